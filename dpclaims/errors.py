@@ -1,0 +1,96 @@
+"""Project exceptions and the argument checks every public function shares.
+
+Every check raises :class:`InputError` (a ``ValueError``) whose message names
+the argument, what was given, and how to fix it.  The CLI turns these into one
+line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DPClaimsError",
+    "InputError",
+    "MechanismError",
+    "NotNeighboursError",
+    "check_epsilon",
+    "check_delta",
+    "check_trials",
+    "check_confidence",
+    "check_choice",
+    "check_finite_array",
+]
+
+
+class DPClaimsError(Exception):
+    """Base class of every error dpclaims raises on purpose."""
+
+
+class InputError(DPClaimsError, ValueError):
+    """A public function was given an invalid argument."""
+
+
+class MechanismError(DPClaimsError, ValueError):
+    """A mechanism under audit returned outputs that cannot be audited."""
+
+
+class NotNeighboursError(InputError):
+    """Two datasets are not neighbours under the claimed unit and relation."""
+
+
+def _is_real_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking 0 < ε < ∞."""
+    if not _is_real_number(epsilon) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise InputError(f"{name} must be a finite number > 0, got {epsilon!r}; pass e.g. {name}=1.0")
+    return float(epsilon)
+
+
+def check_delta(delta: Any, name: str = "delta") -> float:
+    """Return ``delta`` as a float after checking 0 ≤ δ < 1."""
+    if not _is_real_number(delta) or not (0.0 <= delta < 1.0):
+        raise InputError(f"{name} must be a number in [0, 1), got {delta!r}; pass e.g. {name}=1e-5 (or 0 for pure DP)")
+    return float(delta)
+
+
+def check_trials(trials: Any, name: str = "trials", minimum: int = 1) -> int:
+    """Return ``trials`` as an int after checking it is a whole number ≥ ``minimum``."""
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < minimum:
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; pass e.g. {name}=100_000")
+    return int(trials)
+
+
+def check_confidence(confidence: Any, name: str = "confidence") -> float:
+    """Return ``confidence`` as a float after checking 0 < c < 1."""
+    if not _is_real_number(confidence) or not (0.0 < confidence < 1.0):
+        raise InputError(f"{name} must be a number in (0, 1), got {confidence!r}; pass e.g. {name}=0.95")
+    return float(confidence)
+
+
+def check_choice(value: Any, choices: tuple[str, ...], name: str) -> str:
+    """Return ``value`` after checking it is one of ``choices``."""
+    if value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise InputError(f"{name} must be one of {options}, got {value!r}")
+    return value
+
+
+def check_finite_array(array: Any, name: str, ndim: int | None = None) -> np.ndarray:
+    """Return ``array`` as a float64 ndarray after checking its rank and that it is finite."""
+    try:
+        out = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a numeric array, got {type(array).__name__}: {exc}") from None
+    if ndim is not None and out.ndim != ndim:
+        raise InputError(f"{name} must have {ndim} dimensions, got shape {out.shape}")
+    if out.size and not np.all(np.isfinite(out)):
+        bad = int(np.size(out) - np.count_nonzero(np.isfinite(out)))
+        raise InputError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them before use")
+    return out
