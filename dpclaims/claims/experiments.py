@@ -1,0 +1,141 @@
+"""Experiment hook: algorithm modules register one experiment factory per checkable claim.
+
+A factory is ``f(claim, budget) -> Experiment``; an :class:`Experiment` is any object
+with ``run(seed=0, backend="auto", workers=None) -> dict`` returning the evidence and
+a verdict.  Until a factory is registered for a claim, asking for its experiment
+raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
+never reported as passing without an experiment that can fail.
+
+Example
+-------
+>>> @register_experiment("lla24.alg1.privacy")            # doctest: +SKIP
+... def alg1_privacy(claim, budget):
+...     return Alg1PrivacyAudit(trials={"quick": 10**4, "standard": 10**5, "full": 10**6}[budget])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+from ..errors import DPClaimsError, InputError, check_choice
+
+if TYPE_CHECKING:
+    from .model import Claim
+
+__all__ = [
+    "BUDGETS",
+    "NO_EXPERIMENT_YET",
+    "Experiment",
+    "NotCheckable",
+    "register_experiment",
+    "registered_experiments",
+    "build_experiment",
+]
+
+BUDGETS = ("quick", "standard", "full")
+"""Experiment sizes, smallest first: ``quick`` for CI smoke runs, ``full`` for the report."""
+
+NO_EXPERIMENT_YET = "no experiment yet"
+
+
+class NotCheckable(DPClaimsError):
+    """A claim has no experiment: none is registered yet, or the claim is context only.
+
+    Attributes
+    ----------
+    claim_id : str
+    reason : str
+        ``"no experiment yet"`` or the registry's reason the claim cannot be checked.
+    """
+
+    def __init__(self, claim_id: str, reason: str) -> None:
+        self.claim_id = claim_id
+        self.reason = reason
+        super().__init__(f"claim {claim_id!r} cannot be checked by experiment: {reason}")
+
+
+@runtime_checkable
+class Experiment(Protocol):
+    """What an experiment factory returns: one runnable, seeded check of one claim."""
+
+    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict[str, Any]:
+        """Run the experiment; return a JSON-ready dict with the evidence and the verdict."""
+
+
+ExperimentFactory = Callable[["Claim", str], Experiment]
+
+_FACTORIES: dict[str, ExperimentFactory] = {}
+
+
+def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
+    """True for the same function, also after a module reload re-created it."""
+
+    def where(f: Callable[..., Any]) -> tuple[Any, ...]:
+        code = getattr(f, "__code__", None)
+        return (getattr(f, "__module__", None), getattr(f, "__qualname__", None),
+                getattr(code, "co_firstlineno", None), id(f) if code is None and not isinstance(f, type) else None)
+
+    return a is b or where(a) == where(b)
+
+
+def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[ExperimentFactory], ExperimentFactory]:
+    """Decorator registering ``factory(claim, budget) -> Experiment`` for ``claim_id``.
+
+    Parameters
+    ----------
+    claim_id : str
+        An id of the packaged registry (unknown ids raise ``UnknownClaimError``).
+    replace : bool
+        Allow replacing a factory another function registered for the same claim.
+
+    Raises
+    ------
+    InputError
+        The claim is marked context only (``checkable = false``), the factory is not
+        callable, or another factory is already registered and ``replace`` is False.
+    """
+    from .registry import get  # the registry imports this module, so import lazily
+
+    claim = get(claim_id)
+    if claim.uncheckable_reason is not None:
+        raise InputError(
+            f"claim {claim_id!r} is marked not checkable in the registry ({claim.uncheckable_reason}); "
+            "remove `checkable = false` from its TOML entry before registering an experiment"
+        )
+
+    def decorator(factory: ExperimentFactory) -> ExperimentFactory:
+        if not callable(factory):
+            raise InputError(f"register_experiment({claim_id!r}) must decorate a callable f(claim, budget), "
+                             f"got {type(factory).__name__}")
+        previous = _FACTORIES.get(claim_id)
+        if previous is not None and not replace and not _same_function(previous, factory):
+            raise InputError(
+                f"claim {claim_id!r} already has the experiment {previous.__module__}.{previous.__qualname__}; "
+                "register one factory per claim, or pass replace=True"
+            )
+        _FACTORIES[claim_id] = factory
+        return factory
+
+    return decorator
+
+
+def registered_experiments() -> frozenset[str]:
+    """Ids of the claims that have an experiment factory."""
+    return frozenset(_FACTORIES)
+
+
+def build_experiment(claim: Claim, budget: str) -> Experiment:
+    """Return the experiment for ``claim`` at ``budget`` (see :meth:`Claim.experiment`)."""
+    budget = check_choice(budget, BUDGETS, "budget")
+    if claim.uncheckable_reason is not None:
+        raise NotCheckable(claim.id, claim.uncheckable_reason)
+    factory = _FACTORIES.get(claim.id)
+    if factory is None:
+        raise NotCheckable(claim.id, NO_EXPERIMENT_YET)
+    experiment = factory(claim, budget)
+    if not isinstance(experiment, Experiment):
+        raise DPClaimsError(
+            f"the experiment factory {factory.__module__}.{factory.__qualname__} for claim {claim.id!r} returned "
+            f"{type(experiment).__name__}, which has no run(seed, backend, workers) method"
+        )
+    return experiment

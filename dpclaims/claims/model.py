@@ -1,0 +1,187 @@
+"""The :class:`Claim` record: one claim of one paper, as its spec's claims registry states it."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..errors import InputError
+from .experiments import NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment
+
+__all__ = ["KINDS", "Claim", "exponent_expression_names"]
+
+KINDS = ("privacy", "excess_risk", "utility", "complexity", "lower_bound")
+"""Claim kinds: a DP guarantee, an excess-risk (or distance) bound, a non-convex utility
+(gradient-norm) bound, a cost count (gradients, rounds, time), or a lower bound."""
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def _parse_expression(text: str) -> ast.expr | None:
+    """The AST of ``text`` if it is arithmetic (+ - * /, numbers, names), else None."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            continue
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            continue
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            continue
+        if isinstance(node, (ast.Name, ast.Load, ast.operator, ast.unaryop)):
+            continue
+        return None
+    return tree
+
+
+def exponent_expression_names(text: str) -> frozenset[str] | None:
+    """Names an exponent expression such as ``"-(1-1/k)"`` depends on; None if ``text`` is free text."""
+    tree = _parse_expression(text)
+    if tree is None:
+        return None
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+
+
+def _evaluate(node: ast.expr, values: Mapping[str, float]) -> float:
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY[type(node.op)](_evaluate(node.operand, values))
+    assert isinstance(node, ast.BinOp)  # _parse_expression admits nothing else
+    return _BINARY[type(node.op)](_evaluate(node.left, values), _evaluate(node.right, values))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as transcribed from its spec's claims registry.
+
+    Attributes
+    ----------
+    id : str
+        The spec's claim id, e.g. ``"diff2gd.prop41.calibration"``.
+    paper : str
+        Paper id (see ``dpclaims.claims.papers()``).
+    kind : str
+        One of :data:`KINDS`.
+    algorithm, statement, formula, regime, source : str
+        As in the spec; ``source`` names the theorem / lemma.
+    exponents : Mapping[str, float]
+        Read-only ``{variable: exponent}`` in the regime where the bound dominates.
+    symbolic_exponents : Mapping[str, str]
+        Exponents the spec writes as something other than a number, verbatim: an
+        expression in a parameter (``"-(1-1/k)"``) or an annotated value.
+    uncheckable_reason : str or None
+        Why the claim cannot be checked by experiment (context only), else None.
+    extra : Mapping[str, Any]
+        Other fields the spec gives (e.g. ``confidence``).
+    """
+
+    id: str
+    paper: str
+    kind: str
+    algorithm: str
+    statement: str
+    formula: str
+    regime: str
+    source: str
+    exponents: Mapping[str, float] = field(default_factory=dict)
+    symbolic_exponents: Mapping[str, str] = field(default_factory=dict)
+    uncheckable_reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("exponents", "symbolic_exponents", "extra"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def checkable(self) -> bool:
+        """True when an experiment is registered for this claim."""
+        return self.uncheckable_reason is None and self.id in _FACTORIES
+
+    @property
+    def status(self) -> str:
+        """``"checkable"``, ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
+        if self.uncheckable_reason is not None:
+            return f"not checkable: {self.uncheckable_reason}"
+        return "checkable" if self.id in _FACTORIES else NO_EXPERIMENT_YET
+
+    def experiment(self, budget: str = "standard") -> Experiment:
+        """The registered experiment checking this claim.
+
+        Parameters
+        ----------
+        budget : {"quick", "standard", "full"}
+
+        Raises
+        ------
+        InputError
+            ``budget`` is not one of the three budgets.
+        NotCheckable
+            No experiment is registered yet, or the claim is context only.
+        """
+        return build_experiment(self, budget)
+
+    def exponents_at(self, **values: float) -> dict[str, float]:
+        """Numeric exponents, with the symbolic ones that are expressions evaluated at ``values``.
+
+        Example: a claim with ``symbolic_exponents = {"n": "-(1-1/k)"}`` gives
+        ``exponents_at(k=2) == {"n": -0.5, ...}``.  Annotated values that are not
+        expressions (e.g. ``"0 (floor)"``) are left out; read them in
+        :attr:`symbolic_exponents`.
+
+        Raises
+        ------
+        InputError
+            A needed parameter is missing, not a finite number, or makes an expression divide by zero.
+        """
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{name} must be a finite number, got {value!r}")
+        out = dict(self.exponents)
+        for variable, text in self.symbolic_exponents.items():
+            names = exponent_expression_names(text)
+            if names is None:
+                continue
+            missing = sorted(names - values.keys())
+            if missing:
+                raise InputError(
+                    f"claim {self.id!r}: exponent of {variable} is {text!r}; pass "
+                    + ", ".join(f"{n}=..." for n in missing) + " to exponents_at()"
+                )
+            try:
+                out[variable] = _evaluate(_parse_expression(text), {k: float(v) for k, v in values.items()})
+            except ZeroDivisionError:
+                raise InputError(f"claim {self.id!r}: exponent of {variable} is {text!r}, which divides by zero "
+                                 f"at {values}") from None
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of every field plus the current ``checkable`` and ``status``."""
+        return {
+            "id": self.id,
+            "paper": self.paper,
+            "kind": self.kind,
+            "algorithm": self.algorithm,
+            "statement": self.statement,
+            "formula": self.formula,
+            "regime": self.regime,
+            "source": self.source,
+            "exponents": dict(self.exponents),
+            "symbolic_exponents": dict(self.symbolic_exponents),
+            "uncheckable_reason": self.uncheckable_reason,
+            "extra": dict(self.extra),
+            "checkable": self.checkable,
+            "status": self.status,
+        }

@@ -1,0 +1,242 @@
+"""Loading, validating and querying the claims registry."""
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpclaims import claims
+from dpclaims.claims import KINDS, Claim, ClaimsFileError, UnknownClaimError
+from dpclaims.errors import InputError
+
+COUNTS = {
+    "lowy-liu-asi-2024": 33,
+    "ghazi-et-al-2023": 40,
+    "choquette-choo-et-al-2024": 24,
+    "pure-dp-heavy-tails": 24,
+    "murata-suzuki-2023": 29,
+}
+CONTEXT_ONLY = {
+    "cited.srn_sgd", "cited.dp_srm", "cited.dp_sgd", "lowerbound.none_for_nonconvex",
+    "lowy26.complexity.impossibility",
+}
+TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
+
+
+def test_every_claim_loads_and_validates():
+    loaded = claims.load()
+    assert len(loaded) == sum(COUNTS.values())
+    assert len({c.id for c in loaded}) == len(loaded)
+    for claim in loaded:
+        assert isinstance(claim, Claim)
+        for field in TEXT_FIELDS:
+            assert isinstance(getattr(claim, field), str) and getattr(claim, field).strip(), (claim.id, field)
+        assert claim.kind in KINDS
+        assert claim.paper in COUNTS
+        assert all(isinstance(v, float) and math.isfinite(v) for v in claim.exponents.values()), claim.id
+        assert all(isinstance(v, str) for v in claim.symbolic_exponents.values()), claim.id
+        assert not set(claim.exponents) & set(claim.symbolic_exponents)
+        record = json.loads(json.dumps(claim.to_dict()))
+        assert record["id"] == claim.id and record["exponents"] == dict(claim.exponents)
+        assert record["status"] == claim.status
+
+
+def test_counts_per_paper_and_filters():
+    for paper, count in COUNTS.items():
+        assert len(claims.load(paper=paper)) == count
+    by_kind = {kind: claims.load(kind=kind) for kind in KINDS}
+    assert sum(len(v) for v in by_kind.values()) == sum(COUNTS.values())
+    assert all(c.kind == kind for kind, group in by_kind.items() for c in group)
+    both = claims.load(paper="murata-suzuki-2023", kind="utility")
+    assert both and all(c.paper == "murata-suzuki-2023" and c.kind == "utility" for c in both)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [({"paper": "lowy-2024"}, "paper must be one of"),
+                                              ({"kind": "rate"}, "kind must be one of")])
+def test_bad_filters_raise_input_error(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        claims.load(**kwargs)
+
+
+def test_papers_lists_ids_with_titles():
+    titles = claims.papers()
+    assert list(titles) == list(COUNTS)  # spec order 000..004
+    assert "DIFF2" in titles["murata-suzuki-2023"]
+    assert "User-Level" in titles["lowy-liu-asi-2024"]
+
+
+def test_algorithm_names_are_the_claims_algorithms():
+    names = claims.algorithm_names()
+    assert names == frozenset(c.algorithm for c in claims.load())
+    assert {"DIFF2-GD", "DP-GD", "DelOutputPert", "Algorithm 1"} <= names
+
+
+def test_get_returns_the_claim():
+    claim = claims.get("diff2gd.prop41.calibration")
+    assert claim.paper == "murata-suzuki-2023" and claim.kind == "privacy"
+    assert claim.exponents == {"N": -2.0, "eps": -1.0, "R": 1.0, "T": -1.0}
+    assert claims.get("lla24.alg3.complexity.stat").exponents["n"] == 9 / 8
+
+
+@pytest.mark.parametrize("typo, expected", [("diff2gd.prop41.calibraton", "diff2gd.prop41.calibration"),
+                                            ("lla24.alg1.privcy", "lla24.alg1.privacy"),
+                                            ("cgt24.tree", "cgt24.tree.gdp")])
+def test_unknown_id_lists_close_ids(typo, expected):
+    with pytest.raises(UnknownClaimError, match="unknown claim id") as info:
+        claims.get(typo)
+    assert isinstance(info.value, InputError)
+    assert repr(expected) in str(info.value)
+
+
+def test_unknown_id_without_neighbours_and_non_string():
+    with pytest.raises(UnknownClaimError, match="no id is close"):
+        claims.get("zzzzzzzz")
+    with pytest.raises(UnknownClaimError, match="must be a string"):
+        claims.get(3)
+
+
+def test_claims_are_frozen():
+    claim = claims.get("lla24.alg1.risk")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        claim.kind = "privacy"
+    with pytest.raises(TypeError):
+        claim.exponents["n"] = 0.0
+    assert claims.get("lla24.alg1.risk").exponents["n"] == -0.5
+    assert hash(claim) == hash(claims.get("lla24.alg1.risk"))
+
+
+def test_extra_spec_fields_are_kept():
+    assert claims.get("lowy26.privacy.alg2").extra == {"confidence": "high"}
+
+
+def test_context_only_claims_carry_their_reason():
+    marked = {c.id for c in claims.load() if c.uncheckable_reason is not None}
+    assert marked == CONTEXT_ONLY
+    claim = claims.get("cited.dp_sgd")
+    assert claim.status.startswith("not checkable: cited result") and not claim.checkable
+
+
+def test_symbolic_exponents():
+    annotated = claims.get("ghazi23.table1.narayanan_smooth_erm")
+    assert annotated.symbolic_exponents == {"n": "-0.5 (additive term dominates as m grows)", "m": "0 (floor)"}
+    assert annotated.exponents_at() == {"d": 0.5}  # annotations are not numbers, so they are left out
+    claim = claims.get("lowy26.sco.upper.private_term")
+    with pytest.raises(InputError, match="k=..."):
+        claim.exponents_at()
+    with pytest.raises(InputError, match="divides by zero"):
+        claim.exponents_at(k=0)
+    with pytest.raises(InputError, match="finite number"):
+        claim.exponents_at(k=float("nan"))
+    assert claims.get("lowy26.complexity.em_pgm").exponents_at(d=3) == {"1/gamma": 3.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1.01, 50))
+def test_heavy_tail_exponents_follow_k(k):
+    upper = claims.get("lowy26.sco.upper.private_term").exponents_at(k=k)
+    assert upper["n"] == pytest.approx(-(1 - 1 / k)) and upper["d"] == pytest.approx(1 - 1 / k)
+    assert upper["G_k"] == 1.0
+    mean = claims.get("lowy26.lb.mean_estimation").exponents_at(k=k)
+    assert mean["n"] == pytest.approx(2 * upper["n"])
+
+
+# ---------------------------------------------------------------- malformed files
+
+VALID = '''
+[paper]
+id = "toy-paper"
+title = "A toy paper"
+
+[[claims]]
+id = "toy.claim.one"
+paper = "toy-paper"
+kind = "privacy"
+algorithm = "Toy"
+statement = "Toy is DP."
+formula = "sigma = 1/eps"
+regime = "all"
+source = "Theorem 1"
+exponents = {eps = -1.0}
+confidence = "high"
+'''
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_valid_temp_directory_loads(tmp_path):
+    _write(tmp_path, "toy.toml", VALID)
+    loaded = claims.load(directory=tmp_path)
+    assert [c.id for c in loaded] == ["toy.claim.one"]
+    assert loaded[0].extra == {"confidence": "high"} and loaded[0].exponents == {"eps": -1.0}
+    assert claims.papers(directory=str(tmp_path)) == {"toy-paper": "A toy paper"}
+    assert claims.get("toy.claim.one", directory=tmp_path).formula == "sigma = 1/eps"
+    assert claims.algorithm_names(directory=tmp_path) == {"Toy"}
+    with pytest.raises(InputError, match="paper must be one of 'toy-paper'"):
+        claims.load(paper="lowy-liu-asi-2024", directory=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "old, new, fragments",
+    [
+        ('statement = "Toy is DP."\n', "", ["claim 'toy.claim.one'", "missing required field 'statement'"]),
+        ('kind = "privacy"', 'kind = "rate"', ["claim 'toy.claim.one'", "field 'kind' must be one of"]),
+        ("{eps = -1.0}", '{eps = "-1/2"}', ["'exponents' entry 'eps' must be a finite number"]),
+        ("{eps = -1.0}", "{eps = nan}", ["'exponents' entry 'eps'"]),
+        ("exponents = {eps = -1.0}", "exponents = -1.0", ["field 'exponents' must be a table"]),
+        ("exponents = {eps = -1.0}\n", "", ["missing required field 'exponents'"]),
+        ("exponents = {eps = -1.0}", 'exponents = {eps = -1.0}\nsymbolic_exponents = {eps = "k"}',
+         ["both 'exponents' and 'symbolic_exponents'"]),
+        ('paper = "toy-paper"\nkind', 'paper = "other-paper"\nkind', ["field 'paper' is 'other-paper'"]),
+        ('source = "Theorem 1"', "source = 1", ["field 'source' must be a non-empty string"]),
+        ('id = "toy.claim.one"', 'id = "toy claim"', ["field 'id' must not contain whitespace"]),
+        ('id = "toy.claim.one"', "", ["claim #1", "missing required field 'id'"]),
+        ('confidence = "high"', "checkable = false", ["needs a field 'reason'"]),
+        ('confidence = "high"', 'reason = "context"', ["'reason' is only allowed with `checkable = false`"]),
+        ('confidence = "high"', 'checkable = "no"', ["field 'checkable' must be true or false"]),
+        ('confidence = "high"', "confidence = [1, 2]", ["extra field 'confidence'"]),
+        ('title = "A toy paper"', "", ["[paper]", "missing required field 'title'"]),
+        ('title = "A toy paper"', 'title = "A toy paper"\nyear = 2024', ["[paper]", "unknown fields ['year']"]),
+        ("[[claims]]", "[[claim]]", ["unknown top-level keys ['claim']"]),
+        ('statement = "Toy is DP."', 'statement = "Toy is DP.', ["not valid TOML"]),
+    ],
+)
+def test_malformed_file_names_file_claim_and_field(tmp_path, old, new, fragments):
+    assert old in VALID
+    _write(tmp_path, "broken.toml", VALID.replace(old, new, 1))
+    with pytest.raises(ClaimsFileError) as info:
+        claims.load(directory=tmp_path)
+    message = str(info.value)
+    assert "broken.toml" in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_duplicate_ids_and_papers_across_files(tmp_path):
+    _write(tmp_path, "a.toml", VALID)
+    _write(tmp_path, "b.toml", VALID.replace('id = "toy-paper"', 'id = "toy-paper-2"')
+           .replace('paper = "toy-paper"', 'paper = "toy-paper-2"'))
+    with pytest.raises(ClaimsFileError, match=r"b\.toml: claim 'toy.claim.one': duplicate id \(also in .*a\.toml\)"):
+        claims.load(directory=tmp_path)
+    _write(tmp_path, "b.toml", VALID.replace("toy.claim.one", "toy.claim.two"))
+    with pytest.raises(ClaimsFileError, match=r"b\.toml: \[paper\]: paper id 'toy-paper' is also declared in"):
+        claims.load(directory=tmp_path)
+
+
+def test_bad_directories(tmp_path):
+    with pytest.raises(ClaimsFileError, match="no claims files"):
+        claims.load(directory=tmp_path)
+    with pytest.raises(InputError, match="existing folder"):
+        claims.load(directory=tmp_path / "missing")
+    with pytest.raises(InputError, match="must be a path"):
+        claims.load(directory=3)
+    _write(tmp_path, "empty.toml", '[paper]\nid = "p"\ntitle = "t"\n')
+    with pytest.raises(ClaimsFileError, match=r"empty\.toml: file: no \[\[claims\]\] entries"):
+        claims.load(directory=tmp_path)
