@@ -1,0 +1,96 @@
+"""CI gating helpers and the dpclaims pytest plugin.
+
+``assert_exponent`` and ``assert_private`` raise :class:`AssertionError` (with the
+fitted interval / the ε lower bound in the message) so a claim check reads like
+any other test::
+
+    import pytest
+    from dpclaims.testing import assert_exponent
+
+    @pytest.mark.dpclaims_rate
+    def test_excess_risk_rate():
+        assert_exponent(my_experiment, "n", [100, 300, 1000, 3000, 10000],
+                        expected=-0.5, margin=0.1, replicates=10, seed=0)
+
+This module is also a pytest plugin (entry point ``pytest11``, or ``-p
+dpclaims.testing``): it registers the markers ``dpclaims_rate`` and
+``dpclaims_privacy`` so such tests can be selected with ``-m dpclaims_rate``
+and run under ``--strict-markers``.  It does not import pytest itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from .rates.fit import fit_power_law
+from .rates.sweep import sweep
+from .rates.verdict import ExponentVerdict, check_exponent
+
+__all__ = ["MARKERS", "assert_exponent", "assert_private", "pytest_configure"]
+
+MARKERS = {
+    "dpclaims_rate": "dpclaims rate-claim check (sweep + exponent fit); select with -m dpclaims_rate",
+    "dpclaims_privacy": "dpclaims privacy-claim check (statistical audit); select with -m dpclaims_privacy",
+}
+
+
+def assert_exponent(
+    experiment: Callable,
+    param: str,
+    values: Sequence[float],
+    expected: float,
+    margin: float,
+    replicates: int,
+    seed: int,
+    fixed: Mapping[str, Any] | None = None,
+    method: str = "logs",
+    backend: str = "auto",
+    workers: int | None = None,
+) -> ExponentVerdict:
+    """Sweep ``experiment`` over ``values`` of ``param`` and fail unless the exponent is ``consistent``.
+
+    Runs :func:`~dpclaims.rates.sweep.sweep`, :func:`~dpclaims.rates.fit.fit_power_law`
+    (``method``) and :func:`~dpclaims.rates.verdict.check_exponent` (90 % interval inside
+    ``expected ± margin``).  Returns the verdict when it is consistent; otherwise raises
+    ``AssertionError`` whose message gives the fitted exponent and its interval.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
+    result = sweep(experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed, backend=backend, workers=workers)
+    verdict = check_exponent(fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin)
+    if not verdict.passed:
+        raise AssertionError(f"rate claim for {param}: {verdict.message}")
+    return verdict
+
+
+def assert_private(
+    mechanism: Callable,
+    d0: Any,
+    d1: Any,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    confidence: float = 0.95,
+    seed: int = 0,
+):
+    """Audit ``mechanism`` on the neighbours ``d0``, ``d1`` and fail on a privacy violation.
+
+    Runs :func:`dpclaims.audit.audit`; raises ``AssertionError`` (with the certified ε lower
+    bound and the claimed ε in the message) when its verdict is ``"violation"``, i.e. when
+    ε is certified, at ``confidence``, to exceed the claim.  Returns the audit result otherwise.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
+    from .audit import audit
+
+    result = audit(mechanism, d0, d1, epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed)
+    if result.verdict == "violation":
+        raise AssertionError(
+            f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at confidence {confidence:g} "
+            f"(claimed epsilon={epsilon:g}, delta={delta:g}, {trials} trials, seed={seed})"
+        )
+    return result
+
+
+def pytest_configure(config: Any) -> None:
+    """pytest hook: register the ``dpclaims_rate`` and ``dpclaims_privacy`` markers."""
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")

@@ -1,0 +1,165 @@
+"""dpclaims.testing: the assert helpers in-process, and the pytest plugin from an outside project."""
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from dpclaims.data import UserDataset, replace_user
+from dpclaims.testing import MARKERS, assert_exponent, assert_private, pytest_configure
+
+OUTSIDE_TESTS = textwrap.dedent(
+    """
+    import numpy as np
+    import pytest
+
+    from dpclaims.data import UserDataset, replace_user
+    from dpclaims.testing import assert_exponent, assert_private
+
+    GRID = [100, 300, 1000, 3000, 10000]
+
+
+    def experiment(n, rng):
+        return 2.0 * n**-0.5 * np.exp(0.1 * rng.standard_normal())
+
+
+    def laplace(data, rng, trials):
+        return data.x.sum() + rng.laplace(0.0, 1.0, size=trials)
+
+
+    @pytest.mark.dpclaims_rate
+    def test_rate_holds():
+        assert_exponent(experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial")
+
+
+    @pytest.mark.dpclaims_rate
+    def test_wrong_claim():
+        assert_exponent(experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial")
+
+
+    @pytest.mark.dpclaims_privacy
+    def test_private():
+        d0 = UserDataset(np.zeros((4, 1, 1)))
+        assert_private(laplace, d0, replace_user(d0, 0, np.ones((1, 1))), epsilon=1.0, delta=0.0, trials=4000)
+
+
+    def test_unmarked():
+        raise AssertionError("an unmarked test must be deselected")
+    """
+)
+
+
+@pytest.fixture()
+def project(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_claims.py").write_text(OUTSIDE_TESTS)
+    return tmp_path
+
+
+def run_pytest(project, *args, autoload=True, pythonpath=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--strict-markers", "-rA", "test_claims.py", *args]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def check_rate_run(run, passed, deselected):
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out  # exactly the wrong claim fails
+    assert f"1 failed, {passed} passed, {deselected} deselected" in out, out
+    assert "FAILED test_claims.py::test_wrong_claim" in out, out
+    assert "PASSED test_claims.py::test_rate_holds" in out, out
+    assert "rate claim for n: inconsistent: fitted exponent" in out and "90% CI [" in out, out
+    assert "vs claimed -1 ± 0.1 (slower than claimed)" in out, out
+    assert "unmarked test must be deselected" not in out, out
+
+
+@pytest.mark.slow
+def test_plugin_selects_marked_tests_with_dash_p(project):
+    # autoload stays on: once dpclaims's own pytest11 entry point is installed this also checks
+    # that -p and the entry point together do not register the plugin twice
+    run = run_pytest(project, "-p", "dpclaims.testing", "-m", "dpclaims_rate")
+    check_rate_run(run, passed=1, deselected=2)
+
+
+@pytest.mark.slow
+def test_markers_are_unknown_without_the_plugin(project):
+    run = run_pytest(project, "-m", "dpclaims_rate", autoload=False)
+    assert run.returncode != 0
+    assert "'dpclaims_rate' not found in `markers` configuration option" in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_plugin_loads_through_a_pytest11_entry_point(project, tmp_path_factory):
+    # a throw-away distribution declaring the same entry point as pyproject.toml's
+    # [project.entry-points.pytest11] "dpclaims.testing" = "dpclaims.testing"
+    site = tmp_path_factory.mktemp("site")
+    info = site / "dpclaims_plugin_probe-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dpclaims-plugin-probe\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\ndpclaims.testing = dpclaims.testing\n")
+    run = run_pytest(project, "-m", "dpclaims_rate or dpclaims_privacy", pythonpath=site)
+    check_rate_run(run, passed=2, deselected=1)
+    assert "PASSED test_claims.py::test_private" in run.stdout
+
+
+def installed_entry_point():
+    points = importlib.metadata.entry_points(group="pytest11")
+    return [p for p in points if p.value == "dpclaims.testing" and p.dist is not None and p.dist.name == "dpclaims"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not installed_entry_point(), reason="dpclaims's pytest11 entry point is not installed (pip install -e .)")
+def test_installed_entry_point_loads_the_plugin_without_dash_p(project):
+    assert installed_entry_point()[0].name == "dpclaims.testing"  # same name as -p, so both together do not clash
+    run = run_pytest(project, "-m", "dpclaims_rate")
+    check_rate_run(run, passed=1, deselected=2)
+
+
+def test_pytest_configure_registers_both_markers():
+    class Config:
+        def __init__(self):
+            self.lines = []
+
+        def addinivalue_line(self, name, line):
+            self.lines.append((name, line))
+
+    config = Config()
+    pytest_configure(config)
+    assert [name for name, _ in config.lines] == ["markers", "markers"]
+    assert [line.split(":")[0] for _, line in config.lines] == ["dpclaims_rate", "dpclaims_privacy"]
+    assert set(MARKERS) == {"dpclaims_rate", "dpclaims_privacy"}
+
+
+def rate(n, rng, b=-1.0):
+    return n**b * np.exp(0.1 * rng.standard_normal())
+
+
+def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
+    verdict = assert_exponent(rate, "n", [10, 100, 1000, 10_000], expected=-1.0, margin=0.1, replicates=6, seed=1, backend="serial")
+    assert verdict.verdict == "consistent"
+    with pytest.raises(AssertionError, match=r"rate claim for m: inconsistent: .*90% CI \[-0\.5\d\d, -0\.4\d\d\]"):
+        assert_exponent(rate, "m", [10, 100, 1000, 10_000], -1.0, 0.1, 6, 1, fixed={"b": -0.5}, backend="serial")
+
+
+def laplace(scale):
+    def mechanism(data, rng, trials):
+        return data.x.sum() + rng.laplace(0.0, scale, size=trials)
+
+    return mechanism
+
+
+def test_assert_private_passes_honest_and_fails_buggy_mechanism():
+    d0 = UserDataset(np.zeros((5, 1, 1)))
+    d1 = replace_user(d0, 0, np.ones((1, 1)))
+    result = assert_private(laplace(1.0), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
+    assert result.verdict != "violation" and result.epsilon_lower <= 1.0
+    with pytest.raises(AssertionError, match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1"):
+        assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
