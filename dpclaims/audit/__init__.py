@@ -1,0 +1,34 @@
+"""Privacy auditing: neighbouring-dataset distinguishing tests → certified ε lower bounds.
+
+``audit`` runs a mechanism many times on two neighbouring datasets, learns a test
+on a calibration split and certifies it on the rest; ``one_run_audit`` / ``one_run``
+implement the one-training-run audit of Steinke, Nasr and Jagielski (2023).
+"""
+
+from .bounds import CI_METHODS, epsilon_from_counts, epsilon_from_rates, per_bound_alpha, rate_upper
+from .core import DEFAULT_CALIBRATION_FRACTION, METHODS, MIN_TRIALS, THRESHOLD_STRATEGIES, audit
+from .gdp import gdp_delta, gdp_epsilon, gdp_mu
+from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
+from .result import AuditResult
+
+__all__ = [
+    "audit",
+    "AuditResult",
+    "METHODS",
+    "THRESHOLD_STRATEGIES",
+    "CI_METHODS",
+    "MIN_TRIALS",
+    "DEFAULT_CALIBRATION_FRACTION",
+    "rate_upper",
+    "epsilon_from_rates",
+    "epsilon_from_counts",
+    "per_bound_alpha",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu",
+    "one_run",
+    "one_run_audit",
+    "one_run_p_value",
+    "one_run_epsilon",
+    "OneRunResult",
+]

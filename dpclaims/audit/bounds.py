@@ -1,0 +1,128 @@
+"""Confidence bounds on error rates and the ε lower bound they certify.
+
+A test that says "d1" on an event ``E`` has false-positive rate
+``FPR = P_{d0}(E)`` and false-negative rate ``FNR = P_{d1}(E^c)``.  If the
+mechanism is (ε, δ)-DP then ``P_{d1}(E) <= e^ε P_{d0}(E) + δ``, i.e.
+
+    ε >= log((1 - δ - FNR) / FPR)
+
+(the hypothesis-testing view of DP: Kairouz, Oh, Viswanath 2015, Theorem 2.1).  Replacing
+the two rates by upper confidence bounds that hold jointly with probability
+``confidence`` turns the right-hand side into a certified lower bound on ε.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from ..errors import InputError, check_choice, check_confidence, check_delta
+
+__all__ = [
+    "CI_METHODS",
+    "rate_upper",
+    "epsilon_from_rates",
+    "epsilon_from_counts",
+    "per_bound_alpha",
+]
+
+CI_METHODS = ("clopper-pearson", "jeffreys")
+
+
+def rate_upper(count, n, alpha, ci: str = "clopper-pearson") -> np.ndarray:
+    """One-sided upper confidence bound at level ``1 - alpha`` on a binomial rate.
+
+    Parameters
+    ----------
+    count : array (...,) of successes, ``0 <= count <= n`` (non-integer counts are
+        accepted: they are used for *predicted* bounds at a hypothetical sample size)
+    n : array (...,) or int, number of trials (> 0)
+    alpha : float in (0, 1), the probability that the bound fails
+    ci : "clopper-pearson" (exact, conservative: the ``1 - alpha`` quantile of
+        Beta(count + 1, n - count)) or "jeffreys" (Beta(count + 1/2, n - count + 1/2))
+
+    Returns
+    -------
+    upper : float64 array, broadcast shape of ``count`` and ``n``; 1 where ``count == n``.
+    """
+    check_choice(ci, CI_METHODS, "ci")
+    count = np.asarray(count, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    count, n = np.broadcast_arrays(count, n)
+    shift = 1.0 if ci == "clopper-pearson" else 0.5
+    full = count >= n
+    upper = np.ones(count.shape)
+    if np.any(~full):
+        k, size = count[~full], n[~full]
+        upper[~full] = stats.beta.ppf(1.0 - alpha, k + shift, size - k + (1.0 - shift))
+    return upper
+
+
+def epsilon_from_rates(fpr_upper, fnr_upper, delta: float) -> np.ndarray:
+    """``max(0, log((1 - δ - FNR_upper) / FPR_upper))``, elementwise; 0 where the numerator is ≤ 0.
+
+    Parameters
+    ----------
+    fpr_upper, fnr_upper : arrays (...,) in [0, 1] (upper bounds on the two error rates)
+    delta : float in [0, 1)
+    """
+    fpr_upper = np.asarray(fpr_upper, dtype=np.float64)
+    fnr_upper = np.asarray(fnr_upper, dtype=np.float64)
+    numerator = 1.0 - delta - fnr_upper
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.log(numerator / fpr_upper)
+    eps = np.where((numerator > 0) & (fpr_upper > 0), eps, np.where(numerator > 0, np.inf, 0.0))
+    return np.maximum(eps, 0.0)
+
+
+def per_bound_alpha(confidence: float, bounds_per_dataset: int = 1) -> float:
+    """Failure probability of each rate bound so that all of them hold jointly at ``confidence``.
+
+    The false-positive counts come from one dataset's trials and the false-negative
+    counts from the other's, drawn with independent seeds, so the two families of
+    bounds are independent: each family is given coverage ``sqrt(confidence)``
+    (product = ``confidence``).  Inside a family of ``bounds_per_dataset`` bounds a
+    Bonferroni (union) bound splits the failure probability ``1 - sqrt(confidence)``.
+    """
+    confidence = check_confidence(confidence)
+    if bounds_per_dataset < 1:
+        raise InputError(f"bounds_per_dataset must be >= 1, got {bounds_per_dataset!r}")
+    return (1.0 - math.sqrt(confidence)) / bounds_per_dataset
+
+
+def epsilon_from_counts(
+    false_positives,
+    n_negative,
+    false_negatives,
+    n_positive,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    ci: str = "clopper-pearson",
+) -> np.ndarray:
+    """Certified ε lower bound from the error counts of one fixed test.
+
+    The test (event and direction) must have been fixed independently of these
+    counts.  Each rate bound fails with probability :func:`per_bound_alpha`
+    ``(confidence)``, so the returned bound holds with probability ``confidence``.
+
+    Parameters
+    ----------
+    false_positives : array (...,) of negatives (trials of the "negative" dataset) inside the event
+    n_negative : int or array (...,), trials of the negative dataset
+    false_negatives : array (...,) of positives outside the event
+    n_positive : int or array (...,), trials of the positive dataset
+    delta : float in [0, 1)
+    confidence : float in (0, 1)
+    ci : "clopper-pearson" or "jeffreys"
+
+    Returns
+    -------
+    epsilon_lower : float64 array (...,), ≥ 0.
+    """
+    delta = check_delta(delta)
+    alpha = per_bound_alpha(confidence)
+    fpr_u = rate_upper(false_positives, n_negative, alpha, ci)
+    fnr_u = rate_upper(false_negatives, n_positive, alpha, ci)
+    return epsilon_from_rates(fpr_u, fnr_u, delta)

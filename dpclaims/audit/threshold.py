@@ -1,0 +1,196 @@
+"""Threshold tests on a scalar score: vectorised error counts, choice, certification.
+
+For a threshold ``t`` the event is ``{score > t}`` or ``{score <= t}`` and either
+dataset may play "positive" — four *directions*.  All error counts for all
+thresholds come from one sort and ``searchsorted`` (no loop over thresholds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bounds import epsilon_from_rates, rate_upper
+from .gdp import gdp_mu
+
+__all__ = [
+    "DIRECTIONS",
+    "ThresholdChoice",
+    "Certified",
+    "candidate_thresholds",
+    "bonferroni_thresholds",
+    "error_counts",
+    "choose_threshold",
+    "certify",
+    "tradeoff_curve",
+]
+
+DIRECTIONS = ("d1 if score > t", "d1 if score <= t", "d0 if score > t", "d0 if score <= t")
+"""The four tests: which dataset is called "positive" and on which side of ``t``."""
+
+PREDICTION_ALPHA = 0.02
+"""Calibration rates are replaced by their 98% upper bounds when predicting what a test certifies
+(chosen on the tightness benchmark: less pessimism picks lucky extreme thresholds, more wastes power)."""
+
+MAX_THRESHOLDS_PER_TAIL = 256
+"""Candidate thresholds per tail when scores take many values (geometrically spaced ranks)."""
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """A test chosen on calibration data and the value it predicts (ε, or μ for ``objective="mu"``)."""
+
+    threshold: float
+    direction: int
+    predicted: float
+
+
+@dataclass(frozen=True)
+class Certified:
+    """Error counts of a fixed test on certification data and their upper bounds."""
+
+    threshold: float
+    direction: int
+    false_positives: int
+    n_negative: int
+    false_negatives: int
+    n_positive: int
+    fpr_upper: float
+    fnr_upper: float
+    epsilon_lower: float
+    mu: float
+
+
+def candidate_thresholds(scores: np.ndarray, per_tail: int = MAX_THRESHOLDS_PER_TAIL) -> np.ndarray:
+    """Sorted candidate thresholds for pooled ``scores (n,)``.
+
+    All distinct values when there are at most ``2 * per_tail`` of them; otherwise the
+    order statistics at ``per_tail`` geometrically spaced ranks from each end (dense
+    in the tails, where the best tests for ε live).
+    """
+    values = np.sort(scores)
+    distinct = np.unique(values)
+    if len(distinct) <= 2 * per_tail:
+        return distinct
+    n = len(values)
+    ranks = np.unique(np.round(np.geomspace(1, n / 2, per_tail)).astype(np.int64)) - 1
+    return np.unique(np.concatenate([values[ranks], values[n - 1 - ranks]]))
+
+
+def bonferroni_thresholds(scores: np.ndarray, grid_size: int, n_certify: int) -> np.ndarray:
+    """``grid_size`` thresholds: quantiles of calibration ``scores`` at levels fixed in advance.
+
+    The levels depend only on ``grid_size`` and the certification size (geometric
+    in both tails from ``10 / n_certify`` to 1/2), never on the certifying data.
+    """
+    low = min(0.5, 10.0 / n_certify)
+    half = np.geomspace(low, 0.5, max(1, grid_size // 2 + grid_size % 2))
+    levels = np.unique(np.concatenate([half, 1.0 - half]))[:grid_size]
+    return np.quantile(scores, levels)
+
+
+def error_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Error counts of the four :data:`DIRECTIONS` at every threshold.
+
+    Parameters
+    ----------
+    s0, s1 : scores of d0 and d1 trials, shapes (n0,), (n1,)
+    thresholds : (T,)
+
+    Returns
+    -------
+    false_positives (4, T), n_negative (4,), false_negatives (4, T), n_positive (4,)
+    """
+    n0, n1 = len(s0), len(s1)
+    above0 = n0 - np.searchsorted(np.sort(s0), thresholds, side="right")
+    above1 = n1 - np.searchsorted(np.sort(s1), thresholds, side="right")
+    fp = np.stack([above0, n0 - above0, above1, n1 - above1])
+    fn = np.stack([n1 - above1, above1, n0 - above0, above0])
+    return fp, np.array([n0, n0, n1, n1]), fn, np.array([n1, n1, n0, n0])
+
+
+_SWAP = np.array([3, 2, 1, 0])
+"""``false_negatives == false_positives[_SWAP]`` and ``n_positive == n_negative[_SWAP]`` (see :func:`error_counts`)."""
+
+
+def choose_threshold(
+    s0: np.ndarray,
+    s1: np.ndarray,
+    n0_certify: int,
+    n1_certify: int,
+    delta: float,
+    alpha: float,
+    ci: str,
+    objective: str = "epsilon",
+) -> ThresholdChoice:
+    """Pick the test (threshold, direction) on calibration scores ``s0``, ``s1``.
+
+    The objective is what the test is predicted to certify on the certification
+    split: each calibration error rate is replaced by its one-sided upper bound at
+    level ``1 - PREDICTION_ALPHA`` (pessimistic, to damp the winner's curse of picking
+    the luckiest extreme threshold), scaled to the certification sizes, and put
+    through the same upper bounds (``alpha``, ``ci``) as the certification.
+    """
+    thresholds = candidate_thresholds(np.concatenate([s0, s1]))
+    fp, n_neg, _, _ = error_counts(s0, s1, thresholds)
+    neg_cert = np.array([n0_certify, n0_certify, n1_certify, n1_certify])[:, None]
+    fp_pred = rate_upper(fp, n_neg[:, None], PREDICTION_ALPHA, ci) * neg_cert
+    fpr_u = rate_upper(fp_pred, neg_cert, alpha, ci)
+    fnr_u = fpr_u[_SWAP]  # each direction's false negatives are another direction's false positives
+    value = gdp_mu(fpr_u, fnr_u) if objective == "mu" else epsilon_from_rates(fpr_u, fnr_u, delta)
+    direction, index = np.unravel_index(int(np.argmax(value)), value.shape)
+    return ThresholdChoice(float(thresholds[index]), int(direction), float(value[direction, index]))
+
+
+def certify(
+    s0: np.ndarray,
+    s1: np.ndarray,
+    thresholds: np.ndarray,
+    directions: np.ndarray,
+    delta: float,
+    alpha: float,
+    ci: str,
+    objective: str = "epsilon",
+) -> Certified:
+    """Certify each (threshold, direction) pair on ``s0``, ``s1``; return the best one.
+
+    Every bound is at failure probability ``alpha``; the caller sets ``alpha`` so that
+    all bounds computed here hold jointly (one pair → no correction; a fixed grid →
+    Bonferroni).  ``objective`` ("epsilon" or "mu") says which value ranks the pairs.
+    """
+    thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    directions = np.atleast_1d(np.asarray(directions, dtype=np.int64))
+    fp_all, n_neg_all, fn_all, n_pos_all = error_counts(s0, s1, thresholds)
+    cols = np.arange(len(thresholds))
+    fp, fn = fp_all[directions, cols], fn_all[directions, cols]
+    n_neg, n_pos = n_neg_all[directions], n_pos_all[directions]
+    fpr_u = rate_upper(fp, n_neg, alpha, ci)
+    fnr_u = rate_upper(fn, n_pos, alpha, ci)
+    eps = epsilon_from_rates(fpr_u, fnr_u, delta)
+    mu = gdp_mu(fpr_u, fnr_u)
+    best = int(np.argmax(mu if objective == "mu" else eps))
+    return Certified(
+        threshold=float(thresholds[best]),
+        direction=int(directions[best]),
+        false_positives=int(fp[best]),
+        n_negative=int(n_neg[best]),
+        false_negatives=int(fn[best]),
+        n_positive=int(n_pos[best]),
+        fpr_upper=float(fpr_u[best]),
+        fnr_upper=float(fnr_u[best]),
+        epsilon_lower=float(eps[best]),
+        mu=float(mu[best]),
+    )
+
+
+def tradeoff_curve(s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101) -> list[list[float]]:
+    """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted by FPR."""
+    pooled = np.concatenate([s0, s1])
+    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, points)))
+    thresholds = np.concatenate([[-np.inf], thresholds])
+    fp, n_neg, fn, n_pos = error_counts(s0, s1, thresholds)
+    fpr = fp[direction] / n_neg[direction]
+    fnr = fn[direction] / n_pos[direction]
+    order = np.lexsort((-fnr, fpr))
+    return [[float(a), float(b)] for a, b in zip(fpr[order], fnr[order])]

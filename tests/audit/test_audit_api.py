@@ -1,0 +1,141 @@
+"""The public audit() entry point: claims, neighbours, bad input, reproducibility, result record."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpclaims import PrivacyClaim, UserDataset, replace_user
+from dpclaims.audit import AuditResult, audit
+from dpclaims.errors import InputError, MechanismError, NotNeighboursError
+
+
+def gauss(data, rng, trials):
+    return data + 2.0 * rng.standard_normal(trials)
+
+
+def mean_mech(data, rng, trials):
+    """Mean of all features plus Gaussian noise: takes a UserDataset."""
+    return float(data.x.mean()) + 0.1 * rng.standard_normal((trials, 1))
+
+
+def datasets():
+    x = np.zeros((4, 2, 1))
+    d0 = UserDataset(x)
+    return d0, replace_user(d0, 1, np.ones((2, 1)))
+
+
+def test_result_record_is_complete_and_json_serialisable():
+    r = audit(gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=5000, seed=1, backend="serial")
+    assert isinstance(r, AuditResult)
+    d = r.to_dict()
+    json.dumps(d, allow_nan=False)
+    for key in ("epsilon_lower", "verdict", "method", "certified", "kind", "statistic", "threshold", "direction",
+                "false_positives", "false_negatives", "n_negative", "n_positive", "calibration_trials",
+                "certification_trials", "fpr_upper", "fnr_upper", "ci", "ci_alpha", "threshold_strategy",
+                "calibration_fraction", "seed", "trials", "slack", "tradeoff", "wall_time", "candidates"):
+        assert key in d
+    assert d["calibration_trials"] + d["certification_trials"] == 5000
+    assert len(d["tradeoff"]) > 10 and all(len(p) == 2 for p in d["tradeoff"])
+    assert r.slack == (math.inf if r.epsilon_lower == 0 else 1.0 / r.epsilon_lower)
+
+
+def test_gdp_is_labelled_an_estimate():
+    def noisy_gauss(data, rng, trials):
+        return data + rng.standard_normal(trials)
+
+    r = audit(noisy_gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=2, method="gdp", backend="serial")
+    d = r.to_dict()
+    assert d["certified"] is False and d["kind"] == "estimate"
+    assert 0.0 < d["mu"] <= 1.2
+    assert r.verdict == ("violation" if r.epsilon_lower > 1.0 else "consistent")
+    with pytest.raises(InputError, match="delta > 0"):
+        audit(noisy_gauss, 0.0, 1.0, epsilon=1.0, delta=0.0, trials=1000, method="gdp", backend="serial")
+
+
+def test_same_seed_same_numbers_and_backends_agree():
+    kwargs = dict(epsilon=1.0, delta=1e-5, trials=20_000, seed=7)
+    a = audit(gauss, 0.0, 1.0, backend="serial", **kwargs).to_dict()
+    b = audit(gauss, 0.0, 1.0, backend="serial", **kwargs).to_dict()
+    c = audit(gauss, 0.0, 1.0, backend="processes", workers=2, **kwargs).to_dict()
+    for d in (a, b, c):
+        d.pop("wall_time")
+    assert a == b == c
+    other = audit(gauss, 0.0, 1.0, backend="serial", **{**kwargs, "seed": 8}).to_dict()
+    assert other["false_positives"] != a["false_positives"] or other["threshold"] != a["threshold"]
+
+
+def test_vector_outputs_two_argument_mechanism_and_user_statistic():
+    def vector(data, rng, trials):
+        return data + rng.standard_normal((trials, 3))
+
+    r = audit(vector, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=3, backend="serial")
+    assert r.statistic in ("lda", "logistic") and r.output_dim == 3 and r.verdict == "violation"
+
+    def single(data, rng):
+        return data + rng.standard_normal(2)
+
+    r2 = audit(single, 0.0, 0.0, epsilon=1.0, trials=200, seed=0, backend="serial")
+    assert r2.output_dim == 2
+
+    def total(outputs):
+        return outputs.sum(axis=1)
+
+    r3 = audit(vector, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=3, statistic=total, backend="serial")
+    assert r3.statistic == "user:total" and r3.candidates == {} and r3.verdict == "violation"
+
+
+def test_claim_object_and_neighbour_checks():
+    d0, d1 = datasets()
+    claim = PrivacyClaim(1.0, 1e-5, unit="user", relation="replace")
+    r = audit(mean_mech, d0, d1, claim=claim, trials=2000, backend="serial")
+    assert (r.unit, r.relation) == ("user", "replace")
+    far = replace_user(d1, 2, np.ones((2, 1)))
+    with pytest.raises(NotNeighboursError, match=r"unit='user', relation='replace'.*2 users differ"):
+        audit(mean_mech, d0, far, claim=claim, trials=2000, backend="serial")
+    with pytest.raises(NotNeighboursError, match="item"):
+        audit(mean_mech, d0, d1, epsilon=1.0, unit="item", trials=2000, backend="serial")
+    with pytest.raises(NotNeighboursError, match="add-remove"):
+        audit(mean_mech, d0, d1, epsilon=1.0, relation="add-remove", trials=2000, backend="serial")
+    with pytest.raises(InputError, match="not both"):
+        audit(mean_mech, d0, d1, claim=claim, epsilon=1.0, trials=2000)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(epsilon=1.0, delta=1.0), "delta"),
+        (dict(epsilon=1.0, delta=-0.1), "delta"),
+        (dict(epsilon=1.0, trials=50), "trials"),
+        (dict(epsilon=1.0, confidence=1.0), "confidence"),
+        (dict(epsilon=1.0, method="bayes"), "method"),
+        (dict(epsilon=1.0, threshold="max"), "threshold"),
+        (dict(epsilon=1.0, ci="wald"), "ci"),
+        (dict(epsilon=1.0, calibration_fraction=1.5), "calibration_fraction"),
+        (dict(epsilon=1.0, unit="group"), "unit"),
+        (dict(), "epsilon"),
+        (dict(epsilon=1.0, statistic=lambda x: x[:10, 0]), "statistic"),
+        (dict(epsilon=1.0, statistic=lambda x: np.full(len(x), np.nan)), "statistic"),
+        (dict(epsilon=1.0, statistic=3), "statistic"),
+    ],
+)
+def test_bad_input_is_refused_with_the_argument_named(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        audit(gauss, 0.0, 1.0, **{"trials": 1000, "backend": "serial", **kwargs})
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        lambda data, rng, trials: np.full(trials, np.nan),
+        lambda data, rng, trials: np.zeros(trials + 1),
+        lambda data, rng, trials: np.full(trials, np.inf),
+    ],
+    ids=["nan", "shape", "inf"],
+)
+def test_bad_mechanism_outputs_are_refused(mechanism):
+    with pytest.raises(MechanismError):
+        audit(mechanism, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial")

@@ -1,0 +1,79 @@
+"""Rate bounds and the ε bound from counts: cross-checks against statsmodels and invariants."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statsmodels.stats.proportion import proportion_confint
+
+from dpclaims.audit import epsilon_from_counts, epsilon_from_rates, per_bound_alpha, rate_upper
+from dpclaims.errors import InputError
+
+
+@pytest.mark.parametrize("count,n", [(0, 10), (3, 10), (10, 10), (17, 1000), (500, 1000), (1, 10**6)])
+@pytest.mark.parametrize("alpha", [0.05, 0.0253])
+def test_clopper_pearson_matches_statsmodels(count, n, alpha):
+    # a one-sided bound at 1 - alpha is the upper end of the two-sided interval at 1 - 2 alpha
+    _, upper = proportion_confint(count, n, alpha=2 * alpha, method="beta")
+    assert rate_upper(count, n, alpha) == pytest.approx(upper, rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize("count,n", [(0, 10), (3, 10), (17, 1000), (500, 1000)])
+def test_jeffreys_matches_statsmodels(count, n):
+    _, upper = proportion_confint(count, n, alpha=0.1, method="jeffreys")
+    assert rate_upper(count, n, 0.05, ci="jeffreys") == pytest.approx(upper, rel=1e-10)
+
+
+def test_rate_upper_is_vectorised_and_unknown_ci_is_refused():
+    counts = np.array([0, 5, 10])
+    assert rate_upper(counts, 10, 0.05).shape == (3,)
+    assert rate_upper(counts, 10, 0.05)[-1] == 1.0
+    with pytest.raises(InputError, match="ci"):
+        rate_upper(1, 10, 0.05, ci="wald")
+
+
+def test_epsilon_from_rates_known_value():
+    assert epsilon_from_rates(0.1, 0.2, 0.0) == pytest.approx(math.log(0.8 / 0.1))
+    assert epsilon_from_rates(0.1, 0.2, 0.05) == pytest.approx(math.log(0.75 / 0.1))
+    assert epsilon_from_rates(0.6, 0.6, 0.0) == 0.0
+    assert epsilon_from_rates(0.3, 1.0, 0.0) == 0.0
+
+
+def test_per_bound_alpha_splits_confidence():
+    assert (1 - per_bound_alpha(0.95)) ** 2 == pytest.approx(0.95)
+    assert per_bound_alpha(0.95, 10) == pytest.approx(per_bound_alpha(0.95) / 10)
+
+
+counts = st.integers(min_value=0, max_value=2000)
+sizes = st.integers(min_value=1, max_value=2000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fp=counts, fn=counts, n0=sizes, n1=sizes, extra=st.integers(1, 50), delta=st.sampled_from([0.0, 1e-5, 0.01]))
+def test_more_errors_never_give_a_larger_bound(fp, fn, n0, n1, extra, delta):
+    fp, fn = min(fp, n0), min(fn, n1)
+    base = float(epsilon_from_counts(fp, n0, fn, n1, delta))
+    assert base >= 0
+    assert float(epsilon_from_counts(min(fp + extra, n0), n0, fn, n1, delta)) <= base + 1e-12
+    assert float(epsilon_from_counts(fp, n0, min(fn + extra, n1), n1, delta)) <= base + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(fp=counts, fn=counts, n0=sizes, n1=sizes, c1=st.floats(0.5, 0.99), c2=st.floats(0.5, 0.99))
+def test_higher_confidence_never_gives_a_larger_bound(fp, fn, n0, n1, c1, c2):
+    fp, fn = min(fp, n0), min(fn, n1)
+    low, high = sorted((c1, c2))
+    assert epsilon_from_counts(fp, n0, fn, n1, 1e-5, high) <= epsilon_from_counts(fp, n0, fn, n1, 1e-5, low) + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(count=counts, n=sizes, alpha=st.floats(1e-6, 0.5), ci=st.sampled_from(["clopper-pearson", "jeffreys"]))
+def test_upper_bound_exceeds_point_estimate_and_is_monotone(count, n, alpha, ci):
+    count = min(count, n)
+    upper = float(rate_upper(count, n, alpha, ci))
+    assert count / n <= upper <= 1.0
+    if count < n:
+        assert float(rate_upper(count + 1, n, alpha, ci)) >= upper
+    assert float(rate_upper(count, n, alpha / 2, ci)) >= upper

@@ -1,0 +1,109 @@
+"""Threshold tests: vectorised counts, power on a broken mechanism, Bonferroni, and tightness."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from dpclaims.audit import audit
+from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
+from dpclaims.audit.threshold import DIRECTIONS, candidate_thresholds, error_counts
+
+
+def test_error_counts_match_brute_force():
+    rng = np.random.default_rng(0)
+    s0, s1 = rng.integers(0, 20, 300).astype(float), rng.integers(5, 25, 200).astype(float)
+    thresholds = candidate_thresholds(np.concatenate([s0, s1]))
+    fp, n_neg, fn, n_pos = error_counts(s0, s1, thresholds)
+    for j, t in enumerate(thresholds):
+        expected_fp = [np.sum(s0 > t), np.sum(s0 <= t), np.sum(s1 > t), np.sum(s1 <= t)]
+        expected_fn = [np.sum(s1 <= t), np.sum(s1 > t), np.sum(s0 <= t), np.sum(s0 > t)]
+        np.testing.assert_array_equal(fp[:, j], expected_fp)
+        np.testing.assert_array_equal(fn[:, j], expected_fn)
+    np.testing.assert_array_equal(n_neg, [300, 300, 200, 200])
+    np.testing.assert_array_equal(n_pos, [200, 200, 300, 300])
+
+
+def test_candidate_thresholds_are_dense_in_the_tails():
+    scores = np.random.default_rng(1).standard_normal(10**5)
+    thresholds = candidate_thresholds(scores)
+    assert len(thresholds) <= 512
+    ordered = np.sort(scores)
+    assert thresholds[0] == ordered[0] and thresholds[-1] == ordered[-1]
+
+
+def gauss_sigma1(data, rng, trials):
+    return data + rng.standard_normal(trials)
+
+
+@pytest.mark.parametrize("strategy", ["calibration", "bonferroni"])
+def test_detects_a_mechanism_with_too_little_noise(strategy):
+    # sigma = 1 on sensitivity 1 is not (0.5, 1e-5)-DP (its true epsilon is about 4.4)
+    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=50_000, seed=3, backend="serial", threshold=strategy)
+    assert r.verdict == "violation"
+    assert 1.0 < r.epsilon_lower < 4.38
+    assert r.certified and r.threshold_strategy == strategy
+    assert r.direction in DIRECTIONS
+
+
+def test_both_tails_are_found():
+    flipped = audit(gauss_sigma1, 1.0, 0.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=4, backend="serial")
+    assert flipped.verdict == "violation"
+
+
+def test_reported_bound_is_recomputable_from_reported_counts():
+    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5, backend="serial")
+    alpha = per_bound_alpha(r.confidence)
+    assert r.ci_alpha == alpha
+    fpr_u = rate_upper(r.false_positives, r.n_negative, alpha)
+    fnr_u = rate_upper(r.false_negatives, r.n_positive, alpha)
+    assert float(fpr_u) == pytest.approx(r.fpr_upper)
+    assert float(epsilon_from_rates(fpr_u, fnr_u, r.delta)) == pytest.approx(r.epsilon_lower)
+    assert r.n_negative == r.n_positive == r.certification_trials == 16_000
+
+
+def test_variance_change_found_by_the_gaussian_lr_score():
+    def scale(data, rng, trials):
+        return data * rng.standard_normal(trials)
+
+    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial")
+    assert r.statistic == "gaussian_lr"
+    assert r.verdict == "violation"
+
+
+def analytic_sigma(epsilon, delta):
+    """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity 1)."""
+
+    def gap(sigma):
+        return stats.norm.cdf(0.5 / sigma - epsilon * sigma) - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma) - delta
+
+    return optimize.brentq(gap, 1e-3, 100.0)
+
+
+class Gauss:
+    def __init__(self, sigma):
+        self.sigma = sigma
+
+    def __call__(self, data, rng, trials):
+        return data + self.sigma * rng.standard_normal(trials)
+
+
+def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
+    """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in hindsight."""
+    t = np.linspace(-10 * sigma, 10 * sigma + 1, 40_001)
+    fp = np.round(stats.norm.sf(t / sigma) * trials)
+    fn = np.round(stats.norm.cdf((t - 1) / sigma) * trials)
+    alpha = per_bound_alpha(confidence)
+    return float(np.max(epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epsilon", [1.0, 2.0])
+def test_tightness_on_the_analytic_gaussian(epsilon):
+    sigma = analytic_sigma(epsilon, 1e-5)
+    limit = best_threshold_limit(sigma, 10**6)
+    r = audit(Gauss(sigma), 0.0, 1.0, epsilon=epsilon, delta=1e-5, trials=10**6, seed=0, backend="serial")
+    assert r.verdict == "consistent"
+    assert r.epsilon_lower <= epsilon
+    assert r.epsilon_lower >= 0.85 * limit
