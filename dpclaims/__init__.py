@@ -4,6 +4,7 @@ from .data import UserDataset, are_neighbours, remove_user, replace_item, replac
 from .errors import DPClaimsError, InputError, MechanismError, NotNeighboursError
 from .execution import run_trials
 from .privacy import PrivacyClaim
+from .audit import audit
 
 __version__ = "0.1.0"
 
@@ -20,4 +21,5 @@ __all__ = [
     "NotNeighboursError",
     "run_trials",
     "PrivacyClaim",
+    "audit",
 ]

@@ -1,0 +1,32 @@
+"""Reference implementations: DP mechanisms, baselines and (per paper) the algorithms under audit."""
+
+from .baselines import DPSGD, BaselineRun
+from .mechanisms import (
+    ClippedQuery,
+    ExponentialMechanism,
+    FeatureCountQuery,
+    GaussianMechanism,
+    LaplaceMechanism,
+    RandomizedResponse,
+    ReportNoisyMax,
+    analytic_gaussian_sigma,
+    gaussian_sigma,
+    user_mean_query,
+    user_sum_query,
+)
+
+__all__ = [
+    "DPSGD",
+    "BaselineRun",
+    "ClippedQuery",
+    "ExponentialMechanism",
+    "FeatureCountQuery",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "RandomizedResponse",
+    "ReportNoisyMax",
+    "analytic_gaussian_sigma",
+    "gaussian_sigma",
+    "user_mean_query",
+    "user_sum_query",
+]

@@ -1,0 +1,29 @@
+import pytest
+
+from dpclaims.algorithms.catalog import TARGETS, audit_target, default_unit
+from dpclaims.audit import audit
+from dpclaims.errors import InputError
+from dpclaims.privacy import PrivacyClaim
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
+    delta = 0.0 if name.startswith(("laplace", "randomized", "noisy-max")) else 1e-5
+    claim = PrivacyClaim(1.0, delta, default_unit(name), "replace")
+    target = audit_target(name, claim)
+    result = audit(target.mechanism, target.d0, target.d1, claim=claim, trials=50_000, seed=3, backend="serial")
+    assert result.verdict == ("violation" if target.buggy else "consistent"), (name, result.epsilon_lower)
+
+
+@pytest.mark.parametrize("unit, relation", [("user", "replace"), ("item", "replace"), ("user", "add-remove"), ("item", "add-remove")])
+def test_gaussian_target_pairs_are_neighbours_at_full_sensitivity(unit, relation):
+    claim = PrivacyClaim(1.0, 1e-5, unit, relation)
+    target = audit_target("gaussian", claim)
+    gap = abs(target.mechanism.query(target.d0) - target.mechanism.query(target.d1))
+    assert gap == pytest.approx(target.mechanism.sensitivity)
+
+
+def test_unknown_target_lists_the_builtins():
+    with pytest.raises(InputError, match="built-ins are gaussian"):
+        audit_target("nope", PrivacyClaim(1.0, 1e-5))
