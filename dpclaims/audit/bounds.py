@@ -45,7 +45,8 @@ def rate_upper(count, n, alpha, ci: str = "clopper-pearson") -> np.ndarray:
 
     Returns
     -------
-    upper : float64 array, broadcast shape of ``count`` and ``n``; 1 where ``count == n``.
+    upper : float64 array, broadcast shape of ``count`` and ``n``; never below ``count / n``,
+        1 where ``count == n``.
     """
     check_choice(ci, CI_METHODS, "ci")
     count = np.asarray(count, dtype=np.float64)
@@ -57,7 +58,8 @@ def rate_upper(count, n, alpha, ci: str = "clopper-pearson") -> np.ndarray:
     if np.any(~full):
         k, size = count[~full], n[~full]
         upper[~full] = stats.beta.ppf(1.0 - alpha, k + shift, size - k + (1.0 - shift))
-    return upper
+    # Jeffreys at a large alpha can fall below the point estimate; raising it keeps coverage.
+    return np.maximum(upper, count / n)
 
 
 def epsilon_from_rates(fpr_upper, fnr_upper, delta: float) -> np.ndarray:
