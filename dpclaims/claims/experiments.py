@@ -15,6 +15,8 @@ Example
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, check_choice
@@ -30,6 +32,7 @@ __all__ = [
     "register_experiment",
     "registered_experiments",
     "build_experiment",
+    "load_checks",
 ]
 
 BUDGETS = ("quick", "standard", "full")
@@ -119,8 +122,28 @@ def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[Ex
     return decorator
 
 
+_CHECKS_LOADED = False
+
+
+def load_checks() -> None:
+    """Import every module of :mod:`dpclaims.claims.checks` once, so their factories register.
+
+    Each paper's experiments live in their own module there; dropping a module in that
+    package is all it takes to make its claims checkable.
+    """
+    global _CHECKS_LOADED
+    if _CHECKS_LOADED:
+        return
+    _CHECKS_LOADED = True
+    from . import checks
+
+    for module in pkgutil.iter_modules(checks.__path__):
+        importlib.import_module(f"{checks.__name__}.{module.name}")
+
+
 def registered_experiments() -> frozenset[str]:
     """Ids of the claims that have an experiment factory."""
+    load_checks()
     return frozenset(_FACTORIES)
 
 
@@ -129,6 +152,7 @@ def build_experiment(claim: Claim, budget: str) -> Experiment:
     budget = check_choice(budget, BUDGETS, "budget")
     if claim.uncheckable_reason is not None:
         raise NotCheckable(claim.id, claim.uncheckable_reason)
+    load_checks()
     factory = _FACTORIES.get(claim.id)
     if factory is None:
         raise NotCheckable(claim.id, NO_EXPERIMENT_YET)

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import InputError
-from .experiments import NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment
+from .experiments import NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment, load_checks
 
 __all__ = ["KINDS", "Claim", "exponent_expression_names"]
 
@@ -108,6 +108,7 @@ class Claim:
     @property
     def checkable(self) -> bool:
         """True when an experiment is registered for this claim."""
+        load_checks()
         return self.uncheckable_reason is None and self.id in _FACTORIES
 
     @property
@@ -115,6 +116,7 @@ class Claim:
         """``"checkable"``, ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
         if self.uncheckable_reason is not None:
             return f"not checkable: {self.uncheckable_reason}"
+        load_checks()
         return "checkable" if self.id in _FACTORIES else NO_EXPERIMENT_YET
 
     def experiment(self, budget: str = "standard") -> Experiment:

@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+
+from dpclaims.algorithms.catalog import audit_target
+from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
+from dpclaims.errors import InputError
+from dpclaims.privacy import PrivacyClaim
+
+
+def power_law_error(n, rng, exponent):
+    """n^exponent with 10% log-normal noise."""
+    return float(n) ** exponent * float(np.exp(0.1 * rng.standard_normal()))
+
+
+def build_gaussian(noise="gaussian"):
+    claim = PrivacyClaim(1.0, 1e-5)
+    t = audit_target(noise, claim)
+    return t.mechanism, t.d0, t.d1, claim
+
+
+def test_audit_experiment_reports_verdict_and_reference():
+    out = AuditExperiment(build_gaussian, trials=20_000, reference_epsilon=1.0).run(seed=0, backend="serial")
+    assert out["type"] == "audit" and out["verdict"] == "consistent"
+    assert out["evidence"]["reference_epsilon"] == 1.0 and "claimed 1" in out["summary"]
+    bad = AuditExperiment(lambda: build_gaussian("gaussian-half-noise"), trials=50_000).run(seed=0, backend="serial")
+    assert bad["verdict"] == "violation"
+
+
+@pytest.mark.parametrize("true, claimed, verdict", [(-0.5, -0.5, "consistent"), (-0.5, -1.0, "inconsistent")])
+def test_rate_experiment_verdicts(true, claimed, verdict):
+    exp = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000, 3000], expected=claimed,
+                         replicates=8, fixed={"exponent": true})
+    out = exp.run(seed=2, backend="serial")
+    assert out["type"] == "rate" and out["verdict"] == verdict
+    assert set(out["evidence"]) >= {"sweep", "fit", "check"}
+
+
+def test_value_experiment_points_and_intervals():
+    exp = ValueExperiment(lambda rng: {"sigma": 3.7306316, "eps_hat": (0.17, 0.16, 0.19)},
+                          expected={"sigma": 3.73063, "eps_hat": 0.177}, rtol=1e-5)
+    out = exp.run()
+    assert out["verdict"] == "consistent" and out["summary"].startswith("2/2")
+    off = ValueExperiment(lambda rng: {"sigma": 3.0}, expected={"sigma": 3.73}).run()
+    assert off["verdict"] == "inconsistent" and "sigma" in off["summary"]
+    with pytest.raises(InputError, match="did not return"):
+        ValueExperiment(lambda rng: {}, expected={"sigma": 1.0}).run()
