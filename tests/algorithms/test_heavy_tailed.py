@@ -1,0 +1,253 @@
+"""Spec 003 (pure ε-DP SCO, heavy tails): formulas, subroutines, batching, mutants and rates."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import optimize, stats
+
+from dpclaims.algorithms.heavy_tailed import (
+    Ball, ClippedSlopes1D, DoubleOutputPert, OutPertLocalize, PopLocalize, adapsg, c_a, clip_level, gamma_radius,
+    inexact_projection, joint_objective, l2_laplace,
+)
+from dpclaims.algorithms.heavy_tailed_em import EMPGM, LocalizedGridEM
+from dpclaims.algorithms.mutants import list_mutants
+from dpclaims.audit import audit
+from dpclaims.claims.checks.heavy_tailed import rt1_distance
+from dpclaims.data import UserDataset
+from dpclaims.errors import InputError, MechanismError
+from dpclaims.hardinstances.canaries import heavy_outlier_pair
+from dpclaims.losses import AbsoluteLoss, HingeLoss, LinearLoss, SquaredLoss, project_ball_intersection
+from dpclaims.rates import check_exponent, sweep
+
+W10 = Ball.centered(1, 10.0)
+
+
+def spec_alg4(**kw):
+    return DoubleOutputPert.from_theorem(200, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), **kw)
+
+
+def test_parameters_match_the_spec_worked_numbers():
+    alg = spec_alg4()
+    p = alg.params
+    assert p["clip"] == pytest.approx(24.6, abs=0.01) and p["tau"] == pytest.approx(0.123, abs=1e-3)
+    assert p["alpha"] == pytest.approx(p["clip"] ** 2 / (2 * 200**2))
+    assert p["sensitivity"] == pytest.approx(4 * p["clip"] / 200)
+    assert p["epsilon1"] == p["epsilon2"] == 0.5
+    assert p["radius"] == pytest.approx(p["clip"] / 200 + 16 * p["clip"] * (1 + math.log(10)) / 200)
+    assert alg.privacy_claim.delta == 0.0 and alg.privacy_claim.unit == "item"
+    assert c_a(2) == pytest.approx(18 + math.sqrt(68))
+    assert clip_level(1000, 4, 1.0, 2.0, 4, 0.1, "rate-test") == pytest.approx(2.0 * (1000 / 4) ** 0.25)
+    assert spec_alg4(mutant="no_tau").params["sensitivity"] == pytest.approx(p["sensitivity"] / 2)
+    assert spec_alg4(mutant="stage2_full_eps").epsilon2 == 1.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 20])
+@pytest.mark.parametrize("beta", [0.5, 0.1, 1e-3])
+def test_gamma_radius_is_a_valid_tail_bound(d, beta):
+    assert stats.gamma(d).sf(gamma_radius(d, beta)) <= beta
+    assert gamma_radius(d, beta, "exact") <= gamma_radius(d, beta)
+
+
+def test_l2_laplace_radius_is_gamma_and_direction_isotropic():
+    rng = np.random.default_rng(0)
+    xi = l2_laplace(rng, 40_000, 3, 0.5)
+    radius = np.linalg.norm(xi, axis=1)
+    assert stats.kstest(radius, stats.gamma(3, scale=0.5).cdf).pvalue > 0.01
+    assert np.abs(xi.mean(axis=0)).max() < 0.03
+    np.testing.assert_allclose(np.cov(xi.T), np.eye(3) * np.mean(radius**2) / 3, atol=0.03)
+    exp_radius = np.linalg.norm(l2_laplace(rng, 40_000, 3, 0.5, radius="exp"), axis=1)
+    assert stats.kstest(exp_radius, stats.expon(scale=0.5).cdf).pvalue > 0.01
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), lam=st.floats(0.1, 5.0), clip=st.floats(0.2, 20.0), loss=st.sampled_from(["abs", "hinge", "lin"]))
+def test_exact_1d_root_minimizes_the_clipped_objective(seed, lam, clip, loss):
+    rng = np.random.default_rng(seed)
+    n = 30
+    x = np.exp(2 * rng.standard_normal(n)) * rng.choice([-1, 1], n)
+    losses = {"abs": (AbsoluteLoss(), x * rng.uniform(-2, 2, n)), "hinge": (HingeLoss(), rng.choice([-1.0, 1.0], n)),
+              "lin": (LinearLoss(), None)}
+    f, y = losses[loss]
+    slopes = ClippedSlopes1D.from_data(UserDataset(x[:, None], y), f, clip)
+    center = rng.uniform(-1, 1, 3)
+    root = slopes.root(center, lam)
+    for c, w in zip(center, root):
+        obj = lambda v: slopes.objective(np.array(v)) + 0.5 * lam * (v - c) ** 2
+        brute = optimize.minimize_scalar(obj, bounds=(w - 50, w + 50), method="bounded", options={"xatol": 1e-10})
+        assert obj(w) <= obj(brute.x) + 1e-7
+        assert slopes.slope(np.array(w - 1e-9)) + lam * (w - 1e-9 - c) <= 1e-6
+        assert slopes.slope(np.array(w)) + lam * (w - c) >= -1e-6
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), lam=st.floats(0.2, 3.0), clip=st.floats(0.5, 10.0))
+def test_minimizer_sensitivity_is_at_most_2C_over_lambda_n(seed, lam, clip):
+    rng = np.random.default_rng(seed)
+    n = 25
+    a = np.exp(3 * rng.standard_normal(n))
+    b = rng.uniform(-3, 3, n)
+    a1, b1 = a.copy(), b.copy()
+    a1[3], b1[3] = np.exp(3 * rng.standard_normal()), rng.uniform(-5, 5)
+    roots = [ClippedSlopes1D.from_data(UserDataset(aa[:, None], aa * bb), AbsoluteLoss(), clip).root(np.zeros(1), lam)[0]
+             for aa, bb in ((a, b), (a1, b1))]
+    assert abs(roots[0] - roots[1]) <= 2 * clip / (lam * n) * (1 + 1e-9)
+
+
+def test_harness_makes_the_stage1_shift_exactly_delta():
+    d0, d1 = heavy_outlier_pair()
+    from dpclaims.algorithms.heavy_tailed import WorstValidPoint
+    alg = spec_alg4(harness=WorstValidPoint.for_record(d0, 0))
+    w0 = [alg.run(d, np.random.default_rng(0), 5, transcript=True).transcript["w0"][0, 0] for d in (d0, d1)]
+    assert w0[1] - w0[0] == pytest.approx(alg.localizer.sensitivity, rel=1e-9)
+    assert (1 - alg.clip) / 200 - alg.localizer.tau == pytest.approx(w0[0], rel=1e-9)
+
+
+def test_run_is_batched_seeded_and_stays_in_K():
+    d0, _ = heavy_outlier_pair()
+    alg = spec_alg4()
+    a = alg.run(d0, np.random.default_rng(3), 1000, transcript=True)
+    b = alg.run(d0, np.random.default_rng(3), 1000, transcript=True)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    assert a.theta.shape == (1000, 1) and alg(d0, np.random.default_rng(0), 7).shape == (7, 2)
+    assert np.all(np.abs(a.theta - a.transcript["w_tilde"]) <= alg.localizer.radius + 1e-12)
+    assert np.all(np.abs(a.theta) <= 10) and np.all(a.gradient_evaluations == 400)
+
+
+def test_bad_inputs_raise_input_errors():
+    with pytest.raises(InputError, match="epsilon"):
+        DoubleOutputPert.from_theorem(200, 1, 0.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss())
+    with pytest.raises(InputError, match="exact-1d"):
+        DoubleOutputPert.from_theorem(200, 2, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 1.0), AbsoluteLoss())
+    with pytest.raises(InputError, match="mutant"):
+        spec_alg4(mutant="nope")
+    with pytest.raises(InputError, match="m = 1"):
+        spec_alg4().run(UserDataset(np.ones((3, 2, 1)), np.ones((3, 2))), np.random.default_rng(0), 2)
+    with pytest.raises(InputError, match="exact-1d"):
+        ClippedSlopes1D.from_data(UserDataset(np.ones((3, 1)), np.ones(3)), SquaredLoss(), 1.0)
+
+
+def test_inexact_projection_is_zeta_close_and_inside_K():
+    rng = np.random.default_rng(1)
+    dom = Ball.centered(4, 2.0)
+    c = dom.project(rng.standard_normal((200, 4)))
+    u = 5 * rng.standard_normal((200, 4))
+    p, calls = inexact_projection(u, dom, c, 0.7, 1e-7)
+    exact = np.stack([project_ball_intersection(u[i:i + 1], 2.0, np.zeros(4), 0.7, c[i])[0] for i in range(200)])
+    assert np.max(np.linalg.norm(p - exact, axis=1)) <= 1e-7
+    assert np.all(np.linalg.norm(p - c, axis=1) <= 0.7 + 1e-12) and np.all(np.linalg.norm(p, axis=1) <= 2 + 1e-12)
+    assert calls < 60
+
+
+def test_adapsg_certificate_holds_and_respects_the_iteration_bound():
+    rng = np.random.default_rng(2)
+    d, n = 2, 4
+    x = rng.standard_normal((n, d))
+    y = rng.standard_normal(n)
+    dom = Ball.centered(d, 1.0)
+    center = np.zeros((1, d))
+    alpha, clip, lam = 0.3, 1.0, 1.0
+    h = lambda s: joint_objective(s, AbsoluteLoss(), x, y, clip, lam, center)
+    radius = math.sqrt(n + 1) * dom.diameter
+    res = adapsg(lambda s: h(s)[1], lambda u, z: (dom.project(u), 1), np.zeros((1, n + 1, d)), radius, alpha)
+    best = min(optimize.minimize(lambda v: h(dom.project(v.reshape(1, n + 1, d)))[0][0] + 10 * max(
+        0, np.linalg.norm(v.reshape(n + 1, d), axis=1).max() - 1), rng.uniform(-.3, .3, (n + 1) * d),
+        method="Powell", options={"xtol": 1e-9, "ftol": 1e-12, "maxfev": 40000}).fun for _ in range(4))
+    assert h(res.point)[0][0] - best <= alpha
+    lip = clip + lam * dom.diameter + 4.0 * (np.linalg.norm(x, axis=1).max() + clip)
+    assert res.iterations[0] <= math.ceil((5 * radius * lip / (2 * alpha)) ** 2)
+    with pytest.raises(MechanismError, match="max_iterations"):
+        adapsg(lambda s: h(s)[1], lambda u, z: (dom.project(u), 1), np.zeros((1, n + 1, d)), radius, 1e-4, 50)
+
+
+def test_adapsg_solver_path_runs_in_d2_and_outputs_in_the_domain():
+    from dataclasses import replace
+    rng = np.random.default_rng(0)
+    dom = Ball.centered(2, 3.0)
+    alg = DoubleOutputPert.from_theorem(4, 2, 1.0, 1.0, 2, 1.0, 0.1, dom, AbsoluteLoss(), solver="adapsg", output="final")
+    alg = replace(alg, localizer=replace(alg.localizer, alpha=3.0, tau=1.0))
+    data = UserDataset(rng.standard_normal((4, 2)), rng.standard_normal(4))
+    res = alg.run(data, rng, 3, transcript=True)
+    assert res.theta.shape == (3, 2) and np.all(np.linalg.norm(res.theta, axis=1) <= 3 + 1e-9)
+    assert np.all(np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= alg.localizer.radius + 1e-9)
+    assert np.all(res.gradient_evaluations > 0)
+
+
+def test_pop_localize_schedule_and_disjoint_blocks():
+    alg = PopLocalize.from_theorem(1024, 1, 1.0, 1.0, 1.0, 2, 0.1, W10, AbsoluteLoss())
+    assert alg.phases == 10 and alg.repetitions == math.ceil(18 * math.log(100))
+    ends = [b for blk in alg.blocks for b in blk]
+    assert all(ends[i] <= ends[i + 1] for i in range(len(ends) - 1))
+    assert alg.lambdas[3] == pytest.approx(8 * alg.lambdas[0])
+    test = PopLocalize.from_theorem(1000, 1, 1.0, 1.0, 1.0, 2, 0.1, W10, AbsoluteLoss(), constants="test")
+    assert test.repetitions == 1 and test.params["block_size"] == 100
+
+
+def test_em_pgm_and_grid_em_parameters_and_shapes():
+    d0, _ = heavy_outlier_pair()
+    em = EMPGM.from_theorem(200, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), smoothing=0.1)
+    assert em.sensitivity == pytest.approx(2 * em.clip / 200) and em.params["net_points"] <= em.params["net_size_bound"]
+    out = em(d0, np.random.default_rng(0), 50)
+    assert out.shape == (50, 1) and np.all(np.isin(out[:, 0], em.grid[:, 0]))
+    grid = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss())
+    assert grid.score_sensitivity == pytest.approx(4 * grid.localizer.clip * grid.localizer.radius / 200)
+    assert grid(d0, np.random.default_rng(0), 20).shape == (20, 2)
+
+
+def test_correct_alg4_audit_is_consistent_and_near_the_reference():
+    from dpclaims.algorithms.mutants.heavy_tailed import audit_alg4
+    mech, d0, d1, claim = audit_alg4()
+    result = audit(mech, d0, d1, claim=claim, trials=50_000, seed=0)
+    assert result.verdict == "consistent" and 0.6 <= result.epsilon_lower <= 1.0
+
+
+STATISTICS = {"heavy-tailed-m4-radius-exp": lambda x: -np.linalg.norm(x, axis=1),
+              "heavy-tailed-m5-coordwise-laplace": lambda x: -np.max(x, axis=1)}
+
+
+@pytest.mark.parametrize("mutant", [m.name for m in list_mutants(paper="pure-dp-heavy-tails", kind="privacy")])
+def test_privacy_mutants_are_caught(mutant):
+    m = [x for x in list_mutants(paper="pure-dp-heavy-tails") if x.name == mutant][0]
+    mech, d0, d1, claim = m.build()
+    result = audit(mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=STATISTICS.get(mutant))
+    assert result.verdict == "violation", (mutant, result.epsilon_lower)
+
+
+def test_sampler_audit_of_the_correct_laplace_is_consistent():
+    from dpclaims.algorithms.mutants.heavy_tailed import audit_sampler
+    mech, d0, d1, claim = audit_sampler()
+    for stat in STATISTICS.values():
+        assert audit(mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=stat).verdict == "consistent"
+
+
+def _rt1_fit(k, mutant=None, reps=4):
+    result = sweep(rt1_distance, "n", [1000, 3000, 10_000, 30_000], replicates=reps, seed=1,
+                   fixed={"k": k, "trials": 200, "mutant": mutant}, backend="serial")
+    return result.fit()
+
+
+@pytest.mark.parametrize("k", [2.0, 3.0, 4.0])
+def test_rt1_n_exponent_is_minus_one_minus_one_over_k(k):
+    fit = _rt1_fit(k)
+    assert abs(fit.exponent + (1 - 1 / k)) <= 0.1, fit.summary()
+
+
+def test_m8_wrong_clip_exponent_fails_the_k4_rate_check():
+    fit = _rt1_fit(4.0, "C_wrong_exponent")
+    assert check_exponent(fit, -0.75).verdict == "inconsistent", fit.summary()
+    assert abs(fit.exponent + 0.5) <= 0.1
+
+
+def test_m9_is_not_caught_in_one_dimension_as_documented():
+    rng = np.random.default_rng(0)
+    errors = [rt1_distance(3000, np.random.default_rng(5), k=2.0, trials=400, mutant=m) for m in (None, "no_localization")]
+    assert errors[1] <= errors[0] * 1.05
+    m9 = [m for m in list_mutants(paper="pure-dp-heavy-tails") if "m9" in m.name][0]
+    assert m9.kind == "utility" and "not caught" in m9.caught_by and rng is not None
+
+
+def test_rt1_epsilon_and_d_style_exponents():
+    result = sweep(rt1_distance, "epsilon", [0.25, 0.5, 1.0, 2.0, 4.0], replicates=3, seed=2,
+                   fixed={"param": "epsilon", "k": 2.0, "n": 10_000, "trials": 300}, backend="serial")
+    assert abs(result.fit().exponent + 0.5) <= 0.12

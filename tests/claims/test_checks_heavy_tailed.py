@@ -1,0 +1,24 @@
+"""Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict expected."""
+
+import pytest
+
+from dpclaims import claims
+
+PAPER = "pure-dp-heavy-tails"
+NOT_CHECKABLE = {"lowy26.gap.upper_vs_lower", "lowy26.complexity.main_runtime", "lowy26.complexity.impossibility"}
+INCONCLUSIVE_AT_QUICK = {"lowy26.erm.double_output_pert_distance", "lowy26.sco.upper.private_term",
+                         "lowy26.sco.upper.nonprivate_term"}
+IDS = [c.id for c in claims.load(paper=PAPER)]
+
+
+def test_every_claim_has_an_experiment_or_a_reason():
+    for cid in IDS:
+        claim = claims.get(cid)
+        assert claim.checkable or (cid in NOT_CHECKABLE and claim.uncheckable_reason), cid
+
+
+@pytest.mark.parametrize("cid", [c for c in IDS if c not in NOT_CHECKABLE])
+def test_quick_verdict(cid):
+    result = claims.get(cid).experiment("quick").run(seed=0, backend="serial")
+    expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
+    assert result["verdict"] == expected, (cid, result["summary"])
