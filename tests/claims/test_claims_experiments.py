@@ -4,7 +4,7 @@ import pytest
 
 from dpclaims import claims
 from dpclaims.claims import BUDGETS, Experiment, NotCheckable, UnknownClaimError, register_experiment
-from dpclaims.claims.experiments import _FACTORIES
+from dpclaims.claims.experiments import _FACTORIES, load_checks
 from dpclaims.errors import DPClaimsError, InputError
 
 CLAIM_ID = "lla24.alg1.privacy"
@@ -13,6 +13,7 @@ CLAIM_ID = "lla24.alg1.privacy"
 @pytest.fixture(autouse=True)
 def isolated_factories():
     """Keep registrations made by a test out of every other test."""
+    load_checks()  # the packaged experiments register first, so popping one below sticks
     saved = dict(_FACTORIES)
     _FACTORIES.pop(CLAIM_ID, None)
     yield
