@@ -5,42 +5,73 @@ gets the ``numpy.random.SeedSequence`` child with spawn key ``(b,)`` of the
 experiment's seed.  Blocks are grouped into *chunks* (the unit of work sent to
 a worker); chunking and the backend only change where blocks run, never the
 random numbers, so the same seed gives bit-identical outputs for every
-backend, worker count and chunk size.
+backend (``serial``, ``processes``, ``dask``), worker count and chunk size.
 
 A mechanism is any callable ``mechanism(data, rng, trials) -> array (trials, k)``
 or ``(trials,)``; a callable ``mechanism(data, rng) -> array (k,)`` is accepted
 too and looped (slow: one Python call per trial).
+
+Long runs stay in bounded memory with :func:`reduce_trials`: each block's outputs
+are reduced on the worker to integer counts and only the counts travel back.
+With ``checkpoint=DIR`` every finished chunk is written atomically to ``DIR``
+(see :mod:`dpclaims.checkpoint`) and a restarted run skips it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import multiprocessing
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
+import warnings
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
+import cloudpickle
 import numpy as np
 
-from .errors import InputError, MechanismError, check_choice, check_trials
+from .errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
 
 __all__ = [
     "SEED_BLOCK",
+    "MAX_CHUNK_BLOCKS",
+    "CHECKPOINT_CHUNK_BLOCKS",
+    "DETERMINISM_PROBE",
     "BACKENDS",
     "as_batched",
     "check_outputs",
+    "check_determinism",
     "child_seed",
+    "plan_chunks",
+    "run_blocks",
+    "reduce_blocks",
     "run_trials",
+    "reduce_trials",
     "map_tasks",
+    "session",
+    "resolve_workers",
 ]
 
 SEED_BLOCK = 8192
 """Trials per SeedSequence child.  Part of the numbers' identity: changing it changes results."""
 
-BACKENDS = ("auto", "serial", "processes")
+MAX_CHUNK_BLOCKS = 32
+"""Largest default chunk, in seed blocks (262 144 trials): bounds what one task holds and returns."""
+
+CHECKPOINT_CHUNK_BLOCKS = 16
+"""Default chunk (in seed blocks) when checkpointing; fixed so a resumed run finds the same chunks
+whatever its worker count."""
+
+DETERMINISM_PROBE = 32
+"""Trials of the repeated first-block call that checks a mechanism draws its randomness from ``rng``."""
+
+BACKENDS = ("auto", "serial", "processes", "dask")
+
+DASK_CONNECT_TIMEOUT = 10
+"""Seconds to wait for a Dask scheduler given by address before giving up with an InputError."""
 
 
 def child_seed(seed: int | np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -114,30 +145,137 @@ def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndar
     return arr
 
 
-def _blocks(trials: int) -> list[tuple[int, int]]:
-    """``(block index, trials in block)`` for ``trials`` trials."""
-    full, rest = divmod(trials, SEED_BLOCK)
-    return [(b, SEED_BLOCK) for b in range(full)] + ([(full, rest)] if rest else [])
+def _blocks(trials: int, start: int = 0, stop: int | None = None) -> list[tuple[int, int, int, int]]:
+    """Seed blocks covering trials ``[start, stop)`` of a stream of ``trials`` trials.
 
-
-def _run_blocks(mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int]]) -> np.ndarray:
+    Each is ``(block index, block size, lo, hi)``: the mechanism is called on the
+    whole block (its size fixed by ``trials``, so its random numbers never depend on
+    the range) and rows ``[lo, hi)`` are kept.
+    """
+    stop = trials if stop is None else stop
     out = []
-    for index, size in blocks:
-        rng = np.random.default_rng(child_seed(seed, index))
-        try:
-            raw = mechanism(data, rng, size)
-        except MechanismError:
-            raise
-        except Exception as exc:
-            raise MechanismError(f"the mechanism raised {type(exc).__name__}: {exc}") from exc
-        out.append(check_outputs(raw, size))
+    for b in range(start // SEED_BLOCK, -(-stop // SEED_BLOCK)):
+        first = b * SEED_BLOCK
+        size = min(SEED_BLOCK, trials - first)
+        out.append((b, size, max(start, first) - first, min(stop, first + size) - first))
+    return out
+
+
+def resolve_workers(workers: int | None) -> int:
+    """``workers`` checked (a whole number ≥ 1), or the number of cores when None."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise InputError(f"workers must be a whole number >= 1, got {workers!r}; pass e.g. workers=4, or omit it to use all cores")
+    return int(workers)
+
+
+def plan_chunks(
+    trials: int, chunk: int | None, workers: int, checkpointed: bool = False, start: int = 0, stop: int | None = None
+) -> list[list[tuple[int, int, int, int]]]:
+    """Group the seed blocks of trials ``[start, stop)`` (default: all) of a stream of ``trials``
+    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`).
+
+    ``chunk`` (trials, rounded up to whole seed blocks) fixes the chunk size; by
+    default the blocks are spread over ``4 × workers`` chunks of at most
+    :data:`MAX_CHUNK_BLOCKS` blocks, or cut into chunks of
+    :data:`CHECKPOINT_CHUNK_BLOCKS` blocks when ``checkpointed`` (a layout that does
+    not depend on the worker count, so a resumed run finds its chunks).
+    """
+    blocks = _blocks(trials, start, stop)
+    if chunk is not None:
+        per_chunk = math.ceil(check_trials(chunk, "chunk") / SEED_BLOCK)
+    elif checkpointed:
+        per_chunk = CHECKPOINT_CHUNK_BLOCKS
+    else:
+        per_chunk = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(len(blocks) / (4 * workers))))
+    return [blocks[i : i + per_chunk] for i in range(0, len(blocks), per_chunk)]
+
+
+def _call_block(mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int) -> np.ndarray:
+    rng = np.random.default_rng(child_seed(seed, index))
+    try:
+        raw = mechanism(data, rng, size)
+    except DPClaimsError:
+        raise
+    except Exception as exc:
+        raise MechanismError(f"the mechanism raised {type(exc).__name__}: {exc}") from exc
+    return check_outputs(raw, size)
+
+
+def run_blocks(mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+    """Outputs ``(sum of hi - lo, k)`` of ``mechanism`` on one chunk of seed blocks.
+
+    Block ``(b, size, lo, hi)``: ``mechanism(data, rng_b, size)`` with ``rng_b`` seeded
+    by ``child_seed(seed, b)``, rows ``[lo, hi)`` kept.
+    """
+    out = [_call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
     widths = {o.shape[1] for o in out}
     if len(widths) > 1:
         raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
     return np.concatenate(out)
 
 
+def reduce_blocks(
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]], reducer: Callable
+) -> np.ndarray:
+    """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as :func:`run_blocks`):
+    only one block of outputs is alive at a time.
+
+    ``reducer(outputs (n, k)) -> integer array`` of a fixed shape (counts); integer
+    sums are exact, so the total does not depend on how blocks are grouped.
+    """
+    total = None
+    for index, size, lo, hi in blocks:
+        counts = np.asarray(reducer(_call_block(mechanism, data, seed, index, size)[lo:hi]))
+        if counts.dtype.kind not in "biu":
+            raise InputError(
+                f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk sums are exact"
+            )
+        if total is not None and counts.shape != total.shape:
+            raise InputError(f"reducer returned shape {counts.shape} after {total.shape}; keep the result shape fixed")
+        total = counts.astype(np.int64) if total is None else total + counts
+    return total
+
+
+def check_determinism(mechanism: Callable, data: Any, seed: int | np.random.SeedSequence = 0, trials: int = DETERMINISM_PROBE) -> bool:
+    """Run the first seed block twice on ``trials`` trials; warn and return False if the outputs differ.
+
+    A mechanism that draws randomness from anywhere but its ``rng`` argument
+    (``np.random.*``, ``random``, a global generator, the clock) gives different
+    numbers for the same seed: results are then not reproducible, and chunks run
+    in different processes may share random streams.
+    """
+    batched = as_batched(mechanism)
+    root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
+    first = _call_block(batched, data, root, 0, trials)
+    second = _call_block(batched, data, root, 0, trials)
+    if first.shape == second.shape and np.array_equal(first, second):
+        return True
+    name = getattr(mechanism, "__qualname__", type(mechanism).__qualname__)
+    warnings.warn(
+        f"mechanism {name!r} returned different outputs for the same seed: it draws randomness from somewhere other "
+        "than its rng argument (np.random.*, random, a global generator, the clock). Draw all randomness from the rng "
+        "argument (e.g. rng.standard_normal) so results are reproducible and chunks are independent",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Backends.  A session maps a function over tasks, in order, with an optional checkpoint stage.
+# --------------------------------------------------------------------------------------------
+
+
+def _dumps(obj: Any) -> bytes:
+    """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by name."""
+    return cloudpickle.dumps(obj)
+
+
 def _picklable(obj: Any) -> bool:
+    """True when the standard pickle can send ``obj``: what ``backend="auto"`` needs to choose processes
+    (closures and lambdas keep running serially there, so their side effects stay visible)."""
     try:
         pickle.dumps(obj)
     except Exception:
@@ -145,38 +283,202 @@ def _picklable(obj: Any) -> bool:
     return True
 
 
-def _resolve_workers(workers: int | None) -> int:
-    if workers is None:
-        return os.cpu_count() or 1
-    return check_trials(workers, "workers")
+def _call_pickled(payload: bytes) -> Any:
+    func, args = cloudpickle.loads(payload)
+    return func(*args)
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+class _Serial:
+    name = "serial"
+
+    def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
+        for i, task in enumerate(tasks):
+            yield i, func(*task)
 
 
-def map_tasks(func: Callable, tasks: Sequence[tuple], backend: str = "auto", workers: int | None = None) -> list:
+class _Processes:
+    name = "processes"
+
+    def __init__(self, workers: int) -> None:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+
+    def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
+        payloads = []
+        for task in tasks:
+            try:
+                payloads.append(_dumps((func, task)))
+            except Exception as exc:
+                raise InputError(
+                    f"backend='processes' could not serialise the mechanism/experiment ({type(exc).__name__}: {exc}); "
+                    "make it picklable (no open files, locks or generators) or pass backend='serial'"
+                ) from None
+        futures = {self.pool.submit(_call_pickled, p): i for i, p in enumerate(payloads)}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=futures.__getitem__):
+                    yield futures[future], future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Dask:
+    name = "dask"
+
+    def __init__(self, workers: int, scheduler: str | None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(
+                "backend='dask' needs the optional dependency dask[distributed]: pip install 'dpclaims[dask]'"
+            ) from None
+        self.cluster = None
+        try:
+            if scheduler is None:
+                self.cluster = LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
+                    dashboard_address="127.0.0.1:0", silence_logs=40,
+                )
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            if self.cluster is not None:
+                self.cluster.close()
+            where = f"the Dask scheduler at {scheduler!r}" if scheduler else "a local Dask cluster"
+            raise InputError(
+                f"could not connect to {where} ({type(exc).__name__}: {exc}); check scheduler= "
+                "(e.g. 'tcp://10.0.0.5:8786') or omit it to start a local cluster"
+            ) from None
+
+    def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
+        from distributed import as_completed
+
+        futures = [self.client.submit(func, *task, pure=False) for task in tasks]
+        index = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for future in as_completed(futures):
+                yield index[future.key], future.result()
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+class Session:
+    """An open backend: :meth:`map` runs ``func`` over tasks on it (see :func:`session`)."""
+
+    def __init__(self, runner: Any) -> None:
+        self._runner = runner
+
+    @property
+    def backend(self) -> str:
+        """The backend actually used: "serial", "processes" or "dask"."""
+        return self._runner.name
+
+    def map(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> list:
+        """``[func(*task) for task in tasks]`` in order; with a checkpoint ``stage``, finished
+        tasks are loaded instead of run and each newly finished one is saved as it completes."""
+        results: list = [None] * len(tasks)
+        todo = list(range(len(tasks)))
+        if stage is not None:
+            loaded = stage.load(len(tasks))
+            for i, value in loaded.items():
+                results[i] = value
+            todo = [i for i in todo if i not in loaded]
+        for j, value in self._runner.submit_all(func, [tasks[i] for i in todo]):
+            results[todo[j]] = value
+            if stage is not None:
+                stage.save(todo[j], value)
+        return results
+
+
+def _resolve_backend(backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any) -> str:
+    check_choice(backend, BACKENDS, "backend")
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or not scheduler:
+            raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got {scheduler!r}")
+        if backend == "auto":
+            return "dask"
+        if backend != "dask":
+            raise InputError(f"scheduler= is a Dask scheduler address and needs backend='dask', got backend={backend!r}")
+    if backend == "auto":
+        return "processes" if tasks > 1 and workers > 1 and _picklable(probe) else "serial"
+    return backend
+
+
+@contextlib.contextmanager
+def session(
+    backend: str = "auto", workers: int | None = None, scheduler: str | None = None, tasks: int = 2, probe: Any = None
+) -> Iterator[Session]:
+    """Open a backend for several :meth:`Session.map` calls (one pool / cluster for all of them).
+
+    Parameters
+    ----------
+    backend : "auto" (processes when ``tasks > 1``, ``workers > 1`` and ``probe``
+        pickles with the standard pickle, else serial; Dask when ``scheduler`` is
+        given), "serial", "processes" or "dask".  Processes and Dask send tasks with
+        cloudpickle, so an explicit ``"processes"`` also runs closures and lambdas
+    workers : worker processes (default: all cores); for Dask, the workers of the local cluster
+    scheduler : address of a running Dask scheduler (``backend="dask"``), e.g. one started
+        with ``dask scheduler`` and ``dask worker ADDRESS`` on each machine.  Without it a
+        ``distributed.LocalCluster`` is started for the session and closed after it:
+        ``workers`` single-threaded workers in this process talking TCP on 127.0.0.1
+        (quick to start and reliable on small machines; use ``backend="processes"`` or a
+        scheduler address for process-level parallelism)
+    tasks, probe : how many tasks will be mapped and an object standing for them,
+        used only by ``backend="auto"``
+    """
+    workers = resolve_workers(workers)
+    chosen = _resolve_backend(backend, scheduler, tasks, workers, probe)
+    if chosen == "serial":
+        runner: Any = _Serial()
+    elif chosen == "processes":
+        runner = _Processes(workers)
+    else:
+        runner = _Dask(workers, scheduler)
+    try:
+        yield Session(runner)
+    finally:
+        if chosen != "serial":
+            runner.close()
+
+
+def map_tasks(
+    func: Callable, tasks: Sequence[tuple], backend: str = "auto", workers: int | None = None, scheduler: str | None = None
+) -> list:
     """``[func(*task) for task in tasks]``, in order, on the chosen backend.
 
     ``backend="auto"`` uses worker processes when there is more than one task,
-    more than one worker and everything pickles; otherwise it runs serially.
-    Results never depend on the backend.
+    more than one worker and everything pickles; otherwise it runs serially
+    (and Dask when ``scheduler`` is given).  Results never depend on the backend.
     """
-    check_choice(backend, BACKENDS, "backend")
-    workers = _resolve_workers(workers)
-    if backend == "auto":
-        parallel = len(tasks) > 1 and workers > 1 and _picklable((func, tasks[:1]))
-        backend = "processes" if parallel else "serial"
-    if backend == "serial" or len(tasks) <= 1:
-        return [func(*task) for task in tasks]
-    if not _picklable((func, tasks[:1])):
-        raise InputError(
-            "backend='processes' needs a picklable mechanism/experiment (a module-level function or class instance, "
-            "not a lambda or closure); define it at module level or pass backend='serial'"
-        )
-    with _pool(min(workers, len(tasks))) as pool:
-        return list(pool.map(func, *zip(*tasks)))
+    tasks = list(tasks)
+    with session(backend, workers, scheduler, len(tasks), (func, tasks[:1])) as s:
+        return s.map(func, tasks)
+
+
+def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, root: np.random.SeedSequence, chunks: list) -> dict:
+    from .checkpoint import fingerprint
+
+    return {
+        "kind": kind,
+        "mechanism": fingerprint(mechanism),
+        "data": fingerprint(data),
+        "trials": trials,
+        "seed": [int(root.entropy), list(root.spawn_key)],
+        "chunks": [len(c) for c in chunks],
+        "seed_block": SEED_BLOCK,
+    }
 
 
 def run_trials(
@@ -187,6 +489,9 @@ def run_trials(
     chunk: int | None = None,
     backend: str = "auto",
     workers: int | None = None,
+    *,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
 ) -> np.ndarray:
     """Run ``trials`` independent trials of ``mechanism`` on ``data``.
 
@@ -197,26 +502,78 @@ def run_trials(
     trials : number of trials (≥ 1)
     seed : int or SeedSequence; block ``b`` uses its child with spawn key ``(b,)``
     chunk : trials per unit of work sent to a worker, rounded up to a multiple of
-        :data:`SEED_BLOCK`; default spreads the blocks over ``4 × workers`` chunks
-    backend : "auto", "serial" or "processes"
+        :data:`SEED_BLOCK` (default: see :func:`plan_chunks`)
+    backend : "auto", "serial", "processes" or "dask"
     workers : worker processes (default: all cores)
+    scheduler : Dask scheduler address (implies ``backend="dask"``)
+    checkpoint : directory; finished chunks of outputs are saved there and a rerun
+        with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
 
     Returns
     -------
     outputs : float64 array ``(trials, k)``, identical for every chunk, backend and worker count.
+    A :class:`RuntimeWarning` is issued when the mechanism ignores ``rng`` (see :func:`check_determinism`).
     """
     trials = check_trials(trials)
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    blocks = _blocks(trials)
-    n_workers = _resolve_workers(workers)
-    if chunk is None:
-        per_chunk = max(1, math.ceil(len(blocks) / (4 * n_workers)))
-    else:
-        per_chunk = math.ceil(check_trials(chunk, "chunk") / SEED_BLOCK)
-    tasks = [(batched, data, root, blocks[i : i + per_chunk]) for i in range(0, len(blocks), per_chunk)]
-    parts = map_tasks(_run_blocks, tasks, backend=backend, workers=n_workers)
+    n_workers = resolve_workers(workers)
+    chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
+    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    stage = None
+    if checkpoint is not None:
+        from .checkpoint import open_checkpoint
+
+        stage = open_checkpoint(checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)).stage("outputs")
+    tasks = [(batched, data, root, c) for c in chunks]
+    with session(backend, n_workers, scheduler, len(tasks), (batched, data)) as s:
+        parts = s.map(run_blocks, tasks, stage)
     widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
         raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
     return np.concatenate(parts)
+
+
+def reduce_trials(
+    mechanism: Callable,
+    data: Any,
+    trials: int,
+    reducer: Callable,
+    seed: int | np.random.SeedSequence = 0,
+    chunk: int | None = None,
+    backend: str = "auto",
+    workers: int | None = None,
+    *,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+) -> np.ndarray:
+    """``sum over seed blocks of reducer(outputs)``: ``trials`` trials in memory bounded by one block per worker.
+
+    Parameters
+    ----------
+    reducer : ``reducer(outputs (n, k) float64) -> integer array`` of a fixed shape (counts);
+        it runs on the workers, so only counts travel back
+    others : as :func:`run_trials` (same seed → same blocks → same counts)
+
+    Returns
+    -------
+    counts : int64 array, identical for every chunk, backend and worker count.
+    """
+    trials = check_trials(trials)
+    if not callable(reducer):
+        raise InputError(f"reducer must be callable as reducer(outputs) -> integer counts, got {type(reducer).__name__}")
+    batched = as_batched(mechanism)
+    root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
+    n_workers = resolve_workers(workers)
+    chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
+    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    stage = None
+    if checkpoint is not None:
+        from .checkpoint import fingerprint, open_checkpoint
+
+        arguments = {**_trial_arguments("reduce_trials", batched, data, trials, root, chunks), "reducer": fingerprint(reducer)}
+        stage = open_checkpoint(checkpoint, arguments).stage("counts")
+    tasks = [(batched, data, root, c, reducer) for c in chunks]
+    with session(backend, n_workers, scheduler, len(tasks), (batched, data, reducer)) as s:
+        parts = s.map(reduce_blocks, tasks, stage)
+    return np.sum(np.stack(parts), axis=0)

@@ -54,7 +54,7 @@ class PrivacyClaim:
         check_choice(self.unit, UNITS, "unit")
         check_choice(self.relation, RELATIONS, "relation")
         if not isinstance(self.source, str):
-            raise TypeError(f"source must be a string, got {type(self.source).__name__}")
+            raise InputError(f"source must be a string describing where the claim comes from, got {type(self.source).__name__}")
 
     @property
     def pure(self) -> bool:

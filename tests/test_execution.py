@@ -1,8 +1,26 @@
+import threading
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpclaims.audit.threshold import counts_above
 
 from dpclaims.errors import InputError, MechanismError
-from dpclaims.execution import SEED_BLOCK, as_batched, child_seed, map_tasks, run_trials
+from dpclaims.execution import (
+    MAX_CHUNK_BLOCKS,
+    SEED_BLOCK,
+    as_batched,
+    check_determinism,
+    child_seed,
+    map_tasks,
+    plan_chunks,
+    reduce_trials,
+    run_blocks,
+    run_trials,
+)
 
 
 def gaussian(data, rng, trials):
@@ -91,14 +109,95 @@ def test_mechanism_with_wrong_signature_is_refused():
         run_trials(42, None, 10)
 
 
-def test_unpicklable_mechanism_on_processes_is_a_clear_error_and_auto_falls_back():
+class Locked:
+    """A mechanism holding a lock: no pickler can send it to another process."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def __call__(self, data, rng, trials):
+        return rng.standard_normal(trials)
+
+
+def test_closures_run_on_processes_and_unpicklable_mechanisms_are_a_clear_error():
     offset = 2.0
     closure = lambda data, rng, trials: offset + rng.standard_normal(trials)  # noqa: E731
-    with pytest.raises(InputError, match="picklable"):
-        run_trials(closure, None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
-    auto = run_trials(closure, None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
     serial = run_trials(closure, None, 3 * SEED_BLOCK, backend="serial")
-    np.testing.assert_array_equal(auto, serial)
+    parallel = run_trials(closure, None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
+    np.testing.assert_array_equal(parallel, serial)
+    with pytest.raises(InputError, match="could not serialise.*backend='serial'"):
+        run_trials(Locked(), None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
+    auto = run_trials(Locked(), None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
+    np.testing.assert_array_equal(auto, run_trials(Locked(), None, 3 * SEED_BLOCK, backend="serial"))
+
+
+def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
+    calls = []
+
+    def counting(data, rng, trials):
+        calls.append(trials)
+        return rng.standard_normal(trials)
+
+    run_trials(counting, None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
+    assert sum(calls) == 3 * SEED_BLOCK + 2 * 32  # the blocks plus the two determinism probes
+
+
+def above_zero(outputs):
+    return np.array([np.sum(outputs[:, 0] > 0), len(outputs)])
+
+
+@pytest.mark.parametrize("chunk, backend", [(SEED_BLOCK, "serial"), (2 * SEED_BLOCK, "processes"), (None, "processes")])
+def test_reduce_trials_equals_reducing_the_outputs(chunk, backend):
+    trials = 5 * SEED_BLOCK + 7
+    outputs = run_trials(gaussian, 0.0, trials, seed=4, backend="serial")
+    counts = reduce_trials(gaussian, 0.0, trials, above_zero, seed=4, chunk=chunk, backend=backend, workers=2)
+    assert counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, [np.sum(outputs[:, 0] > 0), trials])
+
+
+def test_reduce_trials_refuses_float_reducers():
+    with pytest.raises(InputError, match="integer counts"):
+        reduce_trials(gaussian, 0.0, 100, lambda x: x.mean(axis=0), backend="serial")
+    with pytest.raises(InputError, match="reducer must be callable"):
+        reduce_trials(gaussian, 0.0, 100, "sum", backend="serial")
+
+
+def test_chunk_plan_covers_a_range_of_the_stream_with_whole_blocks():
+    trials = 3 * SEED_BLOCK + 100
+    chunks = plan_chunks(trials, SEED_BLOCK, 2, start=SEED_BLOCK + 5, stop=3 * SEED_BLOCK + 50)
+    flat = [b for c in chunks for b in c]
+    assert flat == [(1, SEED_BLOCK, 5, SEED_BLOCK), (2, SEED_BLOCK, 0, SEED_BLOCK), (3, 100, 0, 50)]
+    whole = run_trials(gaussian, 0.0, trials, seed=9, backend="serial")
+    part = np.concatenate([run_blocks(gaussian, 0.0, child_seed(9), c) for c in chunks])
+    np.testing.assert_array_equal(part, whole[SEED_BLOCK + 5 : 3 * SEED_BLOCK + 50])
+    big = plan_chunks(10**8, None, 2)
+    assert max(len(c) for c in big) == MAX_CHUNK_BLOCKS
+
+
+def global_state(data, rng, trials):
+    return np.random.standard_normal(trials)
+
+
+def test_mechanism_ignoring_its_rng_is_detected_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="use|rng argument"):
+        run_trials(global_state, None, 100, backend="serial")
+    with pytest.warns(RuntimeWarning, match="global_state"):
+        assert check_determinism(global_state, None, seed=0) is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_determinism(gaussian, 0.0, seed=0) is True
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"backend": "processes", "scheduler": "tcp://127.0.0.1:1"}, "needs backend='dask'"),
+        ({"backend": "dask", "scheduler": ""}, "scheduler must be"),
+    ],
+)
+def test_scheduler_needs_the_dask_backend(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        run_trials(gaussian, 0.0, 10, **kwargs)
 
 
 def test_map_tasks_keeps_order_on_every_backend():
@@ -106,3 +205,14 @@ def test_map_tasks_keeps_order_on_every_backend():
     expected = [i * i + 1 for i in range(7)]
     assert map_tasks(square, tasks, backend="serial") == expected
     assert map_tasks(square, tasks, backend="processes", workers=2) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.integers(-5, 5), min_size=0, max_size=40),
+    thresholds=st.lists(st.one_of(st.integers(-6, 6).map(float), st.just(-np.inf)), min_size=1, max_size=12),
+)
+def test_counts_above_matches_brute_force_with_ties_and_unsorted_thresholds(scores, thresholds):
+    s = np.asarray(scores, dtype=np.float64)
+    t = np.asarray(thresholds)
+    np.testing.assert_array_equal(counts_above(s, t), [np.sum(s > v) for v in t])

@@ -1,17 +1,32 @@
 """``audit``: an ε lower bound for a mechanism on two neighbouring datasets.
 
-The pipeline: run ``trials`` trials on each dataset (seeds ``child_seed(seed, 0)``
-and ``child_seed(seed, 1)``); split the trials by index into a calibration part
-(the first ``calibration_fraction``) and a certification part; on calibration
-data learn a scalar score and choose a test; certify that test on the
-certification data with one-sided binomial upper bounds.  The certification data
-never influence the choice of test, so the bound holds at ``confidence``.
+The pipeline, in bounded memory whatever ``trials`` is:
+
+Each dataset has one stream of ``trials`` trials (seeds ``child_seed(seed, 0)`` for
+d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
+:mod:`dpclaims.execution`).
+
+1. *Calibration*: its first ``n_cal = min(round(calibration_fraction × trials),``
+   :data:`MAX_CALIBRATION_TRIALS` ``)`` trials, held in memory.  On them a scalar
+   score is learned and the test (threshold, direction) chosen.
+2. *Certification*: the other ``trials - n_cal`` trials are generated chunk by chunk;
+   each seed block is scored and reduced *on its worker* to the counts
+   ``#{score > t}`` at the chosen threshold(s) and at the
+   :data:`TRADEOFF_POINTS` quantiles of the calibration scores that draw the
+   trade-off curve.  Only these integer counts travel back and are summed, so an
+   audit of 10^8 trials holds one block of outputs per worker, and the counts are
+   the same for every backend, worker count and chunk size.
+3. The test is certified from the summed counts with one-sided binomial upper
+   bounds.  The certification trials never influence the choice of test, so the
+   bound holds at ``confidence``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -19,6 +34,7 @@ import numpy as np
 from ..data import UserDataset, neighbour_distance
 from ..errors import (
     InputError,
+    MechanismError,
     NotNeighboursError,
     check_choice,
     check_confidence,
@@ -26,21 +42,74 @@ from ..errors import (
     check_epsilon,
     check_trials,
 )
-from ..execution import child_seed, run_trials
+from ..execution import (
+    DETERMINISM_PROBE,
+    SEED_BLOCK,
+    as_batched,
+    check_determinism,
+    child_seed,
+    plan_chunks,
+    reduce_blocks,
+    resolve_workers,
+    run_blocks,
+    session,
+)
 from ..privacy import PrivacyClaim
 from .bounds import CI_METHODS, per_bound_alpha
 from .gdp import gdp_epsilon
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
-from .threshold import DIRECTIONS, bonferroni_thresholds, certify, choose_threshold, tradeoff_curve
+from .threshold import (
+    DIRECTIONS,
+    bonferroni_thresholds,
+    certify_counts,
+    choose_threshold,
+    counts_above,
+    tradeoff_from_counts,
+    tradeoff_thresholds,
+)
 
-__all__ = ["audit", "METHODS", "THRESHOLD_STRATEGIES", "MIN_TRIALS", "DEFAULT_CALIBRATION_FRACTION"]
+__all__ = [
+    "audit",
+    "METHODS",
+    "THRESHOLD_STRATEGIES",
+    "MIN_TRIALS",
+    "DEFAULT_CALIBRATION_FRACTION",
+    "MAX_CALIBRATION_TRIALS",
+    "TRADEOFF_POINTS",
+]
 
 METHODS = ("threshold", "histogram", "gdp")
 THRESHOLD_STRATEGIES = ("calibration", "bonferroni")
 MIN_TRIALS = 100
 DEFAULT_CALIBRATION_FRACTION = 0.2
 """Share of each dataset's trials used to learn the score and choose the test (see the tightness benchmark)."""
+
+MAX_CALIBRATION_TRIALS = 200_000
+"""Cap on calibration trials per dataset: the calibration split is held in memory, so it is bounded;
+beyond it more calibration barely moves the chosen test (all further trials certify)."""
+
+TRADEOFF_POINTS = 101
+"""Quantile levels of the pooled calibration scores at which the trade-off curve is counted."""
+
+
+@dataclass(frozen=True)
+class _ScoreCounts:
+    """Reducer run on the workers: a block of outputs → ``#{score > t}`` for each fixed threshold."""
+
+    score: Score
+    thresholds: np.ndarray
+    width: int
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        if outputs.shape[1] != self.width:
+            raise MechanismError(
+                f"the mechanism returned {outputs.shape[1]} columns in a certification block but {self.width} "
+                "during calibration; outputs must keep the same width"
+            )
+        if len(outputs) == 0:
+            return np.zeros(len(self.thresholds), dtype=np.int64)
+        return counts_above(self.score(outputs), self.thresholds)
 
 
 def audit(
@@ -64,20 +133,25 @@ def audit(
     grid_size: int = 32,
     backend: str = "auto",
     workers: int | None = None,
+    scheduler: str | None = None,
+    chunk: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
     Parameters
     ----------
     mechanism : ``mechanism(data, rng, trials) -> (trials, k)`` or ``(trials,)``;
-        ``mechanism(data, rng) -> (k,)`` is accepted and looped
+        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  It must draw all
+        randomness from ``rng`` (a :class:`RuntimeWarning` says when it does not)
     d0, d1 : whatever the mechanism takes; two ``UserDataset`` s must be neighbours
         under the claim's unit and relation (else :class:`NotNeighboursError`)
     epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
-    seed : one integer; d0 uses ``child_seed(seed, 0)``, d1 ``child_seed(seed, 1)``,
-        score learning ``child_seed(seed, 2)``
+    seed : one integer; d0 uses ``child_seed(seed, 0)``, d1 ``child_seed(seed, 1)``
+        (the first ``n_cal`` trials of each calibrate, the rest certify), score
+        learning ``child_seed(seed, 2)``
     statistic : optional ``statistic(outputs (n, k)) -> (n,)``; skips score learning
     method : "threshold" (certified, any outputs), "histogram" (certified, discrete
         outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
@@ -87,9 +161,14 @@ def audit(
         (``grid_size`` thresholds at pre-set quantile levels, all certified with a
         Bonferroni correction)
     ci : "clopper-pearson" or "jeffreys"
-    calibration_fraction : share of the trials (by index) used for learning, in (0, 1)
+    calibration_fraction : share of the trials used for learning, in (0, 1); at most
+        :data:`MAX_CALIBRATION_TRIALS` per dataset are used
     grid_size : thresholds in the Bonferroni grid
-    backend, workers : passed to :func:`dpclaims.execution.run_trials`
+    backend, workers, scheduler, chunk : where the trials run (see
+        :func:`dpclaims.execution.session`, :func:`dpclaims.execution.plan_chunks`);
+        the result does not depend on them
+    checkpoint : directory; finished chunks are saved there and an interrupted audit
+        rerun with the same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
 
     Returns
     -------
@@ -111,37 +190,73 @@ def audit(
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
     _check_neighbours(d0, d1, claim)
-
-    x0 = run_trials(mechanism, d0, trials, seed=child_seed(seed, 0), backend=backend, workers=workers)
-    x1 = run_trials(mechanism, d1, trials, seed=child_seed(seed, 1), backend=backend, workers=workers)
-    if x0.shape[1] != x1.shape[1]:
-        raise InputError(f"the mechanism returned {x0.shape[1]} columns on d0 but {x1.shape[1]} on d1; outputs must have the same width")
-    n_cal = int(round(fraction * trials))
-    cal0, cal1, cert0, cert1 = x0[:n_cal], x1[:n_cal], x0[n_cal:], x1[n_cal:]
-    discrete = is_discrete(np.concatenate([cal0, cal1]))
-    if method == "histogram" and not discrete:
-        raise InputError(
-            "method='histogram' needs discrete outputs (at most 64 distinct output rows in the calibration split); "
-            "use method='threshold' for continuous outputs"
-        )
-
-    objective = "mu" if method == "gdp" else "epsilon"
+    batched = as_batched(mechanism)
+    seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
+    n_workers = resolve_workers(workers)
+    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     n_cert = trials - n_cal
-    if threshold == "calibration":
-        alpha = per_bound_alpha(confidence)
-    else:
-        alpha = per_bound_alpha(confidence, 2 * grid_size)
-    rng = np.random.default_rng(child_seed(seed, 2))
-    score, candidates, choice = _learn(statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci, objective, rng)
+    checkpointed = checkpoint is not None
+    # Calibration runs whole seed blocks; the rows of its last block past n_cal certify (reduced
+    # here, not recomputed), and the remaining blocks are certified chunk by chunk on the workers.
+    cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
+    cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
+    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
+    check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    store = None
+    if checkpointed:
+        from ..checkpoint import fingerprint, open_checkpoint
 
-    s0, s1 = score(cert0), score(cert1)
-    if threshold == "calibration":
-        thresholds, directions = np.array([choice[0]]), np.array([choice[1]])
-    else:
-        grid = bonferroni_thresholds(np.concatenate([score(cal0), score(cal1)]), grid_size, n_cert)
-        thresholds = np.repeat(grid, len(DIRECTIONS))
-        directions = np.tile(np.arange(len(DIRECTIONS)), len(grid))
-    cert = certify(s0, s1, thresholds, directions, claim.delta, alpha, ci, objective)
+        store = open_checkpoint(checkpoint, {
+            "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
+            "trials": trials, "seed": int(seed), "calibration_chunks": [len(c) for c in cal_chunks],
+            "certification_chunks": [len(c) for c in cert_chunks], "method": method, "threshold": threshold,
+            "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
+            "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
+        })
+
+    with session(backend, n_workers, scheduler, len(cert_chunks), (batched, d0, d1, statistic)) as runner:
+        tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
+        parts = runner.map(run_blocks, tasks, store and store.stage("calibration"))
+        run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
+        cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
+        del parts, run0, run1
+        if cal0.shape[1] != cal1.shape[1]:
+            raise InputError(
+                f"the mechanism returned {cal0.shape[1]} columns on d0 but {cal1.shape[1]} on d1; outputs must have the same width"
+            )
+        discrete = is_discrete(np.concatenate([cal0, cal1]))
+        if method == "histogram" and not discrete:
+            raise InputError(
+                "method='histogram' needs discrete outputs (at most 64 distinct output rows in the calibration split); "
+                "use method='threshold' for continuous outputs"
+            )
+        objective = "mu" if method == "gdp" else "epsilon"
+        alpha = per_bound_alpha(confidence) if threshold == "calibration" else per_bound_alpha(confidence, 2 * grid_size)
+        rng = np.random.default_rng(child_seed(seed, 2))
+        score, candidates, choice = _learn(statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci, objective, rng)
+        pooled = np.concatenate([score(cal0), score(cal1)])
+        if threshold == "calibration":
+            tests = np.array([choice[0]])
+            thresholds, directions = tests, np.array([choice[1]])
+        else:
+            tests = bonferroni_thresholds(pooled, grid_size, n_cert)
+            thresholds = np.repeat(tests, len(DIRECTIONS))
+            directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
+        curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
+        output_dim = int(cal0.shape[1])
+        del cal0, cal1, pooled
+        reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
+        tasks = [(batched, d, s, c, reducer) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cert_chunks]
+        stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
+        parts = runner.map(reduce_blocks, tasks, stage)
+    above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
+    above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
+    per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
+    cert = certify_counts(
+        above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions, claim.delta, alpha, ci, objective
+    )
+    n_tests = len(tests)
+    tradeoff = tradeoff_from_counts(above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction)
 
     if method == "gdp":
         eps_lower = gdp_epsilon(cert.mu, claim.delta)
@@ -177,11 +292,11 @@ def audit(
         trials=trials,
         unit=claim.unit,
         relation=claim.relation,
-        output_dim=int(x0.shape[1]),
+        output_dim=output_dim,
         discrete=bool(discrete),
         mu=mu,
         candidates=candidates,
-        tradeoff=tuple(tuple(p) for p in tradeoff_curve(s0, s1, cert.direction)),
+        tradeoff=tuple(tuple(p) for p in tradeoff),
         wall_time=time.perf_counter() - start,
     )
 
@@ -238,7 +353,7 @@ def _check_fraction(fraction: Any, trials: int) -> float:
     ok = isinstance(fraction, (int, float, np.integer, np.floating)) and not isinstance(fraction, bool)
     if not ok or not (0.0 < fraction < 1.0) or not math.isfinite(fraction):
         raise InputError(f"calibration_fraction must be a number in (0, 1), got {fraction!r}; pass e.g. calibration_fraction=0.2")
-    n_cal = int(round(fraction * trials))
+    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     if n_cal < 20 or trials - n_cal < 20:
         raise InputError(
             f"calibration_fraction={fraction!r} leaves {n_cal} calibration and {trials - n_cal} certification trials; "

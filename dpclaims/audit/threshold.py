@@ -3,6 +3,11 @@
 For a threshold ``t`` the event is ``{score > t}`` or ``{score <= t}`` and either
 dataset may play "positive" — four *directions*.  All error counts for all
 thresholds come from one sort and ``searchsorted`` (no loop over thresholds).
+
+Every error count is a function of the *above counts* ``#{score > t}`` of each
+dataset (:func:`counts_above`), which add up over chunks of trials: a long audit
+reduces each chunk to them on its worker and certifies from the sums
+(:func:`certify_counts`, :func:`tradeoff_from_counts`).
 """
 
 from __future__ import annotations
@@ -20,10 +25,15 @@ __all__ = [
     "Certified",
     "candidate_thresholds",
     "bonferroni_thresholds",
+    "counts_above",
     "error_counts",
+    "error_counts_from_above",
     "choose_threshold",
     "certify",
+    "certify_counts",
+    "tradeoff_thresholds",
     "tradeoff_curve",
+    "tradeoff_from_counts",
 ]
 
 DIRECTIONS = ("d1 if score > t", "d1 if score <= t", "d0 if score > t", "d0 if score <= t")
@@ -70,7 +80,7 @@ def candidate_thresholds(scores: np.ndarray, per_tail: int = MAX_THRESHOLDS_PER_
     in the tails, where the best tests for ε live).
     """
     values = np.sort(scores)
-    distinct = np.unique(values)
+    distinct = values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
     if len(distinct) <= 2 * per_tail:
         return distinct
     n = len(values)
@@ -90,6 +100,22 @@ def bonferroni_thresholds(scores: np.ndarray, grid_size: int, n_certify: int) ->
     return np.quantile(scores, levels)
 
 
+def counts_above(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """``#{scores > t}`` for every threshold: int64 (T,) from scores (n,) and thresholds (T,).
+
+    O(n log T) without sorting the scores: each score is placed among the sorted
+    thresholds (the number of thresholds strictly below it), and a reversed
+    cumulative histogram gives, for the j-th smallest threshold, the scores above it.
+    """
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    order = np.argsort(thresholds, kind="stable")
+    below = np.searchsorted(thresholds[order], scores, side="left")
+    tail = np.cumsum(np.bincount(below, minlength=len(thresholds) + 1)[::-1])[::-1]
+    out = np.empty(len(thresholds), dtype=np.int64)
+    out[order] = tail[1:]
+    return out
+
+
 def error_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Error counts of the four :data:`DIRECTIONS` at every threshold.
 
@@ -102,9 +128,14 @@ def error_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> tupl
     -------
     false_positives (4, T), n_negative (4,), false_negatives (4, T), n_positive (4,)
     """
-    n0, n1 = len(s0), len(s1)
-    above0 = n0 - np.searchsorted(np.sort(s0), thresholds, side="right")
-    above1 = n1 - np.searchsorted(np.sort(s1), thresholds, side="right")
+    return error_counts_from_above(counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1))
+
+
+def error_counts_from_above(
+    above0: np.ndarray, n0: int, above1: np.ndarray, n1: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`error_counts` from the above counts ``above0``, ``above1`` (T,) of ``n0``, ``n1`` trials."""
+    above0, above1 = np.asarray(above0), np.asarray(above1)
     fp = np.stack([above0, n0 - above0, above1, n1 - above1])
     fn = np.stack([n1 - above1, above1, n0 - above0, above0])
     return fp, np.array([n0, n0, n1, n1]), fn, np.array([n1, n1, n0, n0])
@@ -160,8 +191,29 @@ def certify(
     Bonferroni).  ``objective`` ("epsilon" or "mu") says which value ranks the pairs.
     """
     thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    return certify_counts(
+        counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1),
+        thresholds, directions, delta, alpha, ci, objective,
+    )
+
+
+def certify_counts(
+    above0: np.ndarray,
+    n0: int,
+    above1: np.ndarray,
+    n1: int,
+    thresholds: np.ndarray,
+    directions: np.ndarray,
+    delta: float,
+    alpha: float,
+    ci: str,
+    objective: str = "epsilon",
+) -> Certified:
+    """:func:`certify` from above counts: ``above0``, ``above1`` (T,) are ``#{score > thresholds[j]}``
+    among the ``n0`` d0 and ``n1`` d1 certification trials (summed over chunks)."""
+    thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
     directions = np.atleast_1d(np.asarray(directions, dtype=np.int64))
-    fp_all, n_neg_all, fn_all, n_pos_all = error_counts(s0, s1, thresholds)
+    fp_all, n_neg_all, fn_all, n_pos_all = error_counts_from_above(above0, n0, above1, n1)
     cols = np.arange(len(thresholds))
     fp, fn = fp_all[directions, cols], fn_all[directions, cols]
     n_neg, n_pos = n_neg_all[directions], n_pos_all[directions]
@@ -184,12 +236,20 @@ def certify(
     )
 
 
+def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
+    """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels: (T,) sorted."""
+    return np.concatenate([[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))])
+
+
 def tradeoff_curve(s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101) -> list[list[float]]:
     """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted by FPR."""
-    pooled = np.concatenate([s0, s1])
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, points)))
-    thresholds = np.concatenate([[-np.inf], thresholds])
-    fp, n_neg, fn, n_pos = error_counts(s0, s1, thresholds)
+    thresholds = tradeoff_thresholds(np.concatenate([s0, s1]), points)
+    return tradeoff_from_counts(counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1), direction)
+
+
+def tradeoff_from_counts(above0: np.ndarray, n0: int, above1: np.ndarray, n1: int, direction: int) -> list[list[float]]:
+    """Empirical (FPR, FNR) pairs of ``direction`` from above counts (T,) at fixed thresholds, sorted by FPR."""
+    fp, n_neg, fn, n_pos = error_counts_from_above(above0, n0, above1, n1)
     fpr = fp[direction] / n_neg[direction]
     fnr = fn[direction] / n_pos[direction]
     order = np.lexsort((-fnr, fpr))

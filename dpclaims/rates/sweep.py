@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
-from ..execution import BACKENDS, child_seed, map_tasks
+from ..execution import BACKENDS, child_seed, resolve_workers, session
 from .grid import check_grid
 
 __all__ = ["SweepResult", "sweep"]
@@ -130,6 +130,9 @@ def sweep(
     fixed: Mapping[str, Any] | None = None,
     backend: str = "auto",
     workers: int | None = None,
+    *,
+    scheduler: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
 ) -> SweepResult:
     """Run ``experiment(value, rng, **fixed)`` for every grid value and replicate.
 
@@ -143,7 +146,10 @@ def sweep(
     replicates : independent runs per grid value, R >= 2
     seed : non-negative integer; replicate r of value index i uses ``child_seed(seed, i, r)``
     fixed : other keyword arguments of the experiment (d, epsilon, ...)
-    backend, workers : as :func:`dpclaims.execution.map_tasks`
+    backend, workers, scheduler : where the cells run, as :func:`dpclaims.execution.session`
+        ("auto", "serial", "processes" or "dask"); the errors do not depend on them
+    checkpoint : directory; every finished (grid value, replicate) is saved there and a
+        rerun with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
 
     Returns
     -------
@@ -165,17 +171,29 @@ def sweep(
     if param in fixed:
         raise InputError(f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets it)")
     check_choice(backend, BACKENDS, "backend")
-    n_workers = (os.cpu_count() or 1) if workers is None else check_trials(workers, "workers")
+    n_workers = resolve_workers(workers)
 
-    per_task = max(1, min(replicates, math.ceil(grid.size * replicates / (4 * n_workers))))
+    if checkpoint is None:
+        per_task = max(1, min(replicates, math.ceil(grid.size * replicates / (4 * n_workers))))
+    else:
+        per_task = 1  # one file per (value, replicate): a layout that does not depend on the workers
     chunks = [tuple(range(r, min(r + per_task, replicates))) for r in range(0, replicates, per_task)]
     cells = [(i, chunk) for i in range(grid.size) for chunk in chunks]
     tasks = [
         (experiment, param, int(raw_values[i]) if integral else float(grid[i]), seed, i, chunk, dict(fixed))
         for i, chunk in cells
     ]
+    stage = None
+    if checkpoint is not None:
+        from ..checkpoint import fingerprint, open_checkpoint
+
+        stage = open_checkpoint(checkpoint, {
+            "kind": "sweep", "experiment": fingerprint(experiment), "param": param, "values": grid.tolist(),
+            "integral": bool(integral), "replicates": replicates, "seed": int(seed), "fixed": fingerprint(dict(fixed)),
+        }).stage("cells")
     start = time.perf_counter()
-    parts = map_tasks(_run_cell, tasks, backend=backend, workers=n_workers)
+    with session(backend, n_workers, scheduler, len(tasks), (experiment, tasks[:1])) as runner:
+        parts = runner.map(_run_cell, tasks, stage)
     wall = time.perf_counter() - start
     batches = {p.shape[1] for p in parts}
     if len(batches) > 1:

@@ -1,0 +1,263 @@
+"""Checkpoints: finished chunks of a long run, saved atomically, so a killed run resumes.
+
+A checkpoint directory holds one run:
+
+- ``manifest.json``: format, dpclaims version, the run's arguments (the mechanism's
+  and data's fingerprints, trials, seed, chunk layout, method, ...) and their hash;
+- ``<stage>-<chunk>.npz``: one finished chunk's result (an array), the key of its
+  stage and a SHA-256 digest of the result.
+
+Every file is written to a temporary name in the directory, flushed to disk and
+renamed with ``os.replace``, so a reader sees a whole file or none.  Opening a
+checkpoint with other arguments or from another dpclaims version, or reading a
+damaged file, raises :class:`~dpclaims.errors.InputError`: results are never mixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import pickle
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["FORMAT", "MANIFEST", "Checkpoint", "Stage", "fingerprint", "open_checkpoint"]
+
+FORMAT = 1
+"""Version of the on-disk layout."""
+
+MANIFEST = "manifest.json"
+
+_CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6})\.npz$")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fingerprint(obj: Any, _depth: int = 0) -> str:
+    """A SHA-256 hex digest identifying ``obj`` across processes and runs.
+
+    Arrays and datasets by dtype, shape and bytes; functions by module, qualified
+    name, compiled code, defaults and closure contents; other objects by class
+    name and attributes (or their pickle).  Equal digests mean "same computation"
+    for checkpointing purposes; anything unrecognised falls back to the class name.
+    """
+    from .data import UserDataset
+
+    if _depth > 8:
+        return _sha(type(obj).__qualname__.encode())
+    rec = lambda value: fingerprint(value, _depth + 1)  # noqa: E731
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, np.generic)):
+        return _sha(f"{type(obj).__name__}:{obj!r}".encode())
+    if isinstance(obj, np.ndarray):
+        return _sha(f"array:{obj.dtype.str}:{obj.shape}:".encode() + np.ascontiguousarray(obj).tobytes())
+    if isinstance(obj, UserDataset):
+        return _sha(f"UserDataset:{rec(obj.x)}:{rec(obj.y)}".encode())
+    if isinstance(obj, (list, tuple)):
+        return _sha(f"{type(obj).__name__}:".encode() + ",".join(rec(v) for v in obj).encode())
+    if isinstance(obj, dict):
+        items = sorted((repr(k), rec(v)) for k, v in obj.items())
+        return _sha(f"dict:{items}".encode())
+    if isinstance(obj, np.random.SeedSequence):
+        return _sha(f"SeedSequence:{obj.entropy}:{obj.spawn_key}".encode())
+    if isinstance(obj, types.FunctionType):
+        cells = [c.cell_contents for c in obj.__closure__ or () if _has_contents(c)]
+        code = marshal.dumps(obj.__code__)
+        return _sha(
+            f"function:{obj.__module__}.{obj.__qualname__}:{rec(obj.__defaults__)}:{rec(cells)}:".encode() + code
+        )
+    if isinstance(obj, types.MethodType):
+        return _sha(f"method:{rec(obj.__self__)}:{rec(obj.__func__)}".encode())
+    name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    state = getattr(obj, "__dict__", None)
+    if state is not None:
+        return _sha(f"object:{name}:{rec(dict(state))}".encode())
+    try:
+        return _sha(f"pickle:{name}:".encode() + pickle.dumps(obj))
+    except Exception:
+        return _sha(f"type:{name}".encode())
+
+
+def _has_contents(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _jsonable(arguments: dict) -> dict:
+    try:
+        return json.loads(json.dumps(arguments, sort_keys=True))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"checkpoint arguments must be JSON-serialisable: {exc}") from None
+
+
+def _write_atomic(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        write(handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class Checkpoint:
+    """An open checkpoint directory for one run (see :func:`open_checkpoint`)."""
+
+    def __init__(self, directory: Path, arguments: dict, key: str) -> None:
+        self.directory = directory
+        self.arguments = arguments
+        self.key = key
+
+    def stage(self, name: str, **extra: Any) -> "Stage":
+        """The chunk store of one stage of the run; ``extra`` (e.g. thresholds chosen
+        earlier in the run) is part of the stage's key, so chunks computed for other
+        values are refused."""
+        if not re.fullmatch(r"[a-z0-9_]+", name):
+            raise InputError(f"checkpoint stage name must be lower-case letters, digits or '_', got {name!r}")
+        key = _sha(f"{self.key}:{name}:{fingerprint(extra)}".encode())
+        return Stage(self.directory, name, key)
+
+
+class Stage:
+    """Finished chunks of one stage: :meth:`load` the saved ones, :meth:`save` a new one."""
+
+    def __init__(self, directory: Path, name: str, key: str) -> None:
+        self.directory = directory
+        self.name = name
+        self.key = key
+
+    def _path(self, index: int) -> Path:
+        return self.directory / f"{self.name}-{index:06d}.npz"
+
+    def load(self, chunks: int) -> dict[int, np.ndarray]:
+        """``{chunk index: result}`` of every saved chunk of this stage (``0 <= index < chunks``)."""
+        found: dict[int, np.ndarray] = {}
+        for path in sorted(self.directory.iterdir()):
+            match = _CHUNK_FILE.match(path.name)
+            if not match or match["stage"] != self.name:
+                continue
+            index = int(match["index"])
+            result = self._read(path)
+            if index >= chunks:
+                raise InputError(
+                    f"checkpoint file {str(path)!r} is chunk {index} but this run has {chunks} chunks; "
+                    "the checkpoint belongs to another run: pass a new directory"
+                )
+            found[index] = result
+        return found
+
+    def _read(self, path: Path) -> np.ndarray:
+        fix = f"delete {str(path)!r} (its chunk is recomputed) or pass a new checkpoint directory"
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                key = str(archive["key"])
+                digest = str(archive["digest"])
+                result = np.array(archive["result"])
+        except Exception as exc:
+            raise InputError(
+                f"checkpoint file {str(path)!r} is corrupt (not a readable chunk archive: {type(exc).__name__}); {fix}"
+            ) from None
+        if digest != _digest(result):
+            raise InputError(f"checkpoint file {str(path)!r} is corrupt (its checksum does not match); {fix}")
+        if key != self.key:
+            raise InputError(
+                f"checkpoint file {str(path)!r} was computed with different inputs for stage {self.name!r} "
+                f"(e.g. a mechanism whose outputs changed); {fix}"
+            )
+        return result
+
+    def save(self, index: int, result: Any) -> None:
+        """Write chunk ``index`` atomically (temporary file + ``os.replace``)."""
+        result = np.asarray(result)
+        _write_atomic(
+            self._path(index),
+            lambda handle: np.savez(handle, result=result, key=np.array(self.key), digest=np.array(_digest(result))),
+        )
+
+
+def _digest(result: np.ndarray) -> str:
+    return _sha(f"{result.dtype.str}:{result.shape}:".encode() + np.ascontiguousarray(result).tobytes())
+
+
+def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
+    """Open (or create) the checkpoint ``directory`` for a run with ``arguments``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike; created when missing; must be empty or a
+        checkpoint of the same run
+    arguments : JSON-serialisable description of everything the results depend on
+
+    Raises
+    ------
+    InputError : the directory holds a checkpoint of other arguments or another
+        dpclaims version, a damaged manifest, or unrelated files.
+    """
+    if not isinstance(directory, (str, os.PathLike)) or not str(directory):
+        raise InputError(f"checkpoint must be a directory path (str or pathlib.Path), got {directory!r}")
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"checkpoint {str(path)!r} is a file, not a directory; pass a directory path for checkpoint")
+    arguments = _jsonable(arguments)
+    key = _sha(json.dumps(arguments, sort_keys=True).encode())
+    manifest = {"format": FORMAT, "dpclaims_version": _version(), "hash": key, "arguments": arguments}
+    target = path / MANIFEST
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"checkpoint directory {str(path)!r} cannot be created ({exc}); pass a writable directory") from None
+    if target.exists():
+        _check_manifest(target, manifest)
+        for stale in path.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
+    else:
+        others = [p.name for p in path.iterdir() if not p.name.startswith(".")]
+        if others:
+            raise InputError(
+                f"checkpoint directory {str(path)!r} is not empty and has no {MANIFEST} (found {others[0]!r}); "
+                "it is not a dpclaims checkpoint: pass an empty or new directory"
+            )
+        payload = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        _write_atomic(target, lambda handle: handle.write(payload))
+    return Checkpoint(path, arguments, key)
+
+
+def _check_manifest(target: Path, manifest: dict) -> None:
+    fix = f"pass a new checkpoint directory (or delete {str(target.parent)!r})"
+    try:
+        stored = json.loads(target.read_text())
+        stored_format, version = stored["format"], stored["dpclaims_version"]
+        stored_hash, stored_arguments = stored["hash"], stored["arguments"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"checkpoint manifest {str(target)!r} is corrupt ({type(exc).__name__}: {exc}); {fix}") from None
+    if stored_format != FORMAT or version != manifest["dpclaims_version"]:
+        raise InputError(
+            f"checkpoint {str(target.parent)!r} was written by dpclaims {version} (format {stored_format}), this is "
+            f"dpclaims {manifest['dpclaims_version']} (format {FORMAT}); results of different versions are not mixed: {fix}"
+        )
+    if stored_hash != manifest["hash"] or stored_arguments != manifest["arguments"]:
+        changed = sorted(
+            k for k in set(stored_arguments) | set(manifest["arguments"])
+            if stored_arguments.get(k) != manifest["arguments"].get(k)
+        ) if isinstance(stored_arguments, dict) else ["arguments"]
+        raise InputError(
+            f"checkpoint {str(target.parent)!r} belongs to a run with different arguments "
+            f"(differs in: {', '.join(changed) or 'hash'}); rerun with the original arguments to resume, or {fix}"
+        )
