@@ -1,7 +1,9 @@
-"""The ``dpclaims`` command.
+"""The ``dpclaims`` command: ``verify``, ``list``, ``audit``, ``rate`` and ``report``.
 
-Exit codes: 0 when every checked claim is consistent, 1 when any is a violation,
-2 for bad usage or bad input (one line on stderr, never a traceback).
+Exit codes: 0 when every checked claim is consistent (or inconclusive), 1 when any
+is a violation or inconsistent (or its experiment failed with an error), 2 for bad
+usage or bad input (one line on stderr, never a traceback).  Every command takes
+``--json`` for machine-readable output on stdout.
 """
 
 from __future__ import annotations
@@ -108,10 +110,176 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "violation" else 0
 
 
+def _split(text: str | None) -> list[str]:
+    """Comma-separated values, blanks dropped."""
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def _progress(total: int, quiet: bool):
+    """A tqdm bar on stderr, disabled with --quiet or when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, unit="claim", desc="verify", dynamic_ncols=True,
+                disable=quiet or not sys.stderr.isatty())
+
+
+def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
+    from .reports import exit_code
+    from .reports.text import VERDICT_LABELS, counts_line, key_figure
+
+    if as_json:
+        _print_json({
+            "files": {name: str(path) for name, path in paths.items()},
+            "counts": results["counts"],
+            "load_errors": results["load_errors"],
+            "exit_code": exit_code(results),
+            "wall_time": results["wall_time"],
+            "claims": [{k: e[k] for k in ("id", "paper", "kind", "verdict", "summary")} for e in results["claims"]],
+        })
+        return
+    shown = [e for e in results["claims"] if e["verdict"] != "not_checkable"]
+    if shown:
+        width = max(len(e["id"]) for e in shown)
+        print(f"{'claim':<{width}}  {'verdict':<13}  key figure")
+        for e in shown:
+            print(f"{e['id']:<{width}}  {VERDICT_LABELS[e['verdict']]:<13}  {key_figure(e)}")
+    for failure in results["load_errors"]:
+        print(f"warning: check module {failure['module']} failed to import: {failure['error']}")
+    print(f"{counts_line(results)} ({results['wall_time']:.1f} s)")
+    print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .reports import exit_code, run_claims, select_claims, write_report
+    from .reports.atomic import check_output_dir
+
+    papers, patterns = _split(args.papers), _split(args.claims)
+    selected = select_claims(papers, patterns)
+    check_output_dir(args.out, args.force)
+    options = {name: value for name in ("scheduler", "checkpoint") if (value := getattr(args, name)) is not None}
+    with _progress(len(selected), args.quiet) as bar:
+        results = run_claims(
+            selected, budget=args.budget, seed=args.seed, backend=args.backend, workers=args.workers,
+            options=options, papers=papers, patterns=patterns,
+            before=lambda claim: bar.set_postfix_str(claim.id, refresh=True), after=lambda entry: bar.update(1),
+        )
+    paths = write_report(results, args.out, force=args.force, workers=args.workers)
+    _report_summary(results, paths, args.json)
+    return exit_code(results)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .reports import exit_code, load_results, write_report
+
+    results = load_results(args.results)
+    paths = write_report(results, args.out, force=args.force, workers=args.workers)
+    _report_summary(results, paths, args.json)
+    return exit_code(results)
+
+
+def _grid(text: str) -> list[float] | list[int]:
+    parts = _split(text)
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        pass
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        raise InputError(f"--values must be comma-separated numbers such as 100,200,400,800, got {text!r}") from None
+
+
+def _cmd_rate(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .claims import get
+    from .claims.standard import AuditExperiment, ValueExperiment
+    from .reports import claim_seed, write_atomic
+    from .reports.figures import rate_figure
+    from .reports.results import load_check_modules, to_jsonable
+    from .reports.schema import validate_experiment_result
+    from .reports.text import evidence_rows, figure_name
+
+    claim = get(args.claim_id)
+    load_check_modules()  # a broken module of another paper must not stop this claim
+    experiment = claim.experiment(args.budget)
+    not_a_sweep = (f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
+                   f"run it with: dpclaims verify --claims {claim.id}")
+    if isinstance(experiment, (AuditExperiment, ValueExperiment)):
+        raise InputError(not_a_sweep)
+    changes = {name: value for name, value in (("values", args.values), ("replicates", args.replicates))
+               if value is not None}
+    if "values" in changes:
+        changes["values"] = _grid(changes["values"])
+    if changes:
+        names = {f.name for f in dataclasses.fields(experiment)} if dataclasses.is_dataclass(experiment) else set()
+        missing = sorted(set(changes) - names)
+        if missing:
+            raise InputError(f"the experiment of {claim.id!r} ({type(experiment).__name__}) has no "
+                             f"{', '.join(missing)} to change; run it without --{' --'.join(missing)}")
+        experiment = dataclasses.replace(experiment, **changes)
+    seed = claim_seed(args.seed, claim.id)
+    result = to_jsonable(experiment.run(seed=seed, backend=args.backend, workers=args.workers))
+    validate_experiment_result(result, "experiment result")
+    if result["type"] != "rate":
+        raise InputError(not_a_sweep)
+    entry = {"id": claim.id, "verdict": result["verdict"], "type": "rate", "summary": result["summary"],
+             "evidence": result["evidence"], "seed": seed,
+             "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0)}
+    figure = write_atomic(args.figure or figure_name(claim.id), rate_figure(entry))
+    if args.json:
+        _print_json({"id": claim.id, "paper": claim.paper, "kind": claim.kind, "seed": seed,
+                     "figure": str(figure), **result})
+    else:
+        print(f"claim         {claim.id} ({claim.paper}, {claim.source})")
+        for label, value in evidence_rows(entry):
+            print(f"{label:<13} {value}")
+        print(f"verdict       {result['verdict']}")
+        print(f"figure        {figure}")
+    return 1 if result["verdict"] == "inconsistent" else 0
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpclaims", description="Check, by experiment, the claims of papers on DP optimization.")
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser(
+        "verify", help="check every selected claim by experiment and write the report",
+        description="Run the experiments of the selected claims and write results.json, report.md, report.html "
+                    "and figures/ to --out. Exit code 1 when any claim is a violation or inconsistent (a finding "
+                    "about the paper, or a bug) or its experiment failed.",
+    )
+    p.add_argument("--papers", help="comma-separated paper ids (default: all five; see 'dpclaims list')")
+    p.add_argument("--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
+                   help="experiment size: quick (default, minutes), standard (under an hour), full")
+    p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
+    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    _add_run_options(p)
+    p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
+    p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    p.set_defaults(handler=_cmd_verify)
+
+    p = sub.add_parser("report", help="re-render a report from a saved results.json, without rerunning anything")
+    p.add_argument("results", help="a results.json written by 'dpclaims verify'")
+    p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
+    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    p.add_argument("--workers", type=int, default=None, help="processes drawing the figures (default: all cores)")
+    p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    p.set_defaults(handler=_cmd_report)
+
+    p = sub.add_parser("rate", help="one rate claim: sweep, power-law fit, exponent verdict and its figure")
+    p.add_argument("claim_id", help="a claim id with a rate experiment (see 'dpclaims list')")
+    p.add_argument("--values", help="comma-separated grid of the swept parameter (default: the budget's grid)")
+    p.add_argument("--replicates", type=int, help="replicates per grid value (default: the budget's)")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"), help="default quick")
+    p.add_argument("--figure", help="PNG file for the figure (default: CLAIM_ID.png in the current folder)")
+    _add_run_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_cmd_rate)
 
     p = sub.add_parser("list", help="the claims registry as a table")
     p.add_argument("--paper", help="only this paper id (e.g. murata-suzuki-2023)")
@@ -141,6 +309,12 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="run seed (default 0); each claim derives its own from it")
+    p.add_argument("--backend", default="auto", help="auto (default), serial, processes (or dask, when installed)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+
+
 def _targets_epilog() -> str:
     from .algorithms.catalog import TARGETS
 
@@ -157,7 +331,10 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (code 2, already printed as one line), --help and --version
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.handler(args)
     except (DPClaimsError, ValueError, OSError) as exc:

@@ -109,3 +109,10 @@ def test_usage_errors_exit_two_without_traceback():
     result = subprocess.run([sys.executable, "-m", "dpclaims.cli", "audit"], capture_output=True, text=True)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_help_and_version_return_zero(capsys):
+    assert main(["--version"]) == 0 and "dpclaims" in capsys.readouterr().out
+    for command in ("verify", "report", "rate", "list", "audit"):
+        assert main([command, "--help"]) == 0
+        assert "--json" in capsys.readouterr().out

@@ -123,22 +123,32 @@ def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[Ex
 
 
 _CHECKS_LOADED = False
+_LOAD_ERRORS: dict[str, str] = {}
 
 
-def load_checks() -> None:
+def load_checks() -> dict[str, str]:
     """Import every module of :mod:`dpclaims.claims.checks` once, so their factories register.
 
     Each paper's experiments live in their own module there; dropping a module in that
-    package is all it takes to make its claims checkable.
+    package is all it takes to make its claims checkable.  Modules are imported one by
+    one, so a module that fails to import does not hide the others' experiments.
+
+    Returns
+    -------
+    ``{module name: error message}`` for the modules that failed to import (empty when all loaded).
     """
     global _CHECKS_LOADED
-    if _CHECKS_LOADED:
-        return
-    _CHECKS_LOADED = True
-    from . import checks
+    if not _CHECKS_LOADED:
+        _CHECKS_LOADED = True
+        from . import checks
 
-    for module in pkgutil.iter_modules(checks.__path__):
-        importlib.import_module(f"{checks.__name__}.{module.name}")
+        for module in pkgutil.iter_modules(checks.__path__):
+            name = f"{checks.__name__}.{module.name}"
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # reported by load_checks() callers, e.g. the verify report
+                _LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
+    return dict(_LOAD_ERRORS)
 
 
 def registered_experiments() -> frozenset[str]:

@@ -6,8 +6,11 @@
   and an equivalence test (``consistent`` / ``inconsistent`` / ``inconclusive``).
 - :class:`ValueExperiment`: a formula, calibration or white-box invariant, computed
   and compared with the paper's value (``consistent`` / ``inconsistent``).
+- :class:`CombinedExperiment`: several of these for one claim; the worst verdict wins.
 
-Each ``run(seed, backend, workers)`` returns the same JSON-ready shape::
+Each ``run(seed, backend, workers, scheduler=None, checkpoint=None)`` returns the same
+JSON-ready shape (``scheduler`` is a Dask address; ``checkpoint`` a folder this
+experiment alone writes to)::
 
     {"type": "audit" | "rate" | "value", "verdict": ..., "summary": "one line", "evidence": {...}}
 """
@@ -16,13 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["AuditExperiment", "RateExperiment", "ValueExperiment"]
+__all__ = ["AuditExperiment", "RateExperiment", "ValueExperiment", "CombinedExperiment"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +45,14 @@ class AuditExperiment:
     reference_epsilon: float | None = None
     note: str = ""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict:
+    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
+            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         from ..audit import audit
 
         mechanism, d0, d1, claim = self.build()
         result = audit(mechanism, d0, d1, claim=claim, trials=self.trials, confidence=self.confidence,
-                       seed=seed, method=self.method, backend=backend, workers=workers)
+                       seed=seed, method=self.method, backend=backend, workers=workers,
+                       scheduler=scheduler, checkpoint=checkpoint)
         label = "certified" if result.certified else "estimated (not certified)"
         summary = f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g}"
         if self.reference_epsilon is not None:
@@ -74,11 +80,13 @@ class RateExperiment:
     method: str = "logs"
     note: str = ""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict:
+    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
+            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         from ..rates import check_exponent, fit_power_law, sweep
 
         result = sweep(self.experiment, param=self.param, values=list(self.values), replicates=self.replicates,
-                       seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers)
+                       seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
+                       scheduler=scheduler, checkpoint=checkpoint)
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
         check = check_exponent(fit, self.expected, margin=self.margin)
         low, high = check.interval
@@ -114,7 +122,9 @@ class ValueExperiment:
     atol: float = 0.0
     note: str = ""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict:
+    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
+            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+        """Compute and compare (serially: value checks are small; the execution options are accepted and unused)."""
         measured = self.compute(np.random.default_rng(seed))
         missing = sorted(set(self.expected) - set(measured))
         if missing:
@@ -128,3 +138,28 @@ class ValueExperiment:
         summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (f"; off: {', '.join(failed)}" if failed else "")
         evidence = {"checks": checks, "rtol": self.rtol, "atol": self.atol, "note": self.note}
         return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
+
+
+_SEVERITY = ("consistent", "inconclusive", "inconsistent", "violation")
+
+
+@dataclass(frozen=True)
+class CombinedExperiment:
+    """Several experiments checking one claim together; the verdict is the worst of theirs
+    (violation > inconsistent > inconclusive > consistent).  Evidence: ``{"parts": {name: result}}``."""
+
+    parts: Mapping[str, Any]
+    note: str = ""
+
+    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
+            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+        results = {
+            name: part.run(seed=seed, backend=backend, workers=workers, scheduler=scheduler,
+                           checkpoint=None if checkpoint is None else str(Path(checkpoint) / name))
+            for name, part in self.parts.items()
+        }
+        verdict = max((r["verdict"] for r in results.values()), key=_SEVERITY.index)
+        types = {r["type"] for r in results.values()}
+        summary = "; ".join(f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items())
+        return {"type": types.pop() if len(types) == 1 else "rate", "verdict": verdict, "summary": summary,
+                "evidence": {"parts": results, "note": self.note}}

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpclaims.algorithms.catalog import audit_target
-from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
+from dpclaims.claims.standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 from dpclaims.errors import InputError
 from dpclaims.privacy import PrivacyClaim
 
@@ -44,3 +44,16 @@ def test_value_experiment_points_and_intervals():
     assert off["verdict"] == "inconsistent" and "sigma" in off["summary"]
     with pytest.raises(InputError, match="did not return"):
         ValueExperiment(lambda rng: {}, expected={"sigma": 1.0}).run()
+
+
+def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_checkpoint(tmp_path):
+    good = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000], expected=-0.5, replicates=6,
+                          fixed={"exponent": -0.5})
+    bad = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000], expected=-1.0, replicates=6,
+                         fixed={"exponent": -0.5})
+    out = CombinedExperiment({"good": good, "bad": bad}).run(seed=1, backend="serial", checkpoint=str(tmp_path))
+    assert out["verdict"] == "inconsistent" and out["type"] == "rate"
+    assert [out["evidence"]["parts"][k]["verdict"] for k in ("good", "bad")] == ["consistent", "inconsistent"]
+    assert {p.name for p in tmp_path.iterdir()} == {"good", "bad"}
+    again = CombinedExperiment({"good": good, "bad": bad}).run(seed=1, backend="serial", checkpoint=str(tmp_path))
+    assert again["evidence"]["parts"]["bad"]["evidence"]["fit"] == out["evidence"]["parts"]["bad"]["evidence"]["fit"]

@@ -10,7 +10,6 @@ are reported as measured, never tuned.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -56,7 +55,7 @@ from ...hardinstances.lower_bounds import (
 from ...hardinstances.quadratic import QuadraticHypercubeInstance
 from ...privacy import gaussian_epsilon
 from ..experiments import register_experiment
-from ..standard import AuditExperiment, RateExperiment, ValueExperiment
+from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
 
 def _pick(budget: str, quick, standard, full):
@@ -581,23 +580,6 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="paper", trials=4
                                  lam_rule=lam_rule, growth=growth)
     data = point_mass_data(int(n), int(m), block_boundaries(int(n), alg.blocks))
     return np.abs(alg.run(data, rng, trials).theta[:, 0])
-
-
-@dataclass(frozen=True)
-class CombinedExperiment:
-    """Several standard experiments for one claim; the verdict is the worst of theirs
-    (inconsistent > inconclusive > consistent)."""
-
-    parts: dict
-    note: str = ""
-
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict:
-        results = {name: part.run(seed=seed, backend=backend, workers=workers) for name, part in self.parts.items()}
-        order = ("consistent", "inconclusive", "inconsistent")
-        verdict = max((r["verdict"] for r in results.values()), key=lambda v: order.index(v) if v in order else 2)
-        summary = "; ".join(f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items())
-        return {"type": "rate", "verdict": verdict, "summary": summary,
-                "evidence": {"parts": results, "note": self.note}}
 
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")

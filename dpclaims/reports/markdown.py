@@ -1,0 +1,109 @@
+"""``report.md``: a summary table, then one section per paper and one per claim.
+
+The text depends on the results document and the figure paths only, so
+re-rendering saved results gives the same file byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .figures import SUMMARY_FIGURE
+from .results import exit_code
+from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
+
+__all__ = ["render_markdown"]
+
+def _cell(text: Any) -> str:
+    """A table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _verdict(verdict: str) -> str:
+    label = VERDICT_LABELS[verdict]
+    return f"**{label}**" if verdict in ("violation", "inconsistent", "error") else label
+
+
+def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
+    lines = [
+        f"### `{entry['id']}` — {_verdict(entry['verdict'])}",
+        "",
+        f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+        "",
+        f"> {_cell(entry['statement'])}",
+        "",
+    ]
+    if entry["verdict"] == "not_checkable":
+        return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
+    if entry["verdict"] == "error":
+        return lines + [f"The experiment failed: `{_cell(entry['error'])}`", "",
+                        f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.", ""]
+    lines += [f"**Result:** {_cell(entry['summary'])}", ""]
+    pieces = parts(entry)
+    for piece in pieces:
+        if len(pieces) > 1:
+            lines += [f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: {_cell(piece['summary'])}", ""]
+        lines += ["| | |", "|---|---|"]
+        lines += [f"| {_cell(label)} | {_cell(value)} |" for label, value in evidence_rows(piece, footer=False)]
+        lines.append("")
+        if piece["id"] in figures:
+            alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
+            lines += [f"![{alt}]({figures[piece['id']]})", ""]
+    lines += [" · ".join(f"{label} {value}" for label, value in footer_rows(entry)), ""]
+    return lines
+
+
+def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> str:
+    """The Markdown report.
+
+    Parameters
+    ----------
+    results : a validated results document
+    figures : claim id (or ``"summary"``) -> figure path relative to the report
+
+    Returns
+    -------
+    str, ending with a newline
+    """
+    claims = results["claims"]
+    status = "fails (exit code 1)" if exit_code(results) else "passes (exit code 0)"
+    lines = [
+        "# dpclaims verification report",
+        "",
+        f"dpclaims {results['dpclaims_version']} · budget `{results['settings']['budget']}` · "
+        f"seed {results['settings']['seed']} · {results['wall_time']:.1f} s",
+        "",
+        f"**{counts_line(results)}.** The run {status}.",
+        "",
+    ]
+    lines += [f"**Warning:** the check module `{e['module']}` failed to import (`{_cell(e['error'])}`); "
+              "the claims it registers are listed as not checkable." for e in results["load_errors"]]
+    lines += [""] if results["load_errors"] else []
+    lines += [
+        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the claimed ε; "
+        "a rate claim is *inconsistent* when the fitted exponent's interval excludes the claimed exponent "
+        "± margin, *inconclusive* when the interval is too wide to decide. Claims without an experiment are "
+        "listed as not checkable, with the reason.",
+        "",
+        "## Summary",
+        "",
+        "| claim | paper | kind | verdict | key figure |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
+              for e in claims]
+    lines.append("")
+    if SUMMARY_FIGURE in figures:
+        lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
+    for paper in results["papers"]:
+        mine = [e for e in claims if e["paper"] == paper["id"]]
+        checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
+        lines += [f"## {paper['id']}: {_cell(paper['title'])}", "",
+                  f"{len(mine)} claims, {checked} checked by experiment.", ""]
+        for entry in mine:
+            lines += _claim_section(entry, figures)
+    lines += ["## How this report was made", "", "| | |", "|---|---|"]
+    lines += [f"| {label} | {_cell(value)} |" for label, value in settings_rows(results)]
+    lines += ["", "Every number above, with all statistical choices, is in `results.json`; "
+              "`dpclaims report results.json --out DIR` re-renders this report from it.", ""]
+    return "\n".join(lines)

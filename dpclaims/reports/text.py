@@ -1,0 +1,154 @@
+"""Plain-text pieces shared by the Markdown and HTML writers and the command line."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from .schema import VERDICTS
+
+__all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
+
+VERDICT_LABELS = {
+    "consistent": "consistent",
+    "violation": "VIOLATION",
+    "inconsistent": "INCONSISTENT",
+    "inconclusive": "inconclusive",
+    "not_checkable": "not checkable",
+    "error": "ERROR",
+}
+
+
+def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``[entry]``, or for a combined experiment (evidence ``{"parts": {name: result}}``) one entry per part.
+
+    A part's entry has the id ``"<claim id> [<name>]"`` and the part's type, verdict, summary and evidence.
+    """
+    sub = entry["evidence"].get("parts") if entry["verdict"] not in ("not_checkable", "error") else None
+    if not isinstance(sub, Mapping):
+        return [entry]
+    out: list[Mapping[str, Any]] = []
+    for name, result in sub.items():
+        out += parts({**entry, "id": f"{entry['id']} [{name}]", "type": result["type"], "verdict": result["verdict"],
+                      "summary": result["summary"], "evidence": result["evidence"]})
+    return out
+
+
+def _num(value: Any, spec: str = ".3g") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def key_figure(entry: Mapping[str, Any]) -> str:
+    """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
+    verdict, ev = entry["verdict"], entry["evidence"]
+    if verdict == "not_checkable":
+        return entry["reason"]
+    if verdict == "error":
+        return entry["error"]
+    if len(parts(entry)) > 1:
+        return entry["summary"]
+    if entry["type"] == "audit":
+        sign = "≥" if ev["certified"] else "≈"
+        note = "" if ev["certified"] else ", estimate"
+        return f"ε {sign} {_num(ev['epsilon_lower'], '.3f')} (claimed {ev['epsilon']:g}{note})"
+    if entry["type"] == "rate":
+        check = ev["check"]
+        low, high = check["interval"]
+        return (f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] "
+                f"vs {check['expected']:g} ± {check['margin']:g}")
+    return entry["summary"]
+
+
+def _join(values: Any) -> str:
+    return ", ".join(format(v, "g") if isinstance(v, (int, float)) else str(v) for v in values)
+
+
+def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[str, str]]:
+    """(label, value) rows with every statistical choice of a checked (single-part) entry's evidence.
+
+    ``footer`` adds the experiment seed and wall time.
+    """
+    ev, kind = entry["evidence"], entry["type"]
+    rows: list[tuple[str, str]] = []
+    if kind == "audit":
+        rows += [
+            ("claim", f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}"),
+            ("lower bound", f"{_num(ev['epsilon_lower'], '.4f')} "
+                            f"({'certified' if ev['certified'] else 'parametric estimate, not certified'})"),
+            ("method", f"{ev['method']}; interval {ev['ci']} at confidence {ev['confidence']:g}"),
+            ("trials", f"{ev['trials']} per dataset: {ev['calibration_trials']} calibration, "
+                       f"{ev['certification_trials']} certification"),
+            ("test", f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold {_num(ev.get('threshold'))}"),
+            ("errors", f"FP {ev['false_positives']}/{ev['n_negative']} (upper {ev['fpr_upper']:.4g}), "
+                       f"FN {ev['false_negatives']}/{ev['n_positive']} (upper {ev['fnr_upper']:.4g})"),
+        ]
+        if ev.get("reference_epsilon") is not None:
+            rows.append(("exact implementation", f"ε ≈ {ev['reference_epsilon']:g}"))
+        if ev["seed"] != entry["seed"]:
+            rows.append(("audit seed", str(ev["seed"])))
+    elif kind == "rate":
+        sweep, fit, check = ev["sweep"], ev["fit"], ev["check"]
+        rows += [
+            ("sweep", f"{sweep['param']} ∈ {{{_join(sweep['values'])}}}, {sweep['replicates']} replicates"
+                      + (f", batch {sweep['batch']}" if sweep.get("batch", 1) != 1 else "")),
+            ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
+            ("fit", f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
+                    f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]"),
+            ("test", f"equivalence to {check['expected']:g} ± {check['margin']:g} at {check['confidence']:.0%}: "
+                     f"{check['verdict']}" + ("; slope drifts over the grid" if check.get("drifting") else "")),
+        ]
+        if check.get("message"):
+            rows.append(("note", check["message"]))
+        if sweep["seed"] != entry["seed"]:
+            rows.append(("sweep seed", str(sweep["seed"])))
+    elif kind == "value":
+        for name, c in ev.get("checks", {}).items():
+            if isinstance(c, Mapping):
+                measured = c.get("value", c.get("estimate"))
+                interval = f" [{_num(c.get('low'))}, {_num(c.get('high'))}]" if "low" in c else ""
+                rows.append((name, f"{_num(measured, '.6g')}{interval} vs {_num(c.get('expected'), '.6g')}: "
+                                   f"{'ok' if c.get('ok') else 'off'}"))
+    if ev.get("note"):
+        rows.append(("note", str(ev["note"])))
+    if footer:
+        rows += footer_rows(entry)
+    return rows
+
+
+def footer_rows(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The experiment seed and wall time of an entry."""
+    return [("experiment seed", str(entry["seed"])), ("wall time", f"{entry['wall_time']:.2f} s")]
+
+
+def figure_name(claim_id: str) -> str:
+    """File name of a claim's figure: the id with anything but ``[A-Za-z0-9._-]`` replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", claim_id) + ".png"
+
+
+def counts_line(results: Mapping[str, Any]) -> str:
+    """E.g. ``"150 claims: 3 consistent, 1 violation, 146 not checkable"`` (zero counts left out)."""
+    counts = results["counts"]
+    parts = [f"{counts[v]} {VERDICT_LABELS[v].lower()}" for v in VERDICTS if counts[v]]
+    return f"{len(results['claims'])} claims: " + ", ".join(parts)
+
+
+def settings_rows(results: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows describing how the results were produced."""
+    s, env = results["settings"], results["environment"]
+    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v)
+    rows = [
+        ("created", results["created"]),
+        ("budget", s["budget"]),
+        ("seed", f"{s['seed']} (each claim runs with its own seed derived from it and the claim id)"),
+        ("backend", f"{s['backend']}, workers {s['workers'] if s['workers'] else 'all cores'}"),
+        ("selection", f"papers {', '.join(s['papers']) if s['papers'] else 'all'}; "
+                      f"claims {', '.join(s['claims']) if s['claims'] else 'all'}"),
+    ]
+    if s["options"]:
+        rows.append(("options", ", ".join(f"{k}={v}" for k, v in s["options"].items())))
+    rows += [
+        ("wall time", f"{results['wall_time']:.1f} s"),
+        ("versions", versions),
+        ("python", f"{env['python']} on {env['platform']}, {env['cpu_count']} cores"),
+    ]
+    return rows

@@ -1,0 +1,91 @@
+"""Write a whole report directory: ``results.json``, ``report.md``, ``report.html`` and ``figures/``.
+
+The report is built in a staging folder and renamed into place (see :mod:`.atomic`),
+and everything is rendered from the JSON text written, so ``dpclaims report``
+re-renders saved results into the same files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..execution import map_tasks
+from ..errors import InputError
+from .atomic import check_output_dir, staged_directory
+from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
+from .html import render_html
+from .markdown import render_markdown
+from .results import dumps_results
+from .schema import validate_results
+from .text import figure_name, parts
+
+__all__ = ["REPORT_FILES", "render_figures", "write_report"]
+
+REPORT_FILES = ("results.json", "report.md", "report.html")
+
+
+PARALLEL_FIGURES = 16
+"""From this many figures on, :func:`render_figures` draws them in worker processes."""
+
+
+def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[str, bytes]:
+    """Claim id (or part id, and ``"summary"``) -> PNG bytes, for every checked audit and rate.
+
+    ``workers`` other than 1 draws many figures in parallel (None: all cores); the
+    bytes do not depend on it.
+    """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError(f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2")
+    pieces = [piece for entry in results["claims"] for piece in parts(entry)]
+    drawn = [piece for piece in pieces if piece["verdict"] not in ("not_checkable", "error")
+             and piece["type"] in ("audit", "rate")]
+    if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
+        pngs = map_tasks(claim_figure, [(piece,) for piece in drawn], backend="processes", workers=workers)
+    else:
+        pngs = [claim_figure(piece) for piece in drawn]
+    figures = {piece["id"]: png for piece, png in zip(drawn, pngs)}
+    summary = summary_figure(pieces)
+    if summary is not None:
+        figures[SUMMARY_FIGURE] = summary
+    return figures
+
+
+def write_report(results: Mapping[str, Any], out: str | Path, force: bool = False,
+                 workers: int | None = 1) -> dict[str, Path]:
+    """Validate ``results`` and write the report to the directory ``out``.
+
+    Parameters
+    ----------
+    results : a results document (from :func:`dpclaims.reports.run_claims` or ``load_results``)
+    out : report directory; must not exist or be empty unless ``force``
+    force : replace an existing report directory
+    workers : processes drawing the figures (see :func:`render_figures`)
+
+    Returns
+    -------
+    dict: ``results.json``, ``report.md``, ``report.html`` and ``figures`` -> their final paths
+
+    Raises
+    ------
+    ResultsError
+        ``results`` does not follow the schema.
+    InputError
+        ``out`` exists and ``force`` is False, or cannot be written.
+    """
+    check_output_dir(out, force)  # fail before the figures are drawn
+    text = dumps_results(results)
+    document = json.loads(text)
+    validate_results(document)
+    figures = render_figures(document, workers)
+    paths = {name: f"figures/{figure_name(name)}" for name in figures}
+    with staged_directory(out, force) as staging:
+        (staging / "figures").mkdir()
+        for name, png in figures.items():
+            (staging / paths[name]).write_bytes(png)
+        (staging / "results.json").write_text(text, encoding="utf-8")
+        (staging / "report.md").write_text(render_markdown(document, paths), encoding="utf-8")
+        (staging / "report.html").write_text(render_html(document, figures), encoding="utf-8")
+    target = Path(out).expanduser().absolute()
+    return {name: target / name for name in (*REPORT_FILES, "figures")}

@@ -1,0 +1,139 @@
+"""Selecting claims and running their experiments: every fault of an experiment ends up in its entry."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpclaims.claims import UnknownClaimError, get
+from dpclaims.claims.experiments import _FACTORIES
+from dpclaims.errors import InputError
+from dpclaims.reports import claim_seed, exit_code, run_claim, run_claims, select_claims
+from dpclaims.reports.results import load_check_modules, to_jsonable
+
+CLAIM = "dpgd.calibration"
+
+
+class Returns:
+    def __init__(self, value):
+        self.value = value
+
+    def run(self, seed=0, backend="auto", workers=None):
+        return self.value(seed) if callable(self.value) else self.value
+
+
+@pytest.fixture
+def register(monkeypatch):
+    load_check_modules()
+
+    def put(factory):
+        monkeypatch.setitem(_FACTORIES, CLAIM, factory)
+
+    return put
+
+
+def test_select_by_paper_and_glob_keeps_spec_order():
+    ids = [c.id for c in select_claims(papers=["murata-suzuki-2023"], patterns=["diff2bvr.*", "dpgd.*"])]
+    assert ids and all(i.startswith(("diff2bvr.", "dpgd.")) for i in ids)
+    everything = [c.id for c in select_claims()]
+    assert len(everything) == 150 and ids == [i for i in everything if i in ids]
+
+
+def test_selection_errors_name_the_problem():
+    with pytest.raises(UnknownClaimError, match="did you mean 'dpgd.calibration'"):
+        select_claims(patterns=["dpgd.calibratoin"])
+    with pytest.raises(InputError, match="matches no claim id"):
+        select_claims(patterns=["nothing.*"])
+    with pytest.raises(InputError, match="papers must be one of"):
+        select_claims(papers=["someone-1999"])
+
+
+def test_claim_seed_is_per_claim_and_reproducible():
+    assert claim_seed(0, "a") == claim_seed(0, "a") != claim_seed(0, "b")
+    assert claim_seed(1, "a") != claim_seed(0, "a") and 0 <= claim_seed(7, "x") < 2**32
+
+
+def test_the_experiment_gets_its_claim_seed(register):
+    register(lambda claim, budget: Returns(lambda seed: {"type": "value", "verdict": "consistent",
+                                                         "summary": str(seed), "evidence": {"checks": {}}}))
+    entry = run_claim(get(CLAIM), seed=5, backend="serial")
+    assert entry["summary"] == str(claim_seed(5, CLAIM)) == str(entry["seed"])
+
+
+@pytest.mark.parametrize(
+    "factory, fragment",
+    [
+        (lambda claim, budget: 1 / 0, "ZeroDivisionError: division by zero"),
+        (lambda claim, budget: Returns(None), "experiment result: expected object"),
+        (lambda claim, budget: Returns({"type": "value", "verdict": "fine", "summary": "", "evidence": {}}),
+         "experiment result.verdict: must be one of"),
+        (lambda claim, budget: Returns({"type": "audit", "verdict": "consistent", "summary": "", "evidence": {}}),
+         "experiment result.evidence: missing required field 'epsilon_lower'"),
+    ],
+)
+def test_faults_become_error_entries(register, factory, fragment):
+    register(factory)
+    entry = run_claim(get(CLAIM), backend="serial")
+    assert entry["verdict"] == "error" and fragment in entry["error"]
+
+
+def test_no_experiment_and_context_only_claims_are_not_checkable(monkeypatch):
+    load_check_modules()
+    monkeypatch.delitem(_FACTORIES, CLAIM, raising=False)
+    results = run_claims([get(CLAIM), get("lowerbound.none_for_nonconvex")], backend="serial")
+    reasons = [e["reason"] for e in results["claims"]]
+    assert reasons[0] == "no experiment yet" and "open problem" in reasons[1]
+    assert results["counts"]["not_checkable"] == 2 and exit_code(results) == 0
+
+
+def test_numpy_evidence_is_made_plain(register):
+    register(lambda claim, budget: Returns({"type": "value", "verdict": np.str_("consistent"), "summary": "ok",
+                                            "evidence": {"checks": {}, "a": np.arange(3), "b": np.float32(0.5),
+                                                         "c": (np.inf, np.bool_(True))}}))
+    entry = run_claim(get(CLAIM))
+    assert entry["evidence"] == {"checks": {}, "a": [0, 1, 2], "b": 0.5, "c": [None, True]}
+
+
+def test_to_jsonable():
+    assert to_jsonable({1: (np.int64(2), math.nan), "s": {"x"}}) == {"1": [2, None], "s": "{'x'}"}
+
+
+def test_bad_run_settings_fail_before_anything_runs():
+    with pytest.raises(InputError, match="budget must be one of"):
+        run_claims([get(CLAIM)], budget="huge")
+    with pytest.raises(InputError, match="workers must be a positive integer"):
+        run_claims([get(CLAIM)], workers=0)
+
+
+def test_exit_code_counts_violations_inconsistencies_and_errors():
+    base = {v: 0 for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")}
+    assert exit_code({"counts": {**base, "consistent": 3, "inconclusive": 1}}) == 0
+    for verdict in ("violation", "inconsistent", "error"):
+        assert exit_code({"counts": {**base, verdict: 1}}) == 1
+
+
+def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path, monkeypatch):
+    import sys
+
+    from dpclaims.claims import checks
+
+    (tmp_path / "aaa_broken.py").write_text("raise RuntimeError('half-written module')\n")
+    (tmp_path / "zzz_fine.py").write_text(
+        "from dpclaims.claims import register_experiment\n\n"
+        "@register_experiment('dpgd.utility', replace=True)\ndef factory(claim, budget):\n    return None\n"
+    )
+    monkeypatch.setattr(checks, "__path__", [*checks.__path__, str(tmp_path)])
+    monkeypatch.setitem(_FACTORIES, "dpgd.utility", None)  # restored after the test
+    from dpclaims.claims import experiments
+
+    monkeypatch.setattr(experiments, "_CHECKS_LOADED", False)  # load again, with the two extra modules
+    monkeypatch.setattr(experiments, "_LOAD_ERRORS", {})
+    try:
+        failures = load_check_modules()
+    finally:
+        for name in ("aaa_broken", "zzz_fine"):
+            sys.modules.pop(f"dpclaims.claims.checks.{name}", None)
+    assert {"module": "dpclaims.claims.checks.aaa_broken", "error": "RuntimeError: half-written module"} in failures
+    assert _FACTORIES["dpgd.utility"].__module__ == "dpclaims.claims.checks.zzz_fine"
+    counts = {v: 0 for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")}
+    assert exit_code({"counts": counts, "load_errors": failures}) == 1

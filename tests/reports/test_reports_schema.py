@@ -1,0 +1,70 @@
+"""The results schema and its validator: valid documents pass, each kind of damage is named."""
+
+import copy
+
+import pytest
+
+from dpclaims.claims import get
+from dpclaims.claims.standard import ValueExperiment
+from dpclaims.reports import SCHEMA, ResultsError, run_claims, validate_results
+from dpclaims.reports.schema import validate
+
+CLAIM = "dpgd.calibration"
+
+
+@pytest.fixture(scope="module")
+def document():
+    """A real results document: one value check (registered for the run) and one claim without experiment."""
+    from dpclaims.claims.experiments import _FACTORIES
+    from dpclaims.reports.results import load_check_modules
+
+    load_check_modules()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(_FACTORIES, CLAIM, lambda claim, budget: ValueExperiment(lambda rng: {"x": 1.0}, {"x": 1.0}))
+        return run_claims([get(CLAIM), get("cited.dp_srm")], backend="serial")
+
+
+def test_a_real_document_is_valid(document):
+    validate_results(document)
+    assert [e["verdict"] for e in document["claims"]] == ["consistent", "not_checkable"]
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: d.pop("claims"), "$: missing required field 'claims'"),
+        (lambda d: d.update(schema_version=2), "reads version 1"),
+        (lambda d: d["settings"].update(seed=-1), "$.settings.seed: must be >= 0"),
+        (lambda d: d["settings"].update(workers="two"), "$.settings.workers: expected integer or null"),
+        (lambda d: d["claims"][0].update(verdict="fine"), "$.claims[0].verdict: must be one of"),
+        (lambda d: d["claims"][0].update(wall_time=True), "$.claims[0].wall_time: expected number"),
+        (lambda d: d["claims"][1].update(reason=None), "$.claims[1].reason: a not_checkable claim needs the reason"),
+        (lambda d: d["claims"][1].update(verdict="error", error=""), "$.claims[1].error"),
+        (lambda d: d["claims"][0].update(type="rate"), "$.claims[0].evidence: missing required field 'sweep'"),
+        (lambda d: d["claims"][0]["evidence"].pop("checks"), "missing required field 'checks'"),
+        (lambda d: d["claims"].append(copy.deepcopy(d["claims"][0])), "duplicate claim id"),
+        (lambda d: d["claims"][0].update(paper="other-2020"), "is not listed in $.papers"),
+        (lambda d: d["counts"].update(consistent=5), "$.counts"),
+    ],
+)
+def test_each_kind_of_damage_is_named(document, damage, message):
+    broken = copy.deepcopy(document)
+    damage(broken)
+    with pytest.raises(ResultsError) as info:
+        validate_results(broken)
+    assert message in str(info.value)
+
+
+def test_validator_keywords():
+    schema = {"type": "object", "required": ["a"], "properties": {
+        "a": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 1}},
+        "b": {"const": 3}, "c": {"enum": ["x", "y"]}}}
+    validate({"a": [1, None, 5], "b": 3, "c": "y"}, schema)
+    for bad, where in [({"a": [0]}, "$.a[0]"), ({"a": [1.5]}, "$.a[0]"), ({"a": [True]}, "$.a[0]"),
+                       ({"a": [], "b": 4}, "$.b"), ({"a": [], "c": "z"}, "$.c"), ({}, "$: missing"), ([], "$:")]:
+        with pytest.raises(ResultsError, match=__import__("re").escape(where)):
+            validate(bad, schema)
+
+
+def test_schema_names_every_top_level_field():
+    assert SCHEMA["required"] == list(SCHEMA["properties"])

@@ -1,0 +1,225 @@
+"""The bad-input catalogue (docs/bad_inputs.md): every case gets a specific error naming the argument and the fix.
+
+API cases raise a dpclaims exception (or warn) with a message matching the catalogue; CLI cases
+exit with code 2 and one line on stderr, and leave no half-written output behind.
+"""
+
+import contextlib
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dpclaims import PrivacyClaim, UserDataset, replace_user
+from dpclaims import claims as registry
+from dpclaims.audit import audit
+from dpclaims.cli import main
+from dpclaims.data import RELATIONS, UNITS
+from dpclaims.errors import InputError, MechanismError, NotNeighboursError
+from dpclaims.execution import run_trials
+from dpclaims.rates import fit_power_law, sweep
+
+
+def gauss(data, rng, trials):
+    return data + rng.standard_normal(trials)
+
+
+def mean_mech(data, rng, trials):
+    return float(data.x.mean()) + rng.standard_normal(trials)
+
+
+def global_noise(data, rng, trials):
+    return data + np.random.standard_normal(trials)
+
+
+def rate(n, rng):
+    return 1.0 / n
+
+
+def _datasets():
+    d0 = UserDataset(np.zeros((4, 2, 1)))
+    return d0, replace_user(d0, 1, np.ones((2, 1)))
+
+
+def _far():
+    d0, d1 = _datasets()
+    return d0, replace_user(d1, 2, np.ones((2, 1)))
+
+
+def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
+    return lambda: audit(mechanism, d0, d1, **{"epsilon": 1.0, "trials": 1000, "backend": "serial", **kwargs})
+
+
+def _corrupt_checkpoint(tmp_path):
+    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    next(tmp_path.glob("*.npz")).write_bytes(b"garbage")
+    return lambda: run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+
+
+def _foreign_checkpoint(tmp_path):
+    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    return lambda: run_trials(gauss, 0.0, 200, backend="serial", checkpoint=tmp_path)
+
+
+# (case id, factory: tmp_path -> zero-argument call, expected exception, message fragment)
+API_CASES = [
+    ("epsilon-zero", lambda t: lambda: PrivacyClaim(0.0), InputError, r"epsilon must be a finite number > 0.*epsilon=1\.0"),
+    ("epsilon-inf", lambda t: lambda: PrivacyClaim(math.inf), InputError, "epsilon must be a finite number"),
+    ("epsilon-nan-audit", lambda t: _audit(epsilon=math.nan), InputError, "epsilon must be a finite number"),
+    ("delta-one", lambda t: lambda: PrivacyClaim(1.0, delta=1.0), InputError, r"delta must be a number in \[0, 1\).*delta=1e-5"),
+    ("delta-negative", lambda t: _audit(delta=-1e-5), InputError, r"delta must be a number in \[0, 1\)"),
+    ("unit-unknown", lambda t: lambda: PrivacyClaim(1.0, unit="group"), InputError, "unit must be one of 'user', 'item'"),
+    ("trials-too-few", lambda t: _audit(trials=50), InputError, "trials must be a whole number >= 100"),
+    ("trials-float", lambda t: lambda: run_trials(gauss, 0.0, 2.5), InputError, "trials must be a whole number >= 1"),
+    ("confidence-one", lambda t: _audit(confidence=1.0), InputError, r"confidence must be a number in \(0, 1\).*0\.95"),
+    ("seed-negative", lambda t: _audit(seed=-1), InputError, "seed must be a non-negative integer"),
+    ("calibration-fraction", lambda t: _audit(calibration_fraction=0.999), InputError, "calibration_fraction=0.999 leaves"),
+    ("backend-unknown", lambda t: _audit(backend="gpu"), InputError, "backend must be one of 'auto', 'serial', 'processes', 'dask'"),
+    ("workers-zero", lambda t: _audit(workers=0), InputError, "workers must be a whole number >= 1.*omit it"),
+    ("scheduler-without-dask", lambda t: _audit(backend="processes", scheduler="tcp://127.0.0.1:8786"), InputError, "needs backend='dask'"),
+    ("data-nan", lambda t: lambda: UserDataset(np.array([[[np.nan]]])), InputError, "x contains 1 NaN or infinite value"),
+    ("labels-inf", lambda t: lambda: UserDataset(np.zeros((2, 1, 1)), np.array([[0.0], [np.inf]])), InputError, "y contains 1 NaN or infinite"),
+    ("data-empty", lambda t: lambda: UserDataset(np.zeros((0, 1, 1))), InputError, "x must have at least one user, item and feature"),
+    ("data-ragged", lambda t: lambda: UserDataset([[1.0, 2.0], [3.0]]), InputError, "x must be a numeric array"),
+    ("data-wrong-rank", lambda t: lambda: UserDataset(np.zeros(3)), InputError, r"x must have shape \(n, m, d\)"),
+    ("labels-wrong-shape", lambda t: lambda: UserDataset(np.zeros((3, 2, 1)), np.zeros(3)), InputError, r"y must have shape \(n, m\) = \(3, 2\)"),
+    ("not-neighbours", lambda t: _audit(mean_mech, *_far()), NotNeighboursError, "not neighbours under unit='user'.*2 users differ"),
+    ("wrong-relation", lambda t: _audit(mean_mech, *_datasets(), relation="add-remove"), NotNeighboursError, "relation='add-remove'"),
+    ("mechanism-wrong-shape", lambda t: _audit(lambda d, rng, trials: np.zeros(trials + 1)), MechanismError, r"returned shape \(\d+,\) for trials=\d+; it must return \(trials, k\)"),
+    ("mechanism-nan", lambda t: _audit(lambda d, rng, trials: np.full(trials, np.nan)), MechanismError, "NaN or infinite outputs"),
+    ("mechanism-non-numeric", lambda t: _audit(lambda d, rng, trials: np.array(["a"] * trials)), MechanismError, "non-numeric outputs"),
+    ("mechanism-raises", lambda t: _audit(lambda d, rng, trials: 1 / 0), MechanismError, "raised ZeroDivisionError"),
+    ("mechanism-signature", lambda t: _audit(lambda: 0), InputError, r"must accept \(data, rng, trials\) or \(data, rng\)"),
+    ("mechanism-not-callable", lambda t: _audit(42), InputError, "mechanism must be callable"),
+    ("statistic-wrong-shape", lambda t: _audit(statistic=lambda x: x[:10, 0]), InputError, r"statistic returned shape \(10,\)"),
+    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"), InputError, "unknown claim id 'no.such.claim'"),
+    ("grid-too-short", lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"), InputError, "a rate fit needs at least 4 grid values"),
+    ("grid-narrow", lambda t: lambda: fit_power_law([100, 120, 140, 160], np.ones((4, 3))), InputError, "an exponent fit needs at least 1 decade"),
+    ("grid-non-positive", lambda t: lambda: fit_power_law([0, 10, 100, 1000], np.ones((4, 3))), InputError, "must be positive"),
+    ("errors-wrong-shape", lambda t: lambda: fit_power_law([10, 100, 1000, 10_000], np.ones((3, 3))), InputError, r"errors must have shape \(G, R\)"),
+    ("checkpoint-corrupt", _corrupt_checkpoint, InputError, "checkpoint file .* is corrupt"),
+    ("checkpoint-foreign", _foreign_checkpoint, InputError, r"belongs to a run with different arguments \(differs in: .*trials"),
+]
+
+
+@pytest.mark.parametrize("factory, error, fragment", [c[1:] for c in API_CASES], ids=[c[0] for c in API_CASES])
+def test_api_bad_input_gets_a_specific_error(tmp_path, factory, error, fragment):
+    call = factory(tmp_path)
+    with pytest.raises(error, match=fragment):
+        call()
+
+
+def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
+    with pytest.warns(RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"):
+        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial")
+
+
+def _npz(path, x):
+    np.savez(path, x=x)
+    return str(path)
+
+
+def _cli_files(tmp_path):
+    x0 = np.zeros((4, 1, 1))
+    x1, far, nan = x0.copy(), x0.copy(), x0.copy()
+    x1[1] = far[1] = far[2] = 1.0
+    nan[0] = np.nan
+    (tmp_path / "mechs.py").write_text("def mean(data, rng, trials):\n    return data.x.mean() + rng.standard_normal(trials)\n")
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "schema.json").write_text('{"claims": []}')
+    return {
+        "d0": _npz(tmp_path / "d0.npz", x0), "d1": _npz(tmp_path / "d1.npz", x1), "far": _npz(tmp_path / "far.npz", far),
+        "nan": _npz(tmp_path / "nan.npz", nan), "empty": _npz(tmp_path / "empty.npz", np.zeros((0, 1, 1))),
+        "bad": str(tmp_path / "bad.json"), "schema": str(tmp_path / "schema.json"), "out": str(tmp_path / "out"),
+    }
+
+
+CLI_CASES = [
+    ("cli-epsilon", ["audit", "gaussian", "--epsilon", "0"], "epsilon must be a finite number > 0"),
+    ("cli-epsilon-nan", ["audit", "gaussian", "--epsilon", "nan"], "epsilon must be a finite number > 0"),
+    ("cli-delta", ["audit", "gaussian", "--delta", "1.5"], r"delta must be a number in \[0, 1\)"),
+    ("cli-trials", ["audit", "gaussian", "--trials", "5"], "trials must be a whole number >= 100"),
+    ("cli-trials-text", ["audit", "gaussian", "--trials", "many"], "argument --trials: invalid int value"),
+    ("cli-confidence", ["audit", "gaussian", "--confidence", "1"], r"confidence must be a number in \(0, 1\)"),
+    ("cli-backend", ["audit", "gaussian", "--backend", "gpu"], "backend must be one of"),
+    ("cli-workers", ["audit", "gaussian", "--workers", "0"], "workers must be a whole number >= 1"),
+    ("cli-unknown-mechanism", ["audit", "nosuch"], "unknown mechanism 'nosuch'"),
+    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"], "x contains 1 NaN or infinite value"),
+    ("cli-empty-dataset", ["audit", "mechs:mean", "--d0", "{empty}", "--d1", "{d1}"], "x must have at least one user"),
+    ("cli-not-neighbours", ["audit", "mechs:mean", "--d0", "{d0}", "--d1", "{far}"], "not neighbours under unit='user'"),
+    ("cli-unknown-claim", ["rate", "no.such.claim"], "unknown claim id 'no.such.claim'"),
+    ("cli-unknown-claim-verify", ["verify", "--claims", "no.such.claim", "--out", "{out}"], "unknown claim id 'no.such.claim'"),
+    ("cli-unknown-paper", ["list", "--paper", "nopaper"], "paper must be one of"),
+    ("cli-results-not-json", ["report", "{bad}", "--out", "{out}"], "results file .* is not valid JSON"),
+    ("cli-results-wrong-schema", ["report", "{schema}", "--out", "{out}"], "missing required field"),
+]
+
+
+@pytest.mark.parametrize("argv, fragment", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
+    files = _cli_files(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    stderr, stdout = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+        try:
+            code = main([a.format(**files) for a in argv])
+        except SystemExit as exit_:
+            code = exit_.code
+    lines = stderr.getvalue().strip().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and lines[0].startswith("dpclaims: error: ")
+    assert __import__("re").search(fragment, lines[0]), lines[0]
+    assert "Traceback" not in stdout.getvalue()
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+# -------------------------------------------------------------------------------------------
+# Fuzzing: any input either constructs a valid object or raises InputError.
+# -------------------------------------------------------------------------------------------
+
+anything = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5),
+    st.lists(st.floats(), max_size=4), st.lists(st.lists(st.floats(), max_size=3), max_size=3),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+float_arrays = hnp.arrays(
+    dtype=st.sampled_from([np.float64, np.float32, np.int64, np.bool_]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3),
+    elements=None,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=st.one_of(float_arrays, anything), y=st.one_of(st.none(), float_arrays, anything))
+def test_fuzz_user_dataset(x, y):
+    try:
+        data = UserDataset(x, y)
+    except InputError:
+        return
+    assert data.x.ndim == 3 and min(data.x.shape) >= 1 and np.all(np.isfinite(data.x))
+    assert data.y is None or (data.y.shape == data.x.shape[:2] and np.all(np.isfinite(data.y)))
+    assert not data.x.flags.writeable
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    epsilon=st.one_of(st.floats(), st.integers(), anything),
+    delta=st.one_of(st.floats(min_value=-1, max_value=2), anything),
+    unit=st.one_of(st.sampled_from(UNITS), anything),
+    relation=st.one_of(st.sampled_from(RELATIONS), anything),
+    source=st.text(max_size=10),
+)
+def test_fuzz_privacy_claim(epsilon, delta, unit, relation, source):
+    try:
+        claim = PrivacyClaim(epsilon, delta, unit, relation, source)
+    except InputError:
+        return
+    assert 0 < claim.epsilon < math.inf and 0 <= claim.delta < 1
+    assert claim.unit in UNITS and claim.relation in RELATIONS
+    json.dumps(claim.to_dict())
