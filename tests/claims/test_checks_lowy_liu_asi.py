@@ -1,0 +1,48 @@
+"""Quick-budget run of every registered experiment of lowy-liu-asi-2024 (spec 000), with the verdict expected."""
+
+import pytest
+
+from dpclaims import claims
+
+PAPER = "lowy-liu-asi-2024"
+
+CONSISTENT = {
+    "lla24.alg1.privacy", "lla24.alg1.score_test", "lla24.alg1.noise_calibration", "lla24.alg1.reference_eps",
+    "lla24.alg3.privacy", "lla24.alg2.abovethreshold", "lla24.alg2.noise_calibration", "lla24.alg2.reference_eps",
+    "lla24.alg3ns.privacy", "lla24.privacy.tau_free", "lla24.alg1.risk", "lla24.lemma23.stability",
+    "lla24.lemmaB3.sgd", "lla24.lemma35.variance", "lla24.lemmaD1.smoothing", "lla24.alg1.complexity",
+    "lla24.alg3.complexity.stat", "lla24.alg3.complexity.priv", "lla24.alg3.complexity.C1",
+    "lla24.alg3.complexity.headline", "lla24.alg3ns.complexity", "lla24.alg3ns.complexity.omitted",
+    "lla24.lemmaC4.acsa", "lla24.alg3sc.complexity", "lla24.alg1.suboptimality",
+}
+# tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict the claim
+NOT_CONTRADICTED = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv",
+                    "lla24.lb.lsa21.stat", "lla24.alg3sc.risk.stat", "lla24.alg3sc.risk.priv"}
+OBSERVED: dict = {}
+SLOW = NOT_CONTRADICTED | set(OBSERVED) | {"lla24.alg2.abovethreshold", "lla24.alg2.reference_eps",
+                                            "lla24.alg1.suboptimality"}
+UNCHECKABLE = {"lla24.alg3ns.risk.stat", "lla24.alg3ns.risk.priv"}
+
+
+def test_every_claim_is_covered():
+    ids = {c.id for c in claims.load(paper=PAPER)}
+    assert ids == CONSISTENT | NOT_CONTRADICTED | set(OBSERVED) | UNCHECKABLE
+    assert UNCHECKABLE.isdisjoint(claims.registered_experiments())
+    assert all(claims.get(i).uncheckable_reason for i in UNCHECKABLE)
+
+
+def _params():
+    for cid in sorted(CONSISTENT | NOT_CONTRADICTED | set(OBSERVED)):
+        marks = [pytest.mark.slow] if cid in SLOW else []
+        yield pytest.param(cid, marks=marks, id=cid)
+
+
+@pytest.mark.parametrize("claim_id", list(_params()))
+def test_quick_verdict(claim_id):
+    result = claims.get(claim_id).experiment("quick").run(seed=0, backend="serial")
+    if claim_id in CONSISTENT:
+        assert result["verdict"] == "consistent", result["summary"]
+    elif claim_id in OBSERVED:
+        assert result["verdict"] == OBSERVED[claim_id], result["summary"]
+    else:
+        assert result["verdict"] in ("consistent", "inconclusive"), result["summary"]
