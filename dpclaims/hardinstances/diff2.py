@@ -1,0 +1,88 @@
+"""Offline stand-ins for the regression data of DIFF2's §6 (spec 004 §6.6 [DEFAULT] generators).
+
+No downloads: each generator draws, from one seed, a dataset with the shape of the original
+(California Housing, Gas Turbine CO, BlogFeedback), applies the §6.1 preprocessing (random 80/20
+split, features standardised with train statistics, target divided by max |y| over the whole set)
+and cuts the training set into P equal IID silos (remainder dropped).  The teacher is a random
+10-unit softplus network, so the model class is well specified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import UserDataset
+from ..errors import InputError, check_choice
+from ..losses import SoftplusNetwork
+from ._items import check_count, check_rng
+
+__all__ = ["STANDINS", "RegressionSplit", "regression_standin"]
+
+STANDINS = {"california_like": (20_640, 8), "gas_like": (36_733, 9), "blog_like": (60_021, 280)}
+"""Name → (samples, features) of the originals (spec 004 §6.1, Table 2)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RegressionSplit:
+    """A preprocessed stand-in: ``train`` (P silos × n_p records, labelled), ``test_x (n_test, p)``, ``test_y``."""
+
+    name: str
+    train: UserDataset
+    test_x: np.ndarray
+    test_y: np.ndarray
+
+    @property
+    def model(self) -> SoftplusNetwork:
+        """The §6.2 model: one hidden layer, 10 softplus units, squared loss."""
+        return SoftplusNetwork(self.train.d)
+
+
+def _teacher(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    net = SoftplusNetwork(x.shape[1])
+    theta = net.init(rng, 1)
+    return net.predict(theta, x)[0]
+
+
+def _correlated(rng, n, p, rho):
+    cov = rho ** np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
+    return rng.standard_normal((n, p)) @ np.linalg.cholesky(cov).T
+
+
+def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, samples: int | None = None) -> RegressionSplit:
+    """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick runs.
+
+    california_like: ``X ~ N(0, 0.5^{|i−j|})`` with two columns replaced by ``exp(N(0,1))``,
+    ``y = teacher(X) + 0.3 N(0,1)`` capped at its 95th percentile; gas_like: ``0.8^{|i−j|}``,
+    ``y = exp(teacher(X)/2 + 0.2 N(0,1))``; blog_like: 140 Bernoulli(0.05) and 140 ``⌊exp(N(0,1))⌋``
+    features, ``y = 0`` w.p. 0.6 else ``exp(teacher(X) + N(0,1))``.
+    """
+    check_choice(name, tuple(STANDINS), "name")
+    rng = check_rng(rng)
+    n, p = STANDINS[name]
+    n = n if samples is None else check_count(samples, "samples", minimum=10 * silos)
+    if name == "california_like":
+        x = _correlated(rng, n, p, 0.5)
+        x[:, [2, 4]] = np.exp(rng.standard_normal((n, 2)))
+        y = _teacher(x, rng) + 0.3 * rng.standard_normal(n)
+        y = np.minimum(y, np.quantile(y, 0.95))
+    elif name == "gas_like":
+        x = _correlated(rng, n, p, 0.8)
+        y = np.exp(_teacher(x, rng) / 2 + 0.2 * rng.standard_normal(n))
+    else:
+        x = np.concatenate([(rng.random((n, 140)) < 0.05).astype(float),
+                            np.floor(np.exp(rng.standard_normal((n, 140))))], axis=1)
+        y = np.where(rng.random(n) < 0.6, 0.0, np.exp(_teacher(x, rng) + rng.standard_normal(n)))
+    y = y / np.max(np.abs(y))
+    order = rng.permutation(n)
+    n_train = int(round(0.8 * n))
+    tr, te = order[:n_train], order[n_train:]
+    mean, std = x[tr].mean(axis=0), x[tr].std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    x = (x - mean) / std
+    per = n_train // check_count(silos, "silos")
+    if per < 1:
+        raise InputError(f"{n_train} training samples cannot fill {silos} silos")
+    train = UserDataset(x[tr[: per * silos]].reshape(silos, per, p), y[tr[: per * silos]].reshape(silos, per))
+    return RegressionSplit(name, train, x[te], y[te])

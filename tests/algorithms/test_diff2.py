@@ -1,0 +1,165 @@
+"""DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit, mutants."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpclaims.algorithms.diff2 import DIFF2BVRLSGD, DIFF2GD, DPGD, clipped_mean, canary_audit_target
+from dpclaims.algorithms.diff2_privacy import (
+    accountant_tight_epsilon,
+    alpha_star,
+    bvr_minibatch,
+    bvr_sigma3_closed_form,
+    bvr_sigma3_exact,
+    diff2_gd_sigmas,
+    diff2_rdp_epsilon,
+    dpgd_sigma,
+    tight_epsilon,
+    transcript_mu,
+)
+from dpclaims.algorithms.mutants import list_mutants
+from dpclaims.audit import audit
+from dpclaims.errors import InputError
+from dpclaims.hardinstances.diff2 import regression_standin
+from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
+
+
+@pytest.mark.parametrize("eps,alpha,tight,b4", [(1, 25, 0.726, 0.980), (3, 9, 2.341, 2.937), (5, 6, 3.940, 4.797)])
+def test_gdp_reference_table(eps, alpha, tight, b4):
+    assert alpha_star(eps, 1e-5) == alpha
+    s1, s2 = diff2_gd_sigmas(5, 2, 200, 5, eps, 1e-5, 1.25)
+    mu = transcript_mu(5, 2, 200, 5, s1, s2)
+    assert mu == pytest.approx(math.sqrt(eps / alpha))
+    assert tight_epsilon(mu, 1e-5) == pytest.approx(tight, abs=6e-4)
+    assert accountant_tight_epsilon(mu, 1e-5) == pytest.approx(tight, abs=6e-4)
+    assert diff2_rdp_epsilon(5, 2, 200, 5, s1, s2, 1e-5) == pytest.approx(b4, abs=1e-3)
+    assert diff2_rdp_epsilon(5, 2, 200, 5, s1, s2, 1e-5, alpha=alpha) <= eps
+
+
+def test_section6_sigma_table():
+    assert dpgd_sigma(1651, 10, 2000, 3, 1e-5) == pytest.approx(0.00938, rel=2e-3)
+    assert diff2_gd_sigmas(1651, 10, 2000, 6, 3, 1e-5, 1.25) == pytest.approx((0.00429, 0.0191), rel=3e-3)
+    assert diff2_gd_sigmas(4801, 10, 2000, 200, 5, 1e-5, 1.25) == pytest.approx((0.00016, 0.0046), rel=0.03)
+
+
+def test_bvr_calibration_prototype_numbers():
+    assert bvr_sigma3_exact(1651, 10, 2000, 10, 13, 3, 1e-5) == pytest.approx(0.354, rel=3e-3)
+    assert bvr_sigma3_closed_form(1651, 10, 2000, 10, 13, 3, 1e-5) == pytest.approx(0.565, rel=3e-3)
+    assert bvr_sigma3_exact(4801, 10, 2000, 10, 16, 5, 1e-5) == pytest.approx(0.098, rel=5e-3)
+    assert bvr_sigma3_closed_form(4801, 10, 2000, 10, 16, 5, 1e-5) == pytest.approx(0.375, rel=3e-3)
+    assert bvr_minibatch(1651, 10, 2000, 10, 3, 1e-5) == 13
+
+
+def test_theory_schedules_match_spec_prototype():
+    inst = CauchyCircleInstance(d=10)
+    kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0)
+    a = DIFF2GD.from_theorem(10, 3200, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    assert (a.rounds, a.period, a.eta) == (10297, 50, 0.5)
+    assert (a.sigma1, a.sigma2) == pytest.approx((0.0063, 0.0444), abs=1e-4)
+    b = DPGD.from_theorem(10, 3200, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    assert (b.rounds, b.eta, b.period) == (2920, 0.5, 1)
+    assert b.sigma1 == pytest.approx(0.0169, abs=1e-4)
+    small = DIFF2GD.from_theorem(10, 400, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    assert (small.rounds, small.period) == (644, 12)
+    assert a.privacy_claim.unit == "item" and a.privacy_claim.relation == "replace"
+    assert a.params["tight_epsilon"] < a.params["rdp_epsilon"] <= 1.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.floats(0.0, 3.0), st.integers(0, 2**31 - 1))
+def test_clipped_mean_norm_bound(k, d, radius, seed):
+    y = np.random.default_rng(seed).standard_normal((3, k, d)) * 10
+    out = clipped_mean(y, radius)
+    assert np.all(np.linalg.norm(out, axis=-1) <= radius + 1e-9)
+    small = clipped_mean(y * 1e-6, 1e3)
+    assert np.allclose(small, y.mean(axis=1) * 1e-6)
+
+
+def test_merging_duplicates_is_exact():
+    inst = CauchyCircleInstance(d=3)
+    data = inst.replicated(2, 16)
+    from dpclaims.data import UserDataset
+    rng = np.random.default_rng(1)
+    perturbed = UserDataset(data.x + 1e-3 * rng.standard_normal(data.x.shape))
+    alg = DIFF2GD.from_theorem(2, 16, 3, 2.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=20, period=4)
+    r1 = alg.run(perturbed, np.random.default_rng(0), 4, transcript=True)
+    r2 = alg.run(perturbed, np.random.default_rng(0), 4)
+    assert np.array_equal(r1.theta, r2.theta)
+    assert np.array_equal(r1.theta, r1.iterates[np.arange(4), r1.output_index])
+    assert r1.gradient_evaluations == 32 * (5 + 2 * 15)
+
+
+def test_restart_resets_and_noise_scales():
+    from dpclaims.data import UserDataset
+    from dpclaims.losses import WeightedSquaredDistanceLoss
+
+    data = UserDataset(np.zeros((2, 4, 2)), np.zeros((2, 4)))
+    alg = DIFF2GD(loss=WeightedSquaredDistanceLoss(1.0), d=2, silos=2, n_min=4, epsilon=1.0, delta=1e-5, rounds=6,
+                  period=3, sigma1=0.5, sigma2=0.25, clip1=2.0, clip2=1.0, eta=1.0)
+    run = alg.run(data, np.random.default_rng(0), 20000, transcript=True)
+    noise = np.diff(np.concatenate([np.zeros((20000, 1, 2)), run.estimates], axis=1), axis=1)
+    assert run.estimates[:, 0].std() == pytest.approx(1.0, rel=0.02)
+    assert run.estimates[:, 3].std() == pytest.approx(1.0, rel=0.02)  # restart: fresh, not accumulated
+    move = np.linalg.norm(run.iterates[:, 1] - run.iterates[:, 0], axis=1)
+    assert (noise[:, 1, 0] / (0.25 * move)).std() == pytest.approx(1.0, rel=0.03)
+
+
+def test_bvr_runs_and_counts():
+    inst = CauchyCircleInstance(d=4)
+    alg = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=inst.initial_gap,
+                                    x0=inst.x0, rounds=30)
+    run = alg.run(inst.replicated(10, 160), np.random.default_rng(0), 8, transcript=True)
+    assert run.points.shape == (8, 30 * alg.local_steps, 4)
+    assert np.array_equal(run.theta, run.points[np.arange(8), run.output_index])
+    assert alg.paper_epsilon <= 8.0 and alg.accountant_epsilon <= alg.paper_epsilon
+    assert run.gradient_evaluations == 10 * 160 * (alg.restarts + 2 * (30 - alg.restarts)) + 2 * alg.batch * 9 * 30
+
+
+def test_bad_inputs():
+    inst = CauchyCircleInstance(d=2)
+    with pytest.raises(InputError, match="mutant"):
+        DIFF2GD.from_theorem(2, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, mutant="nope")
+    with pytest.raises(InputError, match="silos"):
+        DIFF2GD.from_theorem(3, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=5).run(
+            inst.replicated(2, 8), np.random.default_rng(0), 2)
+    with pytest.raises(InputError):
+        alpha_star(1.0, 0.0)
+
+
+def test_standins_have_the_paper_shapes():
+    split = regression_standin("gas_like", np.random.default_rng(0), samples=2000)
+    assert split.train.n == 10 and split.model.d == 111
+    full = regression_standin("california_like", np.random.default_rng(0))
+    assert full.train.m == 1651 and full.model.d == 101
+
+
+def test_transcript_audit_is_consistent_and_near_gaussian():
+    mech, d0, d1, claim = canary_audit_target(rounds=40, period=8)
+    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=0, method="gdp")
+    assert res.verdict == "consistent"
+    assert 0.45 < res.mu < 0.65  # claim μ = 0.577
+
+
+@pytest.mark.parametrize("name,method,options", [
+    ("diff2-m1-unscaled-diff-radius", "threshold", dict(rounds=40, period=8)),
+    ("diff2-m2-restarts-not-composed", "gdp", dict(rounds=40, period=2)),
+    ("diff2-m3-add-remove-sensitivity", "gdp", dict(rounds=40, period=8)),
+    ("diff2-m5-noiseless-accumulation", "gdp", dict(rounds=40, period=8)),
+])
+def test_privacy_mutants_are_caught(name, method, options):
+    mutant = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.name == name)
+    mech, d0, d1, claim = mutant.build(**options)
+    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=1, method=method)
+    assert res.verdict == "violation", res.epsilon_lower
+
+
+def test_utility_mutant_misses_prop_d2_bound():
+    mutant = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.kind == "utility")
+    alg = mutant.build()
+    inst = CauchyCircleInstance(d=10)
+    run = alg.run(inst.replicated(10, 400), np.random.default_rng(0), 8, transcript=True)
+    u = inst.gradient_norm_sq(run.analysed_points()).mean()
+    assert u > 3 * alg.utility_bound(inst.initial_gap)
