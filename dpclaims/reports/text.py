@@ -42,11 +42,11 @@ def key_figure(entry: Mapping[str, Any]) -> str:
     """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
     verdict, ev = entry["verdict"], entry["evidence"]
     if verdict == "not_checkable":
-        return entry["reason"]
+        return _brief(entry["reason"])
     if verdict == "error":
-        return entry["error"]
+        return _brief(entry["error"])
     if len(parts(entry)) > 1:
-        return entry["summary"]
+        return _brief(entry["summary"])
     if entry["type"] == "audit":
         sign = "≥" if ev["certified"] else "≈"
         note = "" if ev["certified"] else ", estimate"
@@ -57,6 +57,13 @@ def key_figure(entry: Mapping[str, Any]) -> str:
         return (f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] "
                 f"vs {check['expected']:g} ± {check['margin']:g}")
     return entry["summary"]
+
+
+def _brief(text: str, limit: int = 140) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters (the claim's section has it whole)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _join(values: Any) -> str:
