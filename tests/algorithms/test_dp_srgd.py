@@ -319,6 +319,23 @@ def test_printed_calibration_is_a_certified_violation_at_t2():
     assert result.verdict == "violation" and result.certified
 
 
+def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
+    """M6 (τ ≡ 0): the quick experiment of cgt24.utility.deterministic_accel with the mutant's one change is inconsistent."""
+    from dataclasses import replace
+
+    from dpclaims.algorithms.mutants.dp_srgd import UTILITY_CHANGES
+    from dpclaims.claims import load
+
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.utility.deterministic_accel")
+    experiment = claim.experiment("quick")
+    change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
+    assert change == {"interpolation": "none"}
+    mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(seed=0, backend="serial")
+    assert mutated["verdict"] == "inconsistent", mutated["summary"]
+    assert mutated["evidence"]["fit"]["exponent"] > -1.6
+    assert experiment.run(seed=0, backend="serial")["verdict"] == "consistent"
+
+
 def test_utility_mutants_are_caught():
     from dpclaims.claims.checks.dp_srgd import rt1_excess, rt3_excess
 

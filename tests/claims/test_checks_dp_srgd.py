@@ -3,6 +3,8 @@
 import pytest
 
 from dpclaims.claims import load
+from dpclaims.claims.checks.dp_srgd import RT8_C_GOLDEN, rt8_envelope_experiment
+from dpclaims.claims.standard import CombinedExperiment
 
 PAPER = "choquette-choo-et-al-2024"
 
@@ -46,3 +48,26 @@ def test_quick_experiment_verdict(claim_id):
     claim = next(c for c in load(paper=PAPER) if c.id == claim_id)
     result = claim.experiment("quick").run(seed=0, backend="serial")
     assert result["verdict"] == EXPECTED[claim_id], result["summary"]
+
+
+def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.v1.rate.privacy")
+    for budget in ("quick", "standard", "full"):
+        experiment = claim.experiment(budget)
+        assert isinstance(experiment, CombinedExperiment)
+        assert set(experiment.parts) == {"rt3_slope_in_n", "rt8_envelope_eps_p"}
+    assert claim.experiment("standard").parts["rt8_envelope_eps_p"].expected["max_envelope_ratio"] == (
+        1.5 * RT8_C_GOLDEN[2**16])
+
+
+def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
+    """RT8 (spec §7(b)): max over ε and p of excess/(LR(1/√n + √p/(εn))) ≤ 1.5 C_golden on the reference."""
+    result = rt8_envelope_experiment("quick").run(seed=0)
+    checks = result["evidence"]["checks"]
+    assert result["verdict"] == "consistent", result["summary"]
+    assert len(checks) == 8  # the max and the 7 grid points
+    worst = checks["max_envelope_ratio"]["estimate"]
+    assert worst == max(c["estimate"] for c in checks.values())
+    assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
+    # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
+    assert checks["ratio_eps0.1_p16"]["estimate"] > checks["ratio_eps4_p16"]["estimate"] * 3

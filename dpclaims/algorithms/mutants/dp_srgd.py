@@ -72,16 +72,22 @@ def _utility_builder(**change):
     return build
 
 
+_LEVEL_CATCH = ("RT3 level (excess > 2× the reference at n = 2^14) and the RT8 envelope of cgt24.v1.rate.privacy "
+                "at n = 2^16 (max ratio ≈ 3× the reference)")
+
 _UTILITY = {
     "cgt24-m1p-independent-leaf-noise": (
         "M1': independent noise per leaf, accumulated (same per-node σ): private, but b_max grows by ≈ sqrt(T/h)",
-        dict(noise="independent-leaf"), "RT3 level (excess above the reference envelope)"),
+        dict(noise="independent-leaf"),
+        _LEVEL_CATCH),
     "cgt24-m6-unaccelerated": (
         "M6: τ ≡ 0 (no interpolation: unaccelerated SRGD of §2.6)",
-        dict(interpolation="none"), "RT1 slope in T (≈ −1 instead of −2)"),
+        dict(interpolation="none"),
+        "RT1 slope in T (≈ −1.4 instead of −2): the experiment of cgt24.utility.deterministic_accel is inconsistent"),
     "cgt24-m7-y-noise-unscaled": (
         "M7: the y-update adds e_t instead of e_t/η_t: noise in y_T up by ≈ T",
-        dict(mutant="y-noise-unscaled"), "RT3 level"),
+        dict(mutant="y-noise-unscaled"),
+        _LEVEL_CATCH),
 }
 
 for _name, (_description, _options, _method) in _PRIVACY.items():
@@ -95,6 +101,9 @@ for _name, (_description, _options, _caught) in _UTILITY.items():
         name=_name, paper=PAPER, kind="utility", description=_description, true_epsilon=None,
         build=_utility_builder(**_options), caught_by=_caught,
     ))
+
+UTILITY_CHANGES = {name: dict(options) for name, (_, options, _) in _UTILITY.items()}
+"""The one setting each utility mutant changes (``from_theorem``/``calibrated`` keyword → value)."""
 
 AUDIT_METHODS = {name: method for name, (_, _, method) in _PRIVACY.items()}
 """The audit method that catches each privacy mutant (``gdp`` = the parametric estimate of spec §7(a)(ii))."""
