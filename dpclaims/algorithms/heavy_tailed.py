@@ -10,6 +10,10 @@ spec's reconstructions:
 * :class:`Ball`, :func:`inexact_projection` — the domain and InexactProj (Lemma 2.8 / C.6) [H];
 * :class:`ClippedSlopes1D` — the 1-d Lipschitz extension as derivative clipping (§2.0 identity,
   PV-1): exact minimizers of ``F̂_{C,λ}`` for absolute / hinge / linear losses in ``O(n log n)``;
+* :func:`pv2_minimize` (``solver="pv2"``, d ≥ 2) — the spec's PV-2 certified structured solver for the
+  Cor D.7 losses (absolute / hinge / affine) on balls: batched FISTA on the box dual, stopped at a
+  duality gap that certifies ``‖w − argmin‖ ≤ τ/2``; equals the paper's 𝒲-extension wherever each
+  heavy record's kink-hyperplane foot lies in 𝒲, else the extension over ℝ^d (labelled deviation);
 * :func:`adapsg` — Algorithm 3, the certified adaptive (inexact) projected subgradient method
   (Prop 2.9 / C.5) [M], and :func:`joint_objective` — Φ of Lemma 2.7 / C.4 [H];
 * :class:`WorstValidPoint` — the §7(a) "worst valid point" solver harness;
@@ -38,7 +42,7 @@ __all__ = [
     "PAPER_ID", "C_J", "C_STAB", "C_LAMBDA", "BETA0_STRICT", "ADAPSG_MAX_ITERATIONS", "MUTANTS",
     "gamma_radius", "c_a", "clip_level", "l2_laplace", "L2LaplaceMechanism", "Ball", "inexact_projection", "ClippedSlopes1D",
     "adapsg", "AdaPSGResult", "joint_objective", "WorstValidPoint", "OutPertLocalize", "DoubleOutputPert",
-    "PopLocalize", "HeavyTailedRun",
+    "PopLocalize", "HeavyTailedRun", "PV2_MAX_ITERATIONS", "polyhedral_form", "pv2_minimize", "PV2Result",
 ]
 
 PAPER_ID = "pure-dp-heavy-tails"
@@ -62,7 +66,10 @@ MUTANTS = ("no_tau", "stage2_full_eps", "no_extension", "radius_exp", "coordwise
            "phase_reuse", "C_wrong_exponent", "no_localization")
 """Known bugs of spec §7(c) (M1–M9), selectable with the ``mutant`` field of the classes below."""
 
-_SOLVERS = ("exact-1d", "adapsg")
+_SOLVERS = ("exact-1d", "adapsg", "pv2")
+
+PV2_MAX_ITERATIONS = 50_000
+"""Iteration cap of :func:`pv2_minimize` (FISTA on the box dual); hitting it raises, never an uncertified output."""
 _EXT_DOMAINS = ("K", "W")
 _CLIP_RULES = ("paper", "rate-test")
 _OUTPUTS = ("joint", "final")
@@ -442,6 +449,108 @@ def _bcast(v: np.ndarray, like: np.ndarray) -> np.ndarray:
     return v.reshape(v.shape + (1,) * (like.ndim - 1))
 
 
+# --------------------------------------------------------------------------- PV-2: certified structured solver (d ≥ 2)
+
+
+def polyhedral_form(loss: Any, x: np.ndarray, y: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Write each GLM loss as ``f(w, z_i) = max_{θ ∈ [lo_i, hi_i]} θ(⟨a_i, w⟩ + e_i)`` (Cor D.7 losses).
+
+    absolute ``|⟨x,w⟩ − y|``: ``a = x, e = −y, θ ∈ [−1, 1]``; hinge ``max(0, 1 − y⟨x,w⟩)``:
+    ``a = −y x, e = 1, θ ∈ [0, 1]``; linear ``−s⟨x,w⟩``: ``a = −s x, e = 0, θ = 1``.  ``L_{z_i} = ‖a_i‖``.
+
+    Returns ``a (n, d), e (n,), lo (n,), hi (n,)``.
+    """
+    n = x.shape[0]
+    if isinstance(loss, AbsoluteLoss):
+        return x, -np.asarray(y, dtype=float), -np.ones(n), np.ones(n)
+    if isinstance(loss, HingeLoss):
+        loss.phi(np.zeros(n), y)  # validates labels in {−1, +1}
+        return -np.asarray(y, dtype=float)[:, None] * x, np.ones(n), np.zeros(n), np.ones(n)
+    if isinstance(loss, LinearLoss):
+        return -loss.scale * x, np.zeros(n), np.ones(n), np.ones(n)
+    raise InputError(f"solver='pv2' supports AbsoluteLoss, HingeLoss and LinearLoss (Cor D.7), got "
+                     f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses")
+
+
+@dataclass(frozen=True)
+class PV2Result:
+    """Output of :func:`pv2_minimize`: ``point (T, d)`` in K, certified ``gap (T,)`` and ``iterations (T,)``."""
+
+    point: np.ndarray
+    gap: np.ndarray
+    iterations: np.ndarray
+
+
+def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, lam: float, center: np.ndarray,
+                 domain: Ball, local: np.ndarray | None = None, r: float = 0.0, target_gap: float = 1e-8,
+                 max_iterations: int = PV2_MAX_ITERATIONS) -> PV2Result:
+    """Certified minimizer of the PV-2 objective over ``K = 𝒲`` or ``K = 𝒲 ∩ B(local_t, r)`` (spec §2.9 PV-2).
+
+    ``P(w) = (1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄_t‖²`` with ``c_i = min(1, C/L_{z_i})`` (each term is
+    convex and C-Lipschitz, ``= f`` when ``L_z ≤ C``).  For absolute / hinge losses it coincides on 𝒲
+    with the paper's extension ``f^𝒲_C`` at every w whose foot on the record's kink hyperplane lies in
+    𝒲 (``f(y) ≥ C·dist(y, H)``); over a small K it is the extension over ℝ^d (the spec's labelled
+    deviation).  Batched FISTA ascent on the box dual
+    ``D(θ) = (1/n)Σ c_i θ_i e_i + min_{w∈K} [⟨v_θ, w⟩ + (λ/2)‖w − w̄‖²]``, ``v_θ = (1/n)Σ c_i θ_i a_i``;
+    the primal candidate is the (inexact) projection ``p = Π̃_K(w̄ − v_θ/λ) ∈ K`` and the inner minimum is
+    lowered by ``L_h ζ`` so D stays a valid lower bound.  Each trial stops at ``P(p) − D(θ) ≤ target_gap``,
+    which certifies ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` (λ-strong convexity); the cap raises.
+
+    Parameters
+    ----------
+    x : (n, d), y : (n,) or None; center : (T, d) regularization centres w̄_t; local : (T, d) or None
+
+    Returns
+    -------
+    PV2Result with ``point (T, d)``, ``gap (T,)`` (certified duality gap) and ``iterations (T,)``.
+    """
+    clip, lam, target_gap = float(clip), _positive(lam, "lam"), _positive(target_gap, "target_gap")
+    a, e, lo, hi = polyhedral_form(loss, x, y)
+    n = a.shape[0]
+    c = np.minimum(1.0, clip / np.maximum(np.linalg.norm(a, axis=1), np.finfo(float).tiny))
+    ac, ec = c[:, None] * a / n, c * e / n
+    trials = center.shape[0]
+    zeta = 0.0
+    if local is not None:
+        reach = np.linalg.norm(center - local, axis=1).max() + r
+        zeta = 1e-3 * target_gap / (np.linalg.norm(ac, axis=1).sum() + lam * reach)
+
+    def inner(theta):
+        v = theta @ ac
+        u = center - v / lam
+        p = domain.project(u) if local is None else inexact_projection(u, domain, local, r, zeta)[0]
+        value = np.sum(v * p, axis=1) + 0.5 * lam * np.sum((p - center) ** 2, axis=1)
+        slack = 0.0 if local is None else zeta * (np.linalg.norm(v, axis=1) + lam * reach)
+        return p, theta @ ec + value - slack
+
+    def primal(p):
+        u = p @ a.T + e
+        return (c * np.where(u > 0, hi * u, lo * u)).mean(axis=1) + 0.5 * lam * np.sum((p - center) ** 2, axis=1)
+
+    step = lam / max(np.linalg.norm(ac, 2) ** 2, np.finfo(float).tiny)
+    theta = np.broadcast_to(np.clip(0.0, lo, hi), (trials, n)).copy()
+    z, t = theta.copy(), 1.0
+    out = np.zeros_like(center)
+    gap_out = np.full(trials, np.inf)
+    iterations = np.zeros(trials, dtype=np.int64)
+    done = np.zeros(trials, dtype=bool)
+    for it in range(1, _count(max_iterations, "max_iterations") + 1):
+        p, dual = inner(theta)
+        gap = primal(p) - dual
+        cert = ~done & (gap <= target_gap)
+        out[cert], gap_out[cert], iterations[cert] = p[cert], np.maximum(gap[cert], 0.0), it
+        done |= cert
+        if done.all():
+            return PV2Result(out, gap_out, iterations)
+        pz, _ = inner(z)
+        new = np.clip(z + step * (pz @ a.T + e) * (c / n), lo, hi)
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        z = new + ((t - 1.0) / t_next) * (new - theta)
+        theta, t = np.where(done[:, None], theta, new), t_next
+    raise MechanismError(f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
+                         f"{target_gap:g} for {int((~done).sum())} trial(s); raise max_iterations")
+
+
 # --------------------------------------------------------------------------- the solver harness
 
 
@@ -534,11 +643,14 @@ class _Stage:
             lo, hi = self._interval(local, r, trials)
             exact = np.clip(slopes.root(center[:, 0], self.lam), lo, hi)[:, None]
             evals = np.full(trials, float(slopes.n))
+        elif self.solver == "pv2":
+            exact, evals = self._pv2(data, center, local, r)
         else:
             exact, evals = self._adapsg(data, center, local, r)
         if harness is None:
             return exact, evals
-        moved = exact + self.tau * harness.offset(data)
+        # PV-2 certifies ‖point − argmin‖ ≤ τ/2, so the harness may move it by the remaining τ/2
+        moved = exact + (0.5 if self.solver == "pv2" else 1.0) * self.tau * harness.offset(data)
         return self._project(moved, local, r), evals
 
     def _interval(self, local, r, trials):
@@ -556,12 +668,23 @@ class _Stage:
             return np.clip(u[:, 0], lo, hi)[:, None]
         return inexact_projection(u, self.domain, local, r, self.tau if zeta is None else zeta)[0]
 
+    def _pv2(self, data: UserDataset, center: np.ndarray, local, r) -> tuple[np.ndarray, np.ndarray]:
+        """PV-2 (spec §2.9): certified ‖w − argmin‖ ≤ τ/2 via duality gap ≤ λτ²/8 (α_target = α/4)."""
+        x, y = _item_arrays(data, center.shape[1])
+        shared = local is None and bool(np.all(center == center[:1]))
+        res = pv2_minimize(self.loss, x, y, self.clip, self.lam, center[:1] if shared else center, self.domain,
+                           local, r, self.alpha / 4.0, self.max_iterations)
+        trials = center.shape[0]
+        # one data-only solve when every trial shares the centre (e.g. stage 1): the same deterministic point
+        return np.broadcast_to(res.point, center.shape).copy(), np.broadcast_to(
+            res.iterations.astype(float) * x.shape[0], (trials,)).copy()
+
     def _adapsg(self, data: UserDataset, center: np.ndarray, local, r) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 3 on Φ over K × K_y^n (K_y = K or 𝒲, the N1 switch); ``R = √(n+1)·diam K``."""
         if not getattr(self.loss, "glm", False):
             raise InputError(f"solver='adapsg' needs a GLM loss (phi/dphi), got {type(self.loss).__name__}")
         x, y = _item_arrays(data, center.shape[1])
-        n, trials = x.shape[0], center.shape[0]
+        n = x.shape[0]
         diam = self.domain.diameter if local is None else min(self.domain.diameter, 2.0 * r)
         if self.extension_domain == "W" and local is not None:
             diam = self.domain.diameter
@@ -602,7 +725,8 @@ def _common_checks(n, d, epsilon, lam, clip, domain, loss, solver, max_iteration
     check_choice(solver, _SOLVERS, "solver")
     check_choice(extension_domain, _EXT_DOMAINS, "stage2_extension_domain")
     if solver == "exact-1d" and d != 1:
-        raise InputError(f"solver='exact-1d' is the d = 1 path (PV-1); d = {d} needs solver='adapsg'")
+        raise InputError(f"solver='exact-1d' is the d = 1 path (PV-1); d = {d} needs solver='pv2' "
+                         "(absolute / hinge / linear losses) or solver='adapsg'")
     _count(max_iterations, "max_iterations")
     if loss is None:
         raise InputError("loss is required, e.g. dpclaims.losses.AbsoluteLoss()")

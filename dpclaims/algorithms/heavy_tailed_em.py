@@ -5,7 +5,9 @@
   the clipped projected-gradient map, sensitivity ``2C/n`` [H; parameters M].
 * :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9):
   Laplace localization at ε/2, then a finite EM at ε/4 on a grid of ``K = 𝒲 ∩ B(w̃, r)`` with the
-  centred extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L].
+  centred extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
+  ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous log-concave
+  Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection_1d`), i.e. the ideal EM of Algorithm 7.
 
 Both are pure ε-DP (δ = 0), replace-one, item level.  Sampling is batched over trials
 (inverse-CDF on the fixed net, Gumbel-max on the per-trial grids).
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_epsilon
+from ..errors import InputError, MechanismError, check_choice, check_epsilon
 from ..losses import AbsoluteLoss
 from ..privacy import PrivacyClaim
 from .heavy_tailed import (
@@ -28,7 +30,46 @@ from .heavy_tailed import (
     clip_level,
 )
 
-__all__ = ["EMPGM", "LocalizedGridEM", "net", "net_size_bound", "MAX_NET_POINTS"]
+__all__ = ["EMPGM", "LocalizedGridEM", "net", "net_size_bound", "MAX_NET_POINTS", "REJECTION_MAX_ROUNDS",
+           "gibbs_rejection_1d"]
+
+REJECTION_MAX_ROUNDS = 20_000
+"""Round cap of :func:`gibbs_rejection_1d`; reaching it raises (never an approximate sample)."""
+
+
+def gibbs_rejection_1d(psi, lo: np.ndarray, hi: np.ndarray, psi_min: np.ndarray, rng: np.random.Generator,
+                       batch: int = 32, max_rounds: int = REJECTION_MAX_ROUNDS) -> np.ndarray:
+    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on ``[lo_t, hi_t]`` by rejection from the uniform law.
+
+    Accept a uniform proposal w with probability ``exp(−(Ψ_t(w) − m_t))``, where ``m_t = psi_min_t ≤
+    min Ψ_t``; every accepted point is an exact sample of π_t (standard rejection sampling), so
+    Lemma F.4's sampler slack is ξ = 0.  Batched: each round draws ``batch`` proposals for every trial
+    still waiting.  Expected rounds ``≈ (hi − lo)/(batch ∫e^{−(Ψ−m)})``, i.e. exponential in d for the
+    d-dimensional analogue — the reason [LL25]'s polynomial-time inexact sampler exists.
+
+    Parameters
+    ----------
+    psi : ``Ψ(w (T', B), rows (T',)) -> (T', B)`` on the trials ``rows``; lo, hi, psi_min : (T,)
+
+    Returns
+    -------
+    (T,) samples.
+    """
+    out = np.full(lo.shape, np.nan)
+    waiting = np.arange(lo.size)
+    for _ in range(_count(max_rounds, "max_rounds")):
+        if waiting.size == 0:
+            return out
+        w = lo[waiting, None] + (hi - lo)[waiting, None] * rng.random((waiting.size, batch))
+        accept = rng.random(w.shape) < np.exp(-(psi(w, waiting) - psi_min[waiting, None]))
+        hit = accept.any(axis=1)
+        first = np.argmax(accept, axis=1)
+        out[waiting[hit]] = w[hit, first[hit]]
+        waiting = waiting[~hit]
+    if waiting.size:
+        raise MechanismError(f"gibbs_rejection_1d hit max_rounds={max_rounds} with {waiting.size} trial(s) still "
+                             "unsampled; raise max_rounds or batch (an approximate sample would break exact DP)")
+    return out
 
 MAX_NET_POINTS = 200_000
 """Largest net :class:`EMPGM` builds (the net is exponential in d, Remark E.3)."""
@@ -174,22 +215,25 @@ class LocalizedGridEM:
     epsilon_em: float
     points: int
     output: str = "joint"
+    sampler: str = "grid"
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_choice(self.output, ("joint", "final"), "output")
+        check_choice(self.sampler, ("grid", "rejection"), "sampler")
         if self.localizer.d != 1 or self.localizer.solver != "exact-1d":
             raise InputError("LocalizedGridEM is the d = 1 grid variant (PV-3); build it with solver='exact-1d'")
 
     @classmethod
     def from_theorem(cls, n: int, epsilon: float, moment_k: float, k: float, lam: float, beta: float, domain: Ball,
                      loss: Any, points: int = 64, harness: WorstValidPoint | None = None,
-                     output: str = "joint") -> "LocalizedGridEM":
-        """C of Algorithm 4, stage 1 at ε/2, EM at ε/4 (the spec's split)."""
+                     output: str = "joint", sampler: str = "grid") -> "LocalizedGridEM":
+        """C of Algorithm 4, stage 1 at ε/2, EM at ε/4 (the spec's split); ``sampler`` = "grid" (PV-3) or
+        "rejection" (exact continuous Gibbs draw on K, :func:`gibbs_rejection_1d`)."""
         epsilon = check_epsilon(epsilon)
         clip = clip_level(n, 1, epsilon, moment_k, k, beta)
         loc = OutPertLocalize.from_theorem(n, 1, epsilon / 2.0, lam, clip, beta, domain, loss, harness=harness)
-        return cls(loc, epsilon, epsilon / 4.0, _count(points, "points", 2), output)
+        return cls(loc, epsilon, epsilon / 4.0, _count(points, "points", 2), output, sampler)
 
     @property
     def score_sensitivity(self) -> float:
@@ -199,7 +243,7 @@ class LocalizedGridEM:
     @property
     def params(self) -> dict:
         return {**self.localizer.params, "epsilon": self.epsilon, "epsilon_em": self.epsilon_em, "points": self.points,
-                "score_sensitivity": self.score_sensitivity}
+                "score_sensitivity": self.score_sensitivity, "sampler": self.sampler}
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
@@ -210,15 +254,24 @@ class LocalizedGridEM:
         w_tilde, _, evals, _ = loc.localize(data, rng, trials)
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
-        grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
         slopes = ClippedSlopes1D.from_data(data, loc.loss, loc.clip)
         wbar = loc.domain.center[0] if loc.center is None else float(np.ravel(loc.center)[0])
         anchor = w_tilde[:, :1]
-        score = (slopes.objective(grid) - slopes.objective(anchor)
-                 + 0.5 * loc.lam * ((grid - wbar) ** 2 - (anchor - wbar) ** 2))
-        logits = -self.epsilon_em * score / (2.0 * self.score_sensitivity)
-        pick = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
-        w_out = grid[np.arange(grid.shape[0]), pick][:, None]
+
+        def psi(w, rows=slice(None)):
+            """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in 1-d)."""
+            a = anchor[rows]
+            score = slopes.objective(w) - slopes.objective(a) + 0.5 * loc.lam * ((w - wbar) ** 2 - (a - wbar) ** 2)
+            return self.epsilon_em * score / (2.0 * self.score_sensitivity)
+
+        if self.sampler == "rejection":
+            # the exact minimizer of the convex Ψ over K is the clipped root (PV-1), so m_t = min Ψ_t exactly
+            w_min = np.clip(slopes.root(np.full(lo.shape, wbar), loc.lam), lo, hi)
+            w_out = gibbs_rejection_1d(psi, lo, hi, psi(w_min[:, None])[:, 0] - 1e-12, rng)[:, None]
+        else:
+            grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
+            pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
+            w_out = grid[np.arange(grid.shape[0]), pick][:, None]
         return HeavyTailedRun(w_out, evals + slopes.n, {"w_tilde": w_tilde} if transcript else {})
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:

@@ -104,8 +104,13 @@ for _name, _kind, _desc, _eps, _build, _caught in (
     ("heavy-tailed-m8-C-wrong-exponent", "utility", "C = G_k √(εn) regardless of k", None, _m8,
      "RT1-n rate test at k = 4 (slope −0.5 instead of −0.75)"),
     ("heavy-tailed-m9-no-localization", "utility", "skips stage 1 and optimizes F̂^𝒲_{C,λ} over 𝒲 (extension bias "
-     "paid on the whole domain)", None, _m9, "not caught in d = 1, which is immune (spec N1): the test shows its "
-     "distance to ŵ is no worse there; the d ≥ 2 bias test needs the certified AdaPSG at α = C²/(2λn²), infeasible"),
+     "paid on the whole domain)", None, _m9, "not caught: M9 is ε-DP and meets Prop 3.2's rate, so no rate or level "
+     "check can fail. Each f_C − f is (L_i + C)-Lipschitz on 𝒲 and 0 when L_i ≤ C, so λ-strong convexity gives "
+     "‖argmin_𝒲 F̂^𝒲_{C,λ} − ŵ‖ ≤ (1/(λn))Σ_{L_i>C}(L_i + C) in every dimension, a D-free bound of the same order "
+     "G_k^k/(λC^{k−1}) as the paper's Bias/λ; the spec's 'bias ∝ D' is the function-value bound, not a shift of the "
+     "minimizer, and M9 spends all of ε on one release (half the stage-2 noise). Measured: median distance to ŵ "
+     "0.54× the correct algorithm's in d = 1 (n = 3000) and 0.53× in d = 2 (n = 1000, Pareto absolute loss on B(0, 10), where "
+     "the PV-2 objective equals the paper's 𝒲-extension near the minimizer, so M9 runs exactly)"),
 ):
     register_mutant(Mutant(name=_name, paper=PAPER_ID, kind=_kind, description=_desc, true_epsilon=_eps,
                            build=_build, caught_by=_caught))
