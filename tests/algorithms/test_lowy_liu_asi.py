@@ -29,7 +29,7 @@ from dpclaims.algorithms.lowy_liu_asi_core import (
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
 from dpclaims.audit import audit
-from dpclaims.claims.checks.lowy_liu_asi import _Alg1Reference, _Q1Law
+from dpclaims.claims.checks.lowy_liu_asi import RT3N_LEVEL, Alg3Level, _Alg1Reference, _Q1Law, reference_eps_experiment
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.linear import LinearHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
@@ -250,15 +250,34 @@ def test_m2_item_sigma_caught_by_invariant():
     assert ident2(h2) == pytest.approx(1000 * (math.log(48000 / 1e-6) + 2.0)) and ident2(b2) < ident2(h2) / 10
 
 
-def test_m3c_caught_by_calibration_check():
+def test_m3c_caught_by_reference_eps_check():
     out = _Alg1Reference(20_000, mutant="laplace-2")(np.random.default_rng(0))
     assert out["log_halt_ratio"][1] > 5 * out["formula"]  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
+    honest = reference_eps_experiment("quick").run(seed=0)
+    bad = reference_eps_experiment("quick", mutant="laplace-2").run(seed=0)
+    assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
+    assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
+    # the audit's certified lower bound exceeds the exact reference: a certified detection (still below ε = 2)
+    mech, d0, d1, claim = get_mutant("lla24-m3c-alg1-laplace-2").build()
+    res = audit(mech, d0, d1, claim=claim, trials=20_000, seed=0, backend="serial")
+    reference = alg1_audit("P1")[4]["reference_epsilon"]
+    assert res.certified and res.epsilon_lower > 5 * reference and res.verdict == "consistent"
 
 
 @pytest.mark.slow
 def test_m3d_caught_by_halting_law():
     assert _Q1Law(20_000)(np.random.default_rng(0))["halting_law_fits"] == 1.0
     assert _Q1Law(20_000, mutant="threshold-per-step")(np.random.default_rng(0))["halting_law_fits"] == 0.0
+
+
+@pytest.mark.slow
+def test_sigma_sqrt_n_mutant_fails_level_check():
+    """The σ ∝ 1/√n_i utility mutant: RT-3n's normalised risk at chance level, above the reference's level."""
+    honest = Alg3Level()(np.random.default_rng(0))
+    flag = get_mutant("lla24-alg3-sigma-sqrt-n").build().mutant
+    bad = Alg3Level(mutant=flag)(np.random.default_rng(0))
+    assert honest["below_level"] == 1.0 and honest["normalised_risk"][2] < RT3N_LEVEL
+    assert bad["below_level"] == 0.0 and bad["normalised_risk"][1] > RT3N_LEVEL  # significantly above: fails
 
 
 def test_sigma_sqrt_n_mutant_noise_scale():
