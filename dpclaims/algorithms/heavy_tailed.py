@@ -11,7 +11,8 @@ spec's reconstructions:
 * :class:`ClippedSlopes1D` — the 1-d Lipschitz extension as derivative clipping (§2.0 identity,
   PV-1): exact minimizers of ``F̂_{C,λ}`` for absolute / hinge / linear losses in ``O(n log n)``;
 * :func:`pv2_minimize` (``solver="pv2"``, d ≥ 2) — the spec's PV-2 certified structured solver for the
-  Cor D.7 losses (absolute / hinge / affine) on balls: batched FISTA on the box dual, stopped at a
+  Cor D.7 losses (absolute / hinge / affine) on balls, ellipsoids (:class:`Ellipsoid`, exact batched
+  projection) and polytopes (:class:`Polytope`, constraints dualized): batched FISTA on the box dual, stopped at a
   duality gap that certifies ``‖w − argmin‖ ≤ τ/2``; equals the paper's 𝒲-extension wherever each
   heavy record's kink-hyperplane foot lies in 𝒲, else the extension over ℝ^d (labelled deviation);
 * :func:`adapsg` — Algorithm 3, the certified adaptive (inexact) projected subgradient method
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from ..data import UserDataset
 from ..errors import InputError, MechanismError, check_choice, check_epsilon, check_finite_array, check_trials
@@ -40,7 +41,8 @@ from ..privacy import PrivacyClaim
 
 __all__ = [
     "PAPER_ID", "C_J", "C_STAB", "C_LAMBDA", "BETA0_STRICT", "ADAPSG_MAX_ITERATIONS", "MUTANTS",
-    "gamma_radius", "c_a", "clip_level", "l2_laplace", "L2LaplaceMechanism", "Ball", "inexact_projection", "ClippedSlopes1D",
+    "gamma_radius", "c_a", "clip_level", "l2_laplace", "L2LaplaceMechanism", "Ball", "Ellipsoid", "Polytope",
+    "ELLIPSOID_NEWTON_STEPS", "inexact_projection", "ClippedSlopes1D",
     "adapsg", "AdaPSGResult", "joint_objective", "WorstValidPoint", "OutPertLocalize", "DoubleOutputPert",
     "PopLocalize", "HeavyTailedRun", "PV2_MAX_ITERATIONS", "polyhedral_form", "pv2_minimize", "PV2Result",
 ]
@@ -219,7 +221,172 @@ class Ball:
         return {"center": self.center.tolist(), "radius": self.radius}
 
 
-def inexact_projection(u: np.ndarray, domain: Ball, center: np.ndarray, r: float, zeta: float) -> tuple[np.ndarray, int]:
+ELLIPSOID_NEWTON_STEPS = 100
+"""Iteration cap of the batched Newton solve in :meth:`Ellipsoid.project` (it converges monotonically, typically < 10)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Ellipsoid:
+    """The domain 𝒲 = {w : (w − c)ᵀ A (w − c) ≤ 1}, ``A (d, d)`` symmetric positive definite (Cor D.7).
+
+    ``diameter = 2/√λ_min(A)`` (exact).  :meth:`project` is exact and batched: with ``A = QΛQᵀ`` and
+    ``z = Qᵀ(u − c)``, ``Π(u) = c + Q (z/(1 + μλ))`` where μ ≥ 0 solves the secular equation
+    ``Σ λ_i z_i²/(1 + μλ_i)² = 1``; Newton on ``ψ(μ) = g(μ)^{−1/2} − 1`` (concave, increasing) from μ = 0
+    increases monotonically to the root (Moré–Sorensen), vectorized over all points.
+    """
+
+    center: np.ndarray
+    shape_matrix: np.ndarray
+    eigenvalues: np.ndarray = field(init=False, repr=False)
+    eigenvectors: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        c = check_finite_array(self.center, "center")
+        if c.ndim != 1 or c.size == 0:
+            raise InputError(f"center must have shape (d,), got {c.shape}")
+        a = check_finite_array(self.shape_matrix, "shape_matrix")
+        if a.shape != (c.size, c.size) or not np.allclose(a, a.T, rtol=1e-10, atol=1e-12):
+            raise InputError(f"shape_matrix must be a symmetric ({c.size}, {c.size}) matrix, got shape {a.shape}")
+        a = 0.5 * (a + a.T)
+        vals, vecs = np.linalg.eigh(a)
+        if vals[0] <= 0:
+            raise InputError(f"shape_matrix must be positive definite, smallest eigenvalue is {vals[0]:g}")
+        for name, value in (("center", c), ("shape_matrix", a), ("eigenvalues", vals), ("eigenvectors", vecs)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def d(self) -> int:
+        return int(self.center.size)
+
+    @property
+    def diameter(self) -> float:
+        return 2.0 / math.sqrt(float(self.eigenvalues[0]))
+
+    def _quad(self, x: np.ndarray) -> np.ndarray:
+        diff = x - self.center
+        return np.einsum("...i,ij,...j->...", diff, self.shape_matrix, diff)
+
+    def contains(self, x: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+        """``(...,)`` booleans: ``(x − c)ᵀA(x − c) ≤ 1 + tol`` for ``x (..., d)``."""
+        return self._quad(np.asarray(x, dtype=float)) <= 1.0 + tol
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Exact Euclidean projection of ``x (..., d)`` onto the ellipsoid (batched secular-equation Newton)."""
+        x = np.asarray(x, dtype=float)
+        lam = self.eigenvalues
+        z = (x - self.center) @ self.eigenvectors
+        mu = np.zeros(z.shape[:-1])
+        outside = np.sum(lam * z * z, axis=-1) > 1.0
+        for _ in range(ELLIPSOID_NEWTON_STEPS):
+            s = 1.0 + mu[..., None] * lam
+            g = np.where(outside, np.sum(lam * z * z / s**2, axis=-1), 1.0)
+            dg = -2.0 * np.sum(lam**2 * z * z / s**3, axis=-1)
+            psi = np.where(outside, g ** -0.5 - 1.0, 0.0)
+            if np.all(np.abs(psi) <= 1e-15):
+                break
+            dpsi = -0.5 * g ** -1.5 * dg
+            mu = np.where(outside, np.maximum(mu - psi / np.where(outside, dpsi, 1.0), 0.0), 0.0)
+        p = self.center + (z / (1.0 + mu[..., None] * lam)) @ self.eigenvectors.T
+        # a last radial pull keeps p inside exactly (moves it by rounding error only)
+        scale = np.sqrt(np.maximum(self._quad(p), 1.0))[..., None]
+        return self.center + (p - self.center) / scale
+
+    def to_dict(self) -> dict:
+        return {"center": self.center.tolist(), "shape_matrix": self.shape_matrix.tolist()}
+
+
+@dataclass(frozen=True, eq=False)
+class Polytope:
+    """The bounded domain 𝒲 = {w : G w ≤ h} with non-empty interior (Cor D.7).
+
+    Rows are normalized to unit norm on construction (the same set).  ``center`` is the Chebyshev
+    centre (largest inscribed ball, radius ``inradius``; one ``scipy.optimize.linprog``), and
+    ``diameter`` is the diagonal of the bounding box (2d LPs) — an upper bound on the true diameter.
+    :meth:`project` solves the projection QP with ``scipy.optimize.minimize(method="SLSQP")`` in a
+    Python loop over the points *outside* the polytope (the only per-trial loop of the module; the
+    structured solver :func:`pv2_minimize` never calls it, it dualizes ``G w ≤ h`` instead).
+    """
+
+    G: np.ndarray
+    h: np.ndarray
+    center: np.ndarray = field(init=False)
+    inradius: float = field(init=False)
+    box: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        g = check_finite_array(self.G, "G")
+        h = check_finite_array(self.h, "h")
+        if g.ndim != 2 or g.shape[1] == 0 or h.shape != (g.shape[0],):
+            raise InputError(f"G must have shape (m, d) and h shape (m,), got {g.shape} and {h.shape}")
+        norms = np.linalg.norm(g, axis=1)
+        if np.any(norms == 0):
+            raise InputError("G must not have zero rows (drop them, or the polytope is empty / all of R^d)")
+        g, h = g / norms[:, None], h / norms
+        m, d = g.shape
+        res = optimize.linprog(np.r_[np.zeros(d), -1.0], A_ub=np.c_[g, np.ones(m)], b_ub=h,
+                               bounds=[(None, None)] * d + [(0, None)], method="highs")
+        if res.status == 3:
+            raise InputError("the polytope {G w <= h} must be bounded (add constraints bounding every direction)")
+        if res.status != 0 or res.x[-1] <= 1e-12:
+            raise InputError("the polytope {G w <= h} must have a non-empty interior")
+        box = np.empty((2, d))
+        for i in range(d):
+            for j, sign in enumerate((1.0, -1.0)):
+                r = optimize.linprog(sign * np.eye(d)[i], A_ub=g, b_ub=h, bounds=[(None, None)] * d, method="highs")
+                if r.status != 0:
+                    raise InputError("the polytope {G w <= h} must be bounded (add constraints bounding every "
+                                     "direction)")
+                box[j, i] = r.x[i]
+        for name, value in (("G", g), ("h", h), ("center", res.x[:d]), ("inradius", float(res.x[-1])), ("box", box)):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def box_domain(cls, lower, upper) -> "Polytope":
+        """The box ``{lower ≤ w ≤ upper}`` (``(d,)`` each) as a polytope."""
+        lo, hi = check_finite_array(lower, "lower", ndim=1), check_finite_array(upper, "upper", ndim=1)
+        eye = np.eye(lo.size)
+        return cls(np.r_[eye, -eye], np.r_[hi, -lo])
+
+    @property
+    def d(self) -> int:
+        return int(self.G.shape[1])
+
+    @property
+    def diameter(self) -> float:
+        return float(np.linalg.norm(self.box[1] - self.box[0]))
+
+    def contains(self, x: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+        """``(...,)`` booleans: ``G x ≤ h + tol`` row-wise, for ``x (..., d)``."""
+        return np.all(np.asarray(x, dtype=float) @ self.G.T <= self.h + tol, axis=-1)
+
+    def pull_inside(self, anchor: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Last point of the segment ``anchor → x`` inside the polytope (``anchor (..., d)`` inside); ``(..., d)``."""
+        direction = x - anchor
+        step = direction @ self.G.T
+        slack = np.maximum(self.h - anchor @ self.G.T, 0.0)
+        ratio = np.where(step > 0, slack / np.where(step > 0, step, 1.0), np.inf)
+        s = np.minimum(1.0, ratio.min(axis=-1))
+        return anchor + s[..., None] * direction
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Euclidean projection of ``x (..., d)`` (SLSQP QP per outside point, loop; exact up to ~1e-10)."""
+        x = np.asarray(x, dtype=float)
+        flat = x.reshape(-1, self.d).copy()
+        cons = {"type": "ineq", "fun": lambda w: self.h - self.G @ w, "jac": lambda w: -self.G}
+        for i in np.flatnonzero(~self.contains(flat, 0.0)):
+            u = flat[i]
+            start = self.pull_inside(self.center, u)
+            res = optimize.minimize(lambda w: 0.5 * np.sum((w - u) ** 2), start, jac=lambda w: w - u,
+                                    constraints=[cons], method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+            flat[i] = self.pull_inside(self.center, res.x if np.all(np.isfinite(res.x)) else start)
+        return flat.reshape(x.shape)
+
+    def to_dict(self) -> dict:
+        return {"G": self.G.tolist(), "h": self.h.tolist()}
+
+
+def inexact_projection(u: np.ndarray, domain: Ball | Ellipsoid | Polytope, center: np.ndarray, r: float,
+                       zeta: float) -> tuple[np.ndarray, int]:
     """ζ-inexact projection onto ``K = 𝒲 ∩ B(c, r)`` using only Π_𝒲 (Lemma 2.8 / C.6, InexactProj) [H].
 
     ``x(μ) = Π_𝒲((u + μc)/(1 + μ))``; ``φ(μ) = ‖x(μ) − c‖`` is non-increasing and Π_K(u) = x(μ*).
@@ -472,6 +639,72 @@ def polyhedral_form(loss: Any, x: np.ndarray, y: np.ndarray | None) -> tuple[np.
                      f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses")
 
 
+def _pv2_primal(a, e, lo, hi, c, lam, center, p):
+    """PV-2 objective ``P(p) = (1/n)Σ c_i max_{θ∈[lo_i,hi_i]} θ(⟨a_i,p⟩ + e_i) + (λ/2)‖p − w̄‖²``: ``(T,)``."""
+    u = p @ a.T + e
+    return (c * np.where(u > 0, hi * u, lo * u)).mean(axis=1) + 0.5 * lam * np.sum((p - center) ** 2, axis=1)
+
+
+def _pv2_polytope(a, e, lo, hi, c, lam, center, domain: Polytope, local, r, target_gap, max_iterations):
+    """PV-2 on a polytope 𝒲 = {G w ≤ h}: the constraints are dualized (multipliers μ ≥ 0), so the dual is
+    ``D(θ, μ) = (1/n)Σ c_i θ_i e_i − μᵀh' + min_{w∈B} [⟨v_θ + G'ᵀμ, w⟩ + (λ/2)‖w − w̄‖²]`` with B = ℝ^d or
+    B(local_t, r) — a closed-form inner minimizer q (no QP).  ``G' = sG, h' = sh`` with ``s = ‖ac‖/‖G‖``
+    balances the two blocks for FISTA (same set).  The primal candidate ``p ∈ K`` is the last point of the
+    segment from a strictly feasible anchor (the Chebyshev centre, or local_t moved toward it while
+    staying in B) to q.  ``D ≤ min_K P`` by weak duality, so ``P(p) − D ≤ gap`` certifies
+    ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` exactly as on the ball."""
+    ac, ec = c[:, None] * a / a.shape[0], c * e / a.shape[0]
+    trials, n = center.shape[0], a.shape[0]
+    tiny = np.finfo(float).tiny
+    s = max(np.linalg.norm(ac, 2), tiny) / np.linalg.norm(domain.G, 2)
+    gs, hs = s * domain.G, s * domain.h
+    if local is None:
+        anchor = np.broadcast_to(domain.center, center.shape)
+    else:
+        r = _positive(r, "r")
+        to_c = domain.center - local
+        t = np.minimum(0.5, 0.5 * r / np.maximum(np.linalg.norm(to_c, axis=1), tiny))
+        anchor = local + t[:, None] * to_c
+
+    def inner(theta, mu):
+        v = theta @ ac + mu @ gs
+        u = center - v / lam
+        if local is None:
+            q = u
+        else:
+            off = u - local
+            q = local + off * (r / np.maximum(np.linalg.norm(off, axis=1, keepdims=True), r))
+        return q, theta @ ec - mu @ hs + np.sum(v * q, axis=1) + 0.5 * lam * np.sum((q - center) ** 2, axis=1)
+
+    step = lam / max(np.linalg.norm(np.r_[ac, gs], 2) ** 2, tiny)
+    theta = np.broadcast_to(np.clip(0.0, lo, hi), (trials, n)).copy()
+    mu = np.zeros((trials, gs.shape[0]))
+    z_theta, z_mu, t_k = theta.copy(), mu.copy(), 1.0
+    out = np.zeros_like(center)
+    gap_out = np.full(trials, np.inf)
+    iterations = np.zeros(trials, dtype=np.int64)
+    done = np.zeros(trials, dtype=bool)
+    for it in range(1, _count(max_iterations, "max_iterations") + 1):
+        q, dual = inner(theta, mu)
+        p = domain.pull_inside(anchor, q)
+        gap = _pv2_primal(a, e, lo, hi, c, lam, center, p) - dual
+        cert = ~done & (gap <= target_gap)
+        out[cert], gap_out[cert], iterations[cert] = p[cert], np.maximum(gap[cert], 0.0), it
+        done |= cert
+        if done.all():
+            return PV2Result(out, gap_out, iterations)
+        qz, _ = inner(z_theta, z_mu)
+        new_theta = np.clip(z_theta + step * (qz @ ac.T + ec), lo, hi)
+        new_mu = np.maximum(z_mu + step * (qz @ gs.T - hs), 0.0)
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
+        z_theta = new_theta + ((t_k - 1.0) / t_next) * (new_theta - theta)
+        z_mu = new_mu + ((t_k - 1.0) / t_next) * (new_mu - mu)
+        keep = done[:, None]
+        theta, mu, t_k = np.where(keep, theta, new_theta), np.where(keep, mu, new_mu), t_next
+    raise MechanismError(f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
+                         f"{target_gap:g} for {int((~done).sum())} trial(s) on the polytope; raise max_iterations")
+
+
 @dataclass(frozen=True)
 class PV2Result:
     """Output of :func:`pv2_minimize`: ``point (T, d)`` in K, certified ``gap (T,)`` and ``iterations (T,)``."""
@@ -482,9 +715,13 @@ class PV2Result:
 
 
 def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, lam: float, center: np.ndarray,
-                 domain: Ball, local: np.ndarray | None = None, r: float = 0.0, target_gap: float = 1e-8,
-                 max_iterations: int = PV2_MAX_ITERATIONS) -> PV2Result:
+                 domain: Ball | Ellipsoid | Polytope, local: np.ndarray | None = None, r: float = 0.0,
+                 target_gap: float = 1e-8, max_iterations: int = PV2_MAX_ITERATIONS) -> PV2Result:
     """Certified minimizer of the PV-2 objective over ``K = 𝒲`` or ``K = 𝒲 ∩ B(local_t, r)`` (spec §2.9 PV-2).
+
+    𝒲 may be a :class:`Ball`, an :class:`Ellipsoid` (both through their exact batched projection) or a
+    :class:`Polytope` (constraints dualized, see :func:`_pv2_polytope`): the structured case of
+    Prop D.6 / Cor D.7 on balls, ellipsoids and polytopes, with the same duality-gap certificate.
 
     ``P(w) = (1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄_t‖²`` with ``c_i = min(1, C/L_{z_i})`` (each term is
     convex and C-Lipschitz, ``= f`` when ``L_z ≤ C``).  For absolute / hinge losses it coincides on 𝒲
@@ -508,6 +745,8 @@ def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, la
     a, e, lo, hi = polyhedral_form(loss, x, y)
     n = a.shape[0]
     c = np.minimum(1.0, clip / np.maximum(np.linalg.norm(a, axis=1), np.finfo(float).tiny))
+    if isinstance(domain, Polytope):
+        return _pv2_polytope(a, e, lo, hi, c, lam, center, domain, local, r, target_gap, max_iterations)
     ac, ec = c[:, None] * a / n, c * e / n
     trials = center.shape[0]
     zeta = 0.0
@@ -524,8 +763,7 @@ def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, la
         return p, theta @ ec + value - slack
 
     def primal(p):
-        u = p @ a.T + e
-        return (c * np.where(u > 0, hi * u, lo * u)).mean(axis=1) + 0.5 * lam * np.sum((p - center) ** 2, axis=1)
+        return _pv2_primal(a, e, lo, hi, c, lam, center, p)
 
     step = lam / max(np.linalg.norm(ac, 2) ** 2, np.finfo(float).tiny)
     theta = np.broadcast_to(np.clip(0.0, lo, hi), (trials, n)).copy()
@@ -720,9 +958,12 @@ def _common_checks(n, d, epsilon, lam, clip, domain, loss, solver, max_iteration
     check_epsilon(epsilon)
     _positive(lam, "lam")
     _positive(clip, "clip")
-    if not isinstance(domain, Ball) or domain.d != d:
-        raise InputError(f"domain must be a Ball in dimension d = {d}")
+    if not isinstance(domain, (Ball, Ellipsoid, Polytope)) or domain.d != d:
+        raise InputError(f"domain must be a Ball, Ellipsoid or Polytope in dimension d = {d}")
     check_choice(solver, _SOLVERS, "solver")
+    if not isinstance(domain, Ball) and solver != "pv2" and not (isinstance(domain, Ellipsoid) and solver == "adapsg"):
+        raise InputError(f"a {type(domain).__name__} domain needs solver='pv2' (the certified structured solver"
+                         + (" or 'adapsg'" if isinstance(domain, Ellipsoid) else "") + f"), got solver={solver!r}")
     check_choice(extension_domain, _EXT_DOMAINS, "stage2_extension_domain")
     if solver == "exact-1d" and d != 1:
         raise InputError(f"solver='exact-1d' is the d = 1 path (PV-1); d = {d} needs solver='pv2' "
