@@ -3,11 +3,12 @@
 * :class:`EMPGM` — Algorithm 5 (App. E.1, Thm E.1) and its ball-smoothed variant (App. E.2, Thm E.5):
   a finite exponential mechanism on a data-independent net of 𝒲 (d ≤ 3) whose score is the norm of
   the clipped projected-gradient map, sensitivity ``2C/n`` [H; parameters M].
-* :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9):
-  Laplace localization at ε/2, then a finite EM at ε/4 on a grid of ``K = 𝒲 ∩ B(w̃, r)`` with the
-  centred extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
+* :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9),
+  d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for
+  d ≥ 2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred
+  extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
   ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous log-concave
-  Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection_1d`), i.e. the ideal EM of Algorithm 7.
+  Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
 
 Both are pure ε-DP (δ = 0), replace-one, item level.  Sampling is batched over trials
 (inverse-CDF on the fixed net, Gumbel-max on the per-trial grids).
@@ -27,49 +28,95 @@ from ..losses import AbsoluteLoss
 from ..privacy import PrivacyClaim
 from .heavy_tailed import (
     Ball, ClippedSlopes1D, HeavyTailedRun, OutPertLocalize, WorstValidPoint, _beta, _count, _item_arrays, _positive,
-    clip_level,
+    clip_level, polyhedral_form, pv2_minimize,
 )
 
 __all__ = ["EMPGM", "LocalizedGridEM", "net", "net_size_bound", "MAX_NET_POINTS", "REJECTION_MAX_ROUNDS",
-           "gibbs_rejection_1d"]
+           "GRID_POINTS_PER_AXIS", "LOWER_BOUND_SLACK", "REJECTION_BATCH", "gibbs_rejection", "gibbs_rejection_1d", "uniform_ball"]
 
 REJECTION_MAX_ROUNDS = 20_000
-"""Round cap of :func:`gibbs_rejection_1d`; reaching it raises (never an approximate sample)."""
+"""Round cap of :func:`gibbs_rejection`; reaching it raises (never an approximate sample)."""
+
+GRID_POINTS_PER_AXIS = {1: 64, 2: 24, 3: 10}
+"""Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3 leaves
+the resolution open; the net is exponential in d, Remark E.3)."""
+
+LOWER_BOUND_SLACK = 0.1
+"""Certified duality gap of the PV-2 lower bound ``m ≤ min_K Ψ`` in units of Ψ (costs ≤ e^{0.1} in
+acceptance rate, never exactness) — :class:`LocalizedGridEM` with ``sampler="rejection"``, d ≥ 2."""
+
+REJECTION_BATCH = 32
+"""Proposals per waiting trial and round in :func:`gibbs_rejection`."""
+
+_EVAL_BLOCK = 4_000_000
+"""Largest ``rows × points × n`` block of score evaluations held in memory at once (≈ 32 MB)."""
 
 
-def gibbs_rejection_1d(psi, lo: np.ndarray, hi: np.ndarray, psi_min: np.ndarray, rng: np.random.Generator,
-                       batch: int = 32, max_rounds: int = REJECTION_MAX_ROUNDS) -> np.ndarray:
-    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on ``[lo_t, hi_t]`` by rejection from the uniform law.
+def gibbs_rejection(psi, sample_uniform, psi_min: np.ndarray, rng: np.random.Generator, batch: int = REJECTION_BATCH,
+                    max_rounds: int = REJECTION_MAX_ROUNDS) -> tuple[np.ndarray, np.ndarray]:
+    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform law on K_t.
 
-    Accept a uniform proposal w with probability ``exp(−(Ψ_t(w) − m_t))``, where ``m_t = psi_min_t ≤
-    min Ψ_t``; every accepted point is an exact sample of π_t (standard rejection sampling), so
-    Lemma F.4's sampler slack is ξ = 0.  Batched: each round draws ``batch`` proposals for every trial
-    still waiting.  Expected rounds ``≈ (hi − lo)/(batch ∫e^{−(Ψ−m)})``, i.e. exponential in d for the
-    d-dimensional analogue — the reason [LL25]'s polynomial-time inexact sampler exists.
+    ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a proposal
+    w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t = psi_min_t ≤ min_{K_t} Ψ_t``.
+    Every accepted point is an exact sample of π_t (standard rejection sampling), so Lemma F.4's sampler
+    slack is ξ = 0 — provided ``m_t`` really is a lower bound (pass a certified one, e.g. a dual value).
+    Batched: each round draws ``batch`` proposals for every trial still waiting.  Expected rounds
+    ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in d — the reason [LL25]'s polynomial-time inexact
+    sampler exists.  Hitting ``max_rounds`` raises :class:`MechanismError` (no approximate sample).
 
     Parameters
     ----------
-    psi : ``Ψ(w (T', B), rows (T',)) -> (T', B)`` on the trials ``rows``; lo, hi, psi_min : (T,)
+    psi : ``Ψ(w (T', B, ...), rows (T',)) -> (T', B)`` on the trials ``rows``
+    sample_uniform : ``(rows (T',), batch, rng) -> (w (T', B, ...), inside (T', B) bool)``
+    psi_min : (T,)
 
     Returns
     -------
-    (T,) samples.
+    samples ``(T, ...)`` and the rounds each trial used ``(T,)``.
     """
-    out = np.full(lo.shape, np.nan)
-    waiting = np.arange(lo.size)
+    psi_min = np.asarray(psi_min, dtype=float)
+    batch = _count(batch, "batch")
+    out = None
+    rounds = np.zeros(psi_min.size, dtype=np.int64)
+    waiting = np.arange(psi_min.size)
     for _ in range(_count(max_rounds, "max_rounds")):
         if waiting.size == 0:
-            return out
-        w = lo[waiting, None] + (hi - lo)[waiting, None] * rng.random((waiting.size, batch))
-        accept = rng.random(w.shape) < np.exp(-(psi(w, waiting) - psi_min[waiting, None]))
+            return out, rounds
+        w, inside = sample_uniform(waiting, batch, rng)
+        if out is None:
+            out = np.full((psi_min.size,) + w.shape[2:], np.nan)
+        rounds[waiting] += 1
+        u = rng.random(w.shape[:2])
+        with np.errstate(over="ignore"):
+            accept = inside & (u < np.exp(-(psi(w, waiting) - psi_min[waiting, None])))
         hit = accept.any(axis=1)
         first = np.argmax(accept, axis=1)
         out[waiting[hit]] = w[hit, first[hit]]
         waiting = waiting[~hit]
     if waiting.size:
-        raise MechanismError(f"gibbs_rejection_1d hit max_rounds={max_rounds} with {waiting.size} trial(s) still "
+        raise MechanismError(f"gibbs_rejection hit max_rounds={max_rounds} with {waiting.size} trial(s) still "
                              "unsampled; raise max_rounds or batch (an approximate sample would break exact DP)")
-    return out
+    return (np.full((psi_min.size,), np.nan) if out is None else out), rounds
+
+
+def gibbs_rejection_1d(psi, lo: np.ndarray, hi: np.ndarray, psi_min: np.ndarray, rng: np.random.Generator,
+                       batch: int = REJECTION_BATCH, max_rounds: int = REJECTION_MAX_ROUNDS) -> np.ndarray:
+    """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T', B)``;
+    ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
+    def sample_uniform(rows, size, gen):
+        w = lo[rows, None] + (hi - lo)[rows, None] * gen.random((rows.size, size))
+        return w, np.ones(w.shape, dtype=bool)
+
+    return gibbs_rejection(psi, sample_uniform, psi_min, rng, batch, max_rounds)[0]
+
+
+def uniform_ball(rng: np.random.Generator, centers: np.ndarray, radius: float, size: int) -> np.ndarray:
+    """``size`` uniform points in each ball ``B(centers_t, radius)``: direction × ``radius·U^{1/d}`` →
+    ``(T, size, d)`` (``centers (T, d)``)."""
+    t, d = centers.shape
+    g = rng.standard_normal((t, size, d))
+    g /= np.maximum(np.linalg.norm(g, axis=-1, keepdims=True), np.finfo(float).tiny)
+    return centers[:, None, :] + g * (radius * rng.random((t, size, 1)) ** (1.0 / d))
 
 MAX_NET_POINTS = 200_000
 """Largest net :class:`EMPGM` builds (the net is exponential in d, Remark E.3)."""
@@ -201,12 +248,19 @@ class EMPGM:
 
 @dataclass(frozen=True)
 class LocalizedGridEM:
-    """Algorithm 7 (LocalizedApproxEM) in the exact grid form PV-3, d = 1 [budget split L].
+    """Algorithm 7 (LocalizedApproxEM) in the exact grid form PV-3, d ∈ {1, 2, 3} [budget split L].
 
-    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4); ``K = 𝒲 ∩ [w̃ − r, w̃ + r]``;
-    (2) anchor ``w_a = w̃``; centred score ``s(w) = F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a)`` (exact in 1-d: the
-    per-record constants cancel), ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1);
-    (3) output a point of a ``points``-grid of K w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4).
+    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4; exact 1-d solver, PV-2 for
+    d ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``;
+    (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a)`` — in 1-d the
+    clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
+    ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz, the
+    spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1);
+    (3) ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points`` equispaced
+    points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto 𝒲)
+    w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the continuous
+    density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform proposals on
+    B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual value for d ≥ 2).
     Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is unused).
     """
 
@@ -221,18 +275,37 @@ class LocalizedGridEM:
         check_epsilon(self.epsilon)
         check_choice(self.output, ("joint", "final"), "output")
         check_choice(self.sampler, ("grid", "rejection"), "sampler")
-        if self.localizer.d != 1 or self.localizer.solver != "exact-1d":
-            raise InputError("LocalizedGridEM is the d = 1 grid variant (PV-3); build it with solver='exact-1d'")
+        d = self.localizer.d
+        if d > 3:
+            raise InputError(f"LocalizedGridEM samples a net / uniform proposals of K; d must be <= 3, got {d}")
+        if not isinstance(self.localizer.domain, Ball):
+            raise InputError("LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on balls)")
+        if d == 1 and self.localizer.solver != "exact-1d":
+            raise InputError("LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with solver='exact-1d'")
+        if d >= 2 and self.localizer.solver != "pv2":
+            raise InputError(f"LocalizedGridEM in d = {d} needs the certified structured solver; build the "
+                             "localizer with solver='pv2'")
+        if d >= 2:
+            net(Ball.centered(d, self.localizer.radius), self.net_gamma)  # validates the net size up front
 
     @classmethod
     def from_theorem(cls, n: int, epsilon: float, moment_k: float, k: float, lam: float, beta: float, domain: Ball,
-                     loss: Any, points: int = 64, harness: WorstValidPoint | None = None,
+                     loss: Any, points: int | None = None, harness: WorstValidPoint | None = None,
                      output: str = "joint", sampler: str = "grid") -> "LocalizedGridEM":
-        """C of Algorithm 4, stage 1 at ε/2, EM at ε/4 (the spec's split); ``sampler`` = "grid" (PV-3) or
-        "rejection" (exact continuous Gibbs draw on K, :func:`gibbs_rejection_1d`)."""
+        """C of Algorithm 4 in dimension ``d = domain.d``, stage 1 at ε/2 (solver "exact-1d" in d = 1,
+        "pv2" for d ≥ 2), EM at ε/4 (the spec's split); ``points`` per axis (default
+        :data:`GRID_POINTS_PER_AXIS`); ``sampler`` = "grid" (PV-3) or "rejection" (exact continuous Gibbs
+        draw on K, :func:`gibbs_rejection`)."""
         epsilon = check_epsilon(epsilon)
-        clip = clip_level(n, 1, epsilon, moment_k, k, beta)
-        loc = OutPertLocalize.from_theorem(n, 1, epsilon / 2.0, lam, clip, beta, domain, loss, harness=harness)
+        if not isinstance(domain, Ball):
+            raise InputError(f"domain must be a Ball, got {type(domain).__name__}")
+        d = domain.d
+        if d > 3:
+            raise InputError(f"LocalizedGridEM is the low-dimensional exponential mechanism; d must be <= 3, got {d}")
+        clip = clip_level(n, d, epsilon, moment_k, k, beta)
+        loc = OutPertLocalize.from_theorem(n, d, epsilon / 2.0, lam, clip, beta, domain, loss, harness=harness,
+                                           solver="exact-1d" if d == 1 else "pv2")
+        points = GRID_POINTS_PER_AXIS[d] if points is None else points
         return cls(loc, epsilon, epsilon / 4.0, _count(points, "points", 2), output, sampler)
 
     @property
@@ -241,21 +314,45 @@ class LocalizedGridEM:
         return 4.0 * self.localizer.clip * self.localizer.radius / self.localizer.n
 
     @property
+    def net_gamma(self) -> float:
+        """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)`` (shaved by 1e-12
+        so that :func:`net` keeps exactly ``points`` per axis)."""
+        d = self.localizer.d
+        return self.localizer.radius * math.sqrt(d) / (self.points - 1) * (1.0 - 1e-12)
+
+    @property
     def params(self) -> dict:
         return {**self.localizer.params, "epsilon": self.epsilon, "epsilon_em": self.epsilon_em, "points": self.points,
-                "score_sensitivity": self.score_sensitivity, "sampler": self.sampler}
+                "net_gamma": self.net_gamma, "score_sensitivity": self.score_sensitivity, "sampler": self.sampler}
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)")
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> HeavyTailedRun:
+    @property
+    def _wbar(self) -> np.ndarray:
         loc = self.localizer
-        w_tilde, _, evals, _ = loc.localize(data, rng, trials)
+        return loc.domain.center if loc.center is None else np.broadcast_to(np.asarray(loc.center, float), (loc.d,))
+
+    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> HeavyTailedRun:
+        """``theta (trials, d)`` in K; transcript ``w_tilde (trials, d)`` (the stage-1 release)."""
+        w_tilde, _, evals, _ = self.localizer.localize(data, rng, trials)
+        w_out, stage2 = self.stage2(data, rng, w_tilde)
+        return HeavyTailedRun(w_out, evals + stage2, {"w_tilde": w_tilde} if transcript else {})
+
+    def stage2(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in K_t, evals)``."""
+        if self.localizer.d == 1:
+            return self._stage2_1d(data, rng, w_tilde)
+        return self._stage2(data, rng, w_tilde)
+
+    def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
+        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped root, PV-1)."""
+        loc = self.localizer
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
         slopes = ClippedSlopes1D.from_data(data, loc.loss, loc.clip)
-        wbar = loc.domain.center[0] if loc.center is None else float(np.ravel(loc.center)[0])
+        wbar = float(self._wbar[0])
         anchor = w_tilde[:, :1]
 
         def psi(w, rows=slice(None)):
@@ -265,14 +362,86 @@ class LocalizedGridEM:
             return self.epsilon_em * score / (2.0 * self.score_sensitivity)
 
         if self.sampler == "rejection":
-            # the exact minimizer of the convex Ψ over K is the clipped root (PV-1), so m_t = min Ψ_t exactly
             w_min = np.clip(slopes.root(np.full(lo.shape, wbar), loc.lam), lo, hi)
             w_out = gibbs_rejection_1d(psi, lo, hi, psi(w_min[:, None])[:, 0] - 1e-12, rng)[:, None]
         else:
             grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
             pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
             w_out = grid[np.arange(grid.shape[0]), pick][:, None]
-        return HeavyTailedRun(w_out, evals + slopes.n, {"w_tilde": w_tilde} if transcript else {})
+        return w_out, float(slopes.n)
+
+    def potential(self, data: UserDataset, w_tilde: np.ndarray):
+        """d ≥ 2: ``Ψ_t(w) = ε_em·(P(w) − P(w̃_t))/(2Δ_s)``, P the PV-2 objective (class docstring), as a function
+        ``psi(w (T', B, d), rows=slice(None)) -> (T', B)`` of the trials ``rows`` of ``w_tilde (T, d)``."""
+        loc = self.localizer
+        x, y = _item_arrays(data, loc.d)
+        a, e, lo, hi = polyhedral_form(loc.loss, x, y)
+        n = a.shape[0]
+        c = np.minimum(1.0, loc.clip / np.maximum(np.linalg.norm(a, axis=1), np.finfo(float).tiny))
+        wbar = self._wbar
+        scale = self.epsilon_em / (2.0 * self.score_sensitivity)
+
+        def objective(w):
+            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at ``w (T', B, d)``
+            → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
+            flat = w.reshape(-1, w.shape[-1])
+            step = max(1, _EVAL_BLOCK // n)
+            out = np.empty(flat.shape[0])
+            for i in range(0, flat.shape[0], step):
+                u = flat[i:i + step] @ a.T
+                u += e
+                out[i:i + step] = np.maximum(u * lo, u * hi) @ c / n
+            return out.reshape(w.shape[:-1]) + 0.5 * loc.lam * np.sum((w - wbar) ** 2, axis=-1)
+
+        anchor_value = objective(w_tilde[:, None, :])[:, 0]
+
+        def psi(w, rows=slice(None)):
+            """Ψ = ε_em·(P(w) − P(w_a))/(2Δ_s) at ``w (T', B, d)`` for the trials ``rows``."""
+            return scale * (objective(w) - anchor_value[rows, None])
+
+        return psi
+
+    def potential_lower_bound(self, data: UserDataset, w_tilde: np.ndarray, psi=None) -> tuple[np.ndarray, np.ndarray]:
+        """Certified ``m_t ≤ min_{K_t} Ψ_t`` (d ≥ 2) and PV-2 iterations ``(T,)``, ``(T,)``.
+
+        m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact projection's slack
+        is already subtracted inside D), lowered by a 1e-9 relative round-off margin — a lower bound, never the
+        primal value, so rejection sampling stays exact.  The gap is certified to ≤ LOWER_BOUND_SLACK in Ψ units.
+        """
+        loc = self.localizer
+        psi = self.potential(data, w_tilde) if psi is None else psi
+        x, y = _item_arrays(data, loc.d)
+        scale = self.epsilon_em / (2.0 * self.score_sensitivity)
+        res = pv2_minimize(loc.loss, x, y, loc.clip, loc.lam, np.broadcast_to(self._wbar, w_tilde.shape).copy(),
+                           loc.domain, w_tilde, loc.radius, LOWER_BOUND_SLACK / scale, loc.max_iterations)
+        at_point = psi(res.point[:, None, :])[:, 0]
+        return at_point - scale * res.gap - 1e-9 * (1.0 + np.abs(at_point)), res.iterations
+
+    def _stage2(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
+        """d ≥ 2: PV-2 score on the γ-net of K (grid) or exact rejection draws on K; ``(w (T, d), evals (T,))``."""
+        loc = self.localizer
+        n = data.n
+        psi = self.potential(data, w_tilde)
+        trials = w_tilde.shape[0]
+        if self.sampler == "grid":
+            offsets = net(Ball.centered(loc.d, loc.radius), self.net_gamma)
+            out = np.empty_like(w_tilde)
+            block = max(1, _EVAL_BLOCK // (n * offsets.shape[0]))
+            for i in range(0, trials, block):
+                grid = loc.domain.project(w_tilde[i:i + block, None, :] + offsets)
+                pick = np.argmax(-psi(grid, slice(i, i + block)) + rng.gumbel(size=grid.shape[:2]), axis=1)
+                out[i:i + block] = grid[np.arange(grid.shape[0]), pick]
+            return out, np.full(trials, float(n * offsets.shape[0]))
+        psi_min, iterations = self.potential_lower_bound(data, w_tilde, psi)
+        center, radius = loc.domain.center, loc.domain.radius
+
+        def sample_uniform(rows, size, gen):
+            """Uniform on B(w̃_t, r); flags the proposals inside 𝒲 (so accepted points are uniform on K_t)."""
+            w = uniform_ball(gen, w_tilde[rows], loc.radius, size)
+            return w, np.linalg.norm(w - center, axis=-1) <= radius
+
+        w_out, rounds = gibbs_rejection(psi, sample_uniform, psi_min, rng, REJECTION_BATCH)
+        return w_out, n * (iterations + REJECTION_BATCH * rounds.astype(float))
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         res = self.run(data, rng, trials, transcript=self.output == "joint")
