@@ -5,7 +5,7 @@ import sys
 import time
 
 from dpclaims import claims
-from dpclaims.claims.checks.diff2 import section6_comparison, utility
+from dpclaims.claims.checks.diff2 import SECTION6_BUDGETS, section6_comparison, utility
 from dpclaims.claims.standard import RateExperiment
 
 
@@ -23,20 +23,20 @@ def rates():
         print(f"{cid:40s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
     for algorithm, expected in (("diff2-gd", 2 / 3), ("dp-gd", 0.5)):
         t0 = time.time()
-        exp = RateExperiment(utility, "d", [4, 8, 16, 32, 64, 128], expected, replicates=4,
+        exp = RateExperiment(utility, "d", [4, 8, 16, 32, 64, 128, 256], expected, replicates=4,
                              fixed={"param": "d", "algorithm": algorithm, "N": 32000})
         r = exp.run(seed=0)
         print(f"d sweep {algorithm:32s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
 
 
-def section6():
-    for name, samples in (("california_like", None), ("gas_like", None)):
+def section6(names=("california_like", "gas_like", "blog_like")):
+    """The paper's settings (full budget): R = 2000, the whole App. A grid, 5 seeds, full-size stand-ins."""
+    for name in names:
         t0 = time.time()
-        res = section6_comparison(name, epsilon=5.0, rounds=2000, seeds=5, samples=samples,
-                                  clip_grid=(1.0, 10.0, 100.0), period_fractions=(0.01, 0.03, 0.1))
-        print(name, {k: v for k, v in res.items() if k != "results"}, f"({time.time() - t0:.0f}s)")
-        for method, rows in res["results"].items():
-            print("   ", method, [{k: round(v, 5) for k, v in row.items()} for row in rows])
+        res = section6_comparison(name, epsilon=5.0, **SECTION6_BUDGETS["full"],
+                                  progress=lambda msg: print(f"  [{time.time() - t0:.0f}s] {msg}", flush=True),
+                                  verbose=True)
+        print(name, {k: v for k, v in res.items() if k != "results"}, f"({time.time() - t0:.0f}s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -87,8 +87,9 @@ MUTANTS = (
     "restarts-not-composed",
     "add-remove-sensitivity",
     "noiseless-accumulation",
+    "mean-silo-size",
 )
-"""Known-buggy variants (spec 004 §7(c)): M1, U1, M2, M3, M5; see :mod:`dpclaims.algorithms.mutants.diff2`."""
+"""Known-buggy variants (spec 004 §7(c)): M1, U1, M2, M3, M5, M4; see :mod:`dpclaims.algorithms.mutants.diff2`."""
 
 MEMORY_BUDGET = 64 * 2**20
 """Bytes of per-record gradient arrays alive at once (records are processed in chunks under it)."""
@@ -140,7 +141,8 @@ class _Silos:
     Server view (all silos): distinct records ``x (G, d_in)``, ``y (G,)`` or None, ``weight (G,)`` =
     ``Σ_p (multiplicity in silo p)/(n_p P)``, so ``Σ_g weight_g clip(∇ℓ(z_g))`` is Alg. 1's
     ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR minibatches):
-    ``index (P, n_p)`` maps each record to its row of ``x``.
+    ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the records each silo
+    really holds (unequal silos are padded to a common m; padding rows get weight 0).
     """
 
     x: np.ndarray
@@ -149,18 +151,25 @@ class _Silos:
     index: np.ndarray
     silos: int
     size: int
+    sizes: np.ndarray
 
 
-def _prepare(data: UserDataset) -> _Silos:
+def _prepare(data: UserDataset, sizes: tuple[int, ...] | None = None) -> _Silos:
+    """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real, the rest padding."""
     if not isinstance(data, UserDataset):
         raise InputError(f"data must be a UserDataset (silos on the n axis, records on m), got {type(data).__name__}")
+    n_p = np.full(data.n, data.m) if sizes is None else np.asarray(sizes, dtype=np.int64)
+    if n_p.shape != (data.n,) or n_p.min() < 1 or n_p.max() > data.m:
+        raise InputError(f"silo_sizes must give one size in 1..m = {data.m} per silo ({data.n}), got {sizes!r}")
+    real = np.arange(data.m)[None, :] < n_p[:, None]
     rows = data.x if data.y is None else np.concatenate([data.x, data.y[..., None]], axis=-1)
     uniq, inverse = np.unique(rows.reshape(-1, rows.shape[-1]), axis=0, return_inverse=True)
     inverse = inverse.reshape(data.n, data.m)
-    weight = np.bincount(inverse.ravel(), minlength=len(uniq)) / (data.n * data.m)
+    weight = np.bincount(inverse.ravel(), weights=np.where(real, 1.0 / (n_p[:, None] * data.n), 0.0).ravel(),
+                         minlength=len(uniq))
     if data.y is None:
-        return _Silos(uniq, None, weight, inverse, data.n, data.m)
-    return _Silos(uniq[:, :-1], uniq[:, -1], weight, inverse, data.n, data.m)
+        return _Silos(uniq, None, weight, inverse, data.n, data.m, n_p)
+    return _Silos(uniq[:, :-1], uniq[:, -1], weight, inverse, data.n, data.m, n_p)
 
 
 # --------------------------------------------------------------------------- results
@@ -283,10 +292,19 @@ class DIFF2:
     """Budget split of Prop. 4.1 (recorded; the σ's already include it)."""
     mutant: str | None = None
     """None for the paper's algorithm, else one of :data:`MUTANTS` (a documented bug)."""
+    silo_sizes: tuple[int, ...] | None = None
+    """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p uses its
+    first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds all m records."""
 
     def __post_init__(self) -> None:
         for name in ("d", "silos", "n_min", "rounds", "period"):
             _check_count(getattr(self, name), name)
+        if self.silo_sizes is not None:
+            sizes = tuple(_check_count(s, "silo_sizes entries") for s in self.silo_sizes)
+            if len(sizes) != self.silos or min(sizes) != self.n_min:
+                raise InputError(f"silo_sizes must list P = {self.silos} sizes whose minimum is n_min = {self.n_min}, "
+                                 f"got {self.silo_sizes!r}")
+            object.__setattr__(self, "silo_sizes", sizes)
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         if self.period > self.rounds:
@@ -366,7 +384,8 @@ class DIFF2:
         """Number of points the output is drawn from: R (x_0..x_{R−1})."""
         return self.rounds
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> DIFF2Run:
+    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False,
+            monitor=None) -> DIFF2Run:
         """Run Algorithm 1 for ``trials`` independent trials at once.
 
         Parameters
@@ -375,13 +394,18 @@ class DIFF2:
         rng : numpy Generator (the output draw r̂ is taken first, then the noise)
         trials : number of trials
         transcript : keep ``x_0..x_R``, ``ṽ_1..ṽ_R`` (and BVR's local points)
+        monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to stop
+            the run early, e.g. the learning-rate early stopping of the paper's App. A)
         """
         trials = check_trials(trials)
-        silos = _prepare(data)
+        if self.silo_sizes is not None and data.m < max(self.silo_sizes):
+            raise InputError(f"data has m = {data.m} records per silo but silo_sizes needs {max(self.silo_sizes)}; "
+                             "pad the silos to the largest size")
+        silos = _prepare(data, self.silo_sizes)
         if silos.silos != self.silos:
             raise InputError(f"data has {silos.silos} silos (n axis) but the algorithm was built for P = {self.silos}")
-        if silos.size < self.n_min:
-            raise InputError(f"silos hold {silos.size} records but the calibration assumed n_min = {self.n_min}; "
+        if silos.sizes.min() < self.n_min:
+            raise InputError(f"silos hold {silos.sizes.min()} records but the calibration assumed n_min = {self.n_min}; "
                              "rebuild with from_theorem(m=data.m, ...)")
         t, d = trials, self.d
         x_prev = np.broadcast_to(self.x0, (t, d)).copy()
@@ -410,13 +434,15 @@ class DIFF2:
             v_noisy = v_tilde
             x_next = self._routine(r, x_prev, v_tilde, silos, rng, out)
             x_prev2, x_prev = x_prev, x_next
+            if monitor is not None:
+                monitor(r, x_prev)
             if transcript:
                 iterates[:, r] = x_prev
                 estimates[:, r - 1] = v_tilde
         counts = self._counts(silos)
         return DIFF2Run(theta=out.theta, final=x_prev, output_index=out.index,
                         gradient_evaluations=int(counts.sum()),
-                        fresh_gradient_evaluations=int(counts.sum() - silos.size * silos.silos * (self.rounds - self.restarts)),
+                        fresh_gradient_evaluations=int(counts.sum() - silos.sizes.sum() * (self.rounds - self.restarts)),
                         client_gradient_evaluations=counts, iterates=iterates, estimates=estimates, points=out.points)
 
     def _routine(self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output) -> np.ndarray:
@@ -426,8 +452,7 @@ class DIFF2:
 
     def _counts(self, silos: _Silos) -> np.ndarray:
         """Per-silo per-sample gradients (spec §2.7): n_p per restart round, 2n_p per difference round."""
-        per_silo = silos.size * (self.restarts + 2 * (self.rounds - self.restarts))
-        return np.full(silos.silos, per_silo, dtype=np.int64)
+        return (silos.sizes * (self.restarts + 2 * (self.rounds - self.restarts))).astype(np.int64)
 
 
 class _GradientCache:
@@ -479,7 +504,8 @@ class DIFF2GD(DIFF2):
                      radius: float = math.inf, *, loss: Any, initial_gap: float, x0=None, u: float = DEFAULT_U,
                      rounds: int | None = None, period: int | None = None, eta: float | None = None,
                      clip1: float | None = None, clip2: float | None = None, constants: str = "paper",
-                     rounds_factor: float = DEFAULT_ROUNDS_FACTOR, mutant: str | None = None) -> "DIFF2GD":
+                     rounds_factor: float = DEFAULT_ROUNDS_FACTOR, mutant: str | None = None,
+                     silo_sizes: tuple[int, ...] | None = None) -> "DIFF2GD":
         """σ's of Proposition 4.1 and the schedule of spec §2.6.5 (Prop. D.2 / Thm 4.3).
 
         Parameters
@@ -497,10 +523,19 @@ class DIFF2GD(DIFF2):
             ``η = min{1/(2L), 1/(2√T σ2 C2 √d)}``;
             "literal" — ``T = max(1, ⌈τR⌉)``, ``τ = (G²√d/(L N ε))^{2/3}``, ``η = 1/(2max{L, √T L σ2 √d})``
         rounds_factor : c_R (spec §2.6.5)
-        mutant : None or one of :data:`MUTANTS` (M2 and M3 change the σ's here, the others the run)
+        mutant : None or one of :data:`MUTANTS` (M2, M3 and M4 change the σ's here, the others the run)
+        silo_sizes : unequal silos (P sizes; data padded to m ≥ max): n_min = min(silo_sizes) (Prop. 4.1);
+            M4 (``mutant="mean-silo-size"``) calibrates the σ's with the mean size instead
         """
         check_choice(constants, ("paper", "literal"), "constants")
         p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
+        if silo_sizes is not None:
+            if len(silo_sizes) != p or max(silo_sizes) > n_min:
+                raise InputError(f"silo_sizes must list n = {p} sizes, none above m = {n_min}, got {silo_sizes!r}")
+            n_min = min(_check_count(s, "silo_sizes entries") for s in silo_sizes)
+        if mutant == "mean-silo-size" and silo_sizes is None:
+            raise InputError("mutant 'mean-silo-size' (M4) needs unequal silos: pass silo_sizes=")
+        shrink = n_min / float(np.mean(silo_sizes)) if mutant == "mean-silo-size" else 1.0  # σ ∝ 1/n (Prop. 4.1)
         eps, dl = check_epsilon(epsilon), check_delta(delta)
         g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
         gap = _check_positive(initial_gap, "initial_gap")
@@ -520,9 +555,9 @@ class DIFF2GD(DIFF2):
         if period is None:
             period = max(1, round(frac * rounds) if constants == "paper" else math.ceil(frac * rounds))
         period = min(_check_count(period, "period"), _check_count(rounds, "rounds"))
-        s1, s2 = diff2_gd_sigmas(n_min, p, rounds, period, eps, dl, u,
-                                 restarts_composed=mutant != "restarts-not-composed",
-                                 sensitivity_factor=1.0 if mutant == "add-remove-sensitivity" else 2.0)
+        s1, s2 = (shrink * s for s in diff2_gd_sigmas(n_min, p, rounds, period, eps, dl, u,
+                                                      restarts_composed=mutant != "restarts-not-composed",
+                                                      sensitivity_factor=1.0 if mutant == "add-remove-sensitivity" else 2.0))
         if eta is None:
             if constants == "paper":
                 cap = 1 / (2 * math.sqrt(period) * s2 * c2 * math.sqrt(d)) if s2 > 0 else math.inf
@@ -530,7 +565,8 @@ class DIFF2GD(DIFF2):
             else:
                 eta = 1 / (2 * max(lsm, math.sqrt(period) * lsm * s2 * math.sqrt(d)))
         return cls(loss=loss, d=d, silos=p, n_min=n_min, epsilon=eps, delta=dl, rounds=rounds, period=period,
-                   sigma1=s1, sigma2=s2, clip1=c1, clip2=c2, eta=eta, x0=x0, u=u, mutant=mutant)
+                   sigma1=s1, sigma2=s2, clip1=c1, clip2=c2, eta=eta, x0=x0, u=u, mutant=mutant,
+                   silo_sizes=None if silo_sizes is None else tuple(silo_sizes))
 
 
 @dataclass(frozen=True)
@@ -600,6 +636,8 @@ class DIFF2BVRLSGD(DIFF2):
         _check_positive(self.zeta, "zeta", allow_zero=True)
         if self.mutant is not None:
             raise InputError("the DIFF2 mutants are defined for DIFF2-GD; build DIFF2BVRLSGD with mutant=None")
+        if self.silo_sizes is not None:
+            raise InputError("unequal silos (silo_sizes) are supported by the GD routine only; BVR needs equal silos")
 
     @property
     def analysed_points(self) -> int:
@@ -789,7 +827,8 @@ AUDIT_CENTER = 5.0
 
 def canary_audit_target(mutant: str | None = None, epsilon: float = 3.0, delta: float = 1e-5, rounds: int = 200,
                         period: int = 5, silos: int = 2, per_silo: int = 5, eta: float = 0.01,
-                        u: float = EXPERIMENT_U, algorithm: str = "diff2-gd"):
+                        u: float = EXPERIMENT_U, algorithm: str = "diff2-gd",
+                        silo_sizes: tuple[int, ...] | None = None):
     """The §7(a) white-box audit: ``(mechanism, d0, d1, claim)`` for :func:`dpclaims.audit.audit`.
 
     DIFF2-GD (or DP-GD with ``algorithm="dp-gd"``) with C1 = C2 = 1, d = 2, on the signed quadratic
@@ -797,21 +836,31 @@ def canary_audit_target(mutant: str | None = None, epsilon: float = 3.0, delta: 
     releases the canary log-likelihood ratio S of the transcript (:class:`CanaryLikelihoodRatio`)
     computed with the *claimed* σ's.  ``mutant`` swaps in a known-buggy variant; the claim stays the
     paper's.  M5 (``"noiseless-accumulation"``) is tested with the accumulated-mean statistic.
+    ``silo_sizes`` (e.g. (5, 50), for M4 ``"mean-silo-size"``): unequal silos padded to the largest, the
+    canary in the first record of the smallest silo (spec §7(c) M4); ``silos``/``per_silo`` are then ignored.
     """
     from ..hardinstances.canaries import signed_quadratic_canary_pair
     from ..losses import WeightedSquaredDistanceLoss
 
     check_choice(algorithm, ("diff2-gd", "dp-gd"), "algorithm")
-    pair = signed_quadratic_canary_pair(silos, per_silo, 2, AUDIT_CENTER)
+    unequal = {}
+    if silo_sizes is not None:
+        if algorithm != "diff2-gd":
+            raise InputError("silo_sizes is supported for algorithm='diff2-gd' only")
+        silos, per_silo = len(silo_sizes), max(silo_sizes)
+        unequal = dict(silo_sizes=tuple(silo_sizes))
+    pair = signed_quadratic_canary_pair(silos, per_silo, 2, AUDIT_CENTER,
+                                        silo=int(np.argmin(silo_sizes)) if silo_sizes is not None else 0)
     loss = WeightedSquaredDistanceLoss(AUDIT_STRENGTH)
     common = dict(loss=loss, initial_gap=1.0, rounds=rounds, eta=eta, clip1=1.0)
     if algorithm == "dp-gd":
         ref = DPGD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, **common)
         alg = DPGD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, mutant=mutant, **common)
     else:
-        ref = DIFF2GD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, u=u, period=period, clip2=1.0, **common)
+        ref = DIFF2GD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, u=u, period=period, clip2=1.0,
+                                   **unequal, **common)
         alg = DIFF2GD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, u=u, period=period, clip2=1.0,
-                                   mutant=mutant, **common)
+                                   mutant=mutant, **unequal, **common)
     mech = CanaryLikelihoodRatio(alg, np.full(2, AUDIT_CENTER), reference=ref,
                                  accumulated=mutant == "noiseless-accumulation")
     return mech, pair.d0, pair.d1, ref.privacy_claim

@@ -148,6 +148,7 @@ def test_transcript_audit_is_consistent_and_near_gaussian():
     ("diff2-m2-restarts-not-composed", "gdp", dict(rounds=40, period=2)),
     ("diff2-m3-add-remove-sensitivity", "gdp", dict(rounds=40, period=8)),
     ("diff2-m5-noiseless-accumulation", "gdp", dict(rounds=40, period=8)),
+    ("diff2-m4-mean-silo-size", "threshold", dict(rounds=40, period=8)),
 ])
 def test_privacy_mutants_are_caught(name, method, options):
     mutant = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.name == name)
@@ -163,3 +164,38 @@ def test_utility_mutant_misses_prop_d2_bound():
     run = alg.run(inst.replicated(10, 400), np.random.default_rng(0), 8, transcript=True)
     u = inst.gradient_norm_sq(run.analysed_points()).mean()
     assert u > 3 * alg.utility_bound(inst.initial_gap)
+
+
+def test_unequal_silos_use_only_real_records():
+    from dpclaims.data import UserDataset
+    from dpclaims.losses import WeightedSquaredDistanceLoss
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 2))
+    padded = x.copy()
+    padded[0, 3:] = 100.0  # silo 0 holds 3 real records; the padding must be ignored
+    loss = WeightedSquaredDistanceLoss(1.0)
+    kw = dict(loss=loss, initial_gap=1.0, rounds=4, period=2, eta=0.1, clip1=50.0, clip2=50.0)
+    alg = DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), **kw)
+    assert alg.n_min == 3 and alg.sigma1 == pytest.approx(
+        DIFF2GD.from_theorem(2, 3, 2, 1.0, 1e-5, 1.0, 1.0, **kw).sigma1)
+    y = np.ones((2, 6))
+    a = alg.run(UserDataset(padded, y), np.random.default_rng(0), 3, transcript=True)
+    b = alg.run(UserDataset(np.where(np.arange(6)[None, :, None] < np.array([3, 6])[:, None, None], x, -7.0), y),
+                np.random.default_rng(0), 3, transcript=True)
+    assert np.array_equal(a.iterates, b.iterates)
+    assert list(a.client_gradient_evaluations) == [3 * (2 + 2 * 2), 6 * (2 + 2 * 2)]
+    m4 = DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), mutant="mean-silo-size", **kw)
+    assert m4.sigma1 == pytest.approx(alg.sigma1 * 3 / 4.5)
+    with pytest.raises(InputError, match="silo_sizes"):
+        DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, mutant="mean-silo-size", **kw)
+    with pytest.raises(InputError, match="silo_sizes"):
+        DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 7), **kw)
+
+
+def test_unequal_silo_audit_is_consistent():
+    mech, d0, d1, claim = canary_audit_target(rounds=40, period=8, silo_sizes=(5, 50))
+    assert d0.m == 50 and mech.algorithm.n_min == 5
+    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=0, method="gdp")
+    assert res.verdict == "consistent"
+    assert 0.45 < res.mu < 0.65  # μ = 0.577 for a record of the 5-record silo

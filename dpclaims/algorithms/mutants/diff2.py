@@ -3,7 +3,7 @@
 Each is :class:`~dpclaims.algorithms.diff2.DIFF2GD` with its ``mutant`` flag set (one documented
 change).  Privacy mutants build the §7(a) canary audit (``canary_audit_target``); their
 ``true_epsilon`` is the exact GDP ε of the σ's they really use, at the audit's defaults
-(ε = 3, δ = 1e-5, R = 200, T = 5), or None where the leak is not Gaussian.
+(ε = 3, δ = 1e-5, R = 200, T = 5; M4 on silos n = (5, 50)), or None where the leak is not Gaussian.
 """
 
 from __future__ import annotations
@@ -57,6 +57,24 @@ register_mutant(Mutant(
                 "the whole clipped sum since the last restart under one round's noise",
     true_epsilon=None, build=partial(canary_audit_target, "noiseless-accumulation"),
     caught_by="audit (accumulated-mean LR statistic)",
+))
+M4_SILO_SIZES = (5, 50)
+"""Spec §7(c) M4: unequal silos n = (5, 50), the canary in the smallest."""
+
+
+def _true_epsilon_m4() -> float:
+    mech, _, _, claim = canary_audit_target("mean-silo-size", silo_sizes=M4_SILO_SIZES)
+    return gdp_epsilon(mech.algorithm.mu, claim.delta)
+
+
+register_mutant(Mutant(
+    name="diff2-m4-mean-silo-size", paper=PAPER, kind="privacy",
+    description="M4: on unequal silos (n = (5, 50), padded to m = 50 with silo_sizes=) the σ's are calibrated "
+                "with the mean n_p (27.5) instead of n_min (5) (Prop. 4.1): noise n_mean/n_min = 5.5× too small "
+                "for a record of the smallest silo",
+    true_epsilon=_true_epsilon_m4(),
+    build=partial(canary_audit_target, "mean-silo-size", silo_sizes=M4_SILO_SIZES),
+    caught_by="audit (transcript LR statistic, canary in the smallest silo)",
 ))
 register_mutant(Mutant(
     name="diff2-u1-unscaled-radius-both", paper=PAPER, kind="utility",
