@@ -256,7 +256,7 @@ def _poisson_mask(rng: np.random.Generator, shape: tuple[int, int], rate: float)
 
 def _clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
     """``min(1, C/‖g‖)`` elementwise (1 for a zero gradient)."""
-    return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return bound / np.maximum(norms, bound)  # = min(1, bound/norm), no division by zero
 
 
 class _GLMStep:

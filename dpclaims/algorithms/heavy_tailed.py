@@ -744,7 +744,8 @@ def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, la
     clip, lam, target_gap = float(clip), _positive(lam, "lam"), _positive(target_gap, "target_gap")
     a, e, lo, hi = polyhedral_form(loss, x, y)
     n = a.shape[0]
-    c = np.minimum(1.0, clip / np.maximum(np.linalg.norm(a, axis=1), np.finfo(float).tiny))
+    norm = np.linalg.norm(a, axis=1)
+    c = np.divide(clip, norm, out=np.ones_like(norm), where=norm > clip)  # min(1, C/‖a‖), C may be ∞
     if isinstance(domain, Polytope):
         return _pv2_polytope(a, e, lo, hi, c, lam, center, domain, local, r, target_gap, max_iterations)
     ac, ec = c[:, None] * a / n, c * e / n

@@ -131,7 +131,7 @@ def net(domain: Ball, gamma: float) -> np.ndarray:
     """A γ-net of the ball 𝒲: Π_𝒲 of the cubic grid of spacing ``2γ/√d`` covering it (Alg 5 line 1) → ``(N, d)``."""
     gamma, d = _positive(gamma, "gamma"), domain.d
     spacing = 2.0 * gamma / math.sqrt(d)
-    per_axis = int(math.floor(domain.diameter / spacing)) + 1
+    per_axis = int(math.ceil(domain.diameter / spacing)) + 1  # actual spacing ≤ 2γ/√d, so it covers
     if per_axis**d > MAX_NET_POINTS:
         raise InputError(f"the γ-net has {per_axis}^{d} points (> {MAX_NET_POINTS}); raise gamma or lower d "
                          "(EM-PGM is exponential in d, Remark E.3)")
@@ -227,7 +227,8 @@ class EMPGM:
         """``s(w) = ‖G^C_η(w)‖`` on the net ``(N,)``."""
         g = self._gradients(data)
         norms = np.linalg.norm(g, axis=-1, keepdims=True)
-        g_clip = (g * np.minimum(1.0, self.clip / np.maximum(norms, np.finfo(float).tiny))).mean(axis=1)
+        factor = np.divide(self.clip, norms, out=np.ones_like(norms), where=norms > self.clip)  # C may be ∞
+        g_clip = (g * factor).mean(axis=1)
         step = self.grid - self.eta * (g_clip + self.lam * (self.grid - self.center))
         return np.linalg.norm(self.grid - self.domain.project(step), axis=-1) / self.eta
 
@@ -377,7 +378,8 @@ class LocalizedGridEM:
         x, y = _item_arrays(data, loc.d)
         a, e, lo, hi = polyhedral_form(loc.loss, x, y)
         n = a.shape[0]
-        c = np.minimum(1.0, loc.clip / np.maximum(np.linalg.norm(a, axis=1), np.finfo(float).tiny))
+        norm = np.linalg.norm(a, axis=1)
+        c = np.divide(loc.clip, norm, out=np.ones_like(norm), where=norm > loc.clip)  # min(1, C/‖a‖), C may be ∞
         wbar = self._wbar
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
 

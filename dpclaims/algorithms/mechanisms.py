@@ -141,7 +141,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, calib
 def _clip_rows(v: np.ndarray, bound: float, norm: int) -> np.ndarray:
     """Scale each vector on the last axis into the ``norm``-ball of radius ``bound``."""
     size = np.linalg.norm(v, ord=norm, axis=-1, keepdims=True)
-    return v * np.minimum(1.0, bound / np.maximum(size, np.finfo(float).tiny))
+    return v * (bound / np.maximum(size, bound))  # = v·min(1, bound/‖v‖)
 
 
 @dataclass(frozen=True)

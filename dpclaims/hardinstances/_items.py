@@ -59,7 +59,7 @@ def uniform_sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray
 def project_ball(v: np.ndarray, radius: float) -> np.ndarray:
     """Projection of ``v (..., d)`` onto the centred ball of ``radius`` (``inf``: identity)."""
     norm = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v * np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    return v * (radius / np.maximum(norm, radius))  # = v·min(1, radius/‖v‖)
 
 
 def signed_cube(rng: np.random.Generator, shape: tuple, prob_plus: np.ndarray) -> np.ndarray:

@@ -168,3 +168,17 @@ def test_pure_dp_audit_in_d2_is_consistent(sampler):
     result = audit(em, d0, d1, epsilon=1.0, delta=0.0, unit="item", relation="replace", trials=20_000, seed=0,
                    backend="serial")
     assert result.verdict == "consistent" and 0.15 <= result.epsilon_lower <= 1.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("gamma", [0.3, 0.1, 0.07])
+def test_net_covers_the_ball_at_gamma_and_respects_the_size_bound(d, gamma):
+    from dpclaims.algorithms.heavy_tailed_em import net, net_size_bound
+
+    ball = Ball.centered(d, 1.0)
+    points = net(ball, gamma)
+    assert points.shape[0] <= net_size_bound(2.0, gamma, d)
+    rng = np.random.default_rng(0)
+    probe = ball.project(rng.standard_normal((4000, d)) * rng.uniform(0, 1.2, (4000, 1)))
+    nearest = np.min(np.linalg.norm(probe[:, None] - points[None], axis=-1), axis=1)
+    assert nearest.max() <= gamma + 1e-12

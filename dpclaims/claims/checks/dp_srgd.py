@@ -358,25 +358,35 @@ def v2_statistical(claim, budget):
                           replicates=_pick(budget, 3, 10))
 
 
+V2_ENVELOPE_EPSILONS = (0.1, 0.3, 1.0, 3.0)
+
+
 @register_experiment("cgt24.v2.rate.privacy")
 def v2_privacy_rate(claim, budget):
     """V2 privacy term: at n fixed, the excess on LIN stays within the theorem's envelope as ε shrinks.
 
-    Envelope test (spec §7(b) rule 3: no one-sided slope along ε): max over ε of
-    excess / (L R (1/√n + √p/(εn))) must stay below the V2 constant 16c_M + 8 = 8.
+    Envelope test (spec §7(b) rule 3: no one-sided slope along ε): at every ε the expected ratio
+    excess / (L R (1/√n + √p/(εn))) must stay below the V2 constant 16c_M + 8 = 8.  The theorem bounds an
+    expectation, so the check is statistical: a violation is called only when a one-sided lower
+    confidence bound on some ε's mean ratio (Student t, 95% jointly, Bonferroni over the ε grid) exceeds 8.
     """
     n = _pick(budget, 2**12, 2**16)
+    trials = _pick(budget, 12, 48)
+    level = 1.0 - 0.05 / len(V2_ENVELOPE_EPSILONS)
 
     def compute(rng):
-        ratios = []
-        for eps in (0.1, 0.3, 1.0, 3.0):
-            excess = float(np.mean(rt4_excess(n, rng, epsilon=eps, trials=4)))
-            ratios.append(excess / (1.0 / math.sqrt(n) + 4.0 / (eps * n)))
-        worst = max(ratios)
-        return {"max_envelope_ratio": (worst, worst, 8.0)}
+        means, lowers = [], []
+        for eps in V2_ENVELOPE_EPSILONS:
+            ratios = rt4_excess(n, rng, epsilon=eps, trials=trials) / (1.0 / math.sqrt(n) + 4.0 / (eps * n))
+            half_width = stats.t.ppf(level, trials - 1) * ratios.std(ddof=1) / math.sqrt(trials)
+            means.append(float(ratios.mean()))
+            lowers.append(float(ratios.mean() - half_width))
+        return {"max_envelope_ratio": (max(means), max(lowers), BIG)}
 
     return ValueExperiment(compute=compute, expected={"max_envelope_ratio": 8.0},
-                           note=f"LIN p=16, n={n}, ε ∈ {{0.1, 0.3, 1, 3}}; (ratio, ratio, 8) contains 8 iff ratio <= 8")
+                           note=f"LIN p=16, n={n}, ε ∈ {list(V2_ENVELOPE_EPSILONS)}, {trials} trials per ε; reported as "
+                                "(largest mean ratio, largest one-sided lower bound, ∞): consistent iff no ε's mean "
+                                "ratio is significantly above 8")
 
 
 @register_experiment("cgt24.v2.rate.batch_flat")
