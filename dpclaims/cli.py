@@ -12,7 +12,6 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np

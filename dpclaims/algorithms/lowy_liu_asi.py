@@ -248,6 +248,14 @@ def alg1_schedule(n: int, m: int, d: int, epsilon: float, delta: float, lipschit
     return out
 
 
+
+def _paper_privacy_claim(algorithm, source: str) -> PrivacyClaim:
+    """(ε, δ)-user-level DP, replace-one-user, for paper constants with full noise; diagnostics carry no claim."""
+    if algorithm.constants != "paper" or algorithm.noise_mult < 1.0:
+        raise InputError("only constants='paper' with noise_mult >= 1 carries the paper's privacy claim; "
+                         "relaxed constants and noise_mult < 1 are utility diagnostics (spec §2.6)")
+    return PrivacyClaim(algorithm.epsilon, algorithm.delta, "user", "replace", source=source)
+
 @dataclass(frozen=True)
 class Algorithm1Run:
     """Outputs of :meth:`Algorithm1.run`.
@@ -389,10 +397,7 @@ class Algorithm1:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-user-level DP, replace-one-user (Thm 2.1 / B.1); only for paper constants with noise."""
-        if self.constants != "paper" or self.noise_mult < 1.0:
-            raise InputError("only constants='paper' with noise_mult >= 1 carries the paper's privacy claim; "
-                             "relaxed constants and noise_mult < 1 are utility diagnostics (spec §2.6)")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Lowy-Liu-Asi 2024, Theorem B.1")
+        return _paper_privacy_claim(self, "Lowy-Liu-Asi 2024, Theorem B.1")
 
     @property
     def gradient_count(self) -> int:
@@ -473,7 +478,7 @@ class Algorithm1:
         and N_i = 1, a group's SGD path does not depend on the item order, so each distinct
         user is run once per trial (exact; spec P-c (ii)).
         """
-        trials, C, d = users.shape[0], self.C, self.d
+        trials, C = users.shape[0], self.C
         center = np.asarray(self.center)
         if constant and N_i == 1:
             table_x, table_y, uid = distinct_users(x[:, :1], None if y is None else y[:, :1])
@@ -670,9 +675,7 @@ class Algorithm2:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """The phase (transcript of ĝ_t and halting pattern) is (ε, δ)-user-level DP (Thm C.1)."""
-        if self.constants != "paper" or self.noise_mult < 1.0:
-            raise InputError("only constants='paper' with noise_mult >= 1 carries the paper's privacy claim")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Lowy-Liu-Asi 2024, Theorem C.1")
+        return _paper_privacy_claim(self, "Lowy-Liu-Asi 2024, Theorem C.1")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
@@ -959,10 +962,7 @@ class Algorithm3:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-user-level DP, replace-one-user (Thm 3.1 / C.1; Thm 4.1 for the smoothed loss)."""
-        if self.constants != "paper" or self.noise_mult < 1.0:
-            raise InputError("only constants='paper' with noise_mult >= 1 carries the paper's privacy claim; "
-                             "relaxed constants and noise_mult < 1 are utility diagnostics (spec §2.6)")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Lowy-Liu-Asi 2024, Theorem C.1")
+        return _paper_privacy_claim(self, "Lowy-Liu-Asi 2024, Theorem C.1")
 
     @property
     def gradient_count(self) -> int:

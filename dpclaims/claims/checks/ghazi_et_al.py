@@ -267,7 +267,7 @@ def spec_fast_sigma(n: int, m: int, epsilon=1.0, delta=1e-5, G=2.0, mu=1.0, beta
 
 def noise_calibration(rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=256, mutant=None) -> dict:
     """RT-4: E‖θ̂ − θ*‖²/d against the spec's σ², certificate pass rate, and the n-exponent of σ/log-factor."""
-    ratios, normalised, passed = [], [], []
+    normalised, passed = [], []
     ss_total, dof_total = 0.0, 0
     for n in ns:
         out, star, mech = scoutputpert_noise_error(n, rng, m, d, trials, mutant=mutant)
