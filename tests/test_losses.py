@@ -319,3 +319,25 @@ def test_quadratic_form_loss():
         QuadraticFormLoss(-np.eye(2), np.zeros(2))
     with pytest.raises(InputError, match="offset"):
         QuadraticFormLoss(np.eye(2), np.zeros(3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), inputs=st.integers(1, 6), width=st.integers(1, 5), batch=st.integers(1, 9))
+def test_softplus_factored_gradients_match_the_full_ones(seed, inputs, width, batch):
+    rng = np.random.default_rng(seed)
+    net = SoftplusNetwork(n_inputs=inputs, width=width)
+    theta, other = 3 * rng.normal(size=(2, 2, net.d))
+    x, y, w = rng.normal(size=(batch, inputs)), rng.normal(size=batch), rng.random(batch)
+    a, b = net.grad_factors(theta, x, y), net.grad_factors(other, x, y)
+    g, h = net.grad(theta, x, y), net.grad(other, x, y)
+    assert a.shape == (2, batch, 2 * width + 1)
+    np.testing.assert_allclose(net.factor_norms(a - b, x), np.linalg.norm(g - h, axis=-1), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(net.sum_factors(w[None, :, None] * (a - b), x), np.einsum("b,tbd->td", w, g - h),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_softplus_is_stable_at_extremes():
+    z = np.array([-800.0, -30.0, -1.0, 0.0, 1.0, 30.0, 800.0])
+    net = SoftplusNetwork(n_inputs=1, width=1)
+    theta = np.array([[1.0, 0.0, 1.0, 0.0]])  # f(x) = softplus(x)
+    np.testing.assert_allclose(net.predict(theta, z[:, None])[0], np.logaddexp(0.0, z), rtol=1e-14)

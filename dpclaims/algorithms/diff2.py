@@ -460,19 +460,32 @@ class _GradientCache:
 
     When the per-record gradients of all trials fit in :data:`MEMORY_BUDGET`, the gradients at
     ``x_{r−1}`` are kept for the next round's difference (spec §2.7 "fresh evaluations"); otherwise
-    records are processed in chunks and both gradients are recomputed.
+    records are processed in chunks and both gradients are recomputed.  A loss with factored
+    per-record gradients (``grad_factors``, e.g. the §6 softplus network) is clipped and averaged
+    on the factors, without forming the (records, d) gradients.
     """
 
     def __init__(self, alg: "DIFF2", silos: _Silos, trials: int) -> None:
         self.loss, self.silos, self.d = alg.loss, silos, alg.d
         units = silos.x.shape[0]
-        self.chunk = max(1, min(units, MEMORY_BUDGET // (trials * alg.d * 8 * 6)))
+        self.factored = hasattr(alg.loss, "grad_factors")  # per-record gradients in O(width), not O(d)
+        per_record = alg.loss.n_factors if self.factored else alg.d
+        self.chunk = max(1, min(units, MEMORY_BUDGET // (trials * per_record * 8 * 6)))
         self.cached = self.chunk == units
         self.last = None
 
     def mean(self, theta: np.ndarray, prev: np.ndarray | None, radius: np.ndarray) -> np.ndarray:
         """``(1/P)Σ_p ClippedMean({∇ℓ(θ,z) − ∇ℓ(prev,z)}_{z∈D_p}, radius)`` (prev None: no difference): (T, d)."""
         s = self.silos
+        if self.factored and self.cached:
+            a = self.loss.grad_factors(theta, s.x, s.y)
+            diff = a if prev is None else a - (self.last if self.last is not None else
+                                               self.loss.grad_factors(prev, s.x, s.y))
+            self.last = a
+            norms = self.loss.factor_norms(diff, s.x)
+            r = radius[:, None]
+            factor = np.where(norms > r, r / np.where(norms > 0, norms, 1.0), 1.0)
+            return self.loss.sum_factors((factor * s.weight)[..., None] * diff, s.x)
         if self.cached:
             g = self.loss.grad(theta, s.x, s.y)
             diff = g if prev is None else g - (self.last if self.last is not None else self.loss.grad(prev, s.x, s.y))

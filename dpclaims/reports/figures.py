@@ -5,6 +5,7 @@
 - :func:`audit_figure`: the empirical trade-off (FPR vs FNR) of the audit's test,
   the curve the claimed (ε, δ) allows and the curve at the certified ε.
 - :func:`summary_figure`: claimed ε against the certified lower bound, over all audits.
+- :func:`section6_figure`: DIFF2's §6 training curves (GD, DP-GD, DIFF2-GD) per dataset and metric.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-__all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound"]
+__all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound",
+           "section6_figure"]
 
 SUMMARY_FIGURE = "summary"
 """Key (and file stem) of the summary figure among the claim figures."""
@@ -135,14 +137,52 @@ def audit_figure(entry: Mapping[str, Any]) -> bytes:
     return _png(fig)
 
 
+_SECTION6_LABELS = {"train": "train loss", "grad": "squared train gradient norm", "test": "test loss"}
+_SECTION6_STYLE = {"gd": ("GD (ref)", "#777777"), "dp-gd": ("DP-GD", "#1565c0"), "diff2-gd": ("DIFF2-GD", "#c62828")}
+
+
+def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
+    """DIFF2 paper Fig. 1/2 layout: a row per dataset, a column per metric; mean ± std over seeds
+    against the communication round, log scale, the paired t-test's p-value in each title.
+
+    ``summaries``: ``{dataset: Section6.summarize(...)}``.
+    """
+    rows = len(summaries)
+    fig, axes = plt.subplots(rows, 3, figsize=(12.0, 3.0 * rows + 0.4), squeeze=False)
+    for row, (name, summary) in enumerate(summaries.items()):
+        x = np.asarray(summary["rounds_axis"])
+        for col, metric in enumerate(("train", "grad", "test")):
+            ax = axes[row, col]
+            for method, curve in summary["curves"][metric].items():
+                label, color = _SECTION6_STYLE[method]
+                mean, std = np.asarray(curve["mean"]), np.asarray(curve["std"])
+                ax.plot(x, mean, color=color, lw=1.4, label=label, ls="--" if method == "gd" else "-")
+                ax.fill_between(x, np.maximum(mean - std, mean * 1e-3), mean + std, color=color, alpha=0.15, lw=0)
+            test = summary["tests"][metric]
+            ax.set_yscale("log")
+            ax.set_title(f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}"
+                         f"{' (DIFF2-GD wins)' if test['wins'] else ''}", fontsize=9, loc="left")
+            ax.grid(True, which="both", alpha=0.2)
+            if row == rows - 1:
+                ax.set_xlabel("communication round")
+    axes[0, 0].legend(fontsize=8)
+    setup = next(iter(summaries.values()))["setup"]
+    fig.suptitle(f"DIFF2 §6: ε = {setup['epsilon']:g}, δ = {setup['delta']:g}, R = {setup['rounds']}, "
+                 f"{setup['seeds']} seeds (mean ± std), App. A tuning", fontsize=10, x=0.01, ha="left")
+    fig.tight_layout()
+    return _png(fig)
+
+
 def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
-    """The figure of a checked audit or rate entry; None for any other entry."""
+    """The figure of a checked audit, rate or §6-comparison entry; None for any other entry."""
     if entry["verdict"] in ("not_checkable", "error"):
         return None
     if entry["type"] == "rate":
         return rate_figure(entry)
     if entry["type"] == "audit":
         return audit_figure(entry)
+    if entry["type"] == "value" and "section6" in entry["evidence"]:
+        return section6_figure(entry["evidence"]["section6"])
     return None
 
 

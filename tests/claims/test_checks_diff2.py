@@ -1,5 +1,6 @@
 """Quick-budget runs of every registered DIFF2 claim experiment (murata-suzuki-2023)."""
 
+import numpy as np
 import pytest
 
 from dpclaims import claims
@@ -49,3 +50,34 @@ def test_quick_verdict(claim_id):
     if claim_id in ("diff2gd.thm43.utility", "dpgd.utility"):  # the d sweep of spec §7(b): +2/3 and +1/2
         assert result["evidence"]["parts"]["d"]["verdict"] == "consistent", result["summary"]
 
+
+
+def _summary(diff2_level, dpgd_level, seeds=5):
+    """A §6 summary whose per-seed minima are ``level + noise`` for each method."""
+    from dpclaims.algorithms.diff2_tuning import METHODS, Section6
+
+    setup = Section6(seeds=seeds, rounds=20, every=20, clips=(1.0,), period_fractions=(0.1,))
+    rng = np.random.default_rng(0)
+    level = {"gd": 0.5, "dp-gd": dpgd_level, "diff2-gd": diff2_level}
+    cells = {}
+    for s in range(seeds):
+        for method in METHODS:
+            value = level[method] + 0.05 * rng.normal()
+            cells[(s, method, 0)] = {"eta": 1.0, "config": [1.0, None, 1],
+                                     "curves": {"train": [9.0, value], "grad": [9.0, value], "test": [9.0, value]}}
+    return setup.summarize(cells)
+
+
+@pytest.mark.parametrize("levels,verdict", [((1.0, 2.0), "consistent"), ((2.0, 1.0), "inconsistent"),
+                                            ((1.5, 1.5), "inconclusive")])
+def test_section6_verdict_rule(monkeypatch, levels, verdict):
+    from dpclaims.algorithms.diff2_tuning import Section6
+    from dpclaims.claims.checks.diff2 import Section6Experiment
+    from dpclaims.reports.figures import claim_figure
+
+    monkeypatch.setattr(Section6, "run", lambda self, **kw: _summary(*levels))
+    result = Section6Experiment({}).run(seed=0)
+    assert result["verdict"] == verdict, result["summary"]
+    assert set(result["evidence"]["checks"]) == {"train_diff2_wins", "grad_diff2_wins", "test_diff2_wins"}
+    png = claim_figure({"id": "experiments.regression", **result})
+    assert png.startswith(b"\x89PNG")
