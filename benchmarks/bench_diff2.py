@@ -1,5 +1,6 @@
 """DIFF2 (spec 004) benchmark: standard-budget audit and rate sweeps (incl. the d sweeps of §7(b)),
-and the §6 comparison on offline stand-ins.  ``python benchmarks/bench_diff2.py [audit|rates|section6 ...]``."""
+and the §6 comparison on offline stand-ins.
+``python benchmarks/bench_diff2.py [audit|rates|section6[:name,...] ...]``."""
 
 import json
 import sys
@@ -52,20 +53,22 @@ def section6(names=("california_like", "gas_like", "blog_like"), grid="standin",
 
     ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.  Finished cells
     are kept under ``out/.cells/section6_<grid>_<name>/`` so an interrupted run resumes; the summary goes to
-    ``out/section6_<grid>_<name>.json`` and the figure (all datasets run so far) to ``out/section6_<grid>.png``.
+    ``out/section6_<grid>_<name>.json`` and the figure (every dataset with a summary in ``out``) to
+    ``out/section6_<grid>.png``.
     """
     from dpclaims.algorithms.diff2_tuning import PAPER_GRID, STANDIN_GRID, Section6
+    from dpclaims.hardinstances.diff2 import STANDINS
     from dpclaims.reports.figures import section6_figure
 
     _retain_freed_memory()
-    summaries = {}
     for name in names:
         t0 = time.time()
         setup = Section6(name, **(PAPER_GRID if grid == "paper" else STANDIN_GRID))
         res = setup.run(workers=workers, checkpoint=out / ".cells" / f"section6_{grid}_{name}")
         (out / f"section6_{grid}_{name}.json").write_text(json.dumps(res))
-        summaries[name] = res
         print(name, json.dumps(res["tests"]), f"({time.time() - t0:.0f}s)", flush=True)
+        done = [n for n in STANDINS if (out / f"section6_{grid}_{n}.json").exists()]
+        summaries = {n: json.loads((out / f"section6_{grid}_{n}.json").read_text()) for n in done}
         (out / f"section6_{grid}.png").write_bytes(section6_figure(summaries))
 
 

@@ -50,8 +50,12 @@ def _correlated(rng, n, p, rho):
     return rng.standard_normal((n, p)) @ np.linalg.cholesky(cov).T
 
 
-def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, samples: int | None = None) -> RegressionSplit:
+def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, samples: int | None = None,
+                       split_rng: np.random.Generator | None = None) -> RegressionSplit:
     """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick runs.
+
+    ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos, so
+    repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
 
     california_like: ``X ~ N(0, 0.5^{|i−j|})`` with two columns replaced by ``exp(N(0,1))``,
     ``y = teacher(X) + 0.3 N(0,1)`` capped at its 95th percentile; gas_like: ``0.8^{|i−j|}``,
@@ -75,7 +79,7 @@ def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, sam
                             np.floor(np.exp(rng.standard_normal((n, 140))))], axis=1)
         y = np.where(rng.random(n) < 0.6, 0.0, np.exp(_teacher(x, rng) + rng.standard_normal(n)))
     y = y / np.max(np.abs(y))
-    order = rng.permutation(n)
+    order = (rng if split_rng is None else check_rng(split_rng)).permutation(n)
     n_train = int(round(0.8 * n))
     tr, te = order[:n_train], order[n_train:]
     mean, std = x[tr].mean(axis=0), x[tr].std(axis=0)

@@ -128,3 +128,11 @@ def test_gradient_descent_reference_is_plain_full_batch_gd():
         np.testing.assert_allclose(seen[r], theta, rtol=1e-10, atol=1e-12)
     cell = Section6(**TINY).run_task(0, "gd", 0)
     assert cell["curves"]["train"][-1] < cell["curves"]["train"][0] and cell["eta"] in TINY["etas"]
+
+
+def test_repetitions_share_the_dataset_and_vary_the_split():
+    setup = Section6(**TINY)
+    first, second = setup.split(0), setup.split(1)
+    targets = lambda split: np.sort(np.concatenate([split.train.y.ravel(), split.test_y]))  # 800 + 200, none dropped
+    np.testing.assert_array_equal(targets(first), targets(second))
+    assert not np.array_equal(first.test_y, second.test_y)
