@@ -169,8 +169,9 @@ class Section6:
 
         Per seed and method: the train-loss and gradient-norm curves come from the cell minimising
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
-        the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1) and
-        ``wins`` = DIFF2-GD's mean lower and p < 0.05.  Curves are mean and std over seeds.
+        the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
+        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < 0.05.  Curves are
+        mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
         for s in range(self.seeds):
@@ -193,8 +194,9 @@ class Section6:
             a, b = minima["diff2-gd"], minima["dp-gd"]
             finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
             p = float(stats.ttest_rel(a, b, alternative="less").pvalue) if finite else math.nan
+            reverse = float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
             out["tests"][metric] = {"diff2_mean": float(a.mean()), "dpgd_mean": float(b.mean()),
-                                    "gd_mean": float(minima["gd"].mean()), "pvalue": p,
+                                    "gd_mean": float(minima["gd"].mean()), "pvalue": p, "reverse_pvalue": reverse,
                                     "wins": bool(finite and a.mean() < b.mean() and p < 0.05)}
             out["curves"][metric] = {}
             for m in METHODS:
