@@ -17,6 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
+from dpclaims.algorithms.diff2_tuning import Section6
 from dpclaims.audit import audit
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
@@ -59,6 +60,19 @@ def _corrupt_checkpoint(tmp_path):
     run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
     next(tmp_path.glob("*.npz")).write_bytes(b"garbage")
     return lambda: run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+
+
+def _section6_corrupt_cell(tmp_path):
+    setup = Section6(samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
+    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    (tmp_path / "s6" / "0-gd-0.json").write_text("{trunc")
+    return lambda: setup.run(backend="serial", checkpoint=tmp_path / "s6")
+
+
+def _section6_foreign(tmp_path):
+    small = dict(samples=500, rounds=20, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
+    Section6(seeds=2, **small).run(backend="serial", checkpoint=tmp_path / "s6")
+    return lambda: Section6(seeds=3, **small).run(backend="serial", checkpoint=tmp_path / "s6")
 
 
 def _foreign_checkpoint(tmp_path):
@@ -104,6 +118,9 @@ API_CASES = [
     ("errors-wrong-shape", lambda t: lambda: fit_power_law([10, 100, 1000, 10_000], np.ones((3, 3))), InputError, r"errors must have shape \(G, R\)"),
     ("checkpoint-corrupt", _corrupt_checkpoint, InputError, "checkpoint file .* is corrupt"),
     ("checkpoint-foreign", _foreign_checkpoint, InputError, r"belongs to a run with different arguments \(differs in: .*trials"),
+    ("section6-seeds-one", lambda t: lambda: Section6(seeds=1), InputError, "seeds must be >= 2: the paper's paired t-test needs at least two seeds"),
+    ("section6-cell-corrupt", _section6_corrupt_cell, InputError, "checkpoint cell .* is corrupt .* delete it"),
+    ("section6-foreign", _section6_foreign, InputError, "was written for different settings"),
 ]
 
 

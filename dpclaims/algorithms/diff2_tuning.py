@@ -300,4 +300,11 @@ def _open_checkpoint(directory: Path, setup: Section6) -> Path:
 
 
 def _load(directory: Path) -> dict:
-    return {p.stem: json.loads(p.read_text()) for p in directory.glob("*-*-*.json")}
+    cells = {}
+    for path in directory.glob("*-*-*.json"):
+        try:
+            cells[path.stem] = json.loads(path.read_text())
+        except ValueError as exc:
+            raise InputError(f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it (the cell is "
+                             "recomputed) or pass a new checkpoint directory") from None
+    return cells
