@@ -119,6 +119,7 @@ API_CASES = [
     ("checkpoint-corrupt", _corrupt_checkpoint, InputError, "checkpoint file .* is corrupt"),
     ("checkpoint-foreign", _foreign_checkpoint, InputError, r"belongs to a run with different arguments \(differs in: .*trials"),
     ("section6-seeds-one", lambda t: lambda: Section6(seeds=1), InputError, "seeds must be >= 2: the paper's paired t-test needs at least two seeds"),
+    ("section6-real-samples", lambda t: lambda: Section6("diabetes", samples=100), InputError, "samples shrinks the stand-ins only; leave it None for the real set 'diabetes'"),
     ("section6-cell-corrupt", _section6_corrupt_cell, InputError, "checkpoint cell .* is corrupt .* delete it"),
     ("section6-foreign", _section6_foreign, InputError, "was written for different settings"),
 ]

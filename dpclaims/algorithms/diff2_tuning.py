@@ -20,16 +20,19 @@ from scipy import stats
 
 from ..errors import InputError, check_choice, check_delta, check_epsilon
 from ..execution import map_tasks
-from ..hardinstances.diff2 import STANDINS, RegressionSplit, regression_standin
+from ..hardinstances.diff2 import REAL_DATASETS, STANDINS, RegressionSplit, regression_real, regression_standin
 from .diff2 import DIFF2GD, DPGD, EXPERIMENT_U
 
-__all__ = ["METHODS", "METRICS", "PAPER_GRID", "STANDIN_GRID", "ETA_LADDER", "Section6"]
+__all__ = ["METHODS", "METRICS", "SIGNIFICANCE", "PAPER_GRID", "STANDIN_GRID", "ETA_LADDER", "Section6"]
 
 METHODS = ("gd", "dp-gd", "diff2-gd")
 """Non-private GD (the paper's "GD (ref)"), DP-GD and DIFF2-GD."""
 
 METRICS = ("train", "grad", "test")
 """Train loss, squared train gradient norm, test loss (paper §6 "Evaluation")."""
+
+SIGNIFICANCE = 0.05
+"""Level of the paper's one-sided paired t-tests (§6)."""
 
 PAPER_GRID = {"clips": (1.0, 3.0, 10.0, 30.0, 100.0), "period_fractions": (0.003, 0.01, 0.03, 0.1)}
 """App. A: C1 (and C2 for DIFF2-GD) ∈ {1, 3, 10, 30, 100}, T ∈ {0.003R, 0.01R, 0.03R, 0.1R}."""
@@ -54,10 +57,11 @@ class _Rejected(Exception):
 
 @dataclass(frozen=True)
 class Section6:
-    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`).
+    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real set
+    (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
 
     Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the whole
-    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks the data (None: full size).
+    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None: full size).
     """
 
     name: str = "california_like"
@@ -74,7 +78,9 @@ class Section6:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_choice(self.name, tuple(STANDINS), "name")
+        check_choice(self.name, tuple(STANDINS) + tuple(REAL_DATASETS), "name")
+        if self.name in REAL_DATASETS and self.samples is not None:
+            raise InputError(f"samples shrinks the stand-ins only; leave it None for the real set {self.name!r}")
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         for key, low in (("rounds", 1), ("seeds", 1), ("every", 1), ("seed", 0)):
@@ -109,12 +115,14 @@ class Section6:
         return [(s, method, i) for s in range(self.seeds) for method in METHODS for i in range(len(self.configs(method)))]
 
     def split(self, s: int) -> RegressionSplit:
-        """Repetition ``s``'s split of the dataset (the dataset is drawn from ``seed`` alone, as the paper
+        """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the paper
         repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per process)."""
         if s not in self._cache:
             self._cache.clear()
-            self._cache[s] = regression_standin(self.name, np.random.default_rng(self.seed), samples=self.samples,
-                                                split_rng=np.random.default_rng([self.seed, s]))
+            split_rng = np.random.default_rng([self.seed, s])
+            self._cache[s] = (regression_real(self.name, split_rng) if self.name in REAL_DATASETS else
+                              regression_standin(self.name, np.random.default_rng(self.seed), samples=self.samples,
+                                                 split_rng=split_rng))
         return self._cache[s]
 
     # ------------------------------------------------------------------ one cell
@@ -170,7 +178,7 @@ class Section6:
         Per seed and method: the train-loss and gradient-norm curves come from the cell minimising
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
         the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
-        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < 0.05.  Curves are
+        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < :data:`SIGNIFICANCE`.  Curves are
         mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
@@ -197,7 +205,7 @@ class Section6:
             reverse = float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
             out["tests"][metric] = {"diff2_mean": float(a.mean()), "dpgd_mean": float(b.mean()),
                                     "gd_mean": float(minima["gd"].mean()), "pvalue": p, "reverse_pvalue": reverse,
-                                    "wins": bool(finite and a.mean() < b.mean() and p < 0.05)}
+                                    "wins": bool(finite and a.mean() < b.mean() and p < SIGNIFICANCE)}
             out["curves"][metric] = {}
             for m in METHODS:
                 rows = [r[metric]["curve"] for r in per_seed[m] if r]

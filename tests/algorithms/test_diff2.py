@@ -23,7 +23,7 @@ from dpclaims.algorithms.diff2_privacy import (
 from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.audit import audit
 from dpclaims.errors import InputError
-from dpclaims.hardinstances.diff2 import regression_standin
+from dpclaims.hardinstances.diff2 import regression_real, regression_standin
 from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
 
 
@@ -134,6 +134,20 @@ def test_standins_have_the_paper_shapes():
     assert split.train.n == 10 and split.model.d == 111
     full = regression_standin("california_like", np.random.default_rng(0))
     assert full.train.m == 1651 and full.model.d == 101
+
+
+def test_real_diabetes_set_gets_the_section61_preprocessing():
+    split = regression_real("diabetes", np.random.default_rng(0))
+    assert (split.train.n, split.train.m, split.model.d, split.test_x.shape) == (10, 35, 121, (88, 10))
+    x = split.train.x.reshape(-1, 10)
+    # standardised with train statistics (all 354 training rows; 4 dropped by the silo cut)
+    assert np.abs(x.mean(axis=0)).max() < 0.05 and np.allclose(x.std(axis=0), 1.0, atol=0.05)
+    y = np.concatenate([split.train.y.ravel(), split.test_y])
+    assert 0 < y.min() and np.isclose(y.max(), 1.0)  # the target divided by max |y| (346) over the whole set
+    other = regression_real("diabetes", np.random.default_rng(1))
+    assert not np.array_equal(split.test_y, other.test_y)
+    with pytest.raises(InputError, match="name"):
+        regression_real("iris", np.random.default_rng(0))
 
 
 def test_transcript_audit_is_consistent_and_near_gaussian():

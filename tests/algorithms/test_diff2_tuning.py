@@ -114,6 +114,15 @@ def test_bad_settings_are_named():
         Section6(seed=-1)
     with pytest.raises(InputError, match="method"):
         Section6().configs("sgd")
+    with pytest.raises(InputError, match="samples shrinks the stand-ins only"):
+        Section6("diabetes", samples=100)
+
+
+def test_the_real_diabetes_set_runs_a_cell():
+    setup = Section6("diabetes", rounds=40, seeds=2, clips=(1.0,), period_fractions=(0.1,), etas=(0.5, 0.05))
+    cell = setup.run_task(1, "diff2-gd", 0)
+    assert cell["config"] == [1.0, 1.0, 4] and len(cell["curves"]["train"]) == 3
+    assert setup.split(1).train.m == 35
 
 
 def test_gradient_descent_reference_is_plain_full_batch_gd():

@@ -2,6 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from dpclaims import claims
 
@@ -81,3 +85,55 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
     assert set(result["evidence"]["checks"]) == {"train_diff2_wins", "grad_diff2_wins", "test_diff2_wins"}
     png = claim_figure({"id": "experiments.regression", **result})
     assert png.startswith(b"\x89PNG")
+
+
+def _tests_from_minima(diff2, dpgd):
+    """``Section6.summarize``'s ``tests`` from per-seed minima ``(reps, metrics, seeds)`` of each method:
+    one dict per repetition."""
+    p = stats.ttest_rel(diff2, dpgd, axis=-1, alternative="less").pvalue
+    reverse = stats.ttest_rel(dpgd, diff2, axis=-1, alternative="less").pvalue
+    a, b = diff2.mean(axis=-1), dpgd.mean(axis=-1)
+    return [{metric: {"diff2_mean": a[r, k], "dpgd_mean": b[r, k], "pvalue": p[r, k], "reverse_pvalue": reverse[r, k]}
+             for k, metric in enumerate(("train", "grad", "test"))} for r in range(len(p))]
+
+
+def test_section6_verdict_false_alarm_rates_under_the_null():
+    """Equal methods, independent metrics, 5 seeds: neither 'inconsistent' (Holm over the three reverse
+    tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false 'inconsistent'
+    rate would be about 1 − 0.95³ ≈ 0.14."""
+    from dpclaims.claims.checks.diff2 import section6_verdict
+
+    reps = 4000
+    tests = _tests_from_minima(*np.random.default_rng(7).normal(size=(2, reps, 3, 5)))
+    verdicts = [section6_verdict(t)[0] for t in tests]
+    counts = {v: verdicts.count(v) for v in ("consistent", "inconsistent", "inconclusive")}
+    alarm = stats.binomtest(counts["inconsistent"], reps).proportion_ci(0.99)
+    assert alarm.low < 0.05 and counts["inconsistent"] / reps > 0.03  # Holm: close to, not above, α
+    assert counts["consistent"] / reps < 0.01  # all three must win: far below α when metrics are independent
+    uncorrected = np.mean([min(m["reverse_pvalue"] for m in t.values()) < 0.05 for t in tests])
+    assert uncorrected > 0.11
+
+
+def test_section6_verdict_power_and_holm_values():
+    from dpclaims.claims.checks.diff2 import section6_verdict
+
+    rng = np.random.default_rng(8)
+    noise = rng.normal(size=(2, 1, 3, 5))
+    verdict, checks = section6_verdict(_tests_from_minima(noise[0] - 3.0, noise[1])[0])
+    assert verdict == "consistent" and all(c["ok"] for c in checks.values())
+    verdict, checks = section6_verdict(_tests_from_minima(noise[0] + 3.0, noise[1])[0])
+    assert verdict == "inconsistent" and not any(c["ok"] for c in checks.values())
+    holm_values = [c["reverse_pvalue_holm"] for c in checks.values()]
+    assert np.allclose(holm_values, multipletests([c["reverse_pvalue"] for c in checks.values()], method="holm")[1])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6))
+def test_holm_matches_statsmodels_and_is_monotone(pvalues):
+    from dpclaims.claims.checks.diff2 import holm
+
+    adjusted = holm(pvalues)
+    assert np.allclose(adjusted, multipletests(pvalues, method="holm")[1])
+    assert (adjusted >= np.asarray(pvalues) - 1e-12).all()
+    order = np.argsort(pvalues, kind="stable")
+    assert (np.diff(adjusted[order]) >= -1e-12).all()
