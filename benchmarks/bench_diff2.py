@@ -1,8 +1,9 @@
 """DIFF2 (spec 004) benchmark: standard-budget audit and rate sweeps (incl. the d sweeps of §7(b)),
 and the §6 comparison on offline stand-ins.
-``python benchmarks/bench_diff2.py [audit|rates|section6[:name,...] ...]``."""
+``python benchmarks/bench_diff2.py [audit|rates|section6[-finished][:name,...][@samples] ...]``."""
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -47,15 +48,15 @@ def _retain_freed_memory():
         libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: serve blocks up to 32 MB from the heap
 
 
-def section6(names=("california_like", "gas_like", "blog_like", "diabetes"), grid="standin", workers=2,
-             out=Path(__file__).parent / "results"):
-    """Paper §6 / App. A on the offline stand-ins and scikit-learn's diabetes set: ε = 5, R = 2000, 5 seeds,
-    full-size data.
+def section6(names=("california_like", "gas_like", "blog_like", "diabetes"), grid="standin", workers=2, samples=None,
+             finished=False, out=Path(__file__).parent / "results"):
+    """Paper §6 / App. A on the offline stand-ins and scikit-learn's diabetes set: ε = 5, R = 2000, 5 seeds.
 
-    ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.  Finished cells
-    are kept under ``out/.cells/section6_<grid>_<name>/`` so an interrupted run resumes; the summary goes to
-    ``out/section6_<grid>_<name>.json`` and the figure (every dataset with a summary in ``out``) to
-    ``out/section6_<grid>.png``.
+    ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.  ``samples``
+    shrinks the stand-ins (None: full size), and the file names then end in ``_<samples>``.  Finished cells
+    are kept under ``out/.cells/section6_<grid>_<label>/`` so an interrupted run resumes; ``finished=True``
+    summarizes a stopped run over its finished seeds instead of running.  The summary goes to
+    ``out/section6_<grid>_<label>.json`` and the figure (every summary in ``out``) to ``out/section6_<grid>.png``.
     """
     from dpclaims.algorithms.diff2_tuning import PAPER_GRID, STANDIN_GRID, Section6
     from dpclaims.claims.checks.diff2 import section6_verdict
@@ -65,19 +66,27 @@ def section6(names=("california_like", "gas_like", "blog_like", "diabetes"), gri
     _retain_freed_memory()
     for name in names:
         t0 = time.time()
-        setup = Section6(name, **(PAPER_GRID if grid == "paper" else STANDIN_GRID))
-        res = setup.run(workers=workers, checkpoint=out / ".cells" / f"section6_{grid}_{name}")
-        (out / f"section6_{grid}_{name}.json").write_text(json.dumps(res))
+        label = name if samples is None else f"{name}_{samples}"
+        setup = Section6(name, samples=samples, **(PAPER_GRID if grid == "paper" else STANDIN_GRID))
+        cells = out / ".cells" / f"section6_{grid}_{label}"
+        res = setup.summarize_finished(cells) if finished else setup.run(workers=workers, checkpoint=cells)
+        (out / f"section6_{grid}_{label}.json").write_text(json.dumps(res))
         verdict, checks = section6_verdict(res["tests"])
-        print(name, verdict, json.dumps(checks), f"({time.time() - t0:.0f}s)", flush=True)
-        done = [n for n in (*STANDINS, *REAL_DATASETS) if (out / f"section6_{grid}_{n}.json").exists()]
-        summaries = {n: json.loads((out / f"section6_{grid}_{n}.json").read_text()) for n in done}
-        (out / f"section6_{grid}.png").write_bytes(section6_figure(summaries))
+        print(label, f"{res['setup']['seeds']} seeds", verdict, json.dumps(checks), f"({time.time() - t0:.0f}s)",
+              flush=True)
+        summaries = [json.loads(f.read_text()) for f in out.glob(f"section6_{grid}_*.json")]
+        order = [*STANDINS, *REAL_DATASETS]
+        summaries.sort(key=lambda r: (order.index(r["setup"]["name"]), -(r["setup"]["samples"] or math.inf)))
+        figure = {r["setup"]["name"] + (f" ({r['setup']['samples']:,} records)" if r["setup"]["samples"] else ""): r
+                  for r in summaries}
+        (out / f"section6_{grid}.png").write_bytes(section6_figure(figure))
 
 
 if __name__ == "__main__":
     for part in sys.argv[1:] or ["audit", "rates", "section6"]:
-        if part.startswith("section6"):  # section6[:name,name...]
-            section6(*(part.split(":")[1].split(","),) if ":" in part else ())
+        if part.startswith("section6"):  # section6[-finished][:name,name...][@samples]
+            part, _, samples = part.partition("@")
+            names = part.split(":")[1].split(",") if ":" in part else section6.__defaults__[0]
+            section6(names, samples=int(samples) if samples else None, finished=part.startswith("section6-finished"))
         else:
             {"audit": audit, "rates": rates}[part]()

@@ -75,6 +75,13 @@ def _section6_foreign(tmp_path):
     return lambda: Section6(seeds=3, **small).run(backend="serial", checkpoint=tmp_path / "s6")
 
 
+def _section6_unfinished(tmp_path):
+    setup = Section6(samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
+    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    (tmp_path / "s6" / "1-gd-0.json").unlink()
+    return lambda: setup.summarize_finished(tmp_path / "s6")
+
+
 def _foreign_checkpoint(tmp_path):
     run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
     return lambda: run_trials(gauss, 0.0, 200, backend="serial", checkpoint=tmp_path)
@@ -122,6 +129,7 @@ API_CASES = [
     ("section6-real-samples", lambda t: lambda: Section6("diabetes", samples=100), InputError, "samples shrinks the stand-ins only; leave it None for the real set 'diabetes'"),
     ("section6-cell-corrupt", _section6_corrupt_cell, InputError, "checkpoint cell .* is corrupt .* delete it"),
     ("section6-foreign", _section6_foreign, InputError, "was written for different settings"),
+    ("section6-unfinished", _section6_unfinished, InputError, r"has 1 finished seed\(s\); the paired t-test needs 2"),
 ]
 
 

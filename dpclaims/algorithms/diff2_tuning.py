@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -172,14 +172,31 @@ class Section6:
         done.update({_key(*t): r for t, r in zip(todo, fresh)})
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
+    def summarize_finished(self, checkpoint: str | Path) -> dict:
+        """The summary of a stopped run: over the leading seeds whose cells are all in ``checkpoint``
+        (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
+        directory = Path(checkpoint)
+        if not (directory / "manifest.json").is_file():
+            raise InputError(f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory given "
+                             "to run(checkpoint=...)")
+        done = _load(_open_checkpoint(directory, self))
+        finished = 0
+        while finished < self.seeds and all(_key(*t) in done for t in self.tasks() if t[0] == finished):
+            finished += 1
+        if finished < 2:
+            raise InputError(f"checkpoint {directory} has {finished} finished seed(s); the paired t-test needs 2 "
+                             "(resume the run with run(checkpoint=...))")
+        part = replace(self, seeds=finished)
+        return part.summarize({t: done[_key(*t)] for t in part.tasks()})
+
     def summarize(self, cells: dict) -> dict:
         """App. A's selection and the paper's test from ``{(s, method, index): run_task(...)}``.
 
         Per seed and method: the train-loss and gradient-norm curves come from the cell minimising
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
         the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
-        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < :data:`SIGNIFICANCE`.  Curves are
-        mean and std over seeds.
+        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < :data:`SIGNIFICANCE`.
+        Curves are mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
         for s in range(self.seeds):

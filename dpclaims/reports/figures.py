@@ -143,7 +143,7 @@ _SECTION6_STYLE = {"gd": ("GD (ref)", "#777777"), "dp-gd": ("DP-GD", "#1565c0"),
 
 def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     """DIFF2 paper Fig. 1/2 layout: a row per dataset, a column per metric; mean ± std over seeds
-    against the communication round, log scale, the paired t-test's p-value in each title.
+    against the communication round, log scale, the paired t-test's p-value and the seeds in each title.
 
     ``summaries``: ``{dataset: Section6.summarize(...)}``.
     """
@@ -160,7 +160,7 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
                 ax.fill_between(x, np.maximum(mean - std, mean * 1e-3), mean + std, color=color, alpha=0.15, lw=0)
             test = summary["tests"][metric]
             ax.set_yscale("log")
-            ax.set_title(f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}"
+            ax.set_title(f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, {summary['setup']['seeds']} seeds"
                          f"{' (DIFF2-GD wins)' if test['wins'] else ''}", fontsize=9, loc="left")
             ax.grid(True, which="both", alpha=0.2)
             if row == rows - 1:
@@ -168,7 +168,7 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     axes[0, 0].legend(fontsize=8)
     setup = next(iter(summaries.values()))["setup"]
     fig.suptitle(f"DIFF2 §6: ε = {setup['epsilon']:g}, δ = {setup['delta']:g}, R = {setup['rounds']}, "
-                 f"{setup['seeds']} seeds (mean ± std), App. A tuning", fontsize=10, x=0.01, ha="left")
+                 "mean ± std over seeds, App. A tuning", fontsize=10, x=0.01, ha="left")
     fig.tight_layout()
     return _png(fig)
 

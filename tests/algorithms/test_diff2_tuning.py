@@ -94,6 +94,21 @@ def test_a_tiny_run_is_deterministic_across_backends_and_resumes(tmp_path, monke
         Section6(**{**TINY, "seeds": 3}).run(checkpoint=tmp_path / "ck")
 
 
+def test_a_stopped_run_is_summarized_over_its_finished_seeds(tmp_path):
+    setup = Section6(**{**TINY, "seeds": 3})
+    setup.run(backend="serial", checkpoint=tmp_path / "ck")
+    (tmp_path / "ck" / "2-dp-gd-1.json").unlink()  # seed 2 unfinished
+    partial = setup.summarize_finished(tmp_path / "ck")
+    assert partial["setup"]["seeds"] == 2
+    assert partial == Section6(**{**TINY, "seeds": 2}).run(backend="serial")
+    (tmp_path / "ck" / "1-gd-0.json").unlink()
+    with pytest.raises(InputError, match="1 finished seed"):
+        setup.summarize_finished(tmp_path / "ck")
+    with pytest.raises(InputError, match="no manifest"):
+        setup.summarize_finished(tmp_path / "elsewhere")
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_summary_is_json_serialisable():
     res = Section6(**{**TINY, "seeds": 2, "clips": (1.0,)}).run(backend="serial")
     assert json.loads(json.dumps(res))["setup"]["rounds"] == TINY["rounds"]

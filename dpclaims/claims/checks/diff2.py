@@ -528,8 +528,9 @@ def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dic
     checks = {}
     for (metric, t), r in zip(tests.items(), reverse):
         won = bool(t["diff2_mean"] < t["dpgd_mean"] and t["pvalue"] < alpha)  # NaN p: not won
-        checks[f"{metric}_diff2_wins"] = {"value": float(won), "expected": 1.0, "ok": won, "reverse_pvalue_holm": float(r),
-                                          **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")}}
+        checks[f"{metric}_diff2_wins"] = {"value": float(won), "expected": 1.0, "ok": won,
+                                          **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
+                                          "reverse_pvalue_holm": float(r)}
     if all(c["ok"] for c in checks.values()):
         return "consistent", checks
     return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks
