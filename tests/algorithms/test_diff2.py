@@ -1,6 +1,7 @@
 """DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit, mutants."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -148,6 +149,12 @@ def test_real_diabetes_set_gets_the_section61_preprocessing():
     assert not np.array_equal(split.test_y, other.test_y)
     with pytest.raises(InputError, match="name"):
         regression_real("iris", np.random.default_rng(0))
+
+
+def test_real_set_without_scikit_learn_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)  # import fails as if not installed
+    with pytest.raises(InputError, match=r"pip install 'dpclaims\[real\]'"):
+        regression_real("diabetes", np.random.default_rng(0))
 
 
 def test_transcript_audit_is_consistent_and_near_gaussian():
