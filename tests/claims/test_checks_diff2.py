@@ -1,5 +1,7 @@
 """Quick-budget runs of every registered DIFF2 claim experiment (murata-suzuki-2023)."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -137,3 +139,11 @@ def test_holm_matches_statsmodels_and_is_monotone(pvalues):
     assert (adjusted >= np.asarray(pvalues) - 1e-12).all()
     order = np.argsort(pvalues, kind="stable")
     assert (np.diff(adjusted[order]) >= -1e-12).all()
+
+
+
+def test_holm_keeps_nan_pvalues_out_of_the_ranking():
+    from dpclaims.claims.checks.diff2 import holm
+
+    adjusted = holm([0.02, math.nan, 0.01])
+    assert math.isnan(adjusted[1]) and np.allclose(adjusted[[0, 2]], [0.04, 0.03])  # m = 3 still counts the NaN
