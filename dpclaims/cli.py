@@ -2,21 +2,33 @@
 
 Exit codes: 0 when every checked claim is consistent (or inconclusive), 1 when any
 is a violation or inconsistent (or its experiment failed with an error), 2 for bad
-usage or bad input (one line on stderr, never a traceback).  Every command takes
-``--json`` for machine-readable output on stdout.
+usage or bad input (one line on stderr, never a traceback), 3 for an unexpected
+internal error (one line; ``--debug`` shows the traceback), 130 after Ctrl-C and
+141 when stdout is closed early (``dpclaims list | head``).  Every command takes
+``--json`` for machine-readable output on stdout; a JSON object carries the
+``warnings`` raised during the command, which are also printed to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
+import os
+import re
+import signal
 import sys
-from typing import Any, Sequence
+import threading
+import traceback
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .errors import DPClaimsError, InputError
+from .errors import DPClaimsError, InputError, check_trials
 
 __all__ = ["main"]
 
@@ -28,12 +40,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dpclaims: error: {message} (see 'dpclaims --help')\n")
 
 
+_WARNINGS: list[dict[str, str]] = []
+"""The warnings of the running command (category and one-line message), in order, without repeats."""
+
+
 def _print_json(payload: Any) -> None:
+    if isinstance(payload, dict):
+        payload = {**payload, "warnings": list(_WARNINGS)}
     print(json.dumps(payload, indent=2, default=float))
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from . import claims
+    from .reports.text import plural
 
     selected = claims.load(paper=args.paper, kind=args.kind)
     if args.json:
@@ -43,36 +62,116 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"{'id':<{width}}  {'paper':<26}  {'kind':<12}  status")
     for c in selected:
         print(f"{c.id:<{width}}  {c.paper:<26}  {c.kind:<12}  {c.status}")
-    print(f"{len(selected)} claim(s)")
+    print(plural(len(selected), "claim"))
     return 0
 
 
+_NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
+
+
 def _load_npz_dataset(path: str, name: str):
+    """The UserDataset in the .npz file ``path`` given as ``name`` (--d0 or --d1); InputError if unreadable."""
     from .data import UserDataset
 
     try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+    except OSError as exc:
+        raise InputError(f"cannot read {name} file {path!r}: {exc.strerror or exc}; pass an existing .npz file") from None
+    if magic.startswith(b"\x93NUMPY"):
+        raise InputError(f"{name} file {path!r} is a .npy file (one array); a dataset is a .npz archive: {_NPZ_FIX}")
+    if not magic.startswith(b"PK"):
+        raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
+    try:
         with np.load(path, allow_pickle=False) as archive:
             if "x" not in archive.files:
-                raise InputError(f"{name} file {path!r} has no array 'x'; save it with numpy.savez(path, x=..., y=...)")
-            return UserDataset(archive["x"], archive["y"] if "y" in archive.files else None)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{name} file {path!r} is not a readable .npz archive: {exc}") from None
+                held = ", ".join(repr(f) for f in archive.files) or "no arrays"
+                raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); {_NPZ_FIX}")
+            x, y = archive["x"], archive["y"] if "y" in archive.files else None
+    except InputError:
+        raise
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise InputError(f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}") from None
+        raise InputError(f"{name} file {path!r} holds Python objects (pickled data), which dpclaims does not "
+                         f"load; store numeric arrays: {_NPZ_FIX}") from None
+    except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
+        raise InputError(f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
+                         f"{_first_line(exc)}); {_NPZ_FIX}") from None
+    try:
+        return UserDataset(x, y)
+    except InputError as exc:
+        raise InputError(f"{name} file {path!r}: {exc}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _user_module(location: str, spec: str):
+    """Import ``location``, a module name (found from the current folder) or a path to a .py file."""
+    cwd = os.getcwd()
+    if location.endswith(".py") or "/" in location or os.sep in location:
+        path = Path(location)
+        if not path.is_file():
+            raise InputError(f"file {location!r} of mechanism {spec!r} does not exist (looked from {cwd}); "
+                             "pass path/to/file.py:function")
+        name = re.sub(r"\W", "_", path.stem)
+        if name in sys.modules or not name.isidentifier():
+            name = f"dpclaims_user_{name}"
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)  # the file may import modules next to it
+        module_spec = importlib.util.spec_from_file_location(name, path)
+
+        def load():
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module  # worker processes unpickle the mechanism by module name
+            try:
+                module_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+            return module
+    else:
+        if cwd not in sys.path and "" not in sys.path:
+            sys.path.insert(0, cwd)
+
+        def load():
+            return importlib.import_module(location)
+    try:
+        return load()
+    except ModuleNotFoundError as exc:
+        if exc.name and (location == exc.name or location.startswith(exc.name + ".")):
+            raise InputError(f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path (mechanism "
+                             f"{spec!r}); run from the folder that holds it, or pass path/to/file.py:function") from None
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed: it needs module {exc.name!r}, "
+                         "which is not installed; install it") from None
+    except Exception as exc:  # anything the user's module raises while it is imported
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {where.filename}:{where.lineno}" if where and not isinstance(exc, SyntaxError) else ""
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed{at}: {type(exc).__name__}: "
+                         f"{_first_line(exc)}; fix the module") from None
 
 
 def _load_callable(spec: str):
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise InputError(f"mechanism {spec!r} must be a built-in name or 'package.module:function'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"cannot import module {module_name!r} for mechanism {spec!r}: {exc}") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise InputError(f"module {module_name!r} has no attribute {attr!r} (mechanism {spec!r})") from None
+    """The callable named by ``module:function`` or ``path/to/file.py:function``."""
+    location, _, attr = spec.rpartition(":")
+    if not location or not attr:
+        raise InputError(f"mechanism {spec!r} must be a built-in name, 'module:function' or "
+                         "'path/to/file.py:function'")
+    target = _user_module(location, spec)
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise InputError(f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
+                             "check the function's name") from None
+    if not callable(target):
+        raise InputError(f"{attr!r} in {location!r} is a {type(target).__name__}, not a function "
+                         f"(mechanism {spec!r})")
+    return target
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -206,6 +305,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
                    f"run it with: dpclaims verify --claims {claim.id}")
     if isinstance(experiment, (AuditExperiment, ValueExperiment)):
         raise InputError(not_a_sweep)
+    if args.replicates is not None:
+        check_trials(args.replicates, "--replicates", minimum=2, example=20)
     changes = {name: value for name, value in (("values", args.values), ("replicates", args.replicates))
                if value is not None}
     if "values" in changes:
@@ -241,6 +342,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpclaims", description="Check, by experiment, the claims of papers on DP optimization.")
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser(
@@ -301,10 +403,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
-    p.add_argument("--backend", default="auto", help="auto, serial or processes")
+    p.add_argument("--backend", default="auto", help="auto (default), serial, processes or dask (when installed)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
+    for command in sub.choices.values():
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show the traceback of an error")
     return parser
 
 
@@ -327,6 +432,48 @@ def _version() -> str:
     return __version__
 
 
+@contextmanager
+def _collect_warnings() -> Iterator[None]:
+    """Print each warning once as one line on stderr and keep it for the JSON output."""
+    _WARNINGS.clear()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        entry = {"category": category.__name__, "message": " ".join(str(message).split())}
+        if entry not in _WARNINGS:
+            _WARNINGS.append(entry)
+            print(f"dpclaims: warning: {entry['message']}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+@contextmanager
+def _quiet_interrupt() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here and ends forked worker processes without a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    parent = os.getpid()
+
+    def on_interrupt(signum, frame) -> None:
+        if os.getpid() != parent:
+            os._exit(130)  # a worker forked from this process: the parent reports the interrupt
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _fail(message: str, debug: bool) -> None:
+    if debug:
+        traceback.print_exc()
+    print(f"dpclaims: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = _build_parser()
@@ -334,15 +481,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (code 2, already printed as one line), --help and --version
         return exc.code if isinstance(exc.code, int) else 2
+    debug = args.debug
     try:
-        return args.handler(args)
-    except (DPClaimsError, ValueError, OSError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpclaims: error: {message}", file=sys.stderr)
+        with _collect_warnings(), _quiet_interrupt():
+            return args.handler(args)
+    except BrokenPipeError:  # stdout closed early, e.g. by `dpclaims list | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
+        return 141
+    except DPClaimsError as exc:
+        _fail(f"error: {_first_line(exc)}", debug)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            _fail(_internal(exc), debug)
+            return 3
+        _fail(f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
+              "check the path and its permissions", debug)
         return 2
     except KeyboardInterrupt:
-        print("dpclaims: interrupted", file=sys.stderr)
+        resume = "; rerun the same command to resume from --checkpoint" if getattr(args, "checkpoint", None) else ""
+        print(f"dpclaims: interrupted{resume}", file=sys.stderr)
         return 130
+    except Exception as exc:
+        _fail(_internal(exc), debug)
+        return 3
+
+
+def _internal(exc: BaseException) -> str:
+    return (f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
+            "rerun with --debug for the traceback and report it)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from .figures import SUMMARY_FIGURE
 from .results import exit_code
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
+from .text import plural
 
 __all__ = ["render_markdown"]
 
@@ -99,7 +100,7 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
         lines += [f"## {paper['id']}: {_cell(paper['title'])}", "",
-                  f"{len(mine)} claims, {checked} checked by experiment.", ""]
+                  f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
         for entry in mine:
             lines += _claim_section(entry, figures)
     lines += ["## How this report was made", "", "| | |", "|---|---|"]
