@@ -169,8 +169,8 @@ def _load_callable(spec: str):
             raise InputError(f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
                              "check the function's name") from None
     if not callable(target):
-        raise InputError(f"{attr!r} in {location!r} is a {type(target).__name__}, not a function "
-                         f"(mechanism {spec!r})")
+        raise InputError(f"{attr!r} in {location!r} is not callable (it is of type {type(target).__name__}); "
+                         f"name the mechanism's function (mechanism {spec!r})")
     return target
 
 
@@ -298,6 +298,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     from .reports.schema import validate_experiment_result
     from .reports.text import evidence_rows, figure_name
 
+    if args.replicates is not None:
+        check_trials(args.replicates, "--replicates", minimum=2, example=20)
     claim = get(args.claim_id)
     load_check_modules()  # a broken module of another paper must not stop this claim
     experiment = claim.experiment(args.budget)
@@ -305,8 +307,6 @@ def _cmd_rate(args: argparse.Namespace) -> int:
                    f"run it with: dpclaims verify --claims {claim.id}")
     if isinstance(experiment, (AuditExperiment, ValueExperiment)):
         raise InputError(not_a_sweep)
-    if args.replicates is not None:
-        check_trials(args.replicates, "--replicates", minimum=2, example=20)
     changes = {name: value for name, value in (("values", args.values), ("replicates", args.replicates))
                if value is not None}
     if "values" in changes:
