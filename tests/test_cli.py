@@ -1,7 +1,11 @@
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,3 +124,114 @@ def test_help_and_version_return_zero(capsys):
     for command in ("verify", "report", "rate", "list", "audit"):
         assert main([command, "--help"]) == 0
         assert "--json" in capsys.readouterr().out
+
+
+def test_audit_resolves_module_and_file_from_the_current_folder(tmp_path, monkeypatch, capsys):
+    """Like pytest and uvicorn: 'module:function' is found in the working folder, 'path.py:function' by file."""
+    (tmp_path / "cwdmech.py").write_text(USER_MECHANISM.replace("SIGMA", "1.0"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "helper_zz.py").write_text("SIGMA = 1.0\n")
+    (tmp_path / "sub" / "filemech.py").write_text(USER_MECHANISM.replace("SIGMA", "helper_zz.SIGMA")
+                                                  .replace("import numpy as np", "import numpy as np\nimport helper_zz"))
+    np.savez(tmp_path / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    for name in ("cwdmech", "filemech", "helper_zz"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for spec in ("cwdmech:noisy_mean", "./sub/filemech.py:noisy_mean", "sub/filemech.py:noisy_mean"):
+        code, out, err = run(capsys, "audit", spec, "--d0", "d0.npz", "--d1", "d1.npz", "--trials", "2000", "--json")
+        assert code == 0 and err == "" and json.loads(out)["verdict"] == "consistent", (spec, err)
+
+
+def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatch, capsys):
+    (tmp_path / "globalnoise.py").write_text(
+        "import numpy as np\n\ndef noisy(data, rng, trials):\n    return data.x.sum() + np.random.standard_normal(trials)\n")
+    np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delitem(sys.modules, "globalnoise", raising=False)
+    argv = ["audit", "globalnoise:noisy", "--d0", "d0.npz", "--d1", "d1.npz", "--trials", "1000",
+            "--backend", "serial", "--json"]
+    code, out, err = run(capsys, *argv)
+    warned = json.loads(out)["warnings"]
+    assert [w["category"] for w in warned] == ["RuntimeWarning"]
+    assert "draws randomness from somewhere other than its rng argument" in warned[0]["message"]
+    assert err == f"dpclaims: warning: {warned[0]['message']}\n"
+    code, out, err = run(capsys, "audit", "gaussian", "--trials", "2000", "--backend", "serial", "--json")
+    assert json.loads(out)["warnings"] == [] and err == ""
+
+
+def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
+    from dpclaims import claims
+
+    def broken(**kwargs):
+        raise KeyError("registry_internal")
+
+    monkeypatch.setattr(claims, "load", broken)
+    code, out, err = run(capsys, "list")
+    assert code == 3 and out == ""
+    assert err == ("dpclaims: internal error: KeyError: 'registry_internal' (a bug in dpclaims; "
+                   "rerun with --debug for the traceback and report it)\n")
+    for argv in (["--debug", "list"], ["list", "--debug"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 3 and err.startswith("Traceback (most recent call last):") and "in broken" in err
+        assert err.splitlines()[-1].startswith("dpclaims: internal error: KeyError")
+
+
+def test_bad_input_with_debug_shows_the_traceback_and_still_exits_2(capsys):
+    code, _, err = run(capsys, "--debug", "audit", "gaussian", "--epsilon", "0")
+    assert code == 2 and "Traceback" in err and err.splitlines()[-1].startswith("dpclaims: error: epsilon")
+
+
+def _cli(*argv, cwd=None, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-m", "dpclaims.cli", *argv], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_closed_stdout_is_not_an_error():
+    """`dpclaims list | head -1`: no broken-pipe message; exit 141 like other tools killed by SIGPIPE."""
+    process = _cli("list")
+    assert process.stdout.readline().startswith("id ")
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == ""
+
+
+SLOW_IN_WORKERS = textwrap.dedent(
+    """
+    import multiprocessing, os, time
+
+    def mechanism(data, rng, trials):
+        if multiprocessing.parent_process() is not None:  # in a worker: the first call hangs, others return
+            open(f"started-{os.getpid()}", "w").close()
+            try:
+                os.close(os.open("hanging", os.O_CREAT | os.O_EXCL))
+                time.sleep(120)
+            except FileExistsError:
+                pass
+        return data.x.sum() + rng.standard_normal(trials)
+    """
+)
+
+
+def test_ctrl_c_is_one_line_exit_130_and_no_worker_traceback(tmp_path):
+    """Ctrl-C while one worker is busy and another idle (the idle one used to print a 22-line traceback)."""
+    (tmp_path / "slowmech.py").write_text(SLOW_IN_WORKERS)
+    np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
+    process = _cli("audit", "slowmech:mechanism", "--d0", "d0.npz", "--d1", "d1.npz", "--trials", "1000",
+                   "--backend", "processes", "--workers", "2", cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("started-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(tmp_path.glob("started-*"))) == 2
+    time.sleep(1.0)  # the second worker is now idle, waiting for a task
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err == "dpclaims: interrupted\n"
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # no worker survives
