@@ -484,7 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug
     try:
         with _collect_warnings(), _quiet_interrupt():
-            return args.handler(args)
+            code = args.handler(args)
+            sys.stdout.flush()  # a closed pipe shows here, not as noise at interpreter exit
+            return code
     except BrokenPipeError:  # stdout closed early, e.g. by `dpclaims list | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
