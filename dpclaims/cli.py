@@ -356,7 +356,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
                    help="experiment size: quick (default, minutes), standard (under an hour), full")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    p.add_argument("--force", action="store_true", help="replace a report directory dpclaims wrote (never any other folder)")
     _add_run_options(p)
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
@@ -367,7 +367,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="re-render a report from a saved results.json, without rerunning anything")
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    p.add_argument("--force", action="store_true", help="replace a report directory dpclaims wrote (never any other folder)")
     p.add_argument("--workers", type=int, default=None, help="processes drawing the figures (default: all cores)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_report)
