@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 _WARNINGS: list[dict[str, str]] = []
-"""The warnings of the running command (category and one-line message), in order, without repeats."""
+"""The warnings of the running command (category, one-line message), in order, no repeats."""
 
 
 def _print_json(payload: Any) -> None:
@@ -70,31 +70,38 @@ _NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
 
 
 def _load_npz_dataset(path: str, name: str):
-    """The UserDataset in the .npz file ``path`` given as ``name`` (--d0 or --d1); InputError if unreadable."""
+    """The UserDataset in the .npz file ``path`` given as ``name`` (--d0 or --d1).
+
+    Raises InputError, naming the file and the fix, when it cannot be read.
+    """
     from .data import UserDataset
 
     try:
         with open(path, "rb") as stream:
             magic = stream.read(6)
     except OSError as exc:
-        raise InputError(f"cannot read {name} file {path!r}: {exc.strerror or exc}; pass an existing .npz file") from None
+        raise InputError(f"cannot read {name} file {path!r}: {exc.strerror or exc}; "
+                         "pass an existing .npz file") from None
     if magic.startswith(b"\x93NUMPY"):
-        raise InputError(f"{name} file {path!r} is a .npy file (one array); a dataset is a .npz archive: {_NPZ_FIX}")
+        raise InputError(f"{name} file {path!r} is a .npy file (one array); "
+                         f"a dataset is a .npz archive: {_NPZ_FIX}")
     if not magic.startswith(b"PK"):
         raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
     try:
         with np.load(path, allow_pickle=False) as archive:
             if "x" not in archive.files:
                 held = ", ".join(repr(f) for f in archive.files) or "no arrays"
-                raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); {_NPZ_FIX}")
+                raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); "
+                                 f"{_NPZ_FIX}")
             x, y = archive["x"], archive["y"] if "y" in archive.files else None
     except InputError:
         raise
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
-            raise InputError(f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}") from None
-        raise InputError(f"{name} file {path!r} holds Python objects (pickled data), which dpclaims does not "
-                         f"load; store numeric arrays: {_NPZ_FIX}") from None
+            raise InputError(f"{name} file {path!r} is not a readable .npz archive ({exc}); "
+                             f"{_NPZ_FIX}") from None
+        raise InputError(f"{name} file {path!r} holds Python objects (pickled data), which "
+                         f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}") from None
     except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
         raise InputError(f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
                          f"{_first_line(exc)}); {_NPZ_FIX}") from None
@@ -110,13 +117,13 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _user_module(location: str, spec: str):
-    """Import ``location``, a module name (found from the current folder) or a path to a .py file."""
+    """Import ``location``: a module name (found from the current folder) or a .py file's path."""
     cwd = os.getcwd()
     if location.endswith(".py") or "/" in location or os.sep in location:
         path = Path(location)
         if not path.is_file():
-            raise InputError(f"file {location!r} of mechanism {spec!r} does not exist (looked from {cwd}); "
-                             "pass path/to/file.py:function")
+            raise InputError(f"file {location!r} of mechanism {spec!r} does not exist "
+                             f"(looked from {cwd}); pass path/to/file.py:function")
         name = re.sub(r"\W", "_", path.stem)
         if name in sys.modules or not name.isidentifier():
             name = f"dpclaims_user_{name}"
@@ -144,15 +151,17 @@ def _user_module(location: str, spec: str):
         return load()
     except ModuleNotFoundError as exc:
         if exc.name and (location == exc.name or location.startswith(exc.name + ".")):
-            raise InputError(f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path (mechanism "
-                             f"{spec!r}); run from the folder that holds it, or pass path/to/file.py:function") from None
-        raise InputError(f"importing {location!r} for mechanism {spec!r} failed: it needs module {exc.name!r}, "
-                         "which is not installed; install it") from None
+            raise InputError(f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path "
+                             f"(mechanism {spec!r}); run from the folder that holds it, or pass "
+                             "path/to/file.py:function") from None
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed: it needs module "
+                         f"{exc.name!r}, which is not installed; install it") from None
     except Exception as exc:  # anything the user's module raises while it is imported
         where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        at = f" at {where.filename}:{where.lineno}" if where and not isinstance(exc, SyntaxError) else ""
-        raise InputError(f"importing {location!r} for mechanism {spec!r} failed{at}: {type(exc).__name__}: "
-                         f"{_first_line(exc)}; fix the module") from None
+        at = f" at {where.filename}:{where.lineno}" if where else ""
+        at = "" if isinstance(exc, SyntaxError) else at  # its message names the file and line
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed{at}: "
+                         f"{type(exc).__name__}: {_first_line(exc)}; fix the module") from None
 
 
 def _load_callable(spec: str):
@@ -169,8 +178,9 @@ def _load_callable(spec: str):
             raise InputError(f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
                              "check the function's name") from None
     if not callable(target):
-        raise InputError(f"{attr!r} in {location!r} is not callable (it is of type {type(target).__name__}); "
-                         f"name the mechanism's function (mechanism {spec!r})")
+        raise InputError(f"{attr!r} in {location!r} is not callable (it is of type "
+                         f"{type(target).__name__}); name the mechanism's function "
+                         f"(mechanism {spec!r})")
     return target
 
 
@@ -356,7 +366,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
                    help="experiment size: quick (default, minutes), standard (under an hour), full")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace a report directory dpclaims wrote (never any other folder)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report directory dpclaims wrote (never any other folder)")
     _add_run_options(p)
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
@@ -367,7 +378,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="re-render a report from a saved results.json, without rerunning anything")
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace a report directory dpclaims wrote (never any other folder)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report directory dpclaims wrote (never any other folder)")
     p.add_argument("--workers", type=int, default=None, help="processes drawing the figures (default: all cores)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_report)
@@ -403,7 +415,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
-    p.add_argument("--backend", default="auto", help="auto (default), serial, processes or dask (when installed)")
+    p.add_argument("--backend", default="auto",
+                   help="auto (default), serial, processes or dask (when installed)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
@@ -502,7 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "check the path and its permissions", debug)
         return 2
     except KeyboardInterrupt:
-        resume = "; rerun the same command to resume from --checkpoint" if getattr(args, "checkpoint", None) else ""
+        checkpoint = getattr(args, "checkpoint", None)
+        resume = "; rerun the same command to resume from --checkpoint" if checkpoint else ""
         print(f"dpclaims: interrupted{resume}", file=sys.stderr)
         return 130
     except Exception as exc:

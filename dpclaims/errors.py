@@ -70,7 +70,8 @@ def check_trials(trials: Any, name: str = "trials", minimum: int = 1, example: A
         if example is None:
             example = "100_000" if name == "trials" else max(minimum, 10)
         fix = f"{name} {example}" if name.startswith("--") else f"{name}={example}"
-        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; pass e.g. {fix}")
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; "
+                         f"pass e.g. {fix}")
     return int(trials)
 
 

@@ -25,9 +25,9 @@ from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import run_trials
+from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
 from dpclaims.reports.atomic import staged_directory
-from dpclaims.rates import fit_power_law, sweep
 
 
 def gauss(data, rng, trials):
@@ -114,7 +114,8 @@ API_CASES = [
     ("data-wrong-rank", lambda t: lambda: UserDataset(np.zeros(3)), InputError, r"x must have shape \(n, m, d\)"),
     ("labels-wrong-shape", lambda t: lambda: UserDataset(np.zeros((3, 2, 1)), np.zeros(3)), InputError, r"y must have shape \(n, m\) = \(3, 2\)"),
     ("not-neighbours", lambda t: _audit(mean_mech, *_far()), NotNeighboursError, "not neighbours under unit='user'.*2 users differ"),
-    ("not-neighbours-item", lambda t: _audit(mean_mech, *_far(), unit="item"), NotNeighboursError, "an item-level claim needs"),
+    ("not-neighbours-item", lambda t: _audit(mean_mech, *_far(), unit="item"),
+     NotNeighboursError, "an item-level claim needs"),
     ("wrong-relation", lambda t: _audit(mean_mech, *_datasets(), relation="add-remove"), NotNeighboursError, "relation='add-remove'"),
     ("mechanism-wrong-shape", lambda t: _audit(lambda d, rng, trials: np.zeros(trials + 1)), MechanismError, r"returned shape \(\d+,\) for trials=\d+; it must return \(trials, k\)"),
     ("mechanism-nan", lambda t: _audit(lambda d, rng, trials: np.full(trials, np.nan)), MechanismError, "NaN or infinite outputs"),
@@ -123,8 +124,10 @@ API_CASES = [
     ("mechanism-signature", lambda t: _audit(lambda: 0), InputError, r"must accept \(data, rng, trials\) or \(data, rng\)"),
     ("mechanism-not-callable", lambda t: _audit(42), InputError, "mechanism must be callable"),
     ("statistic-wrong-shape", lambda t: _audit(statistic=lambda x: x[:10, 0]), InputError, r"statistic returned shape \(10,\)"),
-    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"), InputError, "unknown claim id 'no.such.claim'.*'dpclaims list'"),
-    ("replicates-one", lambda t: lambda: sweep(rate, "n", [10, 100, 1000, 10_000], replicates=1, backend="serial"), InputError, r"replicates must be a whole number >= 2, got 1; pass e.g. replicates=10$"),
+    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"),
+     InputError, "unknown claim id 'no.such.claim'.*'dpclaims list'"),
+    ("replicates-one", lambda t: lambda: sweep(rate, "n", [10, 100, 1000, 10_000], replicates=1),
+     InputError, r"replicates must be a whole number >= 2, got 1; pass e.g. replicates=10$"),
     ("grid-too-short", lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"), InputError, "a rate fit needs at least 4 grid values"),
     ("grid-narrow", lambda t: lambda: fit_power_law([100, 120, 140, 160], np.ones((4, 3))), InputError, "an exponent fit needs at least 1 decade"),
     ("grid-non-positive", lambda t: lambda: fit_power_law([0, 10, 100, 1000], np.ones((4, 3))), InputError, "must be positive"),
@@ -157,7 +160,9 @@ def _npz(path, x):
 
 
 USER_CODE = {
-    "mechs.py": "def mean(data, rng, trials):\n    return data.x.mean() + rng.standard_normal(trials)\nVALUE = 3\n",
+    "mechs.py": "def mean(data, rng, trials):\n"
+                "    return data.x.mean() + rng.standard_normal(trials)\n"
+                "VALUE = 3\n",
     "broken.py": "import numpy as np\nSCALE = 1 / 0\n",
     "syntax.py": "def f(:\n",
     "needs.py": "import no_such_package_zzz\n",
@@ -165,16 +170,17 @@ USER_CODE = {
 
 
 def _results_document():
-    counts = dict.fromkeys(("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error"), 0)
+    verdicts = ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")
+    counts = dict.fromkeys(verdicts, 0)
     return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0", "created": "now",
-            "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None, "papers": None,
-                         "claims": None, "options": {}},
+            "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None,
+                         "papers": None, "claims": None, "options": {}},
             "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
             "papers": [], "load_errors": [], "counts": counts, "wall_time": 0.0, "claims": []}
 
 
 def _cli_files(tmp_path):
-    """The working folder of a CLI case: user code, datasets good and bad, and folders that are not reports."""
+    """A CLI case's working folder: user code, good and bad datasets, folders not reports."""
     x0 = np.zeros((4, 1, 1))
     x1, far, nan = x0.copy(), x0.copy(), x0.copy()
     x1[1] = far[1] = far[2] = 1.0
@@ -192,7 +198,7 @@ def _cli_files(tmp_path):
     (tmp_path / "text.npz").write_text("id,value\n1,2\n")
     np.savez(tmp_path / "objects.npz", x=np.array([{"a": 1}], dtype=object))
     np.savez(tmp_path / "nox.npz", features=x0)
-    (tmp_path / "keep.txt").write_text("mine")  # the issue's working folder: keep.txt and src/main.py
+    (tmp_path / "keep.txt").write_text("mine")  # the issue's folder: keep.txt and src/main.py
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("print('mine')\n")
     (tmp_path / "important" / "data").mkdir(parents=True)
@@ -215,7 +221,7 @@ def _tree(folder):
                   for p in folder.rglob("*") if "__pycache__" not in p.parts)
 
 
-REF = "lla24.alg1.reference_eps"  # a claim whose check takes seconds: every case below fails before it runs
+REF = "lla24.alg1.reference_eps"  # a quick claim: every case below fails before its check runs
 USER = ["audit", "mechs:mean", "--d1", "{d1}", "--d0"]
 
 CLI_CASES = [
@@ -228,38 +234,66 @@ CLI_CASES = [
     ("cli-backend", ["audit", "gaussian", "--backend", "gpu"], "backend must be one of"),
     ("cli-workers", ["audit", "gaussian", "--workers", "0"], "workers must be a whole number >= 1"),
     ("cli-unknown-mechanism", ["audit", "nosuch"], "unknown mechanism 'nosuch'"),
-    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"], "--d0 file .*: x contains 1 NaN or infinite value"),
+    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"],
+     "--d0 file .*: x contains 1 NaN or infinite value"),
     ("cli-empty-dataset", ["audit", "mechs:mean", "--d0", "{empty}", "--d1", "{d1}"], "x must have at least one user"),
     ("cli-not-neighbours", ["audit", "mechs:mean", "--d0", "{d0}", "--d1", "{far}"], "not neighbours under unit='user'"),
-    ("cli-npz-missing", [*USER, "missing.npz"], r"cannot read --d0 file 'missing.npz': No such file or directory; pass an existing \.npz"),
-    ("cli-npz-truncated", [*USER, "truncated.npz"], r"--d0 file 'truncated.npz' is damaged or truncated \(BadZipFile.*numpy.savez\(path, x=\.\.\., y=\.\.\.\)"),
-    ("cli-npy", [*USER, "plain.npy"], r"--d0 file 'plain.npy' is a \.npy file \(one array\); a dataset is a \.npz archive: save"),
+    ("cli-npz-missing", [*USER, "missing.npz"],
+     r"cannot read --d0 file 'missing.npz': No such file or directory; pass an existing \.npz"),
+    ("cli-npz-truncated", [*USER, "truncated.npz"],
+     r"--d0 file 'truncated.npz' is damaged or truncated \(BadZipFile.*"
+     r"numpy.savez\(path, x=\.\.\., y=\.\.\.\)"),
+    ("cli-npy", [*USER, "plain.npy"],
+     r"--d0 file 'plain.npy' is a \.npy file \(one array\); a dataset is a \.npz archive: save"),
     ("cli-npy-named-npz", [*USER, "npy-named.npz"], r"is a \.npy file \(one array\)"),
-    ("cli-npz-text", [*USER, "text.npz"], r"--d0 file 'text.npz' is not a \.npz archive \(no zip header\); save the dataset with numpy.savez"),
-    ("cli-npz-pickled", [*USER, "objects.npz"], r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays"),
-    ("cli-npz-no-x", [*USER, "nox.npz"], r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset"),
-    ("cli-module-missing", ["audit", "nomod:f", "--d0", "{d0}", "--d1", "{d1}"], r"no module 'nomod' in the current folder \(.*\) or on sys.path.*path/to/file.py:function"),
-    ("cli-file-missing", ["audit", "./nosuch.py:f", "--d0", "{d0}", "--d1", "{d1}"], r"file './nosuch.py' of mechanism './nosuch.py:f' does not exist"),
-    ("cli-file-raises", ["audit", "./broken.py:f", "--d0", "{d0}", "--d1", "{d1}"], r"importing './broken.py' .* failed at .*broken.py:2: ZeroDivisionError: division by zero; fix the module"),
-    ("cli-module-syntax", ["audit", "syntax:f", "--d0", "{d0}", "--d1", "{d1}"], r"importing 'syntax' .* failed: SyntaxError: .*line 1"),
-    ("cli-module-needs-package", ["audit", "needs:f", "--d0", "{d0}", "--d1", "{d1}"], "it needs module 'no_such_package_zzz', which is not installed"),
-    ("cli-function-missing", ["audit", "mechs:nope", "--d0", "{d0}", "--d1", "{d1}"], r"'mechs' has no attribute 'nope' .*check the function's name"),
-    ("cli-not-callable", ["audit", "mechs.py:VALUE", "--d0", "{d0}", "--d1", "{d1}"], r"'VALUE' in 'mechs.py' is not callable \(it is of type int\)"),
-    ("cli-unknown-claim", ["rate", "no.such.claim"], "unknown claim id 'no.such.claim'.*'dpclaims list'"),
+    ("cli-npz-text", [*USER, "text.npz"],
+     r"--d0 file 'text.npz' is not a \.npz archive \(no zip header\); save the dataset with"),
+    ("cli-npz-pickled", [*USER, "objects.npz"],
+     r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays"),
+    ("cli-npz-no-x", [*USER, "nox.npz"],
+     r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset"),
+    ("cli-module-missing", ["audit", "nomod:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"no module 'nomod' in the current folder \(.*\) or on sys.path.*path/to/file.py:function"),
+    ("cli-file-missing", ["audit", "./nosuch.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"file './nosuch.py' of mechanism './nosuch.py:f' does not exist"),
+    ("cli-file-raises", ["audit", "./broken.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"importing './broken.py' .* failed at .*broken.py:2: ZeroDivisionError: division by zero; "
+     "fix the module"),
+    ("cli-module-syntax", ["audit", "syntax:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"importing 'syntax' .* failed: SyntaxError: .*line 1"),
+    ("cli-module-needs-package", ["audit", "needs:f", "--d0", "{d0}", "--d1", "{d1}"],
+     "it needs module 'no_such_package_zzz', which is not installed"),
+    ("cli-function-missing", ["audit", "mechs:nope", "--d0", "{d0}", "--d1", "{d1}"],
+     r"'mechs' has no attribute 'nope' .*check the function's name"),
+    ("cli-not-callable", ["audit", "mechs.py:VALUE", "--d0", "{d0}", "--d1", "{d1}"],
+     r"'VALUE' in 'mechs.py' is not callable \(it is of type int\)"),
+    ("cli-unknown-claim", ["rate", "no.such.claim"],
+     "unknown claim id 'no.such.claim'.*'dpclaims list'"),
     ("cli-unknown-claim-verify", ["verify", "--claims", "no.such.claim", "--out", "{out}"], "unknown claim id 'no.such.claim'"),
-    ("cli-replicates", ["rate", "lla24.alg1.risk", "--replicates", "1"], "--replicates must be a whole number >= 2, got 1; pass e.g. --replicates 20$"),
+    ("cli-replicates", ["rate", "lla24.alg1.risk", "--replicates", "1"],
+     "--replicates must be a whole number >= 2, got 1; pass e.g. --replicates 20$"),
     ("cli-unknown-paper", ["list", "--paper", "nopaper"], "paper must be one of"),
     ("cli-results-not-json", ["report", "{bad}", "--out", "{out}"], "results file .* is not valid JSON"),
     ("cli-results-wrong-schema", ["report", "{schema}", "--out", "{out}"], "missing required field"),
-    ("cli-out-exists", ["verify", "--claims", REF, "--out", "important"], "output directory 'important' already exists; pass --force"),
-    ("cli-force-cwd", ["verify", "--claims", REF, "--out", ".", "--force"], r"--out '\.' is the working folder, which dpclaims never replaces; pass a new folder"),
-    ("cli-force-cwd-plain", ["verify", "--claims", REF, "--out", "."], "is the working folder, which dpclaims never replaces"),
-    ("cli-force-parent", ["verify", "--claims", REF, "--out", "..", "--force"], "is a parent of the working folder"),
-    ("cli-force-home", ["verify", "--claims", REF, "--out", "{home}", "--force"], "is your home folder"),
+    ("cli-out-exists", ["verify", "--claims", REF, "--out", "important"],
+     "output directory 'important' already exists; pass --force"),
+    ("cli-force-cwd", ["verify", "--claims", REF, "--out", ".", "--force"],
+     r"--out '\.' is the working folder, which dpclaims never replaces; pass a new folder"),
+    ("cli-force-cwd-plain", ["verify", "--claims", REF, "--out", "."],
+     "is the working folder, which dpclaims never replaces"),
+    ("cli-force-parent", ["verify", "--claims", REF, "--out", "..", "--force"],
+     "is a parent of the working folder"),
+    ("cli-force-home", ["verify", "--claims", REF, "--out", "{home}", "--force"],
+     "is your home folder"),
     ("cli-force-root", ["verify", "--claims", REF, "--out", "/", "--force"], "is the root folder"),
-    ("cli-force-foreign", ["verify", "--claims", REF, "--out", "important", "--force"], r"--out 'important' is not a report folder dpclaims wrote \(it has no \.dpclaims-report marker\), so --force leaves it alone; choose another --out"),
-    ("cli-force-foreign-file", ["verify", "--claims", REF, "--out", "report", "--force"], "--out 'report' holds 'notes.txt', which dpclaims did not write, so --force leaves the folder alone"),
-    ("cli-report-force-foreign", ["report", "results.json", "--out", "important", "--force"], "not a report folder dpclaims wrote"),
+    ("cli-force-foreign", ["verify", "--claims", REF, "--out", "important", "--force"],
+     r"--out 'important' is not a report folder dpclaims wrote \(it has no \.dpclaims-report "
+     r"marker\), so --force leaves it alone; choose another --out"),
+    ("cli-force-foreign-file", ["verify", "--claims", REF, "--out", "report", "--force"],
+     "--out 'report' holds 'notes.txt', which dpclaims did not write, so --force leaves the "
+     "folder alone"),
+    ("cli-report-force-foreign", ["report", "results.json", "--out", "important", "--force"],
+     "not a report folder dpclaims wrote"),
 ]
 
 

@@ -114,10 +114,11 @@ def report(fakes, tmp_path_factory):
 def test_verify_writes_three_outputs_and_exits_one_on_a_violation(report):
     code, out = report
     assert code == 1
-    assert sorted(p.name for p in out.iterdir()) == [".dpclaims-report", "figures", "report.html", "report.md",
-                                                     "results.json"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".dpclaims-report", "figures", "report.html", "report.md", "results.json"]
     written = (out / ".dpclaims-report").read_text().splitlines()[1:]
-    assert written == sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name[0] != ".")
+    files = [p for p in out.rglob("*") if p.is_file() and p.name[0] != "."]
+    assert written == sorted(str(p.relative_to(out)) for p in files)
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no staging folder left
 
 

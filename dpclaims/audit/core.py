@@ -370,5 +370,6 @@ def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim) -> None:
         found = "not reachable by such changes" if distance is None else f"{distance} {claim.unit}s differ"
         raise NotNeighboursError(
             f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found} "
-            f"(distance {distance}); {'an' if claim.unit == 'item' else 'a'} {claim.unit}-level claim needs datasets differing in at most one {claim.unit}"
+            f"(distance {distance}); {'an' if claim.unit == 'item' else 'a'} {claim.unit}-level "
+            f"claim needs datasets differing in at most one {claim.unit}"
         )

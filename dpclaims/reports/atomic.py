@@ -24,7 +24,7 @@ from ..errors import InputError
 __all__ = ["MARKER", "write_atomic", "check_output_dir", "staged_directory"]
 
 MARKER = ".dpclaims-report"
-"""Name of the marker file in every report directory: a header line, then one written path a line."""
+"""The marker file of every report directory: a header line, then each path dpclaims wrote."""
 
 
 def _umask() -> int:
@@ -124,15 +124,17 @@ def check_output_dir(out: str | Path, force: bool = False) -> Path:
                              "pass a new folder, e.g. --out dpclaims-report")
         if any(target.iterdir()):
             if not force:
-                raise InputError(f"output directory {str(out)!r} already exists; pass --force to replace it, "
-                                 "or choose another --out")
+                raise InputError(f"output directory {str(out)!r} already exists; pass --force to "
+                                 "replace it, or choose another --out")
             foreign = _foreign_file(target)
             if foreign == MARKER:
-                raise InputError(f"--out {str(out)!r} is not a report folder dpclaims wrote (it has no {MARKER} "
-                                 "marker), so --force leaves it alone; choose another --out (or delete it yourself)")
+                raise InputError(f"--out {str(out)!r} is not a report folder dpclaims wrote "
+                                 f"(it has no {MARKER} marker), so --force leaves it alone; "
+                                 "choose another --out (or delete it yourself)")
             if foreign is not None:
-                raise InputError(f"--out {str(out)!r} holds {foreign!r}, which dpclaims did not write, so --force "
-                                 "leaves the folder alone; move that file out, or choose another --out")
+                raise InputError(f"--out {str(out)!r} holds {foreign!r}, which dpclaims did not "
+                                 "write, so --force leaves the folder alone; move that file out, "
+                                 "or choose another --out")
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +150,8 @@ def _write_marker(folder: Path) -> None:
     from .. import __version__
 
     written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir())
-    header = f"report folder written by dpclaims {__version__}; 'dpclaims verify --force' may replace it"
+    header = (f"report folder written by dpclaims {__version__}; "
+              "'dpclaims verify --force' may replace it")
     (folder / MARKER).write_text("\n".join([header, *written]) + "\n", encoding="utf-8")
 
 

@@ -145,7 +145,8 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
         out.append(f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>')
-        out.append(f'<p class="meta">{plural(len(mine), "claim")}, {checked} checked by experiment.</p>')
+        count = plural(len(mine), "claim")
+        out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')
         out += [_claim(e, figures) for e in mine]
     out.append("<h2>How this report was made</h2>")
     out.append(_kv(settings_rows(results)))

@@ -7,8 +7,8 @@ from typing import Any, Mapping
 
 from .schema import VERDICTS
 
-__all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS",
-           "plural"]
+__all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
+__all__ += ["plural"]
 
 VERDICT_LABELS = {
     "consistent": "consistent",

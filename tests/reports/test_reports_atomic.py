@@ -59,7 +59,8 @@ def test_existing_report_is_kept_without_force_and_replaced_with_it(tmp_path):
 
 
 def _tree(folder):
-    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None) for p in folder.rglob("*"))
+    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
+                  for p in folder.rglob("*"))
 
 
 @pytest.mark.parametrize("make", [
@@ -72,7 +73,7 @@ def test_force_refuses_a_folder_dpclaims_did_not_write(tmp_path, make):
     out.mkdir()
     make(out)
     before = _tree(out)
-    with pytest.raises(InputError, match="not a report folder dpclaims wrote.*choose another --out"):
+    with pytest.raises(InputError, match="not a report folder dpclaims wrote.*another --out"):
         with staged_directory(out, force=True) as staging:
             (staging / "report.md").write_text("new")
     assert _tree(out) == before and [p.name for p in tmp_path.iterdir()] == ["important"]
@@ -104,7 +105,8 @@ def test_working_folder_its_parents_home_and_root_are_always_refused(tmp_path, m
     monkeypatch.chdir(work)
     _report(work / "r", "report.md")
     (work / MARKER).write_text("a marker cannot make the working folder replaceable\n")
-    out = {"cwd-absolute": str(work), "home": "~", "root": os.path.abspath(os.sep)}.get(where, where)
+    named = {"cwd-absolute": str(work), "home": "~", "root": os.path.abspath(os.sep)}
+    out = named.get(where, where)
     before = _tree(tmp_path)
     for force in (False, True):
         with pytest.raises(InputError, match=r"which dpclaims never replaces; pass a new folder"):
