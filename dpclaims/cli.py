@@ -525,6 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal(exc: BaseException) -> str:
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(exc, (MemoryError, BrokenProcessPool)):
+        return (f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
+                "killed; lower --trials or --workers (rerun with --debug for the traceback)")
     return (f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
             "rerun with --debug for the traceback and report it)")
 

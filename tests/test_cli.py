@@ -186,6 +186,18 @@ def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
         assert err.splitlines()[-1].startswith("dpclaims: internal error: KeyError")
 
 
+def test_out_of_memory_exits_3_and_names_the_likely_cause(monkeypatch, capsys):
+    from dpclaims import claims
+
+    def exhausted(**kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(claims, "load", exhausted)
+    code, _, err = run(capsys, "list")
+    assert code == 3 and err.count("\n") == 1
+    assert err.startswith("dpclaims: error: MemoryError: the run ran out of memory or a worker")
+
+
 def test_bad_input_with_debug_shows_the_traceback_and_still_exits_2(capsys):
     code, _, err = run(capsys, "--debug", "audit", "gaussian", "--epsilon", "0")
     assert code == 2 and "Traceback" in err
