@@ -182,6 +182,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     from .claims import get
     from .claims.standard import AuditExperiment, ValueExperiment
     from .reports import claim_seed, write_atomic
+    from .reports.atomic import check_output_file
     from .reports.figures import rate_figure
     from .reports.results import load_check_modules, to_jsonable
     from .reports.schema import validate_experiment_result
@@ -190,6 +191,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     if args.replicates is not None:
         check_trials(args.replicates, "--replicates", minimum=2, example=20)
     claim = get(args.claim_id)
+    figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
     load_check_modules()  # a broken module of another paper must not stop this claim
     experiment = claim.experiment(args.budget)
     not_a_sweep = (f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
@@ -215,7 +217,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     entry = {"id": claim.id, "verdict": result["verdict"], "type": "rate", "summary": result["summary"],
              "evidence": result["evidence"], "seed": seed,
              "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0)}
-    figure = write_atomic(args.figure or figure_name(claim.id), rate_figure(entry))
+    figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({"id": claim.id, "paper": claim.paper, "kind": claim.kind, "seed": seed,
                      "figure": str(figure), **result})

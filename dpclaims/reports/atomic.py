@@ -21,7 +21,7 @@ from typing import Iterator
 
 from ..errors import InputError
 
-__all__ = ["MARKER", "write_atomic", "check_output_dir", "staged_directory"]
+__all__ = ["MARKER", "write_atomic", "check_output_file", "check_output_dir", "staged_directory"]
 
 MARKER = ".dpclaims-report"
 """The marker file of every report directory: a header line, then each path dpclaims wrote."""
@@ -56,6 +56,27 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def check_output_file(path: str | Path, name: str) -> Path:
+    """Check, before any work, that :func:`write_atomic` can write ``path`` (given as ``name``).
+
+    Raises
+    ------
+    InputError
+        ``path`` is a directory, or its folder does not exist or cannot be written.
+    """
+    path = Path(path).expanduser()
+    folder = path.parent
+    if path.is_dir():
+        raise InputError(f"{name} {str(path)!r} is a directory; pass a file name such as figure.png")
+    if not folder.is_dir():
+        raise InputError(f"{name} {str(path)!r}: folder {str(folder)!r} does not exist; create it "
+                         "or pass another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{name} {str(path)!r}: folder {str(folder)!r} cannot be written; "
+                         "pass another path")
     return path
 
 
