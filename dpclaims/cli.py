@@ -94,19 +94,44 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise InputError("--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets")
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
-    result = audit(
-        mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
-        seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
-    )
+    found = None
+    if args.search:
+        from .audit.search import pairs_for, search
+
+        found = search(mechanism, pairs_for(d0, d1, unit=claim.unit, relation=claim.relation), claim=claim,
+                       trials=args.trials, confidence=args.confidence, seed=args.seed, method=args.method,
+                       backend=args.backend, workers=args.workers)
+        result = found.result
+    else:
+        result = audit(
+            mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
+            seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+        )
     if args.json:
-        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict()})
+        record = found.to_dict() if found is not None else result.to_dict()
+        _print_json({"mechanism": args.mechanism, "description": description, **record})
     else:
         print(f"mechanism     {args.mechanism}: {description}")
         print(f"claim         ({claim.epsilon:g}, {claim.delta:g})-DP, {claim.unit} level, {claim.relation}")
+        if found is not None:
+            print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
+                  f"{found.samples} mechanism runs in all)")
         kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
         print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
         print(f"verdict       {result.verdict}")
     return 1 if result.verdict == "violation" else 0
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    from .claims.mutation import kill_matrix, kill_matrix_lines
+
+    report = kill_matrix(paper=args.paper, budget=args.budget, seed=args.seed, backend=args.backend,
+                         workers=args.workers)
+    if args.json:
+        _print_json(report)
+    else:
+        print("\n".join(kill_matrix_lines(report)))
+    return 0
 
 
 def _split(text: str | None) -> list[str]:
@@ -303,8 +328,18 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
     p.add_argument("--backend", default="auto", help="auto, serial or processes")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--search", action="store_true",
+                   help="search canary pairs around --d0 (the user where --d1 differs is replaced), "
+                        "then certify the best on fresh trials")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
+
+    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: kill matrix and score")
+    p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"), help="default quick")
+    _add_run_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output: mutation_score and matrix")
+    p.set_defaults(handler=_cmd_mutants)
     return parser
 
 
