@@ -96,11 +96,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
     found = None
     if args.search:
-        from .audit.search import pairs_for, search
+        from .audit.core import MIN_TRIALS
+        from .audit.search import SCREEN_TRIALS, pairs_for, search
 
         found = search(mechanism, pairs_for(d0, d1, unit=claim.unit, relation=claim.relation), claim=claim,
                        trials=args.trials, confidence=args.confidence, seed=args.seed, method=args.method,
-                       backend=args.backend, workers=args.workers)
+                       backend=args.backend, workers=args.workers,
+                       screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
         result = found.result
     else:
         result = audit(
@@ -125,7 +127,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
-    report = kill_matrix(paper=args.paper, budget=args.budget, seed=args.seed, backend=args.backend,
+    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed, backend=args.backend,
                          workers=args.workers)
     if args.json:
         _print_json(report)
@@ -187,6 +189,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             options=options, papers=papers, patterns=patterns,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True), after=lambda entry: bar.update(1),
         )
+    if args.mutants:
+        from .claims.mutation import kill_matrix
+
+        results["mutants"] = kill_matrix(papers=papers or None, budget=args.budget, seed=args.seed,
+                                         backend=args.backend, workers=args.workers)
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
     return exit_code(results)
@@ -284,6 +291,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--mutants", action="store_true",
+                   help="also run the privacy mutants of the selected papers through their audits (kill matrix)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_verify)
 

@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import InputError, check_choice
 from .experiments import BUDGETS
 
-__all__ = ["AUDIT_OF", "CATALOG_TRIALS", "kill_matrix", "audit_settings", "killed_by", "kill_matrix_lines"]
+__all__ = ["AUDIT_OF", "CATALOG_TRIALS", "kill_matrix", "audit_settings", "killed_by", "kill_matrix_lines",
+           "kill_matrix_cells", "kill_matrix_notes"]
 
 CATALOG_TRIALS = {"quick": 20_000, "standard": 200_000, "full": 1_000_000}
 """Trials per dataset of the ``catalog:`` audits of the generic mutants, by budget."""
@@ -115,7 +116,7 @@ def _true(eps: float | None) -> float | str | None:
 
 
 def kill_matrix(
-    paper: str | None = None,
+    papers: str | Sequence[str] | None = None,
     budget: str = "quick",
     seed: int = 0,
     backend: str = "auto",
@@ -123,7 +124,9 @@ def kill_matrix(
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
 ) -> dict:
-    """Run every registered privacy mutant (of ``paper``, or those in ``names``) through its audit.
+    """Run every registered privacy mutant (of ``papers``, or those in ``names``) through its audit.
+
+    ``papers`` is one paper id (``"generic"`` for the textbook mechanisms), several, or None (all).
 
     Returns
     -------
@@ -137,7 +140,11 @@ def kill_matrix(
     from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
-    mutants = list_mutants(paper=paper, kind="privacy")
+    wanted = [papers] if isinstance(papers, str) else papers
+    mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
+    if wanted is not None and not mutants:
+        known = sorted({m.paper for m in list_mutants(kind="privacy")})
+        raise InputError(f"no privacy mutant of paper(s) {', '.join(wanted)}; papers with mutants: {', '.join(known)}")
     if names is not None:
         unknown = sorted(set(names) - {m.name for m in mutants})
         if unknown:
@@ -191,25 +198,37 @@ def _eps(value: Any) -> str:
     return "—" if value is None else ("∞" if value == "inf" else f"{value:.3g}")
 
 
-def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
-    """The kill matrix as a plain-text table, then the score and, per audit, what it kills."""
-    rows = report["matrix"]
-    width = max((len(r["mutant"]) for r in rows), default=6)
-    audit_width = max((len(r["audit"]) for r in rows), default=5)
-    lines = [f"{'mutant':<{width}}  {'audit':<{audit_width}}  {'true ε':>7}  {'claim':>5}  {'ε ≥':>7}  "
-             f"{'verdict':<11}  {'s':>6}"]
-    for r in rows:
-        claim = "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}"
-        lines.append(f"{r['mutant']:<{width}}  {r['audit']:<{audit_width}}  {_eps(r['true_epsilon']):>7}  "
-                     f"{claim:>5}  {_eps(r['epsilon_lower']):>7}  {r['verdict']:<11}  {r['seconds']:>6.1f}")
+KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε ≥", "verdict", "s")
+
+
+def kill_matrix_cells(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""
+    return [(r["mutant"], r["audit"], _eps(r["true_epsilon"]),
+             "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}", _eps(r["epsilon_lower"]),
+             ("killed" if r["killed"] else r["verdict"]) if r["verdict"] != "not audited" else "white-box only",
+             f"{r['seconds']:.1f}") for r in report["matrix"]]
+
+
+def kill_matrix_notes(report: Mapping[str, Any]) -> list[str]:
+    """The score, then per audit the mutants it kills (or that it kills none of its audited mutants)."""
     score = report["mutation_score"]
-    lines.append(f"mutation score {'—' if score is None else f'{score:.3f}'}: {report['killed']} of "
-                 f"{report['audited']} audited privacy mutants killed ({report['privacy_mutants']} registered, "
-                 f"{report['privacy_mutants'] - report['audited']} caught by white-box checks instead), "
-                 f"budget {report['budget']}")
+    lines = [f"mutation score {'—' if score is None else f'{score:.3f}'}: {report['killed']} of "
+             f"{report['audited']} audited privacy mutants killed ({report['privacy_mutants']} registered, "
+             f"{report['privacy_mutants'] - report['audited']} left to white-box checks), budget {report['budget']}"]
     for audit_id, entry in report["audits"].items():
         if entry["kills"]:
-            lines.append(f"{audit_id} kills {', '.join(entry['kills'])}")
+            lines.append(f"{audit_id} kills {', '.join(entry['kills'])}"
+                         + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else ""))
         elif entry["survivors"]:
-            lines.append(f"{audit_id} kills none of its {len(entry['survivors'])} audited privacy mutant(s)")
+            lines.append(f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited privacy "
+                         f"mutant(s): {', '.join(entry['survivors'])}")
     return lines
+
+
+def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
+    """The kill matrix as a plain-text table, then :func:`kill_matrix_notes`."""
+    cells = [KILL_MATRIX_HEADER, *kill_matrix_cells(report)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(KILL_MATRIX_HEADER))]
+    lines = ["  ".join(c.ljust(w) if i < 2 or i == 5 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in cells]
+    return lines + kill_matrix_notes(report)
