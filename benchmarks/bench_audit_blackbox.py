@@ -128,7 +128,7 @@ def run(trials: int, screen: int, seed: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=1_000_000, help="certification trials per dataset")
+    parser.add_argument("--trials", type=int, default=2_000_000, help="certification trials per dataset")
     parser.add_argument("--screen", type=int, default=10_000, help="trials per dataset of each screening audit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the rows to this JSON file")

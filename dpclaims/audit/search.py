@@ -72,11 +72,13 @@ RANDOM_PAIRS = 4
 LOCAL_STEPS = 16
 """Local-search steps (one perturbation of the best pair so far, screened, kept if better)."""
 
-FINALISTS = 3
-"""The best pairs of the first screening, screened again on fresh trials before the choice."""
+SCREEN_CALIBRATION = 0.5
+"""Calibration fraction of the screening audits: half their trials learn the score and test (the
+audit's default 0.2 leaves too few to pick the right score on 10^4 trials)."""
 
-FINAL_FACTOR = 4
-"""The finalists' screening audits use this many times ``screen_trials``."""
+ROUNDS = ((8, 4), (3, 16))
+"""Successive halving after the first screen: ``(keep, factor)`` — the ``keep`` best pairs of the
+previous round are screened again on fresh trials, ``factor × screen_trials`` per dataset."""
 
 _SEARCH_KEY = 0x5EA2C
 """Spawn key of the screening seeds; the certifying audit uses ``seed`` itself (keys 0, 1, 2)."""
@@ -323,10 +325,11 @@ def pairs_for(d0: Any, d1: Any = None, *, unit: str = "user", relation: str = "r
 
 
 def _projected(r: AuditResult, trials: int) -> float:
-    """The bound of ``r``'s test at ``trials`` trials per dataset if its empirical error rates held."""
+    """The bound ``r``'s test would certify at ``trials`` trials per dataset if its empirical error
+    rates held (a screen's own bound undervalues rare, telling events at its small size)."""
     n = max(1, round(trials * r.certification_trials / r.trials))
-    fpr = rate_upper(n * r.false_positives / r.n_negative, n, r.ci_alpha, r.ci)
-    fnr = rate_upper(n * r.false_negatives / r.n_positive, n, r.ci_alpha, r.ci)
+    fpr = rate_upper(n * r.fpr, n, r.ci_alpha, r.ci)
+    fnr = rate_upper(n * r.fnr, n, r.ci_alpha, r.ci)
     return float(epsilon_from_rates(fpr, fnr, r.delta))
 
 
@@ -347,6 +350,7 @@ def search(
     screen_trials: int = SCREEN_TRIALS,
     random_pairs: int = RANDOM_PAIRS,
     local_steps: int = LOCAL_STEPS,
+    rounds: Sequence[tuple[int, int]] = ROUNDS,
     backend: str = "auto",
     workers: int | None = None,
     checkpoint: Any = None,
@@ -364,6 +368,7 @@ def search(
     trials : trials per dataset of the certifying audit
     screen_trials : trials per dataset of each screening audit
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
+    rounds : ``(keep, factor)`` rounds of successive halving after the first screen (:data:`ROUNDS`)
     backend, workers, checkpoint : for the certifying audit (screening runs serially)
     options : passed to every :func:`~dpclaims.audit.audit` call (``claim``, ``unit``,
         ``relation``, ``method``, ``statistic``, ``ci``, ...)
@@ -377,6 +382,7 @@ def search(
     screen_trials = check_trials(screen_trials, "screen_trials", minimum=MIN_TRIALS)
     random_pairs = check_trials(random_pairs, "random_pairs", minimum=0)
     local_steps = check_trials(local_steps, "local_steps", minimum=0)
+    rounds = tuple((check_trials(k, "rounds keep"), check_trials(f, "rounds factor")) for k, f in rounds)
     family = None if isinstance(pairs, (list, tuple)) else pairs
     if family is not None and not all(hasattr(family, a) for a in ("patterns", "random", "perturb")):
         raise InputError("pairs must be a QueryPairs/CanaryPairs family or a list of Pair; see dpclaims.audit.search")
@@ -384,14 +390,14 @@ def search(
     if not fixed or not all(isinstance(p, Pair) for p in fixed):
         raise InputError("pairs must hold at least one dpclaims.audit.search.Pair")
     extra = 0 if family is None else random_pairs + local_steps
-    seeds = iter(_screen_seeds(seed, len(fixed) + extra + FINALISTS + 1))
+    seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
     scored: list[tuple[tuple[float, float], int, Pair]] = []
 
     def screen(pair: Pair, n: int) -> tuple[float, float]:
         r = audit(mechanism, pair.d0, pair.d1, epsilon, delta, trials=n, confidence=confidence,
-                  seed=next(seeds), backend="serial", **options)
+                  seed=next(seeds), backend="serial", **{"calibration_fraction": SCREEN_CALIBRATION, **options})
         trace.append((pair.name, r.epsilon_lower))
         return (_projected(r, trials), r.epsilon_lower)
 
@@ -405,12 +411,13 @@ def search(
             add(family.random(rng))
         for _ in range(local_steps):
             add(family.perturb(max(scored)[2], rng))
-    finalists = sorted(scored, reverse=True)[:FINALISTS] if len(scored) > 1 else []
-    final_trials = FINAL_FACTOR * screen_trials
-    chosen = max(((screen(p, final_trials), -i, p) for _, i, p in finalists), default=scored[0])[2]
+    spent = 2 * screen_trials * len(scored)
+    for keep, factor in rounds if len(scored) > 1 else ():
+        scored = [(screen(p, factor * screen_trials), -i, p) for _, i, p in sorted(scored, reverse=True)[:keep]]
+        spent += 2 * factor * screen_trials * len(scored)
+    chosen = max(scored)[2]
     result = audit(mechanism, chosen.d0, chosen.d1, epsilon, delta, trials=trials, confidence=confidence, seed=seed,
                    backend=backend, workers=workers, checkpoint=checkpoint, **options)
-    screening = 2 * screen_trials * (len(trace) - len(finalists)) + 2 * final_trials * len(finalists)
     return SearchResult(result=result, pair=chosen, screened=tuple(trace), screen_trials=screen_trials,
-                        screening_samples=screening, samples=screening + 2 * trials,
+                        screening_samples=spent, samples=spent + 2 * trials,
                         wall_time=time.perf_counter() - start)

@@ -85,7 +85,7 @@ def test_search_keeps_its_confidence_on_identical_mechanisms():
     """Must-show 2: ε_lb > 0 in at most 5% of 200 searches when no pair leaks (confidence 0.95)."""
     positives = sum(
         search(_blind, QueryPairs(2), epsilon=1.0, trials=400, screen_trials=100, random_pairs=1, local_steps=2,
-               confidence=0.95, seed=seed, backend="serial").epsilon_lower > 0
+               rounds=((3, 2),), confidence=0.95, seed=seed, backend="serial").epsilon_lower > 0
         for seed in range(200)
     )
     assert positives <= 10
