@@ -23,7 +23,9 @@ search), never given.  Definitions:
 DP-Sniper's figures (logistic variant, Bichsel et al. 2021, §6 and Table 2, as quoted in
 issue #17): 4·10^7–10^8 samples and 20–100 s per mechanism on 2 cores.  Goal: at least
 its ε on every mechanism with at most a fifth of its samples (8·10^6) and a tenth of its
-time (2 s, the tenth of its fastest), search included.
+time (2 s, the tenth of its fastest), search included.  ``ε&samples`` judges the first two,
+``time`` the wall-clock seconds; on a shared machine the CPU seconds of this process are
+printed too.
 """
 
 from __future__ import annotations
@@ -114,15 +116,16 @@ CASES = {
 def run(trials: int, screen: int, seed: int) -> list[dict]:
     rows = []
     for name, (mechanism, k, sniper, truth) in CASES.items():
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         found = search(mechanism, QueryPairs(k), epsilon=EPSILON, trials=trials, confidence=CONFIDENCE, seed=seed,
                        screen_trials=screen, backend="serial")
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         eps = found.epsilon_lower
         rows.append({"mechanism": name, "true_epsilon": truth, "dp_sniper": sniper, "epsilon_lower": eps,
                      "pair": found.pair.name, "statistic": found.result.statistic, "samples": found.samples,
-                     "seconds": seconds, "goal_met": bool(eps >= sniper and found.samples <= SAMPLE_LIMIT
-                                                          and seconds <= TIME_LIMIT)})
+                     "seconds": seconds, "cpu_seconds": cpu,
+                     "epsilon_and_samples_met": bool(eps >= sniper and found.samples <= SAMPLE_LIMIT),
+                     "time_met": bool(seconds <= TIME_LIMIT)})
     return rows
 
 
@@ -134,10 +137,13 @@ def main() -> None:
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args()
     rows = run(args.trials, args.screen, args.seed)
-    print(f"{'mechanism':<20} {'true ε':<18} {'DP-Sniper':>9} {'ours':>7} {'samples':>10} {'s':>6}  goal  pair")
+    print(f"{'mechanism':<20} {'true ε':<18} {'DP-Sniper':>9} {'ours':>7} {'samples':>10} {'s':>6} {'cpu s':>6}  "
+          "goal  pair")
     for r in rows:
         print(f"{r['mechanism']:<20} {r['true_epsilon']:<18} {r['dp_sniper']:>9.2f} {r['epsilon_lower']:>7.3f} "
-              f"{r['samples']:>10.2e} {r['seconds']:>6.2f}  {'yes' if r['goal_met'] else 'NO ':<4}  {r['pair']}")
+              f"{r['samples']:>10.2e} {r['seconds']:>6.2f} {r['cpu_seconds']:>6.2f}  "
+              f"{'yes' if r['epsilon_and_samples_met'] else 'NO':<9}  {'yes' if r['time_met'] else 'NO':<4}  "
+              f"{r['pair']}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(rows, handle, indent=2)

@@ -325,12 +325,14 @@ def pairs_for(d0: Any, d1: Any = None, *, unit: str = "user", relation: str = "r
 
 
 def _projected(r: AuditResult, trials: int) -> float:
-    """The bound ``r``'s test would certify at ``trials`` trials per dataset if its empirical error
-    rates held (a screen's own bound undervalues rare, telling events at its small size)."""
+    """The best bound ``r``'s score would certify at ``trials`` trials per dataset if its empirical
+    error rates held, over its chosen test and the tests of its trade-off curve (same direction):
+    a screen's own bound undervalues rare, telling events at its small size (the optimism of
+    a lucky rare event is what the later, larger rounds correct)."""
     n = max(1, round(trials * r.certification_trials / r.trials))
-    fpr = rate_upper(n * r.fpr, n, r.ci_alpha, r.ci)
-    fnr = rate_upper(n * r.fnr, n, r.ci_alpha, r.ci)
-    return float(epsilon_from_rates(fpr, fnr, r.delta))
+    rates = np.array([(r.fpr, r.fnr), *r.tradeoff])
+    fpr, fnr = (rate_upper(n * rates[:, i], n, r.ci_alpha, r.ci) for i in (0, 1))
+    return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
 
 
 def _screen_seeds(seed: int, count: int) -> list[int]:
