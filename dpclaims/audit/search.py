@@ -4,22 +4,31 @@
 
 1. *Screening.*  Every pair of a family's fixed patterns, a few random pairs and a few
    steps of local search around the best pair so far are each audited with
-   ``screen_trials`` trials per dataset (an ordinary :func:`~dpclaims.audit.audit` on
-   seeds derived from ``seed`` under a separate spawn key).  Pairs are ranked by the
-   bound each screening audit certifies (ties: by the value its calibration predicted).
-2. *Certification.*  The best pair is audited once more with ``trials`` trials per
-   dataset and the seed ``seed`` itself: ``audit(mechanism, d0*, d1*, seed=seed, ...)``.
+   ``screen_trials`` trials per dataset: an ordinary :func:`~dpclaims.audit.audit` whose
+   integer seed is drawn from ``SeedSequence(seed, spawn_key=(0x5EA2C,))`` (never equal
+   to ``seed``).  A pair's score is the best bound a test on its screening trade-off curve
+   would certify at the final size if the screening error rates held (a screen's own
+   bound undervalues rare, telling events at its small size); ties go to the bound the
+   screen certified.  The best pairs are screened again on more fresh trials, in the
+   successive-halving rounds of :data:`ROUNDS` (which also correct the optimism of a
+   lucky rare event), and the best of the last round is chosen.
+2. *Certification.*  The chosen pair is audited once more with ``trials`` trials per
+   dataset and the seed ``seed`` itself: exactly ``audit(mechanism, d0*, d1*, seed=seed,
+   ...)``.
 
-Why the final bound keeps its confidence.  The screening trials and the certifying
-trials come from different seed sequences (spawn keys never shared), so they are
-independent, and the chosen pair ``(d0*, d1*)`` is a function of the screening outputs
-only.  Conditional on any value of that choice, the certifying audit is an ordinary
-audit of one fixed neighbouring pair on fresh trials, so its bound fails with
-probability at most ``1 - confidence``; averaging over the choice, the same holds
-unconditionally.  No correction for the number of screened pairs is needed (nor taken),
-because only one pair is ever certified.  A lower bound on the privacy loss of one
-neighbouring pair is a lower bound on the mechanism's ε (a supremum over all pairs).
-The screening bounds are a search trace, never reported as certified.
+Why the final bound keeps its confidence.  The certifying audit draws from
+``SeedSequence(seed)`` (spawn keys 0, 1, 2) and every screening audit from
+``SeedSequence(s)`` for another integer ``s``: the streams are independent, as long as
+the mechanism draws all its randomness from the ``rng`` it is given (the audit warns
+when it does not).  The chosen pair ``(d0*, d1*)`` is a function of the screening outputs
+only, hence independent of the certifying trials.  Conditional on any value of that
+choice, the certifying audit is an ordinary audit of one fixed neighbouring pair on fresh
+trials, so its bound fails with probability at most ``1 - confidence``; averaging over
+the choice, the same holds unconditionally.  No correction for the number of screened
+pairs is needed (nor taken), because only one pair is ever certified and nothing of the
+screening enters its counts.  A lower bound on the privacy loss of one neighbouring pair
+is a lower bound on the mechanism's ε (a supremum over all pairs).  The screening bounds
+are a search trace, never reported as certified.
 
 Families (both directions of a pair are covered: an audit's four tests let either
 dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
@@ -28,7 +37,7 @@ dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
   sensitivity Δ (each answer moves by at most Δ), the setting of StatDP (Ding et al.
   2018, §5.1, Table 1) and DP-Sniper (Bichsel et al. 2021, §6.1): one differs, all
   differ, half up half down, one up rest down, one down rest up, X shape, each in both
-  orders; random pairs; local search moving one answer by Δ.
+  orders; random pairs; local search moving one answer of b, one of both, or all by Δ.
 - :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
   user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
   (zero, maximal norm, opposite sign, far outlier, the original values), random
