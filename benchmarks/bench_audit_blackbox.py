@@ -1,6 +1,7 @@
 """The classic black-box audit benchmark: worst-pair search + certification vs DP-Sniper.
 
-Run ``python benchmarks/bench_audit_blackbox.py [--trials 1000000] [--screen 20000] [--json PATH]``.
+Run ``python benchmarks/bench_audit_blackbox.py [--trials N] [--screen N] [--seeds 0,1,2]
+[--json PATH]``.
 
 Mechanisms on a vector of query answers with ℓ∞ sensitivity 1 (neighbours: every answer
 moves by at most 1), claimed ε = 1, pure DP, confidence 0.9; the pair is found by
@@ -33,7 +34,9 @@ from __future__ import annotations
 import os
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # one BLAS thread: threaded BLAS on 2 busy cores slowed logistic fits 10×
+    os.environ.setdefault(
+        _var, "1"
+    )  # one BLAS thread: threaded BLAS on 2 busy cores slowed logistic fits 10×
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -71,12 +74,15 @@ class NoisyMax:
 
     def __call__(self, q, rng, trials):
         noisy = _answers(q, trials) + rng.laplace(0.0, 2.0 / EPSILON, (trials, len(q)))
-        return (noisy.max(axis=1) if self.return_value else noisy.argmax(axis=1).astype(np.float64))[:, None]
+        return (
+            noisy.max(axis=1) if self.return_value else noisy.argmax(axis=1).astype(np.float64)
+        )[:, None]
 
 
 @dataclass(frozen=True)
 class SparseVector:
-    """Lyu, Su & Li 2017, Fig. 1: Alg. 1 (``query_noise = 4c/ε``, ``cutoff = c``), Alg. 5 (0, None), Alg. 6 (2/ε, None)."""
+    """Lyu, Su & Li 2017, Fig. 1 as ``(query_noise, cutoff)``: Alg. 1 ``(4c/ε, c)``,
+    Alg. 5 ``(0, None)``, Alg. 6 ``(2/ε, None)``."""
 
     query_noise: float
     cutoff: int | None  # 1 or None (no cut-off)
@@ -117,33 +123,66 @@ def run(trials: int, screen: int, seed: int) -> list[dict]:
     rows = []
     for name, (mechanism, k, sniper, truth) in CASES.items():
         start, cpu = time.perf_counter(), time.process_time()
-        found = search(mechanism, QueryPairs(k), epsilon=EPSILON, trials=trials, confidence=CONFIDENCE, seed=seed,
-                       screen_trials=screen, backend="serial")
+        found = search(
+            mechanism,
+            QueryPairs(k),
+            epsilon=EPSILON,
+            trials=trials,
+            confidence=CONFIDENCE,
+            seed=seed,
+            screen_trials=screen,
+            backend="serial",
+        )
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         eps = found.epsilon_lower
-        rows.append({"mechanism": name, "true_epsilon": truth, "dp_sniper": sniper, "epsilon_lower": eps,
-                     "pair": found.pair.name, "statistic": found.result.statistic, "samples": found.samples,
-                     "seconds": seconds, "cpu_seconds": cpu,
-                     "epsilon_and_samples_met": bool(eps >= sniper and found.samples <= SAMPLE_LIMIT),
-                     "time_met": bool(seconds <= TIME_LIMIT)})
+        rows.append(
+            {
+                "mechanism": name,
+                "seed": seed,
+                "true_epsilon": truth,
+                "dp_sniper": sniper,
+                "epsilon_lower": eps,
+                "pair": found.pair.name,
+                "statistic": found.result.statistic,
+                "samples": found.samples,
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "epsilon_and_samples_met": bool(eps >= sniper and found.samples <= SAMPLE_LIMIT),
+                "time_met": bool(seconds <= TIME_LIMIT),
+            }
+        )
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=2_800_000, help="certification trials per dataset")
-    parser.add_argument("--screen", type=int, default=10_000, help="trials per dataset of each screening audit")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--trials", type=int, default=2_800_000, help="certification trials per dataset"
+    )
+    parser.add_argument(
+        "--screen", type=int, default=10_000, help="trials per dataset of each screening audit"
+    )
+    parser.add_argument(
+        "--seeds", default="0", help="comma-separated seeds, one run of the set per seed"
+    )
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args()
-    rows = run(args.trials, args.screen, args.seed)
-    print(f"{'mechanism':<20} {'true ε':<18} {'DP-Sniper':>9} {'ours':>7} {'samples':>10} {'s':>6} {'cpu s':>6}  "
-          "ε&samples  time  pair")
+    rows = [
+        row for seed in args.seeds.split(",") for row in run(args.trials, args.screen, int(seed))
+    ]
+    print(
+        f"{'mechanism':<20} {'seed':>4} {'true ε':<18} {'DP-Sniper':>9} {'ours':>7} "
+        f"{'samples':>10} {'s':>6} {'cpu s':>6}  ε&samples  time  pair"
+    )
     for r in rows:
-        print(f"{r['mechanism']:<20} {r['true_epsilon']:<18} {r['dp_sniper']:>9.2f} {r['epsilon_lower']:>7.3f} "
-              f"{r['samples']:>10.2e} {r['seconds']:>6.2f} {r['cpu_seconds']:>6.2f}  "
-              f"{'yes' if r['epsilon_and_samples_met'] else 'NO':<9}  {'yes' if r['time_met'] else 'NO':<4}  "
-              f"{r['pair']}")
+        met, fast = r["epsilon_and_samples_met"], r["time_met"]
+        print(
+            f"{r['mechanism']:<20} {r['seed']:>4} {r['true_epsilon']:<18} {r['dp_sniper']:>9.2f} "
+            f"{r['epsilon_lower']:>7.3f} {r['samples']:>10.2e} {r['seconds']:>6.2f} "
+            f"{r['cpu_seconds']:>6.2f}  {'yes' if met else 'NO':<9}  "
+            f"{'yes' if fast else 'NO':<4}  "
+            f"{r['pair']}"
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(rows, handle, indent=2)

@@ -99,8 +99,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from .audit.core import MIN_TRIALS
         from .audit.search import SCREEN_TRIALS, pairs_for, search
 
-        found = search(mechanism, pairs_for(d0, d1, unit=claim.unit, relation=claim.relation), claim=claim,
-                       trials=args.trials, confidence=args.confidence, seed=args.seed, method=args.method,
+        family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
+        found = search(mechanism, family, claim=claim, trials=args.trials,
+                       confidence=args.confidence, seed=args.seed, method=args.method,
                        backend=args.backend, workers=args.workers,
                        screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
         result = found.result
@@ -127,8 +128,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
-    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed, backend=args.backend,
-                         workers=args.workers)
+    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed,
+                         backend=args.backend, workers=args.workers)
     if args.json:
         _print_json(report)
     else:
@@ -292,7 +293,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--mutants", action="store_true",
-                   help="also run the privacy mutants of the selected papers through their audits (kill matrix)")
+                   help="also run the selected papers' privacy mutants through their audits "
+                        "(kill matrix in results.json and the report)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_verify)
 
@@ -338,16 +340,19 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", help="auto, serial or processes")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--search", action="store_true",
-                   help="search canary pairs around --d0 (the user where --d1 differs is replaced), "
-                        "then certify the best on fresh trials")
+                   help="search canary pairs around --d0 (replacing the user where --d1 "
+                        "differs), then certify the best on fresh trials")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
 
-    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: kill matrix and score")
+    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: "
+                                       "kill matrix and mutation score")
     p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
-    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"), help="default quick")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
+                   help="default quick")
     _add_run_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output: mutation_score and matrix")
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output: mutation_score and matrix")
     p.set_defaults(handler=_cmd_mutants)
     return parser
 

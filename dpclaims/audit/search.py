@@ -1,4 +1,4 @@
-"""Worst-pair search: screen candidate neighbouring pairs cheaply, certify the best on fresh trials.
+"""Worst-pair search: screen candidate neighbouring pairs cheaply, certify the best on new trials.
 
 :func:`search` audits a mechanism without being told its worst neighbouring pair:
 
@@ -98,7 +98,7 @@ OUTLIER_FACTOR = 10.0
 
 @dataclass(frozen=True, eq=False)
 class Pair:
-    """A candidate neighbouring pair ``d0``, ``d1`` with its name; ``values`` is what a family perturbs."""
+    """A candidate neighbouring pair ``d0``, ``d1``, named; ``values``: what a family perturbs."""
 
     name: str
     d0: Any
@@ -119,7 +119,11 @@ class QueryPairs:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", check_trials(self.k, "k"))
-        if not (isinstance(self.sensitivity, (int, float)) and math.isfinite(self.sensitivity) and self.sensitivity > 0):
+        if not (
+            isinstance(self.sensitivity, (int, float))
+            and math.isfinite(self.sensitivity)
+            and self.sensitivity > 0
+        ):
             raise InputError(f"sensitivity must be a finite number > 0, got {self.sensitivity!r}")
 
     def _pair(self, name: str, a: np.ndarray, b: np.ndarray) -> Pair:
@@ -139,17 +143,24 @@ class QueryPairs:
             up[i], down[i] = 2.0, 0.0
             rest_down, rest_up = np.zeros(k), 2 * ones
             rest_down[i], rest_up[i] = 2.0, 0.0
-            out += [self._pair(f"one up ({where})", ones, up), self._pair(f"one down ({where})", ones, down)]
+            out += [
+                self._pair(f"one up ({where})", ones, up),
+                self._pair(f"one down ({where})", ones, down),
+            ]
             if k > 1:
-                out += [self._pair(f"one up rest down ({where})", ones, rest_down),
-                        self._pair(f"one down rest up ({where})", ones, rest_up)]
+                out += [
+                    self._pair(f"one up rest down ({where})", ones, rest_down),
+                    self._pair(f"one down rest up ({where})", ones, rest_up),
+                ]
         if k > 1:
             low_high = np.r_[np.zeros(half), 2 * np.ones(k - half)]
             cross_a = np.r_[np.ones(half), np.zeros(k - half)]
-            out += [self._pair("half down half up", ones, low_high),
-                    self._pair("half up half down", ones, low_high[::-1]),
-                    self._pair("X shape", cross_a, 1 - cross_a),
-                    self._pair("X shape (reversed)", cross_a[::-1], 1 - cross_a[::-1])]
+            out += [
+                self._pair("half down half up", ones, low_high),
+                self._pair("half up half down", ones, low_high[::-1]),
+                self._pair("X shape", cross_a, 1 - cross_a),
+                self._pair("X shape (reversed)", cross_a[::-1], 1 - cross_a[::-1]),
+            ]
         return out
 
     def random(self, rng: np.random.Generator) -> Pair:
@@ -163,7 +174,11 @@ class QueryPairs:
         threshold)."""
         a, b = (v / self.sensitivity for v in pair.values)
         a, b = a.copy(), b.copy()
-        i, step, move = int(rng.integers(self.k)), float(rng.choice([-1.0, 1.0])), int(rng.integers(3))
+        i, step, move = (
+            int(rng.integers(self.k)),
+            float(rng.choice([-1.0, 1.0])),
+            int(rng.integers(3)),
+        )
         if move == 0 and abs(b[i] + step - a[i]) <= 1.0:
             b[i] += step
         elif move == 2:
@@ -201,8 +216,12 @@ class CanaryPairs:
         if self.relation == "add-remove" and self.unit == "item" and self.data.m > 1:
             raise InputError("item-level add-remove neighbours need m = 1; use relation='replace'")
         if self.scale is None:
-            object.__setattr__(self, "scale", max(1.0, float(np.max(np.linalg.norm(self.data.items, axis=1)))))
-        elif not (isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0):
+            object.__setattr__(
+                self, "scale", max(1.0, float(np.max(np.linalg.norm(self.data.items, axis=1))))
+            )
+        elif not (
+            isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0
+        ):
             raise InputError(f"scale must be a finite number > 0, got {self.scale!r}")
 
     def _original(self) -> np.ndarray:
@@ -216,7 +235,9 @@ class CanaryPairs:
         y = None if self.data.y is None else self.data.y[self.user]
         if self.unit == "user":
             return replace_user(self.data, self.user, np.broadcast_to(value, self._shape()), y)
-        return replace_item(self.data, self.user, self.item, value, None if y is None else y[self.item])
+        return replace_item(
+            self.data, self.user, self.item, value, None if y is None else y[self.item]
+        )
 
     def _pair(self, name: str, v0: np.ndarray, v1: np.ndarray | None) -> Pair:
         """``v1 = None``: the add-remove pair (user at ``v0``, user removed)."""
@@ -225,14 +246,22 @@ class CanaryPairs:
             d0 = self._with(v0)
             return Pair(name, d0, remove_user(d0, self.user), (v0, None))
         v1 = np.broadcast_to(np.asarray(v1, dtype=np.float64), self._shape()).copy()
-        if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(v1 == v1.reshape(-1, self.data.d)[0]):
+        if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(
+            v1 == v1.reshape(-1, self.data.d)[0]
+        ):
             point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
             labels = None if self.data.y is None else (self.data.y[self.user],) * 2
             if self.unit == "user":
                 made = extreme_user_pair(self.data, point, self.user, opposite, labels)
             else:
-                made = extreme_item_pair(self.data, point, self.user, self.item, opposite,
-                                         None if labels is None else (labels[0][self.item],) * 2)
+                made = extreme_item_pair(
+                    self.data,
+                    point,
+                    self.user,
+                    self.item,
+                    opposite,
+                    None if labels is None else (labels[0][self.item],) * 2,
+                )
             return Pair(name, made.d0, made.d1, (v0, v1))
         return Pair(name, self._with(v0), self._with(v1), (v0, v1))
 
@@ -246,16 +275,23 @@ class CanaryPairs:
         out = []
         for where, u in (("e1", axis), ("diagonal", diag)) if d > 1 else (("e1", axis),):
             if self.relation == "add-remove":
-                out += [self._pair(f"maximal norm ({where}) vs removed", s * u, None),
-                        self._pair(f"outlier ({where}) vs removed", OUTLIER_FACTOR * s * u, None)]
+                out += [
+                    self._pair(f"maximal norm ({where}) vs removed", s * u, None),
+                    self._pair(f"outlier ({where}) vs removed", OUTLIER_FACTOR * s * u, None),
+                ]
                 continue
-            out += [self._pair(f"zero vs maximal norm ({where})", zero, s * u),
-                    self._pair(f"opposite signs ({where})", s * u, -s * u),
-                    self._pair(f"zero vs outlier ({where})", zero, OUTLIER_FACTOR * s * u),
-                    self._pair(f"original vs maximal norm ({where})", original, s * u),
-                    self._pair(f"original vs opposite maximal norm ({where})", original, -s * u)]
+            out += [
+                self._pair(f"zero vs maximal norm ({where})", zero, s * u),
+                self._pair(f"opposite signs ({where})", s * u, -s * u),
+                self._pair(f"zero vs outlier ({where})", zero, OUTLIER_FACTOR * s * u),
+                self._pair(f"original vs maximal norm ({where})", original, s * u),
+                self._pair(f"original vs opposite maximal norm ({where})", original, -s * u),
+            ]
         if self.relation == "add-remove":
-            out += [self._pair("zero vs removed", zero, None), self._pair("original vs removed", original, None)]
+            out += [
+                self._pair("zero vs removed", zero, None),
+                self._pair("original vs removed", original, None),
+            ]
         else:
             out.append(self._pair("original vs zero", original, zero))
         return out
@@ -263,23 +299,28 @@ class CanaryPairs:
     def _random_value(self, rng: np.random.Generator) -> np.ndarray:
         direction = rng.standard_normal(self.data.d)
         direction /= max(np.linalg.norm(direction), 1e-300)
-        return float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
+        return (
+            float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
+        )
 
     def random(self, rng: np.random.Generator) -> Pair:
         """Two random canaries (random direction, norm log-uniform in [scale/10, 10·scale])."""
         v0 = self._random_value(rng)
-        return self._pair("random", v0, None if self.relation == "add-remove" else self._random_value(rng))
+        return self._pair(
+            "random", v0, None if self.relation == "add-remove" else self._random_value(rng)
+        )
 
     def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
-        """Move one side's values by a Gaussian step of size ``scale/2``, or scale them by 2 or 1/2."""
+        """Move one side by a Gaussian step of size ``scale/2``, or scale them by 2 or ½."""
         v0, v1 = pair.values
         sides = [v0] if v1 is None else [v0, v1]
         side = int(rng.integers(len(sides)))
         if rng.random() < 0.5:
             sides[side] = sides[side] * float(rng.choice([0.5, 2.0]))
         else:
-            sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(sides[side].shape) / math.sqrt(
-                self.data.d)
+            sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(
+                sides[side].shape
+            ) / math.sqrt(self.data.d)
         return self._pair("local", sides[0], None if v1 is None else sides[1])
 
 
@@ -310,15 +351,27 @@ class SearchResult:
 
     def to_dict(self) -> dict:
         """The audit's record plus ``search``: the chosen pair, the trace and the sample counts."""
-        return {**self.result.to_dict(), "search": {
-            "pair": self.pair.name, "screen_trials": self.screen_trials, "screening_samples": self.screening_samples,
-            "samples": self.samples, "wall_time": self.wall_time,
-            "screened": [[name, value] for name, value in self.screened],
-        }}
+        return {
+            **self.result.to_dict(),
+            "search": {
+                "pair": self.pair.name,
+                "screen_trials": self.screen_trials,
+                "screening_samples": self.screening_samples,
+                "samples": self.samples,
+                "wall_time": self.wall_time,
+                "screened": [[name, value] for name, value in self.screened],
+            },
+        }
 
 
-def pairs_for(d0: Any, d1: Any = None, *, unit: str = "user", relation: str = "replace",
-              sensitivity: float = 1.0) -> QueryPairs | CanaryPairs:
+def pairs_for(
+    d0: Any,
+    d1: Any = None,
+    *,
+    unit: str = "user",
+    relation: str = "replace",
+    sensitivity: float = 1.0,
+) -> QueryPairs | CanaryPairs:
     """The default family for a mechanism's input: canaries for a ``UserDataset`` (the replaced
     user is the first one where ``d0`` and ``d1`` differ, else 0), query pairs for a vector."""
     if isinstance(d0, UserDataset):
@@ -329,7 +382,9 @@ def pairs_for(d0: Any, d1: Any = None, *, unit: str = "user", relation: str = "r
         return CanaryPairs(d0, unit=unit, relation=relation, user=user)
     vector = np.atleast_1d(np.asarray(d0, dtype=np.float64))
     if vector.ndim != 1:
-        raise InputError(f"search needs a UserDataset or a vector of query answers, got shape {vector.shape}")
+        raise InputError(
+            f"search needs a UserDataset or a vector of query answers, got shape {vector.shape}"
+        )
     return QueryPairs(len(vector), sensitivity)
 
 
@@ -379,7 +434,8 @@ def search(
     trials : trials per dataset of the certifying audit
     screen_trials : trials per dataset of each screening audit
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
-    rounds : ``(keep, factor)`` rounds of successive halving after the first screen (:data:`ROUNDS`)
+    rounds : ``(keep, factor)`` rounds of successive halving after the first screen
+        (:data:`ROUNDS`)
     backend, workers, checkpoint : for the certifying audit (screening runs serially)
     options : passed to every :func:`~dpclaims.audit.audit` call (``claim``, ``unit``,
         ``relation``, ``method``, ``statistic``, ``ci``, ...)
@@ -393,10 +449,17 @@ def search(
     screen_trials = check_trials(screen_trials, "screen_trials", minimum=MIN_TRIALS)
     random_pairs = check_trials(random_pairs, "random_pairs", minimum=0)
     local_steps = check_trials(local_steps, "local_steps", minimum=0)
-    rounds = tuple((check_trials(k, "rounds keep"), check_trials(f, "rounds factor")) for k, f in rounds)
+    rounds = tuple(
+        (check_trials(k, "rounds keep"), check_trials(f, "rounds factor")) for k, f in rounds
+    )
     family = None if isinstance(pairs, (list, tuple)) else pairs
-    if family is not None and not all(hasattr(family, a) for a in ("patterns", "random", "perturb")):
-        raise InputError("pairs must be a QueryPairs/CanaryPairs family or a list of Pair; see dpclaims.audit.search")
+    if family is not None and not all(
+        hasattr(family, a) for a in ("patterns", "random", "perturb")
+    ):
+        raise InputError(
+            "pairs must be a QueryPairs/CanaryPairs family or a list of Pair "
+            "(see dpclaims.audit.search)"
+        )
     fixed = list(pairs) if family is None else family.patterns()
     if not fixed or not all(isinstance(p, Pair) for p in fixed):
         raise InputError("pairs must hold at least one dpclaims.audit.search.Pair")
@@ -407,8 +470,18 @@ def search(
     scored: list[tuple[tuple[float, float], int, Pair]] = []
 
     def screen(pair: Pair, n: int) -> tuple[float, float]:
-        r = audit(mechanism, pair.d0, pair.d1, epsilon, delta, trials=n, confidence=confidence,
-                  seed=next(seeds), backend="serial", **{"calibration_fraction": SCREEN_CALIBRATION, **options})
+        r = audit(
+            mechanism,
+            pair.d0,
+            pair.d1,
+            epsilon,
+            delta,
+            trials=n,
+            confidence=confidence,
+            seed=next(seeds),
+            backend="serial",
+            **{"calibration_fraction": SCREEN_CALIBRATION, **options},
+        )
         trace.append((pair.name, r.epsilon_lower))
         return (_projected(r, trials), r.epsilon_lower)
 
@@ -424,11 +497,32 @@ def search(
             add(family.perturb(max(scored)[2], rng))
     spent = 2 * screen_trials * len(scored)
     for keep, factor in rounds if len(scored) > 1 else ():
-        scored = [(screen(p, factor * screen_trials), -i, p) for _, i, p in sorted(scored, reverse=True)[:keep]]
+        scored = [
+            (screen(p, factor * screen_trials), -i, p)
+            for _, i, p in sorted(scored, reverse=True)[:keep]
+        ]
         spent += 2 * factor * screen_trials * len(scored)
     chosen = max(scored)[2]
-    result = audit(mechanism, chosen.d0, chosen.d1, epsilon, delta, trials=trials, confidence=confidence, seed=seed,
-                   backend=backend, workers=workers, checkpoint=checkpoint, **options)
-    return SearchResult(result=result, pair=chosen, screened=tuple(trace), screen_trials=screen_trials,
-                        screening_samples=spent, samples=spent + 2 * trials,
-                        wall_time=time.perf_counter() - start)
+    result = audit(
+        mechanism,
+        chosen.d0,
+        chosen.d1,
+        epsilon,
+        delta,
+        trials=trials,
+        confidence=confidence,
+        seed=seed,
+        backend=backend,
+        workers=workers,
+        checkpoint=checkpoint,
+        **options,
+    )
+    return SearchResult(
+        result=result,
+        pair=chosen,
+        screened=tuple(trace),
+        screen_trials=screen_trials,
+        screening_samples=spent,
+        samples=spent + 2 * trials,
+        wall_time=time.perf_counter() - start,
+    )

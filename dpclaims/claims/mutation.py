@@ -1,4 +1,4 @@
-"""The mutant corpus as a benchmark: every privacy mutant through the registry audit meant to catch it.
+"""The mutant corpus as a benchmark: every privacy mutant through the registry audit for it.
 
 :func:`kill_matrix` builds each registered privacy mutant
 (:mod:`dpclaims.algorithms.mutants`), audits it with the statistical settings (trials,
@@ -22,8 +22,16 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import InputError, check_choice
 from .experiments import BUDGETS
 
-__all__ = ["AUDIT_OF", "CATALOG_TRIALS", "kill_matrix", "audit_settings", "killed_by", "kill_matrix_lines",
-           "kill_matrix_cells", "kill_matrix_notes"]
+__all__ = [
+    "AUDIT_OF",
+    "CATALOG_TRIALS",
+    "kill_matrix",
+    "audit_settings",
+    "killed_by",
+    "kill_matrix_lines",
+    "kill_matrix_cells",
+    "kill_matrix_notes",
+]
 
 CATALOG_TRIALS = {"quick": 20_000, "standard": 200_000, "full": 1_000_000}
 """Trials per dataset of the ``catalog:`` audits of the generic mutants, by budget."""
@@ -41,7 +49,7 @@ AUDIT_OF = {
     "diff2-m3-add-remove-sensitivity": "diff2gd.prop41.rdp_to_dp",
     "diff2-m5-noiseless-accumulation": "diff2gd.prop41.rdp_to_dp",
     "diff2-m4-mean-silo-size": "diff2gd.prop41.rdp_to_dp",
-    # Accelerated DP-SRGD (Choquette-Choo et al. 2024): the blank-canary audit of the tree mechanism
+    # Accelerated DP-SRGD (Choquette-Choo et al. 2024): blank-canary audit of the tree mechanism
     "cgt24-m1-independent-prefix-noise": "cgt24.tree.gdp",
     "cgt24-m2-no-clip": "cgt24.tree.gdp",
     "cgt24-m3-printed-sigma": "cgt24.tree.gdp",
@@ -94,7 +102,11 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     from .standard import AuditExperiment, CombinedExperiment
 
     experiment = get(audit_id).experiment(budget)
-    parts = list(experiment.parts.values()) if isinstance(experiment, CombinedExperiment) else [experiment]
+    parts = (
+        list(experiment.parts.values())
+        if isinstance(experiment, CombinedExperiment)
+        else [experiment]
+    )
     audits = [p for p in parts if isinstance(p, AuditExperiment)]
     if not audits:  # a value check (white-box invariant): the registry default audit size
         return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
@@ -103,7 +115,7 @@ def audit_settings(audit_id: str, budget: str) -> dict:
 
 
 def _audit_setup(built: Any) -> tuple | None:
-    """``(mechanism, d0, d1, claim)`` when ``built`` is an audit setup, else None (a white-box mutant)."""
+    """``(mechanism, d0, d1, claim)`` when ``built`` is an audit setup, else None (white-box)."""
     from ..privacy import PrivacyClaim
 
     if isinstance(built, tuple) and len(built) == 4 and isinstance(built[3], PrivacyClaim):
@@ -124,7 +136,7 @@ def kill_matrix(
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
 ) -> dict:
-    """Run every registered privacy mutant (of ``papers``, or those in ``names``) through its audit.
+    """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
 
     ``papers`` is one paper id (``"generic"`` for the textbook mechanisms), several, or None (all).
 
@@ -134,7 +146,8 @@ def kill_matrix(
     "audits": {audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}}``; each row
     has ``mutant``, ``paper``, ``audit``, ``true_epsilon``, ``claimed_epsilon``,
     ``epsilon_lower``, ``verdict`` (the audit's, or ``"not audited"``), ``killed``,
-    ``seconds``, ``trials`` and ``caught_by``.  ``mutation_score`` is None when nothing was audited.
+    ``seconds``, ``trials`` and ``caught_by``.  ``mutation_score`` is None when nothing was
+    audited.
     """
     from ..algorithms.mutants import list_mutants
     from ..audit import audit
@@ -144,29 +157,61 @@ def kill_matrix(
     mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
     if wanted is not None and not mutants:
         known = sorted({m.paper for m in list_mutants(kind="privacy")})
-        raise InputError(f"no privacy mutant of paper(s) {', '.join(wanted)}; papers with mutants: {', '.join(known)}")
+        raise InputError(
+            f"no privacy mutant of paper(s) {', '.join(wanted)}; "
+            f"papers with mutants: {', '.join(known)}"
+        )
     if names is not None:
         unknown = sorted(set(names) - {m.name for m in mutants})
         if unknown:
-            raise InputError(f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.algorithms.mutants")
+            raise InputError(
+                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.algorithms.mutants"
+            )
         mutants = [m for m in mutants if m.name in set(names)]
     rows = []
     for mutant in mutants:
         audit_id = AUDIT_OF.get(mutant.name)
         if audit_id is None:
-            raise InputError(f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF")
+            raise InputError(
+                f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF"
+            )
         start = time.perf_counter()
         setup = _audit_setup(mutant.build())
-        row = {"mutant": mutant.name, "paper": mutant.paper, "audit": audit_id,
-               "true_epsilon": _true(mutant.true_epsilon), "caught_by": mutant.caught_by}
+        row = {
+            "mutant": mutant.name,
+            "paper": mutant.paper,
+            "audit": audit_id,
+            "true_epsilon": _true(mutant.true_epsilon),
+            "caught_by": mutant.caught_by,
+        }
         if setup is None:
-            row.update(claimed_epsilon=None, epsilon_lower=None, verdict="not audited", killed=False, trials=0)
+            row.update(
+                claimed_epsilon=None,
+                epsilon_lower=None,
+                verdict="not audited",
+                killed=False,
+                trials=0,
+            )
         else:
             mechanism, d0, d1, claim = setup
             settings = audit_settings(audit_id, budget)
-            result = audit(mechanism, d0, d1, claim=claim, seed=seed, backend=backend, workers=workers, **settings)
-            row.update(claimed_epsilon=claim.epsilon, epsilon_lower=_true(result.epsilon_lower),
-                       verdict=result.verdict, killed=result.verdict == "violation", trials=settings["trials"])
+            result = audit(
+                mechanism,
+                d0,
+                d1,
+                claim=claim,
+                seed=seed,
+                backend=backend,
+                workers=workers,
+                **settings,
+            )
+            row.update(
+                claimed_epsilon=claim.epsilon,
+                epsilon_lower=_true(result.epsilon_lower),
+                verdict=result.verdict,
+                killed=result.verdict == "violation",
+                trials=settings["trials"],
+            )
         row["seconds"] = time.perf_counter() - start
         rows.append(row)
         if after is not None:
@@ -185,11 +230,15 @@ def kill_matrix(
 
 
 def killed_by(rows: Sequence[Mapping[str, Any]]) -> dict:
-    """``{audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}`` from kill-matrix rows."""
+    """``{audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}`` from the rows."""
     out: dict[str, dict[str, list]] = {}
     for row in rows:
         entry = out.setdefault(row["audit"], {"kills": [], "survivors": [], "white_box": []})
-        key = "white_box" if row["verdict"] == "not audited" else ("kills" if row["killed"] else "survivors")
+        key = (
+            "white_box"
+            if row["verdict"] == "not audited"
+            else ("kills" if row["killed"] else "survivors")
+        )
         entry[key].append(row["mutant"])
     return out
 
@@ -203,25 +252,44 @@ KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε 
 
 def kill_matrix_cells(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""
-    return [(r["mutant"], r["audit"], _eps(r["true_epsilon"]),
-             "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}", _eps(r["epsilon_lower"]),
-             ("killed" if r["killed"] else r["verdict"]) if r["verdict"] != "not audited" else "white-box only",
-             f"{r['seconds']:.1f}") for r in report["matrix"]]
+    return [
+        (
+            r["mutant"],
+            r["audit"],
+            _eps(r["true_epsilon"]),
+            "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}",
+            _eps(r["epsilon_lower"]),
+            ("killed" if r["killed"] else r["verdict"])
+            if r["verdict"] != "not audited"
+            else "white-box only",
+            f"{r['seconds']:.1f}",
+        )
+        for r in report["matrix"]
+    ]
 
 
 def kill_matrix_notes(report: Mapping[str, Any]) -> list[str]:
-    """The score, then per audit the mutants it kills (or that it kills none of its audited mutants)."""
+    """The score, then per audit the mutants it kills (or that it kills none of them)."""
     score = report["mutation_score"]
-    lines = [f"mutation score {'—' if score is None else f'{score:.3f}'}: {report['killed']} of "
-             f"{report['audited']} audited privacy mutants killed ({report['privacy_mutants']} registered, "
-             f"{report['privacy_mutants'] - report['audited']} left to white-box checks), budget {report['budget']}"]
+    shown = "—" if score is None else f"{score:.3f}"
+    white_box = report["privacy_mutants"] - report["audited"]
+    lines = [
+        f"mutation score {shown}: {report['killed']} of {report['audited']} audited privacy "
+        f"mutants killed ({report['privacy_mutants']} registered, {white_box} left to white-box "
+        f"checks), budget {report['budget']}"
+    ]
     for audit_id, entry in report["audits"].items():
         if entry["kills"]:
-            lines.append(f"{audit_id} kills {', '.join(entry['kills'])}"
-                         + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else ""))
+            lines.append(
+                f"{audit_id} kills {', '.join(entry['kills'])}"
+                + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else "")
+            )
         elif entry["survivors"]:
-            lines.append(f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited privacy "
-                         f"mutant(s): {', '.join(entry['survivors'])}")
+            lines.append(
+                f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited "
+                "privacy "
+                f"mutant(s): {', '.join(entry['survivors'])}"
+            )
     return lines
 
 
@@ -229,6 +297,11 @@ def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
     """The kill matrix as a plain-text table, then :func:`kill_matrix_notes`."""
     cells = [KILL_MATRIX_HEADER, *kill_matrix_cells(report)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(KILL_MATRIX_HEADER))]
-    lines = ["  ".join(c.ljust(w) if i < 2 or i == 5 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in cells]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths))
+        )
+        for row in cells
+    ]
     return lines + kill_matrix_notes(report)

@@ -54,7 +54,7 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
 
 
 def _mutants_section(report: Mapping[str, Any]) -> list[str]:
-    """The kill matrix (``dpclaims verify --mutants``): every privacy mutant through its registry audit."""
+    """The kill matrix of ``dpclaims verify --mutants``: each privacy mutant through its audit."""
     from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
 
     lines = ["## Mutation testing", "", "| " + " | ".join(KILL_MATRIX_HEADER) + " |",

@@ -1,4 +1,4 @@
-"""Worst-pair search: the families are neighbours, the search finds a leak, and its bound keeps its confidence."""
+"""Worst-pair search: families are neighbours, it finds a leak, its bound keeps its confidence."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from dpclaims.errors import InputError
 
 
 def _leaky_last(q, rng, trials):
-    """Laplace(1) on every answer except the last, which gets Laplace(0.1): ε = 10 on that answer."""
+    """Laplace(1) on every answer but the last, which gets Laplace(0.1): ε = 10 on that answer."""
     scale = np.ones(len(q))
     scale[-1] = 0.1
     return np.asarray(q)[None, :] + rng.laplace(0.0, 1.0, (trials, len(q))) * scale
@@ -37,7 +37,9 @@ def test_query_patterns_are_neighbours_in_both_orders():
         assert np.max(np.abs(p.d0 - p.d1)) <= 2.0
 
 
-@pytest.mark.parametrize("unit,relation", [("user", "replace"), ("item", "replace"), ("user", "add-remove")])
+@pytest.mark.parametrize(
+    "unit,relation", [("user", "replace"), ("item", "replace"), ("user", "add-remove")]
+)
 def test_canaries_are_neighbours(unit, relation):
     rng = np.random.default_rng(1)
     m = 1 if relation == "add-remove" else 3
@@ -62,7 +64,9 @@ def test_pairs_for_picks_the_family_and_the_replaced_user():
 
 
 def test_search_finds_the_leaking_answer_and_counts_samples():
-    found = search(_leaky_last, QueryPairs(3), epsilon=1.0, trials=20_000, screen_trials=2_000, seed=3)
+    found = search(
+        _leaky_last, QueryPairs(3), epsilon=1.0, trials=20_000, screen_trials=2_000, seed=3
+    )
     assert found.verdict == "violation" and found.epsilon_lower > 3.0
     assert found.pair.d0[-1] != found.pair.d1[-1]
     assert found.samples == found.screening_samples + 2 * 20_000
@@ -71,7 +75,10 @@ def test_search_finds_the_leaking_answer_and_counts_samples():
 
 
 def test_search_over_a_fixed_list_certifies_on_the_seed_itself():
-    pairs = [Pair("flat", np.zeros(2), np.zeros(2)), Pair("last", np.zeros(2), np.array([0.0, 1.0]))]
+    pairs = [
+        Pair("flat", np.zeros(2), np.zeros(2)),
+        Pair("last", np.zeros(2), np.array([0.0, 1.0])),
+    ]
     found = search(_leaky_last, pairs, epsilon=1.0, trials=5_000, screen_trials=1_000, seed=7)
     assert found.pair.name == "last"
     from dpclaims.audit import audit
@@ -84,8 +91,20 @@ def test_search_over_a_fixed_list_certifies_on_the_seed_itself():
 def test_search_keeps_its_confidence_on_identical_mechanisms():
     """Must-show 2: ε_lb > 0 in at most 5% of 200 searches when no pair leaks (confidence 0.95)."""
     positives = sum(
-        search(_blind, QueryPairs(2), epsilon=1.0, trials=400, screen_trials=100, random_pairs=1, local_steps=2,
-               rounds=((3, 2),), confidence=0.95, seed=seed, backend="serial").epsilon_lower > 0
+        search(
+            _blind,
+            QueryPairs(2),
+            epsilon=1.0,
+            trials=400,
+            screen_trials=100,
+            random_pairs=1,
+            local_steps=2,
+            rounds=((3, 2),),
+            confidence=0.95,
+            seed=seed,
+            backend="serial",
+        ).epsilon_lower
+        > 0
         for seed in range(200)
     )
     assert positives <= 10
