@@ -55,6 +55,7 @@ import numpy as np
 
 from ..data import RELATIONS, UNITS, UserDataset, remove_user, replace_item, replace_user
 from ..errors import InputError, check_choice, check_trials
+from ..execution import child_seed
 from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, audit
@@ -400,7 +401,8 @@ def _projected(r: AuditResult, trials: int) -> float:
 
 
 def _screen_seeds(seed: int, count: int) -> list[int]:
-    states = np.random.SeedSequence(int(seed), spawn_key=(_SEARCH_KEY,)).generate_state(count)
+    """``count`` integer seeds from ``child_seed(seed, _SEARCH_KEY)``, none equal to ``seed``."""
+    states = child_seed(seed, _SEARCH_KEY).generate_state(count)
     return [int(s) if int(s) != int(seed) else int(s) + 1 for s in states]
 
 
