@@ -82,19 +82,47 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise InputError("--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets")
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
-    result = audit(
-        mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
-        seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
-    )
+    found = None
+    if args.search:
+        from .audit.core import MIN_TRIALS
+        from .audit.search import SCREEN_TRIALS, pairs_for, search
+
+        family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
+        found = search(mechanism, family, claim=claim, trials=args.trials,
+                       confidence=args.confidence, seed=args.seed, method=args.method,
+                       backend=args.backend, workers=args.workers,
+                       screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
+        result = found.result
+    else:
+        result = audit(
+            mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
+            seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+        )
     if args.json:
-        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict()})
+        record = found.to_dict() if found is not None else result.to_dict()
+        _print_json({"mechanism": args.mechanism, "description": description, **record})
     else:
         print(f"mechanism     {args.mechanism}: {description}")
         print(f"claim         ({claim.epsilon:g}, {claim.delta:g})-DP, {claim.unit} level, {claim.relation}")
+        if found is not None:
+            print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
+                  f"{found.samples} mechanism runs in all)")
         kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
         print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
         print(f"verdict       {result.verdict}")
     return 1 if result.verdict == "violation" else 0
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    from .claims.mutation import kill_matrix, kill_matrix_lines
+
+    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed,
+                         backend=args.backend, workers=args.workers)
+    if args.json:
+        _print_json(report)
+    else:
+        print("\n".join(kill_matrix_lines(report)))
+    return 0
 
 
 def _split(text: str | None) -> list[str]:
@@ -150,6 +178,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             options=options, papers=papers, patterns=patterns,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True), after=lambda entry: bar.update(1),
         )
+    if args.mutants:
+        from .claims.mutation import kill_matrix
+
+        results["mutants"] = kill_matrix(papers=papers or None, budget=args.budget, seed=args.seed,
+                                         backend=args.backend, workers=args.workers)
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
     return exit_code(results)
@@ -253,6 +286,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--mutants", action="store_true",
+                   help="also run the selected papers' privacy mutants through their audits "
+                        "(kill matrix in results.json and the report)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_verify)
 
@@ -299,8 +335,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto",
                    help="auto (default), serial, processes or dask (when installed)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--search", action="store_true",
+                   help="search canary pairs around --d0 (replacing the user where --d1 "
+                        "differs), then certify the best on fresh trials")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
+
+    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: "
+                                       "kill matrix and mutation score")
+    p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
+                   help="default quick")
+    _add_run_options(p)
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output: mutation_score and matrix")
+    p.set_defaults(handler=_cmd_mutants)
     for command in sub.choices.values():
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show the traceback of an error")

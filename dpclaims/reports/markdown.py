@@ -54,6 +54,16 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     return lines
 
 
+def _mutants_section(report: Mapping[str, Any]) -> list[str]:
+    """The kill matrix of ``dpclaims verify --mutants``: each privacy mutant through its audit."""
+    from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
+
+    lines = ["## Mutation testing", "", "| " + " | ".join(KILL_MATRIX_HEADER) + " |",
+             "|" + "---|" * len(KILL_MATRIX_HEADER)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in kill_matrix_cells(report)]
+    return lines + [""] + [f"- {_cell(note)}" for note in kill_matrix_notes(report)] + [""]
+
+
 def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> str:
     """The Markdown report.
 
@@ -103,6 +113,8 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
                   f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
         for entry in mine:
             lines += _claim_section(entry, figures)
+    if results.get("mutants"):
+        lines += _mutants_section(results["mutants"])
     lines += ["## How this report was made", "", "| | |", "|---|---|"]
     lines += [f"| {label} | {_cell(value)} |" for label, value in settings_rows(results)]
     lines += ["", "Every number above, with all statistical choices, is in `results.json`; "
