@@ -97,16 +97,43 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = audit(
         mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
         seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+        reference_epsilon=args.reference,
     )
+    figure = None
+    if args.figure:
+        from .reports import write_atomic
+        from .reports.figures import audit_figure
+
+        figure = write_atomic(args.figure, audit_figure(result))
     if args.json:
-        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict()})
+        extra = {} if figure is None else {"figure": str(figure)}
+        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict(), **extra})
     else:
-        print(f"mechanism     {args.mechanism}: {description}")
-        print(f"claim         ({claim.epsilon:g}, {claim.delta:g})-DP, {claim.unit} level, {claim.relation}")
-        kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
-        print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
-        print(f"verdict       {result.verdict}")
+        _print_audit(args, description, result, figure)
     return 1 if result.verdict == "violation" else 0
+
+
+def _print_audit(args: argparse.Namespace, description: str, result, figure) -> None:
+    """The audit's text output: claim, bound, ceiling, reference, verdict and why."""
+    print(f"mechanism     {args.mechanism}: {description}")
+    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, {result.relation}")
+    kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
+    print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
+          f"{result.trials} trials per side)")
+    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} certification "
+          "trials per side can certify)")
+    if result.reference_epsilon is None:
+        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on this pair)")
+    else:
+        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, as given)")
+    print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
+    if result.infinite:
+        print(f"              {result.infinite_message}")
+    elif result.trials_needed is not None and not result.reason:
+        print(f"power         the test estimates epsilon ~ {result.epsilon_estimate:.3f}, above the claim; "
+              f"about {result.trials_needed:,} trials per side would decide it")
+    if figure is not None:
+        print(f"figure        {figure}")
 
 
 def _split(text: str | None) -> list[str]:
@@ -303,6 +330,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
     p.add_argument("--backend", default="auto", help="auto, serial or processes")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--reference", type=float, default=None,
+                   help="the exact epsilon of the mechanism on this pair, when known (shown beside the bound)")
+    p.add_argument("--figure", default=None, help="write the trade-off figure (PNG, log axes) to this path")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
     return parser

@@ -335,7 +335,7 @@ def audit(
         reference_note=str(reference_note),
         reason=reason,
         infinite=bool(infinite),
-        identical_outputs=identical,
+        identical_outputs=bool(identical),
     )
 
 
@@ -347,6 +347,8 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe) -> t
     if claimed >= ceiling:
         return "inconclusive", (f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
                                 f"it needs about {needed:,}")
+    if identical == "data":
+        return "inconclusive", "d0 and d1 are the same data: an audit needs two different neighbouring datasets"
     if identical:
         return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random draws: the mechanism "
                                 "does not see where they differ, so this pair cannot show any privacy loss")
@@ -386,19 +388,27 @@ def _round_up(n: int) -> int:
     return -(-n // scale) * scale
 
 
-def _identical_outputs(batched, d0, d1, seed, probe: int) -> bool:
-    """True when ``d0`` and ``d1`` are the same data, or the mechanism gives them identical outputs on
-    the same ``probe`` random draws (it then ignores where they differ)."""
-    if d0 is d1:
-        return True
-    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
-        same_y = (d0.y is None and d1.y is None) or (
-            d0.y is not None and d1.y is not None and np.array_equal(d0.y, d1.y))
-        if np.array_equal(d0.x, d1.x) and same_y:
-            return True
+def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
+    """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism gives them
+    identical outputs on the same ``probe`` random draws (it then ignores where they differ), else ""."""
+    if d0 is d1 or _same_data(d0, d1):
+        return "data"
     block = [(0, probe, 0, probe)]
     first, second = run_blocks(batched, d0, seed, block), run_blocks(batched, d1, seed, block)
-    return first.shape == second.shape and bool(np.array_equal(first, second, equal_nan=True))
+    same = first.shape == second.shape and bool(np.array_equal(first, second, equal_nan=True))
+    return "outputs" if same else ""
+
+
+def _same_data(d0, d1) -> bool:
+    """Equal arrays, equal numbers, or ``UserDataset`` s with equal ``x`` and ``y``."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        return _same_data(d0.x, d1.x) and (d0.y is None) == (d1.y is None) and (
+            d0.y is None or _same_data(d0.y, d1.y))
+    numeric = (np.ndarray, int, float, np.number)
+    if isinstance(d0, numeric) and isinstance(d1, numeric) and not isinstance(d0, bool):
+        a, b = np.asarray(d0), np.asarray(d1)
+        return a.shape == b.shape and a.dtype.kind in "biuf" and bool(np.array_equal(a, b))
+    return False
 
 
 def _progress_bar(progress: bool | None, total: int):
