@@ -293,7 +293,7 @@ def audit(
     infinite = cert.false_positives == 0 and eps_lower >= ceiling - INFINITE_MARGIN and eps_lower > 0
     needed = _trials_needed(claim, cert, ceiling, n_cert, alpha, fraction, len(thresholds))
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
-                               min(n_cal, IDENTITY_PROBE))
+                               min(n_cal, IDENTITY_PROBE), reference_epsilon)
     return AuditResult(
         epsilon_lower=float(eps_lower),
         verdict=verdict,
@@ -339,7 +339,7 @@ def audit(
     )
 
 
-def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe) -> tuple[str, str]:
+def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference) -> tuple[str, str]:
     """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only when
     the audit had power to see the claim, else ``inconclusive`` with the reason."""
     if eps_lower > claimed:
@@ -353,8 +353,14 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe) -> t
         return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random draws: the mechanism "
                                 "does not see where they differ, so this pair cannot show any privacy loss")
     if eps_lower <= 0:
-        return "inconclusive", (f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
-                                f"ε = {claimed:g}: use a pair that the mechanism separates, or more trials")
+        reason = f"the audit separated nothing (certified ε ≥ 0), so it could not have seen ε = {claimed:g}"
+        if reference == 0:
+            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only catch a bug that "
+                                             "makes the pair distinguishable")
+        if reference is not None:
+            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: more trials, or a "
+                                             "pair nearer the claim")
+        return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
     return "consistent", ""
 
 

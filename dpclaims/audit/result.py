@@ -163,7 +163,9 @@ class AuditResult:
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None
-        out["ceiling"] = self.ceiling if math.isfinite(self.ceiling) else None
+        for key in ("ceiling", "reference_epsilon"):
+            if out[key] is not None and not math.isfinite(out[key]):
+                out[key] = None
         for key in ("epsilon_lower", "threshold"):
             if not math.isfinite(out[key]):
                 out[key] = None
