@@ -144,7 +144,7 @@ def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 
 
         ε_max = log((α^(1/n) - δ) / (1 - α^(1/n)))  ≈  log(n / ln(1/α))
 
-    (0 when ``α^(1/n) <= δ``).  No audit certifies more, whatever the mechanism:
+    (clipped at 0, like every bound here).  No audit certifies more, whatever the mechanism:
     a claim above it cannot be refuted with these trials (see :func:`trials_for_epsilon`).
     ``bounds_per_dataset`` is the number of certified tests (2 × grid size for the
     Bonferroni grid, 1 for a test chosen on calibration data).
@@ -155,7 +155,7 @@ def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 
     keep = alpha ** (1.0 / n)  # 1 - (upper bound of a zero count)
     if keep <= delta:
         return 0.0
-    return math.log((keep - delta) / -math.expm1(math.log(alpha) / n))
+    return max(0.0, math.log((keep - delta) / -math.expm1(math.log(alpha) / n)))
 
 
 def trials_for_epsilon(epsilon: float, *, confidence: float = 0.95, delta: float = 0.0,
