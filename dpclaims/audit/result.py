@@ -119,7 +119,7 @@ class AuditResult:
         ]
         if self.reference_epsilon is not None:
             share = f"; certified {self.epsilon_lower / self.reference_epsilon:.0%} of it" \
-                if self.reference_epsilon > 0 else ""
+                if 0 < self.reference_epsilon < math.inf else ""
             exact = f"{self.reference_epsilon:.3f}" if math.isfinite(self.reference_epsilon) else "∞"
             lines.append(f"reference  exact ε on this pair {exact}{share}"
                          + (f" ({self.reference_note})" if self.reference_note else ""))
