@@ -291,7 +291,7 @@ def audit(
     zero = rate_upper(0, n_cert, alpha, ci)
     ceiling = float(epsilon_from_rates(zero, zero, claim.delta))
     infinite = cert.false_positives == 0 and eps_lower >= ceiling - INFINITE_MARGIN and eps_lower > 0
-    needed = _trials_needed(claim, cert, ceiling, n_cert, alpha, fraction, len(thresholds))
+    needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
                                min(n_cal, IDENTITY_PROBE), reference_epsilon)
     return AuditResult(
@@ -364,14 +364,15 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, refe
     return "consistent", ""
 
 
-def _trials_needed(claim, cert, ceiling, n_cert, alpha, fraction, n_bounds) -> int | None:
+def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
     """Trials per dataset that would decide the claim: enough for the chosen test to certify it with
     probability ~0.9 when its point estimate is above the claim, else enough for the ceiling to pass
     it when it does not; None when nothing suggests more (or the bound already exceeds the claim)."""
     if cert.epsilon_lower > claim.epsilon:
         return None
     fpr, fnr = cert.false_positives / cert.n_negative, cert.false_negatives / cert.n_positive
-    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta, confidence=_confidence_of(alpha))
+    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta, confidence=_confidence_of(alpha),
+                                    ci=ci)
     if claim.epsilon >= ceiling:
         floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=_confidence_of(alpha))
         per_dataset = max(per_dataset or 0, floor)

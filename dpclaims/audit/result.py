@@ -121,7 +121,8 @@ class AuditResult:
             share = f"; certified {self.epsilon_lower / self.reference_epsilon:.0%} of it" \
                 if 0 < self.reference_epsilon < math.inf else ""
             exact = f"{self.reference_epsilon:.3f}" if math.isfinite(self.reference_epsilon) else "∞"
-            lines.append(f"reference  exact ε on this pair {exact}{share}"
+            below = " (below the claim)" if self.reference_epsilon < self.epsilon else ""
+            lines.append(f"reference  exact ε on this pair {exact}{below}{share}"
                          + (f" ({self.reference_note})" if self.reference_note else ""))
         elif self.reference_note:
             lines.append(f"reference  none: {self.reference_note}")
