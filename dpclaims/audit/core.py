@@ -75,6 +75,7 @@ from .threshold import (
 
 __all__ = [
     "audit",
+    "audit_ceiling",
     "METHODS",
     "THRESHOLD_STRATEGIES",
     "MIN_TRIALS",
@@ -288,8 +289,7 @@ def audit(
         mu: float | None = cert.mu
     else:
         eps_lower, mu = cert.epsilon_lower, None
-    zero = rate_upper(0, n_cert, alpha, ci)
-    ceiling = float(epsilon_from_rates(zero, zero, claim.delta))
+    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
     infinite = cert.false_positives == 0 and eps_lower >= ceiling - INFINITE_MARGIN and eps_lower > 0
     needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
@@ -337,6 +337,37 @@ def audit(
         infinite=bool(infinite),
         identical_outputs=bool(identical),
     )
+
+
+def audit_ceiling(
+    trials: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
+    threshold: str = "calibration",
+    grid_size: int = 32,
+    ci: str = "clopper-pearson",
+) -> float:
+    """The largest ε :func:`audit` with these options can certify, known before running it.
+
+    It is the bound of an error-free test on the certification split (see
+    :func:`~dpclaims.audit.bounds.epsilon_ceiling`); a claim at or above it comes out
+    ``inconclusive``, whatever the mechanism.
+    """
+    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
+    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
+    check_choice(ci, CI_METHODS, "ci")
+    fraction = _check_fraction(calibration_fraction, trials)
+    n_cert = trials - min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    bounds = 1 if threshold == "calibration" else 2 * check_trials(grid_size, "grid_size", minimum=2)
+    return _ceiling(n_cert, per_bound_alpha(check_confidence(confidence), bounds), ci, check_delta(delta))
+
+
+def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
+    """The bound of zero false positives and zero false negatives among ``n_cert`` trials each."""
+    zero = rate_upper(0, n_cert, alpha, ci)
+    return float(epsilon_from_rates(zero, zero, delta))
 
 
 def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference) -> tuple[str, str]:

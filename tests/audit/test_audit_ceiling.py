@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dpclaims.audit import (
     audit,
+    audit_ceiling,
     epsilon_ceiling,
     epsilon_from_rates,
     per_bound_alpha,
@@ -72,6 +73,7 @@ def test_no_certified_bound_exceeds_the_ceiling_and_separation_reaches_it():
                 closed = epsilon_ceiling(r.certification_trials, confidence=0.95, delta=1e-5,
                                          bounds_per_dataset=bounds)
                 assert r.ceiling == pytest.approx(closed, rel=1e-9)
+                assert r.ceiling == audit_ceiling(trials, delta=1e-5, threshold=strategy)  # known before
                 assert r.epsilon_lower <= r.ceiling + 1e-12
                 if mechanism is perfect:
                     assert r.epsilon_lower == pytest.approx(r.ceiling) and r.infinite
