@@ -1,8 +1,9 @@
 """The trade-off of an audit's test on log axes (matplotlib; no backend is chosen here).
 
-Log axes down to 1/N show what linear axes hide: a violation lives near the
-low false-positive corner, where the claimed curve ``FNR = 1 - δ - e^ε FPR`` runs
-close to 1 and the empirical points sit a few counts above zero.
+The trade-off is drawn as false-positive rate against true-positive rate (1 − FNR),
+both on log axes down to 1/N.  There an (ε, δ) claim is the line
+``TPR = e^ε FPR + δ`` (slope 1, shifted by ε), so a violation near the low
+false-positive corner, invisible on linear axes, stands above the line.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ def tradeoff_bound(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
 def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
     """Draw an audit record (:meth:`AuditResult.to_dict`) on ``ax`` (default: a new figure); return the Axes.
 
-    The x axis is the false-positive rate, the y axis the false-negative rate, both
+    x: false-positive rate, y: true-positive rate (1 − false-negative rate), both
     logarithmic from ``1 / N`` (N certification trials per dataset) to 1; observed
-    zero rates are drawn at ``1 / N``.  The claimed (ε, δ) curve, the curve at the
-    certified ε and the chosen test's upper bounds are drawn with the empirical points.
+    zero rates are drawn at ``1 / N``.  The claimed (ε, δ) region, the curve at the
+    certified ε and the chosen test's conservative corner (its upper bounds) are
+    drawn with the empirical points.
     """
     if ax is None:
         import matplotlib.pyplot as plt
@@ -46,26 +48,27 @@ def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
     epsilon, delta, lower = record["epsilon"], record["delta"], record["epsilon_lower"]
     floor = 1.0 / max(int(record["certification_trials"]), 1)
     alpha = np.geomspace(floor, 1.0, 400)
-    claimed = np.maximum(tradeoff_bound(alpha, epsilon, delta), floor)
-    ax.fill_between(alpha, floor, claimed, color="#c62828", alpha=0.08, label="excluded by the claim")
-    ax.plot(alpha, claimed, color="#c62828", label=f"claimed ({epsilon:g}, {delta:g})-DP")
+
+    def power(eps):
+        return np.clip(1.0 - tradeoff_bound(alpha, eps, delta), floor, 1.0)
+
+    ax.fill_between(alpha, power(epsilon), 1.0, color="#c62828", alpha=0.08, label="excluded by the claim")
+    ax.plot(alpha, power(epsilon), color="#c62828", label=f"claimed ({epsilon:g}, {delta:g})-DP")
     if lower is not None and lower > 0:
         kind = "certified" if record["certified"] else "estimated"
-        ax.plot(alpha, np.maximum(tradeoff_bound(alpha, lower, delta), floor), ":", color="#1565c0", lw=2,
-                label=f"{kind} ε ≥ {lower:.3f}")
+        ax.plot(alpha, power(lower), ":", color="#1565c0", lw=2, label=f"{kind} ε ≥ {lower:.3f}")
     points = np.asarray([p for p in record["tradeoff"] if None not in p], dtype=float).reshape(-1, 2)
     if points.size:
-        points = np.maximum(points, floor)
-        ax.plot(points[:, 0], points[:, 1], "-", color="#263238", lw=1.2, marker=".", ms=3,
-                label="empirical test (certification split; 0 drawn at 1/N)")
-    ax.plot([max(record["fpr_upper"], floor)], [max(record["fnr_upper"], floor)], "s", color="#1565c0", ms=6,
-            label=f"chosen test, {record['confidence']:.0%} upper bounds")
+        ax.plot(np.maximum(points[:, 0], floor), np.maximum(1.0 - points[:, 1], floor), "-", color="#263238",
+                lw=1.2, marker=".", ms=3, label="empirical test (certification split; 0 drawn at 1/N)")
+    ax.plot([max(record["fpr_upper"], floor)], [max(1.0 - record["fnr_upper"], floor)], "s", color="#1565c0",
+            ms=6, label=f"chosen test, {record['confidence']:.0%} bounds")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(floor, 1.0)
     ax.set_ylim(floor, 1.0)
     ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("false-negative rate")
+    ax.set_ylabel("true-positive rate (1 − false-negative rate)")
     ax.grid(True, which="major", alpha=0.25)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="lower right")
     return ax
