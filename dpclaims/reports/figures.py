@@ -2,8 +2,9 @@
 
 - :func:`rate_figure`: the log-log sweep with every replicate, the fitted power law
   with its confidence band, and the theorem's slope drawn through the data.
-- :func:`audit_figure`: the empirical trade-off (FPR vs FNR) of the audit's test,
-  the curve the claimed (ε, δ) allows and the curve at the certified ε.
+- :func:`audit_figure`: the empirical trade-off of the audit's test (FPR against
+  1 − FNR on log axes down to 1/N), the region the claimed (ε, δ) excludes and the
+  curve at the certified ε.
 - :func:`summary_figure`: claimed ε against the certified lower bound, over all audits.
 - :func:`section6_figure`: DIFF2's §6 training curves (GD, DP-GD, DIFF2-GD) per dataset and metric.
 """
