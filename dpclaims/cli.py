@@ -129,9 +129,8 @@ def _print_audit(args: argparse.Namespace, description: str, result, figure) -> 
     print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
     if result.infinite:
         print(f"              {result.infinite_message}")
-    elif result.trials_needed is not None and not result.reason:
-        print(f"power         the test estimates epsilon ~ {result.epsilon_estimate:.3f}, above the claim; "
-              f"about {result.trials_needed:,} trials per side would decide it")
+    elif result.power_message:
+        print(f"power         {result.power_message}")
     if figure is not None:
         print(f"figure        {figure}")
 

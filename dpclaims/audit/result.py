@@ -108,6 +108,15 @@ class AuditResult:
                 f"(so at most {self.fpr_upper:.2g}), at confidence {self.confidence:g}; more trials raise "
                 "the bound by ln 10 per tenfold")
 
+    @property
+    def power_message(self) -> str:
+        """When the test's estimate is above the claim but its bound is not: the trials that would
+        certify the violation if the estimate holds ("" otherwise, or when the verdict gives a reason)."""
+        if self.trials_needed is None or self.reason or self.infinite:
+            return ""
+        return (f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it holds, about "
+                f"{self.trials_needed:,} trials per dataset would certify a violation")
+
     def summary(self) -> str:
         """A few lines: claim, certified bound, ceiling, reference, verdict (and why), statistic, counts."""
         kind = "certified" if self.certified else "estimated (not certified)"
@@ -129,9 +138,8 @@ class AuditResult:
         lines.append(f"verdict    {self.verdict}" + (f": {self.reason}" if self.reason else ""))
         if self.infinite:
             lines.append(f"           {self.infinite_message}")
-        elif self.trials_needed is not None and not self.reason:
-            lines.append(f"power      the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; "
-                         f"about {self.trials_needed:,} trials per dataset would decide it")
+        elif self.power_message:
+            lines.append(f"power      {self.power_message}")
         lines.append(f"test       {self.method}, score {self.statistic}, event {self.direction} "
                      f"(t = {self.threshold:.4g})")
         lines.append(f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
