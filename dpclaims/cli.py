@@ -107,7 +107,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         figure = write_atomic(args.figure, audit_figure(result))
     if args.json:
         extra = {} if figure is None else {"figure": str(figure)}
-        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict(), **extra})
+        _print_json({"mechanism": args.mechanism, "description": description,
+                     **result.to_dict(), **extra})
     else:
         _print_audit(args, description, result, figure)
     return 1 if result.verdict == "violation" else 0
@@ -116,16 +117,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _print_audit(args: argparse.Namespace, description: str, result, figure) -> None:
     """The audit's text output: claim, bound, ceiling, reference, verdict and why."""
     print(f"mechanism     {args.mechanism}: {description}")
-    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, {result.relation}")
+    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
+          f"{result.relation}")
     kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
     print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
           f"{result.trials} trials per side)")
-    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} certification "
-          "trials per side can certify)")
+    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
+          "certification trials per side can certify)")
     if result.reference_epsilon is None:
-        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on this pair)")
+        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on "
+              "this pair)")
     else:
-        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, as given)")
+        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, "
+              "as given)")
     print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
     if result.infinite:
         print(f"              {result.infinite_message}")
@@ -330,8 +334,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", help="auto, serial or processes")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--reference", type=float, default=None,
-                   help="the exact epsilon of the mechanism on this pair, when known (shown beside the bound)")
-    p.add_argument("--figure", default=None, help="write the trade-off figure (PNG, log axes) to this path")
+                   help="the exact epsilon of the mechanism on this pair, when known "
+                        "(shown beside the bound)")
+    p.add_argument("--figure", default=None,
+                   help="write the trade-off figure (PNG, log axes) to this path")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
     return parser

@@ -15,7 +15,14 @@ from .bounds import (
     trials_for_epsilon,
     trials_to_certify,
 )
-from .core import DEFAULT_CALIBRATION_FRACTION, METHODS, MIN_TRIALS, THRESHOLD_STRATEGIES, audit, audit_ceiling
+from .core import (
+    DEFAULT_CALIBRATION_FRACTION,
+    METHODS,
+    MIN_TRIALS,
+    THRESHOLD_STRATEGIES,
+    audit,
+    audit_ceiling,
+)
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
 from .result import AuditResult

@@ -160,9 +160,9 @@ def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 
 
 def trials_for_epsilon(epsilon: float, *, confidence: float = 0.95, delta: float = 0.0,
                        bounds_per_dataset: int = 1) -> int:
-    """The fewest certification trials per dataset whose :func:`epsilon_ceiling` exceeds ``epsilon``.
+    """The fewest certification trials per dataset whose ceiling exceeds ``epsilon``.
 
-    Inverts the ceiling: with ``u = (1 - δ) / (1 + e^ε)``, the ceiling exceeds ε once
+    Inverts :func:`epsilon_ceiling`: with ``u = (1 - δ) / (1 + e^ε)``, the ceiling exceeds ε once
     ``1 - α^(1/n) < u``, i.e. ``n > ln α / ln(1 - u)``.  A necessary count, enough
     only for a mechanism the audit separates perfectly (ε = ∞ on the pair); a finite
     violation needs more (:func:`trials_to_certify`).

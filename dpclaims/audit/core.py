@@ -59,7 +59,14 @@ from ..execution import (
     session,
 )
 from ..privacy import PrivacyClaim
-from .bounds import CI_METHODS, epsilon_from_rates, per_bound_alpha, rate_upper, trials_for_epsilon, trials_to_certify
+from .bounds import (
+    CI_METHODS,
+    epsilon_from_rates,
+    per_bound_alpha,
+    rate_upper,
+    trials_for_epsilon,
+    trials_to_certify,
+)
 from .gdp import gdp_epsilon
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
@@ -95,7 +102,7 @@ MAX_CALIBRATION_TRIALS = 200_000
 beyond it more calibration barely moves the chosen test (all further trials certify)."""
 
 IDENTITY_PROBE = 256
-"""Trials of each dataset run on the same random draws to detect a pair the mechanism cannot tell apart."""
+"""Trials of each dataset run on the same random draws, to detect a pair the mechanism ignores."""
 
 INFINITE_MARGIN = math.log(10)
 """A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far as
@@ -222,7 +229,8 @@ def audit(
     check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
     identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
     if reference_epsilon is not None:
-        ok = isinstance(reference_epsilon, (int, float, np.floating)) and not isinstance(reference_epsilon, bool)
+        ok = isinstance(reference_epsilon, (int, float, np.floating))
+        ok = ok and not isinstance(reference_epsilon, bool)
         if not ok or not reference_epsilon >= 0:
             raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
                              f"got {reference_epsilon!r}")
@@ -240,9 +248,11 @@ def audit(
         })
 
     bar = _progress_bar(progress, 2 * trials)
-    with bar, session(backend, n_workers, scheduler, len(cert_chunks), (batched, d0, d1, statistic)) as runner:
+    probe = (batched, d0, d1, statistic)
+    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe) as runner:
         tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
-        parts = runner.map(run_blocks, tasks, _Progress(bar, tasks, store and store.stage("calibration")))
+        stage = _Progress(bar, tasks, store and store.stage("calibration"))
+        parts = runner.map(run_blocks, tasks, stage)
         run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
         cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
         del parts, run0, run1
@@ -290,7 +300,8 @@ def audit(
     else:
         eps_lower, mu = cert.epsilon_lower, None
     ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
-    infinite = cert.false_positives == 0 and eps_lower >= ceiling - INFINITE_MARGIN and eps_lower > 0
+    near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
+    infinite = cert.false_positives == 0 and near_ceiling
     needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
                                min(n_cal, IDENTITY_PROBE), reference_epsilon)
@@ -360,8 +371,11 @@ def audit_ceiling(
     check_choice(ci, CI_METHODS, "ci")
     fraction = _check_fraction(calibration_fraction, trials)
     n_cert = trials - min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
-    bounds = 1 if threshold == "calibration" else 2 * check_trials(grid_size, "grid_size", minimum=2)
-    return _ceiling(n_cert, per_bound_alpha(check_confidence(confidence), bounds), ci, check_delta(delta))
+    bounds = 1
+    if threshold != "calibration":
+        bounds = 2 * check_trials(grid_size, "grid_size", minimum=2)
+    alpha = per_bound_alpha(check_confidence(confidence), bounds)
+    return _ceiling(n_cert, alpha, ci, check_delta(delta))
 
 
 def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
@@ -370,42 +384,47 @@ def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
     return float(epsilon_from_rates(zero, zero, delta))
 
 
-def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference) -> tuple[str, str]:
-    """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only when
-    the audit had power to see the claim, else ``inconclusive`` with the reason."""
+def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference):
+    """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
+    when the audit had power to see the claim, else ``inconclusive`` with the reason."""
     if eps_lower > claimed:
         return "violation", ""
     if claimed >= ceiling:
         return "inconclusive", (f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
                                 f"it needs about {needed:,}")
     if identical == "data":
-        return "inconclusive", "d0 and d1 are the same data: an audit needs two different neighbouring datasets"
+        return "inconclusive", ("d0 and d1 are the same data: an audit needs two different "
+                                "neighbouring datasets")
     if identical:
-        return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random draws: the mechanism "
-                                "does not see where they differ, so this pair cannot show any privacy loss")
+        return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random "
+                                "draws: the mechanism does not see where they differ, so this pair "
+                                "cannot show any privacy loss")
     if eps_lower <= 0:
-        reason = f"the audit separated nothing (certified ε ≥ 0), so it could not have seen ε = {claimed:g}"
+        reason = (f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
+                  f"ε = {claimed:g}")
         if reference == 0:
-            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only catch a bug that "
-                                             "makes the pair distinguishable")
+            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only "
+                                             "catch a bug that makes the pair distinguishable")
         if reference is not None:
-            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: more trials, or a "
-                                             "pair nearer the claim")
+            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: "
+                                             "more trials, or a pair nearer the claim")
         return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
     return "consistent", ""
 
 
 def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
-    """Trials per dataset that would decide the claim: enough for the chosen test to certify it with
-    probability ~0.9 when its point estimate is above the claim, else enough for the ceiling to pass
-    it when it does not; None when nothing suggests more (or the bound already exceeds the claim)."""
+    """Trials per dataset that would decide the claim: enough for the chosen test to certify it
+    with probability ~0.9 when its point estimate is above the claim, and at least enough for the
+    ceiling to pass it; None when nothing suggests more (or the bound already exceeds the claim)."""
     if cert.epsilon_lower > claim.epsilon:
         return None
-    fpr, fnr = cert.false_positives / cert.n_negative, cert.false_negatives / cert.n_positive
-    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta, confidence=_confidence_of(alpha),
-                                    ci=ci)
+    fpr = cert.false_positives / cert.n_negative
+    fnr = cert.false_negatives / cert.n_positive
+    confidence = _confidence_of(alpha)
+    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta,
+                                    confidence=confidence, ci=ci)
     if claim.epsilon >= ceiling:
-        floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=_confidence_of(alpha))
+        floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=confidence)
         per_dataset = max(per_dataset or 0, floor)
     if per_dataset is None:
         return None
@@ -427,8 +446,9 @@ def _round_up(n: int) -> int:
 
 
 def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
-    """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism gives them
-    identical outputs on the same ``probe`` random draws (it then ignores where they differ), else ""."""
+    """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism
+    gives them identical outputs on the same ``probe`` random draws (it then ignores where they
+    differ), else ""."""
     if d0 is d1 or _same_data(d0, d1):
         return "data"
     block = [(0, probe, 0, probe)]
@@ -454,12 +474,12 @@ def _progress_bar(progress: bool | None, total: int):
     from tqdm import tqdm
 
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(total=total, file=sys.stderr, unit="trial", unit_scale=True, desc="audit", delay=1.0,
-                disable=not show, leave=False)
+    return tqdm(total=total, file=sys.stderr, unit="trial", unit_scale=True, desc="audit",
+                delay=1.0, disable=not show, leave=False)
 
 
 class _Progress:
-    """A checkpoint stage (or none) seen by ``runner.map`` that also advances the bar per finished task."""
+    """A checkpoint stage (or none) for ``runner.map`` that also advances the bar per task."""
 
     def __init__(self, bar, tasks, stage):
         self.bar, self.stage = bar, stage

@@ -28,12 +28,19 @@ def tradeoff_bound(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
     array (p,)
     """
     alpha = np.asarray(fpr, dtype=float)
-    return np.maximum.reduce([np.zeros_like(alpha), 1 - delta - math.exp(epsilon) * alpha,
-                              math.exp(-epsilon) * (1 - delta - alpha)])
+    return np.maximum.reduce(
+        [
+            np.zeros_like(alpha),
+            1 - delta - math.exp(epsilon) * alpha,
+            math.exp(-epsilon) * (1 - delta - alpha),
+        ]
+    )
 
 
 def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
-    """Draw an audit record (:meth:`AuditResult.to_dict`) on ``ax`` (default: a new figure); return the Axes.
+    """Draw an audit record (:meth:`AuditResult.to_dict`) on ``ax`` (default: a new figure).
+
+    Returns the Axes.
 
     x: false-positive rate, y: true-positive rate (1 − false-negative rate), both
     logarithmic from ``1 / N`` (N certification trials per dataset) to 1; observed
@@ -52,17 +59,35 @@ def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
     def power(eps):
         return np.clip(1.0 - tradeoff_bound(alpha, eps, delta), floor, 1.0)
 
-    ax.fill_between(alpha, power(epsilon), 1.0, color="#c62828", alpha=0.08, label="excluded by the claim")
+    ax.fill_between(
+        alpha, power(epsilon), 1.0, color="#c62828", alpha=0.08, label="excluded by the claim"
+    )
     ax.plot(alpha, power(epsilon), color="#c62828", label=f"claimed ({epsilon:g}, {delta:g})-DP")
     if lower is not None and lower > 0:
         kind = "certified" if record["certified"] else "estimated"
         ax.plot(alpha, power(lower), ":", color="#1565c0", lw=2, label=f"{kind} ε ≥ {lower:.3f}")
-    points = np.asarray([p for p in record["tradeoff"] if None not in p], dtype=float).reshape(-1, 2)
+    points = np.asarray([p for p in record["tradeoff"] if None not in p], dtype=float).reshape(
+        -1, 2
+    )
     if points.size:
-        ax.plot(np.maximum(points[:, 0], floor), np.maximum(1.0 - points[:, 1], floor), "-", color="#263238",
-                lw=1.2, marker=".", ms=3, label="empirical test (certification split; 0 drawn at 1/N)")
-    ax.plot([max(record["fpr_upper"], floor)], [max(1.0 - record["fnr_upper"], floor)], "s", color="#1565c0",
-            ms=6, label=f"chosen test, {record['confidence']:.0%} bounds")
+        ax.plot(
+            np.maximum(points[:, 0], floor),
+            np.maximum(1.0 - points[:, 1], floor),
+            "-",
+            color="#263238",
+            lw=1.2,
+            marker=".",
+            ms=3,
+            label="empirical test (certification split; 0 drawn at 1/N)",
+        )
+    ax.plot(
+        [max(record["fpr_upper"], floor)],
+        [max(1.0 - record["fnr_upper"], floor)],
+        "s",
+        color="#1565c0",
+        ms=6,
+        label=f"chosen test, {record['confidence']:.0%} bounds",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(floor, 1.0)

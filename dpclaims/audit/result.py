@@ -91,7 +91,7 @@ class AuditResult:
 
     @property
     def epsilon_estimate(self) -> float:
-        """Point estimate ``log((1 - δ - FNR) / FPR)`` of the certified test (``inf`` when FPR is 0)."""
+        """Point estimate ``log((1 - δ - FNR) / FPR)`` of the certified test (inf if FPR = 0)."""
         numerator = 1.0 - self.delta - self.fnr
         if numerator <= 0:
             return 0.0
@@ -103,22 +103,24 @@ class AuditResult:
         if not self.infinite:
             return ""
         negative, positive = ("d0", "d1") if self.direction.startswith("d1") else ("d1", "d0")
-        return (f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put at least "
-                f"{1 - self.fnr_upper:.1%} of its outputs where {negative} put none of its {self.n_negative:,} "
-                f"(so at most {self.fpr_upper:.2g}), at confidence {self.confidence:g}; more trials raise "
-                "the bound by ln 10 per tenfold")
+        return (f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
+                f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
+                "its "
+                f"{self.n_negative:,} (so at most {self.fpr_upper:.2g}), at confidence "
+                f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold")
 
     @property
     def power_message(self) -> str:
-        """When the test's estimate is above the claim but its bound is not: the trials that would
-        certify the violation if the estimate holds ("" otherwise, or when the verdict gives a reason)."""
+        """When the test's estimate is above the claim but its bound is not: the trials that
+        would certify the violation if the estimate holds ("" otherwise, or when the verdict
+        gives a reason)."""
         if self.trials_needed is None or self.reason or self.infinite:
             return ""
-        return (f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it holds, about "
-                f"{self.trials_needed:,} trials per dataset would certify a violation")
+        return (f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it "
+                f"holds, about {self.trials_needed:,} trials per dataset would certify a violation")
 
     def summary(self) -> str:
-        """A few lines: claim, certified bound, ceiling, reference, verdict (and why), statistic, counts."""
+        """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
         kind = "certified" if self.certified else "estimated (not certified)"
         lines = [
             f"claim      ({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}",
@@ -126,11 +128,13 @@ class AuditResult:
             f"({self.certification_trials:,} of {self.trials:,} trials per dataset certify)",
             f"ceiling    {self.ceiling:.3f}: the most these trials can certify",
         ]
-        if self.reference_epsilon is not None:
-            share = f"; certified {self.epsilon_lower / self.reference_epsilon:.0%} of it" \
-                if 0 < self.reference_epsilon < math.inf else ""
-            exact = f"{self.reference_epsilon:.3f}" if math.isfinite(self.reference_epsilon) else "∞"
-            below = " (below the claim)" if self.reference_epsilon < self.epsilon else ""
+        reference = self.reference_epsilon
+        if reference is not None:
+            share = ""
+            if 0 < reference < math.inf:
+                share = f"; certified {self.epsilon_lower / reference:.0%} of it"
+            exact = f"{reference:.3f}" if math.isfinite(reference) else "∞"
+            below = " (below the claim)" if reference < self.epsilon else ""
             lines.append(f"reference  exact ε on this pair {exact}{below}{share}"
                          + (f" ({self.reference_note})" if self.reference_note else ""))
         elif self.reference_note:

@@ -55,7 +55,8 @@ class AuditExperiment:
         mechanism, d0, d1, claim = self.build()
         result = audit(mechanism, d0, d1, claim=claim, trials=self.trials, confidence=self.confidence,
                        seed=seed, method=self.method, backend=backend, workers=workers,
-                       scheduler=scheduler, checkpoint=checkpoint, reference_epsilon=self.reference_epsilon,
+                       scheduler=scheduler, checkpoint=checkpoint,
+                       reference_epsilon=self.reference_epsilon,
                        reference_note=self.reference_note, progress=False)
         label = "certified" if result.certified else "estimated (not certified)"
         summary = (f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g} "

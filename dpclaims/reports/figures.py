@@ -94,7 +94,7 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
 
 
 def audit_figure(entry: Any) -> bytes:
-    """Trade-off plot of a privacy audit, as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
+    """Trade-off plot of a privacy audit as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
 
     ``entry``: an :class:`~dpclaims.audit.AuditResult`, its ``to_dict()`` record, or a
     results entry (type ``"audit"``, the record under ``"evidence"``).

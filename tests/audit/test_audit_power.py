@@ -84,7 +84,7 @@ def test_randomized_response_is_consistent_and_a_powerless_noisy_max_pair_inconc
     assert rr.verdict == "consistent" and rr.epsilon_lower > 0.8
     c0, c1 = counts_pair()
     rnm = ReportNoisyMax(FeatureCountQuery(0.5), 1.0, 1.0, relation="add-remove", monotone=True)
-    # removing a user who adds one to every count moves no argmax: the pair is powerless, and says so
+    # removing a user who adds one to every count moves no argmax: the pair is powerless, says so
     result = run_audit(rnm, c0, c1, 20_000)
     assert result.verdict == "inconclusive" and result.identical_outputs
 

@@ -1,9 +1,8 @@
-"""Reading a result (#17 item 5): summary, short repr, plot on log axes, figure, CLI lines, progress."""
+"""Reading a result (#17 item 5): summary, repr, log-axes plot, figure, CLI lines, progress."""
 
 import json
 import math
 
-import numpy as np
 import pytest
 
 from dpclaims.audit import audit, core
@@ -23,17 +22,33 @@ def constant(data, rng, trials):
 
 @pytest.fixture(scope="module")
 def result():
-    return audit(gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=5_000, seed=1, backend="serial",
-                 reference_epsilon=math.inf, reference_note="a test value")
+    return audit(
+        gauss,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        trials=5_000,
+        seed=1,
+        backend="serial",
+        reference_epsilon=math.inf,
+        reference_note="a test value",
+    )
 
 
 def test_summary_has_the_claim_bound_ceiling_reference_verdict_and_counts(result):
     lines = result.summary().splitlines()
     assert len(lines) <= 9
     text = result.summary()
-    for piece in ("claim      (1, 1e-05)-DP", f"ε ≥ {result.epsilon_lower:.3f}", f"ceiling    {result.ceiling:.3f}",
-                  "reference  exact ε on this pair ∞", f"verdict    {result.verdict}",
-                  f"false positives {result.false_positives:,}/{result.n_negative:,}", result.statistic):
+    for piece in (
+        "claim      (1, 1e-05)-DP",
+        f"ε ≥ {result.epsilon_lower:.3f}",
+        f"ceiling    {result.ceiling:.3f}",
+        "reference  exact ε on this pair ∞",
+        f"verdict    {result.verdict}",
+        f"false positives {result.false_positives:,}/{result.n_negative:,}",
+        result.statistic,
+    ):
         assert piece in text
     assert str(result) == text
 
@@ -75,7 +90,9 @@ def test_identical_data_and_a_pair_the_mechanism_ignores_are_inconclusive():
 
 
 def test_a_zero_bound_is_inconclusive_and_names_the_pairs_exact_epsilon():
-    weak = audit(gauss, 0.0, 0.01, epsilon=1.0, trials=1_000, backend="serial", reference_epsilon=0.02)
+    weak = audit(
+        gauss, 0.0, 0.01, epsilon=1.0, trials=1_000, backend="serial", reference_epsilon=0.02
+    )
     assert weak.epsilon_lower == 0 and weak.verdict == "inconclusive"
     assert "separated nothing" in weak.reason and "exact ε of this pair is 0.02" in weak.reason
 
@@ -100,8 +117,26 @@ def test_progress_counts_every_trial(monkeypatch):
 
 def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys):
     path = tmp_path / "tradeoff.png"
-    code = main(["audit", "laplace", "--delta", "0", "--trials", "3000", "--backend", "serial",
-                 "--reference", "1.0", "--figure", str(path)])
+    code = main(
+        [
+            "audit",
+            "laplace",
+            "--delta",
+            "0",
+            "--trials",
+            "3000",
+            "--backend",
+            "serial",
+            "--reference",
+            "1.0",
+            "--figure",
+            str(path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and path.read_bytes().startswith(PNG)
-    assert "\nceiling       " in out and "reference     1.0000" in out and f"figure        {path}" in out
+    assert (
+        "\nceiling       " in out
+        and "reference     1.0000" in out
+        and f"figure        {path}" in out
+    )

@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_python_api_example_output_is_true():
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Python API"):]
+    section = text[text.index("## Python API") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     shown = re.search(r"prints\n\n```\n(.*?)```", section, re.S).group(1)
     matplotlib.use("Agg")

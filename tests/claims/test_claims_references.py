@@ -24,8 +24,14 @@ def _experiment(claim, budget):
 
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_every_registry_audit_has_a_reference_or_says_why_not(budget):
-    audits = [pair for claim in claims.load() if claim.checkable
-              for pair in _audits(_experiment(claim, budget), claim.id)]
+    audits = [
+        pair
+        for claim in claims.load()
+        if claim.checkable
+        for pair in _audits(_experiment(claim, budget), claim.id)
+    ]
     assert audits
-    missing = [name for name, a in audits if a.reference_epsilon is None and not a.reference_note.strip()]
+    missing = [
+        name for name, a in audits if a.reference_epsilon is None and not a.reference_note.strip()
+    ]
     assert not missing, f"audits without a reference epsilon or the reason: {missing}"
