@@ -181,3 +181,32 @@ def test_trials_to_certify_is_none_when_the_test_cannot_reach_the_claim():
     assert trials_to_certify(1.0, 0.1 * math.exp(-1.5), 0.9) < trials_to_certify(
         1.0, 0.01 * math.exp(-1.5), 0.99
     )
+
+
+def svt_without_query_noise(queries, rng, trials):
+    """AboveThreshold with a noisy threshold but exact queries: the index of the first query at or
+    above T + Lap(2), or len(queries) (Lyu, Su, Li 2017, Alg. 5's flaw)."""
+    noisy_threshold = 0.5 + rng.laplace(scale=2.0, size=(trials, 1))
+    above = np.asarray(queries)[None, :] >= noisy_threshold
+    return np.where(above.any(axis=1), above.argmax(axis=1), len(queries)).astype(float)
+
+
+@pytest.mark.parametrize("name", ["svt", "dp-sgd-no-clip"])
+def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
+    if name == "svt":  # "below, then above" happens on d0 = (0, 1) and never on d1 = (1, 0)
+        mechanism, d0, d1 = svt_without_query_noise, (0.0, 1.0), (1.0, 0.0)
+    else:
+        from dpclaims.algorithms.catalog import audit_target
+        from dpclaims.privacy import PrivacyClaim
+
+        target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "replace"))
+        mechanism, d0, d1 = target.mechanism, target.d0, target.d1
+    r = audit(mechanism, d0, d1, epsilon=11.5, delta=1e-5, unit="item", trials=20_000, seed=0,
+              backend="serial")
+    assert r.verdict == "inconclusive" and r.reason.startswith("this audit cannot reach ε = 11.5")
+    assert r.infinite and r.false_positives == 0
+    assert r.ceiling - r.epsilon_lower < math.log(10)
+    assert "ε = ∞ on this pair as far as 16,000 trials can show" in r.summary()
+    low = audit(mechanism, d0, d1, epsilon=1.0, delta=1e-5, unit="item", trials=4_000, seed=1,
+                backend="serial")
+    assert low.verdict == "violation" and low.infinite
