@@ -215,6 +215,7 @@ def audit(
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
     _check_neighbours(d0, d1, claim)
+    reference_epsilon = _check_reference(reference_epsilon)
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
     n_workers = resolve_workers(workers)
@@ -228,13 +229,6 @@ def audit(
     cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
     check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
     identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
-    if reference_epsilon is not None:
-        ok = isinstance(reference_epsilon, (int, float, np.floating))
-        ok = ok and not isinstance(reference_epsilon, bool)
-        if not ok or not reference_epsilon >= 0:
-            raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
-                             f"got {reference_epsilon!r}")
-        reference_epsilon = float(reference_epsilon)
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
@@ -376,6 +370,18 @@ def audit_ceiling(
         bounds = 2 * check_trials(grid_size, "grid_size", minimum=2)
     alpha = per_bound_alpha(check_confidence(confidence), bounds)
     return _ceiling(n_cert, alpha, ci, check_delta(delta))
+
+
+def _check_reference(reference: Any) -> float | None:
+    """``reference_epsilon`` as a float (``math.inf`` allowed) or None."""
+    if reference is None:
+        return None
+    number = (int, float, np.integer, np.floating)
+    ok = isinstance(reference, number) and not isinstance(reference, bool)
+    if not ok or not reference >= 0:
+        raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
+                         f"got {reference!r}; pass e.g. reference_epsilon=0.93")
+    return float(reference)
 
 
 def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:

@@ -140,3 +140,11 @@ def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys
         and "reference     1.0000" in out
         and f"figure        {path}" in out
     )
+
+
+def test_a_bad_reference_is_refused_before_any_trial():
+    from dpclaims.errors import InputError
+
+    for bad in (-1.0, float("nan"), "1", True):
+        with pytest.raises(InputError, match="reference_epsilon"):
+            audit(gauss, 0.0, 1.0, epsilon=1.0, trials=1_000, reference_epsilon=bad)
