@@ -82,6 +82,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise InputError("--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets")
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
+    if args.figure:
+        from .reports.atomic import check_output_file
+
+        figure_path = check_output_file(args.figure, "--figure")
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
@@ -97,19 +101,21 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         result = audit(
             mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
             seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+            reference_epsilon=args.reference,
         )
+    figure = None
+    if args.figure:
+        from .reports import write_atomic
+        from .reports.figures import audit_figure
+
+        figure = write_atomic(figure_path, audit_figure(result))
     if args.json:
         record = found.to_dict() if found is not None else result.to_dict()
-        _print_json({"mechanism": args.mechanism, "description": description, **record})
+        extra = {} if figure is None else {"figure": str(figure)}
+        _print_json({"mechanism": args.mechanism, "description": description,
+                     **record, **extra})
     else:
-        print(f"mechanism     {args.mechanism}: {description}")
-        print(f"claim         ({claim.epsilon:g}, {claim.delta:g})-DP, {claim.unit} level, {claim.relation}")
-        if found is not None:
-            print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
-                  f"{found.samples} mechanism runs in all)")
-        kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
-        print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
-        print(f"verdict       {result.verdict}")
+        _print_audit(args, description, result, figure, found)
     return 1 if result.verdict == "violation" else 0
 
 
@@ -123,6 +129,34 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     else:
         print("\n".join(kill_matrix_lines(report)))
     return 0
+
+
+def _print_audit(args: argparse.Namespace, description: str, result, figure, found=None) -> None:
+    """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
+    print(f"mechanism     {args.mechanism}: {description}")
+    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
+          f"{result.relation}")
+    if found is not None:
+        print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
+              f"{found.samples} mechanism runs in all)")
+    kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
+    print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
+          f"{result.trials} trials per side)")
+    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
+          "certification trials per side can certify)")
+    if result.reference_epsilon is None:
+        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on "
+              "this pair)")
+    else:
+        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, "
+              "as given)")
+    print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
+    if result.infinite:
+        print(f"              {result.infinite_message}")
+    elif result.power_message:
+        print(f"power         {result.power_message}")
+    if figure is not None:
+        print(f"figure        {figure}")
 
 
 def _split(text: str | None) -> list[str]:
@@ -338,6 +372,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--search", action="store_true",
                    help="search canary pairs around --d0 (replacing the user where --d1 "
                         "differs), then certify the best on fresh trials")
+    p.add_argument("--reference", type=float, default=None,
+                   help="the exact epsilon of the mechanism on this pair, when known "
+                        "(shown beside the bound)")
+    p.add_argument("--figure", default=None,
+                   help="write the trade-off figure (PNG, log axes) to this path")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
 

@@ -19,12 +19,16 @@ d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
 3. The test is certified from the summed counts with one-sided binomial upper
    bounds.  The certification trials never influence the choice of test, so the
    bound holds at ``confidence``.
+4. The verdict weighs the bound against what the audit could have seen: the
+   ceiling (:func:`~dpclaims.audit.bounds.epsilon_ceiling`), identical outputs on
+   the pair, a bound of 0 (:func:`_verdict`).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -55,7 +59,14 @@ from ..execution import (
     session,
 )
 from ..privacy import PrivacyClaim
-from .bounds import CI_METHODS, per_bound_alpha
+from .bounds import (
+    CI_METHODS,
+    epsilon_from_rates,
+    per_bound_alpha,
+    rate_upper,
+    trials_for_epsilon,
+    trials_to_certify,
+)
 from .gdp import gdp_epsilon
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
@@ -71,6 +82,7 @@ from .threshold import (
 
 __all__ = [
     "audit",
+    "audit_ceiling",
     "METHODS",
     "THRESHOLD_STRATEGIES",
     "MIN_TRIALS",
@@ -88,6 +100,13 @@ DEFAULT_CALIBRATION_FRACTION = 0.2
 MAX_CALIBRATION_TRIALS = 200_000
 """Cap on calibration trials per dataset: the calibration split is held in memory, so it is bounded;
 beyond it more calibration barely moves the chosen test (all further trials certify)."""
+
+IDENTITY_PROBE = 256
+"""Trials of each dataset run on the same random draws, to detect a pair the mechanism ignores."""
+
+INFINITE_MARGIN = math.log(10)
+"""A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far as
+the trials can show): the positive dataset put ≥ ~1/10 of its outputs where the other put none."""
 
 TRADEOFF_POINTS = 101
 """Quantile levels of the pooled calibration scores at which the trade-off curve is counted."""
@@ -136,6 +155,9 @@ def audit(
     scheduler: str | None = None,
     chunk: int | None = None,
     checkpoint: str | os.PathLike | None = None,
+    reference_epsilon: float | None = None,
+    reference_note: str = "",
+    progress: bool | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
@@ -169,6 +191,9 @@ def audit(
         the result does not depend on them
     checkpoint : directory; finished chunks are saved there and an interrupted audit
         rerun with the same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
+    reference_epsilon : the exact ε of the mechanism on this pair, when known; reported
+        beside the bound (``reference_note``: its source, or why there is none)
+    progress : a tqdm bar on stderr (default: when stderr is a terminal; shown after 1 s)
 
     Returns
     -------
@@ -190,6 +215,7 @@ def audit(
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
     _check_neighbours(d0, d1, claim)
+    reference_epsilon = _check_reference(reference_epsilon)
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
     n_workers = resolve_workers(workers)
@@ -202,6 +228,7 @@ def audit(
     cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
     cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
     check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
@@ -214,9 +241,12 @@ def audit(
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
 
-    with session(backend, n_workers, scheduler, len(cert_chunks), (batched, d0, d1, statistic)) as runner:
+    bar = _progress_bar(progress, 2 * trials)
+    probe = (batched, d0, d1, statistic)
+    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe) as runner:
         tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
-        parts = runner.map(run_blocks, tasks, store and store.stage("calibration"))
+        stage = _Progress(bar, tasks, store and store.stage("calibration"))
+        parts = runner.map(run_blocks, tasks, stage)
         run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
         cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
         del parts, run0, run1
@@ -248,7 +278,7 @@ def audit(
         reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
         tasks = [(batched, d, s, c, reducer) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cert_chunks]
         stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
-        parts = runner.map(reduce_blocks, tasks, stage)
+        parts = runner.map(reduce_blocks, tasks, _Progress(bar, tasks, stage))
     above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
     above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
     per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
@@ -263,9 +293,15 @@ def audit(
         mu: float | None = cert.mu
     else:
         eps_lower, mu = cert.epsilon_lower, None
+    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
+    near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
+    infinite = cert.false_positives == 0 and near_ceiling
+    needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
+    verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
+                               min(n_cal, IDENTITY_PROBE), reference_epsilon)
     return AuditResult(
         epsilon_lower=float(eps_lower),
-        verdict="violation" if eps_lower > claim.epsilon else "consistent",
+        verdict=verdict,
         epsilon=claim.epsilon,
         delta=claim.delta,
         confidence=confidence,
@@ -298,7 +334,172 @@ def audit(
         candidates=candidates,
         tradeoff=tuple(tuple(p) for p in tradeoff),
         wall_time=time.perf_counter() - start,
+        ceiling=ceiling,
+        trials_needed=needed,
+        reference_epsilon=reference_epsilon,
+        reference_note=str(reference_note),
+        reason=reason,
+        infinite=bool(infinite),
+        identical_outputs=bool(identical),
     )
+
+
+def audit_ceiling(
+    trials: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
+    threshold: str = "calibration",
+    grid_size: int = 32,
+    ci: str = "clopper-pearson",
+) -> float:
+    """The largest ε :func:`audit` with these options can certify, known before running it.
+
+    It is the bound of an error-free test on the certification split (see
+    :func:`~dpclaims.audit.bounds.epsilon_ceiling`); a claim at or above it comes out
+    ``inconclusive``, whatever the mechanism.
+    """
+    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
+    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
+    check_choice(ci, CI_METHODS, "ci")
+    fraction = _check_fraction(calibration_fraction, trials)
+    n_cert = trials - min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    bounds = 1
+    if threshold != "calibration":
+        bounds = 2 * check_trials(grid_size, "grid_size", minimum=2)
+    alpha = per_bound_alpha(check_confidence(confidence), bounds)
+    return _ceiling(n_cert, alpha, ci, check_delta(delta))
+
+
+def _check_reference(reference: Any) -> float | None:
+    """``reference_epsilon`` as a float (``math.inf`` allowed) or None."""
+    if reference is None:
+        return None
+    number = (int, float, np.integer, np.floating)
+    ok = isinstance(reference, number) and not isinstance(reference, bool)
+    if not ok or not reference >= 0:
+        raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
+                         f"got {reference!r}; pass e.g. reference_epsilon=0.93")
+    return float(reference)
+
+
+def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
+    """The bound of zero false positives and zero false negatives among ``n_cert`` trials each."""
+    zero = rate_upper(0, n_cert, alpha, ci)
+    return float(epsilon_from_rates(zero, zero, delta))
+
+
+def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference):
+    """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
+    when the audit had power to see the claim, else ``inconclusive`` with the reason."""
+    if eps_lower > claimed:
+        return "violation", ""
+    if claimed >= ceiling:
+        return "inconclusive", (f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
+                                f"it needs about {needed:,}")
+    if identical == "data":
+        return "inconclusive", ("d0 and d1 are the same data: an audit needs two different "
+                                "neighbouring datasets")
+    if identical:
+        return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random "
+                                "draws: the mechanism does not see where they differ, so this pair "
+                                "cannot show any privacy loss")
+    if eps_lower <= 0:
+        reason = (f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
+                  f"ε = {claimed:g}")
+        if reference == 0:
+            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only "
+                                             "catch a bug that makes the pair distinguishable")
+        if reference is not None:
+            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: "
+                                             "more trials, or a pair nearer the claim")
+        return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
+    return "consistent", ""
+
+
+def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
+    """Trials per dataset that would decide the claim: enough for the chosen test to certify it
+    with probability ~0.9 when its point estimate is above the claim, and at least enough for the
+    ceiling to pass it; None when nothing suggests more (or the bound already exceeds the claim)."""
+    if cert.epsilon_lower > claim.epsilon:
+        return None
+    fpr = cert.false_positives / cert.n_negative
+    fnr = cert.false_negatives / cert.n_positive
+    confidence = _confidence_of(alpha)
+    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta,
+                                    confidence=confidence, ci=ci)
+    if claim.epsilon >= ceiling:
+        floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=confidence)
+        per_dataset = max(per_dataset or 0, floor)
+    if per_dataset is None:
+        return None
+    total = math.ceil(per_dataset / (1.0 - fraction)) + 1
+    if total - per_dataset > MAX_CALIBRATION_TRIALS:
+        total = per_dataset + MAX_CALIBRATION_TRIALS
+    return _round_up(max(total, MIN_TRIALS))
+
+
+def _confidence_of(alpha: float) -> float:
+    """The confidence whose :func:`per_bound_alpha` is ``alpha`` (one bound per dataset)."""
+    return (1.0 - alpha) ** 2
+
+
+def _round_up(n: int) -> int:
+    """``n`` rounded up to two significant digits (a suggested trial count)."""
+    scale = 10 ** max(0, len(str(n)) - 2)
+    return -(-n // scale) * scale
+
+
+def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
+    """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism
+    gives them identical outputs on the same ``probe`` random draws (it then ignores where they
+    differ), else ""."""
+    if d0 is d1 or _same_data(d0, d1):
+        return "data"
+    block = [(0, probe, 0, probe)]
+    first, second = run_blocks(batched, d0, seed, block), run_blocks(batched, d1, seed, block)
+    same = first.shape == second.shape and bool(np.array_equal(first, second, equal_nan=True))
+    return "outputs" if same else ""
+
+
+def _same_data(d0, d1) -> bool:
+    """Equal arrays, equal numbers, or ``UserDataset`` s with equal ``x`` and ``y``."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        return _same_data(d0.x, d1.x) and (d0.y is None) == (d1.y is None) and (
+            d0.y is None or _same_data(d0.y, d1.y))
+    numeric = (np.ndarray, int, float, np.number)
+    if isinstance(d0, numeric) and isinstance(d1, numeric) and not isinstance(d0, bool):
+        a, b = np.asarray(d0), np.asarray(d1)
+        return a.shape == b.shape and a.dtype.kind in "biuf" and bool(np.array_equal(a, b))
+    return False
+
+
+def _progress_bar(progress: bool | None, total: int):
+    """A tqdm bar over all trials on stderr (default: only when stderr is a terminal)."""
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    return tqdm(total=total, file=sys.stderr, unit="trial", unit_scale=True, desc="audit",
+                delay=1.0, disable=not show, leave=False)
+
+
+class _Progress:
+    """A checkpoint stage (or none) for ``runner.map`` that also advances the bar per task."""
+
+    def __init__(self, bar, tasks, stage):
+        self.bar, self.stage = bar, stage
+        self.sizes = [sum(hi - lo for _, _, lo, hi in task[3]) for task in tasks]
+
+    def load(self, count: int) -> dict:
+        loaded = self.stage.load(count) if self.stage is not None else {}
+        self.bar.update(sum(self.sizes[i] for i in loaded))
+        return loaded
+
+    def save(self, index: int, value) -> None:
+        if self.stage is not None:
+            self.stage.save(index, value)
+        self.bar.update(self.sizes[index])
 
 
 def _learn(statistic, method, cal0, cal1, discrete, n_cert, delta, alpha, ci, objective, rng):

@@ -92,6 +92,12 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
         ]
         if ev.get("reference_epsilon") is not None:
             rows.append(("exact implementation", f"ε ≈ {ev['reference_epsilon']:g}"))
+        elif ev.get("reference_note"):
+            rows.append(("exact implementation", f"none: {ev['reference_note']}"))
+        if ev.get("ceiling") is not None:
+            rows.append(("ceiling", f"{ev['ceiling']:.4f} (the most these trials can certify)"))
+        if ev.get("reason"):
+            rows.append(("why", ev["reason"]))
         if ev["seed"] != entry["seed"]:
             rows.append(("audit seed", str(ev["seed"])))
     elif kind == "rate":
