@@ -23,7 +23,7 @@ import pickle
 import re
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -36,7 +36,7 @@ FORMAT = 1
 
 MANIFEST = "manifest.json"
 
-_CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6})\.npz$")
+_CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6,})\.npz$")
 
 
 def _sha(data: bytes) -> str:
@@ -148,20 +148,24 @@ class Stage:
 
     def load(self, chunks: int) -> dict[int, np.ndarray]:
         """``{chunk index: result}`` of every saved chunk of this stage (``0 <= index < chunks``)."""
-        found: dict[int, np.ndarray] = {}
-        for path in sorted(self.directory.iterdir()):
-            match = _CHUNK_FILE.match(path.name)
+        return dict(self.saved(chunks))
+
+    def saved(self, chunks: int) -> Iterator[tuple[int, np.ndarray]]:
+        """``(chunk index, result)`` of every saved chunk of this stage, one file read at a time."""
+        with os.scandir(self.directory) as entries:
+            names = [e.name for e in entries if e.name.startswith(f"{self.name}-")]
+        for name in names:
+            match = _CHUNK_FILE.match(name)
             if not match or match["stage"] != self.name:
                 continue
+            path = self.directory / name
             index = int(match["index"])
-            result = self._read(path)
             if index >= chunks:
                 raise InputError(
                     f"checkpoint file {str(path)!r} is chunk {index} but this run has {chunks} chunks; "
                     "the checkpoint belongs to another run: pass a new directory"
                 )
-            found[index] = result
-        return found
+            yield index, self._read(path)
 
     def _read(self, path: Path) -> np.ndarray:
         fix = f"delete {str(path)!r} (its chunk is recomputed) or pass a new checkpoint directory"

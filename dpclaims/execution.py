@@ -25,6 +25,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import sys
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ __all__ = [
     "check_determinism",
     "child_seed",
     "plan_chunks",
+    "ChunkPlan",
+    "TaskGrid",
     "run_blocks",
     "reduce_blocks",
     "run_trials",
@@ -145,20 +148,61 @@ def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndar
     return arr
 
 
-def _blocks(trials: int, start: int = 0, stop: int | None = None) -> list[tuple[int, int, int, int]]:
-    """Seed blocks covering trials ``[start, stop)`` of a stream of ``trials`` trials.
+def _block(trials: int, b: int, start: int, stop: int) -> tuple[int, int, int, int]:
+    """Seed block ``b`` of a stream of ``trials`` trials, restricted to ``[start, stop)``:
+    ``(b, block size, lo, hi)``.  The mechanism is called on the whole block (its size fixed
+    by ``trials``, so its random numbers never depend on the range) and rows ``[lo, hi)`` are kept."""
+    first = b * SEED_BLOCK
+    size = min(SEED_BLOCK, trials - first)
+    return (b, size, max(start, first) - first, min(stop, first + size) - first)
 
-    Each is ``(block index, block size, lo, hi)``: the mechanism is called on the
-    whole block (its size fixed by ``trials``, so its random numbers never depend on
-    the range) and rows ``[lo, hi)`` are kept.
+
+class ChunkPlan(Sequence):
+    """The chunks of trials ``[start, stop)`` of a stream of ``trials`` trials, computed on demand.
+
+    ``plan[i]`` is a list of at most ``per_chunk`` seed blocks ``(block, size, lo, hi)``
+    (see :func:`run_blocks`).  Nothing is stored per chunk or block, so the plan of
+    10^12 trials is as small as the plan of 10^3.
     """
-    stop = trials if stop is None else stop
-    out = []
-    for b in range(start // SEED_BLOCK, -(-stop // SEED_BLOCK)):
-        first = b * SEED_BLOCK
-        size = min(SEED_BLOCK, trials - first)
-        out.append((b, size, max(start, first) - first, min(stop, first + size) - first))
-    return out
+
+    def __init__(self, trials: int, start: int, stop: int, per_chunk: int) -> None:
+        self.trials, self.start, self.stop, self.per_chunk = trials, start, stop, per_chunk
+        self.first = start // SEED_BLOCK
+        self.blocks = max(0, -(-stop // SEED_BLOCK) - self.first) if stop > start else 0
+
+    def __len__(self) -> int:
+        return -(-self.blocks // self.per_chunk)
+
+    def __getitem__(self, i: int) -> list[tuple[int, int, int, int]]:  # type: ignore[override]
+        if isinstance(i, slice):
+            raise TypeError("a ChunkPlan is indexed by one chunk number")
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"chunk {i} of a plan with {n} chunks")
+        lo = self.first + (i % n) * self.per_chunk
+        hi = min(self.first + self.blocks, lo + self.per_chunk)
+        return [_block(self.trials, b, self.start, self.stop) for b in range(lo, hi)]
+
+    @property
+    def layout(self) -> list[int]:
+        """``[chunks, blocks per chunk, first block, blocks]``: what a checkpoint records of the plan."""
+        return [len(self), self.per_chunk, self.first, self.blocks]
+
+
+class TaskGrid(Sequence):
+    """Tasks ``(*head, chunk, *tail)`` for every head (outer) and chunk (inner), built on demand."""
+
+    def __init__(self, heads: Sequence[tuple], chunks: Sequence, tail: tuple = ()) -> None:
+        self.heads, self.chunks, self.tail = list(heads), chunks, tuple(tail)
+
+    def __len__(self) -> int:
+        return len(self.heads) * len(self.chunks)
+
+    def __getitem__(self, i: int) -> tuple:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(f"task {i} of {len(self)}")
+        head, c = divmod(i, len(self.chunks))
+        return (*self.heads[head], self.chunks[c], *self.tail)
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -172,9 +216,9 @@ def resolve_workers(workers: int | None) -> int:
 
 def plan_chunks(
     trials: int, chunk: int | None, workers: int, checkpointed: bool = False, start: int = 0, stop: int | None = None
-) -> list[list[tuple[int, int, int, int]]]:
+) -> ChunkPlan:
     """Group the seed blocks of trials ``[start, stop)`` (default: all) of a stream of ``trials``
-    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`).
+    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`), computed on demand.
 
     ``chunk`` (trials, rounded up to whole seed blocks) fixes the chunk size; by
     default the blocks are spread over ``4 × workers`` chunks of at most
@@ -182,14 +226,15 @@ def plan_chunks(
     :data:`CHECKPOINT_CHUNK_BLOCKS` blocks when ``checkpointed`` (a layout that does
     not depend on the worker count, so a resumed run finds its chunks).
     """
-    blocks = _blocks(trials, start, stop)
+    stop = trials if stop is None else stop
+    blocks = ChunkPlan(trials, start, stop, 1).blocks
     if chunk is not None:
         per_chunk = math.ceil(check_trials(chunk, "chunk") / SEED_BLOCK)
     elif checkpointed:
         per_chunk = CHECKPOINT_CHUNK_BLOCKS
     else:
-        per_chunk = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(len(blocks) / (4 * workers))))
-    return [blocks[i : i + per_chunk] for i in range(0, len(blocks), per_chunk)]
+        per_chunk = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(blocks / (4 * workers))))
+    return ChunkPlan(trials, start, stop, per_chunk)
 
 
 def _call_block(mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int) -> np.ndarray:
@@ -296,32 +341,82 @@ class _Serial:
             yield i, func(*task)
 
 
+PR_SET_PDEATHSIG = 1
+"""Linux prctl option: the signal a process receives when its parent dies."""
+
+PARENT_POLL = 0.5
+"""Seconds between a worker's checks that its parent is alive (the fallback to PR_SET_PDEATHSIG)."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when process ``parent`` dies, however it dies.
+
+    On Linux the kernel sends SIGKILL on the parent's death (``prctl(PR_SET_PDEATHSIG)``,
+    which also covers SIGKILL and the out-of-memory killer); everywhere a daemon thread
+    checks every :data:`PARENT_POLL` s that the parent is still this process's parent.
+    """
+    import signal
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=watch, name="dpclaims-parent-watch", daemon=True).start()
+
+
+def _payload(func: Callable, task: tuple, backend: str) -> bytes:
+    try:
+        return _dumps((func, task))
+    except Exception as exc:
+        raise InputError(
+            f"backend={backend!r} could not serialise the mechanism/experiment ({type(exc).__name__}: {exc}); "
+            "make it picklable (no open files, locks or generators) or pass backend='serial'"
+        ) from None
+
+
 class _Processes:
     name = "processes"
 
     def __init__(self, workers: int) -> None:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+        self.window = 2 * workers
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context(method),
+            initializer=_die_with_parent, initargs=(os.getpid(),),
+        )
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
-        payloads = []
-        for task in tasks:
-            try:
-                payloads.append(_dumps((func, task)))
-            except Exception as exc:
-                raise InputError(
-                    f"backend='processes' could not serialise the mechanism/experiment ({type(exc).__name__}: {exc}); "
-                    "make it picklable (no open files, locks or generators) or pass backend='serial'"
-                ) from None
-        futures = {self.pool.submit(_call_pickled, p): i for i, p in enumerate(payloads)}
-        pending = set(futures)
+        """Results in completion order, with at most ``2 × workers`` tasks submitted at a time."""
+        todo = iter(enumerate(tasks))
+        futures: dict = {}
+
+        def submit() -> None:
+            for i, task in todo:
+                futures[self.pool.submit(_call_pickled, _payload(func, task, self.name))] = i
+                return
+
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for _ in range(self.window):
+                submit()
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=futures.__getitem__):
-                    yield futures[future], future.result()
+                    i = futures.pop(future)
+                    yield i, future.result()
+                    submit()
         finally:
-            for future in pending:
+            for future in futures:
                 future.cancel()
 
     def close(self) -> None:
@@ -356,22 +451,51 @@ class _Dask:
                 f"could not connect to {where} ({type(exc).__name__}: {exc}); check scheduler= "
                 "(e.g. 'tcp://10.0.0.5:8786') or omit it to start a local cluster"
             ) from None
+        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values())
+        self.window = 2 * max(workers, threads)
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
+        """Results in completion order, with at most ``2 × threads`` tasks submitted at a time."""
         from distributed import as_completed
 
-        futures = [self.client.submit(func, *task, pure=False) for task in tasks]
-        index = {f.key: i for i, f in enumerate(futures)}
+        todo = iter(enumerate(tasks))
+        index: dict = {}
+        running = as_completed([])
+
+        def submit() -> None:
+            for i, task in todo:
+                future = self.client.submit(func, *task, pure=False)
+                index[future.key] = (i, future)
+                running.add(future)
+                return
+
         try:
-            for future in as_completed(futures):
-                yield index[future.key], future.result()
+            for _ in range(self.window):
+                submit()
+            for future in running:
+                i, _ = index.pop(future.key)
+                yield i, future.result()
+                submit()
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            self.client.cancel([f for _, f in index.values() if not f.done()])
 
     def close(self) -> None:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+class _Subset(Sequence):
+    """``tasks[positions[j]]`` for ``j < len(positions)``, on demand."""
+
+    def __init__(self, tasks: Sequence[tuple], positions: Sequence[int]) -> None:
+        self.tasks, self.positions = tasks, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, j: int) -> tuple:  # type: ignore[override]
+        return self.tasks[int(self.positions[j])]
 
 
 class Session:
@@ -385,20 +509,29 @@ class Session:
         """The backend actually used: "serial", "processes" or "dask"."""
         return self._runner.name
 
-    def map(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> list:
-        """``[func(*task) for task in tasks]`` in order; with a checkpoint ``stage``, finished
-        tasks are loaded instead of run and each newly finished one is saved as it completes."""
-        results: list = [None] * len(tasks)
-        todo = list(range(len(tasks)))
+    def stream(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> Iterator[tuple[int, Any]]:
+        """``(i, func(*tasks[i]))`` for every task, in completion order, with a bounded number of
+        tasks in flight (``tasks`` may be built on demand, e.g. a :class:`TaskGrid`).  With a
+        checkpoint ``stage``, saved tasks are loaded instead of run and each newly finished one
+        is saved as it completes."""
+        todo: Sequence[int] = range(len(tasks))
         if stage is not None:
-            loaded = stage.load(len(tasks))
-            for i, value in loaded.items():
-                results[i] = value
-            todo = [i for i in todo if i not in loaded]
-        for j, value in self._runner.submit_all(func, [tasks[i] for i in todo]):
-            results[todo[j]] = value
+            done = np.zeros(len(tasks), dtype=bool)
+            for i, value in stage.saved(len(tasks)):
+                done[i] = True
+                yield i, value
+            todo = np.flatnonzero(~done)
+        for j, value in self._runner.submit_all(func, _Subset(tasks, todo)):
+            i = int(todo[j])
             if stage is not None:
-                stage.save(todo[j], value)
+                stage.save(i, value)
+            yield i, value
+
+    def map(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> list:
+        """``[func(*task) for task in tasks]`` in order (see :meth:`stream`)."""
+        results: list = [None] * len(tasks)
+        for i, value in self.stream(func, tasks, stage):
+            results[i] = value
         return results
 
 
@@ -467,7 +600,7 @@ def map_tasks(
         return s.map(func, tasks)
 
 
-def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, root: np.random.SeedSequence, chunks: list) -> dict:
+def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, root: np.random.SeedSequence, chunks: ChunkPlan) -> dict:
     from .checkpoint import fingerprint
 
     return {
@@ -476,7 +609,7 @@ def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, roo
         "data": fingerprint(data),
         "trials": trials,
         "seed": [int(root.entropy), list(root.spawn_key)],
-        "chunks": [len(c) for c in chunks],
+        "chunks": chunks.layout,
         "seed_block": SEED_BLOCK,
     }
 
@@ -525,7 +658,7 @@ def run_trials(
         from .checkpoint import open_checkpoint
 
         stage = open_checkpoint(checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)).stage("outputs")
-    tasks = [(batched, data, root, c) for c in chunks]
+    tasks = TaskGrid([(batched, data, root)], chunks)
     with session(backend, n_workers, scheduler, len(tasks), (batched, data)) as s:
         parts = s.map(run_blocks, tasks, stage)
     widths = {p.shape[1] for p in parts}
@@ -573,7 +706,11 @@ def reduce_trials(
 
         arguments = {**_trial_arguments("reduce_trials", batched, data, trials, root, chunks), "reducer": fingerprint(reducer)}
         stage = open_checkpoint(checkpoint, arguments).stage("counts")
-    tasks = [(batched, data, root, c, reducer) for c in chunks]
+    tasks = TaskGrid([(batched, data, root)], chunks, (reducer,))
+    total = None
     with session(backend, n_workers, scheduler, len(tasks), (batched, data, reducer)) as s:
-        parts = s.map(reduce_blocks, tasks, stage)
-    return np.sum(np.stack(parts), axis=0)
+        for _, counts in s.stream(reduce_blocks, tasks, stage):
+            if total is not None and counts.shape != total.shape:
+                raise InputError(f"reducer returned shape {counts.shape} after {total.shape}; keep the result shape fixed")
+            total = counts if total is None else total + counts
+    return total

@@ -45,6 +45,7 @@ from ..errors import (
 from ..execution import (
     DETERMINISM_PROBE,
     SEED_BLOCK,
+    TaskGrid,
     as_batched,
     check_determinism,
     child_seed,
@@ -200,7 +201,7 @@ def audit(
     # here, not recomputed), and the remaining blocks are certified chunk by chunk on the workers.
     cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
     cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
-    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
+    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop)
     check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
     store = None
     if checkpointed:
@@ -208,14 +209,14 @@ def audit(
 
         store = open_checkpoint(checkpoint, {
             "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
-            "trials": trials, "seed": int(seed), "calibration_chunks": [len(c) for c in cal_chunks],
-            "certification_chunks": [len(c) for c in cert_chunks], "method": method, "threshold": threshold,
+            "trials": trials, "seed": int(seed), "calibration_chunks": cal_chunks.layout,
+            "certification_chunks": cert_chunks.layout, "method": method, "threshold": threshold,
             "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
 
     with session(backend, n_workers, scheduler, len(cert_chunks), (batched, d0, d1, statistic)) as runner:
-        tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
+        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cal_chunks)
         parts = runner.map(run_blocks, tasks, store and store.stage("calibration"))
         run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
         cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
@@ -246,11 +247,14 @@ def audit(
         output_dim = int(cal0.shape[1])
         del cal0, cal1, pooled
         reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-        tasks = [(batched, d, s, c, reducer) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cert_chunks]
+        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cert_chunks, (reducer,))
         stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
-        parts = runner.map(reduce_blocks, tasks, stage)
-    above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
-    above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
+        above0, above1 = reducer(rest0), reducer(rest1)
+        for i, counts in runner.stream(reduce_blocks, tasks, stage):
+            if i < len(cert_chunks):
+                above0 += counts
+            else:
+                above1 += counts
     per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
     cert = certify_counts(
         above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions, claim.delta, alpha, ci, objective
