@@ -24,6 +24,10 @@ __all__ = [
     "remove_user",
     "are_neighbours",
     "neighbour_distance",
+    "shape_mismatch",
+    "ARRAY_RELATIONS",
+    "read_only",
+    "check_array_neighbours",
 ]
 
 UNITS = ("user", "item")
@@ -210,6 +214,22 @@ def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", rel
     return 1 if _is_one_removal(big, small) else None
 
 
+def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") -> str | None:
+    """Why ``d1`` cannot be reached from ``d0`` by ``relation`` changes, from their shapes alone
+    (which dimension differs: n users, m items, d features, labels in only one), or None."""
+    if (d0.y is None) != (d1.y is None):
+        which = "d0" if d0.y is not None else "d1"
+        return f"labels (y) are present only in {which}; give both datasets labels or neither"
+    if d0.d != d1.d:
+        return f"the feature size differs: d = {d0.d} in d0, {d1.d} in d1"
+    if d0.m != d1.m:
+        return f"the items per user differ: m = {d0.m} in d0, {d1.m} in d1"
+    if d0.n != d1.n and (relation == "replace" or abs(d0.n - d1.n) != 1):
+        fix = "relation='add-remove' takes one user more or fewer" if relation == "replace" else "at most one"
+        return f"the number of users differs: n = {d0.n} in d0, {d1.n} in d1 ({fix})"
+    return None
+
+
 def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace") -> bool:
     """True when ``d0`` and ``d1`` differ in at most one ``unit`` under ``relation``.
 
@@ -220,3 +240,110 @@ def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relatio
     """
     distance = neighbour_distance(d0, d1, unit, relation)
     return distance is not None and distance <= 1
+
+
+# --------------------------------------------------------------------------------------------
+# Plain arrays (and numbers) as datasets: rows are records, or the arrays are query answers.
+# --------------------------------------------------------------------------------------------
+
+ARRAY_RELATIONS = ("replace", "add-remove", "query", "unchecked")
+"""How two plain-array datasets are checked: rows (axis 0) are records, one replaced
+(``"replace"``) or one added/removed (``"add-remove"``); or the arrays are answers of a
+query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``, an explicit opt-out)."""
+
+
+def read_only(data: Any) -> Any:
+    """``data`` as a mechanism may see it: a numpy array becomes a read-only view (the caller's
+    array is untouched); a :class:`UserDataset` is read-only already; anything else is unchanged."""
+    if isinstance(data, np.ndarray):
+        view = data.view()
+        view.setflags(write=False)
+        return view
+    return data
+
+
+def _rows(array: np.ndarray) -> np.ndarray:
+    return array.reshape(1) if array.ndim == 0 else array
+
+
+def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = None) -> None:
+    """Raise :class:`~dpclaims.errors.NotNeighboursError` unless plain arrays ``d0``, ``d1`` are
+    neighbours under ``relation`` (one of :data:`ARRAY_RELATIONS`).
+
+    Rows (axis 0) are records; a number or 0-d array is one record.
+    ``"replace"``: same shape, at most one row differs.  ``"add-remove"``: one array
+    is the other with one row deleted (order kept), or they are equal.  ``"query"``:
+    same shape and ``‖d0 − d1‖₁ ≤ sensitivity``.  The ℓ1 norm is used because it is
+    the strictest: a pair within ℓ1 distance Δ is also within Δ in ℓ2 and in every
+    coordinate, so it is a neighbour pair for a mechanism calibrated to ℓ1, ℓ2 or
+    per-coordinate sensitivity Δ and an audit on it can never blame the mechanism
+    for a pair outside its guarantee.
+    """
+    from .errors import NotNeighboursError
+
+    check_choice(relation, ARRAY_RELATIONS, "relation")
+    if relation == "unchecked":
+        return
+    a0, a1 = (_rows(check_finite_array(d, name)) for d, name in ((d0, "d0"), (d1, "d1")))
+    if relation == "query":
+        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float, np.integer, np.floating)) \
+                or not 0 < sensitivity < np.inf:
+            raise InputError(
+                f"relation='query' needs the query's sensitivity (l1), a number > 0, got sensitivity={sensitivity!r}; "
+                "pass e.g. sensitivity=1.0"
+            )
+        if a0.shape != a1.shape:
+            raise NotNeighboursError(
+                f"d0 and d1 are query answers of different shapes {a0.shape} and {a1.shape}; "
+                "answers of one query on neighbouring datasets have the same shape"
+            )
+        distance = float(np.abs(a0 - a1).sum())
+        if distance > sensitivity * (1 + 1e-12):
+            raise NotNeighboursError(
+                f"d0 and d1 differ by {distance:.6g} in l1 norm, more than sensitivity={sensitivity:g}; they are not "
+                "answers of a query with that sensitivity on neighbouring datasets (check the pair or the sensitivity)"
+            )
+        return
+    if sensitivity is not None:
+        raise InputError(f"sensitivity= is for relation='query', got relation={relation!r}; omit sensitivity")
+    if a0.shape[1:] != a1.shape[1:]:
+        raise NotNeighboursError(
+            f"d0 and d1 have rows of different shapes {a0.shape[1:]} and {a1.shape[1:]} (arrays {a0.shape}, "
+            f"{a1.shape}); records of one dataset and its neighbour have the same shape"
+        )
+    if relation == "replace":
+        if len(a0) != len(a1):
+            raise NotNeighboursError(
+                f"d0 has {len(a0)} rows and d1 {len(a1)}: relation='replace' changes one row in place; "
+                "for one row added or removed pass relation='add-remove'"
+            )
+        changed = int(np.count_nonzero(np.any((a0 != a1).reshape(len(a0), -1), axis=1)))
+        if changed > 1:
+            raise NotNeighboursError(
+                f"d0 and d1 differ in {changed} rows; replace-one neighbours differ in at most one row (records are "
+                "rows, axis 0). For query answers pass relation='query' with sensitivity=, or relation='unchecked'"
+            )
+        return
+    if len(a0) == len(a1):
+        if not np.array_equal(a0, a1):
+            raise NotNeighboursError(
+                f"d0 and d1 both have {len(a0)} rows but differ: add-remove neighbours differ by one row added or "
+                "removed; for a row changed in place pass relation='replace'"
+            )
+        return
+    big, small = (a0, a1) if len(a0) > len(a1) else (a1, a0)
+    if len(big) != len(small) + 1 or not _one_row_removed(big, small):
+        raise NotNeighboursError(
+            f"d0 has {len(a0)} rows and d1 {len(a1)}: add-remove neighbours are one array with one row deleted "
+            "from the other (other rows unchanged, in order)"
+        )
+
+
+def _one_row_removed(big: np.ndarray, small: np.ndarray) -> bool:
+    """True when ``small`` is ``big`` with exactly one row deleted (order kept)."""
+    flat_big, flat_small = big.reshape(len(big), -1), small.reshape(len(small), -1)
+    prefix = np.all(flat_big[:-1] == flat_small, axis=1)
+    suffix = np.all(flat_big[1:] == flat_small, axis=1)
+    ok_prefix = np.concatenate([[True], np.cumprod(prefix).astype(bool)])
+    ok_suffix = np.concatenate([np.cumprod(suffix[::-1])[::-1].astype(bool), [True]])
+    return bool(np.any(ok_prefix & ok_suffix))

@@ -31,7 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..data import UserDataset, neighbour_distance
+from ..budget import LONG_RUN, check_budget, check_limits, probe
+from ..data import UserDataset, check_array_neighbours, neighbour_distance, read_only, shape_mismatch
 from ..errors import (
     InputError,
     MechanismError,
@@ -47,13 +48,16 @@ from ..execution import (
     SEED_BLOCK,
     TaskGrid,
     as_batched,
-    check_determinism,
+    call_block,
     child_seed,
+    first_block,
+    ignores_rng,
     plan_chunks,
     reduce_blocks,
     resolve_workers,
     run_blocks,
     session,
+    strict_default,
 )
 from ..privacy import PrivacyClaim
 from .bounds import CI_METHODS, per_bound_alpha
@@ -137,16 +141,25 @@ def audit(
     scheduler: str | None = None,
     chunk: int | None = None,
     checkpoint: str | os.PathLike | None = None,
+    sensitivity: float | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
     Parameters
     ----------
     mechanism : ``mechanism(data, rng, trials) -> (trials, k)`` or ``(trials,)``;
-        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  It must draw all
-        randomness from ``rng`` (a :class:`RuntimeWarning` says when it does not)
-    d0, d1 : whatever the mechanism takes; two ``UserDataset`` s must be neighbours
-        under the claim's unit and relation (else :class:`NotNeighboursError`)
+        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
+        the signature: a parameter named ``trials`` or not.  It must draw all randomness
+        from ``rng`` (an error when ``strict``, else a :class:`RuntimeWarning` and a
+        note in ``warnings``) and must not write into its dataset (datasets are read-only)
+    d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
+        under the claim's unit and relation, two numpy arrays (or numbers) under
+        ``relation`` (rows are records, see :func:`dpclaims.data.check_array_neighbours`),
+        else :class:`NotNeighboursError`; other objects cannot be checked (a note in
+        ``warnings``)
     epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
@@ -157,7 +170,10 @@ def audit(
     method : "threshold" (certified, any outputs), "histogram" (certified, discrete
         outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
         "gdp" (a Gaussian-DP *estimate*, not certified; needs δ > 0)
-    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace)
+    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
+        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
+        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
+    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
     threshold : "calibration" (one test chosen on calibration data) or "bonferroni"
         (``grid_size`` thresholds at pre-set quantile levels, all certified with a
         Bonferroni correction)
@@ -170,13 +186,21 @@ def audit(
         the result does not depend on them
     checkpoint : directory; finished chunks are saved there and an interrupted audit
         rerun with the same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
+    strict : a mechanism that ignores ``rng`` is an error, not a warning; default (None):
+        on when the environment has ``CI=true``
+    max_seconds, max_memory : limits (seconds, bytes) on the estimated time and memory
+        of the run (see :mod:`dpclaims.budget`; default 24 h and half the physical
+        memory); a run over them is refused with the largest trial count that fits
 
     Returns
     -------
     AuditResult
     """
     start = time.perf_counter()
-    claim = _resolve_claim(claim, epsilon, delta, unit, relation)
+    array_relation = relation if relation in ("query", "unchecked") else None
+    claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
+    strict = strict_default(strict)
+    max_seconds, max_memory = check_limits(max_seconds, max_memory)
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     confidence = check_confidence(confidence)
     check_choice(method, METHODS, "method")
@@ -190,7 +214,8 @@ def audit(
         raise InputError(f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}")
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
-    _check_neighbours(d0, d1, claim)
+    d0, d1 = read_only(d0), read_only(d1)
+    notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
     n_workers = resolve_workers(workers)
@@ -202,7 +227,21 @@ def audit(
     cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
     cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
     cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop)
-    check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    same, first, seconds = first_block(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    if not same:
+        notes.append(ignores_rng(batched, strict))
+    parallel = backend != "serial" and n_workers > 1
+    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # thresholds to count, as certification does
+
+    def probe_call(n: int) -> np.ndarray:
+        return counts_above(call_block(batched, d0, seed_0, 0, n).sum(axis=1), stand_in)
+
+    long_run = min(LONG_RUN, max_seconds)
+    found = probe(
+        probe_call, seconds, first.shape[1], trials,
+        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1) > long_run,
+    )
+    check_budget(found, trials, lambda n: _held(n, fraction), n_workers, parallel, max_seconds, max_memory, MIN_TRIALS)
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
@@ -295,13 +334,14 @@ def audit(
         seed=int(seed),
         trials=trials,
         unit=claim.unit,
-        relation=claim.relation,
+        relation=array_relation or claim.relation,
         output_dim=output_dim,
         discrete=bool(discrete),
         mu=mu,
         candidates=candidates,
         tradeoff=tuple(tuple(p) for p in tradeoff),
         wall_time=time.perf_counter() - start,
+        warnings=tuple(notes),
     )
 
 
@@ -366,13 +406,37 @@ def _check_fraction(fraction: Any, trials: int) -> float:
     return float(fraction)
 
 
-def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim) -> None:
-    if not (isinstance(d0, UserDataset) and isinstance(d1, UserDataset)):
-        return
-    distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
-    if distance is None or distance > 1:
-        found = "not reachable by such changes" if distance is None else f"{distance} {claim.unit}s differ"
-        raise NotNeighboursError(
-            f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found} "
-            f"(distance {distance}); a {claim.unit}-level claim needs datasets differing in at most one {claim.unit}"
-        )
+def _held(trials: int, fraction: float) -> int:
+    """Trials per side whose outputs the main process holds: the calibration split's whole blocks."""
+    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    return min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
+
+
+def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any) -> list[str]:
+    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes for the result."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        if array_relation is not None or sensitivity is not None:
+            raise InputError(
+                f"relation={array_relation!r} and sensitivity= are for array datasets; UserDatasets are checked under "
+                "relation='replace' or 'add-remove'"
+            )
+        distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
+        if distance is None or distance > 1:
+            found = shape_mismatch(d0, d1, claim.relation) or (
+                "not one user removed" if distance is None else f"{distance} {claim.unit}s differ"
+            )
+            raise NotNeighboursError(
+                f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found}; "
+                f"a {claim.unit}-level claim needs datasets differing in at most one {claim.unit}"
+            )
+        return []
+    arrays = all(isinstance(d, (np.ndarray, int, float, np.integer, np.floating)) for d in (d0, d1))
+    if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
+        check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
+        if array_relation == "unchecked":
+            return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
+        return []
+    if sensitivity is not None or array_relation == "query":
+        raise InputError("relation='query' and sensitivity= are for numpy-array datasets (query answers)")
+    kinds = f"{type(d0).__name__} and {type(d1).__name__}"
+    return [f"d0 and d1 are {kinds}: their neighbour relation cannot be checked; make sure they are neighbours"]

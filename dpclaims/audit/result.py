@@ -55,6 +55,7 @@ class AuditResult:
     candidates: dict = field(default_factory=dict)
     tradeoff: tuple = ()
     wall_time: float = 0.0
+    warnings: tuple = ()
 
     @property
     def slack(self) -> float:
@@ -76,6 +77,7 @@ class AuditResult:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["tradeoff"] = [list(point) for point in self.tradeoff]
         out["candidates"] = dict(self.candidates)
+        out["warnings"] = list(self.warnings)
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None
