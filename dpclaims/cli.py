@@ -82,7 +82,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
-    claim = PrivacyClaim(args.epsilon, args.delta, unit, args.relation)
+    array_relation = args.relation if args.relation in ("query", "unchecked") else None
+    claim = PrivacyClaim(args.epsilon, args.delta, unit, "replace" if array_relation else args.relation)
+    _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
             raise InputError("a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)")
@@ -97,6 +99,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = audit(
         mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
         seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+        **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation else {}),
+        strict=args.strict, max_seconds=args.max_seconds,
+        max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
     if args.json:
         _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict()})
@@ -107,6 +112,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
         print(f"verdict       {result.verdict}")
     return 1 if result.verdict == "violation" else 0
+
+
+def _log_estimates() -> None:
+    """Show the time/memory estimate of a long audit (logger "dpclaims", INFO) on stderr."""
+    import logging
+
+    log = logging.getLogger("dpclaims")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
 
 
 def _split(text: str | None) -> list[str]:
@@ -296,13 +313,20 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--unit", default=None, help="unit of privacy: user or item (default: item for dp-sgd*, else user)")
-    p.add_argument("--relation", default="replace", help="neighbour relation: replace or add-remove (default replace)")
+    p.add_argument("--relation", default="replace", help="neighbour relation: replace or add-remove (default "
+                   "replace); for array datasets also query (with --sensitivity) or unchecked")
+    p.add_argument("--sensitivity", type=float, default=None, help="l1 sensitivity of the query, with --relation query")
     p.add_argument("--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
     p.add_argument("--backend", default="auto", help="auto, serial or processes")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                   help="a mechanism that ignores its rng is an error (default: on when CI=true)")
+    p.add_argument("--max-seconds", type=float, default=None, help="refuse runs estimated longer (default 86400)")
+    p.add_argument("--max-memory-gb", type=float, default=None,
+                   help="refuse runs estimated to need more memory (default: half the physical memory)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
     return parser
