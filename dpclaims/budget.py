@@ -213,7 +213,7 @@ def check_budget(
     if guess.seconds > max_seconds:
         what.append(f"max_seconds={max_seconds:g}")
     if guess.memory > max_memory:
-        what.append(f"max_memory={max_memory:.3g} bytes")
+        what.append(f"max_memory={max_memory:.4g} bytes ({_bytes(max_memory)})")
     rate = f"{found.seconds_per_trial * 1e6:.3g} µs and {_bytes(found.bytes_per_trial)} per trial"
     if lo < minimum:
         advice = "no trial count fits: pass fewer workers or raise the limit"
