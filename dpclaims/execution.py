@@ -167,8 +167,9 @@ def as_batched(mechanism: Callable) -> Callable:
         signature.bind(None, None)
     except TypeError:
         raise InputError(
-            f"mechanism {name!r} has signature {signature}; a batched mechanism takes a parameter named trials, "
-            "mechanism(data, rng, trials) -> (trials, k), a one-sample mechanism takes (data, rng) -> (k,)"
+            f"mechanism {name!r} has signature {signature}; it must accept (data, rng, trials) or (data, rng): "
+            "a batched mechanism names its batch size trials, mechanism(data, rng, trials) -> (trials, k); "
+            "a one-sample mechanism is mechanism(data, rng) -> (k,)"
         ) from None
     return _Looped(mechanism)
 

@@ -103,7 +103,7 @@ def test_bad_arguments(kwargs, fragment):
 
 
 def test_mechanism_with_wrong_signature_is_refused():
-    with pytest.raises(InputError, match="a parameter named trials"):
+    with pytest.raises(InputError, match="names its batch size trials"):
         run_trials(lambda: 0, None, 10)
     with pytest.raises(InputError, match="callable"):
         run_trials(42, None, 10)

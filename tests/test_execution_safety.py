@@ -88,7 +88,7 @@ def test_mechanisms_are_recognised_by_their_trials_parameter_not_by_position():
     assert out.shape == (50, 2) and np.all(out[:, 1] == 5.0)
     assert run_trials(keyword_trials, 0.0, 50, backend="serial").shape == (50, 1)
     assert as_batched(gauss) is gauss
-    with pytest.raises(InputError, match="a parameter named trials"):
+    with pytest.raises(InputError, match="names its batch size trials"):
         as_batched(lambda data, rng, n: rng.standard_normal(n))
 
 
