@@ -168,15 +168,15 @@ def probe(call: Callable[[int], np.ndarray], first: float, width: int, trials: i
     return Probe(seconds / n, per_trial, fixed, width, n)
 
 
-def estimate(found: Probe, trials: int, held: int, workers: int, parallel: bool) -> Estimate:
-    """Estimate of a run of ``trials`` per side (two datasets) that keeps ``held`` trials per
+def estimate(found: Probe, trials: int, held: int, workers: int, parallel: bool, sides: int = 2) -> Estimate:
+    """Estimate of a run of ``trials`` per side (``sides`` datasets) that keeps ``held`` trials per
     side of outputs in the main process, on ``workers`` workers (``parallel``: separate processes)."""
     from .execution import SEED_BLOCK
 
     block = found.bytes_fixed + found.bytes_per_trial * min(trials, SEED_BLOCK) + 16.0 * found.width * SEED_BLOCK
-    main = HELD_COPIES * 2 * held * 8.0 * found.width + block
+    main = HELD_COPIES * sides * held * 8.0 * found.width + block
     memory = main + (workers * block if parallel else 0.0)
-    seconds = OVERHEAD * 2 * trials * found.seconds_per_trial / (workers if parallel else 1)
+    seconds = OVERHEAD * sides * trials * found.seconds_per_trial / (workers if parallel else 1)
     return Estimate(trials, seconds, memory)
 
 
@@ -190,19 +190,19 @@ def _round_down(value: int) -> int:
 
 def check_budget(
     found: Probe, trials: int, held: Callable[[int], int], workers: int, parallel: bool,
-    max_seconds: float, max_memory: float, minimum: int,
+    max_seconds: float, max_memory: float, minimum: int, sides: int = 2,
 ) -> Estimate:
     """The estimate of a run of ``trials``; :class:`InputError` with the largest count that fits
     when it exceeds ``max_seconds`` or ``max_memory``.  ``held(trials)`` is the number of
-    trials per side the main process keeps in memory."""
-    guess = estimate(found, trials, held(trials), workers, parallel)
+    trials per side the main process keeps in memory; ``sides`` the number of datasets."""
+    guess = estimate(found, trials, held(trials), workers, parallel, sides)
     if guess.seconds <= max_seconds and guess.memory <= max_memory:
         if guess.seconds > LONG_RUN:
             log.info("dpclaims: %s trials per side will take %s", f"{trials:,}", guess.describe())
         return guess
 
     def fits(n: int) -> bool:
-        e = estimate(found, n, held(n), workers, parallel)
+        e = estimate(found, n, held(n), workers, parallel, sides)
         return e.seconds <= max_seconds and e.memory <= max_memory
 
     lo, hi = minimum - 1, trials  # fits(lo) is assumed (or lo < minimum), fits(hi) is False

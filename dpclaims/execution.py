@@ -711,6 +711,28 @@ def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, roo
     }
 
 
+def _preflight(
+    batched: Callable, data: Any, root: np.random.SeedSequence, trials: int, n_workers: int, backend: str,
+    held: Callable[[int], int], strict: bool | None, max_seconds: Any, max_memory: Any,
+) -> None:
+    """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the time and
+    memory limits (see :mod:`dpclaims.budget`), from a short probe on the first seed block."""
+    from .budget import LONG_RUN, check_budget, check_limits, probe
+
+    strict = strict_default(strict)
+    max_seconds, max_memory = check_limits(max_seconds, max_memory)
+    same, first, seconds = first_block(batched, data, root, min(trials, DETERMINISM_PROBE))
+    if not same:
+        ignores_rng(batched, strict)
+    parallel = backend != "serial" and n_workers > 1
+    long_run = min(LONG_RUN, max_seconds)
+    found = probe(
+        lambda n: call_block(batched, data, root, 0, n), seconds, first.shape[1], trials,
+        refine=lambda per_trial: trials * per_trial / (n_workers if parallel else 1) > long_run,
+    )
+    check_budget(found, trials, held, n_workers, parallel, max_seconds, max_memory, 1, sides=1)
+
+
 def run_trials(
     mechanism: Callable,
     data: Any,
@@ -722,6 +744,9 @@ def run_trials(
     *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> np.ndarray:
     """Run ``trials`` independent trials of ``mechanism`` on ``data``.
 
@@ -738,18 +763,21 @@ def run_trials(
     scheduler : Dask scheduler address (implies ``backend="dask"``)
     checkpoint : directory; finished chunks of outputs are saved there and a rerun
         with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
+    strict : a mechanism that ignores ``rng`` is an error, not a :class:`RuntimeWarning`
+        (default: on when ``CI=true``; see :func:`check_determinism`)
+    max_seconds, max_memory : limits on the estimated time and memory (all outputs are
+        returned, so memory grows with ``trials``; see :mod:`dpclaims.budget`)
 
     Returns
     -------
     outputs : float64 array ``(trials, k)``, identical for every chunk, backend and worker count.
-    A :class:`RuntimeWarning` is issued when the mechanism ignores ``rng`` (see :func:`check_determinism`).
     """
     trials = check_trials(trials)
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    _preflight(batched, data, root, trials, n_workers, backend, lambda n: n, strict, max_seconds, max_memory)
     stage = None
     if checkpoint is not None:
         from .checkpoint import open_checkpoint
@@ -776,6 +804,9 @@ def reduce_trials(
     *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> np.ndarray:
     """``sum over seed blocks of reducer(outputs)``: ``trials`` trials in memory bounded by one block per worker.
 
@@ -783,7 +814,8 @@ def reduce_trials(
     ----------
     reducer : ``reducer(outputs (n, k) float64) -> integer array`` of a fixed shape (counts);
         it runs on the workers, so only counts travel back
-    others : as :func:`run_trials` (same seed → same blocks → same counts)
+    others : as :func:`run_trials` (same seed → same blocks → same counts); memory does not
+        grow with ``trials``
 
     Returns
     -------
@@ -796,7 +828,7 @@ def reduce_trials(
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    _preflight(batched, data, root, trials, n_workers, backend, lambda n: 0, strict, max_seconds, max_memory)
     stage = None
     if checkpoint is not None:
         from .checkpoint import fingerprint, open_checkpoint

@@ -139,7 +139,8 @@ def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
         return rng.standard_normal(trials)
 
     run_trials(counting, None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
-    assert sum(calls) == 3 * SEED_BLOCK + 2 * 32  # the blocks plus the two determinism probes
+    assert calls[-3:] == [SEED_BLOCK] * 3  # the blocks ran in this process, after the probe's small calls
+    assert sum(calls[:-3]) < SEED_BLOCK
 
 
 def above_zero(outputs):

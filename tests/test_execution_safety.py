@@ -185,3 +185,10 @@ def test_user_datasets_of_different_shapes_say_which_dimension_differs():
     for d1, fragment in cases:
         with pytest.raises(NotNeighboursError, match=fragment):
             audit(gauss, d0, d1, **FAST)
+
+
+def test_run_trials_refuses_more_outputs_than_fit_in_memory():
+    with pytest.raises(InputError, match=r"over the limit max_memory=.*the largest count that fits is trials=4[0-9]_"):
+        run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30)
+    with pytest.raises(MechanismError, match="strict mode"):
+        run_trials(global_noise, 0.0, 100, backend="serial", strict=True)
