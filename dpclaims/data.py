@@ -227,6 +227,11 @@ def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") 
     if d0.n != d1.n and (relation == "replace" or abs(d0.n - d1.n) != 1):
         fix = "relation='add-remove' takes one user more or fewer" if relation == "replace" else "at most one"
         return f"the number of users differs: n = {d0.n} in d0, {d1.n} in d1 ({fix})"
+    if relation == "add-remove" and d0.n == d1.n:
+        return (
+            f"both have n = {d0.n} users but differ; add-remove neighbours differ by one user added or removed "
+            "(for one user changed in place use relation='replace')"
+        )
     return None
 
 

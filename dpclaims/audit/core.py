@@ -423,7 +423,8 @@ def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
         if distance is None or distance > 1:
             found = shape_mismatch(d0, d1, claim.relation) or (
-                "not one user removed" if distance is None else f"{distance} {claim.unit}s differ"
+                f"not one {claim.unit} removed" if distance is None
+                else f"{distance} {claim.unit}s differ (distance {distance})"
             )
             raise NotNeighboursError(
                 f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found}; "
