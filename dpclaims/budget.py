@@ -19,24 +19,25 @@ import math
 import os
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .errors import InputError
 
 __all__ = [
+    "LONG_RUN",
     "MAX_SECONDS",
     "MEMORY_SHARE",
-    "LONG_RUN",
     "PROBE_SECONDS",
-    "Probe",
     "Estimate",
-    "probe",
-    "physical_memory",
-    "check_limits",
+    "Probe",
     "check_budget",
+    "check_limits",
+    "physical_memory",
+    "probe",
 ]
 
 MAX_SECONDS = 24 * 3600.0
@@ -79,7 +80,7 @@ class Probe:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Estimated wall time (s) and peak memory (bytes, all processes) of a run of ``trials`` per side."""
+    """Estimated wall time (s) and peak memory (bytes, all processes) of ``trials`` per side."""
 
     trials: int
     seconds: float
@@ -121,15 +122,20 @@ def check_limits(max_seconds: Any, max_memory: Any) -> tuple[float, float]:
         if value is None:
             out.append(default)
             continue
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, bool
+        )
         if not ok or not value > 0 or math.isnan(value):
-            raise InputError(f"{name} must be a number > 0 (math.inf for no limit), got {value!r}; pass e.g. {example}")
+            raise InputError(
+                f"{name} must be a number > 0 (math.inf for no limit), got {value!r}; "
+                f"pass e.g. {example}"
+            )
         out.append(float(value))
     return out[0], out[1]
 
 
 def _timed(call: Callable[[int], Any], n: int) -> float:
-    """CPU seconds of ``call(n)``: on a busy machine wall time would count other programs' turns."""
+    """CPU seconds of ``call(n)``: on a busy machine, wall time counts other programs' turns."""
     start = time.process_time()
     call(n)
     return time.process_time() - start
@@ -144,7 +150,13 @@ def _peak(call: Callable[[int], Any], n: int) -> float:
         tracemalloc.stop()
 
 
-def probe(call: Callable[[int], np.ndarray], first: float, width: int, trials: int, refine: Callable[[float], bool]) -> Probe:
+def probe(
+    call: Callable[[int], np.ndarray],
+    first: float,
+    width: int,
+    trials: int,
+    refine: Callable[[float], bool],
+) -> Probe:
     """Probe ``call(n) -> outputs (n, k)`` (one seed block of ``n`` trials).
 
     ``first`` is the time of a call of 32 trials already made (the determinism check)
@@ -168,12 +180,19 @@ def probe(call: Callable[[int], np.ndarray], first: float, width: int, trials: i
     return Probe(seconds / n, per_trial, fixed, width, n)
 
 
-def estimate(found: Probe, trials: int, held: int, workers: int, parallel: bool, sides: int = 2) -> Estimate:
+def estimate(
+    found: Probe, trials: int, held: int, workers: int, parallel: bool, sides: int = 2
+) -> Estimate:
     """Estimate of a run of ``trials`` per side (``sides`` datasets) that keeps ``held`` trials per
-    side of outputs in the main process, on ``workers`` workers (``parallel``: separate processes)."""
+    side of outputs in the main process, on ``workers`` workers (``parallel``: separate
+    processes)."""
     from .execution import SEED_BLOCK
 
-    block = found.bytes_fixed + found.bytes_per_trial * min(trials, SEED_BLOCK) + 16.0 * found.width * SEED_BLOCK
+    block = (
+        found.bytes_fixed
+        + found.bytes_per_trial * min(trials, SEED_BLOCK)
+        + 16.0 * found.width * SEED_BLOCK
+    )
     main = HELD_COPIES * sides * held * 8.0 * found.width + block
     memory = main + (workers * block if parallel else 0.0)
     seconds = OVERHEAD * sides * trials * found.seconds_per_trial / (workers if parallel else 1)
@@ -189,8 +208,15 @@ def _round_down(value: int) -> int:
 
 
 def check_budget(
-    found: Probe, trials: int, held: Callable[[int], int], workers: int, parallel: bool,
-    max_seconds: float, max_memory: float, minimum: int, sides: int = 2,
+    found: Probe,
+    trials: int,
+    held: Callable[[int], int],
+    workers: int,
+    parallel: bool,
+    max_seconds: float,
+    max_memory: float,
+    minimum: int,
+    sides: int = 2,
 ) -> Estimate:
     """The estimate of a run of ``trials``; :class:`InputError` with the largest count that fits
     when it exceeds ``max_seconds`` or ``max_memory``.  ``held(trials)`` is the number of
@@ -218,8 +244,10 @@ def check_budget(
     if lo < minimum:
         advice = "no trial count fits: pass fewer workers or raise the limit"
     else:
-        advice = f"the largest count that fits is trials={_round_down(lo):_}; pass that or raise the limit"
+        largest = _round_down(lo)
+        advice = f"the largest count that fits is trials={largest:_}; pass that or raise the limit"
     raise InputError(
-        f"trials={trials:_} would need {guess.describe()} (probe: {rate}, {workers} worker(s)), over the limit "
-        f"{' and '.join(what)}; {advice} (max_seconds=/max_memory=, or --max-seconds/--max-memory-gb)"
+        f"trials={trials:_} would need {guess.describe()} (probe: {rate}, {workers} worker(s)), "
+        f"over the limit {' and '.join(what)}; {advice} "
+        "(max_seconds=/max_memory=, or --max-seconds/--max-memory-gb)"
     )

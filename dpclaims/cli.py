@@ -83,7 +83,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
     array_relation = args.relation if args.relation in ("query", "unchecked") else None
-    claim = PrivacyClaim(args.epsilon, args.delta, unit, "replace" if array_relation else args.relation)
+    relation = "replace" if array_relation else args.relation
+    claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
     _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
@@ -99,7 +100,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = audit(
         mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
         seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
-        **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation else {}),
+        **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation
+           else {}),
         strict=args.strict, max_seconds=args.max_seconds,
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
@@ -313,9 +315,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--unit", default=None, help="unit of privacy: user or item (default: item for dp-sgd*, else user)")
-    p.add_argument("--relation", default="replace", help="neighbour relation: replace or add-remove (default "
-                   "replace); for array datasets also query (with --sensitivity) or unchecked")
-    p.add_argument("--sensitivity", type=float, default=None, help="l1 sensitivity of the query, with --relation query")
+    p.add_argument("--relation", default="replace",
+                   help="neighbour relation: replace or add-remove (default replace); "
+                   "for array datasets also query (with --sensitivity) or unchecked")
+    p.add_argument("--sensitivity", type=float, default=None,
+                   help="l1 sensitivity of the query, with --relation query")
     p.add_argument("--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
@@ -324,9 +328,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
                    help="a mechanism that ignores its rng is an error (default: on when CI=true)")
-    p.add_argument("--max-seconds", type=float, default=None, help="refuse runs estimated longer (default 86400)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="refuse runs estimated longer (default 86400)")
     p.add_argument("--max-memory-gb", type=float, default=None,
-                   help="refuse runs estimated to need more memory (default: half the physical memory)")
+                   help="refuse runs estimated to need more memory (default: half the RAM)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
     return parser

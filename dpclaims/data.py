@@ -60,16 +60,23 @@ class UserDataset:
         if x.ndim == 2:
             x = x[:, None, :]
         if x.ndim != 3:
-            raise InputError(f"x must have shape (n, m, d) (or (n, d) for one item per user), got shape {x.shape}")
+            raise InputError(
+                "x must have shape (n, m, d) (or (n, d) for one item per user), got shape "
+                f"{x.shape}"
+            )
         if 0 in x.shape:
-            raise InputError(f"x must have at least one user, item and feature, got shape {x.shape}")
+            raise InputError(
+                f"x must have at least one user, item and feature, got shape {x.shape}"
+            )
         object.__setattr__(self, "x", _frozen(x))
         if self.y is not None:
             y = check_finite_array(self.y, "y")
             if y.ndim == 1 and x.shape[1] == 1:
                 y = y[:, None]
             if y.shape != x.shape[:2]:
-                raise InputError(f"y must have shape (n, m) = {x.shape[:2]} to match x, got shape {y.shape}")
+                raise InputError(
+                    f"y must have shape (n, m) = {x.shape[:2]} to match x, got shape {y.shape}"
+                )
             object.__setattr__(self, "y", _frozen(y))
 
     @property
@@ -108,7 +115,11 @@ class UserDataset:
 
 
 def _check_index(value: Any, size: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not -size <= value < size:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not -size <= value < size
+    ):
         raise InputError(f"{name} must be an integer index in [0, {size}), got {value!r}")
     return int(value) % size
 
@@ -116,7 +127,10 @@ def _check_index(value: Any, size: int, name: str) -> int:
 def _labels_required(data: UserDataset, new_y: Any, name: str) -> None:
     if (data.y is None) != (new_y is None):
         need = "pass" if data.y is not None else "omit"
-        raise InputError(f"{name}: the dataset is {'labelled' if data.y is not None else 'unlabelled'}; {need} the new label(s)")
+        raise InputError(
+            f"{name}: the dataset is {'labelled' if data.y is not None else 'unlabelled'}; {need} "
+            "the new label(s)"
+        )
 
 
 def replace_user(data: UserDataset, user: int, x_new: Any, y_new: Any = None) -> UserDataset:
@@ -138,7 +152,9 @@ def replace_user(data: UserDataset, user: int, x_new: Any, y_new: Any = None) ->
     return UserDataset(x, y)
 
 
-def replace_item(data: UserDataset, user: int, item: int, x_new: Any, y_new: Any = None) -> UserDataset:
+def replace_item(
+    data: UserDataset, user: int, item: int, x_new: Any, y_new: Any = None
+) -> UserDataset:
     """Return ``data`` with item ``item`` of user ``user`` replaced by ``x_new`` (shape ``(d,)``)."""
     i = _check_index(user, data.n, "user")
     j = _check_index(item, data.m, "item")
@@ -159,7 +175,10 @@ def remove_user(data: UserDataset, user: int) -> UserDataset:
     """Return ``data`` without user ``user`` (n − 1 users, order kept)."""
     i = _check_index(user, data.n, "user")
     if data.n == 1:
-        raise InputError("remove_user needs a dataset with at least 2 users; an empty dataset cannot be represented")
+        raise InputError(
+            "remove_user needs a dataset with at least 2 users; an empty dataset cannot be "
+            "represented"
+        )
     keep = np.arange(data.n) != i
     return UserDataset(data.x[keep], None if data.y is None else data.y[keep])
 
@@ -185,7 +204,9 @@ def _is_one_removal(big: UserDataset, small: UserDataset) -> bool:
     return bool(np.any(ok_prefix & ok_suffix))
 
 
-def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace") -> int | None:
+def neighbour_distance(
+    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
+) -> int | None:
     """Number of ``unit``s changed between ``d0`` and ``d1`` under ``relation``.
 
     Returns ``None`` when ``d1`` cannot be reached from ``d0`` by such changes
@@ -203,8 +224,8 @@ def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", rel
         return _differing_units(d0, d1, unit)
     if unit == "item" and max(d0.m, d1.m) > 1:
         raise InputError(
-            "item-level add-remove neighbours need one item per user (m = 1); "
-            "use relation='replace' for datasets with m > 1"
+            "item-level add-remove neighbours need one item per user (m = 1); use "
+            "relation='replace' for datasets with m > 1"
         )
     if d0.x.shape == d1.x.shape:
         return 0 if d0 == d1 else None
@@ -225,17 +246,23 @@ def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") 
     if d0.m != d1.m:
         return f"the items per user differ: m = {d0.m} in d0, {d1.m} in d1"
     if d0.n != d1.n and (relation == "replace" or abs(d0.n - d1.n) != 1):
-        fix = "relation='add-remove' takes one user more or fewer" if relation == "replace" else "at most one"
+        fix = (
+            "relation='add-remove' takes one user more or fewer"
+            if relation == "replace"
+            else "at most one"
+        )
         return f"the number of users differs: n = {d0.n} in d0, {d1.n} in d1 ({fix})"
     if relation == "add-remove" and d0.n == d1.n:
         return (
-            f"both have n = {d0.n} users but differ; add-remove neighbours differ by one user added or removed "
-            "(for one user changed in place use relation='replace')"
+            f"both have n = {d0.n} users but differ; add-remove neighbours differ by one user "
+            "added or removed (for one user changed in place use relation='replace')"
         )
     return None
 
 
-def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace") -> bool:
+def are_neighbours(
+    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
+) -> bool:
     """True when ``d0`` and ``d1`` differ in at most one ``unit`` under ``relation``.
 
     Identical datasets are neighbours (distance 0), as in the definition of DP.
@@ -254,12 +281,14 @@ def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relatio
 ARRAY_RELATIONS = ("replace", "add-remove", "query", "unchecked")
 """How two plain-array datasets are checked: rows (axis 0) are records, one replaced
 (``"replace"``) or one added/removed (``"add-remove"``); or the arrays are answers of a
-query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``, an explicit opt-out)."""
+query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``, an explicit
+opt-out)."""
 
 
 def read_only(data: Any) -> Any:
-    """``data`` as a mechanism may see it: a numpy array becomes a read-only view (the caller's
-    array is untouched); a :class:`UserDataset` is read-only already; anything else is unchanged."""
+    """``data`` as a mechanism may see it: a numpy array becomes a read-only view (the
+    caller's array is untouched); a :class:`UserDataset` is read-only already; anything else
+    is unchanged."""
     if isinstance(data, np.ndarray):
         view = data.view()
         view.setflags(write=False)
@@ -291,11 +320,14 @@ def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = N
         return
     a0, a1 = (_rows(check_finite_array(d, name)) for d, name in ((d0, "d0"), (d1, "d1")))
     if relation == "query":
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float, np.integer, np.floating)) \
-                or not 0 < sensitivity < np.inf:
+        if (
+            isinstance(sensitivity, bool)
+            or not isinstance(sensitivity, (int, float, np.integer, np.floating))
+            or not 0 < sensitivity < np.inf
+        ):
             raise InputError(
-                f"relation='query' needs the query's sensitivity (l1), a number > 0, got sensitivity={sensitivity!r}; "
-                "pass e.g. sensitivity=1.0"
+                "relation='query' needs the query's sensitivity (l1), a number > 0, got "
+                f"sensitivity={sensitivity!r}; pass e.g. sensitivity=1.0"
             )
         if a0.shape != a1.shape:
             raise NotNeighboursError(
@@ -305,42 +337,47 @@ def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = N
         distance = float(np.abs(a0 - a1).sum())
         if distance > sensitivity * (1 + 1e-12):
             raise NotNeighboursError(
-                f"d0 and d1 differ by {distance:.6g} in l1 norm, more than sensitivity={sensitivity:g}; they are not "
-                "answers of a query with that sensitivity on neighbouring datasets (check the pair or the sensitivity)"
+                f"d0 and d1 differ by {distance:.6g} in l1 norm, more than "
+                f"sensitivity={sensitivity:g}; they are not answers of a query with that "
+                "sensitivity on neighbouring datasets (check the pair or the sensitivity)"
             )
         return
     if sensitivity is not None:
-        raise InputError(f"sensitivity= is for relation='query', got relation={relation!r}; omit sensitivity")
+        raise InputError(
+            f"sensitivity= is for relation='query', got relation={relation!r}; omit sensitivity"
+        )
     if a0.shape[1:] != a1.shape[1:]:
         raise NotNeighboursError(
-            f"d0 and d1 have rows of different shapes {a0.shape[1:]} and {a1.shape[1:]} (arrays {a0.shape}, "
-            f"{a1.shape}); records of one dataset and its neighbour have the same shape"
+            f"d0 and d1 have rows of different shapes {a0.shape[1:]} and {a1.shape[1:]} (arrays "
+            f"{a0.shape}, {a1.shape}); records of one dataset and its neighbour have the same "
+            "shape"
         )
     if relation == "replace":
         if len(a0) != len(a1):
             raise NotNeighboursError(
-                f"d0 has {len(a0)} rows and d1 {len(a1)}: relation='replace' changes one row in place; "
-                "for one row added or removed pass relation='add-remove'"
+                f"d0 has {len(a0)} rows and d1 {len(a1)}: relation='replace' changes one row in "
+                "place; for one row added or removed pass relation='add-remove'"
             )
         changed = int(np.count_nonzero(np.any((a0 != a1).reshape(len(a0), -1), axis=1)))
         if changed > 1:
             raise NotNeighboursError(
-                f"d0 and d1 differ in {changed} rows; replace-one neighbours differ in at most one row (records are "
-                "rows, axis 0). For query answers pass relation='query' with sensitivity=, or relation='unchecked'"
+                f"d0 and d1 differ in {changed} rows; replace-one neighbours differ in at most "
+                "one row (records are rows, axis 0). For query answers pass relation='query' "
+                "with sensitivity=, or relation='unchecked'"
             )
         return
     if len(a0) == len(a1):
         if not np.array_equal(a0, a1):
             raise NotNeighboursError(
-                f"d0 and d1 both have {len(a0)} rows but differ: add-remove neighbours differ by one row added or "
-                "removed; for a row changed in place pass relation='replace'"
+                f"d0 and d1 both have {len(a0)} rows but differ: add-remove neighbours differ by "
+                "one row added or removed; for a row changed in place pass relation='replace'"
             )
         return
     big, small = (a0, a1) if len(a0) > len(a1) else (a1, a0)
     if len(big) != len(small) + 1 or not _one_row_removed(big, small):
         raise NotNeighboursError(
-            f"d0 has {len(a0)} rows and d1 {len(a1)}: add-remove neighbours are one array with one row deleted "
-            "from the other (other rows unchanged, in order)"
+            f"d0 has {len(a0)} rows and d1 {len(a1)}: add-remove neighbours are one array with "
+            "one row deleted from the other (other rows unchanged, in order)"
         )
 
 

@@ -85,7 +85,9 @@ DASK_CONNECT_TIMEOUT = 10
 def child_seed(seed: int | np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """The SeedSequence with spawn key ``seed.spawn_key + key``: a fixed, order-free child."""
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    return np.random.SeedSequence(entropy=root.entropy, spawn_key=tuple(root.spawn_key) + tuple(key))
+    return np.random.SeedSequence(
+        entropy=root.entropy, spawn_key=tuple(root.spawn_key) + tuple(key)
+    )
 
 
 def _root_seed(seed: Any) -> np.random.SeedSequence:
@@ -98,8 +100,9 @@ def _sample(value: Any) -> np.ndarray:
     """One output of a one-sample mechanism as an array (a number or a vector (k,))."""
     if isinstance(value, dict):
         raise MechanismError(
-            f"mechanism returned a dict (keys {sorted(map(str, value))[:4]}); return the outputs as one vector of "
-            "numbers, e.g. np.array([out['a'], out['b']]) for mechanism(data, rng) -> (k,)"
+            f"mechanism returned a dict (keys {sorted(map(str, value))[:4]}); return the outputs "
+            "as one vector of numbers, e.g. np.array([out['a'], out['b']]) for mechanism(data, "
+            "rng) -> (k,)"
         )
     return np.asarray(value)
 
@@ -113,18 +116,20 @@ class _Looped:
     def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
         rows = [_sample(self.func(data, rng)) for _ in range(trials)]
         if any(r.shape != rows[0].shape for r in rows):
-            raise MechanismError("mechanism returned outputs of different shapes on different calls")
+            raise MechanismError(
+                "mechanism returned outputs of different shapes on different calls"
+            )
         if rows[0].ndim > 1:
             raise MechanismError(
-                f"mechanism(data, rng) returned shape {rows[0].shape}; a one-sample mechanism returns one output: "
-                "a number or a vector (k,) (flatten it, e.g. np.ravel(out))"
+                f"mechanism(data, rng) returned shape {rows[0].shape}; a one-sample mechanism "
+                "returns one output: a number or a vector (k,) (flatten it, e.g. np.ravel(out))"
             )
         return np.stack(rows)
 
 
 @dataclass(frozen=True)
 class _TrialsByKeyword:
-    """Adapter for a batched mechanism whose ``trials`` parameter is not its third positional one."""
+    """Adapter for a batched mechanism whose ``trials`` is not its third positional parameter."""
 
     func: Callable
 
@@ -133,7 +138,7 @@ class _TrialsByKeyword:
 
 
 def as_batched(mechanism: Callable) -> Callable:
-    """Return ``mechanism`` as ``f(data, rng, trials)``, recognised by its signature, never by position.
+    """``mechanism`` as ``f(data, rng, trials)``, recognised by its signature, never by position.
 
     A callable with a parameter named ``trials`` is batched (``trials`` is passed by
     name unless it is the third positional parameter); one without it that can be
@@ -141,7 +146,10 @@ def as_batched(mechanism: Callable) -> Callable:
     their defaults) and is looped.  Anything else is an :class:`InputError`.
     """
     if not callable(mechanism):
-        raise InputError(f"mechanism must be callable as mechanism(data, rng, trials), got {type(mechanism).__name__}")
+        raise InputError(
+            "mechanism must be callable as mechanism(data, rng, trials), got "
+            f"{type(mechanism).__name__}"
+        )
     if isinstance(mechanism, (_Looped, _TrialsByKeyword)):
         return mechanism
     try:
@@ -152,24 +160,26 @@ def as_batched(mechanism: Callable) -> Callable:
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
     if "trials" in params:
         positional = [
-            p.name for p in params.values()
-            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            p.name
+            for p in params.values()
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         ]
         if positional[2:3] == ["trials"]:
             return mechanism
         if params["trials"].kind == inspect.Parameter.POSITIONAL_ONLY:
             raise InputError(
-                f"mechanism {name!r} has signature {signature}; its trials parameter must be the third one "
-                "(data, rng, trials) or accept trials=..."
+                f"mechanism {name!r} has signature {signature}; its trials parameter must be the "
+                "third one (data, rng, trials) or accept trials=..."
             )
         return _TrialsByKeyword(mechanism)
     try:
         signature.bind(None, None)
     except TypeError:
         raise InputError(
-            f"mechanism {name!r} has signature {signature}; it must accept (data, rng, trials) or (data, rng): "
-            "a batched mechanism names its batch size trials, mechanism(data, rng, trials) -> (trials, k); "
-            "a one-sample mechanism is mechanism(data, rng) -> (k,)"
+            f"mechanism {name!r} has signature {signature}; it must accept (data, rng, trials) or "
+            "(data, rng): a batched mechanism names its batch size trials, mechanism(data, rng, "
+            "trials) -> (trials, k); a one-sample mechanism is mechanism(data, rng) -> (k,)"
         ) from None
     return _Looped(mechanism)
 
@@ -178,8 +188,9 @@ def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndar
     """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise :class:`MechanismError`."""
     if isinstance(outputs, dict):
         raise MechanismError(
-            f"{name} returned a dict (keys {sorted(map(str, outputs))[:4]}); return one array of shape (trials, k), "
-            "e.g. np.column_stack([out['a'], out['b']]), or (trials,) for one output per trial"
+            f"{name} returned a dict (keys {sorted(map(str, outputs))[:4]}); return one array of "
+            "shape (trials, k), e.g. np.column_stack([out['a'], out['b']]), or (trials,) for one "
+            "output per trial"
         )
     try:
         arr = np.asarray(outputs)
@@ -187,30 +198,36 @@ def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndar
         raise MechanismError(f"{name} returned something that is not an array: {exc}") from None
     if arr.dtype.kind not in "biuf":
         raise MechanismError(
-            f"{name} returned non-numeric outputs (dtype {arr.dtype}); return numbers, booleans or integers"
+            f"{name} returned non-numeric outputs (dtype {arr.dtype}); return numbers, booleans "
+            "or integers"
         )
     if arr.ndim == 0:
         raise MechanismError(
-            f"{name} returned one number for trials={trials}; a batched mechanism(data, rng, trials) returns one output "
-            "per trial, shape (trials,) or (trials, k) (e.g. rng.standard_normal(trials)); a mechanism returning one "
-            "sample takes (data, rng) only"
+            f"{name} returned one number for trials={trials}; a batched mechanism(data, rng, "
+            "trials) returns one output per trial, shape (trials,) or (trials, k) (e.g. "
+            "rng.standard_normal(trials)); a mechanism returning one sample takes (data, rng) "
+            "only"
         )
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != trials or arr.shape[1] == 0:
         raise MechanismError(
-            f"{name} returned shape {np.shape(outputs)} for trials={trials}; it must return (trials, k) or (trials,)"
+            f"{name} returned shape {np.shape(outputs)} for trials={trials}; it must return "
+            "(trials, k) or (trials,)"
         )
     arr = arr.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
-        raise MechanismError(f"{name} returned NaN or infinite outputs; a mechanism's outputs must be finite")
+        raise MechanismError(
+            f"{name} returned NaN or infinite outputs; a mechanism's outputs must be finite"
+        )
     return arr
 
 
 def _block(trials: int, b: int, start: int, stop: int) -> tuple[int, int, int, int]:
     """Seed block ``b`` of a stream of ``trials`` trials, restricted to ``[start, stop)``:
     ``(b, block size, lo, hi)``.  The mechanism is called on the whole block (its size fixed
-    by ``trials``, so its random numbers never depend on the range) and rows ``[lo, hi)`` are kept."""
+    by ``trials``, so its random numbers never depend on the range) and rows ``[lo, hi)``
+    are kept."""
     first = b * SEED_BLOCK
     size = min(SEED_BLOCK, trials - first)
     return (b, size, max(start, first) - first, min(stop, first + size) - first)
@@ -244,12 +261,12 @@ class ChunkPlan(Sequence):
 
     @property
     def layout(self) -> list[int]:
-        """``[chunks, blocks per chunk, first block, blocks]``: what a checkpoint records of the plan."""
+        """``[chunks, blocks per chunk, first block, blocks]``: what a checkpoint records."""
         return [len(self), self.per_chunk, self.first, self.blocks]
 
 
 class TaskGrid(Sequence):
-    """Tasks ``(*head, chunk, *tail)`` for every head (outer) and chunk (inner), built on demand."""
+    """Tasks ``(*head, chunk, *tail)`` for each head (outer) and chunk (inner), built on demand."""
 
     def __init__(self, heads: Sequence[tuple], chunks: Sequence, tail: tuple = ()) -> None:
         self.heads, self.chunks, self.tail = list(heads), chunks, tuple(tail)
@@ -269,15 +286,24 @@ def resolve_workers(workers: int | None) -> int:
     if workers is None:
         return os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise InputError(f"workers must be a whole number >= 1, got {workers!r}; pass e.g. workers=4, or omit it to use all cores")
+        raise InputError(
+            f"workers must be a whole number >= 1, got {workers!r}; pass e.g. workers=4, or omit "
+            "it to use all cores"
+        )
     return int(workers)
 
 
 def plan_chunks(
-    trials: int, chunk: int | None, workers: int, checkpointed: bool = False, start: int = 0, stop: int | None = None
+    trials: int,
+    chunk: int | None,
+    workers: int,
+    checkpointed: bool = False,
+    start: int = 0,
+    stop: int | None = None,
 ) -> ChunkPlan:
     """Group the seed blocks of trials ``[start, stop)`` (default: all) of a stream of ``trials``
-    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`), computed on demand.
+    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`), computed
+    on demand.
 
     ``chunk`` (trials, rounded up to whole seed blocks) fixes the chunk size; by
     default the blocks are spread over ``4 × workers`` chunks of at most
@@ -296,8 +322,10 @@ def plan_chunks(
     return ChunkPlan(trials, start, stop, per_chunk)
 
 
-def call_block(mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int) -> np.ndarray:
-    """Outputs ``(size, k)`` of ``mechanism`` on seed block ``index`` of ``size`` trials, checked."""
+def call_block(
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int
+) -> np.ndarray:
+    """Outputs ``(size, k)`` of ``mechanism`` on seed block ``index`` of ``size`` trials."""
     rng = np.random.default_rng(child_seed(seed, index))
     try:
         raw = mechanism(data, rng, size)
@@ -306,14 +334,20 @@ def call_block(mechanism: Callable, data: Any, seed: np.random.SeedSequence, ind
     except Exception as exc:
         if isinstance(exc, ValueError) and "read-only" in str(exc):
             raise MechanismError(
-                f"the mechanism wrote into its dataset ({type(exc).__name__}: {exc}); datasets are read-only: "
-                "copy first, e.g. x = data.x.copy() (or np.array(data)), and change the copy"
+                f"the mechanism wrote into its dataset ({type(exc).__name__}: {exc}); datasets "
+                "are read-only: copy first, e.g. x = data.x.copy() (or np.array(data)), and "
+                "change the copy"
             ) from exc
         raise MechanismError(f"the mechanism raised {type(exc).__name__}: {exc}") from exc
     return check_outputs(raw, size)
 
 
-def run_blocks(mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+def run_blocks(
+    mechanism: Callable,
+    data: Any,
+    seed: np.random.SeedSequence,
+    blocks: Sequence[tuple[int, int, int, int]],
+) -> np.ndarray:
     """Outputs ``(sum of hi - lo, k)`` of ``mechanism`` on one chunk of seed blocks.
 
     Block ``(b, size, lo, hi)``: ``mechanism(data, rng_b, size)`` with ``rng_b`` seeded
@@ -322,12 +356,18 @@ def run_blocks(mechanism: Callable, data: Any, seed: np.random.SeedSequence, blo
     out = [call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
     widths = {o.shape[1] for o in out}
     if len(widths) > 1:
-        raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
+        raise MechanismError(
+            f"mechanism returned different output widths across calls: {sorted(widths)}"
+        )
     return np.concatenate(out)
 
 
 def reduce_blocks(
-    mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]], reducer: Callable
+    mechanism: Callable,
+    data: Any,
+    seed: np.random.SeedSequence,
+    blocks: Sequence[tuple[int, int, int, int]],
+    reducer: Callable,
 ) -> np.ndarray:
     """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as :func:`run_blocks`):
     only one block of outputs is alive at a time.
@@ -340,10 +380,14 @@ def reduce_blocks(
         counts = np.asarray(reducer(call_block(mechanism, data, seed, index, size)[lo:hi]))
         if counts.dtype.kind not in "biu":
             raise InputError(
-                f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk sums are exact"
+                f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk "
+                "sums are exact"
             )
         if total is not None and counts.shape != total.shape:
-            raise InputError(f"reducer returned shape {counts.shape} after {total.shape}; keep the result shape fixed")
+            raise InputError(
+                f"reducer returned shape {counts.shape} after {total.shape}; keep the result "
+                "shape fixed"
+            )
         total = counts.astype(np.int64) if total is None else total + counts
     return total
 
@@ -362,22 +406,27 @@ def first_block(
 
 def ignores_rng(mechanism: Callable, strict: bool) -> str:
     """The message for a mechanism whose outputs differ for the same seed; raised as a
-    :class:`MechanismError` when ``strict``, else issued as a :class:`RuntimeWarning` and returned."""
+    :class:`MechanismError` when ``strict``, else issued as a :class:`RuntimeWarning` and
+    returned."""
     inner = mechanism.func if isinstance(mechanism, _Looped) else mechanism
     name = getattr(inner, "__qualname__", type(inner).__qualname__)
     message = (
-        f"mechanism {name!r} returned different outputs for the same seed: it draws randomness from somewhere other "
-        "than its rng argument (np.random.*, random, a global generator, the clock). Draw all randomness from the rng "
-        "argument (e.g. rng.standard_normal) so results are reproducible and chunks are independent"
+        f"mechanism {name!r} returned different outputs for the same seed: it draws randomness "
+        "from somewhere other than its rng argument (np.random.*, random, a global generator, "
+        "the clock). Draw all randomness from the rng argument (e.g. rng.standard_normal) so "
+        "results are reproducible and chunks are independent"
     )
     if strict:
-        raise MechanismError(message + " (strict mode; pass strict=False, or --no-strict, to only warn)")
+        raise MechanismError(
+            message + " (strict mode; pass strict=False, or --no-strict, to only warn)"
+        )
     warnings.warn(message, RuntimeWarning, stacklevel=4)
     return message
 
 
 def strict_default(strict: bool | None) -> bool:
-    """``strict`` checked; None means on when the environment variable ``CI`` is ``true`` (as CI services set)."""
+    """``strict`` checked; None means on when the environment variable ``CI`` is ``true``
+    (as CI services set it)."""
     if strict is None:
         return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
     if not isinstance(strict, (bool, np.bool_)):
@@ -386,8 +435,12 @@ def strict_default(strict: bool | None) -> bool:
 
 
 def check_determinism(
-    mechanism: Callable, data: Any, seed: int | np.random.SeedSequence = 0, trials: int = DETERMINISM_PROBE,
-    *, strict: bool = False,
+    mechanism: Callable,
+    data: Any,
+    seed: int | np.random.SeedSequence = 0,
+    trials: int = DETERMINISM_PROBE,
+    *,
+    strict: bool = False,
 ) -> bool:
     """Run the first seed block twice on ``trials`` trials; warn (raise :class:`MechanismError`
     when ``strict``) and return False if the outputs differ.
@@ -442,7 +495,7 @@ PR_SET_PDEATHSIG = 1
 """Linux prctl option: the signal a process receives when its parent dies."""
 
 PARENT_POLL = 0.5
-"""Seconds between a worker's checks that its parent is alive (the fallback to PR_SET_PDEATHSIG)."""
+"""Seconds between a worker's checks that its parent is alive (fallback to PR_SET_PDEATHSIG)."""
 
 
 def _die_with_parent(parent: int) -> None:
@@ -477,8 +530,9 @@ def _payload(func: Callable, task: tuple, backend: str) -> bytes:
         return _dumps((func, task))
     except Exception as exc:
         raise InputError(
-            f"backend={backend!r} could not serialise the mechanism/experiment ({type(exc).__name__}: {exc}); "
-            "make it picklable (no open files, locks or generators) or pass backend='serial'"
+            f"backend={backend!r} could not serialise the mechanism/experiment "
+            f"({type(exc).__name__}: {exc}); make it picklable (no open files, locks or "
+            "generators) or pass backend='serial'"
         ) from None
 
 
@@ -489,8 +543,10 @@ class _Processes:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self.window = 2 * workers
         self.pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context(method),
-            initializer=_die_with_parent, initargs=(os.getpid(),),
+            max_workers=workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
         )
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
@@ -528,14 +584,20 @@ class _Dask:
             from distributed import Client, LocalCluster
         except ImportError:
             raise InputError(
-                "backend='dask' needs the optional dependency dask[distributed]: pip install 'dpclaims[dask]'"
+                "backend='dask' needs the optional dependency dask[distributed]: pip install "
+                "'dpclaims[dask]'"
             ) from None
         self.cluster = None
         try:
             if scheduler is None:
                 self.cluster = LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
-                    dashboard_address="127.0.0.1:0", silence_logs=40,
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=False,
+                    host="127.0.0.1",
+                    protocol="tcp",
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=40,
                 )
                 self.client = Client(self.cluster)
             else:
@@ -548,7 +610,9 @@ class _Dask:
                 f"could not connect to {where} ({type(exc).__name__}: {exc}); check scheduler= "
                 "(e.g. 'tcp://10.0.0.5:8786') or omit it to start a local cluster"
             ) from None
-        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values())
+        threads = sum(
+            w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values()
+        )
         self.window = 2 * max(workers, threads)
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
@@ -606,7 +670,9 @@ class Session:
         """The backend actually used: "serial", "processes" or "dask"."""
         return self._runner.name
 
-    def stream(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> Iterator[tuple[int, Any]]:
+    def stream(
+        self, func: Callable, tasks: Sequence[tuple], stage: Any = None
+    ) -> Iterator[tuple[int, Any]]:
         """``(i, func(*tasks[i]))`` for every task, in completion order, with a bounded number of
         tasks in flight (``tasks`` may be built on demand, e.g. a :class:`TaskGrid`).  With a
         checkpoint ``stage``, saved tasks are loaded instead of run and each newly finished one
@@ -632,15 +698,23 @@ class Session:
         return results
 
 
-def _resolve_backend(backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any) -> str:
+def _resolve_backend(
+    backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any
+) -> str:
     check_choice(backend, BACKENDS, "backend")
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler:
-            raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got {scheduler!r}")
+            raise InputError(
+                "scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got "
+                f"{scheduler!r}"
+            )
         if backend == "auto":
             return "dask"
         if backend != "dask":
-            raise InputError(f"scheduler= is a Dask scheduler address and needs backend='dask', got backend={backend!r}")
+            raise InputError(
+                "scheduler= is a Dask scheduler address and needs backend='dask', got "
+                f"backend={backend!r}"
+            )
     if backend == "auto":
         return "processes" if tasks > 1 and workers > 1 and _picklable(probe) else "serial"
     return backend
@@ -648,7 +722,11 @@ def _resolve_backend(backend: str, scheduler: str | None, tasks: int, workers: i
 
 @contextlib.contextmanager
 def session(
-    backend: str = "auto", workers: int | None = None, scheduler: str | None = None, tasks: int = 2, probe: Any = None
+    backend: str = "auto",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    tasks: int = 2,
+    probe: Any = None,
 ) -> Iterator[Session]:
     """Open a backend for several :meth:`Session.map` calls (one pool / cluster for all of them).
 
@@ -684,7 +762,11 @@ def session(
 
 
 def map_tasks(
-    func: Callable, tasks: Sequence[tuple], backend: str = "auto", workers: int | None = None, scheduler: str | None = None
+    func: Callable,
+    tasks: Sequence[tuple],
+    backend: str = "auto",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> list:
     """``[func(*task) for task in tasks]``, in order, on the chosen backend.
 
@@ -697,7 +779,14 @@ def map_tasks(
         return s.map(func, tasks)
 
 
-def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, root: np.random.SeedSequence, chunks: ChunkPlan) -> dict:
+def _trial_arguments(
+    kind: str,
+    mechanism: Callable,
+    data: Any,
+    trials: int,
+    root: np.random.SeedSequence,
+    chunks: ChunkPlan,
+) -> dict:
     from .checkpoint import fingerprint
 
     return {
@@ -712,11 +801,19 @@ def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, roo
 
 
 def _preflight(
-    batched: Callable, data: Any, root: np.random.SeedSequence, trials: int, n_workers: int, backend: str,
-    held: Callable[[int], int], strict: bool | None, max_seconds: Any, max_memory: Any,
+    batched: Callable,
+    data: Any,
+    root: np.random.SeedSequence,
+    trials: int,
+    n_workers: int,
+    backend: str,
+    held: Callable[[int], int],
+    strict: bool | None,
+    max_seconds: Any,
+    max_memory: Any,
 ) -> None:
-    """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the time and
-    memory limits (see :mod:`dpclaims.budget`), from a short probe on the first seed block."""
+    """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the
+    time and memory limits (see :mod:`dpclaims.budget`), from a short probe on the first seed block."""
     from .budget import LONG_RUN, check_budget, check_limits, probe
 
     strict = strict_default(strict)
@@ -727,7 +824,10 @@ def _preflight(
     parallel = backend != "serial" and n_workers > 1
     long_run = min(LONG_RUN, max_seconds)
     found = probe(
-        lambda n: call_block(batched, data, root, 0, n), seconds, first.shape[1], trials,
+        lambda n: call_block(batched, data, root, 0, n),
+        seconds,
+        first.shape[1],
+        trials,
         refine=lambda per_trial: trials * per_trial / (n_workers if parallel else 1) > long_run,
     )
     check_budget(found, trials, held, n_workers, parallel, max_seconds, max_memory, 1, sides=1)
@@ -777,18 +877,33 @@ def run_trials(
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    _preflight(batched, data, root, trials, n_workers, backend, lambda n: n, strict, max_seconds, max_memory)
+    _preflight(
+        batched,
+        data,
+        root,
+        trials,
+        n_workers,
+        backend,
+        lambda n: n,
+        strict,
+        max_seconds,
+        max_memory,
+    )
     stage = None
     if checkpoint is not None:
         from .checkpoint import open_checkpoint
 
-        stage = open_checkpoint(checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)).stage("outputs")
+        stage = open_checkpoint(
+            checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)
+        ).stage("outputs")
     tasks = TaskGrid([(batched, data, root)], chunks)
     with session(backend, n_workers, scheduler, len(tasks), (batched, data)) as s:
         parts = s.map(run_blocks, tasks, stage)
     widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
-        raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
+        raise MechanismError(
+            f"mechanism returned different output widths across calls: {sorted(widths)}"
+        )
     return np.concatenate(parts)
 
 
@@ -823,23 +938,43 @@ def reduce_trials(
     """
     trials = check_trials(trials)
     if not callable(reducer):
-        raise InputError(f"reducer must be callable as reducer(outputs) -> integer counts, got {type(reducer).__name__}")
+        raise InputError(
+            "reducer must be callable as reducer(outputs) -> integer counts, got "
+            f"{type(reducer).__name__}"
+        )
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    _preflight(batched, data, root, trials, n_workers, backend, lambda n: 0, strict, max_seconds, max_memory)
+    _preflight(
+        batched,
+        data,
+        root,
+        trials,
+        n_workers,
+        backend,
+        lambda n: 0,
+        strict,
+        max_seconds,
+        max_memory,
+    )
     stage = None
     if checkpoint is not None:
         from .checkpoint import fingerprint, open_checkpoint
 
-        arguments = {**_trial_arguments("reduce_trials", batched, data, trials, root, chunks), "reducer": fingerprint(reducer)}
+        arguments = {
+            **_trial_arguments("reduce_trials", batched, data, trials, root, chunks),
+            "reducer": fingerprint(reducer),
+        }
         stage = open_checkpoint(checkpoint, arguments).stage("counts")
     tasks = TaskGrid([(batched, data, root)], chunks, (reducer,))
     total = None
     with session(backend, n_workers, scheduler, len(tasks), (batched, data, reducer)) as s:
         for _, counts in s.stream(reduce_blocks, tasks, stage):
             if total is not None and counts.shape != total.shape:
-                raise InputError(f"reducer returned shape {counts.shape} after {total.shape}; keep the result shape fixed")
+                raise InputError(
+                    f"reducer returned shape {counts.shape} after {total.shape}; keep the result "
+                    "shape fixed"
+                )
             total = counts if total is None else total + counts
     return total

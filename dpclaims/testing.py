@@ -55,8 +55,19 @@ def assert_exponent(
     ``AssertionError`` whose message gives the fitted exponent and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
-    result = sweep(experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed, backend=backend, workers=workers)
-    verdict = check_exponent(fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin)
+    result = sweep(
+        experiment,
+        param=param,
+        values=values,
+        replicates=replicates,
+        seed=seed,
+        fixed=fixed,
+        backend=backend,
+        workers=workers,
+    )
+    verdict = check_exponent(
+        fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin
+    )
     if not verdict.passed:
         raise AssertionError(f"rate claim for {param}: {verdict.message}")
     return verdict
@@ -93,16 +104,30 @@ def assert_private(
     from .errors import InputError
 
     if "strict" in options:
-        raise InputError("assert_private always runs in strict mode; call dpclaims.audit.audit(..., strict=False) instead")
+        raise InputError(
+            "assert_private always runs in strict mode; call dpclaims.audit.audit(..., "
+            "strict=False) instead"
+        )
     result = audit(
-        mechanism, d0, d1, epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed,
-        unit=unit, relation=relation, sensitivity=sensitivity, strict=True, **options,
+        mechanism,
+        d0,
+        d1,
+        epsilon=epsilon,
+        delta=delta,
+        trials=trials,
+        confidence=confidence,
+        seed=seed,
+        unit=unit,
+        relation=relation,
+        sensitivity=sensitivity,
+        strict=True,
+        **options,
     )
     if result.verdict == "violation":
         raise AssertionError(
-            f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at confidence {confidence:g} "
-            f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level {result.relation}, "
-            f"{trials} trials, seed={seed})"
+            f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
+            f"confidence {confidence:g} (claimed epsilon={epsilon:g}, delta={delta:g}, "
+            f"{result.unit}-level {result.relation}, {trials} trials, seed={seed})"
         )
     return result
 

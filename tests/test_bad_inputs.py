@@ -275,67 +275,162 @@ def _rows_changed():
 
 
 RESOURCE_CASES = [
-    ("trials-over-time-limit", lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
-     InputError, r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest count that fits is trials=\d"),
-    ("outputs-over-memory-limit", lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
-     InputError, r"over the limit max_memory=.*the largest count that fits is trials=\d"),
-    ("limit-not-positive", lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0), InputError, "max_seconds must be a number > 0"),
-    ("mechanism-third-parameter-not-trials", lambda: run_trials(lambda data, rng, n: rng.random(n), 0.0, 10),
-     InputError, "must accept .* a batched mechanism names its batch size trials"),
-    ("mechanism-dict", lambda: run_trials(lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"),
-     MechanismError, r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)"),
-    ("mechanism-dict-one-sample", lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
-     MechanismError, r"returned a dict .*return the outputs as one vector"),
-    ("mechanism-scalar", lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
-     MechanismError, r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)"),
-    ("mechanism-writes-data", lambda: audit(_scribble, *_pair(np.r_[np.ones((1, 2, 3)), np.zeros((3, 2, 3))]), **_FAST),
-     MechanismError, "wrote into its dataset .* datasets are read-only: copy first"),
-    ("arrays-not-neighbours", lambda: audit(gauss, *_rows_changed(), **_FAST),
-     NotNeighboursError, "differ in 4 rows; replace-one neighbours differ in at most one row"),
-    ("query-over-sensitivity", lambda: audit(gauss, np.zeros(3), np.ones(3), **_FAST, relation="query", sensitivity=1.0),
-     NotNeighboursError, r"differ by 3 in l1 norm, more than sensitivity=1"),
-    ("query-without-sensitivity", lambda: audit(gauss, np.zeros(3), np.ones(3), **_FAST, relation="query"),
-     InputError, "relation='query' needs the query's sensitivity"),
-    ("users-differ", lambda: audit(mean_mech, *_pair(np.zeros((5, 2, 3))), **_FAST),
-     NotNeighboursError, "the number of users differs: n = 4 in d0, 5 in d1"),
-    ("items-differ", lambda: audit(mean_mech, *_pair(np.zeros((4, 1, 3))), **_FAST),
-     NotNeighboursError, "the items per user differ: m = 2 in d0, 1 in d1"),
-    ("features-differ", lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 2))), **_FAST),
-     NotNeighboursError, "the feature size differs: d = 3 in d0, 2 in d1"),
-    ("labels-in-one", lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 3)), None, np.zeros((4, 2))), **_FAST),
-     NotNeighboursError, r"labels \(y\) are present only in d1"),
-    ("strict-rng", lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
-     MechanismError, r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False"),
-    ("strict-not-bool", lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}), InputError, "strict must be True, False or None"),
+    (
+        "trials-over-time-limit",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
+        InputError,
+        r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
+        r"count that fits is trials=\d",
+    ),
+    (
+        "outputs-over-memory-limit",
+        lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
+        InputError,
+        r"over the limit max_memory=.*the largest count that fits is trials=\d",
+    ),
+    (
+        "limit-not-positive",
+        lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0),
+        InputError,
+        "max_seconds must be a number > 0",
+    ),
+    (
+        "mechanism-third-parameter-not-trials",
+        lambda: run_trials(lambda data, rng, n: rng.random(n), 0.0, 10),
+        InputError,
+        "must accept .* a batched mechanism names its batch size trials",
+    ),
+    (
+        "mechanism-dict",
+        lambda: run_trials(
+            lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"
+        ),
+        MechanismError,
+        r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)",
+    ),
+    (
+        "mechanism-dict-one-sample",
+        lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned a dict .*return the outputs as one vector",
+    ),
+    (
+        "mechanism-scalar",
+        lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)",
+    ),
+    (
+        "mechanism-writes-data",
+        lambda: audit(_scribble, *_pair(np.r_[np.ones((1, 2, 3)), np.zeros((3, 2, 3))]), **_FAST),
+        MechanismError,
+        "wrote into its dataset .* datasets are read-only: copy first",
+    ),
+    (
+        "arrays-not-neighbours",
+        lambda: audit(gauss, *_rows_changed(), **_FAST),
+        NotNeighboursError,
+        "differ in 4 rows; replace-one neighbours differ in at most one row",
+    ),
+    (
+        "query-over-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.ones(3), **_FAST, relation="query", sensitivity=1.0),
+        NotNeighboursError,
+        r"differ by 3 in l1 norm, more than sensitivity=1",
+    ),
+    (
+        "query-without-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.ones(3), **_FAST, relation="query"),
+        InputError,
+        "relation='query' needs the query's sensitivity",
+    ),
+    (
+        "users-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((5, 2, 3))), **_FAST),
+        NotNeighboursError,
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "items-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 1, 3))), **_FAST),
+        NotNeighboursError,
+        "the items per user differ: m = 2 in d0, 1 in d1",
+    ),
+    (
+        "features-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 2))), **_FAST),
+        NotNeighboursError,
+        "the feature size differs: d = 3 in d0, 2 in d1",
+    ),
+    (
+        "labels-in-one",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 3)), None, np.zeros((4, 2))), **_FAST),
+        NotNeighboursError,
+        r"labels \(y\) are present only in d1",
+    ),
+    (
+        "strict-rng",
+        lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
+        MechanismError,
+        r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
+    ),
+    (
+        "strict-not-bool",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}),
+        InputError,
+        "strict must be True, False or None",
+    ),
 ]
 
 
-@pytest.mark.parametrize("call, error, fragment", [c[1:] for c in RESOURCE_CASES], ids=[c[0] for c in RESOURCE_CASES])
+@pytest.mark.parametrize(
+    "call, error, fragment", [c[1:] for c in RESOURCE_CASES], ids=[c[0] for c in RESOURCE_CASES]
+)
 def test_resource_and_convention_cases_get_a_specific_error(call, error, fragment):
     with pytest.raises(error, match=fragment):
         call()
 
 
 RESOURCE_CLI_CASES = [
-    ("cli-trials-over-limit", ["audit", "gaussian", "--trials", "100000000000", "--max-seconds", "60"],
-     r"trials=100_000_000_000 would need about .* the largest count that fits is trials=\d"),
-    ("cli-strict", ["audit", "mechs2:noisy", "--d0", "{d0}", "--d1", "{d1}", "--strict"], r"draws randomness .*--no-strict"),
-    ("cli-users-differ", ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{n5}"], "the number of users differs: n = 4 in d0, 5 in d1"),
-    ("cli-labels-in-one", ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{labelled}"], r"labels \(y\) are present only in d1"),
+    (
+        "cli-trials-over-limit",
+        ["audit", "gaussian", "--trials", "100000000000", "--max-seconds", "60"],
+        r"trials=100_000_000_000 would need about .* the largest count that fits is trials=\d",
+    ),
+    (
+        "cli-strict",
+        ["audit", "mechs2:noisy", "--d0", "{d0}", "--d1", "{d1}", "--strict"],
+        r"draws randomness .*--no-strict",
+    ),
+    (
+        "cli-users-differ",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{n5}"],
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "cli-labels-in-one",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{labelled}"],
+        r"labels \(y\) are present only in d1",
+    ),
 ]
 
 
-@pytest.mark.parametrize("argv, fragment", [c[1:] for c in RESOURCE_CLI_CASES], ids=[c[0] for c in RESOURCE_CLI_CASES])
+@pytest.mark.parametrize(
+    "argv, fragment", [c[1:] for c in RESOURCE_CLI_CASES], ids=[c[0] for c in RESOURCE_CLI_CASES]
+)
 def test_resource_cli_cases_exit_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
     (tmp_path / "mechs2.py").write_text(
-        "import numpy as np\n"
-        "def mean(data, rng, trials):\n    return data.x.mean() + rng.standard_normal(trials)\n"
-        "def noisy(data, rng, trials):\n    return data.x.mean() + np.random.standard_normal(trials)\n"
+        "import numpy as np\ndef mean(data, rng, trials):\n    return data.x.mean() + "
+        "rng.standard_normal(trials)\ndef noisy(data, rng, trials):\n    return data.x.mean() + "
+        "np.random.standard_normal(trials)\n"
     )
     x1 = np.zeros((4, 1, 1))
     x1[0] = 1.0
-    files = {"d0": _npz(tmp_path / "d0.npz", np.zeros((4, 1, 1))), "d1": _npz(tmp_path / "d1.npz", x1),
-             "n5": _npz(tmp_path / "n5.npz", np.zeros((5, 1, 1)))}
+    files = {
+        "d0": _npz(tmp_path / "d0.npz", np.zeros((4, 1, 1))),
+        "d1": _npz(tmp_path / "d1.npz", x1),
+        "n5": _npz(tmp_path / "n5.npz", np.zeros((5, 1, 1))),
+    }
     np.savez(tmp_path / "labelled.npz", x=np.zeros((4, 1, 1)), y=np.zeros((4, 1)))
     files["labelled"] = str(tmp_path / "labelled.npz")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -1,4 +1,4 @@
-"""Worker processes die with their parent: no orphan survives a SIGKILL (or an OOM kill) of the main process."""
+"""Workers die with their parent: no orphan survives a SIGKILL or OOM kill of the main process."""
 
 import multiprocessing
 import os
@@ -28,7 +28,8 @@ AUDIT = textwrap.dedent(
             time.sleep(120)
         return data + rng.standard_normal(trials)
 
-    audit(mechanism, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40_000, backend="processes", workers=2, strict=False)
+    audit(mechanism, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40_000, backend="processes",
+          workers=2, strict=False)
     """
 )
 
@@ -57,16 +58,22 @@ def test_workers_die_when_the_main_process_is_killed(tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    main = subprocess.Popen([sys.executable, str(script), str(pids)], env=env, stderr=subprocess.PIPE)
+    main = subprocess.Popen(
+        [sys.executable, str(script), str(pids)], env=env, stderr=subprocess.PIPE
+    )
     workers: list[int] = []
     try:
-        assert wait_until(lambda: len(list(pids.iterdir())) >= 2 or main.poll() is not None, 60), "workers did not start"
+        assert wait_until(lambda: len(list(pids.iterdir())) >= 2 or main.poll() is not None, 60), (
+            "workers did not start"
+        )
         assert main.poll() is None, main.stderr.read().decode()[-2000:]
         workers = [int(p.name) for p in pids.iterdir()]
         assert all(alive(pid) for pid in workers)
         main.send_signal(signal.SIGKILL)  # what the out-of-memory killer sends
         main.wait(10)
-        assert wait_until(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its parent"
+        assert wait_until(lambda: not any(alive(pid) for pid in workers), 10), (
+            "a worker outlived its parent"
+        )
     finally:
         main.kill()
         for pid in workers:

@@ -1,4 +1,5 @@
-"""Safe by default: bounded plans and budgets, calling conventions, read-only data, strict mode, array neighbours."""
+"""Safe by default: bounded plans and budgets, calling conventions, read-only data, strict mode
+and array neighbours."""
 
 import math
 
@@ -9,7 +10,14 @@ from dpclaims.audit import audit
 from dpclaims.budget import Probe, check_budget, check_limits
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
-from dpclaims.execution import SEED_BLOCK, TaskGrid, as_batched, plan_chunks, run_trials, session
+from dpclaims.execution import (
+    SEED_BLOCK,
+    TaskGrid,
+    as_batched,
+    plan_chunks,
+    run_trials,
+    session,
+)
 
 FAST = dict(epsilon=1.0, delta=1e-5, trials=2000, backend="serial", strict=False)
 
@@ -25,7 +33,12 @@ def test_a_plan_of_a_trillion_trials_is_computed_on_demand():
     plan = plan_chunks(10**12, None, 2, start=SEED_BLOCK)
     assert len(plan) == math.ceil((math.ceil(10**12 / SEED_BLOCK) - 1) / 32)
     assert plan[0][0] == (1, SEED_BLOCK, 0, SEED_BLOCK)
-    assert plan[len(plan) - 1][-1] == (10**12 // SEED_BLOCK, 10**12 % SEED_BLOCK, 0, 10**12 % SEED_BLOCK)
+    assert plan[len(plan) - 1][-1] == (
+        10**12 // SEED_BLOCK,
+        10**12 % SEED_BLOCK,
+        0,
+        10**12 % SEED_BLOCK,
+    )
     tasks = TaskGrid([("a",), ("b",)], plan, ("z",))
     assert len(tasks) == 2 * len(plan) and tasks[len(plan)] == ("b", plan[0], "z")
     with pytest.raises(IndexError):
@@ -43,7 +56,9 @@ def test_chunks_are_submitted_a_few_at_a_time(monkeypatch):
     with session("processes", workers=2) as s:
         stream = s.stream(pow, Recorder([(i, 2) for i in range(100)]))
         first = next(stream)
-        assert len(seen) <= 4 + 1 and first[1] == first[0] ** 2  # a window of 2 × workers, not all 100
+        assert (
+            len(seen) <= 4 + 1 and first[1] == first[0] ** 2
+        )  # a window of 2 × workers, not all 100
         assert sorted(v for _, v in [first, *stream]) == [i * i for i in range(100)]
 
 
@@ -52,18 +67,31 @@ def probe(seconds_per_trial=1e-6, bytes_per_trial=100.0, width=1):
 
 
 def test_a_run_over_the_time_limit_is_refused_with_the_largest_count_that_fits():
-    held = lambda n: min(n, SEED_BLOCK)  # noqa: E731
-    assert check_budget(probe(), 10**6, held, 2, True, 3600, math.inf, 100).seconds == pytest.approx(2.0)
-    with pytest.raises(InputError, match=r"over the limit max_seconds=3600; the largest count that fits is trials=1_800_000_000;"):
+    held = lambda n: min(n, SEED_BLOCK)
+    assert check_budget(
+        probe(), 10**6, held, 2, True, 3600, math.inf, 100
+    ).seconds == pytest.approx(2.0)
+    with pytest.raises(
+        InputError,
+        match=r"max_seconds=3600; the largest count that fits is trials=1_800_000_000;",
+    ):
         check_budget(probe(), 10**12, held, 2, True, 3600, math.inf, 100)
-    with pytest.raises(InputError, match=r"max_memory=1.074e\+09 bytes \(1 GB\); the largest count that fits is trials=350;"):
+    with pytest.raises(
+        InputError,
+        match=r"max_memory=1.074e\+09 bytes \(1 GB\); the largest count that fits is trials=350;",
+    ):
         check_budget(probe(bytes_per_trial=1e6), 10**4, held, 2, True, math.inf, 2**30, 100)
-    with pytest.raises(InputError, match="no trial count fits: pass fewer workers or raise the limit"):
+    with pytest.raises(
+        InputError, match="no trial count fits: pass fewer workers or raise the limit"
+    ):
         check_budget(probe(bytes_per_trial=1e8), 10**4, held, 2, True, math.inf, 2**30, 100)
 
 
 def test_audit_refuses_a_huge_run_before_running_it():
-    with pytest.raises(InputError, match=r"trials=1_000_000_000_000 would need about .* the largest count that fits is trials=\d"):
+    with pytest.raises(
+        InputError,
+        match=r"trials=1_000_000_000_000 would need about .* largest count that fits is trials=\d",
+    ):
         audit(gauss, 0.0, 1.0, **{**FAST, "trials": 10**12, "max_seconds": 60})
     with pytest.raises(InputError, match="max_memory must be a number > 0"):
         audit(gauss, 0.0, 1.0, **FAST, max_memory=-1)
@@ -95,8 +123,14 @@ def test_mechanisms_are_recognised_by_their_trials_parameter_not_by_position():
 @pytest.mark.parametrize(
     "mechanism, fragment",
     [
-        (lambda data, rng, trials: {"a": rng.random(trials)}, r"returned a dict \(keys \['a'\]\); return one array.*column_stack"),
-        (lambda data, rng: {"a": 1.0, "b": 2.0}, r"returned a dict .*np.array\(\[out\['a'\], out\['b'\]\]\)"),
+        (
+            lambda data, rng, trials: {"a": rng.random(trials)},
+            r"returned a dict \(keys \['a'\]\); return one array.*column_stack",
+        ),
+        (
+            lambda data, rng: {"a": 1.0, "b": 2.0},
+            r"returned a dict .*np.array\(\[out\['a'\], out\['b'\]\]\)",
+        ),
         (lambda data, rng, trials: 3.0, r"returned one number for trials=.*shape \(trials,\)"),
     ],
     ids=["batched-dict", "one-sample-dict", "batched-scalar"],
@@ -168,7 +202,9 @@ def test_a_non_neighbouring_pair_of_arrays_is_refused_not_certified():
 def test_query_answers_are_checked_against_the_stated_l1_sensitivity():
     q0, q1 = np.zeros(3), np.array([0.5, 0.25, 0.0])
     assert audit(gauss, q0, q1, **FAST, relation="query", sensitivity=1.0).relation == "query"
-    with pytest.raises(NotNeighboursError, match=r"differ by 0.75 in l1 norm, more than sensitivity=0.5"):
+    with pytest.raises(
+        NotNeighboursError, match=r"differ by 0.75 in l1 norm, more than sensitivity=0.5"
+    ):
         audit(gauss, q0, q1, **FAST, relation="query", sensitivity=0.5)
     with pytest.raises(InputError, match="needs the query's sensitivity"):
         audit(gauss, q0, q1, **FAST, relation="query")
@@ -177,9 +213,18 @@ def test_query_answers_are_checked_against_the_stated_l1_sensitivity():
 def test_user_datasets_of_different_shapes_say_which_dimension_differs():
     d0 = UserDataset(np.zeros((4, 2, 3)), np.zeros((4, 2)))
     cases = [
-        (UserDataset(np.zeros((5, 2, 3)), np.zeros((5, 2))), "number of users differs: n = 4 in d0, 5 in d1"),
-        (UserDataset(np.zeros((4, 3, 3)), np.zeros((4, 3))), "items per user differ: m = 2 in d0, 3 in d1"),
-        (UserDataset(np.zeros((4, 2, 1)), np.zeros((4, 2))), "feature size differs: d = 3 in d0, 1 in d1"),
+        (
+            UserDataset(np.zeros((5, 2, 3)), np.zeros((5, 2))),
+            "number of users differs: n = 4 in d0, 5 in d1",
+        ),
+        (
+            UserDataset(np.zeros((4, 3, 3)), np.zeros((4, 3))),
+            "items per user differ: m = 2 in d0, 3 in d1",
+        ),
+        (
+            UserDataset(np.zeros((4, 2, 1)), np.zeros((4, 2))),
+            "feature size differs: d = 3 in d0, 1 in d1",
+        ),
         (UserDataset(np.zeros((4, 2, 3))), r"labels \(y\) are present only in d0"),
     ]
     for d1, fragment in cases:
@@ -188,7 +233,10 @@ def test_user_datasets_of_different_shapes_say_which_dimension_differs():
 
 
 def test_run_trials_refuses_more_outputs_than_fit_in_memory():
-    with pytest.raises(InputError, match=r"over the limit max_memory=.*the largest count that fits is trials=4[0-9]_"):
+    with pytest.raises(
+        InputError,
+        match=r"over the limit max_memory=.*the largest count that fits is trials=4[0-9]_",
+    ):
         run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30)
     with pytest.raises(MechanismError, match="strict mode"):
         run_trials(global_noise, 0.0, 100, backend="serial", strict=True)

@@ -167,7 +167,7 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
 
 
 def dpsgd_add_remove(clip: bool):
-    """Item-level DP-SGD (Poisson q = 0.5, 3 steps) with a canary item and its add/remove neighbour."""
+    """Item-level DP-SGD (Poisson q = 0.5, 3 steps), a canary item and its add/remove neighbour."""
     from dpclaims.algorithms.baselines import DPSGD
     from dpclaims.data import remove_user
     from dpclaims.losses import LogisticLoss
@@ -176,8 +176,17 @@ def dpsgd_add_remove(clip: bool):
     x = rng.standard_normal((20, 1, 2)) / 4
     x[0, 0] = [20.0, 0.0]  # the canary: its gradient is clipped (or not, in the mutant)
     d0 = UserDataset(x, np.ones((20, 1)))
-    algo = DPSGD.from_accountant(2.0, 1e-5, LogisticLoss(), steps=3, step_size=1.0, clip_norm=1.0,
-                                 sampling_rate=0.5, batch_size=10.0, clip=clip)
+    algo = DPSGD.from_accountant(
+        2.0,
+        1e-5,
+        LogisticLoss(),
+        steps=3,
+        step_size=1.0,
+        clip_norm=1.0,
+        sampling_rate=0.5,
+        batch_size=10.0,
+        clip=clip,
+    )
     return algo, d0, remove_user(d0, 0)
 
 
@@ -185,9 +194,14 @@ def test_assert_private_checks_an_add_remove_dpsgd_claim():
     algo, d0, d1 = dpsgd_add_remove(clip=True)
     claim = algo.privacy_claim
     assert (claim.unit, claim.relation) == ("item", "add-remove")
-    kwargs = dict(epsilon=claim.epsilon, delta=claim.delta, trials=4000, unit="item", relation="add-remove")
+    kwargs = dict(
+        epsilon=claim.epsilon, delta=claim.delta, trials=4000, unit="item", relation="add-remove"
+    )
     result = assert_private(algo, d0, d1, **kwargs)
-    assert (result.unit, result.relation) == ("item", "add-remove") and result.epsilon_lower <= claim.epsilon
+    assert (result.unit, result.relation) == (
+        "item",
+        "add-remove",
+    ) and result.epsilon_lower <= claim.epsilon
     mutant, _, _ = dpsgd_add_remove(clip=False)
     with pytest.raises(AssertionError, match="item-level add-remove"):
         assert_private(mutant, d0, d1, **kwargs)

@@ -32,7 +32,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..budget import LONG_RUN, check_budget, check_limits, probe
-from ..data import UserDataset, check_array_neighbours, neighbour_distance, read_only, shape_mismatch
+from ..data import (
+    UserDataset,
+    check_array_neighbours,
+    neighbour_distance,
+    read_only,
+    shape_mismatch,
+)
 from ..errors import (
     InputError,
     MechanismError,
@@ -231,7 +237,7 @@ def audit(
     if not same:
         notes.append(ignores_rng(batched, strict))
     parallel = backend != "serial" and n_workers > 1
-    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # thresholds to count, as certification does
+    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
 
     def probe_call(n: int) -> np.ndarray:
         return counts_above(call_block(batched, d0, seed_0, 0, n).sum(axis=1), stand_in)
@@ -239,9 +245,13 @@ def audit(
     long_run = min(LONG_RUN, max_seconds)
     found = probe(
         probe_call, seconds, first.shape[1], trials,
-        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1) > long_run,
+        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1)
+        > long_run,
     )
-    check_budget(found, trials, lambda n: _held(n, fraction), n_workers, parallel, max_seconds, max_memory, MIN_TRIALS)
+    check_budget(
+        found, trials, lambda n: _held(n, fraction), n_workers, parallel, max_seconds, max_memory,
+        MIN_TRIALS,
+    )
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
@@ -407,18 +417,20 @@ def _check_fraction(fraction: Any, trials: int) -> float:
 
 
 def _held(trials: int, fraction: float) -> int:
-    """Trials per side whose outputs the main process holds: the calibration split's whole blocks."""
+    """Trials per side whose outputs the main process holds: the calibration's whole blocks."""
     n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     return min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
 
 
-def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any) -> list[str]:
-    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes for the result."""
+def _check_neighbours(
+    d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
+) -> list[str]:
+    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
     if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
         if array_relation is not None or sensitivity is not None:
             raise InputError(
-                f"relation={array_relation!r} and sensitivity= are for array datasets; UserDatasets are checked under "
-                "relation='replace' or 'add-remove'"
+                f"relation={array_relation!r} and sensitivity= are for array datasets; "
+                "UserDatasets are checked under relation='replace' or 'add-remove'"
             )
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
         if distance is None or distance > 1:
@@ -427,17 +439,24 @@ def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str
                 else f"{distance} {claim.unit}s differ (distance {distance})"
             )
             raise NotNeighboursError(
-                f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found}; "
-                f"a {claim.unit}-level claim needs datasets differing in at most one {claim.unit}"
+                f"d0 and d1 are not neighbours under unit={claim.unit!r}, "
+                f"relation={claim.relation!r}: {found}; a {claim.unit}-level claim needs "
+                f"datasets differing in at most one {claim.unit}"
             )
         return []
-    arrays = all(isinstance(d, (np.ndarray, int, float, np.integer, np.floating)) for d in (d0, d1))
+    numeric = (np.ndarray, int, float, np.integer, np.floating)
+    arrays = all(isinstance(d, numeric) for d in (d0, d1))
     if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
         check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
         if array_relation == "unchecked":
             return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
         return []
     if sensitivity is not None or array_relation == "query":
-        raise InputError("relation='query' and sensitivity= are for numpy-array datasets (query answers)")
+        raise InputError(
+            "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
+        )
     kinds = f"{type(d0).__name__} and {type(d1).__name__}"
-    return [f"d0 and d1 are {kinds}: their neighbour relation cannot be checked; make sure they are neighbours"]
+    return [
+        f"d0 and d1 are {kinds}: their neighbour relation cannot be checked; "
+        "make sure they are neighbours"
+    ]
