@@ -33,6 +33,7 @@ import numpy as np
 
 from ..budget import LONG_RUN, check_budget, check_limits, probe
 from ..data import (
+    ARRAY_RELATIONS,
     UserDataset,
     check_array_neighbours,
     neighbour_distance,
@@ -203,6 +204,8 @@ def audit(
     AuditResult
     """
     start = time.perf_counter()
+    if relation is not None:
+        check_choice(relation, ARRAY_RELATIONS, "relation")
     array_relation = relation if relation in ("query", "unchecked") else None
     claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
     strict = strict_default(strict)
