@@ -217,3 +217,19 @@ def test_counts_above_matches_brute_force_with_ties_and_unsorted_thresholds(scor
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(thresholds)
     np.testing.assert_array_equal(counts_above(s, t), [np.sum(s > v) for v in t])
+
+
+@settings(max_examples=60)
+@given(
+    trials=st.integers(1, 20 * SEED_BLOCK),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+    chunk=st.one_of(st.none(), st.integers(1, 5 * SEED_BLOCK)),
+    workers=st.integers(1, 8),
+)
+def test_a_chunk_plan_covers_each_trial_of_its_range_once_in_order(trials, cut, chunk, workers):
+    start, stop = sorted(int(c * trials) for c in cut)
+    plan = plan_chunks(trials, chunk, workers, start=start, stop=stop)
+    kept = [(b * SEED_BLOCK + lo, b * SEED_BLOCK + hi) for c in plan for b, size, lo, hi in c]
+    assert [t for lo, hi in kept for t in range(lo, hi)] == list(range(start, stop))
+    assert all(size == min(SEED_BLOCK, trials - b * SEED_BLOCK) for c in plan for b, size, _, _ in c)
+    assert len(plan) == len(list(plan))
