@@ -70,7 +70,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
-    claim = PrivacyClaim(args.epsilon, args.delta, unit, args.relation)
+    array_relation = args.relation if args.relation in ("query", "unchecked") else None
+    relation = "replace" if array_relation else args.relation
+    claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
+    _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
             raise InputError("a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)")
@@ -86,6 +89,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from .reports.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure")
+    limits = dict(
+        strict=args.strict, max_seconds=args.max_seconds,
+        max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
+    )
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
@@ -94,7 +101,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
         found = search(mechanism, family, claim=claim, trials=args.trials,
                        confidence=args.confidence, seed=args.seed, method=args.method,
-                       backend=args.backend, workers=args.workers,
+                       backend=args.backend, workers=args.workers, **limits,
                        screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
         result = found.result
     else:
@@ -102,6 +109,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
             seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
             reference_epsilon=args.reference,
+            **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation
+               else {}),
+            **limits,
         )
     figure = None
     if args.figure:
@@ -157,6 +167,18 @@ def _print_audit(args: argparse.Namespace, description: str, result, figure, fou
         print(f"power         {result.power_message}")
     if figure is not None:
         print(f"figure        {figure}")
+
+
+def _log_estimates() -> None:
+    """Show the time/memory estimate of a long audit (logger "dpclaims", INFO) on stderr."""
+    import logging
+
+    log = logging.getLogger("dpclaims")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
 
 
 def _split(text: str | None) -> list[str]:
@@ -361,7 +383,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--unit", default=None, help="unit of privacy: user or item (default: item for dp-sgd*, else user)")
-    p.add_argument("--relation", default="replace", help="neighbour relation: replace or add-remove (default replace)")
+    p.add_argument("--relation", default="replace",
+                   help="neighbour relation: replace or add-remove (default replace); "
+                   "for array datasets also query (with --sensitivity) or unchecked")
+    p.add_argument("--sensitivity", type=float, default=None,
+                   help="l1 sensitivity of the query, with --relation query")
     p.add_argument("--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
@@ -377,6 +403,12 @@ def _build_parser() -> argparse.ArgumentParser:
                         "(shown beside the bound)")
     p.add_argument("--figure", default=None,
                    help="write the trade-off figure (PNG, log axes) to this path")
+    p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                   help="a mechanism that ignores its rng is an error (default: on when CI=true)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="refuse runs estimated longer (default 86400)")
+    p.add_argument("--max-memory-gb", type=float, default=None,
+                   help="refuse runs estimated to need more memory (default: half the RAM)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
 

@@ -151,7 +151,7 @@ def test_api_bad_input_gets_a_specific_error(tmp_path, factory, error, fragment)
 
 def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
     with pytest.warns(RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"):
-        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial")
+        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial", strict=False)
 
 
 def _npz(path, x):
@@ -365,3 +365,199 @@ def test_fuzz_privacy_claim(epsilon, delta, unit, relation, source):
     assert 0 < claim.epsilon < math.inf and 0 <= claim.delta < 1
     assert claim.unit in UNITS and claim.relation in RELATIONS
     json.dumps(claim.to_dict())
+
+
+# -------------------------------------------------------------------------------------------
+# Resources, calling conventions, neighbour checks of arrays, strict mode (issue #19 part B;
+# docs/bad_inputs.md, "Resources, calling conventions, neighbours and strict mode").
+# -------------------------------------------------------------------------------------------
+
+_FAST = dict(epsilon=1.0, delta=1e-5, trials=1000, backend="serial", strict=False)
+
+
+def _scribble(data, rng, trials):
+    data.x[0] = 1.0
+    return rng.random(trials)
+
+
+def _pair(x1, y0=None, y1=None):
+    return UserDataset(np.zeros((4, 2, 3)), y0), UserDataset(x1, y1)
+
+
+def _rows_changed():
+    x1 = np.zeros((10, 2))
+    x1[:4] = 7.0
+    return np.zeros((10, 2)), x1
+
+
+RESOURCE_CASES = [
+    (
+        "trials-over-time-limit",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
+        InputError,
+        r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
+        r"count that fits is trials=\d",
+    ),
+    (
+        "outputs-over-memory-limit",
+        lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
+        InputError,
+        r"over the limit max_memory=.*the largest count that fits is trials=\d",
+    ),
+    (
+        "limit-not-positive",
+        lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0),
+        InputError,
+        "max_seconds must be a number > 0",
+    ),
+    (
+        "mechanism-third-parameter-not-trials",
+        lambda: run_trials(lambda data, rng, n: rng.random(n), 0.0, 10),
+        InputError,
+        "must accept .* a batched mechanism names its batch size trials",
+    ),
+    (
+        "mechanism-dict",
+        lambda: run_trials(
+            lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"
+        ),
+        MechanismError,
+        r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)",
+    ),
+    (
+        "mechanism-dict-one-sample",
+        lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned a dict .*return the outputs as one vector",
+    ),
+    (
+        "mechanism-scalar",
+        lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)",
+    ),
+    (
+        "mechanism-writes-data",
+        lambda: audit(_scribble, *_pair(np.r_[np.ones((1, 2, 3)), np.zeros((3, 2, 3))]), **_FAST),
+        MechanismError,
+        "wrote into its dataset .* datasets are read-only: copy first",
+    ),
+    (
+        "arrays-not-neighbours",
+        lambda: audit(gauss, *_rows_changed(), **_FAST),
+        NotNeighboursError,
+        "differ in 4 rows; replace-one neighbours differ in at most one row",
+    ),
+    (
+        "query-over-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query", sensitivity=1.0),
+        NotNeighboursError,
+        r"differ by 2 at index \(1,\), more than the per-coordinate sensitivity=1.0",
+    ),
+    (
+        "query-without-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query"),
+        InputError,
+        "relation='query' needs the per-coordinate sensitivity",
+    ),
+    (
+        "users-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((5, 2, 3))), **_FAST),
+        NotNeighboursError,
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "items-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 1, 3))), **_FAST),
+        NotNeighboursError,
+        "the items per user differ: m = 2 in d0, 1 in d1",
+    ),
+    (
+        "features-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 2))), **_FAST),
+        NotNeighboursError,
+        "the feature size differs: d = 3 in d0, 2 in d1",
+    ),
+    (
+        "labels-in-one",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 3)), None, np.zeros((4, 2))), **_FAST),
+        NotNeighboursError,
+        r"labels \(y\) are present only in d1",
+    ),
+    (
+        "strict-rng",
+        lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
+        MechanismError,
+        r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
+    ),
+    (
+        "strict-not-bool",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}),
+        InputError,
+        "strict must be True, False or None",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, fragment", [c[1:] for c in RESOURCE_CASES], ids=[c[0] for c in RESOURCE_CASES]
+)
+def test_resource_and_convention_cases_get_a_specific_error(call, error, fragment):
+    with pytest.raises(error, match=fragment):
+        call()
+
+
+RESOURCE_CLI_CASES = [
+    (
+        "cli-trials-over-limit",
+        ["audit", "gaussian", "--trials", "100000000000", "--max-seconds", "60"],
+        r"trials=100_000_000_000 would need about .* the largest count that fits is trials=\d",
+    ),
+    (
+        "cli-strict",
+        ["audit", "mechs2:noisy", "--d0", "{d0}", "--d1", "{d1}", "--strict"],
+        r"draws randomness .*--no-strict",
+    ),
+    (
+        "cli-users-differ",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{n5}"],
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "cli-labels-in-one",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{labelled}"],
+        r"labels \(y\) are present only in d1",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "argv, fragment", [c[1:] for c in RESOURCE_CLI_CASES], ids=[c[0] for c in RESOURCE_CLI_CASES]
+)
+def test_resource_cli_cases_exit_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
+    (tmp_path / "mechs2.py").write_text(
+        "import numpy as np\ndef mean(data, rng, trials):\n    return data.x.mean() + "
+        "rng.standard_normal(trials)\ndef noisy(data, rng, trials):\n    return data.x.mean() + "
+        "np.random.standard_normal(trials)\n"
+    )
+    x1 = np.zeros((4, 1, 1))
+    x1[0] = 1.0
+    files = {
+        "d0": _npz(tmp_path / "d0.npz", np.zeros((4, 1, 1))),
+        "d1": _npz(tmp_path / "d1.npz", x1),
+        "n5": _npz(tmp_path / "n5.npz", np.zeros((5, 1, 1))),
+    }
+    np.savez(tmp_path / "labelled.npz", x=np.zeros((4, 1, 1)), y=np.zeros((4, 1)))
+    files["labelled"] = str(tmp_path / "labelled.npz")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    stderr, stdout = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+        try:
+            code = main([a.format(**files) for a in argv])
+        except SystemExit as exit_:
+            code = exit_.code
+    lines = stderr.getvalue().strip().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and lines[0].startswith("dpclaims: error: "), lines
+    assert __import__("re").search(fragment, lines[0]), lines[0]

@@ -35,7 +35,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..data import UserDataset, neighbour_distance
+from ..budget import LONG_RUN, check_budget, check_limits, probe
+from ..data import (
+    ARRAY_RELATIONS,
+    UserDataset,
+    check_array_neighbours,
+    neighbour_distance,
+    read_only,
+    shape_mismatch,
+)
 from ..errors import (
     InputError,
     MechanismError,
@@ -49,14 +57,18 @@ from ..errors import (
 from ..execution import (
     DETERMINISM_PROBE,
     SEED_BLOCK,
+    TaskGrid,
     as_batched,
-    check_determinism,
+    call_block,
     child_seed,
+    first_block,
+    ignores_rng,
     plan_chunks,
     reduce_blocks,
     resolve_workers,
     run_blocks,
     session,
+    strict_default,
 )
 from ..privacy import PrivacyClaim
 from .bounds import (
@@ -158,16 +170,25 @@ def audit(
     reference_epsilon: float | None = None,
     reference_note: str = "",
     progress: bool | None = None,
+    sensitivity: float | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
     Parameters
     ----------
     mechanism : ``mechanism(data, rng, trials) -> (trials, k)`` or ``(trials,)``;
-        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  It must draw all
-        randomness from ``rng`` (a :class:`RuntimeWarning` says when it does not)
-    d0, d1 : whatever the mechanism takes; two ``UserDataset`` s must be neighbours
-        under the claim's unit and relation (else :class:`NotNeighboursError`)
+        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
+        the signature: a parameter named ``trials`` or not.  It must draw all randomness
+        from ``rng`` (an error when ``strict``, else a :class:`RuntimeWarning` and a
+        note in ``warnings``) and must not write into its dataset (datasets are read-only)
+    d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
+        under the claim's unit and relation, two numpy arrays (or numbers) under
+        ``relation`` (rows are records, see :func:`dpclaims.data.check_array_neighbours`),
+        else :class:`NotNeighboursError`; other objects cannot be checked (a note in
+        ``warnings``)
     epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
@@ -178,7 +199,10 @@ def audit(
     method : "threshold" (certified, any outputs), "histogram" (certified, discrete
         outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
         "gdp" (a Gaussian-DP *estimate*, not certified; needs δ > 0)
-    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace)
+    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
+        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
+        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
+    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
     threshold : "calibration" (one test chosen on calibration data) or "bonferroni"
         (``grid_size`` thresholds at pre-set quantile levels, all certified with a
         Bonferroni correction)
@@ -194,13 +218,23 @@ def audit(
     reference_epsilon : the exact ε of the mechanism on this pair, when known; reported
         beside the bound (``reference_note``: its source, or why there is none)
     progress : a tqdm bar on stderr (default: when stderr is a terminal; shown after 1 s)
+    strict : a mechanism that ignores ``rng`` is an error, not a warning; default (None):
+        on when the environment has ``CI=true``
+    max_seconds, max_memory : limits (seconds, bytes) on the estimated time and memory
+        of the run (see :mod:`dpclaims.budget`; default 24 h and half the physical
+        memory); a run over them is refused with the largest trial count that fits
 
     Returns
     -------
     AuditResult
     """
     start = time.perf_counter()
-    claim = _resolve_claim(claim, epsilon, delta, unit, relation)
+    if relation is not None:
+        check_choice(relation, ARRAY_RELATIONS, "relation")
+    array_relation = relation if relation in ("query", "unchecked") else None
+    claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
+    strict = strict_default(strict)
+    max_seconds, max_memory = check_limits(max_seconds, max_memory)
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     confidence = check_confidence(confidence)
     check_choice(method, METHODS, "method")
@@ -214,7 +248,8 @@ def audit(
         raise InputError(f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}")
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
-    _check_neighbours(d0, d1, claim)
+    d0, d1 = read_only(d0), read_only(d1)
+    notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
     reference_epsilon = _check_reference(reference_epsilon)
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
@@ -226,25 +261,43 @@ def audit(
     # here, not recomputed), and the remaining blocks are certified chunk by chunk on the workers.
     cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
     cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
-    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
-    check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop)
+    same, first, seconds = first_block(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    if not same:
+        notes.append(ignores_rng(batched, strict))
     identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
+    parallel = backend != "serial" and n_workers > 1
+    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
+
+    def probe_call(n: int) -> np.ndarray:
+        return counts_above(call_block(batched, d0, seed_0, 0, n).sum(axis=1), stand_in)
+
+    long_run = min(LONG_RUN, max_seconds)
+    found = probe(
+        probe_call, seconds, first.shape[1], trials,
+        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1)
+        > long_run,
+    )
+    check_budget(
+        found, trials, lambda n: _held(n, fraction), n_workers, parallel, max_seconds, max_memory,
+        MIN_TRIALS,
+    )
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
 
         store = open_checkpoint(checkpoint, {
             "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
-            "trials": trials, "seed": int(seed), "calibration_chunks": [len(c) for c in cal_chunks],
-            "certification_chunks": [len(c) for c in cert_chunks], "method": method, "threshold": threshold,
+            "trials": trials, "seed": int(seed), "calibration_chunks": cal_chunks.layout,
+            "certification_chunks": cert_chunks.layout, "method": method, "threshold": threshold,
             "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
 
     bar = _progress_bar(progress, 2 * trials)
-    probe = (batched, d0, d1, statistic)
-    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe) as runner:
-        tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
+    probe_args = (batched, d0, d1, statistic)
+    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe_args) as runner:
+        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cal_chunks)
         stage = _Progress(bar, tasks, store and store.stage("calibration"))
         parts = runner.map(run_blocks, tasks, stage)
         run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
@@ -276,11 +329,14 @@ def audit(
         output_dim = int(cal0.shape[1])
         del cal0, cal1, pooled
         reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-        tasks = [(batched, d, s, c, reducer) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cert_chunks]
+        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cert_chunks, (reducer,))
         stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
-        parts = runner.map(reduce_blocks, tasks, _Progress(bar, tasks, stage))
-    above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
-    above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
+        above0, above1 = reducer(rest0), reducer(rest1)
+        for i, counts in runner.stream(reduce_blocks, tasks, _Progress(bar, tasks, stage)):
+            if i < len(cert_chunks):
+                above0 += counts
+            else:
+                above1 += counts
     per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
     cert = certify_counts(
         above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions, claim.delta, alpha, ci, objective
@@ -327,7 +383,7 @@ def audit(
         seed=int(seed),
         trials=trials,
         unit=claim.unit,
-        relation=claim.relation,
+        relation=array_relation or claim.relation,
         output_dim=output_dim,
         discrete=bool(discrete),
         mu=mu,
@@ -341,6 +397,7 @@ def audit(
         reason=reason,
         infinite=bool(infinite),
         identical_outputs=bool(identical),
+        warnings=tuple(notes),
     )
 
 
@@ -485,21 +542,23 @@ def _progress_bar(progress: bool | None, total: int):
 
 
 class _Progress:
-    """A checkpoint stage (or none) for ``runner.map`` that also advances the bar per task."""
+    """A checkpoint stage (or none) for ``runner.stream`` that also advances the bar per task."""
 
     def __init__(self, bar, tasks, stage):
-        self.bar, self.stage = bar, stage
-        self.sizes = [sum(hi - lo for _, _, lo, hi in task[3]) for task in tasks]
+        self.bar, self.tasks, self.stage = bar, tasks, stage
 
-    def load(self, count: int) -> dict:
-        loaded = self.stage.load(count) if self.stage is not None else {}
-        self.bar.update(sum(self.sizes[i] for i in loaded))
-        return loaded
+    def _size(self, index: int) -> int:
+        return sum(hi - lo for _, _, lo, hi in self.tasks[index][3])
+
+    def saved(self, count: int):
+        for index, value in self.stage.saved(count) if self.stage is not None else ():
+            self.bar.update(self._size(index))
+            yield index, value
 
     def save(self, index: int, value) -> None:
         if self.stage is not None:
             self.stage.save(index, value)
-        self.bar.update(self.sizes[index])
+        self.bar.update(self._size(index))
 
 
 def _learn(statistic, method, cal0, cal1, discrete, n_cert, delta, alpha, ci, objective, rng):
@@ -563,14 +622,48 @@ def _check_fraction(fraction: Any, trials: int) -> float:
     return float(fraction)
 
 
-def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim) -> None:
-    if not (isinstance(d0, UserDataset) and isinstance(d1, UserDataset)):
-        return
-    distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
-    if distance is None or distance > 1:
-        found = "not reachable by such changes" if distance is None else f"{distance} {claim.unit}s differ"
-        raise NotNeighboursError(
-            f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found} "
-            f"(distance {distance}); {'an' if claim.unit == 'item' else 'a'} {claim.unit}-level "
-            f"claim needs datasets differing in at most one {claim.unit}"
+def _held(trials: int, fraction: float) -> int:
+    """Trials per side whose outputs the main process holds: the calibration's whole blocks."""
+    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    return min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
+
+
+def _check_neighbours(
+    d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
+) -> list[str]:
+    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        if array_relation is not None or sensitivity is not None:
+            raise InputError(
+                f"relation={array_relation!r} and sensitivity= are for array datasets; "
+                "UserDatasets are checked under relation='replace' or 'add-remove'"
+            )
+        distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
+        if distance is None or distance > 1:
+            found = shape_mismatch(d0, d1, claim.relation) or (
+                f"not one {claim.unit} removed" if distance is None
+                else f"{distance} {claim.unit}s differ (distance {distance})"
+            )
+            raise NotNeighboursError(
+                f"d0 and d1 are not neighbours under unit={claim.unit!r}, "
+                f"relation={claim.relation!r}: {found}; {'an' if claim.unit == 'item' else 'a'} "
+                f"{claim.unit}-level claim needs "
+                f"datasets differing in at most one {claim.unit}"
+            )
+        return []
+    numeric = (np.ndarray, int, float, np.integer, np.floating)
+    arrays = all(isinstance(d, numeric) for d in (d0, d1))
+    if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
+        check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
+        if array_relation == "unchecked":
+            return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
+        return []
+    if sensitivity is not None or array_relation == "query":
+        raise InputError(
+            "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
         )
+    kinds = f"{type(d0).__name__} and {type(d1).__name__}"
+    return [
+        f"d0 and d1 are {kinds}: their neighbour relation cannot be checked; "
+        "make sure they are neighbours"
+    ]

@@ -73,6 +73,7 @@ class AuditResult:
     reason: str = ""
     infinite: bool = False
     identical_outputs: bool = False
+    warnings: tuple = ()
 
     @property
     def slack(self) -> float:
@@ -174,6 +175,7 @@ class AuditResult:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["tradeoff"] = [list(point) for point in self.tradeoff]
         out["candidates"] = dict(self.candidates)
+        out["warnings"] = list(self.warnings)
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None

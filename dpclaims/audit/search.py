@@ -127,6 +127,11 @@ class QueryPairs:
         ):
             raise InputError(f"sensitivity must be a finite number > 0, got {self.sensitivity!r}")
 
+    def neighbour_options(self) -> dict:
+        """How :func:`~dpclaims.audit.audit` checks these pairs: query answers within
+        ``sensitivity`` in every coordinate."""
+        return {"relation": "query", "sensitivity": self.sensitivity}
+
     def _pair(self, name: str, a: np.ndarray, b: np.ndarray) -> Pair:
         a = self.sensitivity * np.asarray(a, dtype=np.float64)
         b = self.sensitivity * np.asarray(b, dtype=np.float64)
@@ -463,6 +468,8 @@ def search(
             "(see dpclaims.audit.search)"
         )
     fixed = list(pairs) if family is None else family.patterns()
+    if family is not None and hasattr(family, "neighbour_options"):
+        options = {**family.neighbour_options(), **options}
     if not fixed or not all(isinstance(p, Pair) for p in fixed):
         raise InputError("pairs must hold at least one dpclaims.audit.search.Pair")
     extra = 0 if family is None else random_pairs + local_steps

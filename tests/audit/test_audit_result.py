@@ -111,8 +111,8 @@ def test_progress_counts_every_trial(monkeypatch):
             seen.append(n)
 
     monkeypatch.setattr(core, "_progress_bar", lambda progress, total: Bar())
-    audit(gauss, 0.0, 1.0, epsilon=1.0, trials=3_000, backend="serial", chunk=500)
-    assert sum(seen) == 2 * 3_000 and len(seen) > 2
+    audit(gauss, 0.0, 1.0, epsilon=1.0, trials=30_000, backend="serial", chunk=8192)
+    assert sum(seen) == 2 * 30_000 and len(seen) > 2
 
 
 def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys):
