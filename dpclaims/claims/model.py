@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from fractions import Fraction
 
 from ..errors import InputError
-from .experiments import NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment, load_checks
+from .experiments import BUDGETS, NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment, load_checks, skipped_budgets
 
 __all__ = ["KINDS", "BOUNDS", "LIMITS", "Claim", "RateClaim", "exponent_expression_names"]
 
@@ -193,11 +193,19 @@ class Claim:
 
     @property
     def status(self) -> str:
-        """``"checkable"``, ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
+        """``"checkable"``, ``"checkable at standard, full; skipped at quick: <reason>"``,
+        ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
         if self.uncheckable_reason is not None:
             return f"not checkable: {self.uncheckable_reason}"
         load_checks()
-        return "checkable" if self.id in _FACTORIES else NO_EXPERIMENT_YET
+        if self.id not in _FACTORIES:
+            return NO_EXPERIMENT_YET
+        skips = skipped_budgets(self.id)
+        if not skips:
+            return "checkable"
+        runs = [b for b in BUDGETS if b not in skips]
+        skipped = "; ".join(f"skipped at {b}: {reason}" for b, reason in skips.items())
+        return f"checkable at {', '.join(runs)}; {skipped}"
 
     def experiment(self, budget: str = "standard") -> Experiment:
         """The registered experiment checking this claim.
@@ -212,6 +220,8 @@ class Claim:
             ``budget`` is not one of the three budgets.
         NotCheckable
             No experiment is registered yet, or the claim is context only.
+        Skipped
+            The experiment does not run at ``budget`` (too small); a larger budget runs it.
         """
         return build_experiment(self, budget)
 

@@ -22,6 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
+from ..verdicts import UNCHECKED  # noqa: E402
+
 __all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound",
            "section6_figure"]
 
@@ -175,7 +177,7 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
 
 def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
     """The figure of a checked audit, rate or §6-comparison entry; None for any other entry."""
-    if entry["verdict"] in ("not_checkable", "error"):
+    if entry["verdict"] in UNCHECKED:
         return None
     if entry["type"] == "rate":
         return rate_figure(entry)
@@ -191,7 +193,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
 
     Pass the parts of combined experiments as entries of their own (see :func:`.text.parts`).
     """
-    audits = [e for e in entries if e["type"] == "audit" and e["verdict"] not in ("not_checkable", "error")]
+    audits = [e for e in entries if e["type"] == "audit" and e["verdict"] not in UNCHECKED]
     if not audits:
         return None
     height = 1.5 + 0.3 * len(audits)

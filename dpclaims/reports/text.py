@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from ..verdicts import UNCHECKED
 from .schema import VERDICTS
 
 __all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
@@ -14,6 +15,7 @@ VERDICT_LABELS = {
     "violation": "VIOLATION",
     "inconsistent": "INCONSISTENT",
     "inconclusive": "inconclusive",
+    "skipped": "skipped",
     "not_checkable": "not checkable",
     "error": "ERROR",
 }
@@ -24,7 +26,7 @@ def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
     A part's entry has the id ``"<claim id> [<name>]"`` and the part's type, verdict, summary and evidence.
     """
-    sub = entry["evidence"].get("parts") if entry["verdict"] not in ("not_checkable", "error") else None
+    sub = entry["evidence"].get("parts") if entry["verdict"] not in UNCHECKED else None
     if not isinstance(sub, Mapping):
         return [entry]
     out: list[Mapping[str, Any]] = []
@@ -41,7 +43,7 @@ def _num(value: Any, spec: str = ".3g") -> str:
 def key_figure(entry: Mapping[str, Any]) -> str:
     """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
     verdict, ev = entry["verdict"], entry["evidence"]
-    if verdict == "not_checkable":
+    if verdict in ("skipped", "not_checkable"):
         return _brief(entry["reason"])
     if verdict == "error":
         return _brief(entry["error"])
