@@ -105,8 +105,8 @@ def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_boun
     return Verdict.INCONSISTENT if hi < bottom or lo > top else Verdict.INCONCLUSIVE
 
 
-_CLAIM_TEXT = {"order": "{e:g} ± {m:g}", "upper": "at most {e:g} (+ margin {m:g}; upper bound)",
-               "lower": "at least {e:g} (- margin {m:g}; lower bound)"}
+_CLAIM_TEXT = {"order": "{e:g} ± {m:g}", "upper": "exponent ≤ {e:g} + {m:g} (one-sided)",
+               "lower": "exponent ≥ {e:g} − {m:g} (one-sided)"}
 
 
 def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1,

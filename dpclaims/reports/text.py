@@ -21,6 +21,18 @@ VERDICT_LABELS = {
 }
 
 
+_TESTS = {"order": "equivalence to {e:g} ± {m:g}", "upper": "one-sided: exponent ≤ {e:g} + {m:g}",
+          "lower": "one-sided: exponent ≥ {e:g} − {m:g}"}
+
+
+def _exponent_bound(check: Mapping[str, Any]) -> str:
+    """The side of ``expected`` the exponent must keep: an upper bound as the parameter → 0 bounds it from below."""
+    bound = check.get("bound", "order")
+    if check.get("limit") == "small" and bound != "order":
+        return {"upper": "lower", "lower": "upper"}[bound]
+    return bound
+
+
 def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """``[entry]``, or for a combined experiment (evidence ``{"parts": {name: result}}``) one entry per part.
 
@@ -56,8 +68,8 @@ def key_figure(entry: Mapping[str, Any]) -> str:
     if entry["type"] == "rate":
         check = ev["check"]
         low, high = check["interval"]
-        return (f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] "
-                f"vs {check['expected']:g} ± {check['margin']:g}")
+        claimed = check.get("claimed") or f"{check['expected']:g} ± {check['margin']:g}"
+        return f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] vs {claimed}"
     return entry["summary"]
 
 
@@ -103,9 +115,16 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
             ("fit", f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
                     f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]"),
-            ("test", f"equivalence to {check['expected']:g} ± {check['margin']:g} at {check['confidence']:.0%}: "
-                     f"{check['verdict']}" + ("; slope drifts over the grid" if check.get("drifting") else "")),
+            ("test", f"{_TESTS[_exponent_bound(check)].format(e=check['expected'], m=check['margin'])} at "
+                     f"{check['confidence']:.0%}: {check['verdict']}"
+                     + ("; slope drifts over the grid" if check.get("drifting") else "")),
         ]
+        claim = ev.get("claim") or {}
+        if claim.get("stated"):
+            rows.insert(0, ("claim", f"{claim['stated']} ({claim['bound']} bound)" if claim["bound"] != "order"
+                            else claim["stated"]))
+        if claim.get("tested"):
+            rows.insert(1, ("tested", f"{claim['tested']} — why: {claim['why']}"))
         if check.get("message"):
             rows.append(("note", check["message"]))
         if sweep["seed"] != entry["seed"]:
@@ -115,7 +134,9 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             if isinstance(c, Mapping):
                 measured = c.get("value", c.get("estimate"))
                 interval = f" [{_num(c.get('low'))}, {_num(c.get('high'))}]" if "low" in c else ""
-                rows.append((name, f"{_num(measured, '.6g')}{interval} vs {_num(c.get('expected'), '.6g')}: "
+                relation, bound = next(((r, c[k]) for k, r in (("le", "≤"), ("ge", "≥")) if k in c),
+                                       ("vs", c.get("expected")))
+                rows.append((name, f"{_num(measured, '.6g')}{interval} {relation} {_num(bound, '.6g')}: "
                                    f"{'ok' if c.get('ok') else 'off'}"))
     if ev.get("note"):
         rows.append(("note", str(ev["note"])))

@@ -125,7 +125,7 @@ def test_faster_than_an_upper_bound_is_consistent(fit):
     # fitted ~ -0.5; an O(n^-0.2) claim is met with room to spare, an Ω(n^-0.2) one is not
     upper = check_exponent(fit, -0.2, margin=0.1, bound="upper")
     assert upper.verdict == "consistent" and upper.direction == "faster"
-    assert "faster than claimed" in upper.message and "upper bound" in upper.message
+    assert "faster than claimed" in upper.message and "exponent ≤ -0.2 + 0.1 (one-sided)" in upper.message
     assert check_exponent(fit, -0.2, margin=0.1, bound="lower").verdict == "inconsistent"
     assert check_exponent(fit, -0.2, margin=0.1).verdict == "inconsistent"  # two-sided: a gap
     slower = check_exponent(fit, -1.0, margin=0.1, bound="upper")
