@@ -163,3 +163,13 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
     assert result.verdict != "violation" and result.epsilon_lower <= 1.0
     with pytest.raises(AssertionError, match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1"):
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
+
+
+def test_assert_exponent_upper_bound_passes_a_faster_decay():
+    # error ~ n^-1 against an O(n^-1/2) claim: a gap two-sided, consistent as an upper bound
+    verdict = assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial", bound="upper")
+    assert verdict.verdict == "consistent" and verdict.direction == "faster"
+    with pytest.raises(AssertionError, match="inconsistent"):
+        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial")
+    with pytest.raises(AssertionError, match="inconsistent"):
+        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -1.5, 0.1, 6, 1, backend="serial", bound="upper")
