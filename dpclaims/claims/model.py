@@ -286,8 +286,12 @@ class Claim:
                              f"{sorted({**self.exponents, **self.symbolic_exponents})}); add it to the TOML "
                              "entry, or `tested_exponents` with `tested` and `why`")
         limit = self.limits.get(variable, "large")
-        power = text if text.lstrip("-").replace("/", "").replace(".", "").isdigit() else f"({text})"
-        stated = f"{_SYMBOLS[self.bound]}({variable}^{power})" + (f" as {variable} → 0" if limit == "small" else "")
+        if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
+            stated = f"{_SYMBOLS[self.bound]}(·), exponent of {variable}: {text}"
+        else:
+            power = text if text.lstrip("-").replace("/", "").replace(".", "").isdigit() else f"({text})"
+            stated = f"{_SYMBOLS[self.bound]}({variable}^{power})"
+        stated += f" as {variable} → 0" if limit == "small" else ""
         if values and variable in self.symbolic_exponents:
             stated += " at " + ", ".join(f"{k}={v:g}" for k, v in values.items())
         tested, why = "", ""

@@ -166,7 +166,9 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     try:
         experiment = claim.experiment(budget)
     except Skipped as exc:
-        return _entry(claim, verdict="skipped", summary=f"skipped: {exc}", reason=exc.reason,
+        summary = (f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
+                   f"{' or '.join(exc.budgets)}")
+        return _entry(claim, verdict="skipped", summary=summary, reason=exc.reason,
                       wall_time=time.perf_counter() - start)
     except NotCheckable as exc:
         return _entry(claim, verdict="not_checkable", summary=f"not checkable: {exc.reason}", reason=exc.reason,
