@@ -389,7 +389,8 @@ _D_SWEEP_N = {"quick": 2400, "standard": 16000, "full": 32000}
 
 def _d_rate(claim, algorithm, budget):
     n = _D_SWEEP_N[budget]
-    return _rate(claim, utility, "d", _GRIDS_D[budget], budget, {"param": "d", "algorithm": algorithm, "N": n},
+    return _rate(claim, utility, "d", _GRIDS_D[budget], budget,
+                 {"param": "d", "algorithm": algorithm, "N": n},
                  note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d")
 
 
@@ -435,7 +436,8 @@ def _bvr_eta_capped(rng):
 @register_experiment("diff2bvr.thm53.rounds")
 def _thm53_rounds(claim, budget):
     return CombinedExperiment({
-        "rounds": _rate(claim, schedule_rounds, "N", _BVR_CAPPED_GRID, "quick", {"algorithm": "diff2-bvr"},
+        "rounds": _rate(claim, schedule_rounds, "N", _BVR_CAPPED_GRID, "quick",
+                        {"algorithm": "diff2-bvr"},
                         note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η = 1/(2L)"),
         "regime": ValueExperiment(_bvr_eta_capped, {"eta_at_1/(2L)_on_whole_grid": 1.0},
                                   note="the sweep stays in the step-size-capped regime"),
@@ -446,13 +448,15 @@ def _thm53_rounds(claim, budget):
 
 @register_experiment("diff2gd.table1.gradient_complexity")
 def _gc_diff2(claim, budget):
-    return _rate(claim, gradient_count, "N", _GRIDS_N["quick" if budget == "quick" else "standard"], "quick",
+    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
+    return _rate(claim, gradient_count, "N", grid, "quick",
                  {"algorithm": "diff2-gd"}, note="counted per-sample gradients of one run (2n_p per difference round)")
 
 
 @register_experiment("dpgd.table1.complexity")
 def _gc_dpgd(claim, budget):
-    return _rate(claim, gradient_count, "N", _GRIDS_N["quick" if budget == "quick" else "standard"], "quick",
+    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
+    return _rate(claim, gradient_count, "N", grid, "quick",
                  {"algorithm": "dp-gd"}, note="counted per-sample gradients of one run")
 
 
@@ -539,7 +543,7 @@ def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dic
 
 
 @register_experiment("experiments.regression", skip={
-    "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful run is the "
-             "standard budget (a few minutes)"})
+    "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
+             "run is the standard budget (a few minutes)"})
 def _experiments_regression(claim, budget):
     return Section6Experiment(SECTION6_BUDGETS[budget])

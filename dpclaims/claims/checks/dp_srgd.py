@@ -223,8 +223,10 @@ def v2_clip_inactive(claim, budget):
         out["dimension_bound"] = cond  # Cor. 5.10's bound on p (M = 1, ε = 1), must be >= p = 16
         return out
 
-    return ValueExperiment(compute=compute, expected={"exceed_fraction": 0.0}, ge={"dimension_bound": 16.0},
-                           note=f"LS p=16, n={n}, {trials} runs; dimension_bound = Cor. 5.10's bound on p")
+    return ValueExperiment(compute=compute, expected={"exceed_fraction": 0.0},
+                           ge={"dimension_bound": 16.0},
+                           note=f"LS p=16, n={n}, {trials} runs; dimension_bound = Cor. 5.10's "
+                                f"bound on p")
 
 
 def _lemma59(rng, n: int, trials: int) -> dict:
@@ -241,17 +243,20 @@ def _lemma59(rng, n: int, trials: int) -> dict:
 def v2_sensitivity(claim, budget):
     """Lemma 5.9 per run: max_{t,d}‖δ_t(d)‖ ≤ 2(M b_max + 2M diam(C) + L) (unclipped V2, LS, β ≥ 2MT)."""
     n, trials = _pick(budget, (2**12, 8), (2**16, 32))
-    return ValueExperiment(compute=lambda rng: _lemma59(rng, n, trials), le={"max_ratio_to_bound": 1.0},
-                           note="the worst ratio of the difference to Lemma 5.9's bound must be <= 1")
+    return ValueExperiment(compute=lambda rng: _lemma59(rng, n, trials),
+                           le={"max_ratio_to_bound": 1.0},
+                           note="the worst ratio of the difference to Lemma 5.9's bound must be "
+                                "<= 1")
 
 
 @register_experiment("cgt24.v1.sensitivity")
 def v1_sensitivity(claim, budget):
     """RT9: max_d ‖δ_t(d)‖ of V1 on LS does not grow with t (upper bound t^0: slope ≤ margin)."""
     values = [1, 2, 4, 8, 16]
-    return RateExperiment.for_claim(claim, sensitivity_at, "t+1", values, variable="t",
-                                    replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**15, 2**16)},
-                                    note="the claim bounds the difference uniformly in t; swept over t+1 ≥ 1")
+    return RateExperiment.for_claim(
+        claim, sensitivity_at, "t+1", values, variable="t",
+        replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**15, 2**16)},
+        note="the claim bounds the difference uniformly in t; swept over t+1 ≥ 1")
 
 
 # --------------------------------------------------------------------------- rates
@@ -261,40 +266,46 @@ def v1_sensitivity(claim, budget):
 def tree_error(claim, budget):
     """RT7: max_t‖e_t‖ ∝ p^{1/2} (T = 16, σ = 1)."""
     values = [16, 64, 256, 1024] if budget == "quick" else [16, 32, 64, 128, 256, 512, 1024]
-    return RateExperiment.for_claim(claim, tree_noise_max, "p", values, replicates=_pick(budget, 4, 10))
+    return RateExperiment.for_claim(
+        claim, tree_noise_max, "p", values, replicates=_pick(budget, 4, 10))
 
 
 @register_experiment("cgt24.utility.deterministic_accel")
 def deterministic_accel(claim, budget):
     """RT1: F(y_T) − F* ∝ T^{-2} on H1 with k = 2T + 1, exact gradients, no noise (acceleration)."""
     values = _pick(budget, [4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256])
-    return RateExperiment.for_claim(claim, rt1_excess, "T", values, replicates=2,
-                                    note="deterministic (replicates identical); spec RT1 tolerance 0.2")
+    return RateExperiment.for_claim(
+        claim, rt1_excess, "T", values, replicates=2,
+        note="deterministic (replicates identical); spec RT1 tolerance 0.2")
 
 
 @register_experiment("cgt24.utility.generic")
 def utility_generic(claim, budget):
     """Thm 5.1 optimisation term β R²/T²: at fixed T the noise-free error grows at most like β."""
     values = [1.0, 2.0, 4.0, 8.0, 16.0]
-    return RateExperiment.for_claim(claim, beta_excess, "beta", values, replicates=2,
-                                    fixed={"steps": _pick(budget, 16, 32)},
-                                    note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β")
+    return RateExperiment.for_claim(
+        claim, beta_excess, "beta", values, replicates=2,
+        fixed={"steps": _pick(budget, 16, 32)},
+        note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β")
 
 
 @register_experiment("cgt24.v1.gradnorm_decay")
 def gradnorm_decay(claim, budget):
     """Lemma 5.4: ‖∇F(x_t)‖ decays at least like (t+1)^{-1/4} (an upper bound)."""
-    return RateExperiment.for_claim(claim, gradnorm_at, "t+1", [2, 4, 8, 16, 32], variable="t",
-                                    replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**13, 2**16)},
-                          note="V1 practical on H1 (x† ∈ C), ε = 1, T = 32; the lemma's slowest term is (t+1)^{-1/4}; "
-                               "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1")
+    return RateExperiment.for_claim(
+        claim, gradnorm_at, "t+1", [2, 4, 8, 16, 32], variable="t",
+                  replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**13, 2**16)},
+        note="V1 practical on H1 (x† ∈ C), ε = 1, T = 32; the lemma's slowest term is "
+             "(t+1)^{-1/4}; "
+             "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1")
 
 
 @register_experiment("cgt24.v1.rate.statistical")
 def v1_statistical(claim, budget):
     """RT2: T = round(n^{1/4}) steps, B = n/T: excess O(n^{-1/2}) on H1."""
     values = _pick(budget, [2**10, 2**12, 2**14, 2**16], [2**10, 2**12, 2**14, 2**16, 2**18])
-    return RateExperiment.for_claim(claim, rt2_excess, "n", values, replicates=_pick(budget, 5, 20))
+    return RateExperiment.for_claim(
+        claim, rt2_excess, "n", values, replicates=_pick(budget, 5, 20))
 
 
 RT8_C_GOLDEN = {2**12: 0.63, 2**16: 0.54}
@@ -309,7 +320,8 @@ _RT8_POINTS = [f"ratio_eps{eps:g}_p{d}" for d, eps in RT8_GRID]
 
 def _rt8_envelope(rng, n: int, trials: int) -> dict:
     ratios = rt8_ratios(n, rng, trials=trials)
-    return {"max_envelope_ratio": float(ratios.max()), **{name: float(r) for name, r in zip(_RT8_POINTS, ratios)}}
+    points = {name: float(r) for name, r in zip(_RT8_POINTS, ratios)}
+    return {"max_envelope_ratio": float(ratios.max()), **points}
 
 
 def rt8_envelope_experiment(budget: str) -> ValueExperiment:
@@ -333,9 +345,10 @@ def rt8_envelope_experiment(budget: str) -> ValueExperiment:
 def v1_privacy_rate(claim, budget):
     """RT3 (decays at least like n^{-1} along n) and RT8 (envelope along ε and p) for E-V1 on LS."""
     values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16, 2**17, 2**18])
-    rt3 = RateExperiment.for_claim(claim, rt3_excess, "n", values, replicates=_pick(budget, 3, 10),
-                                   note="RT3: LS p = 16, ε = 0.3; an upper bound: smooth instances decay faster "
-                                        "(spec [SIM] slope -1.30)")
+    rt3 = RateExperiment.for_claim(
+        claim, rt3_excess, "n", values, replicates=_pick(budget, 3, 10),
+        note="RT3: LS p = 16, ε = 0.3; an upper bound: smooth instances decay faster "
+             "(spec [SIM] slope -1.30)")
     return CombinedExperiment({"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
                               note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p")
 
@@ -344,7 +357,8 @@ def v1_privacy_rate(claim, budget):
 def v2_statistical(claim, budget):
     """RT4: LIN, V2 paper constants, B = T = √n: excess O(n^{-1/2})."""
     values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**10, 2**12, 2**14, 2**16, 2**18])
-    return RateExperiment.for_claim(claim, rt4_excess, "n", values, replicates=_pick(budget, 3, 10))
+    return RateExperiment.for_claim(
+        claim, rt4_excess, "n", values, replicates=_pick(budget, 3, 10))
 
 
 V2_ENVELOPE_EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -357,8 +371,8 @@ def v2_privacy_rate(claim, budget):
     Envelope test (spec §7(b) rule 3: no one-sided slope along ε): at every ε the expected ratio
     excess / (L R (1/√n + √p/(εn))) must stay below the V2 constant 16c_M + 8 = 8.  The theorem bounds an
     expectation, so the check is statistical: a violation is called only when a one-sided lower
-    confidence bound on some ε's mean ratio (Student t, 95% jointly, Bonferroni over the ε grid) exceeds 8
-    (an ``le`` bound on the interval (largest mean, largest lower bound, largest upper bound)).
+    confidence bound on some ε's mean ratio (Student t, 95% jointly, Bonferroni over the ε grid)
+    exceeds 8 (an ``le`` bound on (largest mean, largest lower bound, largest upper bound)).
     """
     n = _pick(budget, 2**12, 2**16)
     trials = _pick(budget, 12, 48)
@@ -376,7 +390,8 @@ def v2_privacy_rate(claim, budget):
 
     return ValueExperiment(compute=compute, le={"max_envelope_ratio": 8.0},
                            note=f"LIN p=16, n={n}, ε ∈ {list(V2_ENVELOPE_EPSILONS)}, {trials} trials per ε; reported as "
-                                "(largest mean ratio, largest lower bound, largest upper bound): consistent iff no "
+                                "(largest mean ratio, largest lower bound, largest upper bound): "
+                                "consistent iff no "
                                 "ε's mean ratio is significantly above 8")
 
 
@@ -386,21 +401,24 @@ def v2_batch_flat(claim, budget):
     n = _pick(budget, 2**12, 2**16)
     top = int(math.isqrt(n))
     values = _pick(budget, [top // 16, top // 8, top // 4, top // 2, top], [top // 10, top // 5, top // 2, top])
-    return RateExperiment.for_claim(claim, rt5_excess, "B", values, replicates=_pick(budget, 3, 6), fixed={"n": n})
+    return RateExperiment.for_claim(
+        claim, rt5_excess, "B", values, replicates=_pick(budget, 3, 6), fixed={"n": n})
 
 
 @register_experiment("cgt24.indep.rate")
 def indep_rate(claim, budget):
-    """Thm 5.13 stochastic term 8L²T/(√B β): error decays at least like B^{-1/2} (an upper bound)."""
-    return RateExperiment.for_claim(claim, indep_excess, "B", [16, 64, 256, 1024], replicates=_pick(budget, 6, 20),
-                          note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)")
+    """Thm 5.13 stochastic term 8L²T/(√B β): error decays at least like B^{-1/2} (upper bound)."""
+    return RateExperiment.for_claim(
+        claim, indep_excess, "B", [16, 64, 256, 1024], replicates=_pick(budget, 6, 20),
+        note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)")
 
 
 @register_experiment("cgt24.srg.error")
 def srg_error_rate(claim, budget):
     """RT6: the SRG error ‖∇_t − ∇F(x_t)‖ = O(B^{-1/2}) (H1, s = 0.5, no noise)."""
     values = _pick(budget, [16, 64, 256, 1024], [16, 32, 64, 128, 256, 512, 1024])
-    return RateExperiment.for_claim(claim, srg_error, "B", values, replicates=_pick(budget, 10, 30))
+    return RateExperiment.for_claim(
+        claim, srg_error, "B", values, replicates=_pick(budget, 10, 30))
 
 
 # --------------------------------------------------------------------------- complexity and formulas
@@ -473,5 +491,6 @@ def lb_first_order(claim, budget):
     """[Nes04] on H1 (k = 2T + 1): the noise-free Algorithm A stays above the span lower bound, within ×3 of it."""
     values = _pick(budget, [4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256])
     return ValueExperiment(compute=lambda rng: _first_order_ratios(rng, values),
-                           ge={"min_ratio_to_lower_bound": 1.0}, le={"max_ratio_to_lower_bound": 3.0},
+                           ge={"min_ratio_to_lower_bound": 1.0},
+                           le={"max_ratio_to_lower_bound": 3.0},
                            note="every ratio to the lower bound in [1, 3] (spec: ≈ 2.1–2.5)")
