@@ -46,7 +46,12 @@ class Verdict(StrEnum):
 SEVERITY: tuple[Verdict, ...] = tuple(Verdict)
 """Every verdict, mildest first (the members' definition order)."""
 
-CHECKED: tuple[Verdict, ...] = (Verdict.CONSISTENT, Verdict.INCONCLUSIVE, Verdict.INCONSISTENT, Verdict.VIOLATION)
+CHECKED: tuple[Verdict, ...] = (
+    Verdict.CONSISTENT,
+    Verdict.INCONCLUSIVE,
+    Verdict.INCONSISTENT,
+    Verdict.VIOLATION,
+)
 """Verdicts an experiment returns after running; the runner sets the others."""
 
 UNCHECKED: tuple[Verdict, ...] = (Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
@@ -57,5 +62,5 @@ FAILING: tuple[Verdict, ...] = (Verdict.INCONSISTENT, Verdict.VIOLATION, Verdict
 
 
 def worst(verdicts: Iterable[str]) -> Verdict:
-    """The most severe of ``verdicts`` (strings or :class:`Verdict`); raises ValueError when empty."""
+    """The most severe of ``verdicts`` (strings or :class:`Verdict`); ValueError when empty."""
     return max((Verdict(v) for v in verdicts), key=SEVERITY.index)

@@ -62,7 +62,7 @@ class NotCheckable(DPClaimsError):
 
 
 class Skipped(DPClaimsError):
-    """A claim's experiment does not run at this budget (too small to decide); a larger budget runs it.
+    """A claim's experiment does not run at this budget (too small to decide); larger ones run it.
 
     Attributes
     ----------
@@ -107,8 +107,9 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
     return a is b or where(a) == where(b)
 
 
-def register_experiment(claim_id: str, *, replace: bool = False,
-                        skip: Mapping[str, str] | None = None) -> Callable[[ExperimentFactory], ExperimentFactory]:
+def register_experiment(
+    claim_id: str, *, replace: bool = False, skip: Mapping[str, str] | None = None
+) -> Callable[[ExperimentFactory], ExperimentFactory]:
     """Decorator registering ``factory(claim, budget) -> Experiment`` for ``claim_id``.
 
     Parameters
@@ -134,7 +135,8 @@ def register_experiment(claim_id: str, *, replace: bool = False,
     for budget, reason in skip.items():
         check_choice(budget, BUDGETS, "skip budget")
         if not isinstance(reason, str) or not reason.strip():
-            raise InputError(f"register_experiment({claim_id!r}): skip[{budget!r}] must be the reason, got {reason!r}")
+            raise InputError(f"register_experiment({claim_id!r}): skip[{budget!r}] must be the "
+                             f"reason, got {reason!r}")
     if set(skip) >= set(BUDGETS):
         raise InputError(f"register_experiment({claim_id!r}) skips every budget; mark the claim "
                          "`checkable = false` in its TOML entry instead")

@@ -12,15 +12,16 @@ from typing import Any, Mapping
 from fractions import Fraction
 
 from ..errors import InputError
-from .experiments import BUDGETS, NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment, load_checks, skipped_budgets
+from .experiments import (BUDGETS, NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment,
+                          load_checks, skipped_budgets)
 
 __all__ = ["KINDS", "BOUNDS", "LIMITS", "Claim", "RateClaim", "exponent_expression_names"]
 
 BOUNDS = ("upper", "lower", "order")
-"""What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order / exact law."""
+"""What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
 
 LIMITS = ("large", "small")
-"""The limit a claim's rate is about, per variable: the variable growing (default) or going to 0."""
+"""The limit a claim's rate is about, per variable: growing (the default) or going to 0."""
 
 _SYMBOLS = {"upper": "O", "lower": "Ω", "order": "Θ"}
 
@@ -71,11 +72,13 @@ def _evaluate(node: ast.expr, values: Mapping[str, float]) -> float:
 
 
 def _fraction(value: float) -> str:
-    """``-0.5`` -> ``"-1/2"``, ``1.125`` -> ``"9/8"``, ``2.0`` -> ``"2"``; other values as ``%g``."""
+    """``-0.5`` -> ``"-1/2"``, ``1.125`` -> ``"9/8"``, ``2.0`` -> ``"2"``; others as ``%g``."""
     close = Fraction(value).limit_denominator(12)
     if abs(float(close) - value) > 1e-9:
         return f"{value:g}"
-    return str(close.numerator) if close.denominator == 1 else f"{close.numerator}/{close.denominator}"
+    if close.denominator == 1:
+        return str(close.numerator)
+    return f"{close.numerator}/{close.denominator}"
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class RateClaim:
     margin : tolerance of the exponent test
     limit : ``"large"`` or ``"small"`` (the claim is about ``variable → 0``)
     stated : the claim as the paper states it, e.g. ``"O(n^-1/2)"``
-    tested, why : what the experiment tests instead of ``stated`` and why (empty when it tests ``stated``)
+    tested, why : what the experiment tests instead of ``stated``, and why (empty when it does not)
     at : parameter values a symbolic exponent was evaluated at, e.g. ``{"k": 4.0}``
     """
 
@@ -109,7 +112,7 @@ class RateClaim:
         object.__setattr__(self, "at", MappingProxyType(dict(self.at)))
 
     def describe(self) -> str:
-        """One line: the claim as stated, the direction, and what is tested instead (if anything)."""
+        """One line: the claim as stated, its direction, and what is tested instead (if any)."""
         kind = {"upper": "upper bound", "lower": "lower bound", "order": "order"}[self.bound]
         text = f"claimed {self.stated} ({kind}, margin {self.margin:g})"
         if self.tested:
@@ -119,8 +122,9 @@ class RateClaim:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
         return {"claim": self.claim_id, "variable": self.variable, "exponent": self.exponent,
-                "bound": self.bound, "margin": self.margin, "limit": self.limit, "stated": self.stated,
-                "tested": self.tested or None, "why": self.why or None, "at": dict(self.at)}
+                "bound": self.bound, "margin": self.margin, "limit": self.limit,
+                "stated": self.stated, "tested": self.tested or None, "why": self.why or None,
+                "at": dict(self.at)}
 
 
 @dataclass(frozen=True)
@@ -260,7 +264,7 @@ class Claim:
         return out
 
     def rate(self, variable: str, **values: float) -> RateClaim:
-        """What a rate experiment sweeping ``variable`` tests: exponent, bound, margin, limit and text.
+        """What a rate experiment sweeping ``variable`` tests: exponent, bound, margin, limit.
 
         The exponent is the claim's (a symbolic one evaluated at ``values``, as in
         :meth:`exponents_at`) unless ``tested_exponents`` gives another, in which case the
@@ -272,7 +276,8 @@ class Claim:
             The claim states no exponent for ``variable``, or has no ``bound`` or ``margin``.
         """
         if self.bound is None or self.margin is None:
-            raise InputError(f"claim {self.id!r}: a rate experiment needs `bound` and `margin` in its TOML entry")
+            raise InputError(f"claim {self.id!r}: a rate experiment needs `bound` and `margin` in "
+                             "its TOML entry")
         if variable in self.exponents:
             stated_exponent, text = self.exponents[variable], _fraction(self.exponents[variable])
         elif variable in self.symbolic_exponents and exponent_expression_names(
@@ -282,14 +287,16 @@ class Claim:
         elif variable in self.tested_exponents:
             stated_exponent, text = None, self.symbolic_exponents.get(variable, "none stated")
         else:
+            known = sorted({**self.exponents, **self.symbolic_exponents})
             raise InputError(f"claim {self.id!r} states no exponent for {variable!r} (exponents: "
-                             f"{sorted({**self.exponents, **self.symbolic_exponents})}); add it to the TOML "
-                             "entry, or `tested_exponents` with `tested` and `why`")
+                             f"{known}); add it to the TOML entry, or `tested_exponents` with "
+                             "`tested` and `why`")
         limit = self.limits.get(variable, "large")
         if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
             stated = f"{_SYMBOLS[self.bound]}(·), exponent of {variable}: {text}"
         else:
-            power = text if text.lstrip("-").replace("/", "").replace(".", "").isdigit() else f"({text})"
+            plain = text.lstrip("-").replace("/", "").replace(".", "").isdigit()
+            power = text if plain else f"({text})"
             stated = f"{_SYMBOLS[self.bound]}({variable}^{power})"
         stated += f" as {variable} → 0" if limit == "small" else ""
         if values and variable in self.symbolic_exponents:
@@ -298,8 +305,9 @@ class Claim:
         exponent = stated_exponent
         if variable in self.tested_exponents:
             exponent, tested, why = self.tested_exponents[variable], self.tested, self.why
-        return RateClaim(claim_id=self.id, variable=variable, exponent=float(exponent), bound=self.bound,
-                         margin=self.margin, limit=limit, stated=stated, tested=tested, why=why, at=values)
+        return RateClaim(claim_id=self.id, variable=variable, exponent=float(exponent),
+                         bound=self.bound, margin=self.margin, limit=limit, stated=stated,
+                         tested=tested, why=why, at=values)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field plus the current ``checkable`` and ``status``."""

@@ -111,11 +111,13 @@ class RateExperiment:
                        seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
                        scheduler=scheduler, checkpoint=checkpoint)
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
-        check = check_exponent(fit, self.expected, margin=self.margin, bound=self.bound, limit=self.limit)
+        check = check_exponent(fit, self.expected, margin=self.margin, bound=self.bound,
+                               limit=self.limit)
         low, high = check.interval
         claimed = (self.stated.describe() if self.stated is not None
                    else f"claimed {self.expected:g} ± {self.margin:g} ({self.bound})")
-        relation = "" if check.direction == "indistinguishable" else f"; {check.direction} than claimed"
+        relation = ("" if check.direction == "indistinguishable"
+                    else f"; {check.direction} than claimed")
         summary = (f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
                    f"vs {claimed}{relation}")
         evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
@@ -125,8 +127,9 @@ class RateExperiment:
         return {"type": "rate", "verdict": check.verdict, "summary": summary, "evidence": evidence}
 
 
-def _within(measured: Any, expected: float, rtol: float, atol: float, relation: str = "==") -> tuple[bool, dict]:
-    """Compare a measured value with ``expected`` under ``relation`` (``"=="``, ``"<="`` or ``">="``).
+def _within(measured: Any, expected: float, rtol: float, atol: float,
+            relation: str = "==") -> tuple[bool, dict]:
+    """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
 
     ``==``: a point value must match within tolerance, ``(estimate, low, high)`` must cover
     ``expected``.  ``<=`` (``>=``): a point value must be at most (at least) ``expected`` up to
@@ -139,8 +142,8 @@ def _within(measured: Any, expected: float, rtol: float, atol: float, relation: 
         detail = {"estimate": estimate, "low": low, "high": high}
     else:
         value = float(measured)
-        ok = {"==": math.isclose(value, expected, rel_tol=rtol, abs_tol=atol), "<=": value <= expected + atol,
-              ">=": value >= expected - atol}[relation]
+        ok = {"==": math.isclose(value, expected, rel_tol=rtol, abs_tol=atol),
+              "<=": value <= expected + atol, ">=": value >= expected - atol}[relation]
         detail = {"value": value}
     key = {"==": "expected", "<=": "le", ">=": "ge"}[relation]
     return ok, {**detail, key: expected}
@@ -168,8 +171,9 @@ class ValueExperiment:
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         """Compute and compare (serially: value checks are small; the execution options are accepted and unused)."""
         measured = self.compute(np.random.default_rng(seed))
-        wanted = [(name, value, relation) for relation, table in (("==", self.expected), ("<=", self.le),
-                                                                 (">=", self.ge)) for name, value in table.items()]
+        tables = (("==", self.expected), ("<=", self.le), (">=", self.ge))
+        wanted = [(name, value, relation) for relation, table in tables
+                  for name, value in table.items()]
         missing = sorted({name for name, _, _ in wanted} - set(measured))
         if missing:
             raise InputError(f"the computation did not return the expected quantities {missing}")

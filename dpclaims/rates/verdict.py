@@ -44,7 +44,7 @@ BOUNDS = ("upper", "lower", "order")
 """What a rate claim states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
 
 LIMITS = ("large", "small")
-"""The limit a rate claim is about: the swept parameter growing (``n → ∞``) or shrinking (``ε → 0``)."""
+"""The limit a rate claim is about: the swept parameter growing (``n → ∞``) or going to 0."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _finite(value: Any, name: str) -> float:
 
 
 def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_bound: str) -> Verdict:
-    """The verdict of ``[lo, hi]`` against a bound on the exponent itself (upper: exponent ≤ expected)."""
+    """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
     top, bottom = expected + margin, expected - margin
     if exponent_bound == "upper":
         return (Verdict.CONSISTENT if hi <= top

@@ -37,7 +37,8 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     if entry["verdict"] == "not_checkable":
         return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
     if entry["verdict"] == "skipped":
-        return lines + [f"Skipped at this budget (run it with a larger --budget): {_cell(entry['reason'])}.", ""]
+        return lines + [f"Skipped at this budget (run it with a larger --budget): "
+                        f"{_cell(entry['reason'])}.", ""]
     if entry["verdict"] == "error":
         return lines + [f"The experiment failed: `{_cell(entry['error'])}`", "",
                         f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.", ""]

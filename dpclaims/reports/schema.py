@@ -33,8 +33,8 @@ __all__ = [
 
 SCHEMA_VERSION = 2
 
-VERDICTS = (Verdict.CONSISTENT, Verdict.VIOLATION, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE, Verdict.SKIPPED,
-            Verdict.NOT_CHECKABLE, Verdict.ERROR)
+VERDICTS = (Verdict.CONSISTENT, Verdict.VIOLATION, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE,
+            Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
 """Every verdict a claim can get, in the order reports list them."""
 
 CHECKED_VERDICTS = CHECKED

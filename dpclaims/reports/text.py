@@ -26,7 +26,7 @@ _TESTS = {"order": "equivalence to {e:g} ± {m:g}", "upper": "one-sided: exponen
 
 
 def _exponent_bound(check: Mapping[str, Any]) -> str:
-    """The side of ``expected`` the exponent must keep: an upper bound as the parameter → 0 bounds it from below."""
+    """The side of ``expected`` the exponent keeps (an upper bound as the parameter → 0: below)."""
     bound = check.get("bound", "order")
     if check.get("limit") == "small" and bound != "order":
         return {"upper": "lower", "lower": "upper"}[bound]
@@ -69,7 +69,8 @@ def key_figure(entry: Mapping[str, Any]) -> str:
         check = ev["check"]
         low, high = check["interval"]
         claimed = check.get("claimed") or f"{check['expected']:g} ± {check['margin']:g}"
-        return f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] vs {claimed}"
+        interval = f"[{_num(low, '.3f')}, {_num(high, '.3f')}]"
+        return f"slope {check['exponent']:.3f} {interval} vs {claimed}"
     return entry["summary"]
 
 
@@ -115,14 +116,14 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
             ("fit", f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
                     f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]"),
-            ("test", f"{_TESTS[_exponent_bound(check)].format(e=check['expected'], m=check['margin'])} at "
-                     f"{check['confidence']:.0%}: {check['verdict']}"
+            ("test", _TESTS[_exponent_bound(check)].format(e=check["expected"], m=check["margin"])
+                     + f" at {check['confidence']:.0%}: {check['verdict']}"
                      + ("; slope drifts over the grid" if check.get("drifting") else "")),
         ]
         claim = ev.get("claim") or {}
         if claim.get("stated"):
-            rows.insert(0, ("claim", f"{claim['stated']} ({claim['bound']} bound)" if claim["bound"] != "order"
-                            else claim["stated"]))
+            bound = "" if claim["bound"] == "order" else f" ({claim['bound']} bound)"
+            rows.insert(0, ("claim", claim["stated"] + bound))
         if claim.get("tested"):
             rows.insert(1, ("tested", f"{claim['tested']} — why: {claim['why']}"))
         if check.get("message"):
@@ -134,10 +135,11 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             if isinstance(c, Mapping):
                 measured = c.get("value", c.get("estimate"))
                 interval = f" [{_num(c.get('low'))}, {_num(c.get('high'))}]" if "low" in c else ""
-                relation, bound = next(((r, c[k]) for k, r in (("le", "≤"), ("ge", "≥")) if k in c),
+                sides = (("le", "≤"), ("ge", "≥"))
+                relation, limit = next(((r, c[k]) for k, r in sides if k in c),
                                        ("vs", c.get("expected")))
-                rows.append((name, f"{_num(measured, '.6g')}{interval} {relation} {_num(bound, '.6g')}: "
-                                   f"{'ok' if c.get('ok') else 'off'}"))
+                rows.append((name, f"{_num(measured, '.6g')}{interval} {relation} "
+                                   f"{_num(limit, '.6g')}: {'ok' if c.get('ok') else 'off'}"))
     if ev.get("note"):
         rows.append(("note", str(ev["note"])))
     if footer:

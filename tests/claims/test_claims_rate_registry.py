@@ -60,34 +60,59 @@ def _problem(claim, part):
         return "built with literal numbers; use RateExperiment.for_claim"
     if stated.claim_id != claim.id or claim.rate(stated.variable, **stated.at) != stated:
         return f"carries another claim's rate ({stated.claim_id}, {stated.variable})"
-    if (part.expected, part.margin, part.bound, part.limit) != (stated.exponent, stated.margin, stated.bound,
-                                                                 stated.limit):
+    if (part.expected, part.margin, part.bound, part.limit) != (
+        stated.exponent,
+        stated.margin,
+        stated.bound,
+        stated.limit,
+    ):
         return f"tests {part.expected} ± {part.margin} ({part.bound}) but the claim gives {stated}"
     paper = _paper_exponent(claim, stated.variable, stated.at)
-    if (paper is None or not math.isclose(paper, part.expected, abs_tol=1e-12)) and not (stated.tested and stated.why):
-        return (f"tests exponent {part.expected} of {stated.variable}, the claim states {paper}; say what is tested "
-                "and why (tested_exponents, tested, why) in the TOML entry")
+    if (paper is None or not math.isclose(paper, part.expected, abs_tol=1e-12)) and not (
+        stated.tested and stated.why
+    ):
+        return (
+            f"tests exponent {part.expected} of {stated.variable}, the claim states {paper}; say what is tested "
+            "and why (tested_exponents, tested, why) in the TOML entry"
+        )
     return None
 
 
-@pytest.mark.parametrize("claim, budget, name, part", BUILT,
-                         ids=[f"{c.id}[{n}]@{b}" for c, b, n, _ in BUILT])
+@pytest.mark.parametrize(
+    "claim, budget, name, part", BUILT, ids=[f"{c.id}[{n}]@{b}" for c, b, n, _ in BUILT]
+)
 def test_rate_experiment_tests_what_its_claim_states(claim, budget, name, part):
-    assert _problem(claim, part) is None, f"{claim.id} [{name}] at {budget}: {_problem(claim, part)}"
+    assert _problem(claim, part) is None, (
+        f"{claim.id} [{name}] at {budget}: {_problem(claim, part)}"
+    )
 
 
 def test_the_check_catches_moved_bands_and_untold_exponents():
     claim = claims.get("cgt24.v1.rate.privacy")
     good = RateExperiment.for_claim(claim, abs, "n", [1, 10, 100, 1000])
     assert _problem(claim, good) is None
-    assert "literal numbers" in _problem(claim, RateExperiment(abs, "n", [1, 10, 100, 1000], -1.5, margin=0.65))
-    moved = RateExperiment(abs, "n", [1, 10, 100, 1000], -1.5, margin=0.65, bound="upper", stated=good.stated)
+    assert "literal numbers" in _problem(
+        claim, RateExperiment(abs, "n", [1, 10, 100, 1000], -1.5, margin=0.65)
+    )
+    moved = RateExperiment(
+        abs, "n", [1, 10, 100, 1000], -1.5, margin=0.65, bound="upper", stated=good.stated
+    )
     assert "tests -1.5 ± 0.65" in _problem(claim, moved)
-    untold = RateExperiment.for_claim(claims.get("lla24.lb.lsa21.priv"), abs, "n", [1, 10, 100, 1000])
+    untold = RateExperiment.for_claim(
+        claims.get("lla24.lb.lsa21.priv"), abs, "n", [1, 10, 100, 1000]
+    )
     assert untold.expected == 0.0 and _problem(claims.get("lla24.lb.lsa21.priv"), untold) is None
-    bare = RateClaim(claim_id="lla24.lb.lsa21.priv", variable="n", exponent=0.0, bound="lower", margin=0.15,
-                     stated="Ω(n^-1)")  # the tested exponent without saying what is tested and why
-    bare_part = RateExperiment(abs, "n", [1, 10, 100, 1000], 0.0, margin=0.15, bound="lower", stated=bare)
+    bare = RateClaim(
+        claim_id="lla24.lb.lsa21.priv",
+        variable="n",
+        exponent=0.0,
+        bound="lower",
+        margin=0.15,
+        stated="Ω(n^-1)",
+    )  # the tested exponent without saying what is tested and why
+    bare_part = RateExperiment(
+        abs, "n", [1, 10, 100, 1000], 0.0, margin=0.15, bound="lower", stated=bare
+    )
     assert _problem(claims.get("lla24.lb.lsa21.priv"), bare_part) is not None
 
 
@@ -97,11 +122,22 @@ def test_tested_fields_are_used_by_an_experiment():
     assert declared == used
 
 
-@pytest.mark.parametrize("claim_id", ["cgt24.indep.rate", "cgt24.v1.rate.privacy", "cgt24.utility.generic",
-                                      "cgt24.v2.rate.statistical", "cgt24.v1.sensitivity"])
+@pytest.mark.parametrize(
+    "claim_id",
+    [
+        "cgt24.indep.rate",
+        "cgt24.v1.rate.privacy",
+        "cgt24.utility.generic",
+        "cgt24.v2.rate.statistical",
+        "cgt24.v1.sensitivity",
+    ],
+)
 def test_formerly_moved_bands_test_the_stated_upper_bound(claim_id):
     claim = claims.get(claim_id)
     for c, _, _, part in BUILT:
         if c.id == claim_id:
-            assert part.bound == "upper" and part.expected == claim.rate(part.stated.variable).exponent
+            assert (
+                part.bound == "upper"
+                and part.expected == claim.rate(part.stated.variable).exponent
+            )
             assert part.expected == claim.exponents[part.stated.variable]
