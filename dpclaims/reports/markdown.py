@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..verdicts import UNCHECKED
+from ..verdicts import FAILING, UNCHECKED
 from .figures import SUMMARY_FIGURE
 from .results import exit_code
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
@@ -22,7 +22,7 @@ def _cell(text: Any) -> str:
 
 def _verdict(verdict: str) -> str:
     label = VERDICT_LABELS[verdict]
-    return f"**{label}**" if verdict in ("violation", "inconsistent", "error") else label
+    return f"**{label}**" if verdict in FAILING else label
 
 
 def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:

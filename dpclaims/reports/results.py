@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError, check_choice
+from ..verdicts import Verdict
 from .schema import FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS, ResultsError, validate_experiment_result, validate_results
 
 __all__ = [
@@ -168,7 +169,7 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     except Skipped as exc:
         summary = (f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
                    f"{' or '.join(exc.budgets)}")
-        return _entry(claim, verdict="skipped", summary=summary, reason=exc.reason,
+        return _entry(claim, verdict=Verdict.SKIPPED, summary=summary, reason=exc.reason,
                       wall_time=time.perf_counter() - start)
     except NotCheckable as exc:
         return _entry(claim, verdict="not_checkable", summary=f"not checkable: {exc.reason}", reason=exc.reason,
