@@ -95,7 +95,8 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
             ax.fill_between(grid, band.min(axis=0), band.max(axis=0), color="#1565c0", alpha=0.15,
                             label=f"{check['confidence']:.0%} CI [{low:.3f}, {high:.3f}]")
         ax.plot(grid, anchor * (grid / math.exp(log_centre)) ** check["expected"], "--", color="#c62828",
-                label=f"claimed slope {check['expected']:g} ± {check['margin']:g}")
+                label=f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
+                      f"({check.get('bound', 'order')}, margin {check['margin']:g})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(values, [f"{v:g}" for v in values], fontsize=8)  # the grid itself, never crowded minor labels
