@@ -56,7 +56,8 @@ def assert_exponent(
     (``method``) and :func:`~dpclaims.rates.verdict.check_exponent` (90 % interval inside
     ``expected ± margin``; with ``bound="upper"`` for an O(·) claim only below
     ``expected + margin``, so decaying faster than claimed passes).  Returns the verdict when
-    it is consistent; otherwise raises ``AssertionError`` whose message gives the fitted exponent and its interval.
+    it is consistent; otherwise raises ``AssertionError`` whose message gives the fitted exponent
+    and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     result = sweep(experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed, backend=backend, workers=workers)

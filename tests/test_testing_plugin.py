@@ -167,9 +167,10 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
 
 def test_assert_exponent_upper_bound_passes_a_faster_decay():
     # error ~ n^-1 against an O(n^-1/2) claim: a gap two-sided, consistent as an upper bound
-    verdict = assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial", bound="upper")
+    grid = [10, 100, 1000, 10_000]
+    verdict = assert_exponent(rate, "n", grid, -0.5, 0.1, 6, 1, backend="serial", bound="upper")
     assert verdict.verdict == "consistent" and verdict.direction == "faster"
     with pytest.raises(AssertionError, match="inconsistent"):
         assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial")
     with pytest.raises(AssertionError, match="inconsistent"):
-        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -1.5, 0.1, 6, 1, backend="serial", bound="upper")
+        assert_exponent(rate, "n", grid, -1.5, 0.1, 6, 1, backend="serial", bound="upper")

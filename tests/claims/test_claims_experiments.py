@@ -105,11 +105,13 @@ def test_factory_must_return_an_experiment():
 def test_a_budget_skip_is_skipped_not_not_checkable():
     register_experiment(CLAIM_ID, skip={"quick": "too few trials"})(ToyExperiment)
     claim = claims.get(CLAIM_ID)
-    assert claim.checkable and claim.status == "checkable at standard, full; skipped at quick: too few trials"
+    assert claim.checkable
+    assert claim.status == "checkable at standard, full; skipped at quick: too few trials"
     with pytest.raises(Skipped, match="--budget standard or full") as info:
         claim.experiment("quick")
-    assert (info.value.budget, info.value.reason, info.value.budgets) == ("quick", "too few trials",
-                                                                         ("standard", "full"))
+    skip = info.value
+    assert (skip.budget, skip.reason) == ("quick", "too few trials")
+    assert skip.budgets == ("standard", "full")
     assert not isinstance(info.value, NotCheckable)
     assert claim.experiment("standard").budget == "standard"
 

@@ -1,4 +1,4 @@
-"""Registry consistency: every rate experiment tests the exponent, bound and margin its claim states.
+"""Registry consistency: each rate experiment tests the exponent, bound and margin of its claim.
 
 Each registered experiment is built (not run) at every budget; every rate sweep in it must have
 been built from its claim (:meth:`RateExperiment.for_claim`) and carry exactly what
@@ -72,7 +72,8 @@ def _problem(claim, part):
         stated.tested and stated.why
     ):
         return (
-            f"tests exponent {part.expected} of {stated.variable}, the claim states {paper}; say what is tested "
+            f"tests exponent {part.expected} of {stated.variable}, the claim states {paper}; "
+            "say what is tested "
             "and why (tested_exponents, tested, why) in the TOML entry"
         )
     return None

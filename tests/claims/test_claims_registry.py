@@ -209,11 +209,15 @@ def test_valid_temp_directory_loads(tmp_path):
         ("[[claims]]", "[[claim]]", ["unknown top-level keys ['claim']"]),
         ('bound = "order"\n', "", ["missing field 'bound' (the claim has exponents)"]),
         ('bound = "order"', 'bound = "O"', ["field 'bound' must be one of upper, lower, order"]),
-        ('bound = "order"', 'bound = "order"\nmargin = 0', ["field 'margin' must be a positive number"]),
-        ('bound = "order"', 'bound = "order"\nlimits = {eps = "tiny"}', ["'limits' entry 'eps' must be one of"]),
-        ('bound = "order"', 'bound = "order"\nlimits = {n = "small"}', ["'limits' names 'n', which has no exponent"]),
-        ('bound = "order"', 'bound = "order"\ntested_exponents = {eps = 0.0}', ["missing required field 'tested'"]),
-        ('bound = "order"', 'bound = "order"\nwhy = "because"', ["'why' is only allowed with 'tested_exponents'"]),
+        ('bound = "order"', 'bound = "order"\nmargin = 0', ["'margin' must be a positive number"]),
+        ('bound = "order"', 'bound = "order"\nlimits = {eps = "tiny"}',
+         ["'limits' entry 'eps' must be one of"]),
+        ('bound = "order"', 'bound = "order"\nlimits = {n = "small"}',
+         ["'limits' names 'n', which has no exponent"]),
+        ('bound = "order"', 'bound = "order"\ntested_exponents = {eps = 0.0}',
+         ["missing required field 'tested'"]),
+        ('bound = "order"', 'bound = "order"\nwhy = "because"',
+         ["'why' is only allowed with 'tested_exponents'"]),
         ('statement = "Toy is DP."', 'statement = "Toy is DP.', ["not valid TOML"]),
     ],
 )
@@ -252,8 +256,10 @@ def test_bad_directories(tmp_path):
 
 
 def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
-    text = VALID.replace('bound = "order"', 'bound = "upper"\nmargin = 0.15\nlimits = {eps = "small"}\n'
-                         'tested_exponents = {n = 0.0}\ntested = "a normalised risk"\nwhy = "a regime"')
+    text = VALID.replace('bound = "order"', 'bound = "upper"\nmargin = 0.15\n'
+                         'limits = {eps = "small"}\ntested_exponents = {n = 0.0}\n'
+                         'tested = "a normalised risk"\n'
+                         'why = "a regime"')
     _write(tmp_path, "toy.toml", text)
     claim = claims.get("toy.claim.one", directory=tmp_path)
     rate = claim.rate("eps")
@@ -268,7 +274,8 @@ def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
 
 def test_rate_states_the_claim_as_the_paper_does():
     assert claims.get("lla24.alg3.risk.stat").rate("n").stated == "O(n^-1/2)"
-    assert claims.get("lla24.lb.lsa21.stat").rate("n").describe().startswith("claimed Ω(n^-1/2) (lower bound")
+    lower = claims.get("lla24.lb.lsa21.stat").rate("n").describe()
+    assert lower.startswith("claimed Ω(n^-1/2) (lower bound")
     assert claims.get("lla24.alg3.complexity.stat").rate("n").stated == "O(n^9/8)"
     symbolic = claims.get("lowy26.sco.upper.private_term").rate("n", k=4.0)
     assert symbolic.exponent == -0.75 and symbolic.stated == "O(n^(-(1-1/k))) at k=4"

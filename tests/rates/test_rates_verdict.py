@@ -125,7 +125,8 @@ def test_faster_than_an_upper_bound_is_consistent(fit):
     # fitted ~ -0.5; an O(n^-0.2) claim is met with room to spare, an Ω(n^-0.2) one is not
     upper = check_exponent(fit, -0.2, margin=0.1, bound="upper")
     assert upper.verdict == "consistent" and upper.direction == "faster"
-    assert "faster than claimed" in upper.message and "exponent ≤ -0.2 + 0.1 (one-sided)" in upper.message
+    assert "faster than claimed" in upper.message
+    assert "exponent ≤ -0.2 + 0.1 (one-sided)" in upper.message
     assert check_exponent(fit, -0.2, margin=0.1, bound="lower").verdict == "inconsistent"
     assert check_exponent(fit, -0.2, margin=0.1).verdict == "inconsistent"  # two-sided: a gap
     slower = check_exponent(fit, -1.0, margin=0.1, bound="upper")
@@ -146,7 +147,7 @@ def test_bad_bound_or_limit(fit, kwargs, match):
 
 
 def _simulated_fits(b, reps, seed, sigma=0.3):
-    """Fits of lognormal power-law sweeps, true exponent ``b``: 7 points over two decades, 6 replicates."""
+    """Fits of lognormal power-law sweeps with true exponent ``b`` (7 points, 6 replicates)."""
     for rep in range(reps):
         rng = np.random.default_rng([seed, rep])
         noise = np.exp(sigma * rng.standard_normal((7, 6)))
@@ -157,8 +158,8 @@ def _simulated_fits(b, reps, seed, sigma=0.3):
 def test_one_sided_calibration_and_power(bound, sign):
     """False-inconsistent rate at the worst null (truth on the band's edge) <= the nominal 5 %.
 
-    With 600 fits the binomial 99 % upper end for a 5 % rate is about 7.4 %; at the claimed exponent
-    itself no fit is called inconsistent, and 0.3 beyond the edge nearly every fit is.
+    With 600 fits the binomial 99 % upper end for a 5 % rate is about 7.4 %; at the claimed
+    exponent itself no fit is called inconsistent, and 0.3 beyond the edge nearly every fit is.
     """
     expected, margin, reps = -0.5, 0.1, 600
     edge = expected + sign * margin

@@ -75,7 +75,8 @@ def test_key_figures_and_rows():
 
 def _document(entries):
     counts = {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS}
-    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0.1.0", "created": "2024-01-01T00:00:00Z",
+    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0.1.0",
+            "created": "2024-01-01T00:00:00Z",
             "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None, "papers": None,
                          "claims": None, "options": {}},
             "environment": {"python": "3.11", "platform": "linux", "cpu_count": 2, "versions": {"numpy": "2"}},
