@@ -123,7 +123,8 @@ class RateExperiment:
         evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
         if self.stated is not None:
             evidence["claim"] = self.stated.to_dict()
-            evidence["check"]["claimed"] = self.stated.stated
+            evidence["check"]["claimed"] = self.stated.stated + (
+                f", tested as exponent {self.expected:g}" if self.stated.tested else "")
         return {"type": "rate", "verdict": check.verdict, "summary": summary, "evidence": evidence}
 
 
