@@ -46,13 +46,18 @@ def assert_exponent(
     method: str = "logs",
     backend: str = "auto",
     workers: int | None = None,
+    *,
+    bound: str = "order",
+    limit: str = "large",
 ) -> ExponentVerdict:
     """Sweep ``experiment`` over ``values`` of ``param`` and fail unless the exponent is ``consistent``.
 
     Runs :func:`~dpclaims.rates.sweep.sweep`, :func:`~dpclaims.rates.fit.fit_power_law`
     (``method``) and :func:`~dpclaims.rates.verdict.check_exponent` (90 % interval inside
-    ``expected ± margin``).  Returns the verdict when it is consistent; otherwise raises
-    ``AssertionError`` whose message gives the fitted exponent and its interval.
+    ``expected ± margin``; with ``bound="upper"`` for an O(·) claim only below
+    ``expected + margin``, so decaying faster than claimed passes).  Returns the verdict when
+    it is consistent; otherwise raises ``AssertionError`` whose message gives the fitted exponent
+    and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     result = sweep(
@@ -65,9 +70,8 @@ def assert_exponent(
         backend=backend,
         workers=workers,
     )
-    verdict = check_exponent(
-        fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin
-    )
+    fit = fit_power_law(result.values, result.errors, method=method, seed=seed)
+    verdict = check_exponent(fit, expected, margin, bound=bound, limit=limit)
     if not verdict.passed:
         raise AssertionError(f"rate claim for {param}: {verdict.message}")
     return verdict

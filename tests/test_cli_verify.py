@@ -15,7 +15,7 @@ from dpclaims.claims.experiments import _FACTORIES, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.cli import main
 from dpclaims.privacy import PrivacyClaim
-from dpclaims.reports import SCHEMA_VERSION, validate_results
+from dpclaims.reports import SCHEMA_VERSION, VERDICTS, validate_results
 from dpclaims.reports.results import load_check_modules
 
 SELECTION = "diff2gd.*,cited.dp_sgd"
@@ -266,7 +266,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["report", "MISSING"], "cannot read results file"),
         (["report", "FILE"], "is not valid JSON"),
         (["report", "BADSCHEMA"], "results $.claims: expected array"),
-        (["report", "OLD"], "reads version 1"),
+        (["report", "OLD"], f"reads version {SCHEMA_VERSION}"),
         (["rate", "nope.claim"], "unknown claim id"),
         (["rate", "diff2gd.prop41.rdp_to_dp"], "cannot be checked by experiment: no experiment yet"),
         (["rate", AUDIT_OK], "not a rate sweep"),
@@ -296,6 +296,5 @@ def _minimal():
                          "claims": None, "options": {}},
             "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
             "papers": [], "load_errors": [],
-            "counts": {v: 0 for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable",
-                                      "error")},
+            "counts": {v: 0 for v in VERDICTS},
             "wall_time": 0.0, "claims": []}

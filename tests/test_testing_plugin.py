@@ -217,3 +217,14 @@ def test_assert_private_is_strict_about_randomness_outside_rng():
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000)
     with pytest.raises(InputError, match="always runs in strict mode"):
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False)
+
+
+def test_assert_exponent_upper_bound_passes_a_faster_decay():
+    # error ~ n^-1 against an O(n^-1/2) claim: a gap two-sided, consistent as an upper bound
+    grid = [10, 100, 1000, 10_000]
+    verdict = assert_exponent(rate, "n", grid, -0.5, 0.1, 6, 1, backend="serial", bound="upper")
+    assert verdict.verdict == "consistent" and verdict.direction == "faster"
+    with pytest.raises(AssertionError, match="inconsistent"):
+        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial")
+    with pytest.raises(AssertionError, match="inconsistent"):
+        assert_exponent(rate, "n", grid, -1.5, 0.1, 6, 1, backend="serial", bound="upper")

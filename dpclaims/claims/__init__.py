@@ -5,7 +5,8 @@
 'privacy'
 """
 
-from .experiments import BUDGETS, Experiment, NotCheckable, register_experiment, registered_experiments
+from .experiments import (BUDGETS, Experiment, NotCheckable, Skipped, register_experiment,
+                          registered_experiments, skipped_budgets)
 from .model import KINDS, Claim
 from .registry import ClaimsFileError, UnknownClaimError, algorithm_names, get, load, papers
 
@@ -16,6 +17,7 @@ __all__ = [
     "ClaimsFileError",
     "Experiment",
     "NotCheckable",
+    "Skipped",
     "UnknownClaimError",
     "algorithm_names",
     "get",
@@ -23,4 +25,5 @@ __all__ = [
     "papers",
     "register_experiment",
     "registered_experiments",
+    "skipped_budgets",
 ]

@@ -4,7 +4,9 @@ A factory is ``f(claim, budget) -> Experiment``; an :class:`Experiment` is any o
 with ``run(seed=0, backend="auto", workers=None) -> dict`` returning the evidence and
 a verdict.  Until a factory is registered for a claim, asking for its experiment
 raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
-never reported as passing without an experiment that can fail.
+never reported as passing without an experiment that can fail.  A factory registered
+with ``skip={"quick": reason}`` has no experiment at that budget (too small to decide):
+asking for it raises :class:`Skipped`, and the claim's verdict there is ``skipped``.
 
 Example
 -------
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, check_choice
 
@@ -29,7 +31,9 @@ __all__ = [
     "NO_EXPERIMENT_YET",
     "Experiment",
     "NotCheckable",
+    "Skipped",
     "register_experiment",
+    "skipped_budgets",
     "registered_experiments",
     "build_experiment",
     "load_checks",
@@ -57,6 +61,27 @@ class NotCheckable(DPClaimsError):
         super().__init__(f"claim {claim_id!r} cannot be checked by experiment: {reason}")
 
 
+class Skipped(DPClaimsError):
+    """A claim's experiment does not run at this budget (too small to decide); larger ones run it.
+
+    Attributes
+    ----------
+    claim_id, budget : str
+    reason : str
+        Why the budget is too small.
+    budgets : tuple of str
+        The budgets at which the experiment runs.
+    """
+
+    def __init__(self, claim_id: str, budget: str, reason: str, budgets: tuple[str, ...]) -> None:
+        self.claim_id = claim_id
+        self.budget = budget
+        self.reason = reason
+        self.budgets = budgets
+        super().__init__(f"claim {claim_id!r} is skipped at the {budget} budget: {reason}; "
+                         f"run it with --budget {' or '.join(budgets)}")
+
+
 @runtime_checkable
 class Experiment(Protocol):
     """What an experiment factory returns: one runnable, seeded check of one claim."""
@@ -68,6 +93,7 @@ class Experiment(Protocol):
 ExperimentFactory = Callable[["Claim", str], Experiment]
 
 _FACTORIES: dict[str, ExperimentFactory] = {}
+_SKIPS: dict[str, dict[str, str]] = {}
 
 
 def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
@@ -81,7 +107,9 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
     return a is b or where(a) == where(b)
 
 
-def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[ExperimentFactory], ExperimentFactory]:
+def register_experiment(
+    claim_id: str, *, replace: bool = False, skip: Mapping[str, str] | None = None
+) -> Callable[[ExperimentFactory], ExperimentFactory]:
     """Decorator registering ``factory(claim, budget) -> Experiment`` for ``claim_id``.
 
     Parameters
@@ -90,6 +118,9 @@ def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[Ex
         An id of the packaged registry (unknown ids raise ``UnknownClaimError``).
     replace : bool
         Allow replacing a factory another function registered for the same claim.
+    skip : mapping, optional
+        ``{budget: reason}`` for the budgets too small for the experiment (the factory is not
+        called there; the claim is ``skipped``).  At least one budget must remain.
 
     Raises
     ------
@@ -100,6 +131,15 @@ def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[Ex
     from .registry import get  # the registry imports this module, so import lazily
 
     claim = get(claim_id)
+    skip = dict(skip or {})
+    for budget, reason in skip.items():
+        check_choice(budget, BUDGETS, "skip budget")
+        if not isinstance(reason, str) or not reason.strip():
+            raise InputError(f"register_experiment({claim_id!r}): skip[{budget!r}] must be the "
+                             f"reason, got {reason!r}")
+    if set(skip) >= set(BUDGETS):
+        raise InputError(f"register_experiment({claim_id!r}) skips every budget; mark the claim "
+                         "`checkable = false` in its TOML entry instead")
     if claim.uncheckable_reason is not None:
         raise InputError(
             f"claim {claim_id!r} is marked not checkable in the registry ({claim.uncheckable_reason}); "
@@ -117,6 +157,7 @@ def register_experiment(claim_id: str, *, replace: bool = False) -> Callable[[Ex
                 "register one factory per claim, or pass replace=True"
             )
         _FACTORIES[claim_id] = factory
+        _SKIPS[claim_id] = skip
         return factory
 
     return decorator
@@ -157,6 +198,12 @@ def registered_experiments() -> frozenset[str]:
     return frozenset(_FACTORIES)
 
 
+def skipped_budgets(claim_id: str) -> dict[str, str]:
+    """``{budget: reason}`` for the budgets at which ``claim_id``'s experiment is skipped."""
+    load_checks()
+    return dict(_SKIPS.get(claim_id, {}))
+
+
 def build_experiment(claim: Claim, budget: str) -> Experiment:
     """Return the experiment for ``claim`` at ``budget`` (see :meth:`Claim.experiment`)."""
     budget = check_choice(budget, BUDGETS, "budget")
@@ -166,6 +213,9 @@ def build_experiment(claim: Claim, budget: str) -> Experiment:
     factory = _FACTORIES.get(claim.id)
     if factory is None:
         raise NotCheckable(claim.id, NO_EXPERIMENT_YET)
+    skips = _SKIPS.get(claim.id, {})
+    if budget in skips:
+        raise Skipped(claim.id, budget, skips[budget], tuple(b for b in BUDGETS if b not in skips))
     experiment = factory(claim, budget)
     if not isinstance(experiment, Experiment):
         raise DPClaimsError(

@@ -9,10 +9,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..errors import InputError
-from .experiments import NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment, load_checks
+from fractions import Fraction
 
-__all__ = ["KINDS", "Claim", "exponent_expression_names"]
+from ..errors import InputError
+from .experiments import (BUDGETS, NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment,
+                          load_checks, skipped_budgets)
+
+__all__ = ["KINDS", "BOUNDS", "LIMITS", "Claim", "RateClaim", "exponent_expression_names"]
+
+BOUNDS = ("upper", "lower", "order")
+"""What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
+
+LIMITS = ("large", "small")
+"""The limit a claim's rate is about, per variable: growing (the default) or going to 0."""
+
+_SYMBOLS = {"upper": "O", "lower": "Ω", "order": "Θ"}
 
 KINDS = ("privacy", "excess_risk", "utility", "complexity", "lower_bound")
 """Claim kinds: a DP guarantee, an excess-risk (or distance) bound, a non-convex utility
@@ -60,6 +71,62 @@ def _evaluate(node: ast.expr, values: Mapping[str, float]) -> float:
     return _BINARY[type(node.op)](_evaluate(node.left, values), _evaluate(node.right, values))
 
 
+def _fraction(value: float) -> str:
+    """``-0.5`` -> ``"-1/2"``, ``1.125`` -> ``"9/8"``, ``2.0`` -> ``"2"``; others as ``%g``."""
+    close = Fraction(value).limit_denominator(12)
+    if abs(float(close) - value) > 1e-9:
+        return f"{value:g}"
+    if close.denominator == 1:
+        return str(close.numerator)
+    return f"{close.numerator}/{close.denominator}"
+
+
+@dataclass(frozen=True)
+class RateClaim:
+    """What a rate experiment tests for one variable of a claim (see :meth:`Claim.rate`).
+
+    Attributes
+    ----------
+    claim_id, variable : the claim and the variable whose exponent is tested
+    exponent : the exponent the experiment tests (the claim's, unless ``tested`` says otherwise)
+    bound : one of :data:`BOUNDS`, the claim's direction
+    margin : tolerance of the exponent test
+    limit : ``"large"`` or ``"small"`` (the claim is about ``variable → 0``)
+    stated : the claim as the paper states it, e.g. ``"O(n^-1/2)"``
+    tested, why : what the experiment tests instead of ``stated``, and why (empty when it does not)
+    at : parameter values a symbolic exponent was evaluated at, e.g. ``{"k": 4.0}``
+    """
+
+    claim_id: str
+    variable: str
+    exponent: float
+    bound: str
+    margin: float
+    limit: str = "large"
+    stated: str = ""
+    tested: str = ""
+    why: str = ""
+    at: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at", MappingProxyType(dict(self.at)))
+
+    def describe(self) -> str:
+        """One line: the claim as stated, its direction, and what is tested instead (if any)."""
+        kind = {"upper": "upper bound", "lower": "lower bound", "order": "order"}[self.bound]
+        text = f"claimed {self.stated} ({kind}, margin {self.margin:g})"
+        if self.tested:
+            text += f"; tested: {self.tested} (exponent {_fraction(self.exponent)})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {"claim": self.claim_id, "variable": self.variable, "exponent": self.exponent,
+                "bound": self.bound, "margin": self.margin, "limit": self.limit,
+                "stated": self.stated, "tested": self.tested or None, "why": self.why or None,
+                "at": dict(self.at)}
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper, as transcribed from its spec's claims registry.
@@ -81,6 +148,17 @@ class Claim:
         expression in a parameter (``"-(1-1/k)"``) or an annotated value.
     uncheckable_reason : str or None
         Why the claim cannot be checked by experiment (context only), else None.
+    bound : str or None
+        One of :data:`BOUNDS` (required when the claim has exponents): O(·), Ω(·) or Θ(·).
+    margin : float or None
+        Tolerance of the claim's exponent tests (required for a claim a rate experiment tests).
+    limits : Mapping[str, str]
+        ``{variable: "small"}`` for the variables whose regime is the variable going to 0.
+    tested_exponents : Mapping[str, float]
+        Exponents the experiments test in place of the stated ones (a regime, a normalised
+        quantity), with ``tested`` (what is tested) and ``why``.
+    tested, why : str
+        Required with ``tested_exponents``; printed in the report.
     extra : Mapping[str, Any]
         Other fields the spec gives (e.g. ``confidence``).
     """
@@ -96,10 +174,16 @@ class Claim:
     exponents: Mapping[str, float] = field(default_factory=dict)
     symbolic_exponents: Mapping[str, str] = field(default_factory=dict)
     uncheckable_reason: str | None = None
+    bound: str | None = None
+    margin: float | None = None
+    limits: Mapping[str, str] = field(default_factory=dict)
+    tested_exponents: Mapping[str, float] = field(default_factory=dict)
+    tested: str = ""
+    why: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("exponents", "symbolic_exponents", "extra"):
+        for name in ("exponents", "symbolic_exponents", "limits", "tested_exponents", "extra"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     def __hash__(self) -> int:
@@ -113,11 +197,19 @@ class Claim:
 
     @property
     def status(self) -> str:
-        """``"checkable"``, ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
+        """``"checkable"``, ``"checkable at standard, full; skipped at quick: <reason>"``,
+        ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
         if self.uncheckable_reason is not None:
             return f"not checkable: {self.uncheckable_reason}"
         load_checks()
-        return "checkable" if self.id in _FACTORIES else NO_EXPERIMENT_YET
+        if self.id not in _FACTORIES:
+            return NO_EXPERIMENT_YET
+        skips = skipped_budgets(self.id)
+        if not skips:
+            return "checkable"
+        runs = [b for b in BUDGETS if b not in skips]
+        skipped = "; ".join(f"skipped at {b}: {reason}" for b, reason in skips.items())
+        return f"checkable at {', '.join(runs)}; {skipped}"
 
     def experiment(self, budget: str = "standard") -> Experiment:
         """The registered experiment checking this claim.
@@ -132,6 +224,8 @@ class Claim:
             ``budget`` is not one of the three budgets.
         NotCheckable
             No experiment is registered yet, or the claim is context only.
+        Skipped
+            The experiment does not run at ``budget`` (too small); a larger budget runs it.
         """
         return build_experiment(self, budget)
 
@@ -169,6 +263,52 @@ class Claim:
                                  f"at {values}") from None
         return out
 
+    def rate(self, variable: str, **values: float) -> RateClaim:
+        """What a rate experiment sweeping ``variable`` tests: exponent, bound, margin, limit.
+
+        The exponent is the claim's (a symbolic one evaluated at ``values``, as in
+        :meth:`exponents_at`) unless ``tested_exponents`` gives another, in which case the
+        result carries ``tested`` and ``why``.
+
+        Raises
+        ------
+        InputError
+            The claim states no exponent for ``variable``, or has no ``bound`` or ``margin``.
+        """
+        if self.bound is None or self.margin is None:
+            raise InputError(f"claim {self.id!r}: a rate experiment needs `bound` and `margin` in "
+                             "its TOML entry")
+        if variable in self.exponents:
+            stated_exponent, text = self.exponents[variable], _fraction(self.exponents[variable])
+        elif variable in self.symbolic_exponents and exponent_expression_names(
+                self.symbolic_exponents[variable]) is not None:
+            stated_exponent = self.exponents_at(**values)[variable]
+            text = self.symbolic_exponents[variable].replace(" ", "")
+        elif variable in self.tested_exponents:
+            stated_exponent, text = None, self.symbolic_exponents.get(variable, "none stated")
+        else:
+            known = sorted({**self.exponents, **self.symbolic_exponents})
+            raise InputError(f"claim {self.id!r} states no exponent for {variable!r} (exponents: "
+                             f"{known}); add it to the TOML entry, or `tested_exponents` with "
+                             "`tested` and `why`")
+        limit = self.limits.get(variable, "large")
+        if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
+            stated = f"{_SYMBOLS[self.bound]}(·), exponent of {variable}: {text}"
+        else:
+            plain = text.lstrip("-").replace("/", "").replace(".", "").isdigit()
+            power = text if plain else f"({text})"
+            stated = f"{_SYMBOLS[self.bound]}({variable}^{power})"
+        stated += f" as {variable} → 0" if limit == "small" else ""
+        if values and variable in self.symbolic_exponents:
+            stated += " at " + ", ".join(f"{k}={v:g}" for k, v in values.items())
+        tested, why = "", ""
+        exponent = stated_exponent
+        if variable in self.tested_exponents:
+            exponent, tested, why = self.tested_exponents[variable], self.tested, self.why
+        return RateClaim(claim_id=self.id, variable=variable, exponent=float(exponent),
+                         bound=self.bound, margin=self.margin, limit=limit, stated=stated,
+                         tested=tested, why=why, at=values)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field plus the current ``checkable`` and ``status``."""
         return {
@@ -183,6 +323,12 @@ class Claim:
             "exponents": dict(self.exponents),
             "symbolic_exponents": dict(self.symbolic_exponents),
             "uncheckable_reason": self.uncheckable_reason,
+            "bound": self.bound,
+            "margin": self.margin,
+            "limits": dict(self.limits),
+            "tested_exponents": dict(self.tested_exponents),
+            "tested": self.tested or None,
+            "why": self.why or None,
             "extra": dict(self.extra),
             "checkable": self.checkable,
             "status": self.status,

@@ -15,6 +15,12 @@ File layout (see any ``*.toml`` here)::
     algorithm = "..."                    # algorithm, statement, formula, regime, source: text
     exponents = {N = -2.0, eps = -1.0}   # numbers only
     symbolic_exponents = {n = "-(1-1/k)"}  # optional: non-numeric spec values, verbatim
+    bound = "upper"                      # with exponents: "upper" (O), "lower" (Omega), "order"
+    margin = 0.1                         # tolerance of the exponent tests (rate experiments)
+    limits = {eps = "small"}             # optional: variables whose regime is the variable -> 0
+    tested_exponents = {n = 0.0}         # optional: what the experiment tests instead, with
+    tested = "..."                       #   what is tested (printed in the report)
+    why = "..."                          #   and why
     checkable = false                    # optional, with `reason`: context-only claims
     reason = "..."
     confidence = "high"                  # any other scalar field is kept in Claim.extra
@@ -34,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, check_choice
-from .model import KINDS, Claim
+from .model import BOUNDS, KINDS, LIMITS, Claim
 
 __all__ = ["ClaimsFileError", "UnknownClaimError", "load", "get", "papers", "algorithm_names", "PACKAGE_DIR"]
 
@@ -42,7 +48,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 """Folder of the packaged claims files."""
 
 _TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
-_STRUCTURED_FIELDS = ("exponents", "symbolic_exponents", "checkable", "reason")
+_STRUCTURED_FIELDS = ("exponents", "symbolic_exponents", "checkable", "reason", "bound", "margin",
+                      "limits", "tested_exponents", "tested", "why")
 _PAPER_FIELDS = {"id": True, "title": True, "spec": False, "notes": False}  # name -> required
 
 
@@ -116,6 +123,49 @@ def _checkability(table: dict[str, Any], path: Path, where: str) -> str | None:
     return reason
 
 
+def _rate_fields(table: dict[str, Any], variables: set[str], path: Path,
+                 where: str) -> dict[str, Any]:
+    """The fields ``bound``, ``margin``, ``limits``, ``tested_exponents``/``tested``/``why``."""
+    out: dict[str, Any] = {}
+    if "bound" in table:
+        if table["bound"] not in BOUNDS:
+            raise _fail(path, where, f"field 'bound' must be one of {', '.join(BOUNDS)}, "
+                                     f"got {table['bound']!r}")
+        out["bound"] = table["bound"]
+    elif variables:
+        raise _fail(path, where, "missing field 'bound' (the claim has exponents): write "
+                                 "\"upper\" for an O(.) rate, \"lower\" for Omega(.), "
+                                 "\"order\" for Theta(.) or an exact law")
+    if "margin" in table:
+        margin = table["margin"]
+        number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
+        if not number or not 0 < margin < math.inf:
+            raise _fail(path, where, f"field 'margin' must be a positive number such as 0.1, "
+                                     f"got {margin!r}")
+        out["margin"] = float(margin)
+    tested = {k: v for k, v in _mapping(table, "tested_exponents", path, where).items()}
+    for var, value in tested.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+                value):
+            raise _fail(path, where, f"field 'tested_exponents' entry {var!r} must be a finite "
+                                     f"number, got {value!r}")
+    out["tested_exponents"] = {k: float(v) for k, v in tested.items()}
+    for name in ("tested", "why"):
+        if tested:
+            out[name] = _text(table, name, path, where)
+        elif name in table:
+            raise _fail(path, where, f"field {name!r} is only allowed with 'tested_exponents'")
+    limits = _mapping(table, "limits", path, where)
+    for var, value in limits.items():
+        if value not in LIMITS:
+            raise _fail(path, where, f"field 'limits' entry {var!r} must be one of "
+                                     f"{', '.join(LIMITS)}, got {value!r}")
+        if var not in variables | tested.keys():
+            raise _fail(path, where, f"field 'limits' names {var!r}, which has no exponent")
+    out["limits"] = dict(limits)
+    return out
+
+
 def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     where = f"claim #{index + 1}"
     if not isinstance(table, dict):
@@ -131,11 +181,13 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
         raise _fail(path, where, f"field 'kind' must be one of {', '.join(KINDS)}, got {text['kind']!r}")
     exponents, symbolic = _exponents(table, path, where)
     reason = _checkability(table, path, where)
+    rate = _rate_fields(table, set(exponents) | set(symbolic), path, where)
     extra = {k: v for k, v in table.items() if k not in _TEXT_FIELDS and k not in _STRUCTURED_FIELDS}
     for name, value in extra.items():
         if not isinstance(value, (str, int, float, bool)):
             raise _fail(path, where, f"extra field {name!r} must be a string, number or boolean, got {value!r}")
-    return Claim(**text, exponents=exponents, symbolic_exponents=symbolic, uncheckable_reason=reason, extra=extra)
+    return Claim(**text, exponents=exponents, symbolic_exponents=symbolic,
+                 uncheckable_reason=reason, **rate, extra=extra)
 
 
 def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:

@@ -3,9 +3,11 @@
 - :class:`AuditExperiment`: a privacy claim, audited on a neighbouring pair
   (verdict ``consistent`` / ``violation`` from :func:`dpclaims.audit.audit`).
 - :class:`RateExperiment`: an exponent claim, checked by a sweep, a power-law fit
-  and an equivalence test (``consistent`` / ``inconsistent`` / ``inconclusive``).
+  and a test in the claim's direction (``consistent`` / ``inconsistent`` / ``inconclusive``);
+  :meth:`RateExperiment.for_claim` reads exponent, bound and margin from the registry.
 - :class:`ValueExperiment`: a formula, calibration or white-box invariant, computed
-  and compared with the paper's value (``consistent`` / ``inconsistent``).
+  and compared with the paper's value, or checked against a one-sided bound
+  (``consistent`` / ``inconsistent``).
 - :class:`CombinedExperiment`: several of these for one claim; the worst verdict wins.
 
 Each ``run(seed, backend, workers, scheduler=None, checkpoint=None)`` returns the same
@@ -25,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..verdicts import Verdict, worst
 
 __all__ = ["AuditExperiment", "RateExperiment", "ValueExperiment", "CombinedExperiment"]
 
@@ -76,7 +79,10 @@ class RateExperiment:
 
     ``experiment`` must be picklable (a module-level function or a dataclass instance)
     for the process backend.  ``method`` is ``"logs"`` or ``"mom"`` (median of means,
-    for heavy-tailed errors).
+    for heavy-tailed errors).  ``expected``, ``margin``, ``bound`` and ``limit`` go to
+    :func:`~dpclaims.rates.check_exponent`; a registry claim's experiment is built with
+    :meth:`for_claim`, which reads them from the claim and keeps the claim's
+    :class:`~dpclaims.claims.model.RateClaim` in ``stated`` (printed in the summary).
     """
 
     experiment: Callable
@@ -88,6 +94,23 @@ class RateExperiment:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     method: str = "logs"
     note: str = ""
+    bound: str = "order"
+    limit: str = "large"
+    stated: Any = None
+
+    @classmethod
+    def for_claim(cls, claim: Any, experiment: Callable, param: str, values: Sequence[float], *,
+                  variable: str | None = None, at: Mapping[str, float] | None = None,
+                  **options: Any) -> "RateExperiment":
+        """The sweep of ``param`` testing ``claim``'s exponent of ``variable`` (default ``param``).
+
+        ``at`` evaluates a symbolic exponent (e.g. ``{"k": 4}``); ``options`` are the other
+        fields (``replicates``, ``fixed``, ``method``, ``note``).  Exponent, bound, margin
+        and limit come from :meth:`Claim.rate <dpclaims.claims.model.Claim.rate>`.
+        """
+        rate = claim.rate(variable or param, **dict(at or {}))
+        return cls(experiment, param, values, rate.exponent, margin=rate.margin, bound=rate.bound,
+                   limit=rate.limit, stated=rate, **options)
 
     def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
@@ -97,65 +120,88 @@ class RateExperiment:
                        seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
                        scheduler=scheduler, checkpoint=checkpoint)
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
-        check = check_exponent(fit, self.expected, margin=self.margin)
+        check = check_exponent(fit, self.expected, margin=self.margin, bound=self.bound,
+                               limit=self.limit)
         low, high = check.interval
+        claimed = (self.stated.describe() if self.stated is not None
+                   else f"claimed {self.expected:g} ± {self.margin:g} ({self.bound})")
+        relation = ("" if check.direction == "indistinguishable"
+                    else f"; {check.direction} than claimed")
         summary = (f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
-                   f"vs claimed {self.expected:g} ± {self.margin:g}")
+                   f"vs {claimed}{relation}")
         evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
+        if self.stated is not None:
+            evidence["claim"] = self.stated.to_dict()
+            evidence["check"]["claimed"] = self.stated.stated + (
+                f", tested as exponent {self.expected:g}" if self.stated.tested else "")
         return {"type": "rate", "verdict": check.verdict, "summary": summary, "evidence": evidence}
 
 
-def _within(measured: Any, expected: float, rtol: float, atol: float) -> tuple[bool, dict]:
-    """Point values must match within tolerance; ``(estimate, low, high)`` must cover ``expected``."""
+def _within(measured: Any, expected: float, rtol: float, atol: float,
+            relation: str = "==") -> tuple[bool, dict]:
+    """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
+
+    ``==``: a point value must match within tolerance, ``(estimate, low, high)`` must cover
+    ``expected``.  ``<=`` (``>=``): a point value must be at most (at least) ``expected`` up to
+    ``atol``; an interval passes unless it lies wholly above (below) ``expected``.
+    """
     if isinstance(measured, (tuple, list)):
         estimate, low, high = (float(v) for v in measured)
-        ok = low - atol <= expected <= high + atol
-        return ok, {"estimate": estimate, "low": low, "high": high, "expected": expected}
-    value = float(measured)
-    ok = math.isclose(value, expected, rel_tol=rtol, abs_tol=atol)
-    return ok, {"value": value, "expected": expected}
+        ok = {"==": low - atol <= expected <= high + atol, "<=": low - atol <= expected,
+              ">=": high + atol >= expected}[relation]
+        detail = {"estimate": estimate, "low": low, "high": high}
+    else:
+        value = float(measured)
+        ok = {"==": math.isclose(value, expected, rel_tol=rtol, abs_tol=atol),
+              "<=": value <= expected + atol, ">=": value >= expected - atol}[relation]
+        detail = {"value": value}
+    key = {"==": "expected", "<=": "le", ">=": "ge"}[relation]
+    return ok, {**detail, key: expected}
 
 
 @dataclass(frozen=True)
 class ValueExperiment:
-    """Compare ``compute(rng) -> {name: value or (estimate, low, high)}`` with ``expected``.
+    """Compare ``compute(rng) -> {name: value or (estimate, low, high)}`` with the paper's values.
 
-    A point value passes when it matches within ``rtol``/``atol``; an interval passes
-    when it covers the expected value (widened by ``atol``).  Every expected name must
-    be computed.
+    ``expected``: a point value passes when it matches within ``rtol``/``atol``; an interval
+    passes when it covers the expected value (widened by ``atol``).  ``le`` / ``ge``: one-sided
+    bounds; a point value passes when it is at most / at least the bound (up to ``atol``), an
+    interval unless it lies wholly above / below it.  Every named quantity must be computed.
     """
 
     compute: Callable[[np.random.Generator], Mapping[str, Any]]
-    expected: Mapping[str, float]
+    expected: Mapping[str, float] = field(default_factory=dict)
     rtol: float = 1e-6
     atol: float = 0.0
     note: str = ""
+    le: Mapping[str, float] = field(default_factory=dict)
+    ge: Mapping[str, float] = field(default_factory=dict)
 
     def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         """Compute and compare (serially: value checks are small; the execution options are accepted and unused)."""
         measured = self.compute(np.random.default_rng(seed))
-        missing = sorted(set(self.expected) - set(measured))
+        tables = (("==", self.expected), ("<=", self.le), (">=", self.ge))
+        wanted = [(name, value, relation) for relation, table in tables
+                  for name, value in table.items()]
+        missing = sorted({name for name, _, _ in wanted} - set(measured))
         if missing:
             raise InputError(f"the computation did not return the expected quantities {missing}")
         checks = {}
-        for name, expected in self.expected.items():
-            ok, detail = _within(measured[name], float(expected), self.rtol, self.atol)
+        for name, bound, relation in wanted:
+            ok, detail = _within(measured[name], float(bound), self.rtol, self.atol, relation)
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
-        verdict = "inconsistent" if failed else "consistent"
+        verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT
         summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (f"; off: {', '.join(failed)}" if failed else "")
         evidence = {"checks": checks, "rtol": self.rtol, "atol": self.atol, "note": self.note}
         return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
-_SEVERITY = ("consistent", "inconclusive", "inconsistent", "violation")
-
-
 @dataclass(frozen=True)
 class CombinedExperiment:
     """Several experiments checking one claim together; the verdict is the worst of theirs
-    (violation > inconsistent > inconclusive > consistent).  Evidence: ``{"parts": {name: result}}``."""
+    (:data:`dpclaims.verdicts.SEVERITY`).  Evidence: ``{"parts": {name: result}}``."""
 
     parts: Mapping[str, Any]
     note: str = ""
@@ -167,7 +213,7 @@ class CombinedExperiment:
                            checkpoint=None if checkpoint is None else str(Path(checkpoint) / name))
             for name, part in self.parts.items()
         }
-        verdict = max((r["verdict"] for r in results.values()), key=_SEVERITY.index)
+        verdict = worst(r["verdict"] for r in results.values())
         types = {r["type"] for r in results.values()}
         summary = "; ".join(f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items())
         return {"type": types.pop() if len(types) == 1 else "rate", "verdict": verdict, "summary": summary,

@@ -4,15 +4,17 @@
 fits the exponent with robust and bootstrap intervals (and flags a slope that
 is still drifting), ``fit_terms`` fits a non-negative sum of power laws, and
 ``check_exponent`` turns a fit into a consistent / inconsistent / inconclusive
-verdict against a claimed exponent.
+verdict against a claimed exponent, in the claim's direction (upper / lower bound or order).
 """
 
 from .fit import METHODS, PowerLawFit, TermsFit, fit_power_law, fit_terms
 from .grid import MIN_DECADES, MIN_POINTS, check_grid, geometric_grid
 from .sweep import SweepResult, sweep
-from .verdict import VERDICTS, ExponentVerdict, check_exponent
+from .verdict import BOUNDS, LIMITS, VERDICTS, ExponentVerdict, check_exponent
 
 __all__ = [
+    "BOUNDS",
+    "LIMITS",
     "METHODS",
     "MIN_DECADES",
     "MIN_POINTS",

@@ -1,17 +1,27 @@
 """Exponent verdicts: is a fitted rate consistent with the exponent a theorem claims?
 
-:func:`check_exponent` is an equivalence test (two one-sided tests, TOST, at
-level ``(1 - confidence) / 2`` each; the default ``confidence=0.90`` is TOST at
-5 %): with ``[lo, hi]`` the fit's interval at ``confidence``,
+:func:`check_exponent` reads the fit's interval ``[lo, hi]`` at ``confidence`` (each end is
+a one-sided test at level ``(1 - confidence) / 2``: 5 % at the default 0.90) against the
+claimed exponent ``expected`` with tolerance ``margin``, in the claim's direction ``bound``:
 
-* ``consistent``   — ``[lo, hi]`` lies inside ``[expected - margin, expected + margin]``;
-* ``inconsistent`` — ``[lo, hi]`` lies entirely outside that band (above or below it);
-* ``inconclusive`` — otherwise (the interval straddles an edge of the band).
+* ``order`` (a Θ(·) rate, or an exact law): an equivalence test (TOST) —
+  ``consistent`` when ``[lo, hi]`` lies inside ``[expected - margin, expected + margin]``,
+  ``inconsistent`` when it lies entirely outside that band, ``inconclusive`` otherwise;
+* ``upper`` (an O(·) bound on the quantity): ``inconsistent`` only when the whole interval
+  lies above ``expected + margin`` (the quantity significantly decays more slowly, or
+  grows faster, than claimed), ``consistent`` when the whole interval lies at or below
+  it (decaying faster than claimed is no evidence against an upper bound);
+* ``lower`` (an Ω(·) bound): the mirror image, against ``expected - margin``.
+
+The direction of an exponent bound depends on the limit the claim is about: for a
+quantity ``∝ x^b`` bounded above as ``x → ∞`` the exponent must be ``≤ expected``, as
+``x → 0`` (``limit="small"``, e.g. an ε or an accuracy α going to 0) it must be
+``≥ expected``.  ``check_exponent`` applies that flip itself.
 
 ``direction`` compares the exponent with ``expected`` itself: ``faster`` when the
-whole interval lies below ``expected`` (the error falls faster — or a cost grows
-more slowly — than claimed; for error exponents more negative is faster),
-``slower`` when it lies above, ``indistinguishable`` otherwise.
+whole interval lies on the side where the quantity is smaller in the limit (below
+``expected`` for ``x → ∞``, above it for ``x → 0``), ``slower`` on the other side,
+``indistinguishable`` otherwise.
 """
 
 from __future__ import annotations
@@ -21,19 +31,27 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError, check_confidence
+from ..errors import InputError, check_choice, check_confidence
+from ..verdicts import Verdict
 from .fit import PowerLawFit
 
-__all__ = ["VERDICTS", "ExponentVerdict", "check_exponent"]
+__all__ = ["BOUNDS", "LIMITS", "VERDICTS", "ExponentVerdict", "check_exponent"]
 
-VERDICTS = ("consistent", "inconsistent", "inconclusive")
+VERDICTS = (Verdict.CONSISTENT, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE)
+"""The verdicts :func:`check_exponent` returns."""
+
+BOUNDS = ("upper", "lower", "order")
+"""What a rate claim states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
+
+LIMITS = ("large", "small")
+"""The limit a rate claim is about: the swept parameter growing (``n → ∞``) or going to 0."""
 
 
 @dataclass(frozen=True)
 class ExponentVerdict:
     """Outcome of :func:`check_exponent`."""
 
-    verdict: str
+    verdict: Verdict
     direction: str
     exponent: float
     interval: tuple[float, float]
@@ -42,22 +60,26 @@ class ExponentVerdict:
     margin: float
     drifting: bool
     message: str
+    bound: str = "order"
+    limit: str = "large"
 
     @property
     def passed(self) -> bool:
         """True when the verdict is ``consistent``."""
-        return self.verdict == "consistent"
+        return self.verdict == Verdict.CONSISTENT
 
     def to_dict(self) -> dict:
         """JSON-serialisable fields."""
         return {
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "direction": self.direction,
             "exponent": float(self.exponent),
             "interval": [float(v) for v in self.interval],
             "confidence": self.confidence,
             "expected": self.expected,
             "margin": self.margin,
+            "bound": self.bound,
+            "limit": self.limit,
             "drifting": bool(self.drifting),
             "message": self.message,
         }
@@ -69,15 +91,38 @@ def _finite(value: Any, name: str) -> float:
     return float(value)
 
 
-def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1, confidence: float = 0.90) -> ExponentVerdict:
-    """Equivalence test of ``fit.exponent`` against ``expected ± margin``.
+def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_bound: str) -> Verdict:
+    """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
+    top, bottom = expected + margin, expected - margin
+    if exponent_bound == "upper":
+        return (Verdict.CONSISTENT if hi <= top
+                else Verdict.INCONSISTENT if lo > top else Verdict.INCONCLUSIVE)
+    if exponent_bound == "lower":
+        return (Verdict.CONSISTENT if lo >= bottom
+                else Verdict.INCONSISTENT if hi < bottom else Verdict.INCONCLUSIVE)
+    if bottom <= lo and hi <= top:
+        return Verdict.CONSISTENT
+    return Verdict.INCONSISTENT if hi < bottom or lo > top else Verdict.INCONCLUSIVE
+
+
+_CLAIM_TEXT = {"order": "{e:g} ± {m:g}", "upper": "exponent ≤ {e:g} + {m:g} (one-sided)",
+               "lower": "exponent ≥ {e:g} − {m:g} (one-sided)"}
+
+
+def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1,
+                   confidence: float = 0.90, *, bound: str = "order",
+                   limit: str = "large") -> ExponentVerdict:
+    """Test ``fit.exponent`` against the claimed exponent ``expected`` in the claim's direction.
 
     Parameters
     ----------
     fit : a :class:`~dpclaims.rates.fit.PowerLawFit`
     expected : the claimed exponent (e.g. -0.5 for error ∝ n^{-1/2})
-    margin : half-width (> 0) of the band of exponents counted as "the claimed one"
-    confidence : level of the interval used (0.90 = TOST at 5 %)
+    margin : tolerance (> 0) around ``expected`` counted as "the claimed exponent"
+    confidence : level of the interval used (0.90 = one-sided tests at 5 % at each end)
+    bound : ``"upper"`` (O(·)), ``"lower"`` (Ω(·)) or ``"order"`` (Θ(·), two-sided)
+    limit : ``"large"`` when the claim is about the parameter growing, ``"small"`` when about it
+        shrinking to 0 (flips which side of ``expected`` an upper bound allows)
 
     Returns
     -------
@@ -90,19 +135,19 @@ def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1, confi
     if margin <= 0:
         raise InputError(f"margin must be > 0, got {margin!r}; pass e.g. margin=0.1")
     confidence = check_confidence(confidence)
+    bound = check_choice(bound, BOUNDS, "bound")
+    limit = check_choice(limit, LIMITS, "limit")
+    flip = {"upper": "lower", "lower": "upper", "order": "order"}
+    exponent_bound = bound if limit == "large" else flip[bound]
     lo, hi = fit.interval_at(confidence)
-    band = (expected - margin, expected + margin)
-    if band[0] <= lo and hi <= band[1]:
-        verdict = "consistent"
-    elif hi < band[0] or lo > band[1]:
-        verdict = "inconsistent"
-    else:
-        verdict = "inconclusive"
-    direction = "faster" if hi < expected else "slower" if lo > expected else "indistinguishable"
+    verdict = _verdict(lo, hi, expected, margin, exponent_bound)
+    below, above = ("faster", "slower") if limit == "large" else ("slower", "faster")
+    direction = below if hi < expected else above if lo > expected else "indistinguishable"
     relation = "indistinguishable from the claim" if direction == "indistinguishable" else f"{direction} than claimed"
+    claimed = _CLAIM_TEXT[exponent_bound].format(e=expected, m=margin)
     message = (
         f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, {hi:.3f}] "
-        f"vs claimed {expected:g} ± {margin:g} ({relation})"
+        f"vs claimed {claimed} ({relation})"
     )
     if fit.drifting:
         message += (
@@ -119,4 +164,6 @@ def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1, confi
         margin=margin,
         drifting=fit.drifting,
         message=message,
+        bound=bound,
+        limit=limit,
     )

@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
+from ..verdicts import UNCHECKED  # noqa: E402
 
 __all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound",
            "section6_figure"]
@@ -80,7 +81,8 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
             ax.fill_between(grid, band.min(axis=0), band.max(axis=0), color="#1565c0", alpha=0.15,
                             label=f"{check['confidence']:.0%} CI [{low:.3f}, {high:.3f}]")
         ax.plot(grid, anchor * (grid / math.exp(log_centre)) ** check["expected"], "--", color="#c62828",
-                label=f"claimed slope {check['expected']:g} ± {check['margin']:g}")
+                label=f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
+                      f"({check.get('bound', 'order')}, margin {check['margin']:g})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(values, [f"{v:g}" for v in values], fontsize=8)  # the grid itself, never crowded minor labels
@@ -148,7 +150,7 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
 
 def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
     """The figure of a checked audit, rate or §6-comparison entry; None for any other entry."""
-    if entry["verdict"] in ("not_checkable", "error"):
+    if entry["verdict"] in UNCHECKED:
         return None
     if entry["type"] == "rate":
         return rate_figure(entry)
@@ -164,7 +166,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
 
     Pass the parts of combined experiments as entries of their own (see :func:`.text.parts`).
     """
-    audits = [e for e in entries if e["type"] == "audit" and e["verdict"] not in ("not_checkable", "error")]
+    audits = [e for e in entries if e["type"] == "audit" and e["verdict"] not in UNCHECKED]
     if not audits:
         return None
     height = 1.5 + 0.3 * len(audits)

@@ -7,6 +7,7 @@ import json
 from html import escape
 from typing import Any, Mapping
 
+from ..verdicts import UNCHECKED
 from .figures import SUMMARY_FIGURE
 from .results import exit_code
 from .schema import VERDICTS
@@ -68,7 +69,7 @@ def _kv(rows: list[tuple[str, str]]) -> str:
 
 def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     verdict = entry["verdict"]
-    unchecked = verdict == "not_checkable"
+    unchecked = verdict in ("skipped", "not_checkable")
     parts = [
         f'<section class="claim{" unchecked" if unchecked else ""}" id="{_anchor(entry["id"])}">',
         f"<h3>{escape(entry['id'])} {_badge(verdict)}</h3>",
@@ -143,7 +144,7 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         out.append(_img(figures[SUMMARY_FIGURE], "claimed vs certified epsilon over all audits"))
     for paper in results["papers"]:
         mine = [e for e in claims if e["paper"] == paper["id"]]
-        checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
+        checked = sum(e["verdict"] not in UNCHECKED for e in mine)
         out.append(f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>')
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..verdicts import FAILING, UNCHECKED
 from .figures import SUMMARY_FIGURE
 from .results import exit_code
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
@@ -22,7 +23,7 @@ def _cell(text: Any) -> str:
 
 def _verdict(verdict: str) -> str:
     label = VERDICT_LABELS[verdict]
-    return f"**{label}**" if verdict in ("violation", "inconsistent", "error") else label
+    return f"**{label}**" if verdict in FAILING else label
 
 
 def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
@@ -36,6 +37,9 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     ]
     if entry["verdict"] == "not_checkable":
         return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
+    if entry["verdict"] == "skipped":
+        return lines + [f"Skipped at this budget (run it with a larger --budget): "
+                        f"{_cell(entry['reason'])}.", ""]
     if entry["verdict"] == "error":
         return lines + [f"The experiment failed: `{_cell(entry['error'])}`", "",
                         f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.", ""]
@@ -108,7 +112,7 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results["papers"]:
         mine = [e for e in claims if e["paper"] == paper["id"]]
-        checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
+        checked = sum(e["verdict"] not in UNCHECKED for e in mine)
         lines += [f"## {paper['id']}: {_cell(paper['title'])}", "",
                   f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
         for entry in mine:

@@ -1,7 +1,8 @@
 """Run the experiments of selected claims and collect one results document (see :mod:`.schema`).
 
 Every selected claim gets a result, checked or not: ``not_checkable`` with the
-reason when it has no experiment (yet) or is context only, ``error`` with the
+reason when it has no experiment (yet) or is context only, ``skipped`` with the
+reason when the budget is too small for its experiment, ``error`` with the
 message when its experiment raised, otherwise the experiment's own verdict and
 evidence.  Claim ``c`` runs with its own integer seed :func:`claim_seed` ``(seed,
 c.id)``, so a claim gives the same numbers whether it runs alone or with others.
@@ -25,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError, check_choice
+from ..verdicts import Verdict
 from .schema import FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS, ResultsError, validate_experiment_result, validate_results
 
 __all__ = [
@@ -156,7 +158,7 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     dict
         One entry of ``results["claims"]`` (see :data:`dpclaims.reports.schema.CLAIM_RESULT`).
     """
-    from ..claims import NotCheckable
+    from ..claims import NotCheckable, Skipped
 
     options = dict(options or {})
     if options.get("checkpoint") is not None:  # one checkpoint folder holds one run: a subfolder per claim
@@ -164,6 +166,11 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     start = time.perf_counter()
     try:
         experiment = claim.experiment(budget)
+    except Skipped as exc:
+        summary = (f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
+                   f"{' or '.join(exc.budgets)}")
+        return _entry(claim, verdict=Verdict.SKIPPED, summary=summary, reason=exc.reason,
+                      wall_time=time.perf_counter() - start)
     except NotCheckable as exc:
         return _entry(claim, verdict="not_checkable", summary=f"not checkable: {exc.reason}", reason=exc.reason,
                       wall_time=time.perf_counter() - start)
@@ -292,7 +299,7 @@ def _package_version() -> str:
 def exit_code(results: Mapping[str, Any]) -> int:
     """1 when any claim is a violation, inconsistent or an error, or a check module failed to import; else 0.
 
-    ``inconclusive`` and ``not_checkable`` give 0.
+    ``inconclusive``, ``skipped`` and ``not_checkable`` give 0.
     """
     failed = any(results["counts"].get(v, 0) for v in FAILING_VERDICTS)
     return 1 if failed or results.get("load_errors") else 0

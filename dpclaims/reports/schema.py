@@ -3,11 +3,12 @@
 The schema is a plain dict using the keywords ``type`` (a name or a list of names
 among object, array, string, number, integer, boolean, null), ``enum``, ``const``,
 ``required``, ``properties``, ``items`` and ``minimum``.  :func:`validate_results`
-applies it, then the rules a schema cannot state: a ``not_checkable`` result has a
-reason, an ``error`` result a message, a checked audit or rate result the evidence
+applies it, then the rules a schema cannot state: a ``skipped`` or ``not_checkable``
+result has a reason, an ``error`` result a message, a checked audit or rate result the evidence
 its figure is drawn from, the counts add up and ids are unique.
 
-Version history: 1 — first release.
+Version history: 1 — first release; 2 — the ``skipped`` verdict (budget too small), split
+from ``not_checkable``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InputError
+from ..verdicts import CHECKED, FAILING, Verdict
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -29,15 +31,16 @@ __all__ = [
     "validate_experiment_result",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-VERDICTS = ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")
+VERDICTS = (Verdict.CONSISTENT, Verdict.VIOLATION, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE,
+            Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
 """Every verdict a claim can get, in the order reports list them."""
 
-CHECKED_VERDICTS = ("consistent", "violation", "inconsistent", "inconclusive")
-"""Verdicts an experiment returns; the other two are set by the runner."""
+CHECKED_VERDICTS = CHECKED
+"""Verdicts an experiment returns; the others are set by the runner."""
 
-FAILING_VERDICTS = ("violation", "inconsistent", "error")
+FAILING_VERDICTS = FAILING
 """Verdicts that make ``dpclaims verify`` exit with code 1 (as does a check module that fails to import)."""
 
 _NUMBER = {"type": "number"}
@@ -246,8 +249,8 @@ def validate_results(results: Any) -> None:
         if entry["paper"] not in papers:
             raise ResultsError(f"results {where}.paper: {entry['paper']!r} is not listed in $.papers")
         verdict = entry["verdict"]
-        if verdict == "not_checkable" and not entry["reason"]:
-            raise ResultsError(f"results {where}.reason: a not_checkable claim needs the reason")
+        if verdict in (Verdict.SKIPPED, Verdict.NOT_CHECKABLE) and not entry["reason"]:
+            raise ResultsError(f"results {where}.reason: a {verdict} claim needs the reason")
         if verdict == "error" and not entry["error"]:
             raise ResultsError(f"results {where}.error: an error result needs the message")
         if verdict in CHECKED_VERDICTS:

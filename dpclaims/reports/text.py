@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from ..verdicts import UNCHECKED
 from .schema import VERDICTS
 
 __all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
@@ -15,9 +16,22 @@ VERDICT_LABELS = {
     "violation": "VIOLATION",
     "inconsistent": "INCONSISTENT",
     "inconclusive": "inconclusive",
+    "skipped": "skipped",
     "not_checkable": "not checkable",
     "error": "ERROR",
 }
+
+
+_TESTS = {"order": "equivalence to {e:g} ± {m:g}", "upper": "one-sided: exponent ≤ {e:g} + {m:g}",
+          "lower": "one-sided: exponent ≥ {e:g} − {m:g}"}
+
+
+def _exponent_bound(check: Mapping[str, Any]) -> str:
+    """The side of ``expected`` the exponent keeps (an upper bound as the parameter → 0: below)."""
+    bound = check.get("bound", "order")
+    if check.get("limit") == "small" and bound != "order":
+        return {"upper": "lower", "lower": "upper"}[bound]
+    return bound
 
 
 def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -25,7 +39,7 @@ def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
     A part's entry has the id ``"<claim id> [<name>]"`` and the part's type, verdict, summary and evidence.
     """
-    sub = entry["evidence"].get("parts") if entry["verdict"] not in ("not_checkable", "error") else None
+    sub = entry["evidence"].get("parts") if entry["verdict"] not in UNCHECKED else None
     if not isinstance(sub, Mapping):
         return [entry]
     out: list[Mapping[str, Any]] = []
@@ -42,7 +56,7 @@ def _num(value: Any, spec: str = ".3g") -> str:
 def key_figure(entry: Mapping[str, Any]) -> str:
     """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
     verdict, ev = entry["verdict"], entry["evidence"]
-    if verdict == "not_checkable":
+    if verdict in ("skipped", "not_checkable"):
         return _brief(entry["reason"])
     if verdict == "error":
         return _brief(entry["error"])
@@ -55,8 +69,9 @@ def key_figure(entry: Mapping[str, Any]) -> str:
     if entry["type"] == "rate":
         check = ev["check"]
         low, high = check["interval"]
-        return (f"slope {check['exponent']:.3f} [{_num(low, '.3f')}, {_num(high, '.3f')}] "
-                f"vs {check['expected']:g} ± {check['margin']:g}")
+        claimed = check.get("claimed") or f"{check['expected']:g} ± {check['margin']:g}"
+        interval = f"[{_num(low, '.3f')}, {_num(high, '.3f')}]"
+        return f"slope {check['exponent']:.3f} {interval} vs {claimed}"
     return entry["summary"]
 
 
@@ -108,9 +123,16 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
             ("fit", f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
                     f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]"),
-            ("test", f"equivalence to {check['expected']:g} ± {check['margin']:g} at {check['confidence']:.0%}: "
-                     f"{check['verdict']}" + ("; slope drifts over the grid" if check.get("drifting") else "")),
+            ("test", _TESTS[_exponent_bound(check)].format(e=check["expected"], m=check["margin"])
+                     + f" at {check['confidence']:.0%}: {check['verdict']}"
+                     + ("; slope drifts over the grid" if check.get("drifting") else "")),
         ]
+        claim = ev.get("claim") or {}
+        if claim.get("stated"):
+            bound = "" if claim["bound"] == "order" else f" ({claim['bound']} bound)"
+            rows.insert(0, ("claim", claim["stated"] + bound))
+        if claim.get("tested"):
+            rows.insert(1, ("tested", f"{claim['tested']} — why: {claim['why']}"))
         if check.get("message"):
             rows.append(("note", check["message"]))
         if sweep["seed"] != entry["seed"]:
@@ -120,8 +142,11 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             if isinstance(c, Mapping):
                 measured = c.get("value", c.get("estimate"))
                 interval = f" [{_num(c.get('low'))}, {_num(c.get('high'))}]" if "low" in c else ""
-                rows.append((name, f"{_num(measured, '.6g')}{interval} vs {_num(c.get('expected'), '.6g')}: "
-                                   f"{'ok' if c.get('ok') else 'off'}"))
+                sides = (("le", "≤"), ("ge", "≥"))
+                relation, limit = next(((r, c[k]) for k, r in sides if k in c),
+                                       ("vs", c.get("expected")))
+                rows.append((name, f"{_num(measured, '.6g')}{interval} {relation} "
+                                   f"{_num(limit, '.6g')}: {'ok' if c.get('ok') else 'off'}"))
     if ev.get("note"):
         rows.append(("note", str(ev["note"])))
     if footer:

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ..execution import map_tasks
 from ..errors import InputError
+from ..verdicts import UNCHECKED
 from .atomic import check_output_dir, staged_directory
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
 from .html import render_html
@@ -39,7 +40,7 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InputError(f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2")
     pieces = [piece for entry in results["claims"] for piece in parts(entry)]
-    drawn = [piece for piece in pieces if piece["verdict"] not in ("not_checkable", "error")
+    drawn = [piece for piece in pieces if piece["verdict"] not in UNCHECKED
              and piece["type"] in ("audit", "rate")]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
         pngs = map_tasks(claim_figure, [(piece,) for piece in drawn], backend="processes", workers=workers)

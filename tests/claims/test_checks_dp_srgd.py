@@ -56,7 +56,7 @@ def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
         experiment = claim.experiment(budget)
         assert isinstance(experiment, CombinedExperiment)
         assert set(experiment.parts) == {"rt3_slope_in_n", "rt8_envelope_eps_p"}
-    assert claim.experiment("standard").parts["rt8_envelope_eps_p"].expected["max_envelope_ratio"] == (
+    assert claim.experiment("standard").parts["rt8_envelope_eps_p"].le["max_envelope_ratio"] == (
         1.5 * RT8_C_GOLDEN[2**16])
 
 
@@ -66,8 +66,8 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
     checks = result["evidence"]["checks"]
     assert result["verdict"] == "consistent", result["summary"]
     assert len(checks) == 8  # the max and the 7 grid points
-    worst = checks["max_envelope_ratio"]["estimate"]
-    assert worst == max(c["estimate"] for c in checks.values())
+    worst = checks["max_envelope_ratio"]["value"]
+    assert worst == max(c["value"] for c in checks.values())
     assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
     # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
-    assert checks["ratio_eps0.1_p16"]["estimate"] > checks["ratio_eps4_p16"]["estimate"] * 3
+    assert checks["ratio_eps0.1_p16"]["value"] > checks["ratio_eps4_p16"]["value"] * 3

@@ -27,31 +27,31 @@ OBSERVED: dict = {"lla24.alg3sc.risk.priv": "inconsistent"}
 # full Algorithm 3 sweeps: ~2 s each alone, > 5 s on a loaded machine
 SLOW = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv"}
 # RT-9 (smoothed Algorithm 3): registered for standard/full; no sweep fits the quick budget
-QUICK_NOT_CHECKABLE = {"lla24.alg3ns.risk.stat": -0.5, "lla24.alg3ns.risk.priv": -1.0}
+SKIPPED_AT_QUICK = {"lla24.alg3ns.risk.stat": -0.5, "lla24.alg3ns.risk.priv": -1.0}
 
 
 def test_every_claim_is_covered():
     ids = {c.id for c in claims.load(paper=PAPER)}
-    expected = CONSISTENT | POWERLESS | NOT_CONTRADICTED | set(OBSERVED) | set(QUICK_NOT_CHECKABLE)
+    expected = CONSISTENT | POWERLESS | NOT_CONTRADICTED | set(OBSERVED) | set(SKIPPED_AT_QUICK)
     assert ids == expected | {"lla24.alg3sc.risk.stat"}
     assert ids <= claims.registered_experiments()
     assert not any(claims.get(i).uncheckable_reason for i in ids)
 
 
-@pytest.mark.parametrize("claim_id", sorted(QUICK_NOT_CHECKABLE))
+@pytest.mark.parametrize("claim_id", sorted(SKIPPED_AT_QUICK))
 def test_rt9_registered_for_standard_and_full(claim_id):
     claim = claims.get(claim_id)
-    with pytest.raises(claims.NotCheckable, match="quick"):
+    with pytest.raises(claims.Skipped, match="quick"):
         claim.experiment("quick")
     standard, full = claim.experiment("standard"), claim.experiment("full")
-    assert standard.expected == full.expected == QUICK_NOT_CHECKABLE[claim_id]
+    assert standard.expected == full.expected == SKIPPED_AT_QUICK[claim_id]
     assert full.values == [4000, 8000, 16000, 40000] and full.fixed["m"] == 16 and full.fixed["epsilon"] == 4.0
     assert standard.fixed["smoothed"] and standard.values[-1] / standard.values[0] >= 10
 
 
 def test_rt10_statistical_term_is_checked_from_the_standard_budget():
     claim = claims.get("lla24.alg3sc.risk.stat")
-    with pytest.raises(claims.NotCheckable, match="pre-asymptotic"):
+    with pytest.raises(claims.Skipped, match="pre-asymptotic"):
         claim.experiment("quick")
     assert claim.experiment("standard").param == "n" and claim.experiment("standard").expected == -1.0
 

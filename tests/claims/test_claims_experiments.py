@@ -4,7 +4,7 @@ import pytest
 
 from dpclaims import claims
 from dpclaims.claims import BUDGETS, Experiment, NotCheckable, UnknownClaimError, register_experiment
-from dpclaims.claims.experiments import _FACTORIES, load_checks
+from dpclaims.claims.experiments import _FACTORIES, _SKIPS, Skipped, load_checks
 from dpclaims.errors import DPClaimsError, InputError
 
 CLAIM_ID = "lla24.alg1.privacy"
@@ -14,11 +14,13 @@ CLAIM_ID = "lla24.alg1.privacy"
 def isolated_factories():
     """Keep registrations made by a test out of every other test."""
     load_checks()  # the packaged experiments register first, so popping one below sticks
-    saved = dict(_FACTORIES)
+    saved, skips = dict(_FACTORIES), dict(_SKIPS)
     _FACTORIES.pop(CLAIM_ID, None)
     yield
     _FACTORIES.clear()
     _FACTORIES.update(saved)
+    _SKIPS.clear()
+    _SKIPS.update(skips)
 
 
 class ToyExperiment:
@@ -98,3 +100,33 @@ def test_factory_must_return_an_experiment():
     register_experiment(CLAIM_ID)(lambda claim, budget: {"verdict": "pass"})
     with pytest.raises(DPClaimsError, match="returned dict, which has no run"):
         claims.get(CLAIM_ID).experiment("quick")
+
+
+def test_a_budget_skip_is_skipped_not_not_checkable():
+    register_experiment(CLAIM_ID, skip={"quick": "too few trials"})(ToyExperiment)
+    claim = claims.get(CLAIM_ID)
+    assert claim.checkable
+    assert claim.status == "checkable at standard, full; skipped at quick: too few trials"
+    with pytest.raises(Skipped, match="--budget standard or full") as info:
+        claim.experiment("quick")
+    skip = info.value
+    assert (skip.budget, skip.reason) == ("quick", "too few trials")
+    assert skip.budgets == ("standard", "full")
+    assert not isinstance(info.value, NotCheckable)
+    assert claim.experiment("standard").budget == "standard"
+
+
+@pytest.mark.parametrize("skip, match", [({"huge": "x"}, "skip budget must be one of"),
+                                         ({"quick": ""}, "must be the reason"),
+                                         (dict.fromkeys(BUDGETS, "x"), "skips every budget")])
+def test_bad_skips(skip, match):
+    with pytest.raises(InputError, match=match):
+        register_experiment(CLAIM_ID, skip=skip)
+
+
+def test_the_registry_budget_skips_are_skipped():
+    for claim_id in ("lla24.alg3ns.risk.stat", "lla24.alg3ns.risk.priv", "lla24.alg3sc.risk.stat",
+                     "experiments.regression"):
+        assert claims.skipped_budgets(claim_id).keys() == {"quick"}, claim_id
+        with pytest.raises(Skipped):
+            claims.get(claim_id).experiment("quick")

@@ -162,6 +162,7 @@ formula = "sigma = 1/eps"
 regime = "all"
 source = "Theorem 1"
 exponents = {eps = -1.0}
+bound = "order"
 confidence = "high"
 '''
 
@@ -206,6 +207,17 @@ def test_valid_temp_directory_loads(tmp_path):
         ('title = "A toy paper"', "", ["[paper]", "missing required field 'title'"]),
         ('title = "A toy paper"', 'title = "A toy paper"\nyear = 2024', ["[paper]", "unknown fields ['year']"]),
         ("[[claims]]", "[[claim]]", ["unknown top-level keys ['claim']"]),
+        ('bound = "order"\n', "", ["missing field 'bound' (the claim has exponents)"]),
+        ('bound = "order"', 'bound = "O"', ["field 'bound' must be one of upper, lower, order"]),
+        ('bound = "order"', 'bound = "order"\nmargin = 0', ["'margin' must be a positive number"]),
+        ('bound = "order"', 'bound = "order"\nlimits = {eps = "tiny"}',
+         ["'limits' entry 'eps' must be one of"]),
+        ('bound = "order"', 'bound = "order"\nlimits = {n = "small"}',
+         ["'limits' names 'n', which has no exponent"]),
+        ('bound = "order"', 'bound = "order"\ntested_exponents = {eps = 0.0}',
+         ["missing required field 'tested'"]),
+        ('bound = "order"', 'bound = "order"\nwhy = "because"',
+         ["'why' is only allowed with 'tested_exponents'"]),
         ('statement = "Toy is DP."', 'statement = "Toy is DP.', ["not valid TOML"]),
     ],
 )
@@ -241,3 +253,29 @@ def test_bad_directories(tmp_path):
     _write(tmp_path, "empty.toml", '[paper]\nid = "p"\ntitle = "t"\n')
     with pytest.raises(ClaimsFileError, match=r"empty\.toml: file: no \[\[claims\]\] entries"):
         claims.load(directory=tmp_path)
+
+
+def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
+    text = VALID.replace('bound = "order"', 'bound = "upper"\nmargin = 0.15\n'
+                         'limits = {eps = "small"}\ntested_exponents = {n = 0.0}\n'
+                         'tested = "a normalised risk"\n'
+                         'why = "a regime"')
+    _write(tmp_path, "toy.toml", text)
+    claim = claims.get("toy.claim.one", directory=tmp_path)
+    rate = claim.rate("eps")
+    assert (rate.exponent, rate.bound, rate.margin, rate.limit) == (-1.0, "upper", 0.15, "small")
+    assert rate.stated == "O(eps^-1) as eps → 0" and not rate.tested
+    tested = claim.rate("n")
+    assert (tested.exponent, tested.tested, tested.why) == (0.0, "a normalised risk", "a regime")
+    assert "tested: a normalised risk" in tested.describe()
+    with pytest.raises(InputError, match="states no exponent for 'd'"):
+        claim.rate("d")
+
+
+def test_rate_states_the_claim_as_the_paper_does():
+    assert claims.get("lla24.alg3.risk.stat").rate("n").stated == "O(n^-1/2)"
+    lower = claims.get("lla24.lb.lsa21.stat").rate("n").describe()
+    assert lower.startswith("claimed Ω(n^-1/2) (lower bound")
+    assert claims.get("lla24.alg3.complexity.stat").rate("n").stated == "O(n^9/8)"
+    symbolic = claims.get("lowy26.sco.upper.private_term").rate("n", k=4.0)
+    assert symbolic.exponent == -0.75 and symbolic.stated == "O(n^(-(1-1/k))) at k=4"

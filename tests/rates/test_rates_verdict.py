@@ -76,3 +76,102 @@ def test_bad_arguments(fit, kwargs, match):
 def test_fit_must_be_a_power_law_fit():
     with pytest.raises(InputError, match="fit must be a PowerLawFit"):
         check_exponent({"exponent": -0.5}, -0.5)
+
+
+# ----------------------------------------------------------------- one-sided claims (bound=)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dpclaims.verdicts import Verdict  # noqa: E402
+
+_EXPECTED = st.floats(-2.0, 1.0, allow_nan=False)
+_MARGIN = st.floats(0.01, 0.5, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(expected=_EXPECTED, margin=_MARGIN)
+def test_upper_bound_rule(fit, expected, margin):
+    lo, hi = fit.interval_at(0.90)
+    verdict = check_exponent(fit, expected, margin, bound="upper")
+    want = ("consistent" if hi <= expected + margin else "inconsistent" if lo > expected + margin
+            else "inconclusive")
+    assert verdict.verdict == want and isinstance(verdict.verdict, Verdict)
+    assert verdict.bound == "upper" and verdict.to_dict()["bound"] == "upper"
+
+
+@settings(max_examples=200, deadline=None)
+@given(expected=_EXPECTED, margin=_MARGIN)
+def test_lower_bound_rule_and_small_limit_mirror(fit, expected, margin):
+    lo, hi = fit.interval_at(0.90)
+    verdict = check_exponent(fit, expected, margin, bound="lower")
+    want = ("consistent" if lo >= expected - margin else "inconsistent" if hi < expected - margin
+            else "inconclusive")
+    assert verdict.verdict == want
+    # an upper bound as the parameter goes to 0 bounds the exponent from below
+    assert check_exponent(fit, expected, margin, bound="upper", limit="small").verdict == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(expected=_EXPECTED, margin=_MARGIN)
+def test_one_sided_is_never_stricter_than_two_sided(fit, expected, margin):
+    order = check_exponent(fit, expected, margin).verdict
+    for bound in ("upper", "lower"):
+        one_sided = check_exponent(fit, expected, margin, bound=bound).verdict
+        assert one_sided.severity <= order.severity
+
+
+def test_faster_than_an_upper_bound_is_consistent(fit):
+    # fitted ~ -0.5; an O(n^-0.2) claim is met with room to spare, an Ω(n^-0.2) one is not
+    upper = check_exponent(fit, -0.2, margin=0.1, bound="upper")
+    assert upper.verdict == "consistent" and upper.direction == "faster"
+    assert "faster than claimed" in upper.message
+    assert "exponent ≤ -0.2 + 0.1 (one-sided)" in upper.message
+    assert check_exponent(fit, -0.2, margin=0.1, bound="lower").verdict == "inconsistent"
+    assert check_exponent(fit, -0.2, margin=0.1).verdict == "inconsistent"  # two-sided: a gap
+    slower = check_exponent(fit, -1.0, margin=0.1, bound="upper")
+    assert slower.verdict == "inconsistent" and slower.direction == "slower"
+
+
+def test_small_limit_flips_the_direction_words(fit):
+    verdict = check_exponent(fit, -1.0, margin=0.1, bound="upper", limit="small")
+    # exponent -0.5 > -1: as the parameter goes to 0 the quantity grows more slowly than claimed
+    assert verdict.verdict == "consistent" and verdict.direction == "faster"
+
+
+@pytest.mark.parametrize("kwargs, match", [({"bound": "two-sided"}, "bound must be one of"),
+                                           ({"limit": "zero"}, "limit must be one of")])
+def test_bad_bound_or_limit(fit, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        check_exponent(fit, -0.5, **kwargs)
+
+
+def _simulated_fits(b, reps, seed, sigma=0.3):
+    """Fits of lognormal power-law sweeps with true exponent ``b`` (7 points, 6 replicates)."""
+    for rep in range(reps):
+        rng = np.random.default_rng([seed, rep])
+        noise = np.exp(sigma * rng.standard_normal((7, 6)))
+        yield fit_power_law(GRID, 2.0 * GRID[:, None] ** b * noise, seed=rep)
+
+
+@pytest.mark.parametrize("bound, sign", [("upper", 1.0), ("lower", -1.0)])
+def test_one_sided_calibration_and_power(bound, sign):
+    """False-inconsistent rate at the worst null (truth on the band's edge) <= the nominal 5 %.
+
+    With 600 fits the binomial 99 % upper end for a 5 % rate is about 7.4 %; at the claimed
+    exponent itself no fit is called inconsistent, and 0.3 beyond the edge nearly every fit is.
+    """
+    expected, margin, reps = -0.5, 0.1, 600
+    edge = expected + sign * margin
+    at_edge = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+                  for f in _simulated_fits(edge, reps, seed=1))
+    assert at_edge / reps <= 0.074, at_edge
+    at_claim = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+                   for f in _simulated_fits(expected, reps, seed=2))
+    assert at_claim / reps <= 0.01, at_claim
+    beyond = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+                 for f in _simulated_fits(edge + sign * 0.3, 200, seed=3))
+    assert beyond / 200 >= 0.90, beyond
+    faster = sum(check_exponent(f, expected, margin, bound=bound).verdict == "consistent"
+                 for f in _simulated_fits(expected - sign * 0.3, 200, seed=4))
+    assert faster / 200 >= 0.90, faster

@@ -11,6 +11,7 @@ from dpclaims.reports.figures import audit_figure, claim_figure, rate_figure, su
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
 from dpclaims.reports.text import evidence_rows, figure_name, key_figure
+from dpclaims.reports.schema import SCHEMA_VERSION, VERDICTS
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -73,9 +74,9 @@ def test_key_figures_and_rows():
 
 
 def _document(entries):
-    counts = {v: sum(e["verdict"] == v for e in entries)
-              for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")}
-    return {"schema_version": 1, "dpclaims_version": "0.1.0", "created": "2024-01-01T00:00:00Z",
+    counts = {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS}
+    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0.1.0",
+            "created": "2024-01-01T00:00:00Z",
             "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None, "papers": None,
                          "claims": None, "options": {}},
             "environment": {"python": "3.11", "platform": "linux", "cpu_count": 2, "versions": {"numpy": "2"}},

@@ -10,6 +10,7 @@ from dpclaims.claims.experiments import _FACTORIES
 from dpclaims.errors import InputError
 from dpclaims.reports import claim_seed, exit_code, run_claim, run_claims, select_claims
 from dpclaims.reports.results import load_check_modules, to_jsonable
+from dpclaims.reports.schema import VERDICTS
 
 CLAIM = "dpgd.calibration"
 
@@ -86,6 +87,17 @@ def test_no_experiment_and_context_only_claims_are_not_checkable(monkeypatch):
     assert results["counts"]["not_checkable"] == 2 and exit_code(results) == 0
 
 
+def test_a_budget_skip_is_skipped_not_not_checkable():
+    selected = [get("experiments.regression"), get("cited.dp_srm")]
+    quick = run_claims(selected, budget="quick", backend="serial")
+    skipped, unchecked = quick["claims"]
+    assert skipped["verdict"] == "skipped" and "R = 2000 rounds" in skipped["reason"]
+    assert "--budget standard or full" in skipped["summary"] and skipped["seed"] is None
+    assert unchecked["verdict"] == "not_checkable"
+    assert quick["counts"]["skipped"] == 1 and quick["counts"]["not_checkable"] == 1
+    assert exit_code(quick) == 0
+
+
 def test_numpy_evidence_is_made_plain(register):
     register(lambda claim, budget: Returns({"type": "value", "verdict": np.str_("consistent"), "summary": "ok",
                                             "evidence": {"checks": {}, "a": np.arange(3), "b": np.float32(0.5),
@@ -106,8 +118,8 @@ def test_bad_run_settings_fail_before_anything_runs():
 
 
 def test_exit_code_counts_violations_inconsistencies_and_errors():
-    base = {v: 0 for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")}
-    assert exit_code({"counts": {**base, "consistent": 3, "inconclusive": 1}}) == 0
+    base = {v: 0 for v in VERDICTS}
+    assert exit_code({"counts": {**base, "consistent": 3, "inconclusive": 1, "skipped": 2}}) == 0
     for verdict in ("violation", "inconsistent", "error"):
         assert exit_code({"counts": {**base, verdict: 1}}) == 1
 
@@ -135,5 +147,5 @@ def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path
             sys.modules.pop(f"dpclaims.claims.checks.{name}", None)
     assert {"module": "dpclaims.claims.checks.aaa_broken", "error": "RuntimeError: half-written module"} in failures
     assert _FACTORIES["dpgd.utility"].__module__ == "dpclaims.claims.checks.zzz_fine"
-    counts = {v: 0 for v in ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")}
+    counts = {v: 0 for v in VERDICTS}
     assert exit_code({"counts": counts, "load_errors": failures}) == 1

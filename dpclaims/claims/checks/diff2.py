@@ -41,7 +41,7 @@ from ...algorithms.diff2_privacy import (
 )
 from ...data import UserDataset, replace_item
 from ...hardinstances.nonconvex import CauchyCircleInstance
-from ..experiments import NotCheckable, register_experiment
+from ..experiments import register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
 __all__ = [
@@ -113,8 +113,9 @@ def gradient_count(value, rng, algorithm="diff2-gd", d=10, **settings):
     return float(alg.run(data, rng, 1).gradient_evaluations)
 
 
-def _rate(function, param, values, expected, budget, fixed=None, note=""):
-    return RateExperiment(function, param, values, expected, replicates=_REPS[budget], fixed=dict(fixed or {}), note=note)
+def _rate(claim, function, param, values, budget, fixed=None, note=""):
+    return RateExperiment.for_claim(claim, function, param, values, replicates=_REPS[budget],
+                                    fixed=dict(fixed or {}), note=note)
 
 
 # --------------------------------------------------------------------------- privacy
@@ -386,39 +387,40 @@ _D_SWEEP_N = {"quick": 2400, "standard": 16000, "full": 32000}
 """Spec §7(b) d sweeps at fixed N (quick uses a small N so that one sweep stays under ~2 s)."""
 
 
-def _d_rate(algorithm, expected, budget):
+def _d_rate(claim, algorithm, budget):
     n = _D_SWEEP_N[budget]
-    return _rate(utility, "d", _GRIDS_D[budget], expected, budget, {"param": "d", "algorithm": algorithm, "N": n},
+    return _rate(claim, utility, "d", _GRIDS_D[budget], budget,
+                 {"param": "d", "algorithm": algorithm, "N": n},
                  note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d")
 
 
 @register_experiment("diff2gd.thm43.utility")
 def _thm43(claim, budget):
     return CombinedExperiment({
-        "N": _rate(utility, "N", _GRIDS_N[budget], -4 / 3, budget, {"algorithm": "diff2-gd"},
+        "N": _rate(claim, utility, "N", _GRIDS_N[budget], budget, {"algorithm": "diff2-gd"},
                    note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope ≈ −1.24 at N ~ 10³"),
-        "d": _d_rate("diff2-gd", 2 / 3, budget),
+        "d": _d_rate(claim, "diff2-gd", budget),
     }, note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)")
 
 
 @register_experiment("dpgd.utility")
 def _dpgd_utility(claim, budget):
     return CombinedExperiment({
-        "N": _rate(utility, "N", _GRIDS_N[budget], -1.0, budget, {"algorithm": "dp-gd"},
+        "N": _rate(claim, utility, "N", _GRIDS_N[budget], budget, {"algorithm": "dp-gd"},
                    note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6"),
-        "d": _d_rate("dp-gd", 0.5, budget),
+        "d": _d_rate(claim, "dp-gd", budget),
     }, note="DP-GD exponents: N^(−1) and d^(1/2)")
 
 
 @register_experiment("diff2gd.remark44.improvement_regime")
 def _remark44(claim, budget):
-    return _rate(utility_ratio, "N", _GRIDS_N[budget], -1 / 3, budget,
+    return _rate(claim, utility_ratio, "N", _GRIDS_N[budget], budget,
                  note="ratio of mean utilities DIFF2-GD / DP-GD against N (d = 10)")
 
 
 @register_experiment("diff2gd.thm43.rounds")
 def _thm43_rounds(claim, budget):
-    return _rate(schedule_rounds, "N", _GRIDS_N["full"], 4 / 3, "quick", {"algorithm": "diff2-gd"},
+    return _rate(claim, schedule_rounds, "N", _GRIDS_N["full"], "quick", {"algorithm": "diff2-gd"},
                  note="R chosen by the theory schedule (deterministic; replicates identical)")
 
 
@@ -434,7 +436,8 @@ def _bvr_eta_capped(rng):
 @register_experiment("diff2bvr.thm53.rounds")
 def _thm53_rounds(claim, budget):
     return CombinedExperiment({
-        "rounds": _rate(schedule_rounds, "N", _BVR_CAPPED_GRID, 4 / 3, "quick", {"algorithm": "diff2-bvr"},
+        "rounds": _rate(claim, schedule_rounds, "N", _BVR_CAPPED_GRID, "quick",
+                        {"algorithm": "diff2-bvr"},
                         note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η = 1/(2L)"),
         "regime": ValueExperiment(_bvr_eta_capped, {"eta_at_1/(2L)_on_whole_grid": 1.0},
                                   note="the sweep stays in the step-size-capped regime"),
@@ -445,13 +448,15 @@ def _thm53_rounds(claim, budget):
 
 @register_experiment("diff2gd.table1.gradient_complexity")
 def _gc_diff2(claim, budget):
-    return _rate(gradient_count, "N", _GRIDS_N["quick" if budget == "quick" else "standard"], 7 / 3, "quick",
+    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
+    return _rate(claim, gradient_count, "N", grid, "quick",
                  {"algorithm": "diff2-gd"}, note="counted per-sample gradients of one run (2n_p per difference round)")
 
 
 @register_experiment("dpgd.table1.complexity")
 def _gc_dpgd(claim, budget):
-    return _rate(gradient_count, "N", _GRIDS_N["quick" if budget == "quick" else "standard"], 2.0, "quick",
+    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
+    return _rate(claim, gradient_count, "N", grid, "quick",
                  {"algorithm": "dp-gd"}, note="counted per-sample gradients of one run")
 
 
@@ -537,9 +542,8 @@ def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dic
     return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks
 
 
-@register_experiment("experiments.regression")
+@register_experiment("experiments.regression", skip={
+    "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
+             "run is the standard budget (a few minutes)"})
 def _experiments_regression(claim, budget):
-    if budget == "quick":
-        raise NotCheckable(claim.id, "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest "
-                                     "faithful run is the standard budget (a few minutes), so quick does not check it")
     return Section6Experiment(SECTION6_BUDGETS[budget])

@@ -323,9 +323,10 @@ def fast_noise_error(m, rng, n=2000, d=4, trials=64):
 def fast_noise(claim, budget):
     values = _pick(budget, [10**4, 10**5, 10**6, 10**7], [10**4, 10**5, 10**6, 10**7, 10**8],
                    [10**4, 10**5, 10**6, 10**7, 10**8, 10**9])
-    return RateExperiment(fast_noise_error, "m", values, expected=-0.5, replicates=_pick(budget, 3, 8, 20),
-                          margin=0.1, fixed={"trials": _pick(budget, 64, 256, 1024)},
-                          note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.")
+    return RateExperiment.for_claim(
+        claim, fast_noise_error, "m", values, replicates=_pick(budget, 3, 8, 20),
+        fixed={"trials": _pick(budget, 64, 256, 1024)},
+        note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.")
 
 
 @register_experiment("ghazi23.sec6.runtime")
@@ -372,10 +373,11 @@ def perm_concentration_q95(m, rng, draws=2000, G=1.0):
 
 @register_experiment("ghazi23.lemma38.perm_concentration")
 def perm_concentration(claim, budget):
-    return RateExperiment(perm_concentration_q95, "m", [4, 16, 64, 256, 1024], expected=0.5,
-                          replicates=_pick(budget, 4, 10, 30), margin=0.1,
-                          fixed={"draws": _pick(budget, 1000, 4000, 20000)},
-                          note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.")
+    return RateExperiment.for_claim(
+        claim, perm_concentration_q95, "m", [4, 16, 64, 256, 1024],
+        replicates=_pick(budget, 4, 10, 30),
+        fixed={"draws": _pick(budget, 1000, 4000, 20000)},
+        note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.")
 
 
 def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
@@ -405,9 +407,10 @@ def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
 @register_experiment("ghazi23.thm36.deletion_sensitivity")
 def thm36(claim, budget):
     values = _pick(budget, [30, 66, 140, 310], [50, 100, 200, 400, 800], [50, 100, 200, 400, 800, 1600])
-    return RateExperiment(deletion_sensitivity, "n", values, expected=-1.0, replicates=_pick(budget, 4, 20, 40),
-                          margin=0.15, fixed={"deletions": _pick(budget, 2, 4, 8)},
-                          note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).")
+    return RateExperiment.for_claim(
+        claim, deletion_sensitivity, "n", values, replicates=_pick(budget, 4, 20, 40),
+        fixed={"deletions": _pick(budget, 2, 4, 8)},
+        note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).")
 
 
 def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
@@ -432,9 +435,10 @@ def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
 @register_experiment("ghazi23.cor37.radius_r")
 def cor37(claim, budget):
     values = _pick(budget, [200, 440, 960, 2100], [200, 400, 800, 1600, 3200], [200, 400, 800, 1600, 3200, 6400])
-    return RateExperiment(greedy_radius_sensitivity, "n", values, expected=-1.0, replicates=_pick(budget, 4, 10, 30),
-                          margin=0.15, note="RT-3: quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); "
-                                            "greedy lower-bound proxy for Δ_r θ*.")
+    return RateExperiment.for_claim(
+        claim, greedy_radius_sensitivity, "n", values, replicates=_pick(budget, 4, 10, 30),
+        note="RT-3: quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); "
+                          "greedy lower-bound proxy for Δ_r θ*.")
 
 
 def emp_vs_pop(n, rng, m=100, d=4):
@@ -446,9 +450,10 @@ def emp_vs_pop(n, rng, m=100, d=4):
 
 @register_experiment("ghazi23.propB1.emp_vs_pop")
 def propb1(claim, budget):
-    return RateExperiment(emp_vs_pop, "n", [1, 10, 100, 1000, 10000], expected=-0.5,
-                          replicates=_pick(budget, 40, 200, 1000), margin=0.1,
-                          note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.")
+    return RateExperiment.for_claim(
+        claim, emp_vs_pop, "n", [1, 10, 100, 1000, 10000],
+        replicates=_pick(budget, 40, 200, 1000),
+        note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.")
 
 
 @register_experiment("ghazi23.lemmaC1.certificate")
@@ -541,10 +546,11 @@ def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=tuple(0.25
 @register_experiment("ghazi23.thm41.convex_erm")
 def convex_erm(claim, budget):
     values = _pick(budget, [200, 440, 960, 2100], [200, 400, 800, 1600, 3200], [200, 400, 800, 1600, 3200, 6400])
-    return RateExperiment(convex_erm_worst, "n", values, expected=-1.0, replicates=_pick(budget, 3, 8, 20),
-                          margin=0.15, fixed={"trials": _pick(budget, 100, 400, 2000)},
-                          note="RT-6 in ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, "
-                               "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.")
+    return RateExperiment.for_claim(
+        claim, convex_erm_worst, "n", values, replicates=_pick(budget, 3, 8, 20),
+        fixed={"trials": _pick(budget, 100, 400, 2000)},
+        note="RT-6 in ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, "
+             "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.")
 
 
 def convex_sco_worst(n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25, 1.0, 4.0, 16.0, 64.0)):
@@ -568,10 +574,11 @@ def convex_sco_worst(n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25
 def convex_sco_privacy(claim, budget):
     values = _pick(budget, [128, 280, 600, 1300], [1024, 2048, 4096, 8192, 16384], [1024, 2048, 4096, 8192, 16384])
     d = _pick(budget, 2**14, 2**15, 2**17)
-    return RateExperiment(convex_sco_worst, "n", values, expected=-1.0, replicates=_pick(budget, 3, 6, 12),
-                          margin=0.15, fixed={"d": d, "datasets": 1, "trials": _pick(budget, 2, 8, 16)},
-                          note=f"RT-7(B) in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
-                               "N0 = 64, max-rule λ, worst case over the signal strength.")
+    return RateExperiment.for_claim(
+        claim, convex_sco_worst, "n", values, replicates=_pick(budget, 3, 6, 12),
+        fixed={"d": d, "datasets": 1, "trials": _pick(budget, 2, 8, 16)},
+        note=f"RT-7(B) in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
+             "N0 = 64, max-rule λ, worst case over the signal strength.")
 
 
 def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="paper", trials=400, n0=64):
@@ -586,15 +593,19 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="paper", trials=4
 def convex_sco_statistical(claim, budget):
     n_values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16],
                      [2**12, 2**13, 2**14, 2**15, 2**16, 2**17])
-    rt7a = RateExperiment(convex_sco_worst, "n", n_values, expected=-0.5, replicates=_pick(budget, 3, 12, 30),
-                          margin=0.15, fixed={"datasets": _pick(budget, 4, 20, 40)},
-                          note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst case "
-                               "over the signal strength (the worst case of noisy means is biased upwards).")
-    rt8 = RateExperiment(sharp_minimum_excess, "m", [10**2, 10**3, 10**4, 10**5, 10**6], expected=-0.5,
-                         replicates=_pick(budget, 3, 8, 20), margin=0.15,
-                         fixed={"n": _pick(budget, 2**12, 2**14, 2**16), "trials": _pick(budget, 200, 1000, 4000)},
-                         note="RT-8 gap probe [ERRATA?]: sharp minimum ℓ = G|θ − z|, D = δ_0, literal λ and growth 4, "
-                              "ORACLE mode; the final phase's noise G√d σ_T does not shrink with m (spec §2.5).")
+    rt7a = RateExperiment.for_claim(
+        claim, convex_sco_worst, "n", n_values, replicates=_pick(budget, 3, 12, 30),
+        fixed={"datasets": _pick(budget, 4, 20, 40)},
+        note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst "
+             "case "
+             "over the signal strength (the worst case of noisy means is biased upwards).")
+    rt8 = RateExperiment.for_claim(
+        claim, sharp_minimum_excess, "m", [10**2, 10**3, 10**4, 10**5, 10**6],
+        replicates=_pick(budget, 3, 8, 20),
+        fixed={"n": _pick(budget, 2**12, 2**14, 2**16), "trials": _pick(budget, 200, 1000, 4000)},
+        note="RT-8 gap probe [ERRATA?]: sharp minimum ℓ = G|θ − z|, D = δ_0, literal λ and "
+             "growth 4, "
+             "ORACLE mode; the final phase's noise G√d σ_T does not shrink with m (spec §2.5).")
     return CombinedExperiment({"RT-7A_n": rt7a, "RT-8_m": rt8},
                               note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A) and "
                                    "m-slope at fixed n on a sharp minimum (RT-8; expected to FAIL — a finding).")
@@ -613,21 +624,24 @@ def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.
 
 @register_experiment("ghazi23.thm53.sc_sco.privacy_term")
 def sc_sco_privacy(claim, budget):
-    return RateExperiment(sc_sco_excess, "n", [256, 512, 1024, 2048, 4096], expected=-2.0,
-                          replicates=_pick(budget, 3, 6, 12), margin=0.15,
-                          fixed={"m": 10**8, "d": _pick(budget, 2**12, 2**14, 2**15), "datasets": 1,
-                                 "trials": _pick(budget, 4, 10, 20), "oracle_constant": 1000.0},
-                          note="RT-9 privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that "
-                               "σ0√d dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the localisation "
-                               "radius is statistical and the slope is ≈ −1.4).")
+    return RateExperiment.for_claim(
+        claim, sc_sco_excess, "n", [256, 512, 1024, 2048, 4096],
+        replicates=_pick(budget, 3, 6, 12),
+        fixed={"m": 10**8, "d": _pick(budget, 2**12, 2**14, 2**15), "datasets": 1,
+               "trials": _pick(budget, 4, 10, 20), "oracle_constant": 1000.0},
+        note="RT-9 privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that "
+             "σ0√d dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the "
+             "localisation "
+             "radius is statistical and the slope is ≈ −1.4).")
 
 
 @register_experiment("ghazi23.thm53.sc_sco.statistical_term")
 def sc_sco_statistical(claim, budget):
-    return RateExperiment(sc_sco_excess, "n", [2**12, 2**13, 2**14, 2**15, 2**16], expected=-1.0,
-                          replicates=_pick(budget, 4, 12, 30), margin=0.15,
-                          fixed={"datasets": _pick(budget, 10, 60, 200), "trials": 4},
-                          note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).")
+    return RateExperiment.for_claim(
+        claim, sc_sco_excess, "n", [2**12, 2**13, 2**14, 2**15, 2**16],
+        replicates=_pick(budget, 4, 12, 30),
+        fixed={"datasets": _pick(budget, 10, 60, 200), "trials": 4},
+        note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).")
 
 
 def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
@@ -644,10 +658,11 @@ def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
 def sc_erm(claim, budget):
     values = _pick(budget, [20000, 44000, 96000, 210000], [20000, 40000, 80000, 160000, 320000],
                    [20000, 40000, 80000, 160000, 320000, 640000])
-    return RateExperiment(sc_erm_excess, "n", values, expected=-2.0, replicates=_pick(budget, 2, 4, 10),
-                          margin=0.15, fixed={"trials": _pick(budget, 10, 40, 100)},
-                          note="RT-5 in PAPER mode (private, exact constants, fast path); m = 1e14 because with the "
-                               "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.")
+    return RateExperiment.for_claim(
+        claim, sc_erm_excess, "n", values, replicates=_pick(budget, 2, 4, 10),
+        fixed={"trials": _pick(budget, 10, 40, 100)},
+        note="RT-5 in PAPER mode (private, exact constants, fast path); m = 1e14 because with the "
+             "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.")
 
 
 @register_experiment("ghazi23.sec6.convex_erm_eps")
@@ -690,11 +705,12 @@ def worst_case_sensitivity(m, rng, n=400, d=5, r=36):
 
 @register_experiment("ghazi23.remark.worst_case_erm")
 def worst_case_erm(claim, budget):
-    return RateExperiment(worst_case_sensitivity, "m", [1, 10, 100, 1000, 10000], expected=0.0,
-                          replicates=_pick(budget, 4, 10, 30), margin=0.1,
-                          note="RT-12 negative control: with m copies of one item per user the deletion sensitivity "
-                               "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
-                               "under a random permutation.")
+    return RateExperiment.for_claim(
+        claim, worst_case_sensitivity, "m", [1, 10, 100, 1000, 10000],
+        replicates=_pick(budget, 4, 10, 30),
+        note="RT-12 negative control: with m copies of one item per user the deletion sensitivity "
+             "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
+             "under a random permutation.")
 
 
 # --------------------------------------------------------------------------- lower bounds
@@ -833,9 +849,10 @@ def item_sc_erm_excess(n, rng, d=4, trials=400):
 
 @register_experiment("ghazi23.table1.item_sc_erm")
 def item_sc_erm(claim, budget):
-    return RateExperiment(item_sc_erm_excess, "n", [100, 400, 1600, 6400], expected=-2.0,
-                          replicates=_pick(budget, 3, 10, 30), margin=0.1,
-                          note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.")
+    return RateExperiment.for_claim(
+        claim, item_sc_erm_excess, "n", [100, 400, 1600, 6400],
+        replicates=_pick(budget, 3, 10, 30),
+        note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.")
 
 
 def item_sc_sco_excess(n, rng, trials=100):
@@ -848,10 +865,11 @@ def item_sc_sco_excess(n, rng, trials=100):
 
 @register_experiment("ghazi23.table1.item_sc_sco")
 def item_sc_sco(claim, budget):
-    return RateExperiment(item_sc_sco_excess, "n", [10000, 31623, 100000, 316228], expected=-1.0,
-                          replicates=_pick(budget, 10, 100, 400), margin=0.15,
-                          note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
-                               "output perturbation as the baseline.")
+    return RateExperiment.for_claim(
+        claim, item_sc_sco_excess, "n", [10000, 31623, 100000, 316228],
+        replicates=_pick(budget, 10, 100, 400),
+        note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
+             "output perturbation as the baseline.")
 
 
 def naive_user_excess(m, rng, n=200, d=4, trials=400):
@@ -864,6 +882,7 @@ def naive_user_excess(m, rng, n=200, d=4, trials=400):
 
 @register_experiment("ghazi23.baseline.naive_user_outpert")
 def naive_user(claim, budget):
-    return RateExperiment(naive_user_excess, "m", [1, 10, 100, 1000, 10000], expected=0.0,
-                          replicates=_pick(budget, 3, 10, 30), margin=0.1,
-                          note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.")
+    return RateExperiment.for_claim(
+        claim, naive_user_excess, "m", [1, 10, 100, 1000, 10000],
+        replicates=_pick(budget, 3, 10, 30),
+        note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.")

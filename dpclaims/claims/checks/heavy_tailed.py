@@ -336,20 +336,24 @@ def _grid(budget, low, high):
 @register_experiment("lowy26.erm.double_output_pert_distance")
 def _rt1(claim, budget):
     k_n, k_eps, k_d = 4.0, _pick(budget, 2.0, 4.0), _pick(budget, 2.0, 4.0)
-    n_part = RateExperiment(rt1_distance, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-                            claim.exponents_at(k=k_n)["n"], replicates=_pick(budget, 4, 8, 12),
-                            fixed={"param": "n", "k": k_n, "trials": _pick(budget, 200, 400)},
-                            note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM (Pareto(4.5))")
-    eps_part = RateExperiment(rt1_distance, "epsilon", (0.25, 0.5, 1.0, 2.0, 4.0), claim.exponents_at(k=k_eps)["eps"],
-                              replicates=_pick(budget, 3, 4, 8),
-                              fixed={"param": "epsilon", "k": k_eps, "n": _pick(budget, 3000, 10_000),
-                                     "trials": _pick(budget, 200, 1000)},
-                              note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)")
-    d_part = RateExperiment(rt1_d_distance, "d", _pick(budget, (1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32)),
-                            claim.exponents_at(k=k_d)["d"], replicates=3,
-                            fixed={"k": k_d, "n": _pick(budget, 1500, 5000), "trials": _pick(budget, 60, 200)},
-                            note=f"RT1-d at k = {k_d:g}: PV-2 linear-loss analogue (clipped-mean output perturbation, "
-                                 "NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance")
+    n_part = RateExperiment.for_claim(
+        claim, rt1_distance, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k_n}, replicates=_pick(budget, 4, 8, 12),
+        fixed={"param": "n", "k": k_n, "trials": _pick(budget, 200, 400)},
+        note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM "
+             "(Pareto(4.5))")
+    eps_part = RateExperiment.for_claim(
+        claim, rt1_distance, "epsilon", (0.25, 0.5, 1.0, 2.0, 4.0), variable="eps",
+        at={"k": k_eps}, replicates=_pick(budget, 3, 4, 8),
+        fixed={"param": "epsilon", "k": k_eps, "n": _pick(budget, 3000, 10_000),
+               "trials": _pick(budget, 200, 1000)},
+        note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)")
+    d_part = RateExperiment.for_claim(
+        claim, rt1_d_distance, "d", _pick(budget, (1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32)),
+        at={"k": k_d}, replicates=3,
+        fixed={"k": k_d, "n": _pick(budget, 1500, 5000), "trials": _pick(budget, 60, 200)},
+        note=f"RT1-d at k = {k_d:g}: PV-2 linear-loss analogue (clipped-mean output "
+             "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance")
     return CombinedExperiment({"n": n_part, "eps": eps_part, "d": d_part},
                               note="Prop 3.2 distance bound: n, eps and d exponents of the private term")
 
@@ -357,27 +361,30 @@ def _rt1(claim, budget):
 @register_experiment("lowy26.reduction.pop_localization")
 def _rt2_k2(claim, budget):
     k = 2.0
-    return RateExperiment(rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-                          claim.exponents_at(k=k)["n"], replicates=_pick(budget, 3, 6, 10),
-                          fixed={"k": k, "trials": _pick(budget, 200, 1000)},
-                          note="RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 J = 1")
+    return RateExperiment.for_claim(
+        claim, rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k}, replicates=_pick(budget, 3, 6, 10),
+        fixed={"k": k, "trials": _pick(budget, 200, 1000)},
+        note="RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 "
+             "J = 1")
 
 
 @register_experiment("lowy26.sco.upper.private_term")
 def _rt2_k4(claim, budget):
     k = 4.0
-    return RateExperiment(rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-                          claim.exponents_at(k=k)["n"], replicates=_pick(budget, 3, 6, 10),
-                          fixed={"k": k, "trials": _pick(budget, 200, 1000)},
-                          note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out")
+    return RateExperiment.for_claim(
+        claim, rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k}, replicates=_pick(budget, 3, 6, 10),
+        fixed={"k": k, "trials": _pick(budget, 200, 1000)},
+        note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out")
 
 
 @register_experiment("lowy26.sco.upper.nonprivate_term")
 def _rt4(claim, budget):
-    return RateExperiment(rt4_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-                          claim.exponents["n"], replicates=_pick(budget, 3, 6, 10),
-                          fixed={"trials": _pick(budget, 200, 1000)},
-                          note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1")
+    return RateExperiment.for_claim(
+        claim, rt4_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        replicates=_pick(budget, 3, 6, 10), fixed={"trials": _pick(budget, 200, 1000)},
+        note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1")
 
 
 # --------------------------------------------------------------------------- lower bounds
@@ -469,10 +476,12 @@ def adapsg_iterations(alpha, rng, d=3, radius=1.0):
 
 @register_experiment("lowy26.complexity.adapsg")
 def _ada(claim, budget):
-    return RateExperiment(adapsg_iterations, "alpha", tuple(np.geomspace(1.0, _pick(budget, 0.1, 0.03), _pick(budget, 4, 6))),
-                          claim.exponents["alpha"], replicates=_pick(budget, 3, 5),
-                          note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so ||g|| = L_h = 1 at every iterate): iterations vs alpha; the "
-                               "bound ceil((5 R L/(2 alpha))^2) has exponent -2")
+    alphas = tuple(np.geomspace(1.0, _pick(budget, 0.1, 0.03), _pick(budget, 4, 6)))
+    return RateExperiment.for_claim(
+        claim, adapsg_iterations, "alpha", alphas, replicates=_pick(budget, 3, 5),
+        note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
+             "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
+             "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0")
 
 
 def _proj(rng):
@@ -511,10 +520,12 @@ def structured_evaluations(n, rng, weight=1e12):
 
 @register_experiment("lowy26.complexity.structured")
 def _struct(claim, budget):
-    return RateExperiment(structured_evaluations, "n", _grid(budget, 100, 10_000), 1.0, replicates=3,
-                          note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic exact "
-                               "breakpoint solver costs n subgradients per stage whatever L (exponent 1 in n); d >= 2 uses "
-                               "the certified PV-2 box-dual solver (solver='pv2'), whose iteration count is not swept")
+    return RateExperiment.for_claim(
+        claim, structured_evaluations, "n", _grid(budget, 100, 10_000), replicates=3,
+        note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic "
+             "exact breakpoint solver costs n subgradients per stage whatever L (exponent 1 "
+             "in n); d >= 2 uses the certified PV-2 box-dual solver (solver='pv2'), whose "
+             "iteration count is not swept")
 
 
 def net_points(inv_gamma, rng, d=2):
@@ -535,5 +546,6 @@ def _emc(claim, budget):
     if budget == "quick":
         return ValueExperiment(_net_bound, {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
                                note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2")
-    return RateExperiment(net_points, "1/gamma", tuple(np.geomspace(10, 300, 6)), claim.exponents_at(d=2)["1/gamma"],
-                          replicates=2, fixed={"d": 2}, note="net size vs 1/gamma in d = 2 (exponential in d)")
+    return RateExperiment.for_claim(
+        claim, net_points, "1/gamma", tuple(np.geomspace(10, 300, 6)), at={"d": 2},
+        replicates=2, fixed={"d": 2}, note="net size vs 1/gamma in d = 2 (exponential in d)")

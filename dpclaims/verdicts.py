@@ -1,0 +1,66 @@
+"""The verdicts a claim can get, and their severity order (defined here once).
+
+:class:`Verdict` is a ``StrEnum``: each member equals its string (``Verdict.CONSISTENT ==
+"consistent"``), so JSON documents and older code comparing strings read the same.
+
+Severity, mildest first (a combined check reports its worst part)::
+
+    consistent < skipped < not_checkable < inconclusive < inconsistent < violation < error
+
+* ``consistent``    — the experiment could have failed and did not;
+* ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);
+* ``not_checkable`` — no finite experiment can decide the claim (or none exists yet);
+* ``inconclusive``  — the experiment ran but its evidence does not decide;
+* ``inconsistent``  — a rate or value significantly outside what the claim allows;
+* ``violation``     — a certified privacy loss above the claimed one;
+* ``error``         — the experiment could not run.
+
+This module imports nothing from dpclaims, so every layer can import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Iterable
+
+__all__ = ["Verdict", "SEVERITY", "CHECKED", "UNCHECKED", "FAILING", "worst"]
+
+
+class Verdict(StrEnum):
+    """One claim's verdict (see the module docstring for the meaning of each)."""
+
+    CONSISTENT = "consistent"
+    SKIPPED = "skipped"
+    NOT_CHECKABLE = "not_checkable"
+    INCONCLUSIVE = "inconclusive"
+    INCONSISTENT = "inconsistent"
+    VIOLATION = "violation"
+    ERROR = "error"
+
+    @property
+    def severity(self) -> int:
+        """Position in :data:`SEVERITY` (0 = consistent, the mildest)."""
+        return SEVERITY.index(self)
+
+
+SEVERITY: tuple[Verdict, ...] = tuple(Verdict)
+"""Every verdict, mildest first (the members' definition order)."""
+
+CHECKED: tuple[Verdict, ...] = (
+    Verdict.CONSISTENT,
+    Verdict.INCONCLUSIVE,
+    Verdict.INCONSISTENT,
+    Verdict.VIOLATION,
+)
+"""Verdicts an experiment returns after running; the runner sets the others."""
+
+UNCHECKED: tuple[Verdict, ...] = (Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
+"""Verdicts of a claim whose experiment did not run to the end."""
+
+FAILING: tuple[Verdict, ...] = (Verdict.INCONSISTENT, Verdict.VIOLATION, Verdict.ERROR)
+"""Verdicts that make ``dpclaims verify`` exit with code 1."""
+
+
+def worst(verdicts: Iterable[str]) -> Verdict:
+    """The most severe of ``verdicts`` (strings or :class:`Verdict`); ValueError when empty."""
+    return max((Verdict(v) for v in verdicts), key=SEVERITY.index)
