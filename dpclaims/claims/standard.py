@@ -67,7 +67,10 @@ class RateExperiment:
 
     ``experiment`` must be picklable (a module-level function or a dataclass instance)
     for the process backend.  ``method`` is ``"logs"`` or ``"mom"`` (median of means,
-    for heavy-tailed errors).
+    for heavy-tailed errors).  ``baseline`` names a trivial output (a
+    :class:`~dpclaims.rates.caveats.Baseline`, e.g. the initial point): where the sweep does
+    no better, or where its local slopes drift, an ``inconsistent`` verdict becomes
+    ``inconclusive`` with the reason (:func:`~dpclaims.rates.caveats.sweep_caveats`).
     """
 
     experiment: Callable
@@ -79,10 +82,12 @@ class RateExperiment:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     method: str = "logs"
     note: str = ""
+    baseline: Any = None
 
     def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         from ..rates import check_exponent, fit_power_law, sweep
+        from ..rates.caveats import apply_caveats, sweep_caveats
 
         result = sweep(self.experiment, param=self.param, values=list(self.values), replicates=self.replicates,
                        seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
@@ -93,7 +98,14 @@ class RateExperiment:
         summary = (f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
                    f"vs claimed {self.expected:g} ± {self.margin:g}")
         evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
-        return {"type": "rate", "verdict": check.verdict, "summary": summary, "evidence": evidence}
+        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline)
+        verdict = apply_caveats(check.verdict, caveats)
+        evidence["caveats"] = caveats
+        if self.baseline is not None:
+            evidence["baseline"] = self.baseline.to_dict(result.values)
+        if verdict != check.verdict:
+            summary += f"; inconclusive, {'; '.join(caveats)}"
+        return {"type": "rate", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
 def _within(measured: Any, expected: float, rtol: float, atol: float) -> tuple[bool, dict]:

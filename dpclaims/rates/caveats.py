@@ -1,0 +1,113 @@
+"""When a sweep cannot show a rate: saturated at a trivial baseline, or pre-asymptotic.
+
+A fitted slope says something about a claimed rate only where the rate is what
+shapes the error.  Two things break that, and either makes a sweep unable to show
+that a claim is wrong (an ``inconsistent`` verdict becomes ``inconclusive`` with the
+reason; a ``consistent`` one stands, since agreeing with the claim needs no excuse):
+
+* **saturation** — at some grid value the algorithm does no better than a trivial
+  output the experiment names (:class:`Baseline`, e.g. returning the initial point):
+  the mean error's one-sided upper confidence bound reaches the baseline's error, so
+  that point measures the noise floor of a useless output, not the rate;
+* **drift** — the local slope changes significantly along the grid
+  (:attr:`~dpclaims.rates.fit.PowerLawFit.drifting`, the HC3 test of a quadratic term in
+  log value at the fit's ``drift_alpha``): a lower-order term or a floor is still in the
+  way, so the fitted slope is not yet the asymptotic one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from ..errors import InputError, check_confidence, check_finite_array
+from .fit import PowerLawFit
+
+__all__ = ["Baseline", "saturated_values", "sweep_caveats", "apply_caveats"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A trivial output and its error, the level below which an algorithm must get to say anything.
+
+    ``error`` is one number for every grid value or a function ``error(value) -> float``
+    (e.g. the excess risk of the origin when it depends on n).
+    """
+
+    name: str
+    error: float | Callable[[float], float]
+
+    def at(self, values: Sequence[float]) -> np.ndarray:
+        """The baseline's error at each grid value: (G,)."""
+        grid = check_finite_array(values, "values", ndim=1)
+        if callable(self.error):
+            out = np.array([float(self.error(float(v))) for v in grid])
+        else:
+            out = np.full(grid.shape, float(self.error))
+        if not np.all(np.isfinite(out)) or np.any(out <= 0):
+            raise InputError(f"baseline {self.name!r} must have a finite positive error at every grid value, got "
+                             f"{out.tolist()}; pass the trivial output's error, e.g. Baseline('origin', 0.045)")
+        return out
+
+    def to_dict(self, values: Sequence[float]) -> dict:
+        """JSON-ready: the name and the error at each grid value."""
+        return {"name": self.name, "errors": self.at(values).tolist()}
+
+
+def saturated_values(values: Sequence[float], errors: Any, baseline: Baseline,
+                     confidence: float = 0.95) -> list[float]:
+    """Grid values where the algorithm does no better than ``baseline``.
+
+    A value counts when the one-sided ``confidence`` upper bound of the mean error over
+    its replicates (Student t) reaches the baseline's error: the sweep cannot show that the
+    algorithm beats the trivial output there.
+
+    Parameters
+    ----------
+    values : (G,) grid
+    errors : (G, R) replicate errors, R >= 2
+    baseline : the trivial output
+    confidence : level of the one-sided bound
+    """
+    grid = check_finite_array(values, "values", ndim=1)
+    errs = check_finite_array(errors, "errors", ndim=2)
+    if errs.shape[0] != grid.size or errs.shape[1] < 2:
+        raise InputError(f"errors must have shape (G, R) = ({grid.size}, R >= 2), got {errs.shape}")
+    confidence = check_confidence(confidence)
+    reps = errs.shape[1]
+    upper = errs.mean(axis=1) + stats.t.ppf(confidence, reps - 1) * errs.std(axis=1, ddof=1) / math.sqrt(reps)
+    return [float(v) for v, u, b in zip(grid, upper, baseline.at(grid)) if u >= b]
+
+
+def sweep_caveats(fit: PowerLawFit, values: Sequence[float], errors: Any,
+                  baseline: Baseline | None = None) -> list[str]:
+    """Reasons why the sweep behind ``fit`` cannot show a claimed rate wrong (empty when none).
+
+    Parameters
+    ----------
+    fit : the power-law fit of the sweep
+    values : (G,) the sweep's grid
+    errors : (G, R) its replicate errors
+    baseline : the trivial output the experiment names, if any
+    """
+    reasons = []
+    if baseline is not None:
+        flat = saturated_values(values, errors, baseline)
+        if flat:
+            level = ", ".join(f"{b:.3g}" for b in np.unique(baseline.at(flat)))
+            reasons.append(f"saturated: at {', '.join(f'{v:g}' for v in flat)} the error is not significantly "
+                           f"below that of {baseline.name} ({level})")
+    if fit.drifting:
+        slopes = ", ".join(f"{s:.2f}" for s in fit.local_slopes)
+        reasons.append(f"pre-asymptotic: the local slopes drift along the grid ({slopes}; curvature test "
+                       f"p = {fit.drift_pvalue:.2g} < {fit.drift_alpha:g})")
+    return reasons
+
+
+def apply_caveats(verdict: str, reasons: Sequence[str]) -> str:
+    """``inconclusive`` for an ``inconsistent`` verdict with caveats; otherwise ``verdict`` unchanged."""
+    return "inconclusive" if verdict == "inconsistent" and reasons else verdict
