@@ -98,9 +98,11 @@ def sweep_caveats(fit: PowerLawFit, values: Sequence[float], errors: Any,
     if baseline is not None:
         flat = saturated_values(values, errors, baseline)
         if flat:
-            level = ", ".join(f"{b:.3g}" for b in np.unique(baseline.at(flat)))
-            reasons.append(f"saturated: at {', '.join(f'{v:g}' for v in flat)} the error is not significantly "
-                           f"below that of {baseline.name} ({level})")
+            levels = baseline.at(flat)
+            where = ", ".join(f"{v:g}" for v in flat)
+            level = f"{levels[0]:.3g}" if np.all(levels == levels[0]) else ", ".join(f"{b:.3g}" for b in levels)
+            reasons.append(f"saturated: at {where} the error is not significantly below that of "
+                           f"{baseline.name} ({level})")
     if fit.drifting:
         slopes = ", ".join(f"{s:.2f}" for s in fit.local_slopes)
         reasons.append(f"pre-asymptotic: the local slopes drift along the grid ({slopes}; curvature test "

@@ -11,6 +11,7 @@ the quick budget and reports ``not_checkable`` there (standard and full run it).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -472,30 +473,48 @@ _GRID_N = {"quick": [4000, 8000, 16000, 40000], "standard": [4000, 8000, 16000, 
            "full": [4000, 8000, 16000, 32000, 64000]}
 
 
-def _rate(budget, fn, param, values, expected, reps, fixed, note, margin=0.15):
+def _rate(budget, fn, param, values, expected, reps, fixed, note, margin=0.15, baseline=None):
     return RateExperiment(fn, param, values[budget] if isinstance(values, dict) else values, expected,
-                          replicates=_pick(budget, *reps), margin=margin, fixed=fixed, note=note)
+                          replicates=_pick(budget, *reps), margin=margin, fixed=fixed, note=note,
+                          baseline=baseline)
+
+
+def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
+    """Outputting the initial point θ₀ = 0 on H1 with α = α₀(n/v₀)^a: excess ‖E z‖ = α (L = radius = 1),
+    normalised risk 1."""
+    if normalised:
+        return Baseline("outputting the initial point (the origin)", 1.0)
+    return Baseline("outputting the initial point (the origin)",
+                    functools.partial(_h1_alpha, alpha0=alpha0, alpha_exp=alpha_exp, v0=v0))
+
+
+def _h1_alpha(value, alpha0, alpha_exp, v0):
+    """The H1 signal α at grid value ``value`` (as :func:`alg3_risk` and :func:`alg1_risk` set it)."""
+    return min(1.0, alpha0 * (value / v0) ** alpha_exp)
 
 
 @register_experiment("lla24.alg3.risk.priv")
 def alg3_risk_priv(claim, budget):
     return _rate(budget, alg3_risk, "n", _GRID_N, -1.0, (2, 20, 30),
                  {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0},
-                 "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)")
+                 "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)",
+                 baseline=_h1_origin(0.4, -1.0))
 
 
 @register_experiment("lla24.alg3.risk.stat")
 def alg3_risk_stat(claim, budget):
     return _rate(budget, alg3_risk, "n", _GRID_N, -0.5, (2, 20, 30),
                  {"param": "n", "alpha0": 0.05, "alpha_exp": -0.5, "noise_mult": 0.0},
-                 "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2")
+                 "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2",
+                 baseline=_h1_origin(0.05, -0.5))
 
 
 @register_experiment("lla24.alg1.risk")
 def alg1_risk_claim(claim, budget):
     return _rate(budget, alg1_risk, "n", {"quick": [4000, 8000, 16000, 40000], "standard": _GRID_N["standard"],
                                           "full": _GRID_N["full"]}, -0.5, (3, 10, 20),
-                 {"param": "n"}, "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2")
+                 {"param": "n"}, "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
+                 baseline=_h1_origin(0.5, -0.5))
 
 
 @register_experiment("lla24.alg1.suboptimality")
@@ -515,7 +534,8 @@ def lb_priv(claim, budget):
     return _rate(budget, alg3_risk, "n", _GRID_N, 0.0, (2, 20, 30),
                  {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0, "normalised": True},
                  "normalised risk r of Alg 3 on the critical family alpha ~ 1/n stays flat (exponent 0): the "
-                 "private lower-bound rate is attained and not beaten", margin=0.15)
+                 "private lower-bound rate is attained and not beaten", margin=0.15,
+                 baseline=_h1_origin(0.4, -1.0, normalised=True))
 
 
 @register_experiment("lla24.lb.lsa21.stat")
