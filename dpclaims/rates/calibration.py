@@ -1,4 +1,4 @@
-"""False findings and power of confirmed rate verdicts, by simulation on sweeps shaped like the registry's.
+"""False findings and power of confirmed rate verdicts, simulated on sweeps shaped like the registry's.
 
 A synthetic sweep has a known exponent: at grid value ``v`` replicate ``r`` has error
 ``v^slope · exp(σ_v z)`` with ``z`` standard normal, on the grid, replicate count,
@@ -36,12 +36,19 @@ from .caveats import apply_caveats, sweep_caveats
 from .fit import fit_power_law
 from .verdict import check_exponent
 
-__all__ = ["SweepShape", "REGISTRY_SHAPES", "Rate", "Calibration", "shapes_from_results", "simulate"]
+__all__ = [
+    "SweepShape",
+    "REGISTRY_SHAPES",
+    "Rate",
+    "Calibration",
+    "shapes_from_results",
+    "simulate",
+]
 
 
 @dataclass(frozen=True)
 class SweepShape:
-    """The design of one rate experiment: grid (G,), replicates, log-noise per grid value (G,), margin."""
+    """One rate experiment's design: grid (G,), replicates, log-noise per grid value (G,), margin."""
 
     name: str
     values: tuple[float, ...]
@@ -51,16 +58,18 @@ class SweepShape:
 
     @property
     def slope_stderr(self) -> float:
-        """Standard error of the OLS slope on log-log axes with this noise: ``sqrt(Σ w_i² σ_i² / R)``."""
+        """Standard error of the OLS log-log slope with this noise: ``sqrt(Σ w_i² σ_i² / R)``."""
         x = np.log(np.asarray(self.values))
         weights = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
         return float(np.sqrt(np.sum(weights**2 * np.asarray(self.sigma) ** 2) / self.replicates))
 
     def detectable_gap(self, power: float = 0.95) -> float:
         """The distance beyond the band that one run detects with about ``power``:
-        ``(t_{0.95, GR-2} + z_power) · slope_stderr`` (the 90 % equivalence interval's one-sided 5 %)."""
+        ``(t_{0.95, GR-2} + z_power) · slope_stderr`` (one side of the 90 % equivalence interval)."""
         df = len(self.values) * self.replicates - 2
-        return float((stats.t.ppf(0.95, df) + stats.norm.ppf(check_confidence(power))) * self.slope_stderr)
+        return float(
+            (stats.t.ppf(0.95, df) + stats.norm.ppf(check_confidence(power))) * self.slope_stderr
+        )
 
     def errors(self, slope: float, rng: np.random.Generator) -> np.ndarray:
         """One synthetic sweep with exponent ``slope``: (G, R)."""
@@ -73,6 +82,7 @@ def _shape(name, values, replicates, sigma, margin) -> SweepShape:
     return SweepShape(name, tuple(float(v) for v in values), replicates, tuple(sigma), margin)
 
 
+# fmt: off
 REGISTRY_SHAPES: tuple[SweepShape, ...] = (
     _shape("lla24.alg1.risk", [4000, 8000, 16000, 40000], 3, [0.013, 0.024, 0.054, 0.039], 0.15),
     _shape("lla24.alg1.suboptimality", [4000, 8000, 16000, 40000], 3,
@@ -158,9 +168,12 @@ REGISTRY_SHAPES: tuple[SweepShape, ...] = (
     _shape("diff2gd.remark44.improvement_regime", [640, 1280, 2560, 6400], 3,
            [0.014, 0.016, 0.005, 0.016], 0.1),
 )
-"""Designs of the registry's stochastic rate experiments at the quick budget (grid, replicates, margin)
+# fmt: on
+"""Designs of the registry's stochastic rate experiments at the quick budget (grid, replicates,
+margin)
 with the standard deviation of log error over replicates at each grid value, measured on ``dpclaims
-verify --seed 0`` (quick budget; :func:`shapes_from_results` recomputes them from any results.json).
+verify --seed 0`` (quick budget; :func:`shapes_from_results` recomputes them from any
+results.json).
 Left out: deterministic sweeps (iteration counts, formulas) whose replicates agree exactly."""
 
 
@@ -191,14 +204,21 @@ def shapes_from_results(results: Mapping[str, Any]) -> list[SweepShape]:
             sigma = logs.std(axis=1, ddof=1)
             if np.all(sigma < 1e-9):
                 continue
-            shapes.append(SweepShape(name, tuple(float(v) for v in sweep["values"]), int(logs.shape[1]),
-                                     tuple(round(float(s), 3) for s in sigma), float(evidence["check"]["margin"])))
+            shapes.append(
+                SweepShape(
+                    name,
+                    tuple(float(v) for v in sweep["values"]),
+                    int(logs.shape[1]),
+                    tuple(round(float(s), 3) for s in sigma),
+                    float(evidence["check"]["margin"]),
+                )
+            )
     return shapes
 
 
 @dataclass(frozen=True)
 class Rate:
-    """A simulated proportion ``hits / trials`` with one-sided Clopper–Pearson bounds at ``confidence``."""
+    """A simulated proportion ``hits / trials``, one-sided Clopper–Pearson bounds at ``confidence``."""
 
     hits: int
     trials: int
@@ -211,12 +231,19 @@ class Rate:
     @property
     def interval(self) -> tuple[float, float]:
         """(lower, upper): each a one-sided exact binomial bound at ``confidence``."""
-        ci = stats.binomtest(self.hits, self.trials).proportion_ci(2 * self.confidence - 1, method="exact")
+        ci = stats.binomtest(self.hits, self.trials).proportion_ci(
+            2 * self.confidence - 1, method="exact"
+        )
         return (float(ci.low), float(ci.high))
 
     def to_dict(self) -> dict:
-        return {"hits": self.hits, "trials": self.trials, "estimate": self.estimate,
-                "interval": list(self.interval), "confidence": self.confidence}
+        return {
+            "hits": self.hits,
+            "trials": self.trials,
+            "estimate": self.estimate,
+            "interval": list(self.interval),
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True)
@@ -237,15 +264,18 @@ class Calibration:
             lo, hi = rate.interval
             return f"{rate.estimate:.4f} [{lo:.4f}, {hi:.4f}] ({rate.hits}/{rate.trials})"
 
-        return (f"false findings per claim: first run {show(self.false_first)}, confirmed "
-                f"{show(self.false_confirmed)}; power at a gap of {self.gap:g} beyond the band: first run "
-                f"{show(self.power_first)}, confirmed {show(self.power_confirmed)}; {len(self.shapes)} "
-                f"designs, {len(self.underpowered)} of them unable to detect the gap in one run and left out "
-                f"of the power: {', '.join(self.underpowered) or 'none'}")
+        return (
+            f"false findings per claim: first run {show(self.false_first)}, confirmed "
+            f"{show(self.false_confirmed)}; power at a gap of {self.gap:g} beyond the band: "
+            f"first run {show(self.power_first)}, confirmed {show(self.power_confirmed)}; "
+            f"{len(self.shapes)} designs, {len(self.underpowered)} of them unable to detect the gap "
+            "in one run and left out "
+            f"of the power: {', '.join(self.underpowered) or 'none'}"
+        )
 
 
 def _finding(shape: SweepShape, slope: float, rng: np.random.Generator, seed: int) -> str | None:
-    """The side (``"slower"``/``"faster"``) of an inconsistent verdict on one synthetic sweep, else None."""
+    """The side (``"slower"``/``"faster"``) of an inconsistent verdict on one synthetic sweep."""
     errors = shape.errors(slope, rng)
     fit = fit_power_law(shape.values, errors, seed=seed)
     check = check_exponent(fit, 0.0, margin=shape.margin)
@@ -255,7 +285,7 @@ def _finding(shape: SweepShape, slope: float, rng: np.random.Generator, seed: in
 
 def _run(shapes: Sequence[SweepShape], offset: float, trials: int, seed: int) -> tuple[int, int]:
     """(first-run findings, confirmed findings) over ``trials`` claims cycling through ``shapes``;
-    each claim's exponent is ``expected + margin + offset`` (expected = 0: the fit is scale-free)."""
+    each claim's exponent is ``expected + margin + offset`` (expected = 0: fits are scale-free)."""
     first = confirmed = 0
     for trial in range(trials):
         shape = shapes[trial % len(shapes)]
@@ -269,8 +299,15 @@ def _run(shapes: Sequence[SweepShape], offset: float, trials: int, seed: int) ->
     return first, confirmed
 
 
-def simulate(shapes: Sequence[SweepShape] = REGISTRY_SHAPES, *, null_trials: int = 1000,
-             power_trials: int = 200, gap: float = 0.3, seed: int = 0, confidence: float = 0.95) -> Calibration:
+def simulate(
+    shapes: Sequence[SweepShape] = REGISTRY_SHAPES,
+    *,
+    null_trials: int = 1000,
+    power_trials: int = 200,
+    gap: float = 0.3,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Calibration:
     """Simulate confirmed rate verdicts on synthetic sweeps with known exponents.
 
     Parameters
@@ -292,11 +329,18 @@ def simulate(shapes: Sequence[SweepShape] = REGISTRY_SHAPES, *, null_trials: int
     null_trials = check_trials(null_trials, "null_trials")
     power_trials = check_trials(power_trials, "power_trials")
     confidence = check_confidence(confidence)
-    if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not math.isfinite(gap) or gap <= 0:
+    if (
+        isinstance(gap, bool)
+        or not isinstance(gap, (int, float))
+        or not math.isfinite(gap)
+        or gap <= 0
+    ):
         raise InputError(f"gap must be a positive number, got {gap!r}; pass e.g. gap=0.3")
     powered = [s for s in shapes if s.detectable_gap() <= gap]
     if not powered:
-        raise InputError(f"no design can detect a gap of {gap:g} in one run; pass a larger gap or other shapes")
+        raise InputError(
+            f"no design can detect a gap of {gap:g} in one run; pass a larger gap or other shapes"
+        )
     false_first, false_confirmed = _run(shapes, 0.0, null_trials, seed)
     power_first, power_confirmed = _run(powered, float(gap), power_trials, seed + 1)
     return Calibration(

@@ -49,8 +49,11 @@ class Baseline:
         else:
             out = np.full(grid.shape, float(self.error))
         if not np.all(np.isfinite(out)) or np.any(out <= 0):
-            raise InputError(f"baseline {self.name!r} must have a finite positive error at every grid value, got "
-                             f"{out.tolist()}; pass the trivial output's error, e.g. Baseline('origin', 0.045)")
+            raise InputError(
+                f"baseline {self.name!r} must have a finite positive error at every grid value, "
+                f"got "
+                f"{out.tolist()}; pass the trivial output's error, e.g. Baseline('origin', 0.045)"
+            )
         return out
 
     def to_dict(self, values: Sequence[float]) -> dict:
@@ -58,8 +61,9 @@ class Baseline:
         return {"name": self.name, "errors": self.at(values).tolist()}
 
 
-def saturated_values(values: Sequence[float], errors: Any, baseline: Baseline,
-                     confidence: float = 0.95) -> list[float]:
+def saturated_values(
+    values: Sequence[float], errors: Any, baseline: Baseline, confidence: float = 0.95
+) -> list[float]:
     """Grid values where the algorithm does no better than ``baseline``.
 
     A value counts when the one-sided ``confidence`` upper bound of the mean error over
@@ -76,15 +80,20 @@ def saturated_values(values: Sequence[float], errors: Any, baseline: Baseline,
     grid = check_finite_array(values, "values", ndim=1)
     errs = check_finite_array(errors, "errors", ndim=2)
     if errs.shape[0] != grid.size or errs.shape[1] < 2:
-        raise InputError(f"errors must have shape (G, R) = ({grid.size}, R >= 2), got {errs.shape}")
+        raise InputError(
+            f"errors must have shape (G, R) = ({grid.size}, R >= 2), got {errs.shape}"
+        )
     confidence = check_confidence(confidence)
     reps = errs.shape[1]
-    upper = errs.mean(axis=1) + stats.t.ppf(confidence, reps - 1) * errs.std(axis=1, ddof=1) / math.sqrt(reps)
+    upper = errs.mean(axis=1) + stats.t.ppf(confidence, reps - 1) * errs.std(
+        axis=1, ddof=1
+    ) / math.sqrt(reps)
     return [float(v) for v, u, b in zip(grid, upper, baseline.at(grid)) if u >= b]
 
 
-def sweep_caveats(fit: PowerLawFit, values: Sequence[float], errors: Any,
-                  baseline: Baseline | None = None) -> list[str]:
+def sweep_caveats(
+    fit: PowerLawFit, values: Sequence[float], errors: Any, baseline: Baseline | None = None
+) -> list[str]:
     """Reasons why the sweep behind ``fit`` cannot show a claimed rate wrong (empty when none).
 
     Parameters
@@ -100,16 +109,24 @@ def sweep_caveats(fit: PowerLawFit, values: Sequence[float], errors: Any,
         if flat:
             levels = baseline.at(flat)
             where = ", ".join(f"{v:g}" for v in flat)
-            level = f"{levels[0]:.3g}" if np.all(levels == levels[0]) else ", ".join(f"{b:.3g}" for b in levels)
-            reasons.append(f"saturated: at {where} the error is not significantly below that of "
-                           f"{baseline.name} ({level})")
+            level = (
+                f"{levels[0]:.3g}"
+                if np.all(levels == levels[0])
+                else ", ".join(f"{b:.3g}" for b in levels)
+            )
+            reasons.append(
+                f"saturated: at {where} the error is not significantly below that of "
+                f"{baseline.name} ({level})"
+            )
     if fit.drifting:
         slopes = ", ".join(f"{s:.2f}" for s in fit.local_slopes)
-        reasons.append(f"pre-asymptotic: the local slopes drift along the grid ({slopes}; curvature test "
-                       f"p = {fit.drift_pvalue:.2g} < {fit.drift_alpha:g})")
+        reasons.append(
+            f"pre-asymptotic: the local slopes drift along the grid ({slopes}; curvature test "
+            f"p = {fit.drift_pvalue:.2g} < {fit.drift_alpha:g})"
+        )
     return reasons
 
 
 def apply_caveats(verdict: str, reasons: Sequence[str]) -> str:
-    """``inconclusive`` for an ``inconsistent`` verdict with caveats; otherwise ``verdict`` unchanged."""
+    """``inconclusive`` for an ``inconsistent`` verdict with caveats; else ``verdict`` unchanged."""
     return "inconclusive" if verdict == "inconsistent" and reasons else verdict

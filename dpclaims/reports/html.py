@@ -12,12 +12,11 @@ from html import escape
 from typing import Any, Mapping
 
 from .figures import SUMMARY_FIGURE
+from .findings import (confirmation_line, evidence_paragraph, findings, glossary, measured,
+                       multiplicity_text, shown_in_findings, unchecked, undecided, why_undecided)
 from .results import exit_code
 from .schema import VERDICTS
-from .text import (VERDICT_LABELS, confirmation_line, counts_line, evidence_paragraph, evidence_rows, findings,
-                   footer_rows, glossary, key_figure, measured, multiplicity_text, settings_rows, shown_in_findings,
-                   unchecked,
-                   undecided, why_undecided)
+from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, settings_rows
 from .text import parts as split_parts
 
 __all__ = ["render_html"]

@@ -1,4 +1,4 @@
-"""Confirmed rate verdicts on synthetic sweeps shaped like the registry's: ≤ 1 % false findings, ≥ 90 % power."""
+"""Confirmed rate verdicts on sweeps shaped like the registry's: ≤ 1 % false findings, ≥ 90 % power."""
 
 import json
 
@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from dpclaims.errors import InputError
-from dpclaims.rates.calibration import REGISTRY_SHAPES, Rate, SweepShape, shapes_from_results, simulate
+from dpclaims.rates.calibration import (
+    REGISTRY_SHAPES,
+    Rate,
+    SweepShape,
+    shapes_from_results,
+    simulate,
+)
 
 
 @pytest.mark.slow
@@ -30,16 +36,28 @@ def test_detectable_gap_follows_noise_and_replicates():
 
 def test_shapes_from_results_keeps_noisy_rate_sweeps_only():
     def rate(errors):
-        return {"type": "rate", "evidence": {"sweep": {"values": [1, 10, 100, 1000], "errors": errors},
-                                             "check": {"margin": 0.1}}}
+        return {
+            "type": "rate",
+            "evidence": {
+                "sweep": {"values": [1, 10, 100, 1000], "errors": errors},
+                "check": {"margin": 0.1},
+            },
+        }
 
     noisy = rate(np.exp(np.outer([1, 2, 3, 4], [0.0, 0.2])).tolist())
     exact = rate([[2.0, 2.0]] * 4)
-    results = {"claims": [
-        {"id": "a", "verdict": "consistent", **noisy},
-        {"id": "b", "verdict": "consistent", "type": "rate", "evidence": {"parts": {"x": noisy, "y": exact}}},
-        {"id": "c", "verdict": "not_checkable", "type": None, "evidence": {}},
-    ]}
+    results = {
+        "claims": [
+            {"id": "a", "verdict": "consistent", **noisy},
+            {
+                "id": "b",
+                "verdict": "consistent",
+                "type": "rate",
+                "evidence": {"parts": {"x": noisy, "y": exact}},
+            },
+            {"id": "c", "verdict": "not_checkable", "type": None, "evidence": {}},
+        ]
+    }
     shapes = shapes_from_results(json.loads(json.dumps(results)))
     assert [s.name for s in shapes] == ["a", "b[x]"]
     assert shapes[0].replicates == 2 and shapes[0].margin == 0.1
