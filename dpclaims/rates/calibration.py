@@ -1,4 +1,4 @@
-"""False findings and power of confirmed rate verdicts, simulated on sweeps shaped like the registry's.
+"""False findings and power of confirmed rate verdicts, simulated on registry-shaped sweeps.
 
 A synthetic sweep has a known exponent: at grid value ``v`` replicate ``r`` has error
 ``v^slope · exp(σ_v z)`` with ``z`` standard normal, on the grid, replicate count,
@@ -48,7 +48,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SweepShape:
-    """One rate experiment's design: grid (G,), replicates, log-noise per grid value (G,), margin."""
+    """A rate experiment's design: grid (G,), replicates, log-noise per value (G,), margin."""
 
     name: str
     values: tuple[float, ...]
@@ -65,7 +65,7 @@ class SweepShape:
 
     def detectable_gap(self, power: float = 0.95) -> float:
         """The distance beyond the band that one run detects with about ``power``:
-        ``(t_{0.95, GR-2} + z_power) · slope_stderr`` (one side of the 90 % equivalence interval)."""
+        ``(t_{0.95, GR-2} + z_power) · slope_stderr`` (one side of the 90 % interval)."""
         df = len(self.values) * self.replicates - 2
         return float(
             (stats.t.ppf(0.95, df) + stats.norm.ppf(check_confidence(power))) * self.slope_stderr
@@ -218,7 +218,7 @@ def shapes_from_results(results: Mapping[str, Any]) -> list[SweepShape]:
 
 @dataclass(frozen=True)
 class Rate:
-    """A simulated proportion ``hits / trials``, one-sided Clopper–Pearson bounds at ``confidence``."""
+    """A simulated proportion ``hits / trials``; one-sided Clopper–Pearson bounds."""
 
     hits: int
     trials: int
@@ -268,7 +268,8 @@ class Calibration:
             f"false findings per claim: first run {show(self.false_first)}, confirmed "
             f"{show(self.false_confirmed)}; power at a gap of {self.gap:g} beyond the band: "
             f"first run {show(self.power_first)}, confirmed {show(self.power_confirmed)}; "
-            f"{len(self.shapes)} designs, {len(self.underpowered)} of them unable to detect the gap "
+            f"{len(self.shapes)} designs, {len(self.underpowered)} of them unable to detect "
+            "the gap "
             "in one run and left out "
             f"of the power: {', '.join(self.underpowered) or 'none'}"
         )

@@ -128,5 +128,5 @@ def sweep_caveats(
 
 
 def apply_caveats(verdict: str, reasons: Sequence[str]) -> str:
-    """``inconclusive`` for an ``inconsistent`` verdict with caveats; else ``verdict`` unchanged."""
+    """``inconclusive`` for an ``inconsistent`` verdict with caveats; else ``verdict``."""
     return "inconclusive" if verdict == "inconsistent" and reasons else verdict

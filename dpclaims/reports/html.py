@@ -1,4 +1,4 @@
-"""``report.html``: one self-contained page (inline CSS, figures as base64 PNG, no script, no network).
+"""``report.html``: one self-contained page (inline CSS, base64 PNG figures, no script or network).
 
 Same order as ``report.md``: confirmed findings, what could not be decided and why, tests run and
 false findings expected by chance, a glossary of internal labels, then every claim.
@@ -98,7 +98,8 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
             if piece["id"] not in figures:
                 figure = ""
             elif shown_in_findings(entry, piece):
-                figure = '<p class="reason">Figure: under <a href="#findings">Findings</a> above.</p>'
+                figure = ('<p class="reason">Figure: under <a href="#findings">Findings</a> '
+                          "above.</p>")
             else:
                 figure = _img(figures[piece["id"]], f"figure for {piece['id']}")
             parts.append(f'<div class="evidence">{_kv(evidence_rows(piece, footer=len(pieces) == 1))}{figure}</div>')
@@ -110,21 +111,30 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     return "\n".join(parts)
 
 
+def _claim_link(entry: Mapping[str, Any]) -> str:
+    return f'<a href="#{_anchor(entry["id"])}">{escape(entry["id"])}</a>'
+
+
 def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> list[str]:
     found = findings(results)
     out = ['<h2 id="findings">Findings</h2>']
     if not found:
         return out + ["<p>No claim is contradicted by a confirmed finding.</p>"]
-    how = (", each found on the run's seed and again on an independent rerun at the same budget."
-           if results["settings"].get("confirm", False) else " (findings were not confirmed by a rerun in this run).")
+    if results["settings"].get("confirm", False):
+        how = (", each found on the run's seed and again on an independent rerun at the same "
+               "budget.")
+    else:
+        how = " (findings were not confirmed by a rerun in this run)."
     out.append(f"<p>{len(found)} claim(s) contradicted by experiment{escape(how)}</p>")
     for entry in found:
-        images = "".join(_img(figures[p["id"]], f"figure for {p['id']}") for p in split_parts(entry)
+        images = "".join(_img(figures[p["id"]], f"figure for {p['id']}")
+                         for p in split_parts(entry)
                          if shown_in_findings(entry, p) and p["id"] in figures)
+        where = " · ".join(escape(entry[k]) for k in ("kind", "source", "algorithm"))
         out.append("\n".join([
             '<section class="claim">',
-            f'<h3><a href="#{_anchor(entry["id"])}">{escape(entry["id"])}</a> {_badge(entry["verdict"])}</h3>',
-            f'<p class="where">{escape(entry["kind"])} · {escape(entry["source"])} · {escape(entry["algorithm"])}</p>',
+            f"<h3>{_claim_link(entry)} {_badge(entry['verdict'])}</h3>",
+            f'<p class="where">{where}</p>',
             f"<blockquote>{escape(entry['statement'])}</blockquote>",
             f"<p><strong>Measured:</strong> {escape(measured(entry))}</p>",
             f"<p>{escape(evidence_paragraph(entry))}</p>",
@@ -137,15 +147,15 @@ def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> 
 def _undecided_html(results: Mapping[str, Any]) -> list[str]:
     open_, skipped = undecided(results), unchecked(results)
     out = ['<h2 id="undecided">What could not be decided</h2>',
-           f"<p>{len(open_)} checked claim(s) were not decided and {len(skipped)} have no experiment at this "
-           "budget.</p>"]
+           f"<p>{len(open_)} checked claim(s) were not decided and {len(skipped)} have no "
+           "experiment at this budget.</p>"]
     if open_:
-        rows = "".join(f'<tr><td class="id"><a href="#{_anchor(e["id"])}">{escape(e["id"])}</a></td>'
-                       f"<td>{_badge(e['verdict'])}</td><td>{escape(why_undecided(e))}</td></tr>" for e in open_)
+        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
+                       f"<td>{escape(why_undecided(e))}</td></tr>" for e in open_)
         out.append(f"<table><tr><th>claim</th><th>verdict</th><th>why</th></tr>{rows}</table>")
     if skipped:
-        rows = "".join(f'<tr><td class="id"><a href="#{_anchor(e["id"])}">{escape(e["id"])}</a></td>'
-                       f"<td>{escape(e['reason'])}</td></tr>" for e in skipped)
+        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td>'
+                       f'<td>{escape(e["reason"])}</td></tr>' for e in skipped)
         out.append(f"<table><tr><th>not checked</th><th>why</th></tr>{rows}</table>")
     return out
 
@@ -199,9 +209,10 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
                 f"<table><tr><th>label</th><th>meaning</th></tr>{body}</table>"]
     out += [
         '<h2 id="all">All claims</h2>',
-        '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound on ε exceeds the '
-        "claimed ε; a rate claim is <em>inconsistent</em> when the fitted exponent's interval excludes the "
-        "claimed exponent ± margin, <em>inconclusive</em> when the interval is too wide to decide.</p>",
+        '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound '
+        "on ε exceeds the claimed ε; a rate claim is <em>inconsistent</em> when the fitted "
+        "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
+        "the interval is too wide to decide.</p>",
         f"<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key figure</th></tr>{rows}</table>",
     ]
     if SUMMARY_FIGURE in figures:

@@ -69,11 +69,13 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
     if not found:
         return lines + ["No claim is contradicted by a confirmed finding.", ""]
     lines += [f"{len(found)} claim(s) contradicted by experiment"
-              + (", each found on the run's seed and again on an independent rerun at the same budget."
+              + (", each found on the run's seed and again on an independent rerun at the same "
+                 "budget."
                  if confirmed else " (findings were not confirmed by a rerun in this run)."), ""]
     for entry in found:
         lines += [f"### `{entry['id']}` — {_verdict(entry['verdict'])}", "",
-                  f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}", "",
+                  f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+                  "",
                   f"> {_cell(entry['statement'])}", "",
                   f"**Measured:** {_cell(measured(entry))}", "",
                   _cell(evidence_paragraph(entry)), ""]
@@ -87,11 +89,12 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
 def _undecided_section(results: Mapping[str, Any]) -> list[str]:
     open_, skipped = undecided(results), unchecked(results)
     lines = ["## What could not be decided", "",
-             f"{len(open_)} checked claim(s) were not decided and {len(skipped)} have no experiment at this "
-             "budget.", ""]
+             f"{len(open_)} checked claim(s) were not decided and {len(skipped)} have no "
+             "experiment at this budget.", ""]
     if open_:
         lines += ["| claim | verdict | why |", "|---|---|---|"]
-        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |" for e in open_]
+        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |"
+                  for e in open_]
         lines.append("")
     if skipped:
         lines += ["| not checked | why |", "|---|---|"]
@@ -128,10 +131,12 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
     lines += [""] if results["load_errors"] else []
     lines += _findings_section(results, figures)
     lines += _undecided_section(results)
-    lines += ["## Tests run and false findings expected by chance", "", multiplicity_text(results), ""]
+    lines += ["## Tests run and false findings expected by chance", "",
+              multiplicity_text(results), ""]
     terms = glossary(results)
     if terms:
-        lines += ["## Glossary", "", "Labels from the papers' specifications that appear in this report.", "",
+        lines += ["## Glossary", "",
+                  "Labels from the papers' specifications that appear in this report.", "",
                   "| label | meaning |", "|---|---|"]
         lines += [f"| {_cell(term)} | {_cell(meaning)} |" for term, meaning in terms]
         lines.append("")

@@ -151,7 +151,8 @@ def _entry(claim: Any, **fields: Any) -> dict:
     base = {
         "id": claim.id, "paper": claim.paper, "kind": claim.kind, "algorithm": claim.algorithm,
         "source": claim.source, "statement": claim.statement, "verdict": "error", "type": None, "summary": "",
-        "reason": None, "error": None, "evidence": {}, "seed": None, "wall_time": 0.0, "confirmation": None,
+        "reason": None, "error": None, "evidence": {}, "seed": None, "wall_time": 0.0,
+        "confirmation": None,
     }
     base.update(fields)
     return base
@@ -179,7 +180,7 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     seed : the run's seed; the experiment gets :func:`claim_seed` ``(seed, claim.id)``
     backend, workers : passed to ``experiment.run``
     options : further keywords for ``experiment.run`` (e.g. ``scheduler``, ``checkpoint``); only given ones
-    confirm : rerun a finding on :func:`confirmation_seed` and keep it only when confirmed (see the module)
+    confirm : rerun a finding on :func:`confirmation_seed`; keep it only when confirmed
 
     Returns
     -------
@@ -212,15 +213,17 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
         raise
     except Exception as exc:  # the report completes; the claim records what went wrong
         return _error(claim, exc, own_seed, start)
-    entry = _entry(claim, verdict=result["verdict"], type=result["type"], summary=result["summary"],
-                   evidence=result["evidence"], seed=own_seed)
+    entry = _entry(claim, verdict=result["verdict"], type=result["type"],
+                   summary=result["summary"], evidence=result["evidence"], seed=own_seed)
     if confirm and result["verdict"] in FINDINGS:
-        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), backend, workers, options)
+        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), backend, workers,
+                         options)
     entry["wall_time"] = time.perf_counter() - start
     return entry
 
 
-def _execute(experiment: Any, seed: int, backend: str, workers: int | None, options: Mapping[str, Any]) -> dict:
+def _execute(experiment: Any, seed: int, backend: str, workers: int | None,
+             options: Mapping[str, Any]) -> dict:
     """One validated, JSON-ready run of ``experiment``."""
     result = to_jsonable(experiment.run(seed=seed, backend=backend, workers=workers, **options))
     validate_experiment_result(result, "experiment result")
@@ -228,7 +231,7 @@ def _execute(experiment: Any, seed: int, backend: str, workers: int | None, opti
 
 
 def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
-    """``{part path: verdict}`` of every finding in a result (a combined experiment's parts, recursively).
+    """``{part path: verdict}`` of every finding in a result (combined experiments' parts too).
 
     A rate finding's verdict carries its direction (``"inconsistent/slower"``), so a rerun that
     misses on the other side does not confirm it.
@@ -261,14 +264,15 @@ def _confirm(entry: dict, experiment: Any, seed: int, backend: str, workers: int
         return {**entry, "verdict": "error", "summary": f"error: {message}", "error": message,
                 "confirmation": {"seed": seed, "confirmed": False, "error": message}}
     first, second = _findings(entry), _findings(rerun)
-    shared = [verdict.split("/")[0] for path, verdict in first.items() if second.get(path) == verdict]
-    record = {"seed": seed, "confirmed": bool(shared), "verdict": rerun["verdict"], "summary": rerun["summary"],
-              "evidence": rerun["evidence"]}
+    shared = [verdict.split("/")[0] for path, verdict in first.items()
+              if second.get(path) == verdict]
+    record = {"seed": seed, "confirmed": bool(shared), "verdict": rerun["verdict"],
+              "summary": rerun["summary"], "evidence": rerun["evidence"]}
     if shared:
         verdict = "violation" if "violation" in shared else "inconsistent"
         return {**entry, "verdict": verdict, "confirmation": record}
-    reason = (f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent seed {seed} "
-              f"at the same budget was {rerun['verdict']}")
+    reason = (f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
+              f"seed {seed} at the same budget was {rerun['verdict']}")
     return {**entry, "verdict": "inconclusive", "reason": reason, "confirmation": record,
             "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})"}
 
@@ -286,8 +290,9 @@ def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> di
 
 
 def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
-    """``(type, level)`` of every test in a result: a rate's one-sided TOST level ``(1 - confidence)/2``,
-    an audit's ``1 - confidence``, a value check's None (a computation compared within a tolerance)."""
+    """``(type, level)`` of every test in a result: a rate's one-sided TOST level
+    ``(1 - confidence)/2``, an audit's ``1 - confidence``, a value check's None (a computation
+    compared within a tolerance)."""
     evidence = result["evidence"]
     if isinstance(evidence.get("parts"), Mapping):
         return [level for part in evidence["parts"].values() for level in _levels(part)]
@@ -299,7 +304,7 @@ def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
 
 
 def multiplicity(entries: Sequence[Mapping[str, Any]]) -> dict:
-    """How many tests a run made and how many false findings chance alone would give at their levels.
+    """How many tests a run made and how many false findings chance alone would give.
 
     A test at level α reports a false finding with probability at most α when the claim holds;
     a finding stands only when an independent rerun finds it again, so at most α² after

@@ -112,15 +112,17 @@ CLAIM_RESULT = {
         "seed": {"type": ["integer", "null"], "minimum": 0}, "wall_time": {"type": "number", "minimum": 0},
         "confirmation": {
             "type": ["object", "null"], "required": ["seed", "confirmed"],
-            "properties": {"seed": {"type": "integer", "minimum": 0}, "confirmed": {"type": "boolean"},
+            "properties": {"seed": {"type": "integer", "minimum": 0},
+                           "confirmed": {"type": "boolean"},
                            "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
                            "summary": _STRING, "evidence": {"type": "object"}},
         },
     },
 }
-"""One claim's result.  ``seed`` is the experiment's own seed (None when nothing ran).  ``confirmation``
-(absent in files written before it existed) is the rerun of a finding: its seed, verdict, summary and
-evidence, and whether it confirmed the finding; None when the first run found nothing."""
+"""One claim's result.  ``seed`` is the experiment's own seed (None when nothing ran).
+``confirmation`` (absent in files written before it existed) is the rerun of a finding: its
+seed, verdict, summary and evidence, and whether it confirmed the finding; None when the first
+run found nothing."""
 
 SCHEMA = {
     "type": "object",
@@ -155,8 +157,10 @@ SCHEMA = {
         "multiplicity": {
             "type": "object",
             "required": ["rate_tests", "audit_tests", "value_checks", "expected_false_first",
-                         "expected_false_confirmed", "findings_confirmed", "findings_not_confirmed"],
-            "properties": {"rate_tests": _INTEGER, "audit_tests": _INTEGER, "value_checks": _INTEGER,
+                         "expected_false_confirmed", "findings_confirmed",
+                         "findings_not_confirmed"],
+            "properties": {"rate_tests": _INTEGER, "audit_tests": _INTEGER,
+                           "value_checks": _INTEGER,
                            "expected_false_first": _NUMBER, "expected_false_confirmed": _NUMBER,
                            "findings_confirmed": _INTEGER, "findings_not_confirmed": _INTEGER},
         },

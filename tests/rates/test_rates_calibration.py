@@ -1,4 +1,4 @@
-"""Confirmed rate verdicts on sweeps shaped like the registry's: ≤ 1 % false findings, ≥ 90 % power."""
+"""Confirmed rate verdicts on registry-shaped sweeps: ≤ 1 % false findings, ≥ 90 % power."""
 
 import json
 

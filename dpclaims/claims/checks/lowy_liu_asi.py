@@ -10,7 +10,6 @@ the quick budget and reports ``not_checkable`` there (standard and full run it).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -480,8 +479,8 @@ def _rate(budget, fn, param, values, expected, reps, fixed, note, margin=0.15, b
 
 
 def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
-    """Outputting the initial point θ₀ = 0 on H1 with α = α₀(n/v₀)^a: excess ‖E z‖ = α (L = radius = 1),
-    normalised risk 1."""
+    """Outputting the initial point θ₀ = 0 on H1 with α = α₀(n/v₀)^a: excess ‖E z‖ = α
+    (L = radius = 1), normalised risk 1."""
     if normalised:
         return Baseline("outputting the initial point (the origin)", 1.0)
     return Baseline("outputting the initial point (the origin)",
@@ -489,7 +488,7 @@ def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
 
 
 def _h1_alpha(value, alpha0, alpha_exp, v0):
-    """The H1 signal α at grid value ``value`` (as :func:`alg3_risk` and :func:`alg1_risk` set it)."""
+    """The H1 signal α at grid value ``value`` (as :func:`alg3_risk` and :func:`alg1_risk`)."""
     return min(1.0, alpha0 * (value / v0) ** alpha_exp)
 
 
@@ -576,9 +575,11 @@ fall as 1/m."""
 
 
 def _sc_origin() -> Baseline:
-    """Outputting the initial point θ₀ = 0 on RT-10's H4 (d = 2, α = 0.3): excess (μ/2)‖E z‖² = α²/2."""
+    """Outputting the initial point θ₀ = 0 on RT-10's H4 (d = 2, α = 0.3): excess
+    (μ/2)‖E z‖² = α²/2."""
     inst = QuadraticHypercubeInstance(2, alpha=0.3, radius=1.0)
-    return Baseline("outputting the initial point (the origin)", float(inst.excess_risk(np.zeros((1, 2)))[0]))
+    origin = float(inst.excess_risk(np.zeros((1, 2)))[0])
+    return Baseline("outputting the initial point (the origin)", origin)
 
 
 def _sc(claim, budget, expected_n, noise_mult, note):
@@ -593,8 +594,8 @@ def _sc(claim, budget, expected_n, noise_mult, note):
                                           "the wrapper's excess is flat in m here (slopes 0.0-0.4 over seeds), a "
                                           "finding about the spec's wrapper, not the paper",
                               baseline=_sc_origin())
-    experiment = _rate(budget, sc_risk, "n", _SC_GRID, expected_n, (3, 10, 20), {"noise_mult": noise_mult}, note)
-    return dataclasses.replace(experiment, baseline=_sc_origin())
+    return _rate(budget, sc_risk, "n", _SC_GRID, expected_n, (3, 10, 20),
+                 {"noise_mult": noise_mult}, note, baseline=_sc_origin())
 
 
 @register_experiment("lla24.alg3sc.risk.stat")
