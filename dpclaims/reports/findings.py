@@ -99,14 +99,16 @@ def _interval(check: Mapping[str, Any]) -> str:
 def _piece_why(piece: Mapping[str, Any]) -> str:
     """Why one checked piece is inconclusive."""
     ev = piece["evidence"]
-    if ev.get("caveats"):
-        return "; ".join(ev["caveats"])
-    if piece["type"] == "rate":
-        check = ev["check"]
-        return (f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles "
-                f"an edge of the claimed {check['expected']:g} ± {check['margin']:g}: the sweep "
-                "is too noisy or too short to decide")
-    return piece["summary"]
+    caveats = "; ".join(ev.get("caveats") or ())
+    if piece["type"] != "rate":
+        return caveats or piece["summary"]
+    check = ev["check"]
+    if caveats and check["verdict"] == "inconsistent":  # the caveats alone made it undecided
+        return caveats
+    why = (f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles an "
+           f"edge of the claimed {check['expected']:g} ± {check['margin']:g}: this sweep cannot "
+           "tell whether the exponent lies inside the band")
+    return f"{why}; also {caveats}" if caveats else why
 
 
 def why_undecided(entry: Mapping[str, Any]) -> str:
