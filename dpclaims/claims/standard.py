@@ -98,7 +98,8 @@ class RateExperiment:
         summary = (f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
                    f"vs claimed {self.expected:g} ± {self.margin:g}")
         evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
-        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline)
+        band = (self.expected - self.margin, self.expected + self.margin)
+        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
         verdict = apply_caveats(check.verdict, caveats)
         evidence["caveats"] = caveats
         if self.baseline is not None:

@@ -280,7 +280,8 @@ def _finding(shape: SweepShape, slope: float, rng: np.random.Generator, seed: in
     errors = shape.errors(slope, rng)
     fit = fit_power_law(shape.values, errors, seed=seed)
     check = check_exponent(fit, 0.0, margin=shape.margin)
-    verdict = apply_caveats(check.verdict, sweep_caveats(fit, shape.values, errors))
+    band = (-shape.margin, shape.margin)
+    verdict = apply_caveats(check.verdict, sweep_caveats(fit, shape.values, errors, band=band))
     return check.direction if verdict == "inconsistent" else None
 
 

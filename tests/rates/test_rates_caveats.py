@@ -36,6 +36,10 @@ def test_drift_and_saturation_make_inconsistent_inconclusive_only():
     bent = fit_power_law(GRID, floored)
     reasons = sweep_caveats(bent, GRID, floored)
     assert bent.drifting and reasons[0].startswith("pre-asymptotic")
+    # fitted -0.50, local slopes -0.87 ... -0.15: towards a claimed 0 ± 0.2, away from -1.5 ± 0.1
+    assert sweep_caveats(bent, GRID, floored, band=(-0.2, 0.2))[0].endswith("the claimed band")
+    assert sweep_caveats(bent, GRID, floored, band=(-1.6, -1.4)) == []
+    assert sweep_caveats(bent, GRID, floored, band=(-0.9, -0.7)) == []
     assert apply_caveats("inconsistent", reasons) == "inconclusive"
     assert apply_caveats("consistent", reasons) == "consistent"
     assert apply_caveats("inconsistent", []) == "inconsistent"
