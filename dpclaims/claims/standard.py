@@ -83,6 +83,10 @@ class RateExperiment:
     :func:`~dpclaims.rates.check_exponent`; a registry claim's experiment is built with
     :meth:`for_claim`, which reads them from the claim and keeps the claim's
     :class:`~dpclaims.claims.model.RateClaim` in ``stated`` (printed in the summary).
+    ``baseline`` names a trivial output (a
+    :class:`~dpclaims.rates.caveats.Baseline`, e.g. the initial point): where the sweep does
+    no better, or where its local slopes drift, an ``inconsistent`` verdict becomes
+    ``inconclusive`` with the reason (:func:`~dpclaims.rates.caveats.sweep_caveats`).
     """
 
     experiment: Callable
@@ -97,6 +101,7 @@ class RateExperiment:
     bound: str = "order"
     limit: str = "large"
     stated: Any = None
+    baseline: Any = None
 
     @classmethod
     def for_claim(cls, claim: Any, experiment: Callable, param: str, values: Sequence[float], *,
@@ -115,6 +120,7 @@ class RateExperiment:
     def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
         from ..rates import check_exponent, fit_power_law, sweep
+        from ..rates.caveats import apply_caveats, sweep_caveats
 
         result = sweep(self.experiment, param=self.param, values=list(self.values), replicates=self.replicates,
                        seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
@@ -134,7 +140,15 @@ class RateExperiment:
             evidence["claim"] = self.stated.to_dict()
             evidence["check"]["claimed"] = self.stated.stated + (
                 f", tested as exponent {self.expected:g}" if self.stated.tested else "")
-        return {"type": "rate", "verdict": check.verdict, "summary": summary, "evidence": evidence}
+        band = (self.expected - self.margin, self.expected + self.margin)
+        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
+        verdict = apply_caveats(check.verdict, caveats)
+        evidence["caveats"] = caveats
+        if self.baseline is not None:
+            evidence["baseline"] = self.baseline.to_dict(result.values)
+        if verdict != check.verdict:
+            summary += f"; inconclusive, {'; '.join(caveats)}"
+        return {"type": "rate", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
 def _within(measured: Any, expected: float, rtol: float, atol: float,

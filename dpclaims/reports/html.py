@@ -1,4 +1,8 @@
-"""``report.html``: one self-contained page (inline CSS, figures as base64 PNG, no script, no network)."""
+"""``report.html``: one self-contained page (inline CSS, base64 PNG figures, no script or network).
+
+Same order as ``report.md``: confirmed findings, what could not be decided and why, tests run and
+false findings expected by chance, a glossary of internal labels, then every claim.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import Any, Mapping
 
 from ..verdicts import UNCHECKED
 from .figures import SUMMARY_FIGURE
+from .findings import (confirmation_line, evidence_paragraph, findings, glossary, measured,
+                       multiplicity_text, shown_in_findings, unchecked, undecided, why_undecided)
 from .results import exit_code
 from .schema import VERDICTS
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, settings_rows
@@ -83,12 +89,21 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
         parts.append(f'<p class="reason">Seed {entry["seed"]}, {entry["wall_time"]:.2f} s.</p>')
     else:
         parts.append(f"<p><strong>Result:</strong> {escape(entry['summary'])}</p>")
+        rerun = confirmation_line(entry)
+        if rerun:
+            parts.append(f"<p><strong>Confirmation:</strong> {escape(rerun)}</p>")
         pieces = split_parts(entry)
         for piece in pieces:
             if len(pieces) > 1:
                 parts.append(f'<p class="part"><code>{escape(piece["id"])}</code> {_badge(piece["verdict"])} '
                              f'{escape(piece["summary"])}</p>')
-            figure = _img(figures[piece["id"]], f"figure for {piece['id']}") if piece["id"] in figures else ""
+            if piece["id"] not in figures:
+                figure = ""
+            elif shown_in_findings(entry, piece):
+                figure = ('<p class="reason">Figure: under <a href="#findings">Findings</a> '
+                          "above.</p>")
+            else:
+                figure = _img(figures[piece["id"]], f"figure for {piece['id']}")
             parts.append(f'<div class="evidence">{_kv(evidence_rows(piece, footer=len(pieces) == 1))}{figure}</div>')
         if len(pieces) > 1:
             parts.append(f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in footer_rows(entry))}</p>')
@@ -96,6 +111,56 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
         parts.append(f"<details><summary>All evidence (JSON)</summary><pre>{escape(evidence)}</pre></details>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _claim_link(entry: Mapping[str, Any]) -> str:
+    return f'<a href="#{_anchor(entry["id"])}">{escape(entry["id"])}</a>'
+
+
+def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> list[str]:
+    found = findings(results)
+    out = ['<h2 id="findings">Findings</h2>']
+    if not found:
+        return out + ["<p>No claim is contradicted by a confirmed finding.</p>"]
+    if results["settings"].get("confirm", False):
+        how = (", each found on the run's seed and again on an independent rerun at the same "
+               "budget.")
+    else:
+        how = " (findings were not confirmed by a rerun in this run)."
+    out.append(f"<p>{len(found)} claim(s) contradicted by experiment{escape(how)}</p>")
+    for entry in found:
+        images = "".join(_img(figures[p["id"]], f"figure for {p['id']}")
+                         for p in split_parts(entry)
+                         if shown_in_findings(entry, p) and p["id"] in figures)
+        where = " · ".join(escape(entry[k]) for k in ("kind", "source", "algorithm"))
+        out.append("\n".join([
+            '<section class="claim">',
+            f"<h3>{_claim_link(entry)} {_badge(entry['verdict'])}</h3>",
+            f'<p class="where">{where}</p>',
+            f"<blockquote>{escape(entry['statement'])}</blockquote>",
+            f"<p><strong>Measured:</strong> {escape(measured(entry))}</p>",
+            f"<p>{escape(evidence_paragraph(entry))}</p>",
+            images,
+            "</section>",
+        ]))
+    return out
+
+
+def _undecided_html(results: Mapping[str, Any]) -> list[str]:
+    open_, skipped = undecided(results), unchecked(results)
+    out = ['<h2 id="undecided">What could not be decided</h2>',
+           f"<p>{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
+           "(skipped at this budget, or not checkable by any finite experiment).</p>"]
+    if open_:
+        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
+                       f"<td>{escape(why_undecided(e))}</td></tr>" for e in open_)
+        out.append(f"<table><tr><th>claim</th><th>verdict</th><th>why</th></tr>{rows}</table>")
+    if skipped:
+        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
+                       f'<td>{escape(e["reason"])}</td></tr>' for e in skipped)
+        out.append("<table><tr><th>not checked</th><th>status</th><th>why</th></tr>"
+                   f"{rows}</table>")
+    return out
 
 
 def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
@@ -113,7 +178,7 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
     claims = results["claims"]
     counts = results["counts"]
     status = "fails (exit code 1)" if exit_code(results) else "passes (exit code 0)"
-    badges = "".join(f"{_badge(v)}{counts[v]} &nbsp; " for v in VERDICTS if counts[v])
+    badges = "".join(f"{_badge(v)}{counts[v]} &nbsp; " for v in VERDICTS if counts.get(v))
     rows = "".join(
         f'<tr><td class="id"><a href="#{_anchor(e["id"])}">{escape(e["id"])}</a></td>'
         f'<td class="nw">{escape(e["paper"])}</td><td class="nw">{escape(e["kind"])}</td>'
@@ -130,14 +195,27 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         f'<p class="meta">dpclaims {escape(results["dpclaims_version"])} · budget {escape(results["settings"]["budget"])}'
         f' · seed {results["settings"]["seed"]} · {results["wall_time"]:.1f} s · {escape(results["created"])}</p>',
         f'<p class="counts">{badges}</p>',
-        f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}. A privacy claim is a '
-        "<em>violation</em> when the certified lower bound on ε exceeds the claimed ε; a rate claim is "
-        "<em>inconsistent</em> when the fitted exponent's interval excludes the claimed exponent ± margin, "
-        "<em>inconclusive</em> when the interval is too wide to decide.</p>",
+        f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
         *(f'<p class="warning"><strong>Warning:</strong> the check module <code>{escape(e["module"])}</code> failed '
           f'to import ({escape(e["error"])}); the claims it registers are listed as not checkable.</p>'
           for e in results["load_errors"]),
-        "<h2>Summary</h2>",
+        *_findings_html(results, figures),
+        *_undecided_html(results),
+        "<h2>Tests run and false findings expected by chance</h2>",
+        f"<p>{escape(multiplicity_text(results))}</p>",
+    ]
+    terms = glossary(results)
+    if terms:
+        body = "".join(f"<tr><td>{escape(t)}</td><td>{escape(m)}</td></tr>" for t, m in terms)
+        out += ['<h2 id="glossary">Glossary</h2>',
+                "<p>Labels from the papers' specifications that appear in this report.</p>",
+                f"<table><tr><th>label</th><th>meaning</th></tr>{body}</table>"]
+    out += [
+        '<h2 id="all">All claims</h2>',
+        '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound '
+        "on ε exceeds the claimed ε; a rate claim is <em>inconsistent</em> when the fitted "
+        "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
+        "the interval is too wide to decide.</p>",
         f"<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key figure</th></tr>{rows}</table>",
     ]
     if SUMMARY_FIGURE in figures:

@@ -1,4 +1,6 @@
-"""``report.md``: a summary table, then one section per paper and one per claim.
+"""``report.md``: the confirmed findings first, then what could not be decided and why, the tests
+run and the false findings chance would give, a glossary of internal labels, then every claim
+(a summary table, one section per paper and one per claim).
 
 The text depends on the results document and the figure paths only, so
 re-rendering saved results gives the same file byte for byte.
@@ -10,6 +12,8 @@ from typing import Any, Mapping
 
 from ..verdicts import FAILING, UNCHECKED
 from .figures import SUMMARY_FIGURE
+from .findings import (confirmation_line, evidence_paragraph, findings, glossary, measured,
+                       multiplicity_text, shown_in_findings, unchecked, undecided, why_undecided)
 from .results import exit_code
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
 from .text import plural
@@ -28,7 +32,7 @@ def _verdict(verdict: str) -> str:
 
 def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
     lines = [
-        f"### `{entry['id']}` — {_verdict(entry['verdict'])}",
+        f"#### `{entry['id']}` — {_verdict(entry['verdict'])}",
         "",
         f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
         "",
@@ -44,6 +48,9 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
         return lines + [f"The experiment failed: `{_cell(entry['error'])}`", "",
                         f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.", ""]
     lines += [f"**Result:** {_cell(entry['summary'])}", ""]
+    rerun = confirmation_line(entry)
+    if rerun:
+        lines += [f"**Confirmation:** {_cell(rerun)}", ""]
     pieces = parts(entry)
     for piece in pieces:
         if len(pieces) > 1:
@@ -51,7 +58,9 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
         lines += ["| | |", "|---|---|"]
         lines += [f"| {_cell(label)} | {_cell(value)} |" for label, value in evidence_rows(piece, footer=False)]
         lines.append("")
-        if piece["id"] in figures:
+        if piece["id"] in figures and shown_in_findings(entry, piece):
+            lines += ["Figure: under *Findings* above.", ""]
+        elif piece["id"] in figures:
             alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
             lines += [f"![{alt}]({figures[piece['id']]})", ""]
     lines += [" · ".join(f"{label} {value}" for label, value in footer_rows(entry)), ""]
@@ -66,6 +75,48 @@ def _mutants_section(report: Mapping[str, Any]) -> list[str]:
              "|" + "---|" * len(KILL_MATRIX_HEADER)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in kill_matrix_cells(report)]
     return lines + [""] + [f"- {_cell(note)}" for note in kill_matrix_notes(report)] + [""]
+
+
+def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
+    found = findings(results)
+    confirmed = results["settings"].get("confirm", False)
+    lines = ["## Findings", ""]
+    if not found:
+        return lines + ["No claim is contradicted by a confirmed finding.", ""]
+    lines += [f"{len(found)} claim(s) contradicted by experiment"
+              + (", each found on the run's seed and again on an independent rerun at the same "
+                 "budget."
+                 if confirmed else " (findings were not confirmed by a rerun in this run)."), ""]
+    for entry in found:
+        lines += [f"### `{entry['id']}` — {_verdict(entry['verdict'])}", "",
+                  f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+                  "",
+                  f"> {_cell(entry['statement'])}", "",
+                  f"**Measured:** {_cell(measured(entry))}", "",
+                  _cell(evidence_paragraph(entry)), ""]
+        for piece in parts(entry):
+            if shown_in_findings(entry, piece) and piece["id"] in figures:
+                alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
+                lines += [f"![{alt}]({figures[piece['id']]})", ""]
+    return lines
+
+
+def _undecided_section(results: Mapping[str, Any]) -> list[str]:
+    open_, skipped = undecided(results), unchecked(results)
+    lines = ["## What could not be decided", "",
+             f"{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
+             "(skipped at this budget, or not checkable by any finite experiment).", ""]
+    if open_:
+        lines += ["| claim | verdict | why |", "|---|---|---|"]
+        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |"
+                  for e in open_]
+        lines.append("")
+    if skipped:
+        lines += ["| not checked | status | why |", "|---|---|---|"]
+        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(e['reason'])} |"
+                  for e in skipped]
+        lines.append("")
+    return lines
 
 
 def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> str:
@@ -94,13 +145,24 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
     lines += [f"**Warning:** the check module `{e['module']}` failed to import (`{_cell(e['error'])}`); "
               "the claims it registers are listed as not checkable." for e in results["load_errors"]]
     lines += [""] if results["load_errors"] else []
+    lines += _findings_section(results, figures)
+    lines += _undecided_section(results)
+    lines += ["## Tests run and false findings expected by chance", "",
+              multiplicity_text(results), ""]
+    terms = glossary(results)
+    if terms:
+        lines += ["## Glossary", "",
+                  "Labels from the papers' specifications that appear in this report.", "",
+                  "| label | meaning |", "|---|---|"]
+        lines += [f"| {_cell(term)} | {_cell(meaning)} |" for term, meaning in terms]
+        lines.append("")
     lines += [
+        "## All claims",
+        "",
         "A privacy claim is a *violation* when the certified lower bound on ε exceeds the claimed ε; "
         "a rate claim is *inconsistent* when the fitted exponent's interval excludes the claimed exponent "
         "± margin, *inconclusive* when the interval is too wide to decide. Claims without an experiment are "
         "listed as not checkable, with the reason.",
-        "",
-        "## Summary",
         "",
         "| claim | paper | kind | verdict | key figure |",
         "|---|---|---|---|---|",
@@ -113,7 +175,7 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
     for paper in results["papers"]:
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in UNCHECKED for e in mine)
-        lines += [f"## {paper['id']}: {_cell(paper['title'])}", "",
+        lines += [f"### {paper['id']}: {_cell(paper['title'])}", "",
                   f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
         for entry in mine:
             lines += _claim_section(entry, figures)

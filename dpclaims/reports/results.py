@@ -6,6 +6,15 @@ reason when the budget is too small for its experiment, ``error`` with the
 message when its experiment raised, otherwise the experiment's own verdict and
 evidence.  Claim ``c`` runs with its own integer seed :func:`claim_seed` ``(seed,
 c.id)``, so a claim gives the same numbers whether it runs alone or with others.
+
+Findings are confirmed before they fail a run: a claim whose first run is a
+``violation`` or ``inconsistent`` runs again at the same budget on the independent seed
+:func:`confirmation_seed` ``(seed, c.id)``.  A finding stands only when the rerun finds
+it again (same verdict, same part of a combined experiment, same direction for a
+rate); otherwise the claim is ``inconclusive`` with the reason "not confirmed".  Both
+runs are kept: the first in ``evidence``, the rerun in ``confirmation``.
+:func:`multiplicity` counts the statistical tests of a run and the false findings
+chance alone would give at their levels, before and after confirmation.
 """
 
 from __future__ import annotations
@@ -27,13 +36,17 @@ import numpy as np
 
 from ..errors import InputError, check_choice
 from ..verdicts import Verdict
-from .schema import FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS, ResultsError, validate_experiment_result, validate_results
+from .schema import (CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS, ResultsError,
+                     validate_experiment_result, validate_results)
 
 __all__ = [
     "VERSIONED_PACKAGES",
     "select_claims",
     "load_check_modules",
     "claim_seed",
+    "confirmation_seed",
+    "FINDINGS",
+    "multiplicity",
     "run_claim",
     "run_claims",
     "exit_code",
@@ -46,6 +59,12 @@ VERSIONED_PACKAGES = ("dpclaims", "numpy", "scipy", "statsmodels", "dp-accountin
 """Packages whose installed versions every results document records."""
 
 _GLOB_CHARS = set("*?[")
+
+FINDINGS = ("violation", "inconsistent")
+"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
+
+_CONFIRMATION_STREAM = 1
+"""Extra entropy word that makes :func:`confirmation_seed` independent of :func:`claim_seed`."""
 
 
 def select_claims(papers: Sequence[str] | None = None, patterns: Sequence[str] | None = None) -> list:
@@ -97,6 +116,16 @@ def claim_seed(seed: int, claim_id: str) -> int:
     return int(state[0])
 
 
+def confirmation_seed(seed: int, claim_id: str) -> int:
+    """The seed of the rerun that confirms a finding of ``claim_id`` in a run with seed ``seed``.
+
+    An independent stream of the same ``SeedSequence`` family as :func:`claim_seed` (one more
+    entropy word), so the rerun shares no randomness with the first run.
+    """
+    words = [int(seed), zlib.crc32(claim_id.encode("utf-8")), _CONFIRMATION_STREAM]
+    return int(np.random.SeedSequence(words).generate_state(1, np.uint32)[0])
+
+
 def to_jsonable(value: Any) -> Any:
     """A JSON-safe copy: numpy scalars and arrays as Python numbers and lists, non-finite floats as None.
 
@@ -125,6 +154,7 @@ def _entry(claim: Any, **fields: Any) -> dict:
         "id": claim.id, "paper": claim.paper, "kind": claim.kind, "algorithm": claim.algorithm,
         "source": claim.source, "statement": claim.statement, "verdict": "error", "type": None, "summary": "",
         "reason": None, "error": None, "evidence": {}, "seed": None, "wall_time": 0.0,
+        "confirmation": None,
     }
     base.update(fields)
     return base
@@ -142,7 +172,7 @@ def _accepts(function: Callable, names: Sequence[str]) -> list[str]:
 
 
 def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "auto", workers: int | None = None,
-              options: Mapping[str, Any] | None = None) -> dict:
+              options: Mapping[str, Any] | None = None, *, confirm: bool = True) -> dict:
     """Run the experiment of one claim and return its result entry (never raises for the experiment's faults).
 
     Parameters
@@ -152,6 +182,7 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     seed : the run's seed; the experiment gets :func:`claim_seed` ``(seed, claim.id)``
     backend, workers : passed to ``experiment.run``
     options : further keywords for ``experiment.run`` (e.g. ``scheduler``, ``checkpoint``); only given ones
+    confirm : rerun a finding on :func:`confirmation_seed`; keep it only when confirmed
 
     Returns
     -------
@@ -184,15 +215,73 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
         return _entry(claim, verdict="error", summary=f"error: {message}", error=message, seed=own_seed,
                       wall_time=time.perf_counter() - start)
     try:
-        raw = experiment.run(seed=own_seed, backend=backend, workers=workers, **options)
-        result = to_jsonable(raw)
-        validate_experiment_result(result, "experiment result")
+        result = _execute(experiment, own_seed, backend, workers, options)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the report completes; the claim records what went wrong
         return _error(claim, exc, own_seed, start)
-    return _entry(claim, verdict=result["verdict"], type=result["type"], summary=result["summary"],
-                  evidence=result["evidence"], seed=own_seed, wall_time=time.perf_counter() - start)
+    entry = _entry(claim, verdict=result["verdict"], type=result["type"],
+                   summary=result["summary"], evidence=result["evidence"], seed=own_seed)
+    if confirm and result["verdict"] in FINDINGS:
+        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), backend, workers,
+                         options)
+    entry["wall_time"] = time.perf_counter() - start
+    return entry
+
+
+def _execute(experiment: Any, seed: int, backend: str, workers: int | None,
+             options: Mapping[str, Any]) -> dict:
+    """One validated, JSON-ready run of ``experiment``."""
+    result = to_jsonable(experiment.run(seed=seed, backend=backend, workers=workers, **options))
+    validate_experiment_result(result, "experiment result")
+    return result
+
+
+def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
+    """``{part path: verdict}`` of every finding in a result (combined experiments' parts too).
+
+    A rate finding's verdict carries its direction (``"inconsistent/slower"``), so a rerun that
+    misses on the other side does not confirm it.
+    """
+    parts = result["evidence"].get("parts")
+    if isinstance(parts, Mapping):
+        out: dict[str, str] = {}
+        for name, part in parts.items():
+            out.update(_findings(part, f"{path}/{name}"))
+        return out
+    if result["verdict"] not in FINDINGS:
+        return {}
+    check = result["evidence"].get("check")
+    direction = check.get("direction") if isinstance(check, Mapping) else None
+    return {path: result["verdict"] + (f"/{direction}" if direction else "")}
+
+
+def _confirm(entry: dict, experiment: Any, seed: int, backend: str, workers: int | None,
+             options: Mapping[str, Any]) -> dict:
+    """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
+    options = dict(options)
+    if options.get("checkpoint") is not None:
+        options["checkpoint"] = str(Path(options["checkpoint"]) / "confirmation")
+    try:
+        rerun = _execute(experiment, seed, backend, workers, options)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
+        return {**entry, "verdict": "error", "summary": f"error: {message}", "error": message,
+                "confirmation": {"seed": seed, "confirmed": False, "error": message}}
+    first, second = _findings(entry), _findings(rerun)
+    shared = [verdict.split("/")[0] for path, verdict in first.items()
+              if second.get(path) == verdict]
+    record = {"seed": seed, "confirmed": bool(shared), "verdict": rerun["verdict"],
+              "summary": rerun["summary"], "evidence": rerun["evidence"]}
+    if shared:
+        verdict = "violation" if "violation" in shared else "inconsistent"
+        return {**entry, "verdict": verdict, "confirmation": record}
+    reason = (f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
+              f"seed {seed} at the same budget was {rerun['verdict']}")
+    return {**entry, "verdict": "inconclusive", "reason": reason, "confirmation": record,
+            "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})"}
 
 
 def _message(exc: BaseException) -> str:
@@ -205,6 +294,50 @@ def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> di
     message = _message(exc)
     return _entry(claim, verdict="error", summary=f"error: {message}", error=message, seed=seed,
                   wall_time=time.perf_counter() - start)
+
+
+def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
+    """``(type, level)`` of every test in a result: a rate's one-sided TOST level
+    ``(1 - confidence)/2``, an audit's ``1 - confidence``, a value check's None (a computation
+    compared within a tolerance)."""
+    evidence = result["evidence"]
+    if isinstance(evidence.get("parts"), Mapping):
+        return [level for part in evidence["parts"].values() for level in _levels(part)]
+    if result["type"] == "rate":
+        return [("rate", (1 - float(evidence["check"]["confidence"])) / 2)]
+    if result["type"] == "audit":
+        return [("audit", 1 - float(evidence["confidence"]))]
+    return [(str(result["type"]), None)]
+
+
+def multiplicity(entries: Sequence[Mapping[str, Any]]) -> dict:
+    """How many tests a run made and how many false findings chance alone would give.
+
+    A test at level α reports a false finding with probability at most α when the claim holds;
+    a finding stands only when an independent rerun finds it again, so at most α² after
+    confirmation.  The expectations are the sums over all tests (worst case: every claim true
+    and at the edge of its band).
+
+    Returns
+    -------
+    dict
+        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
+        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
+        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
+    """
+    levels = [level for e in entries if e["verdict"] in CHECKED_VERDICTS for level in _levels(e)]
+    alphas = [a for _, a in levels if a is not None]
+    confirmations = [e["confirmation"] for e in entries if e.get("confirmation")]
+    return {
+        "rate_tests": sum(kind == "rate" for kind, _ in levels),
+        "audit_tests": sum(kind == "audit" for kind, _ in levels),
+        "value_checks": sum(a is None for _, a in levels),
+        "levels": sorted({round(a, 12) for a in alphas}),
+        "expected_false_first": float(sum(alphas)),
+        "expected_false_confirmed": float(sum(a * a for a in alphas)),
+        "findings_confirmed": sum(bool(c.get("confirmed")) for c in confirmations),
+        "findings_not_confirmed": sum(not c.get("confirmed") for c in confirmations),
+    }
 
 
 def _versions() -> dict[str, str | None]:
@@ -228,6 +361,8 @@ def run_claims(
     patterns: Sequence[str] | None = None,
     before: Callable[[Any], None] | None = None,
     after: Callable[[dict], None] | None = None,
+    *,
+    confirm: bool = True,
 ) -> dict:
     """Run every selected claim and return the results document (validated against the schema).
 
@@ -237,6 +372,7 @@ def run_claims(
     budget, seed, backend, workers, options : see :func:`run_claim`
     papers, patterns : the selection that produced ``selected``, recorded in ``settings``
     before, after : progress hooks called with the claim before it runs and its entry after
+    confirm : rerun findings on an independent seed (see :func:`run_claim`)
 
     Raises
     ------
@@ -259,7 +395,7 @@ def run_claims(
     for claim in selected:
         if before is not None:
             before(claim)
-        entry = run_claim(claim, budget, seed, backend, workers, options)
+        entry = run_claim(claim, budget, seed, backend, workers, options, confirm=confirm)
         entries.append(entry)
         if after is not None:
             after(entry)
@@ -274,6 +410,7 @@ def run_claims(
             "budget": budget, "seed": int(seed), "backend": backend, "workers": workers,
             "papers": list(papers) if papers else None, "claims": list(patterns) if patterns else None,
             "options": {k: str(v) for k, v in (options or {}).items()},
+            "confirm": bool(confirm),
         },
         "environment": {
             "python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
@@ -281,6 +418,7 @@ def run_claims(
         },
         "papers": [{"id": pid, "title": title} for pid, title in titles.items() if pid in used],
         "counts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
+        "multiplicity": multiplicity(entries),
         "load_errors": load_errors,
         "wall_time": time.perf_counter() - start,
         "claims": entries,

@@ -8,7 +8,9 @@ result has a reason, an ``error`` result a message, a checked audit or rate resu
 its figure is drawn from, the counts add up and ids are unique.
 
 Version history: 1 — first release; 2 — the ``skipped`` verdict (budget too small), split
-from ``not_checkable``.
+from ``not_checkable``.  Later additions are
+optional, so that older files still load: ``multiplicity`` (the run's tests and expected false
+findings) and each claim's ``confirmation`` (the rerun of a finding).
 """
 
 from __future__ import annotations
@@ -111,9 +113,19 @@ CLAIM_RESULT = {
         "type": {"type": ["string", "null"]}, "summary": _STRING, "reason": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]}, "evidence": {"type": "object"},
         "seed": {"type": ["integer", "null"], "minimum": 0}, "wall_time": {"type": "number", "minimum": 0},
+        "confirmation": {
+            "type": ["object", "null"], "required": ["seed", "confirmed"],
+            "properties": {"seed": {"type": "integer", "minimum": 0},
+                           "confirmed": {"type": "boolean"},
+                           "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
+                           "summary": _STRING, "evidence": {"type": "object"}},
+        },
     },
 }
-"""One claim's result.  ``seed`` is the experiment's own seed (None when nothing ran)."""
+"""One claim's result.  ``seed`` is the experiment's own seed (None when nothing ran).
+``confirmation`` (absent in files written before it existed) is the rerun of a finding: its
+seed, verdict, summary and evidence, and whether it confirmed the finding; None when the first
+run found nothing."""
 
 SCHEMA = {
     "type": "object",
@@ -145,6 +157,16 @@ SCHEMA = {
             "items": {"type": "object", "required": ["id", "title"], "properties": {"id": _STRING, "title": _STRING}},
         },
         "counts": {"type": "object", "required": list(VERDICTS), "properties": {v: _INTEGER for v in VERDICTS}},
+        "multiplicity": {
+            "type": "object",
+            "required": ["rate_tests", "audit_tests", "value_checks", "expected_false_first",
+                         "expected_false_confirmed", "findings_confirmed",
+                         "findings_not_confirmed"],
+            "properties": {"rate_tests": _INTEGER, "audit_tests": _INTEGER,
+                           "value_checks": _INTEGER,
+                           "expected_false_first": _NUMBER, "expected_false_confirmed": _NUMBER,
+                           "findings_confirmed": _INTEGER, "findings_not_confirmed": _INTEGER},
+        },
         "load_errors": {
             "type": "array",
             "items": {"type": "object", "required": ["module", "error"],

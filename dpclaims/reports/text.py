@@ -172,7 +172,7 @@ def plural(count: int, noun: str) -> str:
 def counts_line(results: Mapping[str, Any]) -> str:
     """E.g. ``"150 claims: 3 consistent, 1 violation, 146 not checkable"`` (zero counts left out)."""
     counts = results["counts"]
-    parts = [f"{counts[v]} {VERDICT_LABELS[v].lower()}" for v in VERDICTS if counts[v]]
+    parts = [f"{counts[v]} {VERDICT_LABELS[v].lower()}" for v in VERDICTS if counts.get(v)]
     return f"{plural(len(results['claims']), 'claim')}: " + ", ".join(parts)
 
 

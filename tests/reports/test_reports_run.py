@@ -9,7 +9,8 @@ from dpclaims.claims import UnknownClaimError, get
 from dpclaims.claims.experiments import _FACTORIES
 from dpclaims.errors import InputError
 from dpclaims.reports import claim_seed, exit_code, run_claim, run_claims, select_claims
-from dpclaims.reports.results import load_check_modules, to_jsonable
+from dpclaims.reports.results import (confirmation_seed, load_check_modules, multiplicity,
+                                      to_jsonable)
 from dpclaims.reports.schema import VERDICTS
 
 CLAIM = "dpgd.calibration"
@@ -149,3 +150,78 @@ def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path
     assert _FACTORIES["dpgd.utility"].__module__ == "dpclaims.claims.checks.zzz_fine"
     counts = {v: 0 for v in VERDICTS}
     assert exit_code({"counts": counts, "load_errors": failures}) == 1
+
+
+def _value(verdict, name="q"):
+    checks = {name: {"ok": False}}
+    return {"type": "value", "verdict": verdict, "summary": verdict,
+            "evidence": {"checks": checks}}
+
+
+def _seeded(first):
+    """An experiment whose verdict is ``first(seed)``."""
+    return lambda claim, budget: Returns(lambda seed: _value(first(seed)))
+
+
+def test_a_finding_a_rerun_does_not_repeat_is_inconclusive_with_both_runs(register):
+    first = claim_seed(3, CLAIM)
+    register(_seeded(lambda seed: "inconsistent" if seed == first else "consistent"))
+    entry = run_claim(get(CLAIM), seed=3, backend="serial")
+    assert entry["verdict"] == "inconclusive" and entry["reason"].startswith("not confirmed")
+    confirmation = entry["confirmation"]
+    assert confirmation["seed"] == confirmation_seed(3, CLAIM) != entry["seed"]
+    assert confirmation["confirmed"] is False and confirmation["verdict"] == "consistent"
+    assert entry["evidence"]["checks"] and confirmation["evidence"]["checks"]
+
+
+def test_a_repeated_finding_stands_and_confirmation_can_be_switched_off(register):
+    register(_seeded(lambda seed: "violation"))
+    entry = run_claim(get(CLAIM), seed=0, backend="serial")
+    assert entry["verdict"] == "violation" and entry["confirmation"]["confirmed"] is True
+    unconfirmed = run_claim(get(CLAIM), seed=0, backend="serial", confirm=False)
+    assert unconfirmed["verdict"] == "violation" and unconfirmed["confirmation"] is None
+
+
+def _rate(verdict, direction="slower"):
+    sweep = {"param": "n", "values": [1, 10], "errors": [[1, 1], [1, 1]], "replicates": 2,
+             "seed": 0}
+    fit = {"exponent": 0.0, "intercept": 0.0, "interval": [-1, 1], "confidence": 0.95,
+           "method": "logs"}
+    check = {"verdict": verdict, "direction": direction, "exponent": 0.0, "interval": [-1, 1],
+             "expected": -1, "margin": 0.1, "confidence": 0.9}
+    return {"type": "rate", "verdict": verdict, "summary": verdict,
+            "evidence": {"sweep": sweep, "fit": fit, "check": check}}
+
+
+def test_only_the_same_part_and_direction_confirm_a_finding(register):
+    def combined(seed):
+        first = seed == claim_seed(0, CLAIM)
+        parts = {"a": _rate("inconsistent" if first else "consistent"),
+                 "b": _rate("consistent" if first else "inconsistent")}
+        return {"type": "rate", "verdict": "inconsistent", "summary": "",
+                "evidence": {"parts": parts}}
+
+    register(lambda claim, budget: Returns(combined))
+    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
+    first = claim_seed(0, CLAIM)
+    register(lambda claim, budget: Returns(
+        lambda seed: _rate("inconsistent", "slower" if seed == first else "faster")))
+    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
+    register(lambda claim, budget: Returns(lambda seed: _rate("inconsistent")))
+    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconsistent"
+
+
+def test_multiplicity_counts_tests_and_expected_false_findings():
+    rate = {"type": "rate", "verdict": "consistent", "evidence": {"check": {"confidence": 0.9}}}
+    audit = {"type": "audit", "verdict": "violation", "evidence": {"confidence": 0.95},
+             "confirmation": {"seed": 1, "confirmed": True}}
+    combined = {"type": "rate", "verdict": "inconclusive",
+                "confirmation": {"seed": 2, "confirmed": False},
+                "evidence": {"parts": {"r": rate, "v": {**_value("consistent"), "type": "value"}}}}
+    skipped = {"type": None, "verdict": "not_checkable", "evidence": {}}
+    out = multiplicity([rate, audit, combined, skipped])
+    assert (out["rate_tests"], out["audit_tests"], out["value_checks"]) == (2, 1, 1)
+    assert out["expected_false_first"] == pytest.approx(0.15)
+    assert out["expected_false_confirmed"] == pytest.approx(0.0075)
+    assert (out["findings_confirmed"], out["findings_not_confirmed"]) == (1, 1)
+    assert out["levels"] == [0.05]

@@ -10,6 +10,7 @@ the quick budget and is ``skipped`` there (standard and full run it).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -36,6 +37,7 @@ from ...hardinstances.linear import AbsoluteCubeInstance, LinearHypercubeInstanc
 from ...hardinstances.quadratic import QuadraticHypercubeInstance
 from ...losses import SquaredDistanceLoss
 from ...privacy import PrivacyClaim, laplace_epsilon
+from ...rates.caveats import Baseline
 from ..experiments import register_experiment
 from ..standard import AuditExperiment, RateExperiment, ValueExperiment
 
@@ -470,24 +472,40 @@ _GRID_N = {"quick": [4000, 8000, 16000, 40000], "standard": [4000, 8000, 16000, 
            "full": [4000, 8000, 16000, 32000, 64000]}
 
 
-def _rate(claim, budget, fn, param, values, reps, fixed, note):
+def _rate(claim, budget, fn, param, values, reps, fixed, note, baseline=None):
     return RateExperiment.for_claim(
         claim, fn, param, values[budget] if isinstance(values, dict) else values,
-        replicates=_pick(budget, *reps), fixed=fixed, note=note)
+        replicates=_pick(budget, *reps), fixed=fixed, note=note, baseline=baseline)
+
+
+def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
+    """Outputting the initial point θ₀ = 0 on H1 with α = α₀(n/v₀)^a: excess ‖E z‖ = α
+    (L = radius = 1), normalised risk 1."""
+    if normalised:
+        return Baseline("outputting the initial point (the origin)", 1.0)
+    return Baseline("outputting the initial point (the origin)",
+                    functools.partial(_h1_alpha, alpha0=alpha0, alpha_exp=alpha_exp, v0=v0))
+
+
+def _h1_alpha(value, alpha0, alpha_exp, v0):
+    """The H1 signal α at grid value ``value`` (as :func:`alg3_risk` and :func:`alg1_risk`)."""
+    return min(1.0, alpha0 * (value / v0) ** alpha_exp)
 
 
 @register_experiment("lla24.alg3.risk.priv")
 def alg3_risk_priv(claim, budget):
     return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
                  {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0},
-                 "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)")
+                 "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)",
+                 baseline=_h1_origin(0.4, -1.0))
 
 
 @register_experiment("lla24.alg3.risk.stat")
 def alg3_risk_stat(claim, budget):
     return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
                  {"param": "n", "alpha0": 0.05, "alpha_exp": -0.5, "noise_mult": 0.0},
-                 "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2")
+                 "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2",
+                 baseline=_h1_origin(0.05, -0.5))
 
 
 @register_experiment("lla24.alg1.risk")
@@ -495,7 +513,8 @@ def alg1_risk_claim(claim, budget):
     grid = {"quick": [4000, 8000, 16000, 40000], "standard": _GRID_N["standard"],
             "full": _GRID_N["full"]}
     return _rate(claim, budget, alg1_risk, "n", grid, (3, 10, 20),
-                 {"param": "n"}, "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2")
+                 {"param": "n"}, "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
+                 baseline=_h1_origin(0.5, -0.5))
 
 
 @register_experiment("lla24.alg1.suboptimality")
@@ -515,7 +534,8 @@ def lb_priv(claim, budget):
     return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
                  {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0, "normalised": True},
                  "normalised risk r of Alg 3 on the critical family alpha ~ 1/n stays flat (exponent 0): the "
-                 "private lower-bound rate is attained and not beaten")
+                 "private lower-bound rate is attained and not beaten",
+                 baseline=_h1_origin(0.4, -1.0, normalised=True))
 
 
 @register_experiment("lla24.lb.lsa21.stat")
@@ -561,6 +581,14 @@ _SC_STAT_QUICK = ("the quick m sweep of the non-private wrapper is pre-asymptoti
                   "sweep checks it")
 
 
+def _sc_origin() -> Baseline:
+    """Outputting the initial point θ₀ = 0 on RT-10's H4 (d = 2, α = 0.3): excess
+    (μ/2)‖E z‖² = α²/2."""
+    inst = QuadraticHypercubeInstance(2, alpha=0.3, radius=1.0)
+    origin = float(inst.excess_risk(np.zeros((1, 2)))[0])
+    return Baseline("outputting the initial point (the origin)", origin)
+
+
 def _sc(claim, budget, noise_mult, note):
     if budget == "quick":
         return RateExperiment.for_claim(
@@ -569,9 +597,10 @@ def _sc(claim, budget, noise_mult, note):
             note=note + "; quick: m sweep at n = 8000 (claimed m exponent -1). With "
                         "privacy noise the wrapper's excess is flat in m here (slopes "
                         "0.0-0.4 over seeds), a finding about the spec's wrapper, not "
-                        "the paper")
+                        "the paper",
+            baseline=_sc_origin())
     return _rate(claim, budget, sc_risk, "n", _SC_GRID, (3, 10, 20), {"noise_mult": noise_mult},
-                 note)
+                 note, baseline=_sc_origin())
 
 
 @register_experiment("lla24.alg3sc.risk.stat", skip={"quick": _SC_STAT_QUICK})
