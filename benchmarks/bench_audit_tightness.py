@@ -28,6 +28,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpclaims.audit import audit
+from dpclaims.audit.threshold import Bonferroni, Quantiles, Split
 from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
 
 GAUSS_DELTA = 1e-5
@@ -81,6 +82,15 @@ def limit(noise, delta: float, trials: int) -> float:
     return float(np.max(epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)))
 
 
+def strategy(name: str):
+    """``auto``, ``calibration[:fraction]``, ``bonferroni[:grid]`` or ``quantiles[:grid]`` → ``threshold=``."""
+    kind, _, value = name.partition(":")
+    if not value:
+        return kind
+    return {"calibration": lambda: Split(float(value)), "bonferroni": lambda: Bonferroni(int(value)),
+            "quantiles": lambda: Quantiles(int(value))}[kind]()
+
+
 def tightness(args) -> None:
     print(f"{'mech':>7} {'eps':>4} {'trials':>9} {'limit':>7} " + " ".join(f"{s:>12}" for s in args.strategies) + "  wall_s")
     for trials in args.trials:
@@ -89,10 +99,10 @@ def tightness(args) -> None:
                 mechanism, delta, noise = setting(kind, epsilon)
                 best = limit(noise, delta, trials)
                 cells, start = [], time.perf_counter()
-                for strategy in args.strategies:
+                for name in args.strategies:
                     bounds = [
                         audit(mechanism, 0.0, 1.0, epsilon=epsilon, delta=delta, trials=trials, confidence=CONFIDENCE,
-                              seed=seed, threshold=strategy, backend=args.backend).epsilon_lower
+                              seed=seed, threshold=strategy(name), backend=args.backend).epsilon_lower
                         for seed in range(args.seeds)
                     ]
                     median = float(np.median(bounds))
@@ -108,10 +118,10 @@ def null(args) -> None:
         for kind in args.mechanisms:
             mechanism, delta, _ = setting(kind, 1.0)
             shares = []
-            for strategy in args.strategies:
+            for name in args.strategies:
                 positive = [
                     audit(mechanism, 0.0, 0.0, epsilon=1.0, delta=delta, trials=trials, confidence=CONFIDENCE, seed=seed,
-                          threshold=strategy, backend=args.backend).epsilon_lower > 0
+                          threshold=strategy(name), backend=args.backend).epsilon_lower > 0
                     for seed in range(args.null)
                 ]
                 shares.append(f"{np.mean(positive):.3f}")
@@ -124,7 +134,8 @@ def main() -> None:
     parser.add_argument("--eps", default="0.5,1,2,4,8", help="claimed epsilons")
     parser.add_argument("--seeds", type=int, default=3, help="audits per cell (median)")
     parser.add_argument("--mechanisms", default="gauss,laplace")
-    parser.add_argument("--strategies", default="auto", help="auto, calibration, bonferroni, quantiles")
+    parser.add_argument("--strategies", default="auto",
+                        help="auto, calibration[:fraction], bonferroni[:grid], quantiles[:grid]")
     parser.add_argument("--backend", default="serial")
     parser.add_argument("--null", type=int, default=0, help="run the null calibration with this many audits per cell")
     args = parser.parse_args()
