@@ -11,9 +11,9 @@ monotone likelihood-ratio families) certifies with the same trials per dataset a
 Clopper–Pearson bounds at 95% on both error rates, the threshold chosen in hindsight on the
 exact error rates (expected counts).  Each cell prints the median over seeds of
 certified and certified / limit for each threshold strategy; ``oracle`` certifies the
-hindsight test itself on fresh trials (the seed-to-seed spread no method escapes).  Goal (issue #21): ≥ 0.95 at N ≥ 10^4,
-≥ 0.9 at N = 10^3.  ``--null`` instead counts positive bounds on identical datasets
-(0.0 vs 0.0), which must stay ≤ 5%.
+hindsight test itself on fresh trials (the seed-to-seed spread no method escapes).
+Goal (issue #21): ≥ 0.95 at N ≥ 10^4, ≥ 0.9 at N = 10^3.  ``--null`` instead counts
+positive bounds on identical datasets (0.0 vs 0.0), which must stay ≤ 5%.
 
 Run: ``python benchmarks/bench_audit_tightness.py [--trials 1e3,1e4] [--eps 1,2] [--seeds 3]
 [--mechanisms gauss,laplace] [--strategies auto,calibration,bonferroni,quantiles] [--null 200]``
@@ -28,8 +28,7 @@ import time
 import numpy as np
 from scipy import optimize, stats
 
-from dpclaims.audit import audit
-from dpclaims.audit.threshold import Bonferroni, Quantiles, Split
+from dpclaims.audit import Bonferroni, Quantiles, Split, audit
 from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
 
 GAUSS_DELTA = 1e-5
@@ -74,7 +73,8 @@ def setting(kind: str, epsilon: float):
 
 
 def limit(noise, delta: float, trials: int) -> tuple[float, float]:
-    """Best Clopper–Pearson-certified ε of a threshold test in hindsight (expected counts), and its threshold."""
+    """Best Clopper–Pearson-certified ε of a threshold test in hindsight (expected counts) and its
+    threshold."""
     spread = noise.std()
     t = np.linspace(-12 * spread, 12 * spread + 1, 40_001)
     fp = np.round(noise.sf(t) * trials)
@@ -85,25 +85,33 @@ def limit(noise, delta: float, trials: int) -> tuple[float, float]:
 
 
 def oracle(mechanism, delta: float, trials: int, threshold: float, seed: int) -> float:
-    """The hindsight test certified on ``trials`` fresh draws: the seed-to-seed spread any method inherits."""
+    """The hindsight test certified on fresh draws: the seed-to-seed spread any method inherits."""
     rng = np.random.default_rng(seed)
-    above0, above1 = np.sum(mechanism(0.0, rng, trials) > threshold), np.sum(mechanism(1.0, rng, trials) > threshold)
+    above0 = np.sum(mechanism(0.0, rng, trials) > threshold)
+    above1 = np.sum(mechanism(1.0, rng, trials) > threshold)
     alpha = per_bound_alpha(CONFIDENCE)
-    return float(epsilon_from_rates(rate_upper(above0, trials, alpha), rate_upper(trials - above1, trials, alpha), delta))
+    fpr, fnr = rate_upper(above0, trials, alpha), rate_upper(trials - above1, trials, alpha)
+    return float(epsilon_from_rates(fpr, fnr, delta))
 
 
 def strategy(name: str):
-    """``auto``, ``calibration[:fraction]``, ``bonferroni[:grid]`` or ``quantiles[:grid]`` → ``threshold=``."""
+    """``auto``, ``calibration[:fraction]``, ``bonferroni[:grid]``, ``quantiles[:grid]``
+    → the ``threshold=`` argument."""
     kind, _, value = name.partition(":")
     if not value:
         return kind
-    return {"calibration": lambda: Split(float(value)), "bonferroni": lambda: Bonferroni(int(value)),
-            "quantiles": lambda: Quantiles(int(value))}[kind]()
+    options = {
+        "calibration": lambda: Split(float(value)),
+        "bonferroni": lambda: Bonferroni(int(value)),
+        "quantiles": lambda: Quantiles(int(value)),
+    }
+    return options[kind]()
 
 
 def tightness(args) -> None:
     names = ["oracle", *args.strategies]
-    print(f"{'mech':>7} {'eps':>4} {'trials':>9} {'limit':>7} " + " ".join(f"{s:>12}" for s in names) + "  wall_s")
+    header = " ".join(f"{s:>12}" for s in names)
+    print(f"{'mech':>7} {'eps':>4} {'trials':>9} {'limit':>7} {header}  wall_s")
     for trials in args.trials:
         for kind in args.mechanisms:
             for epsilon in args.eps:
@@ -112,43 +120,53 @@ def tightness(args) -> None:
                 cells, start = [], time.perf_counter()
                 for name in names:
                     bounds = [
-                        oracle(mechanism, delta, trials, t_best, seed) if name == "oracle" else audit(mechanism, 0.0, 1.0, epsilon=epsilon, delta=delta, trials=trials, confidence=CONFIDENCE,
-                              seed=seed, threshold=strategy(name), backend=args.backend).epsilon_lower
+                        oracle(mechanism, delta, trials, t_best, seed)
+                        if name == "oracle"
+                        else audit(
+                            mechanism, 0.0, 1.0, epsilon=epsilon, delta=delta, trials=trials,
+                            confidence=CONFIDENCE, seed=seed, threshold=strategy(name),
+                            backend=args.backend,
+                        ).epsilon_lower
                         for seed in range(args.seeds)
                     ]
                     median = float(np.median(bounds))
-                    cells.append(f"{median:.3f}/{median / best:4.2f}" if best > 0 else f"{median:.3f}/  - ")
+                    ratio = f"{median / best:4.2f}" if best > 0 else "  - "
+                    cells.append(f"{median:.3f}/{ratio}")
                 wall = (time.perf_counter() - start) / (args.seeds * len(names))
-                print(f"{kind:>7} {epsilon:4.1f} {trials:9d} {best:7.3f} " + " ".join(f"{c:>12}" for c in cells)
-                      + f"  {wall:6.2f}", flush=True)
+                row = " ".join(f"{c:>12}" for c in cells)
+                line = f"{kind:>7} {epsilon:4.1f} {trials:9d} {best:7.3f} {row}  {wall:6.2f}"
+                print(line, flush=True)
 
 
 def null(args) -> None:
-    print(f"{'mech':>7} {'trials':>9} {'audits':>6} " + " ".join(f"{s:>12}" for s in args.strategies))
+    header = " ".join(f"{s:>12}" for s in args.strategies)
+    print(f"{'mech':>7} {'trials':>9} {'audits':>6} {header}")
     for trials in args.trials:
         for kind in args.mechanisms:
             mechanism, delta, _ = setting(kind, 1.0)
             shares = []
             for name in args.strategies:
                 positive = [
-                    audit(mechanism, 0.0, 0.0, epsilon=1.0, delta=delta, trials=trials, confidence=CONFIDENCE, seed=seed,
-                          threshold=strategy(name), backend=args.backend).epsilon_lower > 0
+                    audit(mechanism, 0.0, 0.0, epsilon=1.0, delta=delta, trials=trials,
+                          confidence=CONFIDENCE, seed=seed, threshold=strategy(name),
+                          backend=args.backend).epsilon_lower > 0
                     for seed in range(args.null)
                 ]
                 shares.append(f"{np.mean(positive):.3f}")
-            print(f"{kind:>7} {trials:9d} {args.null:6d} " + " ".join(f"{s:>12}" for s in shares), flush=True)
+            row = " ".join(f"{s:>12}" for s in shares)
+            print(f"{kind:>7} {trials:9d} {args.null:6d} {row}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", default="1e3,1e4,1e5,1e6,1e7", help="trials per dataset, comma-separated")
+    parser.add_argument("--trials", default="1e3,1e4,1e5,1e6,1e7", help="trials per dataset")
     parser.add_argument("--eps", default="0.5,1,2,4,8", help="claimed epsilons")
     parser.add_argument("--seeds", type=int, default=3, help="audits per cell (median)")
     parser.add_argument("--mechanisms", default="gauss,laplace")
     parser.add_argument("--strategies", default="auto",
                         help="auto, calibration[:fraction], bonferroni[:grid], quantiles[:grid]")
     parser.add_argument("--backend", default="serial")
-    parser.add_argument("--null", type=int, default=0, help="run the null calibration with this many audits per cell")
+    parser.add_argument("--null", type=int, default=0, help="null calibration: audits per cell")
     args = parser.parse_args()
     args.trials = [int(float(v)) for v in args.trials.split(",")]
     args.eps = [float(v) for v in args.eps.split(",")]

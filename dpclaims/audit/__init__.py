@@ -10,6 +10,7 @@ from .core import DEFAULT_CALIBRATION_FRACTION, METHODS, MIN_TRIALS, THRESHOLD_S
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
 from .result import AuditResult
+from .threshold import Auto, Bonferroni, Quantiles, Split
 
 __all__ = [
     "audit",
@@ -31,4 +32,8 @@ __all__ = [
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",
+    "Auto",
+    "Bonferroni",
+    "Quantiles",
+    "Split",
 ]

@@ -72,12 +72,13 @@ from .threshold import (
     Bonferroni,
     Quantiles,
     Split,
+    Strategy,
     bonferroni_thresholds,
-    certify_quantiles,
-    default_grid,
     certify_counts,
+    certify_quantiles,
     choose_threshold,
     counts_above,
+    default_grid,
     tradeoff_from_counts,
     tradeoff_thresholds,
 )
@@ -94,7 +95,8 @@ __all__ = [
 
 METHODS = ("threshold", "histogram", "gdp")
 THRESHOLD_STRATEGIES = ("auto", "calibration", "bonferroni", "quantiles")
-"""String forms of the strategies: Auto(), Split(f), Bonferroni(grid_size, f), Quantiles(None, f)."""
+"""String forms of the strategies: Auto(f), Split(f), Bonferroni(grid_size, f), Quantiles(None, f)
+with f = ``calibration_fraction``."""
 MIN_TRIALS = 100
 DEFAULT_CALIBRATION_FRACTION = 0.2
 """Share of each dataset's trials used to learn the score and choose the test (see the tightness benchmark)."""
@@ -238,7 +240,8 @@ def audit(
         store = open_checkpoint(checkpoint, {
             "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
             "trials": trials, "seed": int(seed), "calibration_chunks": [len(c) for c in cal_chunks],
-            "certification_chunks": [len(c) for c in cert_chunks], "method": method, "threshold": repr(strategy),
+            "certification_chunks": [len(c) for c in cert_chunks], "method": method,
+            "threshold": repr(strategy),
             "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
@@ -263,13 +266,18 @@ def audit(
         output_dim = int(cal0.shape[1])
         if held:
             score, candidates, n_cal, grid_size, cert, alpha, tradeoff = _certify_held(
-                cal0, cal1, strategy, statistic, method, discrete, claim.delta, confidence, ci, objective, seed
+                cal0, cal1, strategy, statistic, method, discrete, claim.delta, confidence, ci,
+                objective, seed,
             )
             n_cert, fraction = trials - n_cal, n_cal / trials
         else:
-            alpha = per_bound_alpha(confidence) if threshold == "calibration" else per_bound_alpha(confidence, 2 * grid_size)
+            bounds = 1 if threshold == "calibration" else 2 * grid_size
+            alpha = per_bound_alpha(confidence, bounds)
             rng = np.random.default_rng(child_seed(seed, 2))
-            score, candidates, choice = _learn(statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci, objective, rng)
+            score, candidates, choice = _learn(
+                statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci,
+                objective, rng,
+            )
             pooled = np.concatenate([score(cal0), score(cal1)])
             if threshold == "calibration":
                 tests = np.array([choice[0]])
@@ -281,18 +289,24 @@ def audit(
             curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
             del cal0, cal1, pooled
             reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-            tasks = [(batched, d, s, c, reducer) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cert_chunks]
-            stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
+            streams = ((d0, seed_0), (d1, seed_1))
+            tasks = [(batched, d, s, c, reducer) for d, s in streams for c in cert_chunks]
+            stage = store and store.stage(
+                "certification", thresholds=reducer.thresholds, score=score.name
+            )
             parts = runner.map(reduce_blocks, tasks, stage)
     if not held:
         above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
         above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
         per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
         cert = certify_counts(
-            above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions, claim.delta, alpha, ci, objective
+            above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions,
+            claim.delta, alpha, ci, objective,
         )
         n_tests = len(tests)
-        tradeoff = tradeoff_from_counts(above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction)
+        tradeoff = tradeoff_from_counts(
+            above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction
+        )
 
     if method == "gdp":
         eps_lower = gdp_epsilon(cert.mu, claim.delta)
@@ -337,9 +351,9 @@ def audit(
     )
 
 
-def _resolve_strategy(threshold: Any, fraction: Any, grid_size: int) -> Split | Bonferroni | Quantiles | Auto:
-    """The strategy value for ``audit(threshold=...)``: an instance as given, or a string mapped with
-    ``calibration_fraction`` and ``grid_size``."""
+def _resolve_strategy(threshold: Any, fraction: Any, grid_size: int) -> Strategy:
+    """The strategy value for ``audit(threshold=...)``: an instance as given, or a string
+    mapped with ``calibration_fraction`` and ``grid_size``."""
     if isinstance(threshold, (Split, Bonferroni, Quantiles, Auto)):
         if isinstance(threshold, Bonferroni):
             check_trials(threshold.grid, "Bonferroni.grid", minimum=2)
@@ -359,16 +373,20 @@ def _strategy_name(strategy: Split | Bonferroni | Quantiles) -> str:
     return {Split: "calibration", Bonferroni: "bonferroni", Quantiles: "quantiles"}[type(strategy)]
 
 
-def _held_strategy(strategy: Quantiles | Auto, batched, d0, seed, trials: int, method: str) -> Split | Quantiles:
-    """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from :data:`SHAPE_PROBE`
-    outputs of ``d0`` drawn with their own seed (they never certify)."""
-    probe = check_outputs(batched(d0, np.random.default_rng(child_seed(seed, 3)), SHAPE_PROBE), SHAPE_PROBE)
+def _held_strategy(
+    strategy: Quantiles | Auto, batched, d0, seed, trials: int, method: str
+) -> Strategy:
+    """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from
+    :data:`SHAPE_PROBE` outputs of ``d0`` drawn with their own seed (they never certify)."""
+    rng = np.random.default_rng(child_seed(seed, 3))
+    probe = check_outputs(batched(d0, rng, SHAPE_PROBE), SHAPE_PROBE)
     fits = trials * probe.shape[1] <= MAX_HELD_VALUES
     if isinstance(strategy, Quantiles):
         if not fits:
             raise InputError(
-                f"threshold=Quantiles holds all {trials} × {probe.shape[1]} outputs per dataset, more than "
-                f"{MAX_HELD_VALUES:,}; use threshold='calibration' (streamed) or fewer trials"
+                f"threshold=Quantiles holds all {trials} × {probe.shape[1]} outputs per "
+                f"dataset, more than {MAX_HELD_VALUES:,}; use threshold='calibration' "
+                "(streamed) or fewer trials"
             )
         return strategy
     ties = len(np.unique(probe, axis=0)) < len(probe)
@@ -377,7 +395,9 @@ def _held_strategy(strategy: Quantiles | Auto, batched, d0, seed, trials: int, m
     return Split(strategy.fraction)
 
 
-def _certify_held(run0, run1, strategy, statistic, method, discrete, delta, confidence, ci, objective, seed):
+def _certify_held(
+    run0, run1, strategy, statistic, method, discrete, delta, confidence, ci, objective, seed
+):
     """:class:`Quantiles` on all held outputs ``run0``, ``run1`` (trials, k).
 
     A fixed score (``statistic``, or the identity on 1-D outputs) certifies on every trial;
@@ -395,14 +415,15 @@ def _certify_held(run0, run1, strategy, statistic, method, discrete, delta, conf
         n_fit = min(int(round(strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
         rng = np.random.default_rng(child_seed(seed, 2))
         score, candidates, _ = _learn(
-            None, method, run0[:n_fit], run1[:n_fit], discrete, len(run0) - n_fit, delta, per_bound_alpha(confidence),
-            ci, objective, rng,
+            None, method, run0[:n_fit], run1[:n_fit], discrete, len(run0) - n_fit, delta,
+            per_bound_alpha(confidence), ci, objective, rng,
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     grid = strategy.grid or default_grid(len(s0))
     cert, alpha = certify_quantiles(s0, s1, grid, delta, confidence, ci, objective)
     curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
-    tradeoff = tradeoff_from_counts(counts_above(s0, curve), len(s0), counts_above(s1, curve), len(s1), cert.direction)
+    above0, above1 = counts_above(s0, curve), counts_above(s1, curve)
+    tradeoff = tradeoff_from_counts(above0, len(s0), above1, len(s1), cert.direction)
     return score, candidates, n_fit, grid, cert, alpha, tradeoff
 
 

@@ -65,7 +65,8 @@ def test_both_tails_are_found():
     [("calibration", per_bound_alpha(0.95), 16_000), ("auto", 0.05 / (8 * 12), 20_000)],
 )
 def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, certifying):
-    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5, backend="serial", threshold=threshold)
+    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5,
+              backend="serial", threshold=threshold)
     assert r.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
     fpr_u = rate_upper(r.false_positives, r.n_negative, r.ci_alpha)
     fnr_u = rate_upper(r.false_negatives, r.n_positive, r.ci_alpha)
@@ -78,16 +79,20 @@ def scale(data, rng, trials):
     return data * rng.standard_normal(trials)
 
 
-@pytest.mark.parametrize(("threshold", "statistic"), [("calibration", "gaussian_lr"), ("auto", "identity")])
+@pytest.mark.parametrize(
+    ("threshold", "statistic"), [("calibration", "gaussian_lr"), ("auto", "identity")]
+)
 def test_variance_change_is_found(threshold, statistic):
-    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial", threshold=threshold)
+    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial",
+              threshold=threshold)
     assert r.statistic == statistic
     assert r.verdict == "violation"
 
 
 def test_auto_picks_the_strategy_from_the_outputs():
     cont = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
-    assert (cont.threshold_strategy, cont.calibration_trials, cont.certification_trials) == ("quantiles", 0, 2000)
+    split = (cont.threshold_strategy, cont.calibration_trials, cont.certification_trials)
+    assert split == ("quantiles", 0, 2000)
 
     def coin(data, rng, trials):
         return (rng.random(trials) < 0.25 + 0.5 * data).astype(float)
@@ -98,13 +103,15 @@ def test_auto_picks_the_strategy_from_the_outputs():
     def gauss3(data, rng, trials):
         return data + rng.standard_normal((trials, 3))
 
-    learned = audit(gauss3, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial", threshold=Quantiles(fraction=0.25))
+    learned = audit(gauss3, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial",
+                    threshold=Quantiles(fraction=0.25))
     assert learned.calibration_trials == 500 and learned.certification_trials == 1500
 
 
 def test_strategy_values_and_strings_agree():
-    kwargs = dict(epsilon=1.0, delta=1e-5, trials=4000, seed=1, backend="serial")
-    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3, **kwargs)
+    kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
+    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3,
+                    **kwargs)
     by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.3), **kwargs)
     assert by_name.epsilon_lower == by_value.epsilon_lower and by_value.calibration_trials == 1200
 
@@ -124,13 +131,14 @@ def test_quantile_tests_match_brute_force():
             assert np.sum(neg > upper) == k and np.sum(neg < lower) == k
             for fn in (np.sum(pos <= upper), np.sum(pos >= lower)):
                 fpr_u = rate_upper(k, len(neg), alpha)
-                best = max(best, float(epsilon_from_rates(fpr_u, rate_upper(fn, len(pos), alpha), 1e-5)))
+                fnr_u = rate_upper(fn, len(pos), alpha)
+                best = max(best, float(epsilon_from_rates(fpr_u, fnr_u, 1e-5)))
     assert cert.epsilon_lower == pytest.approx(best)
 
 
 @pytest.mark.parametrize(("trials", "k"), [(200, 0), (200, 7), (1000, 30)])
 def test_mass_beyond_an_order_statistic_fails_its_bound_with_probability_alpha(trials, k):
-    # the law behind Quantiles: P(mass above the (k+1)-th largest > CP upper bound of k/n) = alpha exactly
+    # the law behind Quantiles: P(mass above the (k+1)-th largest > CP bound of k/n) = alpha
     rng = np.random.default_rng(trials + k)
     top = -np.sort(-rng.standard_normal((4000, trials)), axis=1)[:, k]
     bottom = np.sort(rng.standard_normal((4000, trials)), axis=1)[:, k]
