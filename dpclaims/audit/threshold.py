@@ -68,7 +68,7 @@ class Split:
 
     Measured certified / limit, median over seeds, ε ∈ {0.5, ..., 8} (README, "Audit
     tightness"): Gaussian 0.00-0.77 at 10^3 trials, 0.00-0.91 at 10^4, 0.88-0.99 at 10^5,
-    0.93-0.98 at 10^6, 0.89-0.91 at 10^7 (the calibration cap); Laplace 0.65-1.01 at 10^3,
+    0.93-0.98 at 10^6, 0.88-0.91 at 10^7 (the calibration cap); Laplace 0.65-1.01 at 10^3,
     0.94-0.99 at 10^4, ≥ 0.97 from 10^5.  Best of all strategies for pure-ε Laplace at
     small N, worst for the Gaussian there.
     """
@@ -109,7 +109,7 @@ class Quantiles:
     ``grid``: ranks per tail (``None``: :func:`default_grid` of the trial count).
 
     Measured certified / limit: Gaussian 0.68-0.93 at 10^3 trials, 0.60-0.92 at 10^4,
-    0.89-0.96 at 10^5, 0.96-1.00 at 10^6, 0.96-0.97 at 10^7; Laplace 0.60-0.96 at 10^3,
+    0.89-0.96 at 10^5, 0.96-1.00 at 10^6, 0.95-0.97 at 10^7; Laplace 0.60-0.96 at 10^3,
     0.90-0.97 at 10^4, ≥ 0.94 from 10^5.  Its worst cell is far above the split's.
     """
 
