@@ -53,7 +53,6 @@ from ..execution import (
     SEED_BLOCK,
     as_batched,
     check_determinism,
-    check_outputs,
     child_seed,
     plan_chunks,
     reduce_blocks,
@@ -378,8 +377,7 @@ def _held_strategy(
 ) -> Strategy:
     """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from
     :data:`SHAPE_PROBE` outputs of ``d0`` drawn with their own seed (they never certify)."""
-    rng = np.random.default_rng(child_seed(seed, 3))
-    probe = check_outputs(batched(d0, rng, SHAPE_PROBE), SHAPE_PROBE)
+    probe = run_blocks(batched, d0, child_seed(seed, 3), [(0, SHAPE_PROBE, 0, SHAPE_PROBE)])
     fits = trials * probe.shape[1] <= MAX_HELD_VALUES
     if isinstance(strategy, Quantiles):
         if not fits:
