@@ -1,6 +1,7 @@
 """Threshold tests: vectorised counts, power on a broken mechanism, Bonferroni, and tightness."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from dpclaims.audit.threshold import (
     error_counts,
     quantile_ranks,
 )
+from dpclaims.errors import InputError
 
 
 def test_error_counts_match_brute_force():
@@ -182,3 +184,15 @@ def test_tightness_on_the_analytic_gaussian(epsilon):
     assert r.verdict == "consistent"
     assert r.epsilon_lower <= epsilon
     assert r.epsilon_lower >= 0.85 * limit
+
+
+def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
+    monkeypatch.setattr(sys.modules["dpclaims.audit.core"], "MAX_HELD_VALUES", 1500)
+
+    def gauss2(data, rng, trials):
+        return data + rng.standard_normal((trials, 2))
+
+    streamed = audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial")
+    assert streamed.threshold_strategy == "calibration"
+    with pytest.raises(InputError, match="threshold=Quantiles holds all 1000 × 2 outputs"):
+        audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial", threshold="quantiles")
