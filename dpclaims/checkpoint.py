@@ -23,7 +23,7 @@ import pickle
 import re
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -36,7 +36,7 @@ FORMAT = 1
 
 MANIFEST = "manifest.json"
 
-_CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6})\.npz$")
+_CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6,})\.npz$")
 
 
 def _sha(data: bytes) -> str:
@@ -59,7 +59,9 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, np.generic)):
         return _sha(f"{type(obj).__name__}:{obj!r}".encode())
     if isinstance(obj, np.ndarray):
-        return _sha(f"array:{obj.dtype.str}:{obj.shape}:".encode() + np.ascontiguousarray(obj).tobytes())
+        return _sha(
+            f"array:{obj.dtype.str}:{obj.shape}:".encode() + np.ascontiguousarray(obj).tobytes()
+        )
     if isinstance(obj, UserDataset):
         return _sha(f"UserDataset:{rec(obj.x)}:{rec(obj.y)}".encode())
     if isinstance(obj, (list, tuple)):
@@ -73,7 +75,8 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
         cells = [c.cell_contents for c in obj.__closure__ or () if _has_contents(c)]
         code = marshal.dumps(obj.__code__)
         return _sha(
-            f"function:{obj.__module__}.{obj.__qualname__}:{rec(obj.__defaults__)}:{rec(cells)}:".encode() + code
+            f"function:{obj.__module__}.{obj.__qualname__}:{rec(obj.__defaults__)}:{rec(cells)}:".encode()
+            + code
         )
     if isinstance(obj, types.MethodType):
         return _sha(f"method:{rec(obj.__self__)}:{rec(obj.__func__)}".encode())
@@ -130,7 +133,9 @@ class Checkpoint:
         earlier in the run) is part of the stage's key, so chunks computed for other
         values are refused."""
         if not re.fullmatch(r"[a-z0-9_]+", name):
-            raise InputError(f"checkpoint stage name must be lower-case letters, digits or '_', got {name!r}")
+            raise InputError(
+                f"checkpoint stage name must be lower-case letters, digits or '_', got {name!r}"
+            )
         key = _sha(f"{self.key}:{name}:{fingerprint(extra)}".encode())
         return Stage(self.directory, name, key)
 
@@ -148,20 +153,24 @@ class Stage:
 
     def load(self, chunks: int) -> dict[int, np.ndarray]:
         """``{chunk index: result}`` of every saved chunk of this stage (``0 <= index < chunks``)."""
-        found: dict[int, np.ndarray] = {}
-        for path in sorted(self.directory.iterdir()):
-            match = _CHUNK_FILE.match(path.name)
+        return dict(self.saved(chunks))
+
+    def saved(self, chunks: int) -> Iterator[tuple[int, np.ndarray]]:
+        """``(chunk index, result)`` of every saved chunk of this stage, read one at a time."""
+        with os.scandir(self.directory) as entries:
+            names = [e.name for e in entries if e.name.startswith(f"{self.name}-")]
+        for name in names:
+            match = _CHUNK_FILE.match(name)
             if not match or match["stage"] != self.name:
                 continue
+            path = self.directory / name
             index = int(match["index"])
-            result = self._read(path)
             if index >= chunks:
                 raise InputError(
-                    f"checkpoint file {str(path)!r} is chunk {index} but this run has {chunks} chunks; "
-                    "the checkpoint belongs to another run: pass a new directory"
+                    f"checkpoint file {str(path)!r} is chunk {index} but this run has {chunks} "
+                    "chunks; the checkpoint belongs to another run: pass a new directory"
                 )
-            found[index] = result
-        return found
+            yield index, self._read(path)
 
     def _read(self, path: Path) -> np.ndarray:
         fix = f"delete {str(path)!r} (its chunk is recomputed) or pass a new checkpoint directory"
@@ -172,14 +181,17 @@ class Stage:
                 result = np.array(archive["result"])
         except Exception as exc:
             raise InputError(
-                f"checkpoint file {str(path)!r} is corrupt (not a readable chunk archive: {type(exc).__name__}); {fix}"
+                f"checkpoint file {str(path)!r} is corrupt (not a readable chunk archive: "
+                f"{type(exc).__name__}); {fix}"
             ) from None
         if digest != _digest(result):
-            raise InputError(f"checkpoint file {str(path)!r} is corrupt (its checksum does not match); {fix}")
+            raise InputError(
+                f"checkpoint file {str(path)!r} is corrupt (its checksum does not match); {fix}"
+            )
         if key != self.key:
             raise InputError(
-                f"checkpoint file {str(path)!r} was computed with different inputs for stage {self.name!r} "
-                f"(e.g. a mechanism whose outputs changed); {fix}"
+                f"checkpoint file {str(path)!r} was computed with different inputs for stage "
+                f"{self.name!r} (e.g. a mechanism whose outputs changed); {fix}"
             )
         return result
 
@@ -188,12 +200,16 @@ class Stage:
         result = np.asarray(result)
         _write_atomic(
             self._path(index),
-            lambda handle: np.savez(handle, result=result, key=np.array(self.key), digest=np.array(_digest(result))),
+            lambda handle: np.savez(
+                handle, result=result, key=np.array(self.key), digest=np.array(_digest(result))
+            ),
         )
 
 
 def _digest(result: np.ndarray) -> str:
-    return _sha(f"{result.dtype.str}:{result.shape}:".encode() + np.ascontiguousarray(result).tobytes())
+    return _sha(
+        f"{result.dtype.str}:{result.shape}:".encode() + np.ascontiguousarray(result).tobytes()
+    )
 
 
 def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
@@ -211,18 +227,31 @@ def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
         dpclaims version, a damaged manifest, or unrelated files.
     """
     if not isinstance(directory, (str, os.PathLike)) or not str(directory):
-        raise InputError(f"checkpoint must be a directory path (str or pathlib.Path), got {directory!r}")
+        raise InputError(
+            f"checkpoint must be a directory path (str or pathlib.Path), got {directory!r}"
+        )
     path = Path(directory)
     if path.exists() and not path.is_dir():
-        raise InputError(f"checkpoint {str(path)!r} is a file, not a directory; pass a directory path for checkpoint")
+        raise InputError(
+            f"checkpoint {str(path)!r} is a file, not a directory; pass a directory path for "
+            "checkpoint"
+        )
     arguments = _jsonable(arguments)
     key = _sha(json.dumps(arguments, sort_keys=True).encode())
-    manifest = {"format": FORMAT, "dpclaims_version": _version(), "hash": key, "arguments": arguments}
+    manifest = {
+        "format": FORMAT,
+        "dpclaims_version": _version(),
+        "hash": key,
+        "arguments": arguments,
+    }
     target = path / MANIFEST
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"checkpoint directory {str(path)!r} cannot be created ({exc}); pass a writable directory") from None
+        raise InputError(
+            f"checkpoint directory {str(path)!r} cannot be created ({exc}); pass a writable "
+            "directory"
+        ) from None
     if target.exists():
         _check_manifest(target, manifest)
         for stale in path.glob(".*.tmp"):
@@ -231,8 +260,8 @@ def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
         others = [p.name for p in path.iterdir() if not p.name.startswith(".")]
         if others:
             raise InputError(
-                f"checkpoint directory {str(path)!r} is not empty and has no {MANIFEST} (found {others[0]!r}); "
-                "it is not a dpclaims checkpoint: pass an empty or new directory"
+                f"checkpoint directory {str(path)!r} is not empty and has no {MANIFEST} (found "
+                f"{others[0]!r}); it is not a dpclaims checkpoint: pass an empty or new directory"
             )
         payload = json.dumps(manifest, indent=1, sort_keys=True).encode()
         _write_atomic(target, lambda handle: handle.write(payload))
@@ -246,18 +275,27 @@ def _check_manifest(target: Path, manifest: dict) -> None:
         stored_format, version = stored["format"], stored["dpclaims_version"]
         stored_hash, stored_arguments = stored["hash"], stored["arguments"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"checkpoint manifest {str(target)!r} is corrupt ({type(exc).__name__}: {exc}); {fix}") from None
+        raise InputError(
+            f"checkpoint manifest {str(target)!r} is corrupt ({type(exc).__name__}: {exc}); {fix}"
+        ) from None
     if stored_format != FORMAT or version != manifest["dpclaims_version"]:
         raise InputError(
-            f"checkpoint {str(target.parent)!r} was written by dpclaims {version} (format {stored_format}), this is "
-            f"dpclaims {manifest['dpclaims_version']} (format {FORMAT}); results of different versions are not mixed: {fix}"
+            f"checkpoint {str(target.parent)!r} was written by dpclaims {version} (format "
+            f"{stored_format}), this is dpclaims {manifest['dpclaims_version']} (format "
+            f"{FORMAT}); results of different versions are not mixed: {fix}"
         )
     if stored_hash != manifest["hash"] or stored_arguments != manifest["arguments"]:
-        changed = sorted(
-            k for k in set(stored_arguments) | set(manifest["arguments"])
-            if stored_arguments.get(k) != manifest["arguments"].get(k)
-        ) if isinstance(stored_arguments, dict) else ["arguments"]
+        changed = (
+            sorted(
+                k
+                for k in set(stored_arguments) | set(manifest["arguments"])
+                if stored_arguments.get(k) != manifest["arguments"].get(k)
+            )
+            if isinstance(stored_arguments, dict)
+            else ["arguments"]
+        )
         raise InputError(
             f"checkpoint {str(target.parent)!r} belongs to a run with different arguments "
-            f"(differs in: {', '.join(changed) or 'hash'}); rerun with the original arguments to resume, or {fix}"
+            f"(differs in: {', '.join(changed) or 'hash'}); rerun with the original arguments to "
+            f"resume, or {fix}"
         )

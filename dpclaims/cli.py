@@ -2,21 +2,30 @@
 
 Exit codes: 0 when every checked claim is consistent (or inconclusive), 1 when any
 is a violation or inconsistent (or its experiment failed with an error), 2 for bad
-usage or bad input (one line on stderr, never a traceback).  Every command takes
-``--json`` for machine-readable output on stdout.
+usage or bad input (one line on stderr, never a traceback), 3 for an unexpected
+internal error (one line; ``--debug`` shows the traceback), 130 after Ctrl-C and
+141 when stdout is closed early (``dpclaims list | head``).  Every command takes
+``--json`` for machine-readable output on stdout; a JSON object carries the
+``warnings`` raised during the command, which are also printed to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
+import os
+import signal
 import sys
-from typing import Any, Sequence
+import threading
+import traceback
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
-import numpy as np
-
-from .errors import DPClaimsError, InputError
+from .errors import DPClaimsError, InputError, check_trials
+from .userfiles import first_line as _first_line
+from .userfiles import load_callable as _load_callable
+from .userfiles import load_npz_dataset as _load_npz_dataset
 
 __all__ = ["main"]
 
@@ -28,12 +37,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dpclaims: error: {message} (see 'dpclaims --help')\n")
 
 
+_WARNINGS: list[dict[str, str]] = []
+"""The warnings of the running command (category, one-line message), in order, no repeats."""
+
+
 def _print_json(payload: Any) -> None:
+    if isinstance(payload, dict):
+        payload = {**payload, "warnings": list(_WARNINGS)}
     print(json.dumps(payload, indent=2, default=float))
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from . import claims
+    from .reports.text import plural
 
     selected = claims.load(paper=args.paper, kind=args.kind)
     if args.json:
@@ -43,36 +59,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"{'id':<{width}}  {'paper':<26}  {'kind':<12}  status")
     for c in selected:
         print(f"{c.id:<{width}}  {c.paper:<26}  {c.kind:<12}  {c.status}")
-    print(f"{len(selected)} claim(s)")
+    print(plural(len(selected), "claim"))
     return 0
-
-
-def _load_npz_dataset(path: str, name: str):
-    from .data import UserDataset
-
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            if "x" not in archive.files:
-                raise InputError(f"{name} file {path!r} has no array 'x'; save it with numpy.savez(path, x=..., y=...)")
-            return UserDataset(archive["x"], archive["y"] if "y" in archive.files else None)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{name} file {path!r} is not a readable .npz archive: {exc}") from None
-
-
-def _load_callable(spec: str):
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise InputError(f"mechanism {spec!r} must be a built-in name or 'package.module:function'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"cannot import module {module_name!r} for mechanism {spec!r}: {exc}") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise InputError(f"module {module_name!r} has no attribute {attr!r} (mechanism {spec!r})") from None
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -82,7 +70,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
-    claim = PrivacyClaim(args.epsilon, args.delta, unit, args.relation)
+    array_relation = args.relation if args.relation in ("query", "unchecked") else None
+    relation = "replace" if array_relation else args.relation
+    claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
+    _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
             raise InputError("a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)")
@@ -94,19 +85,100 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise InputError("--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets")
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
-    result = audit(
-        mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
-        seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+    if args.figure:
+        from .reports.atomic import check_output_file
+
+        figure_path = check_output_file(args.figure, "--figure")
+    limits = dict(
+        strict=args.strict, max_seconds=args.max_seconds,
+        max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
-    if args.json:
-        _print_json({"mechanism": args.mechanism, "description": description, **result.to_dict()})
+    found = None
+    if args.search:
+        from .audit.core import MIN_TRIALS
+        from .audit.search import SCREEN_TRIALS, pairs_for, search
+
+        family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
+        found = search(mechanism, family, claim=claim, trials=args.trials,
+                       confidence=args.confidence, seed=args.seed, method=args.method,
+                       backend=args.backend, workers=args.workers, **limits,
+                       screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
+        result = found.result
     else:
-        print(f"mechanism     {args.mechanism}: {description}")
-        print(f"claim         ({claim.epsilon:g}, {claim.delta:g})-DP, {claim.unit} level, {claim.relation}")
-        kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
-        print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {args.confidence:g}, {args.trials} trials per side)")
-        print(f"verdict       {result.verdict}")
+        result = audit(
+            mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
+            seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+            reference_epsilon=args.reference,
+            **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation
+               else {}),
+            **limits,
+        )
+    figure = None
+    if args.figure:
+        from .reports import write_atomic
+        from .reports.figures import audit_figure
+
+        figure = write_atomic(figure_path, audit_figure(result))
+    if args.json:
+        record = found.to_dict() if found is not None else result.to_dict()
+        extra = {} if figure is None else {"figure": str(figure)}
+        _print_json({"mechanism": args.mechanism, "description": description,
+                     **record, **extra})
+    else:
+        _print_audit(args, description, result, figure, found)
     return 1 if result.verdict == "violation" else 0
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    from .claims.mutation import kill_matrix, kill_matrix_lines
+
+    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed,
+                         backend=args.backend, workers=args.workers)
+    if args.json:
+        _print_json(report)
+    else:
+        print("\n".join(kill_matrix_lines(report)))
+    return 0
+
+
+def _print_audit(args: argparse.Namespace, description: str, result, figure, found=None) -> None:
+    """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
+    print(f"mechanism     {args.mechanism}: {description}")
+    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
+          f"{result.relation}")
+    if found is not None:
+        print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
+              f"{found.samples} mechanism runs in all)")
+    kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
+    print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
+          f"{result.trials} trials per side)")
+    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
+          "certification trials per side can certify)")
+    if result.reference_epsilon is None:
+        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on "
+              "this pair)")
+    else:
+        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, "
+              "as given)")
+    print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
+    if result.infinite:
+        print(f"              {result.infinite_message}")
+    elif result.power_message:
+        print(f"power         {result.power_message}")
+    if figure is not None:
+        print(f"figure        {figure}")
+
+
+def _log_estimates() -> None:
+    """Show the time/memory estimate of a long audit (logger "dpclaims", INFO) on stderr."""
+    import logging
+
+    log = logging.getLogger("dpclaims")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
 
 
 def _split(text: str | None) -> list[str]:
@@ -162,6 +234,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             options=options, papers=papers, patterns=patterns,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True), after=lambda entry: bar.update(1),
         )
+    if args.mutants:
+        from .claims.mutation import kill_matrix
+
+        results["mutants"] = kill_matrix(papers=papers or None, budget=args.budget, seed=args.seed,
+                                         backend=args.backend, workers=args.workers)
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
     return exit_code(results)
@@ -194,12 +271,16 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     from .claims import get
     from .claims.standard import AuditExperiment, ValueExperiment
     from .reports import claim_seed, write_atomic
+    from .reports.atomic import check_output_file
     from .reports.figures import rate_figure
     from .reports.results import load_check_modules, to_jsonable
     from .reports.schema import validate_experiment_result
     from .reports.text import evidence_rows, figure_name
 
+    if args.replicates is not None:
+        check_trials(args.replicates, "--replicates", minimum=2, example=20)
     claim = get(args.claim_id)
+    figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
     load_check_modules()  # a broken module of another paper must not stop this claim
     experiment = claim.experiment(args.budget)
     not_a_sweep = (f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
@@ -225,7 +306,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     entry = {"id": claim.id, "verdict": result["verdict"], "type": "rate", "summary": result["summary"],
              "evidence": result["evidence"], "seed": seed,
              "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0)}
-    figure = write_atomic(args.figure or figure_name(claim.id), rate_figure(entry))
+    figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({"id": claim.id, "paper": claim.paper, "kind": claim.kind, "seed": seed,
                      "figure": str(figure), **result})
@@ -241,6 +322,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpclaims", description="Check, by experiment, the claims of papers on DP optimization.")
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser(
@@ -254,18 +336,23 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
                    help="experiment size: quick (default, minutes), standard (under an hour), full")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report directory dpclaims wrote (never any other folder)")
     _add_run_options(p)
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--mutants", action="store_true",
+                   help="also run the selected papers' privacy mutants through their audits "
+                        "(kill matrix in results.json and the report)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_verify)
 
     p = sub.add_parser("report", help="re-render a report from a saved results.json, without rerunning anything")
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
     p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true", help="replace an existing report directory")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report directory dpclaims wrote (never any other folder)")
     p.add_argument("--workers", type=int, default=None, help="processes drawing the figures (default: all cores)")
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_report)
@@ -296,15 +383,47 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--unit", default=None, help="unit of privacy: user or item (default: item for dp-sgd*, else user)")
-    p.add_argument("--relation", default="replace", help="neighbour relation: replace or add-remove (default replace)")
+    p.add_argument("--relation", default="replace",
+                   help="neighbour relation: replace or add-remove (default replace); "
+                   "for array datasets also query (with --sensitivity) or unchecked")
+    p.add_argument("--sensitivity", type=float, default=None,
+                   help="l1 sensitivity of the query, with --relation query")
     p.add_argument("--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
-    p.add_argument("--backend", default="auto", help="auto, serial or processes")
+    p.add_argument("--backend", default="auto",
+                   help="auto (default), serial, processes or dask (when installed)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--search", action="store_true",
+                   help="search canary pairs around --d0 (replacing the user where --d1 "
+                        "differs), then certify the best on fresh trials")
+    p.add_argument("--reference", type=float, default=None,
+                   help="the exact epsilon of the mechanism on this pair, when known "
+                        "(shown beside the bound)")
+    p.add_argument("--figure", default=None,
+                   help="write the trade-off figure (PNG, log axes) to this path")
+    p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                   help="a mechanism that ignores its rng is an error (default: on when CI=true)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="refuse runs estimated longer (default 86400)")
+    p.add_argument("--max-memory-gb", type=float, default=None,
+                   help="refuse runs estimated to need more memory (default: half the RAM)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
+
+    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: "
+                                       "kill matrix and mutation score")
+    p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
+    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
+                   help="default quick")
+    _add_run_options(p)
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output: mutation_score and matrix")
+    p.set_defaults(handler=_cmd_mutants)
+    for command in sub.choices.values():
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show the traceback of an error")
     return parser
 
 
@@ -327,6 +446,48 @@ def _version() -> str:
     return __version__
 
 
+@contextmanager
+def _collect_warnings() -> Iterator[None]:
+    """Print each warning once as one line on stderr and keep it for the JSON output."""
+    _WARNINGS.clear()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        entry = {"category": category.__name__, "message": " ".join(str(message).split())}
+        if entry not in _WARNINGS:
+            _WARNINGS.append(entry)
+            print(f"dpclaims: warning: {entry['message']}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+@contextmanager
+def _quiet_interrupt() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here and ends forked worker processes without a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    parent = os.getpid()
+
+    def on_interrupt(signum, frame) -> None:
+        if os.getpid() != parent:
+            os._exit(130)  # a worker forked from this process: the parent reports the interrupt
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _fail(message: str, debug: bool) -> None:
+    if debug:
+        traceback.print_exc()
+    print(f"dpclaims: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = _build_parser()
@@ -334,15 +495,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (code 2, already printed as one line), --help and --version
         return exc.code if isinstance(exc.code, int) else 2
+    debug = args.debug
     try:
-        return args.handler(args)
-    except (DPClaimsError, ValueError, OSError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpclaims: error: {message}", file=sys.stderr)
+        with _collect_warnings(), _quiet_interrupt():
+            code = args.handler(args)
+            sys.stdout.flush()  # a closed pipe shows here, not as noise at interpreter exit
+            return code
+    except BrokenPipeError:  # stdout closed early, e.g. by `dpclaims list | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout at exit
+        return 141
+    except DPClaimsError as exc:
+        _fail(f"error: {_first_line(exc)}", debug)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            _fail(_internal(exc), debug)
+            return 3
+        _fail(f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
+              "check the path and its permissions", debug)
         return 2
     except KeyboardInterrupt:
-        print("dpclaims: interrupted", file=sys.stderr)
+        checkpoint = getattr(args, "checkpoint", None)
+        resume = "; rerun the same command to resume from --checkpoint" if checkpoint else ""
+        print(f"dpclaims: interrupted{resume}", file=sys.stderr)
         return 130
+    except Exception as exc:
+        _fail(_internal(exc), debug)
+        return 3
+
+
+def _internal(exc: BaseException) -> str:
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(exc, (MemoryError, BrokenProcessPool)):
+        return (f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
+                "killed; lower --trials or --workers (rerun with --debug for the traceback)")
+    return (f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
+            "rerun with --debug for the traceback and report it)")
 
 
 if __name__ == "__main__":

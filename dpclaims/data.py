@@ -24,6 +24,10 @@ __all__ = [
     "remove_user",
     "are_neighbours",
     "neighbour_distance",
+    "shape_mismatch",
+    "ARRAY_RELATIONS",
+    "read_only",
+    "check_array_neighbours",
 ]
 
 UNITS = ("user", "item")
@@ -56,16 +60,23 @@ class UserDataset:
         if x.ndim == 2:
             x = x[:, None, :]
         if x.ndim != 3:
-            raise InputError(f"x must have shape (n, m, d) (or (n, d) for one item per user), got shape {x.shape}")
+            raise InputError(
+                "x must have shape (n, m, d) (or (n, d) for one item per user), got shape "
+                f"{x.shape}"
+            )
         if 0 in x.shape:
-            raise InputError(f"x must have at least one user, item and feature, got shape {x.shape}")
+            raise InputError(
+                f"x must have at least one user, item and feature, got shape {x.shape}"
+            )
         object.__setattr__(self, "x", _frozen(x))
         if self.y is not None:
             y = check_finite_array(self.y, "y")
             if y.ndim == 1 and x.shape[1] == 1:
                 y = y[:, None]
             if y.shape != x.shape[:2]:
-                raise InputError(f"y must have shape (n, m) = {x.shape[:2]} to match x, got shape {y.shape}")
+                raise InputError(
+                    f"y must have shape (n, m) = {x.shape[:2]} to match x, got shape {y.shape}"
+                )
             object.__setattr__(self, "y", _frozen(y))
 
     @property
@@ -104,7 +115,11 @@ class UserDataset:
 
 
 def _check_index(value: Any, size: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not -size <= value < size:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not -size <= value < size
+    ):
         raise InputError(f"{name} must be an integer index in [0, {size}), got {value!r}")
     return int(value) % size
 
@@ -112,7 +127,10 @@ def _check_index(value: Any, size: int, name: str) -> int:
 def _labels_required(data: UserDataset, new_y: Any, name: str) -> None:
     if (data.y is None) != (new_y is None):
         need = "pass" if data.y is not None else "omit"
-        raise InputError(f"{name}: the dataset is {'labelled' if data.y is not None else 'unlabelled'}; {need} the new label(s)")
+        raise InputError(
+            f"{name}: the dataset is {'labelled' if data.y is not None else 'unlabelled'}; {need} "
+            "the new label(s)"
+        )
 
 
 def replace_user(data: UserDataset, user: int, x_new: Any, y_new: Any = None) -> UserDataset:
@@ -134,7 +152,9 @@ def replace_user(data: UserDataset, user: int, x_new: Any, y_new: Any = None) ->
     return UserDataset(x, y)
 
 
-def replace_item(data: UserDataset, user: int, item: int, x_new: Any, y_new: Any = None) -> UserDataset:
+def replace_item(
+    data: UserDataset, user: int, item: int, x_new: Any, y_new: Any = None
+) -> UserDataset:
     """Return ``data`` with item ``item`` of user ``user`` replaced by ``x_new`` (shape ``(d,)``)."""
     i = _check_index(user, data.n, "user")
     j = _check_index(item, data.m, "item")
@@ -155,7 +175,10 @@ def remove_user(data: UserDataset, user: int) -> UserDataset:
     """Return ``data`` without user ``user`` (n − 1 users, order kept)."""
     i = _check_index(user, data.n, "user")
     if data.n == 1:
-        raise InputError("remove_user needs a dataset with at least 2 users; an empty dataset cannot be represented")
+        raise InputError(
+            "remove_user needs a dataset with at least 2 users; an empty dataset cannot be "
+            "represented"
+        )
     keep = np.arange(data.n) != i
     return UserDataset(data.x[keep], None if data.y is None else data.y[keep])
 
@@ -181,7 +204,9 @@ def _is_one_removal(big: UserDataset, small: UserDataset) -> bool:
     return bool(np.any(ok_prefix & ok_suffix))
 
 
-def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace") -> int | None:
+def neighbour_distance(
+    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
+) -> int | None:
     """Number of ``unit``s changed between ``d0`` and ``d1`` under ``relation``.
 
     Returns ``None`` when ``d1`` cannot be reached from ``d0`` by such changes
@@ -199,8 +224,8 @@ def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", rel
         return _differing_units(d0, d1, unit)
     if unit == "item" and max(d0.m, d1.m) > 1:
         raise InputError(
-            "item-level add-remove neighbours need one item per user (m = 1); "
-            "use relation='replace' for datasets with m > 1"
+            "item-level add-remove neighbours need one item per user (m = 1); use "
+            "relation='replace' for datasets with m > 1"
         )
     if d0.x.shape == d1.x.shape:
         return 0 if d0 == d1 else None
@@ -210,7 +235,34 @@ def neighbour_distance(d0: UserDataset, d1: UserDataset, unit: str = "user", rel
     return 1 if _is_one_removal(big, small) else None
 
 
-def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace") -> bool:
+def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") -> str | None:
+    """Why ``d1`` cannot be reached from ``d0`` by ``relation`` changes, from their shapes alone
+    (which dimension differs: n users, m items, d features, labels in only one), or None."""
+    if (d0.y is None) != (d1.y is None):
+        which = "d0" if d0.y is not None else "d1"
+        return f"labels (y) are present only in {which}; give both datasets labels or neither"
+    if d0.d != d1.d:
+        return f"the feature size differs: d = {d0.d} in d0, {d1.d} in d1"
+    if d0.m != d1.m:
+        return f"the items per user differ: m = {d0.m} in d0, {d1.m} in d1"
+    if d0.n != d1.n and (relation == "replace" or abs(d0.n - d1.n) != 1):
+        fix = (
+            "relation='add-remove' takes one user more or fewer"
+            if relation == "replace"
+            else "at most one"
+        )
+        return f"the number of users differs: n = {d0.n} in d0, {d1.n} in d1 ({fix})"
+    if relation == "add-remove" and d0.n == d1.n:
+        return (
+            f"both have n = {d0.n} users but differ; add-remove neighbours differ by one user "
+            "added or removed (for one user changed in place use relation='replace')"
+        )
+    return None
+
+
+def are_neighbours(
+    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
+) -> bool:
     """True when ``d0`` and ``d1`` differ in at most one ``unit`` under ``relation``.
 
     Identical datasets are neighbours (distance 0), as in the definition of DP.
@@ -220,3 +272,133 @@ def are_neighbours(d0: UserDataset, d1: UserDataset, unit: str = "user", relatio
     """
     distance = neighbour_distance(d0, d1, unit, relation)
     return distance is not None and distance <= 1
+
+
+# --------------------------------------------------------------------------------------------
+# Plain arrays (and numbers) as datasets: rows are records, or the arrays are query answers.
+# --------------------------------------------------------------------------------------------
+
+ARRAY_RELATIONS = ("replace", "add-remove", "query", "unchecked")
+"""How two plain-array datasets are checked: rows (axis 0) are records, one replaced
+(``"replace"``) or one added/removed (``"add-remove"``); or the arrays are answers of a
+query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``, an explicit
+opt-out)."""
+
+
+def read_only(data: Any) -> Any:
+    """``data`` as a mechanism may see it: a numpy array becomes a read-only view (the
+    caller's array is untouched); a :class:`UserDataset` is read-only already; anything else
+    is unchanged."""
+    if isinstance(data, np.ndarray):
+        view = data.view()
+        view.setflags(write=False)
+        return view
+    return data
+
+
+def _rows(array: np.ndarray) -> np.ndarray:
+    return array.reshape(1) if array.ndim == 0 else array
+
+
+def _per_coordinate(sensitivity: Any, row_shape: tuple) -> np.ndarray:
+    """``sensitivity`` as an array broadcasting to the answers' shape, each entry finite, > 0."""
+    message = (
+        "relation='query' needs the per-coordinate sensitivity of the query, a number > 0 (or "
+        f"an array of them, one per coordinate), got sensitivity={sensitivity!r}; pass e.g. "
+        "sensitivity=1.0"
+    )
+    if sensitivity is None or isinstance(sensitivity, bool):
+        raise InputError(message)
+    try:
+        limit = np.asarray(sensitivity, dtype=np.float64)
+        np.broadcast_to(limit, row_shape)
+    except (TypeError, ValueError):
+        raise InputError(message) from None
+    if not np.all(np.isfinite(limit) & (limit > 0)):
+        raise InputError(message)
+    return limit
+
+
+def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = None) -> None:
+    """Raise :class:`~dpclaims.errors.NotNeighboursError` unless plain arrays ``d0``, ``d1`` are
+    neighbours under ``relation`` (one of :data:`ARRAY_RELATIONS`).
+
+    Rows (axis 0) are records; a number or 0-d array is one record.
+    ``"replace"``: same shape, at most one row differs.  ``"add-remove"``: one array
+    is the other with one row deleted (order kept), or they are equal.  ``"query"``:
+    same shape and ``|d0 − d1| ≤ sensitivity`` in every coordinate: the per-coordinate
+    sensitivity of a vector of queries (a number, or an array broadcasting to the answers), the
+    setting of StatDP (Ding et al. 2018) and DP-Sniper (Bichsel et al. 2021).  A mechanism
+    calibrated to an ℓ1 or ℓ2 sensitivity needs the pair checked against that norm instead:
+    pass ``"unchecked"`` after checking it yourself.
+    """
+    from .errors import NotNeighboursError
+
+    check_choice(relation, ARRAY_RELATIONS, "relation")
+    if relation == "unchecked":
+        return
+    a0, a1 = (_rows(check_finite_array(d, name)) for d, name in ((d0, "d0"), (d1, "d1")))
+    if relation == "query":
+        limit = _per_coordinate(sensitivity, a0.shape)
+        if a0.shape != a1.shape:
+            raise NotNeighboursError(
+                f"d0 and d1 are query answers of different shapes {a0.shape} and {a1.shape}; "
+                "answers of one query on neighbouring datasets have the same shape"
+            )
+        excess = np.abs(a0 - a1) - limit * (1 + 1e-12)
+        if np.any(excess > 0):
+            where = np.unravel_index(int(np.argmax(excess)), excess.shape)
+            raise NotNeighboursError(
+                f"d0 and d1 differ by {abs(float(a0[where] - a1[where])):.6g} at index "
+                f"{tuple(int(i) for i in where)}, more than the per-coordinate "
+                f"sensitivity={sensitivity!r}; they are not answers of a query with that "
+                "sensitivity on neighbouring datasets (check the pair or the sensitivity)"
+            )
+        return
+    if sensitivity is not None:
+        raise InputError(
+            f"sensitivity= is for relation='query', got relation={relation!r}; omit sensitivity"
+        )
+    if a0.shape[1:] != a1.shape[1:]:
+        raise NotNeighboursError(
+            f"d0 and d1 have rows of different shapes {a0.shape[1:]} and {a1.shape[1:]} (arrays "
+            f"{a0.shape}, {a1.shape}); records of one dataset and its neighbour have the same "
+            "shape"
+        )
+    if relation == "replace":
+        if len(a0) != len(a1):
+            raise NotNeighboursError(
+                f"d0 has {len(a0)} rows and d1 {len(a1)}: relation='replace' changes one row in "
+                "place; for one row added or removed pass relation='add-remove'"
+            )
+        changed = int(np.count_nonzero(np.any((a0 != a1).reshape(len(a0), -1), axis=1)))
+        if changed > 1:
+            raise NotNeighboursError(
+                f"d0 and d1 differ in {changed} rows; replace-one neighbours differ in at most "
+                "one row (records are rows, axis 0). For query answers pass relation='query' "
+                "with sensitivity=, or relation='unchecked'"
+            )
+        return
+    if len(a0) == len(a1):
+        if not np.array_equal(a0, a1):
+            raise NotNeighboursError(
+                f"d0 and d1 both have {len(a0)} rows but differ: add-remove neighbours differ by "
+                "one row added or removed; for a row changed in place pass relation='replace'"
+            )
+        return
+    big, small = (a0, a1) if len(a0) > len(a1) else (a1, a0)
+    if len(big) != len(small) + 1 or not _one_row_removed(big, small):
+        raise NotNeighboursError(
+            f"d0 has {len(a0)} rows and d1 {len(a1)}: add-remove neighbours are one array with "
+            "one row deleted from the other (other rows unchanged, in order)"
+        )
+
+
+def _one_row_removed(big: np.ndarray, small: np.ndarray) -> bool:
+    """True when ``small`` is ``big`` with exactly one row deleted (order kept)."""
+    flat_big, flat_small = big.reshape(len(big), -1), small.reshape(len(small), -1)
+    prefix = np.all(flat_big[:-1] == flat_small, axis=1)
+    suffix = np.all(flat_big[1:] == flat_small, axis=1)
+    ok_prefix = np.concatenate([[True], np.cumprod(prefix).astype(bool)])
+    ok_suffix = np.concatenate([np.cumprod(suffix[::-1])[::-1].astype(bool), [True]])
+    return bool(np.any(ok_prefix & ok_suffix))

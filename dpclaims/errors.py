@@ -60,10 +60,18 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     return float(delta)
 
 
-def check_trials(trials: Any, name: str = "trials", minimum: int = 1) -> int:
-    """Return ``trials`` as an int after checking it is a whole number ≥ ``minimum``."""
+def check_trials(trials: Any, name: str = "trials", minimum: int = 1, example: Any = None) -> int:
+    """Return ``trials`` as an int after checking it is a whole number ≥ ``minimum``.
+
+    ``example`` is the value the message suggests (default 100_000 for trials, else
+    at least 10); a command-line ``name`` such as ``"--replicates"`` is suggested as a flag.
+    """
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < minimum:
-        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; pass e.g. {name}=100_000")
+        if example is None:
+            example = "100_000" if name == "trials" else max(minimum, 10)
+        fix = f"{name} {example}" if name.startswith("--") else f"{name}={example}"
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; "
+                         f"pass e.g. {fix}")
     return int(trials)
 
 

@@ -25,6 +25,8 @@ import math
 import multiprocessing
 import os
 import pickle
+import sys
+import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -44,8 +46,14 @@ __all__ = [
     "as_batched",
     "check_outputs",
     "check_determinism",
+    "first_block",
+    "ignores_rng",
+    "strict_default",
     "child_seed",
     "plan_chunks",
+    "ChunkPlan",
+    "TaskGrid",
+    "call_block",
     "run_blocks",
     "reduce_blocks",
     "run_trials",
@@ -77,13 +85,26 @@ DASK_CONNECT_TIMEOUT = 10
 def child_seed(seed: int | np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """The SeedSequence with spawn key ``seed.spawn_key + key``: a fixed, order-free child."""
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    return np.random.SeedSequence(entropy=root.entropy, spawn_key=tuple(root.spawn_key) + tuple(key))
+    return np.random.SeedSequence(
+        entropy=root.entropy, spawn_key=tuple(root.spawn_key) + tuple(key)
+    )
 
 
 def _root_seed(seed: Any) -> np.random.SeedSequence:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}; pass e.g. seed=0")
     return np.random.SeedSequence(int(seed))
+
+
+def _sample(value: Any) -> np.ndarray:
+    """One output of a one-sample mechanism as an array (a number or a vector (k,))."""
+    if isinstance(value, dict):
+        raise MechanismError(
+            f"mechanism returned a dict (keys {sorted(map(str, value))[:4]}); return the outputs "
+            "as one vector of numbers, e.g. np.array([out['a'], out['b']]) for mechanism(data, "
+            "rng) -> (k,)"
+        )
+    return np.asarray(value)
 
 
 @dataclass(frozen=True)
@@ -93,72 +114,171 @@ class _Looped:
     func: Callable
 
     def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
-        rows = [np.asarray(self.func(data, rng)) for _ in range(trials)]
+        rows = [_sample(self.func(data, rng)) for _ in range(trials)]
         if any(r.shape != rows[0].shape for r in rows):
-            raise MechanismError("mechanism returned outputs of different shapes on different calls")
+            raise MechanismError(
+                "mechanism returned outputs of different shapes on different calls"
+            )
+        if rows[0].ndim > 1:
+            raise MechanismError(
+                f"mechanism(data, rng) returned shape {rows[0].shape}; a one-sample mechanism "
+                "returns one output: a number or a vector (k,) (flatten it, e.g. np.ravel(out))"
+            )
         return np.stack(rows)
 
 
+@dataclass(frozen=True)
+class _TrialsByKeyword:
+    """Adapter for a batched mechanism whose ``trials`` is not its third positional parameter."""
+
+    func: Callable
+
+    def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> Any:
+        return self.func(data, rng, trials=trials)
+
+
 def as_batched(mechanism: Callable) -> Callable:
-    """Return ``mechanism`` as ``f(data, rng, trials)``; wrap a two-argument one in a loop."""
+    """``mechanism`` as ``f(data, rng, trials)``, recognised by its signature, never by position.
+
+    A callable with a parameter named ``trials`` is batched (``trials`` is passed by
+    name unless it is the third positional parameter); one without it that can be
+    called as ``f(data, rng)`` is a one-sample mechanism (its other parameters keep
+    their defaults) and is looped.  Anything else is an :class:`InputError`.
+    """
     if not callable(mechanism):
-        raise InputError(f"mechanism must be callable as mechanism(data, rng, trials), got {type(mechanism).__name__}")
-    if isinstance(mechanism, _Looped):
+        raise InputError(
+            "mechanism must be callable as mechanism(data, rng, trials), got "
+            f"{type(mechanism).__name__}"
+        )
+    if isinstance(mechanism, (_Looped, _TrialsByKeyword)):
         return mechanism
     try:
         signature = inspect.signature(mechanism)
     except (TypeError, ValueError):
         return mechanism
-    if "trials" in signature.parameters:
-        return mechanism
-    for args, batched in (((None, None, 1), True), ((None, None), False)):
-        try:
-            signature.bind(*args)
-        except TypeError:
-            continue
-        return mechanism if batched else _Looped(mechanism)
-    raise InputError(
-        f"mechanism {getattr(mechanism, '__name__', mechanism)!r} has signature {signature}; "
-        "it must accept (data, rng, trials) or (data, rng)"
-    )
+    params = signature.parameters
+    name = getattr(mechanism, "__name__", type(mechanism).__name__)
+    if "trials" in params:
+        positional = [
+            p.name
+            for p in params.values()
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        if positional[2:3] == ["trials"]:
+            return mechanism
+        if params["trials"].kind == inspect.Parameter.POSITIONAL_ONLY:
+            raise InputError(
+                f"mechanism {name!r} has signature {signature}; its trials parameter must be the "
+                "third one (data, rng, trials) or accept trials=..."
+            )
+        return _TrialsByKeyword(mechanism)
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise InputError(
+            f"mechanism {name!r} has signature {signature}; it must accept (data, rng, trials) or "
+            "(data, rng): a batched mechanism names its batch size trials, mechanism(data, rng, "
+            "trials) -> (trials, k); a one-sample mechanism is mechanism(data, rng) -> (k,)"
+        ) from None
+    return _Looped(mechanism)
 
 
 def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndarray:
     """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise :class:`MechanismError`."""
+    if isinstance(outputs, dict):
+        raise MechanismError(
+            f"{name} returned a dict (keys {sorted(map(str, outputs))[:4]}); return one array of "
+            "shape (trials, k), e.g. np.column_stack([out['a'], out['b']]), or (trials,) for one "
+            "output per trial"
+        )
     try:
         arr = np.asarray(outputs)
     except Exception as exc:  # ragged lists and the like
         raise MechanismError(f"{name} returned something that is not an array: {exc}") from None
     if arr.dtype.kind not in "biuf":
         raise MechanismError(
-            f"{name} returned non-numeric outputs (dtype {arr.dtype}); return numbers, booleans or integers"
+            f"{name} returned non-numeric outputs (dtype {arr.dtype}); return numbers, booleans "
+            "or integers"
+        )
+    if arr.ndim == 0:
+        raise MechanismError(
+            f"{name} returned one number for trials={trials}; a batched mechanism(data, rng, "
+            "trials) returns one output per trial, shape (trials,) or (trials, k) (e.g. "
+            "rng.standard_normal(trials)); a mechanism returning one sample takes (data, rng) "
+            "only"
         )
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != trials or arr.shape[1] == 0:
         raise MechanismError(
-            f"{name} returned shape {np.shape(outputs)} for trials={trials}; it must return (trials, k) or (trials,)"
+            f"{name} returned shape {np.shape(outputs)} for trials={trials}; it must return "
+            "(trials, k) or (trials,)"
         )
     arr = arr.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
-        raise MechanismError(f"{name} returned NaN or infinite outputs; a mechanism's outputs must be finite")
+        raise MechanismError(
+            f"{name} returned NaN or infinite outputs; a mechanism's outputs must be finite"
+        )
     return arr
 
 
-def _blocks(trials: int, start: int = 0, stop: int | None = None) -> list[tuple[int, int, int, int]]:
-    """Seed blocks covering trials ``[start, stop)`` of a stream of ``trials`` trials.
+def _block(trials: int, b: int, start: int, stop: int) -> tuple[int, int, int, int]:
+    """Seed block ``b`` of a stream of ``trials`` trials, restricted to ``[start, stop)``:
+    ``(b, block size, lo, hi)``.  The mechanism is called on the whole block (its size fixed
+    by ``trials``, so its random numbers never depend on the range) and rows ``[lo, hi)``
+    are kept."""
+    first = b * SEED_BLOCK
+    size = min(SEED_BLOCK, trials - first)
+    return (b, size, max(start, first) - first, min(stop, first + size) - first)
 
-    Each is ``(block index, block size, lo, hi)``: the mechanism is called on the
-    whole block (its size fixed by ``trials``, so its random numbers never depend on
-    the range) and rows ``[lo, hi)`` are kept.
+
+class ChunkPlan(Sequence):
+    """The chunks of trials ``[start, stop)`` of a stream of ``trials`` trials, computed on demand.
+
+    ``plan[i]`` is a list of at most ``per_chunk`` seed blocks ``(block, size, lo, hi)``
+    (see :func:`run_blocks`).  Nothing is stored per chunk or block, so the plan of
+    10^12 trials is as small as the plan of 10^3.
     """
-    stop = trials if stop is None else stop
-    out = []
-    for b in range(start // SEED_BLOCK, -(-stop // SEED_BLOCK)):
-        first = b * SEED_BLOCK
-        size = min(SEED_BLOCK, trials - first)
-        out.append((b, size, max(start, first) - first, min(stop, first + size) - first))
-    return out
+
+    def __init__(self, trials: int, start: int, stop: int, per_chunk: int) -> None:
+        self.trials, self.start, self.stop, self.per_chunk = trials, start, stop, per_chunk
+        self.first = start // SEED_BLOCK
+        self.blocks = max(0, -(-stop // SEED_BLOCK) - self.first) if stop > start else 0
+
+    def __len__(self) -> int:
+        return -(-self.blocks // self.per_chunk)
+
+    def __getitem__(self, i: int) -> list[tuple[int, int, int, int]]:  # type: ignore[override]
+        if isinstance(i, slice):
+            raise TypeError("a ChunkPlan is indexed by one chunk number")
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"chunk {i} of a plan with {n} chunks")
+        lo = self.first + (i % n) * self.per_chunk
+        hi = min(self.first + self.blocks, lo + self.per_chunk)
+        return [_block(self.trials, b, self.start, self.stop) for b in range(lo, hi)]
+
+    @property
+    def layout(self) -> list[int]:
+        """``[chunks, blocks per chunk, first block, blocks]``: what a checkpoint records."""
+        return [len(self), self.per_chunk, self.first, self.blocks]
+
+
+class TaskGrid(Sequence):
+    """Tasks ``(*head, chunk, *tail)`` for each head (outer) and chunk (inner), built on demand."""
+
+    def __init__(self, heads: Sequence[tuple], chunks: Sequence, tail: tuple = ()) -> None:
+        self.heads, self.chunks, self.tail = list(heads), chunks, tuple(tail)
+
+    def __len__(self) -> int:
+        return len(self.heads) * len(self.chunks)
+
+    def __getitem__(self, i: int) -> tuple:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(f"task {i} of {len(self)}")
+        head, c = divmod(i, len(self.chunks))
+        return (*self.heads[head], self.chunks[c], *self.tail)
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -166,15 +286,24 @@ def resolve_workers(workers: int | None) -> int:
     if workers is None:
         return os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise InputError(f"workers must be a whole number >= 1, got {workers!r}; pass e.g. workers=4, or omit it to use all cores")
+        raise InputError(
+            f"workers must be a whole number >= 1, got {workers!r}; pass e.g. workers=4, or omit "
+            "it to use all cores"
+        )
     return int(workers)
 
 
 def plan_chunks(
-    trials: int, chunk: int | None, workers: int, checkpointed: bool = False, start: int = 0, stop: int | None = None
-) -> list[list[tuple[int, int, int, int]]]:
+    trials: int,
+    chunk: int | None,
+    workers: int,
+    checkpointed: bool = False,
+    start: int = 0,
+    stop: int | None = None,
+) -> ChunkPlan:
     """Group the seed blocks of trials ``[start, stop)`` (default: all) of a stream of ``trials``
-    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`).
+    trials into chunks: lists of ``(block, size, lo, hi)`` (see :func:`run_blocks`), computed
+    on demand.
 
     ``chunk`` (trials, rounded up to whole seed blocks) fixes the chunk size; by
     default the blocks are spread over ``4 × workers`` chunks of at most
@@ -182,42 +311,63 @@ def plan_chunks(
     :data:`CHECKPOINT_CHUNK_BLOCKS` blocks when ``checkpointed`` (a layout that does
     not depend on the worker count, so a resumed run finds its chunks).
     """
-    blocks = _blocks(trials, start, stop)
+    stop = trials if stop is None else stop
+    blocks = ChunkPlan(trials, start, stop, 1).blocks
     if chunk is not None:
         per_chunk = math.ceil(check_trials(chunk, "chunk") / SEED_BLOCK)
     elif checkpointed:
         per_chunk = CHECKPOINT_CHUNK_BLOCKS
     else:
-        per_chunk = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(len(blocks) / (4 * workers))))
-    return [blocks[i : i + per_chunk] for i in range(0, len(blocks), per_chunk)]
+        per_chunk = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(blocks / (4 * workers))))
+    return ChunkPlan(trials, start, stop, per_chunk)
 
 
-def _call_block(mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int) -> np.ndarray:
+def call_block(
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int
+) -> np.ndarray:
+    """Outputs ``(size, k)`` of ``mechanism`` on seed block ``index`` of ``size`` trials."""
     rng = np.random.default_rng(child_seed(seed, index))
     try:
         raw = mechanism(data, rng, size)
     except DPClaimsError:
         raise
     except Exception as exc:
+        if isinstance(exc, ValueError) and "read-only" in str(exc):
+            raise MechanismError(
+                f"the mechanism wrote into its dataset ({type(exc).__name__}: {exc}); datasets "
+                "are read-only: copy first, e.g. x = data.x.copy() (or np.array(data)), and "
+                "change the copy"
+            ) from exc
         raise MechanismError(f"the mechanism raised {type(exc).__name__}: {exc}") from exc
     return check_outputs(raw, size)
 
 
-def run_blocks(mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+def run_blocks(
+    mechanism: Callable,
+    data: Any,
+    seed: np.random.SeedSequence,
+    blocks: Sequence[tuple[int, int, int, int]],
+) -> np.ndarray:
     """Outputs ``(sum of hi - lo, k)`` of ``mechanism`` on one chunk of seed blocks.
 
     Block ``(b, size, lo, hi)``: ``mechanism(data, rng_b, size)`` with ``rng_b`` seeded
     by ``child_seed(seed, b)``, rows ``[lo, hi)`` kept.
     """
-    out = [_call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
+    out = [call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
     widths = {o.shape[1] for o in out}
     if len(widths) > 1:
-        raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
+        raise MechanismError(
+            f"mechanism returned different output widths across calls: {sorted(widths)}"
+        )
     return np.concatenate(out)
 
 
 def reduce_blocks(
-    mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: Sequence[tuple[int, int, int, int]], reducer: Callable
+    mechanism: Callable,
+    data: Any,
+    seed: np.random.SeedSequence,
+    blocks: Sequence[tuple[int, int, int, int]],
+    reducer: Callable,
 ) -> np.ndarray:
     """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as :func:`run_blocks`):
     only one block of outputs is alive at a time.
@@ -227,19 +377,73 @@ def reduce_blocks(
     """
     total = None
     for index, size, lo, hi in blocks:
-        counts = np.asarray(reducer(_call_block(mechanism, data, seed, index, size)[lo:hi]))
+        counts = np.asarray(reducer(call_block(mechanism, data, seed, index, size)[lo:hi]))
         if counts.dtype.kind not in "biu":
             raise InputError(
-                f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk sums are exact"
+                f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk "
+                "sums are exact"
             )
         if total is not None and counts.shape != total.shape:
-            raise InputError(f"reducer returned shape {counts.shape} after {total.shape}; keep the result shape fixed")
+            raise InputError(
+                f"reducer returned shape {counts.shape} after {total.shape}; keep the result "
+                "shape fixed"
+            )
         total = counts.astype(np.int64) if total is None else total + counts
     return total
 
 
-def check_determinism(mechanism: Callable, data: Any, seed: int | np.random.SeedSequence = 0, trials: int = DETERMINISM_PROBE) -> bool:
-    """Run the first seed block twice on ``trials`` trials; warn and return False if the outputs differ.
+def first_block(
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, trials: int = DETERMINISM_PROBE
+) -> tuple[bool, np.ndarray, float]:
+    """Run the first seed block twice on ``trials`` trials: ``(same outputs?, outputs (trials, k),
+    CPU seconds of one call)``."""
+    start = time.process_time()
+    first = call_block(mechanism, data, seed, 0, trials)
+    seconds = time.process_time() - start
+    second = call_block(mechanism, data, seed, 0, trials)
+    return first.shape == second.shape and bool(np.array_equal(first, second)), first, seconds
+
+
+def ignores_rng(mechanism: Callable, strict: bool) -> str:
+    """The message for a mechanism whose outputs differ for the same seed; raised as a
+    :class:`MechanismError` when ``strict``, else issued as a :class:`RuntimeWarning` and
+    returned."""
+    inner = mechanism.func if isinstance(mechanism, _Looped) else mechanism
+    name = getattr(inner, "__qualname__", type(inner).__qualname__)
+    message = (
+        f"mechanism {name!r} returned different outputs for the same seed: it draws randomness "
+        "from somewhere other than its rng argument (np.random.*, random, a global generator, "
+        "the clock). Draw all randomness from the rng argument (e.g. rng.standard_normal) so "
+        "results are reproducible and chunks are independent"
+    )
+    if strict:
+        raise MechanismError(
+            message + " (strict mode; pass strict=False, or --no-strict, to only warn)"
+        )
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
+    return message
+
+
+def strict_default(strict: bool | None) -> bool:
+    """``strict`` checked; None means on when the environment variable ``CI`` is ``true``
+    (as CI services set it)."""
+    if strict is None:
+        return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    if not isinstance(strict, (bool, np.bool_)):
+        raise InputError(f"strict must be True, False or None (on under CI=true), got {strict!r}")
+    return bool(strict)
+
+
+def check_determinism(
+    mechanism: Callable,
+    data: Any,
+    seed: int | np.random.SeedSequence = 0,
+    trials: int = DETERMINISM_PROBE,
+    *,
+    strict: bool = False,
+) -> bool:
+    """Run the first seed block twice on ``trials`` trials; warn (raise :class:`MechanismError`
+    when ``strict``) and return False if the outputs differ.
 
     A mechanism that draws randomness from anywhere but its ``rng`` argument
     (``np.random.*``, ``random``, a global generator, the clock) gives different
@@ -248,19 +452,10 @@ def check_determinism(mechanism: Callable, data: Any, seed: int | np.random.Seed
     """
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    first = _call_block(batched, data, root, 0, trials)
-    second = _call_block(batched, data, root, 0, trials)
-    if first.shape == second.shape and np.array_equal(first, second):
-        return True
-    name = getattr(mechanism, "__qualname__", type(mechanism).__qualname__)
-    warnings.warn(
-        f"mechanism {name!r} returned different outputs for the same seed: it draws randomness from somewhere other "
-        "than its rng argument (np.random.*, random, a global generator, the clock). Draw all randomness from the rng "
-        "argument (e.g. rng.standard_normal) so results are reproducible and chunks are independent",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return False
+    same, _, _ = first_block(batched, data, root, trials)
+    if not same:
+        ignores_rng(mechanism, strict)
+    return same
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,32 +491,85 @@ class _Serial:
             yield i, func(*task)
 
 
+PR_SET_PDEATHSIG = 1
+"""Linux prctl option: the signal a process receives when its parent dies."""
+
+PARENT_POLL = 0.5
+"""Seconds between a worker's checks that its parent is alive (fallback to PR_SET_PDEATHSIG)."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when process ``parent`` dies, however it dies.
+
+    On Linux the kernel sends SIGKILL on the parent's death (``prctl(PR_SET_PDEATHSIG)``,
+    which also covers SIGKILL and the out-of-memory killer); everywhere a daemon thread
+    checks every :data:`PARENT_POLL` s that the parent is still this process's parent.
+    """
+    import signal
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=watch, name="dpclaims-parent-watch", daemon=True).start()
+
+
+def _payload(func: Callable, task: tuple, backend: str) -> bytes:
+    try:
+        return _dumps((func, task))
+    except Exception as exc:
+        raise InputError(
+            f"backend={backend!r} could not serialise the mechanism/experiment "
+            f"({type(exc).__name__}: {exc}); make it picklable (no open files, locks or "
+            "generators) or pass backend='serial'"
+        ) from None
+
+
 class _Processes:
     name = "processes"
 
     def __init__(self, workers: int) -> None:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+        self.window = 2 * workers
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
+        )
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
-        payloads = []
-        for task in tasks:
-            try:
-                payloads.append(_dumps((func, task)))
-            except Exception as exc:
-                raise InputError(
-                    f"backend='processes' could not serialise the mechanism/experiment ({type(exc).__name__}: {exc}); "
-                    "make it picklable (no open files, locks or generators) or pass backend='serial'"
-                ) from None
-        futures = {self.pool.submit(_call_pickled, p): i for i, p in enumerate(payloads)}
-        pending = set(futures)
+        """Results in completion order, with at most ``2 × workers`` tasks submitted at a time."""
+        todo = iter(enumerate(tasks))
+        futures: dict = {}
+
+        def submit() -> None:
+            for i, task in todo:
+                futures[self.pool.submit(_call_pickled, _payload(func, task, self.name))] = i
+                return
+
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for _ in range(self.window):
+                submit()
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=futures.__getitem__):
-                    yield futures[future], future.result()
+                    i = futures.pop(future)
+                    yield i, future.result()
+                    submit()
         finally:
-            for future in pending:
+            for future in futures:
                 future.cancel()
 
     def close(self) -> None:
@@ -336,14 +584,20 @@ class _Dask:
             from distributed import Client, LocalCluster
         except ImportError:
             raise InputError(
-                "backend='dask' needs the optional dependency dask[distributed]: pip install 'dpclaims[dask]'"
+                "backend='dask' needs the optional dependency dask[distributed]: pip install "
+                "'dpclaims[dask]'"
             ) from None
         self.cluster = None
         try:
             if scheduler is None:
                 self.cluster = LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
-                    dashboard_address="127.0.0.1:0", silence_logs=40,
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=False,
+                    host="127.0.0.1",
+                    protocol="tcp",
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=40,
                 )
                 self.client = Client(self.cluster)
             else:
@@ -356,22 +610,53 @@ class _Dask:
                 f"could not connect to {where} ({type(exc).__name__}: {exc}); check scheduler= "
                 "(e.g. 'tcp://10.0.0.5:8786') or omit it to start a local cluster"
             ) from None
+        threads = sum(
+            w.get("nthreads", 1) for w in self.client.scheduler_info().get("workers", {}).values()
+        )
+        self.window = 2 * max(workers, threads)
 
     def submit_all(self, func: Callable, tasks: Sequence[tuple]) -> Iterator[tuple[int, Any]]:
+        """Results in completion order, with at most ``2 × threads`` tasks submitted at a time."""
         from distributed import as_completed
 
-        futures = [self.client.submit(func, *task, pure=False) for task in tasks]
-        index = {f.key: i for i, f in enumerate(futures)}
+        todo = iter(enumerate(tasks))
+        index: dict = {}
+        running = as_completed([])
+
+        def submit() -> None:
+            for i, task in todo:
+                future = self.client.submit(func, *task, pure=False)
+                index[future.key] = (i, future)
+                running.add(future)
+                return
+
         try:
-            for future in as_completed(futures):
-                yield index[future.key], future.result()
+            for _ in range(self.window):
+                submit()
+            for future in running:
+                i, _ = index.pop(future.key)
+                yield i, future.result()
+                submit()
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            self.client.cancel([f for _, f in index.values() if not f.done()])
 
     def close(self) -> None:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+class _Subset(Sequence):
+    """``tasks[positions[j]]`` for ``j < len(positions)``, on demand."""
+
+    def __init__(self, tasks: Sequence[tuple], positions: Sequence[int]) -> None:
+        self.tasks, self.positions = tasks, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, j: int) -> tuple:  # type: ignore[override]
+        return self.tasks[int(self.positions[j])]
 
 
 class Session:
@@ -385,32 +670,51 @@ class Session:
         """The backend actually used: "serial", "processes" or "dask"."""
         return self._runner.name
 
-    def map(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> list:
-        """``[func(*task) for task in tasks]`` in order; with a checkpoint ``stage``, finished
-        tasks are loaded instead of run and each newly finished one is saved as it completes."""
-        results: list = [None] * len(tasks)
-        todo = list(range(len(tasks)))
+    def stream(
+        self, func: Callable, tasks: Sequence[tuple], stage: Any = None
+    ) -> Iterator[tuple[int, Any]]:
+        """``(i, func(*tasks[i]))`` for every task, in completion order, with a bounded number of
+        tasks in flight (``tasks`` may be built on demand, e.g. a :class:`TaskGrid`).  With a
+        checkpoint ``stage``, saved tasks are loaded instead of run and each newly finished one
+        is saved as it completes."""
+        todo: Sequence[int] = range(len(tasks))
         if stage is not None:
-            loaded = stage.load(len(tasks))
-            for i, value in loaded.items():
-                results[i] = value
-            todo = [i for i in todo if i not in loaded]
-        for j, value in self._runner.submit_all(func, [tasks[i] for i in todo]):
-            results[todo[j]] = value
+            done = np.zeros(len(tasks), dtype=bool)
+            for i, value in stage.saved(len(tasks)):
+                done[i] = True
+                yield i, value
+            todo = np.flatnonzero(~done)
+        for j, value in self._runner.submit_all(func, _Subset(tasks, todo)):
+            i = int(todo[j])
             if stage is not None:
-                stage.save(todo[j], value)
+                stage.save(i, value)
+            yield i, value
+
+    def map(self, func: Callable, tasks: Sequence[tuple], stage: Any = None) -> list:
+        """``[func(*task) for task in tasks]`` in order (see :meth:`stream`)."""
+        results: list = [None] * len(tasks)
+        for i, value in self.stream(func, tasks, stage):
+            results[i] = value
         return results
 
 
-def _resolve_backend(backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any) -> str:
+def _resolve_backend(
+    backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any
+) -> str:
     check_choice(backend, BACKENDS, "backend")
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler:
-            raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got {scheduler!r}")
+            raise InputError(
+                "scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got "
+                f"{scheduler!r}"
+            )
         if backend == "auto":
             return "dask"
         if backend != "dask":
-            raise InputError(f"scheduler= is a Dask scheduler address and needs backend='dask', got backend={backend!r}")
+            raise InputError(
+                "scheduler= is a Dask scheduler address and needs backend='dask', got "
+                f"backend={backend!r}"
+            )
     if backend == "auto":
         return "processes" if tasks > 1 and workers > 1 and _picklable(probe) else "serial"
     return backend
@@ -418,7 +722,11 @@ def _resolve_backend(backend: str, scheduler: str | None, tasks: int, workers: i
 
 @contextlib.contextmanager
 def session(
-    backend: str = "auto", workers: int | None = None, scheduler: str | None = None, tasks: int = 2, probe: Any = None
+    backend: str = "auto",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    tasks: int = 2,
+    probe: Any = None,
 ) -> Iterator[Session]:
     """Open a backend for several :meth:`Session.map` calls (one pool / cluster for all of them).
 
@@ -454,7 +762,11 @@ def session(
 
 
 def map_tasks(
-    func: Callable, tasks: Sequence[tuple], backend: str = "auto", workers: int | None = None, scheduler: str | None = None
+    func: Callable,
+    tasks: Sequence[tuple],
+    backend: str = "auto",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> list:
     """``[func(*task) for task in tasks]``, in order, on the chosen backend.
 
@@ -467,7 +779,14 @@ def map_tasks(
         return s.map(func, tasks)
 
 
-def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, root: np.random.SeedSequence, chunks: list) -> dict:
+def _trial_arguments(
+    kind: str,
+    mechanism: Callable,
+    data: Any,
+    trials: int,
+    root: np.random.SeedSequence,
+    chunks: ChunkPlan,
+) -> dict:
     from .checkpoint import fingerprint
 
     return {
@@ -476,9 +795,42 @@ def _trial_arguments(kind: str, mechanism: Callable, data: Any, trials: int, roo
         "data": fingerprint(data),
         "trials": trials,
         "seed": [int(root.entropy), list(root.spawn_key)],
-        "chunks": [len(c) for c in chunks],
+        "chunks": chunks.layout,
         "seed_block": SEED_BLOCK,
     }
+
+
+def _preflight(
+    batched: Callable,
+    data: Any,
+    root: np.random.SeedSequence,
+    trials: int,
+    n_workers: int,
+    backend: str,
+    held: Callable[[int], int],
+    strict: bool | None,
+    max_seconds: Any,
+    max_memory: Any,
+) -> None:
+    """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the
+    time and memory limits (see :mod:`dpclaims.budget`), from a short probe on the first seed block."""
+    from .budget import LONG_RUN, check_budget, check_limits, probe
+
+    strict = strict_default(strict)
+    max_seconds, max_memory = check_limits(max_seconds, max_memory)
+    same, first, seconds = first_block(batched, data, root, min(trials, DETERMINISM_PROBE))
+    if not same:
+        ignores_rng(batched, strict)
+    parallel = backend != "serial" and n_workers > 1
+    long_run = min(LONG_RUN, max_seconds)
+    found = probe(
+        lambda n: call_block(batched, data, root, 0, n),
+        seconds,
+        first.shape[1],
+        trials,
+        refine=lambda per_trial: trials * per_trial / (n_workers if parallel else 1) > long_run,
+    )
+    check_budget(found, trials, held, n_workers, parallel, max_seconds, max_memory, 1, sides=1)
 
 
 def run_trials(
@@ -492,6 +844,9 @@ def run_trials(
     *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> np.ndarray:
     """Run ``trials`` independent trials of ``mechanism`` on ``data``.
 
@@ -508,29 +863,47 @@ def run_trials(
     scheduler : Dask scheduler address (implies ``backend="dask"``)
     checkpoint : directory; finished chunks of outputs are saved there and a rerun
         with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
+    strict : a mechanism that ignores ``rng`` is an error, not a :class:`RuntimeWarning`
+        (default: on when ``CI=true``; see :func:`check_determinism`)
+    max_seconds, max_memory : limits on the estimated time and memory (all outputs are
+        returned, so memory grows with ``trials``; see :mod:`dpclaims.budget`)
 
     Returns
     -------
     outputs : float64 array ``(trials, k)``, identical for every chunk, backend and worker count.
-    A :class:`RuntimeWarning` is issued when the mechanism ignores ``rng`` (see :func:`check_determinism`).
     """
     trials = check_trials(trials)
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    _preflight(
+        batched,
+        data,
+        root,
+        trials,
+        n_workers,
+        backend,
+        lambda n: n,
+        strict,
+        max_seconds,
+        max_memory,
+    )
     stage = None
     if checkpoint is not None:
         from .checkpoint import open_checkpoint
 
-        stage = open_checkpoint(checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)).stage("outputs")
-    tasks = [(batched, data, root, c) for c in chunks]
+        stage = open_checkpoint(
+            checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)
+        ).stage("outputs")
+    tasks = TaskGrid([(batched, data, root)], chunks)
     with session(backend, n_workers, scheduler, len(tasks), (batched, data)) as s:
         parts = s.map(run_blocks, tasks, stage)
     widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
-        raise MechanismError(f"mechanism returned different output widths across calls: {sorted(widths)}")
+        raise MechanismError(
+            f"mechanism returned different output widths across calls: {sorted(widths)}"
+        )
     return np.concatenate(parts)
 
 
@@ -546,6 +919,9 @@ def reduce_trials(
     *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> np.ndarray:
     """``sum over seed blocks of reducer(outputs)``: ``trials`` trials in memory bounded by one block per worker.
 
@@ -553,7 +929,8 @@ def reduce_trials(
     ----------
     reducer : ``reducer(outputs (n, k) float64) -> integer array`` of a fixed shape (counts);
         it runs on the workers, so only counts travel back
-    others : as :func:`run_trials` (same seed → same blocks → same counts)
+    others : as :func:`run_trials` (same seed → same blocks → same counts); memory does not
+        grow with ``trials``
 
     Returns
     -------
@@ -561,19 +938,43 @@ def reduce_trials(
     """
     trials = check_trials(trials)
     if not callable(reducer):
-        raise InputError(f"reducer must be callable as reducer(outputs) -> integer counts, got {type(reducer).__name__}")
+        raise InputError(
+            "reducer must be callable as reducer(outputs) -> integer counts, got "
+            f"{type(reducer).__name__}"
+        )
     batched = as_batched(mechanism)
     root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
     n_workers = resolve_workers(workers)
     chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    check_determinism(batched, data, root, min(trials, DETERMINISM_PROBE))
+    _preflight(
+        batched,
+        data,
+        root,
+        trials,
+        n_workers,
+        backend,
+        lambda n: 0,
+        strict,
+        max_seconds,
+        max_memory,
+    )
     stage = None
     if checkpoint is not None:
         from .checkpoint import fingerprint, open_checkpoint
 
-        arguments = {**_trial_arguments("reduce_trials", batched, data, trials, root, chunks), "reducer": fingerprint(reducer)}
+        arguments = {
+            **_trial_arguments("reduce_trials", batched, data, trials, root, chunks),
+            "reducer": fingerprint(reducer),
+        }
         stage = open_checkpoint(checkpoint, arguments).stage("counts")
-    tasks = [(batched, data, root, c, reducer) for c in chunks]
+    tasks = TaskGrid([(batched, data, root)], chunks, (reducer,))
+    total = None
     with session(backend, n_workers, scheduler, len(tasks), (batched, data, reducer)) as s:
-        parts = s.map(reduce_blocks, tasks, stage)
-    return np.sum(np.stack(parts), axis=0)
+        for _, counts in s.stream(reduce_blocks, tasks, stage):
+            if total is not None and counts.shape != total.shape:
+                raise InputError(
+                    f"reducer returned shape {counts.shape} after {total.shape}; keep the result "
+                    "shape fixed"
+                )
+            total = counts if total is None else total + counts
+    return total

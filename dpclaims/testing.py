@@ -55,8 +55,19 @@ def assert_exponent(
     ``AssertionError`` whose message gives the fitted exponent and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
-    result = sweep(experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed, backend=backend, workers=workers)
-    verdict = check_exponent(fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin)
+    result = sweep(
+        experiment,
+        param=param,
+        values=values,
+        replicates=replicates,
+        seed=seed,
+        fixed=fixed,
+        backend=backend,
+        workers=workers,
+    )
+    verdict = check_exponent(
+        fit_power_law(result.values, result.errors, method=method, seed=seed), expected, margin
+    )
     if not verdict.passed:
         raise AssertionError(f"rate claim for {param}: {verdict.message}")
     return verdict
@@ -71,21 +82,52 @@ def assert_private(
     trials: int,
     confidence: float = 0.95,
     seed: int = 0,
+    *,
+    unit: str | None = None,
+    relation: str | None = None,
+    sensitivity: float | None = None,
+    **options: Any,
 ):
     """Audit ``mechanism`` on the neighbours ``d0``, ``d1`` and fail on a privacy violation.
 
-    Runs :func:`dpclaims.audit.audit`; raises ``AssertionError`` (with the certified ε lower
-    bound and the claimed ε in the message) when its verdict is ``"violation"``, i.e. when
-    ε is certified, at ``confidence``, to exceed the claim.  Returns the audit result otherwise.
+    Runs :func:`dpclaims.audit.audit` in strict mode (a mechanism that ignores its ``rng``
+    is an error: a CI gate must give the same answer on every run); ``unit`` and
+    ``relation`` (default user/replace; ``"query"`` with ``sensitivity`` or ``"unchecked"``
+    for array datasets) state the claim's neighbour relation, and ``options`` go to
+    ``audit`` (e.g. ``method``, ``backend``).  Raises ``AssertionError`` (with the
+    certified ε lower bound and the claimed ε in the message) when the verdict is
+    ``"violation"``, i.e. when ε is certified, at ``confidence``, to exceed the claim.
+    Returns the audit result otherwise.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     from .audit import audit
+    from .errors import InputError
 
-    result = audit(mechanism, d0, d1, epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed)
+    if "strict" in options:
+        raise InputError(
+            "assert_private always runs in strict mode; call dpclaims.audit.audit(..., "
+            "strict=False) instead"
+        )
+    result = audit(
+        mechanism,
+        d0,
+        d1,
+        epsilon=epsilon,
+        delta=delta,
+        trials=trials,
+        confidence=confidence,
+        seed=seed,
+        unit=unit,
+        relation=relation,
+        sensitivity=sensitivity,
+        strict=True,
+        **options,
+    )
     if result.verdict == "violation":
         raise AssertionError(
-            f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at confidence {confidence:g} "
-            f"(claimed epsilon={epsilon:g}, delta={delta:g}, {trials} trials, seed={seed})"
+            f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
+            f"confidence {confidence:g} (claimed epsilon={epsilon:g}, delta={delta:g}, "
+            f"{result.unit}-level {result.relation}, {trials} trials, seed={seed})"
         )
     return result
 

@@ -8,6 +8,8 @@ import contextlib
 import io
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,8 @@ from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import run_trials
 from dpclaims.rates import fit_power_law, sweep
+from dpclaims.reports import SCHEMA_VERSION
+from dpclaims.reports.atomic import staged_directory
 
 
 def gauss(data, rng, trials):
@@ -110,6 +114,8 @@ API_CASES = [
     ("data-wrong-rank", lambda t: lambda: UserDataset(np.zeros(3)), InputError, r"x must have shape \(n, m, d\)"),
     ("labels-wrong-shape", lambda t: lambda: UserDataset(np.zeros((3, 2, 1)), np.zeros(3)), InputError, r"y must have shape \(n, m\) = \(3, 2\)"),
     ("not-neighbours", lambda t: _audit(mean_mech, *_far()), NotNeighboursError, "not neighbours under unit='user'.*2 users differ"),
+    ("not-neighbours-item", lambda t: _audit(mean_mech, *_far(), unit="item"),
+     NotNeighboursError, "an item-level claim needs"),
     ("wrong-relation", lambda t: _audit(mean_mech, *_datasets(), relation="add-remove"), NotNeighboursError, "relation='add-remove'"),
     ("mechanism-wrong-shape", lambda t: _audit(lambda d, rng, trials: np.zeros(trials + 1)), MechanismError, r"returned shape \(\d+,\) for trials=\d+; it must return \(trials, k\)"),
     ("mechanism-nan", lambda t: _audit(lambda d, rng, trials: np.full(trials, np.nan)), MechanismError, "NaN or infinite outputs"),
@@ -118,7 +124,10 @@ API_CASES = [
     ("mechanism-signature", lambda t: _audit(lambda: 0), InputError, r"must accept \(data, rng, trials\) or \(data, rng\)"),
     ("mechanism-not-callable", lambda t: _audit(42), InputError, "mechanism must be callable"),
     ("statistic-wrong-shape", lambda t: _audit(statistic=lambda x: x[:10, 0]), InputError, r"statistic returned shape \(10,\)"),
-    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"), InputError, "unknown claim id 'no.such.claim'"),
+    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"),
+     InputError, "unknown claim id 'no.such.claim'.*'dpclaims list'"),
+    ("replicates-one", lambda t: lambda: sweep(rate, "n", [10, 100, 1000, 10_000], replicates=1),
+     InputError, r"replicates must be a whole number >= 2, got 1; pass e.g. replicates=10$"),
     ("grid-too-short", lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"), InputError, "a rate fit needs at least 4 grid values"),
     ("grid-narrow", lambda t: lambda: fit_power_law([100, 120, 140, 160], np.ones((4, 3))), InputError, "an exponent fit needs at least 1 decade"),
     ("grid-non-positive", lambda t: lambda: fit_power_law([0, 10, 100, 1000], np.ones((4, 3))), InputError, "must be positive"),
@@ -142,7 +151,7 @@ def test_api_bad_input_gets_a_specific_error(tmp_path, factory, error, fragment)
 
 def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
     with pytest.warns(RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"):
-        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial")
+        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial", strict=False)
 
 
 def _npz(path, x):
@@ -150,20 +159,70 @@ def _npz(path, x):
     return str(path)
 
 
+USER_CODE = {
+    "mechs.py": "def mean(data, rng, trials):\n"
+                "    return data.x.mean() + rng.standard_normal(trials)\n"
+                "VALUE = 3\n",
+    "broken.py": "import numpy as np\nSCALE = 1 / 0\n",
+    "syntax.py": "def f(:\n",
+    "needs.py": "import no_such_package_zzz\n",
+}
+
+
+def _results_document():
+    verdicts = ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")
+    counts = dict.fromkeys(verdicts, 0)
+    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0", "created": "now",
+            "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None,
+                         "papers": None, "claims": None, "options": {}},
+            "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
+            "papers": [], "load_errors": [], "counts": counts, "wall_time": 0.0, "claims": []}
+
+
 def _cli_files(tmp_path):
+    """A CLI case's working folder: user code, good and bad datasets, folders not reports."""
     x0 = np.zeros((4, 1, 1))
     x1, far, nan = x0.copy(), x0.copy(), x0.copy()
     x1[1] = far[1] = far[2] = 1.0
     nan[0] = np.nan
-    (tmp_path / "mechs.py").write_text("def mean(data, rng, trials):\n    return data.x.mean() + rng.standard_normal(trials)\n")
+    for name, text in USER_CODE.items():
+        (tmp_path / name).write_text(text)
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "schema.json").write_text('{"claims": []}')
+    (tmp_path / "results.json").write_text(json.dumps(_results_document()))
+    d0 = _npz(tmp_path / "d0.npz", x0)
+    whole = Path(d0).read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(whole[: len(whole) // 2])
+    np.save(tmp_path / "plain.npy", x0)
+    (tmp_path / "npy-named.npz").write_bytes((tmp_path / "plain.npy").read_bytes())
+    (tmp_path / "text.npz").write_text("id,value\n1,2\n")
+    np.savez(tmp_path / "objects.npz", x=np.array([{"a": 1}], dtype=object))
+    np.savez(tmp_path / "nox.npz", features=x0)
+    (tmp_path / "keep.txt").write_text("mine")  # the issue's folder: keep.txt and src/main.py
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('mine')\n")
+    (tmp_path / "important" / "data").mkdir(parents=True)
+    (tmp_path / "important" / "thesis.tex").write_text("years of work")
+    (tmp_path / "important" / "data" / "a.csv").write_text("1,2")
+    with staged_directory(tmp_path / "report") as staging:
+        (staging / "report.md").write_text("an old report")
+    (tmp_path / "report" / "notes.txt").write_text("mine, added later")
     return {
-        "d0": _npz(tmp_path / "d0.npz", x0), "d1": _npz(tmp_path / "d1.npz", x1), "far": _npz(tmp_path / "far.npz", far),
+        "d0": d0, "d1": _npz(tmp_path / "d1.npz", x1), "far": _npz(tmp_path / "far.npz", far),
         "nan": _npz(tmp_path / "nan.npz", nan), "empty": _npz(tmp_path / "empty.npz", np.zeros((0, 1, 1))),
         "bad": str(tmp_path / "bad.json"), "schema": str(tmp_path / "schema.json"), "out": str(tmp_path / "out"),
+        "home": str(Path.home()),
     }
 
+
+def _tree(folder):
+    """Every path under ``folder`` with its bytes (None for a folder), caches left out."""
+    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
+                  for p in folder.rglob("*") if "__pycache__" not in p.parts)
+
+
+REF = "lla24.alg1.reference_eps"  # a quick claim: every case below fails before its check runs
+USER = ["audit", "mechs:mean", "--d1", "{d1}", "--d0"]
 
 CLI_CASES = [
     ("cli-epsilon", ["audit", "gaussian", "--epsilon", "0"], "epsilon must be a finite number > 0"),
@@ -175,14 +234,70 @@ CLI_CASES = [
     ("cli-backend", ["audit", "gaussian", "--backend", "gpu"], "backend must be one of"),
     ("cli-workers", ["audit", "gaussian", "--workers", "0"], "workers must be a whole number >= 1"),
     ("cli-unknown-mechanism", ["audit", "nosuch"], "unknown mechanism 'nosuch'"),
-    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"], "x contains 1 NaN or infinite value"),
+    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"],
+     "--d0 file .*: x contains 1 NaN or infinite value"),
     ("cli-empty-dataset", ["audit", "mechs:mean", "--d0", "{empty}", "--d1", "{d1}"], "x must have at least one user"),
     ("cli-not-neighbours", ["audit", "mechs:mean", "--d0", "{d0}", "--d1", "{far}"], "not neighbours under unit='user'"),
-    ("cli-unknown-claim", ["rate", "no.such.claim"], "unknown claim id 'no.such.claim'"),
+    ("cli-npz-missing", [*USER, "missing.npz"],
+     r"cannot read --d0 file 'missing.npz': No such file or directory; pass an existing \.npz"),
+    ("cli-npz-truncated", [*USER, "truncated.npz"],
+     r"--d0 file 'truncated.npz' is damaged or truncated \(BadZipFile.*"
+     r"numpy.savez\(path, x=\.\.\., y=\.\.\.\)"),
+    ("cli-npy", [*USER, "plain.npy"],
+     r"--d0 file 'plain.npy' is a \.npy file \(one array\); a dataset is a \.npz archive: save"),
+    ("cli-npy-named-npz", [*USER, "npy-named.npz"], r"is a \.npy file \(one array\)"),
+    ("cli-npz-text", [*USER, "text.npz"],
+     r"--d0 file 'text.npz' is not a \.npz archive \(no zip header\); save the dataset with"),
+    ("cli-npz-pickled", [*USER, "objects.npz"],
+     r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays"),
+    ("cli-npz-no-x", [*USER, "nox.npz"],
+     r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset"),
+    ("cli-module-missing", ["audit", "nomod:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"no module 'nomod' in the current folder \(.*\) or on sys.path.*path/to/file.py:function"),
+    ("cli-file-missing", ["audit", "./nosuch.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"file './nosuch.py' of mechanism './nosuch.py:f' does not exist"),
+    ("cli-file-raises", ["audit", "./broken.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"importing './broken.py' .* failed at .*broken.py:2: ZeroDivisionError: division by zero; "
+     "fix the module"),
+    ("cli-module-syntax", ["audit", "syntax:f", "--d0", "{d0}", "--d1", "{d1}"],
+     r"importing 'syntax' .* failed: SyntaxError: .*line 1"),
+    ("cli-module-needs-package", ["audit", "needs:f", "--d0", "{d0}", "--d1", "{d1}"],
+     "it needs module 'no_such_package_zzz', which is not installed"),
+    ("cli-function-missing", ["audit", "mechs:nope", "--d0", "{d0}", "--d1", "{d1}"],
+     r"'mechs' has no attribute 'nope' .*check the function's name"),
+    ("cli-not-callable", ["audit", "mechs.py:VALUE", "--d0", "{d0}", "--d1", "{d1}"],
+     r"'VALUE' in 'mechs.py' is not callable \(it is of type int\)"),
+    ("cli-unknown-claim", ["rate", "no.such.claim"],
+     "unknown claim id 'no.such.claim'.*'dpclaims list'"),
     ("cli-unknown-claim-verify", ["verify", "--claims", "no.such.claim", "--out", "{out}"], "unknown claim id 'no.such.claim'"),
+    ("cli-replicates", ["rate", "lla24.alg1.risk", "--replicates", "1"],
+     "--replicates must be a whole number >= 2, got 1; pass e.g. --replicates 20$"),
+    ("cli-figure-no-folder", ["rate", "lla24.alg1.risk", "--figure", "nosuch/rate.png"],
+     "--figure 'nosuch/rate.png': folder 'nosuch' does not exist; create it or pass another path"),
+    ("cli-figure-is-folder", ["rate", "lla24.alg1.risk", "--figure", "src"],
+     "--figure 'src' is a directory; pass a file name such as figure.png"),
     ("cli-unknown-paper", ["list", "--paper", "nopaper"], "paper must be one of"),
     ("cli-results-not-json", ["report", "{bad}", "--out", "{out}"], "results file .* is not valid JSON"),
     ("cli-results-wrong-schema", ["report", "{schema}", "--out", "{out}"], "missing required field"),
+    ("cli-out-exists", ["verify", "--claims", REF, "--out", "important"],
+     "output directory 'important' already exists; pass --force"),
+    ("cli-force-cwd", ["verify", "--claims", REF, "--out", ".", "--force"],
+     r"--out '\.' is the working folder, which dpclaims never replaces; pass a new folder"),
+    ("cli-force-cwd-plain", ["verify", "--claims", REF, "--out", "."],
+     "is the working folder, which dpclaims never replaces"),
+    ("cli-force-parent", ["verify", "--claims", REF, "--out", "..", "--force"],
+     "is a parent of the working folder"),
+    ("cli-force-home", ["verify", "--claims", REF, "--out", "{home}", "--force"],
+     "is your home folder"),
+    ("cli-force-root", ["verify", "--claims", REF, "--out", "/", "--force"], "is the root folder"),
+    ("cli-force-foreign", ["verify", "--claims", REF, "--out", "important", "--force"],
+     r"--out 'important' is not a report folder dpclaims wrote \(it has no \.dpclaims-report "
+     r"marker\), so --force leaves it alone; choose another --out"),
+    ("cli-force-foreign-file", ["verify", "--claims", REF, "--out", "report", "--force"],
+     "--out 'report' holds 'notes.txt', which dpclaims did not write, so --force leaves the "
+     "folder alone"),
+    ("cli-report-force-foreign", ["report", "results.json", "--out", "important", "--force"],
+     "not a report folder dpclaims wrote"),
 ]
 
 
@@ -191,6 +306,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragme
     files = _cli_files(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    before = _tree(tmp_path)
     stderr, stdout = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
         try:
@@ -200,9 +316,9 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragme
     lines = stderr.getvalue().strip().splitlines()
     assert code == 2
     assert len(lines) == 1 and lines[0].startswith("dpclaims: error: ")
-    assert __import__("re").search(fragment, lines[0]), lines[0]
+    assert re.search(fragment, lines[0]), lines[0]
     assert "Traceback" not in stdout.getvalue()
-    assert not (tmp_path / "out").exists()  # nothing half-written
+    assert _tree(tmp_path) == before  # nothing deleted, nothing half-written
 
 
 # -------------------------------------------------------------------------------------------
@@ -249,3 +365,199 @@ def test_fuzz_privacy_claim(epsilon, delta, unit, relation, source):
     assert 0 < claim.epsilon < math.inf and 0 <= claim.delta < 1
     assert claim.unit in UNITS and claim.relation in RELATIONS
     json.dumps(claim.to_dict())
+
+
+# -------------------------------------------------------------------------------------------
+# Resources, calling conventions, neighbour checks of arrays, strict mode (issue #19 part B;
+# docs/bad_inputs.md, "Resources, calling conventions, neighbours and strict mode").
+# -------------------------------------------------------------------------------------------
+
+_FAST = dict(epsilon=1.0, delta=1e-5, trials=1000, backend="serial", strict=False)
+
+
+def _scribble(data, rng, trials):
+    data.x[0] = 1.0
+    return rng.random(trials)
+
+
+def _pair(x1, y0=None, y1=None):
+    return UserDataset(np.zeros((4, 2, 3)), y0), UserDataset(x1, y1)
+
+
+def _rows_changed():
+    x1 = np.zeros((10, 2))
+    x1[:4] = 7.0
+    return np.zeros((10, 2)), x1
+
+
+RESOURCE_CASES = [
+    (
+        "trials-over-time-limit",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
+        InputError,
+        r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
+        r"count that fits is trials=\d",
+    ),
+    (
+        "outputs-over-memory-limit",
+        lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
+        InputError,
+        r"over the limit max_memory=.*the largest count that fits is trials=\d",
+    ),
+    (
+        "limit-not-positive",
+        lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0),
+        InputError,
+        "max_seconds must be a number > 0",
+    ),
+    (
+        "mechanism-third-parameter-not-trials",
+        lambda: run_trials(lambda data, rng, n: rng.random(n), 0.0, 10),
+        InputError,
+        "must accept .* a batched mechanism names its batch size trials",
+    ),
+    (
+        "mechanism-dict",
+        lambda: run_trials(
+            lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"
+        ),
+        MechanismError,
+        r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)",
+    ),
+    (
+        "mechanism-dict-one-sample",
+        lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned a dict .*return the outputs as one vector",
+    ),
+    (
+        "mechanism-scalar",
+        lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
+        MechanismError,
+        r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)",
+    ),
+    (
+        "mechanism-writes-data",
+        lambda: audit(_scribble, *_pair(np.r_[np.ones((1, 2, 3)), np.zeros((3, 2, 3))]), **_FAST),
+        MechanismError,
+        "wrote into its dataset .* datasets are read-only: copy first",
+    ),
+    (
+        "arrays-not-neighbours",
+        lambda: audit(gauss, *_rows_changed(), **_FAST),
+        NotNeighboursError,
+        "differ in 4 rows; replace-one neighbours differ in at most one row",
+    ),
+    (
+        "query-over-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query", sensitivity=1.0),
+        NotNeighboursError,
+        r"differ by 2 at index \(1,\), more than the per-coordinate sensitivity=1.0",
+    ),
+    (
+        "query-without-sensitivity",
+        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query"),
+        InputError,
+        "relation='query' needs the per-coordinate sensitivity",
+    ),
+    (
+        "users-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((5, 2, 3))), **_FAST),
+        NotNeighboursError,
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "items-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 1, 3))), **_FAST),
+        NotNeighboursError,
+        "the items per user differ: m = 2 in d0, 1 in d1",
+    ),
+    (
+        "features-differ",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 2))), **_FAST),
+        NotNeighboursError,
+        "the feature size differs: d = 3 in d0, 2 in d1",
+    ),
+    (
+        "labels-in-one",
+        lambda: audit(mean_mech, *_pair(np.zeros((4, 2, 3)), None, np.zeros((4, 2))), **_FAST),
+        NotNeighboursError,
+        r"labels \(y\) are present only in d1",
+    ),
+    (
+        "strict-rng",
+        lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
+        MechanismError,
+        r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
+    ),
+    (
+        "strict-not-bool",
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}),
+        InputError,
+        "strict must be True, False or None",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, fragment", [c[1:] for c in RESOURCE_CASES], ids=[c[0] for c in RESOURCE_CASES]
+)
+def test_resource_and_convention_cases_get_a_specific_error(call, error, fragment):
+    with pytest.raises(error, match=fragment):
+        call()
+
+
+RESOURCE_CLI_CASES = [
+    (
+        "cli-trials-over-limit",
+        ["audit", "gaussian", "--trials", "100000000000", "--max-seconds", "60"],
+        r"trials=100_000_000_000 would need about .* the largest count that fits is trials=\d",
+    ),
+    (
+        "cli-strict",
+        ["audit", "mechs2:noisy", "--d0", "{d0}", "--d1", "{d1}", "--strict"],
+        r"draws randomness .*--no-strict",
+    ),
+    (
+        "cli-users-differ",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{n5}"],
+        "the number of users differs: n = 4 in d0, 5 in d1",
+    ),
+    (
+        "cli-labels-in-one",
+        ["audit", "mechs2:mean", "--d0", "{d0}", "--d1", "{labelled}"],
+        r"labels \(y\) are present only in d1",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "argv, fragment", [c[1:] for c in RESOURCE_CLI_CASES], ids=[c[0] for c in RESOURCE_CLI_CASES]
+)
+def test_resource_cli_cases_exit_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
+    (tmp_path / "mechs2.py").write_text(
+        "import numpy as np\ndef mean(data, rng, trials):\n    return data.x.mean() + "
+        "rng.standard_normal(trials)\ndef noisy(data, rng, trials):\n    return data.x.mean() + "
+        "np.random.standard_normal(trials)\n"
+    )
+    x1 = np.zeros((4, 1, 1))
+    x1[0] = 1.0
+    files = {
+        "d0": _npz(tmp_path / "d0.npz", np.zeros((4, 1, 1))),
+        "d1": _npz(tmp_path / "d1.npz", x1),
+        "n5": _npz(tmp_path / "n5.npz", np.zeros((5, 1, 1))),
+    }
+    np.savez(tmp_path / "labelled.npz", x=np.zeros((4, 1, 1)), y=np.zeros((4, 1)))
+    files["labelled"] = str(tmp_path / "labelled.npz")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    stderr, stdout = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+        try:
+            code = main([a.format(**files) for a in argv])
+        except SystemExit as exit_:
+            code = exit_.code
+    lines = stderr.getvalue().strip().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and lines[0].startswith("dpclaims: error: "), lines
+    assert __import__("re").search(fragment, lines[0]), lines[0]

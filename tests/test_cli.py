@@ -1,7 +1,11 @@
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,7 +49,11 @@ def run(capsys, *argv):
 
 def test_list_shows_every_claim_and_filters(capsys):
     code, out, _ = run(capsys, "list")
-    assert code == 0 and out.strip().endswith("150 claim(s)")
+    lines = out.strip().splitlines()
+    assert code == 0 and len(lines) > 100 and lines[-1] == f"{len(lines) - 2} claims"
+    code, out, _ = run(capsys, "list", "--paper", "murata-suzuki-2023", "--kind", "complexity")
+    lines = out.strip().splitlines()
+    assert lines[-1] == (f"{len(lines) - 2} claims" if len(lines) != 3 else "1 claim")
     code, out, _ = run(capsys, "list", "--paper", "murata-suzuki-2023", "--kind", "privacy", "--json")
     rows = json.loads(out)
     assert code == 0 and rows and {r["paper"] for r in rows} == {"murata-suzuki-2023"}
@@ -87,10 +95,10 @@ def test_audit_of_user_callable_from_npz(capsys, user_module):
         (["audit", "gaussian", "--method", "magic"], "method"),
         (["audit", "usermech:noisy_mean"], "needs --d0 and --d1"),
         (["audit", "usermech:missing", "--d0", "D0", "--d1", "D1"], "no attribute 'missing'"),
-        (["audit", "nosuchmodule:f", "--d0", "D0", "--d1", "D1"], "cannot import module"),
-        (["audit", "usermech:noisy_mean", "--d0", "JUNK", "--d1", "D1"], "not a readable .npz"),
+        (["audit", "nosuchmodule:f", "--d0", "D0", "--d1", "D1"], "no module 'nosuchmodule'"),
+        (["audit", "usermech:noisy_mean", "--d0", "JUNK", "--d1", "D1"], "is not a .npz archive"),
         (["audit", "usermech:noisy_mean", "--d0", "NOX", "--d1", "D1"], "has no array 'x'"),
-        (["audit", "usermech:noisy_mean", "--d0", "MISSING", "--d1", "D1"], "not a readable .npz"),
+        (["audit", "usermech:noisy_mean", "--d0", "MISSING", "--d1", "D1"], "cannot read --d0"),
         (["audit", "usermech:noisy_mean", "--d0", "D0", "--d1", "FAR"], "not neighbours"),
         (["list", "--kind", "vibes"], "kind must be one of"),
         (["list", "--paper", "nobody-2099"], "nobody-2099"),
@@ -116,3 +124,139 @@ def test_help_and_version_return_zero(capsys):
     for command in ("verify", "report", "rate", "list", "audit"):
         assert main([command, "--help"]) == 0
         assert "--json" in capsys.readouterr().out
+
+
+def test_audit_resolves_module_and_file_from_the_current_folder(tmp_path, monkeypatch, capsys):
+    """Like pytest and uvicorn: 'module:function' is found in the working folder, 'f.py:function'
+    is loaded from the file."""
+    (tmp_path / "cwdmech.py").write_text(USER_MECHANISM.replace("SIGMA", "1.0"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "helper_zz.py").write_text("SIGMA = 1.0\n")
+    importing = USER_MECHANISM.replace("import numpy as np", "import numpy as np\nimport helper_zz")
+    (tmp_path / "sub" / "filemech.py").write_text(importing.replace("SIGMA", "helper_zz.SIGMA"))
+    np.savez(tmp_path / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    for name in ("cwdmech", "filemech", "helper_zz"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    datasets = ["--d0", "d0.npz", "--d1", "d1.npz", "--trials", "2000", "--json"]
+    for spec in (
+            "cwdmech:noisy_mean", "./sub/filemech.py:noisy_mean", "sub/filemech.py:noisy_mean"):
+        code, out, err = run(capsys, "audit", spec, *datasets)
+        verdict = json.loads(out)["verdict"]
+        assert code == 0 and err == "" and verdict in ("consistent", "inconclusive"), (spec, err)
+
+
+def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatch, capsys):
+    (tmp_path / "globalnoise.py").write_text(
+        "import numpy as np\n\ndef noisy(data, rng, trials):\n"
+        "    return data.x.sum() + np.random.standard_normal(trials)\n")
+    np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delitem(sys.modules, "globalnoise", raising=False)
+    argv = ["audit", "globalnoise:noisy", "--d0", "d0.npz", "--d1", "d1.npz", "--trials", "1000",
+            "--backend", "serial", "--json"]
+    code, out, err = run(capsys, *argv)
+    warned = json.loads(out)["warnings"]
+    assert [w["category"] for w in warned] == ["RuntimeWarning"]
+    assert "draws randomness from somewhere other than its rng argument" in warned[0]["message"]
+    assert err == f"dpclaims: warning: {warned[0]['message']}\n"
+    _, out, err = run(capsys, "audit", "gaussian", "--trials", "2000", "--backend", "serial",
+                      "--json")
+    assert json.loads(out)["warnings"] == [] and err == ""
+
+
+def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
+    from dpclaims import claims
+
+    def broken(**kwargs):
+        raise KeyError("registry_internal")
+
+    monkeypatch.setattr(claims, "load", broken)
+    code, out, err = run(capsys, "list")
+    assert code == 3 and out == ""
+    assert err == ("dpclaims: internal error: KeyError: 'registry_internal' (a bug in dpclaims; "
+                   "rerun with --debug for the traceback and report it)\n")
+    for argv in (["--debug", "list"], ["list", "--debug"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 3 and err.startswith("Traceback (most recent call last):")
+        assert "in broken" in err
+        assert err.splitlines()[-1].startswith("dpclaims: internal error: KeyError")
+
+
+def test_out_of_memory_exits_3_and_names_the_likely_cause(monkeypatch, capsys):
+    from dpclaims import claims
+
+    def exhausted(**kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(claims, "load", exhausted)
+    code, _, err = run(capsys, "list")
+    assert code == 3 and err.count("\n") == 1
+    assert err.startswith("dpclaims: error: MemoryError: the run ran out of memory or a worker")
+
+
+def test_bad_input_with_debug_shows_the_traceback_and_still_exits_2(capsys):
+    code, _, err = run(capsys, "--debug", "audit", "gaussian", "--epsilon", "0")
+    assert code == 2 and "Traceback" in err
+    assert err.splitlines()[-1].startswith("dpclaims: error: epsilon")
+
+
+def _cli(*argv, cwd=None, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.Popen([sys.executable, "-m", "dpclaims.cli", *argv], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_closed_stdout_is_not_an_error():
+    """`dpclaims list | head -1`: no broken-pipe message; exit 141 as for tools killed by SIGPIPE.
+
+    The JSON listing is larger than a pipe's buffer: the command is still writing when the reader
+    leaves.
+    """
+    process = _cli("list", "--json")
+    assert process.stdout.readline() == "[\n"
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == ""
+
+
+SLOW_IN_WORKERS = textwrap.dedent(
+    """
+    import multiprocessing, os, time
+
+    def mechanism(data, rng, trials):
+        if multiprocessing.parent_process() is not None:  # in a worker: the first call hangs
+            open(f"started-{os.getpid()}", "w").close()
+            try:
+                os.close(os.open("hanging", os.O_CREAT | os.O_EXCL))
+                time.sleep(120)
+            except FileExistsError:
+                pass
+        return data.x.sum() + rng.standard_normal(trials)
+    """
+)
+
+
+def test_ctrl_c_is_one_line_exit_130_and_no_worker_traceback(tmp_path):
+    """Ctrl-C with one worker busy and another idle (which used to print a 22-line traceback)."""
+    (tmp_path / "slowmech.py").write_text(SLOW_IN_WORKERS)
+    np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
+    process = _cli("audit", "slowmech:mechanism", "--d0", "d0.npz", "--d1", "d1.npz",
+                   "--trials", "1000", "--backend", "processes", "--workers", "2",
+                   cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("started-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(tmp_path.glob("started-*"))) == 2
+    time.sleep(1.0)  # the second worker is now idle, waiting for a task
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err == "dpclaims: interrupted\n"
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # no worker survives

@@ -114,7 +114,11 @@ def report(fakes, tmp_path_factory):
 def test_verify_writes_three_outputs_and_exits_one_on_a_violation(report):
     code, out = report
     assert code == 1
-    assert sorted(p.name for p in out.iterdir()) == ["figures", "report.html", "report.md", "results.json"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".dpclaims-report", "figures", "report.html", "report.md", "results.json"]
+    written = (out / ".dpclaims-report").read_text().splitlines()[1:]
+    files = [p for p in out.rglob("*") if p.is_file() and p.name[0] != "."]
+    assert written == sorted(str(p.relative_to(out)) for p in files)
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no staging folder left
 
 
@@ -215,7 +219,22 @@ def test_existing_output_directory_needs_force(fakes, tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "already exists; pass --force" in err
     assert (target / "keep.txt").read_text() == "mine"
     code, _, err = run(capsys, "verify", "--claims", VALUE, "--out", target, "--force")
-    assert code == 0 and not (target / "keep.txt").exists() and (target / "report.html").is_file()
+    assert code == 2 and err.count("\n") == 1 and "not a report folder dpclaims wrote" in err
+    assert [p.name for p in target.iterdir()] == ["keep.txt"]
+
+
+def test_force_replaces_a_report_dpclaims_wrote(fakes, tmp_path, capsys):
+    target = tmp_path / "r"
+    code, first, _ = run(capsys, "verify", "--claims", VALUE, "--out", target)
+    stale = target / "figures" / "stale.png"
+    stale.write_bytes(b"drawn by an older run")
+    marker = target / ".dpclaims-report"
+    marker.write_text(marker.read_text() + "figures/stale.png\n")
+    code, again, _ = run(capsys, "verify", "--claims", VALUE, "--out", target, "--force")
+    assert code == 0 and not stale.exists() and (target / "report.html").is_file()
+    assert "1 claim: 1 consistent" in again and "report:" in again
+    code, _, err = run(capsys, "report", target / "results.json", "--out", target, "--force")
+    assert code == 0 and (target / "report.html").is_file()
 
 
 def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):

@@ -133,3 +133,24 @@ def test_item_level_add_remove_requires_one_item_per_user():
 def test_bad_neighbour_arguments(call, fragment):
     with pytest.raises(InputError, match=fragment):
         call(make())
+
+
+def test_array_neighbours_rows_are_records():
+    from dpclaims.data import check_array_neighbours, read_only
+    from dpclaims.errors import NotNeighboursError
+
+    x = np.arange(12.0).reshape(4, 3)
+    check_array_neighbours(x, np.delete(x, 2, axis=0), "add-remove")
+    check_array_neighbours(1.0, 5.0, "replace")  # a number is a one-record dataset
+    with pytest.raises(NotNeighboursError, match="one row deleted"):
+        check_array_neighbours(x, np.delete(x, [1, 2], axis=0), "add-remove")
+    with pytest.raises(NotNeighboursError, match="rows of different shapes"):
+        check_array_neighbours(x, x[:, :2], "replace")
+    with pytest.raises(NotNeighboursError, match="pass relation='add-remove'"):
+        check_array_neighbours(x, x[1:], "replace")
+    with pytest.raises(NotNeighboursError, match="pass relation='replace'"):
+        check_array_neighbours(x, x + (np.arange(4) == 0)[:, None], "add-remove")
+    with pytest.raises(InputError, match="sensitivity= is for relation='query'"):
+        check_array_neighbours(x, x, "replace", sensitivity=1.0)
+    view = read_only(x)
+    assert not view.flags.writeable and x.flags.writeable

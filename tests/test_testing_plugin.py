@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dpclaims.data import UserDataset, replace_user
+from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.testing import MARKERS, assert_exponent, assert_private, pytest_configure
 
 OUTSIDE_TESTS = textwrap.dedent(
@@ -163,3 +164,56 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
     assert result.verdict != "violation" and result.epsilon_lower <= 1.0
     with pytest.raises(AssertionError, match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1"):
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
+
+
+def dpsgd_add_remove(clip: bool):
+    """Item-level DP-SGD (Poisson q = 0.5, 3 steps), a canary item and its add/remove neighbour."""
+    from dpclaims.algorithms.baselines import DPSGD
+    from dpclaims.data import remove_user
+    from dpclaims.losses import LogisticLoss
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((20, 1, 2)) / 4
+    x[0, 0] = [20.0, 0.0]  # the canary: its gradient is clipped (or not, in the mutant)
+    d0 = UserDataset(x, np.ones((20, 1)))
+    algo = DPSGD.from_accountant(
+        2.0,
+        1e-5,
+        LogisticLoss(),
+        steps=3,
+        step_size=1.0,
+        clip_norm=1.0,
+        sampling_rate=0.5,
+        batch_size=10.0,
+        clip=clip,
+    )
+    return algo, d0, remove_user(d0, 0)
+
+
+def test_assert_private_checks_an_add_remove_dpsgd_claim():
+    algo, d0, d1 = dpsgd_add_remove(clip=True)
+    claim = algo.privacy_claim
+    assert (claim.unit, claim.relation) == ("item", "add-remove")
+    kwargs = dict(
+        epsilon=claim.epsilon, delta=claim.delta, trials=4000, unit="item", relation="add-remove"
+    )
+    result = assert_private(algo, d0, d1, **kwargs)
+    assert (result.unit, result.relation) == (
+        "item",
+        "add-remove",
+    ) and result.epsilon_lower <= claim.epsilon
+    mutant, _, _ = dpsgd_add_remove(clip=False)
+    with pytest.raises(AssertionError, match="item-level add-remove"):
+        assert_private(mutant, d0, d1, **kwargs)
+    with pytest.raises(NotNeighboursError, match="relation='replace'"):
+        assert_private(algo, d0, d1, **{**kwargs, "relation": "replace"})
+
+
+def test_assert_private_is_strict_about_randomness_outside_rng():
+    def global_noise(data, rng, trials):
+        return data + np.random.standard_normal(trials)
+
+    with pytest.raises(MechanismError, match="draws randomness from somewhere other than its rng"):
+        assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000)
+    with pytest.raises(InputError, match="always runs in strict mode"):
+        assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False)

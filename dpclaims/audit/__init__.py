@@ -5,8 +5,24 @@ on a calibration split and certifies it on the rest; ``one_run_audit`` / ``one_r
 implement the one-training-run audit of Steinke, Nasr and Jagielski (2023).
 """
 
-from .bounds import CI_METHODS, epsilon_from_counts, epsilon_from_rates, per_bound_alpha, rate_upper
-from .core import DEFAULT_CALIBRATION_FRACTION, METHODS, MIN_TRIALS, THRESHOLD_STRATEGIES, audit
+from .bounds import (
+    CI_METHODS,
+    epsilon_ceiling,
+    epsilon_from_counts,
+    epsilon_from_rates,
+    per_bound_alpha,
+    rate_upper,
+    trials_for_epsilon,
+    trials_to_certify,
+)
+from .core import (
+    DEFAULT_CALIBRATION_FRACTION,
+    METHODS,
+    MIN_TRIALS,
+    THRESHOLD_STRATEGIES,
+    audit,
+    audit_ceiling,
+)
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
 from .result import AuditResult
@@ -14,6 +30,7 @@ from .threshold import Auto, Bonferroni, Quantiles, Split
 
 __all__ = [
     "audit",
+    "audit_ceiling",
     "AuditResult",
     "METHODS",
     "THRESHOLD_STRATEGIES",
@@ -24,6 +41,9 @@ __all__ = [
     "epsilon_from_rates",
     "epsilon_from_counts",
     "per_bound_alpha",
+    "epsilon_ceiling",
+    "trials_for_epsilon",
+    "trials_to_certify",
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",

@@ -26,6 +26,9 @@ __all__ = [
     "epsilon_from_rates",
     "epsilon_from_counts",
     "per_bound_alpha",
+    "epsilon_ceiling",
+    "trials_for_epsilon",
+    "trials_to_certify",
 ]
 
 CI_METHODS = ("clopper-pearson", "jeffreys")
@@ -128,3 +131,80 @@ def epsilon_from_counts(
     fpr_u = rate_upper(false_positives, n_negative, alpha, ci)
     fnr_u = rate_upper(false_negatives, n_positive, alpha, ci)
     return epsilon_from_rates(fpr_u, fnr_u, delta)
+
+
+def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 0.0,
+                    bounds_per_dataset: int = 1) -> float:
+    """The largest ε an audit with ``n_certify`` certification trials per dataset can certify.
+
+    The best possible outcome is a test with no error at all (0 false positives of
+    ``n_certify``, 0 false negatives of ``n_certify``).  The one-sided Clopper–Pearson
+    bound of a zero count is ``u = 1 - α^(1/n)``, with ``α`` =
+    :func:`per_bound_alpha` ``(confidence, bounds_per_dataset)``, so the ceiling is
+
+        ε_max = log((α^(1/n) - δ) / (1 - α^(1/n)))  ≈  log(n / ln(1/α))
+
+    (clipped at 0, like every bound here).  No audit certifies more, whatever the mechanism:
+    a claim above it cannot be refuted with these trials (see :func:`trials_for_epsilon`).
+    ``bounds_per_dataset`` is the number of certified tests (2 × grid size for the
+    Bonferroni grid, 1 for a test chosen on calibration data).
+    """
+    n = _check_count(n_certify, "n_certify")
+    delta = check_delta(delta)
+    alpha = per_bound_alpha(confidence, bounds_per_dataset)
+    keep = alpha ** (1.0 / n)  # 1 - (upper bound of a zero count)
+    if keep <= delta:
+        return 0.0
+    return max(0.0, math.log((keep - delta) / -math.expm1(math.log(alpha) / n)))
+
+
+def trials_for_epsilon(epsilon: float, *, confidence: float = 0.95, delta: float = 0.0,
+                       bounds_per_dataset: int = 1) -> int:
+    """The fewest certification trials per dataset whose ceiling exceeds ``epsilon``.
+
+    Inverts :func:`epsilon_ceiling`: with ``u = (1 - δ) / (1 + e^ε)``, the ceiling exceeds ε once
+    ``1 - α^(1/n) < u``, i.e. ``n > ln α / ln(1 - u)``.  A necessary count, enough
+    only for a mechanism the audit separates perfectly (ε = ∞ on the pair); a finite
+    violation needs more (:func:`trials_to_certify`).
+    """
+    if not (isinstance(epsilon, (int, float)) and epsilon >= 0 and math.isfinite(epsilon)):
+        raise InputError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    delta = check_delta(delta)
+    alpha = per_bound_alpha(confidence, bounds_per_dataset)
+    u = (1.0 - delta) / (1.0 + math.exp(epsilon))
+    return int(math.floor(math.log(alpha) / math.log1p(-u))) + 1
+
+
+def trials_to_certify(epsilon: float, fpr: float, fnr: float, *, confidence: float = 0.95,
+                      delta: float = 0.0, power: float = 0.9, ci: str = "clopper-pearson",
+                      bounds_per_dataset: int = 1) -> int | None:
+    """Certification trials per dataset at which a fixed test with true error rates ``fpr``,
+    ``fnr`` certifies more than ``epsilon`` with probability about ``power``.
+
+    The counts are taken at their pessimistic ``sqrt(power)`` quantiles (normal
+    approximation; the two datasets are independent) and put through the same bounds
+    as the audit.  None when the test cannot certify ``epsilon`` at any size
+    (``log((1 - δ - fnr) / fpr) <= epsilon``) or would need more than 10^15 trials.
+    """
+    delta = check_delta(delta)
+    alpha = per_bound_alpha(confidence, bounds_per_dataset)
+    if not (0.0 <= fpr <= 1.0 and 0.0 <= fnr <= 1.0):
+        raise InputError(f"fpr and fnr must be rates in [0, 1], got {fpr!r} and {fnr!r}")
+    if 1.0 - delta - fnr <= math.exp(epsilon) * fpr:
+        return None
+    z = float(stats.norm.ppf(math.sqrt(power)))
+    n = np.unique(np.round(np.geomspace(10, 1e15, 2000)))
+
+    def pessimistic(rate):
+        return np.minimum(n, n * rate + z * np.sqrt(n * rate * (1.0 - rate)) + (rate > 0))
+
+    certified = epsilon_from_rates(rate_upper(pessimistic(fpr), n, alpha, ci),
+                                   rate_upper(pessimistic(fnr), n, alpha, ci), delta)
+    hits = np.flatnonzero(certified > epsilon)
+    return int(n[hits[0]]) if len(hits) else None
+
+
+def _check_count(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"{name} must be a positive integer, got {n!r}")
+    return int(n)

@@ -19,6 +19,9 @@ d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
 3. The test is certified from the summed counts with one-sided binomial upper
    bounds.  The certification trials never influence the choice of test, so the
    bound holds at ``confidence``.
+4. The verdict weighs the bound against what the audit could have seen: the
+   ceiling (:func:`~dpclaims.audit.bounds.epsilon_ceiling`), identical outputs on
+   the pair, a bound of 0 (:func:`_verdict`).
 
 That is the :class:`~dpclaims.audit.threshold.Split` strategy.  The default
 (:class:`~dpclaims.audit.threshold.Auto`) instead holds every trial's output when they fit
@@ -31,13 +34,22 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from ..data import UserDataset, neighbour_distance
+from ..budget import LONG_RUN, check_budget, check_limits, probe
+from ..data import (
+    ARRAY_RELATIONS,
+    UserDataset,
+    check_array_neighbours,
+    neighbour_distance,
+    read_only,
+    shape_mismatch,
+)
 from ..errors import (
     InputError,
     MechanismError,
@@ -51,17 +63,28 @@ from ..errors import (
 from ..execution import (
     DETERMINISM_PROBE,
     SEED_BLOCK,
+    TaskGrid,
     as_batched,
-    check_determinism,
+    call_block,
     child_seed,
+    first_block,
+    ignores_rng,
     plan_chunks,
     reduce_blocks,
     resolve_workers,
     run_blocks,
     session,
+    strict_default,
 )
 from ..privacy import PrivacyClaim
-from .bounds import CI_METHODS, per_bound_alpha
+from .bounds import (
+    CI_METHODS,
+    epsilon_from_rates,
+    per_bound_alpha,
+    rate_upper,
+    trials_for_epsilon,
+    trials_to_certify,
+)
 from .gdp import gdp_epsilon
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
@@ -84,6 +107,7 @@ from .threshold import (
 
 __all__ = [
     "audit",
+    "audit_ceiling",
     "METHODS",
     "THRESHOLD_STRATEGIES",
     "MIN_TRIALS",
@@ -110,6 +134,13 @@ order statistics; beyond it the certification is streamed (Split)."""
 
 SHAPE_PROBE = 32
 """Trials run on d0 (own seed, never certifying) to read the output width and discreteness."""
+
+IDENTITY_PROBE = 256
+"""Trials of each dataset run on the same random draws, to detect a pair the mechanism ignores."""
+
+INFINITE_MARGIN = math.log(10)
+"""A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far as
+the trials can show): the positive dataset put ≥ ~1/10 of its outputs where the other put none."""
 
 TRADEOFF_POINTS = 101
 """Quantile levels of the pooled calibration scores at which the trade-off curve is counted."""
@@ -158,16 +189,28 @@ def audit(
     scheduler: str | None = None,
     chunk: int | None = None,
     checkpoint: str | os.PathLike | None = None,
+    reference_epsilon: float | None = None,
+    reference_note: str = "",
+    progress: bool | None = None,
+    sensitivity: float | None = None,
+    strict: bool | None = None,
+    max_seconds: float | None = None,
+    max_memory: float | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
     Parameters
     ----------
     mechanism : ``mechanism(data, rng, trials) -> (trials, k)`` or ``(trials,)``;
-        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  It must draw all
-        randomness from ``rng`` (a :class:`RuntimeWarning` says when it does not)
-    d0, d1 : whatever the mechanism takes; two ``UserDataset`` s must be neighbours
-        under the claim's unit and relation (else :class:`NotNeighboursError`)
+        ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
+        the signature: a parameter named ``trials`` or not.  It must draw all randomness
+        from ``rng`` (an error when ``strict``, else a :class:`RuntimeWarning` and a
+        note in ``warnings``) and must not write into its dataset (datasets are read-only)
+    d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
+        under the claim's unit and relation, two numpy arrays (or numbers) under
+        ``relation`` (rows are records, see :func:`dpclaims.data.check_array_neighbours`),
+        else :class:`NotNeighboursError`; other objects cannot be checked (a note in
+        ``warnings``)
     epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
@@ -178,7 +221,10 @@ def audit(
     method : "threshold" (certified, any outputs), "histogram" (certified, discrete
         outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
         "gdp" (a Gaussian-DP *estimate*, not certified; needs δ > 0)
-    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace)
+    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
+        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
+        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
+    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
     threshold : a strategy from :mod:`dpclaims.audit.threshold` or its string form:
         "auto" (default, :class:`Auto`: order statistics of all trials when they fit in
         memory, else a calibration split), "quantiles" (:class:`Quantiles`),
@@ -193,13 +239,26 @@ def audit(
         the result does not depend on them
     checkpoint : directory; finished chunks are saved there and an interrupted audit
         rerun with the same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
+    reference_epsilon : the exact ε of the mechanism on this pair, when known; reported
+        beside the bound (``reference_note``: its source, or why there is none)
+    progress : a tqdm bar on stderr (default: when stderr is a terminal; shown after 1 s)
+    strict : a mechanism that ignores ``rng`` is an error, not a warning; default (None):
+        on when the environment has ``CI=true``
+    max_seconds, max_memory : limits (seconds, bytes) on the estimated time and memory
+        of the run (see :mod:`dpclaims.budget`; default 24 h and half the physical
+        memory); a run over them is refused with the largest trial count that fits
 
     Returns
     -------
     AuditResult
     """
     start = time.perf_counter()
-    claim = _resolve_claim(claim, epsilon, delta, unit, relation)
+    if relation is not None:
+        check_choice(relation, ARRAY_RELATIONS, "relation")
+    array_relation = relation if relation in ("query", "unchecked") else None
+    claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
+    strict = strict_default(strict)
+    max_seconds, max_memory = check_limits(max_seconds, max_memory)
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     confidence = check_confidence(confidence)
     check_choice(method, METHODS, "method")
@@ -213,7 +272,9 @@ def audit(
         raise InputError(f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}")
     if statistic is not None and method == "histogram":
         raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
-    _check_neighbours(d0, d1, claim)
+    d0, d1 = read_only(d0), read_only(d1)
+    notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
+    reference_epsilon = _check_reference(reference_epsilon)
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
     n_workers = resolve_workers(workers)
@@ -230,24 +291,47 @@ def audit(
     # here, not recomputed), and the remaining blocks are certified chunk by chunk on the workers.
     cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
     cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
-    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop) if cal_stop < trials else []
-    check_determinism(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop)
+    same, first, seconds = first_block(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
+    if not same:
+        notes.append(ignores_rng(batched, strict))
+    identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
+    parallel = backend != "serial" and n_workers > 1
+    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
+
+    def probe_call(n: int) -> np.ndarray:
+        return counts_above(call_block(batched, d0, seed_0, 0, n).sum(axis=1), stand_in)
+
+    long_run = min(LONG_RUN, max_seconds)
+    found = probe(
+        probe_call, seconds, first.shape[1], trials,
+        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1)
+        > long_run,
+    )
+    check_budget(
+        found, trials, lambda n: n if held else _held(n, fraction), n_workers, parallel,
+        max_seconds, max_memory,
+        MIN_TRIALS,
+    )
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
 
         store = open_checkpoint(checkpoint, {
             "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
-            "trials": trials, "seed": int(seed), "calibration_chunks": [len(c) for c in cal_chunks],
-            "certification_chunks": [len(c) for c in cert_chunks], "method": method,
+            "trials": trials, "seed": int(seed), "calibration_chunks": cal_chunks.layout,
+            "certification_chunks": cert_chunks.layout, "method": method,
             "threshold": repr(strategy),
             "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
 
-    with session(backend, n_workers, scheduler, len(cert_chunks), (batched, d0, d1, statistic)) as runner:
-        tasks = [(batched, d, s, c) for d, s in ((d0, seed_0), (d1, seed_1)) for c in cal_chunks]
-        parts = runner.map(run_blocks, tasks, store and store.stage("calibration"))
+    bar = _progress_bar(progress, 2 * trials)
+    probe_args = (batched, d0, d1, statistic)
+    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe_args) as runner:
+        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cal_chunks)
+        stage = _Progress(bar, tasks, store and store.stage("calibration"))
+        parts = runner.map(run_blocks, tasks, stage)
         run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
         cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
         del parts, run0, run1
@@ -288,15 +372,18 @@ def audit(
             curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
             del cal0, cal1, pooled
             reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-            streams = ((d0, seed_0), (d1, seed_1))
-            tasks = [(batched, d, s, c, reducer) for d, s in streams for c in cert_chunks]
+            streams = [(batched, d0, seed_0), (batched, d1, seed_1)]
+            tasks = TaskGrid(streams, cert_chunks, (reducer,))
             stage = store and store.stage(
                 "certification", thresholds=reducer.thresholds, score=score.name
             )
-            parts = runner.map(reduce_blocks, tasks, stage)
+            above0, above1 = reducer(rest0), reducer(rest1)
+            for i, counts in runner.stream(reduce_blocks, tasks, _Progress(bar, tasks, stage)):
+                if i < len(cert_chunks):
+                    above0 += counts
+                else:
+                    above1 += counts
     if not held:
-        above0 = reducer(rest0) + np.sum(parts[: len(cert_chunks)], axis=0, dtype=np.int64)
-        above1 = reducer(rest1) + np.sum(parts[len(cert_chunks) :], axis=0, dtype=np.int64)
         per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
         cert = certify_counts(
             above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions,
@@ -312,9 +399,15 @@ def audit(
         mu: float | None = cert.mu
     else:
         eps_lower, mu = cert.epsilon_lower, None
+    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
+    near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
+    infinite = cert.false_positives == 0 and near_ceiling
+    needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
+    verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
+                               min(n_cal, IDENTITY_PROBE), reference_epsilon)
     return AuditResult(
         epsilon_lower=float(eps_lower),
-        verdict="violation" if eps_lower > claim.epsilon else "consistent",
+        verdict=verdict,
         epsilon=claim.epsilon,
         delta=claim.delta,
         confidence=confidence,
@@ -340,13 +433,21 @@ def audit(
         seed=int(seed),
         trials=trials,
         unit=claim.unit,
-        relation=claim.relation,
+        relation=array_relation or claim.relation,
         output_dim=output_dim,
         discrete=bool(discrete),
         mu=mu,
         candidates=candidates,
         tradeoff=tuple(tuple(p) for p in tradeoff),
         wall_time=time.perf_counter() - start,
+        ceiling=ceiling,
+        trials_needed=needed,
+        reference_epsilon=reference_epsilon,
+        reference_note=str(reference_note),
+        reason=reason,
+        infinite=bool(infinite),
+        identical_outputs=bool(identical),
+        warnings=tuple(notes),
     )
 
 
@@ -425,6 +526,166 @@ def _certify_held(
     return score, candidates, n_fit, grid, cert, alpha, tradeoff
 
 
+def audit_ceiling(
+    trials: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
+    threshold: str = "calibration",
+    grid_size: int = 32,
+    ci: str = "clopper-pearson",
+) -> float:
+    """The largest ε :func:`audit` with these options can certify, known before running it.
+
+    It is the bound of an error-free test on the certification split (see
+    :func:`~dpclaims.audit.bounds.epsilon_ceiling`); a claim at or above it comes out
+    ``inconclusive``, whatever the mechanism.
+    """
+    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
+    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
+    check_choice(ci, CI_METHODS, "ci")
+    fraction = _check_fraction(calibration_fraction, trials)
+    n_cert = trials - min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    bounds = 1
+    if threshold != "calibration":
+        bounds = 2 * check_trials(grid_size, "grid_size", minimum=2)
+    alpha = per_bound_alpha(check_confidence(confidence), bounds)
+    return _ceiling(n_cert, alpha, ci, check_delta(delta))
+
+
+def _check_reference(reference: Any) -> float | None:
+    """``reference_epsilon`` as a float (``math.inf`` allowed) or None."""
+    if reference is None:
+        return None
+    number = (int, float, np.integer, np.floating)
+    ok = isinstance(reference, number) and not isinstance(reference, bool)
+    if not ok or not reference >= 0:
+        raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
+                         f"got {reference!r}; pass e.g. reference_epsilon=0.93")
+    return float(reference)
+
+
+def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
+    """The bound of zero false positives and zero false negatives among ``n_cert`` trials each."""
+    zero = rate_upper(0, n_cert, alpha, ci)
+    return float(epsilon_from_rates(zero, zero, delta))
+
+
+def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference):
+    """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
+    when the audit had power to see the claim, else ``inconclusive`` with the reason."""
+    if eps_lower > claimed:
+        return "violation", ""
+    if claimed >= ceiling:
+        return "inconclusive", (f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
+                                f"it needs about {needed:,}")
+    if identical == "data":
+        return "inconclusive", ("d0 and d1 are the same data: an audit needs two different "
+                                "neighbouring datasets")
+    if identical:
+        return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random "
+                                "draws: the mechanism does not see where they differ, so this pair "
+                                "cannot show any privacy loss")
+    if eps_lower <= 0:
+        reason = (f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
+                  f"ε = {claimed:g}")
+        if reference == 0:
+            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only "
+                                             "catch a bug that makes the pair distinguishable")
+        if reference is not None:
+            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: "
+                                             "more trials, or a pair nearer the claim")
+        return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
+    return "consistent", ""
+
+
+def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
+    """Trials per dataset that would decide the claim: enough for the chosen test to certify it
+    with probability ~0.9 when its point estimate is above the claim, and at least enough for the
+    ceiling to pass it; None when nothing suggests more (or the bound already exceeds the claim)."""
+    if cert.epsilon_lower > claim.epsilon:
+        return None
+    fpr = cert.false_positives / cert.n_negative
+    fnr = cert.false_negatives / cert.n_positive
+    confidence = _confidence_of(alpha)
+    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta,
+                                    confidence=confidence, ci=ci)
+    if claim.epsilon >= ceiling:
+        floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=confidence)
+        per_dataset = max(per_dataset or 0, floor)
+    if per_dataset is None:
+        return None
+    total = math.ceil(per_dataset / (1.0 - fraction)) + 1
+    if total - per_dataset > MAX_CALIBRATION_TRIALS:
+        total = per_dataset + MAX_CALIBRATION_TRIALS
+    return _round_up(max(total, MIN_TRIALS))
+
+
+def _confidence_of(alpha: float) -> float:
+    """The confidence whose :func:`per_bound_alpha` is ``alpha`` (one bound per dataset)."""
+    return (1.0 - alpha) ** 2
+
+
+def _round_up(n: int) -> int:
+    """``n`` rounded up to two significant digits (a suggested trial count)."""
+    scale = 10 ** max(0, len(str(n)) - 2)
+    return -(-n // scale) * scale
+
+
+def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
+    """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism
+    gives them identical outputs on the same ``probe`` random draws (it then ignores where they
+    differ), else ""."""
+    if d0 is d1 or _same_data(d0, d1):
+        return "data"
+    block = [(0, probe, 0, probe)]
+    first, second = run_blocks(batched, d0, seed, block), run_blocks(batched, d1, seed, block)
+    same = first.shape == second.shape and bool(np.array_equal(first, second, equal_nan=True))
+    return "outputs" if same else ""
+
+
+def _same_data(d0, d1) -> bool:
+    """Equal arrays, equal numbers, or ``UserDataset`` s with equal ``x`` and ``y``."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        return _same_data(d0.x, d1.x) and (d0.y is None) == (d1.y is None) and (
+            d0.y is None or _same_data(d0.y, d1.y))
+    numeric = (np.ndarray, int, float, np.number)
+    if isinstance(d0, numeric) and isinstance(d1, numeric) and not isinstance(d0, bool):
+        a, b = np.asarray(d0), np.asarray(d1)
+        return a.shape == b.shape and a.dtype.kind in "biuf" and bool(np.array_equal(a, b))
+    return False
+
+
+def _progress_bar(progress: bool | None, total: int):
+    """A tqdm bar over all trials on stderr (default: only when stderr is a terminal)."""
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    return tqdm(total=total, file=sys.stderr, unit="trial", unit_scale=True, desc="audit",
+                delay=1.0, disable=not show, leave=False)
+
+
+class _Progress:
+    """A checkpoint stage (or none) for ``runner.stream`` that also advances the bar per task."""
+
+    def __init__(self, bar, tasks, stage):
+        self.bar, self.tasks, self.stage = bar, tasks, stage
+
+    def _size(self, index: int) -> int:
+        return sum(hi - lo for _, _, lo, hi in self.tasks[index][3])
+
+    def saved(self, count: int):
+        for index, value in self.stage.saved(count) if self.stage is not None else ():
+            self.bar.update(self._size(index))
+            yield index, value
+
+    def save(self, index: int, value) -> None:
+        if self.stage is not None:
+            self.stage.save(index, value)
+        self.bar.update(self._size(index))
+
+
 def _learn(statistic, method, cal0, cal1, discrete, n_cert, delta, alpha, ci, objective, rng):
     """Fit candidate scores on the first half of calibration and pick one on the second half.
 
@@ -486,13 +747,48 @@ def _check_fraction(fraction: Any, trials: int) -> float:
     return float(fraction)
 
 
-def _check_neighbours(d0: Any, d1: Any, claim: PrivacyClaim) -> None:
-    if not (isinstance(d0, UserDataset) and isinstance(d1, UserDataset)):
-        return
-    distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
-    if distance is None or distance > 1:
-        found = "not reachable by such changes" if distance is None else f"{distance} {claim.unit}s differ"
-        raise NotNeighboursError(
-            f"d0 and d1 are not neighbours under unit={claim.unit!r}, relation={claim.relation!r}: {found} "
-            f"(distance {distance}); a {claim.unit}-level claim needs datasets differing in at most one {claim.unit}"
+def _held(trials: int, fraction: float) -> int:
+    """Trials per side whose outputs the main process holds: the calibration's whole blocks."""
+    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    return min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
+
+
+def _check_neighbours(
+    d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
+) -> list[str]:
+    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        if array_relation is not None or sensitivity is not None:
+            raise InputError(
+                f"relation={array_relation!r} and sensitivity= are for array datasets; "
+                "UserDatasets are checked under relation='replace' or 'add-remove'"
+            )
+        distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
+        if distance is None or distance > 1:
+            found = shape_mismatch(d0, d1, claim.relation) or (
+                f"not one {claim.unit} removed" if distance is None
+                else f"{distance} {claim.unit}s differ (distance {distance})"
+            )
+            raise NotNeighboursError(
+                f"d0 and d1 are not neighbours under unit={claim.unit!r}, "
+                f"relation={claim.relation!r}: {found}; {'an' if claim.unit == 'item' else 'a'} "
+                f"{claim.unit}-level claim needs "
+                f"datasets differing in at most one {claim.unit}"
+            )
+        return []
+    numeric = (np.ndarray, int, float, np.integer, np.floating)
+    arrays = all(isinstance(d, numeric) for d in (d0, d1))
+    if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
+        check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
+        if array_relation == "unchecked":
+            return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
+        return []
+    if sensitivity is not None or array_relation == "query":
+        raise InputError(
+            "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
         )
+    kinds = f"{type(d0).__name__} and {type(d1).__name__}"
+    return [
+        f"d0 and d1 are {kinds}: their neighbour relation cannot be checked; "
+        "make sure they are neighbours"
+    ]

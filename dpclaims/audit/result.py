@@ -1,4 +1,5 @@
-"""The result of an audit: a frozen dataclass that records every statistical choice."""
+"""The result of an audit: a frozen dataclass that records every statistical choice,
+what the audit could have seen (its ceiling) and how to read it (:meth:`AuditResult.summary`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,24 @@ from dataclasses import dataclass, field, fields
 __all__ = ["AuditResult"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AuditResult:
     """What an audit certified (or estimated), and how.
 
     ``epsilon_lower`` is a lower bound on ε holding with probability ``confidence``
     when ``certified`` is True (``kind == "certified"``); for ``method="gdp"`` it is a
     parametric *estimate* (``certified`` False, ``kind == "estimate"``).
-    ``verdict`` is ``"violation"`` iff ``epsilon_lower > epsilon``.
+    ``verdict`` is ``"violation"`` iff ``epsilon_lower > epsilon``; otherwise
+    ``"consistent"`` only when the audit had power to see the claim, else
+    ``"inconclusive"`` with the ``reason`` (claim above the ``ceiling``, identical
+    outputs on the pair, nothing separated).  ``ceiling`` is the largest ε these
+    certification trials can certify (:func:`dpclaims.audit.bounds.epsilon_ceiling`);
+    ``trials_needed`` the trials per dataset suggested to decide the claim (None when
+    nothing suggests more); ``reference_epsilon`` the exact ε of the pair when known
+    (``reference_note`` says where it comes from, or why there is none); ``infinite``
+    that the test saw no output of the negative dataset in its event while the
+    positive dataset put a large share there (ε = ∞ on this pair as far as these trials
+    can show: :attr:`infinite_message`).
     Counts refer to the certification split and the chosen direction: the
     negative dataset's trials inside the event are false positives, the positive
     dataset's trials outside it false negatives.
@@ -55,6 +66,14 @@ class AuditResult:
     candidates: dict = field(default_factory=dict)
     tradeoff: tuple = ()
     wall_time: float = 0.0
+    ceiling: float = math.inf
+    trials_needed: int | None = None
+    reference_epsilon: float | None = None
+    reference_note: str = ""
+    reason: str = ""
+    infinite: bool = False
+    identical_outputs: bool = False
+    warnings: tuple = ()
 
     @property
     def slack(self) -> float:
@@ -71,14 +90,98 @@ class AuditResult:
         """Empirical false-negative rate on the certification split."""
         return self.false_negatives / self.n_positive
 
+    @property
+    def epsilon_estimate(self) -> float:
+        """Point estimate ``log((1 - δ - FNR) / FPR)`` of the certified test (inf if FPR = 0)."""
+        numerator = 1.0 - self.delta - self.fnr
+        if numerator <= 0:
+            return 0.0
+        return math.log(numerator / self.fpr) if self.false_positives else math.inf
+
+    @property
+    def infinite_message(self) -> str:
+        """``ε = ∞ on this pair ...`` with the evidence, or "" when :attr:`infinite` is False."""
+        if not self.infinite:
+            return ""
+        negative, positive = ("d0", "d1") if self.direction.startswith("d1") else ("d1", "d0")
+        return (f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
+                f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
+                "its "
+                f"{self.n_negative:,} (so at most {self.fpr_upper:.2g}), at confidence "
+                f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold")
+
+    @property
+    def power_message(self) -> str:
+        """When the test's estimate is above the claim but its bound is not: the trials that
+        would certify the violation if the estimate holds ("" otherwise, or when the verdict
+        gives a reason)."""
+        if self.trials_needed is None or self.reason or self.infinite:
+            return ""
+        return (f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it "
+                f"holds, about {self.trials_needed:,} trials per dataset would certify a violation")
+
+    def summary(self) -> str:
+        """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
+        kind = "certified" if self.certified else "estimated (not certified)"
+        lines = [
+            f"claim      ({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}",
+            f"{kind:<10} ε ≥ {self.epsilon_lower:.3f} at confidence {self.confidence:g} "
+            f"({self.certification_trials:,} of {self.trials:,} trials per dataset certify)",
+            f"ceiling    {self.ceiling:.3f}: the most these trials can certify",
+        ]
+        reference = self.reference_epsilon
+        if reference is not None:
+            share = ""
+            if 0 < reference < math.inf:
+                share = f"; certified {self.epsilon_lower / reference:.0%} of it"
+            exact = f"{reference:.3f}" if math.isfinite(reference) else "∞"
+            below = " (below the claim)" if reference < self.epsilon else ""
+            lines.append(f"reference  exact ε on this pair {exact}{below}{share}"
+                         + (f" ({self.reference_note})" if self.reference_note else ""))
+        elif self.reference_note:
+            lines.append(f"reference  none: {self.reference_note}")
+        lines.append(f"verdict    {self.verdict}" + (f": {self.reason}" if self.reason else ""))
+        if self.infinite:
+            lines.append(f"           {self.infinite_message}")
+        elif self.power_message:
+            lines.append(f"power      {self.power_message}")
+        lines.append(f"test       {self.method}, score {self.statistic}, event {self.direction} "
+                     f"(t = {self.threshold:.4g})")
+        lines.append(f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
+                     f"(FPR ≤ {self.fpr_upper:.3g}), false negatives {self.false_negatives:,}/"
+                     f"{self.n_positive:,} (FNR ≤ {self.fnr_upper:.3g})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return (f"AuditResult(verdict={self.verdict!r}, epsilon_lower={self.epsilon_lower:.4f}, "
+                f"epsilon={self.epsilon:g}, delta={self.delta:g}, ceiling={self.ceiling:.3f}, "
+                f"reference_epsilon={self.reference_epsilon!r}, trials={self.trials}, "
+                f"confidence={self.confidence:g})")
+
+    def plot(self, ax=None):
+        """Draw the test's trade-off (FPR vs FNR, log axes down to 1/N) against the claimed curve.
+
+        ``ax``: a matplotlib Axes (default: a new figure).  Returns the Axes.
+        """
+        from .plot import plot_tradeoff
+
+        return plot_tradeoff(self.to_dict(), ax=ax)
+
     def to_dict(self) -> dict:
         """JSON-serialisable record (plain floats, ints, strings, lists; ``slack`` is None when infinite)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["tradeoff"] = [list(point) for point in self.tradeoff]
         out["candidates"] = dict(self.candidates)
+        out["warnings"] = list(self.warnings)
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None
+        for key in ("ceiling", "reference_epsilon"):
+            if out[key] is not None and not math.isfinite(out[key]):
+                out[key] = None
         for key in ("epsilon_lower", "threshold"):
             if not math.isfinite(out[key]):
                 out[key] = None

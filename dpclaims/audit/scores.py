@@ -59,10 +59,23 @@ class Score:
 
 def is_discrete(outputs: np.ndarray) -> bool:
     """True when ``outputs (n, k)`` has at most :data:`MAX_DISCRETE_OUTCOMES` distinct rows."""
-    first = np.unique(outputs[: 4 * MAX_DISCRETE_OUTCOMES], axis=0)
+    first = unique_rows(outputs[: 4 * MAX_DISCRETE_OUTCOMES])[0]
     if len(first) > MAX_DISCRETE_OUTCOMES:
         return False
-    return len(np.unique(outputs, axis=0)) <= MAX_DISCRETE_OUTCOMES
+    return len(unique_rows(outputs)[0]) <= MAX_DISCRETE_OUTCOMES
+
+
+def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, axis=0, return_inverse=True)`` for ``x (n, k)``, by a lexicographic sort on
+    the numbers (``np.unique(axis=0)`` sorts opaque byte rows, ~10× slower on 10^6 rows)."""
+    if len(x) == 0:
+        return x[:0], np.zeros(0, dtype=np.int64)
+    order = np.lexsort(x.T[::-1])
+    ordered = x[order]
+    new = np.concatenate([[True], np.any(ordered[1:] != ordered[:-1], axis=1)])
+    inverse = np.empty(len(x), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
 
 
 def candidate_scores(k: int, discrete: bool) -> tuple[str, ...]:
@@ -167,14 +180,13 @@ def _fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
 
 
 def _fit_histogram(x0: np.ndarray, x1: np.ndarray) -> Callable:
-    rows, inverse = np.unique(np.concatenate([x0, x1]), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    rows, inverse = unique_rows(np.concatenate([x0, x1]))
     c0 = np.bincount(inverse[: len(x0)], minlength=len(rows))
     c1 = np.bincount(inverse[len(x0) :], minlength=len(rows))
     log_ratio = np.log((c1 + 0.5) / (len(x1) + 0.5 * len(rows))) - np.log((c0 + 0.5) / (len(x0) + 0.5 * len(rows)))
 
     def score(x: np.ndarray) -> np.ndarray:
-        seen, where = np.unique(x, axis=0, return_inverse=True)
+        seen, where = unique_rows(x)
         match = np.all(seen[:, None, :] == rows[None, :, :], axis=2)
         known = match.any(axis=1)
         per_row = np.where(known, log_ratio[match.argmax(axis=1)], 0.0)

@@ -241,8 +241,8 @@ def get(claim_id: str, directory: str | Path | None = None) -> Claim:
     if not close:
         close = [i for i in claims if i.startswith(claim_id)][:5]
     hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "no id is close to it"
-    raise UnknownClaimError(f"unknown claim id {claim_id!r}; {hint} "
-                            "(list every id with dpclaims.claims.load())")
+    raise UnknownClaimError(f"unknown claim id {claim_id!r}; {hint} (list every id with "
+                            "'dpclaims list', or dpclaims.claims.load() in Python)")
 
 
 def papers(directory: str | Path | None = None) -> dict[str, str]:

@@ -35,7 +35,9 @@ class AuditExperiment:
 
     ``build`` is called at run time, so constructing the experiment is cheap.
     ``reference_epsilon`` is what an exact implementation should reach (a spec's
-    §7(a) value), reported beside the certified bound; it does not change the verdict.
+    §7(a) value), reported beside the certified bound and the audit's ceiling; it does
+    not change the verdict.  ``reference_note`` says where it comes from, or why there
+    is none (every packaged audit gives one or the other).
     """
 
     build: Callable[[], tuple[Any, Any, Any, Any]]
@@ -44,6 +46,7 @@ class AuditExperiment:
     confidence: float = 0.95
     reference_epsilon: float | None = None
     note: str = ""
+    reference_note: str = ""
 
     def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
             scheduler: str | None = None, checkpoint: str | None = None) -> dict:
@@ -52,12 +55,18 @@ class AuditExperiment:
         mechanism, d0, d1, claim = self.build()
         result = audit(mechanism, d0, d1, claim=claim, trials=self.trials, confidence=self.confidence,
                        seed=seed, method=self.method, backend=backend, workers=workers,
-                       scheduler=scheduler, checkpoint=checkpoint)
+                       scheduler=scheduler, checkpoint=checkpoint,
+                       reference_epsilon=self.reference_epsilon,
+                       reference_note=self.reference_note, progress=False)
         label = "certified" if result.certified else "estimated (not certified)"
-        summary = f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g}"
+        summary = (f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g} "
+                   f"(ceiling {result.ceiling:.2f}")
         if self.reference_epsilon is not None:
-            summary += f" (exact implementation: ~{self.reference_epsilon:g})"
-        evidence = {**result.to_dict(), "reference_epsilon": self.reference_epsilon, "note": self.note}
+            summary += f", exact implementation: ~{self.reference_epsilon:g}"
+        summary += ")" + (f"; {result.reason}" if result.reason else "")
+        if result.infinite:
+            summary += f"; {result.infinite_message}"
+        evidence = {**result.to_dict(), "note": self.note}
         return {"type": "audit", "verdict": result.verdict, "summary": summary, "evidence": evidence}
 
 

@@ -2,8 +2,9 @@
 
 - :func:`rate_figure`: the log-log sweep with every replicate, the fitted power law
   with its confidence band, and the theorem's slope drawn through the data.
-- :func:`audit_figure`: the empirical trade-off (FPR vs FNR) of the audit's test,
-  the curve the claimed (ε, δ) allows and the curve at the certified ε.
+- :func:`audit_figure`: the empirical trade-off of the audit's test (FPR against
+  1 − FNR on log axes down to 1/N), the region the claimed (ε, δ) excludes and the
+  curve at the certified ε.
 - :func:`summary_figure`: claimed ε against the certified lower bound, over all audits.
 - :func:`section6_figure`: DIFF2's §6 training curves (GD, DP-GD, DIFF2-GD) per dataset and metric.
 """
@@ -21,6 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
+
+from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
 
 __all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound",
            "section6_figure"]
@@ -45,22 +48,6 @@ def _title(ax: Any, entry: Mapping[str, Any]) -> None:
     ax.set_title(text, fontsize=9.5, color=_COLORS.get(entry["verdict"], "black"), loc="left")
     if "\n" in text:
         ax.figure.subplots_adjust(top=ax.figure.subplotpars.top - 0.045)
-
-
-def tradeoff_bound(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
-    """Smallest FNR an (ε, δ)-DP mechanism allows at each FPR: max(0, 1−δ−e^ε·α, e^−ε·(1−δ−α)).
-
-    Parameters
-    ----------
-    fpr : array (p,) of false-positive rates α in [0, 1]
-
-    Returns
-    -------
-    array (p,)
-    """
-    alpha = np.asarray(fpr, dtype=float)
-    return np.maximum.reduce([np.zeros_like(alpha), 1 - delta - math.exp(epsilon) * alpha,
-                              math.exp(-epsilon) * (1 - delta - alpha)])
 
 
 def rate_figure(entry: Mapping[str, Any]) -> bytes:
@@ -106,33 +93,19 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
     return _png(fig)
 
 
-def audit_figure(entry: Mapping[str, Any]) -> bytes:
-    """Trade-off plot of a privacy audit's entry (type ``"audit"``), as PNG bytes."""
-    ev = entry["evidence"]
-    epsilon, delta, lower = ev["epsilon"], ev["delta"], ev["epsilon_lower"]
+def audit_figure(entry: Any) -> bytes:
+    """Trade-off plot of a privacy audit as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
+
+    ``entry``: an :class:`~dpclaims.audit.AuditResult`, its ``to_dict()`` record, or a
+    results entry (type ``"audit"``, the record under ``"evidence"``).
+    """
+    if hasattr(entry, "to_dict"):
+        entry = entry.to_dict()
+    if "evidence" not in entry:
+        entry = {"id": "audit", "verdict": entry["verdict"], "evidence": entry}
     fig, ax = plt.subplots(figsize=(5.0, 4.6))
-    fig.subplots_adjust(left=0.13, right=0.97, bottom=0.11, top=0.93)
-    alpha = np.linspace(0.0, 1.0, 401)
-    claimed = tradeoff_bound(alpha, epsilon, delta)
-    ax.fill_between(alpha, 0, claimed, color="#c62828", alpha=0.08, label="excluded by the claim")
-    ax.plot(alpha, claimed, color="#c62828", label=f"claimed ({epsilon:g}, {delta:g})-DP")
-    if lower is not None and lower > 0:
-        kind = "certified" if ev["certified"] else "estimated"
-        ax.plot(alpha, tradeoff_bound(alpha, lower, delta), ":", color="#1565c0", lw=2,
-                label=f"{kind} ε ≥ {lower:.3f}")
-    points = np.asarray([p for p in ev["tradeoff"] if None not in p], dtype=float).reshape(-1, 2)
-    if points.size:
-        ax.plot(points[:, 0], points[:, 1], "-", color="#263238", lw=1.2, marker=".", ms=3,
-                label="empirical test (certification split)")
-    ax.plot([ev["fpr_upper"]], [ev["fnr_upper"]], "s", color="#1565c0", ms=6,
-            label=f"chosen test, {ev['confidence']:.0%} upper bounds")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("false-negative rate")
-    ax.grid(True, alpha=0.25)
-    ax.legend(fontsize=8, loc="upper right")
+    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.11, top=0.93)
+    plot_tradeoff(entry["evidence"], ax=ax)
     _title(ax, entry)
     return _png(fig)
 

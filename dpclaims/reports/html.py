@@ -12,6 +12,7 @@ from .results import exit_code
 from .schema import VERDICTS
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, settings_rows
 from .text import parts as split_parts
+from .text import plural
 
 __all__ = ["render_html"]
 
@@ -144,8 +145,18 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
         out.append(f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>')
-        out.append(f'<p class="meta">{len(mine)} claims, {checked} checked by experiment.</p>')
+        count = plural(len(mine), "claim")
+        out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')
         out += [_claim(e, figures) for e in mine]
+    if results.get("mutants"):
+        from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
+
+        notes = kill_matrix_notes(results["mutants"])
+        head = "".join(f"<th>{escape(h)}</th>" for h in KILL_MATRIX_HEADER)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                       for row in kill_matrix_cells(results["mutants"]))
+        out += ["<h2>Mutation testing</h2>", f"<table><tr>{head}</tr>{body}</table>",
+                "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>"]
     out.append("<h2>How this report was made</h2>")
     out.append(_kv(settings_rows(results)))
     out.append("<p class=\"meta\">Every number, with all statistical choices, is in results.json; "

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from .figures import SUMMARY_FIGURE
 from .results import exit_code
 from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
+from .text import plural
 
 __all__ = ["render_markdown"]
 
@@ -51,6 +52,16 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
             lines += [f"![{alt}]({figures[piece['id']]})", ""]
     lines += [" · ".join(f"{label} {value}" for label, value in footer_rows(entry)), ""]
     return lines
+
+
+def _mutants_section(report: Mapping[str, Any]) -> list[str]:
+    """The kill matrix of ``dpclaims verify --mutants``: each privacy mutant through its audit."""
+    from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
+
+    lines = ["## Mutation testing", "", "| " + " | ".join(KILL_MATRIX_HEADER) + " |",
+             "|" + "---|" * len(KILL_MATRIX_HEADER)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in kill_matrix_cells(report)]
+    return lines + [""] + [f"- {_cell(note)}" for note in kill_matrix_notes(report)] + [""]
 
 
 def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> str:
@@ -99,9 +110,11 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in ("not_checkable", "error") for e in mine)
         lines += [f"## {paper['id']}: {_cell(paper['title'])}", "",
-                  f"{len(mine)} claims, {checked} checked by experiment.", ""]
+                  f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
         for entry in mine:
             lines += _claim_section(entry, figures)
+    if results.get("mutants"):
+        lines += _mutants_section(results["mutants"])
     lines += ["## How this report was made", "", "| | |", "|---|---|"]
     lines += [f"| {label} | {_cell(value)} |" for label, value in settings_rows(results)]
     lines += ["", "Every number above, with all statistical choices, is in `results.json`; "

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 from .schema import VERDICTS
 
 __all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
+__all__ += ["plural"]
 
 VERDICT_LABELS = {
     "consistent": "consistent",
@@ -91,6 +92,12 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
         ]
         if ev.get("reference_epsilon") is not None:
             rows.append(("exact implementation", f"ε ≈ {ev['reference_epsilon']:g}"))
+        elif ev.get("reference_note"):
+            rows.append(("exact implementation", f"none: {ev['reference_note']}"))
+        if ev.get("ceiling") is not None:
+            rows.append(("ceiling", f"{ev['ceiling']:.4f} (the most these trials can certify)"))
+        if ev.get("reason"):
+            rows.append(("why", ev["reason"]))
         if ev["seed"] != entry["seed"]:
             rows.append(("audit seed", str(ev["seed"])))
     elif kind == "rate":
@@ -132,11 +139,16 @@ def figure_name(claim_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", claim_id) + ".png"
 
 
+def plural(count: int, noun: str) -> str:
+    """``"1 claim"``, ``"2 claims"``: a count and its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def counts_line(results: Mapping[str, Any]) -> str:
     """E.g. ``"150 claims: 3 consistent, 1 violation, 146 not checkable"`` (zero counts left out)."""
     counts = results["counts"]
     parts = [f"{counts[v]} {VERDICT_LABELS[v].lower()}" for v in VERDICTS if counts[v]]
-    return f"{len(results['claims'])} claims: " + ", ".join(parts)
+    return f"{plural(len(results['claims']), 'claim')}: " + ", ".join(parts)
 
 
 def settings_rows(results: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -60,7 +60,7 @@ def write_report(results: Mapping[str, Any], out: str | Path, force: bool = Fals
     ----------
     results : a results document (from :func:`dpclaims.reports.run_claims` or ``load_results``)
     out : report directory; must not exist or be empty unless ``force``
-    force : replace an existing report directory
+    force : replace an existing report directory that dpclaims wrote (see :mod:`.atomic`)
     workers : processes drawing the figures (see :func:`render_figures`)
 
     Returns
@@ -74,7 +74,7 @@ def write_report(results: Mapping[str, Any], out: str | Path, force: bool = Fals
     InputError
         ``out`` exists and ``force`` is False, or cannot be written.
     """
-    check_output_dir(out, force)  # fail before the figures are drawn
+    target = check_output_dir(out, force)  # fail before the figures are drawn
     text = dumps_results(results)
     document = json.loads(text)
     validate_results(document)
@@ -87,5 +87,4 @@ def write_report(results: Mapping[str, Any], out: str | Path, force: bool = Fals
         (staging / "results.json").write_text(text, encoding="utf-8")
         (staging / "report.md").write_text(render_markdown(document, paths), encoding="utf-8")
         (staging / "report.html").write_text(render_html(document, figures), encoding="utf-8")
-    target = Path(out).expanduser().absolute()
     return {name: target / name for name in (*REPORT_FILES, "figures")}

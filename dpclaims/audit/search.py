@@ -1,0 +1,537 @@
+"""Worst-pair search: screen candidate neighbouring pairs cheaply, certify the best on new trials.
+
+:func:`search` audits a mechanism without being told its worst neighbouring pair:
+
+1. *Screening.*  Every pair of a family's fixed patterns, a few random pairs and a few
+   steps of local search around the best pair so far are each audited with
+   ``screen_trials`` trials per dataset: an ordinary :func:`~dpclaims.audit.audit` whose
+   integer seed is drawn from ``SeedSequence(seed, spawn_key=(0x5EA2C,))`` (never equal
+   to ``seed``).  A pair's score is the best bound a test on its screening trade-off curve
+   would certify at the final size if the screening error rates held (a screen's own
+   bound undervalues rare, telling events at its small size); ties go to the bound the
+   screen certified.  The best pairs are screened again on more fresh trials, in the
+   successive-halving rounds of :data:`ROUNDS` (which also correct the optimism of a
+   lucky rare event), and the best of the last round is chosen.
+2. *Certification.*  The chosen pair is audited once more with ``trials`` trials per
+   dataset and the seed ``seed`` itself: exactly ``audit(mechanism, d0*, d1*, seed=seed,
+   ...)``.
+
+Why the final bound keeps its confidence.  The certifying audit draws from
+``SeedSequence(seed)`` (spawn keys 0, 1, 2) and every screening audit from
+``SeedSequence(s)`` for another integer ``s``: the streams are independent, as long as
+the mechanism draws all its randomness from the ``rng`` it is given (the audit warns
+when it does not).  The chosen pair ``(d0*, d1*)`` is a function of the screening outputs
+only, hence independent of the certifying trials.  Conditional on any value of that
+choice, the certifying audit is an ordinary audit of one fixed neighbouring pair on fresh
+trials, so its bound fails with probability at most ``1 - confidence``; averaging over
+the choice, the same holds unconditionally.  No correction for the number of screened
+pairs is needed (nor taken), because only one pair is ever certified and nothing of the
+screening enters its counts.  A lower bound on the privacy loss of one neighbouring pair
+is a lower bound on the mechanism's ε (a supremum over all pairs).  The screening bounds
+are a search trace, never reported as certified.
+
+Families (both directions of a pair are covered: an audit's four tests let either
+dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
+
+- :class:`QueryPairs` — mechanisms on a vector of ``k`` query answers with ℓ∞
+  sensitivity Δ (each answer moves by at most Δ), the setting of StatDP (Ding et al.
+  2018, §5.1, Table 1) and DP-Sniper (Bichsel et al. 2021, §6.1): one differs, all
+  differ, half up half down, one up rest down, one down rest up, X shape, each in both
+  orders; random pairs; local search moving one answer of b, one of both, or all by Δ.
+- :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
+  user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
+  (zero, maximal norm, opposite sign, far outlier, the original values), random
+  replacements and local search over the replaced user's values.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..data import RELATIONS, UNITS, UserDataset, remove_user, replace_item, replace_user
+from ..errors import InputError, check_choice, check_trials
+from ..execution import child_seed
+from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
+from .bounds import epsilon_from_rates, rate_upper
+from .core import MIN_TRIALS, audit
+from .result import AuditResult
+
+__all__ = [
+    "SCREEN_TRIALS",
+    "RANDOM_PAIRS",
+    "LOCAL_STEPS",
+    "Pair",
+    "QueryPairs",
+    "CanaryPairs",
+    "SearchResult",
+    "search",
+    "pairs_for",
+]
+
+SCREEN_TRIALS = 10_000
+"""Trials per dataset of each screening audit."""
+
+RANDOM_PAIRS = 4
+"""Random pairs screened after the fixed patterns."""
+
+LOCAL_STEPS = 16
+"""Local-search steps (one perturbation of the best pair so far, screened, kept if better)."""
+
+SCREEN_CALIBRATION = 0.5
+"""Calibration fraction of the screening audits: half their trials learn the score and test (the
+audit's default 0.2 leaves too few to pick the right score on 10^4 trials)."""
+
+ROUNDS = ((8, 4), (3, 16))
+"""Successive halving after the first screen: ``(keep, factor)`` — the ``keep`` best pairs of the
+previous round are screened again on fresh trials, ``factor × screen_trials`` per dataset."""
+
+_SEARCH_KEY = 0x5EA2C
+"""Spawn key of the screening seeds; the certifying audit uses ``seed`` itself (keys 0, 1, 2)."""
+
+OUTLIER_FACTOR = 10.0
+"""The far-outlier canary sits at this multiple of the maximal norm."""
+
+
+@dataclass(frozen=True, eq=False)
+class Pair:
+    """A candidate neighbouring pair ``d0``, ``d1``, named; ``values``: what a family perturbs."""
+
+    name: str
+    d0: Any
+    d1: Any
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
+class QueryPairs:
+    """Pairs of query-answer vectors ``(k,)`` whose entries differ by at most ``sensitivity``.
+
+    The base vector is all ones (scaled by Δ), the other moves entries to 0 or 2Δ:
+    StatDP's patterns (Ding et al. 2018, Table 1), used by DP-Sniper (Bichsel et al. 2021).
+    """
+
+    k: int
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", check_trials(self.k, "k"))
+        if not (
+            isinstance(self.sensitivity, (int, float))
+            and math.isfinite(self.sensitivity)
+            and self.sensitivity > 0
+        ):
+            raise InputError(f"sensitivity must be a finite number > 0, got {self.sensitivity!r}")
+
+    def neighbour_options(self) -> dict:
+        """How :func:`~dpclaims.audit.audit` checks these pairs: query answers within
+        ``sensitivity`` in every coordinate."""
+        return {"relation": "query", "sensitivity": self.sensitivity}
+
+    def _pair(self, name: str, a: np.ndarray, b: np.ndarray) -> Pair:
+        a = self.sensitivity * np.asarray(a, dtype=np.float64)
+        b = self.sensitivity * np.asarray(b, dtype=np.float64)
+        return Pair(name, a, b, (a, b))
+
+    def patterns(self) -> list[Pair]:
+        """The fixed patterns (each in both orders where the order matters)."""
+        k, ones = self.k, np.ones(self.k)
+        half = k // 2
+        out = [self._pair("all up", ones, 2 * ones), self._pair("all down", ones, 0 * ones)]
+        for where, i in (("first", 0), ("last", k - 1)):
+            if k == 1 and where == "last":
+                break
+            up, down = ones.copy(), ones.copy()
+            up[i], down[i] = 2.0, 0.0
+            rest_down, rest_up = np.zeros(k), 2 * ones
+            rest_down[i], rest_up[i] = 2.0, 0.0
+            out += [
+                self._pair(f"one up ({where})", ones, up),
+                self._pair(f"one down ({where})", ones, down),
+            ]
+            if k > 1:
+                out += [
+                    self._pair(f"one up rest down ({where})", ones, rest_down),
+                    self._pair(f"one down rest up ({where})", ones, rest_up),
+                ]
+        if k > 1:
+            low_high = np.r_[np.zeros(half), 2 * np.ones(k - half)]
+            cross_a = np.r_[np.ones(half), np.zeros(k - half)]
+            out += [
+                self._pair("half down half up", ones, low_high),
+                self._pair("half up half down", ones, low_high[::-1]),
+                self._pair("X shape", cross_a, 1 - cross_a),
+                self._pair("X shape (reversed)", cross_a[::-1], 1 - cross_a[::-1]),
+            ]
+        return out
+
+    def random(self, rng: np.random.Generator) -> Pair:
+        """``a`` uniform on {0, 1, 2}^k, ``b = a + u`` with ``u`` uniform on {−1, 0, 1}^k."""
+        a = rng.integers(0, 3, self.k).astype(np.float64)
+        return self._pair("random", a, a + rng.integers(-1, 2, self.k))
+
+    def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
+        """One move, each with probability 1/3: one answer of ``b`` by ±Δ (kept within Δ of
+        ``a``), one answer of both by ±Δ, or every answer of both by ±Δ (a shift against a
+        threshold)."""
+        a, b = (v / self.sensitivity for v in pair.values)
+        a, b = a.copy(), b.copy()
+        i, step, move = (
+            int(rng.integers(self.k)),
+            float(rng.choice([-1.0, 1.0])),
+            int(rng.integers(3)),
+        )
+        if move == 0 and abs(b[i] + step - a[i]) <= 1.0:
+            b[i] += step
+        elif move == 2:
+            a, b = a + step, b + step
+        else:
+            a[i] += step
+            b[i] += step
+        return self._pair("local", a, b)
+
+
+@dataclass(frozen=True)
+class CanaryPairs:
+    """One user (``unit="user"``) or item (``unit="item"``) of ``data`` replaced by canaries.
+
+    ``scale`` is the "maximal norm" (default: the largest item norm in ``data``, at
+    least 1).  Replace relation: pairs of values ``(v0, v1)`` for the replaced unit —
+    zero vs maximal norm, maximal norm vs its opposite sign, zero vs a far outlier
+    (``OUTLIER_FACTOR × scale``), the original values vs each canary — along ``e₁`` and
+    the diagonal.  Add-remove relation: ``data`` with the user at each canary vs without
+    it.  Labels, when present, stay the original ones.
+    """
+
+    data: UserDataset
+    unit: str = "user"
+    relation: str = "replace"
+    user: int = 0
+    item: int = 0
+    scale: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, UserDataset):
+            raise InputError(f"data must be a UserDataset, got {type(self.data).__name__}")
+        check_choice(self.unit, UNITS, "unit")
+        check_choice(self.relation, RELATIONS, "relation")
+        if self.relation == "add-remove" and self.unit == "item" and self.data.m > 1:
+            raise InputError("item-level add-remove neighbours need m = 1; use relation='replace'")
+        if self.scale is None:
+            object.__setattr__(
+                self, "scale", max(1.0, float(np.max(np.linalg.norm(self.data.items, axis=1))))
+            )
+        elif not (
+            isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0
+        ):
+            raise InputError(f"scale must be a finite number > 0, got {self.scale!r}")
+
+    def _original(self) -> np.ndarray:
+        x = self.data.x[self.user]
+        return np.array(x if self.unit == "user" else x[self.item])
+
+    def _shape(self) -> tuple:
+        return (self.data.m, self.data.d) if self.unit == "user" else (self.data.d,)
+
+    def _with(self, value: np.ndarray) -> UserDataset:
+        y = None if self.data.y is None else self.data.y[self.user]
+        if self.unit == "user":
+            return replace_user(self.data, self.user, np.broadcast_to(value, self._shape()), y)
+        return replace_item(
+            self.data, self.user, self.item, value, None if y is None else y[self.item]
+        )
+
+    def _pair(self, name: str, v0: np.ndarray, v1: np.ndarray | None) -> Pair:
+        """``v1 = None``: the add-remove pair (user at ``v0``, user removed)."""
+        v0 = np.broadcast_to(np.asarray(v0, dtype=np.float64), self._shape()).copy()
+        if v1 is None:
+            d0 = self._with(v0)
+            return Pair(name, d0, remove_user(d0, self.user), (v0, None))
+        v1 = np.broadcast_to(np.asarray(v1, dtype=np.float64), self._shape()).copy()
+        if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(
+            v1 == v1.reshape(-1, self.data.d)[0]
+        ):
+            point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
+            labels = None if self.data.y is None else (self.data.y[self.user],) * 2
+            if self.unit == "user":
+                made = extreme_user_pair(self.data, point, self.user, opposite, labels)
+            else:
+                made = extreme_item_pair(
+                    self.data,
+                    point,
+                    self.user,
+                    self.item,
+                    opposite,
+                    None if labels is None else (labels[0][self.item],) * 2,
+                )
+            return Pair(name, made.d0, made.d1, (v0, v1))
+        return Pair(name, self._with(v0), self._with(v1), (v0, v1))
+
+    def patterns(self) -> list[Pair]:
+        """The canary pairs (see the class docstring)."""
+        d, s = self.data.d, float(self.scale)
+        axis = np.zeros(d)
+        axis[0] = 1.0
+        diag = np.ones(d) / math.sqrt(d)
+        original, zero = self._original(), np.zeros(d)
+        out = []
+        for where, u in (("e1", axis), ("diagonal", diag)) if d > 1 else (("e1", axis),):
+            if self.relation == "add-remove":
+                out += [
+                    self._pair(f"maximal norm ({where}) vs removed", s * u, None),
+                    self._pair(f"outlier ({where}) vs removed", OUTLIER_FACTOR * s * u, None),
+                ]
+                continue
+            out += [
+                self._pair(f"zero vs maximal norm ({where})", zero, s * u),
+                self._pair(f"opposite signs ({where})", s * u, -s * u),
+                self._pair(f"zero vs outlier ({where})", zero, OUTLIER_FACTOR * s * u),
+                self._pair(f"original vs maximal norm ({where})", original, s * u),
+                self._pair(f"original vs opposite maximal norm ({where})", original, -s * u),
+            ]
+        if self.relation == "add-remove":
+            out += [
+                self._pair("zero vs removed", zero, None),
+                self._pair("original vs removed", original, None),
+            ]
+        else:
+            out.append(self._pair("original vs zero", original, zero))
+        return out
+
+    def _random_value(self, rng: np.random.Generator) -> np.ndarray:
+        direction = rng.standard_normal(self.data.d)
+        direction /= max(np.linalg.norm(direction), 1e-300)
+        return (
+            float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
+        )
+
+    def random(self, rng: np.random.Generator) -> Pair:
+        """Two random canaries (random direction, norm log-uniform in [scale/10, 10·scale])."""
+        v0 = self._random_value(rng)
+        return self._pair(
+            "random", v0, None if self.relation == "add-remove" else self._random_value(rng)
+        )
+
+    def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
+        """Move one side by a Gaussian step of size ``scale/2``, or scale them by 2 or ½."""
+        v0, v1 = pair.values
+        sides = [v0] if v1 is None else [v0, v1]
+        side = int(rng.integers(len(sides)))
+        if rng.random() < 0.5:
+            sides[side] = sides[side] * float(rng.choice([0.5, 2.0]))
+        else:
+            sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(
+                sides[side].shape
+            ) / math.sqrt(self.data.d)
+        return self._pair("local", sides[0], None if v1 is None else sides[1])
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The certifying audit of the chosen pair, and how the pair was found.
+
+    ``screened`` lists ``(name, screening ε bound)`` in the order tried (not certified
+    jointly: a search trace); ``samples`` counts every mechanism run, screening included.
+    """
+
+    result: AuditResult
+    pair: Pair
+    screened: tuple = ()
+    screen_trials: int = 0
+    screening_samples: int = 0
+    samples: int = 0
+    wall_time: float = 0.0
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The certified bound (of the certifying audit)."""
+        return self.result.epsilon_lower
+
+    @property
+    def verdict(self) -> str:
+        return self.result.verdict
+
+    def to_dict(self) -> dict:
+        """The audit's record plus ``search``: the chosen pair, the trace and the sample counts."""
+        return {
+            **self.result.to_dict(),
+            "search": {
+                "pair": self.pair.name,
+                "screen_trials": self.screen_trials,
+                "screening_samples": self.screening_samples,
+                "samples": self.samples,
+                "wall_time": self.wall_time,
+                "screened": [[name, value] for name, value in self.screened],
+            },
+        }
+
+
+def pairs_for(
+    d0: Any,
+    d1: Any = None,
+    *,
+    unit: str = "user",
+    relation: str = "replace",
+    sensitivity: float = 1.0,
+) -> QueryPairs | CanaryPairs:
+    """The default family for a mechanism's input: canaries for a ``UserDataset`` (the replaced
+    user is the first one where ``d0`` and ``d1`` differ, else 0), query pairs for a vector."""
+    if isinstance(d0, UserDataset):
+        user = 0
+        if isinstance(d1, UserDataset) and d1.x.shape == d0.x.shape:
+            differs = np.flatnonzero(np.any(d0.x != d1.x, axis=(1, 2)))
+            user = int(differs[0]) if len(differs) else 0
+        return CanaryPairs(d0, unit=unit, relation=relation, user=user)
+    vector = np.atleast_1d(np.asarray(d0, dtype=np.float64))
+    if vector.ndim != 1:
+        raise InputError(
+            f"search needs a UserDataset or a vector of query answers, got shape {vector.shape}"
+        )
+    return QueryPairs(len(vector), sensitivity)
+
+
+def _projected(r: AuditResult, trials: int) -> float:
+    """The best bound ``r``'s score would certify at ``trials`` trials per dataset if its empirical
+    error rates held, over its chosen test and the tests of its trade-off curve (same direction):
+    a screen's own bound undervalues rare, telling events at its small size (the optimism of
+    a lucky rare event is what the later, larger rounds correct)."""
+    n = max(1, round(trials * r.certification_trials / r.trials))
+    rates = np.array([(r.fpr, r.fnr), *r.tradeoff])
+    fpr, fnr = (rate_upper(n * rates[:, i], n, r.ci_alpha, r.ci) for i in (0, 1))
+    return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
+
+
+def _screen_seeds(seed: int, count: int) -> list[int]:
+    """``count`` integer seeds from ``child_seed(seed, _SEARCH_KEY)``, none equal to ``seed``."""
+    states = child_seed(seed, _SEARCH_KEY).generate_state(count)
+    return [int(s) if int(s) != int(seed) else int(s) + 1 for s in states]
+
+
+def search(
+    mechanism: Callable,
+    pairs: QueryPairs | CanaryPairs | Sequence[Pair],
+    epsilon: float | None = None,
+    delta: float | None = None,
+    trials: int = 100_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    *,
+    screen_trials: int = SCREEN_TRIALS,
+    random_pairs: int = RANDOM_PAIRS,
+    local_steps: int = LOCAL_STEPS,
+    rounds: Sequence[tuple[int, int]] = ROUNDS,
+    backend: str = "auto",
+    workers: int | None = None,
+    checkpoint: Any = None,
+    **options: Any,
+) -> SearchResult:
+    """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
+
+    Parameters
+    ----------
+    mechanism : as for :func:`~dpclaims.audit.audit`
+    pairs : a family (:class:`QueryPairs`, :class:`CanaryPairs`, see :func:`pairs_for`) or
+        a fixed list of :class:`Pair` (no random pairs or local search then)
+    epsilon, delta, confidence, seed : as for :func:`~dpclaims.audit.audit`; the final
+        bound holds at ``confidence`` whatever the screening found (module docstring)
+    trials : trials per dataset of the certifying audit
+    screen_trials : trials per dataset of each screening audit
+    random_pairs, local_steps : random pairs screened, local-search steps (families only)
+    rounds : ``(keep, factor)`` rounds of successive halving after the first screen
+        (:data:`ROUNDS`)
+    backend, workers, checkpoint : for the certifying audit (screening runs serially)
+    options : passed to every :func:`~dpclaims.audit.audit` call (``claim``, ``unit``,
+        ``relation``, ``method``, ``statistic``, ``ci``, ...)
+
+    Returns
+    -------
+    SearchResult
+    """
+    start = time.perf_counter()
+    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
+    screen_trials = check_trials(screen_trials, "screen_trials", minimum=MIN_TRIALS)
+    random_pairs = check_trials(random_pairs, "random_pairs", minimum=0)
+    local_steps = check_trials(local_steps, "local_steps", minimum=0)
+    rounds = tuple(
+        (check_trials(k, "rounds keep"), check_trials(f, "rounds factor")) for k, f in rounds
+    )
+    family = None if isinstance(pairs, (list, tuple)) else pairs
+    if family is not None and not all(
+        hasattr(family, a) for a in ("patterns", "random", "perturb")
+    ):
+        raise InputError(
+            "pairs must be a QueryPairs/CanaryPairs family or a list of Pair "
+            "(see dpclaims.audit.search)"
+        )
+    fixed = list(pairs) if family is None else family.patterns()
+    if family is not None and hasattr(family, "neighbour_options"):
+        options = {**family.neighbour_options(), **options}
+    if not fixed or not all(isinstance(p, Pair) for p in fixed):
+        raise InputError("pairs must hold at least one dpclaims.audit.search.Pair")
+    extra = 0 if family is None else random_pairs + local_steps
+    seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
+    rng = np.random.default_rng(next(seeds))
+    trace: list[tuple[str, float]] = []
+    scored: list[tuple[tuple[float, float], int, Pair]] = []
+
+    def screen(pair: Pair, n: int) -> tuple[float, float]:
+        r = audit(
+            mechanism,
+            pair.d0,
+            pair.d1,
+            epsilon,
+            delta,
+            trials=n,
+            confidence=confidence,
+            seed=next(seeds),
+            backend="serial",
+            **{"calibration_fraction": SCREEN_CALIBRATION, **options},
+        )
+        trace.append((pair.name, r.epsilon_lower))
+        return (_projected(r, trials), r.epsilon_lower)
+
+    def add(pair: Pair) -> None:
+        scored.append((screen(pair, screen_trials), len(scored), pair))
+
+    for pair in fixed:
+        add(pair)
+    if family is not None:
+        for _ in range(random_pairs):
+            add(family.random(rng))
+        for _ in range(local_steps):
+            add(family.perturb(max(scored)[2], rng))
+    spent = 2 * screen_trials * len(scored)
+    for keep, factor in rounds if len(scored) > 1 else ():
+        scored = [
+            (screen(p, factor * screen_trials), -i, p)
+            for _, i, p in sorted(scored, reverse=True)[:keep]
+        ]
+        spent += 2 * factor * screen_trials * len(scored)
+    chosen = max(scored)[2]
+    result = audit(
+        mechanism,
+        chosen.d0,
+        chosen.d1,
+        epsilon,
+        delta,
+        trials=trials,
+        confidence=confidence,
+        seed=seed,
+        backend=backend,
+        workers=workers,
+        checkpoint=checkpoint,
+        **options,
+    )
+    return SearchResult(
+        result=result,
+        pair=chosen,
+        screened=tuple(trace),
+        screen_trials=screen_trials,
+        screening_samples=spent,
+        samples=spent + 2 * trials,
+        wall_time=time.perf_counter() - start,
+    )

@@ -1,0 +1,307 @@
+"""The mutant corpus as a benchmark: every privacy mutant through the registry audit for it.
+
+:func:`kill_matrix` builds each registered privacy mutant
+(:mod:`dpclaims.algorithms.mutants`), audits it with the statistical settings (trials,
+method, confidence) of the registry audit of its algorithm at the chosen budget, and
+records the certified ε, the verdict and the seconds.  A mutant is *killed* when the
+audit says ``violation`` (its certified lower bound exceeds the claimed ε).  Mutants
+whose ``build()`` returns an algorithm object rather than an audit setup are caught by
+white-box checks (named in their ``caught_by``); they are listed, not audited.
+
+The mutation score is the fraction of the audited privacy mutants that are killed.  The
+generic textbook mutants have no registry claim; their audit is the built-in target of
+the correct mechanism (``catalog:NAME``) with :data:`CATALOG_TRIALS` trials.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+from ..errors import InputError, check_choice
+from .experiments import BUDGETS
+
+__all__ = [
+    "AUDIT_OF",
+    "CATALOG_TRIALS",
+    "kill_matrix",
+    "audit_settings",
+    "killed_by",
+    "kill_matrix_lines",
+    "kill_matrix_cells",
+    "kill_matrix_notes",
+]
+
+CATALOG_TRIALS = {"quick": 20_000, "standard": 200_000, "full": 1_000_000}
+"""Trials per dataset of the ``catalog:`` audits of the generic mutants, by budget."""
+
+AUDIT_OF = {
+    # generic textbook mechanisms: the built-in target of the correct mechanism
+    "gaussian-half-noise": "catalog:gaussian",
+    "gaussian-item-noise": "catalog:gaussian",
+    "laplace-half-scale": "catalog:laplace",
+    "noisy-max-value": "catalog:noisy-max",
+    "dp-sgd-no-clip": "catalog:dp-sgd",
+    # DIFF2 (Murata & Suzuki 2023)
+    "diff2-m1-unscaled-diff-radius": "diff2gd.prop41.rdp_to_dp",
+    "diff2-m2-restarts-not-composed": "diff2gd.prop41.rdp_to_dp",
+    "diff2-m3-add-remove-sensitivity": "diff2gd.prop41.rdp_to_dp",
+    "diff2-m5-noiseless-accumulation": "diff2gd.prop41.rdp_to_dp",
+    "diff2-m4-mean-silo-size": "diff2gd.prop41.rdp_to_dp",
+    # Accelerated DP-SRGD (Choquette-Choo et al. 2024): blank-canary audit of the tree mechanism
+    "cgt24-m1-independent-prefix-noise": "cgt24.tree.gdp",
+    "cgt24-m2-no-clip": "cgt24.tree.gdp",
+    "cgt24-m3-printed-sigma": "cgt24.tree.gdp",
+    "cgt24-m4-fresh-yz-noise": "cgt24.tree.gdp",
+    "cgt24-m5-cross-batch-difference": "cgt24.tree.gdp",
+    "cgt24-m8-leaf-sum": "cgt24.tree.gdp",
+    # Ghazi et al. 2023
+    "ghazi23-m1-no-stability-test": "ghazi23.thm33.deloutputpert_dp",
+    "ghazi23-m2-fixed-threshold": "ghazi23.thm33.deloutputpert_dp",
+    "ghazi23-m6-tdlap-at-zero": "ghazi23.thm33.deloutputpert_dp",
+    "ghazi23-m3-fast-no-fallback": "ghazi23.appC.fast_equivalence",
+    "ghazi23-m4-sigma-no-8kappa": "ghazi23.thm31.scoutputpert_dp",
+    "ghazi23-item-level-as-user": "ghazi23.thm31.scoutputpert_dp",
+    "ghazi23-m5-phased-sco-reuse-users": "ghazi23.thm51.phased_sco_dp",
+    "ghazi23-phased-erm-full-budget": "ghazi23.thm41.phased_erm_dp",
+    # pure-DP heavy tails (Lowy 2026)
+    "heavy-tailed-m1-no-tau": "lowy26.privacy.double_output_pert",
+    "heavy-tailed-m2-stage2-full-eps": "lowy26.privacy.double_output_pert",
+    "heavy-tailed-m3-no-extension": "lowy26.privacy.double_output_pert",
+    "heavy-tailed-m6-data-dependent-C": "lowy26.privacy.double_output_pert",
+    "heavy-tailed-m4-radius-exp": "lowy26.privacy.structured",
+    "heavy-tailed-m5-coordwise-laplace": "lowy26.privacy.structured",
+    "heavy-tailed-m7-phase-reuse": "lowy26.privacy.main",
+    # Lowy, Liu & Asi 2024: Algorithm 2 runs inside Algorithm 3
+    "lla24-m1-alg1-no-filter": "lla24.alg1.privacy",
+    "lla24-m2-alg1-item-sigma": "lla24.alg1.privacy",
+    "lla24-m3a-alg1-unnormalised-score": "lla24.alg1.privacy",
+    "lla24-m3b-alg1-no-test": "lla24.alg1.privacy",
+    "lla24-m3c-alg1-laplace-2": "lla24.alg1.privacy",
+    "lla24-m4-alg1-reuse-users": "lla24.alg1.privacy",
+    "lla24-m5-alg1-leaky-halt": "lla24.alg1.privacy",
+    "lla24-m1-alg2-no-filter": "lla24.alg3.privacy",
+    "lla24-m2-alg2-item-sigma": "lla24.alg3.privacy",
+    "lla24-m3a-alg2-unnormalised-score": "lla24.alg3.privacy",
+    "lla24-m5-alg2-leaky-halt": "lla24.alg3.privacy",
+    "lla24-m3d-alg2-threshold-per-step": "lla24.alg2.abovethreshold",
+}
+"""Privacy mutant -> the registry audit (claim id, or ``catalog:TARGET``) meant to catch it."""
+
+
+def audit_settings(audit_id: str, budget: str) -> dict:
+    """``{"trials", "method", "confidence"}`` of the registry audit ``audit_id`` at ``budget``.
+
+    A claim checked by several experiments uses its first audit part.
+    """
+    check_choice(budget, BUDGETS, "budget")
+    if audit_id.startswith("catalog:"):
+        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+    from . import get
+    from .standard import AuditExperiment, CombinedExperiment
+
+    experiment = get(audit_id).experiment(budget)
+    parts = (
+        list(experiment.parts.values())
+        if isinstance(experiment, CombinedExperiment)
+        else [experiment]
+    )
+    audits = [p for p in parts if isinstance(p, AuditExperiment)]
+    if not audits:  # a value check (white-box invariant): the registry default audit size
+        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+    first = audits[0]
+    return {"trials": first.trials, "method": first.method, "confidence": first.confidence}
+
+
+def _audit_setup(built: Any) -> tuple | None:
+    """``(mechanism, d0, d1, claim)`` when ``built`` is an audit setup, else None (white-box)."""
+    from ..privacy import PrivacyClaim
+
+    if isinstance(built, tuple) and len(built) == 4 and isinstance(built[3], PrivacyClaim):
+        return built
+    return None
+
+
+def _true(eps: float | None) -> float | str | None:
+    return "inf" if eps is not None and math.isinf(eps) else eps
+
+
+def kill_matrix(
+    papers: str | Sequence[str] | None = None,
+    budget: str = "quick",
+    seed: int = 0,
+    backend: str = "auto",
+    workers: int | None = None,
+    names: Sequence[str] | None = None,
+    after: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
+
+    ``papers`` is one paper id (``"generic"`` for the textbook mechanisms), several, or None (all).
+
+    Returns
+    -------
+    ``{"budget", "mutation_score", "audited", "killed", "privacy_mutants", "matrix": [row, ...],
+    "audits": {audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}}``; each row
+    has ``mutant``, ``paper``, ``audit``, ``true_epsilon``, ``claimed_epsilon``,
+    ``epsilon_lower``, ``verdict`` (the audit's, or ``"not audited"``), ``killed``,
+    ``seconds``, ``trials`` and ``caught_by``.  ``mutation_score`` is None when nothing was
+    audited.
+    """
+    from ..algorithms.mutants import list_mutants
+    from ..audit import audit
+
+    check_choice(budget, BUDGETS, "budget")
+    wanted = [papers] if isinstance(papers, str) else papers
+    mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
+    if wanted is not None and not mutants:
+        known = sorted({m.paper for m in list_mutants(kind="privacy")})
+        raise InputError(
+            f"no privacy mutant of paper(s) {', '.join(wanted)}; "
+            f"papers with mutants: {', '.join(known)}"
+        )
+    if names is not None:
+        unknown = sorted(set(names) - {m.name for m in mutants})
+        if unknown:
+            raise InputError(
+                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.algorithms.mutants"
+            )
+        mutants = [m for m in mutants if m.name in set(names)]
+    rows = []
+    for mutant in mutants:
+        audit_id = AUDIT_OF.get(mutant.name)
+        if audit_id is None:
+            raise InputError(
+                f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF"
+            )
+        start = time.perf_counter()
+        setup = _audit_setup(mutant.build())
+        row = {
+            "mutant": mutant.name,
+            "paper": mutant.paper,
+            "audit": audit_id,
+            "true_epsilon": _true(mutant.true_epsilon),
+            "caught_by": mutant.caught_by,
+        }
+        if setup is None:
+            row.update(
+                claimed_epsilon=None,
+                epsilon_lower=None,
+                verdict="not audited",
+                killed=False,
+                trials=0,
+            )
+        else:
+            mechanism, d0, d1, claim = setup
+            settings = audit_settings(audit_id, budget)
+            result = audit(
+                mechanism,
+                d0,
+                d1,
+                claim=claim,
+                seed=seed,
+                backend=backend,
+                workers=workers,
+                **settings,
+            )
+            row.update(
+                claimed_epsilon=claim.epsilon,
+                epsilon_lower=_true(result.epsilon_lower),
+                verdict=result.verdict,
+                killed=result.verdict == "violation",
+                trials=settings["trials"],
+            )
+        row["seconds"] = time.perf_counter() - start
+        rows.append(row)
+        if after is not None:
+            after(row)
+    audited = [r for r in rows if r["verdict"] != "not audited"]
+    killed = sum(r["killed"] for r in audited)
+    return {
+        "budget": budget,
+        "mutation_score": killed / len(audited) if audited else None,
+        "privacy_mutants": len(rows),
+        "audited": len(audited),
+        "killed": killed,
+        "matrix": rows,
+        "audits": killed_by(rows),
+    }
+
+
+def killed_by(rows: Sequence[Mapping[str, Any]]) -> dict:
+    """``{audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}`` from the rows."""
+    out: dict[str, dict[str, list]] = {}
+    for row in rows:
+        entry = out.setdefault(row["audit"], {"kills": [], "survivors": [], "white_box": []})
+        key = (
+            "white_box"
+            if row["verdict"] == "not audited"
+            else ("kills" if row["killed"] else "survivors")
+        )
+        entry[key].append(row["mutant"])
+    return out
+
+
+def _eps(value: Any) -> str:
+    return "—" if value is None else ("∞" if value == "inf" else f"{value:.3g}")
+
+
+KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε ≥", "verdict", "s")
+
+
+def kill_matrix_cells(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""
+    return [
+        (
+            r["mutant"],
+            r["audit"],
+            _eps(r["true_epsilon"]),
+            "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}",
+            _eps(r["epsilon_lower"]),
+            ("killed" if r["killed"] else r["verdict"])
+            if r["verdict"] != "not audited"
+            else "white-box only",
+            f"{r['seconds']:.1f}",
+        )
+        for r in report["matrix"]
+    ]
+
+
+def kill_matrix_notes(report: Mapping[str, Any]) -> list[str]:
+    """The score, then per audit the mutants it kills (or that it kills none of them)."""
+    score = report["mutation_score"]
+    shown = "—" if score is None else f"{score:.3f}"
+    white_box = report["privacy_mutants"] - report["audited"]
+    lines = [
+        f"mutation score {shown}: {report['killed']} of {report['audited']} audited privacy "
+        f"mutants killed ({report['privacy_mutants']} registered, {white_box} left to white-box "
+        f"checks), budget {report['budget']}"
+    ]
+    for audit_id, entry in report["audits"].items():
+        if entry["kills"]:
+            lines.append(
+                f"{audit_id} kills {', '.join(entry['kills'])}"
+                + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else "")
+            )
+        elif entry["survivors"]:
+            lines.append(
+                f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited "
+                "privacy "
+                f"mutant(s): {', '.join(entry['survivors'])}"
+            )
+    return lines
+
+
+def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
+    """The kill matrix as a plain-text table, then :func:`kill_matrix_notes`."""
+    cells = [KILL_MATRIX_HEADER, *kill_matrix_cells(report)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(KILL_MATRIX_HEADER))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths))
+        )
+        for row in cells
+    ]
+    return lines + kill_matrix_notes(report)

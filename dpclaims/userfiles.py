@@ -1,0 +1,140 @@
+"""Reading what a user names on the command line: datasets in .npz files and mechanisms in code.
+
+Every failure raises :class:`~dpclaims.errors.InputError` with one line that names the file or
+spec and the fix, so the CLI exits with code 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["load_npz_dataset", "load_callable", "first_line"]
+
+_NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
+
+
+def load_npz_dataset(path: str, name: str) -> Any:
+    """The UserDataset in the .npz file ``path`` given as ``name`` (--d0 or --d1).
+
+    Raises InputError, naming the file and the fix, when it cannot be read.
+    """
+    from .data import UserDataset
+
+    try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+    except OSError as exc:
+        raise InputError(f"cannot read {name} file {path!r}: {exc.strerror or exc}; "
+                         "pass an existing .npz file") from None
+    if magic.startswith(b"\x93NUMPY"):
+        raise InputError(f"{name} file {path!r} is a .npy file (one array); "
+                         f"a dataset is a .npz archive: {_NPZ_FIX}")
+    if not magic.startswith(b"PK"):
+        raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if "x" not in archive.files:
+                held = ", ".join(repr(f) for f in archive.files) or "no arrays"
+                raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); "
+                                 f"{_NPZ_FIX}")
+            x, y = archive["x"], archive["y"] if "y" in archive.files else None
+    except InputError:
+        raise
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise InputError(f"{name} file {path!r} is not a readable .npz archive ({exc}); "
+                             f"{_NPZ_FIX}") from None
+        raise InputError(f"{name} file {path!r} holds Python objects (pickled data), which "
+                         f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}") from None
+    except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
+        raise InputError(f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
+                         f"{first_line(exc)}); {_NPZ_FIX}") from None
+    try:
+        return UserDataset(x, y)
+    except InputError as exc:
+        raise InputError(f"{name} file {path!r}: {exc}") from None
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when empty)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _user_module(location: str, spec: str) -> Any:
+    """Import ``location``: a module name (found from the current folder) or a .py file's path."""
+    cwd = os.getcwd()
+    if location.endswith(".py") or "/" in location or os.sep in location:
+        path = Path(location)
+        if not path.is_file():
+            raise InputError(f"file {location!r} of mechanism {spec!r} does not exist "
+                             f"(looked from {cwd}); pass path/to/file.py:function")
+        name = re.sub(r"\W", "_", path.stem)
+        if name in sys.modules or not name.isidentifier():
+            name = f"dpclaims_user_{name}"
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)  # the file may import modules next to it
+        module_spec = importlib.util.spec_from_file_location(name, path)
+
+        def load():
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module  # worker processes unpickle the mechanism by module name
+            try:
+                module_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+            return module
+    else:
+        if cwd not in sys.path and "" not in sys.path:
+            sys.path.insert(0, cwd)
+
+        def load():
+            return importlib.import_module(location)
+    try:
+        return load()
+    except ModuleNotFoundError as exc:
+        if exc.name and (location == exc.name or location.startswith(exc.name + ".")):
+            raise InputError(f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path "
+                             f"(mechanism {spec!r}); run from the folder that holds it, or pass "
+                             "path/to/file.py:function") from None
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed: it needs module "
+                         f"{exc.name!r}, which is not installed; install it") from None
+    except Exception as exc:  # anything the user's module raises while it is imported
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {where.filename}:{where.lineno}" if where else ""
+        at = "" if isinstance(exc, SyntaxError) else at  # its message names the file and line
+        raise InputError(f"importing {location!r} for mechanism {spec!r} failed{at}: "
+                         f"{type(exc).__name__}: {first_line(exc)}; fix the module") from None
+
+
+def load_callable(spec: str) -> Callable:
+    """The callable named by ``module:function`` or ``path/to/file.py:function``."""
+    location, _, attr = spec.rpartition(":")
+    if not location or not attr:
+        raise InputError(f"mechanism {spec!r} must be a built-in name, 'module:function' or "
+                         "'path/to/file.py:function'")
+    target = _user_module(location, spec)
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise InputError(f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
+                             "check the function's name") from None
+    if not callable(target):
+        raise InputError(f"{attr!r} in {location!r} is not callable (it is of type "
+                         f"{type(target).__name__}); name the mechanism's function "
+                         f"(mechanism {spec!r})")
+    return target

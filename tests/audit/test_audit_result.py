@@ -1,0 +1,150 @@
+"""Reading a result (#17 item 5): summary, repr, log-axes plot, figure, CLI lines, progress."""
+
+import json
+import math
+
+import pytest
+
+from dpclaims.audit import audit, core
+from dpclaims.cli import main
+from dpclaims.reports.figures import audit_figure
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def gauss(data, rng, trials):
+    return data + 2.0 * rng.standard_normal(trials)
+
+
+def constant(data, rng, trials):
+    return rng.standard_normal(trials)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return audit(
+        gauss,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        trials=5_000,
+        seed=1,
+        backend="serial",
+        reference_epsilon=math.inf,
+        reference_note="a test value",
+    )
+
+
+def test_summary_has_the_claim_bound_ceiling_reference_verdict_and_counts(result):
+    lines = result.summary().splitlines()
+    assert len(lines) <= 9
+    text = result.summary()
+    for piece in (
+        "claim      (1, 1e-05)-DP",
+        f"ε ≥ {result.epsilon_lower:.3f}",
+        f"ceiling    {result.ceiling:.3f}",
+        "reference  exact ε on this pair ∞",
+        f"verdict    {result.verdict}",
+        f"false positives {result.false_positives:,}/{result.n_negative:,}",
+        result.statistic,
+    ):
+        assert piece in text
+    assert str(result) == text
+
+
+def test_repr_is_one_short_line_without_the_tradeoff(result):
+    text = repr(result)
+    assert "\n" not in text and len(text) < 250 and "tradeoff" not in text
+    assert text.startswith("AuditResult(verdict=")
+
+
+def test_record_is_json_and_an_infinite_reference_is_null(result):
+    record = result.to_dict()
+    json.dumps(record, allow_nan=False)
+    assert record["reference_epsilon"] is None and record["reference_note"] == "a test value"
+    assert record["ceiling"] == pytest.approx(result.ceiling) and record["reason"] == result.reason
+
+
+def test_plot_uses_log_axes_down_to_one_over_n(result):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = result.plot()
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlim()[0] == pytest.approx(1 / result.certification_trials)
+    assert ax.get_ylim() == pytest.approx((1 / result.certification_trials, 1.0))
+
+
+def test_audit_figure_takes_the_result_or_its_record(result):
+    assert audit_figure(result).startswith(PNG)
+    assert audit_figure(result.to_dict()).startswith(PNG)
+
+
+def test_identical_data_and_a_pair_the_mechanism_ignores_are_inconclusive():
+    same = audit(gauss, 0.0, 0.0, epsilon=1.0, trials=1_000, backend="serial")
+    assert same.verdict == "inconclusive" and same.identical_outputs and "same data" in same.reason
+    ignored = audit(constant, 0.0, 1.0, epsilon=1.0, trials=1_000, backend="serial")
+    assert ignored.verdict == "inconclusive" and "identical outputs on the same" in ignored.reason
+    assert ignored.epsilon_lower <= ignored.ceiling
+
+
+def test_a_zero_bound_is_inconclusive_and_names_the_pairs_exact_epsilon():
+    weak = audit(
+        gauss, 0.0, 0.01, epsilon=1.0, trials=1_000, backend="serial", reference_epsilon=0.02
+    )
+    assert weak.epsilon_lower == 0 and weak.verdict == "inconclusive"
+    assert "separated nothing" in weak.reason and "exact ε of this pair is 0.02" in weak.reason
+
+
+def test_progress_counts_every_trial(monkeypatch):
+    seen = []
+
+    class Bar:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            seen.append(n)
+
+    monkeypatch.setattr(core, "_progress_bar", lambda progress, total: Bar())
+    audit(gauss, 0.0, 1.0, epsilon=1.0, trials=30_000, backend="serial", chunk=8192)
+    assert sum(seen) == 2 * 30_000 and len(seen) > 2
+
+
+def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys):
+    path = tmp_path / "tradeoff.png"
+    code = main(
+        [
+            "audit",
+            "laplace",
+            "--delta",
+            "0",
+            "--trials",
+            "3000",
+            "--backend",
+            "serial",
+            "--reference",
+            "1.0",
+            "--figure",
+            str(path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and path.read_bytes().startswith(PNG)
+    assert (
+        "\nceiling       " in out
+        and "reference     1.0000" in out
+        and f"figure        {path}" in out
+    )
+
+
+def test_a_bad_reference_is_refused_before_any_trial():
+    from dpclaims.errors import InputError
+
+    for bad in (-1.0, float("nan"), "1", True):
+        with pytest.raises(InputError, match="reference_epsilon"):
+            audit(gauss, 0.0, 1.0, epsilon=1.0, trials=1_000, reference_epsilon=bad)
