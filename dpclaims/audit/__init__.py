@@ -26,6 +26,7 @@ from .core import (
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
 from .result import AuditResult
+from .threshold import Auto, Bonferroni, Quantiles, Split
 
 __all__ = [
     "audit",
@@ -51,4 +52,8 @@ __all__ = [
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",
+    "Auto",
+    "Bonferroni",
+    "Quantiles",
+    "Split",
 ]

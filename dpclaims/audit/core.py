@@ -22,6 +22,12 @@ d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
 4. The verdict weighs the bound against what the audit could have seen: the
    ceiling (:func:`~dpclaims.audit.bounds.epsilon_ceiling`), identical outputs on
    the pair, a bound of 0 (:func:`_verdict`).
+
+That is the :class:`~dpclaims.audit.threshold.Split` strategy.  The default
+(:class:`~dpclaims.audit.threshold.Auto`) instead holds every trial's output when they fit
+in memory (:data:`MAX_HELD_VALUES`) and the outputs are continuous, and certifies tests at
+order statistics of all trials (:class:`~dpclaims.audit.threshold.Quantiles`): no split for a
+fixed score, so the whole run certifies.
 """
 
 from __future__ import annotations
@@ -84,10 +90,17 @@ from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import (
     DIRECTIONS,
+    Auto,
+    Bonferroni,
+    Quantiles,
+    Split,
+    Strategy,
     bonferroni_thresholds,
     certify_counts,
+    certify_quantiles,
     choose_threshold,
     counts_above,
+    default_grid,
     tradeoff_from_counts,
     tradeoff_thresholds,
 )
@@ -104,7 +117,9 @@ __all__ = [
 ]
 
 METHODS = ("threshold", "histogram", "gdp")
-THRESHOLD_STRATEGIES = ("calibration", "bonferroni")
+THRESHOLD_STRATEGIES = ("auto", "calibration", "bonferroni", "quantiles")
+"""String forms of the strategies: Auto(f), Split(f), Bonferroni(grid_size, f), Quantiles(None, f)
+with f = ``calibration_fraction``."""
 MIN_TRIALS = 100
 DEFAULT_CALIBRATION_FRACTION = 0.2
 """Share of each dataset's trials used to learn the score and choose the test (see the tightness benchmark)."""
@@ -112,6 +127,13 @@ DEFAULT_CALIBRATION_FRACTION = 0.2
 MAX_CALIBRATION_TRIALS = 200_000
 """Cap on calibration trials per dataset: the calibration split is held in memory, so it is bounded;
 beyond it more calibration barely moves the chosen test (all further trials certify)."""
+
+MAX_HELD_VALUES = 10_000_000
+"""Auto holds every output in memory (trials × output width ≤ this, per dataset) to certify on
+order statistics; beyond it the certification is streamed (Split)."""
+
+SHAPE_PROBE = 32
+"""Trials run on d0 (own seed, never certifying) to read the output width and discreteness."""
 
 IDENTITY_PROBE = 256
 """Trials of each dataset run on the same random draws, to detect a pair the mechanism ignores."""
@@ -158,7 +180,7 @@ def audit(
     claim: PrivacyClaim | None = None,
     unit: str | None = None,
     relation: str | None = None,
-    threshold: str = "calibration",
+    threshold: str | Split | Bonferroni | Quantiles | Auto = "auto",
     ci: str = "clopper-pearson",
     calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
     grid_size: int = 32,
@@ -203,12 +225,14 @@ def audit(
         For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
         query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
     sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
-    threshold : "calibration" (one test chosen on calibration data) or "bonferroni"
-        (``grid_size`` thresholds at pre-set quantile levels, all certified with a
-        Bonferroni correction)
+    threshold : a strategy from :mod:`dpclaims.audit.threshold` or its string form:
+        "auto" (default, :class:`Auto`: order statistics of all trials when they fit in
+        memory, else a calibration split), "quantiles" (:class:`Quantiles`),
+        "calibration" (:class:`Split`, one test chosen on calibration data) or "bonferroni"
+        (:class:`Bonferroni`, ``grid_size`` thresholds at pre-set quantile levels)
     ci : "clopper-pearson" or "jeffreys"
-    calibration_fraction : share of the trials used for learning, in (0, 1); at most
-        :data:`MAX_CALIBRATION_TRIALS` per dataset are used
+    calibration_fraction : share of the trials used for learning, in (0, 1), for string
+        strategies; at most :data:`MAX_CALIBRATION_TRIALS` per dataset are used
     grid_size : thresholds in the Bonferroni grid
     backend, workers, scheduler, chunk : where the trials run (see
         :func:`dpclaims.execution.session`, :func:`dpclaims.execution.plan_chunks`);
@@ -238,10 +262,10 @@ def audit(
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     confidence = check_confidence(confidence)
     check_choice(method, METHODS, "method")
-    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
     check_choice(ci, CI_METHODS, "ci")
-    fraction = _check_fraction(calibration_fraction, trials)
     grid_size = check_trials(grid_size, "grid_size", minimum=2)
+    strategy = _resolve_strategy(threshold, calibration_fraction, grid_size)
+    fraction = _check_fraction(strategy.fraction, trials)
     if method == "gdp" and claim.delta == 0.0:
         raise InputError("method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); use method='threshold'")
     if statistic is not None and not callable(statistic):
@@ -254,7 +278,13 @@ def audit(
     batched = as_batched(mechanism)
     seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
     n_workers = resolve_workers(workers)
-    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
+    if isinstance(strategy, (Auto, Quantiles)):
+        strategy = _held_strategy(strategy, batched, d0, seed, trials, method)
+    threshold = _strategy_name(strategy)
+    if isinstance(strategy, Bonferroni):
+        grid_size = strategy.grid
+    held = isinstance(strategy, Quantiles)
+    n_cal = trials if held else min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     n_cert = trials - n_cal
     checkpointed = checkpoint is not None
     # Calibration runs whole seed blocks; the rows of its last block past n_cal certify (reduced
@@ -279,7 +309,8 @@ def audit(
         > long_run,
     )
     check_budget(
-        found, trials, lambda n: _held(n, fraction), n_workers, parallel, max_seconds, max_memory,
+        found, trials, lambda n: n if held else _held(n, fraction), n_workers, parallel,
+        max_seconds, max_memory,
         MIN_TRIALS,
     )
     store = None
@@ -289,7 +320,8 @@ def audit(
         store = open_checkpoint(checkpoint, {
             "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
             "trials": trials, "seed": int(seed), "calibration_chunks": cal_chunks.layout,
-            "certification_chunks": cert_chunks.layout, "method": method, "threshold": threshold,
+            "certification_chunks": cert_chunks.layout, "method": method,
+            "threshold": repr(strategy),
             "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
             "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
         })
@@ -314,35 +346,53 @@ def audit(
                 "use method='threshold' for continuous outputs"
             )
         objective = "mu" if method == "gdp" else "epsilon"
-        alpha = per_bound_alpha(confidence) if threshold == "calibration" else per_bound_alpha(confidence, 2 * grid_size)
-        rng = np.random.default_rng(child_seed(seed, 2))
-        score, candidates, choice = _learn(statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci, objective, rng)
-        pooled = np.concatenate([score(cal0), score(cal1)])
-        if threshold == "calibration":
-            tests = np.array([choice[0]])
-            thresholds, directions = tests, np.array([choice[1]])
-        else:
-            tests = bonferroni_thresholds(pooled, grid_size, n_cert)
-            thresholds = np.repeat(tests, len(DIRECTIONS))
-            directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
-        curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
         output_dim = int(cal0.shape[1])
-        del cal0, cal1, pooled
-        reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cert_chunks, (reducer,))
-        stage = store and store.stage("certification", thresholds=reducer.thresholds, score=score.name)
-        above0, above1 = reducer(rest0), reducer(rest1)
-        for i, counts in runner.stream(reduce_blocks, tasks, _Progress(bar, tasks, stage)):
-            if i < len(cert_chunks):
-                above0 += counts
+        if held:
+            score, candidates, n_cal, grid_size, cert, alpha, tradeoff = _certify_held(
+                cal0, cal1, strategy, statistic, method, discrete, claim.delta, confidence, ci,
+                objective, seed,
+            )
+            n_cert, fraction = trials - n_cal, n_cal / trials
+        else:
+            bounds = 1 if threshold == "calibration" else 2 * grid_size
+            alpha = per_bound_alpha(confidence, bounds)
+            rng = np.random.default_rng(child_seed(seed, 2))
+            score, candidates, choice = _learn(
+                statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci,
+                objective, rng,
+            )
+            pooled = np.concatenate([score(cal0), score(cal1)])
+            if threshold == "calibration":
+                tests = np.array([choice[0]])
+                thresholds, directions = tests, np.array([choice[1]])
             else:
-                above1 += counts
-    per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
-    cert = certify_counts(
-        above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions, claim.delta, alpha, ci, objective
-    )
-    n_tests = len(tests)
-    tradeoff = tradeoff_from_counts(above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction)
+                tests = bonferroni_thresholds(pooled, grid_size, n_cert)
+                thresholds = np.repeat(tests, len(DIRECTIONS))
+                directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
+            curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
+            del cal0, cal1, pooled
+            reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
+            streams = [(batched, d0, seed_0), (batched, d1, seed_1)]
+            tasks = TaskGrid(streams, cert_chunks, (reducer,))
+            stage = store and store.stage(
+                "certification", thresholds=reducer.thresholds, score=score.name
+            )
+            above0, above1 = reducer(rest0), reducer(rest1)
+            for i, counts in runner.stream(reduce_blocks, tasks, _Progress(bar, tasks, stage)):
+                if i < len(cert_chunks):
+                    above0 += counts
+                else:
+                    above1 += counts
+    if not held:
+        per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
+        cert = certify_counts(
+            above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions,
+            claim.delta, alpha, ci, objective,
+        )
+        n_tests = len(tests)
+        tradeoff = tradeoff_from_counts(
+            above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction
+        )
 
     if method == "gdp":
         eps_lower = gdp_epsilon(cert.mu, claim.delta)
@@ -378,7 +428,7 @@ def audit(
         ci=ci,
         ci_alpha=alpha,
         threshold_strategy=threshold,
-        grid_size=grid_size if threshold == "bonferroni" else 1,
+        grid_size=grid_size if threshold in ("bonferroni", "quantiles") else 1,
         calibration_fraction=fraction,
         seed=int(seed),
         trials=trials,
@@ -399,6 +449,81 @@ def audit(
         identical_outputs=bool(identical),
         warnings=tuple(notes),
     )
+
+
+def _resolve_strategy(threshold: Any, fraction: Any, grid_size: int) -> Strategy:
+    """The strategy value for ``audit(threshold=...)``: an instance as given, or a string
+    mapped with ``calibration_fraction`` and ``grid_size``."""
+    if isinstance(threshold, (Split, Bonferroni, Quantiles, Auto)):
+        if isinstance(threshold, Bonferroni):
+            check_trials(threshold.grid, "Bonferroni.grid", minimum=2)
+        if isinstance(threshold, Quantiles) and threshold.grid is not None:
+            check_trials(threshold.grid, "Quantiles.grid", minimum=1)
+        return threshold
+    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
+    return {
+        "auto": lambda: Auto(fraction),
+        "calibration": lambda: Split(fraction),
+        "bonferroni": lambda: Bonferroni(grid_size, fraction),
+        "quantiles": lambda: Quantiles(None, fraction),
+    }[threshold]()
+
+
+def _strategy_name(strategy: Split | Bonferroni | Quantiles) -> str:
+    return {Split: "calibration", Bonferroni: "bonferroni", Quantiles: "quantiles"}[type(strategy)]
+
+
+def _held_strategy(
+    strategy: Quantiles | Auto, batched, d0, seed, trials: int, method: str
+) -> Strategy:
+    """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from
+    :data:`SHAPE_PROBE` outputs of ``d0`` drawn with their own seed (they never certify)."""
+    probe = run_blocks(batched, d0, child_seed(seed, 3), [(0, SHAPE_PROBE, 0, SHAPE_PROBE)])
+    fits = trials * probe.shape[1] <= MAX_HELD_VALUES
+    if isinstance(strategy, Quantiles):
+        if not fits:
+            raise InputError(
+                f"threshold=Quantiles holds all {trials} × {probe.shape[1]} outputs per "
+                f"dataset, more than {MAX_HELD_VALUES:,}; use threshold='calibration' "
+                "(streamed) or fewer trials"
+            )
+        return strategy
+    ties = len(np.unique(probe, axis=0)) < len(probe)
+    if fits and not ties and method != "histogram":
+        return Quantiles(None, strategy.fraction)
+    return Split(strategy.fraction)
+
+
+def _certify_held(
+    run0, run1, strategy, statistic, method, discrete, delta, confidence, ci, objective, seed
+):
+    """:class:`Quantiles` on all held outputs ``run0``, ``run1`` (trials, k).
+
+    A fixed score (``statistic``, or the identity on 1-D outputs) certifies on every trial;
+    a learned one is fitted on the first ``fraction`` (at most :data:`MAX_CALIBRATION_TRIALS`)
+    trials, which then do not certify.  Returns the score, candidate values, fitting trials,
+    ranks per tail, the :class:`Certified` test, the per-bound α and the trade-off curve.
+    """
+    candidates, n_fit = {}, 0
+    if statistic is not None:
+        name = getattr(statistic, "__name__", type(statistic).__name__)
+        score = Score(f"user:{name}", lambda x: apply_statistic(statistic, x))
+    elif run0.shape[1] == 1 and method != "histogram":
+        score = fit_score("identity", run0, run1, None)
+    else:
+        n_fit = min(int(round(strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
+        rng = np.random.default_rng(child_seed(seed, 2))
+        score, candidates, _ = _learn(
+            None, method, run0[:n_fit], run1[:n_fit], discrete, len(run0) - n_fit, delta,
+            per_bound_alpha(confidence), ci, objective, rng,
+        )
+    s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
+    grid = strategy.grid or default_grid(len(s0))
+    cert, alpha = certify_quantiles(s0, s1, grid, delta, confidence, ci, objective)
+    curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
+    above0, above1 = counts_above(s0, curve), counts_above(s1, curve)
+    tradeoff = tradeoff_from_counts(above0, len(s0), above1, len(s1), cert.direction)
+    return score, candidates, n_fit, grid, cert, alpha, tradeoff
 
 
 def audit_ceiling(

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import audit
+from dpclaims.audit.threshold import Quantiles, certify_quantiles, default_grid
 
 AUDITS = 200
 TRIALS = 2000
@@ -33,3 +34,28 @@ def test_identical_datasets_rarely_give_positive_bound(mechanism, method):
     )
     assert np.all(bounds >= 0)
     assert np.mean(bounds == 0) >= 0.95
+
+
+@pytest.mark.parametrize("trials", [100, 1000, 10_000])
+def test_quantile_tests_on_identical_laws_rarely_certify(trials):
+    # Quantiles certifies on all trials with a union bound: a positive bound stays <= 5% likely
+    rng = np.random.default_rng(trials)
+    grid = default_grid(trials)
+    positive = [
+        certify_quantiles(rng.laplace(size=trials), rng.laplace(size=trials), grid, 0.0, 0.95,
+                          "clopper-pearson")[0].epsilon_lower > 0
+        for _ in range(AUDITS)
+    ]
+    assert np.mean(positive) <= 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trials", [300, 3000])
+@pytest.mark.parametrize("threshold", ["auto", "calibration", "bonferroni", Quantiles(grid=4)])
+def test_every_strategy_is_calibrated_on_identical_datasets(threshold, trials):
+    positive = [
+        audit(gauss, 0.0, 0.0, epsilon=1.0, delta=1e-5, trials=trials, seed=seed,
+              threshold=threshold, backend="serial").epsilon_lower > 0
+        for seed in range(AUDITS)
+    ]
+    assert np.mean(positive) <= 0.05

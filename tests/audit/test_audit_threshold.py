@@ -1,6 +1,7 @@
 """Threshold tests: vectorised counts, power on a broken mechanism, Bonferroni, and tightness."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -8,7 +9,16 @@ from scipy import optimize, stats
 
 from dpclaims.audit import audit
 from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
-from dpclaims.audit.threshold import DIRECTIONS, candidate_thresholds, error_counts
+from dpclaims.audit.threshold import (
+    DIRECTIONS,
+    Quantiles,
+    Split,
+    candidate_thresholds,
+    certify_quantiles,
+    error_counts,
+    quantile_ranks,
+)
+from dpclaims.errors import InputError
 
 
 def test_error_counts_match_brute_force():
@@ -37,7 +47,7 @@ def gauss_sigma1(data, rng, trials):
     return data + rng.standard_normal(trials)
 
 
-@pytest.mark.parametrize("strategy", ["calibration", "bonferroni"])
+@pytest.mark.parametrize("strategy", ["calibration", "bonferroni", "quantiles"])
 def test_detects_a_mechanism_with_too_little_noise(strategy):
     # sigma = 1 on sensitivity 1 is not (0.5, 1e-5)-DP (its true epsilon is about 4.4)
     r = audit(gauss_sigma1, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=50_000, seed=3, backend="serial", threshold=strategy)
@@ -52,24 +62,91 @@ def test_both_tails_are_found():
     assert flipped.verdict == "violation"
 
 
-def test_reported_bound_is_recomputable_from_reported_counts():
-    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5, backend="serial")
-    alpha = per_bound_alpha(r.confidence)
-    assert r.ci_alpha == alpha
-    fpr_u = rate_upper(r.false_positives, r.n_negative, alpha)
-    fnr_u = rate_upper(r.false_negatives, r.n_positive, alpha)
+@pytest.mark.parametrize(
+    ("threshold", "alpha", "certifying"),
+    [("calibration", per_bound_alpha(0.95), 16_000), ("auto", 0.05 / (8 * 12), 20_000)],
+)
+def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, certifying):
+    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5,
+              backend="serial", threshold=threshold)
+    assert r.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
+    fpr_u = rate_upper(r.false_positives, r.n_negative, r.ci_alpha)
+    fnr_u = rate_upper(r.false_negatives, r.n_positive, r.ci_alpha)
     assert float(fpr_u) == pytest.approx(r.fpr_upper)
     assert float(epsilon_from_rates(fpr_u, fnr_u, r.delta)) == pytest.approx(r.epsilon_lower)
-    assert r.n_negative == r.n_positive == r.certification_trials == 16_000
+    assert r.n_negative == r.n_positive == r.certification_trials == certifying
 
 
-def test_variance_change_found_by_the_gaussian_lr_score():
-    def scale(data, rng, trials):
-        return data * rng.standard_normal(trials)
+def scale(data, rng, trials):
+    return data * rng.standard_normal(trials)
 
-    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial")
-    assert r.statistic == "gaussian_lr"
+
+@pytest.mark.parametrize(
+    ("threshold", "statistic"), [("calibration", "gaussian_lr"), ("auto", "identity")]
+)
+def test_variance_change_is_found(threshold, statistic):
+    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial",
+              threshold=threshold)
+    assert r.statistic == statistic
     assert r.verdict == "violation"
+
+
+def test_auto_picks_the_strategy_from_the_outputs():
+    cont = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
+    split = (cont.threshold_strategy, cont.calibration_trials, cont.certification_trials)
+    assert split == ("quantiles", 0, 2000)
+
+    def coin(data, rng, trials):
+        return (rng.random(trials) < 0.25 + 0.5 * data).astype(float)
+
+    discrete = audit(coin, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
+    assert discrete.threshold_strategy == "calibration" and discrete.statistic == "identity"
+
+    def gauss3(data, rng, trials):
+        return data + rng.standard_normal((trials, 3))
+
+    learned = audit(gauss3, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial",
+                    threshold=Quantiles(fraction=0.25))
+    assert learned.calibration_trials == 500 and learned.certification_trials == 1500
+
+
+def test_strategy_values_and_strings_agree():
+    kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
+    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3,
+                    **kwargs)
+    by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.3), **kwargs)
+    assert by_name.epsilon_lower == by_value.epsilon_lower and by_value.calibration_trials == 1200
+
+
+def test_quantile_tests_match_brute_force():
+    rng = np.random.default_rng(2)
+    s0, s1 = rng.standard_normal(500), rng.standard_normal(400) + 1.0
+    ranks = quantile_ranks(400, 6)
+    assert ranks[0] == 0 and ranks[-1] == 200 and len(ranks) == 6
+    cert, alpha = certify_quantiles(s0, s1, 6, 1e-5, 0.95, "clopper-pearson")
+    assert alpha == pytest.approx(0.05 / 48)
+    best = 0.0
+    for neg, pos in ((s0, s1), (s1, s0)):
+        for k in ranks:
+            upper = np.sort(neg)[len(neg) - 1 - k]
+            lower = np.sort(neg)[k]
+            assert np.sum(neg > upper) == k and np.sum(neg < lower) == k
+            for fn in (np.sum(pos <= upper), np.sum(pos >= lower)):
+                fpr_u = rate_upper(k, len(neg), alpha)
+                fnr_u = rate_upper(fn, len(pos), alpha)
+                best = max(best, float(epsilon_from_rates(fpr_u, fnr_u, 1e-5)))
+    assert cert.epsilon_lower == pytest.approx(best)
+
+
+@pytest.mark.parametrize(("trials", "k"), [(200, 0), (200, 7), (1000, 30)])
+def test_mass_beyond_an_order_statistic_fails_its_bound_with_probability_alpha(trials, k):
+    # the law behind Quantiles: P(mass above the (k+1)-th largest > CP bound of k/n) = alpha
+    rng = np.random.default_rng(trials + k)
+    top = -np.sort(-rng.standard_normal((4000, trials)), axis=1)[:, k]
+    bottom = np.sort(rng.standard_normal((4000, trials)), axis=1)[:, k]
+    bound = rate_upper(k, trials, 0.2)
+    for mass in (stats.norm.sf(top), stats.norm.cdf(bottom)):
+        assert abs(np.mean(mass > bound) - 0.2) < 0.03
 
 
 def analytic_sigma(epsilon, delta):
@@ -107,3 +184,15 @@ def test_tightness_on_the_analytic_gaussian(epsilon):
     assert r.verdict == "consistent"
     assert r.epsilon_lower <= epsilon
     assert r.epsilon_lower >= 0.85 * limit
+
+
+def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
+    monkeypatch.setattr(sys.modules["dpclaims.audit.core"], "MAX_HELD_VALUES", 1500)
+
+    def gauss2(data, rng, trials):
+        return data + rng.standard_normal((trials, 2))
+
+    streamed = audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial")
+    assert streamed.threshold_strategy == "calibration"
+    with pytest.raises(InputError, match="threshold=Quantiles holds all 1000 × 2 outputs"):
+        audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial", threshold="quantiles")
