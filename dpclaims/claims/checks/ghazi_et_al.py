@@ -574,30 +574,83 @@ def convex_sco_privacy(claim, budget):
                                "N0 = 64, max-rule λ, worst case over the signal strength.")
 
 
-def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="paper", trials=400, n0=64):
-    """RT-8 gap probe: ℓ = G|θ − z|, D = point mass at 0 (excess = G|θ̂|), Phased-SCO oracle (C = 1)."""
+def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400, n0=64):
+    """RT-8 probe: ℓ = G|θ − z|, D = point mass at 0 (excess = G|θ̂|), Phased-SCO oracle (C = 1).
+
+    The data have no sampling noise, so the excess ``(trials,)`` is the last phase's
+    output-perturbation noise alone.  ``lam_rule="max"`` is the max rule
+    λ = (G/R)·max{C_σ√d/(n√m), 1/√(nm)}, the reading under which Lemma 5.2 gives RG/√(nm);
+    ``"paper"`` is the literal λ = G√d/(R n√m) of the proof of Thm 5.1 (a floor √n/√d larger).
+    """
     alg = PhasedSCO.from_theorem(int(n), int(m), 1, 1.0, 1e-5, 1.0, 1.0, AbsoluteLoss(1.0), n0=n0, mode="oracle",
                                  lam_rule=lam_rule, growth=growth)
     data = point_mass_data(int(n), int(m), block_boundaries(int(n), alg.blocks))
     return np.abs(alg.run(data, rng, trials).theta[:, 0])
 
 
+def sharp_minimum_ratio(m, rng, n=4096, lam_rule="max", trials=1000, n0=64):
+    """RT-8 decisive statistic ``excess·√(nm)/(RG)`` ``(trials,)``: bounded by a polylog under Thm 5.1's
+    statistical term RG/√(nm) (G = 1, R = diameter of K = 2)."""
+    excess = sharp_minimum_excess(m, rng, n=n, lam_rule=lam_rule, trials=trials, n0=n0)
+    return excess * math.sqrt(int(n) * int(m)) / 2.0
+
+
+def sharp_minimum_floor(n: int, m: int, lam_rule: str = "max", n0: int = 64, growth: float = 4.0) -> float:
+    """Predicted RT-8 excess: G·E|N(0, σ_T²)| = √(2/π)·G·σ_T, σ_T the last phase's output-perturbation σ.
+
+    Oracle σ_i = C_σ·2G/(λ_i n_i √m) with λ_i = λ·growth^i; for n = N0·2^T, growth 4 and the max rule
+    (λ = (G/R)/√(nm) when n ≥ C_σ²d) this is √(2/π)·2C_σ·G·R·N0/n^{3/2}, independent of m.
+    Computed here from the block sizes and λ only (not from the algorithm's own σ).
+    """
+    alg = PhasedSCO.from_theorem(int(n), int(m), 1, 1.0, 1e-5, 1.0, 1.0, AbsoluteLoss(1.0), n0=n0, mode="oracle",
+                                 lam_rule=lam_rule, growth=growth)
+    lo, hi = alg.blocks[-1]
+    lam_last = alg.lam * growth ** alg.phases
+    sigma_last = alg.oracle_constant * 2.0 * alg.lipschitz / (lam_last * (hi - lo) * math.sqrt(int(m)))
+    return math.sqrt(2.0 / math.pi) * alg.lipschitz * sigma_last
+
+
+def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
+    """Mean RT-8 excess (99% normal CI over ``trials``) against :func:`sharp_minimum_floor`."""
+    excess = sharp_minimum_excess(m, rng, n=n, trials=trials)
+    half = stats.norm.ppf(0.995) * excess.std(ddof=1) / math.sqrt(trials)
+    return {"excess_vs_floor": (excess.mean(), excess.mean() - half, excess.mean() + half),
+            "floor_independent_of_m": sharp_minimum_floor(n, 100) / sharp_minimum_floor(n, m)}
+
+
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
 def convex_sco_statistical(claim, budget):
     n_values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16],
                      [2**12, 2**13, 2**14, 2**15, 2**16, 2**17])
-    rt7a = RateExperiment(convex_sco_worst, "n", n_values, expected=-0.5, replicates=_pick(budget, 3, 12, 30),
-                          margin=0.15, fixed={"datasets": _pick(budget, 4, 20, 40)},
+    rt7a = RateExperiment(convex_sco_worst, "n", n_values, expected=claim.exponents["n"],
+                          replicates=_pick(budget, 3, 12, 30), margin=0.15,
+                          fixed={"datasets": _pick(budget, 4, 20, 40)},
                           note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst case "
                                "over the signal strength (the worst case of noisy means is biased upwards).")
-    rt8 = RateExperiment(sharp_minimum_excess, "m", [10**2, 10**3, 10**4, 10**5, 10**6], expected=-0.5,
-                         replicates=_pick(budget, 3, 8, 20), margin=0.15,
-                         fixed={"n": _pick(budget, 2**12, 2**14, 2**16), "trials": _pick(budget, 200, 1000, 4000)},
-                         note="RT-8 gap probe [ERRATA?]: sharp minimum ℓ = G|θ − z|, D = δ_0, literal λ and growth 4, "
-                              "ORACLE mode; the final phase's noise G√d σ_T does not shrink with m (spec §2.5).")
-    return CombinedExperiment({"RT-7A_n": rt7a, "RT-8_m": rt8},
-                              note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A) and "
-                                   "m-slope at fixed n on a sharp minimum (RT-8; expected to FAIL — a finding).")
+    n = 4096
+    ratio_expected = claim.exponents["m"] + 0.5  # the claim bounds excess·√(nm)/(RG) by a polylog: exponent 0
+    rt8 = RateExperiment(sharp_minimum_ratio, "m", [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
+                         expected=ratio_expected, replicates=_pick(budget, 3, 8, 20), margin=0.15,
+                         fixed={"n": n, "trials": _pick(budget, 200, 1000, 4000)},
+                         note=f"RT-8 [finding]: sharp minimum ℓ = G|θ − z| on D = δ_0 (no sampling noise), ORACLE "
+                              f"mode (C_σ = 1), max-rule λ, n = {n}, d = 1.  Tested quantity: excess·√(nm)/(RG), "
+                              "which the statistical term RG/√(nm) bounds by a polylog (claimed m-exponent "
+                              f"{claim.exponents['m']:g} + 0.5 = {ratio_expected:g}).  It grows like m^(1/2) "
+                              "(≈ 0.25 at m = 1e2, ≈ 250 at m = 1e8): the excess is the LAST PHASE's "
+                              "output-perturbation noise √(2/π)·2C_σ·G·R·N0/n^(3/2), which does not shrink with m, "
+                              "not a statistical term.  The bound fails once m ≫ n² (here m ≳ 2e3 already exceeds "
+                              "it), inside the theorem's hypothesis n ≥ Õ(log(1/δ)log(m)/ε).  The literal λ of the "
+                              "proof gives a floor √(n/d) = 64x higher; growth 8 lowers the floor but it stays "
+                              "flat in m.")
+    floor = ValueExperiment(_rt8_floor_check,
+                            {"excess_vs_floor": sharp_minimum_floor(n, 10**8), "floor_independent_of_m": 1.0},
+                            rtol=1e-9, note="measured excess at n = 4096, m = 1e8 (99% CI over 2e5 runs) covers the "
+                                            "predicted last-phase floor √(2/π)·2C_σ·G·R·N0/n^(3/2) = 7.79e-4, and the "
+                                            "prediction is the same at m = 1e2 and 1e8")
+    return CombinedExperiment({"RT-7A_n": rt7a, "RT-8_m": rt8, "RT-8_floor": floor},
+                              note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A); on a "
+                                   "sharp minimum (RT-8) excess·√(nm)/(RG) grows like m^(1/2) because of the final "
+                                   "phase's output-perturbation noise (a finding; RT-8_floor explains its size).")
 
 
 def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.0, alpha=0.3):
