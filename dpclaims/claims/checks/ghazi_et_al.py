@@ -920,3 +920,101 @@ def naive_user(claim, budget):
     return RateExperiment(naive_user_excess, "m", [1, 10, 100, 1000, 10000], expected=0.0,
                           replicates=_pick(budget, 3, 10, 30), margin=0.1,
                           note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.")
+
+
+# --------------------------------------------------------------------------- item-level DP-GD rows (Table 1)
+
+
+def _item_dp_gd():
+    """Item-level DP-GD (:class:`DPSGD`, q = 1, T = 1, replace-one, σ from the PLD accountant at
+    (1, 1e-5)) on the linear loss −⟨θ, x⟩ over the unit ball (G = 1, diameter R = 2).  The step
+    η = 1e6 sends every output to the sphere: θ̂ = (x̄ + σ·z/n)/‖x̄ + σ·z/n‖ (the classic noisy-gradient
+    step for linear losses)."""
+    from ...algorithms.baselines import DPSGD
+    from ...losses import LinearLoss as GLMLinear
+
+    return DPSGD.from_accountant(1.0, 1e-5, GLMLinear(1.0), 1, 1e6, 1.0, relation="replace", radius=1.0)
+
+
+def item_convex_erm_worst(n, rng, d=64, trials=400, grid=(0.25, 1.0, 4.0, 16.0)):
+    """Worst case over c ∈ grid of the mean empirical excess ‖x̄‖ − ⟨θ̂, x̄⟩ of item-level DP-GD on the
+    dataset of n identical items x̄ = c√d/n·e1 (m = 1)."""
+    from ...data import UserDataset
+
+    n, d = int(n), int(d)
+    alg = _item_dp_gd()
+    worst = 0.0
+    for c in grid:
+        xbar = np.zeros(d)
+        xbar[0] = min(c * math.sqrt(d) / n, 1.0)
+        theta = alg.run(UserDataset(np.broadcast_to(xbar, (n, 1, d)).copy()), rng, trials).theta
+        worst = max(worst, float(np.mean(np.linalg.norm(xbar) - theta @ xbar)))
+    return worst
+
+
+def item_convex_erm_worst_d(d, rng, n=1000, trials=400):
+    """:func:`item_convex_erm_worst` swept in d (the sweep passes the swept value first)."""
+    return item_convex_erm_worst(n, rng, d=d, trials=trials)
+
+
+def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
+    """d = 1 statistical regime: worst case over c ∈ grid of the mean population excess a − θ̂·a of
+    item-level DP-GD on n i.i.d. items ±1 with mean a = c/√n (``datasets`` fresh samples each)."""
+    from ...data import UserDataset
+
+    n = int(n)
+    alg = _item_dp_gd()
+    worst = 0.0
+    for c in grid:
+        a = min(c / math.sqrt(n), 1.0)
+        excess = [np.mean(a - a * alg.run(UserDataset(2.0 * (rng.random((n, 1, 1)) < (1 + a) / 2) - 1.0), rng,
+                                          trials).theta[:, 0]) for _ in range(datasets)]
+        worst = max(worst, float(np.mean(excess)))
+    return worst
+
+
+@register_experiment("ghazi23.table1.item_convex_erm")
+def item_convex_erm(claim, budget):
+    note = ("prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+            "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength c√d/n)")
+    return CombinedExperiment({
+        "n": RateExperiment(item_convex_erm_worst, "n", [250, 500, 1000, 2500], expected=claim.exponents["n"],
+                            replicates=_pick(budget, 3, 8, 20), margin=0.15,
+                            fixed={"trials": _pick(budget, 200, 1000, 4000)}, note=note + "; d = 64"),
+        "d": RateExperiment(item_convex_erm_worst_d, "d", [16, 64, 256, 1024], expected=claim.exponents["d"],
+                            replicates=_pick(budget, 3, 8, 20), margin=0.15,
+                            fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)}, note=note + "; n = 1000"),
+    }, note="Bassily et al. 2014's item-level DP-ERM rate RG√d/n")
+
+
+def _two_regime_exponents(claim) -> dict:
+    """``{"privacy": e, "statistical": e}`` from a symbolic n-exponent like "-1 (privacy term) / -0.5 (statistical)"."""
+    import re
+
+    text = claim.symbolic_exponents["n"]
+    found = {label: float(value) for value, label in re.findall(r"(-?[0-9.]+)\s*\((privacy|statistical)", text)}
+    if set(found) != {"privacy", "statistical"}:
+        raise InputError(f"claim {claim.id!r}: cannot read the two n-exponents from {text!r}")
+    return found
+
+
+@register_experiment("ghazi23.table1.item_convex_sco")
+def item_convex_sco(claim, budget):
+    expected = _two_regime_exponents(claim)
+    note = ("prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+            "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength)")
+    point_mass = ("; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling error, "
+                  "the SCO excess is the ERM excess, which a bound for every distribution must cover)")
+    return CombinedExperiment({
+        "n_statistical": RateExperiment(item_convex_sco_worst, "n", [1000, 3000, 10000, 30000],
+                                        expected=expected["statistical"], replicates=_pick(budget, 3, 6, 12),
+                                        margin=0.15, fixed={"datasets": _pick(budget, 100, 200, 400)},
+                                        note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)"),
+        "n_privacy": RateExperiment(item_convex_erm_worst, "n", [250, 500, 1000, 2500], expected=expected["privacy"],
+                                    replicates=_pick(budget, 3, 6, 12), margin=0.15,
+                                    fixed={"trials": _pick(budget, 200, 1000, 4000)}, note=note + point_mass + ", d = 64"),
+        "d": RateExperiment(item_convex_erm_worst_d, "d", [16, 64, 256, 1024], expected=claim.exponents["d"],
+                            replicates=_pick(budget, 3, 6, 12), margin=0.15,
+                            fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
+                            note=note + point_mass + ", n = 1000"),
+    }, note="Bassily et al. 2019's item-level DP-SCO rate RG(1/√n + √d/n)")
