@@ -150,3 +150,12 @@ def test_holm_keeps_nan_pvalues_out_of_the_ranking():
 
     adjusted = holm([0.02, math.nan, 0.01])
     assert math.isnan(adjusted[1]) and np.allclose(adjusted[[0, 2]], [0.04, 0.03])  # m = 3 still counts the NaN
+
+
+def test_prop41_is_loose_not_failing():
+    """Issue #16: Prop. 4.1's (3, 1e-5) holds; the tight μ-GDP ε is 2.341, loose by 0.66."""
+    from dpclaims.claims.checks.diff2 import prop41_slack
+
+    slack = prop41_slack("standard")
+    assert slack["tight"] == pytest.approx(2.341, abs=1e-3) and slack["claimed"] == 3.0
+    assert slack["loose_by"] == pytest.approx(0.659, abs=1e-3)
