@@ -270,3 +270,11 @@ def test_bvr_sigma3_rules():
     assert table1.sigma3 == pytest.approx(math.sqrt(6 * alpha_star(8.0, 1e-5)) / 4)
     with pytest.raises(InputError, match="sigma3_rule"):
         DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="other", **kw)
+
+
+def test_subsampled_rdp_wor_survives_huge_sigma():
+    """e2 underflows to 0 for very large σ3: the bound tends to its j ≥ 3 floor instead of raising."""
+    from dpclaims.algorithms.diff2_privacy import subsampled_rdp_wor
+
+    huge, large = subsampled_rdp_wor(4, 1e200, 506, 25600), subsampled_rdp_wor(4, 1e6, 506, 25600)
+    assert math.isfinite(huge) and 0 < huge <= large
