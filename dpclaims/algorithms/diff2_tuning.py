@@ -20,8 +20,7 @@ from scipy import stats
 
 from ..errors import InputError, check_choice, check_delta, check_epsilon
 from ..execution import map_tasks
-from ..hardinstances.diff2 import (CALIBRATED, REAL_DATASETS, STANDINS, RegressionSplit, regression_real,
-                                    regression_standin)
+from ..hardinstances.diff2 import REAL_DATASETS, STANDINS, RegressionSplit, regression_real, regression_standin
 from .diff2 import DIFF2GD, DPGD, EXPERIMENT_U
 
 __all__ = ["METHODS", "METRICS", "SIGNIFICANCE", "PAPER_GRID", "STANDIN_GRID", "ETA_LADDER", "Section6"]
@@ -79,7 +78,7 @@ class Section6:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_choice(self.name, tuple(STANDINS) + tuple(CALIBRATED) + tuple(REAL_DATASETS), "name")
+        check_choice(self.name, tuple(STANDINS) + tuple(REAL_DATASETS), "name")
         if self.name in REAL_DATASETS and self.samples is not None:
             raise InputError(f"samples shrinks the stand-ins only; leave it None for the real set {self.name!r}")
         check_epsilon(self.epsilon)

@@ -19,14 +19,10 @@ from ..errors import InputError, check_choice
 from ..losses import SoftplusNetwork
 from ._items import check_count, check_rng
 
-__all__ = ["STANDINS", "CALIBRATED", "REAL_DATASETS", "RegressionSplit", "regression_standin", "regression_real"]
+__all__ = ["STANDINS", "REAL_DATASETS", "RegressionSplit", "regression_standin", "regression_real"]
 
 STANDINS = {"california_like": (20_640, 8), "gas_like": (36_733, 9), "blog_like": (60_021, 280)}
 """Name → (samples, features) of the originals (spec 004 §6.1, Table 2)."""
-
-CALIBRATED = {"headroom_like": (500, 8)}
-"""Name → (samples, features) of stand-ins calibrated to the paper's regime, where non-private GD is clearly
-below DP-GD (the §6 stand-ins above leave no privacy headroom: all methods sit at the noise floor)."""
 
 REAL_DATASETS = {"diabetes": (442, 10)}
 """Name → (samples, features) of the real regression sets bundled with scikit-learn (offline): diabetes
@@ -70,23 +66,12 @@ def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, sam
     ``y = teacher(X) + 0.3 N(0,1)`` capped at its 95th percentile; gas_like: ``0.8^{|i−j|}``,
     ``y = exp(teacher(X)/2 + 0.2 N(0,1))``; blog_like: 140 Bernoulli(0.05) and 140 ``⌊exp(N(0,1))⌋``
     features, ``y = 0`` w.p. 0.6 else ``exp(teacher(X) + N(0,1))``.
-
-    headroom_like (:data:`CALIBRATED`): ``X ~ N(0, I_8)``, ``t = ⟨X, w⟩/√8 + tanh(X_1 X_2)/2`` with
-    ``w ~ N(0, I)``, ``y = t + 0.02·sd(t)·N(0,1)``, 500 samples: a large learnable signal (Gaussian target,
-    so the §6.1 scaling by max|y| does not squash it) and few records, so at ε = 5, R = 2000 DP-GD's noise
-    costs accuracy: with App. A's η rule non-private GD's train loss is 3.1x and 3.6x below DP-GD's
-    (C = 1) at dataset seeds 0 and 1, the regime in which the paper compares DIFF2-GD with DP-GD.  (GD
-    can stall on a plateau at η = 1 from an unlucky start, e.g. seed 2, repetition 0.)
     """
-    check_choice(name, tuple(STANDINS) + tuple(CALIBRATED), "name")
+    check_choice(name, tuple(STANDINS), "name")
     rng = check_rng(rng)
-    n, p = {**STANDINS, **CALIBRATED}[name]
+    n, p = STANDINS[name]
     n = n if samples is None else check_count(samples, "samples", minimum=10 * silos)
-    if name == "headroom_like":
-        x = rng.standard_normal((n, p))
-        t = x @ rng.standard_normal(p) / np.sqrt(p) + 0.5 * np.tanh(x[:, 0] * x[:, 1])
-        y = t + 0.02 * t.std() * rng.standard_normal(n)
-    elif name == "california_like":
+    if name == "california_like":
         x = _correlated(rng, n, p, 0.5)
         x[:, [2, 4]] = np.exp(rng.standard_normal((n, 2)))
         y = _teacher(x, rng) + 0.3 * rng.standard_normal(n)
