@@ -581,8 +581,7 @@ class Section6Experiment:
                     "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
                             "the privacy cost of tuning is not accounted for (as in the paper).  The claim is testable "
                             f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
-                            "paper's regime; california_like has no such headroom (hardinstances.diff2.CALIBRATED "
-                            "holds a stand-in that does)", "section6": {"california_like": summary}}
+                            "paper's regime; california_like has no such headroom", "section6": {"california_like": summary}}
         return {"type": "value", "verdict": verdict, "summary": summary_text, "evidence": evidence}
 
 
