@@ -344,7 +344,11 @@ class DIFF2:
         """Per-sample gradients one run counts (spec §2.7), from the schedule alone (equal silos of n_min):
         ``N(2R − ⌈R/T⌉)``, plus ``2b(K − 1)R`` for DIFF2-BVR-L-SGD (Table 1's GC)."""
         big_n = self.n_min * self.silos
-        local = 2 * self.batch * (self.local_steps - 1) * self.rounds if isinstance(self, DIFF2BVRLSGD) else 0
+        local = (
+            2 * self.batch * (self.local_steps - 1) * self.rounds
+            if isinstance(self, DIFF2BVRLSGD)
+            else 0
+        )
         return big_n * (2 * self.rounds - self.restarts) + local
 
     @property

@@ -249,10 +249,32 @@ def test_factored_softplus_path_matches_the_generic_one(algorithm):
 
 def test_scheduled_gradient_count_equals_a_runs_count():
     inst = CauchyCircleInstance(d=4)
-    bvr = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=inst.initial_gap,
-                                    x0=inst.x0, rounds=30)
-    gd = DIFF2GD.from_theorem(10, 160, 4, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=inst.initial_gap,
-                              x0=inst.x0, rounds=30)
+    bvr = DIFF2BVRLSGD.from_theorem(
+        10,
+        160,
+        4,
+        8.0,
+        1e-5,
+        0.5,
+        1.0,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        rounds=30,
+    )
+    gd = DIFF2GD.from_theorem(
+        10,
+        160,
+        4,
+        1.0,
+        1e-5,
+        0.5,
+        1.0,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        rounds=30,
+    )
     for alg in (bvr, gd):
         run = alg.run(inst.replicated(10, 160), np.random.default_rng(0), 2)
         assert alg.scheduled_gradient_evaluations == run.gradient_evaluations
@@ -263,7 +285,9 @@ def test_bvr_sigma3_rules():
     inst = CauchyCircleInstance(d=4)
     kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0, rounds=30, batch=4)
     exact = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, **kw)
-    closed = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="closed_form", **kw)
+    closed = DIFF2BVRLSGD.from_theorem(
+        10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="closed_form", **kw
+    )
     table1 = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="table1", **kw)
     assert exact.sigma3 == bvr_sigma3_exact(160, 10, 30, 10, 4, 8.0, 1e-5)
     assert closed.sigma3 == bvr_sigma3_closed_form(160, 10, 30, 10, 4, 8.0, 1e-5) >= table1.sigma3

@@ -79,8 +79,14 @@ def test_printed_sigmas_of_cor57_and_cor511():
     from dpclaims.claims.checks.dp_srgd import printed_sigma_epsilons
 
     v1, v2 = printed_sigma_epsilons("v1"), printed_sigma_epsilons("v2")
-    assert v1["factor"] == pytest.approx(v1["formula_factor"], rel=1e-9) == pytest.approx(1 / 2.5**0.5)
+    assert (
+        v1["factor"] == pytest.approx(v1["formula_factor"], rel=1e-9) == pytest.approx(1 / 2.5**0.5)
+    )
     assert v1["epsilon_at_delta/2"] == pytest.approx(2.705, abs=1e-3)
     assert v1["epsilon_at_delta"] == pytest.approx(2.603, abs=1e-3)
-    assert v2["factor"] == pytest.approx(v2["formula_factor"], rel=1e-9) == pytest.approx(1.789, abs=1e-3)
+    assert (
+        v2["factor"]
+        == pytest.approx(v2["formula_factor"], rel=1e-9)
+        == pytest.approx(1.789, abs=1e-3)
+    )
     assert v2["epsilon_at_delta/2"] < v2["claimed_epsilon"]

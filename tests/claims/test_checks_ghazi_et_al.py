@@ -52,7 +52,9 @@ def test_rt8_floor_is_the_last_phase_noise_and_flat_in_m():
     assert sharp_minimum_floor(n, 100) == pytest.approx(closed, rel=1e-12)
     assert sharp_minimum_floor(n, 10**8) == pytest.approx(closed, rel=1e-12)
     assert closed == pytest.approx(7.79e-4, rel=1e-3)
-    assert sharp_minimum_floor(n, 10**4, lam_rule="paper") / closed == pytest.approx(math.sqrt(n), rel=1e-9)
+    assert sharp_minimum_floor(n, 10**4, lam_rule="paper") / closed == pytest.approx(
+        math.sqrt(n), rel=1e-9
+    )
     for m in (100, 10**8):
         assert sharp_minimum_floor(n, m, growth=8.0) == pytest.approx(closed / 2**6, rel=1e-9)
 
@@ -64,7 +66,11 @@ def test_rt8_ratio_grows_like_sqrt_m_and_matches_the_floor():
 
     import numpy as np
 
-    from dpclaims.claims.checks.ghazi_et_al import sharp_minimum_excess, sharp_minimum_floor, sharp_minimum_ratio
+    from dpclaims.claims.checks.ghazi_et_al import (
+        sharp_minimum_excess,
+        sharp_minimum_floor,
+        sharp_minimum_ratio,
+    )
 
     low = sharp_minimum_ratio(100, np.random.default_rng(0), trials=20_000).mean()
     high = sharp_minimum_ratio(10**8, np.random.default_rng(0), trials=20_000).mean()

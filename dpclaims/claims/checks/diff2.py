@@ -142,17 +142,25 @@ def prop41_slack(budget: str = "standard") -> dict:
     cfg = _AUDIT[budget]
     alg = canary_audit_target(rounds=cfg["rounds"], period=cfg["period"])[0].algorithm
     tight = alg.tight_epsilon
-    return {"claimed": alg.epsilon, "tight": tight, "loose_by": alg.epsilon - tight, "ratio": alg.epsilon / tight}
+    return {
+        "claimed": alg.epsilon,
+        "tight": tight,
+        "loose_by": alg.epsilon - tight,
+        "ratio": alg.epsilon / tight,
+    }
 
 
 @register_experiment("diff2gd.prop41.rdp_to_dp")
 def _prop41_audit(claim, budget):
     cfg, slack = _AUDIT[budget], prop41_slack(budget)
-    return _audit(budget, note=f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
-                               f"T={cfg['period']}, u=1.25.  Prop. 4.1's (ε, δ) = ({slack['claimed']:g}, 1e-5) "
-                               f"HOLDS; the transcript is μ-GDP and its tight ε at δ = 1e-5 is {slack['tight']:.3f}, "
-                               f"so the claim is loose by {slack['loose_by']:.2f} (×{slack['ratio']:.2f}), the slack "
-                               "of the generic RDP→DP conversion — conservative, not a failing claim")
+    return _audit(
+        budget,
+        note=f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
+        f"T={cfg['period']}, u=1.25.  Prop. 4.1's (ε, δ) = ({slack['claimed']:g}, 1e-5) "
+        f"HOLDS; the transcript is μ-GDP and its tight ε at δ = 1e-5 is {slack['tight']:.3f}, "
+        f"so the claim is loose by {slack['loose_by']:.2f} (×{slack['ratio']:.2f}), the slack "
+        "of the generic RDP→DP conversion — conservative, not a failing claim",
+    )
 
 
 @register_experiment("dpgd.calibration")
@@ -467,8 +475,16 @@ def bvr_rounds_over_c1(value, rng, d=10, **settings):
 
 def _table1_schedule(big_n, d=10):
     k = round(math.sqrt(big_n))
-    return _build("diff2-bvr", big_n, d, with_data=False, local_steps=k, batch=k, sigma3_rule="table1",
-                  **RATE_SETTINGS)[1]
+    return _build(
+        "diff2-bvr",
+        big_n,
+        d,
+        with_data=False,
+        local_steps=k,
+        batch=k,
+        sigma3_rule="table1",
+        **RATE_SETTINGS,
+    )[1]
 
 
 def table1_rounds(value, rng, d=10):
@@ -481,9 +497,11 @@ def table1_gradient_complexity(value, rng, d=10):
     return float(_table1_schedule(value, d).scheduled_gradient_evaluations)
 
 
-_TABLE1_NOTE = ("Table 1's schedule K = b = √N at ε = 8, P = 10, d = 10: R and η from Thm 5.3's schedule with "
-                "σ3 = √(6α*)/b (the branch of Prop. E.2 behind Table 1's Θ̃ term); deterministic, counted not run "
-                "(the b-condition for K = b = √N needs N far beyond any run)")
+_TABLE1_NOTE = (
+    "Table 1's schedule K = b = √N at ε = 8, P = 10, d = 10: R and η from Thm 5.3's schedule with "
+    "σ3 = √(6α*)/b (the branch of Prop. E.2 behind Table 1's Θ̃ term); deterministic, counted not run "
+    "(the b-condition for K = b = √N needs N far beyond any run)"
+)
 
 
 @register_experiment("diff2bvr.thm53.rounds")
@@ -491,22 +509,46 @@ def _thm53_rounds(claim, budget):
     from ..registry import get
 
     table1_cc = get("diff2bvr.table1.gradient_complexity").exponents["N"] - 1.0  # CC = GC/N
-    return CombinedExperiment({
-        "rounds": _rate(schedule_rounds, "N", _BVR_CAPPED_GRID, claim.exponents["N"], "quick",
-                        {"algorithm": "diff2-bvr"},
-                        note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η = 1/(2L) "
-                             "and c1 = Θ(L/K) is constant"),
-        "regime": ValueExperiment(_bvr_eta_capped, {"eta_at_1/(2L)_on_whole_grid": 1.0},
-                                  note="the sweep stays in the step-size-capped regime"),
-        "rounds_over_c1": _rate(bvr_rounds_over_c1, "N", _BVR_DEFAULT_GRID, claim.exponents["N"], "quick",
-                                note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = 1.6e4..1.6e7: "
-                                     "R itself grows more slowly (local slopes ≈ 0.7–1.3) because c1's L/√(Kb) and "
-                                     "σ3 terms shrink as b grows, exactly as Thm 5.3's R = 1 + c1/ε_opt + "
-                                     "c2/ε_opt² predicts; R/c1 ∝ 1/ε_opt ∝ N^(4/3)"),
-        "table1_schedule": _rate(table1_rounds, "N", _TABLE1_GRID, table1_cc, "quick",
-                                 note=f"{_TABLE1_NOTE}; Table 1's CC = GC/N ∝ N^{table1_cc:.4g}"),
-    }, note="Thm 5.3's rounds: N^(4/3) at fixed c1 (η capped), R/c1 ∝ N^(4/3) on the default schedule whose b grows "
-            "with N, and N^(5/6) on Table 1's K = b = √N schedule; not a finding about the paper")
+    return CombinedExperiment(
+        {
+            "rounds": _rate(
+                schedule_rounds,
+                "N",
+                _BVR_CAPPED_GRID,
+                claim.exponents["N"],
+                "quick",
+                {"algorithm": "diff2-bvr"},
+                note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η = 1/(2L) "
+                "and c1 = Θ(L/K) is constant",
+            ),
+            "regime": ValueExperiment(
+                _bvr_eta_capped,
+                {"eta_at_1/(2L)_on_whole_grid": 1.0},
+                note="the sweep stays in the step-size-capped regime",
+            ),
+            "rounds_over_c1": _rate(
+                bvr_rounds_over_c1,
+                "N",
+                _BVR_DEFAULT_GRID,
+                claim.exponents["N"],
+                "quick",
+                note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = 1.6e4..1.6e7: "
+                "R itself grows more slowly (local slopes ≈ 0.7–1.3) because c1's L/√(Kb) and "
+                "σ3 terms shrink as b grows, exactly as Thm 5.3's R = 1 + c1/ε_opt + "
+                "c2/ε_opt² predicts; R/c1 ∝ 1/ε_opt ∝ N^(4/3)",
+            ),
+            "table1_schedule": _rate(
+                table1_rounds,
+                "N",
+                _TABLE1_GRID,
+                table1_cc,
+                "quick",
+                note=f"{_TABLE1_NOTE}; Table 1's CC = GC/N ∝ N^{table1_cc:.4g}",
+            ),
+        },
+        note="Thm 5.3's rounds: N^(4/3) at fixed c1 (η capped), R/c1 ∝ N^(4/3) on the default schedule whose b grows "
+        "with N, and N^(5/6) on Table 1's K = b = √N schedule; not a finding about the paper",
+    )
 
 
 @register_experiment("diff2gd.table1.gradient_complexity")
@@ -575,13 +617,19 @@ class Section6Experiment:
                                  f"(p = {c['pvalue']:.2g})" for m, c in checks.items())
         if not headroom:
             verdict = "inconclusive" if verdict == "inconsistent" else verdict
-            summary_text += (f"; not testable on this stand-in: non-private GD's train loss {train['gd_mean']:.4g} is "
-                             f"not below {HEADROOM:g}x DP-GD's (no privacy headroom for DIFF2-GD to recover)")
-        evidence = {"checks": checks, "privacy_headroom": bool(headroom),
-                    "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
-                            "the privacy cost of tuning is not accounted for (as in the paper).  The claim is testable "
-                            f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
-                            "paper's regime; california_like has no such headroom", "section6": {"california_like": summary}}
+            summary_text += (
+                f"; not testable on this stand-in: non-private GD's train loss {train['gd_mean']:.4g} is "
+                f"not below {HEADROOM:g}x DP-GD's (no privacy headroom for DIFF2-GD to recover)"
+            )
+        evidence = {
+            "checks": checks,
+            "privacy_headroom": bool(headroom),
+            "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
+            "the privacy cost of tuning is not accounted for (as in the paper).  The claim is testable "
+            f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
+            "paper's regime; california_like has no such headroom",
+            "section6": {"california_like": summary},
+        }
         return {"type": "value", "verdict": verdict, "summary": summary_text, "evidence": evidence}
 
 
@@ -627,8 +675,10 @@ def _experiments_regression(claim, budget):
 # --------------------------------------------------------------------------- formerly not-checkable claims
 
 
-_BVR_UTILITY = {"standard": dict(values=[1600, 3200, 6400, 16000], replicates=2, trials=4),
-                "full": dict(values=[1600, 3200, 6400, 16000, 32000], replicates=4, trials=8)}
+_BVR_UTILITY = {
+    "standard": dict(values=[1600, 3200, 6400, 16000], replicates=2, trials=4),
+    "full": dict(values=[1600, 3200, 6400, 16000, 32000], replicates=4, trials=8),
+}
 """Thm 5.3 utility sweep (ε = 8, K = 10, default schedule; N ≥ 1600 for n_min ≥ 160): one run at
 N = 16000 takes ~1-2 min on 2 busy cores."""
 
@@ -636,26 +686,43 @@ N = 16000 takes ~1-2 min on 2 busy cores."""
 @register_experiment("diff2bvr.thm53.utility")
 def _thm53_utility(claim, budget):
     if budget == "quick":
-        raise NotCheckable(claim.id, "the BVR theory schedule needs 3e3-1e4 rounds of K = 10 local steps per run; "
-                                     "the 4-point sweep runs at the standard budget (~5 min), not at quick")
+        raise NotCheckable(
+            claim.id,
+            "the BVR theory schedule needs 3e3-1e4 rounds of K = 10 local steps per run; "
+            "the 4-point sweep runs at the standard budget (~5 min), not at quick",
+        )
     cfg = _BVR_UTILITY[budget]
-    return RateExperiment(utility, "N", cfg["values"], claim.exponents["N"], replicates=cfg["replicates"],
-                          fixed={"algorithm": "diff2-bvr", "trials": cfg["trials"]},
-                          note="spec §7(b) Cauchy instance, d = 10, DIFF2-BVR-L-SGD at ε = 8 (where Prop. E.2's "
-                               "b-condition is feasible, n_min ≥ 160) with its theory schedule; utility = uniform "
-                               "average of ‖∇f‖² over the analysed local points")
+    return RateExperiment(
+        utility,
+        "N",
+        cfg["values"],
+        claim.exponents["N"],
+        replicates=cfg["replicates"],
+        fixed={"algorithm": "diff2-bvr", "trials": cfg["trials"]},
+        note="spec §7(b) Cauchy instance, d = 10, DIFF2-BVR-L-SGD at ε = 8 (where Prop. E.2's "
+        "b-condition is feasible, n_min ≥ 160) with its theory schedule; utility = uniform "
+        "average of ‖∇f‖² over the analysed local points",
+    )
 
 
 @register_experiment("diff2bvr.table1.gradient_complexity")
 def _gc_bvr_table1(claim, budget):
-    return _rate(table1_gradient_complexity, "N", _TABLE1_GRID, claim.exponents["N"], "quick",
-                 note=f"{_TABLE1_NOTE}; GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R (the counters of a run, "
-                      "DIFF2.scheduled_gradient_evaluations)")
+    return _rate(
+        table1_gradient_complexity,
+        "N",
+        _TABLE1_GRID,
+        claim.exponents["N"],
+        "quick",
+        note=f"{_TABLE1_NOTE}; GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R (the counters of a run, "
+        "DIFF2.scheduled_gradient_evaluations)",
+    )
 
 
-_DP_SGD = {"quick": dict(values=[200, 400, 800, 2000], replicates=2),
-           "standard": dict(values=[400, 800, 1600, 4000], replicates=4),
-           "full": dict(values=[400, 800, 1600, 4000, 8000], replicates=8)}
+_DP_SGD = {
+    "quick": dict(values=[200, 400, 800, 2000], replicates=2),
+    "standard": dict(values=[400, 800, 1600, 4000], replicates=4),
+    "full": dict(values=[400, 800, 1600, 4000, 8000], replicates=8),
+}
 
 
 def dp_sgd_utility(value, rng, d=10, sampling_rate=0.5, trials=16):
@@ -663,16 +730,30 @@ def dp_sgd_utility(value, rng, d=10, sampling_rate=0.5, trials=16):
     accountant at (ε = 1, δ = 1e-5), replace-one) on the Cauchy instance with N = ``value``; τ uniform
     over the T = ⌈R/q⌉ steps, R and η = 1/(2L) and the clip C1 = G of DP-GD's theory schedule."""
     inst, ref, data = _build("dp-gd", int(value), d, **RATE_SETTINGS)
-    alg = DPSGD.from_accountant(RATE_EPSILON, RATE_SETTINGS["delta"], inst.loss, math.ceil(ref.rounds / sampling_rate),
-                                ref.eta, ref.clip1, sampling_rate=sampling_rate, relation="replace",
-                                random_iterate=True)
+    alg = DPSGD.from_accountant(
+        RATE_EPSILON,
+        RATE_SETTINGS["delta"],
+        inst.loss,
+        math.ceil(ref.rounds / sampling_rate),
+        ref.eta,
+        ref.clip1,
+        sampling_rate=sampling_rate,
+        relation="replace",
+        random_iterate=True,
+    )
     return inst.gradient_norm_sq(alg.run(data, rng, trials).theta[:, None, :])[:, 0]
 
 
 @register_experiment("cited.dp_sgd")
 def _cited_dp_sgd(claim, budget):
     cfg = _DP_SGD[budget]
-    return RateExperiment(dp_sgd_utility, "N", cfg["values"], claim.exponents["N"], replicates=cfg["replicates"],
-                          note="the cited DP-SGD row run with the item-level DP-SGD baseline (Poisson q = 1/2, PLD "
-                               "calibration, random-iterate output) on the spec §7(b) Cauchy instance, d = 10, ε = 1; "
-                               "steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d")
+    return RateExperiment(
+        dp_sgd_utility,
+        "N",
+        cfg["values"],
+        claim.exponents["N"],
+        replicates=cfg["replicates"],
+        note="the cited DP-SGD row run with the item-level DP-SGD baseline (Poisson q = 1/2, PLD "
+        "calibration, random-iterate output) on the spec §7(b) Cauchy instance, d = 10, ε = 1; "
+        "steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",
+    )

@@ -595,18 +595,34 @@ def sharp_minimum_ratio(m, rng, n=4096, lam_rule="max", trials=1000, n0=64):
     return excess * math.sqrt(int(n) * int(m)) / 2.0
 
 
-def sharp_minimum_floor(n: int, m: int, lam_rule: str = "max", n0: int = 64, growth: float = 4.0) -> float:
+def sharp_minimum_floor(
+    n: int, m: int, lam_rule: str = "max", n0: int = 64, growth: float = 4.0
+) -> float:
     """Predicted RT-8 excess: G·E|N(0, σ_T²)| = √(2/π)·G·σ_T, σ_T the last phase's output-perturbation σ.
 
     Oracle σ_i = C_σ·2G/(λ_i n_i √m) with λ_i = λ·growth^i; for n = N0·2^T, growth 4 and the max rule
     (λ = (G/R)/√(nm) when n ≥ C_σ²d) this is √(2/π)·2C_σ·G·R·N0/n^{3/2}, independent of m.
     Computed here from the block sizes and λ only (not from the algorithm's own σ).
     """
-    alg = PhasedSCO.from_theorem(int(n), int(m), 1, 1.0, 1e-5, 1.0, 1.0, AbsoluteLoss(1.0), n0=n0, mode="oracle",
-                                 lam_rule=lam_rule, growth=growth)
+    alg = PhasedSCO.from_theorem(
+        int(n),
+        int(m),
+        1,
+        1.0,
+        1e-5,
+        1.0,
+        1.0,
+        AbsoluteLoss(1.0),
+        n0=n0,
+        mode="oracle",
+        lam_rule=lam_rule,
+        growth=growth,
+    )
     lo, hi = alg.blocks[-1]
-    lam_last = alg.lam * growth ** alg.phases
-    sigma_last = alg.oracle_constant * 2.0 * alg.lipschitz / (lam_last * (hi - lo) * math.sqrt(int(m)))
+    lam_last = alg.lam * growth**alg.phases
+    sigma_last = (
+        alg.oracle_constant * 2.0 * alg.lipschitz / (lam_last * (hi - lo) * math.sqrt(int(m)))
+    )
     return math.sqrt(2.0 / math.pi) * alg.lipschitz * sigma_last
 
 
@@ -614,43 +630,64 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
     """Mean RT-8 excess (99% normal CI over ``trials``) against :func:`sharp_minimum_floor`."""
     excess = sharp_minimum_excess(m, rng, n=n, trials=trials)
     half = stats.norm.ppf(0.995) * excess.std(ddof=1) / math.sqrt(trials)
-    return {"excess_vs_floor": (excess.mean(), excess.mean() - half, excess.mean() + half),
-            "floor_independent_of_m": sharp_minimum_floor(n, 100) / sharp_minimum_floor(n, m)}
+    return {
+        "excess_vs_floor": (excess.mean(), excess.mean() - half, excess.mean() + half),
+        "floor_independent_of_m": sharp_minimum_floor(n, 100) / sharp_minimum_floor(n, m),
+    }
 
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
 def convex_sco_statistical(claim, budget):
     n_values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16],
                      [2**12, 2**13, 2**14, 2**15, 2**16, 2**17])
-    rt7a = RateExperiment(convex_sco_worst, "n", n_values, expected=claim.exponents["n"],
-                          replicates=_pick(budget, 3, 12, 30), margin=0.15,
-                          fixed={"datasets": _pick(budget, 4, 20, 40)},
-                          note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst case "
-                               "over the signal strength (the worst case of noisy means is biased upwards).")
+    rt7a = RateExperiment(
+        convex_sco_worst,
+        "n",
+        n_values,
+        expected=claim.exponents["n"],
+        replicates=_pick(budget, 3, 12, 30),
+        margin=0.15,
+        fixed={"datasets": _pick(budget, 4, 20, 40)},
+        note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst case "
+        "over the signal strength (the worst case of noisy means is biased upwards).",
+    )
     n = 4096
-    ratio_expected = claim.exponents["m"] + 0.5  # the claim bounds excess·√(nm)/(RG) by a polylog: exponent 0
-    rt8 = RateExperiment(sharp_minimum_ratio, "m", [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
-                         expected=ratio_expected, replicates=_pick(budget, 3, 8, 20), margin=0.15,
-                         fixed={"n": n, "trials": _pick(budget, 200, 1000, 4000)},
-                         note=f"RT-8 [finding]: sharp minimum ℓ = G|θ − z| on D = δ_0 (no sampling noise), ORACLE "
-                              f"mode (C_σ = 1), max-rule λ, n = {n}, d = 1.  Tested quantity: excess·√(nm)/(RG), "
-                              "which the statistical term RG/√(nm) bounds by a polylog (claimed m-exponent "
-                              f"{claim.exponents['m']:g} + 0.5 = {ratio_expected:g}).  It grows like m^(1/2) "
-                              "(≈ 0.25 at m = 1e2, ≈ 250 at m = 1e8): the excess is the LAST PHASE's "
-                              "output-perturbation noise √(2/π)·2C_σ·G·R·N0/n^(3/2), which does not shrink with m, "
-                              "not a statistical term.  The bound fails once m ≫ n² (here m ≳ 2e3 already exceeds "
-                              "it), inside the theorem's hypothesis n ≥ Õ(log(1/δ)log(m)/ε).  The literal λ of the "
-                              "proof gives a floor √(n/d) = 64x higher; growth 8 lowers the floor but it stays "
-                              "flat in m.")
-    floor = ValueExperiment(_rt8_floor_check,
-                            {"excess_vs_floor": sharp_minimum_floor(n, 10**8), "floor_independent_of_m": 1.0},
-                            rtol=1e-9, note="measured excess at n = 4096, m = 1e8 (99% CI over 2e5 runs) covers the "
-                                            "predicted last-phase floor √(2/π)·2C_σ·G·R·N0/n^(3/2) = 7.79e-4, and the "
-                                            "prediction is the same at m = 1e2 and 1e8")
-    return CombinedExperiment({"RT-7A_n": rt7a, "RT-8_m": rt8, "RT-8_floor": floor},
-                              note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A); on a "
-                                   "sharp minimum (RT-8) excess·√(nm)/(RG) grows like m^(1/2) because of the final "
-                                   "phase's output-perturbation noise (a finding; RT-8_floor explains its size).")
+    ratio_expected = (
+        claim.exponents["m"] + 0.5
+    )  # the claim bounds excess·√(nm)/(RG) by a polylog: exponent 0
+    rt8 = RateExperiment(
+        sharp_minimum_ratio,
+        "m",
+        [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
+        expected=ratio_expected,
+        replicates=_pick(budget, 3, 8, 20),
+        margin=0.15,
+        fixed={"n": n, "trials": _pick(budget, 200, 1000, 4000)},
+        note=f"RT-8 [finding]: sharp minimum ℓ = G|θ − z| on D = δ_0 (no sampling noise), ORACLE "
+        f"mode (C_σ = 1), max-rule λ, n = {n}, d = 1.  Tested quantity: excess·√(nm)/(RG), "
+        "which the statistical term RG/√(nm) bounds by a polylog (claimed m-exponent "
+        f"{claim.exponents['m']:g} + 0.5 = {ratio_expected:g}).  It grows like m^(1/2) "
+        "(≈ 0.25 at m = 1e2, ≈ 250 at m = 1e8): the excess is the LAST PHASE's "
+        "output-perturbation noise √(2/π)·2C_σ·G·R·N0/n^(3/2), which does not shrink with m, "
+        "not a statistical term.  The bound fails once m ≫ n² (here m ≳ 2e3 already exceeds "
+        "it), inside the theorem's hypothesis n ≥ Õ(log(1/δ)log(m)/ε).  The literal λ of the "
+        "proof gives a floor √(n/d) = 64x higher; growth 8 lowers the floor but it stays "
+        "flat in m.",
+    )
+    floor = ValueExperiment(
+        _rt8_floor_check,
+        {"excess_vs_floor": sharp_minimum_floor(n, 10**8), "floor_independent_of_m": 1.0},
+        rtol=1e-9,
+        note="measured excess at n = 4096, m = 1e8 (99% CI over 2e5 runs) covers the "
+        "predicted last-phase floor √(2/π)·2C_σ·G·R·N0/n^(3/2) = 7.79e-4, and the "
+        "prediction is the same at m = 1e2 and 1e8",
+    )
+    return CombinedExperiment(
+        {"RT-7A_n": rt7a, "RT-8_m": rt8, "RT-8_floor": floor},
+        note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A); on a "
+        "sharp minimum (RT-8) excess·√(nm)/(RG) grows like m^(1/2) because of the final "
+        "phase's output-perturbation noise (a finding; RT-8_floor explains its size).",
+    )
 
 
 def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.0, alpha=0.3):
@@ -933,7 +970,9 @@ def _item_dp_gd():
     from ...algorithms.baselines import DPSGD
     from ...losses import LinearLoss as GLMLinear
 
-    return DPSGD.from_accountant(1.0, 1e-5, GLMLinear(1.0), 1, 1e6, 1.0, relation="replace", radius=1.0)
+    return DPSGD.from_accountant(
+        1.0, 1e-5, GLMLinear(1.0), 1, 1e6, 1.0, relation="replace", radius=1.0
+    )
 
 
 def item_convex_erm_worst(n, rng, d=64, trials=400, grid=(0.25, 1.0, 4.0, 16.0)):
@@ -967,24 +1006,51 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
     worst = 0.0
     for c in grid:
         a = min(c / math.sqrt(n), 1.0)
-        excess = [np.mean(a - a * alg.run(UserDataset(2.0 * (rng.random((n, 1, 1)) < (1 + a) / 2) - 1.0), rng,
-                                          trials).theta[:, 0]) for _ in range(datasets)]
+        excess = [
+            np.mean(
+                a
+                - a
+                * alg.run(
+                    UserDataset(2.0 * (rng.random((n, 1, 1)) < (1 + a) / 2) - 1.0), rng, trials
+                ).theta[:, 0]
+            )
+            for _ in range(datasets)
+        ]
         worst = max(worst, float(np.mean(excess)))
     return worst
 
 
 @register_experiment("ghazi23.table1.item_convex_erm")
 def item_convex_erm(claim, budget):
-    note = ("prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
-            "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength c√d/n)")
-    return CombinedExperiment({
-        "n": RateExperiment(item_convex_erm_worst, "n", [250, 500, 1000, 2500], expected=claim.exponents["n"],
-                            replicates=_pick(budget, 3, 8, 20), margin=0.15,
-                            fixed={"trials": _pick(budget, 200, 1000, 4000)}, note=note + "; d = 64"),
-        "d": RateExperiment(item_convex_erm_worst_d, "d", [16, 64, 256, 1024], expected=claim.exponents["d"],
-                            replicates=_pick(budget, 3, 8, 20), margin=0.15,
-                            fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)}, note=note + "; n = 1000"),
-    }, note="Bassily et al. 2014's item-level DP-ERM rate RG√d/n")
+    note = (
+        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+        "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength c√d/n)"
+    )
+    return CombinedExperiment(
+        {
+            "n": RateExperiment(
+                item_convex_erm_worst,
+                "n",
+                [250, 500, 1000, 2500],
+                expected=claim.exponents["n"],
+                replicates=_pick(budget, 3, 8, 20),
+                margin=0.15,
+                fixed={"trials": _pick(budget, 200, 1000, 4000)},
+                note=note + "; d = 64",
+            ),
+            "d": RateExperiment(
+                item_convex_erm_worst_d,
+                "d",
+                [16, 64, 256, 1024],
+                expected=claim.exponents["d"],
+                replicates=_pick(budget, 3, 8, 20),
+                margin=0.15,
+                fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
+                note=note + "; n = 1000",
+            ),
+        },
+        note="Bassily et al. 2014's item-level DP-ERM rate RG√d/n",
+    )
 
 
 def _two_regime_exponents(claim) -> dict:
@@ -992,7 +1058,10 @@ def _two_regime_exponents(claim) -> dict:
     import re
 
     text = claim.symbolic_exponents["n"]
-    found = {label: float(value) for value, label in re.findall(r"(-?[0-9.]+)\s*\((privacy|statistical)", text)}
+    found = {
+        label: float(value)
+        for value, label in re.findall(r"(-?[0-9.]+)\s*\((privacy|statistical)", text)
+    }
     if set(found) != {"privacy", "statistical"}:
         raise InputError(f"claim {claim.id!r}: cannot read the two n-exponents from {text!r}")
     return found
@@ -1001,20 +1070,46 @@ def _two_regime_exponents(claim) -> dict:
 @register_experiment("ghazi23.table1.item_convex_sco")
 def item_convex_sco(claim, budget):
     expected = _two_regime_exponents(claim)
-    note = ("prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
-            "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength)")
-    point_mass = ("; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling error, "
-                  "the SCO excess is the ERM excess, which a bound for every distribution must cover)")
-    return CombinedExperiment({
-        "n_statistical": RateExperiment(item_convex_sco_worst, "n", [1000, 3000, 10000, 30000],
-                                        expected=expected["statistical"], replicates=_pick(budget, 3, 6, 12),
-                                        margin=0.15, fixed={"datasets": _pick(budget, 100, 200, 400)},
-                                        note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)"),
-        "n_privacy": RateExperiment(item_convex_erm_worst, "n", [250, 500, 1000, 2500], expected=expected["privacy"],
-                                    replicates=_pick(budget, 3, 6, 12), margin=0.15,
-                                    fixed={"trials": _pick(budget, 200, 1000, 4000)}, note=note + point_mass + ", d = 64"),
-        "d": RateExperiment(item_convex_erm_worst_d, "d", [16, 64, 256, 1024], expected=claim.exponents["d"],
-                            replicates=_pick(budget, 3, 6, 12), margin=0.15,
-                            fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
-                            note=note + point_mass + ", n = 1000"),
-    }, note="Bassily et al. 2019's item-level DP-SCO rate RG(1/√n + √d/n)")
+    note = (
+        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+        "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength)"
+    )
+    point_mass = (
+        "; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling error, "
+        "the SCO excess is the ERM excess, which a bound for every distribution must cover)"
+    )
+    return CombinedExperiment(
+        {
+            "n_statistical": RateExperiment(
+                item_convex_sco_worst,
+                "n",
+                [1000, 3000, 10000, 30000],
+                expected=expected["statistical"],
+                replicates=_pick(budget, 3, 6, 12),
+                margin=0.15,
+                fixed={"datasets": _pick(budget, 100, 200, 400)},
+                note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)",
+            ),
+            "n_privacy": RateExperiment(
+                item_convex_erm_worst,
+                "n",
+                [250, 500, 1000, 2500],
+                expected=expected["privacy"],
+                replicates=_pick(budget, 3, 6, 12),
+                margin=0.15,
+                fixed={"trials": _pick(budget, 200, 1000, 4000)},
+                note=note + point_mass + ", d = 64",
+            ),
+            "d": RateExperiment(
+                item_convex_erm_worst_d,
+                "d",
+                [16, 64, 256, 1024],
+                expected=claim.exponents["d"],
+                replicates=_pick(budget, 3, 6, 12),
+                margin=0.15,
+                fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
+                note=note + point_mass + ", n = 1000",
+            ),
+        },
+        note="Bassily et al. 2019's item-level DP-SCO rate RG(1/√n + √d/n)",
+    )
