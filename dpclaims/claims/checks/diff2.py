@@ -499,7 +499,8 @@ def table1_gradient_complexity(value, rng, d=10):
 
 _TABLE1_NOTE = (
     "Table 1's schedule K = b = √N at ε = 8, P = 10, d = 10: R and η from Thm 5.3's schedule with "
-    "σ3 = √(6α*)/b (the branch of Prop. E.2 behind Table 1's Θ̃ term); deterministic, counted not run "
+    "σ3 = √(6α*)/b (the branch of Prop. E.2 behind Table 1's Θ̃ term); deterministic, counted not "
+    "run "
     "(the b-condition for K = b = √N needs N far beyond any run)"
 )
 
@@ -518,7 +519,8 @@ def _thm53_rounds(claim, budget):
                 claim.exponents["N"],
                 "quick",
                 {"algorithm": "diff2-bvr"},
-                note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η = 1/(2L) "
+                note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η "
+                     "= 1/(2L) "
                 "and c1 = Θ(L/K) is constant",
             ),
             "regime": ValueExperiment(
@@ -532,7 +534,8 @@ def _thm53_rounds(claim, budget):
                 _BVR_DEFAULT_GRID,
                 claim.exponents["N"],
                 "quick",
-                note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = 1.6e4..1.6e7: "
+                note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = "
+                     "1.6e4..1.6e7: "
                 "R itself grows more slowly (local slopes ≈ 0.7–1.3) because c1's L/√(Kb) and "
                 "σ3 terms shrink as b grows, exactly as Thm 5.3's R = 1 + c1/ε_opt + "
                 "c2/ε_opt² predicts; R/c1 ∝ 1/ε_opt ∝ N^(4/3)",
@@ -546,7 +549,8 @@ def _thm53_rounds(claim, budget):
                 note=f"{_TABLE1_NOTE}; Table 1's CC = GC/N ∝ N^{table1_cc:.4g}",
             ),
         },
-        note="Thm 5.3's rounds: N^(4/3) at fixed c1 (η capped), R/c1 ∝ N^(4/3) on the default schedule whose b grows "
+        note="Thm 5.3's rounds: N^(4/3) at fixed c1 (η capped), R/c1 ∝ N^(4/3) on the default "
+             "schedule whose b grows "
         "with N, and N^(5/6) on Table 1's K = b = √N schedule; not a finding about the paper",
     )
 
@@ -618,14 +622,16 @@ class Section6Experiment:
         if not headroom:
             verdict = "inconclusive" if verdict == "inconsistent" else verdict
             summary_text += (
-                f"; not testable on this stand-in: non-private GD's train loss {train['gd_mean']:.4g} is "
+                f"; not testable on this stand-in: non-private GD's train loss "
+                f"{train['gd_mean']:.4g} is "
                 f"not below {HEADROOM:g}x DP-GD's (no privacy headroom for DIFF2-GD to recover)"
             )
         evidence = {
             "checks": checks,
             "privacy_headroom": bool(headroom),
             "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
-            "the privacy cost of tuning is not accounted for (as in the paper).  The claim is testable "
+            "the privacy cost of tuning is not accounted for (as in the paper).  The claim is "
+            "testable "
             f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
             "paper's regime; california_like has no such headroom",
             "section6": {"california_like": summary},

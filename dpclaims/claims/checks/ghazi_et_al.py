@@ -648,7 +648,8 @@ def convex_sco_statistical(claim, budget):
         replicates=_pick(budget, 3, 12, 30),
         margin=0.15,
         fixed={"datasets": _pick(budget, 4, 20, 40)},
-        note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst case "
+        note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst "
+             "case "
         "over the signal strength (the worst case of noisy means is biased upwards).",
     )
     n = 4096
@@ -1023,7 +1024,8 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
 @register_experiment("ghazi23.table1.item_convex_erm")
 def item_convex_erm(claim, budget):
     note = (
-        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
+        "PLD-calibrated "
         "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength c√d/n)"
     )
     return CombinedExperiment(
@@ -1071,11 +1073,13 @@ def _two_regime_exponents(claim) -> dict:
 def item_convex_sco(claim, budget):
     expected = _two_regime_exponents(claim)
     note = (
-        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, PLD-calibrated "
+        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
+        "PLD-calibrated "
         "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength)"
     )
     point_mass = (
-        "; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling error, "
+        "; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling "
+        "error, "
         "the SCO excess is the ERM excess, which a bound for every distribution must cover)"
     )
     return CombinedExperiment(
