@@ -341,8 +341,8 @@ class DIFF2:
 
     @property
     def scheduled_gradient_evaluations(self) -> int:
-        """Per-sample gradients one run counts (spec §2.7), from the schedule alone (equal silos of n_min):
-        ``N(2R − ⌈R/T⌉)``, plus ``2b(K − 1)R`` for DIFF2-BVR-L-SGD (Table 1's GC)."""
+        """Per-sample gradients one run counts (spec §2.7), from the schedule alone (equal silos of
+        n_min): ``N(2R − ⌈R/T⌉)``, plus ``2b(K − 1)R`` for DIFF2-BVR-L-SGD (Table 1's GC)."""
         big_n = self.n_min * self.silos
         local = (
             2 * self.batch * (self.local_steps - 1) * self.rounds

@@ -66,8 +66,9 @@ ADAPSG_MAX_ITERATIONS = 200_000
 
 MUTANTS = ("no_tau", "stage2_full_eps", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C",
            "phase_reuse", "C_wrong_exponent", "no_localization")
-"""Variants of spec §7(c) M1–M9, selectable with the ``mutant`` field of the classes below: M1–M8 are
-known bugs; ``no_localization`` (M9) is not a bug (ε-DP, meets Prop 3.2's rate; see mutants.heavy_tailed)."""
+"""Variants of spec §7(c) M1–M9, selectable with the ``mutant`` field of the classes below: M1–M8
+are known bugs; ``no_localization`` (M9) is not a bug (ε-DP, meets Prop 3.2's rate; see
+mutants.heavy_tailed)."""
 
 _SOLVERS = ("exact-1d", "adapsg", "pv2")
 

@@ -143,8 +143,9 @@ def test_bad_data():
 
 
 def test_random_iterate_returns_one_of_the_iterates():
-    """With a linear loss and negligible noise the iterates are θ_t = t·η·x̄ (no projection): the random-iterate
-    output is θ_τ for τ in {0..T−1}, every τ appears, and it cannot be combined with ``average``."""
+    """With a linear loss and negligible noise the iterates are θ_t = t·η·x̄ (no projection): the
+    random-iterate output is θ_τ for τ in {0..T−1}, every τ appears, and it cannot be combined with
+    ``average``."""
     data = UserDataset(np.ones((20, 1, 2)) / math.sqrt(2))
     alg = DPSGD(
         LinearLoss(1.0),

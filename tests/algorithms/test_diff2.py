@@ -281,7 +281,8 @@ def test_scheduled_gradient_count_equals_a_runs_count():
 
 
 def test_bvr_sigma3_rules():
-    """closed_form is Prop. E.2's proof formula; table1 its second branch √(6α*)/b; exact is the default."""
+    """closed_form is Prop. E.2's proof formula; table1 its second branch √(6α*)/b; exact is the
+    default."""
     inst = CauchyCircleInstance(d=4)
     kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0, rounds=30, batch=4)
     exact = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, **kw)
@@ -297,7 +298,8 @@ def test_bvr_sigma3_rules():
 
 
 def test_subsampled_rdp_wor_survives_huge_sigma():
-    """e2 underflows to 0 for very large σ3: the bound tends to its j ≥ 3 floor instead of raising."""
+    """e2 underflows to 0 for very large σ3: the bound tends to its j ≥ 3 floor instead of
+    raising."""
     from dpclaims.algorithms.diff2_privacy import subsampled_rdp_wor
 
     huge = subsampled_rdp_wor(4, 1e153, 506, 25600)  # b²σ3² overflows to inf, so e2 = 0

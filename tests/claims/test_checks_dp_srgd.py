@@ -74,8 +74,9 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
 
 
 def test_printed_sigmas_of_cor57_and_cor511():
-    """Issue #16: Cor. 5.7's σ is too small by sqrt(2(1+⌈log₂T⌉)/log₂T) (true ε 2.71 at δ/2, 2.60 at δ,
-    T = 16, claimed 2); Cor. 5.11's over-noises by 2·sqrt(log₂T/(1+⌈log₂T⌉)) = 1.79 (conservative)."""
+    """Issue #16: Cor. 5.7's σ is too small by sqrt(2(1+⌈log₂T⌉)/log₂T) (true ε 2.71 at δ/2, 2.60 at
+    δ, T = 16, claimed 2); Cor. 5.11's over-noises by 2·sqrt(log₂T/(1+⌈log₂T⌉)) = 1.79
+    (conservative)."""
     from dpclaims.claims.checks.dp_srgd import printed_sigma_epsilons
 
     v1, v2 = printed_sigma_epsilons("v1"), printed_sigma_epsilons("v2")

@@ -41,8 +41,9 @@ def test_bottom_channel_audits_reach_half_epsilon():
 
 
 def test_rt8_floor_is_the_last_phase_noise_and_flat_in_m():
-    """The predicted floor is the closed form √(2/π)·2C_σ·G·R·N0/n^{3/2} (C_σ = G = 1, R = 2, N0 = 64),
-    the same at every m; the literal λ raises it by √(n/d) and growth 8 lowers it, still flat in m."""
+    """The predicted floor is the closed form √(2/π)·2C_σ·G·R·N0/n^{3/2} (C_σ = G = 1, R = 2, N0 =
+    64), the same at every m; the literal λ raises it by √(n/d) and growth 8 lowers it, still flat
+    in m."""
     import math
 
     from dpclaims.claims.checks.ghazi_et_al import sharp_minimum_floor

@@ -138,7 +138,8 @@ def _audit(budget, algorithm="diff2-gd", note=""):
 
 
 def prop41_slack(budget: str = "standard") -> dict:
-    """The audited DIFF2-GD's claimed ε, its tight μ-GDP ε at the same δ, and how loose the claim is."""
+    """The audited DIFF2-GD's claimed ε, its tight μ-GDP ε at the same δ, and how loose the claim
+    is."""
     cfg = _AUDIT[budget]
     alg = canary_audit_target(rounds=cfg["rounds"], period=cfg["period"])[0].algorithm
     tight = alg.tight_epsilon
@@ -460,15 +461,16 @@ def _bvr_eta_capped(rng):
 
 
 def bvr_c1(alg) -> float:
-    """Thm 5.3's c1 with the schedule's constants: ``1/(Kη0)`` = max{2L/K, 2√(2e(ζ² + L²/(Kb) + C3²σ3²d/K))}
-    (the Θ(L/K + ζ + L/√(Kb)) + Θ̃(σ3) terms; L = RATE_SETTINGS' smoothness)."""
+    """Thm 5.3's c1 with the schedule's constants: ``1/(Kη0)`` = max{2L/K, 2√(2e(ζ² + L²/(Kb) +
+    C3²σ3²d/K))} (the Θ(L/K + ζ + L/√(Kb)) + Θ̃(σ3) terms; L = RATE_SETTINGS' smoothness)."""
     lsm, k = RATE_SETTINGS["smoothness"], alg.local_steps
     inner = alg.zeta**2 + lsm**2 / (k * alg.batch) + alg.clip3**2 * alg.sigma3**2 * alg.d / k
     return max(2 * lsm / k, 2 * math.sqrt(2 * math.e * inner))
 
 
 def bvr_rounds_over_c1(value, rng, d=10, **settings):
-    """R / c1 of the default BVR schedule at N = ``value``: ∝ 1/ε_opt ∝ N^{4/3} if R follows Thm 5.3."""
+    """R / c1 of the default BVR schedule at N = ``value``: ∝ 1/ε_opt ∝ N^{4/3} if R follows Thm
+    5.3."""
     alg = _build("diff2-bvr", value, d, with_data=False, **{**RATE_SETTINGS, **settings})[1]
     return alg.rounds / bvr_c1(alg)
 
@@ -493,7 +495,8 @@ def table1_rounds(value, rng, d=10):
 
 
 def table1_gradient_complexity(value, rng, d=10):
-    """GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R of Table 1's K = b = √N schedule at N = ``value`` (counted)."""
+    """GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R of Table 1's K = b = √N schedule at N = ``value``
+    (counted)."""
     return float(_table1_schedule(value, d).scheduled_gradient_evaluations)
 
 
@@ -599,8 +602,9 @@ C ∈ {1, 10}, T ∈ {6, 20}, 3 seeds.  The quick budget does not run §6 (outsi
 
 
 HEADROOM = 0.8
-"""The §6 claim is testable when non-private GD's mean train loss is below HEADROOM × DP-GD's (the paper's
-regime: privacy costs accuracy); otherwise an 'inconsistent' comparison is reported as inconclusive."""
+"""The §6 claim is testable when non-private GD's mean train loss is below HEADROOM × DP-GD's (the
+paper's regime: privacy costs accuracy); otherwise an 'inconsistent' comparison is reported as
+inconclusive."""
 
 
 @dataclass(frozen=True)
@@ -733,8 +737,9 @@ _DP_SGD = {
 
 def dp_sgd_utility(value, rng, d=10, sampling_rate=0.5, trials=16):
     """‖∇f(θ_τ)‖² ``(trials,)`` of item-level DP-SGD (:class:`DPSGD`, Poisson rate q, σ from the PLD
-    accountant at (ε = 1, δ = 1e-5), replace-one) on the Cauchy instance with N = ``value``; τ uniform
-    over the T = ⌈R/q⌉ steps, R and η = 1/(2L) and the clip C1 = G of DP-GD's theory schedule."""
+    accountant at (ε = 1, δ = 1e-5), replace-one) on the Cauchy instance with N = ``value``; τ
+    uniform over the T = ⌈R/q⌉ steps, R and η = 1/(2L) and the clip C1 = G of DP-GD's theory
+    schedule."""
     inst, ref, data = _build("dp-gd", int(value), d, **RATE_SETTINGS)
     alg = DPSGD.from_accountant(
         RATE_EPSILON,

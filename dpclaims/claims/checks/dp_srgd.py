@@ -196,7 +196,8 @@ def printed_sigma_epsilons(schedule: str = "v1", steps: int = 16) -> dict:
 
 @register_experiment("cgt24.v1.privacy.clipped")
 def v1_privacy_clipped(claim, budget):
-    """Clipped V1: the Lemma 5.6 σ audited (consistent), and the σ printed in Cor. 5.7 computed exactly (a finding)."""
+    """Clipped V1: the Lemma 5.6 σ audited (consistent), and the σ printed in Cor. 5.7 computed
+    exactly (a finding)."""
     algo = _paper_clipped_audit()[0].algorithm
     audit = AuditExperiment(
         build=_paper_clipped_audit,

@@ -589,8 +589,8 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400
 
 
 def sharp_minimum_ratio(m, rng, n=4096, lam_rule="max", trials=1000, n0=64):
-    """RT-8 decisive statistic ``excess·√(nm)/(RG)`` ``(trials,)``: bounded by a polylog under Thm 5.1's
-    statistical term RG/√(nm) (G = 1, R = diameter of K = 2)."""
+    """RT-8 decisive statistic ``excess·√(nm)/(RG)`` ``(trials,)``: bounded by a polylog under Thm
+    5.1's statistical term RG/√(nm) (G = 1, R = diameter of K = 2)."""
     excess = sharp_minimum_excess(m, rng, n=n, lam_rule=lam_rule, trials=trials, n0=n0)
     return excess * math.sqrt(int(n) * int(m)) / 2.0
 
@@ -964,9 +964,9 @@ def naive_user(claim, budget):
 
 
 def _item_dp_gd():
-    """Item-level DP-GD (:class:`DPSGD`, q = 1, T = 1, replace-one, σ from the PLD accountant at
-    (1, 1e-5)) on the linear loss −⟨θ, x⟩ over the unit ball (G = 1, diameter R = 2).  The step
-    η = 1e6 sends every output to the sphere: θ̂ = (x̄ + σ·z/n)/‖x̄ + σ·z/n‖ (the classic noisy-gradient
+    """Item-level DP-GD (:class:`DPSGD`, q = 1, T = 1, replace-one, σ from the PLD accountant at (1,
+    1e-5)) on the linear loss −⟨θ, x⟩ over the unit ball (G = 1, diameter R = 2).  The step η = 1e6
+    sends every output to the sphere: θ̂ = (x̄ + σ·z/n)/‖x̄ + σ·z/n‖ (the classic noisy-gradient
     step for linear losses)."""
     from ...algorithms.baselines import DPSGD
     from ...losses import LinearLoss as GLMLinear
@@ -977,8 +977,8 @@ def _item_dp_gd():
 
 
 def item_convex_erm_worst(n, rng, d=64, trials=400, grid=(0.25, 1.0, 4.0, 16.0)):
-    """Worst case over c ∈ grid of the mean empirical excess ‖x̄‖ − ⟨θ̂, x̄⟩ of item-level DP-GD on the
-    dataset of n identical items x̄ = c√d/n·e1 (m = 1)."""
+    """Worst case over c ∈ grid of the mean empirical excess ‖x̄‖ − ⟨θ̂, x̄⟩ of item-level DP-GD on
+    the dataset of n identical items x̄ = c√d/n·e1 (m = 1)."""
     from ...data import UserDataset
 
     n, d = int(n), int(d)
@@ -1056,7 +1056,8 @@ def item_convex_erm(claim, budget):
 
 
 def _two_regime_exponents(claim) -> dict:
-    """``{"privacy": e, "statistical": e}`` from a symbolic n-exponent like "-1 (privacy term) / -0.5 (statistical)"."""
+    """``{"privacy": e, "statistical": e}`` from a symbolic n-exponent like "-1 (privacy term) /
+    -0.5 (statistical)"."""
     import re
 
     text = claim.symbolic_exponents["n"]
