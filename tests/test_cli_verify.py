@@ -18,7 +18,7 @@ from dpclaims.privacy import PrivacyClaim
 from dpclaims.reports import SCHEMA_VERSION, VERDICTS, validate_results
 from dpclaims.reports.results import load_check_modules
 
-SELECTION = "diff2gd.*,cited.dp_sgd"
+SELECTION = "diff2gd.*,cited.dp_srm"
 AUDIT_OK = "diff2gd.prop41.calibration"
 AUDIT_BAD = "diff2gd.gdp_reference"
 RATE = "diff2gd.thm43.utility"
@@ -130,7 +130,7 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
     assert set(results["environment"]["versions"]) >= {"dpclaims", "numpy", "scipy", "dp-accounting"}
     assert results["settings"]["seed"] == 3 and results["settings"]["backend"] == "serial"
     by_id = {e["id"]: e for e in results["claims"]}
-    selected = [c.id for c in claims.load() if fnmatch.fnmatchcase(c.id, "diff2gd.*")] + ["cited.dp_sgd"]
+    selected = [c.id for c in claims.load() if fnmatch.fnmatchcase(c.id, "diff2gd.*")] + ["cited.dp_srm"]
     assert set(by_id) == set(selected)
     assert by_id[AUDIT_OK]["verdict"] == "consistent" and by_id[AUDIT_OK]["type"] == "audit"
     assert by_id[AUDIT_BAD]["verdict"] == "violation"
@@ -139,7 +139,7 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
     assert by_id[VALUE]["verdict"] == "consistent"
     assert by_id[BROKEN]["verdict"] == "error"
     assert by_id[BROKEN]["error"] == "RuntimeError: the fake experiment broke"
-    cited = by_id["cited.dp_sgd"]
+    cited = by_id["cited.dp_srm"]
     assert cited["verdict"] == "not_checkable" and "not verified here" in cited["reason"]
     assert by_id["diff2gd.prop41.rdp_to_dp"]["reason"] == "no experiment yet"
     assert all(e["seed"] is not None and e["wall_time"] > 0 for e in results["claims"] if e["type"])

@@ -103,6 +103,8 @@ class DPSGD:
     batch_size : the public normaliser B of the noisy sum; None uses q × (units in the
         data), which is a function of the data size — for add/remove neighbours fix it
     average : return the average of θ_1..θ_T instead of θ_T
+    random_iterate : return θ_τ for τ uniform on {0, .., T − 1} per trial (the output rule of the
+        non-convex DP-SGD analyses, e.g. Wang et al. 2017); exclusive with ``average``
     clip : **False is a mutant, not private**: gradients are summed unclipped while the
         noise and the claim stay those of clipping at C
 
@@ -122,6 +124,7 @@ class DPSGD:
     batch_size: float | None = None
     average: bool = False
     clip: bool = True
+    random_iterate: bool = False
 
     def __post_init__(self) -> None:
         if not hasattr(self.loss, "grad") or not hasattr(self.loss, "glm"):
@@ -145,6 +148,9 @@ class DPSGD:
             object.__setattr__(self, "batch_size", _positive(self.batch_size, "batch_size"))
         object.__setattr__(self, "average", _flag(self.average, "average"))
         object.__setattr__(self, "clip", _flag(self.clip, "clip"))
+        object.__setattr__(self, "random_iterate", _flag(self.random_iterate, "random_iterate"))
+        if self.average and self.random_iterate:
+            raise InputError("average and random_iterate are two output rules; pick one")
 
     @classmethod
     def from_accountant(
@@ -193,6 +199,7 @@ class DPSGD:
             "batch_size": self.batch_size,
             "average": self.average,
             "clip": self.clip,
+            "random_iterate": self.random_iterate,
         }
 
     def to_dict(self) -> dict:
@@ -230,7 +237,11 @@ class DPSGD:
         count = np.zeros(trials, dtype=np.int64)
         cost = data.m if self.level == "user" else 1
         noise_std = self.noise_multiplier * self.clip_norm
-        for _ in range(self.steps):
+        pick = rng.integers(self.steps, size=trials) if self.random_iterate else None
+        out = np.zeros_like(theta)
+        for t in range(self.steps):
+            if pick is not None:
+                out[pick == t] = theta[pick == t]
             mask = None if self.sampling_rate == 1.0 else _poisson_mask(rng, (trials, units), self.sampling_rate)
             clipped_sum = step(theta, mask)
             count += cost * (units if mask is None else mask.sum(axis=1))
@@ -240,6 +251,8 @@ class DPSGD:
                 theta = project_l2_ball(theta, self.radius)
             if self.average:
                 total += theta
+        if pick is not None:
+            return out, count
         return (total / self.steps if self.average else theta), count
 
 

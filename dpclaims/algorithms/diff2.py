@@ -32,6 +32,7 @@ from .diff2_privacy import (
     alpha_star,
     bvr_accountant_epsilon,
     bvr_minibatch,
+    bvr_sigma3_closed_form,
     bvr_sigma3_exact,
     bvr_sigmas,
     diff2_gd_sigmas,
@@ -337,6 +338,18 @@ class DIFF2:
     def restarts(self) -> int:
         """⌈R/T⌉ restart rounds."""
         return restart_rounds(self.rounds, self.period)
+
+    @property
+    def scheduled_gradient_evaluations(self) -> int:
+        """Per-sample gradients one run counts (spec §2.7), from the schedule alone (equal silos of
+        n_min): ``N(2R − ⌈R/T⌉)``, plus ``2b(K − 1)R`` for DIFF2-BVR-L-SGD (Table 1's GC)."""
+        big_n = self.n_min * self.silos
+        local = (
+            2 * self.batch * (self.local_steps - 1) * self.rounds
+            if isinstance(self, DIFF2BVRLSGD)
+            else 0
+        )
+        return big_n * (2 * self.rounds - self.restarts) + local
 
     @property
     def mu(self) -> float:
@@ -700,8 +713,15 @@ class DIFF2BVRLSGD(DIFF2):
                      local_steps: int = DEFAULT_LOCAL_STEPS, batch: int | None = None, zeta: float = 0.0,
                      u1: float = DEFAULT_U1, u2: float = DEFAULT_U2, rounds: int | None = None,
                      period: int | None = None, eta: float | None = None, clip1: float | None = None,
-                     clip2: float | None = None) -> "DIFF2BVRLSGD":
+                     clip2: float | None = None, sigma3_rule: str = "exact") -> "DIFF2BVRLSGD":
         """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props F.2/F.3.
+
+        ``sigma3_rule="closed_form"`` takes σ3 from the proof of Prop. E.2
+        (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the value
+        behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b, R); with
+        a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's schedule
+        (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3 dominates for
+        every N, so only ``"table1"`` gives the table's regime).
 
         Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η at the
         cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d) N))^{2/3}}``,
@@ -713,6 +733,7 @@ class DIFF2BVRLSGD(DIFF2):
         g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
         gap = _check_positive(initial_gap, "initial_gap")
         k = _check_count(local_steps, "local_steps")
+        check_choice(sigma3_rule, ("exact", "closed_form", "table1"), "sigma3_rule")
         c1 = g if clip1 is None else _check_positive(clip1, "clip1")
         c2 = lsm if clip2 is None else _check_positive(clip2, "clip2")
         alpha, big_n = alpha_star(eps, dl), n_min * p
@@ -721,7 +742,12 @@ class DIFF2BVRLSGD(DIFF2):
         r_est = rounds if rounds is not None else max(2, math.ceil(2 * lsm * big_n / (2 * k * c2 * math.sqrt(2 * math.e * frac * a2 * d))))
         for _ in range(4):
             b = batch if batch is not None else bvr_minibatch(n_min, p, r_est, k, eps, dl)
-            s3 = bvr_sigma3_exact(n_min, p, r_est, k, b, eps, dl, u1, u2)
+            if sigma3_rule == "exact":
+                s3 = bvr_sigma3_exact(n_min, p, r_est, k, b, eps, dl, u1, u2)
+            elif sigma3_rule == "closed_form":
+                s3 = bvr_sigma3_closed_form(n_min, p, r_est, k, b, eps, dl)
+            else:
+                s3 = math.sqrt(6.0 * alpha) / b
             eta0 = min(1 / (2 * lsm), 1 / (2 * math.sqrt(2 * math.e * (k**2 * zeta**2 + k * lsm**2 / b + k * c2**2 * s3**2 * d))))
             if rounds is not None:
                 break

@@ -176,7 +176,11 @@ def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> floa
 
     e2 = base(2)
     # 4(e^x − 1) < 2e^x iff x < ln 2; beyond that the second branch is the minimum (and expm1 may overflow)
-    log_min2 = math.log(4.0) + math.log(math.expm1(e2)) if e2 < math.log(2.0) else math.log(2.0) + e2
+    # (e2 underflows to 0 for very large σ3: that term is then 0, log −inf)
+    if e2 < math.log(2.0):
+        log_min2 = math.log(4.0) + math.log(math.expm1(e2)) if e2 > 0 else -math.inf
+    else:
+        log_min2 = math.log(2.0) + e2
     terms = [0.0, 2 * math.log(gamma) + math.log(special.comb(alpha, 2, exact=True)) + log_min2]
     j = np.arange(3, alpha + 1)
     if j.size:

@@ -603,8 +603,11 @@ class PhasedSCO:
 
     Phase i runs ``SCOutputPert_{ε, δ, β/T, 2G, λ_i, K_i}`` at the FULL budget on block i
     (parallel composition); the phase's Δ uses the block size ``n_i``.  ``growth`` of λ_i is the
-    paper's 4 by default; with it the final phase's noise does not shrink with m on sharp minima
-    (spec §2.5 [ERRATA?], RT-8), growth 8 (Feldman et al.) is the variant.
+    paper's 4 by default.  The final phase's output-perturbation noise σ_T = C_σ·2G/(λ·growth^T·n_T√m)
+    does not shrink with m relative to RG/√(nm) (λ ∝ 1/√(nm) under the max rule), so on a sharp
+    minimum the excess stays at ≈ √(2/π)·2C_σ·G·R·N0/n^{3/2} for every m (RT-8, a finding about
+    Thm 5.1).  Growth 8 (Feldman et al.'s variant) divides that floor by 2^T but does NOT fix it:
+    the excess is still flat in m.
     """
 
     epsilon: float

@@ -66,7 +66,9 @@ ADAPSG_MAX_ITERATIONS = 200_000
 
 MUTANTS = ("no_tau", "stage2_full_eps", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C",
            "phase_reuse", "C_wrong_exponent", "no_localization")
-"""Known bugs of spec §7(c) (M1–M9), selectable with the ``mutant`` field of the classes below."""
+"""Variants of spec §7(c) M1–M9, selectable with the ``mutant`` field of the classes below: M1–M8
+are known bugs; ``no_localization`` (M9) is not a bug (ε-DP, meets Prop 3.2's rate; see
+mutants.heavy_tailed)."""
 
 _SOLVERS = ("exact-1d", "adapsg", "pv2")
 
@@ -1089,7 +1091,8 @@ class DoubleOutputPert:
     (:attr:`distance_bound`).  ``stage2_extension_domain`` is the N1 switch (y_i ∈ K or 𝒲; same
     argmin over K in d = 1).  Mutants (spec §7c): ``no_tau`` (M1), ``stage2_full_eps`` (M2),
     ``no_extension`` (M3), ``radius_exp`` (M4), ``coordwise_laplace`` (M5), ``data_dependent_C`` (M6),
-    ``no_localization`` (M9; from_theorem ``clip_rule="sqrt"`` is M8).
+    ``no_localization`` (M9, not a bug: no rate or privacy check can fail; from_theorem
+    ``clip_rule="sqrt"`` is M8).
     """
 
     localizer: OutPertLocalize

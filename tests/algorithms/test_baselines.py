@@ -140,3 +140,32 @@ def test_bad_parameters(kwargs, match):
 def test_bad_data():
     with pytest.raises(InputError, match="UserDataset"):
         DPSGD(LogisticLoss(), 5, 0.1, 1.0, 1.0).run(np.zeros((3, 2)), np.random.default_rng(0), 4)
+
+
+def test_random_iterate_returns_one_of_the_iterates():
+    """With a linear loss and negligible noise the iterates are θ_t = t·η·x̄ (no projection): the
+    random-iterate output is θ_τ for τ in {0..T−1}, every τ appears, and it cannot be combined with
+    ``average``."""
+    data = UserDataset(np.ones((20, 1, 2)) / math.sqrt(2))
+    alg = DPSGD(
+        LinearLoss(1.0),
+        steps=4,
+        step_size=1.0,
+        clip_norm=1.0,
+        noise_multiplier=1e-12,
+        random_iterate=True,
+    )
+    theta = alg.run(data, np.random.default_rng(0), 400).theta
+    steps_taken = np.round(theta[:, 0] * math.sqrt(2)).astype(int)
+    assert np.allclose(theta[:, 0] * math.sqrt(2), steps_taken, atol=1e-6)
+    assert set(steps_taken) == {0, 1, 2, 3}
+    with pytest.raises(InputError, match="random_iterate"):
+        DPSGD(
+            LinearLoss(1.0),
+            steps=4,
+            step_size=1.0,
+            clip_norm=1.0,
+            noise_multiplier=1.0,
+            average=True,
+            random_iterate=True,
+        )

@@ -245,3 +245,63 @@ def test_factored_softplus_path_matches_the_generic_one(algorithm):
             for loss in (net, _Unfactored(net))]
     np.testing.assert_allclose(runs[0].final, runs[1].final, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(runs[0].output_index, runs[1].output_index)
+
+
+def test_scheduled_gradient_count_equals_a_runs_count():
+    inst = CauchyCircleInstance(d=4)
+    bvr = DIFF2BVRLSGD.from_theorem(
+        10,
+        160,
+        4,
+        8.0,
+        1e-5,
+        0.5,
+        1.0,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        rounds=30,
+    )
+    gd = DIFF2GD.from_theorem(
+        10,
+        160,
+        4,
+        1.0,
+        1e-5,
+        0.5,
+        1.0,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        rounds=30,
+    )
+    for alg in (bvr, gd):
+        run = alg.run(inst.replicated(10, 160), np.random.default_rng(0), 2)
+        assert alg.scheduled_gradient_evaluations == run.gradient_evaluations
+
+
+def test_bvr_sigma3_rules():
+    """closed_form is Prop. E.2's proof formula; table1 its second branch √(6α*)/b; exact is the
+    default."""
+    inst = CauchyCircleInstance(d=4)
+    kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0, rounds=30, batch=4)
+    exact = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, **kw)
+    closed = DIFF2BVRLSGD.from_theorem(
+        10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="closed_form", **kw
+    )
+    table1 = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="table1", **kw)
+    assert exact.sigma3 == bvr_sigma3_exact(160, 10, 30, 10, 4, 8.0, 1e-5)
+    assert closed.sigma3 == bvr_sigma3_closed_form(160, 10, 30, 10, 4, 8.0, 1e-5) >= table1.sigma3
+    assert table1.sigma3 == pytest.approx(math.sqrt(6 * alpha_star(8.0, 1e-5)) / 4)
+    with pytest.raises(InputError, match="sigma3_rule"):
+        DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="other", **kw)
+
+
+def test_subsampled_rdp_wor_survives_huge_sigma():
+    """e2 underflows to 0 for very large σ3: the bound tends to its j ≥ 3 floor instead of
+    raising."""
+    from dpclaims.algorithms.diff2_privacy import subsampled_rdp_wor
+
+    huge = subsampled_rdp_wor(4, 1e153, 506, 25600)  # b²σ3² overflows to inf, so e2 = 0
+    large = subsampled_rdp_wor(4, 1e6, 506, 25600)
+    assert math.isfinite(huge) and 0 < huge <= large

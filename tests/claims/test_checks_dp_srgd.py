@@ -11,7 +11,7 @@ PAPER = "choquette-choo-et-al-2024"
 EXPECTED = {
     "cgt24.tree.gdp": "consistent",
     "cgt24.tree.error": "consistent",
-    "cgt24.v1.privacy.clipped": "consistent",
+    "cgt24.v1.privacy.clipped": "inconsistent",  # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (finding)
     "cgt24.v1.privacy.unclipped": "consistent",
     "cgt24.v1.sensitivity": "consistent",
     "cgt24.v2.sensitivity.deterministic": "consistent",
@@ -71,3 +71,23 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
     assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
     # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
     assert checks["ratio_eps0.1_p16"]["value"] > checks["ratio_eps4_p16"]["value"] * 3
+
+
+def test_printed_sigmas_of_cor57_and_cor511():
+    """Issue #16: Cor. 5.7's σ is too small by sqrt(2(1+⌈log₂T⌉)/log₂T) (true ε 2.71 at δ/2, 2.60 at
+    δ, T = 16, claimed 2); Cor. 5.11's over-noises by 2·sqrt(log₂T/(1+⌈log₂T⌉)) = 1.79
+    (conservative)."""
+    from dpclaims.claims.checks.dp_srgd import printed_sigma_epsilons
+
+    v1, v2 = printed_sigma_epsilons("v1"), printed_sigma_epsilons("v2")
+    assert (
+        v1["factor"] == pytest.approx(v1["formula_factor"], rel=1e-9) == pytest.approx(1 / 2.5**0.5)
+    )
+    assert v1["epsilon_at_delta/2"] == pytest.approx(2.705, abs=1e-3)
+    assert v1["epsilon_at_delta"] == pytest.approx(2.603, abs=1e-3)
+    assert (
+        v2["factor"]
+        == pytest.approx(v2["formula_factor"], rel=1e-9)
+        == pytest.approx(1.789, abs=1e-3)
+    )
+    assert v2["epsilon_at_delta/2"] < v2["claimed_epsilon"]

@@ -21,7 +21,7 @@ COUNTS = {
     "murata-suzuki-2023": 29,
 }
 CONTEXT_ONLY = {
-    "cited.srn_sgd", "cited.dp_srm", "cited.dp_sgd", "lowerbound.none_for_nonconvex",
+    "cited.srn_sgd", "cited.dp_srm", "lowerbound.none_for_nonconvex",
     "lowy26.complexity.impossibility",
 }
 TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
@@ -117,7 +117,7 @@ def test_context_only_claims_carry_their_reason():
     marked = {c.id: c.uncheckable_reason for c in claims.load() if c.uncheckable_reason is not None}
     assert CONTEXT_ONLY <= set(marked)
     assert all(reason.strip() for reason in marked.values())
-    claim = claims.get("cited.dp_sgd")
+    claim = claims.get("cited.dp_srm")
     assert claim.status.startswith("not checkable: cited result") and not claim.checkable
 
 
