@@ -27,6 +27,7 @@ from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import run_trials
 from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
+from dpclaims.reports.schema import VERDICTS
 from dpclaims.reports.atomic import staged_directory
 
 
@@ -170,8 +171,7 @@ USER_CODE = {
 
 
 def _results_document():
-    verdicts = ("consistent", "violation", "inconsistent", "inconclusive", "not_checkable", "error")
-    counts = dict.fromkeys(verdicts, 0)
+    counts = dict.fromkeys(VERDICTS, 0)
     return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0", "created": "now",
             "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None,
                          "papers": None, "claims": None, "options": {}},
