@@ -193,15 +193,26 @@ def trials_to_certify(epsilon: float, fpr: float, fnr: float, *, confidence: flo
     if 1.0 - delta - fnr <= math.exp(epsilon) * fpr:
         return None
     z = float(stats.norm.ppf(math.sqrt(power)))
-    n = np.unique(np.round(np.geomspace(10, 1e15, 2000)))
+    grid = np.unique(np.round(np.geomspace(10, 1e15, 2000)))
 
-    def pessimistic(rate):
-        return np.minimum(n, n * rate + z * np.sqrt(n * rate * (1.0 - rate)) + (rate > 0))
+    def certifies(i: int) -> bool:
+        n = grid[i]
 
-    certified = epsilon_from_rates(rate_upper(pessimistic(fpr), n, alpha, ci),
+        def pessimistic(rate):
+            return min(n, n * rate + z * math.sqrt(n * rate * (1.0 - rate)) + (rate > 0))
+
+        bound = epsilon_from_rates(rate_upper(pessimistic(fpr), n, alpha, ci),
                                    rate_upper(pessimistic(fnr), n, alpha, ci), delta)
-    hits = np.flatnonzero(certified > epsilon)
-    return int(n[hits[0]]) if len(hits) else None
+        return float(bound) > epsilon
+
+    # the certified bound grows with n at fixed rates: bisect for the first size that certifies
+    if not certifies(len(grid) - 1):
+        return None
+    lo, hi = -1, len(grid) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if certifies(mid) else (mid, hi)
+    return int(grid[hi])
 
 
 def _check_count(n, name: str) -> int:
