@@ -1,25 +1,56 @@
-"""dpclaims: check, by experiment, what papers on differentially private optimization claim."""
+"""dpclaims: check, by experiment, what papers on differentially private optimization claim.
 
-from .data import UserDataset, are_neighbours, remove_user, replace_item, replace_user
-from .errors import DPClaimsError, InputError, MechanismError, NotNeighboursError
-from .execution import run_trials
-from .privacy import PrivacyClaim
-from .audit import audit
+The names below are imported on first use (PEP 562), so ``import dpclaims`` and the
+``dpclaims`` command start without loading numpy, scipy or the experiments.
+"""
+
+import sys
+import types
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__",
-    "UserDataset",
-    "are_neighbours",
-    "remove_user",
-    "replace_item",
-    "replace_user",
-    "DPClaimsError",
-    "InputError",
-    "MechanismError",
-    "NotNeighboursError",
-    "run_trials",
-    "PrivacyClaim",
-    "audit",
-]
+_HOMES = {
+    "UserDataset": ".data",
+    "are_neighbours": ".data",
+    "remove_user": ".data",
+    "replace_item": ".data",
+    "replace_user": ".data",
+    "DPClaimsError": ".errors",
+    "InputError": ".errors",
+    "MechanismError": ".errors",
+    "NotNeighboursError": ".errors",
+    "run_trials": ".execution",
+    "PrivacyClaim": ".privacy",
+}
+
+__all__ = ["__version__", "audit", *_HOMES]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'dpclaims' has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """``dpclaims.audit`` is the function :func:`dpclaims.audit.audit`, as the eager package
+    had it, although the import system binds the subpackage of that name on first import."""
+
+    @property
+    def audit(self) -> Any:
+        return import_module(".audit", __name__).audit
+
+    @audit.setter
+    def audit(self, subpackage: types.ModuleType) -> None:
+        """The import system binding the subpackage: the public name stays the function."""
+
+
+sys.modules[__name__].__class__ = _Package

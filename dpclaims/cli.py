@@ -11,21 +11,35 @@ internal error (one line; ``--debug`` shows the traceback), 130 after Ctrl-C and
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import signal
 import sys
-import threading
-import traceback
-import warnings
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
 
-from .errors import DPClaimsError, InputError, check_trials
-from .userfiles import first_line as _first_line
-from .userfiles import load_callable as _load_callable
-from .userfiles import load_npz_dataset as _load_npz_dataset
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """Ctrl-C while the command's modules load: one line and exit 130, no traceback."""
+    sys.stderr.write("dpclaims: interrupted\n")
+    os._exit(130)
+
+
+# The console script imports this module before main() can catch KeyboardInterrupt; for
+# that short time Ctrl-C ends the process quietly.  The previous handler is restored below.
+_previous_sigint = signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+import warnings  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from typing import Any, Iterator, Sequence  # noqa: E402
+
+from .errors import DPClaimsError, InputError, check_trials  # noqa: E402
+from .userfiles import first_line as _first_line  # noqa: E402
+from .userfiles import load_callable as _load_callable  # noqa: E402
+from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
+
+signal.signal(signal.SIGINT, _previous_sigint)
 
 __all__ = ["main"]
 

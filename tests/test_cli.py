@@ -260,3 +260,36 @@ def test_ctrl_c_is_one_line_exit_130_and_no_worker_traceback(tmp_path):
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)  # no worker survives
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130():
+    """SIGINT arriving while dpclaims.cli imports its modules (before main() runs)."""
+    code = (
+        "import builtins, os, signal\n"
+        "real = builtins.__import__\n"
+        "def interrupting(name, *args, **kwargs):\n"
+        "    if name == 'json':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupting\n"
+        "import dpclaims.cli\n"
+        "print('not reached')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 130
+    assert result.stderr == "dpclaims: interrupted\n" and result.stdout == ""
+
+
+def test_importing_the_cli_is_light_and_leaves_sigint_alone():
+    code = (
+        "import signal, sys\n"
+        "before = signal.getsignal(signal.SIGINT)\n"
+        "import dpclaims, dpclaims.cli\n"
+        "assert signal.getsignal(signal.SIGINT) is before\n"
+        "assert 'scipy' not in sys.modules and 'dpclaims.audit' not in sys.modules\n"
+        "assert callable(dpclaims.audit) and dpclaims.UserDataset.__name__ == 'UserDataset'\n"
+        "import dpclaims.audit.core\n"
+        "assert dpclaims.audit is sys.modules['dpclaims.audit'].audit\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
