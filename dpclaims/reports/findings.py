@@ -126,6 +126,16 @@ def why_undecided(entry: Mapping[str, Any]) -> str:
                      if p["verdict"] == "inconclusive")
 
 
+def _allowed(check: Mapping[str, Any]) -> str:
+    """The exponents a claim allows, read with its bound (an upper bound allows any faster rate)."""
+    expected, margin = check["expected"], check["margin"]
+    small = check.get("limit") == "small"  # a rate as the variable goes to 0: the sides flip
+    upper = {"upper": not small, "lower": small}.get(check.get("bound", "order"))
+    if upper is None:
+        return f"{expected:g} ± {margin:g}"
+    return f"at most {expected + margin:g}" if upper else f"at least {expected - margin:g}"
+
+
 def _measured(piece: Mapping[str, Any]) -> str:
     """What one checked piece measured, in a sentence."""
     ev = piece["evidence"]
@@ -134,7 +144,7 @@ def _measured(piece: Mapping[str, Any]) -> str:
         return (f"a sweep of {sweep['param']} over {{{_join(sweep['values'])}}} with "
                 f"{sweep['replicates']} replicates gives a fitted slope of "
                 f"{check['exponent']:.3f}, {check['confidence']:.0%} interval {_interval(check)}, "
-                f"where the claim allows {check['expected']:g} ± {check['margin']:g}")
+                f"where the claim allows {_allowed(check)}")
     if piece["type"] == "audit":
         label = "certifies" if ev["certified"] else "estimates (not certified)"
         return (f"an audit with {ev['trials']} runs per dataset {label} "

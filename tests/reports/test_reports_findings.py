@@ -160,3 +160,13 @@ def test_paragraph_reason_and_counts():
     assert "3 rate tests" in summary and "at most 0.15 false findings" in summary
     assert "at most 0.007" in summary and "1 finding(s) were confirmed, 1 were not" in summary
     assert [term for term, _ in glossary(doc)] == ["RT-n (RT-7A, RT-3n, ...)"]
+
+
+def test_the_evidence_states_what_the_claim_allows_by_its_bound():
+    from dpclaims.reports.findings import _allowed
+
+    assert _allowed({"expected": 0.0, "margin": 0.15, "bound": "upper"}) == "at most 0.15"
+    assert _allowed({"expected": -1.0, "margin": 0.1, "bound": "lower"}) == "at least -1.1"
+    assert _allowed({"expected": -1.0, "margin": 0.1, "bound": "order"}) == "-1 ± 0.1"
+    small = {"expected": 1.0, "margin": 0.1, "bound": "upper", "limit": "small"}
+    assert _allowed(small) == "at least 0.9"
