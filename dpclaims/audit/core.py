@@ -295,7 +295,7 @@ def audit(
     same, first, seconds = first_block(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
     if not same:
         notes.append(ignores_rng(batched, strict))
-    identical = _identical_outputs(batched, d0, d1, seed_0, min(n_cal, IDENTITY_PROBE))
+    identical = _identical_outputs(batched, d0, d1, seed_0, min(trials, IDENTITY_PROBE))
     parallel = backend != "serial" and n_workers > 1
     stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
 
@@ -404,7 +404,7 @@ def audit(
     infinite = cert.false_positives == 0 and near_ceiling
     needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
-                               min(n_cal, IDENTITY_PROBE), reference_epsilon)
+                               min(trials, IDENTITY_PROBE), reference_epsilon)
     return AuditResult(
         epsilon_lower=float(eps_lower),
         verdict=verdict,

@@ -148,3 +148,19 @@ def test_a_bad_reference_is_refused_before_any_trial():
     for bad in (-1.0, float("nan"), "1", True):
         with pytest.raises(InputError, match="reference_epsilon"):
             audit(gauss, 0.0, 1.0, epsilon=1.0, trials=1_000, reference_epsilon=bad)
+
+
+def test_outputs_are_compared_on_real_draws_whatever_the_calibration_split():
+    """The default strategy certifies a 1-D output on all trials (no calibration split); the
+    identical-output probe must still run on its own draws, not on an empty one."""
+    def shifted(data, rng, trials):
+        return data + rng.standard_normal(trials)
+
+    weak = audit(shifted, 0.0, 1e-9, epsilon=1.0, trials=2_000, backend="serial")
+    assert not weak.identical_outputs and "identical outputs" not in weak.reason
+
+    def ignores_data(data, rng, trials):
+        return rng.standard_normal(trials)
+
+    same = audit(ignores_data, 0.0, 1.0, epsilon=1.0, trials=2_000, backend="serial")
+    assert same.identical_outputs and "identical outputs on the same 256" in same.reason
