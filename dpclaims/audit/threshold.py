@@ -177,23 +177,7 @@ def certify_quantiles(
     n_neg = np.concatenate([np.full(len(ranks), r[3]) for r in rows])
     n_pos = np.concatenate([np.full(len(ranks), r[4]) for r in rows])
     fp = np.tile(ranks, len(rows))
-    fpr_u = rate_upper(fp, n_neg, alpha, ci)
-    fnr_u = rate_upper(fn, n_pos, alpha, ci)
-    eps = epsilon_from_rates(fpr_u, fnr_u, delta)
-    mu = gdp_mu(fpr_u, fnr_u)
-    best = int(np.argmax(mu if objective == "mu" else eps))
-    cert = Certified(
-        threshold=float(thresholds[best]),
-        direction=int(direction[best]),
-        false_positives=int(fp[best]),
-        n_negative=int(n_neg[best]),
-        false_negatives=int(fn[best]),
-        n_positive=int(n_pos[best]),
-        fpr_upper=float(fpr_u[best]),
-        fnr_upper=float(fnr_u[best]),
-        epsilon_lower=float(eps[best]),
-        mu=float(mu[best]),
-    )
+    cert = _best_test(thresholds, direction, fp, n_neg, fn, n_pos, delta, alpha, ci, objective)
     return cert, alpha
 
 
@@ -367,6 +351,12 @@ def certify_counts(
     cols = np.arange(len(thresholds))
     fp, fn = fp_all[directions, cols], fn_all[directions, cols]
     n_neg, n_pos = n_neg_all[directions], n_pos_all[directions]
+    return _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, objective)
+
+
+def _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, objective):
+    """Bound every test ``(T,)`` (one-sided upper bounds on both error rates at ``alpha``) and
+    return the one ``objective`` ("epsilon" or "mu") ranks best, as :class:`Certified`."""
     fpr_u = rate_upper(fp, n_neg, alpha, ci)
     fnr_u = rate_upper(fn, n_pos, alpha, ci)
     eps = epsilon_from_rates(fpr_u, fnr_u, delta)
