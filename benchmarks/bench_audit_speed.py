@@ -41,7 +41,11 @@ def gaussian_case():
     x = np.zeros((10, 1, 1))
     x[0] = 1.0
     d0 = UserDataset(x)
-    return GaussianMechanism(user_sum_query(1.0), 2.0, 1.0, 1e-5), d0, replace_user(d0, 0, -np.ones((1, 1)))
+    return (
+        GaussianMechanism(user_sum_query(1.0), 2.0, 1.0, 1e-5),
+        d0,
+        replace_user(d0, 0, -np.ones((1, 1))),
+    )
 
 
 def dpsgd_case():
@@ -52,7 +56,14 @@ def dpsgd_case():
     y = np.where(rng.random((n, 1)) < 0.5, -1.0, 1.0)
     d0 = UserDataset(x, y)
     algo = DPSGD.from_accountant(
-        2.0, 1e-5, LogisticLoss(), steps=100, step_size=0.5, clip_norm=1.0, sampling_rate=0.1, batch_size=100.0
+        2.0,
+        1e-5,
+        LogisticLoss(),
+        steps=100,
+        step_size=0.5,
+        clip_norm=1.0,
+        sampling_rate=0.1,
+        batch_size=100.0,
     )
     return algo, d0, remove_user(d0, 0)
 
@@ -64,42 +75,67 @@ def main() -> None:
     rows = []
 
     mech, g0, g1 = gaussian_case()
-    secs, res = timed(lambda: audit(mech, g0, g1, trials=1_000_000, claim=mech.privacy_claim, workers=args.workers))
-    rows.append(("Gaussian audit, 1e6 trials/side", f"{secs:.2f} s", "< 5 s", f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})"))
+    secs, res = timed(
+        lambda: audit(
+            mech, g0, g1, trials=1_000_000, claim=mech.privacy_claim, workers=args.workers
+        )
+    )
+    rows.append(
+        (
+            "Gaussian audit, 1e6 trials/side",
+            f"{secs:.2f} s",
+            "< 5 s",
+            f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})",
+        )
+    )
 
     algo, s0, s1 = dpsgd_case()
-    secs, res = timed(lambda: audit(algo, s0, s1, trials=10_000, claim=algo.privacy_claim, workers=args.workers))
-    rows.append((
-        "DP-SGD audit, 1e4 trials/side",
-        f"{secs:.2f} s",
-        "< 60 s",
-        f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} eps={algo.privacy_claim.epsilon:.2f}; "
-        f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})",
-    ))
+    secs, res = timed(
+        lambda: audit(algo, s0, s1, trials=10_000, claim=algo.privacy_claim, workers=args.workers)
+    )
+    rows.append(
+        (
+            "DP-SGD audit, 1e4 trials/side",
+            f"{secs:.2f} s",
+            "< 60 s",
+            f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} eps={algo.privacy_claim.epsilon:.2f}; "
+            f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})",
+        )
+    )
 
     batched, _ = timed(lambda: run_trials(mech, g0, 1_000_000, seed=1, backend="serial"))
     loop_trials = 20_000
-    looped, _ = timed(lambda: run_trials(OneAtATime(mech), g0, loop_trials, seed=1, backend="serial"))
+    looped, _ = timed(
+        lambda: run_trials(OneAtATime(mech), g0, loop_trials, seed=1, backend="serial")
+    )
     looped *= 1_000_000 / loop_trials
-    rows.append((
-        "Gaussian, batched vs looped (1e6, serial)",
-        f"{batched:.3f} s vs {looped:.1f} s",
-        ">= 20x",
-        f"speed-up {looped / batched:.0f}x (loop timed on {loop_trials} trials, extrapolated)",
-    ))
+    rows.append(
+        (
+            "Gaussian, batched vs looped (1e6, serial)",
+            f"{batched:.3f} s vs {looped:.1f} s",
+            ">= 20x",
+            f"speed-up {looped / batched:.0f}x (loop timed on {loop_trials} trials, extrapolated)",
+        )
+    )
 
     batched, _ = timed(lambda: run_trials(algo, s0, 2_000, seed=1, backend="serial"))
     loop_trials = 20
-    looped, _ = timed(lambda: run_trials(OneAtATime(algo), s0, loop_trials, seed=1, backend="serial"))
+    looped, _ = timed(
+        lambda: run_trials(OneAtATime(algo), s0, loop_trials, seed=1, backend="serial")
+    )
     looped *= 2_000 / loop_trials
-    rows.append((
-        "DP-SGD, batched vs looped (2e3, serial)",
-        f"{batched:.2f} s vs {looped:.1f} s",
-        ">= 20x",
-        f"speed-up {looped / batched:.0f}x (loop timed on {loop_trials} trials, extrapolated)",
-    ))
+    rows.append(
+        (
+            "DP-SGD, batched vs looped (2e3, serial)",
+            f"{batched:.2f} s vs {looped:.1f} s",
+            ">= 20x",
+            f"speed-up {looped / batched:.0f}x (loop timed on {loop_trials} trials, extrapolated)",
+        )
+    )
 
-    widths = [max(len(str(r[i])) for r in rows + [("case", "time", "target", "notes")]) for i in range(4)]
+    widths = [
+        max(len(str(r[i])) for r in rows + [("case", "time", "target", "notes")]) for i in range(4)
+    ]
     header = ("case", "time", "target", "notes")
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     print("  ".join("-" * w for w in widths))

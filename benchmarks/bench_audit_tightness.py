@@ -39,7 +39,11 @@ def analytic_sigma(epsilon: float, delta: float) -> float:
     """Smallest σ with δ(ε, σ) = Φ(1/(2σ) - εσ) - e^ε Φ(-1/(2σ) - εσ) ≤ δ (Balle & Wang 2018, Theorem 8)."""
 
     def gap(sigma: float) -> float:
-        return stats.norm.cdf(0.5 / sigma - epsilon * sigma) - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma) - delta
+        return (
+            stats.norm.cdf(0.5 / sigma - epsilon * sigma)
+            - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma)
+            - delta
+        )
 
     return optimize.brentq(gap, 1e-3, 100.0)
 
@@ -123,8 +127,15 @@ def tightness(args) -> None:
                         oracle(mechanism, delta, trials, t_best, seed)
                         if name == "oracle"
                         else audit(
-                            mechanism, 0.0, 1.0, epsilon=epsilon, delta=delta, trials=trials,
-                            confidence=CONFIDENCE, seed=seed, threshold=strategy(name),
+                            mechanism,
+                            0.0,
+                            1.0,
+                            epsilon=epsilon,
+                            delta=delta,
+                            trials=trials,
+                            confidence=CONFIDENCE,
+                            seed=seed,
+                            threshold=strategy(name),
                             backend=args.backend,
                         ).epsilon_lower
                         for seed in range(args.seeds)
@@ -147,9 +158,19 @@ def null(args) -> None:
             shares = []
             for name in args.strategies:
                 positive = [
-                    audit(mechanism, 0.0, 0.0, epsilon=1.0, delta=delta, trials=trials,
-                          confidence=CONFIDENCE, seed=seed, threshold=strategy(name),
-                          backend=args.backend).epsilon_lower > 0
+                    audit(
+                        mechanism,
+                        0.0,
+                        0.0,
+                        epsilon=1.0,
+                        delta=delta,
+                        trials=trials,
+                        confidence=CONFIDENCE,
+                        seed=seed,
+                        threshold=strategy(name),
+                        backend=args.backend,
+                    ).epsilon_lower
+                    > 0
                     for seed in range(args.null)
                 ]
                 shares.append(f"{np.mean(positive):.3f}")
@@ -163,8 +184,11 @@ def main() -> None:
     parser.add_argument("--eps", default="0.5,1,2,4,8", help="claimed epsilons")
     parser.add_argument("--seeds", type=int, default=3, help="audits per cell (median)")
     parser.add_argument("--mechanisms", default="gauss,laplace")
-    parser.add_argument("--strategies", default="auto",
-                        help="auto, calibration[:fraction], bonferroni[:grid], quantiles[:grid]")
+    parser.add_argument(
+        "--strategies",
+        default="auto",
+        help="auto, calibration[:fraction], bonferroni[:grid], quantiles[:grid]",
+    )
     parser.add_argument("--backend", default="serial")
     parser.add_argument("--null", type=int, default=0, help="null calibration: audits per cell")
     args = parser.parse_args()

@@ -27,10 +27,18 @@ def rates():
         print(f"{cid:40s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
     for algorithm, expected in (("diff2-gd", 2 / 3), ("dp-gd", 0.5)):
         t0 = time.time()
-        exp = RateExperiment(utility, "d", [4, 8, 16, 32, 64, 128, 256], expected, replicates=4,
-                             fixed={"param": "d", "algorithm": algorithm, "N": 32000})
+        exp = RateExperiment(
+            utility,
+            "d",
+            [4, 8, 16, 32, 64, 128, 256],
+            expected,
+            replicates=4,
+            fixed={"param": "d", "algorithm": algorithm, "N": 32000},
+        )
         r = exp.run(seed=0)
-        print(f"d sweep {algorithm:32s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
+        print(
+            f"d sweep {algorithm:32s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)"
+        )
 
 
 def _retain_freed_memory():
@@ -48,8 +56,14 @@ def _retain_freed_memory():
         libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: serve blocks up to 32 MB from the heap
 
 
-def section6(names=("california_like", "gas_like", "blog_like", "diabetes"), grid="standin", workers=2, samples=None,
-             finished=False, out=Path(__file__).parent / "results"):
+def section6(
+    names=("california_like", "gas_like", "blog_like", "diabetes"),
+    grid="standin",
+    workers=2,
+    samples=None,
+    finished=False,
+    out=Path(__file__).parent / "results",
+):
     """Paper §6 / App. A on the offline stand-ins and scikit-learn's diabetes set: ε = 5, R = 2000, 5 seeds.
 
     ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.  ``samples``
@@ -69,16 +83,31 @@ def section6(names=("california_like", "gas_like", "blog_like", "diabetes"), gri
         label = name if samples is None else f"{name}_{samples}"
         setup = Section6(name, samples=samples, **(PAPER_GRID if grid == "paper" else STANDIN_GRID))
         cells = out / ".cells" / f"section6_{grid}_{label}"
-        res = setup.summarize_finished(cells) if finished else setup.run(workers=workers, checkpoint=cells)
+        res = (
+            setup.summarize_finished(cells)
+            if finished
+            else setup.run(workers=workers, checkpoint=cells)
+        )
         (out / f"section6_{grid}_{label}.json").write_text(json.dumps(res))
         verdict, checks = section6_verdict(res["tests"])
-        print(label, f"{res['setup']['seeds']} seeds", verdict, json.dumps(checks), f"({time.time() - t0:.0f}s)",
-              flush=True)
+        print(
+            label,
+            f"{res['setup']['seeds']} seeds",
+            verdict,
+            json.dumps(checks),
+            f"({time.time() - t0:.0f}s)",
+            flush=True,
+        )
         summaries = [json.loads(f.read_text()) for f in out.glob(f"section6_{grid}_*.json")]
         order = [*STANDINS, *REAL_DATASETS]
-        summaries.sort(key=lambda r: (order.index(r["setup"]["name"]), -(r["setup"]["samples"] or math.inf)))
-        figure = {r["setup"]["name"] + (f" ({r['setup']['samples']:,} records)" if r["setup"]["samples"] else ""): r
-                  for r in summaries}
+        summaries.sort(
+            key=lambda r: (order.index(r["setup"]["name"]), -(r["setup"]["samples"] or math.inf))
+        )
+        figure = {
+            r["setup"]["name"]
+            + (f" ({r['setup']['samples']:,} records)" if r["setup"]["samples"] else ""): r
+            for r in summaries
+        }
         (out / f"section6_{grid}.png").write_bytes(section6_figure(figure))
 
 
@@ -87,6 +116,10 @@ if __name__ == "__main__":
         if part.startswith("section6"):  # section6[-finished][:name,name...][@samples]
             part, _, samples = part.partition("@")
             names = part.split(":")[1].split(",") if ":" in part else section6.__defaults__[0]
-            section6(names, samples=int(samples) if samples else None, finished=part.startswith("section6-finished"))
+            section6(
+                names,
+                samples=int(samples) if samples else None,
+                finished=part.startswith("section6-finished"),
+            )
         else:
             {"audit": audit, "rates": rates}[part]()

@@ -25,14 +25,18 @@ def row(label: str, trials: int, method: str, **options) -> None:
     start = time.perf_counter()
     result = audit(mechanism, d0, d1, claim=claim, trials=trials, seed=0, method=method)
     exact = algo.epsilon_exact
-    print(f"{label:28s} {method:9s} {trials:>9d} {claim.epsilon:>7.2f} {exact:>7.3f} {result.epsilon_lower:>8.3f} "
-          f"{result.epsilon_lower / exact:>6.1%} {result.verdict:>11s} {time.perf_counter() - start:>7.1f}")
+    print(
+        f"{label:28s} {method:9s} {trials:>9d} {claim.epsilon:>7.2f} {exact:>7.3f} {result.epsilon_lower:>8.3f} "
+        f"{result.epsilon_lower / exact:>6.1%} {result.verdict:>11s} {time.perf_counter() - start:>7.1f}"
+    )
 
 
 def main() -> None:
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    print(f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} {'ratio':>6s} "
-          f"{'verdict':>11s} {'wall_s':>7s}")
+    print(
+        f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} {'ratio':>6s} "
+        f"{'verdict':>11s} {'wall_s':>7s}"
+    )
     row("white-box, exact", trials, "threshold")
     row("white-box, exact", trials, "gdp")
     row("black-box y_T, exact", trials, "threshold", white_box=False)

@@ -30,7 +30,9 @@ from dpclaims.hardinstances.canaries import outlier_count_pair
 
 def bottom_audits(trials: int) -> None:
     print("1. ⊥-channel audits (certified 95% lower bound vs exact ε of the pair)")
-    print(f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}{'verdict':>12}{'sec':>7}")
+    print(
+        f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}{'verdict':>12}{'sec':>7}"
+    )
     cases = []
     for eps, delta in ((1.0, 1e-3), (1.0, 1e-5), (1.0, 0.1), (0.5, 1e-5)):
         mech = DelOutputPert.from_theorem(eps, delta, 1e-7)
@@ -40,23 +42,31 @@ def bottom_audits(trials: int) -> None:
         cases.append((f"DelOutputPert (n={n})", mech, d0, d1, k, ref))
     sc = sc_bottom_mechanism()
     k, ref = best_bottom_k(sc.tdlap, sc.delta, sc.n)
-    cases.append((f"SCOutputPert exact (n={sc.n}, m=1e12)", sc, *outlier_means_pair(sc.n, sc.m, k), k, ref))
+    cases.append(
+        (f"SCOutputPert exact (n={sc.n}, m=1e12)", sc, *outlier_means_pair(sc.n, sc.m, k), k, ref)
+    )
     for name, mech, d0, d1, k, ref in cases:
         start = time.perf_counter()
         res = audit(BottomChannel(mech), d0, d1, claim=mech.privacy_claim, trials=trials, seed=0)
-        print(f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}{res.epsilon_lower:>11.3f}"
-              f"{res.verdict:>12}{time.perf_counter() - start:>7.2f}")
+        print(
+            f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}{res.epsilon_lower:>11.3f}"
+            f"{res.verdict:>12}{time.perf_counter() - start:>7.2f}"
+        )
 
 
 def bottom_frequencies(trials: int) -> None:
-    print("\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs TDLap CDF(k − 1)")
+    print(
+        "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs TDLap CDF(k − 1)"
+    )
     mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
     rng = np.random.default_rng(0)
     for k in range(mech.kappa - 3, mech.kappa + 4):
         d0, _ = outlier_count_pair(20, 1, k) if k <= 20 else outlier_count_pair(k + 2, 1, k)
         freq = BottomChannel(mech)(d0, rng, trials)[:, 0].mean()
         se = np.sqrt(freq * (1 - freq) / trials)
-        print(f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   CDF {float(mech.tdlap.cdf(k - 1)):.4f}")
+        print(
+            f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   CDF {float(mech.tdlap.cdf(k - 1)):.4f}"
+        )
 
 
 def mutants(trials: int) -> None:
@@ -67,22 +77,32 @@ def mutants(trials: int) -> None:
             continue
         mech, d0, d1, claim = m.build()
         res = audit(mech, d0, d1, claim=claim, trials=trials, seed=0)
-        print(f"  {m.name:<36} ε ≥ {res.epsilon_lower:6.2f} (true {m.true_epsilon:g})  {res.verdict}")
+        print(
+            f"  {m.name:<36} ε ≥ {res.epsilon_lower:6.2f} (true {m.true_epsilon:g})  {res.verdict}"
+        )
 
 
 def rt8(figure: str | None) -> None:
-    print("\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — claim: ∝ m^-1/2 at fixed n")
+    print(
+        "\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — claim: ∝ m^-1/2 at fixed n"
+    )
     ms = [10**2, 10**3, 10**4, 10**5, 10**6]
     ns = [2**12, 2**14, 2**16]
     rng = np.random.default_rng(0)
     table = {}
     for growth in (4.0, 8.0):
         for n in ns:
-            row = [float(sharp_minimum_excess(m, rng, n=n, growth=growth, trials=2000).mean()) for m in ms]
+            row = [
+                float(sharp_minimum_excess(m, rng, n=n, growth=growth, trials=2000).mean())
+                for m in ms
+            ]
             table[(growth, n)] = row
             slope = np.polyfit(np.log(ms), np.log(row), 1)[0]
-            print(f"  growth {growth:g} n=2^{int(np.log2(n)):<3}" + "".join(f"{v:10.3g}" for v in row)
-                  + f"   m-slope {slope:+.3f} (claimed -0.5)")
+            print(
+                f"  growth {growth:g} n=2^{int(np.log2(n)):<3}"
+                + "".join(f"{v:10.3g}" for v in row)
+                + f"   m-slope {slope:+.3f} (claimed -0.5)"
+            )
     if figure:
         import matplotlib
 
@@ -91,7 +111,12 @@ def rt8(figure: str | None) -> None:
 
         fig, ax = plt.subplots(figsize=(6, 4))
         for (growth, n), row in table.items():
-            ax.loglog(ms, row, "o-" if growth == 4 else "s--", label=f"growth {growth:g}, n = 2^{int(np.log2(n))}")
+            ax.loglog(
+                ms,
+                row,
+                "o-" if growth == 4 else "s--",
+                label=f"growth {growth:g}, n = 2^{int(np.log2(n))}",
+            )
         ref = np.array(ms, float)
         ax.loglog(ms, table[(4.0, ns[0])][0] * (ref / ms[0]) ** -0.5, "k:", label="claimed m^-1/2")
         ax.set_xlabel("m (items per user)")

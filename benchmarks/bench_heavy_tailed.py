@@ -17,23 +17,33 @@ import numpy as np
 from dpclaims.algorithms.mutants.heavy_tailed import audit_alg4
 from dpclaims.audit import audit
 
-CASES = (("correct + harness", {}, 0.88), ("correct, exact solver", {"harness": False}, 0.44),
-         ("M1 no_tau + harness", {"mutant": "no_tau"}, 1.7))
+CASES = (
+    ("correct + harness", {}, 0.88),
+    ("correct, exact solver", {"harness": False}, 0.44),
+    ("M1 no_tau + harness", {"mutant": "no_tau"}, 1.7),
+)
 STATISTICS = {"default": None, "joint": lambda out: np.max(out, axis=1)}
 """``joint`` is the spec's event {w̃ ≤ t1 and w_out ≤ t2} with t1 = t2 (= {max(w̃, w_out) ≤ t})."""
 
 
 def main(trial_counts: list[int]) -> None:
-    print(f"{'case':24s} {'statistic':>9s} {'trials':>9s} {'eps_LB':>8s} {'spec ref':>8s} {'verdict':>12s} "
-          f"{'seconds':>8s}")
+    print(
+        f"{'case':24s} {'statistic':>9s} {'trials':>9s} {'eps_LB':>8s} {'spec ref':>8s} {'verdict':>12s} "
+        f"{'seconds':>8s}"
+    )
     for trials in trial_counts:
         for name, kwargs, reference in CASES:
             for stat_name, statistic in STATISTICS.items():
                 mech, d0, d1, claim = audit_alg4(**kwargs)
                 start = time.perf_counter()
-                result = audit(mech, d0, d1, claim=claim, trials=trials, seed=0, statistic=statistic)
-                print(f"{name:24s} {stat_name:>9s} {trials:9d} {result.epsilon_lower:8.3f} {reference:8.2f} "
-                      f"{result.verdict:>12s} {time.perf_counter() - start:8.1f}", flush=True)
+                result = audit(
+                    mech, d0, d1, claim=claim, trials=trials, seed=0, statistic=statistic
+                )
+                print(
+                    f"{name:24s} {stat_name:>9s} {trials:9d} {result.epsilon_lower:8.3f} {reference:8.2f} "
+                    f"{result.verdict:>12s} {time.perf_counter() - start:8.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

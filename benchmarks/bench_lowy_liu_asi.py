@@ -27,8 +27,10 @@ def main():
     throughput("Algorithm 3, Q2 (n=48285)", alg3_audit, "Q2", 5_000)
     algo, d0, d1, claim, info = alg1_audit("P1")
     res = audit(HaltIndicator(algo), d0, d1, claim=claim, trials=200_000, seed=0)
-    print(f"\nP1 audit, 2e5 trials/side: certified eps >= {res.epsilon_lower:.3f}  "
-          f"(exact {info['reference_epsilon']:.3f}; claim {claim.epsilon:g}; {res.wall_time:.1f} s)")
+    print(
+        f"\nP1 audit, 2e5 trials/side: certified eps >= {res.epsilon_lower:.3f}  "
+        f"(exact {info['reference_epsilon']:.3f}; claim {claim.epsilon:g}; {res.wall_time:.1f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,14 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
 from bench_audit_speed import gaussian_case  # noqa: E402
 
 from dpclaims.algorithms.baselines import DPSGD  # noqa: E402
 from dpclaims.audit import audit  # noqa: E402
 from dpclaims.data import UserDataset, remove_user  # noqa: E402
 from dpclaims.losses import LogisticLoss  # noqa: E402
-
-import numpy as np  # noqa: E402
 
 
 def dpsgd_case(steps: int):
@@ -205,8 +204,7 @@ def main() -> None:
             (name, trials, f"{one:,.0f}", f"{two:,.0f}", f"{two / (2 * one):.2f}", f"{eps1:.4f}")
         )
     print(
-        "Throughput of a full audit (mechanism runs per second, both datasets), "
-        "backend='processes'"
+        "Throughput of a full audit (mechanism runs per second, both datasets), backend='processes'"
     )
     table(("mechanism", "trials/side", "1 worker", "2 workers", "efficiency", "eps_lower"), rows)
 

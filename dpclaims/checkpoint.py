@@ -22,8 +22,9 @@ import os
 import pickle
 import re
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,7 @@ class Checkpoint:
         self.arguments = arguments
         self.key = key
 
-    def stage(self, name: str, **extra: Any) -> "Stage":
+    def stage(self, name: str, **extra: Any) -> Stage:
         """The chunk store of one stage of the run; ``extra`` (e.g. thresholds chosen
         earlier in the run) is part of the stage's key, so chunks computed for other
         values are refused."""

@@ -31,8 +31,9 @@ import json  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
-from typing import Any, Iterator, Sequence  # noqa: E402
+from typing import Any
 
 from .errors import DPClaimsError, InputError, check_trials  # noqa: E402
 from .userfiles import first_line as _first_line  # noqa: E402
@@ -90,13 +91,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
-            raise InputError("a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)")
+            raise InputError(
+                "a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)"
+            )
         mechanism = _load_callable(args.mechanism)
         d0, d1 = _load_npz_dataset(args.d0, "--d0"), _load_npz_dataset(args.d1, "--d1")
         description = args.mechanism
     else:
         if args.d0 or args.d1:
-            raise InputError("--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets")
+            raise InputError(
+                "--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets"
+            )
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
     if args.figure:
@@ -104,7 +109,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
         figure_path = check_output_file(args.figure, "--figure")
     limits = dict(
-        strict=args.strict, max_seconds=args.max_seconds,
+        strict=args.strict,
+        max_seconds=args.max_seconds,
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
     found = None
@@ -113,18 +119,38 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from .audit.search import SCREEN_TRIALS, pairs_for, search
 
         family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
-        found = search(mechanism, family, claim=claim, trials=args.trials,
-                       confidence=args.confidence, seed=args.seed, method=args.method,
-                       backend=args.backend, workers=args.workers, **limits,
-                       screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)))
+        found = search(
+            mechanism,
+            family,
+            claim=claim,
+            trials=args.trials,
+            confidence=args.confidence,
+            seed=args.seed,
+            method=args.method,
+            backend=args.backend,
+            workers=args.workers,
+            **limits,
+            screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)),
+        )
         result = found.result
     else:
         result = audit(
-            mechanism, d0, d1, claim=claim, trials=args.trials, confidence=args.confidence,
-            seed=args.seed, method=args.method, backend=args.backend, workers=args.workers,
+            mechanism,
+            d0,
+            d1,
+            claim=claim,
+            trials=args.trials,
+            confidence=args.confidence,
+            seed=args.seed,
+            method=args.method,
+            backend=args.backend,
+            workers=args.workers,
             reference_epsilon=args.reference,
-            **({"relation": array_relation, "sensitivity": args.sensitivity} if array_relation
-               else {}),
+            **(
+                {"relation": array_relation, "sensitivity": args.sensitivity}
+                if array_relation
+                else {}
+            ),
             **limits,
         )
     figure = None
@@ -136,8 +162,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         record = found.to_dict() if found is not None else result.to_dict()
         extra = {} if figure is None else {"figure": str(figure)}
-        _print_json({"mechanism": args.mechanism, "description": description,
-                     **record, **extra})
+        _print_json({"mechanism": args.mechanism, "description": description, **record, **extra})
     else:
         _print_audit(args, description, result, figure, found)
     return 1 if result.verdict == "violation" else 0
@@ -146,8 +171,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
-    report = kill_matrix(papers=args.paper, budget=args.budget, seed=args.seed,
-                         backend=args.backend, workers=args.workers)
+    report = kill_matrix(
+        papers=args.paper,
+        budget=args.budget,
+        seed=args.seed,
+        backend=args.backend,
+        workers=args.workers,
+    )
     if args.json:
         _print_json(report)
     else:
@@ -158,22 +188,33 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 def _print_audit(args: argparse.Namespace, description: str, result, figure, found=None) -> None:
     """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
     print(f"mechanism     {args.mechanism}: {description}")
-    print(f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
-          f"{result.relation}")
+    print(
+        f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
+        f"{result.relation}"
+    )
     if found is not None:
-        print(f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
-              f"{found.samples} mechanism runs in all)")
+        print(
+            f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
+            f"{found.samples} mechanism runs in all)"
+        )
     kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
-    print(f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
-          f"{result.trials} trials per side)")
-    print(f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
-          "certification trials per side can certify)")
+    print(
+        f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
+        f"{result.trials} trials per side)"
+    )
+    print(
+        f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
+        "certification trials per side can certify)"
+    )
     if result.reference_epsilon is None:
-        print("reference     none given (--reference EPS: the exact epsilon of the mechanism on "
-              "this pair)")
+        print(
+            "reference     none given (--reference EPS: the exact epsilon of the mechanism on "
+            "this pair)"
+        )
     else:
-        print(f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, "
-              "as given)")
+        print(
+            f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, as given)"
+        )
     print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
     if result.infinite:
         print(f"              {result.infinite_message}")
@@ -204,8 +245,14 @@ def _progress(total: int, quiet: bool):
     """A tqdm bar on stderr, disabled with --quiet or when stderr is not a terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=total, file=sys.stderr, unit="claim", desc="verify", dynamic_ncols=True,
-                disable=quiet or not sys.stderr.isatty())
+    return tqdm(
+        total=total,
+        file=sys.stderr,
+        unit="claim",
+        desc="verify",
+        dynamic_ncols=True,
+        disable=quiet or not sys.stderr.isatty(),
+    )
 
 
 def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
@@ -213,14 +260,19 @@ def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
     from .reports.text import VERDICT_LABELS, counts_line, key_figure
 
     if as_json:
-        _print_json({
-            "files": {name: str(path) for name, path in paths.items()},
-            "counts": results["counts"],
-            "load_errors": results["load_errors"],
-            "exit_code": exit_code(results),
-            "wall_time": results["wall_time"],
-            "claims": [{k: e[k] for k in ("id", "paper", "kind", "verdict", "summary")} for e in results["claims"]],
-        })
+        _print_json(
+            {
+                "files": {name: str(path) for name, path in paths.items()},
+                "counts": results["counts"],
+                "load_errors": results["load_errors"],
+                "exit_code": exit_code(results),
+                "wall_time": results["wall_time"],
+                "claims": [
+                    {k: e[k] for k in ("id", "paper", "kind", "verdict", "summary")}
+                    for e in results["claims"]
+                ],
+            }
+        )
         return
     shown = [e for e in results["claims"] if e["verdict"] != "not_checkable"]
     if shown:
@@ -241,18 +293,34 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     papers, patterns = _split(args.papers), _split(args.claims)
     selected = select_claims(papers, patterns)
     check_output_dir(args.out, args.force)
-    options = {name: value for name in ("scheduler", "checkpoint") if (value := getattr(args, name)) is not None}
+    options = {
+        name: value
+        for name in ("scheduler", "checkpoint")
+        if (value := getattr(args, name)) is not None
+    }
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
-            selected, budget=args.budget, seed=args.seed, backend=args.backend, workers=args.workers,
-            options=options, papers=papers, patterns=patterns,
-            before=lambda claim: bar.set_postfix_str(claim.id, refresh=True), after=lambda entry: bar.update(1),
+            selected,
+            budget=args.budget,
+            seed=args.seed,
+            backend=args.backend,
+            workers=args.workers,
+            options=options,
+            papers=papers,
+            patterns=patterns,
+            before=lambda claim: bar.set_postfix_str(claim.id, refresh=True),
+            after=lambda entry: bar.update(1),
         )
     if args.mutants:
         from .claims.mutation import kill_matrix
 
-        results["mutants"] = kill_matrix(papers=papers or None, budget=args.budget, seed=args.seed,
-                                         backend=args.backend, workers=args.workers)
+        results["mutants"] = kill_matrix(
+            papers=papers or None,
+            budget=args.budget,
+            seed=args.seed,
+            backend=args.backend,
+            workers=args.workers,
+        )
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
     return exit_code(results)
@@ -276,7 +344,9 @@ def _grid(text: str) -> list[float] | list[int]:
     try:
         return [float(p) for p in parts]
     except ValueError:
-        raise InputError(f"--values must be comma-separated numbers such as 100,200,400,800, got {text!r}") from None
+        raise InputError(
+            f"--values must be comma-separated numbers such as 100,200,400,800, got {text!r}"
+        ) from None
 
 
 def _cmd_rate(args: argparse.Namespace) -> int:
@@ -297,33 +367,58 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
     load_check_modules()  # a broken module of another paper must not stop this claim
     experiment = claim.experiment(args.budget)
-    not_a_sweep = (f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
-                   f"run it with: dpclaims verify --claims {claim.id}")
+    not_a_sweep = (
+        f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
+        f"run it with: dpclaims verify --claims {claim.id}"
+    )
     if isinstance(experiment, (AuditExperiment, ValueExperiment)):
         raise InputError(not_a_sweep)
-    changes = {name: value for name, value in (("values", args.values), ("replicates", args.replicates))
-               if value is not None}
+    changes = {
+        name: value
+        for name, value in (("values", args.values), ("replicates", args.replicates))
+        if value is not None
+    }
     if "values" in changes:
         changes["values"] = _grid(changes["values"])
     if changes:
-        names = {f.name for f in dataclasses.fields(experiment)} if dataclasses.is_dataclass(experiment) else set()
+        names = (
+            {f.name for f in dataclasses.fields(experiment)}
+            if dataclasses.is_dataclass(experiment)
+            else set()
+        )
         missing = sorted(set(changes) - names)
         if missing:
-            raise InputError(f"the experiment of {claim.id!r} ({type(experiment).__name__}) has no "
-                             f"{', '.join(missing)} to change; run it without --{' --'.join(missing)}")
+            raise InputError(
+                f"the experiment of {claim.id!r} ({type(experiment).__name__}) has no "
+                f"{', '.join(missing)} to change; run it without --{' --'.join(missing)}"
+            )
         experiment = dataclasses.replace(experiment, **changes)
     seed = claim_seed(args.seed, claim.id)
     result = to_jsonable(experiment.run(seed=seed, backend=args.backend, workers=args.workers))
     validate_experiment_result(result, "experiment result")
     if result["type"] != "rate":
         raise InputError(not_a_sweep)
-    entry = {"id": claim.id, "verdict": result["verdict"], "type": "rate", "summary": result["summary"],
-             "evidence": result["evidence"], "seed": seed,
-             "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0)}
+    entry = {
+        "id": claim.id,
+        "verdict": result["verdict"],
+        "type": "rate",
+        "summary": result["summary"],
+        "evidence": result["evidence"],
+        "seed": seed,
+        "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0),
+    }
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
-        _print_json({"id": claim.id, "paper": claim.paper, "kind": claim.kind, "seed": seed,
-                     "figure": str(figure), **result})
+        _print_json(
+            {
+                "id": claim.id,
+                "paper": claim.paper,
+                "kind": claim.kind,
+                "seed": seed,
+                "figure": str(figure),
+                **result,
+            }
+        )
     else:
         print(f"claim         {claim.id} ({claim.paper}, {claim.source})")
         for label, value in evidence_rows(entry):
@@ -334,123 +429,241 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dpclaims", description="Check, by experiment, the claims of papers on DP optimization.")
+    parser = _Parser(
+        prog="dpclaims",
+        description="Check, by experiment, the claims of papers on DP optimization.",
+    )
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser(
-        "verify", help="check every selected claim by experiment and write the report",
+        "verify",
+        help="check every selected claim by experiment and write the report",
         description="Run the experiments of the selected claims and write results.json, report.md, report.html "
-                    "and figures/ to --out. Exit code 1 when any claim is a violation or inconsistent (a finding "
-                    "about the paper, or a bug) or its experiment failed.",
+        "and figures/ to --out. Exit code 1 when any claim is a violation or inconsistent (a finding "
+        "about the paper, or a bug) or its experiment failed.",
     )
-    p.add_argument("--papers", help="comma-separated paper ids (default: all five; see 'dpclaims list')")
-    p.add_argument("--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)")
-    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
-                   help="experiment size: quick (default, minutes), standard (under an hour), full")
-    p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true",
-                   help="replace a report directory dpclaims wrote (never any other folder)")
+    p.add_argument(
+        "--papers", help="comma-separated paper ids (default: all five; see 'dpclaims list')"
+    )
+    p.add_argument(
+        "--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)"
+    )
+    p.add_argument(
+        "--budget",
+        default="quick",
+        choices=("quick", "standard", "full"),
+        help="experiment size: quick (default, minutes), standard (under an hour), full",
+    )
+    p.add_argument(
+        "--out", default="dpclaims-report", help="report directory (default dpclaims-report)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a report directory dpclaims wrote (never any other folder)",
+    )
     _add_run_options(p)
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--mutants", action="store_true",
-                   help="also run the selected papers' privacy mutants through their audits "
-                        "(kill matrix in results.json and the report)")
+    p.add_argument(
+        "--mutants",
+        action="store_true",
+        help="also run the selected papers' privacy mutants through their audits "
+        "(kill matrix in results.json and the report)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_verify)
 
-    p = sub.add_parser("report", help="re-render a report from a saved results.json, without rerunning anything")
+    p = sub.add_parser(
+        "report", help="re-render a report from a saved results.json, without rerunning anything"
+    )
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
-    p.add_argument("--out", default="dpclaims-report", help="report directory (default dpclaims-report)")
-    p.add_argument("--force", action="store_true",
-                   help="replace a report directory dpclaims wrote (never any other folder)")
-    p.add_argument("--workers", type=int, default=None, help="processes drawing the figures (default: all cores)")
+    p.add_argument(
+        "--out", default="dpclaims-report", help="report directory (default dpclaims-report)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a report directory dpclaims wrote (never any other folder)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes drawing the figures (default: all cores)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.set_defaults(handler=_cmd_report)
 
-    p = sub.add_parser("rate", help="one rate claim: sweep, power-law fit, exponent verdict and its figure")
+    p = sub.add_parser(
+        "rate", help="one rate claim: sweep, power-law fit, exponent verdict and its figure"
+    )
     p.add_argument("claim_id", help="a claim id with a rate experiment (see 'dpclaims list')")
-    p.add_argument("--values", help="comma-separated grid of the swept parameter (default: the budget's grid)")
-    p.add_argument("--replicates", type=int, help="replicates per grid value (default: the budget's)")
-    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"), help="default quick")
-    p.add_argument("--figure", help="PNG file for the figure (default: CLAIM_ID.png in the current folder)")
+    p.add_argument(
+        "--values", help="comma-separated grid of the swept parameter (default: the budget's grid)"
+    )
+    p.add_argument(
+        "--replicates", type=int, help="replicates per grid value (default: the budget's)"
+    )
+    p.add_argument(
+        "--budget", default="quick", choices=("quick", "standard", "full"), help="default quick"
+    )
+    p.add_argument(
+        "--figure", help="PNG file for the figure (default: CLAIM_ID.png in the current folder)"
+    )
     _add_run_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_rate)
 
     p = sub.add_parser("list", help="the claims registry as a table")
     p.add_argument("--paper", help="only this paper id (e.g. murata-suzuki-2023)")
-    p.add_argument("--kind", help="only this kind (privacy, excess_risk, utility, complexity, lower_bound)")
+    p.add_argument(
+        "--kind", help="only this kind (privacy, excess_risk, utility, complexity, lower_bound)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_list)
 
     p = sub.add_parser(
-        "audit", help="audit a built-in mechanism or your own callable for (epsilon, delta)-DP",
-        epilog=_targets_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+        "audit",
+        help="audit a built-in mechanism or your own callable for (epsilon, delta)-DP",
+        epilog=_targets_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("mechanism", help="built-in name (see 'dpclaims audit --help') or 'package.module:function'")
+    p.add_argument(
+        "mechanism", help="built-in name (see 'dpclaims audit --help') or 'package.module:function'"
+    )
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon (default 1)")
-    p.add_argument("--delta", type=float, default=1e-5, help="claimed delta (default 1e-5; 0 for pure DP)")
-    p.add_argument("--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
-    p.add_argument("--unit", default=None, help="unit of privacy: user or item (default: item for dp-sgd*, else user)")
-    p.add_argument("--relation", default="replace",
-                   help="neighbour relation: replace or add-remove (default replace); "
-                   "for array datasets also query (with --sensitivity) or unchecked")
-    p.add_argument("--sensitivity", type=float, default=None,
-                   help="l1 sensitivity of the query, with --relation query")
-    p.add_argument("--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)")
+    p.add_argument(
+        "--delta", type=float, default=1e-5, help="claimed delta (default 1e-5; 0 for pure DP)"
+    )
+    p.add_argument(
+        "--trials", type=int, default=200_000, help="mechanism runs per dataset (default 200000)"
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="confidence of the lower bound (default 0.95)",
+    )
+    p.add_argument(
+        "--unit",
+        default=None,
+        help="unit of privacy: user or item (default: item for dp-sgd*, else user)",
+    )
+    p.add_argument(
+        "--relation",
+        default="replace",
+        help="neighbour relation: replace or add-remove (default replace); "
+        "for array datasets also query (with --sensitivity) or unchecked",
+    )
+    p.add_argument(
+        "--sensitivity",
+        type=float,
+        default=None,
+        help="l1 sensitivity of the query, with --relation query",
+    )
+    p.add_argument(
+        "--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)"
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism")
+    p.add_argument(
+        "--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism"
+    )
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
-    p.add_argument("--backend", default="auto",
-                   help="auto (default), serial, processes or dask (when installed)")
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("--search", action="store_true",
-                   help="search canary pairs around --d0 (replacing the user where --d1 "
-                        "differs), then certify the best on fresh trials")
-    p.add_argument("--reference", type=float, default=None,
-                   help="the exact epsilon of the mechanism on this pair, when known "
-                        "(shown beside the bound)")
-    p.add_argument("--figure", default=None,
-                   help="write the trade-off figure (PNG, log axes) to this path")
-    p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
-                   help="a mechanism that ignores its rng is an error (default: on when CI=true)")
-    p.add_argument("--max-seconds", type=float, default=None,
-                   help="refuse runs estimated longer (default 86400)")
-    p.add_argument("--max-memory-gb", type=float, default=None,
-                   help="refuse runs estimated to need more memory (default: half the RAM)")
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="auto (default), serial, processes or dask (when installed)",
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: all cores)"
+    )
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="search canary pairs around --d0 (replacing the user where --d1 "
+        "differs), then certify the best on fresh trials",
+    )
+    p.add_argument(
+        "--reference",
+        type=float,
+        default=None,
+        help="the exact epsilon of the mechanism on this pair, when known (shown beside the bound)",
+    )
+    p.add_argument(
+        "--figure", default=None, help="write the trade-off figure (PNG, log axes) to this path"
+    )
+    p.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a mechanism that ignores its rng is an error (default: on when CI=true)",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="refuse runs estimated longer (default 86400)",
+    )
+    p.add_argument(
+        "--max-memory-gb",
+        type=float,
+        default=None,
+        help="refuse runs estimated to need more memory (default: half the RAM)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_audit)
 
-    p = sub.add_parser("mutants", help="run every privacy mutant through its registry audit: "
-                                       "kill matrix and mutation score")
+    p = sub.add_parser(
+        "mutants",
+        help="run every privacy mutant through its registry audit: kill matrix and mutation score",
+    )
     p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
-    p.add_argument("--budget", default="quick", choices=("quick", "standard", "full"),
-                   help="default quick")
+    p.add_argument(
+        "--budget", default="quick", choices=("quick", "standard", "full"), help="default quick"
+    )
     _add_run_options(p)
-    p.add_argument("--json", action="store_true",
-                   help="machine-readable output: mutation_score and matrix")
+    p.add_argument(
+        "--json", action="store_true", help="machine-readable output: mutation_score and matrix"
+    )
     p.set_defaults(handler=_cmd_mutants)
     for command in sub.choices.values():
-        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                             help="show the traceback of an error")
+        command.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="show the traceback of an error",
+        )
     return parser
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="run seed (default 0); each claim derives its own from it")
-    p.add_argument("--backend", default="auto", help="auto (default), serial, processes (or dask, when installed)")
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="run seed (default 0); each claim derives its own from it",
+    )
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="auto (default), serial, processes (or dask, when installed)",
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: all cores)"
+    )
 
 
 def _targets_epilog() -> str:
     from .algorithms.catalog import TARGETS
 
-    rows = [f"  {name:<22} {description}{'  [buggy]' if buggy else ''}" for name, (description, buggy) in TARGETS.items()]
+    rows = [
+        f"  {name:<22} {description}{'  [buggy]' if buggy else ''}"
+        for name, (description, buggy) in TARGETS.items()
+    ]
     return "built-in mechanisms:\n" + "\n".join(rows)
 
 
@@ -507,7 +720,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # usage errors (code 2, already printed as one line), --help and --version
+    except (
+        SystemExit
+    ) as exc:  # usage errors (code 2, already printed as one line), --help and --version
         return exc.code if isinstance(exc.code, int) else 2
     debug = args.debug
     try:
@@ -526,8 +741,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.filename is None:
             _fail(_internal(exc), debug)
             return 3
-        _fail(f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
-              "check the path and its permissions", debug)
+        _fail(
+            f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
+            "check the path and its permissions",
+            debug,
+        )
         return 2
     except KeyboardInterrupt:
         checkpoint = getattr(args, "checkpoint", None)
@@ -543,10 +761,14 @@ def _internal(exc: BaseException) -> str:
     from concurrent.futures.process import BrokenProcessPool
 
     if isinstance(exc, (MemoryError, BrokenProcessPool)):
-        return (f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
-                "killed; lower --trials or --workers (rerun with --debug for the traceback)")
-    return (f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
-            "rerun with --debug for the traceback and report it)")
+        return (
+            f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
+            "killed; lower --trials or --workers (rerun with --debug for the traceback)"
+        )
+    return (
+        f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
+        "rerun with --debug for the traceback and report it)"
+    )
 
 
 if __name__ == "__main__":

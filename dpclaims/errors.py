@@ -49,14 +49,18 @@ def _is_real_number(value: Any) -> bool:
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking 0 < ε < ∞."""
     if not _is_real_number(epsilon) or not math.isfinite(epsilon) or epsilon <= 0:
-        raise InputError(f"{name} must be a finite number > 0, got {epsilon!r}; pass e.g. {name}=1.0")
+        raise InputError(
+            f"{name} must be a finite number > 0, got {epsilon!r}; pass e.g. {name}=1.0"
+        )
     return float(epsilon)
 
 
 def check_delta(delta: Any, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 ≤ δ < 1."""
     if not _is_real_number(delta) or not (0.0 <= delta < 1.0):
-        raise InputError(f"{name} must be a number in [0, 1), got {delta!r}; pass e.g. {name}=1e-5 (or 0 for pure DP)")
+        raise InputError(
+            f"{name} must be a number in [0, 1), got {delta!r}; pass e.g. {name}=1e-5 (or 0 for pure DP)"
+        )
     return float(delta)
 
 
@@ -70,15 +74,18 @@ def check_trials(trials: Any, name: str = "trials", minimum: int = 1, example: A
         if example is None:
             example = "100_000" if name == "trials" else max(minimum, 10)
         fix = f"{name} {example}" if name.startswith("--") else f"{name}={example}"
-        raise InputError(f"{name} must be a whole number >= {minimum}, got {trials!r}; "
-                         f"pass e.g. {fix}")
+        raise InputError(
+            f"{name} must be a whole number >= {minimum}, got {trials!r}; pass e.g. {fix}"
+        )
     return int(trials)
 
 
 def check_confidence(confidence: Any, name: str = "confidence") -> float:
     """Return ``confidence`` as a float after checking 0 < c < 1."""
     if not _is_real_number(confidence) or not (0.0 < confidence < 1.0):
-        raise InputError(f"{name} must be a number in (0, 1), got {confidence!r}; pass e.g. {name}=0.95")
+        raise InputError(
+            f"{name} must be a number in (0, 1), got {confidence!r}; pass e.g. {name}=0.95"
+        )
     return float(confidence)
 
 
@@ -95,10 +102,14 @@ def check_finite_array(array: Any, name: str, ndim: int | None = None) -> np.nda
     try:
         out = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be a numeric array, got {type(array).__name__}: {exc}") from None
+        raise InputError(
+            f"{name} must be a numeric array, got {type(array).__name__}: {exc}"
+        ) from None
     if ndim is not None and out.ndim != ndim:
         raise InputError(f"{name} must have {ndim} dimensions, got shape {out.shape}")
     if out.size and not np.all(np.isfinite(out)):
         bad = int(np.size(out) - np.count_nonzero(np.isfinite(out)))
-        raise InputError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them before use")
+        raise InputError(
+            f"{name} contains {bad} NaN or infinite value(s); remove or impute them before use"
+        )
     return out

@@ -28,9 +28,10 @@ import pickle
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import cloudpickle
 import numpy as np

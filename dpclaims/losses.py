@@ -57,21 +57,27 @@ def _check_theta(theta, d: int | None = None) -> np.ndarray:
             "for a single point pass theta[None, :]"
         )
     if d is not None and theta.shape[1] != d:
-        raise InputError(f"theta must have {d} columns (the parameter dimension), got shape {theta.shape}")
+        raise InputError(
+            f"theta must have {d} columns (the parameter dimension), got shape {theta.shape}"
+        )
     return theta
 
 
 def _check_x(x, d: int) -> np.ndarray:
     x = check_finite_array(x, "x")
     if x.ndim < 1 or x.shape[-1] != d:
-        raise InputError(f"x must have shape (..., d) with d = {d} (matching theta), got shape {x.shape}")
+        raise InputError(
+            f"x must have shape (..., d) with d = {d} (matching theta), got shape {x.shape}"
+        )
     return x
 
 
 def _check_y(y, batch_shape: tuple, loss: str, required: bool) -> np.ndarray | None:
     if y is None:
         if required:
-            raise InputError(f"{loss} needs labels: pass y with shape {batch_shape} (the batch shape of x)")
+            raise InputError(
+                f"{loss} needs labels: pass y with shape {batch_shape} (the batch shape of x)"
+            )
         return None
     if not required:
         raise InputError(f"{loss} takes no labels; pass y=None")
@@ -95,7 +101,9 @@ def _check_positive(value, name: str, allow_zero: bool = False) -> float:
 
 
 def _bounds(radius, x_bound) -> tuple[float, float]:
-    return _check_positive(radius, "radius", allow_zero=True), _check_positive(x_bound, "x_bound", allow_zero=True)
+    return _check_positive(radius, "radius", allow_zero=True), _check_positive(
+        x_bound, "x_bound", allow_zero=True
+    )
 
 
 def _margins(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -211,7 +219,11 @@ class LinearLoss(_GLMLoss):
 
     def __post_init__(self) -> None:
         s = self.scale
-        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s):
+        if (
+            isinstance(s, bool)
+            or not isinstance(s, (int, float, np.integer, np.floating))
+            or not math.isfinite(s)
+        ):
             raise InputError(f"scale must be a finite number, got {s!r}")
 
     def phi(self, margin, y=None) -> np.ndarray:
@@ -471,7 +483,9 @@ class L1DistanceLoss(_PointLoss):
     def value(self, theta, x, y=None) -> np.ndarray:
         """``(scale/√d)Σ_k |θ_k − x_k|``: → ``(T, *batch)``."""
         theta, x, _ = self._inputs(theta, x, y)
-        return self.scale / math.sqrt(theta.shape[1]) * np.sum(np.abs(self._diff(theta, x)), axis=-1)
+        return (
+            self.scale / math.sqrt(theta.shape[1]) * np.sum(np.abs(self._diff(theta, x)), axis=-1)
+        )
 
     def grad(self, theta, x, y=None) -> np.ndarray:
         """``(scale/√d)·sign(θ − x)``: → ``(T, *batch, d)``."""
@@ -563,12 +577,16 @@ class QuadraticFormLoss:
         h = check_finite_array(self.hessian, "hessian", ndim=2)
         b = check_finite_array(self.offset, "offset", ndim=1)
         if h.shape != (b.size, b.size):
-            raise InputError(f"hessian must have shape (d, d) = ({b.size}, {b.size}) to match offset, got {h.shape}")
+            raise InputError(
+                f"hessian must have shape (d, d) = ({b.size}, {b.size}) to match offset, got {h.shape}"
+            )
         if not np.allclose(h, h.T, rtol=0, atol=1e-12 * (1 + np.abs(h).max())):
             raise InputError("hessian must be symmetric")
         eig = np.linalg.eigvalsh(h)
         if eig[0] < -1e-10 * max(1.0, abs(eig[-1])):
-            raise InputError(f"hessian must be positive semi-definite (smallest eigenvalue {eig[0]:.3g})")
+            raise InputError(
+                f"hessian must be positive semi-definite (smallest eigenvalue {eig[0]:.3g})"
+            )
         for name, arr in (("hessian", h), ("offset", b)):
             arr = arr.copy()
             arr.setflags(write=False)
@@ -666,7 +684,9 @@ class SoftplusNetwork:
         if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
             raise InputError(f"trials must be a whole number >= 1, got {trials!r}")
         k, p = self.width, self.n_inputs
-        b_in, b_out = (math.sqrt(p), math.sqrt(k)) if literal else (1 / math.sqrt(p), 1 / math.sqrt(k))
+        b_in, b_out = (
+            (math.sqrt(p), math.sqrt(k)) if literal else (1 / math.sqrt(p), 1 / math.sqrt(k))
+        )
         first = rng.uniform(-b_in, b_in, size=(trials, k * p + k))
         second = rng.uniform(-b_out, b_out, size=(trials, k + 1))
         return np.concatenate([first, second], axis=1)
@@ -741,8 +761,12 @@ class SoftplusNetwork:
     def sum_factors(self, factors: np.ndarray, x: np.ndarray) -> np.ndarray:
         """``Σ_b ∇ℓ_b`` from factored gradients (pre-multiply by weights for a weighted sum): → ``(T, d)``."""
         k = self.width
-        g_w1 = np.matmul(x.T, np.ascontiguousarray(factors[..., :k]))  # (T, n_inputs, width), through BLAS
-        return np.concatenate([g_w1.transpose(0, 2, 1).reshape(len(factors), -1), factors.sum(axis=1)], axis=1)
+        g_w1 = np.matmul(
+            x.T, np.ascontiguousarray(factors[..., :k])
+        )  # (T, n_inputs, width), through BLAS
+        return np.concatenate(
+            [g_w1.transpose(0, 2, 1).reshape(len(factors), -1), factors.sum(axis=1)], axis=1
+        )
 
     def _sizes(self, radius, x_bound, y_bound):
         radius, x_bound = _bounds(radius, x_bound)
@@ -787,7 +811,9 @@ def _center(center, d: int, name: str) -> np.ndarray:
         return np.zeros(d)
     center = check_finite_array(center, name)
     if center.shape[-1:] != (d,) or center.ndim > 2:
-        raise InputError(f"{name} must have shape (d,) or (trials, d) with d = {d}, got {center.shape}")
+        raise InputError(
+            f"{name} must have shape (d,) or (trials, d) with d = {d}, got {center.shape}"
+        )
     return center
 
 
@@ -815,7 +841,9 @@ def project_box(theta, lower, upper) -> np.ndarray:
     hi = check_finite_array(upper, "upper")
     for arr, name in ((lo, "lower"), (hi, "upper")):
         if arr.shape not in ((), (theta.shape[1],)):
-            raise InputError(f"{name} must be a scalar or have shape (d,) = ({theta.shape[1]},), got {arr.shape}")
+            raise InputError(
+                f"{name} must be a scalar or have shape (d,) = ({theta.shape[1]},), got {arr.shape}"
+            )
     if np.any(lo > hi):
         raise InputError("lower must be <= upper in every coordinate; the box is empty")
     return np.clip(theta, lo, hi)
@@ -839,7 +867,9 @@ def project_ball_intersection(theta, radius1, center1, radius2, center2) -> np.n
         raise InputError("center1 and center2 must have shape (d,)")
     dist = float(np.linalg.norm(c2 - c1))
     if dist > r1 + r2:
-        raise InputError(f"the balls do not intersect (‖c2 − c1‖ = {dist:.6g} > r1 + r2 = {r1 + r2:.6g})")
+        raise InputError(
+            f"the balls do not intersect (‖c2 − c1‖ = {dist:.6g} > r1 + r2 = {r1 + r2:.6g})"
+        )
     tol = 1e-12 * (1.0 + r1 + r2)
     p1 = project_l2_ball(theta, r1, c1)
     p2 = project_l2_ball(theta, r2, c2)

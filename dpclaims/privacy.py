@@ -54,7 +54,9 @@ class PrivacyClaim:
         check_choice(self.unit, UNITS, "unit")
         check_choice(self.relation, RELATIONS, "relation")
         if not isinstance(self.source, str):
-            raise InputError(f"source must be a string describing where the claim comes from, got {type(self.source).__name__}")
+            raise InputError(
+                f"source must be a string describing where the claim comes from, got {type(self.source).__name__}"
+            )
 
     @property
     def pure(self) -> bool:
@@ -88,7 +90,12 @@ _RELATIONS = {
 
 
 def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -96,26 +103,38 @@ def _positive(value: Any, name: str) -> float:
 def _check_delta_positive(delta: Any) -> float:
     delta = check_delta(delta)
     if delta == 0:
-        raise InputError("delta must be > 0 for an accountant ε of a Gaussian mechanism; pass e.g. delta=1e-5")
+        raise InputError(
+            "delta must be > 0 for an accountant ε of a Gaussian mechanism; pass e.g. delta=1e-5"
+        )
     return delta
 
 
 def _check_rate(sampling_rate: Any) -> float:
     rate = _positive(sampling_rate, "sampling_rate")
     if rate > 1:
-        raise InputError(f"sampling_rate must be in (0, 1], got {rate!r}; use 1.0 for full-batch DP-GD")
+        raise InputError(
+            f"sampling_rate must be in (0, 1], got {rate!r}; use 1.0 for full-batch DP-GD"
+        )
     return rate
 
 
 def _event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_accounting.DpEvent:
     gaussian = dp_accounting.GaussianDpEvent(noise_multiplier)
-    step = gaussian if sampling_rate == 1.0 else dp_accounting.PoissonSampledDpEvent(sampling_rate, gaussian)
+    step = (
+        gaussian
+        if sampling_rate == 1.0
+        else dp_accounting.PoissonSampledDpEvent(sampling_rate, gaussian)
+    )
     return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
-def _accountant(accountant: str, relation: str, discretization: float) -> dp_accounting.PrivacyAccountant:
+def _accountant(
+    accountant: str, relation: str, discretization: float
+) -> dp_accounting.PrivacyAccountant:
     if accountant == "pld":
-        return dp_accounting.pld.PLDAccountant(_RELATIONS[relation], value_discretization_interval=discretization)
+        return dp_accounting.pld.PLDAccountant(
+            _RELATIONS[relation], value_discretization_interval=discretization
+        )
     return dp_accounting.rdp.RdpAccountant(neighboring_relation=_RELATIONS["add-remove"])
 
 
@@ -124,7 +143,9 @@ def _rdp_inputs(noise_multiplier: float, sampling_rate: float, relation: str) ->
     if relation == "add-remove":
         return noise_multiplier
     if sampling_rate == 1.0:
-        return noise_multiplier / 2.0  # replace-one moves the clipped sum by 2C: sensitivity doubles
+        return (
+            noise_multiplier / 2.0
+        )  # replace-one moves the clipped sum by 2C: sensitivity doubles
     raise InputError(
         "accountant='rdp' supports relation='replace' only without subsampling (sampling_rate=1); "
         "use accountant='pld' or relation='add-remove'"
@@ -133,7 +154,13 @@ def _rdp_inputs(noise_multiplier: float, sampling_rate: float, relation: str) ->
 
 @functools.lru_cache(maxsize=512)
 def _epsilon(
-    noise_multiplier: float, sampling_rate: float, steps: int, delta: float, accountant: str, relation: str, discretization: float
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    delta: float,
+    accountant: str,
+    relation: str,
+    discretization: float,
 ) -> float:
     if accountant == "rdp":
         noise_multiplier = _rdp_inputs(noise_multiplier, sampling_rate, relation)
@@ -142,7 +169,9 @@ def _epsilon(
     return float(acc.get_epsilon(delta))
 
 
-def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0, accountant: str = "pld") -> float:
+def gaussian_epsilon(
+    sigma: float, delta: float, sensitivity: float = 1.0, accountant: str = "pld"
+) -> float:
     """ε of the Gaussian mechanism N(f(D), σ² I) with l2-sensitivity Δ at the given δ.
 
     The pair of output distributions is N(0, σ²) vs N(Δ, σ²) whatever the neighbour
@@ -154,7 +183,9 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0, accou
     sensitivity = _positive(sensitivity, "sensitivity")
     delta = _check_delta_positive(delta)
     check_choice(accountant, ACCOUNTANTS, "accountant")
-    return _epsilon(sigma / sensitivity, 1.0, 1, delta, accountant, "add-remove", _PLD_DISCRETIZATION)
+    return _epsilon(
+        sigma / sensitivity, 1.0, 1, delta, accountant, "add-remove", _PLD_DISCRETIZATION
+    )
 
 
 def laplace_epsilon(scale: float, sensitivity: float = 1.0, delta: float = 0.0) -> float:
@@ -168,7 +199,9 @@ def laplace_epsilon(scale: float, sensitivity: float = 1.0, delta: float = 0.0) 
     delta = check_delta(delta)
     if delta == 0:
         return sensitivity / scale
-    acc = dp_accounting.pld.PLDAccountant(_RELATIONS["add-remove"], value_discretization_interval=_PLD_DISCRETIZATION)
+    acc = dp_accounting.pld.PLDAccountant(
+        _RELATIONS["add-remove"], value_discretization_interval=_PLD_DISCRETIZATION
+    )
     acc.compose(dp_accounting.LaplaceDpEvent(scale / sensitivity))
     return min(float(acc.get_epsilon(delta)), sensitivity / scale)
 
@@ -263,5 +296,7 @@ def accountant_claim(
     relation: str = "add-remove",
 ) -> PrivacyClaim:
     """The :class:`PrivacyClaim` dp-accounting's PLD accountant certifies for DP-SGD / DP-GD."""
-    epsilon = subsampled_gaussian_epsilon(noise_multiplier, sampling_rate, steps, delta, "pld", relation)
+    epsilon = subsampled_gaussian_epsilon(
+        noise_multiplier, sampling_rate, steps, delta, "pld", relation
+    )
     return PrivacyClaim(epsilon, delta, unit=unit, relation=relation, source="dp-accounting PLD")

@@ -20,7 +20,8 @@ and run under ``--strict-markers``.  It does not import pytest itself.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep

@@ -12,8 +12,9 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,31 +36,40 @@ def load_npz_dataset(path: str, name: str) -> Any:
         with open(path, "rb") as stream:
             magic = stream.read(6)
     except OSError as exc:
-        raise InputError(f"cannot read {name} file {path!r}: {exc.strerror or exc}; "
-                         "pass an existing .npz file") from None
+        raise InputError(
+            f"cannot read {name} file {path!r}: {exc.strerror or exc}; pass an existing .npz file"
+        ) from None
     if magic.startswith(b"\x93NUMPY"):
-        raise InputError(f"{name} file {path!r} is a .npy file (one array); "
-                         f"a dataset is a .npz archive: {_NPZ_FIX}")
+        raise InputError(
+            f"{name} file {path!r} is a .npy file (one array); "
+            f"a dataset is a .npz archive: {_NPZ_FIX}"
+        )
     if not magic.startswith(b"PK"):
         raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
     try:
         with np.load(path, allow_pickle=False) as archive:
             if "x" not in archive.files:
                 held = ", ".join(repr(f) for f in archive.files) or "no arrays"
-                raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); "
-                                 f"{_NPZ_FIX}")
+                raise InputError(
+                    f"{name} file {path!r} has no array 'x' (it holds {held}); {_NPZ_FIX}"
+                )
             x, y = archive["x"], archive["y"] if "y" in archive.files else None
     except InputError:
         raise
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
-            raise InputError(f"{name} file {path!r} is not a readable .npz archive ({exc}); "
-                             f"{_NPZ_FIX}") from None
-        raise InputError(f"{name} file {path!r} holds Python objects (pickled data), which "
-                         f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}") from None
+            raise InputError(
+                f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}"
+            ) from None
+        raise InputError(
+            f"{name} file {path!r} holds Python objects (pickled data), which "
+            f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}"
+        ) from None
     except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
-        raise InputError(f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
-                         f"{first_line(exc)}); {_NPZ_FIX}") from None
+        raise InputError(
+            f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
+            f"{first_line(exc)}); {_NPZ_FIX}"
+        ) from None
     try:
         return UserDataset(x, y)
     except InputError as exc:
@@ -78,8 +88,10 @@ def _user_module(location: str, spec: str) -> Any:
     if location.endswith(".py") or "/" in location or os.sep in location:
         path = Path(location)
         if not path.is_file():
-            raise InputError(f"file {location!r} of mechanism {spec!r} does not exist "
-                             f"(looked from {cwd}); pass path/to/file.py:function")
+            raise InputError(
+                f"file {location!r} of mechanism {spec!r} does not exist "
+                f"(looked from {cwd}); pass path/to/file.py:function"
+            )
         name = re.sub(r"\W", "_", path.stem)
         if name in sys.modules or not name.isidentifier():
             name = f"dpclaims_user_{name}"
@@ -103,38 +115,51 @@ def _user_module(location: str, spec: str) -> Any:
 
         def load():
             return importlib.import_module(location)
+
     try:
         return load()
     except ModuleNotFoundError as exc:
         if exc.name and (location == exc.name or location.startswith(exc.name + ".")):
-            raise InputError(f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path "
-                             f"(mechanism {spec!r}); run from the folder that holds it, or pass "
-                             "path/to/file.py:function") from None
-        raise InputError(f"importing {location!r} for mechanism {spec!r} failed: it needs module "
-                         f"{exc.name!r}, which is not installed; install it") from None
+            raise InputError(
+                f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path "
+                f"(mechanism {spec!r}); run from the folder that holds it, or pass "
+                "path/to/file.py:function"
+            ) from None
+        raise InputError(
+            f"importing {location!r} for mechanism {spec!r} failed: it needs module "
+            f"{exc.name!r}, which is not installed; install it"
+        ) from None
     except Exception as exc:  # anything the user's module raises while it is imported
         where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" at {where.filename}:{where.lineno}" if where else ""
         at = "" if isinstance(exc, SyntaxError) else at  # its message names the file and line
-        raise InputError(f"importing {location!r} for mechanism {spec!r} failed{at}: "
-                         f"{type(exc).__name__}: {first_line(exc)}; fix the module") from None
+        raise InputError(
+            f"importing {location!r} for mechanism {spec!r} failed{at}: "
+            f"{type(exc).__name__}: {first_line(exc)}; fix the module"
+        ) from None
 
 
 def load_callable(spec: str) -> Callable:
     """The callable named by ``module:function`` or ``path/to/file.py:function``."""
     location, _, attr = spec.rpartition(":")
     if not location or not attr:
-        raise InputError(f"mechanism {spec!r} must be a built-in name, 'module:function' or "
-                         "'path/to/file.py:function'")
+        raise InputError(
+            f"mechanism {spec!r} must be a built-in name, 'module:function' or "
+            "'path/to/file.py:function'"
+        )
     target = _user_module(location, spec)
     for part in attr.split("."):
         try:
             target = getattr(target, part)
         except AttributeError:
-            raise InputError(f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
-                             "check the function's name") from None
+            raise InputError(
+                f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
+                "check the function's name"
+            ) from None
     if not callable(target):
-        raise InputError(f"{attr!r} in {location!r} is not callable (it is of type "
-                         f"{type(target).__name__}); name the mechanism's function "
-                         f"(mechanism {spec!r})")
+        raise InputError(
+            f"{attr!r} in {location!r} is not callable (it is of type "
+            f"{type(target).__name__}); name the mechanism's function "
+            f"(mechanism {spec!r})"
+        )
     return target

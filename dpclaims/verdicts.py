@@ -20,8 +20,8 @@ This module imports nothing from dpclaims, so every layer can import it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Iterable
 
 __all__ = ["Verdict", "SEVERITY", "CHECKED", "UNCHECKED", "FAILING", "worst"]
 

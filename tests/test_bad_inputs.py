@@ -27,8 +27,8 @@ from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import run_trials
 from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
-from dpclaims.reports.schema import VERDICTS
 from dpclaims.reports.atomic import staged_directory
+from dpclaims.reports.schema import VERDICTS
 
 
 def gauss(data, rng, trials):
@@ -58,7 +58,9 @@ def _far():
 
 
 def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
-    return lambda: audit(mechanism, d0, d1, **{"epsilon": 1.0, "trials": 1000, "backend": "serial", **kwargs})
+    return lambda: audit(
+        mechanism, d0, d1, **{"epsilon": 1.0, "trials": 1000, "backend": "serial", **kwargs}
+    )
 
 
 def _corrupt_checkpoint(tmp_path):
@@ -68,7 +70,9 @@ def _corrupt_checkpoint(tmp_path):
 
 
 def _section6_corrupt_cell(tmp_path):
-    setup = Section6(samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
+    setup = Section6(
+        samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
+    )
     setup.run(backend="serial", checkpoint=tmp_path / "s6")
     (tmp_path / "s6" / "0-gd-0.json").write_text("{trunc")
     return lambda: setup.run(backend="serial", checkpoint=tmp_path / "s6")
@@ -81,7 +85,9 @@ def _section6_foreign(tmp_path):
 
 
 def _section6_unfinished(tmp_path):
-    setup = Section6(samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
+    setup = Section6(
+        samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
+    )
     setup.run(backend="serial", checkpoint=tmp_path / "s6")
     (tmp_path / "s6" / "1-gd-0.json").unlink()
     return lambda: setup.summarize_finished(tmp_path / "s6")
@@ -94,56 +100,250 @@ def _foreign_checkpoint(tmp_path):
 
 # (case id, factory: tmp_path -> zero-argument call, expected exception, message fragment)
 API_CASES = [
-    ("epsilon-zero", lambda t: lambda: PrivacyClaim(0.0), InputError, r"epsilon must be a finite number > 0.*epsilon=1\.0"),
-    ("epsilon-inf", lambda t: lambda: PrivacyClaim(math.inf), InputError, "epsilon must be a finite number"),
-    ("epsilon-nan-audit", lambda t: _audit(epsilon=math.nan), InputError, "epsilon must be a finite number"),
-    ("delta-one", lambda t: lambda: PrivacyClaim(1.0, delta=1.0), InputError, r"delta must be a number in \[0, 1\).*delta=1e-5"),
-    ("delta-negative", lambda t: _audit(delta=-1e-5), InputError, r"delta must be a number in \[0, 1\)"),
-    ("unit-unknown", lambda t: lambda: PrivacyClaim(1.0, unit="group"), InputError, "unit must be one of 'user', 'item'"),
-    ("trials-too-few", lambda t: _audit(trials=50), InputError, "trials must be a whole number >= 100"),
-    ("trials-float", lambda t: lambda: run_trials(gauss, 0.0, 2.5), InputError, "trials must be a whole number >= 1"),
-    ("confidence-one", lambda t: _audit(confidence=1.0), InputError, r"confidence must be a number in \(0, 1\).*0\.95"),
+    (
+        "epsilon-zero",
+        lambda t: lambda: PrivacyClaim(0.0),
+        InputError,
+        r"epsilon must be a finite number > 0.*epsilon=1\.0",
+    ),
+    (
+        "epsilon-inf",
+        lambda t: lambda: PrivacyClaim(math.inf),
+        InputError,
+        "epsilon must be a finite number",
+    ),
+    (
+        "epsilon-nan-audit",
+        lambda t: _audit(epsilon=math.nan),
+        InputError,
+        "epsilon must be a finite number",
+    ),
+    (
+        "delta-one",
+        lambda t: lambda: PrivacyClaim(1.0, delta=1.0),
+        InputError,
+        r"delta must be a number in \[0, 1\).*delta=1e-5",
+    ),
+    (
+        "delta-negative",
+        lambda t: _audit(delta=-1e-5),
+        InputError,
+        r"delta must be a number in \[0, 1\)",
+    ),
+    (
+        "unit-unknown",
+        lambda t: lambda: PrivacyClaim(1.0, unit="group"),
+        InputError,
+        "unit must be one of 'user', 'item'",
+    ),
+    (
+        "trials-too-few",
+        lambda t: _audit(trials=50),
+        InputError,
+        "trials must be a whole number >= 100",
+    ),
+    (
+        "trials-float",
+        lambda t: lambda: run_trials(gauss, 0.0, 2.5),
+        InputError,
+        "trials must be a whole number >= 1",
+    ),
+    (
+        "confidence-one",
+        lambda t: _audit(confidence=1.0),
+        InputError,
+        r"confidence must be a number in \(0, 1\).*0\.95",
+    ),
     ("seed-negative", lambda t: _audit(seed=-1), InputError, "seed must be a non-negative integer"),
-    ("calibration-fraction", lambda t: _audit(calibration_fraction=0.999), InputError, "calibration_fraction=0.999 leaves"),
-    ("backend-unknown", lambda t: _audit(backend="gpu"), InputError, "backend must be one of 'auto', 'serial', 'processes', 'dask'"),
-    ("workers-zero", lambda t: _audit(workers=0), InputError, "workers must be a whole number >= 1.*omit it"),
-    ("scheduler-without-dask", lambda t: _audit(backend="processes", scheduler="tcp://127.0.0.1:8786"), InputError, "needs backend='dask'"),
-    ("data-nan", lambda t: lambda: UserDataset(np.array([[[np.nan]]])), InputError, "x contains 1 NaN or infinite value"),
-    ("labels-inf", lambda t: lambda: UserDataset(np.zeros((2, 1, 1)), np.array([[0.0], [np.inf]])), InputError, "y contains 1 NaN or infinite"),
-    ("data-empty", lambda t: lambda: UserDataset(np.zeros((0, 1, 1))), InputError, "x must have at least one user, item and feature"),
-    ("data-ragged", lambda t: lambda: UserDataset([[1.0, 2.0], [3.0]]), InputError, "x must be a numeric array"),
-    ("data-wrong-rank", lambda t: lambda: UserDataset(np.zeros(3)), InputError, r"x must have shape \(n, m, d\)"),
-    ("labels-wrong-shape", lambda t: lambda: UserDataset(np.zeros((3, 2, 1)), np.zeros(3)), InputError, r"y must have shape \(n, m\) = \(3, 2\)"),
-    ("not-neighbours", lambda t: _audit(mean_mech, *_far()), NotNeighboursError, "not neighbours under unit='user'.*2 users differ"),
-    ("not-neighbours-item", lambda t: _audit(mean_mech, *_far(), unit="item"),
-     NotNeighboursError, "an item-level claim needs"),
-    ("wrong-relation", lambda t: _audit(mean_mech, *_datasets(), relation="add-remove"), NotNeighboursError, "relation='add-remove'"),
-    ("mechanism-wrong-shape", lambda t: _audit(lambda d, rng, trials: np.zeros(trials + 1)), MechanismError, r"returned shape \(\d+,\) for trials=\d+; it must return \(trials, k\)"),
-    ("mechanism-nan", lambda t: _audit(lambda d, rng, trials: np.full(trials, np.nan)), MechanismError, "NaN or infinite outputs"),
-    ("mechanism-non-numeric", lambda t: _audit(lambda d, rng, trials: np.array(["a"] * trials)), MechanismError, "non-numeric outputs"),
-    ("mechanism-raises", lambda t: _audit(lambda d, rng, trials: 1 / 0), MechanismError, "raised ZeroDivisionError"),
-    ("mechanism-signature", lambda t: _audit(lambda: 0), InputError, r"must accept \(data, rng, trials\) or \(data, rng\)"),
+    (
+        "calibration-fraction",
+        lambda t: _audit(calibration_fraction=0.999),
+        InputError,
+        "calibration_fraction=0.999 leaves",
+    ),
+    (
+        "backend-unknown",
+        lambda t: _audit(backend="gpu"),
+        InputError,
+        "backend must be one of 'auto', 'serial', 'processes', 'dask'",
+    ),
+    (
+        "workers-zero",
+        lambda t: _audit(workers=0),
+        InputError,
+        "workers must be a whole number >= 1.*omit it",
+    ),
+    (
+        "scheduler-without-dask",
+        lambda t: _audit(backend="processes", scheduler="tcp://127.0.0.1:8786"),
+        InputError,
+        "needs backend='dask'",
+    ),
+    (
+        "data-nan",
+        lambda t: lambda: UserDataset(np.array([[[np.nan]]])),
+        InputError,
+        "x contains 1 NaN or infinite value",
+    ),
+    (
+        "labels-inf",
+        lambda t: lambda: UserDataset(np.zeros((2, 1, 1)), np.array([[0.0], [np.inf]])),
+        InputError,
+        "y contains 1 NaN or infinite",
+    ),
+    (
+        "data-empty",
+        lambda t: lambda: UserDataset(np.zeros((0, 1, 1))),
+        InputError,
+        "x must have at least one user, item and feature",
+    ),
+    (
+        "data-ragged",
+        lambda t: lambda: UserDataset([[1.0, 2.0], [3.0]]),
+        InputError,
+        "x must be a numeric array",
+    ),
+    (
+        "data-wrong-rank",
+        lambda t: lambda: UserDataset(np.zeros(3)),
+        InputError,
+        r"x must have shape \(n, m, d\)",
+    ),
+    (
+        "labels-wrong-shape",
+        lambda t: lambda: UserDataset(np.zeros((3, 2, 1)), np.zeros(3)),
+        InputError,
+        r"y must have shape \(n, m\) = \(3, 2\)",
+    ),
+    (
+        "not-neighbours",
+        lambda t: _audit(mean_mech, *_far()),
+        NotNeighboursError,
+        "not neighbours under unit='user'.*2 users differ",
+    ),
+    (
+        "not-neighbours-item",
+        lambda t: _audit(mean_mech, *_far(), unit="item"),
+        NotNeighboursError,
+        "an item-level claim needs",
+    ),
+    (
+        "wrong-relation",
+        lambda t: _audit(mean_mech, *_datasets(), relation="add-remove"),
+        NotNeighboursError,
+        "relation='add-remove'",
+    ),
+    (
+        "mechanism-wrong-shape",
+        lambda t: _audit(lambda d, rng, trials: np.zeros(trials + 1)),
+        MechanismError,
+        r"returned shape \(\d+,\) for trials=\d+; it must return \(trials, k\)",
+    ),
+    (
+        "mechanism-nan",
+        lambda t: _audit(lambda d, rng, trials: np.full(trials, np.nan)),
+        MechanismError,
+        "NaN or infinite outputs",
+    ),
+    (
+        "mechanism-non-numeric",
+        lambda t: _audit(lambda d, rng, trials: np.array(["a"] * trials)),
+        MechanismError,
+        "non-numeric outputs",
+    ),
+    (
+        "mechanism-raises",
+        lambda t: _audit(lambda d, rng, trials: 1 / 0),
+        MechanismError,
+        "raised ZeroDivisionError",
+    ),
+    (
+        "mechanism-signature",
+        lambda t: _audit(lambda: 0),
+        InputError,
+        r"must accept \(data, rng, trials\) or \(data, rng\)",
+    ),
     ("mechanism-not-callable", lambda t: _audit(42), InputError, "mechanism must be callable"),
-    ("statistic-wrong-shape", lambda t: _audit(statistic=lambda x: x[:10, 0]), InputError, r"statistic returned shape \(10,\)"),
-    ("unknown-claim-id", lambda t: lambda: registry.get("no.such.claim"),
-     InputError, "unknown claim id 'no.such.claim'.*'dpclaims list'"),
-    ("replicates-one", lambda t: lambda: sweep(rate, "n", [10, 100, 1000, 10_000], replicates=1),
-     InputError, r"replicates must be a whole number >= 2, got 1; pass e.g. replicates=10$"),
-    ("grid-too-short", lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"), InputError, "a rate fit needs at least 4 grid values"),
-    ("grid-narrow", lambda t: lambda: fit_power_law([100, 120, 140, 160], np.ones((4, 3))), InputError, "an exponent fit needs at least 1 decade"),
-    ("grid-non-positive", lambda t: lambda: fit_power_law([0, 10, 100, 1000], np.ones((4, 3))), InputError, "must be positive"),
-    ("errors-wrong-shape", lambda t: lambda: fit_power_law([10, 100, 1000, 10_000], np.ones((3, 3))), InputError, r"errors must have shape \(G, R\)"),
+    (
+        "statistic-wrong-shape",
+        lambda t: _audit(statistic=lambda x: x[:10, 0]),
+        InputError,
+        r"statistic returned shape \(10,\)",
+    ),
+    (
+        "unknown-claim-id",
+        lambda t: lambda: registry.get("no.such.claim"),
+        InputError,
+        "unknown claim id 'no.such.claim'.*'dpclaims list'",
+    ),
+    (
+        "replicates-one",
+        lambda t: lambda: sweep(rate, "n", [10, 100, 1000, 10_000], replicates=1),
+        InputError,
+        r"replicates must be a whole number >= 2, got 1; pass e.g. replicates=10$",
+    ),
+    (
+        "grid-too-short",
+        lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"),
+        InputError,
+        "a rate fit needs at least 4 grid values",
+    ),
+    (
+        "grid-narrow",
+        lambda t: lambda: fit_power_law([100, 120, 140, 160], np.ones((4, 3))),
+        InputError,
+        "an exponent fit needs at least 1 decade",
+    ),
+    (
+        "grid-non-positive",
+        lambda t: lambda: fit_power_law([0, 10, 100, 1000], np.ones((4, 3))),
+        InputError,
+        "must be positive",
+    ),
+    (
+        "errors-wrong-shape",
+        lambda t: lambda: fit_power_law([10, 100, 1000, 10_000], np.ones((3, 3))),
+        InputError,
+        r"errors must have shape \(G, R\)",
+    ),
     ("checkpoint-corrupt", _corrupt_checkpoint, InputError, "checkpoint file .* is corrupt"),
-    ("checkpoint-foreign", _foreign_checkpoint, InputError, r"belongs to a run with different arguments \(differs in: .*trials"),
-    ("section6-seeds-one", lambda t: lambda: Section6(seeds=1), InputError, "seeds must be >= 2: the paper's paired t-test needs at least two seeds"),
-    ("section6-real-samples", lambda t: lambda: Section6("diabetes", samples=100), InputError, "samples shrinks the stand-ins only; leave it None for the real set 'diabetes'"),
-    ("section6-cell-corrupt", _section6_corrupt_cell, InputError, "checkpoint cell .* is corrupt .* delete it"),
+    (
+        "checkpoint-foreign",
+        _foreign_checkpoint,
+        InputError,
+        r"belongs to a run with different arguments \(differs in: .*trials",
+    ),
+    (
+        "section6-seeds-one",
+        lambda t: lambda: Section6(seeds=1),
+        InputError,
+        "seeds must be >= 2: the paper's paired t-test needs at least two seeds",
+    ),
+    (
+        "section6-real-samples",
+        lambda t: lambda: Section6("diabetes", samples=100),
+        InputError,
+        "samples shrinks the stand-ins only; leave it None for the real set 'diabetes'",
+    ),
+    (
+        "section6-cell-corrupt",
+        _section6_corrupt_cell,
+        InputError,
+        "checkpoint cell .* is corrupt .* delete it",
+    ),
     ("section6-foreign", _section6_foreign, InputError, "was written for different settings"),
-    ("section6-unfinished", _section6_unfinished, InputError, r"has 1 finished seed\(s\); the paired t-test needs 2"),
+    (
+        "section6-unfinished",
+        _section6_unfinished,
+        InputError,
+        r"has 1 finished seed\(s\); the paired t-test needs 2",
+    ),
 ]
 
 
-@pytest.mark.parametrize("factory, error, fragment", [c[1:] for c in API_CASES], ids=[c[0] for c in API_CASES])
+@pytest.mark.parametrize(
+    "factory, error, fragment", [c[1:] for c in API_CASES], ids=[c[0] for c in API_CASES]
+)
 def test_api_bad_input_gets_a_specific_error(tmp_path, factory, error, fragment):
     call = factory(tmp_path)
     with pytest.raises(error, match=fragment):
@@ -151,7 +351,9 @@ def test_api_bad_input_gets_a_specific_error(tmp_path, factory, error, fragment)
 
 
 def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
-    with pytest.warns(RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"):
+    with pytest.warns(
+        RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"
+    ):
         audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial", strict=False)
 
 
@@ -162,8 +364,8 @@ def _npz(path, x):
 
 USER_CODE = {
     "mechs.py": "def mean(data, rng, trials):\n"
-                "    return data.x.mean() + rng.standard_normal(trials)\n"
-                "VALUE = 3\n",
+    "    return data.x.mean() + rng.standard_normal(trials)\n"
+    "VALUE = 3\n",
     "broken.py": "import numpy as np\nSCALE = 1 / 0\n",
     "syntax.py": "def f(:\n",
     "needs.py": "import no_such_package_zzz\n",
@@ -172,11 +374,26 @@ USER_CODE = {
 
 def _results_document():
     counts = dict.fromkeys(VERDICTS, 0)
-    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0", "created": "now",
-            "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None,
-                         "papers": None, "claims": None, "options": {}},
-            "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
-            "papers": [], "load_errors": [], "counts": counts, "wall_time": 0.0, "claims": []}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dpclaims_version": "0",
+        "created": "now",
+        "settings": {
+            "budget": "quick",
+            "seed": 0,
+            "backend": "auto",
+            "workers": None,
+            "papers": None,
+            "claims": None,
+            "options": {},
+        },
+        "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
+        "papers": [],
+        "load_errors": [],
+        "counts": counts,
+        "wall_time": 0.0,
+        "claims": [],
+    }
 
 
 def _cli_files(tmp_path):
@@ -208,17 +425,25 @@ def _cli_files(tmp_path):
         (staging / "report.md").write_text("an old report")
     (tmp_path / "report" / "notes.txt").write_text("mine, added later")
     return {
-        "d0": d0, "d1": _npz(tmp_path / "d1.npz", x1), "far": _npz(tmp_path / "far.npz", far),
-        "nan": _npz(tmp_path / "nan.npz", nan), "empty": _npz(tmp_path / "empty.npz", np.zeros((0, 1, 1))),
-        "bad": str(tmp_path / "bad.json"), "schema": str(tmp_path / "schema.json"), "out": str(tmp_path / "out"),
+        "d0": d0,
+        "d1": _npz(tmp_path / "d1.npz", x1),
+        "far": _npz(tmp_path / "far.npz", far),
+        "nan": _npz(tmp_path / "nan.npz", nan),
+        "empty": _npz(tmp_path / "empty.npz", np.zeros((0, 1, 1))),
+        "bad": str(tmp_path / "bad.json"),
+        "schema": str(tmp_path / "schema.json"),
+        "out": str(tmp_path / "out"),
         "home": str(Path.home()),
     }
 
 
 def _tree(folder):
     """Every path under ``folder`` with its bytes (None for a folder), caches left out."""
-    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
-                  for p in folder.rglob("*") if "__pycache__" not in p.parts)
+    return sorted(
+        (str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
+        for p in folder.rglob("*")
+        if "__pycache__" not in p.parts
+    )
 
 
 REF = "lla24.alg1.reference_eps"  # a quick claim: every case below fails before its check runs
@@ -226,82 +451,194 @@ USER = ["audit", "mechs:mean", "--d1", "{d1}", "--d0"]
 
 CLI_CASES = [
     ("cli-epsilon", ["audit", "gaussian", "--epsilon", "0"], "epsilon must be a finite number > 0"),
-    ("cli-epsilon-nan", ["audit", "gaussian", "--epsilon", "nan"], "epsilon must be a finite number > 0"),
+    (
+        "cli-epsilon-nan",
+        ["audit", "gaussian", "--epsilon", "nan"],
+        "epsilon must be a finite number > 0",
+    ),
     ("cli-delta", ["audit", "gaussian", "--delta", "1.5"], r"delta must be a number in \[0, 1\)"),
     ("cli-trials", ["audit", "gaussian", "--trials", "5"], "trials must be a whole number >= 100"),
-    ("cli-trials-text", ["audit", "gaussian", "--trials", "many"], "argument --trials: invalid int value"),
-    ("cli-confidence", ["audit", "gaussian", "--confidence", "1"], r"confidence must be a number in \(0, 1\)"),
+    (
+        "cli-trials-text",
+        ["audit", "gaussian", "--trials", "many"],
+        "argument --trials: invalid int value",
+    ),
+    (
+        "cli-confidence",
+        ["audit", "gaussian", "--confidence", "1"],
+        r"confidence must be a number in \(0, 1\)",
+    ),
     ("cli-backend", ["audit", "gaussian", "--backend", "gpu"], "backend must be one of"),
     ("cli-workers", ["audit", "gaussian", "--workers", "0"], "workers must be a whole number >= 1"),
     ("cli-unknown-mechanism", ["audit", "nosuch"], "unknown mechanism 'nosuch'"),
-    ("cli-nan-dataset", ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"],
-     "--d0 file .*: x contains 1 NaN or infinite value"),
-    ("cli-empty-dataset", ["audit", "mechs:mean", "--d0", "{empty}", "--d1", "{d1}"], "x must have at least one user"),
-    ("cli-not-neighbours", ["audit", "mechs:mean", "--d0", "{d0}", "--d1", "{far}"], "not neighbours under unit='user'"),
-    ("cli-npz-missing", [*USER, "missing.npz"],
-     r"cannot read --d0 file 'missing.npz': No such file or directory; pass an existing \.npz"),
-    ("cli-npz-truncated", [*USER, "truncated.npz"],
-     r"--d0 file 'truncated.npz' is damaged or truncated \(BadZipFile.*"
-     r"numpy.savez\(path, x=\.\.\., y=\.\.\.\)"),
-    ("cli-npy", [*USER, "plain.npy"],
-     r"--d0 file 'plain.npy' is a \.npy file \(one array\); a dataset is a \.npz archive: save"),
+    (
+        "cli-nan-dataset",
+        ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"],
+        "--d0 file .*: x contains 1 NaN or infinite value",
+    ),
+    (
+        "cli-empty-dataset",
+        ["audit", "mechs:mean", "--d0", "{empty}", "--d1", "{d1}"],
+        "x must have at least one user",
+    ),
+    (
+        "cli-not-neighbours",
+        ["audit", "mechs:mean", "--d0", "{d0}", "--d1", "{far}"],
+        "not neighbours under unit='user'",
+    ),
+    (
+        "cli-npz-missing",
+        [*USER, "missing.npz"],
+        r"cannot read --d0 file 'missing.npz': No such file or directory; pass an existing \.npz",
+    ),
+    (
+        "cli-npz-truncated",
+        [*USER, "truncated.npz"],
+        r"--d0 file 'truncated.npz' is damaged or truncated \(BadZipFile.*"
+        r"numpy.savez\(path, x=\.\.\., y=\.\.\.\)",
+    ),
+    (
+        "cli-npy",
+        [*USER, "plain.npy"],
+        r"--d0 file 'plain.npy' is a \.npy file \(one array\); a dataset is a \.npz archive: save",
+    ),
     ("cli-npy-named-npz", [*USER, "npy-named.npz"], r"is a \.npy file \(one array\)"),
-    ("cli-npz-text", [*USER, "text.npz"],
-     r"--d0 file 'text.npz' is not a \.npz archive \(no zip header\); save the dataset with"),
-    ("cli-npz-pickled", [*USER, "objects.npz"],
-     r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays"),
-    ("cli-npz-no-x", [*USER, "nox.npz"],
-     r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset"),
-    ("cli-module-missing", ["audit", "nomod:f", "--d0", "{d0}", "--d1", "{d1}"],
-     r"no module 'nomod' in the current folder \(.*\) or on sys.path.*path/to/file.py:function"),
-    ("cli-file-missing", ["audit", "./nosuch.py:f", "--d0", "{d0}", "--d1", "{d1}"],
-     r"file './nosuch.py' of mechanism './nosuch.py:f' does not exist"),
-    ("cli-file-raises", ["audit", "./broken.py:f", "--d0", "{d0}", "--d1", "{d1}"],
-     r"importing './broken.py' .* failed at .*broken.py:2: ZeroDivisionError: division by zero; "
-     "fix the module"),
-    ("cli-module-syntax", ["audit", "syntax:f", "--d0", "{d0}", "--d1", "{d1}"],
-     r"importing 'syntax' .* failed: SyntaxError: .*line 1"),
-    ("cli-module-needs-package", ["audit", "needs:f", "--d0", "{d0}", "--d1", "{d1}"],
-     "it needs module 'no_such_package_zzz', which is not installed"),
-    ("cli-function-missing", ["audit", "mechs:nope", "--d0", "{d0}", "--d1", "{d1}"],
-     r"'mechs' has no attribute 'nope' .*check the function's name"),
-    ("cli-not-callable", ["audit", "mechs.py:VALUE", "--d0", "{d0}", "--d1", "{d1}"],
-     r"'VALUE' in 'mechs.py' is not callable \(it is of type int\)"),
-    ("cli-unknown-claim", ["rate", "no.such.claim"],
-     "unknown claim id 'no.such.claim'.*'dpclaims list'"),
-    ("cli-unknown-claim-verify", ["verify", "--claims", "no.such.claim", "--out", "{out}"], "unknown claim id 'no.such.claim'"),
-    ("cli-replicates", ["rate", "lla24.alg1.risk", "--replicates", "1"],
-     "--replicates must be a whole number >= 2, got 1; pass e.g. --replicates 20$"),
-    ("cli-figure-no-folder", ["rate", "lla24.alg1.risk", "--figure", "nosuch/rate.png"],
-     "--figure 'nosuch/rate.png': folder 'nosuch' does not exist; create it or pass another path"),
-    ("cli-figure-is-folder", ["rate", "lla24.alg1.risk", "--figure", "src"],
-     "--figure 'src' is a directory; pass a file name such as figure.png"),
+    (
+        "cli-npz-text",
+        [*USER, "text.npz"],
+        r"--d0 file 'text.npz' is not a \.npz archive \(no zip header\); save the dataset with",
+    ),
+    (
+        "cli-npz-pickled",
+        [*USER, "objects.npz"],
+        r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays",
+    ),
+    (
+        "cli-npz-no-x",
+        [*USER, "nox.npz"],
+        r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset",
+    ),
+    (
+        "cli-module-missing",
+        ["audit", "nomod:f", "--d0", "{d0}", "--d1", "{d1}"],
+        r"no module 'nomod' in the current folder \(.*\) or on sys.path.*path/to/file.py:function",
+    ),
+    (
+        "cli-file-missing",
+        ["audit", "./nosuch.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+        r"file './nosuch.py' of mechanism './nosuch.py:f' does not exist",
+    ),
+    (
+        "cli-file-raises",
+        ["audit", "./broken.py:f", "--d0", "{d0}", "--d1", "{d1}"],
+        r"importing './broken.py' .* failed at .*broken.py:2: ZeroDivisionError: division by zero; "
+        "fix the module",
+    ),
+    (
+        "cli-module-syntax",
+        ["audit", "syntax:f", "--d0", "{d0}", "--d1", "{d1}"],
+        r"importing 'syntax' .* failed: SyntaxError: .*line 1",
+    ),
+    (
+        "cli-module-needs-package",
+        ["audit", "needs:f", "--d0", "{d0}", "--d1", "{d1}"],
+        "it needs module 'no_such_package_zzz', which is not installed",
+    ),
+    (
+        "cli-function-missing",
+        ["audit", "mechs:nope", "--d0", "{d0}", "--d1", "{d1}"],
+        r"'mechs' has no attribute 'nope' .*check the function's name",
+    ),
+    (
+        "cli-not-callable",
+        ["audit", "mechs.py:VALUE", "--d0", "{d0}", "--d1", "{d1}"],
+        r"'VALUE' in 'mechs.py' is not callable \(it is of type int\)",
+    ),
+    (
+        "cli-unknown-claim",
+        ["rate", "no.such.claim"],
+        "unknown claim id 'no.such.claim'.*'dpclaims list'",
+    ),
+    (
+        "cli-unknown-claim-verify",
+        ["verify", "--claims", "no.such.claim", "--out", "{out}"],
+        "unknown claim id 'no.such.claim'",
+    ),
+    (
+        "cli-replicates",
+        ["rate", "lla24.alg1.risk", "--replicates", "1"],
+        "--replicates must be a whole number >= 2, got 1; pass e.g. --replicates 20$",
+    ),
+    (
+        "cli-figure-no-folder",
+        ["rate", "lla24.alg1.risk", "--figure", "nosuch/rate.png"],
+        "--figure 'nosuch/rate.png': folder 'nosuch' does not exist; create it or pass another path",
+    ),
+    (
+        "cli-figure-is-folder",
+        ["rate", "lla24.alg1.risk", "--figure", "src"],
+        "--figure 'src' is a directory; pass a file name such as figure.png",
+    ),
     ("cli-unknown-paper", ["list", "--paper", "nopaper"], "paper must be one of"),
-    ("cli-results-not-json", ["report", "{bad}", "--out", "{out}"], "results file .* is not valid JSON"),
-    ("cli-results-wrong-schema", ["report", "{schema}", "--out", "{out}"], "missing required field"),
-    ("cli-out-exists", ["verify", "--claims", REF, "--out", "important"],
-     "output directory 'important' already exists; pass --force"),
-    ("cli-force-cwd", ["verify", "--claims", REF, "--out", ".", "--force"],
-     r"--out '\.' is the working folder, which dpclaims never replaces; pass a new folder"),
-    ("cli-force-cwd-plain", ["verify", "--claims", REF, "--out", "."],
-     "is the working folder, which dpclaims never replaces"),
-    ("cli-force-parent", ["verify", "--claims", REF, "--out", "..", "--force"],
-     "is a parent of the working folder"),
-    ("cli-force-home", ["verify", "--claims", REF, "--out", "{home}", "--force"],
-     "is your home folder"),
+    (
+        "cli-results-not-json",
+        ["report", "{bad}", "--out", "{out}"],
+        "results file .* is not valid JSON",
+    ),
+    (
+        "cli-results-wrong-schema",
+        ["report", "{schema}", "--out", "{out}"],
+        "missing required field",
+    ),
+    (
+        "cli-out-exists",
+        ["verify", "--claims", REF, "--out", "important"],
+        "output directory 'important' already exists; pass --force",
+    ),
+    (
+        "cli-force-cwd",
+        ["verify", "--claims", REF, "--out", ".", "--force"],
+        r"--out '\.' is the working folder, which dpclaims never replaces; pass a new folder",
+    ),
+    (
+        "cli-force-cwd-plain",
+        ["verify", "--claims", REF, "--out", "."],
+        "is the working folder, which dpclaims never replaces",
+    ),
+    (
+        "cli-force-parent",
+        ["verify", "--claims", REF, "--out", "..", "--force"],
+        "is a parent of the working folder",
+    ),
+    (
+        "cli-force-home",
+        ["verify", "--claims", REF, "--out", "{home}", "--force"],
+        "is your home folder",
+    ),
     ("cli-force-root", ["verify", "--claims", REF, "--out", "/", "--force"], "is the root folder"),
-    ("cli-force-foreign", ["verify", "--claims", REF, "--out", "important", "--force"],
-     r"--out 'important' is not a report folder dpclaims wrote \(it has no \.dpclaims-report "
-     r"marker\), so --force leaves it alone; choose another --out"),
-    ("cli-force-foreign-file", ["verify", "--claims", REF, "--out", "report", "--force"],
-     "--out 'report' holds 'notes.txt', which dpclaims did not write, so --force leaves the "
-     "folder alone"),
-    ("cli-report-force-foreign", ["report", "results.json", "--out", "important", "--force"],
-     "not a report folder dpclaims wrote"),
+    (
+        "cli-force-foreign",
+        ["verify", "--claims", REF, "--out", "important", "--force"],
+        r"--out 'important' is not a report folder dpclaims wrote \(it has no \.dpclaims-report "
+        r"marker\), so --force leaves it alone; choose another --out",
+    ),
+    (
+        "cli-force-foreign-file",
+        ["verify", "--claims", REF, "--out", "report", "--force"],
+        "--out 'report' holds 'notes.txt', which dpclaims did not write, so --force leaves the "
+        "folder alone",
+    ),
+    (
+        "cli-report-force-foreign",
+        ["report", "results.json", "--out", "important", "--force"],
+        "not a report folder dpclaims wrote",
+    ),
 ]
 
 
-@pytest.mark.parametrize("argv, fragment", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+@pytest.mark.parametrize(
+    "argv, fragment", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES]
+)
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
     files = _cli_files(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -326,8 +663,13 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragme
 # -------------------------------------------------------------------------------------------
 
 anything = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5),
-    st.lists(st.floats(), max_size=4), st.lists(st.lists(st.floats(), max_size=3), max_size=3),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=5),
+    st.lists(st.floats(), max_size=4),
+    st.lists(st.lists(st.floats(), max_size=3), max_size=3),
     st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
 )
 float_arrays = hnp.arrays(
@@ -450,7 +792,14 @@ RESOURCE_CASES = [
     ),
     (
         "query-over-sensitivity",
-        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query", sensitivity=1.0),
+        lambda: audit(
+            gauss,
+            np.zeros(3),
+            np.array([0.0, 2.0, 0.0]),
+            **_FAST,
+            relation="query",
+            sensitivity=1.0,
+        ),
         NotNeighboursError,
         r"differ by 2 at index \(1,\), more than the per-coordinate sensitivity=1.0",
     ),

@@ -51,20 +51,33 @@ def without_time(result):
 def test_run_trials_resumes_without_recomputing(tmp_path):
     trials = 4 * SEED_BLOCK + 5
     plain = run_trials(gauss, 0.0, trials, seed=1, backend="serial")
-    first = run_trials(gauss, 0.0, trials, seed=1, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path)
+    first = run_trials(
+        gauss, 0.0, trials, seed=1, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path
+    )
     np.testing.assert_array_equal(first, plain)
     files = chunk_files(tmp_path)
     assert len(files) == 5 and (tmp_path / MANIFEST).exists()
     files[2].unlink()  # as if the run had been killed before this chunk finished
     stamps = {p: p.stat().st_mtime_ns for p in chunk_files(tmp_path)}
-    again = run_trials(gauss, 0.0, trials, seed=1, chunk=SEED_BLOCK, backend="processes", workers=2, checkpoint=tmp_path)
+    again = run_trials(
+        gauss,
+        0.0,
+        trials,
+        seed=1,
+        chunk=SEED_BLOCK,
+        backend="processes",
+        workers=2,
+        checkpoint=tmp_path,
+    )
     np.testing.assert_array_equal(again, plain)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
     assert len(chunk_files(tmp_path)) == 5
 
 
 def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path):
-    kwargs = dict(epsilon=1.0, delta=1e-5, trials=5 * SEED_BLOCK, seed=2, chunk=SEED_BLOCK, backend="serial")
+    kwargs = dict(
+        epsilon=1.0, delta=1e-5, trials=5 * SEED_BLOCK, seed=2, chunk=SEED_BLOCK, backend="serial"
+    )
     plain = without_time(audit(gauss, 0.0, 1.0, **kwargs))
     checkpointed = without_time(audit(gauss, 0.0, 1.0, checkpoint=tmp_path / "audit", **kwargs))
     for path in chunk_files(tmp_path / "audit")[::2]:
@@ -73,10 +86,21 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
     assert plain == checkpointed == resumed
     grid = geometric_grid(10, 1000, 4, integer=True)
     reference = sweep(noisy_rate, "n", grid, replicates=3, seed=4, backend="serial")
-    first = sweep(noisy_rate, "n", grid, replicates=3, seed=4, backend="serial", checkpoint=tmp_path / "sweep")
+    first = sweep(
+        noisy_rate, "n", grid, replicates=3, seed=4, backend="serial", checkpoint=tmp_path / "sweep"
+    )
     assert len(chunk_files(tmp_path / "sweep")) == 12
     chunk_files(tmp_path / "sweep")[5].unlink()
-    second = sweep(noisy_rate, "n", grid, replicates=3, seed=4, backend="processes", workers=2, checkpoint=tmp_path / "sweep")
+    second = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=3,
+        seed=4,
+        backend="processes",
+        workers=2,
+        checkpoint=tmp_path / "sweep",
+    )
     np.testing.assert_array_equal(first.errors, reference.errors)
     np.testing.assert_array_equal(second.errors, reference.errors)
 
@@ -91,7 +115,15 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
     ],
 )
 def test_checkpoint_of_other_arguments_is_refused(tmp_path, change, differs):
-    base = dict(mechanism=Scaled(1.0), epsilon=1.0, delta=1e-5, trials=4 * SEED_BLOCK, seed=2, chunk=SEED_BLOCK, backend="serial")
+    base = dict(
+        mechanism=Scaled(1.0),
+        epsilon=1.0,
+        delta=1e-5,
+        trials=4 * SEED_BLOCK,
+        seed=2,
+        chunk=SEED_BLOCK,
+        backend="serial",
+    )
     audit(base.pop("mechanism"), 0.0, 1.0, checkpoint=tmp_path, **base)
     args = {"mechanism": Scaled(1.0), **base, **change}
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
@@ -113,7 +145,10 @@ def test_checkpoint_of_another_version_is_refused(tmp_path):
     "damage, message",
     [
         (lambda d: chunk_files(d)[0].write_bytes(b"not a zip"), "is corrupt"),
-        (lambda d: chunk_files(d)[0].write_bytes(chunk_files(d)[0].read_bytes()[:-40]), "is corrupt"),
+        (
+            lambda d: chunk_files(d)[0].write_bytes(chunk_files(d)[0].read_bytes()[:-40]),
+            "is corrupt",
+        ),
         (lambda d: (d / MANIFEST).write_text("{"), "manifest .* is corrupt"),
         (lambda d: (d / MANIFEST).write_text("{}"), "manifest .* is corrupt"),
     ],
@@ -123,7 +158,9 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
     run_trials(gauss, 0.0, 3 * SEED_BLOCK, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path)
     damage(tmp_path)
     with pytest.raises(InputError, match=message):
-        run_trials(gauss, 0.0, 3 * SEED_BLOCK, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path)
+        run_trials(
+            gauss, 0.0, 3 * SEED_BLOCK, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path
+        )
 
 
 def test_checkpoint_directory_must_be_a_checkpoint(tmp_path):
@@ -144,7 +181,9 @@ def test_fingerprint_tells_computations_apart():
     closure = lambda data, rng, trials: offset + rng.standard_normal(trials)  # noqa: E731
     assert fingerprint(closure) == fingerprint(closure)
     offset = 2.0
-    assert fingerprint(closure) != fingerprint(lambda data, rng, trials: offset + rng.standard_normal(trials))
+    assert fingerprint(closure) != fingerprint(
+        lambda data, rng, trials: offset + rng.standard_normal(trials)
+    )
 
 
 def test_stage_refuses_chunks_of_other_inputs(tmp_path):
@@ -152,7 +191,9 @@ def test_stage_refuses_chunks_of_other_inputs(tmp_path):
     store.stage("counts", thresholds=np.array([1.0])).save(0, np.arange(3))
     with pytest.raises(InputError, match="different inputs"):
         store.stage("counts", thresholds=np.array([2.0])).load(1)
-    np.testing.assert_array_equal(store.stage("counts", thresholds=np.array([1.0])).load(1)[0], np.arange(3))
+    np.testing.assert_array_equal(
+        store.stage("counts", thresholds=np.array([1.0])).load(1)[0], np.arange(3)
+    )
 
 
 SCRIPT = textwrap.dedent(
@@ -182,7 +223,9 @@ def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     checkpoint = tmp_path / "checkpoint"
-    process = subprocess.Popen([sys.executable, str(script), str(checkpoint)], env=env, stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(checkpoint)], env=env, stdout=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if checkpoint.exists() and len(list(checkpoint.glob("certification-*.npz"))) >= 10:
@@ -193,8 +236,12 @@ def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path
     process.wait()
     survivors = {p: p.stat().st_mtime_ns for p in chunk_files(checkpoint)}
     assert 10 <= sum("certification" in p.name for p in survivors) < 64
-    resumed = subprocess.run([sys.executable, str(script), str(checkpoint)], env=env, capture_output=True, check=True)
-    plain = subprocess.run([sys.executable, str(script), "-"], env=env, capture_output=True, check=True)
+    resumed = subprocess.run(
+        [sys.executable, str(script), str(checkpoint)], env=env, capture_output=True, check=True
+    )
+    plain = subprocess.run(
+        [sys.executable, str(script), "-"], env=env, capture_output=True, check=True
+    )
     assert json.loads(resumed.stdout) == json.loads(plain.stdout)
     assert all(p.stat().st_mtime_ns == t for p, t in survivors.items())
     assert len(chunk_files(checkpoint)) == 2 * 8 + 2 * 32

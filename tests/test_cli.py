@@ -54,7 +54,9 @@ def test_list_shows_every_claim_and_filters(capsys):
     code, out, _ = run(capsys, "list", "--paper", "murata-suzuki-2023", "--kind", "complexity")
     lines = out.strip().splitlines()
     assert lines[-1] == (f"{len(lines) - 2} claims" if len(lines) != 3 else "1 claim")
-    code, out, _ = run(capsys, "list", "--paper", "murata-suzuki-2023", "--kind", "privacy", "--json")
+    code, out, _ = run(
+        capsys, "list", "--paper", "murata-suzuki-2023", "--kind", "privacy", "--json"
+    )
     rows = json.loads(out)
     assert code == 0 and rows and {r["paper"] for r in rows} == {"murata-suzuki-2023"}
     assert {r["kind"] for r in rows} == {"privacy"}
@@ -66,7 +68,9 @@ def test_audit_of_correct_builtin_is_consistent_and_exit_zero(capsys):
 
 
 def test_audit_of_buggy_builtin_is_violation_and_exit_one(capsys):
-    code, out, _ = run(capsys, "audit", "laplace-half-scale", "--delta", "0", "--trials", "20000", "--json")
+    code, out, _ = run(
+        capsys, "audit", "laplace-half-scale", "--delta", "0", "--trials", "20000", "--json"
+    )
     payload = json.loads(out)
     assert code == 1
     assert payload["verdict"] == "violation" and payload["epsilon_lower"] > 1.0
@@ -75,9 +79,13 @@ def test_audit_of_buggy_builtin_is_violation_and_exit_one(capsys):
 
 def test_audit_of_user_callable_from_npz(capsys, user_module):
     d0, d1 = str(user_module / "d0.npz"), str(user_module / "d1.npz")
-    code, out, _ = run(capsys, "audit", "usermech:noisy_mean", "--d0", d0, "--d1", d1, "--trials", "20000")
+    code, out, _ = run(
+        capsys, "audit", "usermech:noisy_mean", "--d0", d0, "--d1", d1, "--trials", "20000"
+    )
     assert code == 0, out
-    code, out, _ = run(capsys, "audit", "leakymech:noisy_mean", "--d0", d0, "--d1", d1, "--trials", "20000")
+    code, out, _ = run(
+        capsys, "audit", "leakymech:noisy_mean", "--d0", d0, "--d1", d1, "--trials", "20000"
+    )
     assert code == 1 and "violation" in out
 
 
@@ -105,7 +113,14 @@ def test_audit_of_user_callable_from_npz(capsys, user_module):
     ],
 )
 def test_bad_input_is_one_line_and_exit_two(capsys, user_module, argv, fragment):
-    files = {"D0": "d0.npz", "D1": "d1.npz", "FAR": "far.npz", "JUNK": "junk.npz", "NOX": "nox.npz", "MISSING": "missing.npz"}
+    files = {
+        "D0": "d0.npz",
+        "D1": "d1.npz",
+        "FAR": "far.npz",
+        "JUNK": "junk.npz",
+        "NOX": "nox.npz",
+        "MISSING": "missing.npz",
+    }
     argv = [str(user_module / files[a]) if a in files else a for a in argv]
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -114,7 +129,9 @@ def test_bad_input_is_one_line_and_exit_two(capsys, user_module, argv, fragment)
 
 
 def test_usage_errors_exit_two_without_traceback():
-    result = subprocess.run([sys.executable, "-m", "dpclaims.cli", "audit"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "dpclaims.cli", "audit"], capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
 
@@ -142,7 +159,10 @@ def test_audit_resolves_module_and_file_from_the_current_folder(tmp_path, monkey
         monkeypatch.delitem(sys.modules, name, raising=False)
     datasets = ["--d0", "d0.npz", "--d1", "d1.npz", "--trials", "2000", "--json"]
     for spec in (
-            "cwdmech:noisy_mean", "./sub/filemech.py:noisy_mean", "sub/filemech.py:noisy_mean"):
+        "cwdmech:noisy_mean",
+        "./sub/filemech.py:noisy_mean",
+        "sub/filemech.py:noisy_mean",
+    ):
         code, out, err = run(capsys, "audit", spec, *datasets)
         verdict = json.loads(out)["verdict"]
         assert code == 0 and err == "" and verdict in ("consistent", "inconclusive"), (spec, err)
@@ -151,21 +171,34 @@ def test_audit_resolves_module_and_file_from_the_current_folder(tmp_path, monkey
 def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatch, capsys):
     (tmp_path / "globalnoise.py").write_text(
         "import numpy as np\n\ndef noisy(data, rng, trials):\n"
-        "    return data.x.sum() + np.random.standard_normal(trials)\n")
+        "    return data.x.sum() + np.random.standard_normal(trials)\n"
+    )
     np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
     np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delitem(sys.modules, "globalnoise", raising=False)
-    argv = ["audit", "globalnoise:noisy", "--d0", "d0.npz", "--d1", "d1.npz", "--trials", "1000",
-            "--backend", "serial", "--json"]
+    argv = [
+        "audit",
+        "globalnoise:noisy",
+        "--d0",
+        "d0.npz",
+        "--d1",
+        "d1.npz",
+        "--trials",
+        "1000",
+        "--backend",
+        "serial",
+        "--json",
+    ]
     code, out, err = run(capsys, *argv)
     warned = json.loads(out)["warnings"]
     assert [w["category"] for w in warned] == ["RuntimeWarning"]
     assert "draws randomness from somewhere other than its rng argument" in warned[0]["message"]
     assert err == f"dpclaims: warning: {warned[0]['message']}\n"
-    _, out, err = run(capsys, "audit", "gaussian", "--trials", "2000", "--backend", "serial",
-                      "--json")
+    _, out, err = run(
+        capsys, "audit", "gaussian", "--trials", "2000", "--backend", "serial", "--json"
+    )
     assert json.loads(out)["warnings"] == [] and err == ""
 
 
@@ -178,8 +211,10 @@ def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
     monkeypatch.setattr(claims, "load", broken)
     code, out, err = run(capsys, "list")
     assert code == 3 and out == ""
-    assert err == ("dpclaims: internal error: KeyError: 'registry_internal' (a bug in dpclaims; "
-                   "rerun with --debug for the traceback and report it)\n")
+    assert err == (
+        "dpclaims: internal error: KeyError: 'registry_internal' (a bug in dpclaims; "
+        "rerun with --debug for the traceback and report it)\n"
+    )
     for argv in (["--debug", "list"], ["list", "--debug"]):
         code, _, err = run(capsys, *argv)
         assert code == 3 and err.startswith("Traceback (most recent call last):")
@@ -207,8 +242,15 @@ def test_bad_input_with_debug_shows_the_traceback_and_still_exits_2(capsys):
 
 def _cli(*argv, cwd=None, **kwargs):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.Popen([sys.executable, "-m", "dpclaims.cli", *argv], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "dpclaims.cli", *argv],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_closed_stdout_is_not_an_error():
@@ -246,9 +288,22 @@ def test_ctrl_c_is_one_line_exit_130_and_no_worker_traceback(tmp_path):
     (tmp_path / "slowmech.py").write_text(SLOW_IN_WORKERS)
     np.savez(tmp_path / "d0.npz", x=np.zeros((4, 1, 1)))
     np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 3), (0, 0), (0, 0))))
-    process = _cli("audit", "slowmech:mechanism", "--d0", "d0.npz", "--d1", "d1.npz",
-                   "--trials", "1000", "--backend", "processes", "--workers", "2",
-                   cwd=tmp_path, start_new_session=True)
+    process = _cli(
+        "audit",
+        "slowmech:mechanism",
+        "--d0",
+        "d0.npz",
+        "--d1",
+        "d1.npz",
+        "--trials",
+        "1000",
+        "--backend",
+        "processes",
+        "--workers",
+        "2",
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("started-*"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)

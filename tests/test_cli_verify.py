@@ -51,8 +51,12 @@ class Recorder:
     """Accepts a checkpoint keyword and reports what it got."""
 
     def run(self, seed=0, backend="auto", workers=None, checkpoint=None):
-        return {"type": "value", "verdict": "consistent", "summary": f"checkpoint={checkpoint}",
-                "evidence": {"checks": {}, "checkpoint": checkpoint}}
+        return {
+            "type": "value",
+            "verdict": "consistent",
+            "summary": f"checkpoint={checkpoint}",
+            "evidence": {"checks": {}, "checkpoint": checkpoint},
+        }
 
 
 @dataclass(frozen=True)
@@ -62,24 +66,37 @@ class Combined:
     parts: dict
 
     def run(self, seed=0, backend="auto", workers=None):
-        results = {name: part.run(seed=seed, backend=backend, workers=workers) for name, part in self.parts.items()}
-        return {"type": "rate", "verdict": "consistent", "summary": "both parts hold",
-                "evidence": {"parts": results}}
+        results = {
+            name: part.run(seed=seed, backend=backend, workers=workers)
+            for name, part in self.parts.items()
+        }
+        return {
+            "type": "rate",
+            "verdict": "consistent",
+            "summary": "both parts hold",
+            "evidence": {"parts": results},
+        }
 
 
 FAKES = {
     AUDIT_OK: lambda claim, budget: _audit("gaussian", 1.0, 1e-5, 4000),
     AUDIT_BAD: lambda claim, budget: _audit("laplace-half-scale", 1.0, 0.0, 20000),
-    RATE: lambda claim, budget: RateExperiment(power_law, "n", [10, 20, 40, 80, 160, 320], expected=-1.0,
-                                               replicates=4, margin=0.15),
-    VALUE: lambda claim, budget: ValueExperiment(lambda rng: {"sigma": 2.0, "rounds": (10.0, 9.0, 11.0)},
-                                                 {"sigma": 2.0, "rounds": 10.0}),
+    RATE: lambda claim, budget: RateExperiment(
+        power_law, "n", [10, 20, 40, 80, 160, 320], expected=-1.0, replicates=4, margin=0.15
+    ),
+    VALUE: lambda claim, budget: ValueExperiment(
+        lambda rng: {"sigma": 2.0, "rounds": (10.0, 9.0, 11.0)}, {"sigma": 2.0, "rounds": 10.0}
+    ),
     BROKEN: lambda claim, budget: Broken(),
     OPTIONS: lambda claim, budget: Recorder(),
-    COMBINED: lambda claim, budget: Combined({
-        "slope": RateExperiment(power_law, "m", [10, 100, 1000, 10000], expected=-1.0, replicates=3, margin=0.2),
-        "formula": ValueExperiment(lambda rng: {"c": 1.0}, {"c": 1.0}),
-    }),
+    COMBINED: lambda claim, budget: Combined(
+        {
+            "slope": RateExperiment(
+                power_law, "m", [10, 100, 1000, 10000], expected=-1.0, replicates=3, margin=0.2
+            ),
+            "formula": ValueExperiment(lambda rng: {"c": 1.0}, {"c": 1.0}),
+        }
+    ),
 }
 
 
@@ -107,7 +124,9 @@ def run(capsys, *argv):
 def report(fakes, tmp_path_factory):
     """One reduced verify run shared by the tests below."""
     out = tmp_path_factory.mktemp("verify") / "report"
-    code = main(["verify", "--claims", SELECTION, "--out", str(out), "--backend", "serial", "--seed", "3"])
+    code = main(
+        ["verify", "--claims", SELECTION, "--out", str(out), "--backend", "serial", "--seed", "3"]
+    )
     return code, out
 
 
@@ -127,15 +146,25 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
     results = json.loads((out / "results.json").read_text())
     validate_results(results)
     assert results["schema_version"] == SCHEMA_VERSION
-    assert set(results["environment"]["versions"]) >= {"dpclaims", "numpy", "scipy", "dp-accounting"}
+    assert set(results["environment"]["versions"]) >= {
+        "dpclaims",
+        "numpy",
+        "scipy",
+        "dp-accounting",
+    }
     assert results["settings"]["seed"] == 3 and results["settings"]["backend"] == "serial"
     by_id = {e["id"]: e for e in results["claims"]}
-    selected = [c.id for c in claims.load() if fnmatch.fnmatchcase(c.id, "diff2gd.*")] + ["cited.dp_srm"]
+    selected = [c.id for c in claims.load() if fnmatch.fnmatchcase(c.id, "diff2gd.*")] + [
+        "cited.dp_srm"
+    ]
     assert set(by_id) == set(selected)
     assert by_id[AUDIT_OK]["verdict"] == "consistent" and by_id[AUDIT_OK]["type"] == "audit"
     assert by_id[AUDIT_BAD]["verdict"] == "violation"
     assert by_id[AUDIT_BAD]["evidence"]["epsilon_lower"] > 1.0
-    assert by_id[RATE]["verdict"] == "consistent" and by_id[RATE]["evidence"]["sweep"]["replicates"] == 4
+    assert (
+        by_id[RATE]["verdict"] == "consistent"
+        and by_id[RATE]["evidence"]["sweep"]["replicates"] == 4
+    )
     assert by_id[VALUE]["verdict"] == "consistent"
     assert by_id[BROKEN]["verdict"] == "error"
     assert by_id[BROKEN]["error"] == "RuntimeError: the fake experiment broke"
@@ -156,10 +185,14 @@ def test_html_is_self_contained_and_names_every_claim(report):
     assert "<script" not in html.lower()
     assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", html, flags=re.IGNORECASE)
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(images) == 5  # two audits, one rate, the rate part of the combined check, the summary
+    assert (
+        len(images) == 5
+    )  # two audits, one rate, the rate part of the combined check, the summary
     assert f"{COMBINED} [slope]" in html and f"{COMBINED} [formula]" in html
     assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
-    assert re.findall(r"<img[^>]*>", html) and all("data:image/png" in tag for tag in re.findall(r"<img[^>]*>", html))
+    assert re.findall(r"<img[^>]*>", html) and all(
+        "data:image/png" in tag for tag in re.findall(r"<img[^>]*>", html)
+    )
 
 
 def test_markdown_links_figures_that_exist(report):
@@ -177,15 +210,26 @@ def test_report_rerenders_the_same_report_from_json_alone(report, tmp_path, caps
     assert code2 == code == 1 and err == ""
     for name in ("report.md", "report.html", "results.json"):
         assert (again / name).read_bytes() == (out / name).read_bytes(), name
-    assert sorted(p.name for p in (again / "figures").iterdir()) == sorted(p.name for p in (out / "figures").iterdir())
+    assert sorted(p.name for p in (again / "figures").iterdir()) == sorted(
+        p.name for p in (out / "figures").iterdir()
+    )
     for figure in (out / "figures").iterdir():
         assert (again / "figures" / figure.name).read_bytes() == figure.read_bytes()
     assert "report:" in stdout
 
 
 def test_verify_json_summary_and_exit_zero_when_all_checked_claims_hold(fakes, tmp_path, capsys):
-    code, out, err = run(capsys, "verify", "--claims", f"{VALUE},diff2gd.prop41.rdp_to_dp", "--out", tmp_path / "r",
-                         "--json", "--backend", "serial")
+    code, out, err = run(
+        capsys,
+        "verify",
+        "--claims",
+        f"{VALUE},diff2gd.prop41.rdp_to_dp",
+        "--out",
+        tmp_path / "r",
+        "--json",
+        "--backend",
+        "serial",
+    )
     payload = json.loads(out)
     assert code == 0 and payload["exit_code"] == 0 and err == ""  # no progress bar off a terminal
     assert payload["counts"]["consistent"] == 1 and payload["counts"]["not_checkable"] == 1
@@ -202,13 +246,35 @@ def test_progress_bar_on_a_terminal_unless_quiet(fakes, tmp_path, capsys, monkey
 
 
 def test_options_pass_through_only_when_given(fakes, tmp_path, capsys):
-    code, _, _ = run(capsys, "verify", "--claims", OPTIONS, "--out", tmp_path / "a", "--checkpoint", tmp_path / "ck")
+    code, _, _ = run(
+        capsys,
+        "verify",
+        "--claims",
+        OPTIONS,
+        "--out",
+        tmp_path / "a",
+        "--checkpoint",
+        tmp_path / "ck",
+    )
     results = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert code == 0 and results["claims"][0]["evidence"]["checkpoint"] == str(tmp_path / "ck" / OPTIONS)
+    assert code == 0 and results["claims"][0]["evidence"]["checkpoint"] == str(
+        tmp_path / "ck" / OPTIONS
+    )
     assert results["settings"]["options"] == {"checkpoint": str(tmp_path / "ck")}
-    code, _, _ = run(capsys, "verify", "--claims", OPTIONS, "--out", tmp_path / "b", "--scheduler", "tcp://x:8786")
+    code, _, _ = run(
+        capsys,
+        "verify",
+        "--claims",
+        OPTIONS,
+        "--out",
+        tmp_path / "b",
+        "--scheduler",
+        "tcp://x:8786",
+    )
     entry = json.loads((tmp_path / "b" / "results.json").read_text())["claims"][0]
-    assert code == 1 and entry["verdict"] == "error" and "does not accept scheduler" in entry["error"]
+    assert (
+        code == 1 and entry["verdict"] == "error" and "does not accept scheduler" in entry["error"]
+    )
 
 
 def test_existing_output_directory_needs_force(fakes, tmp_path, capsys):
@@ -239,15 +305,31 @@ def test_force_replaces_a_report_dpclaims_wrote(fakes, tmp_path, capsys):
 
 def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
     figure = tmp_path / "rate.png"
-    code, out, _ = run(capsys, "rate", RATE, "--values", "10,30,100,300,1000", "--replicates", "3",
-                       "--figure", figure, "--backend", "serial", "--json")
+    code, out, _ = run(
+        capsys,
+        "rate",
+        RATE,
+        "--values",
+        "10,30,100,300,1000",
+        "--replicates",
+        "3",
+        "--figure",
+        figure,
+        "--backend",
+        "serial",
+        "--json",
+    )
     payload = json.loads(out)
     assert code == 0 and payload["verdict"] == "consistent"
     assert payload["evidence"]["sweep"]["values"] == [10, 30, 100, 300, 1000]
     assert payload["evidence"]["sweep"]["replicates"] == 3
     assert figure.read_bytes().startswith(b"\x89PNG") and payload["figure"] == str(figure)
     code, out, _ = run(capsys, "rate", RATE, "--figure", figure, "--backend", "serial")
-    assert code == 0 and "verdict       consistent" in out and "exponent" not in out.split("verdict")[1]
+    assert (
+        code == 0
+        and "verdict       consistent" in out
+        and "exponent" not in out.split("verdict")[1]
+    )
 
 
 @pytest.mark.parametrize(
@@ -268,7 +350,10 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["report", "BADSCHEMA"], "results $.claims: expected array"),
         (["report", "OLD"], f"reads version {SCHEMA_VERSION}"),
         (["rate", "nope.claim"], "unknown claim id"),
-        (["rate", "diff2gd.prop41.rdp_to_dp"], "cannot be checked by experiment: no experiment yet"),
+        (
+            ["rate", "diff2gd.prop41.rdp_to_dp"],
+            "cannot be checked by experiment: no experiment yet",
+        ),
         (["rate", AUDIT_OK], "not a rate sweep"),
         (["rate", RATE, "--values", "1,x"], "--values must be comma-separated numbers"),
         (["rate", RATE, "--values", "1,2", "--backend", "serial"], "values"),
@@ -278,9 +363,15 @@ def test_bad_input_is_one_line_and_exit_two(fakes, tmp_path, capsys, argv, fragm
     (tmp_path / "file").write_text("not json")
     (tmp_path / "bad.json").write_text(json.dumps({**_minimal(), "claims": {}}))
     (tmp_path / "old.json").write_text(json.dumps({**_minimal(), "schema_version": 99}))
-    files = {"FILE": tmp_path / "file", "MISSING": tmp_path / "missing.json", "BADSCHEMA": tmp_path / "bad.json",
-             "OLD": tmp_path / "old.json"}
-    argv = [re.sub(r"^(FILE|MISSING|BADSCHEMA|OLD)", lambda m: str(files[m.group(1)]), a) for a in argv]
+    files = {
+        "FILE": tmp_path / "file",
+        "MISSING": tmp_path / "missing.json",
+        "BADSCHEMA": tmp_path / "bad.json",
+        "OLD": tmp_path / "old.json",
+    }
+    argv = [
+        re.sub(r"^(FILE|MISSING|BADSCHEMA|OLD)", lambda m: str(files[m.group(1)]), a) for a in argv
+    ]
     if argv[0] == "verify" and "--out" not in argv:
         argv += ["--out", str(tmp_path / "out")]
     code, out, err = run(capsys, *argv)
@@ -291,10 +382,23 @@ def test_bad_input_is_one_line_and_exit_two(fakes, tmp_path, capsys, argv, fragm
 
 
 def _minimal():
-    return {"schema_version": SCHEMA_VERSION, "dpclaims_version": "0", "created": "now",
-            "settings": {"budget": "quick", "seed": 0, "backend": "auto", "workers": None, "papers": None,
-                         "claims": None, "options": {}},
-            "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
-            "papers": [], "load_errors": [],
-            "counts": {v: 0 for v in VERDICTS},
-            "wall_time": 0.0, "claims": []}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dpclaims_version": "0",
+        "created": "now",
+        "settings": {
+            "budget": "quick",
+            "seed": 0,
+            "backend": "auto",
+            "workers": None,
+            "papers": None,
+            "claims": None,
+            "options": {},
+        },
+        "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
+        "papers": [],
+        "load_errors": [],
+        "counts": {v: 0 for v in VERDICTS},
+        "wall_time": 0.0,
+        "claims": [],
+    }

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpclaims.audit.threshold import counts_above
-
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.execution import (
     MAX_CHUNK_BLOCKS,
@@ -123,12 +122,16 @@ def test_closures_run_on_processes_and_unpicklable_mechanisms_are_a_clear_error(
     offset = 2.0
     closure = lambda data, rng, trials: offset + rng.standard_normal(trials)  # noqa: E731
     serial = run_trials(closure, None, 3 * SEED_BLOCK, backend="serial")
-    parallel = run_trials(closure, None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
+    parallel = run_trials(
+        closure, None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK
+    )
     np.testing.assert_array_equal(parallel, serial)
     with pytest.raises(InputError, match="could not serialise.*backend='serial'"):
         run_trials(Locked(), None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
     auto = run_trials(Locked(), None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
-    np.testing.assert_array_equal(auto, run_trials(Locked(), None, 3 * SEED_BLOCK, backend="serial"))
+    np.testing.assert_array_equal(
+        auto, run_trials(Locked(), None, 3 * SEED_BLOCK, backend="serial")
+    )
 
 
 def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
@@ -139,7 +142,9 @@ def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
         return rng.standard_normal(trials)
 
     run_trials(counting, None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
-    assert calls[-3:] == [SEED_BLOCK] * 3  # the blocks ran in this process, after the probe's small calls
+    assert (
+        calls[-3:] == [SEED_BLOCK] * 3
+    )  # the blocks ran in this process, after the probe's small calls
     assert sum(calls[:-3]) < SEED_BLOCK
 
 
@@ -147,11 +152,15 @@ def above_zero(outputs):
     return np.array([np.sum(outputs[:, 0] > 0), len(outputs)])
 
 
-@pytest.mark.parametrize("chunk, backend", [(SEED_BLOCK, "serial"), (2 * SEED_BLOCK, "processes"), (None, "processes")])
+@pytest.mark.parametrize(
+    "chunk, backend", [(SEED_BLOCK, "serial"), (2 * SEED_BLOCK, "processes"), (None, "processes")]
+)
 def test_reduce_trials_equals_reducing_the_outputs(chunk, backend):
     trials = 5 * SEED_BLOCK + 7
     outputs = run_trials(gaussian, 0.0, trials, seed=4, backend="serial")
-    counts = reduce_trials(gaussian, 0.0, trials, above_zero, seed=4, chunk=chunk, backend=backend, workers=2)
+    counts = reduce_trials(
+        gaussian, 0.0, trials, above_zero, seed=4, chunk=chunk, backend=backend, workers=2
+    )
     assert counts.dtype == np.int64
     np.testing.assert_array_equal(counts, [np.sum(outputs[:, 0] > 0), trials])
 
@@ -211,7 +220,9 @@ def test_map_tasks_keeps_order_on_every_backend():
 @settings(max_examples=200, deadline=None)
 @given(
     scores=st.lists(st.integers(-5, 5), min_size=0, max_size=40),
-    thresholds=st.lists(st.one_of(st.integers(-6, 6).map(float), st.just(-np.inf)), min_size=1, max_size=12),
+    thresholds=st.lists(
+        st.one_of(st.integers(-6, 6).map(float), st.just(-np.inf)), min_size=1, max_size=12
+    ),
 )
 def test_counts_above_matches_brute_force_with_ties_and_unsorted_thresholds(scores, thresholds):
     s = np.asarray(scores, dtype=np.float64)
@@ -231,5 +242,7 @@ def test_a_chunk_plan_covers_each_trial_of_its_range_once_in_order(trials, cut, 
     plan = plan_chunks(trials, chunk, workers, start=start, stop=stop)
     kept = [(b * SEED_BLOCK + lo, b * SEED_BLOCK + hi) for c in plan for b, size, lo, hi in c]
     assert [t for lo, hi in kept for t in range(lo, hi)] == list(range(start, stop))
-    assert all(size == min(SEED_BLOCK, trials - b * SEED_BLOCK) for c in plan for b, size, _, _ in c)
+    assert all(
+        size == min(SEED_BLOCK, trials - b * SEED_BLOCK) for c in plan for b, size, _, _ in c
+    )
     assert len(plan) == len(list(plan))

@@ -26,8 +26,13 @@ def noisy_rate(n, rng, c=2.0):
 @pytest.fixture(scope="module")
 def scheduler():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
-        dashboard_address="127.0.0.1:0", silence_logs=40,
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        host="127.0.0.1",
+        protocol="tcp",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=40,
     ) as cluster:
         yield cluster.scheduler_address
 
@@ -41,9 +46,31 @@ def without_time(result):
 @pytest.mark.parametrize("statistic_mechanism", [gauss, vector], ids=["1d", "3d-learned-score"])
 def test_audit_is_bit_identical_on_serial_processes_and_dask(scheduler, statistic_mechanism):
     kwargs = dict(epsilon=1.0, delta=1e-5, trials=6 * SEED_BLOCK + 321, seed=5)
-    serial = without_time(audit(statistic_mechanism, 0.0, 1.0, backend="serial", chunk=SEED_BLOCK, **kwargs))
-    processes = without_time(audit(statistic_mechanism, 0.0, 1.0, backend="processes", workers=2, chunk=3 * SEED_BLOCK, **kwargs))
-    dask = without_time(audit(statistic_mechanism, 0.0, 1.0, backend="dask", scheduler=scheduler, chunk=2 * SEED_BLOCK, **kwargs))
+    serial = without_time(
+        audit(statistic_mechanism, 0.0, 1.0, backend="serial", chunk=SEED_BLOCK, **kwargs)
+    )
+    processes = without_time(
+        audit(
+            statistic_mechanism,
+            0.0,
+            1.0,
+            backend="processes",
+            workers=2,
+            chunk=3 * SEED_BLOCK,
+            **kwargs,
+        )
+    )
+    dask = without_time(
+        audit(
+            statistic_mechanism,
+            0.0,
+            1.0,
+            backend="dask",
+            scheduler=scheduler,
+            chunk=2 * SEED_BLOCK,
+            **kwargs,
+        )
+    )
     assert serial == processes == dask
 
 
@@ -57,8 +84,12 @@ def test_sweep_is_bit_identical_on_serial_processes_and_dask(scheduler):
 
 
 def test_dask_without_scheduler_starts_and_closes_a_local_cluster():
-    out = run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="dask", workers=2, chunk=SEED_BLOCK)
-    np.testing.assert_array_equal(out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="serial"))
+    out = run_trials(
+        gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="dask", workers=2, chunk=SEED_BLOCK
+    )
+    np.testing.assert_array_equal(
+        out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="serial")
+    )
 
 
 @pytest.mark.slow

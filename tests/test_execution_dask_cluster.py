@@ -95,9 +95,7 @@ def cluster(tmp_path):
         with distributed.Client(address, timeout=STARTUP) as client:
             client.wait_for_workers(2, timeout=STARTUP)
             pids = set(client.run(os.getpid).values())
-        assert (
-            len(pids) == 2 and os.getpid() not in pids and pids <= {p.pid for p in processes[1:]}
-        )
+        assert len(pids) == 2 and os.getpid() not in pids and pids <= {p.pid for p in processes[1:]}
         yield address
     finally:
         _stop(processes[::-1])

@@ -16,9 +16,9 @@ from dpclaims.losses import (
     HingeLoss,
     HuberLoss,
     L1DistanceLoss,
-    QuadraticFormLoss,
     LinearLoss,
     LogisticLoss,
+    QuadraticFormLoss,
     SmoothedAbsoluteLoss,
     SoftplusNetwork,
     SquaredDistanceLoss,
@@ -95,7 +95,11 @@ def test_gradient_matches_central_differences(loss, kind, seed, d):
     assert np.all(np.abs(fd - g)[smooth] <= 1e-5 * scale[smooth])
 
 
-@pytest.mark.parametrize("loss,kind", [(loss, kind) for loss, kind in LOSSES if loss.glm], ids=[i for i, (l, _) in zip(IDS, LOSSES) if l.glm])
+@pytest.mark.parametrize(
+    "loss,kind",
+    [(loss, kind) for loss, kind in LOSSES if loss.glm],
+    ids=[i for i, (l, _) in zip(IDS, LOSSES) if l.glm],
+)
 def test_glm_grad_is_dphi_times_x(loss, kind):
     rng = np.random.default_rng(1)
     theta = rng.normal(size=(3, 4))
@@ -136,7 +140,9 @@ def test_constants_are_attained_where_stated():
     g = loss.grad(np.array([[s, 0.0]]), z)
     assert np.linalg.norm(g) == pytest.approx(s / 2)
     r, h = math.sqrt(3) * s, 1e-5
-    curv = (loss.grad(np.array([[r + h, 0.0]]), z) - loss.grad(np.array([[r - h, 0.0]]), z))[0, 0, 0] / (2 * h)
+    curv = (loss.grad(np.array([[r + h, 0.0]]), z) - loss.grad(np.array([[r - h, 0.0]]), z))[
+        0, 0, 0
+    ] / (2 * h)
     assert curv == pytest.approx(-loss.weak_convexity, rel=1e-6)
     assert loss.lipschitz(0.1, 0.1) == pytest.approx(0.2 / (1 + 0.04 / s**2))
     # logistic smoothness X^2/4 is attained at margin 0
@@ -259,7 +265,9 @@ def test_projections_are_feasible_and_optimal(seed, d):
     # l2 ball with centre
     c = rng.normal(size=d)
     p = project_l2_ball(theta, 1.2, c)
-    feasible_checks.append((p, _ball(rng, (200, d), 1.2) + c, np.linalg.norm(p - c, axis=1) <= 1.2 + 1e-12))
+    feasible_checks.append(
+        (p, _ball(rng, (200, d), 1.2) + c, np.linalg.norm(p - c, axis=1) <= 1.2 + 1e-12)
+    )
     # box
     p = project_box(theta, -0.5, np.linspace(0.5, 1.0, d))
     z = rng.uniform(-0.5, 0.5, size=(200, d))
@@ -269,7 +277,9 @@ def test_projections_are_feasible_and_optimal(seed, d):
     p = project_ball_intersection(theta, 1.0, c1, 0.8, c2)
     z = _ball(rng, (4000, d), 1.0)
     z = z[np.linalg.norm(z - c2, axis=1) <= 0.8]
-    ok = (np.linalg.norm(p - c1, axis=1) <= 1 + 1e-9) & (np.linalg.norm(p - c2, axis=1) <= 0.8 + 1e-9)
+    ok = (np.linalg.norm(p - c1, axis=1) <= 1 + 1e-9) & (
+        np.linalg.norm(p - c2, axis=1) <= 0.8 + 1e-9
+    )
     feasible_checks.append((p, z, ok))
     for proj, points, feasible in feasible_checks:
         assert np.all(feasible)
@@ -284,7 +294,9 @@ def test_projection_fixed_points_and_errors():
     np.testing.assert_array_equal(project_l2_ball(inside, 1.0), inside)
     np.testing.assert_allclose(project_l2_ball(np.array([[3.0, 4.0]]), 1.0), [[0.6, 0.8]])
     # a point above the lens projects to its corner (the rim of both spheres)
-    p = project_ball_intersection(np.array([[0.65, 5.0], [-5.0, 0.0]]), 1.0, np.zeros(2), 1.0, np.array([1.3, 0.0]))
+    p = project_ball_intersection(
+        np.array([[0.65, 5.0], [-5.0, 0.0]]), 1.0, np.zeros(2), 1.0, np.array([1.3, 0.0])
+    )
     np.testing.assert_allclose(p, [[0.65, math.sqrt(1 - 0.65**2)], [0.3, 0.0]])
     with pytest.raises(InputError, match="do not intersect"):
         project_ball_intersection(np.zeros((1, 2)), 1.0, np.zeros(2), 1.0, np.array([3.0, 0.0]))
@@ -309,7 +321,9 @@ def test_quadratic_form_loss():
         fd = (loss.value(theta + e, x) - loss.value(theta - e, x)) / (2 * h)
         np.testing.assert_allclose(fd, g[..., k], rtol=1e-6, atol=1e-6)
     eig = np.linalg.eigvalsh(loss.hessian)
-    assert loss.smoothness(1.0) == pytest.approx(eig[-1]) and loss.strong_convexity == pytest.approx(eig[0])
+    assert loss.smoothness(1.0) == pytest.approx(
+        eig[-1]
+    ) and loss.strong_convexity == pytest.approx(eig[0])
     th = _ball(rng, (500, 4), 2.0)
     xs = _ball(rng, (30, 4), 0.5)
     assert np.max(np.linalg.norm(loss.grad(th, xs), axis=-1)) <= loss.lipschitz(2.0, 0.5)
@@ -322,7 +336,12 @@ def test_quadratic_form_loss():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31), inputs=st.integers(1, 6), width=st.integers(1, 5), batch=st.integers(1, 9))
+@given(
+    seed=st.integers(0, 2**31),
+    inputs=st.integers(1, 6),
+    width=st.integers(1, 5),
+    batch=st.integers(1, 9),
+)
 def test_softplus_factored_gradients_match_the_full_ones(seed, inputs, width, batch):
     rng = np.random.default_rng(seed)
     net = SoftplusNetwork(n_inputs=inputs, width=width)
@@ -331,9 +350,15 @@ def test_softplus_factored_gradients_match_the_full_ones(seed, inputs, width, ba
     a, b = net.grad_factors(theta, x, y), net.grad_factors(other, x, y)
     g, h = net.grad(theta, x, y), net.grad(other, x, y)
     assert a.shape == (2, batch, 2 * width + 1)
-    np.testing.assert_allclose(net.factor_norms(a - b, x), np.linalg.norm(g - h, axis=-1), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(net.sum_factors(w[None, :, None] * (a - b), x), np.einsum("b,tbd->td", w, g - h),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        net.factor_norms(a - b, x), np.linalg.norm(g - h, axis=-1), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        net.sum_factors(w[None, :, None] * (a - b), x),
+        np.einsum("b,tbd->td", w, g - h),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def test_softplus_is_stable_at_extremes():

@@ -36,18 +36,25 @@ def test_composition_and_subsampling_move_epsilon_the_right_way():
     one = subsampled_gaussian_epsilon(2.0, 1.0, 1, 1e-5)
     assert one == pytest.approx(dp_accounting.get_epsilon_gaussian(2.0, 1e-5), rel=1e-3)
     assert subsampled_gaussian_epsilon(2.0, 1.0, 10, 1e-5) > one
-    assert subsampled_gaussian_epsilon(2.0, 0.1, 10, 1e-5) < subsampled_gaussian_epsilon(2.0, 1.0, 10, 1e-5)
+    assert subsampled_gaussian_epsilon(2.0, 0.1, 10, 1e-5) < subsampled_gaussian_epsilon(
+        2.0, 1.0, 10, 1e-5
+    )
 
 
 def test_replace_at_full_batch_is_twice_the_sensitivity():
     replace = subsampled_gaussian_epsilon(4.0, 1.0, 1, 1e-5, relation="replace")
     assert replace == pytest.approx(dp_accounting.get_epsilon_gaussian(2.0, 1e-5), rel=1e-3)
-    assert subsampled_gaussian_epsilon(4.0, 1.0, 1, 1e-5, accountant="rdp", relation="replace") >= replace
+    assert (
+        subsampled_gaussian_epsilon(4.0, 1.0, 1, 1e-5, accountant="rdp", relation="replace")
+        >= replace
+    )
     with pytest.raises(InputError, match="relation='replace'"):
         subsampled_gaussian_epsilon(4.0, 0.5, 1, 1e-5, accountant="rdp", relation="replace")
 
 
-@pytest.mark.parametrize(("epsilon", "rate", "steps"), [(1.0, 1.0, 1), (2.0, 0.1, 100), (0.5, 0.05, 20)])
+@pytest.mark.parametrize(
+    ("epsilon", "rate", "steps"), [(1.0, 1.0, 1), (2.0, 0.1, 100), (0.5, 0.05, 20)]
+)
 def test_calibrate_noise_multiplier_round_trips(epsilon, rate, steps):
     sigma = calibrate_noise_multiplier(epsilon, 1e-5, rate, steps)
     achieved = subsampled_gaussian_epsilon(sigma, rate, steps, 1e-5)
@@ -57,7 +64,9 @@ def test_calibrate_noise_multiplier_round_trips(epsilon, rate, steps):
 
 
 def test_calibrated_single_gaussian_is_the_analytic_sigma():
-    assert calibrate_noise_multiplier(1.0, 1e-5) == pytest.approx(analytic_gaussian_sigma(1.0, 1e-5), rel=1e-3)
+    assert calibrate_noise_multiplier(1.0, 1e-5) == pytest.approx(
+        analytic_gaussian_sigma(1.0, 1e-5), rel=1e-3
+    )
 
 
 def test_laplace_epsilon():
@@ -69,7 +78,12 @@ def test_laplace_epsilon():
 def test_accountant_claim():
     claim = accountant_claim(1.0, 0.1, 100, 1e-5, unit="user")
     assert isinstance(claim, PrivacyClaim)
-    assert (claim.unit, claim.relation, claim.delta, claim.source) == ("user", "add-remove", 1e-5, "dp-accounting PLD")
+    assert (claim.unit, claim.relation, claim.delta, claim.source) == (
+        "user",
+        "add-remove",
+        1e-5,
+        "dp-accounting PLD",
+    )
     assert claim.epsilon == pytest.approx(subsampled_gaussian_epsilon(1.0, 0.1, 100, 1e-5))
 
 

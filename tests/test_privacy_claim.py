@@ -8,10 +8,21 @@ from dpclaims.errors import InputError
 from dpclaims.privacy import PrivacyClaim
 
 
-@given(st.floats(1e-6, 50), st.floats(0, 0.999), st.sampled_from(["user", "item"]), st.sampled_from(["replace", "add-remove"]))
+@given(
+    st.floats(1e-6, 50),
+    st.floats(0, 0.999),
+    st.sampled_from(["user", "item"]),
+    st.sampled_from(["replace", "add-remove"]),
+)
 def test_valid_claims_round_trip(epsilon, delta, unit, relation):
     claim = PrivacyClaim(epsilon, delta, unit, relation)
-    assert claim.to_dict() == {"epsilon": epsilon, "delta": delta, "unit": unit, "relation": relation, "source": ""}
+    assert claim.to_dict() == {
+        "epsilon": epsilon,
+        "delta": delta,
+        "unit": unit,
+        "relation": relation,
+        "source": "",
+    }
     assert claim.pure == (delta == 0)
 
 

@@ -62,13 +62,31 @@ def project(tmp_path):
 
 
 def run_pytest(project, *args, autoload=True, pythonpath=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")
+    }
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--strict-markers", "-rA", "test_claims.py", *args]
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(pythonpath)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+        )
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--strict-markers",
+        "-rA",
+        "test_claims.py",
+        *args,
+    ]
+    return subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def check_rate_run(run, passed, deselected):
@@ -104,7 +122,9 @@ def test_plugin_loads_through_a_pytest11_entry_point(project, tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     info = site / "dpclaims_plugin_probe-0.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dpclaims-plugin-probe\nVersion: 0.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: dpclaims-plugin-probe\nVersion: 0.0\n"
+    )
     (info / "entry_points.txt").write_text("[pytest11]\ndpclaims.testing = dpclaims.testing\n")
     run = run_pytest(project, "-m", "dpclaims_rate or dpclaims_privacy", pythonpath=site)
     check_rate_run(run, passed=2, deselected=1)
@@ -113,13 +133,22 @@ def test_plugin_loads_through_a_pytest11_entry_point(project, tmp_path_factory):
 
 def installed_entry_point():
     points = importlib.metadata.entry_points(group="pytest11")
-    return [p for p in points if p.value == "dpclaims.testing" and p.dist is not None and p.dist.name == "dpclaims"]
+    return [
+        p
+        for p in points
+        if p.value == "dpclaims.testing" and p.dist is not None and p.dist.name == "dpclaims"
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not installed_entry_point(), reason="dpclaims's pytest11 entry point is not installed (pip install -e .)")
+@pytest.mark.skipif(
+    not installed_entry_point(),
+    reason="dpclaims's pytest11 entry point is not installed (pip install -e .)",
+)
 def test_installed_entry_point_loads_the_plugin_without_dash_p(project):
-    assert installed_entry_point()[0].name == "dpclaims.testing"  # same name as -p, so both together do not clash
+    assert (
+        installed_entry_point()[0].name == "dpclaims.testing"
+    )  # same name as -p, so both together do not clash
     run = run_pytest(project, "-m", "dpclaims_rate")
     check_rate_run(run, passed=1, deselected=2)
 
@@ -144,10 +173,23 @@ def rate(n, rng, b=-1.0):
 
 
 def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
-    verdict = assert_exponent(rate, "n", [10, 100, 1000, 10_000], expected=-1.0, margin=0.1, replicates=6, seed=1, backend="serial")
+    verdict = assert_exponent(
+        rate,
+        "n",
+        [10, 100, 1000, 10_000],
+        expected=-1.0,
+        margin=0.1,
+        replicates=6,
+        seed=1,
+        backend="serial",
+    )
     assert verdict.verdict == "consistent"
-    with pytest.raises(AssertionError, match=r"rate claim for m: inconsistent: .*90% CI \[-0\.5\d\d, -0\.4\d\d\]"):
-        assert_exponent(rate, "m", [10, 100, 1000, 10_000], -1.0, 0.1, 6, 1, fixed={"b": -0.5}, backend="serial")
+    with pytest.raises(
+        AssertionError, match=r"rate claim for m: inconsistent: .*90% CI \[-0\.5\d\d, -0\.4\d\d\]"
+    ):
+        assert_exponent(
+            rate, "m", [10, 100, 1000, 10_000], -1.0, 0.1, 6, 1, fixed={"b": -0.5}, backend="serial"
+        )
 
 
 def laplace(scale):
@@ -162,7 +204,10 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
     d1 = replace_user(d0, 0, np.ones((1, 1)))
     result = assert_private(laplace(1.0), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
     assert result.verdict != "violation" and result.epsilon_lower <= 1.0
-    with pytest.raises(AssertionError, match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1"):
+    with pytest.raises(
+        AssertionError,
+        match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1",
+    ):
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
 
 

@@ -50,7 +50,12 @@ _GENERAL_ARRAYS = 3
 
 
 def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -128,11 +133,15 @@ class DPSGD:
 
     def __post_init__(self) -> None:
         if not hasattr(self.loss, "grad") or not hasattr(self.loss, "glm"):
-            raise InputError("loss must be a dpclaims.losses loss (with grad() and a glm attribute)")
+            raise InputError(
+                "loss must be a dpclaims.losses loss (with grad() and a glm attribute)"
+            )
         object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
         object.__setattr__(self, "step_size", _positive(self.step_size, "step_size"))
         object.__setattr__(self, "clip_norm", _positive(self.clip_norm, "clip_norm"))
-        object.__setattr__(self, "noise_multiplier", _positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(
+            self, "noise_multiplier", _positive(self.noise_multiplier, "noise_multiplier")
+        )
         rate = _positive(self.sampling_rate, "sampling_rate")
         if rate > 1:
             raise InputError(f"sampling_rate must be in (0, 1], got {rate}; use 1.0 for DP-GD")
@@ -142,7 +151,9 @@ class DPSGD:
             object.__setattr__(self, "radius", _positive(self.radius, "radius"))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.delta == 0:
-            raise InputError("delta must be > 0 (the Gaussian noise gives approximate DP); pass e.g. delta=1e-5")
+            raise InputError(
+                "delta must be > 0 (the Gaussian noise gives approximate DP); pass e.g. delta=1e-5"
+            )
         check_choice(self.relation, RELATIONS, "relation")
         if self.batch_size is not None:
             object.__setattr__(self, "batch_size", _positive(self.batch_size, "batch_size"))
@@ -164,13 +175,23 @@ class DPSGD:
         sampling_rate: float = 1.0,
         relation: str = "add-remove",
         **options: Any,
-    ) -> "DPSGD":
+    ) -> DPSGD:
         """DP-SGD whose σ is the smallest the PLD accountant allows for (ε, δ) after T steps.
 
         ``options`` are the remaining fields (level, radius, batch_size, average).
         """
         sigma = calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps, relation)
-        return cls(loss, steps, step_size, clip_norm, sigma, sampling_rate, delta=delta, relation=relation, **options)
+        return cls(
+            loss,
+            steps,
+            step_size,
+            clip_norm,
+            sigma,
+            sampling_rate,
+            delta=delta,
+            relation=relation,
+            **options,
+        )
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
@@ -179,7 +200,12 @@ class DPSGD:
         A ``clip=False`` mutant reports the same claim, which it does not satisfy.
         """
         return accountant_claim(
-            self.noise_multiplier, self.sampling_rate, self.steps, self.delta, unit=self.level, relation=self.relation
+            self.noise_multiplier,
+            self.sampling_rate,
+            self.steps,
+            self.delta,
+            unit=self.level,
+            relation=self.relation,
         )
 
     @property
@@ -242,7 +268,11 @@ class DPSGD:
         for t in range(self.steps):
             if pick is not None:
                 out[pick == t] = theta[pick == t]
-            mask = None if self.sampling_rate == 1.0 else _poisson_mask(rng, (trials, units), self.sampling_rate)
+            mask = (
+                None
+                if self.sampling_rate == 1.0
+                else _poisson_mask(rng, (trials, units), self.sampling_rate)
+            )
             clipped_sum = step(theta, mask)
             count += cost * (units if mask is None else mask.sum(axis=1))
             noisy = clipped_sum + noise_std * rng.standard_normal(theta.shape)
@@ -300,10 +330,14 @@ class _GLMStep:
             return coef.reshape(trials, -1) @ self.items
         rows, units = np.divmod(np.flatnonzero(mask), mask.shape[1])
         y = None if self.y is None else self.y[units]
-        coef = self._clipped(self.algo.loss.dphi(margins[rows, units], y), self.gram[units])  # (K, s)
+        coef = self._clipped(
+            self.algo.loss.dphi(margins[rows, units], y), self.gram[units]
+        )  # (K, s)
         columns = (units[:, None] * self.size + self.offsets).ravel()
         indptr = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]) * self.size
-        sampled = sparse.csr_matrix((coef.ravel(), columns, indptr), shape=(trials, self.items.shape[0]))
+        sampled = sparse.csr_matrix(
+            (coef.ravel(), columns, indptr), shape=(trials, self.items.shape[0])
+        )
         return np.asarray(sampled @ self.items)
 
     def _clipped(self, dphi: np.ndarray, gram: np.ndarray) -> np.ndarray:

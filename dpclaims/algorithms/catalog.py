@@ -9,8 +9,9 @@ loss is the full claimed ε.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -67,25 +68,43 @@ def _mean_items(claim: PrivacyClaim) -> int:
     return 1 if (claim.unit == "item" and claim.relation == "add-remove") else ITEMS
 
 
-def _gaussian(claim: PrivacyClaim, noise_factor: float = 1.0, calibrate_unit: str | None = None) -> GaussianMechanism:
+def _gaussian(
+    claim: PrivacyClaim, noise_factor: float = 1.0, calibrate_unit: str | None = None
+) -> GaussianMechanism:
     query = user_mean_query(1.0)
     unit = calibrate_unit or claim.unit
     sensitivity = query.sensitivity(USERS, _mean_items(claim), unit, claim.relation)
     sigma = noise_factor * gaussian_sigma(claim.epsilon, _positive_delta(claim), sensitivity)
-    return GaussianMechanism(query, sensitivity, claim.epsilon, _positive_delta(claim), claim.unit, claim.relation, sigma=sigma)
+    return GaussianMechanism(
+        query,
+        sensitivity,
+        claim.epsilon,
+        _positive_delta(claim),
+        claim.unit,
+        claim.relation,
+        sigma=sigma,
+    )
 
 
 def _positive_delta(claim: PrivacyClaim) -> float:
     if claim.delta == 0:
-        raise InputError("this target is the Gaussian mechanism, which needs delta > 0; pass e.g. --delta 1e-5")
+        raise InputError(
+            "this target is the Gaussian mechanism, which needs delta > 0; pass e.g. --delta 1e-5"
+        )
     return claim.delta
 
 
 def _laplace(claim: PrivacyClaim, scale_factor: float = 1.0) -> LaplaceMechanism:
     query = user_mean_query(1.0, norm=1)
     sensitivity = query.sensitivity(USERS, _mean_items(claim), claim.unit, claim.relation)
-    return LaplaceMechanism(query, sensitivity, claim.epsilon, claim.unit, claim.relation,
-                            scale=scale_factor * sensitivity / claim.epsilon)
+    return LaplaceMechanism(
+        query,
+        sensitivity,
+        claim.epsilon,
+        claim.unit,
+        claim.relation,
+        scale=scale_factor * sensitivity / claim.epsilon,
+    )
 
 
 def _first_user_sign(data: UserDataset) -> np.ndarray:
@@ -93,15 +112,23 @@ def _first_user_sign(data: UserDataset) -> np.ndarray:
     return np.array([float(data.x[0, 0, 0] > 0)])
 
 
-def _noisy_max(claim: PrivacyClaim, return_value: bool) -> tuple[ReportNoisyMax, UserDataset, UserDataset]:
+def _noisy_max(
+    claim: PrivacyClaim, return_value: bool
+) -> tuple[ReportNoisyMax, UserDataset, UserDataset]:
     """Five equal counts that all move by one between the datasets (the noisy-max-value worst case)."""
     k = 5
     x = np.zeros((USERS, 1, k))
     x[1 : k + 1, 0, :] = np.eye(k)
     d0 = UserDataset(x)
     d1 = replace_user(d0, 0, np.ones((1, k)))
-    mechanism = ReportNoisyMax(FeatureCountQuery(0.5), 1.0, claim.epsilon, claim.unit, claim.relation,
-                               return_value=return_value)
+    mechanism = ReportNoisyMax(
+        FeatureCountQuery(0.5),
+        1.0,
+        claim.epsilon,
+        claim.unit,
+        claim.relation,
+        return_value=return_value,
+    )
     return mechanism, d0, d1
 
 
@@ -114,8 +141,15 @@ def _dp_sgd(claim: PrivacyClaim, clip: bool) -> tuple[DPSGD, UserDataset, UserDa
     d1 = replace_item(canary, 0, 0, np.array([10.0, 0.0]), -10.0)
     d0 = canary if claim.relation == "replace" else remove_user(d1, 0)
     mechanism = DPSGD.from_accountant(
-        claim.epsilon, _positive_delta(claim), SquaredLoss(), steps=5, step_size=1.0, clip_norm=1.0,
-        sampling_rate=0.5, relation=claim.relation, batch_size=10.0,
+        claim.epsilon,
+        _positive_delta(claim),
+        SquaredLoss(),
+        steps=5,
+        step_size=1.0,
+        clip_norm=1.0,
+        sampling_rate=0.5,
+        relation=claim.relation,
+        batch_size=10.0,
     )
     if not clip:
         mechanism = DPSGD(**{**mechanism.params, "loss": SquaredLoss(), "clip": False})
@@ -129,15 +163,19 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
         return (_gaussian(claim, noise_factor=0.5), *_mean_pair(claim.unit, claim.relation))
     if name == "gaussian-item-noise":
         if claim.unit != "user" or claim.relation != "replace":
-            raise InputError("gaussian-item-noise is audited with user-level replace neighbours; pass --unit user --relation replace")
+            raise InputError(
+                "gaussian-item-noise is audited with user-level replace neighbours; pass --unit user --relation replace"
+            )
         return (_gaussian(claim, calibrate_unit="item"), *_mean_pair("user", "replace"))
     if name == "laplace":
         return (_laplace(claim), *_mean_pair(claim.unit, claim.relation))
     if name == "laplace-half-scale":
         return (_laplace(claim, scale_factor=0.5), *_mean_pair(claim.unit, claim.relation))
     if name == "randomized-response":
-        return (RandomizedResponse(_first_user_sign, 2, claim.epsilon, claim.unit, claim.relation),
-                *_mean_pair(claim.unit, claim.relation))
+        return (
+            RandomizedResponse(_first_user_sign, 2, claim.epsilon, claim.unit, claim.relation),
+            *_mean_pair(claim.unit, claim.relation),
+        )
     if name == "noisy-max":
         return _noisy_max(claim, return_value=False)
     if name == "noisy-max-value":
@@ -150,13 +188,19 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
 TARGETS: dict[str, tuple[str, bool]] = {
     "gaussian": ("Gaussian mechanism (analytic calibration) on a clipped user mean", False),
     "gaussian-half-noise": ("Gaussian mechanism with half the calibrated noise", True),
-    "gaussian-item-noise": ("Gaussian noise calibrated to one item's sensitivity, users holding 10 items", True),
+    "gaussian-item-noise": (
+        "Gaussian noise calibrated to one item's sensitivity, users holding 10 items",
+        True,
+    ),
     "laplace": ("Laplace mechanism on a clipped user mean", False),
     "laplace-half-scale": ("Laplace mechanism with scale 1/(2 eps) times the sensitivity", True),
     "randomized-response": ("binary randomized response on one user's bit", False),
     "noisy-max": ("report-noisy-max returning the index", False),
     "noisy-max-value": ("report-noisy-max that also returns the noisy maximum value", True),
-    "dp-sgd": ("DP-SGD (5 steps, Poisson rate 0.5, PLD-calibrated) with a large-norm canary", False),
+    "dp-sgd": (
+        "DP-SGD (5 steps, Poisson rate 0.5, PLD-calibrated) with a large-norm canary",
+        False,
+    ),
     "dp-sgd-no-clip": ("DP-SGD with clipping skipped, same noise, large-norm canary", True),
 }
 """name -> (description, known to be buggy)."""
@@ -175,7 +219,9 @@ def target_names() -> list[str]:
 def audit_target(name: str, claim: PrivacyClaim) -> AuditTarget:
     """The built-in target ``name`` calibrated to ``claim``."""
     if name not in TARGETS:
-        raise InputError(f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass 'package.module:function')")
+        raise InputError(
+            f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass 'package.module:function')"
+        )
     mechanism, d0, d1 = _build(name, claim)
     description, buggy = TARGETS[name]
     return AuditTarget(name, mechanism, d0, d1, description, buggy)

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_delta, check_epsilon, check_finite_array, check_trials
+from ..errors import (
+    InputError,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_trials,
+)
 from ..privacy import PrivacyClaim
 from .diff2_privacy import (
     alpha_star,
@@ -120,7 +127,11 @@ def clipped_mean(vectors, radius, weights=None) -> np.ndarray:
     r = check_finite_array(radius, "radius")
     if np.any(r < 0):
         raise InputError("radius must be >= 0")
-    w = np.full(y.shape[-2], 1.0 / y.shape[-2]) if weights is None else check_finite_array(weights, "weights")
+    w = (
+        np.full(y.shape[-2], 1.0 / y.shape[-2])
+        if weights is None
+        else check_finite_array(weights, "weights")
+    )
     return _clipped_mean(y, r, w)
 
 
@@ -158,16 +169,23 @@ class _Silos:
 def _prepare(data: UserDataset, sizes: tuple[int, ...] | None = None) -> _Silos:
     """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real, the rest padding."""
     if not isinstance(data, UserDataset):
-        raise InputError(f"data must be a UserDataset (silos on the n axis, records on m), got {type(data).__name__}")
+        raise InputError(
+            f"data must be a UserDataset (silos on the n axis, records on m), got {type(data).__name__}"
+        )
     n_p = np.full(data.n, data.m) if sizes is None else np.asarray(sizes, dtype=np.int64)
     if n_p.shape != (data.n,) or n_p.min() < 1 or n_p.max() > data.m:
-        raise InputError(f"silo_sizes must give one size in 1..m = {data.m} per silo ({data.n}), got {sizes!r}")
+        raise InputError(
+            f"silo_sizes must give one size in 1..m = {data.m} per silo ({data.n}), got {sizes!r}"
+        )
     real = np.arange(data.m)[None, :] < n_p[:, None]
     rows = data.x if data.y is None else np.concatenate([data.x, data.y[..., None]], axis=-1)
     uniq, inverse = np.unique(rows.reshape(-1, rows.shape[-1]), axis=0, return_inverse=True)
     inverse = inverse.reshape(data.n, data.m)
-    weight = np.bincount(inverse.ravel(), weights=np.where(real, 1.0 / (n_p[:, None] * data.n), 0.0).ravel(),
-                         minlength=len(uniq))
+    weight = np.bincount(
+        inverse.ravel(),
+        weights=np.where(real, 1.0 / (n_p[:, None] * data.n), 0.0).ravel(),
+        minlength=len(uniq),
+    )
     if data.y is None:
         return _Silos(uniq, None, weight, inverse, data.n, data.m, n_p)
     return _Silos(uniq[:, :-1], uniq[:, -1], weight, inverse, data.n, data.m, n_p)
@@ -225,9 +243,15 @@ class DIFF2Run:
 
 
 def _check_positive(value, name: str, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )
     if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}")
+        raise InputError(
+            f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}"
+        )
     return float(value)
 
 
@@ -303,8 +327,10 @@ class DIFF2:
         if self.silo_sizes is not None:
             sizes = tuple(_check_count(s, "silo_sizes entries") for s in self.silo_sizes)
             if len(sizes) != self.silos or min(sizes) != self.n_min:
-                raise InputError(f"silo_sizes must list P = {self.silos} sizes whose minimum is n_min = {self.n_min}, "
-                                 f"got {self.silo_sizes!r}")
+                raise InputError(
+                    f"silo_sizes must list P = {self.silos} sizes whose minimum is n_min = {self.n_min}, "
+                    f"got {self.silo_sizes!r}"
+                )
             object.__setattr__(self, "silo_sizes", sizes)
         check_epsilon(self.epsilon)
         check_delta(self.delta)
@@ -354,7 +380,9 @@ class DIFF2:
     @property
     def mu(self) -> float:
         """[DERIVED, spec §3.6] μ of the server transcript ``(x_r, ṽ_r)`` for a silo of n_min records."""
-        return transcript_mu(self.n_min, self.silos, self.rounds, self.period, self.sigma1, self.sigma2 or 1.0)
+        return transcript_mu(
+            self.n_min, self.silos, self.rounds, self.period, self.sigma1, self.sigma2 or 1.0
+        )
 
     @property
     def tight_epsilon(self) -> float:
@@ -364,27 +392,47 @@ class DIFF2:
     @property
     def rdp_epsilon(self) -> float:
         """Prop. 4.1's ε with these σ's, minimised over α (≤ the target for the paper's calibration)."""
-        return diff2_rdp_epsilon(self.n_min, self.silos, self.rounds, self.period, self.sigma1,
-                                 self.sigma2 or 1.0, self.delta)
+        return diff2_rdp_epsilon(
+            self.n_min,
+            self.silos,
+            self.rounds,
+            self.period,
+            self.sigma1,
+            self.sigma2 or 1.0,
+            self.delta,
+        )
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1)."""
-        return PrivacyClaim(self.epsilon, self.delta, unit="item", relation="replace",
-                            source="Murata & Suzuki 2023, Proposition 4.1")
+        return PrivacyClaim(
+            self.epsilon,
+            self.delta,
+            unit="item",
+            relation="replace",
+            source="Murata & Suzuki 2023, Proposition 4.1",
+        )
 
     @property
     def params(self) -> dict:
         """Every parameter plus α*, ⌈R/T⌉, μ, the RDP ε and the tight ε."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("loss", "x0")}
-        out.update(loss=type(self.loss).__name__, alpha=self.alpha, restarts=self.restarts, mu=self.mu,
-                   rdp_epsilon=self.rdp_epsilon, tight_epsilon=self.tight_epsilon)
+        out.update(
+            loss=type(self.loss).__name__,
+            alpha=self.alpha,
+            restarts=self.restarts,
+            mu=self.mu,
+            rdp_epsilon=self.rdp_epsilon,
+            tight_epsilon=self.tight_epsilon,
+        )
         return out
 
     def utility_bound(self, initial_gap: float) -> float:
         """Prop. D.2: ``2Δ0/(ηR) + 2σ1²C1²d`` (valid when C1 ≥ G, C2 ≥ L and η respects both caps)."""
-        return 2 * _check_positive(initial_gap, "initial_gap") / (self.eta * self.rounds) \
+        return (
+            2 * _check_positive(initial_gap, "initial_gap") / (self.eta * self.rounds)
             + 2 * self.sigma1**2 * self.clip1**2 * self.d
+        )
 
     # ------------------------------------------------------------------ running
 
@@ -397,8 +445,14 @@ class DIFF2:
         """Number of points the output is drawn from: R (x_0..x_{R−1})."""
         return self.rounds
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False,
-            monitor=None) -> DIFF2Run:
+    def run(
+        self,
+        data: UserDataset,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        monitor=None,
+    ) -> DIFF2Run:
         """Run Algorithm 1 for ``trials`` independent trials at once.
 
         Parameters
@@ -412,21 +466,32 @@ class DIFF2:
         """
         trials = check_trials(trials)
         if self.silo_sizes is not None and data.m < max(self.silo_sizes):
-            raise InputError(f"data has m = {data.m} records per silo but silo_sizes needs {max(self.silo_sizes)}; "
-                             "pad the silos to the largest size")
+            raise InputError(
+                f"data has m = {data.m} records per silo but silo_sizes needs {max(self.silo_sizes)}; "
+                "pad the silos to the largest size"
+            )
         silos = _prepare(data, self.silo_sizes)
         if silos.silos != self.silos:
-            raise InputError(f"data has {silos.silos} silos (n axis) but the algorithm was built for P = {self.silos}")
+            raise InputError(
+                f"data has {silos.silos} silos (n axis) but the algorithm was built for P = {self.silos}"
+            )
         if silos.sizes.min() < self.n_min:
-            raise InputError(f"silos hold {silos.sizes.min()} records but the calibration assumed n_min = {self.n_min}; "
-                             "rebuild with from_theorem(m=data.m, ...)")
+            raise InputError(
+                f"silos hold {silos.sizes.min()} records but the calibration assumed n_min = {self.n_min}; "
+                "rebuild with from_theorem(m=data.m, ...)"
+            )
         t, d = trials, self.d
         x_prev = np.broadcast_to(self.x0, (t, d)).copy()
         x_prev2 = x_prev
         v_noisy = np.zeros((t, d))
         v_clean = np.zeros((t, d))
-        out = _Output(rng.integers(0, self.analysed_points, size=t), np.empty((t, d)),
-                      np.empty((t, self.analysed_points, d)) if transcript and self.analysed_points > self.rounds else None)
+        out = _Output(
+            rng.integers(0, self.analysed_points, size=t),
+            np.empty((t, d)),
+            np.empty((t, self.analysed_points, d))
+            if transcript and self.analysed_points > self.rounds
+            else None,
+        )
         iterates = np.empty((t, self.rounds + 1, d)) if transcript else None
         estimates = np.empty((t, self.rounds, d)) if transcript else None
         if transcript:
@@ -439,7 +504,11 @@ class DIFF2:
             else:
                 radius = self.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1)
                 unscaled = np.full(t, self.clip2)
-                clip = unscaled if self.mutant in ("unscaled-diff-radius", "unscaled-radius-both") else radius
+                clip = (
+                    unscaled
+                    if self.mutant in ("unscaled-diff-radius", "unscaled-radius-both")
+                    else radius
+                )
                 noise = unscaled if self.mutant == "unscaled-radius-both" else radius
                 base = v_clean if self.mutant == "noiseless-accumulation" else v_noisy
                 v_clean = cache.mean(x_prev, x_prev2, clip) + base
@@ -453,12 +522,23 @@ class DIFF2:
                 iterates[:, r] = x_prev
                 estimates[:, r - 1] = v_tilde
         counts = self._counts(silos)
-        return DIFF2Run(theta=out.theta, final=x_prev, output_index=out.index,
-                        gradient_evaluations=int(counts.sum()),
-                        fresh_gradient_evaluations=int(counts.sum() - silos.sizes.sum() * (self.rounds - self.restarts)),
-                        client_gradient_evaluations=counts, iterates=iterates, estimates=estimates, points=out.points)
+        return DIFF2Run(
+            theta=out.theta,
+            final=x_prev,
+            output_index=out.index,
+            gradient_evaluations=int(counts.sum()),
+            fresh_gradient_evaluations=int(
+                counts.sum() - silos.sizes.sum() * (self.rounds - self.restarts)
+            ),
+            client_gradient_evaluations=counts,
+            iterates=iterates,
+            estimates=estimates,
+            points=out.points,
+        )
 
-    def _routine(self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output) -> np.ndarray:
+    def _routine(
+        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output
+    ) -> np.ndarray:
         """GD-Routine (Algorithm 3): ``x_r = x_{r−1} − η ṽ_r``; the analysed point of round r is x_{r−1}."""
         out.keep(r - 1, x_prev)
         return x_prev - self.eta * v_tilde
@@ -478,10 +558,12 @@ class _GradientCache:
     on the factors, without forming the (records, d) gradients.
     """
 
-    def __init__(self, alg: "DIFF2", silos: _Silos, trials: int) -> None:
+    def __init__(self, alg: DIFF2, silos: _Silos, trials: int) -> None:
         self.loss, self.silos, self.d = alg.loss, silos, alg.d
         units = silos.x.shape[0]
-        self.factored = hasattr(alg.loss, "grad_factors")  # per-record gradients in O(width), not O(d)
+        self.factored = hasattr(
+            alg.loss, "grad_factors"
+        )  # per-record gradients in O(width), not O(d)
         per_record = alg.loss.n_factors if self.factored else alg.d
         self.chunk = max(1, min(units, MEMORY_BUDGET // (trials * per_record * 8 * 6)))
         self.cached = self.chunk == units
@@ -492,8 +574,12 @@ class _GradientCache:
         s = self.silos
         if self.factored and self.cached:
             a = self.loss.grad_factors(theta, s.x, s.y)
-            diff = a if prev is None else a - (self.last if self.last is not None else
-                                               self.loss.grad_factors(prev, s.x, s.y))
+            diff = (
+                a
+                if prev is None
+                else a
+                - (self.last if self.last is not None else self.loss.grad_factors(prev, s.x, s.y))
+            )
             self.last = a
             norms = self.loss.factor_norms(diff, s.x)
             r = radius[:, None]
@@ -501,7 +587,11 @@ class _GradientCache:
             return self.loss.sum_factors((factor * s.weight)[..., None] * diff, s.x)
         if self.cached:
             g = self.loss.grad(theta, s.x, s.y)
-            diff = g if prev is None else g - (self.last if self.last is not None else self.loss.grad(prev, s.x, s.y))
+            diff = (
+                g
+                if prev is None
+                else g - (self.last if self.last is not None else self.loss.grad(prev, s.x, s.y))
+            )
             self.last = g
             return _clipped_mean(diff, radius, s.weight)
         total = np.zeros((theta.shape[0], self.d))
@@ -513,6 +603,7 @@ class _GradientCache:
                 g -= self.loss.grad(prev, x, y)
             total += _clipped_mean(g, radius, s.weight[sl])
         return total
+
 
 def _theory_fraction(a1, a2, c1, c2, d, gap, big_n, factor=1.0):
     return min(1.0, (factor * a1 * c1**2 * d / (gap * c2 * math.sqrt(a2 * d) * big_n)) ** (2 / 3))
@@ -526,12 +617,31 @@ class DIFF2GD(DIFF2):
     """
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, smoothness: float,
-                     radius: float = math.inf, *, loss: Any, initial_gap: float, x0=None, u: float = DEFAULT_U,
-                     rounds: int | None = None, period: int | None = None, eta: float | None = None,
-                     clip1: float | None = None, clip2: float | None = None, constants: str = "paper",
-                     rounds_factor: float = DEFAULT_ROUNDS_FACTOR, mutant: str | None = None,
-                     silo_sizes: tuple[int, ...] | None = None) -> "DIFF2GD":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        smoothness: float,
+        radius: float = math.inf,
+        *,
+        loss: Any,
+        initial_gap: float,
+        x0=None,
+        u: float = DEFAULT_U,
+        rounds: int | None = None,
+        period: int | None = None,
+        eta: float | None = None,
+        clip1: float | None = None,
+        clip2: float | None = None,
+        constants: str = "paper",
+        rounds_factor: float = DEFAULT_ROUNDS_FACTOR,
+        mutant: str | None = None,
+        silo_sizes: tuple[int, ...] | None = None,
+    ) -> DIFF2GD:
         """σ's of Proposition 4.1 and the schedule of spec §2.6.5 (Prop. D.2 / Thm 4.3).
 
         Parameters
@@ -557,11 +667,15 @@ class DIFF2GD(DIFF2):
         p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
         if silo_sizes is not None:
             if len(silo_sizes) != p or max(silo_sizes) > n_min:
-                raise InputError(f"silo_sizes must list n = {p} sizes, none above m = {n_min}, got {silo_sizes!r}")
+                raise InputError(
+                    f"silo_sizes must list n = {p} sizes, none above m = {n_min}, got {silo_sizes!r}"
+                )
             n_min = min(_check_count(s, "silo_sizes entries") for s in silo_sizes)
         if mutant == "mean-silo-size" and silo_sizes is None:
             raise InputError("mutant 'mean-silo-size' (M4) needs unequal silos: pass silo_sizes=")
-        shrink = n_min / float(np.mean(silo_sizes)) if mutant == "mean-silo-size" else 1.0  # σ ∝ 1/n (Prop. 4.1)
+        shrink = (
+            n_min / float(np.mean(silo_sizes)) if mutant == "mean-silo-size" else 1.0
+        )  # σ ∝ 1/n (Prop. 4.1)
         eps, dl = check_epsilon(epsilon), check_delta(delta)
         g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
         gap = _check_positive(initial_gap, "initial_gap")
@@ -576,23 +690,59 @@ class DIFF2GD(DIFF2):
         else:
             frac = min(1.0, (g**2 * math.sqrt(d) / (lsm * big_n * eps)) ** (2 / 3))
         if rounds is None:
-            rounds = max(2, math.ceil(_check_positive(rounds_factor, "rounds_factor") * lsm * big_n
-                                      / (c2 * math.sqrt(frac * a2 * d))))
+            rounds = max(
+                2,
+                math.ceil(
+                    _check_positive(rounds_factor, "rounds_factor")
+                    * lsm
+                    * big_n
+                    / (c2 * math.sqrt(frac * a2 * d))
+                ),
+            )
         if period is None:
-            period = max(1, round(frac * rounds) if constants == "paper" else math.ceil(frac * rounds))
+            period = max(
+                1, round(frac * rounds) if constants == "paper" else math.ceil(frac * rounds)
+            )
         period = min(_check_count(period, "period"), _check_count(rounds, "rounds"))
-        s1, s2 = (shrink * s for s in diff2_gd_sigmas(n_min, p, rounds, period, eps, dl, u,
-                                                      restarts_composed=mutant != "restarts-not-composed",
-                                                      sensitivity_factor=1.0 if mutant == "add-remove-sensitivity" else 2.0))
+        s1, s2 = (
+            shrink * s
+            for s in diff2_gd_sigmas(
+                n_min,
+                p,
+                rounds,
+                period,
+                eps,
+                dl,
+                u,
+                restarts_composed=mutant != "restarts-not-composed",
+                sensitivity_factor=1.0 if mutant == "add-remove-sensitivity" else 2.0,
+            )
+        )
         if eta is None:
             if constants == "paper":
                 cap = 1 / (2 * math.sqrt(period) * s2 * c2 * math.sqrt(d)) if s2 > 0 else math.inf
                 eta = min(1 / (2 * lsm), cap)
             else:
                 eta = 1 / (2 * max(lsm, math.sqrt(period) * lsm * s2 * math.sqrt(d)))
-        return cls(loss=loss, d=d, silos=p, n_min=n_min, epsilon=eps, delta=dl, rounds=rounds, period=period,
-                   sigma1=s1, sigma2=s2, clip1=c1, clip2=c2, eta=eta, x0=x0, u=u, mutant=mutant,
-                   silo_sizes=None if silo_sizes is None else tuple(silo_sizes))
+        return cls(
+            loss=loss,
+            d=d,
+            silos=p,
+            n_min=n_min,
+            epsilon=eps,
+            delta=dl,
+            rounds=rounds,
+            period=period,
+            sigma1=s1,
+            sigma2=s2,
+            clip1=c1,
+            clip2=c2,
+            eta=eta,
+            x0=x0,
+            u=u,
+            mutant=mutant,
+            silo_sizes=None if silo_sizes is None else tuple(silo_sizes),
+        )
 
 
 @dataclass(frozen=True)
@@ -600,9 +750,25 @@ class DPGD(DIFF2GD):
     """DP-GD baseline: DIFF2-GD with T = 1 (every round restarts), ``σ² = 4α*R/(n_min²P²ε)`` (spec §2.4)."""
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, smoothness: float,
-                     radius: float = math.inf, *, loss: Any, initial_gap: float, x0=None, rounds: int | None = None,
-                     eta: float | None = None, clip1: float | None = None, mutant: str | None = None) -> "DPGD":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        smoothness: float,
+        radius: float = math.inf,
+        *,
+        loss: Any,
+        initial_gap: float,
+        x0=None,
+        rounds: int | None = None,
+        eta: float | None = None,
+        clip1: float | None = None,
+        mutant: str | None = None,
+    ) -> DPGD:
         """σ of Prop. 4.1 with T = 1, u → 1 (§6 setup) and the schedule of spec §2.6.6 [DERIVED from Prop. D.2]:
         ``η = 1/(2L)``, ``R = round(N sqrt(LΔ0ε/(2α*C1²d)))``.  ``mutant="add-remove-sensitivity"`` halves σ."""
         p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
@@ -611,21 +777,45 @@ class DPGD(DIFF2GD):
         gap = _check_positive(initial_gap, "initial_gap")
         c1 = g if clip1 is None else _check_positive(clip1, "clip1")
         if mutant not in (None, "add-remove-sensitivity"):
-            raise InputError(f"DP-GD has no difference rounds or restarts to get wrong; mutant must be None or "
-                             f"'add-remove-sensitivity', got {mutant!r}")
+            raise InputError(
+                f"DP-GD has no difference rounds or restarts to get wrong; mutant must be None or "
+                f"'add-remove-sensitivity', got {mutant!r}"
+            )
         alpha = alpha_star(eps, dl)
         if rounds is None:
             rounds = max(1, round(n_min * p * math.sqrt(lsm * gap * eps / (2 * alpha * c1**2 * d))))
-        sigma = dpgd_sigma(n_min, p, _check_count(rounds, "rounds"), eps, dl) * (0.5 if mutant else 1.0)
-        return cls(loss=loss, d=d, silos=p, n_min=n_min, epsilon=eps, delta=dl, rounds=rounds, period=1,
-                   sigma1=sigma, sigma2=0.0, clip1=c1, clip2=lsm, eta=1 / (2 * lsm) if eta is None else eta,
-                   x0=x0, u=1.0, mutant=mutant)
+        sigma = dpgd_sigma(n_min, p, _check_count(rounds, "rounds"), eps, dl) * (
+            0.5 if mutant else 1.0
+        )
+        return cls(
+            loss=loss,
+            d=d,
+            silos=p,
+            n_min=n_min,
+            epsilon=eps,
+            delta=dl,
+            rounds=rounds,
+            period=1,
+            sigma1=sigma,
+            sigma2=0.0,
+            clip1=c1,
+            clip2=lsm,
+            eta=1 / (2 * lsm) if eta is None else eta,
+            x0=x0,
+            u=1.0,
+            mutant=mutant,
+        )
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1 with T = 1)."""
-        return PrivacyClaim(self.epsilon, self.delta, unit="item", relation="replace",
-                            source="Murata & Suzuki 2023, Proposition 4.1 with T = 1 (Sec. 6)")
+        return PrivacyClaim(
+            self.epsilon,
+            self.delta,
+            unit="item",
+            relation="replace",
+            source="Murata & Suzuki 2023, Proposition 4.1 with T = 1 (Sec. 6)",
+        )
 
 
 @dataclass(frozen=True)
@@ -661,9 +851,13 @@ class DIFF2BVRLSGD(DIFF2):
         _check_positive(self.clip3, "clip3")
         _check_positive(self.zeta, "zeta", allow_zero=True)
         if self.mutant is not None:
-            raise InputError("the DIFF2 mutants are defined for DIFF2-GD; build DIFF2BVRLSGD with mutant=None")
+            raise InputError(
+                "the DIFF2 mutants are defined for DIFF2-GD; build DIFF2BVRLSGD with mutant=None"
+            )
         if self.silo_sizes is not None:
-            raise InputError("unequal silos (silo_sizes) are supported by the GD routine only; BVR needs equal silos")
+            raise InputError(
+                "unequal silos (silo_sizes) are supported by the GD routine only; BVR needs equal silos"
+            )
 
     @property
     def analysed_points(self) -> int:
@@ -673,8 +867,13 @@ class DIFF2BVRLSGD(DIFF2):
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. E.2 / 5.1)."""
-        return PrivacyClaim(self.epsilon, self.delta, unit="item", relation="replace",
-                            source="Murata & Suzuki 2023, Proposition E.2 / 5.1")
+        return PrivacyClaim(
+            self.epsilon,
+            self.delta,
+            unit="item",
+            relation="replace",
+            source="Murata & Suzuki 2023, Proposition E.2 / 5.1",
+        )
 
     @property
     def local_rdp_epsilon(self) -> float:
@@ -682,19 +881,44 @@ class DIFF2BVRLSGD(DIFF2):
         from .diff2_privacy import subsampled_rdp_wor
 
         active = -(-self.rounds // self.silos)
-        return self.local_steps * active * subsampled_rdp_wor(self.alpha, self.sigma3, self.batch, self.n_min)
+        return (
+            self.local_steps
+            * active
+            * subsampled_rdp_wor(self.alpha, self.sigma3, self.batch, self.n_min)
+        )
 
     @property
     def paper_epsilon(self) -> float:
         """Prop. E.2's ε at α = α*: DIFF2 rounds + K⌈R/P⌉ε'(α*) + ln(1/δ)/(α* − 1) (≤ the target)."""
-        return diff2_rdp_epsilon(self.n_min, self.silos, self.rounds, self.period, self.sigma1,
-                                 self.sigma2 or 1.0, self.delta, alpha=self.alpha) + self.local_rdp_epsilon
+        return (
+            diff2_rdp_epsilon(
+                self.n_min,
+                self.silos,
+                self.rounds,
+                self.period,
+                self.sigma1,
+                self.sigma2 or 1.0,
+                self.delta,
+                alpha=self.alpha,
+            )
+            + self.local_rdp_epsilon
+        )
 
     @property
     def accountant_epsilon(self) -> float:
         """dp-accounting RDP (REPLACE_ONE, sampled w/o replacement) ε of the full transcript (spec §3.7)."""
-        return bvr_accountant_epsilon(self.n_min, self.silos, self.rounds, self.period, self.local_steps, self.batch,
-                                      self.sigma1, self.sigma2 or 1.0, self.sigma3, self.delta)
+        return bvr_accountant_epsilon(
+            self.n_min,
+            self.silos,
+            self.rounds,
+            self.period,
+            self.local_steps,
+            self.batch,
+            self.sigma1,
+            self.sigma2 or 1.0,
+            self.sigma3,
+            self.delta,
+        )
 
     @property
     def params(self) -> dict:
@@ -704,16 +928,40 @@ class DIFF2BVRLSGD(DIFF2):
 
     def utility_bound(self, initial_gap: float) -> float:
         """Prop. F.3: ``2Δ0/(ηKR) + 2eσ1²C1²d`` (under the η caps of Prop. F.2/F.3)."""
-        return 2 * _check_positive(initial_gap, "initial_gap") / (self.eta * self.local_steps * self.rounds) \
+        return (
+            2
+            * _check_positive(initial_gap, "initial_gap")
+            / (self.eta * self.local_steps * self.rounds)
             + 2 * math.e * self.sigma1**2 * self.clip1**2 * self.d
+        )
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, smoothness: float,
-                     radius: float = math.inf, *, loss: Any, initial_gap: float, x0=None,
-                     local_steps: int = DEFAULT_LOCAL_STEPS, batch: int | None = None, zeta: float = 0.0,
-                     u1: float = DEFAULT_U1, u2: float = DEFAULT_U2, rounds: int | None = None,
-                     period: int | None = None, eta: float | None = None, clip1: float | None = None,
-                     clip2: float | None = None, sigma3_rule: str = "exact") -> "DIFF2BVRLSGD":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        smoothness: float,
+        radius: float = math.inf,
+        *,
+        loss: Any,
+        initial_gap: float,
+        x0=None,
+        local_steps: int = DEFAULT_LOCAL_STEPS,
+        batch: int | None = None,
+        zeta: float = 0.0,
+        u1: float = DEFAULT_U1,
+        u2: float = DEFAULT_U2,
+        rounds: int | None = None,
+        period: int | None = None,
+        eta: float | None = None,
+        clip1: float | None = None,
+        clip2: float | None = None,
+        sigma3_rule: str = "exact",
+    ) -> DIFF2BVRLSGD:
         """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props F.2/F.3.
 
         ``sigma3_rule="closed_form"`` takes σ3 from the proof of Prop. E.2
@@ -738,8 +986,18 @@ class DIFF2BVRLSGD(DIFF2):
         c2 = lsm if clip2 is None else _check_positive(clip2, "clip2")
         alpha, big_n = alpha_star(eps, dl), n_min * p
         a1, a2 = 4 * u1 * alpha / eps, 4 * u2 * alpha / eps
-        frac = min(1.0, (math.e * a1 * c1**2 * d / (gap * c2 * math.sqrt(2 * math.e * a2 * d) * big_n)) ** (2 / 3))
-        r_est = rounds if rounds is not None else max(2, math.ceil(2 * lsm * big_n / (2 * k * c2 * math.sqrt(2 * math.e * frac * a2 * d))))
+        frac = min(
+            1.0,
+            (math.e * a1 * c1**2 * d / (gap * c2 * math.sqrt(2 * math.e * a2 * d) * big_n))
+            ** (2 / 3),
+        )
+        r_est = (
+            rounds
+            if rounds is not None
+            else max(
+                2, math.ceil(2 * lsm * big_n / (2 * k * c2 * math.sqrt(2 * math.e * frac * a2 * d)))
+            )
+        )
         for _ in range(4):
             b = batch if batch is not None else bvr_minibatch(n_min, p, r_est, k, eps, dl)
             if sigma3_rule == "exact":
@@ -748,23 +1006,60 @@ class DIFF2BVRLSGD(DIFF2):
                 s3 = bvr_sigma3_closed_form(n_min, p, r_est, k, b, eps, dl)
             else:
                 s3 = math.sqrt(6.0 * alpha) / b
-            eta0 = min(1 / (2 * lsm), 1 / (2 * math.sqrt(2 * math.e * (k**2 * zeta**2 + k * lsm**2 / b + k * c2**2 * s3**2 * d))))
+            eta0 = min(
+                1 / (2 * lsm),
+                1
+                / (
+                    2
+                    * math.sqrt(
+                        2 * math.e * (k**2 * zeta**2 + k * lsm**2 / b + k * c2**2 * s3**2 * d)
+                    )
+                ),
+            )
             if rounds is not None:
                 break
-            r_est = max(2, math.ceil(big_n / (2 * k * c2 * math.sqrt(2 * math.e * frac * a2 * d) * eta0)))
+            r_est = max(
+                2, math.ceil(big_n / (2 * k * c2 * math.sqrt(2 * math.e * frac * a2 * d) * eta0))
+            )
         rounds = r_est
         if period is None:
             period = max(1, round(frac * rounds))
         period = min(_check_count(period, "period"), rounds)
         s1, s2 = bvr_sigmas(n_min, p, rounds, period, eps, dl, u1, u2)
         if eta is None:
-            cap3 = 1 / (2 * k * math.sqrt(2 * math.e * period * s2**2 * c2**2 * d)) if s2 > 0 else math.inf
+            cap3 = (
+                1 / (2 * k * math.sqrt(2 * math.e * period * s2**2 * c2**2 * d))
+                if s2 > 0
+                else math.inf
+            )
             eta = min(eta0, cap3)
-        return cls(loss=loss, d=d, silos=p, n_min=n_min, epsilon=eps, delta=dl, rounds=rounds, period=period,
-                   sigma1=s1, sigma2=s2, clip1=c1, clip2=c2, eta=eta, x0=x0, u=u1, local_steps=k, batch=b,
-                   sigma3=s3, clip3=c2, zeta=zeta, u2=u2)
+        return cls(
+            loss=loss,
+            d=d,
+            silos=p,
+            n_min=n_min,
+            epsilon=eps,
+            delta=dl,
+            rounds=rounds,
+            period=period,
+            sigma1=s1,
+            sigma2=s2,
+            clip1=c1,
+            clip2=c2,
+            eta=eta,
+            x0=x0,
+            u=u1,
+            local_steps=k,
+            batch=b,
+            sigma3=s3,
+            clip3=c2,
+            zeta=zeta,
+            u2=u2,
+        )
 
-    def _routine(self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output) -> np.ndarray:
+    def _routine(
+        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output
+    ) -> np.ndarray:
         """BVR-L-SGD-Routine (Algorithm 4) for round r: returns ``x_r = x_{K,r−1}``."""
         t, base = x_prev.shape[0], (r - 1) * self.local_steps
         out.keep(base, x_prev)
@@ -774,7 +1069,9 @@ class DIFF2BVRLSGD(DIFF2):
         rows = np.arange(t)[:, None]
         for k in range(2, self.local_steps + 1):
             out.keep(base + k - 1, prev)
-            picks = np.argpartition(rng.random((t, silos.size)), self.batch - 1, axis=1)[:, : self.batch]
+            picks = np.argpartition(rng.random((t, silos.size)), self.batch - 1, axis=1)[
+                :, : self.batch
+            ]
             ids = silos.index[silo][picks]
             radius = self.clip3 * np.linalg.norm(prev - prev2, axis=1)
             g = self.loss.grad(prev, silos.x, silos.y) - self.loss.grad(prev2, silos.x, silos.y)
@@ -844,16 +1141,22 @@ class CanaryLikelihoodRatio:
         sigma = np.where(restart, ref.sigma1, ref.sigma2 if ref.sigma2 > 0 else 1.0)
         std = np.where(restart[None, :], ref.sigma1 * ref.clip1, ref.sigma2 * ref.clip2 * length)
         if self.accumulated:
-            step = np.where(restart[None, :], ref.clip1, ref.clip2 * length)[..., None] * unit / scale
+            step = (
+                np.where(restart[None, :], ref.clip1, ref.clip2 * length)[..., None] * unit / scale
+            )
             total = np.cumsum(step, axis=1)
             start = (rounds // ref.period) * ref.period
-            mean = total - np.where((start > 0)[None, :, None], total[:, np.maximum(start - 1, 0)], 0.0)
+            mean = total - np.where(
+                (start > 0)[None, :, None], total[:, np.maximum(start - 1, 0)], 0.0
+            )
             terms = 2.0 * np.einsum("trd,trd->tr", estimates, mean) / np.maximum(std, _TINY) ** 2
             return np.where(std > 0, terms, 0.0).sum(axis=1)
         w = estimates.copy()
         w[:, 1:] -= np.where(restart[1:, None], 0.0, estimates[:, :-1])
         kappa = 2.0 / (scale * sigma)
-        terms = np.where(std > 0, kappa * np.einsum("trd,trd->tr", w, unit) / np.maximum(std, _TINY), 0.0)
+        terms = np.where(
+            std > 0, kappa * np.einsum("trd,trd->tr", w, unit) / np.maximum(std, _TINY), 0.0
+        )
         return terms.sum(axis=1)
 
 
@@ -864,10 +1167,19 @@ AUDIT_CENTER = 5.0
 """The canary's centre c = (5, 5): a point the iterates never reach (η = 0.01)."""
 
 
-def canary_audit_target(mutant: str | None = None, epsilon: float = 3.0, delta: float = 1e-5, rounds: int = 200,
-                        period: int = 5, silos: int = 2, per_silo: int = 5, eta: float = 0.01,
-                        u: float = EXPERIMENT_U, algorithm: str = "diff2-gd",
-                        silo_sizes: tuple[int, ...] | None = None):
+def canary_audit_target(
+    mutant: str | None = None,
+    epsilon: float = 3.0,
+    delta: float = 1e-5,
+    rounds: int = 200,
+    period: int = 5,
+    silos: int = 2,
+    per_silo: int = 5,
+    eta: float = 0.01,
+    u: float = EXPERIMENT_U,
+    algorithm: str = "diff2-gd",
+    silo_sizes: tuple[int, ...] | None = None,
+):
     """The §7(a) white-box audit: ``(mechanism, d0, d1, claim)`` for :func:`dpclaims.audit.audit`.
 
     DIFF2-GD (or DP-GD with ``algorithm="dp-gd"``) with C1 = C2 = 1, d = 2, on the signed quadratic
@@ -888,18 +1200,51 @@ def canary_audit_target(mutant: str | None = None, epsilon: float = 3.0, delta: 
             raise InputError("silo_sizes is supported for algorithm='diff2-gd' only")
         silos, per_silo = len(silo_sizes), max(silo_sizes)
         unequal = dict(silo_sizes=tuple(silo_sizes))
-    pair = signed_quadratic_canary_pair(silos, per_silo, 2, AUDIT_CENTER,
-                                        silo=int(np.argmin(silo_sizes)) if silo_sizes is not None else 0)
+    pair = signed_quadratic_canary_pair(
+        silos,
+        per_silo,
+        2,
+        AUDIT_CENTER,
+        silo=int(np.argmin(silo_sizes)) if silo_sizes is not None else 0,
+    )
     loss = WeightedSquaredDistanceLoss(AUDIT_STRENGTH)
     common = dict(loss=loss, initial_gap=1.0, rounds=rounds, eta=eta, clip1=1.0)
     if algorithm == "dp-gd":
         ref = DPGD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, **common)
-        alg = DPGD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, mutant=mutant, **common)
+        alg = DPGD.from_theorem(
+            silos, per_silo, 2, epsilon, delta, 1.0, 1.0, mutant=mutant, **common
+        )
     else:
-        ref = DIFF2GD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, u=u, period=period, clip2=1.0,
-                                   **unequal, **common)
-        alg = DIFF2GD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, u=u, period=period, clip2=1.0,
-                                   mutant=mutant, **unequal, **common)
-    mech = CanaryLikelihoodRatio(alg, np.full(2, AUDIT_CENTER), reference=ref,
-                                 accumulated=mutant == "noiseless-accumulation")
+        ref = DIFF2GD.from_theorem(
+            silos,
+            per_silo,
+            2,
+            epsilon,
+            delta,
+            1.0,
+            1.0,
+            u=u,
+            period=period,
+            clip2=1.0,
+            **unequal,
+            **common,
+        )
+        alg = DIFF2GD.from_theorem(
+            silos,
+            per_silo,
+            2,
+            epsilon,
+            delta,
+            1.0,
+            1.0,
+            u=u,
+            period=period,
+            clip2=1.0,
+            mutant=mutant,
+            **unequal,
+            **common,
+        )
+    mech = CanaryLikelihoodRatio(
+        alg, np.full(2, AUDIT_CENTER), reference=ref, accumulated=mutant == "noiseless-accumulation"
+    )
     return mech, pair.d0, pair.d1, ref.privacy_claim

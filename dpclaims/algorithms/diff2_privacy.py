@@ -52,8 +52,12 @@ def _count(value, name: str, minimum: int = 1) -> int:
 
 
 def _positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (value > 0) \
-            or not math.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not (value > 0)
+        or not math.isfinite(value)
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -61,7 +65,9 @@ def _positive(value, name: str) -> float:
 def _share(u, name: str) -> float:
     u = _positive(u, name)
     if u <= 1:
-        raise InputError(f"{name} must be > 1 (the budget share 1/{name} goes to restarts), got {u!r}; e.g. {name}=2")
+        raise InputError(
+            f"{name} must be > 1 (the budget share 1/{name} goes to restarts), got {u!r}; e.g. {name}=2"
+        )
     return u
 
 
@@ -80,8 +86,17 @@ def restart_rounds(rounds: int, period: int) -> int:
     return -(-rounds // period)
 
 
-def diff2_gd_sigmas(n_min: int, silos: int, rounds: int, period: int, epsilon: float, delta: float,
-                    u: float = 2.0, restarts_composed: bool = True, sensitivity_factor: float = 2.0) -> tuple[float, float]:
+def diff2_gd_sigmas(
+    n_min: int,
+    silos: int,
+    rounds: int,
+    period: int,
+    epsilon: float,
+    delta: float,
+    u: float = 2.0,
+    restarts_composed: bool = True,
+    sensitivity_factor: float = 2.0,
+) -> tuple[float, float]:
     """Noise multipliers ``(σ1, σ2)`` of Proposition 4.1.
 
     ``σ1² = 4uα*⌈R/T⌉/(n_min²P²ε)``, ``σ2² = (4u/(u−1))α*(R − ⌈R/T⌉)/(n_min²P²ε)``; σ2 is 0
@@ -106,7 +121,9 @@ def dpgd_sigma(n_min: int, silos: int, rounds: int, epsilon: float, delta: float
     return math.sqrt(4.0 * alpha_star(epsilon, delta) * rounds / (n_min**2 * silos**2 * epsilon))
 
 
-def _rdp_rate(n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float) -> float:
+def _rdp_rate(
+    n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float
+) -> float:
     """ρ with RDP ``ρα``: ``2⌈R/T⌉/(n_p²P²σ1²) + 2(R − ⌈R/T⌉)/(n_p²P²σ2²)`` (Prop. 4.1, Lemma B.6)."""
     n_p, silos = _count(n_p, "n_p"), _count(silos, "silos")
     restarts = restart_rounds(rounds, period)
@@ -117,8 +134,16 @@ def _rdp_rate(n_p: int, silos: int, rounds: int, period: int, sigma1: float, sig
     return rho
 
 
-def diff2_rdp_epsilon(n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float, delta: float,
-                      alpha: float | None = None) -> float:
+def diff2_rdp_epsilon(
+    n_p: int,
+    silos: int,
+    rounds: int,
+    period: int,
+    sigma1: float,
+    sigma2: float,
+    delta: float,
+    alpha: float | None = None,
+) -> float:
     """Prop. 4.1's ε: ``ρα + ln(1/δ)/(α − 1)`` at ``alpha``, or minimised over α > 1 (spec §3.5 item 3).
 
     The minimum is at ``α − 1 = sqrt(ln(1/δ)/ρ)`` and equals ``ρ + 2 sqrt(ρ ln(1/δ))``.
@@ -133,7 +158,9 @@ def diff2_rdp_epsilon(n_p: int, silos: int, rounds: int, period: int, sigma1: fl
     return rho * alpha + log_inv / (alpha - 1.0)
 
 
-def transcript_mu(n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float) -> float:
+def transcript_mu(
+    n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float
+) -> float:
     """[DERIVED, spec §3.6] μ of the transcript: ``μ² = 4⌈R/T⌉/(n_p²P²σ1²) + 4(R − ⌈R/T⌉)/(n_p²P²σ2²)`` = 2ρ."""
     return math.sqrt(2.0 * _rdp_rate(n_p, silos, rounds, period, sigma1, sigma2))
 
@@ -184,7 +211,9 @@ def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> floa
     terms = [0.0, 2 * math.log(gamma) + math.log(special.comb(alpha, 2, exact=True)) + log_min2]
     j = np.arange(3, alpha + 1)
     if j.size:
-        log_comb = special.gammaln(alpha + 1) - special.gammaln(j + 1) - special.gammaln(alpha - j + 1)
+        log_comb = (
+            special.gammaln(alpha + 1) - special.gammaln(j + 1) - special.gammaln(alpha - j + 1)
+        )
         terms.extend((math.log(2.0) + j * math.log(gamma) + log_comb + (j - 1) * base(j)).tolist())
     return float(special.logsumexp(terms)) / (alpha - 1)
 
@@ -192,16 +221,32 @@ def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> floa
 def lemma_b8_bound(alpha: int, eps2: float, gamma: float, c: float = 1.0) -> float:
     """Lemma B.8: ``ε'(α) ≤ (2/3)(4 + e/c)γ²α²ε(2)/(α − 1)`` (valid under the lemma's conditions)."""
     alpha = _count(alpha, "alpha", minimum=2)
-    return (2.0 / 3.0) * (4.0 + math.e / _positive(c, "c")) * _positive(gamma, "gamma") ** 2 * alpha**2 \
-        * _positive(eps2, "eps2") / (alpha - 1)
+    return (
+        (2.0 / 3.0)
+        * (4.0 + math.e / _positive(c, "c"))
+        * _positive(gamma, "gamma") ** 2
+        * alpha**2
+        * _positive(eps2, "eps2")
+        / (alpha - 1)
+    )
 
 
-def bvr_sigmas(n_min: int, silos: int, rounds: int, period: int, epsilon: float, delta: float,
-               u1: float = 3.0, u2: float = 3.0) -> tuple[float, float]:
+def bvr_sigmas(
+    n_min: int,
+    silos: int,
+    rounds: int,
+    period: int,
+    epsilon: float,
+    delta: float,
+    u1: float = 3.0,
+    u2: float = 3.0,
+) -> tuple[float, float]:
     """``(σ1, σ2)`` of Prop. E.2: ``σ1² = 4u1α*⌈R/T⌉/(n_min²P²ε)``, ``σ2² = 4u2α*(R − ⌈R/T⌉)/(n_min²P²ε)``."""
     u1, u2 = _share(u1, "u1"), _share(u2, "u2")
     if 1 / u1 + 1 / u2 >= 1:
-        raise InputError(f"Prop. E.2 needs 1/u1 + 1/u2 < 1, got u1={u1}, u2={u2}; the default is u1 = u2 = 3")
+        raise InputError(
+            f"Prop. E.2 needs 1/u1 + 1/u2 < 1, got u1={u1}, u2={u2}; the default is u1 = u2 = 3"
+        )
     alpha = alpha_star(epsilon, delta)
     restarts = restart_rounds(rounds, period)
     scale = 4.0 * alpha / (_count(n_min, "n_min") ** 2 * _count(silos, "silos") ** 2 * epsilon)
@@ -215,8 +260,17 @@ def _local_budget(epsilon, u1, u2) -> float:
     return share * epsilon
 
 
-def bvr_sigma3_exact(n_min: int, silos: int, rounds: int, local_steps: int, batch: int, epsilon: float, delta: float,
-                     u1: float = 3.0, u2: float = 3.0) -> float:
+def bvr_sigma3_exact(
+    n_min: int,
+    silos: int,
+    rounds: int,
+    local_steps: int,
+    batch: int,
+    epsilon: float,
+    delta: float,
+    u1: float = 3.0,
+    u2: float = 3.0,
+) -> float:
     """[DEFAULT, spec §2.6.3] smallest σ3 with ``2K⌈R/P⌉ε'_{B7}(α*) ≤ (1 − 1/u1 − 1/u2)ε``.
 
     [PROTOTYPE] 0.354 at (n_min=1651, b=13, K=10, R=2000, P=10, ε=3, δ=1e-5).
@@ -238,17 +292,27 @@ def bvr_sigma3_exact(n_min: int, silos: int, rounds: int, local_steps: int, batc
     return math.exp(log_sigma) * (1 + 1e-9)
 
 
-def bvr_sigma3_closed_form(n_min: int, silos: int, rounds: int, local_steps: int, batch: int, epsilon: float,
-                           delta: float) -> float:
+def bvr_sigma3_closed_form(
+    n_min: int, silos: int, rounds: int, local_steps: int, batch: int, epsilon: float, delta: float
+) -> float:
     """Proof of Prop. E.2 (u1 = u2 = 3): ``σ3² = max{16(4+e)α*²/(α*−1)·K⌈R/P⌉/(n_min²ε), 6α*/b²}``."""
     alpha = alpha_star(epsilon, delta)
     active = -(-_count(rounds, "rounds") // _count(silos, "silos"))
-    first = 16.0 * (4.0 + math.e) * alpha**2 / (alpha - 1) * _count(local_steps, "local_steps") * active \
+    first = (
+        16.0
+        * (4.0 + math.e)
+        * alpha**2
+        / (alpha - 1)
+        * _count(local_steps, "local_steps")
+        * active
         / (_count(n_min, "n_min") ** 2 * epsilon)
+    )
     return math.sqrt(max(first, 6.0 * alpha / _count(batch, "batch") ** 2))
 
 
-def bvr_minibatch(n_min: int, silos: int, rounds: int, local_steps: int, epsilon: float, delta: float) -> int:
+def bvr_minibatch(
+    n_min: int, silos: int, rounds: int, local_steps: int, epsilon: float, delta: float
+) -> int:
     """[DEFAULT, spec §2.6.7] largest b with ``b ≤ n_min/(2eα*)`` and ``b ≤ (4n_min/(α*σ3²))^{1/3}`` (Prop. E.2).
 
     σ3 is the closed form at that b (the b-condition depends on σ3, so b is decreased until both hold).
@@ -256,7 +320,12 @@ def bvr_minibatch(n_min: int, silos: int, rounds: int, local_steps: int, epsilon
     alpha = alpha_star(epsilon, delta)
 
     def fits(b):
-        return b**3 * alpha * bvr_sigma3_closed_form(n_min, silos, rounds, local_steps, b, epsilon, delta) ** 2 <= 4 * n_min
+        return (
+            b**3
+            * alpha
+            * bvr_sigma3_closed_form(n_min, silos, rounds, local_steps, b, epsilon, delta) ** 2
+            <= 4 * n_min
+        )
 
     lo, hi = 0, math.floor(_count(n_min, "n_min") / (2 * math.e * alpha))
     if hi >= 1 and fits(hi):
@@ -265,12 +334,24 @@ def bvr_minibatch(n_min: int, silos: int, rounds: int, local_steps: int, epsilon
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     if lo < 1:
-        raise InputError(f"no minibatch size satisfies Prop. E.2's b-condition for n_min={n_min}; use larger silos")
+        raise InputError(
+            f"no minibatch size satisfies Prop. E.2's b-condition for n_min={n_min}; use larger silos"
+        )
     return lo
 
 
-def bvr_accountant_epsilon(n_p: int, silos: int, rounds: int, period: int, local_steps: int, batch: int,
-                           sigma1: float, sigma2: float, sigma3: float, delta: float) -> float:
+def bvr_accountant_epsilon(
+    n_p: int,
+    silos: int,
+    rounds: int,
+    period: int,
+    local_steps: int,
+    batch: int,
+    sigma1: float,
+    sigma2: float,
+    sigma3: float,
+    delta: float,
+) -> float:
     """dp-accounting RDP ε of the whole DIFF2-BVR-L-SGD transcript (spec §3.7), REPLACE_ONE.
 
     Gaussian restart/difference rounds with multipliers ``σ n_p P/2`` and ``(K−1)·⌈R/P⌉`` local steps
@@ -278,13 +359,24 @@ def bvr_accountant_epsilon(n_p: int, silos: int, rounds: int, period: int, local
     """
     restarts = restart_rounds(rounds, period)
     active = -(-rounds // _count(silos, "silos"))
-    events = [dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma1 * n_p * silos / 2), restarts)]
+    events = [
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.GaussianDpEvent(sigma1 * n_p * silos / 2), restarts
+        )
+    ]
     if rounds > restarts:
-        events.append(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma2 * n_p * silos / 2),
-                                                        rounds - restarts))
+        events.append(
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.GaussianDpEvent(sigma2 * n_p * silos / 2), rounds - restarts
+            )
+        )
     if local_steps > 1:
-        local = dp_accounting.SampledWithoutReplacementDpEvent(n_p, batch, dp_accounting.GaussianDpEvent(sigma3 * batch / 2))
+        local = dp_accounting.SampledWithoutReplacementDpEvent(
+            n_p, batch, dp_accounting.GaussianDpEvent(sigma3 * batch / 2)
+        )
         events.append(dp_accounting.SelfComposedDpEvent(local, (local_steps - 1) * active))
-    acc = dp_accounting.rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    acc = dp_accounting.rdp.RdpAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
     acc.compose(dp_accounting.ComposedDpEvent(events))
     return float(acc.get_epsilon(delta))

@@ -20,10 +20,24 @@ from scipy import stats
 
 from ..errors import InputError, check_choice, check_delta, check_epsilon
 from ..execution import map_tasks
-from ..hardinstances.diff2 import REAL_DATASETS, STANDINS, RegressionSplit, regression_real, regression_standin
+from ..hardinstances.diff2 import (
+    REAL_DATASETS,
+    STANDINS,
+    RegressionSplit,
+    regression_real,
+    regression_standin,
+)
 from .diff2 import DIFF2GD, DPGD, EXPERIMENT_U
 
-__all__ = ["METHODS", "METRICS", "SIGNIFICANCE", "PAPER_GRID", "STANDIN_GRID", "ETA_LADDER", "Section6"]
+__all__ = [
+    "METHODS",
+    "METRICS",
+    "SIGNIFICANCE",
+    "PAPER_GRID",
+    "STANDIN_GRID",
+    "ETA_LADDER",
+    "Section6",
+]
 
 METHODS = ("gd", "dp-gd", "diff2-gd")
 """Non-private GD (the paper's "GD (ref)"), DP-GD and DIFF2-GD."""
@@ -80,7 +94,9 @@ class Section6:
     def __post_init__(self) -> None:
         check_choice(self.name, tuple(STANDINS) + tuple(REAL_DATASETS), "name")
         if self.name in REAL_DATASETS and self.samples is not None:
-            raise InputError(f"samples shrinks the stand-ins only; leave it None for the real set {self.name!r}")
+            raise InputError(
+                f"samples shrinks the stand-ins only; leave it None for the real set {self.name!r}"
+            )
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         for key, low in (("rounds", 1), ("seeds", 1), ("every", 1), ("seed", 0)):
@@ -88,15 +104,23 @@ class Section6:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InputError(f"{key} must be a whole number >= {low}, got {value!r}")
         if self.seeds < 2:
-            raise InputError("seeds must be >= 2: the paper's paired t-test needs at least two seeds")
+            raise InputError(
+                "seeds must be >= 2: the paper's paired t-test needs at least two seeds"
+            )
         for key in ("clips", "period_fractions", "etas"):
             values = getattr(self, key)
-            if not values or any(not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)) for v in values):
-                raise InputError(f"{key} must be a non-empty tuple of positive numbers, got {values!r}")
+            if not values or any(
+                not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)) for v in values
+            ):
+                raise InputError(
+                    f"{key} must be a non-empty tuple of positive numbers, got {values!r}"
+                )
 
     def settings(self) -> dict:
         """The settings as plain JSON values (what a checkpoint is keyed by)."""
-        return json.loads(json.dumps({f.name: getattr(self, f.name) for f in fields(self) if f.init}))
+        return json.loads(
+            json.dumps({f.name: getattr(self, f.name) for f in fields(self) if f.init})
+        )
 
     # ------------------------------------------------------------------ the grid
 
@@ -112,7 +136,12 @@ class Section6:
 
     def tasks(self) -> list[tuple[int, str, int]]:
         """Every cell ``(seed index, method, configuration index)``."""
-        return [(s, method, i) for s in range(self.seeds) for method in METHODS for i in range(len(self.configs(method)))]
+        return [
+            (s, method, i)
+            for s in range(self.seeds)
+            for method in METHODS
+            for i in range(len(self.configs(method)))
+        ]
 
     def split(self, s: int) -> RegressionSplit:
         """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the paper
@@ -120,9 +149,16 @@ class Section6:
         if s not in self._cache:
             self._cache.clear()
             split_rng = np.random.default_rng([self.seed, s])
-            self._cache[s] = (regression_real(self.name, split_rng) if self.name in REAL_DATASETS else
-                              regression_standin(self.name, np.random.default_rng(self.seed), samples=self.samples,
-                                                 split_rng=split_rng))
+            self._cache[s] = (
+                regression_real(self.name, split_rng)
+                if self.name in REAL_DATASETS
+                else regression_standin(
+                    self.name,
+                    np.random.default_rng(self.seed),
+                    samples=self.samples,
+                    split_rng=split_rng,
+                )
+            )
         return self._cache[s]
 
     # ------------------------------------------------------------------ one cell
@@ -143,7 +179,9 @@ class Section6:
                     if method == "gd":
                         _gradient_descent(split, x0, eta, self.rounds, curves)
                     else:
-                        self._algorithm(method, split, x0, eta, c1, c2, period).run(split.train, rng, 1, monitor=curves)
+                        self._algorithm(method, split, x0, eta, c1, c2, period).run(
+                            split.train, rng, 1, monitor=curves
+                        )
             except _Rejected:
                 continue
             return {"eta": eta, "config": [c1, c2, period], "curves": curves.values}
@@ -152,23 +190,45 @@ class Section6:
     def _algorithm(self, method, split, x0, eta, c1, c2, period):
         """DP-GD (Prop. 4.1 with T = 1, u → 1) or DIFF2-GD (Prop. 4.1 with u = 1.25), as in paper §6."""
         p, m, d = split.train.n, split.train.m, split.model.d
-        common = dict(loss=split.model, initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1)
+        common = dict(
+            loss=split.model, initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1
+        )
         if method == "dp-gd":
             return DPGD.from_theorem(p, m, d, self.epsilon, self.delta, c1, 1.0, **common)
-        return DIFF2GD.from_theorem(p, m, d, self.epsilon, self.delta, c1, c2, period=period, clip2=c2,
-                                    u=EXPERIMENT_U, **common)
+        return DIFF2GD.from_theorem(
+            p,
+            m,
+            d,
+            self.epsilon,
+            self.delta,
+            c1,
+            c2,
+            period=period,
+            clip2=c2,
+            u=EXPERIMENT_U,
+            **common,
+        )
 
     # ------------------------------------------------------------------ the whole run
 
-    def run(self, backend: str = "auto", workers: int | None = None, checkpoint: str | Path | None = None,
-            scheduler: str | None = None) -> dict:
+    def run(
+        self,
+        backend: str = "auto",
+        workers: int | None = None,
+        checkpoint: str | Path | None = None,
+        scheduler: str | None = None,
+    ) -> dict:
         """Run every cell on ``backend`` (serial / processes / dask at ``scheduler``), resuming from
         ``checkpoint`` (a directory) when given, and summarize."""
         directory = None if checkpoint is None else _open_checkpoint(Path(checkpoint), self)
         tasks = self.tasks()
         done = {} if directory is None else _load(directory)
         todo = [t for t in tasks if _key(*t) not in done]
-        fresh = map_tasks(_run_cell, [(self, *t, directory) for t in todo], backend, workers, scheduler) if todo else []
+        fresh = (
+            map_tasks(_run_cell, [(self, *t, directory) for t in todo], backend, workers, scheduler)
+            if todo
+            else []
+        )
         done.update({_key(*t): r for t, r in zip(todo, fresh)})
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
@@ -177,15 +237,21 @@ class Section6:
         (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
         directory = Path(checkpoint)
         if not (directory / "manifest.json").is_file():
-            raise InputError(f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory given "
-                             "to run(checkpoint=...)")
+            raise InputError(
+                f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory given "
+                "to run(checkpoint=...)"
+            )
         done = _load(_open_checkpoint(directory, self))
         finished = 0
-        while finished < self.seeds and all(_key(*t) in done for t in self.tasks() if t[0] == finished):
+        while finished < self.seeds and all(
+            _key(*t) in done for t in self.tasks() if t[0] == finished
+        ):
             finished += 1
         if finished < 2:
-            raise InputError(f"checkpoint {directory} has {finished} finished seed(s); the paired t-test needs 2 "
-                             "(resume the run with run(checkpoint=...))")
+            raise InputError(
+                f"checkpoint {directory} has {finished} finished seed(s); the paired t-test needs 2 "
+                "(resume the run with run(checkpoint=...))"
+            )
         part = replace(self, seeds=finished)
         return part.summarize({t: done[_key(*t)] for t in part.tasks()})
 
@@ -209,26 +275,52 @@ class Section6:
                 by_train = min(runs, key=lambda r: min(r["curves"]["train"]))
                 by_grad = min(runs, key=lambda r: min(r["curves"]["grad"]))
                 chosen = {"train": by_train, "grad": by_grad, "test": by_train}
-                per_seed[method].append({metric: {"min": float(min(run["curves"][metric])), "eta": run["eta"],
-                                                  "config": run["config"], "curve": run["curves"][metric]}
-                                         for metric, run in chosen.items()})
-        out = {"setup": self.settings(),
-               "rounds_axis": list(range(0, self.rounds + 1, self.every)), "per_seed": per_seed, "tests": {}, "curves": {}}
+                per_seed[method].append(
+                    {
+                        metric: {
+                            "min": float(min(run["curves"][metric])),
+                            "eta": run["eta"],
+                            "config": run["config"],
+                            "curve": run["curves"][metric],
+                        }
+                        for metric, run in chosen.items()
+                    }
+                )
+        out = {
+            "setup": self.settings(),
+            "rounds_axis": list(range(0, self.rounds + 1, self.every)),
+            "per_seed": per_seed,
+            "tests": {},
+            "curves": {},
+        }
         for metric in METRICS:
-            minima = {m: np.array([r[metric]["min"] if r else np.inf for r in per_seed[m]]) for m in METHODS}
+            minima = {
+                m: np.array([r[metric]["min"] if r else np.inf for r in per_seed[m]])
+                for m in METHODS
+            }
             a, b = minima["diff2-gd"], minima["dp-gd"]
             finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
             p = float(stats.ttest_rel(a, b, alternative="less").pvalue) if finite else math.nan
-            reverse = float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
-            out["tests"][metric] = {"diff2_mean": float(a.mean()), "dpgd_mean": float(b.mean()),
-                                    "gd_mean": float(minima["gd"].mean()), "pvalue": p, "reverse_pvalue": reverse,
-                                    "wins": bool(finite and a.mean() < b.mean() and p < SIGNIFICANCE)}
+            reverse = (
+                float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
+            )
+            out["tests"][metric] = {
+                "diff2_mean": float(a.mean()),
+                "dpgd_mean": float(b.mean()),
+                "gd_mean": float(minima["gd"].mean()),
+                "pvalue": p,
+                "reverse_pvalue": reverse,
+                "wins": bool(finite and a.mean() < b.mean() and p < SIGNIFICANCE),
+            }
             out["curves"][metric] = {}
             for m in METHODS:
                 rows = [r[metric]["curve"] for r in per_seed[m] if r]
                 if rows:
                     c = np.array(rows)
-                    out["curves"][metric][m] = {"mean": c.mean(axis=0).tolist(), "std": c.std(axis=0).tolist()}
+                    out["curves"][metric][m] = {
+                        "mean": c.mean(axis=0).tolist(),
+                        "std": c.std(axis=0).tolist(),
+                    }
         return out
 
 
@@ -275,7 +367,9 @@ class _Curves:
         loss = float(self.net.value(theta, self.x, self.y).mean())
         self.stopping.update(loss)
         self.values["train"].append(loss)
-        self.values["grad"].append(float(np.sum(_mean_gradient(self.net, theta, self.x, self.y) ** 2)))
+        self.values["grad"].append(
+            float(np.sum(_mean_gradient(self.net, theta, self.x, self.y) ** 2))
+        )
         self.values["test"].append(float(self.net.value(theta, *self.test).mean()))
 
 
@@ -284,7 +378,9 @@ def _mean_gradient(net, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
     return net.sum_factors(net.grad_factors(theta, x, y) / len(x), x)
 
 
-def _gradient_descent(split: RegressionSplit, x0: np.ndarray, eta: float, rounds: int, monitor) -> None:
+def _gradient_descent(
+    split: RegressionSplit, x0: np.ndarray, eta: float, rounds: int, monitor
+) -> None:
     """Non-private full-batch GD on the pooled training data (the paper's "GD (ref)")."""
     data, net = split.train, split.model
     x, y = data.x.reshape(-1, data.d), data.y.reshape(-1)
@@ -301,7 +397,9 @@ def _key(s: int, method: str, index: int) -> str:
     return f"{s}-{method}-{index}"
 
 
-def _run_cell(setup: Section6, s: int, method: str, index: int, directory: Path | None) -> dict | None:
+def _run_cell(
+    setup: Section6, s: int, method: str, index: int, directory: Path | None
+) -> dict | None:
     result = setup.run_task(s, method, index)
     if directory is not None:
         tmp = directory / f".{_key(s, method, index)}.tmp"
@@ -316,8 +414,10 @@ def _open_checkpoint(directory: Path, setup: Section6) -> Path:
     path = directory / "manifest.json"
     if path.exists():
         if json.loads(path.read_text()) != manifest:
-            raise InputError(f"checkpoint {directory} was written for different settings; pass a new directory "
-                             "or delete it to start over")
+            raise InputError(
+                f"checkpoint {directory} was written for different settings; pass a new directory "
+                "or delete it to start over"
+            )
     else:
         directory.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(manifest, indent=1))
@@ -330,6 +430,8 @@ def _load(directory: Path) -> dict:
         try:
             cells[path.stem] = json.loads(path.read_text())
         except ValueError as exc:
-            raise InputError(f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it (the cell is "
-                             "recomputed) or pass a new checkpoint directory") from None
+            raise InputError(
+                f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it (the cell is "
+                "recomputed) or pass a new checkpoint directory"
+            ) from None
     return cells

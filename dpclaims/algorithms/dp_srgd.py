@@ -113,7 +113,9 @@ def _positive(value: Any, name: str, allow_inf: bool = False, allow_zero: bool =
         ok = (value > 0 or (allow_zero and value == 0)) and (allow_inf or math.isfinite(value))
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
-        raise InputError(f"{name} must be a {'' if allow_inf else 'finite '}number {bound}, got {value!r}")
+        raise InputError(
+            f"{name} must be a {'' if allow_inf else 'finite '}number {bound}, got {value!r}"
+        )
     return value
 
 
@@ -121,10 +123,18 @@ def c_dp(n: int, delta: float) -> float:
     """``c_DP = 4√2 log₂^{3/2}(n) sqrt(ln(2n/δ)) ln(2.5/δ)`` (eq. (19))."""
     n = check_trials(n, "n", minimum=2)
     delta = check_delta(delta)
-    return 4.0 * math.sqrt(2.0) * math.log2(n) ** 1.5 * math.sqrt(math.log(2 * n / delta)) * math.log(2.5 / delta)
+    return (
+        4.0
+        * math.sqrt(2.0)
+        * math.log2(n) ** 1.5
+        * math.sqrt(math.log(2 * n / delta))
+        * math.log(2.5 / delta)
+    )
 
 
-def v1_paper_constants(n: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float) -> dict:
+def v1_paper_constants(
+    n: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float
+) -> dict:
     """The V1 parameters of eq. (19) / Thm 5.8 with the paper's constants (p = d).
 
     ``c_DP``, ``beta = c_DP²(L/R)max{1, √p/(ε√n)}``, ``steps = c_DP n^{1/4}``, ``batch = n/steps``,
@@ -135,8 +145,14 @@ def v1_paper_constants(n: int, d: int, epsilon: float, delta: float, lipschitz: 
     beta = c**2 * lip / rad * max(1.0, math.sqrt(d) / (epsilon * math.sqrt(n)))
     steps = c * n**0.25
     batch = n / steps
-    return {"c_dp": c, "beta": beta, "steps": steps, "batch": batch, "clip": c * lip,
-            "b_max": c**2 * lip * math.sqrt(d) / (epsilon * batch * beta)}
+    return {
+        "c_dp": c,
+        "beta": beta,
+        "steps": steps,
+        "batch": batch,
+        "clip": c * lip,
+        "b_max": c**2 * lip * math.sqrt(d) / (epsilon * batch * beta),
+    }
 
 
 @dataclass(frozen=True)
@@ -177,10 +193,13 @@ class SRGDRun:
     transcript: SRGDTranscript | None = None
 
     def to_dict(self) -> dict:
-        return {"trials": int(self.theta.shape[0]), "d": int(self.theta.shape[1]),
-                "gradient_evaluations": int(self.gradient_evaluations),
-                "max_difference_norm": float(self.max_difference_norm.max()),
-                "clipped_fraction": float(np.mean(self.clipped > 0))}
+        return {
+            "trials": int(self.theta.shape[0]),
+            "d": int(self.theta.shape[1]),
+            "gradient_evaluations": int(self.gradient_evaluations),
+            "max_difference_norm": float(self.max_difference_norm.max()),
+            "clipped_fraction": float(np.mean(self.clipped > 0)),
+        }
 
 
 @dataclass(frozen=True)
@@ -231,7 +250,9 @@ class AcceleratedDPSRGD:
 
     def __post_init__(self) -> None:
         if not hasattr(self.loss, "grad"):
-            raise InputError("loss must be a dpclaims.losses loss with a per-example grad(theta, x, y)")
+            raise InputError(
+                "loss must be a dpclaims.losses loss with a per-example grad(theta, x, y)"
+            )
         object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
         object.__setattr__(self, "batch_size", check_trials(self.batch_size, "batch_size"))
         object.__setattr__(self, "beta", _positive(self.beta, "beta"))
@@ -249,7 +270,9 @@ class AcceleratedDPSRGD:
             check_choice(self.mutant, MUTANTS, "mutant")
         if self.sigma > 0:
             if self.epsilon is None or self.delta is None:
-                raise InputError("a noisy run needs the targeted epsilon and delta; pass epsilon=..., delta=...")
+                raise InputError(
+                    "a noisy run needs the targeted epsilon and delta; pass epsilon=..., delta=..."
+                )
             object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
             object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "_tree", TreeNoise(self.steps, self.sigma, self.noise))
@@ -257,9 +280,21 @@ class AcceleratedDPSRGD:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def calibrated(cls, loss, steps: int, batch_size: int, beta: float, clip: float, epsilon: float, delta: float,
-                   radius: float, calibration: str = "exact", schedule: str = "custom", estimator: str = "srg",
-                   **options: Any) -> "AcceleratedDPSRGD":
+    def calibrated(
+        cls,
+        loss,
+        steps: int,
+        batch_size: int,
+        beta: float,
+        clip: float,
+        epsilon: float,
+        delta: float,
+        radius: float,
+        calibration: str = "exact",
+        schedule: str = "custom",
+        estimator: str = "srg",
+        **options: Any,
+    ) -> AcceleratedDPSRGD:
         """The algorithm with σ calibrated for (ε, δ) from (T, B, β, C_Δ) by ``calibration``.
 
         SRG (Lemma 5.6): leaf sensitivity ``s = C_Δ/(Bβ)``; ``exact``: ``σ = s·sqrt(⌊log₂T⌋+1)/μ*(ε, δ)``;
@@ -273,35 +308,88 @@ class AcceleratedDPSRGD:
         steps, batch_size = check_trials(steps, "steps"), check_trials(batch_size, "batch_size")
         beta = _positive(beta, "beta")
         if isinstance(epsilon, numbers.Real) and math.isinf(epsilon) and epsilon > 0:
-            return cls(loss, steps, batch_size, beta, clip, 0.0, radius, None, None, calibration, schedule,
-                       estimator=estimator, **options)
+            return cls(
+                loss,
+                steps,
+                batch_size,
+                beta,
+                clip,
+                0.0,
+                radius,
+                None,
+                None,
+                calibration,
+                schedule,
+                estimator=estimator,
+                **options,
+            )
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
         if math.isinf(clip):
-            raise InputError("clip=inf has no finite sensitivity to calibrate σ for; pass the clip C_Δ the theorem uses")
+            raise InputError(
+                "clip=inf has no finite sensitivity to calibrate σ for; pass the clip C_Δ the theorem uses"
+            )
         if estimator == "independent":
             if calibration == "printed":
-                raise InputError("the paper prints no σ for the independent-gradient variant; use calibration='exact' or 'paper'")
+                raise InputError(
+                    "the paper prints no σ for the independent-gradient variant; use calibration='exact' or 'paper'"
+                )
             mu = mu_exact(epsilon, delta) if calibration == "exact" else mu_paper(epsilon, delta)
             sigma = clip / (batch_size * mu)
         elif calibration == "printed":
             if steps < 2:
-                raise InputError("the printed Cor. 5.7 σ is 0 at T = 1 (log T = 0); use T >= 2 or calibration='exact'")
+                raise InputError(
+                    "the printed Cor. 5.7 σ is 0 at T = 1 (log T = 0); use T >= 2 or calibration='exact'"
+                )
             factor = 2.0 * math.sqrt(2.0) if schedule == "v2" else 1.0
-            sigma = factor * clip * math.sqrt(math.log2(steps) * math.log(2.5 / delta)) / (epsilon * batch_size * beta)
+            sigma = (
+                factor
+                * clip
+                * math.sqrt(math.log2(steps) * math.log(2.5 / delta))
+                / (epsilon * batch_size * beta)
+            )
         else:
             leaf = clip / (batch_size * beta)
             if calibration == "exact":
                 sigma = leaf * math.sqrt(tree_height(steps)) / mu_exact(epsilon, delta)
             else:
                 sigma = leaf * math.sqrt(paper_height(steps)) / mu_paper(epsilon, delta)
-        return cls(loss, steps, batch_size, beta, clip, sigma, radius, epsilon, delta, calibration, schedule,
-                   estimator=estimator, **options)
+        return cls(
+            loss,
+            steps,
+            batch_size,
+            beta,
+            clip,
+            sigma,
+            radius,
+            epsilon,
+            delta,
+            calibration,
+            schedule,
+            estimator=estimator,
+            **options,
+        )
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, smoothness: float,
-                     radius: float, *, loss, schedule: str = "v1", constants: str = "practical",
-                     calibration: str = "exact", batch_size: int | None = None, steps: int | None = None,
-                     clip: bool = True, **options: Any) -> "AcceleratedDPSRGD":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        smoothness: float,
+        radius: float,
+        *,
+        loss,
+        schedule: str = "v1",
+        constants: str = "practical",
+        calibration: str = "exact",
+        batch_size: int | None = None,
+        steps: int | None = None,
+        clip: bool = True,
+        **options: Any,
+    ) -> AcceleratedDPSRGD:
         """Parameters of Thm 5.8 (``schedule="v1"``, eq. (19)) or Thm 5.12 (``"v2"``), p = d.
 
         V1, ``constants="paper"``: eq. (19) with c_DP (raises when B < 1, which holds for every
@@ -314,26 +402,36 @@ class AcceleratedDPSRGD:
         """
         n = check_trials(n, "n", minimum=2)
         if m != 1:
-            raise InputError(f"Accelerated-DP-SRGD is an item-level algorithm: pass m=1 (one item per user), got m={m!r}")
+            raise InputError(
+                f"Accelerated-DP-SRGD is an item-level algorithm: pass m=1 (one item per user), got m={m!r}"
+            )
         d = check_trials(d, "d")
         check_choice(schedule, ("v1", "v2"), "schedule")
         check_choice(constants, CONSTANTS, "constants")
         lip, rad = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
         smooth = _positive(smoothness, "smoothness", allow_zero=True)
         c_m = smooth * rad / lip
-        eps_for_beta = epsilon if isinstance(epsilon, numbers.Real) and epsilon > 0 else check_epsilon(epsilon)
+        eps_for_beta = (
+            epsilon if isinstance(epsilon, numbers.Real) and epsilon > 0 else check_epsilon(epsilon)
+        )
         if schedule == "v1":
             if constants == "paper":
                 paper = v1_paper_constants(n, d, float(eps_for_beta), delta, lip, rad)
                 if paper["batch"] < 1:
                     raise InputError(
                         f"the paper's V1 constants are vacuous at n={n}: c_DP={paper['c_dp']:.3g} gives T={paper['steps']:.3g} "
-                        f"> n and B={paper['batch']:.3g} < 1 (spec 002 §2.3); use constants='practical'")
+                        f"> n and B={paper['batch']:.3g} < 1 (spec 002 §2.3); use constants='practical'"
+                    )
                 t_steps = int(math.ceil(paper["steps"])) if steps is None else steps
                 beta, c_clip = paper["beta"], paper["clip"]
             else:
                 t_steps = max(1, int(round(KAPPA_T * n**0.25))) if steps is None else steps
-                beta = max(1.0, c_m) * lip / rad * max(1.0, math.sqrt(d) / (eps_for_beta * math.sqrt(n)))
+                beta = (
+                    max(1.0, c_m)
+                    * lip
+                    / rad
+                    * max(1.0, math.sqrt(d) / (eps_for_beta * math.sqrt(n)))
+                )
                 c_clip = KAPPA_C * lip
             t_steps = check_trials(t_steps, "steps")
             b = n // t_steps if batch_size is None else batch_size
@@ -345,8 +443,22 @@ class AcceleratedDPSRGD:
             c_clip = (8.0 * c_m + 4.0) * lip
         if b < 1 or b * t_steps > n:
             raise InputError(f"batch_size*steps = {b}*{t_steps} must be between 1 and n = {n}")
-        algo = cls.calibrated(loss, t_steps, b, beta, c_clip, epsilon, delta, rad, calibration, schedule,
-                              constants=constants, lipschitz=lip, smoothness=smooth, **options)
+        algo = cls.calibrated(
+            loss,
+            t_steps,
+            b,
+            beta,
+            c_clip,
+            epsilon,
+            delta,
+            rad,
+            calibration,
+            schedule,
+            constants=constants,
+            lipschitz=lip,
+            smoothness=smooth,
+            **options,
+        )
         return algo if clip else replace(algo, clip=math.inf)
 
     # ------------------------------------------------------------------ reporting
@@ -368,23 +480,35 @@ class AcceleratedDPSRGD:
         if self.estimator == "independent":
             return self.clip / (self.batch_size * self.sigma)
         ratio = self.leaf_sensitivity / self.sigma
-        if self.noise == "independent-prefix":  # leaf 0 shifts all T prefixes, each with std sqrt(h)σ
+        if (
+            self.noise == "independent-prefix"
+        ):  # leaf 0 shifts all T prefixes, each with std sqrt(h)σ
             return ratio * math.sqrt(self.steps / tree_height(self.steps))
         if self.noise == "independent-leaf":  # equivalent to releasing each noisy leaf once
             return ratio
-        if self.mutant == "cross-batch-difference":  # batch t* moves leaf t* by −(t*+1)s and leaf t*+1 by +(t*+1)s
+        if (
+            self.mutant == "cross-batch-difference"
+        ):  # batch t* moves leaf t* by −(t*+1)s and leaf t*+1 by +(t*+1)s
             enc = incidence_matrix(self.steps)
-            shifts = [(t + 1) * np.linalg.norm(enc[:, t] - (enc[:, t + 1] if t + 1 < self.steps else 0.0))
-                      for t in range(self.steps)]
+            shifts = [
+                (t + 1) * np.linalg.norm(enc[:, t] - (enc[:, t + 1] if t + 1 < self.steps else 0.0))
+                for t in range(self.steps)
+            ]
             return ratio * float(max(shifts))
         mu = ratio * math.sqrt(tree_height(self.steps))
-        return mu * {"leaf-sum": self.batch_size, "fresh-yz-noise": math.sqrt(2.0)}.get(self.mutant, 1.0)
+        return mu * {"leaf-sum": self.batch_size, "fresh-yz-noise": math.sqrt(2.0)}.get(
+            self.mutant, 1.0
+        )
 
     @property
     def claimed_mu(self) -> float:
         """The μ the calibration targets: μ*(ε, δ) (exact) or ε/sqrt(2 ln(2.5/δ)) (paper, printed)."""
         self._require_noise()
-        return mu_exact(self.epsilon, self.delta) if self.calibration == "exact" else mu_paper(self.epsilon, self.delta)
+        return (
+            mu_exact(self.epsilon, self.delta)
+            if self.calibration == "exact"
+            else mu_paper(self.epsilon, self.delta)
+        )
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
@@ -395,13 +519,25 @@ class AcceleratedDPSRGD:
         """
         self._require_noise()
         if self.calibration == "exact":
-            return PrivacyClaim(self.epsilon, self.delta, "item", "replace",
-                                source="Lemma 5.6 with exact GDP calibration (zero-out)")
+            return PrivacyClaim(
+                self.epsilon,
+                self.delta,
+                "item",
+                "replace",
+                source="Lemma 5.6 with exact GDP calibration (zero-out)",
+            )
         if self.epsilon > PAPER_CONVERSION_MAX_EPSILON:
-            raise InputError(f"the paper's conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒ (ε, δ/2) is false above ε ≈ "
-                             f"{PAPER_CONVERSION_MAX_EPSILON} (spec §2.2); use calibration='exact'")
-        return PrivacyClaim(self.epsilon, self.delta / 2.0, "item", "replace",
-                            source=f"Cor. {'5.11' if self.schedule == 'v2' else '5.7'} ({self.calibration} σ, zero-out)")
+            raise InputError(
+                f"the paper's conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒ (ε, δ/2) is false above ε ≈ "
+                f"{PAPER_CONVERSION_MAX_EPSILON} (spec §2.2); use calibration='exact'"
+            )
+        return PrivacyClaim(
+            self.epsilon,
+            self.delta / 2.0,
+            "item",
+            "replace",
+            source=f"Cor. {'5.11' if self.schedule == 'v2' else '5.7'} ({self.calibration} σ, zero-out)",
+        )
 
     @property
     def epsilon_exact(self) -> float:
@@ -416,13 +552,28 @@ class AcceleratedDPSRGD:
     def params(self) -> dict:
         """Every parameter, plus the derived h, μ and leaf sensitivity."""
         out = {
-            "loss": repr(self.loss), "steps": self.steps, "batch_size": self.batch_size, "beta": self.beta,
-            "clip": self.clip, "sigma": self.sigma, "radius": self.radius, "epsilon": self.epsilon,
-            "delta": self.delta, "calibration": self.calibration, "schedule": self.schedule,
-            "constants": self.constants, "z_step_scale": self.z_step_scale, "estimator": self.estimator,
-            "interpolation": self.interpolation, "noise": self.noise, "mutant": self.mutant,
-            "lipschitz": self.lipschitz, "smoothness": self.smoothness,
-            "tree_height": tree_height(self.steps), "leaf_sensitivity": self.leaf_sensitivity, "mu": self.mu,
+            "loss": repr(self.loss),
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "beta": self.beta,
+            "clip": self.clip,
+            "sigma": self.sigma,
+            "radius": self.radius,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "calibration": self.calibration,
+            "schedule": self.schedule,
+            "constants": self.constants,
+            "z_step_scale": self.z_step_scale,
+            "estimator": self.estimator,
+            "interpolation": self.interpolation,
+            "noise": self.noise,
+            "mutant": self.mutant,
+            "lipschitz": self.lipschitz,
+            "smoothness": self.smoothness,
+            "tree_height": tree_height(self.steps),
+            "leaf_sensitivity": self.leaf_sensitivity,
+            "mu": self.mu,
             "examples_used": self.steps * self.batch_size,
         }
         return {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in out.items()}
@@ -436,7 +587,9 @@ class AcceleratedDPSRGD:
         """The mechanism view (black box): ``(trials, p)`` final iterates y_T."""
         return self.run(data, rng, trials).theta
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> SRGDRun:
+    def run(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> SRGDRun:
         """Run ``trials`` independent copies on the stream ``data`` (items in order; m = 1).
 
         Uses the first ``B·T`` examples (the rest, if any, are unused — spec §2.1).
@@ -450,24 +603,40 @@ class AcceleratedDPSRGD:
         if transcript:
             per_trial += 8 * 7 * self.steps * p
         chunk = max(1, min(trials, MEMORY_BUDGET // per_trial))
-        parts = [self._run_chunk(xs, ys, rng, min(chunk, trials - s), transcript) for s in range(0, trials, chunk)]
+        parts = [
+            self._run_chunk(xs, ys, rng, min(chunk, trials - s), transcript)
+            for s in range(0, trials, chunk)
+        ]
         record = None
         if transcript:
-            fields_ = [np.concatenate([part[4][k] for part in parts]) if parts[0][4][k] is not None else None
-                       for k in range(7)]
+            fields_ = [
+                np.concatenate([part[4][k] for part in parts])
+                if parts[0][4][k] is not None
+                else None
+                for k in range(7)
+            ]
             record = SRGDTranscript(*fields_)
-        return SRGDRun(np.concatenate([pt[0] for pt in parts]), parts[0][1],
-                       np.concatenate([pt[2] for pt in parts]), np.concatenate([pt[3] for pt in parts]), record)
+        return SRGDRun(
+            np.concatenate([pt[0] for pt in parts]),
+            parts[0][1],
+            np.concatenate([pt[2] for pt in parts]),
+            np.concatenate([pt[3] for pt in parts]),
+            record,
+        )
 
     def _stream(self, data: UserDataset):
         """Batches ``x (T, B, p)``, ``y (T, B)`` or None from the first B·T items."""
         if not isinstance(data, UserDataset):
             raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
         if data.m != 1:
-            raise InputError(f"the stream must hold one item per user (m = 1, item level), got m = {data.m}")
+            raise InputError(
+                f"the stream must hold one item per user (m = 1, item level), got m = {data.m}"
+            )
         used = self.steps * self.batch_size
         if data.n < used:
-            raise InputError(f"the stream has {data.n} examples but steps*batch_size = {used}; pass more data")
+            raise InputError(
+                f"the stream has {data.n} examples but steps*batch_size = {used}; pass more data"
+            )
         xs = data.x[:used, 0, :].reshape(self.steps, self.batch_size, data.d)
         ys = None if data.y is None else data.y[:used, 0].reshape(self.steps, self.batch_size)
         return xs, ys
@@ -488,7 +657,9 @@ class AcceleratedDPSRGD:
 
     def _tau(self, t: int) -> float:
         """τ_{t+1} = η_{t+1}/η_{0:t+1} = 2/(t+3) (Algorithm 1 line 9); 0 or 1/(t+3) for the variants."""
-        return {"accelerated": 2.0 / (t + 3), "none": 0.0, "mistuned": 1.0 / (t + 3)}[self.interpolation]
+        return {"accelerated": 2.0 / (t + 3), "none": 0.0, "mistuned": 1.0 / (t + 3)}[
+            self.interpolation
+        ]
 
     def _run_chunk(self, xs, ys, rng, trials, transcript):
         steps, p = self.steps, xs.shape[-1]
@@ -580,18 +751,32 @@ class TranscriptStatistic:
         copies = [record.prefixes] + ([record.prefixes_y] if record.prefixes_y is not None else [])
         stat = np.zeros(trials)
         for prefixes in copies:
-            if self.statistic == "prefixes":  # Σ_{t ≥ t*} ⟨P_t, u⟩: optimal against independent prefix noise (M1)
-                stat = stat + prefixes[:, self.batch:, :].sum(axis=1) @ u
+            if (
+                self.statistic == "prefixes"
+            ):  # Σ_{t ≥ t*} ⟨P_t, u⟩: optimal against independent prefix noise (M1)
+                stat = stat + prefixes[:, self.batch :, :].sum(axis=1) @ u
             else:
                 nodes = [m - 1 for m in up_path(self.batch + 1, algo.steps)]
                 stat = stat + algo._tree.node_values(prefixes)[:, nodes, :].sum(axis=1) @ u
         return stat[:, None]
 
 
-def canary_audit(epsilon: float = 2.0, delta: float = 1e-5, steps: int = 16, batch_size: int = 10, beta: float = 2.0,
-                 clip: float = 4.0, calibration: str = "exact", batch: int = 0, canary_norm: float | None = None,
-                 white_box: bool = True, radius: float = 1.0, statistic: str = "nodes",
-                 algorithm: AcceleratedDPSRGD | None = None, **options: Any):
+def canary_audit(
+    epsilon: float = 2.0,
+    delta: float = 1e-5,
+    steps: int = 16,
+    batch_size: int = 10,
+    beta: float = 2.0,
+    clip: float = 4.0,
+    calibration: str = "exact",
+    batch: int = 0,
+    canary_norm: float | None = None,
+    white_box: bool = True,
+    radius: float = 1.0,
+    statistic: str = "nodes",
+    algorithm: AcceleratedDPSRGD | None = None,
+    **options: Any,
+):
     """The spec §7(a) worst-case zero-out pair with the algorithm: ``(mechanism, d0, d1, claim)``.
 
     Blank stream of ``n = B·T`` null items (linear loss, gradient 0) with the canary
@@ -604,33 +789,74 @@ def canary_audit(epsilon: float = 2.0, delta: float = 1e-5, steps: int = 16, bat
     """
     from ..hardinstances.canaries import blank_canary_pair
 
-    algo = algorithm if algorithm is not None else AcceleratedDPSRGD.calibrated(
-        LinearLoss(), steps, batch_size, beta, clip, epsilon, delta, radius, calibration, **options)
+    algo = (
+        algorithm
+        if algorithm is not None
+        else AcceleratedDPSRGD.calibrated(
+            LinearLoss(),
+            steps,
+            batch_size,
+            beta,
+            clip,
+            epsilon,
+            delta,
+            radius,
+            calibration,
+            **options,
+        )
+    )
     if not isinstance(algo.loss, LinearLoss):
-        raise InputError("the blank canary needs a LinearLoss algorithm (null items then have zero gradient)")
+        raise InputError(
+            "the blank canary needs a LinearLoss algorithm (null items then have zero gradient)"
+        )
     norm = algo.clip if canary_norm is None else _positive(canary_norm, "canary_norm")
     if not 0 <= batch < algo.steps:
         raise InputError(f"batch must be in [0, steps) = [0, {algo.steps}), got {batch!r}")
     size = algo.steps * algo.batch_size
-    pair = blank_canary_pair(size, d=1, canary=norm, position=batch * algo.batch_size, mode="zero-out")
+    pair = blank_canary_pair(
+        size, d=1, canary=norm, position=batch * algo.batch_size, mode="zero-out"
+    )
     mechanism = TranscriptStatistic(algo, np.array([-1.0]), batch, statistic) if white_box else algo
     return mechanism, pair.d0, pair.d1, algo.privacy_claim
 
 
-def single_epoch_dpsgd(loss, n: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float,
-                       batch_size: int) -> DPSGD:
+def single_epoch_dpsgd(
+    loss,
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    lipschitz: float,
+    radius: float,
+    batch_size: int,
+) -> DPSGD:
     """Baseline B-sgd1 (spec §2.7, PRACTICAL): one expected pass of DP-SGD, configured on :class:`DPSGD`.
 
     ``T = n/B`` steps at sampling rate ``q = B/n`` (Poisson, the accountant's model; each example
     is used once in expectation), clip L, σ from the PLD accountant for (ε, δ), step on the mean
     gradient ``γ = R/(G√T)`` with ``G² = L² + p(σL/B)²``, iterate average, projection onto B(0, R).
     """
-    n, d, batch_size = check_trials(n, "n"), check_trials(d, "d"), check_trials(batch_size, "batch_size")
+    n, d, batch_size = (
+        check_trials(n, "n"),
+        check_trials(d, "d"),
+        check_trials(batch_size, "batch_size"),
+    )
     if batch_size > n:
         raise InputError(f"batch_size must be <= n = {n}, got {batch_size}")
     steps = n // batch_size
-    base = DPSGD.from_accountant(epsilon, delta, loss, steps, 1.0, lipschitz, batch_size / n,
-                                 relation="add-remove", radius=radius, batch_size=float(batch_size), average=True)
+    base = DPSGD.from_accountant(
+        epsilon,
+        delta,
+        loss,
+        steps,
+        1.0,
+        lipschitz,
+        batch_size / n,
+        relation="add-remove",
+        radius=radius,
+        batch_size=float(batch_size),
+        average=True,
+    )
     noise_std = base.noise_multiplier * lipschitz / batch_size
     step = radius / (math.sqrt(lipschitz**2 + d * noise_std**2) * math.sqrt(steps))
     return replace(base, step_size=step)

@@ -125,7 +125,11 @@ class TreeNoise:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", _check_steps(self.steps))
-        if not (isinstance(self.sigma, (int, float, np.floating)) and self.sigma >= 0 and math.isfinite(self.sigma)):
+        if not (
+            isinstance(self.sigma, (int, float, np.floating))
+            and self.sigma >= 0
+            and math.isfinite(self.sigma)
+        ):
             raise InputError(f"sigma must be a finite number >= 0, got {self.sigma!r}")
         if self.mode not in self.MODES:
             raise InputError(f"mode must be one of {self.MODES}, got {self.mode!r}")
@@ -135,7 +139,7 @@ class TreeNoise:
         """``h = ⌊log₂T⌋ + 1``."""
         return tree_height(self.steps)
 
-    def start(self, trials: int, p: int) -> "_TreeState":
+    def start(self, trials: int, p: int) -> _TreeState:
         """Fresh online state for ``trials`` independent runs in dimension ``p``."""
         return _TreeState(self, trials, p)
 
@@ -145,7 +149,9 @@ class TreeNoise:
         nodes = np.empty_like(prefixes)
         for m in range(1, self.steps + 1):
             j = m - lowbit(m)
-            nodes[..., m - 1, :] = prefixes[..., m - 1, :] - (prefixes[..., j - 1, :] if j > 0 else 0.0)
+            nodes[..., m - 1, :] = prefixes[..., m - 1, :] - (
+                prefixes[..., j - 1, :] if j > 0 else 0.0
+            )
         return nodes
 
     def mu(self, leaf_sensitivity: float) -> float:
@@ -190,11 +196,17 @@ def mu_exact(epsilon: float, delta: float) -> float:
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
-        raise InputError("delta must be > 0: a Gaussian mechanism is never pure ε-DP; pass e.g. delta=1e-5")
+        raise InputError(
+            "delta must be > 0: a Gaussian mechanism is never pure ε-DP; pass e.g. delta=1e-5"
+        )
     upper = 1.0
     while gdp_delta(epsilon, upper) < delta:
         upper *= 2.0
-    return float(optimize.brentq(lambda mu: gdp_delta(epsilon, mu) - delta, 1e-12, upper, xtol=1e-14, rtol=1e-13))
+    return float(
+        optimize.brentq(
+            lambda mu: gdp_delta(epsilon, mu) - delta, 1e-12, upper, xtol=1e-14, rtol=1e-13
+        )
+    )
 
 
 def mu_paper(epsilon: float, delta: float) -> float:
@@ -209,4 +221,10 @@ def tree_error_bound(leaf_sensitivity: float, p: int, mu: float, steps: int, del
     """Lemma 5.6: w.p. ≥ 1 − δ every prefix error is ≤ ``4 C log₂^{3/2}(T) sqrt(p ln(2T/δ)) / μ`` (T ≥ 2)."""
     steps = check_trials(steps, "steps", minimum=2)
     delta = check_delta(delta)
-    return 4.0 * leaf_sensitivity * math.log2(steps) ** 1.5 * math.sqrt(p * math.log(2 * steps / delta)) / mu
+    return (
+        4.0
+        * leaf_sensitivity
+        * math.log2(steps) ** 1.5
+        * math.sqrt(p * math.log(2 * steps / delta))
+        / mu
+    )

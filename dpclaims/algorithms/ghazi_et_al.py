@@ -84,7 +84,11 @@ STABILITY_CHUNK = 64
 
 
 def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not value > 0
+    ):
         raise InputError(f"{name} must be a positive number, got {value!r}")
     return float(value)
 
@@ -98,13 +102,17 @@ def _count(value: Any, name: str, minimum: int = 1) -> int:
 def _check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
-        raise InputError("delta must be > 0 (the paper proves approximate DP only); pass e.g. delta=1e-5")
+        raise InputError(
+            "delta must be > 0 (the paper proves approximate DP only); pass e.g. delta=1e-5"
+        )
     return epsilon, delta
 
 
 def encode(theta: np.ndarray, bottom: np.ndarray) -> np.ndarray:
     """Auditor encoding ``[⊥ flag, θ with ⊥ rows set to 0]``: (trials, d) → (trials, 1 + d)."""
-    return np.concatenate([bottom[:, None].astype(np.float64), np.where(bottom[:, None], 0.0, theta)], axis=1)
+    return np.concatenate(
+        [bottom[:, None].astype(np.float64), np.where(bottom[:, None], 0.0, theta)], axis=1
+    )
 
 
 @dataclass(frozen=True)
@@ -128,10 +136,15 @@ class OutputPertRun:
     s_star: np.ndarray | None = None
 
     def to_dict(self) -> dict:
-        return {"trials": int(self.theta.shape[0]), "d": int(self.theta.shape[1]),
-                "bottom_rate": float(self.bottom.mean()), "gradient_evaluations": int(self.gradient_evaluations),
-                "f_evaluations": int(self.f_evaluations), "sigma": float(self.sigma),
-                "certified": self.certified}
+        return {
+            "trials": int(self.theta.shape[0]),
+            "d": int(self.theta.shape[1]),
+            "bottom_rate": float(self.bottom.mean()),
+            "gradient_evaluations": int(self.gradient_evaluations),
+            "f_evaluations": int(self.f_evaluations),
+            "sigma": float(self.sigma),
+            "certified": self.certified,
+        }
 
 
 @dataclass(frozen=True)
@@ -145,8 +158,11 @@ class PhasedRun:
     bottoms: np.ndarray | None = None
 
     def to_dict(self) -> dict:
-        out = {"trials": int(self.theta.shape[0]), "d": int(self.theta.shape[1]),
-               "gradient_evaluations": int(self.gradient_evaluations)}
+        out = {
+            "trials": int(self.theta.shape[0]),
+            "d": int(self.theta.shape[1]),
+            "gradient_evaluations": int(self.gradient_evaluations),
+        }
         if self.bottoms is not None:
             out["bottom_rate_per_phase"] = self.bottoms.mean(axis=0).tolist()
         return out
@@ -167,12 +183,27 @@ def _params(obj) -> dict:
 
 def _require_atoms(data: GroupedMeans) -> None:
     if not data.point_mass:
-        raise InputError("AbsoluteLoss needs every item of a user to be known; pass point-mass data "
-                         "(GroupedMeans(..., point_mass=True) or users holding identical items)")
+        raise InputError(
+            "AbsoluteLoss needs every item of a user to be known; pass point-mass data "
+            "(GroupedMeans(..., point_mass=True) or users holding identical items)"
+        )
 
 
-def _stable_release(data: GroupedMeans, rng, trials, *, loss, reg, centre, domain, delta_target, sigma, kappa,
-                    tdlap: TDLap, mutant):
+def _stable_release(
+    data: GroupedMeans,
+    rng,
+    trials,
+    *,
+    loss,
+    reg,
+    centre,
+    domain,
+    delta_target,
+    sigma,
+    kappa,
+    tdlap: TDLap,
+    mutant,
+):
     """Algorithm 1 lines 3-7 on ``data`` with per-trial (``centre (trials, d)``) or shared (None) f.
 
     Returns ``theta (trials, d)`` (NaN on ⊥), ``bottom``, ``r1``, ``s_star`` and f evaluations.
@@ -186,13 +217,22 @@ def _stable_release(data: GroupedMeans, rng, trials, *, loss, reg, centre, domai
         theta = loss.minimiser(values, counts[None, :], reg, centre, domain)[:, 0, :]
         theta = np.broadcast_to(theta, (trials, d)) + sigma * rng.standard_normal((trials, d))
         return theta, np.zeros(trials, bool), None, None, 1
-    batches = [None] if centre is None else [centre[i:i + STABILITY_CHUNK] for i in range(0, trials, STABILITY_CHUNK)]
+    batches = (
+        [None]
+        if centre is None
+        else [centre[i : i + STABILITY_CHUNK] for i in range(0, trials, STABILITY_CHUNK)]
+    )
     s_parts, c_parts, evaluations = [], [], 0
     for part in batches:
         b = 1 if part is None else part.shape[0]
         profile = stability_profile(
-            values, counts, lambda states, part=part: loss.minimiser(values, states, reg, part, domain),
-            kappa, delta_target, np.zeros((b, d)))
+            values,
+            counts,
+            lambda states, part=part: loss.minimiser(values, states, reg, part, domain),
+            kappa,
+            delta_target,
+            np.zeros((b, d)),
+        )
         s_parts.append(profile.s_star)
         c_parts.append(profile.choice)
         evaluations = profile.f_evaluations
@@ -211,7 +251,13 @@ def _stable_release(data: GroupedMeans, rng, trials, *, loss, reg, centre, domai
     return theta, bottom, r1, s_star, evaluations
 
 
-DELOUTPUTPERT_MUTANTS = (None, "no-stability-test", "fixed-threshold", "tdlap-at-zero", "sigma-no-8kappa")
+DELOUTPUTPERT_MUTANTS = (
+    None,
+    "no-stability-test",
+    "fixed-threshold",
+    "tdlap-at-zero",
+    "sigma-no-8kappa",
+)
 
 
 @dataclass(frozen=True)
@@ -240,8 +286,15 @@ class DelOutputPert:
     mutant: str | None = None
 
     @classmethod
-    def from_theorem(cls, epsilon: float, delta: float, Delta: float, loss: Any = None, radius: float = math.inf,
-                     mutant: str | None = None) -> "DelOutputPert":
+    def from_theorem(
+        cls,
+        epsilon: float,
+        delta: float,
+        Delta: float,
+        loss: Any = None,
+        radius: float = math.inf,
+        mutant: str | None = None,
+    ) -> DelOutputPert:
         """Every parameter of Algorithm 1 from (ε, δ, Δ)."""
         epsilon, delta = _check_budget(epsilon, delta)
         Delta = _positive(Delta, "Delta")
@@ -250,8 +303,18 @@ class DelOutputPert:
             raise InputError(f"mutant must be one of {DELOUTPUTPERT_MUTANTS}, got {mutant!r}")
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
         sigma = _gaussian_scale(eps1, delta1, kappa, Delta, mutant)
-        return cls(epsilon, delta, Delta, QuadraticLoss(1.0) if loss is None else loss, radius, eps1, delta1, kappa,
-                   sigma, mutant)
+        return cls(
+            epsilon,
+            delta,
+            Delta,
+            QuadraticLoss(1.0) if loss is None else loss,
+            radius,
+            eps1,
+            delta1,
+            kappa,
+            sigma,
+            mutant,
+        )
 
     @property
     def tdlap(self) -> TDLap:
@@ -264,14 +327,22 @@ class DelOutputPert:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.3")
+        return PrivacyClaim(
+            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.3"
+        )
 
     def stability(self, data) -> tuple[int, np.ndarray]:
         """``(s*(x), f(x_{−S*}))`` of the exhaustive test (spec §2.1); ``s* = 2κ+1`` means always ⊥."""
         data = as_grouped(data)
         values, counts = data.types()
-        profile = stability_profile(values, counts, lambda s: self.loss.minimiser(values, s, 0.0, None, self._domain()),
-                                    self.kappa, self.Delta, np.zeros((1, data.d)))
+        profile = stability_profile(
+            values,
+            counts,
+            lambda s: self.loss.minimiser(values, s, 0.0, None, self._domain()),
+            self.kappa,
+            self.Delta,
+            np.zeros((1, data.d)),
+        )
         return int(profile.s_star[0]), profile.choice[0]
 
     def bottom_probability(self, data) -> float:
@@ -281,22 +352,45 @@ class DelOutputPert:
     def _domain(self) -> Domain:
         return Domain(self.radius)
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False) -> OutputPertRun:
+    def run(
+        self, data, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> OutputPertRun:
         """``trials`` independent runs: θ (NaN on ⊥) and the ⊥ flags."""
         trials = check_trials(trials)
         data = as_grouped(data)
         theta, bottom, r1, s_star, evaluations = _stable_release(
-            data, rng, trials, loss=self.loss, reg=0.0, centre=None, domain=self._domain(), delta_target=self.Delta,
-            sigma=self.sigma, kappa=self.kappa, tdlap=self.tdlap, mutant=self.mutant)
-        return OutputPertRun(theta, bottom, 0, evaluations, self.sigma, None,
-                             r1 if transcript else None, s_star if transcript else None)
+            data,
+            rng,
+            trials,
+            loss=self.loss,
+            reg=0.0,
+            centre=None,
+            domain=self._domain(),
+            delta_target=self.Delta,
+            sigma=self.sigma,
+            kappa=self.kappa,
+            tdlap=self.tdlap,
+            mutant=self.mutant,
+        )
+        return OutputPertRun(
+            theta,
+            bottom,
+            0,
+            evaluations,
+            self.sigma,
+            None,
+            r1 if transcript else None,
+            s_star if transcript else None,
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         out = self.run(data, rng, trials)
         return encode(out.theta, out.bottom)
 
 
-def _gaussian_scale(eps1: float, delta1: float, kappa: int, delta_target: float, mutant: str | None) -> float:
+def _gaussian_scale(
+    eps1: float, delta1: float, kappa: int, delta_target: float, mutant: str | None
+) -> float:
     """``√(2 ln(2/δ1))·8κΔ/ε1``; mutant M4 drops the 8κ factor."""
     factor = 1.0 if mutant == "sigma-no-8kappa" else 8.0 * kappa
     return math.sqrt(2.0 * math.log(2.0 / delta1)) * factor * delta_target / eps1
@@ -352,10 +446,24 @@ class SCOutputPert:
     mutant: str | None = None
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, epsilon: float, delta: float, lipschitz: float, strong_convexity: float,
-                     beta: float, radius: float = math.inf, loss: Any = None, reg: float = 0.0,
-                     interior: bool = False, path: str = "fast", mode: str = "paper",
-                     oracle_constant: float = 1.0, mutant: str | None = None) -> "SCOutputPert":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        strong_convexity: float,
+        beta: float,
+        radius: float = math.inf,
+        loss: Any = None,
+        reg: float = 0.0,
+        interior: bool = False,
+        path: str = "fast",
+        mode: str = "paper",
+        oracle_constant: float = 1.0,
+        mutant: str | None = None,
+    ) -> SCOutputPert:
         """Every parameter of Algorithm 2 / Appendix C; ``loss`` defaults to ``QuadraticLoss(μ)``.
 
         Paper mode needs ``n ≥ 4κ + 2`` (the spec's explicit form of "n ≥ C ln(1/δ)/ε"; the Δ
@@ -374,23 +482,55 @@ class SCOutputPert:
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
         c = C_DELTA_INTERIOR if interior else C_DELTA_CONSTRAINED
         loss = QuadraticLoss(mu) if loss is None else loss
-        common = dict(epsilon=epsilon, delta=delta, beta=beta, lipschitz=G, strong_convexity=mu, n=n, m=m,
-                      radius=_positive(radius, "radius"), loss=loss, reg=float(reg), interior=bool(interior),
-                      path=path, mode=mode, oracle_constant=_positive(oracle_constant, "oracle_constant"),
-                      eps1=eps1, delta1=delta1, kappa=kappa, c_delta=c, mutant=mutant)
+        common = dict(
+            epsilon=epsilon,
+            delta=delta,
+            beta=beta,
+            lipschitz=G,
+            strong_convexity=mu,
+            n=n,
+            m=m,
+            radius=_positive(radius, "radius"),
+            loss=loss,
+            reg=float(reg),
+            interior=bool(interior),
+            path=path,
+            mode=mode,
+            oracle_constant=_positive(oracle_constant, "oracle_constant"),
+            eps1=eps1,
+            delta1=delta1,
+            kappa=kappa,
+            c_delta=c,
+            mutant=mutant,
+        )
         if mode == "oracle":
             sigma = oracle_constant * G / (mu * n * math.sqrt(m))
             return cls(**common, sigma=sigma, noise_multiplier=float(oracle_constant))
         if n < 4 * kappa + 2:
-            raise InputError(f"SCOutputPert needs n >= 4*kappa + 2 = {4 * kappa + 2} users at (epsilon, delta) = "
-                             f"({epsilon:g}, {delta:g}) (kappa = {kappa}), got n = {n}; raise n or epsilon")
+            raise InputError(
+                f"SCOutputPert needs n >= 4*kappa + 2 = {4 * kappa + 2} users at (epsilon, delta) = "
+                f"({epsilon:g}, {delta:g}) (kappa = {kappa}), got n = {n}; raise n or epsilon"
+            )
         r = 4 * kappa
-        big_delta = c * G * math.sqrt((r + 1) * math.log(n) + math.log(2.0 / beta)) / (mu * (n - r - 1) * math.sqrt(m))
+        big_delta = (
+            c
+            * G
+            * math.sqrt((r + 1) * math.log(n) + math.log(2.0 / beta))
+            / (mu * (n - r - 1) * math.sqrt(m))
+        )
         gamma0 = c * G * math.sqrt(math.log(n / beta) / m)
         delta_fast = 2.0 * (r + 1) * gamma0 / (mu * (n - r - 1))
-        sigma = _gaussian_scale(eps1, delta1, kappa, big_delta if path == "exact" else delta_fast, mutant)
-        return cls(**common, Delta=big_delta, gamma0=gamma0, Delta_fast=delta_fast, sigma=sigma,
-                   noise_multiplier=sigma * mu * n * math.sqrt(m) / G)
+        sigma = _gaussian_scale(
+            eps1, delta1, kappa, big_delta if path == "exact" else delta_fast, mutant
+        )
+        return cls(
+            **common,
+            Delta=big_delta,
+            gamma0=gamma0,
+            Delta_fast=delta_fast,
+            sigma=sigma,
+            noise_multiplier=sigma * mu * n * math.sqrt(m) / G,
+        )
 
     @property
     def target(self) -> float:
@@ -408,37 +548,60 @@ class SCOutputPert:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         if self.mode == "oracle":
-            raise InputError("mode='oracle' is not private (an exponent-test device, spec §7(b)); use mode='paper'")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.1")
+            raise InputError(
+                "mode='oracle' is not private (an exponent-test device, spec §7(b)); use mode='paper'"
+            )
+        return PrivacyClaim(
+            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.1"
+        )
 
     def certificate(self, data) -> tuple[bool, float]:
         """Lemma C.1 certificate: ``(2(4κ+1)γ(x)/(μ(n−4κ−1)) ≤ Δ_fast, γ(x))``."""
         data = as_grouped(data)
         gamma = self.loss.user_deviation(data)
         r = 4 * self.kappa
-        return bool(2.0 * (r + 1) * gamma / (self.strong_convexity * (self.n - r - 1)) <= self.Delta_fast), gamma
+        return bool(
+            2.0 * (r + 1) * gamma / (self.strong_convexity * (self.n - r - 1)) <= self.Delta_fast
+        ), gamma
 
-    def minimiser(self, data, centre: np.ndarray | None = None, domain: Domain | None = None) -> np.ndarray:
+    def minimiser(
+        self, data, centre: np.ndarray | None = None, domain: Domain | None = None
+    ) -> np.ndarray:
         """``θ*(x)`` of this call's objective: (B, d) (B = 1 without centres)."""
         data = as_grouped(data)
         domain = Domain(self.radius) if domain is None else domain
         if isinstance(self.loss, AbsoluteLoss):  # needs the item atoms, not only the mean
             _require_atoms(data)
-            return self.loss.minimiser(data.means, data.sizes[None, :], self.reg, centre, domain)[:, 0, :]
-        return self.loss.minimiser(data.mean()[None, :], np.ones((1, 1)), self.reg, centre, domain)[:, 0, :]
+            return self.loss.minimiser(data.means, data.sizes[None, :], self.reg, centre, domain)[
+                :, 0, :
+            ]
+        return self.loss.minimiser(data.mean()[None, :], np.ones((1, 1)), self.reg, centre, domain)[
+            :, 0, :
+        ]
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False,
-            centre: np.ndarray | None = None, domain: Domain | None = None) -> OutputPertRun:
+    def run(
+        self,
+        data,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        centre: np.ndarray | None = None,
+        domain: Domain | None = None,
+    ) -> OutputPertRun:
         """``trials`` runs; ``centre (trials, d)`` and ``domain`` are the phase's ℓ_i and K_i."""
         trials = check_trials(trials)
         data = as_grouped(data)
         if (data.n, data.m) != (self.n, self.m):
-            raise InputError(f"this SCOutputPert was built for (n, m) = ({self.n}, {self.m}) but the data has "
-                             f"({data.n}, {data.m}); its parameters depend on n and m — rebuild with from_theorem")
+            raise InputError(
+                f"this SCOutputPert was built for (n, m) = ({self.n}, {self.m}) but the data has "
+                f"({data.n}, {data.m}); its parameters depend on n and m — rebuild with from_theorem"
+            )
         domain = Domain(self.radius) if domain is None else domain
         d = data.d
         if self.mode == "oracle":
-            theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal((trials, d))
+            theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal(
+                (trials, d)
+            )
             return OutputPertRun(theta, np.zeros(trials, bool), 0, 1, self.sigma)
         grads = 0
         certified = None
@@ -446,15 +609,38 @@ class SCOutputPert:
             certified, _ = self.certificate(data)
             grads = self.n * self.m
             if certified:
-                theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal((trials, d))
+                theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal(
+                    (trials, d)
+                )
                 return OutputPertRun(theta, np.zeros(trials, bool), grads, 1, self.sigma, True)
             if self.mutant == "no-fallback":  # M3: short-circuit to ⊥ when the certificate fails
-                return OutputPertRun(np.full((trials, d), np.nan), np.ones(trials, bool), grads, 1, self.sigma, False)
+                return OutputPertRun(
+                    np.full((trials, d), np.nan), np.ones(trials, bool), grads, 1, self.sigma, False
+                )
         theta, bottom, r1, s_star, evaluations = _stable_release(
-            data, rng, trials, loss=self.loss, reg=self.reg, centre=centre, domain=domain,
-            delta_target=self.target, sigma=self.sigma, kappa=self.kappa, tdlap=self.tdlap, mutant=self.mutant)
-        return OutputPertRun(theta, bottom, grads, evaluations, self.sigma, certified,
-                             r1 if transcript else None, s_star if transcript else None)
+            data,
+            rng,
+            trials,
+            loss=self.loss,
+            reg=self.reg,
+            centre=centre,
+            domain=domain,
+            delta_target=self.target,
+            sigma=self.sigma,
+            kappa=self.kappa,
+            tdlap=self.tdlap,
+            mutant=self.mutant,
+        )
+        return OutputPertRun(
+            theta,
+            bottom,
+            grads,
+            evaluations,
+            self.sigma,
+            certified,
+            r1 if transcript else None,
+            s_star if transcript else None,
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         out = self.run(data, rng, trials)
@@ -472,20 +658,32 @@ def _phase_loop(calls, blocks, data: GroupedMeans, rng, trials, start, domain, t
         block = data if (lo, hi) == (0, data.n) else data.block(lo, hi)
         out = call.run(block, rng, trials, centre=theta, domain=domain)
         grads += out.gradient_evaluations
-        theta = np.where(out.bottom[:, None], theta, out.theta)  # line 9 [DEFAULT]: ⊥ → previous iterate
+        theta = np.where(
+            out.bottom[:, None], theta, out.theta
+        )  # line 9 [DEFAULT]: ⊥ → previous iterate
         theta = domain.project(theta[:, None, :])[:, 0, :]  # line 10 [DEFAULT]: Proj_K
         if transcript:
             phases.append(theta)
             bottoms.append(out.bottom)
-    return PhasedRun(theta, grads, np.stack(phases, axis=1) if transcript else None,
-                     np.stack(bottoms, axis=1) if transcript else None)
+    return PhasedRun(
+        theta,
+        grads,
+        np.stack(phases, axis=1) if transcript else None,
+        np.stack(bottoms, axis=1) if transcript else None,
+    )
 
 
-def _domain_for(radius: float, trials: int, domain: Domain | None, d: int) -> tuple[Domain, np.ndarray]:
+def _domain_for(
+    radius: float, trials: int, domain: Domain | None, d: int
+) -> tuple[Domain, np.ndarray]:
     """The domain (K, or Alg 5/6's K ∩ B(θ0, R')) and the start point θ_0 (its centre)."""
     if domain is None:
         return Domain(radius), np.zeros((trials, d))
-    start = np.zeros((trials, d)) if domain.centre is None else np.broadcast_to(domain.centre, (trials, d))
+    start = (
+        np.zeros((trials, d))
+        if domain.centre is None
+        else np.broadcast_to(domain.centre, (trials, d))
+    )
     return domain, start
 
 
@@ -524,11 +722,28 @@ class PhasedERM:
     mutant: str | None = None
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float,
-                     loss: Any = None, diameter: float | None = None, beta: float | None = None,
-                     phases: int | None = None, lam: float | None = None, lam_rule: str = "balanced",
-                     growth: float = 4.0, mode: str = "paper", path: str = "fast", interior: bool = False,
-                     oracle_constant: float = 1.0, mutant: str | None = None) -> "PhasedERM":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        radius: float,
+        loss: Any = None,
+        diameter: float | None = None,
+        beta: float | None = None,
+        phases: int | None = None,
+        lam: float | None = None,
+        lam_rule: str = "balanced",
+        growth: float = 4.0,
+        mode: str = "paper",
+        path: str = "fast",
+        interior: bool = False,
+        oracle_constant: float = 1.0,
+        mutant: str | None = None,
+    ) -> PhasedERM:
         """Parameters of Algorithm 3; β = 1/(nm) and λ by ``lam_rule`` unless given."""
         epsilon, delta = _check_budget(epsilon, delta)
         n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
@@ -541,8 +756,27 @@ class PhasedERM:
         if mutant not in PHASED_ERM_MUTANTS:
             raise InputError(f"mutant must be one of {PHASED_ERM_MUTANTS}, got {mutant!r}")
         loss = LinearLoss(1.0) if loss is None else loss
-        obj = cls(epsilon, delta, beta, 1.0, G, radius, diameter, n, m, d, loss, phases, _positive(growth, "growth"),
-                  mode, path, bool(interior), _positive(oracle_constant, "oracle_constant"), lam_rule, mutant)
+        obj = cls(
+            epsilon,
+            delta,
+            beta,
+            1.0,
+            G,
+            radius,
+            diameter,
+            n,
+            m,
+            d,
+            loss,
+            phases,
+            _positive(growth, "growth"),
+            mode,
+            path,
+            bool(interior),
+            _positive(oracle_constant, "oracle_constant"),
+            lam_rule,
+            mutant,
+        )
         if lam is None:
             base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
             lam = base * (obj.call(1, lam=base).noise_multiplier if lam_rule == "balanced" else 1.0)
@@ -552,9 +786,22 @@ class PhasedERM:
         """The phase-i SCOutputPert (per-call budget (ε/T, δ/T, β/T), Lipschitz 2G, strong convexity λ_i)."""
         lam_i = (self.lam if lam is None else lam) * self.growth**i
         share = 1 if self.mutant == "full-budget-per-phase" else self.phases
-        return SCOutputPert.from_theorem(self.n, self.m, self.epsilon / share, self.delta / share,
-                                         2.0 * self.lipschitz, lam_i, self.beta / self.phases, self.radius,
-                                         self.loss, lam_i, self.interior, self.path, self.mode, self.oracle_constant)
+        return SCOutputPert.from_theorem(
+            self.n,
+            self.m,
+            self.epsilon / share,
+            self.delta / share,
+            2.0 * self.lipschitz,
+            lam_i,
+            self.beta / self.phases,
+            self.radius,
+            self.loss,
+            lam_i,
+            self.interior,
+            self.path,
+            self.mode,
+            self.oracle_constant,
+        )
 
     @property
     def calls(self) -> list[SCOutputPert]:
@@ -568,14 +815,24 @@ class PhasedERM:
     def privacy_claim(self) -> PrivacyClaim:
         if self.mode == "oracle":
             raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 4.1")
+        return PrivacyClaim(
+            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 4.1"
+        )
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False,
-            domain: Domain | None = None) -> PhasedRun:
+    def run(
+        self,
+        data,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        domain: Domain | None = None,
+    ) -> PhasedRun:
         trials = check_trials(trials)
         data = as_grouped(data)
         domain, start = _domain_for(self.radius, trials, domain, data.d)
-        return _phase_loop(self.calls, [(0, data.n)] * self.phases, data, rng, trials, start, domain, transcript)
+        return _phase_loop(
+            self.calls, [(0, data.n)] * self.phases, data, rng, trials, start, domain, transcript
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
@@ -635,11 +892,28 @@ class PhasedSCO:
     mutant: str | None = None
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float,
-                     loss: Any = None, diameter: float | None = None, beta: float | None = None,
-                     n0: int | None = None, lam: float | None = None, lam_rule: str = "max", growth: float = 4.0,
-                     mode: str = "paper", path: str = "fast", interior: bool = False, oracle_constant: float = 1.0,
-                     mutant: str | None = None) -> "PhasedSCO":
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        radius: float,
+        loss: Any = None,
+        diameter: float | None = None,
+        beta: float | None = None,
+        n0: int | None = None,
+        lam: float | None = None,
+        lam_rule: str = "max",
+        growth: float = 4.0,
+        mode: str = "paper",
+        path: str = "fast",
+        interior: bool = False,
+        oracle_constant: float = 1.0,
+        mutant: str | None = None,
+    ) -> PhasedSCO:
         epsilon, delta = _check_budget(epsilon, delta)
         n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
         G, radius = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
@@ -648,20 +922,43 @@ class PhasedSCO:
         n0 = phased_sco_n0(epsilon, delta) if n0 is None else _count(n0, "n0")
         blocks = tuple(phased_sco_blocks(n, n0))
         if not blocks:
-            raise InputError(f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}")
+            raise InputError(
+                f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}"
+            )
         check_choice(lam_rule, ("paper", "max"), "lam_rule")
         check_choice(mode, MODES, "mode")
         if mutant not in PHASED_SCO_MUTANTS:
             raise InputError(f"mutant must be one of {PHASED_SCO_MUTANTS}, got {mutant!r}")
         loss = LinearLoss(1.0) if loss is None else loss
-        obj = cls(epsilon, delta, beta, 1.0, G, radius, diameter, n, m, d, loss, n0, blocks,
-                  _positive(growth, "growth"), mode, path, bool(interior), _positive(oracle_constant, "oracle_constant"),
-                  lam_rule, mutant)
+        obj = cls(
+            epsilon,
+            delta,
+            beta,
+            1.0,
+            G,
+            radius,
+            diameter,
+            n,
+            m,
+            d,
+            loss,
+            n0,
+            blocks,
+            _positive(growth, "growth"),
+            mode,
+            path,
+            bool(interior),
+            _positive(oracle_constant, "oracle_constant"),
+            lam_rule,
+            mutant,
+        )
         if lam is None:
             base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
             if lam_rule == "max":
                 c_sigma = obj.call(1, lam=base).noise_multiplier
-                lam = (G / diameter) * max(c_sigma * math.sqrt(d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m))
+                lam = (G / diameter) * max(
+                    c_sigma * math.sqrt(d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m)
+                )
             else:
                 lam = base
         return replace(obj, lam=_positive(lam, "lam"))
@@ -680,9 +977,22 @@ class PhasedSCO:
     def call(self, i: int, lam: float | None = None) -> SCOutputPert:
         lo, hi = self.phase_blocks[i - 1]
         lam_i = (self.lam if lam is None else lam) * self.growth**i
-        return SCOutputPert.from_theorem(hi - lo, self.m, self.epsilon, self.delta, 2.0 * self.lipschitz, lam_i,
-                                         self.beta / self.phases, self.radius, self.loss, lam_i, self.interior,
-                                         self.path, self.mode, self.oracle_constant)
+        return SCOutputPert.from_theorem(
+            hi - lo,
+            self.m,
+            self.epsilon,
+            self.delta,
+            2.0 * self.lipschitz,
+            lam_i,
+            self.beta / self.phases,
+            self.radius,
+            self.loss,
+            lam_i,
+            self.interior,
+            self.path,
+            self.mode,
+            self.oracle_constant,
+        )
 
     @property
     def calls(self) -> list[SCOutputPert]:
@@ -696,16 +1006,26 @@ class PhasedSCO:
     def privacy_claim(self) -> PrivacyClaim:
         if self.mode == "oracle":
             raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 5.1")
+        return PrivacyClaim(
+            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 5.1"
+        )
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False,
-            domain: Domain | None = None) -> PhasedRun:
+    def run(
+        self,
+        data,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        domain: Domain | None = None,
+    ) -> PhasedRun:
         trials = check_trials(trials)
         data = as_grouped(data)
         if data.n != self.n:
             raise InputError(f"built for n = {self.n} users, the data has {data.n}")
         domain, start = _domain_for(self.radius, trials, domain, data.d)
-        return _phase_loop(self.calls, self.phase_blocks, data, rng, trials, start, domain, transcript)
+        return _phase_loop(
+            self.calls, self.phase_blocks, data, rng, trials, start, domain, transcript
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
@@ -740,27 +1060,66 @@ class _StronglyConvex:
     """Phased-SCO's N0 (Algorithm 6 only; default 2(4κ+1) [DEFAULT])."""
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, d: int, epsilon: float, delta: float, lipschitz: float,
-                     strong_convexity: float, radius: float, mode: str = "paper", path: str = "fast",
-                     interior: bool = False, oracle_constant: float = 1.0, lam_rule: str | None = None,
-                     n0: int | None = None):
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        d: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        strong_convexity: float,
+        radius: float,
+        mode: str = "paper",
+        path: str = "fast",
+        interior: bool = False,
+        oracle_constant: float = 1.0,
+        lam_rule: str | None = None,
+        n0: int | None = None,
+    ):
         epsilon, delta = _check_budget(epsilon, delta)
         n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
         check_choice(mode, MODES, "mode")
         lam_rule = cls.default_lam_rule if lam_rule is None else lam_rule
-        obj = cls(epsilon, delta, _positive(lipschitz, "lipschitz"), _positive(strong_convexity, "strong_convexity"),
-                  _positive(radius, "radius"), n, m, d, 1.0 / (2.0 * n * n * m), mode, path, bool(interior),
-                  _positive(oracle_constant, "oracle_constant"), lam_rule, None if n0 is None else _count(n0, "n0"))
+        obj = cls(
+            epsilon,
+            delta,
+            _positive(lipschitz, "lipschitz"),
+            _positive(strong_convexity, "strong_convexity"),
+            _positive(radius, "radius"),
+            n,
+            m,
+            d,
+            1.0 / (2.0 * n * n * m),
+            mode,
+            path,
+            bool(interior),
+            _positive(oracle_constant, "oracle_constant"),
+            lam_rule,
+            None if n0 is None else _count(n0, "n0"),
+        )
         obj.stage_one()
         obj.stage_two(obj.localised_radius)
         return obj
 
     def stage_one(self) -> SCOutputPert:
         """θ0 = SCOutputPert_{ε/2, δ/2, β, G, μ, K}(ℓ; x) (line 2)."""
-        return SCOutputPert.from_theorem(self.n, self.m, self.epsilon / 2, self.delta / 2, self.lipschitz,
-                                         self.strong_convexity, self.beta, self.radius,
-                                         QuadraticLoss(self.strong_convexity), 0.0, self.interior, self.path,
-                                         self.mode, self.oracle_constant)
+        return SCOutputPert.from_theorem(
+            self.n,
+            self.m,
+            self.epsilon / 2,
+            self.delta / 2,
+            self.lipschitz,
+            self.strong_convexity,
+            self.beta,
+            self.radius,
+            QuadraticLoss(self.strong_convexity),
+            0.0,
+            self.interior,
+            self.path,
+            self.mode,
+            self.oracle_constant,
+        )
 
     @property
     def sigma0(self) -> float:
@@ -769,22 +1128,31 @@ class _StronglyConvex:
     @property
     def params(self) -> dict:
         out = _params(self)
-        out.update(sigma0=self.sigma0, localised_radius=self.localised_radius,
-                   lam=self.stage_two(self.localised_radius).lam)
+        out.update(
+            sigma0=self.sigma0,
+            localised_radius=self.localised_radius,
+            lam=self.stage_two(self.localised_radius).lam,
+        )
         return out
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         if self.mode == "oracle":
             raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(self.epsilon, self.delta, "user", "replace", source=f"Ghazi et al. 2023, {self.theorem}")
+        return PrivacyClaim(
+            self.epsilon, self.delta, "user", "replace", source=f"Ghazi et al. 2023, {self.theorem}"
+        )
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False) -> PhasedRun:
+    def run(
+        self, data, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> PhasedRun:
         """θ0, then the localised phased algorithm on ``K' = K ∩ B(θ0, R')`` (⊥ → centre of K, R' = diam K)."""
         trials = check_trials(trials)
         data = as_grouped(data)
         first = self.stage_one().run(data, rng, trials)
-        theta0 = Domain(self.radius).project(np.where(first.bottom[:, None], 0.0, first.theta)[:, None, :])[:, 0, :]
+        theta0 = Domain(self.radius).project(
+            np.where(first.bottom[:, None], 0.0, first.theta)[:, None, :]
+        )[:, 0, :]
         theta = np.empty((trials, data.d))
         grads = first.gradient_evaluations
         for lost, rp in ((False, self.localised_radius), (True, 2.0 * self.radius)):
@@ -795,8 +1163,12 @@ class _StronglyConvex:
             out = self.stage_two(rp).run(data, rng, rows.size, domain=domain)
             theta[rows] = out.theta
             grads += out.gradient_evaluations
-        return PhasedRun(theta, grads, theta0[:, None, :] if transcript else None,
-                         first.bottom[:, None] if transcript else None)
+        return PhasedRun(
+            theta,
+            grads,
+            theta0[:, None, :] if transcript else None,
+            first.bottom[:, None] if transcript else None,
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
@@ -818,10 +1190,23 @@ class StronglyConvexERM(_StronglyConvex):
         return _localised_radius(self.sigma0, self.d, self.beta)
 
     def stage_two(self, rp: float) -> PhasedERM:
-        return PhasedERM.from_theorem(self.n, self.m, self.d, self.epsilon / 2, self.delta / 2, self.lipschitz,
-                                      self.radius, QuadraticLoss(self.strong_convexity), diameter=rp, beta=self.beta,
-                                      lam_rule=self.lam_rule, mode=self.mode, path=self.path,
-                                      interior=self.interior, oracle_constant=self.oracle_constant)
+        return PhasedERM.from_theorem(
+            self.n,
+            self.m,
+            self.d,
+            self.epsilon / 2,
+            self.delta / 2,
+            self.lipschitz,
+            self.radius,
+            QuadraticLoss(self.strong_convexity),
+            diameter=rp,
+            beta=self.beta,
+            lam_rule=self.lam_rule,
+            mode=self.mode,
+            path=self.path,
+            interior=self.interior,
+            oracle_constant=self.oracle_constant,
+        )
 
 
 @dataclass(frozen=True)
@@ -834,15 +1219,33 @@ class StronglyConvexSCO(_StronglyConvex):
 
     @property
     def localised_radius(self) -> float:
-        stat = PROP_B1_CONSTANT * self.lipschitz * math.sqrt(math.log(2.0 / self.beta)) / (
-            self.strong_convexity * math.sqrt(self.n * self.m))
+        stat = (
+            PROP_B1_CONSTANT
+            * self.lipschitz
+            * math.sqrt(math.log(2.0 / self.beta))
+            / (self.strong_convexity * math.sqrt(self.n * self.m))
+        )
         return _localised_radius(self.sigma0, self.d, self.beta) + stat
 
     def stage_two(self, rp: float) -> PhasedSCO:
-        return PhasedSCO.from_theorem(self.n, self.m, self.d, self.epsilon / 2, self.delta / 2, self.lipschitz,
-                                      self.radius, QuadraticLoss(self.strong_convexity), diameter=rp, beta=self.beta,
-                                      lam_rule=self.lam_rule, mode=self.mode, path=self.path, n0=self.n0,
-                                      interior=self.interior, oracle_constant=self.oracle_constant)
+        return PhasedSCO.from_theorem(
+            self.n,
+            self.m,
+            self.d,
+            self.epsilon / 2,
+            self.delta / 2,
+            self.lipschitz,
+            self.radius,
+            QuadraticLoss(self.strong_convexity),
+            diameter=rp,
+            beta=self.beta,
+            lam_rule=self.lam_rule,
+            mode=self.mode,
+            path=self.path,
+            n0=self.n0,
+            interior=self.interior,
+            oracle_constant=self.oracle_constant,
+        )
 
 
 # --------------------------------------------------------------------------- baselines (spec §2.9)
@@ -862,16 +1265,35 @@ class _OutputPerturbation:
     sigma: float = 0.0
 
     @classmethod
-    def from_theorem(cls, n: int, m: int, epsilon: float, delta: float, lipschitz: float, strong_convexity: float,
-                     radius: float = math.inf, calibration: str = "analytic"):
+    def from_theorem(
+        cls,
+        n: int,
+        m: int,
+        epsilon: float,
+        delta: float,
+        lipschitz: float,
+        strong_convexity: float,
+        radius: float = math.inf,
+        calibration: str = "analytic",
+    ):
         """``σ`` of the Gaussian mechanism for the replace sensitivity; ``calibration="classical"`` is the
         spec's ``√(2 ln(1.25/δ))·Δ/ε`` (proved only for ε < 1), ``"analytic"`` the exact one (default)."""
         epsilon, delta = _check_budget(epsilon, delta)
         n, m = _count(n, "n"), _count(m, "m")
         G, mu = _positive(lipschitz, "lipschitz"), _positive(strong_convexity, "strong_convexity")
         sens = cls._sensitivity(G, mu, n, m)
-        return cls(epsilon, delta, G, mu, n, m, _positive(radius, "radius"), calibration, sens,
-                   gaussian_sigma(epsilon, delta, sens, calibration))
+        return cls(
+            epsilon,
+            delta,
+            G,
+            mu,
+            n,
+            m,
+            _positive(radius, "radius"),
+            calibration,
+            sens,
+            gaussian_sigma(epsilon, delta, sens, calibration),
+        )
 
     @property
     def params(self) -> dict:
@@ -881,13 +1303,16 @@ class _OutputPerturbation:
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(self.epsilon, self.delta, self.unit, "replace", source=self.source)
 
-    def run(self, data, rng: np.random.Generator, trials: int, transcript: bool = False) -> OutputPertRun:
+    def run(
+        self, data, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> OutputPertRun:
         trials = check_trials(trials)
         data = as_grouped(data)
         if data.n != self.n:
             raise InputError(f"built for n = {self.n} users, the data has {data.n}")
-        theta = QuadraticLoss(self.strong_convexity).minimiser(data.means, data.sizes[None, :], 0.0, None,
-                                                               Domain(self.radius))[:, 0, :]
+        theta = QuadraticLoss(self.strong_convexity).minimiser(
+            data.means, data.sizes[None, :], 0.0, None, Domain(self.radius)
+        )[:, 0, :]
         theta = theta + self.sigma * rng.standard_normal((trials, data.d))
         return OutputPertRun(theta, np.zeros(trials, bool), 0, 1, self.sigma)
 
@@ -937,4 +1362,3 @@ def min_users(epsilon: float, delta: float, nm: int) -> int:
     epsilon, delta = _check_budget(epsilon, delta)
     t = max(1, math.ceil(math.log2(_count(nm, "nm"))))
     return 4 * inner_privacy_params(epsilon / t, delta / t)[2] + 2
-

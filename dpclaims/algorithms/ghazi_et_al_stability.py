@@ -15,9 +15,9 @@ In the order the paper uses them:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
@@ -64,7 +64,9 @@ def inner_privacy_params(epsilon: float, delta: float) -> tuple[float, float, in
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
-        raise InputError("delta must be > 0 (DelOutputPert is approximate DP only); pass e.g. delta=1e-5")
+        raise InputError(
+            "delta must be > 0 (DelOutputPert is approximate DP only); pass e.g. delta=1e-5"
+        )
     eps1 = epsilon / 2.0
     delta1 = delta / (math.exp(epsilon) + 2.0)
     return eps1, delta1, kappa_fn(eps1, delta1)
@@ -105,8 +107,12 @@ class TDLap:
     def properties(self) -> dict:
         """The three facts the proof uses: endpoint mass and the two adjacent ratios."""
         p = self.pmf
-        return {"endpoint_mass": float(p[0]), "endpoint_bound": self.delta,
-                "max_log_ratio": float(np.max(np.abs(np.diff(np.log(p))))), "ratio_bound": self.epsilon}
+        return {
+            "endpoint_mass": float(p[0]),
+            "endpoint_bound": self.delta,
+            "max_log_ratio": float(np.max(np.abs(np.diff(np.log(p))))),
+            "ratio_bound": self.epsilon,
+        }
 
 
 # --------------------------------------------------------------------------- sufficient statistics
@@ -133,7 +139,9 @@ class GroupedMeans:
         means = check_finite_array(self.means, "means", ndim=2).copy()
         sizes = np.asarray(self.sizes)
         if sizes.shape != (means.shape[0],) or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
-            raise InputError(f"sizes must be positive integers, one per group ({means.shape[0]}), got {self.sizes!r}")
+            raise InputError(
+                f"sizes must be positive integers, one per group ({means.shape[0]}), got {self.sizes!r}"
+            )
         if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or self.m < 1:
             raise InputError(f"m must be a positive integer (items per user), got {self.m!r}")
         means.setflags(write=False)
@@ -144,13 +152,13 @@ class GroupedMeans:
         object.__setattr__(self, "m", int(self.m))
 
     @classmethod
-    def per_user(cls, means, m: int, point_mass: bool = False) -> "GroupedMeans":
+    def per_user(cls, means, m: int, point_mass: bool = False) -> GroupedMeans:
         """One group per user: ``means (n, d)``."""
         means = np.asarray(means, dtype=np.float64)
         return cls(means, np.ones(len(means), dtype=np.int64), m, point_mass)
 
     @classmethod
-    def from_dataset(cls, data: UserDataset) -> "GroupedMeans":
+    def from_dataset(cls, data: UserDataset) -> GroupedMeans:
         """User means of a :class:`~dpclaims.data.UserDataset` (labels are not used by these losses)."""
         point_mass = bool(np.all(data.x == data.x[:, :1, :]))
         return cls.per_user(data.x.mean(axis=1), data.m, point_mass)
@@ -181,17 +189,28 @@ class GroupedMeans:
     def _mean(self) -> np.ndarray:
         return self.sizes.astype(np.float64) @ self.means / self.n
 
-    def block(self, lo: int, hi: int) -> "GroupedMeans":
+    def block(self, lo: int, hi: int) -> GroupedMeans:
         """Users ``lo..hi−1``; ``lo`` and ``hi`` must be group boundaries."""
         b = self.boundaries
         where = np.searchsorted(b, [lo, hi])
-        if not (0 <= lo < hi <= self.n) or b[min(where[0], len(b) - 1)] != lo or b[min(where[1], len(b) - 1)] != hi:
+        if (
+            not (0 <= lo < hi <= self.n)
+            or b[min(where[0], len(b) - 1)] != lo
+            or b[min(where[1], len(b) - 1)] != hi
+        ):
             raise InputError(f"block [{lo}, {hi}) does not fall on group boundaries {b.tolist()}")
-        return GroupedMeans(self.means[where[0]:where[1]], self.sizes[where[0]:where[1]], self.m, self.point_mass)
+        return GroupedMeans(
+            self.means[where[0] : where[1]],
+            self.sizes[where[0] : where[1]],
+            self.m,
+            self.point_mass,
+        )
 
     def require_per_user(self, what: str) -> None:
         if not self.per_user_stats:
-            raise InputError(f"{what} needs per-user statistics; pass a UserDataset or GroupedMeans.per_user(...)")
+            raise InputError(
+                f"{what} needs per-user statistics; pass a UserDataset or GroupedMeans.per_user(...)"
+            )
 
     def types(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct user means ``(t, d)`` and their counts ``(t,)`` (spec §2.1 type compression)."""
@@ -209,7 +228,13 @@ class GroupedMeans:
         return float(np.sqrt(np.max(np.sum((self.means - self.mean()) ** 2, axis=1))))
 
     def to_dict(self) -> dict:
-        return {"n": self.n, "m": self.m, "d": self.d, "groups": int(len(self.sizes)), "point_mass": self.point_mass}
+        return {
+            "n": self.n,
+            "m": self.m,
+            "d": self.d,
+            "groups": int(len(self.sizes)),
+            "point_mass": self.point_mass,
+        }
 
 
 def as_grouped(data) -> GroupedMeans:
@@ -283,7 +308,9 @@ class _MeanLoss:
 
     strong_convexity = 0.0
 
-    def minimiser(self, values: np.ndarray, weights: np.ndarray, reg: float, centre, domain: Domain) -> np.ndarray:
+    def minimiser(
+        self, values: np.ndarray, weights: np.ndarray, reg: float, centre, domain: Domain
+    ) -> np.ndarray:
         """``argmin_{θ∈domain} (1/W)Σ_k w_k ℓ(θ; z_k) + (reg/2)‖θ − c‖²``.
 
         ``values (t, d)``, ``weights (N, t)`` (item counts per state, rows with total 0 give NaN),
@@ -371,8 +398,12 @@ class AbsoluteLoss:
         hi = np.broadcast_to(np.maximum(c + step, z.max()), (c.shape[0], w.shape[0])).copy()
         for _ in range(BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
-            below = np.einsum("nt,bnt->bn", w, (z[None, None, :] < mid[..., None]).astype(np.float64))
-            above = np.einsum("nt,bnt->bn", w, (z[None, None, :] > mid[..., None]).astype(np.float64))
+            below = np.einsum(
+                "nt,bnt->bn", w, (z[None, None, :] < mid[..., None]).astype(np.float64)
+            )
+            above = np.einsum(
+                "nt,bnt->bn", w, (z[None, None, :] > mid[..., None]).astype(np.float64)
+            )
             with np.errstate(invalid="ignore", divide="ignore"):
                 h = self.scale * (below - above) / total + reg * (mid - c)
             lo, hi = np.where(h < 0, mid, lo), np.where(h < 0, hi, mid)
@@ -381,7 +412,9 @@ class AbsoluteLoss:
         return domain.project(theta[..., None])
 
     def user_deviation(self, data: GroupedMeans) -> float:
-        raise InputError("AbsoluteLoss has no gradient certificate (subgradient selection); use path='exact' or mode='oracle'")
+        raise InputError(
+            "AbsoluteLoss has no gradient certificate (subgradient selection); use path='exact' or mode='oracle'"
+        )
 
     def value(self, theta: np.ndarray, mean: np.ndarray) -> np.ndarray:
         """``G|θ − z|`` for point-mass data at ``mean``."""
@@ -461,9 +494,15 @@ def stability_profile(
     for k in range(len(box)):
         dmax = np.maximum.accumulate(dmax, axis=k + 1)
     stable = (dmax.reshape(batch, size) <= delta_target) & (level <= 2 * kappa)[None, :]
-    key = np.where(stable, level[None, :].astype(np.int64) * size + np.arange(size)[None, :], np.iinfo(np.int64).max)
+    key = np.where(
+        stable,
+        level[None, :].astype(np.int64) * size + np.arange(size)[None, :],
+        np.iinfo(np.int64).max,
+    )
     best = np.argmin(key, axis=1)
     found = stable[np.arange(batch), best]
     s_star = np.where(found, level[best], 2 * kappa + 1)
     choice = np.where(found[:, None], values_f[np.arange(batch), best], np.nan)
-    return StabilityProfile(s_star=s_star.astype(np.int64), choice=choice, f_evaluations=int(needed.sum()), states=size)
+    return StabilityProfile(
+        s_star=s_star.astype(np.int64), choice=choice, f_evaluations=int(needed.sum()), states=size
+    )

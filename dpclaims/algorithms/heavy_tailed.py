@@ -35,16 +35,48 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..data import UserDataset
-from ..errors import InputError, MechanismError, check_choice, check_epsilon, check_finite_array, check_trials
+from ..errors import (
+    InputError,
+    MechanismError,
+    check_choice,
+    check_epsilon,
+    check_finite_array,
+    check_trials,
+)
 from ..losses import AbsoluteLoss, HingeLoss, LinearLoss
 from ..privacy import PrivacyClaim
 
 __all__ = [
-    "PAPER_ID", "C_J", "C_STAB", "C_LAMBDA", "BETA0_STRICT", "ADAPSG_MAX_ITERATIONS", "MUTANTS",
-    "gamma_radius", "c_a", "clip_level", "l2_laplace", "L2LaplaceMechanism", "Ball", "Ellipsoid", "Polytope",
-    "ELLIPSOID_NEWTON_STEPS", "inexact_projection", "ClippedSlopes1D",
-    "adapsg", "AdaPSGResult", "joint_objective", "WorstValidPoint", "OutPertLocalize", "DoubleOutputPert",
-    "PopLocalize", "HeavyTailedRun", "PV2_MAX_ITERATIONS", "polyhedral_form", "pv2_minimize", "PV2Result",
+    "PAPER_ID",
+    "C_J",
+    "C_STAB",
+    "C_LAMBDA",
+    "BETA0_STRICT",
+    "ADAPSG_MAX_ITERATIONS",
+    "MUTANTS",
+    "gamma_radius",
+    "c_a",
+    "clip_level",
+    "l2_laplace",
+    "L2LaplaceMechanism",
+    "Ball",
+    "Ellipsoid",
+    "Polytope",
+    "ELLIPSOID_NEWTON_STEPS",
+    "inexact_projection",
+    "ClippedSlopes1D",
+    "adapsg",
+    "AdaPSGResult",
+    "joint_objective",
+    "WorstValidPoint",
+    "OutPertLocalize",
+    "DoubleOutputPert",
+    "PopLocalize",
+    "HeavyTailedRun",
+    "PV2_MAX_ITERATIONS",
+    "polyhedral_form",
+    "pv2_minimize",
+    "PV2Result",
 ]
 
 PAPER_ID = "pure-dp-heavy-tails"
@@ -64,8 +96,17 @@ BETA0_STRICT = 1.0 / 36.0
 ADAPSG_MAX_ITERATIONS = 200_000
 """Iteration cap of :func:`adapsg`: hitting it raises (never an uncertified output, spec §2.9 rule 2)."""
 
-MUTANTS = ("no_tau", "stage2_full_eps", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C",
-           "phase_reuse", "C_wrong_exponent", "no_localization")
+MUTANTS = (
+    "no_tau",
+    "stage2_full_eps",
+    "no_extension",
+    "radius_exp",
+    "coordwise_laplace",
+    "data_dependent_C",
+    "phase_reuse",
+    "C_wrong_exponent",
+    "no_localization",
+)
 """Variants of spec §7(c) M1–M9, selectable with the ``mutant`` field of the classes below: M1–M8
 are known bugs; ``no_localization`` (M9) is not a bug (ε-DP, meets Prop 3.2's rate; see
 mutants.heavy_tailed)."""
@@ -80,7 +121,12 @@ _OUTPUTS = ("joint", "final")
 
 
 def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -125,14 +171,21 @@ def c_a(k: float) -> float:
     return 18.0 + math.sqrt(68.0 / (k - 1.0))
 
 
-def clip_level(n: int, d: int, epsilon: float, moment_k: float, k: float, beta0: float, rule: str = "paper") -> float:
+def clip_level(
+    n: int, d: int, epsilon: float, moment_k: float, k: float, beta0: float, rule: str = "paper"
+) -> float:
     """Clipping (extension) level C of Algorithm 4 (Prop 3.2, spec §2.4).
 
     ``rule="paper"``: ``G_k (ε n / (β0 (d + ln(1/β0))))^{1/k}`` [M: ∝ G_k(εn/d)^{1/k} is H, the β0
     factors are the spec's]; ``"rate-test"``: ``G_k (ε n/d)^{1/k}`` (spec §7b note, clean d-slopes).
     """
     n, d = _count(n, "n"), _count(d, "d")
-    epsilon, g, k, beta0 = check_epsilon(epsilon), _positive(moment_k, "moment_k"), _positive(k, "k"), _beta(beta0, "beta0")
+    epsilon, g, k, beta0 = (
+        check_epsilon(epsilon),
+        _positive(moment_k, "moment_k"),
+        _positive(k, "k"),
+        _beta(beta0, "beta0"),
+    )
     check_choice(rule, _CLIP_RULES, "rule")
     if rule == "paper":
         return g * (epsilon * n / (beta0 * (d + math.log(1.0 / beta0)))) ** (1.0 / k)
@@ -142,8 +195,14 @@ def clip_level(n: int, d: int, epsilon: float, moment_k: float, k: float, beta0:
 # --------------------------------------------------------------------------- ℓ2-Laplace noise
 
 
-def l2_laplace(rng: np.random.Generator, trials: int, d: int, scale: float, radius: str = "gamma",
-               coordinatewise: bool = False) -> np.ndarray:
+def l2_laplace(
+    rng: np.random.Generator,
+    trials: int,
+    d: int,
+    scale: float,
+    radius: str = "gamma",
+    coordinatewise: bool = False,
+) -> np.ndarray:
     """``Lap₂(d, b)`` draws ``(trials, d)``: ``ξ = R·U``, ``U`` uniform on ``S^{d−1}``, ``R ~ Gamma(d, b)`` [H].
 
     Its density is ∝ ``exp(−‖ξ‖₂/b)`` and ``E‖ξ‖ = d b``; a shift of ℓ2 norm Δ changes the log density
@@ -176,11 +235,15 @@ class L2LaplaceMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lap2 mechanism (Lemma 2.4)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lap2 mechanism (Lemma 2.4)"
+        )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         x = data.x[0, 0]
-        return x + l2_laplace(rng, trials, x.size, self.sensitivity / self.epsilon, self.radius, self.coordinatewise)
+        return x + l2_laplace(
+            rng, trials, x.size, self.sensitivity / self.epsilon, self.radius, self.coordinatewise
+        )
 
 
 # --------------------------------------------------------------------------- domains and projections
@@ -201,7 +264,7 @@ class Ball:
         object.__setattr__(self, "radius", _positive(self.radius, "radius"))
 
     @classmethod
-    def centered(cls, d: int, radius: float) -> "Ball":
+    def centered(cls, d: int, radius: float) -> Ball:
         """``B(0, radius)`` in ``ℝ^d``."""
         return cls(np.zeros(_count(d, "d")), radius)
 
@@ -248,12 +311,21 @@ class Ellipsoid:
             raise InputError(f"center must have shape (d,), got {c.shape}")
         a = check_finite_array(self.shape_matrix, "shape_matrix")
         if a.shape != (c.size, c.size) or not np.allclose(a, a.T, rtol=1e-10, atol=1e-12):
-            raise InputError(f"shape_matrix must be a symmetric ({c.size}, {c.size}) matrix, got shape {a.shape}")
+            raise InputError(
+                f"shape_matrix must be a symmetric ({c.size}, {c.size}) matrix, got shape {a.shape}"
+            )
         a = 0.5 * (a + a.T)
         vals, vecs = np.linalg.eigh(a)
         if vals[0] <= 0:
-            raise InputError(f"shape_matrix must be positive definite, smallest eigenvalue is {vals[0]:g}")
-        for name, value in (("center", c), ("shape_matrix", a), ("eigenvalues", vals), ("eigenvectors", vecs)):
+            raise InputError(
+                f"shape_matrix must be positive definite, smallest eigenvalue is {vals[0]:g}"
+            )
+        for name, value in (
+            ("center", c),
+            ("shape_matrix", a),
+            ("eigenvalues", vals),
+            ("eigenvectors", vecs),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -283,10 +355,10 @@ class Ellipsoid:
             s = 1.0 + mu[..., None] * lam
             g = np.where(outside, np.sum(lam * z * z / s**2, axis=-1), 1.0)
             dg = -2.0 * np.sum(lam**2 * z * z / s**3, axis=-1)
-            psi = np.where(outside, g ** -0.5 - 1.0, 0.0)
+            psi = np.where(outside, g**-0.5 - 1.0, 0.0)
             if np.all(np.abs(psi) <= 1e-15):
                 break
-            dpsi = -0.5 * g ** -1.5 * dg
+            dpsi = -0.5 * g**-1.5 * dg
             mu = np.where(outside, np.maximum(mu - psi / np.where(outside, dpsi, 1.0), 0.0), 0.0)
         p = self.center + (z / (1.0 + mu[..., None] * lam)) @ self.eigenvectors.T
         # a last radial pull keeps p inside exactly (moves it by rounding error only)
@@ -319,33 +391,57 @@ class Polytope:
         g = check_finite_array(self.G, "G")
         h = check_finite_array(self.h, "h")
         if g.ndim != 2 or g.shape[1] == 0 or h.shape != (g.shape[0],):
-            raise InputError(f"G must have shape (m, d) and h shape (m,), got {g.shape} and {h.shape}")
+            raise InputError(
+                f"G must have shape (m, d) and h shape (m,), got {g.shape} and {h.shape}"
+            )
         norms = np.linalg.norm(g, axis=1)
         if np.any(norms == 0):
-            raise InputError("G must not have zero rows (drop them, or the polytope is empty / all of R^d)")
+            raise InputError(
+                "G must not have zero rows (drop them, or the polytope is empty / all of R^d)"
+            )
         g, h = g / norms[:, None], h / norms
         m, d = g.shape
-        res = optimize.linprog(np.r_[np.zeros(d), -1.0], A_ub=np.c_[g, np.ones(m)], b_ub=h,
-                               bounds=[(None, None)] * d + [(0, None)], method="highs")
+        res = optimize.linprog(
+            np.r_[np.zeros(d), -1.0],
+            A_ub=np.c_[g, np.ones(m)],
+            b_ub=h,
+            bounds=[(None, None)] * d + [(0, None)],
+            method="highs",
+        )
         if res.status == 3:
-            raise InputError("the polytope {G w <= h} must be bounded (add constraints bounding every direction)")
+            raise InputError(
+                "the polytope {G w <= h} must be bounded (add constraints bounding every direction)"
+            )
         if res.status != 0 or res.x[-1] <= 1e-12:
             raise InputError("the polytope {G w <= h} must have a non-empty interior")
         box = np.empty((2, d))
         for i in range(d):
             for j, sign in enumerate((1.0, -1.0)):
-                r = optimize.linprog(sign * np.eye(d)[i], A_ub=g, b_ub=h, bounds=[(None, None)] * d, method="highs")
+                r = optimize.linprog(
+                    sign * np.eye(d)[i], A_ub=g, b_ub=h, bounds=[(None, None)] * d, method="highs"
+                )
                 if r.status != 0:
-                    raise InputError("the polytope {G w <= h} must be bounded (add constraints bounding every "
-                                     "direction)")
+                    raise InputError(
+                        "the polytope {G w <= h} must be bounded (add constraints bounding every "
+                        "direction)"
+                    )
                 box[j, i] = r.x[i]
-        for name, value in (("G", g), ("h", h), ("center", res.x[:d]), ("inradius", float(res.x[-1])), ("box", box)):
+        for name, value in (
+            ("G", g),
+            ("h", h),
+            ("center", res.x[:d]),
+            ("inradius", float(res.x[-1])),
+            ("box", box),
+        ):
             object.__setattr__(self, name, value)
 
     @classmethod
-    def box_domain(cls, lower, upper) -> "Polytope":
+    def box_domain(cls, lower, upper) -> Polytope:
         """The box ``{lower ≤ w ≤ upper}`` (``(d,)`` each) as a polytope."""
-        lo, hi = check_finite_array(lower, "lower", ndim=1), check_finite_array(upper, "upper", ndim=1)
+        lo, hi = (
+            check_finite_array(lower, "lower", ndim=1),
+            check_finite_array(upper, "upper", ndim=1),
+        )
         eye = np.eye(lo.size)
         return cls(np.r_[eye, -eye], np.r_[hi, -lo])
 
@@ -378,8 +474,14 @@ class Polytope:
         for i in np.flatnonzero(~self.contains(flat, 0.0)):
             u = flat[i]
             start = self.pull_inside(self.center, u)
-            res = optimize.minimize(lambda w: 0.5 * np.sum((w - u) ** 2), start, jac=lambda w: w - u,
-                                    constraints=[cons], method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+            res = optimize.minimize(
+                lambda w: 0.5 * np.sum((w - u) ** 2),
+                start,
+                jac=lambda w: w - u,
+                constraints=[cons],
+                method="SLSQP",
+                options={"ftol": 1e-15, "maxiter": 500},
+            )
             flat[i] = self.pull_inside(self.center, res.x if np.all(np.isfinite(res.x)) else start)
         return flat.reshape(x.shape)
 
@@ -387,8 +489,9 @@ class Polytope:
         return {"G": self.G.tolist(), "h": self.h.tolist()}
 
 
-def inexact_projection(u: np.ndarray, domain: Ball | Ellipsoid | Polytope, center: np.ndarray, r: float,
-                       zeta: float) -> tuple[np.ndarray, int]:
+def inexact_projection(
+    u: np.ndarray, domain: Ball | Ellipsoid | Polytope, center: np.ndarray, r: float, zeta: float
+) -> tuple[np.ndarray, int]:
     """ζ-inexact projection onto ``K = 𝒲 ∩ B(c, r)`` using only Π_𝒲 (Lemma 2.8 / C.6, InexactProj) [H].
 
     ``x(μ) = Π_𝒲((u + μc)/(1 + μ))``; ``φ(μ) = ‖x(μ) − c‖`` is non-increasing and Π_K(u) = x(μ*).
@@ -433,7 +536,9 @@ def _item_arrays(data: UserDataset, d: int | None = None) -> tuple[np.ndarray, n
     if not isinstance(data, UserDataset):
         raise InputError(f"data must be a dpclaims.UserDataset, got {type(data).__name__}")
     if data.m != 1:
-        raise InputError(f"spec 003 is item level (one item per record); data must have m = 1, got m = {data.m}")
+        raise InputError(
+            f"spec 003 is item level (one item per record); data must have m = 1, got m = {data.m}"
+        )
     if d is not None and data.d != d:
         raise InputError(f"data has d = {data.d} features, but the algorithm was built for d = {d}")
     return data.x[:, 0, :], None if data.y is None else data.y[:, 0]
@@ -456,7 +561,7 @@ class ClippedSlopes1D:
     clip: float
 
     @classmethod
-    def from_data(cls, data: UserDataset, loss: Any, clip: float) -> "ClippedSlopes1D":
+    def from_data(cls, data: UserDataset, loss: Any, clip: float) -> ClippedSlopes1D:
         """Breakpoints of absolute ``|xw − y|``, hinge ``max(0, 1 − yxw)`` and linear ``−s·x·w`` losses."""
         x, y = _item_arrays(data, 1)
         x = x[:, 0]
@@ -480,8 +585,10 @@ class ClippedSlopes1D:
             breaks, left, right = np.zeros(0), np.zeros(0), np.zeros(0)
             const = float(np.clip(-loss.scale * x, -c, c).sum())
         else:
-            raise InputError(f"solver='exact-1d' supports AbsoluteLoss, HingeLoss and LinearLoss, got "
-                             f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses")
+            raise InputError(
+                f"solver='exact-1d' supports AbsoluteLoss, HingeLoss and LinearLoss, got "
+                f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses"
+            )
         n = x.size
         order = np.argsort(breaks, kind="stable")
         jumps = (right - left)[order] / n
@@ -517,7 +624,9 @@ class ClippedSlopes1D:
 # --------------------------------------------------------------------------- Algorithm 3 (AdaPSG) and Φ
 
 
-def _glm_values_grads(loss: Any, points: np.ndarray, x: np.ndarray, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _glm_values_grads(
+    loss: Any, points: np.ndarray, x: np.ndarray, y: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     """``f(y_i, z_i)`` and a subgradient at per-record points ``points (T, n, d)`` → ``(T, n)``, ``(T, n, d)``."""
     margin = np.einsum("tnd,nd->tn", points, x)
     return loss.phi(margin, y), loss.dphi(margin, y)[..., None] * x
@@ -528,8 +637,15 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return np.where(norm > 0, v / np.maximum(norm, np.finfo(float).tiny), 0.0)
 
 
-def joint_objective(state: np.ndarray, loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, lam: float,
-                    center: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def joint_objective(
+    state: np.ndarray,
+    loss: Any,
+    x: np.ndarray,
+    y: np.ndarray | None,
+    clip: float,
+    lam: float,
+    center: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Φ(w, y_1..y_n) of Lemma 2.7 / C.4 and one subgradient [H].
 
     ``Φ = (1/n)Σ_i [f(y_i, z_i) + C‖w − y_i‖] + (λ/2)‖w − w̄‖²``; ``state (T, n+1, d)`` stacks
@@ -541,7 +657,9 @@ def joint_objective(state: np.ndarray, loss: Any, x: np.ndarray, y: np.ndarray |
     values, grads = _glm_values_grads(loss, ys, x, y)
     diff = w - ys
     unit = _unit(diff)
-    phi = (values + clip * np.linalg.norm(diff, axis=-1)).mean(axis=1) + 0.5 * lam * np.sum((w[:, 0] - center) ** 2, axis=1)
+    phi = (values + clip * np.linalg.norm(diff, axis=-1)).mean(axis=1) + 0.5 * lam * np.sum(
+        (w[:, 0] - center) ** 2, axis=1
+    )
     g_w = clip * unit.mean(axis=1) + lam * (w[:, 0] - center)
     g_y = (grads - clip * unit) / n
     return phi, np.concatenate([g_w[:, None, :], g_y], axis=1)
@@ -556,8 +674,14 @@ class AdaPSGResult:
     projection_calls: int
 
 
-def adapsg(subgradient, project, x1: np.ndarray, radius: float, alpha: float,
-           max_iterations: int = ADAPSG_MAX_ITERATIONS) -> AdaPSGResult:
+def adapsg(
+    subgradient,
+    project,
+    x1: np.ndarray,
+    radius: float,
+    alpha: float,
+    max_iterations: int = ADAPSG_MAX_ITERATIONS,
+) -> AdaPSGResult:
     """Algorithm 3, AdaPSG: certified adaptive projected subgradient method (Prop 2.9 / C.5) [M].
 
     Batched over the leading (trial) axis; every trial stops at its own certificate
@@ -611,7 +735,8 @@ def adapsg(subgradient, project, x1: np.ndarray, radius: float, alpha: float,
     raise MechanismError(
         f"AdaPSG hit max_iterations={max_iterations} before certifying accuracy alpha={alpha:g} for "
         f"{int((~done).sum())} trial(s); raise max_iterations (the certified bound is ⌈(5 R L_h/(2α))²⌉) — "
-        "an uncertified output would break the privacy proof")
+        "an uncertified output would break the privacy proof"
+    )
 
 
 def _bcast(v: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -637,17 +762,23 @@ def polyhedral_form(loss: Any, x: np.ndarray, y: np.ndarray | None) -> tuple[np.
         return -np.asarray(y, dtype=float)[:, None] * x, np.ones(n), np.zeros(n), np.ones(n)
     if isinstance(loss, LinearLoss):
         return -loss.scale * x, np.zeros(n), np.ones(n), np.ones(n)
-    raise InputError(f"solver='pv2' supports AbsoluteLoss, HingeLoss and LinearLoss (Cor D.7), got "
-                     f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses")
+    raise InputError(
+        f"solver='pv2' supports AbsoluteLoss, HingeLoss and LinearLoss (Cor D.7), got "
+        f"{type(loss).__name__}; use solver='adapsg' for other convex GLM losses"
+    )
 
 
 def _pv2_primal(a, e, lo, hi, c, lam, center, p):
     """PV-2 objective ``P(p) = (1/n)Σ c_i max_{θ∈[lo_i,hi_i]} θ(⟨a_i,p⟩ + e_i) + (λ/2)‖p − w̄‖²``: ``(T,)``."""
     u = p @ a.T + e
-    return (c * np.where(u > 0, hi * u, lo * u)).mean(axis=1) + 0.5 * lam * np.sum((p - center) ** 2, axis=1)
+    return (c * np.where(u > 0, hi * u, lo * u)).mean(axis=1) + 0.5 * lam * np.sum(
+        (p - center) ** 2, axis=1
+    )
 
 
-def _pv2_polytope(a, e, lo, hi, c, lam, center, domain: Polytope, local, r, target_gap, max_iterations):
+def _pv2_polytope(
+    a, e, lo, hi, c, lam, center, domain: Polytope, local, r, target_gap, max_iterations
+):
     """PV-2 on a polytope 𝒲 = {G w ≤ h}: the constraints are dualized (multipliers μ ≥ 0), so the dual is
     ``D(θ, μ) = (1/n)Σ c_i θ_i e_i − μᵀh' + min_{w∈B} [⟨v_θ + G'ᵀμ, w⟩ + (λ/2)‖w − w̄‖²]`` with B = ℝ^d or
     B(local_t, r) — a closed-form inner minimizer q (no QP).  ``G' = sG, h' = sh`` with ``s = ‖ac‖/‖G‖``
@@ -676,7 +807,9 @@ def _pv2_polytope(a, e, lo, hi, c, lam, center, domain: Polytope, local, r, targ
         else:
             off = u - local
             q = local + off * (r / np.maximum(np.linalg.norm(off, axis=1, keepdims=True), r))
-        return q, theta @ ec - mu @ hs + np.sum(v * q, axis=1) + 0.5 * lam * np.sum((q - center) ** 2, axis=1)
+        return q, theta @ ec - mu @ hs + np.sum(v * q, axis=1) + 0.5 * lam * np.sum(
+            (q - center) ** 2, axis=1
+        )
 
     step = lam / max(np.linalg.norm(np.r_[ac, gs], 2) ** 2, tiny)
     theta = np.broadcast_to(np.clip(0.0, lo, hi), (trials, n)).copy()
@@ -703,8 +836,10 @@ def _pv2_polytope(a, e, lo, hi, c, lam, center, domain: Polytope, local, r, targ
         z_mu = new_mu + ((t_k - 1.0) / t_next) * (new_mu - mu)
         keep = done[:, None]
         theta, mu, t_k = np.where(keep, theta, new_theta), np.where(keep, mu, new_mu), t_next
-    raise MechanismError(f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
-                         f"{target_gap:g} for {int((~done).sum())} trial(s) on the polytope; raise max_iterations")
+    raise MechanismError(
+        f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
+        f"{target_gap:g} for {int((~done).sum())} trial(s) on the polytope; raise max_iterations"
+    )
 
 
 @dataclass(frozen=True)
@@ -716,9 +851,19 @@ class PV2Result:
     iterations: np.ndarray
 
 
-def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, lam: float, center: np.ndarray,
-                 domain: Ball | Ellipsoid | Polytope, local: np.ndarray | None = None, r: float = 0.0,
-                 target_gap: float = 1e-8, max_iterations: int = PV2_MAX_ITERATIONS) -> PV2Result:
+def pv2_minimize(
+    loss: Any,
+    x: np.ndarray,
+    y: np.ndarray | None,
+    clip: float,
+    lam: float,
+    center: np.ndarray,
+    domain: Ball | Ellipsoid | Polytope,
+    local: np.ndarray | None = None,
+    r: float = 0.0,
+    target_gap: float = 1e-8,
+    max_iterations: int = PV2_MAX_ITERATIONS,
+) -> PV2Result:
     """Certified minimizer of the PV-2 objective over ``K = 𝒲`` or ``K = 𝒲 ∩ B(local_t, r)`` (spec §2.9 PV-2).
 
     𝒲 may be a :class:`Ball`, an :class:`Ellipsoid` (both through their exact batched projection) or a
@@ -747,9 +892,13 @@ def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, la
     a, e, lo, hi = polyhedral_form(loss, x, y)
     n = a.shape[0]
     norm = np.linalg.norm(a, axis=1)
-    c = np.divide(clip, norm, out=np.ones_like(norm), where=norm > clip)  # min(1, C/‖a‖), C may be ∞
+    c = np.divide(
+        clip, norm, out=np.ones_like(norm), where=norm > clip
+    )  # min(1, C/‖a‖), C may be ∞
     if isinstance(domain, Polytope):
-        return _pv2_polytope(a, e, lo, hi, c, lam, center, domain, local, r, target_gap, max_iterations)
+        return _pv2_polytope(
+            a, e, lo, hi, c, lam, center, domain, local, r, target_gap, max_iterations
+        )
     ac, ec = c[:, None] * a / n, c * e / n
     trials = center.shape[0]
     zeta = 0.0
@@ -788,8 +937,10 @@ def pv2_minimize(loss: Any, x: np.ndarray, y: np.ndarray | None, clip: float, la
         t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         z = new + ((t - 1.0) / t_next) * (new - theta)
         theta, t = np.where(done[:, None], theta, new), t_next
-    raise MechanismError(f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
-                         f"{target_gap:g} for {int((~done).sum())} trial(s); raise max_iterations")
+    raise MechanismError(
+        f"pv2_minimize hit max_iterations={max_iterations} before certifying duality gap "
+        f"{target_gap:g} for {int((~done).sum())} trial(s); raise max_iterations"
+    )
 
 
 # --------------------------------------------------------------------------- the solver harness
@@ -811,7 +962,7 @@ class WorstValidPoint:
     direction: np.ndarray
 
     @classmethod
-    def for_record(cls, data: UserDataset, record: int = 0, direction=None) -> "WorstValidPoint":
+    def for_record(cls, data: UserDataset, record: int = 0, direction=None) -> WorstValidPoint:
         """Harness keyed on ``data``'s record ``record`` (default direction ``e_1``)."""
         x, y = _item_arrays(data)
         u = np.zeros(data.d)
@@ -841,9 +992,12 @@ class HeavyTailedRun:
     transcript: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"trials": int(self.theta.shape[0]), "d": int(self.theta.shape[1]),
-                "mean_gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-                "transcript": sorted(self.transcript)}
+        return {
+            "trials": int(self.theta.shape[0]),
+            "d": int(self.theta.shape[1]),
+            "mean_gradient_evaluations": float(np.mean(self.gradient_evaluations)),
+            "transcript": sorted(self.transcript),
+        }
 
 
 # --------------------------------------------------------------------------- the stage solver
@@ -856,7 +1010,9 @@ def _check_center(center, trials: int, d: int, default: np.ndarray) -> np.ndarra
     if c.shape == (d,):
         return np.broadcast_to(c, (trials, d)).copy()
     if c.shape != (trials, d):
-        raise InputError(f"center must have shape (d,) = ({d},) or (trials, d) = ({trials}, {d}), got {c.shape}")
+        raise InputError(
+            f"center must have shape (d,) = ({d},) or (trials, d) = ({trials}, {d}), got {c.shape}"
+        )
     return c
 
 
@@ -874,8 +1030,14 @@ class _Stage:
     max_iterations: int
     extension_domain: str = "K"
 
-    def solve(self, data: UserDataset, center: np.ndarray, local: np.ndarray | None, r: float,
-              harness: WorstValidPoint | None) -> tuple[np.ndarray, np.ndarray]:
+    def solve(
+        self,
+        data: UserDataset,
+        center: np.ndarray,
+        local: np.ndarray | None,
+        r: float,
+        harness: WorstValidPoint | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Certified point ``(T, d)`` within τ of ``argmin_K``, K = 𝒲 (``local`` None) or 𝒲 ∩ B(local_t, r);
         and gradient evaluations per trial ``(T,)``."""
         trials, d = center.shape
@@ -909,21 +1071,39 @@ class _Stage:
             return np.clip(u[:, 0], lo, hi)[:, None]
         return inexact_projection(u, self.domain, local, r, self.tau if zeta is None else zeta)[0]
 
-    def _pv2(self, data: UserDataset, center: np.ndarray, local, r) -> tuple[np.ndarray, np.ndarray]:
+    def _pv2(
+        self, data: UserDataset, center: np.ndarray, local, r
+    ) -> tuple[np.ndarray, np.ndarray]:
         """PV-2 (spec §2.9): certified ‖w − argmin‖ ≤ τ/2 via duality gap ≤ λτ²/8 (α_target = α/4)."""
         x, y = _item_arrays(data, center.shape[1])
         shared = local is None and bool(np.all(center == center[:1]))
-        res = pv2_minimize(self.loss, x, y, self.clip, self.lam, center[:1] if shared else center, self.domain,
-                           local, r, self.alpha / 4.0, self.max_iterations)
+        res = pv2_minimize(
+            self.loss,
+            x,
+            y,
+            self.clip,
+            self.lam,
+            center[:1] if shared else center,
+            self.domain,
+            local,
+            r,
+            self.alpha / 4.0,
+            self.max_iterations,
+        )
         trials = center.shape[0]
         # one data-only solve when every trial shares the centre (e.g. stage 1): the same deterministic point
         return np.broadcast_to(res.point, center.shape).copy(), np.broadcast_to(
-            res.iterations.astype(float) * x.shape[0], (trials,)).copy()
+            res.iterations.astype(float) * x.shape[0], (trials,)
+        ).copy()
 
-    def _adapsg(self, data: UserDataset, center: np.ndarray, local, r) -> tuple[np.ndarray, np.ndarray]:
+    def _adapsg(
+        self, data: UserDataset, center: np.ndarray, local, r
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 3 on Φ over K × K_y^n (K_y = K or 𝒲, the N1 switch); ``R = √(n+1)·diam K``."""
         if not getattr(self.loss, "glm", False):
-            raise InputError(f"solver='adapsg' needs a GLM loss (phi/dphi), got {type(self.loss).__name__}")
+            raise InputError(
+                f"solver='adapsg' needs a GLM loss (phi/dphi), got {type(self.loss).__name__}"
+            )
         x, y = _item_arrays(data, center.shape[1])
         n = x.shape[0]
         diam = self.domain.diameter if local is None else min(self.domain.diameter, 2.0 * r)
@@ -955,7 +1135,9 @@ class _Stage:
 # --------------------------------------------------------------------------- Algorithm 2
 
 
-def _common_checks(n, d, epsilon, lam, clip, domain, loss, solver, max_iterations, extension_domain):
+def _common_checks(
+    n, d, epsilon, lam, clip, domain, loss, solver, max_iterations, extension_domain
+):
     _count(n, "n")
     _count(d, "d")
     check_epsilon(epsilon)
@@ -964,13 +1146,22 @@ def _common_checks(n, d, epsilon, lam, clip, domain, loss, solver, max_iteration
     if not isinstance(domain, (Ball, Ellipsoid, Polytope)) or domain.d != d:
         raise InputError(f"domain must be a Ball, Ellipsoid or Polytope in dimension d = {d}")
     check_choice(solver, _SOLVERS, "solver")
-    if not isinstance(domain, Ball) and solver != "pv2" and not (isinstance(domain, Ellipsoid) and solver == "adapsg"):
-        raise InputError(f"a {type(domain).__name__} domain needs solver='pv2' (the certified structured solver"
-                         + (" or 'adapsg'" if isinstance(domain, Ellipsoid) else "") + f"), got solver={solver!r}")
+    if (
+        not isinstance(domain, Ball)
+        and solver != "pv2"
+        and not (isinstance(domain, Ellipsoid) and solver == "adapsg")
+    ):
+        raise InputError(
+            f"a {type(domain).__name__} domain needs solver='pv2' (the certified structured solver"
+            + (" or 'adapsg'" if isinstance(domain, Ellipsoid) else "")
+            + f"), got solver={solver!r}"
+        )
     check_choice(extension_domain, _EXT_DOMAINS, "stage2_extension_domain")
     if solver == "exact-1d" and d != 1:
-        raise InputError(f"solver='exact-1d' is the d = 1 path (PV-1); d = {d} needs solver='pv2' "
-                         "(absolute / hinge / linear losses) or solver='adapsg'")
+        raise InputError(
+            f"solver='exact-1d' is the d = 1 path (PV-1); d = {d} needs solver='pv2' "
+            "(absolute / hinge / linear losses) or solver='adapsg'"
+        )
     _count(max_iterations, "max_iterations")
     if loss is None:
         raise InputError("loss is required, e.g. dpclaims.losses.AbsoluteLoss()")
@@ -1008,37 +1199,103 @@ class OutPertLocalize:
     max_iterations: int = ADAPSG_MAX_ITERATIONS
 
     def __post_init__(self) -> None:
-        _common_checks(self.n, self.d, self.epsilon, self.lam, self.clip, self.domain, self.loss, self.solver,
-                       self.max_iterations, "K")
-        _mutant(self.mutant, ("no_tau", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C"))
+        _common_checks(
+            self.n,
+            self.d,
+            self.epsilon,
+            self.lam,
+            self.clip,
+            self.domain,
+            self.loss,
+            self.solver,
+            self.max_iterations,
+            "K",
+        )
+        _mutant(
+            self.mutant,
+            ("no_tau", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C"),
+        )
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, epsilon: float, lam: float, clip: float, beta: float, domain: Ball,
-                     loss: Any, center=None, quantile: str = "closed", solver: str = "exact-1d",
-                     harness: WorstValidPoint | None = None, mutant: str | None = None,
-                     max_iterations: int = ADAPSG_MAX_ITERATIONS) -> "OutPertLocalize":
+    def from_theorem(
+        cls,
+        n: int,
+        d: int,
+        epsilon: float,
+        lam: float,
+        clip: float,
+        beta: float,
+        domain: Ball,
+        loss: Any,
+        center=None,
+        quantile: str = "closed",
+        solver: str = "exact-1d",
+        harness: WorstValidPoint | None = None,
+        mutant: str | None = None,
+        max_iterations: int = ADAPSG_MAX_ITERATIONS,
+    ) -> OutPertLocalize:
         """Parameters of Lemma 2.4 at privacy ``epsilon`` (= ε1) and containment level ``beta`` (= β1)."""
-        n, d, lam, clip = _count(n, "n"), _count(d, "d"), _positive(lam, "lam"), _positive(clip, "clip")
+        n, d, lam, clip = (
+            _count(n, "n"),
+            _count(d, "d"),
+            _positive(lam, "lam"),
+            _positive(clip, "clip"),
+        )
         epsilon = check_epsilon(epsilon)
         tau = clip / (lam * n)
         sens = (2.0 if mutant == "no_tau" else 4.0) * clip / (lam * n)
         q = gamma_radius(d, beta, quantile)
         b = sens / epsilon
-        return cls(n, d, epsilon, lam, clip, tau, clip**2 / (2.0 * lam * n**2), sens, b, tau + b * q, _beta(beta), q,
-                   domain, loss, center, solver, harness, mutant, max_iterations)
+        return cls(
+            n,
+            d,
+            epsilon,
+            lam,
+            clip,
+            tau,
+            clip**2 / (2.0 * lam * n**2),
+            sens,
+            b,
+            tau + b * q,
+            _beta(beta),
+            q,
+            domain,
+            loss,
+            center,
+            solver,
+            harness,
+            mutant,
+            max_iterations,
+        )
 
     @property
     def params(self) -> dict:
         """Every parameter, with the domain and loss named."""
-        return {"n": self.n, "d": self.d, "epsilon": self.epsilon, "lam": self.lam, "clip": self.clip, "tau": self.tau,
-                "alpha": self.alpha, "sensitivity": self.sensitivity, "noise_scale": self.noise_scale,
-                "radius": self.radius, "beta": self.beta, "q": self.q, "domain": self.domain.to_dict(),
-                "loss": type(self.loss).__name__, "solver": self.solver, "mutant": self.mutant}
+        return {
+            "n": self.n,
+            "d": self.d,
+            "epsilon": self.epsilon,
+            "lam": self.lam,
+            "clip": self.clip,
+            "tau": self.tau,
+            "alpha": self.alpha,
+            "sensitivity": self.sensitivity,
+            "noise_scale": self.noise_scale,
+            "radius": self.radius,
+            "beta": self.beta,
+            "q": self.q,
+            "domain": self.domain.to_dict(),
+            "loss": type(self.loss).__name__,
+            "solver": self.solver,
+            "mutant": self.mutant,
+        }
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε1-DP, δ = 0, item level, replace-one (Lemma 2.4)."""
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lemma 2.4 / C.2 (Algorithm 2)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lemma 2.4 / C.2 (Algorithm 2)"
+        )
 
     def _stage(self, data: UserDataset) -> _Stage:
         clip = self.clip
@@ -1047,16 +1304,33 @@ class OutPertLocalize:
         elif self.mutant == "data_dependent_C":
             x, _ = _item_arrays(data)
             clip = min(self.clip, float(np.linalg.norm(x, axis=1).max()))
-        return _Stage(self.loss, self.domain, self.lam, clip, self.tau, self.alpha, self.solver, self.max_iterations)
+        return _Stage(
+            self.loss,
+            self.domain,
+            self.lam,
+            clip,
+            self.tau,
+            self.alpha,
+            self.solver,
+            self.max_iterations,
+        )
 
     def _noise(self, rng: np.random.Generator, trials: int, scale: float) -> np.ndarray:
-        return l2_laplace(rng, trials, self.d, scale, "exp" if self.mutant == "radius_exp" else "gamma",
-                          self.mutant == "coordwise_laplace")
+        return l2_laplace(
+            rng,
+            trials,
+            self.d,
+            scale,
+            "exp" if self.mutant == "radius_exp" else "gamma",
+            self.mutant == "coordwise_laplace",
+        )
 
     def localize(self, data: UserDataset, rng: np.random.Generator, trials: int, center=None):
         """``(w̃ (T, d), w0 (T, d), gradient evaluations (T,), noise scale used)``."""
         trials = _count(trials, "trials")
-        c = _check_center(self.center if center is None else center, trials, self.d, self.domain.center)
+        c = _check_center(
+            self.center if center is None else center, trials, self.d, self.domain.center
+        )
         w0, evals = self._stage(data).solve(data, c, None, 0.0, self.harness)
         scale = self.noise_scale
         if self.mutant == "data_dependent_C":
@@ -1064,8 +1338,14 @@ class OutPertLocalize:
         w_tilde = self.domain.project(w0 + self._noise(rng, trials, scale))
         return w_tilde, w0, evals, scale
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False,
-            center=None) -> HeavyTailedRun:
+    def run(
+        self,
+        data: UserDataset,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        center=None,
+    ) -> HeavyTailedRun:
         """``theta`` = w̃ ``(trials, d)``; transcript ``w0`` (the certified minimizer)."""
         w_tilde, w0, evals, _ = self.localize(data, rng, trials, center)
         return HeavyTailedRun(w_tilde, evals, {"w0": w0} if transcript else {})
@@ -1113,11 +1393,27 @@ class DoubleOutputPert:
         _mutant(self.mutant, MUTANTS)
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, epsilon: float, moment_k: float, k: float, lam: float, beta0: float,
-                     domain: Ball, loss: Any, center=None, clip_rule: str = "paper", quantile: str = "closed",
-                     solver: str = "exact-1d", harness: WorstValidPoint | None = None, mutant: str | None = None,
-                     stage2_extension_domain: str = "K", output: str = "joint",
-                     max_iterations: int = ADAPSG_MAX_ITERATIONS) -> "DoubleOutputPert":
+    def from_theorem(
+        cls,
+        n: int,
+        d: int,
+        epsilon: float,
+        moment_k: float,
+        k: float,
+        lam: float,
+        beta0: float,
+        domain: Ball,
+        loss: Any,
+        center=None,
+        clip_rule: str = "paper",
+        quantile: str = "closed",
+        solver: str = "exact-1d",
+        harness: WorstValidPoint | None = None,
+        mutant: str | None = None,
+        stage2_extension_domain: str = "K",
+        output: str = "joint",
+        max_iterations: int = ADAPSG_MAX_ITERATIONS,
+    ) -> DoubleOutputPert:
         """Every parameter of Prop 3.2 (``clip_rule="sqrt"`` is mutant M8: ``C = G_k √(εn)`` for every k)."""
         _mutant(mutant, MUTANTS)
         epsilon = check_epsilon(epsilon)
@@ -1125,13 +1421,41 @@ class DoubleOutputPert:
             clip = _positive(moment_k, "moment_k") * math.sqrt(epsilon * _count(n, "n"))
         else:
             clip = clip_level(n, d, epsilon, moment_k, k, beta0, clip_rule)
-        stage1_mutant = mutant if mutant in ("no_tau", "no_extension", "radius_exp", "coordwise_laplace",
-                                             "data_dependent_C") else None
-        localizer = OutPertLocalize.from_theorem(n, d, epsilon / 2.0, lam, clip, beta0, domain, loss, center, quantile,
-                                                 solver, harness, stage1_mutant, max_iterations)
+        stage1_mutant = (
+            mutant
+            if mutant
+            in ("no_tau", "no_extension", "radius_exp", "coordwise_laplace", "data_dependent_C")
+            else None
+        )
+        localizer = OutPertLocalize.from_theorem(
+            n,
+            d,
+            epsilon / 2.0,
+            lam,
+            clip,
+            beta0,
+            domain,
+            loss,
+            center,
+            quantile,
+            solver,
+            harness,
+            stage1_mutant,
+            max_iterations,
+        )
         eps2 = epsilon if mutant == "stage2_full_eps" else epsilon / 2.0
-        return cls(localizer, epsilon, eps2, _positive(moment_k, "moment_k"), float(k), _beta(beta0, "beta0"),
-                   localizer.sensitivity / eps2, stage2_extension_domain, output, mutant)
+        return cls(
+            localizer,
+            epsilon,
+            eps2,
+            _positive(moment_k, "moment_k"),
+            float(k),
+            _beta(beta0, "beta0"),
+            localizer.sensitivity / eps2,
+            stage2_extension_domain,
+            output,
+            mutant,
+        )
 
     @property
     def clip(self) -> float:
@@ -1141,28 +1465,54 @@ class DoubleOutputPert:
     def distance_bound(self) -> float:
         """``c_A (G_k/λ)((d + ln 1/β0)/(εn))^{1−1/k} β0^{−1/k}`` (Prop 2.5 / 3.2) [M]."""
         p = self.localizer
-        return c_a(self.k) * self.moment_k / p.lam * ((p.d + math.log(1 / self.beta0)) / (self.epsilon * p.n)) ** (
-            1 - 1 / self.k) * self.beta0 ** (-1 / self.k)
+        return (
+            c_a(self.k)
+            * self.moment_k
+            / p.lam
+            * ((p.d + math.log(1 / self.beta0)) / (self.epsilon * p.n)) ** (1 - 1 / self.k)
+            * self.beta0 ** (-1 / self.k)
+        )
 
     @property
     def params(self) -> dict:
-        return {**self.localizer.params, "epsilon": self.epsilon, "epsilon1": self.localizer.epsilon,
-                "epsilon2": self.epsilon2, "moment_k": self.moment_k, "k": self.k, "beta0": self.beta0,
-                "stage1_noise_scale": self.localizer.noise_scale, "stage2_noise_scale": self.stage2_noise_scale,
-                "c_A": c_a(self.k) if self.k >= 2 else None, "distance_bound": self.distance_bound,
-                "stage2_extension_domain": self.stage2_extension_domain, "output": self.output, "mutant": self.mutant}
+        return {
+            **self.localizer.params,
+            "epsilon": self.epsilon,
+            "epsilon1": self.localizer.epsilon,
+            "epsilon2": self.epsilon2,
+            "moment_k": self.moment_k,
+            "k": self.k,
+            "beta0": self.beta0,
+            "stage1_noise_scale": self.localizer.noise_scale,
+            "stage2_noise_scale": self.stage2_noise_scale,
+            "c_A": c_a(self.k) if self.k >= 2 else None,
+            "distance_bound": self.distance_bound,
+            "stage2_extension_domain": self.stage2_extension_domain,
+            "output": self.output,
+            "mutant": self.mutant,
+        }
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Prop 3.2 / D.1)."""
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop 3.2 / D.1 (Algorithm 4)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop 3.2 / D.1 (Algorithm 4)"
+        )
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False,
-            center=None) -> HeavyTailedRun:
+    def run(
+        self,
+        data: UserDataset,
+        rng: np.random.Generator,
+        trials: int,
+        transcript: bool = False,
+        center=None,
+    ) -> HeavyTailedRun:
         """``theta = w_out (trials, d)``; transcript: ``w_tilde``, ``w0``, ``w1`` (all ``(trials, d)``)."""
         loc = self.localizer
         trials = _count(trials, "trials")
-        c = _check_center(loc.center if center is None else center, trials, loc.d, loc.domain.center)
+        c = _check_center(
+            loc.center if center is None else center, trials, loc.d, loc.domain.center
+        )
         stage = replace(loc._stage(data), extension_domain=self.stage2_extension_domain)
         scale2 = self.stage2_noise_scale
         if self.mutant == "no_localization":
@@ -1182,7 +1532,11 @@ class DoubleOutputPert:
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """The audited release: ``(w̃, w_out)`` → ``(trials, 2d)`` (``output="joint"``) or ``w_out``."""
         res = self.run(data, rng, trials, transcript=self.output == "joint")
-        return np.hstack([res.transcript["w_tilde"], res.theta]) if self.output == "joint" else res.theta
+        return (
+            np.hstack([res.transcript["w_tilde"], res.theta])
+            if self.output == "joint"
+            else res.theta
+        )
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -1214,14 +1568,35 @@ class PopLocalize:
         check_epsilon(self.epsilon)
         check_choice(self.output, ("final", "phases"), "output")
         _mutant(self.mutant, ("phase_reuse",))
-        if len(self.solvers) != len(self.lambdas) or len(self.blocks) != len(self.solvers) * self.repetitions:
-            raise InputError("PopLocalize needs one solver per phase and phases × repetitions blocks")
+        if (
+            len(self.solvers) != len(self.lambdas)
+            or len(self.blocks) != len(self.solvers) * self.repetitions
+        ):
+            raise InputError(
+                "PopLocalize needs one solver per phase and phases × repetitions blocks"
+            )
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, epsilon: float, moment_2: float, moment_k: float, k: float, beta: float,
-                     domain: Ball, loss: Any, constants: str = "paper", beta0: float | None = None,
-                     phases: int | None = None, clip_rule: str = "paper", harness: WorstValidPoint | None = None,
-                     output: str = "final", mutant: str | None = None, solver: str = "exact-1d") -> "PopLocalize":
+    def from_theorem(
+        cls,
+        n: int,
+        d: int,
+        epsilon: float,
+        moment_2: float,
+        moment_k: float,
+        k: float,
+        beta: float,
+        domain: Ball,
+        loss: Any,
+        constants: str = "paper",
+        beta0: float | None = None,
+        phases: int | None = None,
+        clip_rule: str = "paper",
+        harness: WorstValidPoint | None = None,
+        output: str = "final",
+        mutant: str | None = None,
+        solver: str = "exact-1d",
+    ) -> PopLocalize:
         """The schedule of spec §2.1 (``phases`` overrides I, e.g. to hold it fixed across a sweep)."""
         n, d, epsilon = _count(n, "n"), _count(d, "d"), check_epsilon(epsilon)
         check_choice(constants, ("paper", "test"), "constants")
@@ -1230,20 +1605,39 @@ class PopLocalize:
         big_j = 1 if constants == "test" else math.ceil(C_J * math.log(big_i / beta))
         m = n // (big_i * big_j)
         if m < 1:
-            raise InputError(f"n = {n} is too small for I = {big_i} phases × J = {big_j} repetitions (m = n/(IJ) < 1)")
-        beta0 = (BETA0_STRICT if beta0 is None else _beta(beta0, "beta0"))
+            raise InputError(
+                f"n = {n} is too small for I = {big_i} phases × J = {big_j} repetitions (m = n/(IJ) < 1)"
+            )
+        beta0 = BETA0_STRICT if beta0 is None else _beta(beta0, "beta0")
         if constants == "paper":
             c_stab = C_STAB
             c_alg = c_a(k) * beta0 ** (-1 / k) * (1 + math.log(1 / beta0) / d) ** (1 - 1 / k)
         else:
             c_stab = c_alg = 1.0
-        e_scale = c_stab * moment_2 / math.sqrt(m) + c_alg * moment_k * (d / (epsilon * m)) ** (1 - 1 / k)
+        e_scale = c_stab * moment_2 / math.sqrt(m) + c_alg * moment_k * (d / (epsilon * m)) ** (
+            1 - 1 / k
+        )
         lam1 = C_LAMBDA * e_scale / domain.diameter
         lambdas = tuple(lam1 * 2.0**i for i in range(big_i))
         size = n if mutant == "phase_reuse" else m
-        solvers = tuple(DoubleOutputPert.from_theorem(size, d, epsilon, moment_k, k, lam, beta0, domain, loss,
-                                                      clip_rule=clip_rule, solver=solver, harness=harness,
-                                                      output="final") for lam in lambdas)
+        solvers = tuple(
+            DoubleOutputPert.from_theorem(
+                size,
+                d,
+                epsilon,
+                moment_k,
+                k,
+                lam,
+                beta0,
+                domain,
+                loss,
+                clip_rule=clip_rule,
+                solver=solver,
+                harness=harness,
+                output="final",
+            )
+            for lam in lambdas
+        )
         if mutant == "phase_reuse":
             blocks = tuple((0, n) for _ in range(big_i * big_j))
         else:
@@ -1256,22 +1650,36 @@ class PopLocalize:
 
     @property
     def params(self) -> dict:
-        return {"phases": self.phases, "repetitions": self.repetitions, "block_size": self.blocks[0][1] - self.blocks[0][0],
-                "lambdas": list(self.lambdas), "error_scale": self.error_scale,
-                "radii": [self.error_scale / lam for lam in self.lambdas], "epsilon": self.epsilon,
-                "domain": self.domain.to_dict(), "clips": [s.clip for s in self.solvers], "output": self.output,
-                "mutant": self.mutant}
+        return {
+            "phases": self.phases,
+            "repetitions": self.repetitions,
+            "block_size": self.blocks[0][1] - self.blocks[0][0],
+            "lambdas": list(self.lambdas),
+            "error_scale": self.error_scale,
+            "radii": [self.error_scale / lam for lam in self.lambdas],
+            "epsilon": self.epsilon,
+            "domain": self.domain.to_dict(),
+            "clips": [s.clip for s in self.solvers],
+            "output": self.output,
+            "mutant": self.mutant,
+        }
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Thm 2.1 / 3.1: parallel composition)."""
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm 3.1 / D.2 (Algorithms 1 + 4)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm 3.1 / D.2 (Algorithms 1 + 4)"
+        )
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> HeavyTailedRun:
+    def run(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> HeavyTailedRun:
         """``theta = w_I (trials, d)``; transcript ``phases (trials, I, d)`` (the w_i)."""
         trials = _count(trials, "trials")
         if not isinstance(data, UserDataset) or data.n < self.blocks[-1][1]:
-            raise InputError(f"data must be a UserDataset with at least {self.blocks[-1][1]} records")
+            raise InputError(
+                f"data must be a UserDataset with at least {self.blocks[-1][1]} records"
+            )
         w = np.broadcast_to(self.domain.center, (trials, self.domain.d)).copy()
         evals = np.zeros(trials)
         history = []
@@ -1295,4 +1703,6 @@ class PopLocalize:
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """``w_I (trials, d)`` or, with ``output="phases"``, every phase output ``(trials, I·d)``."""
         res = self.run(data, rng, trials, transcript=self.output == "phases")
-        return res.transcript["phases"].reshape(trials, -1) if self.output == "phases" else res.theta
+        return (
+            res.transcript["phases"].reshape(trials, -1) if self.output == "phases" else res.theta
+        )

@@ -27,12 +27,34 @@ from ..errors import InputError, MechanismError, check_choice, check_epsilon
 from ..losses import AbsoluteLoss
 from ..privacy import PrivacyClaim
 from .heavy_tailed import (
-    Ball, ClippedSlopes1D, HeavyTailedRun, OutPertLocalize, WorstValidPoint, _beta, _count, _item_arrays, _positive,
-    clip_level, polyhedral_form, pv2_minimize,
+    Ball,
+    ClippedSlopes1D,
+    HeavyTailedRun,
+    OutPertLocalize,
+    WorstValidPoint,
+    _beta,
+    _count,
+    _item_arrays,
+    _positive,
+    clip_level,
+    polyhedral_form,
+    pv2_minimize,
 )
 
-__all__ = ["EMPGM", "LocalizedGridEM", "net", "net_size_bound", "MAX_NET_POINTS", "REJECTION_MAX_ROUNDS",
-           "GRID_POINTS_PER_AXIS", "LOWER_BOUND_SLACK", "REJECTION_BATCH", "gibbs_rejection", "gibbs_rejection_1d", "uniform_ball"]
+__all__ = [
+    "EMPGM",
+    "LocalizedGridEM",
+    "net",
+    "net_size_bound",
+    "MAX_NET_POINTS",
+    "REJECTION_MAX_ROUNDS",
+    "GRID_POINTS_PER_AXIS",
+    "LOWER_BOUND_SLACK",
+    "REJECTION_BATCH",
+    "gibbs_rejection",
+    "gibbs_rejection_1d",
+    "uniform_ball",
+]
 
 REJECTION_MAX_ROUNDS = 20_000
 """Round cap of :func:`gibbs_rejection`; reaching it raises (never an approximate sample)."""
@@ -52,8 +74,14 @@ _EVAL_BLOCK = 4_000_000
 """Largest ``rows × points × n`` block of score evaluations held in memory at once (≈ 32 MB)."""
 
 
-def gibbs_rejection(psi, sample_uniform, psi_min: np.ndarray, rng: np.random.Generator, batch: int = REJECTION_BATCH,
-                    max_rounds: int = REJECTION_MAX_ROUNDS) -> tuple[np.ndarray, np.ndarray]:
+def gibbs_rejection(
+    psi,
+    sample_uniform,
+    psi_min: np.ndarray,
+    rng: np.random.Generator,
+    batch: int = REJECTION_BATCH,
+    max_rounds: int = REJECTION_MAX_ROUNDS,
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform law on K_t.
 
     ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a proposal
@@ -94,15 +122,25 @@ def gibbs_rejection(psi, sample_uniform, psi_min: np.ndarray, rng: np.random.Gen
         out[waiting[hit]] = w[hit, first[hit]]
         waiting = waiting[~hit]
     if waiting.size:
-        raise MechanismError(f"gibbs_rejection hit max_rounds={max_rounds} with {waiting.size} trial(s) still "
-                             "unsampled; raise max_rounds or batch (an approximate sample would break exact DP)")
+        raise MechanismError(
+            f"gibbs_rejection hit max_rounds={max_rounds} with {waiting.size} trial(s) still "
+            "unsampled; raise max_rounds or batch (an approximate sample would break exact DP)"
+        )
     return (np.full((psi_min.size,), np.nan) if out is None else out), rounds
 
 
-def gibbs_rejection_1d(psi, lo: np.ndarray, hi: np.ndarray, psi_min: np.ndarray, rng: np.random.Generator,
-                       batch: int = REJECTION_BATCH, max_rounds: int = REJECTION_MAX_ROUNDS) -> np.ndarray:
+def gibbs_rejection_1d(
+    psi,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    psi_min: np.ndarray,
+    rng: np.random.Generator,
+    batch: int = REJECTION_BATCH,
+    max_rounds: int = REJECTION_MAX_ROUNDS,
+) -> np.ndarray:
     """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T', B)``;
     ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
+
     def sample_uniform(rows, size, gen):
         w = lo[rows, None] + (hi - lo)[rows, None] * gen.random((rows.size, size))
         return w, np.ones(w.shape, dtype=bool)
@@ -110,13 +148,16 @@ def gibbs_rejection_1d(psi, lo: np.ndarray, hi: np.ndarray, psi_min: np.ndarray,
     return gibbs_rejection(psi, sample_uniform, psi_min, rng, batch, max_rounds)[0]
 
 
-def uniform_ball(rng: np.random.Generator, centers: np.ndarray, radius: float, size: int) -> np.ndarray:
+def uniform_ball(
+    rng: np.random.Generator, centers: np.ndarray, radius: float, size: int
+) -> np.ndarray:
     """``size`` uniform points in each ball ``B(centers_t, radius)``: direction × ``radius·U^{1/d}`` →
     ``(T, size, d)`` (``centers (T, d)``)."""
     t, d = centers.shape
     g = rng.standard_normal((t, size, d))
     g /= np.maximum(np.linalg.norm(g, axis=-1, keepdims=True), np.finfo(float).tiny)
     return centers[:, None, :] + g * (radius * rng.random((t, size, 1)) ** (1.0 / d))
+
 
 MAX_NET_POINTS = 200_000
 """Largest net :class:`EMPGM` builds (the net is exponential in d, Remark E.3)."""
@@ -133,10 +174,14 @@ def net(domain: Ball, gamma: float) -> np.ndarray:
     spacing = 2.0 * gamma / math.sqrt(d)
     per_axis = int(math.ceil(domain.diameter / spacing)) + 1  # actual spacing ≤ 2γ/√d, so it covers
     if per_axis**d > MAX_NET_POINTS:
-        raise InputError(f"the γ-net has {per_axis}^{d} points (> {MAX_NET_POINTS}); raise gamma or lower d "
-                         "(EM-PGM is exponential in d, Remark E.3)")
+        raise InputError(
+            f"the γ-net has {per_axis}^{d} points (> {MAX_NET_POINTS}); raise gamma or lower d "
+            "(EM-PGM is exponential in d, Remark E.3)"
+        )
     axis = np.linspace(-domain.radius, domain.radius, per_axis)
-    grid = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d) + domain.center
+    grid = (
+        np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d) + domain.center
+    )
     return np.unique(domain.project(grid), axis=0)
 
 
@@ -170,33 +215,83 @@ class EMPGM:
         if self.d > 3:
             raise InputError(f"EM-PGM builds an explicit net; d must be <= 3, got {self.d}")
         if self.smoothing is not None and not (isinstance(self.loss, AbsoluteLoss) and self.d == 1):
-            raise InputError("ball smoothing (App. E.2) is implemented in closed form for AbsoluteLoss in d = 1")
+            raise InputError(
+                "ball smoothing (App. E.2) is implemented in closed form for AbsoluteLoss in d = 1"
+            )
         if self.smoothing is None and not getattr(self.loss, "glm", False):
-            raise InputError("EM-PGM needs a smooth GLM loss (or smoothing=rho with AbsoluteLoss in d = 1)")
+            raise InputError(
+                "EM-PGM needs a smooth GLM loss (or smoothing=rho with AbsoluteLoss in d = 1)"
+            )
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, epsilon: float, moment_k: float, k: float, lam: float, beta: float,
-                     domain: Ball, loss: Any, smoothness: float | None = None, smoothing: float | None = None,
-                     center=None, max_points: int | None = None, sensitivity_factor: float = 2.0) -> "EMPGM":
+    def from_theorem(
+        cls,
+        n: int,
+        d: int,
+        epsilon: float,
+        moment_k: float,
+        k: float,
+        lam: float,
+        beta: float,
+        domain: Ball,
+        loss: Any,
+        smoothness: float | None = None,
+        smoothing: float | None = None,
+        center=None,
+        max_points: int | None = None,
+        sensitivity_factor: float = 2.0,
+    ) -> EMPGM:
         """Thm E.1 / E.5 parameters: ``γ = C/((H+λ)εn)``, ``Λ = 3D(H+λ)εn/C̄``,
         ``C = G_k(εn/(β(d ln Λ + ln 1/β)))^{1/k}`` with the public upper value ``C̄ = G_k(εn/β)^{1/k}`` in Λ [M].
 
         Give ``smoothness`` H for a smooth loss (Alg 5) or ``smoothing`` ρ (App. E.2, ``H̄ = d G_k/(ρβ)``;
         the spec suggests ρ ≈ D/n).  ``max_points`` coarsens the net (still data-independent; costs utility).
         """
-        n, d, epsilon, lam, beta = _count(n, "n"), _count(d, "d"), check_epsilon(epsilon), _positive(lam, "lam"), _beta(beta)
+        n, d, epsilon, lam, beta = (
+            _count(n, "n"),
+            _count(d, "d"),
+            check_epsilon(epsilon),
+            _positive(lam, "lam"),
+            _beta(beta),
+        )
         if (smoothness is None) == (smoothing is None):
-            raise InputError("pass exactly one of smoothness (H, Alg 5) or smoothing (rho, App. E.2)")
-        h = _positive(smoothness, "smoothness") if smoothing is None else d * moment_k / (_positive(smoothing, "smoothing") * beta)
+            raise InputError(
+                "pass exactly one of smoothness (H, Alg 5) or smoothing (rho, App. E.2)"
+            )
+        h = (
+            _positive(smoothness, "smoothness")
+            if smoothing is None
+            else d * moment_k / (_positive(smoothing, "smoothing") * beta)
+        )
         c_up = moment_k * (epsilon * n / beta) ** (1 / k)
         big_lambda = max(3.0 * domain.diameter * (h + lam) * epsilon * n / c_up, math.e)
-        clip = moment_k * (epsilon * n / (beta * (d * math.log(big_lambda) + math.log(1 / beta)))) ** (1 / k)
+        clip = moment_k * (
+            epsilon * n / (beta * (d * math.log(big_lambda) + math.log(1 / beta)))
+        ) ** (1 / k)
         gamma = clip / ((h + lam) * epsilon * n)
         if max_points is not None:
-            gamma = max(gamma, domain.diameter * math.sqrt(d) / (2.0 * max(_count(max_points, "max_points") ** (1 / d) - 1, 1)))
+            gamma = max(
+                gamma,
+                domain.diameter
+                * math.sqrt(d)
+                / (2.0 * max(_count(max_points, "max_points") ** (1 / d) - 1, 1)),
+            )
         c = domain.center if center is None else np.asarray(center, dtype=float)
-        return cls(n, d, epsilon, lam, clip, 1.0 / (h + lam), gamma, smoothing, domain, loss, net(domain, gamma), c,
-                   sensitivity_factor)
+        return cls(
+            n,
+            d,
+            epsilon,
+            lam,
+            clip,
+            1.0 / (h + lam),
+            gamma,
+            smoothing,
+            domain,
+            loss,
+            net(domain, gamma),
+            c,
+            sensitivity_factor,
+        )
 
     @property
     def sensitivity(self) -> float:
@@ -205,14 +300,27 @@ class EMPGM:
 
     @property
     def params(self) -> dict:
-        return {"n": self.n, "d": self.d, "epsilon": self.epsilon, "lam": self.lam, "clip": self.clip, "eta": self.eta,
-                "gamma": self.gamma, "smoothing": self.smoothing, "net_points": int(self.grid.shape[0]),
-                "net_size_bound": net_size_bound(self.domain.diameter, self.gamma, self.d),
-                "score_sensitivity": self.sensitivity, "domain": self.domain.to_dict(), "loss": type(self.loss).__name__}
+        return {
+            "n": self.n,
+            "d": self.d,
+            "epsilon": self.epsilon,
+            "lam": self.lam,
+            "clip": self.clip,
+            "eta": self.eta,
+            "gamma": self.gamma,
+            "smoothing": self.smoothing,
+            "net_points": int(self.grid.shape[0]),
+            "net_size_bound": net_size_bound(self.domain.diameter, self.gamma, self.d),
+            "score_sensitivity": self.sensitivity,
+            "domain": self.domain.to_dict(),
+            "loss": type(self.loss).__name__,
+        }
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm E.1 / E.5 (Algorithm 5)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm E.1 / E.5 (Algorithm 5)"
+        )
 
     def _gradients(self, data: UserDataset) -> np.ndarray:
         """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with ρ)."""
@@ -227,12 +335,16 @@ class EMPGM:
         """``s(w) = ‖G^C_η(w)‖`` on the net ``(N,)``."""
         g = self._gradients(data)
         norms = np.linalg.norm(g, axis=-1, keepdims=True)
-        factor = np.divide(self.clip, norms, out=np.ones_like(norms), where=norms > self.clip)  # C may be ∞
+        factor = np.divide(
+            self.clip, norms, out=np.ones_like(norms), where=norms > self.clip
+        )  # C may be ∞
         g_clip = (g * factor).mean(axis=1)
         step = self.grid - self.eta * (g_clip + self.lam * (self.grid - self.center))
         return np.linalg.norm(self.grid - self.domain.project(step), axis=-1) / self.eta
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> HeavyTailedRun:
+    def run(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> HeavyTailedRun:
         """Sample ``trials`` net points ``(trials, d)``; transcript ``scores (N,)``."""
         trials = _count(trials, "trials")
         s = self.scores(data)
@@ -278,21 +390,43 @@ class LocalizedGridEM:
         check_choice(self.sampler, ("grid", "rejection"), "sampler")
         d = self.localizer.d
         if d > 3:
-            raise InputError(f"LocalizedGridEM samples a net / uniform proposals of K; d must be <= 3, got {d}")
+            raise InputError(
+                f"LocalizedGridEM samples a net / uniform proposals of K; d must be <= 3, got {d}"
+            )
         if not isinstance(self.localizer.domain, Ball):
-            raise InputError("LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on balls)")
+            raise InputError(
+                "LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on balls)"
+            )
         if d == 1 and self.localizer.solver != "exact-1d":
-            raise InputError("LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with solver='exact-1d'")
+            raise InputError(
+                "LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with solver='exact-1d'"
+            )
         if d >= 2 and self.localizer.solver != "pv2":
-            raise InputError(f"LocalizedGridEM in d = {d} needs the certified structured solver; build the "
-                             "localizer with solver='pv2'")
+            raise InputError(
+                f"LocalizedGridEM in d = {d} needs the certified structured solver; build the "
+                "localizer with solver='pv2'"
+            )
         if d >= 2:
-            net(Ball.centered(d, self.localizer.radius), self.net_gamma)  # validates the net size up front
+            net(
+                Ball.centered(d, self.localizer.radius), self.net_gamma
+            )  # validates the net size up front
 
     @classmethod
-    def from_theorem(cls, n: int, epsilon: float, moment_k: float, k: float, lam: float, beta: float, domain: Ball,
-                     loss: Any, points: int | None = None, harness: WorstValidPoint | None = None,
-                     output: str = "joint", sampler: str = "grid") -> "LocalizedGridEM":
+    def from_theorem(
+        cls,
+        n: int,
+        epsilon: float,
+        moment_k: float,
+        k: float,
+        lam: float,
+        beta: float,
+        domain: Ball,
+        loss: Any,
+        points: int | None = None,
+        harness: WorstValidPoint | None = None,
+        output: str = "joint",
+        sampler: str = "grid",
+    ) -> LocalizedGridEM:
         """C of Algorithm 4 in dimension ``d = domain.d``, stage 1 at ε/2 (solver "exact-1d" in d = 1,
         "pv2" for d ≥ 2), EM at ε/4 (the spec's split); ``points`` per axis (default
         :data:`GRID_POINTS_PER_AXIS`); ``sampler`` = "grid" (PV-3) or "rejection" (exact continuous Gibbs
@@ -302,10 +436,22 @@ class LocalizedGridEM:
             raise InputError(f"domain must be a Ball, got {type(domain).__name__}")
         d = domain.d
         if d > 3:
-            raise InputError(f"LocalizedGridEM is the low-dimensional exponential mechanism; d must be <= 3, got {d}")
+            raise InputError(
+                f"LocalizedGridEM is the low-dimensional exponential mechanism; d must be <= 3, got {d}"
+            )
         clip = clip_level(n, d, epsilon, moment_k, k, beta)
-        loc = OutPertLocalize.from_theorem(n, d, epsilon / 2.0, lam, clip, beta, domain, loss, harness=harness,
-                                           solver="exact-1d" if d == 1 else "pv2")
+        loc = OutPertLocalize.from_theorem(
+            n,
+            d,
+            epsilon / 2.0,
+            lam,
+            clip,
+            beta,
+            domain,
+            loss,
+            harness=harness,
+            solver="exact-1d" if d == 1 else "pv2",
+        )
         points = GRID_POINTS_PER_AXIS[d] if points is None else points
         return cls(loc, epsilon, epsilon / 4.0, _count(points, "points", 2), output, sampler)
 
@@ -323,25 +469,42 @@ class LocalizedGridEM:
 
     @property
     def params(self) -> dict:
-        return {**self.localizer.params, "epsilon": self.epsilon, "epsilon_em": self.epsilon_em, "points": self.points,
-                "net_gamma": self.net_gamma, "score_sensitivity": self.score_sensitivity, "sampler": self.sampler}
+        return {
+            **self.localizer.params,
+            "epsilon": self.epsilon,
+            "epsilon_em": self.epsilon_em,
+            "points": self.points,
+            "net_gamma": self.net_gamma,
+            "score_sensitivity": self.score_sensitivity,
+            "sampler": self.sampler,
+        }
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)")
+        return PrivacyClaim(
+            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)"
+        )
 
     @property
     def _wbar(self) -> np.ndarray:
         loc = self.localizer
-        return loc.domain.center if loc.center is None else np.broadcast_to(np.asarray(loc.center, float), (loc.d,))
+        return (
+            loc.domain.center
+            if loc.center is None
+            else np.broadcast_to(np.asarray(loc.center, float), (loc.d,))
+        )
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False) -> HeavyTailedRun:
+    def run(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> HeavyTailedRun:
         """``theta (trials, d)`` in K; transcript ``w_tilde (trials, d)`` (the stage-1 release)."""
         w_tilde, _, evals, _ = self.localizer.localize(data, rng, trials)
         w_out, stage2 = self.stage2(data, rng, w_tilde)
         return HeavyTailedRun(w_out, evals + stage2, {"w_tilde": w_tilde} if transcript else {})
 
-    def stage2(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def stage2(
+        self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in K_t, evals)``."""
         if self.localizer.d == 1:
             return self._stage2_1d(data, rng, w_tilde)
@@ -359,7 +522,11 @@ class LocalizedGridEM:
         def psi(w, rows=slice(None)):
             """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in 1-d)."""
             a = anchor[rows]
-            score = slopes.objective(w) - slopes.objective(a) + 0.5 * loc.lam * ((w - wbar) ** 2 - (a - wbar) ** 2)
+            score = (
+                slopes.objective(w)
+                - slopes.objective(a)
+                + 0.5 * loc.lam * ((w - wbar) ** 2 - (a - wbar) ** 2)
+            )
             return self.epsilon_em * score / (2.0 * self.score_sensitivity)
 
         if self.sampler == "rejection":
@@ -379,7 +546,9 @@ class LocalizedGridEM:
         a, e, lo, hi = polyhedral_form(loc.loss, x, y)
         n = a.shape[0]
         norm = np.linalg.norm(a, axis=1)
-        c = np.divide(loc.clip, norm, out=np.ones_like(norm), where=norm > loc.clip)  # min(1, C/‖a‖), C may be ∞
+        c = np.divide(
+            loc.clip, norm, out=np.ones_like(norm), where=norm > loc.clip
+        )  # min(1, C/‖a‖), C may be ∞
         wbar = self._wbar
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
 
@@ -390,9 +559,9 @@ class LocalizedGridEM:
             step = max(1, _EVAL_BLOCK // n)
             out = np.empty(flat.shape[0])
             for i in range(0, flat.shape[0], step):
-                u = flat[i:i + step] @ a.T
+                u = flat[i : i + step] @ a.T
                 u += e
-                out[i:i + step] = np.maximum(u * lo, u * hi) @ c / n
+                out[i : i + step] = np.maximum(u * lo, u * hi) @ c / n
             return out.reshape(w.shape[:-1]) + 0.5 * loc.lam * np.sum((w - wbar) ** 2, axis=-1)
 
         anchor_value = objective(w_tilde[:, None, :])[:, 0]
@@ -403,7 +572,9 @@ class LocalizedGridEM:
 
         return psi
 
-    def potential_lower_bound(self, data: UserDataset, w_tilde: np.ndarray, psi=None) -> tuple[np.ndarray, np.ndarray]:
+    def potential_lower_bound(
+        self, data: UserDataset, w_tilde: np.ndarray, psi=None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Certified ``m_t ≤ min_{K_t} Ψ_t`` (d ≥ 2) and PV-2 iterations ``(T,)``, ``(T,)``.
 
         m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact projection's slack
@@ -414,8 +585,19 @@ class LocalizedGridEM:
         psi = self.potential(data, w_tilde) if psi is None else psi
         x, y = _item_arrays(data, loc.d)
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
-        res = pv2_minimize(loc.loss, x, y, loc.clip, loc.lam, np.broadcast_to(self._wbar, w_tilde.shape).copy(),
-                           loc.domain, w_tilde, loc.radius, LOWER_BOUND_SLACK / scale, loc.max_iterations)
+        res = pv2_minimize(
+            loc.loss,
+            x,
+            y,
+            loc.clip,
+            loc.lam,
+            np.broadcast_to(self._wbar, w_tilde.shape).copy(),
+            loc.domain,
+            w_tilde,
+            loc.radius,
+            LOWER_BOUND_SLACK / scale,
+            loc.max_iterations,
+        )
         at_point = psi(res.point[:, None, :])[:, 0]
         return at_point - scale * res.gap - 1e-9 * (1.0 + np.abs(at_point)), res.iterations
 
@@ -430,9 +612,11 @@ class LocalizedGridEM:
             out = np.empty_like(w_tilde)
             block = max(1, _EVAL_BLOCK // (n * offsets.shape[0]))
             for i in range(0, trials, block):
-                grid = loc.domain.project(w_tilde[i:i + block, None, :] + offsets)
-                pick = np.argmax(-psi(grid, slice(i, i + block)) + rng.gumbel(size=grid.shape[:2]), axis=1)
-                out[i:i + block] = grid[np.arange(grid.shape[0]), pick]
+                grid = loc.domain.project(w_tilde[i : i + block, None, :] + offsets)
+                pick = np.argmax(
+                    -psi(grid, slice(i, i + block)) + rng.gumbel(size=grid.shape[:2]), axis=1
+                )
+                out[i : i + block] = grid[np.arange(grid.shape[0]), pick]
             return out, np.full(trials, float(n * offsets.shape[0]))
         psi_min, iterations = self.potential_lower_bound(data, w_tilde, psi)
         center, radius = loc.domain.center, loc.domain.radius
@@ -447,4 +631,8 @@ class LocalizedGridEM:
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         res = self.run(data, rng, trials, transcript=self.output == "joint")
-        return np.hstack([res.transcript["w_tilde"], res.theta]) if self.output == "joint" else res.theta
+        return (
+            np.hstack([res.transcript["w_tilde"], res.theta])
+            if self.output == "joint"
+            else res.theta
+        )

@@ -20,7 +20,13 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InputError
-from ..losses import CauchyLoss, L1DistanceLoss, LinearLoss, SquaredDistanceLoss, WeightedSquaredDistanceLoss
+from ..losses import (
+    CauchyLoss,
+    L1DistanceLoss,
+    LinearLoss,
+    SquaredDistanceLoss,
+    WeightedSquaredDistanceLoss,
+)
 
 __all__ = [
     "MEMORY_BUDGET",
@@ -74,7 +80,9 @@ def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = N
     return loss.grad(np.zeros((1, diff.shape[-1])), diff, y)[0]
 
 
-def user_gradients(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+def user_gradients(
+    loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None
+) -> np.ndarray:
     """User mean gradients ``(1/m)Σ_z ∇f(θ_t, z)``: ``theta (T, d)``, ``x (U, m, d)`` → ``(T, U, d)``.
 
     Linear and squared-distance losses use the item mean (exact: their gradient is affine in z).
@@ -94,13 +102,19 @@ def user_gradients(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None 
     return out
 
 
-def distinct_users(x: np.ndarray, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+def distinct_users(
+    x: np.ndarray, y: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Distinct users: ``x (n, m, d)`` → ``(table_x (U, m, d), table_y (U, m) | None, index (n,))``.
 
     ``table_x[index] == x``: identical users (same items in the same order) are stored once.
     """
     n = x.shape[0]
-    rows = x.reshape(n, -1) if y is None else np.concatenate([x.reshape(n, -1), y.reshape(n, -1)], axis=1)
+    rows = (
+        x.reshape(n, -1)
+        if y is None
+        else np.concatenate([x.reshape(n, -1), y.reshape(n, -1)], axis=1)
+    )
     _, first, index = np.unique(rows, axis=0, return_index=True, return_inverse=True)
     index = index.reshape(-1)
     return x[first], (None if y is None else y[first]), index
@@ -112,8 +126,13 @@ def keep_probability(h: np.ndarray, k) -> np.ndarray:
     return np.clip((h - k / 2.0) / (k / 6.0), 0.0, 1.0)
 
 
-def concentration(points: np.ndarray, counts: np.ndarray, score_radius: float, filter_radius: float,
-                  normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def concentration(
+    points: np.ndarray,
+    counts: np.ndarray,
+    score_radius: float,
+    filter_radius: float,
+    normalise: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """Concentration score and neighbour counts of spec 000 §2.1 P-c, on a multiset of points.
 
     Parameters
@@ -142,9 +161,17 @@ def concentration(points: np.ndarray, counts: np.ndarray, score_radius: float, f
         for start in range(0, slow.size, chunk):
             rows = slow[start : start + chunk]
             p = points[rows]
-            dist = np.sqrt(np.maximum(np.einsum("tud,tud->tu", p, p)[:, :, None] + np.einsum("tvd,tvd->tv", p, p)[:, None, :]
-                                      - 2.0 * np.einsum("tud,tvd->tuv", p, p), 0.0))
-            score[rows] = np.einsum("tu,tuv,tv->t", c[rows], dist <= score_radius, c[rows]) / k[rows]
+            dist = np.sqrt(
+                np.maximum(
+                    np.einsum("tud,tud->tu", p, p)[:, :, None]
+                    + np.einsum("tvd,tvd->tv", p, p)[:, None, :]
+                    - 2.0 * np.einsum("tud,tvd->tuv", p, p),
+                    0.0,
+                )
+            )
+            score[rows] = (
+                np.einsum("tu,tuv,tv->t", c[rows], dist <= score_radius, c[rows]) / k[rows]
+            )
             h[rows] = np.einsum("tuv,tv->tu", dist <= filter_radius, c[rows])
     elif slow.size:
         for row in slow:  # k-d tree for very many distinct points: only off the good event
@@ -187,5 +214,7 @@ def uniform_ball(rng: np.random.Generator, shape: tuple, d: int, radius: float) 
 def ln(x: float) -> float:
     """Natural log (spec §0: the paper's "log" is read as ln)."""
     if not x > 0 or not math.isfinite(x):
-        raise InputError(f"a logarithm's argument must be finite and > 0, got {x!r}; check n, m, d, epsilon, delta")
+        raise InputError(
+            f"a logarithm's argument must be finite and > 0, got {x!r}; check n, m, d, epsilon, delta"
+        )
     return math.log(x)

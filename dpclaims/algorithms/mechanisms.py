@@ -22,15 +22,23 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ..data import RELATIONS, UNITS, UserDataset
-from ..errors import InputError, MechanismError, check_choice, check_delta, check_epsilon, check_trials
+from ..errors import (
+    InputError,
+    MechanismError,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_trials,
+)
 from ..privacy import PrivacyClaim
 
 __all__ = [
@@ -54,7 +62,12 @@ CALIBRATIONS = ("analytic", "classical")
 
 
 def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -67,7 +80,11 @@ def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1
 
     ``δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``, evaluated in log space.
     """
-    return math.exp(_log_delta(_positive(sigma, "sigma"), check_epsilon(epsilon), _positive(sensitivity, "sensitivity")))
+    return math.exp(
+        _log_delta(
+            _positive(sigma, "sigma"), check_epsilon(epsilon), _positive(sensitivity, "sensitivity")
+        )
+    )
 
 
 def _log_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -127,7 +144,9 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
 
 
-def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0, calibration: str = "analytic") -> float:
+def gaussian_sigma(
+    epsilon: float, delta: float, sensitivity: float = 1.0, calibration: str = "analytic"
+) -> float:
     """Noise std by the named calibration: ``"analytic"`` (exact) or ``"classical"``."""
     check_choice(calibration, CALIBRATIONS, "calibration")
     if calibration == "analytic":
@@ -200,7 +219,9 @@ class ClippedQuery:
         b = self.bound
         if relation == "add-remove":
             if unit == "item" and m > 1:
-                raise InputError("item-level add-remove neighbours need m = 1; use relation='replace' for m > 1")
+                raise InputError(
+                    "item-level add-remove neighbours need m = 1; use relation='replace' for m > 1"
+                )
             return b if self.reduce == "sum" else 2.0 * b / n
         per_user = 2.0 * b / m if (unit == "item" and self.clip == "item") else 2.0 * b
         return per_user if self.reduce == "sum" else per_user / n
@@ -253,14 +274,18 @@ def _check_dataset(data: Any) -> None:
 
 def _check_query(query: Any, name: str = "query") -> None:
     if not callable(query):
-        raise InputError(f"{name} must be callable as {name}(data) -> array, got {type(query).__name__}")
+        raise InputError(
+            f"{name} must be callable as {name}(data) -> array, got {type(query).__name__}"
+        )
 
 
 def _evaluate(query: Callable, data: Any, name: str = "query") -> np.ndarray:
     """``query(data)`` as a finite float vector ``(k,)``."""
     value = np.atleast_1d(np.asarray(query(data), dtype=np.float64))
     if value.ndim != 1 or value.size == 0 or not np.all(np.isfinite(value)):
-        raise MechanismError(f"{name}(data) must return a finite scalar or vector, got shape {value.shape}")
+        raise MechanismError(
+            f"{name}(data) must return a finite scalar or vector, got shape {value.shape}"
+        )
     return value
 
 
@@ -321,11 +346,21 @@ class GaussianMechanism:
         unit: str = "user",
         relation: str = "replace",
         calibration: str = "analytic",
-    ) -> "GaussianMechanism":
+    ) -> GaussianMechanism:
         """Calibrated mechanism for a query with a ``sensitivity(n, m, unit, relation)`` method."""
         if not hasattr(query, "sensitivity"):
-            raise InputError("query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity directly")
-        return cls(query, query.sensitivity(n, m, unit, relation), epsilon, delta, unit, relation, calibration)
+            raise InputError(
+                "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity directly"
+            )
+        return cls(
+            query,
+            query.sensitivity(n, m, unit, relation),
+            epsilon,
+            delta,
+            unit,
+            relation,
+            calibration,
+        )
 
     @property
     def noise_std(self) -> float:
@@ -336,8 +371,14 @@ class GaussianMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        source = "Balle & Wang 2018, Theorem 8" if self.calibration == "analytic" else "Dwork & Roth 2014, Theorem A.1"
-        return PrivacyClaim(self.epsilon, self.delta, self.unit, self.relation, f"Gaussian mechanism ({source})")
+        source = (
+            "Balle & Wang 2018, Theorem 8"
+            if self.calibration == "analytic"
+            else "Dwork & Roth 2014, Theorem A.1"
+        )
+        return PrivacyClaim(
+            self.epsilon, self.delta, self.unit, self.relation, f"Gaussian mechanism ({source})"
+        )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """``trials`` releases: ``(trials, k)``."""
@@ -371,11 +412,19 @@ class LaplaceMechanism:
 
     @classmethod
     def from_epsilon(
-        cls, query: Any, epsilon: float, n: int, m: int, unit: str = "user", relation: str = "replace"
-    ) -> "LaplaceMechanism":
+        cls,
+        query: Any,
+        epsilon: float,
+        n: int,
+        m: int,
+        unit: str = "user",
+        relation: str = "replace",
+    ) -> LaplaceMechanism:
         """Calibrated mechanism for a query with an l1 sensitivity (``ClippedQuery(norm=1)``)."""
         if getattr(query, "norm", 1) != 1 or not hasattr(query, "sensitivity"):
-            raise InputError("the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a sensitivity method")
+            raise InputError(
+                "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a sensitivity method"
+            )
         return cls(query, query.sensitivity(n, m, unit, relation), epsilon, unit, relation)
 
     @property
@@ -385,7 +434,13 @@ class LaplaceMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, self.unit, self.relation, "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)")
+        return PrivacyClaim(
+            self.epsilon,
+            0.0,
+            self.unit,
+            self.relation,
+            "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)",
+        )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
@@ -410,7 +465,9 @@ class RandomizedResponse:
 
     def __post_init__(self) -> None:
         _check_query(self.query)
-        object.__setattr__(self, "categories", check_trials(self.categories, "categories", minimum=2))
+        object.__setattr__(
+            self, "categories", check_trials(self.categories, "categories", minimum=2)
+        )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
 
@@ -421,13 +478,21 @@ class RandomizedResponse:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, self.unit, self.relation, f"{self.categories}-ary randomized response")
+        return PrivacyClaim(
+            self.epsilon,
+            0.0,
+            self.unit,
+            self.relation,
+            f"{self.categories}-ary randomized response",
+        )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
         k = self.categories
         if value.size != 1 or value[0] != int(value[0]) or not 0 <= value[0] < k:
-            raise MechanismError(f"query(data) must return one category in {{0, ..., {k - 1}}}, got {value}")
+            raise MechanismError(
+                f"query(data) must return one category in {{0, ..., {k - 1}}}, got {value}"
+            )
         trials = check_trials(trials)
         truth = int(value[0])
         other = (truth + 1 + rng.integers(0, k - 1, trials)) % k
@@ -459,7 +524,13 @@ class ExponentialMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, self.unit, self.relation, "exponential mechanism (Dwork & Roth 2014, Thm 3.10)")
+        return PrivacyClaim(
+            self.epsilon,
+            0.0,
+            self.unit,
+            self.relation,
+            "exponential mechanism (Dwork & Roth 2014, Thm 3.10)",
+        )
 
     def probabilities(self, data: UserDataset) -> np.ndarray:
         """Exact selection probabilities ``(k,)`` (softmax of the scaled utilities)."""
@@ -474,7 +545,9 @@ class ExponentialMechanism:
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         logits = self._logits(data)
         trials = check_trials(trials)
-        return np.argmax(logits + rng.gumbel(size=(trials, logits.size)), axis=1)[:, None].astype(np.float64)
+        return np.argmax(logits + rng.gumbel(size=(trials, logits.size)), axis=1)[:, None].astype(
+            np.float64
+        )
 
 
 @dataclass(frozen=True)
@@ -510,7 +583,13 @@ class ReportNoisyMax:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, 0.0, self.unit, self.relation, "report-noisy-max (Dwork & Roth 2014, Claim 3.9)")
+        return PrivacyClaim(
+            self.epsilon,
+            0.0,
+            self.unit,
+            self.relation,
+            "report-noisy-max (Dwork & Roth 2014, Claim 3.9)",
+        )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         scores = _evaluate(self.utility, data, "utility")

@@ -133,8 +133,9 @@ def epsilon_from_counts(
     return epsilon_from_rates(fpr_u, fnr_u, delta)
 
 
-def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 0.0,
-                    bounds_per_dataset: int = 1) -> float:
+def epsilon_ceiling(
+    n_certify: int, *, confidence: float = 0.95, delta: float = 0.0, bounds_per_dataset: int = 1
+) -> float:
     """The largest ε an audit with ``n_certify`` certification trials per dataset can certify.
 
     The best possible outcome is a test with no error at all (0 false positives of
@@ -158,8 +159,9 @@ def epsilon_ceiling(n_certify: int, *, confidence: float = 0.95, delta: float = 
     return max(0.0, math.log((keep - delta) / -math.expm1(math.log(alpha) / n)))
 
 
-def trials_for_epsilon(epsilon: float, *, confidence: float = 0.95, delta: float = 0.0,
-                       bounds_per_dataset: int = 1) -> int:
+def trials_for_epsilon(
+    epsilon: float, *, confidence: float = 0.95, delta: float = 0.0, bounds_per_dataset: int = 1
+) -> int:
     """The fewest certification trials per dataset whose ceiling exceeds ``epsilon``.
 
     Inverts :func:`epsilon_ceiling`: with ``u = (1 - δ) / (1 + e^ε)``, the ceiling exceeds ε once
@@ -175,9 +177,17 @@ def trials_for_epsilon(epsilon: float, *, confidence: float = 0.95, delta: float
     return int(math.floor(math.log(alpha) / math.log1p(-u))) + 1
 
 
-def trials_to_certify(epsilon: float, fpr: float, fnr: float, *, confidence: float = 0.95,
-                      delta: float = 0.0, power: float = 0.9, ci: str = "clopper-pearson",
-                      bounds_per_dataset: int = 1) -> int | None:
+def trials_to_certify(
+    epsilon: float,
+    fpr: float,
+    fnr: float,
+    *,
+    confidence: float = 0.95,
+    delta: float = 0.0,
+    power: float = 0.9,
+    ci: str = "clopper-pearson",
+    bounds_per_dataset: int = 1,
+) -> int | None:
     """Certification trials per dataset at which a fixed test with true error rates ``fpr``,
     ``fnr`` certifies more than ``epsilon`` with probability about ``power``.
 
@@ -201,8 +211,11 @@ def trials_to_certify(epsilon: float, fpr: float, fnr: float, *, confidence: flo
         def pessimistic(rate):
             return min(n, n * rate + z * math.sqrt(n * rate * (1.0 - rate)) + (rate > 0))
 
-        bound = epsilon_from_rates(rate_upper(pessimistic(fpr), n, alpha, ci),
-                                   rate_upper(pessimistic(fnr), n, alpha, ci), delta)
+        bound = epsilon_from_rates(
+            rate_upper(pessimistic(fpr), n, alpha, ci),
+            rate_upper(pessimistic(fnr), n, alpha, ci),
+            delta,
+        )
         return float(bound) > epsilon
 
     # the certified bound grows with n at fixed rates: bisect for the first size that certifies

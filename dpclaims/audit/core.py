@@ -36,8 +36,9 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -267,11 +268,17 @@ def audit(
     strategy = _resolve_strategy(threshold, calibration_fraction, grid_size)
     fraction = _check_fraction(strategy.fraction, trials)
     if method == "gdp" and claim.delta == 0.0:
-        raise InputError("method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); use method='threshold'")
+        raise InputError(
+            "method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); use method='threshold'"
+        )
     if statistic is not None and not callable(statistic):
-        raise InputError(f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}")
+        raise InputError(
+            f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}"
+        )
     if statistic is not None and method == "histogram":
-        raise InputError("method='histogram' learns its own statistic; pass statistic=None or use method='threshold'")
+        raise InputError(
+            "method='histogram' learns its own statistic; pass statistic=None or use method='threshold'"
+        )
     d0, d1 = read_only(d0), read_only(d1)
     notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
     reference_epsilon = _check_reference(reference_epsilon)
@@ -304,27 +311,47 @@ def audit(
 
     long_run = min(LONG_RUN, max_seconds)
     found = probe(
-        probe_call, seconds, first.shape[1], trials,
-        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1)
-        > long_run,
+        probe_call,
+        seconds,
+        first.shape[1],
+        trials,
+        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1) > long_run,
     )
     check_budget(
-        found, trials, lambda n: n if held else _held(n, fraction), n_workers, parallel,
-        max_seconds, max_memory,
+        found,
+        trials,
+        lambda n: n if held else _held(n, fraction),
+        n_workers,
+        parallel,
+        max_seconds,
+        max_memory,
         MIN_TRIALS,
     )
     store = None
     if checkpointed:
         from ..checkpoint import fingerprint, open_checkpoint
 
-        store = open_checkpoint(checkpoint, {
-            "kind": "audit", "mechanism": fingerprint(batched), "d0": fingerprint(d0), "d1": fingerprint(d1),
-            "trials": trials, "seed": int(seed), "calibration_chunks": cal_chunks.layout,
-            "certification_chunks": cert_chunks.layout, "method": method,
-            "threshold": repr(strategy),
-            "ci": ci, "confidence": confidence, "calibration_fraction": fraction, "grid_size": grid_size,
-            "statistic": None if statistic is None else fingerprint(statistic), "claim": claim.to_dict(),
-        })
+        store = open_checkpoint(
+            checkpoint,
+            {
+                "kind": "audit",
+                "mechanism": fingerprint(batched),
+                "d0": fingerprint(d0),
+                "d1": fingerprint(d1),
+                "trials": trials,
+                "seed": int(seed),
+                "calibration_chunks": cal_chunks.layout,
+                "certification_chunks": cert_chunks.layout,
+                "method": method,
+                "threshold": repr(strategy),
+                "ci": ci,
+                "confidence": confidence,
+                "calibration_fraction": fraction,
+                "grid_size": grid_size,
+                "statistic": None if statistic is None else fingerprint(statistic),
+                "claim": claim.to_dict(),
+            },
+        )
 
     bar = _progress_bar(progress, 2 * trials)
     probe_args = (batched, d0, d1, statistic)
@@ -332,7 +359,10 @@ def audit(
         tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cal_chunks)
         stage = _Progress(bar, tasks, store and store.stage("calibration"))
         parts = runner.map(run_blocks, tasks, stage)
-        run0, run1 = np.concatenate(parts[: len(cal_chunks)]), np.concatenate(parts[len(cal_chunks) :])
+        run0, run1 = (
+            np.concatenate(parts[: len(cal_chunks)]),
+            np.concatenate(parts[len(cal_chunks) :]),
+        )
         cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
         del parts, run0, run1
         if cal0.shape[1] != cal1.shape[1]:
@@ -349,8 +379,17 @@ def audit(
         output_dim = int(cal0.shape[1])
         if held:
             score, candidates, n_cal, grid_size, cert, alpha, tradeoff = _certify_held(
-                cal0, cal1, strategy, statistic, method, discrete, claim.delta, confidence, ci,
-                objective, seed,
+                cal0,
+                cal1,
+                strategy,
+                statistic,
+                method,
+                discrete,
+                claim.delta,
+                confidence,
+                ci,
+                objective,
+                seed,
             )
             n_cert, fraction = trials - n_cal, n_cal / trials
         else:
@@ -358,8 +397,17 @@ def audit(
             alpha = per_bound_alpha(confidence, bounds)
             rng = np.random.default_rng(child_seed(seed, 2))
             score, candidates, choice = _learn(
-                statistic, method, cal0, cal1, discrete, n_cert, claim.delta, alpha, ci,
-                objective, rng,
+                statistic,
+                method,
+                cal0,
+                cal1,
+                discrete,
+                n_cert,
+                claim.delta,
+                alpha,
+                ci,
+                objective,
+                rng,
             )
             pooled = np.concatenate([score(cal0), score(cal1)])
             if threshold == "calibration":
@@ -386,8 +434,16 @@ def audit(
     if not held:
         per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
         cert = certify_counts(
-            above0[per_test], n_cert, above1[per_test], n_cert, thresholds, directions,
-            claim.delta, alpha, ci, objective,
+            above0[per_test],
+            n_cert,
+            above1[per_test],
+            n_cert,
+            thresholds,
+            directions,
+            claim.delta,
+            alpha,
+            ci,
+            objective,
         )
         n_tests = len(tests)
         tradeoff = tradeoff_from_counts(
@@ -403,8 +459,16 @@ def audit(
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     infinite = cert.false_positives == 0 and near_ceiling
     needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
-    verdict, reason = _verdict(float(eps_lower), claim.epsilon, ceiling, needed, trials, identical,
-                               min(trials, IDENTITY_PROBE), reference_epsilon)
+    verdict, reason = _verdict(
+        float(eps_lower),
+        claim.epsilon,
+        ceiling,
+        needed,
+        trials,
+        identical,
+        min(trials, IDENTITY_PROBE),
+        reference_epsilon,
+    )
     return AuditResult(
         epsilon_lower=float(eps_lower),
         verdict=verdict,
@@ -514,8 +578,17 @@ def _certify_held(
         n_fit = min(int(round(strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
         rng = np.random.default_rng(child_seed(seed, 2))
         score, candidates, _ = _learn(
-            None, method, run0[:n_fit], run1[:n_fit], discrete, len(run0) - n_fit, delta,
-            per_bound_alpha(confidence), ci, objective, rng,
+            None,
+            method,
+            run0[:n_fit],
+            run1[:n_fit],
+            discrete,
+            len(run0) - n_fit,
+            delta,
+            per_bound_alpha(confidence),
+            ci,
+            objective,
+            rng,
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     grid = strategy.grid or default_grid(len(s0))
@@ -561,8 +634,10 @@ def _check_reference(reference: Any) -> float | None:
     number = (int, float, np.integer, np.floating)
     ok = isinstance(reference, number) and not isinstance(reference, bool)
     if not ok or not reference >= 0:
-        raise InputError(f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
-                         f"got {reference!r}; pass e.g. reference_epsilon=0.93")
+        raise InputError(
+            f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
+            f"got {reference!r}; pass e.g. reference_epsilon=0.93"
+        )
     return float(reference)
 
 
@@ -578,24 +653,35 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, refe
     if eps_lower > claimed:
         return "violation", ""
     if claimed >= ceiling:
-        return "inconclusive", (f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
-                                f"it needs about {needed:,}")
+        return "inconclusive", (
+            f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
+            f"it needs about {needed:,}"
+        )
     if identical == "data":
-        return "inconclusive", ("d0 and d1 are the same data: an audit needs two different "
-                                "neighbouring datasets")
+        return "inconclusive", (
+            "d0 and d1 are the same data: an audit needs two different neighbouring datasets"
+        )
     if identical:
-        return "inconclusive", (f"d0 and d1 gave identical outputs on the same {probe} random "
-                                "draws: the mechanism does not see where they differ, so this pair "
-                                "cannot show any privacy loss")
+        return "inconclusive", (
+            f"d0 and d1 gave identical outputs on the same {probe} random "
+            "draws: the mechanism does not see where they differ, so this pair "
+            "cannot show any privacy loss"
+        )
     if eps_lower <= 0:
-        reason = (f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
-                  f"ε = {claimed:g}")
+        reason = (
+            f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
+            f"ε = {claimed:g}"
+        )
         if reference == 0:
-            return "inconclusive", reason + ("; the exact ε of this pair is 0, so it can only "
-                                             "catch a bug that makes the pair distinguishable")
+            return "inconclusive", reason + (
+                "; the exact ε of this pair is 0, so it can only "
+                "catch a bug that makes the pair distinguishable"
+            )
         if reference is not None:
-            return "inconclusive", reason + (f"; the exact ε of this pair is {reference:.3g}: "
-                                             "more trials, or a pair nearer the claim")
+            return "inconclusive", reason + (
+                f"; the exact ε of this pair is {reference:.3g}: "
+                "more trials, or a pair nearer the claim"
+            )
         return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
     return "consistent", ""
 
@@ -609,8 +695,9 @@ def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
     fpr = cert.false_positives / cert.n_negative
     fnr = cert.false_negatives / cert.n_positive
     confidence = _confidence_of(alpha)
-    per_dataset = trials_to_certify(claim.epsilon, fpr, fnr, delta=claim.delta,
-                                    confidence=confidence, ci=ci)
+    per_dataset = trials_to_certify(
+        claim.epsilon, fpr, fnr, delta=claim.delta, confidence=confidence, ci=ci
+    )
     if claim.epsilon >= ceiling:
         floor = trials_for_epsilon(claim.epsilon, delta=claim.delta, confidence=confidence)
         per_dataset = max(per_dataset or 0, floor)
@@ -648,8 +735,11 @@ def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
 def _same_data(d0, d1) -> bool:
     """Equal arrays, equal numbers, or ``UserDataset`` s with equal ``x`` and ``y``."""
     if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
-        return _same_data(d0.x, d1.x) and (d0.y is None) == (d1.y is None) and (
-            d0.y is None or _same_data(d0.y, d1.y))
+        return (
+            _same_data(d0.x, d1.x)
+            and (d0.y is None) == (d1.y is None)
+            and (d0.y is None or _same_data(d0.y, d1.y))
+        )
     numeric = (np.ndarray, int, float, np.number)
     if isinstance(d0, numeric) and isinstance(d1, numeric) and not isinstance(d0, bool):
         a, b = np.asarray(d0), np.asarray(d1)
@@ -662,8 +752,16 @@ def _progress_bar(progress: bool | None, total: int):
     from tqdm import tqdm
 
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(total=total, file=sys.stderr, unit="trial", unit_scale=True, desc="audit",
-                delay=1.0, disable=not show, leave=False)
+    return tqdm(
+        total=total,
+        file=sys.stderr,
+        unit="trial",
+        unit_scale=True,
+        desc="audit",
+        delay=1.0,
+        disable=not show,
+        leave=False,
+    )
 
 
 class _Progress:
@@ -700,14 +798,22 @@ def _learn(statistic, method, cal0, cal1, discrete, n_cert, delta, alpha, ci, ob
         s0, s1 = apply_statistic(statistic, cal0), apply_statistic(statistic, cal1)
         choice = choose_threshold(s0, s1, n_cert, n_cert, delta, alpha, ci, objective)
         name = getattr(statistic, "__name__", type(statistic).__name__)
-        return Score(f"user:{name}", lambda x: apply_statistic(statistic, x)), {}, (choice.threshold, choice.direction)
-    names = ("histogram_lr",) if method == "histogram" else candidate_scores(cal0.shape[1], discrete)
+        return (
+            Score(f"user:{name}", lambda x: apply_statistic(statistic, x)),
+            {},
+            (choice.threshold, choice.direction),
+        )
+    names = (
+        ("histogram_lr",) if method == "histogram" else candidate_scores(cal0.shape[1], discrete)
+    )
     half = len(cal0) // 2
     best = None
     candidates = {}
     for name in names:
         score = fit_score(name, cal0[:half], cal1[:half], rng)
-        choice = choose_threshold(score(cal0[half:]), score(cal1[half:]), n_cert, n_cert, delta, alpha, ci, objective)
+        choice = choose_threshold(
+            score(cal0[half:]), score(cal1[half:]), n_cert, n_cert, delta, alpha, ci, objective
+        )
         candidates[name] = choice.predicted
         if best is None or choice.predicted > best[1].predicted:
             best = (score, choice)
@@ -720,12 +826,25 @@ def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
     if claim is not None:
         if not isinstance(claim, PrivacyClaim):
             raise InputError(f"claim must be a dpclaims.PrivacyClaim, got {type(claim).__name__}")
-        given = [n for n, v in (("epsilon", epsilon), ("delta", delta), ("unit", unit), ("relation", relation)) if v is not None]
+        given = [
+            n
+            for n, v in (
+                ("epsilon", epsilon),
+                ("delta", delta),
+                ("unit", unit),
+                ("relation", relation),
+            )
+            if v is not None
+        ]
         if given:
-            raise InputError(f"pass either claim= or {', '.join(given)}=, not both; the claim already carries them")
+            raise InputError(
+                f"pass either claim= or {', '.join(given)}=, not both; the claim already carries them"
+            )
         return claim
     if epsilon is None:
-        raise InputError("pass the claimed epsilon (e.g. epsilon=1.0, delta=1e-5) or claim=PrivacyClaim(...)")
+        raise InputError(
+            "pass the claimed epsilon (e.g. epsilon=1.0, delta=1e-5) or claim=PrivacyClaim(...)"
+        )
     return PrivacyClaim(
         epsilon=check_epsilon(epsilon),
         delta=0.0 if delta is None else check_delta(delta),
@@ -735,9 +854,13 @@ def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
 
 
 def _check_fraction(fraction: Any, trials: int) -> float:
-    ok = isinstance(fraction, (int, float, np.integer, np.floating)) and not isinstance(fraction, bool)
+    ok = isinstance(fraction, (int, float, np.integer, np.floating)) and not isinstance(
+        fraction, bool
+    )
     if not ok or not (0.0 < fraction < 1.0) or not math.isfinite(fraction):
-        raise InputError(f"calibration_fraction must be a number in (0, 1), got {fraction!r}; pass e.g. calibration_fraction=0.2")
+        raise InputError(
+            f"calibration_fraction must be a number in (0, 1), got {fraction!r}; pass e.g. calibration_fraction=0.2"
+        )
     n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     if n_cal < 20 or trials - n_cal < 20:
         raise InputError(
@@ -766,7 +889,8 @@ def _check_neighbours(
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
         if distance is None or distance > 1:
             found = shape_mismatch(d0, d1, claim.relation) or (
-                f"not one {claim.unit} removed" if distance is None
+                f"not one {claim.unit} removed"
+                if distance is None
                 else f"{distance} {claim.unit}s differ (distance {distance})"
             )
             raise NotNeighboursError(

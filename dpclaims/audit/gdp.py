@@ -23,7 +23,12 @@ __all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu"]
 
 
 def _check_mu(mu) -> float:
-    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) or not (mu >= 0) or not math.isfinite(mu):
+    if (
+        isinstance(mu, bool)
+        or not isinstance(mu, (int, float, np.integer, np.floating))
+        or not (mu >= 0)
+        or not math.isfinite(mu)
+    ):
         raise InputError(f"mu must be a finite number >= 0, got {mu!r}; pass e.g. mu=1.0")
     return float(mu)
 
@@ -60,7 +65,9 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     upper = max(1.0, mu * mu)
     while gdp_delta(upper, mu) > delta:
         upper *= 2.0
-    return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-12, rtol=1e-12))
+    return float(
+        optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-12, rtol=1e-12)
+    )
 
 
 def gdp_mu(fpr, fnr) -> np.ndarray:

@@ -17,13 +17,21 @@ in Appendix D, returning the conservative end).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from ..errors import InputError, MechanismError, check_confidence, check_delta, check_epsilon, check_finite_array
+from ..errors import (
+    InputError,
+    MechanismError,
+    check_confidence,
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+)
 from ..execution import child_seed
 
 __all__ = ["OneRunResult", "one_run_p_value", "one_run_epsilon", "one_run_audit", "one_run"]
@@ -110,7 +118,9 @@ def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
     if k_plus + k_minus < 1 or k_plus + k_minus > m:
-        raise InputError(f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, k_minus={k_minus}")
+        raise InputError(
+            f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, k_minus={k_minus}"
+        )
     return int(k_plus), int(k_minus)
 
 
@@ -138,8 +148,14 @@ def one_run_audit(
     """
     scores = check_finite_array(scores, "scores", ndim=1)
     included_arr = np.asarray(included)
-    if included_arr.shape != scores.shape or included_arr.dtype.kind not in "biu" or not np.all(np.isin(included_arr, (0, 1))):
-        raise InputError(f"included must be a boolean array of shape {scores.shape} (one flag per canary), got {included_arr.shape}")
+    if (
+        included_arr.shape != scores.shape
+        or included_arr.dtype.kind not in "biu"
+        or not np.all(np.isin(included_arr, (0, 1)))
+    ):
+        raise InputError(
+            f"included must be a boolean array of shape {scores.shape} (one flag per canary), got {included_arr.shape}"
+        )
     included_arr = included_arr.astype(bool)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -148,7 +164,10 @@ def one_run_audit(
     k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
-    correct = int(np.count_nonzero(included_arr[order[m - k_plus :]]) + np.count_nonzero(~included_arr[order[:k_minus]]))
+    correct = int(
+        np.count_nonzero(included_arr[order[m - k_plus :]])
+        + np.count_nonzero(~included_arr[order[:k_minus]])
+    )
     r = k_plus + k_minus
     p_value = one_run_p_value(m, r, correct, epsilon, delta)
     eps_lower = one_run_epsilon(m, r, correct, delta, confidence)
@@ -189,7 +208,9 @@ def one_run(
     if canaries < 1:
         raise InputError(f"canaries must be >= 1, got {canaries}")
     if not callable(mechanism):
-        raise InputError(f"mechanism must be callable as mechanism(included, rng), got {type(mechanism).__name__}")
+        raise InputError(
+            f"mechanism must be callable as mechanism(included, rng), got {type(mechanism).__name__}"
+        )
     included = np.random.default_rng(child_seed(seed, 0)).random(canaries) < 0.5
     try:
         output = mechanism(included.copy(), np.random.default_rng(child_seed(seed, 1)))
@@ -197,10 +218,14 @@ def one_run(
     except (InputError, MechanismError):
         raise
     except Exception as exc:
-        raise MechanismError(f"the one-run mechanism or score raised {type(exc).__name__}: {exc}") from exc
+        raise MechanismError(
+            f"the one-run mechanism or score raised {type(exc).__name__}: {exc}"
+        ) from exc
     if raw.shape != (canaries,) or raw.dtype.kind not in "biuf" or not np.all(np.isfinite(raw)):
         raise MechanismError(
             f"the one-run mechanism (or score) must return finite per-canary scores of shape ({canaries},), "
             f"got shape {raw.shape} and dtype {raw.dtype}"
         )
-    return one_run_audit(raw.astype(np.float64), included, epsilon, delta, k_plus, k_minus, confidence, seed)
+    return one_run_audit(
+        raw.astype(np.float64), included, epsilon, delta, k_plus, k_minus, confidence, seed
+    )

@@ -104,11 +104,13 @@ class AuditResult:
         if not self.infinite:
             return ""
         negative, positive = ("d0", "d1") if self.direction.startswith("d1") else ("d1", "d0")
-        return (f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
-                f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
-                "its "
-                f"{self.n_negative:,} (so at most {self.fpr_upper:.2g}), at confidence "
-                f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold")
+        return (
+            f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
+            f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
+            "its "
+            f"{self.n_negative:,} (so at most {self.fpr_upper:.2g}), at confidence "
+            f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold"
+        )
 
     @property
     def power_message(self) -> str:
@@ -117,8 +119,10 @@ class AuditResult:
         gives a reason)."""
         if self.trials_needed is None or self.reason or self.infinite:
             return ""
-        return (f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it "
-                f"holds, about {self.trials_needed:,} trials per dataset would certify a violation")
+        return (
+            f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it "
+            f"holds, about {self.trials_needed:,} trials per dataset would certify a violation"
+        )
 
     def summary(self) -> str:
         """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
@@ -136,8 +140,10 @@ class AuditResult:
                 share = f"; certified {self.epsilon_lower / reference:.0%} of it"
             exact = f"{reference:.3f}" if math.isfinite(reference) else "∞"
             below = " (below the claim)" if reference < self.epsilon else ""
-            lines.append(f"reference  exact ε on this pair {exact}{below}{share}"
-                         + (f" ({self.reference_note})" if self.reference_note else ""))
+            lines.append(
+                f"reference  exact ε on this pair {exact}{below}{share}"
+                + (f" ({self.reference_note})" if self.reference_note else "")
+            )
         elif self.reference_note:
             lines.append(f"reference  none: {self.reference_note}")
         lines.append(f"verdict    {self.verdict}" + (f": {self.reason}" if self.reason else ""))
@@ -145,21 +151,27 @@ class AuditResult:
             lines.append(f"           {self.infinite_message}")
         elif self.power_message:
             lines.append(f"power      {self.power_message}")
-        lines.append(f"test       {self.method}, score {self.statistic}, event {self.direction} "
-                     f"(t = {self.threshold:.4g})")
-        lines.append(f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
-                     f"(FPR ≤ {self.fpr_upper:.3g}), false negatives {self.false_negatives:,}/"
-                     f"{self.n_positive:,} (FNR ≤ {self.fnr_upper:.3g})")
+        lines.append(
+            f"test       {self.method}, score {self.statistic}, event {self.direction} "
+            f"(t = {self.threshold:.4g})"
+        )
+        lines.append(
+            f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
+            f"(FPR ≤ {self.fpr_upper:.3g}), false negatives {self.false_negatives:,}/"
+            f"{self.n_positive:,} (FNR ≤ {self.fnr_upper:.3g})"
+        )
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.summary()
 
     def __repr__(self) -> str:
-        return (f"AuditResult(verdict={self.verdict!r}, epsilon_lower={self.epsilon_lower:.4f}, "
-                f"epsilon={self.epsilon:g}, delta={self.delta:g}, ceiling={self.ceiling:.3f}, "
-                f"reference_epsilon={self.reference_epsilon!r}, trials={self.trials}, "
-                f"confidence={self.confidence:g})")
+        return (
+            f"AuditResult(verdict={self.verdict!r}, epsilon_lower={self.epsilon_lower:.4f}, "
+            f"epsilon={self.epsilon:g}, delta={self.delta:g}, ceiling={self.ceiling:.3f}, "
+            f"reference_epsilon={self.reference_epsilon!r}, trials={self.trials}, "
+            f"confidence={self.confidence:g})"
+        )
 
     def plot(self, ax=None):
         """Draw the test's trade-off (FPR vs FNR, log axes down to 1/N) against the claimed curve.

@@ -16,8 +16,8 @@ defines the test.  Candidates (each fitted on calibration outputs only):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import optimize, special
@@ -103,7 +103,9 @@ def apply_statistic(statistic: Callable, outputs: np.ndarray) -> np.ndarray:
     try:
         scores = np.asarray(statistic(outputs))
     except Exception as exc:
-        raise InputError(f"statistic raised {type(exc).__name__}: {exc}; it must map outputs (n, k) to scores (n,)") from exc
+        raise InputError(
+            f"statistic raised {type(exc).__name__}: {exc}; it must map outputs (n, k) to scores (n,)"
+        ) from exc
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
     if scores.shape != (len(outputs),):
@@ -112,7 +114,9 @@ def apply_statistic(statistic: Callable, outputs: np.ndarray) -> np.ndarray:
             f"it must return one score per trial, shape ({len(outputs)},)"
         )
     if scores.dtype.kind not in "biuf":
-        raise InputError(f"statistic returned non-numeric scores (dtype {scores.dtype}); return floats")
+        raise InputError(
+            f"statistic returned non-numeric scores (dtype {scores.dtype}); return floats"
+        )
     scores = scores.astype(np.float64, copy=False)
     if not np.all(np.isfinite(scores)):
         raise InputError("statistic returned NaN or infinite scores; it must return finite numbers")
@@ -138,7 +142,9 @@ def _fit_gaussian_lr(x0: np.ndarray, x1: np.ndarray) -> Callable:
 def _fit_lda(x0: np.ndarray, x1: np.ndarray) -> Callable:
     k = x0.shape[1]
     m0, m1 = x0.mean(axis=0), x1.mean(axis=0)
-    pooled = (np.cov(x0, rowvar=False) * (len(x0) - 1) + np.cov(x1, rowvar=False) * (len(x1) - 1)) / (len(x0) + len(x1) - 2)
+    pooled = (
+        np.cov(x0, rowvar=False) * (len(x0) - 1) + np.cov(x1, rowvar=False) * (len(x1) - 1)
+    ) / (len(x0) + len(x1) - 2)
     pooled = np.atleast_2d(pooled)
     ridge = np.trace(pooled) / k if np.trace(pooled) > 0 else 1.0
     cov = (1.0 - LDA_SHRINKAGE) * pooled + LDA_SHRINKAGE * ridge * np.eye(k)
@@ -148,7 +154,11 @@ def _fit_lda(x0: np.ndarray, x1: np.ndarray) -> Callable:
 
 def _fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
     def take(x: np.ndarray) -> np.ndarray:
-        return x if len(x) <= LOGISTIC_SUBSAMPLE else x[rng.choice(len(x), LOGISTIC_SUBSAMPLE, replace=False)]
+        return (
+            x
+            if len(x) <= LOGISTIC_SUBSAMPLE
+            else x[rng.choice(len(x), LOGISTIC_SUBSAMPLE, replace=False)]
+        )
 
     a, b = take(x0), take(x1)
     pooled = np.concatenate([a, b])
@@ -175,7 +185,9 @@ def _fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
         p = special.expit(design @ beta)
         return (design * (p * (1.0 - p))[:, None]).T @ design + np.diag(penalty)
 
-    beta = optimize.minimize(objective, np.zeros(design.shape[1]), jac=True, hess=hessian, method="trust-exact").x
+    beta = optimize.minimize(
+        objective, np.zeros(design.shape[1]), jac=True, hess=hessian, method="trust-exact"
+    ).x
     return lambda x: features(x) @ beta[1:]
 
 
@@ -183,7 +195,9 @@ def _fit_histogram(x0: np.ndarray, x1: np.ndarray) -> Callable:
     rows, inverse = unique_rows(np.concatenate([x0, x1]))
     c0 = np.bincount(inverse[: len(x0)], minlength=len(rows))
     c1 = np.bincount(inverse[len(x0) :], minlength=len(rows))
-    log_ratio = np.log((c1 + 0.5) / (len(x1) + 0.5 * len(rows))) - np.log((c0 + 0.5) / (len(x0) + 0.5 * len(rows)))
+    log_ratio = np.log((c1 + 0.5) / (len(x1) + 0.5 * len(rows))) - np.log(
+        (c0 + 0.5) / (len(x0) + 0.5 * len(rows))
+    )
 
     def score(x: np.ndarray) -> np.ndarray:
         seen, where = unique_rows(x)

@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -305,9 +306,7 @@ class CanaryPairs:
     def _random_value(self, rng: np.random.Generator) -> np.ndarray:
         direction = rng.standard_normal(self.data.d)
         direction /= max(np.linalg.norm(direction), 1e-300)
-        return (
-            float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
-        )
+        return float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
 
     def random(self, rng: np.random.Generator) -> Pair:
         """Two random canaries (random direction, norm log-uniform in [scale/10, 10·scale])."""

@@ -214,7 +214,9 @@ def candidate_thresholds(scores: np.ndarray, per_tail: int = MAX_THRESHOLDS_PER_
     in the tails, where the best tests for ε live).
     """
     values = np.sort(scores)
-    distinct = values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
+    distinct = (
+        values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
+    )
     if len(distinct) <= 2 * per_tail:
         return distinct
     n = len(values)
@@ -250,7 +252,9 @@ def counts_above(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return out
 
 
-def error_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def error_counts(
+    s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Error counts of the four :data:`DIRECTIONS` at every threshold.
 
     Parameters
@@ -262,7 +266,9 @@ def error_counts(s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> tupl
     -------
     false_positives (4, T), n_negative (4,), false_negatives (4, T), n_positive (4,)
     """
-    return error_counts_from_above(counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1))
+    return error_counts_from_above(
+        counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1)
+    )
 
 
 def error_counts_from_above(
@@ -326,8 +332,16 @@ def certify(
     """
     thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
     return certify_counts(
-        counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1),
-        thresholds, directions, delta, alpha, ci, objective,
+        counts_above(s0, thresholds),
+        len(s0),
+        counts_above(s1, thresholds),
+        len(s1),
+        thresholds,
+        directions,
+        delta,
+        alpha,
+        ci,
+        objective,
     )
 
 
@@ -378,16 +392,24 @@ def _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, o
 
 def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
     """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels: (T,) sorted."""
-    return np.concatenate([[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))])
+    return np.concatenate(
+        [[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))]
+    )
 
 
-def tradeoff_curve(s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101) -> list[list[float]]:
+def tradeoff_curve(
+    s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101
+) -> list[list[float]]:
     """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted by FPR."""
     thresholds = tradeoff_thresholds(np.concatenate([s0, s1]), points)
-    return tradeoff_from_counts(counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1), direction)
+    return tradeoff_from_counts(
+        counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1), direction
+    )
 
 
-def tradeoff_from_counts(above0: np.ndarray, n0: int, above1: np.ndarray, n1: int, direction: int) -> list[list[float]]:
+def tradeoff_from_counts(
+    above0: np.ndarray, n0: int, above1: np.ndarray, n1: int, direction: int
+) -> list[list[float]]:
     """Empirical (FPR, FNR) pairs of ``direction`` from above counts (T,) at fixed thresholds, sorted by FPR."""
     fp, n_neg, fn, n_pos = error_counts_from_above(above0, n0, above1, n1)
     fpr = fp[direction] / n_neg[direction]

@@ -5,8 +5,15 @@
 'privacy'
 """
 
-from .experiments import (BUDGETS, Experiment, NotCheckable, Skipped, register_experiment,
-                          registered_experiments, skipped_budgets)
+from .experiments import (
+    BUDGETS,
+    Experiment,
+    NotCheckable,
+    Skipped,
+    register_experiment,
+    registered_experiments,
+    skipped_budgets,
+)
 from .model import KINDS, Claim
 from .registry import ClaimsFileError, UnknownClaimError, algorithm_names, get, load, papers
 

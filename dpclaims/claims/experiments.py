@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, check_choice
 
@@ -78,15 +79,19 @@ class Skipped(DPClaimsError):
         self.budget = budget
         self.reason = reason
         self.budgets = budgets
-        super().__init__(f"claim {claim_id!r} is skipped at the {budget} budget: {reason}; "
-                         f"run it with --budget {' or '.join(budgets)}")
+        super().__init__(
+            f"claim {claim_id!r} is skipped at the {budget} budget: {reason}; "
+            f"run it with --budget {' or '.join(budgets)}"
+        )
 
 
 @runtime_checkable
 class Experiment(Protocol):
     """What an experiment factory returns: one runnable, seeded check of one claim."""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None) -> dict[str, Any]:
+    def run(
+        self, seed: int = 0, backend: str = "auto", workers: int | None = None
+    ) -> dict[str, Any]:
         """Run the experiment; return a JSON-ready dict with the evidence and the verdict."""
 
 
@@ -101,8 +106,12 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
 
     def where(f: Callable[..., Any]) -> tuple[Any, ...]:
         code = getattr(f, "__code__", None)
-        return (getattr(f, "__module__", None), getattr(f, "__qualname__", None),
-                getattr(code, "co_firstlineno", None), id(f) if code is None and not isinstance(f, type) else None)
+        return (
+            getattr(f, "__module__", None),
+            getattr(f, "__qualname__", None),
+            getattr(code, "co_firstlineno", None),
+            id(f) if code is None and not isinstance(f, type) else None,
+        )
 
     return a is b or where(a) == where(b)
 
@@ -135,11 +144,15 @@ def register_experiment(
     for budget, reason in skip.items():
         check_choice(budget, BUDGETS, "skip budget")
         if not isinstance(reason, str) or not reason.strip():
-            raise InputError(f"register_experiment({claim_id!r}): skip[{budget!r}] must be the "
-                             f"reason, got {reason!r}")
+            raise InputError(
+                f"register_experiment({claim_id!r}): skip[{budget!r}] must be the "
+                f"reason, got {reason!r}"
+            )
     if set(skip) >= set(BUDGETS):
-        raise InputError(f"register_experiment({claim_id!r}) skips every budget; mark the claim "
-                         "`checkable = false` in its TOML entry instead")
+        raise InputError(
+            f"register_experiment({claim_id!r}) skips every budget; mark the claim "
+            "`checkable = false` in its TOML entry instead"
+        )
     if claim.uncheckable_reason is not None:
         raise InputError(
             f"claim {claim_id!r} is marked not checkable in the registry ({claim.uncheckable_reason}); "
@@ -148,8 +161,10 @@ def register_experiment(
 
     def decorator(factory: ExperimentFactory) -> ExperimentFactory:
         if not callable(factory):
-            raise InputError(f"register_experiment({claim_id!r}) must decorate a callable f(claim, budget), "
-                             f"got {type(factory).__name__}")
+            raise InputError(
+                f"register_experiment({claim_id!r}) must decorate a callable f(claim, budget), "
+                f"got {type(factory).__name__}"
+            )
         previous = _FACTORIES.get(claim_id)
         if previous is not None and not replace and not _same_function(previous, factory):
             raise InputError(

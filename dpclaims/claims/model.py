@@ -5,15 +5,22 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Mapping
-
 from fractions import Fraction
+from types import MappingProxyType
+from typing import Any
 
 from ..errors import InputError
-from .experiments import (BUDGETS, NO_EXPERIMENT_YET, Experiment, _FACTORIES, build_experiment,
-                          load_checks, skipped_budgets)
+from .experiments import (
+    _FACTORIES,
+    BUDGETS,
+    NO_EXPERIMENT_YET,
+    Experiment,
+    build_experiment,
+    load_checks,
+    skipped_budgets,
+)
 
 __all__ = ["KINDS", "BOUNDS", "LIMITS", "Claim", "RateClaim", "exponent_expression_names"]
 
@@ -29,7 +36,12 @@ KINDS = ("privacy", "excess_risk", "utility", "complexity", "lower_bound")
 """Claim kinds: a DP guarantee, an excess-risk (or distance) bound, a non-convex utility
 (gradient-norm) bound, a cost count (gradients, rounds, time), or a lower bound."""
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -121,10 +133,18 @@ class RateClaim:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
-        return {"claim": self.claim_id, "variable": self.variable, "exponent": self.exponent,
-                "bound": self.bound, "margin": self.margin, "limit": self.limit,
-                "stated": self.stated, "tested": self.tested or None, "why": self.why or None,
-                "at": dict(self.at)}
+        return {
+            "claim": self.claim_id,
+            "variable": self.variable,
+            "exponent": self.exponent,
+            "bound": self.bound,
+            "margin": self.margin,
+            "limit": self.limit,
+            "stated": self.stated,
+            "tested": self.tested or None,
+            "why": self.why or None,
+            "at": dict(self.at),
+        }
 
 
 @dataclass(frozen=True)
@@ -243,7 +263,11 @@ class Claim:
             A needed parameter is missing, not a finite number, or makes an expression divide by zero.
         """
         for name, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):
                 raise InputError(f"{name} must be a finite number, got {value!r}")
         out = dict(self.exponents)
         for variable, text in self.symbolic_exponents.items():
@@ -254,13 +278,18 @@ class Claim:
             if missing:
                 raise InputError(
                     f"claim {self.id!r}: exponent of {variable} is {text!r}; pass "
-                    + ", ".join(f"{n}=..." for n in missing) + " to exponents_at()"
+                    + ", ".join(f"{n}=..." for n in missing)
+                    + " to exponents_at()"
                 )
             try:
-                out[variable] = _evaluate(_parse_expression(text), {k: float(v) for k, v in values.items()})
+                out[variable] = _evaluate(
+                    _parse_expression(text), {k: float(v) for k, v in values.items()}
+                )
             except ZeroDivisionError:
-                raise InputError(f"claim {self.id!r}: exponent of {variable} is {text!r}, which divides by zero "
-                                 f"at {values}") from None
+                raise InputError(
+                    f"claim {self.id!r}: exponent of {variable} is {text!r}, which divides by zero "
+                    f"at {values}"
+                ) from None
         return out
 
     def rate(self, variable: str, **values: float) -> RateClaim:
@@ -276,21 +305,26 @@ class Claim:
             The claim states no exponent for ``variable``, or has no ``bound`` or ``margin``.
         """
         if self.bound is None or self.margin is None:
-            raise InputError(f"claim {self.id!r}: a rate experiment needs `bound` and `margin` in "
-                             "its TOML entry")
+            raise InputError(
+                f"claim {self.id!r}: a rate experiment needs `bound` and `margin` in its TOML entry"
+            )
         if variable in self.exponents:
             stated_exponent, text = self.exponents[variable], _fraction(self.exponents[variable])
-        elif variable in self.symbolic_exponents and exponent_expression_names(
-                self.symbolic_exponents[variable]) is not None:
+        elif (
+            variable in self.symbolic_exponents
+            and exponent_expression_names(self.symbolic_exponents[variable]) is not None
+        ):
             stated_exponent = self.exponents_at(**values)[variable]
             text = self.symbolic_exponents[variable].replace(" ", "")
         elif variable in self.tested_exponents:
             stated_exponent, text = None, self.symbolic_exponents.get(variable, "none stated")
         else:
             known = sorted({**self.exponents, **self.symbolic_exponents})
-            raise InputError(f"claim {self.id!r} states no exponent for {variable!r} (exponents: "
-                             f"{known}); add it to the TOML entry, or `tested_exponents` with "
-                             "`tested` and `why`")
+            raise InputError(
+                f"claim {self.id!r} states no exponent for {variable!r} (exponents: "
+                f"{known}); add it to the TOML entry, or `tested_exponents` with "
+                "`tested` and `why`"
+            )
         limit = self.limits.get(variable, "large")
         if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
             stated = f"{_SYMBOLS[self.bound]}(·), exponent of {variable}: {text}"
@@ -305,9 +339,18 @@ class Claim:
         exponent = stated_exponent
         if variable in self.tested_exponents:
             exponent, tested, why = self.tested_exponents[variable], self.tested, self.why
-        return RateClaim(claim_id=self.id, variable=variable, exponent=float(exponent),
-                         bound=self.bound, margin=self.margin, limit=limit, stated=stated,
-                         tested=tested, why=why, at=values)
+        return RateClaim(
+            claim_id=self.id,
+            variable=variable,
+            exponent=float(exponent),
+            bound=self.bound,
+            margin=self.margin,
+            limit=limit,
+            stated=stated,
+            tested=tested,
+            why=why,
+            at=values,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field plus the current ``checkable`` and ``status``."""

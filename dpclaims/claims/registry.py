@@ -42,14 +42,32 @@ from typing import Any
 from ..errors import InputError, check_choice
 from .model import BOUNDS, KINDS, LIMITS, Claim
 
-__all__ = ["ClaimsFileError", "UnknownClaimError", "load", "get", "papers", "algorithm_names", "PACKAGE_DIR"]
+__all__ = [
+    "ClaimsFileError",
+    "UnknownClaimError",
+    "load",
+    "get",
+    "papers",
+    "algorithm_names",
+    "PACKAGE_DIR",
+]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 """Folder of the packaged claims files."""
 
 _TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
-_STRUCTURED_FIELDS = ("exponents", "symbolic_exponents", "checkable", "reason", "bound", "margin",
-                      "limits", "tested_exponents", "tested", "why")
+_STRUCTURED_FIELDS = (
+    "exponents",
+    "symbolic_exponents",
+    "checkable",
+    "reason",
+    "bound",
+    "margin",
+    "limits",
+    "tested_exponents",
+    "tested",
+    "why",
+)
 _PAPER_FIELDS = {"id": True, "title": True, "spec": False, "notes": False}  # name -> required
 
 
@@ -71,7 +89,9 @@ def _fail(path: Path, where: str, problem: str) -> ClaimsFileError:
     return ClaimsFileError(f"{path}: {where}: {problem}")
 
 
-def _text(table: dict[str, Any], name: str, path: Path, where: str, required: bool = True) -> str | None:
+def _text(
+    table: dict[str, Any], name: str, path: Path, where: str, required: bool = True
+) -> str | None:
     if name not in table:
         if required:
             raise _fail(path, where, f"missing required field {name!r}")
@@ -89,23 +109,43 @@ def _mapping(table: dict[str, Any], name: str, path: Path, where: str) -> dict[s
     return value
 
 
-def _exponents(table: dict[str, Any], path: Path, where: str) -> tuple[dict[str, float], dict[str, str]]:
+def _exponents(
+    table: dict[str, Any], path: Path, where: str
+) -> tuple[dict[str, float], dict[str, str]]:
     if "exponents" not in table:
-        raise _fail(path, where, "missing required field 'exponents' (write `exponents = {}` if there are none)")
+        raise _fail(
+            path,
+            where,
+            "missing required field 'exponents' (write `exponents = {}` if there are none)",
+        )
     numeric = _mapping(table, "exponents", path, where)
     for var, value in numeric.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise _fail(path, where, f"field 'exponents' entry {var!r} must be a finite number, got {value!r}; "
-                                     "write fractions as decimals (-1/2 -> -0.5) and move non-numeric values "
-                                     "to symbolic_exponents")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise _fail(
+                path,
+                where,
+                f"field 'exponents' entry {var!r} must be a finite number, got {value!r}; "
+                "write fractions as decimals (-1/2 -> -0.5) and move non-numeric values "
+                "to symbolic_exponents",
+            )
     symbolic = _mapping(table, "symbolic_exponents", path, where)
     for var, value in symbolic.items():
         if not isinstance(value, str) or not value.strip():
-            raise _fail(path, where, f"field 'symbolic_exponents' entry {var!r} must be a non-empty string, "
-                                     f"got {value!r}")
+            raise _fail(
+                path,
+                where,
+                f"field 'symbolic_exponents' entry {var!r} must be a non-empty string, "
+                f"got {value!r}",
+            )
     both = sorted(numeric.keys() & symbolic.keys())
     if both:
-        raise _fail(path, where, f"variables {both} appear in both 'exponents' and 'symbolic_exponents'")
+        raise _fail(
+            path, where, f"variables {both} appear in both 'exponents' and 'symbolic_exponents'"
+        )
     return {k: float(v) for k, v in numeric.items()}, dict(symbolic)
 
 
@@ -123,32 +163,47 @@ def _checkability(table: dict[str, Any], path: Path, where: str) -> str | None:
     return reason
 
 
-def _rate_fields(table: dict[str, Any], variables: set[str], path: Path,
-                 where: str) -> dict[str, Any]:
+def _rate_fields(
+    table: dict[str, Any], variables: set[str], path: Path, where: str
+) -> dict[str, Any]:
     """The fields ``bound``, ``margin``, ``limits``, ``tested_exponents``/``tested``/``why``."""
     out: dict[str, Any] = {}
     if "bound" in table:
         if table["bound"] not in BOUNDS:
-            raise _fail(path, where, f"field 'bound' must be one of {', '.join(BOUNDS)}, "
-                                     f"got {table['bound']!r}")
+            raise _fail(
+                path,
+                where,
+                f"field 'bound' must be one of {', '.join(BOUNDS)}, got {table['bound']!r}",
+            )
         out["bound"] = table["bound"]
     elif variables:
-        raise _fail(path, where, "missing field 'bound' (the claim has exponents): write "
-                                 "\"upper\" for an O(.) rate, \"lower\" for Omega(.), "
-                                 "\"order\" for Theta(.) or an exact law")
+        raise _fail(
+            path,
+            where,
+            "missing field 'bound' (the claim has exponents): write "
+            '"upper" for an O(.) rate, "lower" for Omega(.), '
+            '"order" for Theta(.) or an exact law',
+        )
     if "margin" in table:
         margin = table["margin"]
         number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
         if not number or not 0 < margin < math.inf:
-            raise _fail(path, where, f"field 'margin' must be a positive number such as 0.1, "
-                                     f"got {margin!r}")
+            raise _fail(
+                path, where, f"field 'margin' must be a positive number such as 0.1, got {margin!r}"
+            )
         out["margin"] = float(margin)
     tested = {k: v for k, v in _mapping(table, "tested_exponents", path, where).items()}
     for var, value in tested.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-                value):
-            raise _fail(path, where, f"field 'tested_exponents' entry {var!r} must be a finite "
-                                     f"number, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise _fail(
+                path,
+                where,
+                f"field 'tested_exponents' entry {var!r} must be a finite number, got {value!r}",
+            )
     out["tested_exponents"] = {k: float(v) for k, v in tested.items()}
     for name in ("tested", "why"):
         if tested:
@@ -158,8 +213,11 @@ def _rate_fields(table: dict[str, Any], variables: set[str], path: Path,
     limits = _mapping(table, "limits", path, where)
     for var, value in limits.items():
         if value not in LIMITS:
-            raise _fail(path, where, f"field 'limits' entry {var!r} must be one of "
-                                     f"{', '.join(LIMITS)}, got {value!r}")
+            raise _fail(
+                path,
+                where,
+                f"field 'limits' entry {var!r} must be one of {', '.join(LIMITS)}, got {value!r}",
+            )
         if var not in variables | tested.keys():
             raise _fail(path, where, f"field 'limits' names {var!r}, which has no exponent")
     out["limits"] = dict(limits)
@@ -176,18 +234,36 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     if any(ch.isspace() for ch in text["id"]):
         raise _fail(path, where, "field 'id' must not contain whitespace")
     if text["paper"] != paper_id:
-        raise _fail(path, where, f"field 'paper' is {text['paper']!r} but this file's [paper] id is {paper_id!r}")
+        raise _fail(
+            path,
+            where,
+            f"field 'paper' is {text['paper']!r} but this file's [paper] id is {paper_id!r}",
+        )
     if text["kind"] not in KINDS:
-        raise _fail(path, where, f"field 'kind' must be one of {', '.join(KINDS)}, got {text['kind']!r}")
+        raise _fail(
+            path, where, f"field 'kind' must be one of {', '.join(KINDS)}, got {text['kind']!r}"
+        )
     exponents, symbolic = _exponents(table, path, where)
     reason = _checkability(table, path, where)
     rate = _rate_fields(table, set(exponents) | set(symbolic), path, where)
-    extra = {k: v for k, v in table.items() if k not in _TEXT_FIELDS and k not in _STRUCTURED_FIELDS}
+    extra = {
+        k: v for k, v in table.items() if k not in _TEXT_FIELDS and k not in _STRUCTURED_FIELDS
+    }
     for name, value in extra.items():
         if not isinstance(value, (str, int, float, bool)):
-            raise _fail(path, where, f"extra field {name!r} must be a string, number or boolean, got {value!r}")
-    return Claim(**text, exponents=exponents, symbolic_exponents=symbolic,
-                 uncheckable_reason=reason, **rate, extra=extra)
+            raise _fail(
+                path,
+                where,
+                f"extra field {name!r} must be a string, number or boolean, got {value!r}",
+            )
+    return Claim(
+        **text,
+        exponents=exponents,
+        symbolic_exponents=symbolic,
+        uncheckable_reason=reason,
+        **rate,
+        extra=extra,
+    )
 
 
 def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:
@@ -197,14 +273,23 @@ def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:
         raise _fail(path, "file", f"not valid TOML: {exc}") from None
     unknown = sorted(data.keys() - {"paper", "claims"})
     if unknown:
-        raise _fail(path, "file", f"unknown top-level keys {unknown}; expected a [paper] table and [[claims]]")
+        raise _fail(
+            path,
+            "file",
+            f"unknown top-level keys {unknown}; expected a [paper] table and [[claims]]",
+        )
     paper = data.get("paper")
     if not isinstance(paper, dict):
         raise _fail(path, "[paper]", "missing [paper] table with id and title")
     extra_keys = sorted(paper.keys() - _PAPER_FIELDS.keys())
     if extra_keys:
-        raise _fail(path, "[paper]", f"unknown fields {extra_keys}; allowed: {', '.join(_PAPER_FIELDS)}")
-    meta = {name: _text(paper, name, path, "[paper]", required) for name, required in _PAPER_FIELDS.items()}
+        raise _fail(
+            path, "[paper]", f"unknown fields {extra_keys}; allowed: {', '.join(_PAPER_FIELDS)}"
+        )
+    meta = {
+        name: _text(paper, name, path, "[paper]", required)
+        for name, required in _PAPER_FIELDS.items()
+    }
     claims = data.get("claims")
     if not isinstance(claims, list) or not claims:
         raise _fail(path, "file", "no [[claims]] entries")
@@ -213,7 +298,9 @@ def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:
 
 def _read_directory(directory: Path) -> _Registry:
     if not directory.is_dir():
-        raise InputError(f"directory must be an existing folder of claims *.toml files, got {str(directory)!r}")
+        raise InputError(
+            f"directory must be an existing folder of claims *.toml files, got {str(directory)!r}"
+        )
     files = sorted(directory.glob("*.toml"))
     if not files:
         raise ClaimsFileError(f"{directory}: no claims files (*.toml) found")
@@ -225,12 +312,18 @@ def _read_directory(directory: Path) -> _Registry:
     claims: list[Claim] = []
     for path, meta, file_claims in loaded:
         if meta["id"] in paper_files:
-            raise _fail(path, "[paper]", f"paper id {meta['id']!r} is also declared in {paper_files[meta['id']]}")
+            raise _fail(
+                path,
+                "[paper]",
+                f"paper id {meta['id']!r} is also declared in {paper_files[meta['id']]}",
+            )
         paper_files[meta["id"]] = path
         titles[meta["id"]] = meta["title"]
         for claim in file_claims:
             if claim.id in claim_files:
-                raise _fail(path, f"claim {claim.id!r}", f"duplicate id (also in {claim_files[claim.id]})")
+                raise _fail(
+                    path, f"claim {claim.id!r}", f"duplicate id (also in {claim_files[claim.id]})"
+                )
             claim_files[claim.id] = path
             claims.append(claim)
     return _Registry(titles=titles, claims=tuple(claims))
@@ -245,11 +338,15 @@ def _registry(directory: str | Path | None) -> _Registry:
     if directory is None:
         return _packaged()
     if not isinstance(directory, (str, Path)):
-        raise InputError(f"directory must be a path (str or pathlib.Path), got {type(directory).__name__}")
+        raise InputError(
+            f"directory must be a path (str or pathlib.Path), got {type(directory).__name__}"
+        )
     return _read_directory(Path(directory))
 
 
-def load(paper: str | None = None, kind: str | None = None, directory: str | Path | None = None) -> list[Claim]:
+def load(
+    paper: str | None = None, kind: str | None = None, directory: str | Path | None = None
+) -> list[Claim]:
     """All claims, optionally those of one paper and/or one kind, in spec order.
 
     Parameters
@@ -273,7 +370,11 @@ def load(paper: str | None = None, kind: str | None = None, directory: str | Pat
         check_choice(paper, tuple(registry.titles), "paper")
     if kind is not None:
         check_choice(kind, KINDS, "kind")
-    return [c for c in registry.claims if (paper is None or c.paper == paper) and (kind is None or c.kind == kind)]
+    return [
+        c
+        for c in registry.claims
+        if (paper is None or c.paper == paper) and (kind is None or c.kind == kind)
+    ]
 
 
 def get(claim_id: str, directory: str | Path | None = None) -> Claim:
@@ -288,13 +389,17 @@ def get(claim_id: str, directory: str | Path | None = None) -> Claim:
     if isinstance(claim_id, str) and claim_id in claims:
         return claims[claim_id]
     if not isinstance(claim_id, str):
-        raise UnknownClaimError(f"claim_id must be a string such as 'lla24.alg1.privacy', got {claim_id!r}")
+        raise UnknownClaimError(
+            f"claim_id must be a string such as 'lla24.alg1.privacy', got {claim_id!r}"
+        )
     close = difflib.get_close_matches(claim_id, list(claims), n=5, cutoff=0.6)
     if not close:
         close = [i for i in claims if i.startswith(claim_id)][:5]
     hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "no id is close to it"
-    raise UnknownClaimError(f"unknown claim id {claim_id!r}; {hint} (list every id with "
-                            "'dpclaims list', or dpclaims.claims.load() in Python)")
+    raise UnknownClaimError(
+        f"unknown claim id {claim_id!r}; {hint} (list every id with "
+        "'dpclaims list', or dpclaims.claims.load() in Python)"
+    )
 
 
 def papers(directory: str | Path | None = None) -> dict[str, str]:

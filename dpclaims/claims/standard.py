@@ -20,9 +20,10 @@ experiment alone writes to)::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -51,26 +52,51 @@ class AuditExperiment:
     note: str = ""
     reference_note: str = ""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
-            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+    def run(
+        self,
+        seed: int = 0,
+        backend: str = "auto",
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | None = None,
+    ) -> dict:
         from ..audit import audit
 
         mechanism, d0, d1, claim = self.build()
-        result = audit(mechanism, d0, d1, claim=claim, trials=self.trials, confidence=self.confidence,
-                       seed=seed, method=self.method, backend=backend, workers=workers,
-                       scheduler=scheduler, checkpoint=checkpoint,
-                       reference_epsilon=self.reference_epsilon,
-                       reference_note=self.reference_note, progress=False)
+        result = audit(
+            mechanism,
+            d0,
+            d1,
+            claim=claim,
+            trials=self.trials,
+            confidence=self.confidence,
+            seed=seed,
+            method=self.method,
+            backend=backend,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+            reference_epsilon=self.reference_epsilon,
+            reference_note=self.reference_note,
+            progress=False,
+        )
         label = "certified" if result.certified else "estimated (not certified)"
-        summary = (f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g} "
-                   f"(ceiling {result.ceiling:.2f}")
+        summary = (
+            f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g} "
+            f"(ceiling {result.ceiling:.2f}"
+        )
         if self.reference_epsilon is not None:
             summary += f", exact implementation: ~{self.reference_epsilon:g}"
         summary += ")" + (f"; {result.reason}" if result.reason else "")
         if result.infinite:
             summary += f"; {result.infinite_message}"
         evidence = {**result.to_dict(), "note": self.note}
-        return {"type": "audit", "verdict": result.verdict, "summary": summary, "evidence": evidence}
+        return {
+            "type": "audit",
+            "verdict": result.verdict,
+            "summary": summary,
+            "evidence": evidence,
+        }
 
 
 @dataclass(frozen=True)
@@ -104,9 +130,17 @@ class RateExperiment:
     baseline: Any = None
 
     @classmethod
-    def for_claim(cls, claim: Any, experiment: Callable, param: str, values: Sequence[float], *,
-                  variable: str | None = None, at: Mapping[str, float] | None = None,
-                  **options: Any) -> "RateExperiment":
+    def for_claim(
+        cls,
+        claim: Any,
+        experiment: Callable,
+        param: str,
+        values: Sequence[float],
+        *,
+        variable: str | None = None,
+        at: Mapping[str, float] | None = None,
+        **options: Any,
+    ) -> RateExperiment:
         """The sweep of ``param`` testing ``claim``'s exponent of ``variable`` (default ``param``).
 
         ``at`` evaluates a symbolic exponent (e.g. ``{"k": 4}``); ``options`` are the other
@@ -114,32 +148,69 @@ class RateExperiment:
         and limit come from :meth:`Claim.rate <dpclaims.claims.model.Claim.rate>`.
         """
         rate = claim.rate(variable or param, **dict(at or {}))
-        return cls(experiment, param, values, rate.exponent, margin=rate.margin, bound=rate.bound,
-                   limit=rate.limit, stated=rate, **options)
+        return cls(
+            experiment,
+            param,
+            values,
+            rate.exponent,
+            margin=rate.margin,
+            bound=rate.bound,
+            limit=rate.limit,
+            stated=rate,
+            **options,
+        )
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
-            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+    def run(
+        self,
+        seed: int = 0,
+        backend: str = "auto",
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | None = None,
+    ) -> dict:
         from ..rates import check_exponent, fit_power_law, sweep
         from ..rates.caveats import apply_caveats, sweep_caveats
 
-        result = sweep(self.experiment, param=self.param, values=list(self.values), replicates=self.replicates,
-                       seed=seed, fixed=dict(self.fixed), backend=backend, workers=workers,
-                       scheduler=scheduler, checkpoint=checkpoint)
+        result = sweep(
+            self.experiment,
+            param=self.param,
+            values=list(self.values),
+            replicates=self.replicates,
+            seed=seed,
+            fixed=dict(self.fixed),
+            backend=backend,
+            workers=workers,
+            scheduler=scheduler,
+            checkpoint=checkpoint,
+        )
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
-        check = check_exponent(fit, self.expected, margin=self.margin, bound=self.bound,
-                               limit=self.limit)
+        check = check_exponent(
+            fit, self.expected, margin=self.margin, bound=self.bound, limit=self.limit
+        )
         low, high = check.interval
-        claimed = (self.stated.describe() if self.stated is not None
-                   else f"claimed {self.expected:g} ± {self.margin:g} ({self.bound})")
-        relation = ("" if check.direction == "indistinguishable"
-                    else f"; {check.direction} than claimed")
-        summary = (f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
-                   f"vs {claimed}{relation}")
-        evidence = {"sweep": result.to_dict(), "fit": fit.to_dict(), "check": check.to_dict(), "note": self.note}
+        claimed = (
+            self.stated.describe()
+            if self.stated is not None
+            else f"claimed {self.expected:g} ± {self.margin:g} ({self.bound})"
+        )
+        relation = (
+            "" if check.direction == "indistinguishable" else f"; {check.direction} than claimed"
+        )
+        summary = (
+            f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
+            f"vs {claimed}{relation}"
+        )
+        evidence = {
+            "sweep": result.to_dict(),
+            "fit": fit.to_dict(),
+            "check": check.to_dict(),
+            "note": self.note,
+        }
         if self.stated is not None:
             evidence["claim"] = self.stated.to_dict()
             evidence["check"]["claimed"] = self.stated.stated + (
-                f", tested as exponent {self.expected:g}" if self.stated.tested else "")
+                f", tested as exponent {self.expected:g}" if self.stated.tested else ""
+            )
         band = (self.expected - self.margin, self.expected + self.margin)
         caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
         verdict = apply_caveats(check.verdict, caveats)
@@ -151,8 +222,9 @@ class RateExperiment:
         return {"type": "rate", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
-def _within(measured: Any, expected: float, rtol: float, atol: float,
-            relation: str = "==") -> tuple[bool, dict]:
+def _within(
+    measured: Any, expected: float, rtol: float, atol: float, relation: str = "=="
+) -> tuple[bool, dict]:
     """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
 
     ``==``: a point value must match within tolerance, ``(estimate, low, high)`` must cover
@@ -161,13 +233,19 @@ def _within(measured: Any, expected: float, rtol: float, atol: float,
     """
     if isinstance(measured, (tuple, list)):
         estimate, low, high = (float(v) for v in measured)
-        ok = {"==": low - atol <= expected <= high + atol, "<=": low - atol <= expected,
-              ">=": high + atol >= expected}[relation]
+        ok = {
+            "==": low - atol <= expected <= high + atol,
+            "<=": low - atol <= expected,
+            ">=": high + atol >= expected,
+        }[relation]
         detail = {"estimate": estimate, "low": low, "high": high}
     else:
         value = float(measured)
-        ok = {"==": math.isclose(value, expected, rel_tol=rtol, abs_tol=atol),
-              "<=": value <= expected + atol, ">=": value >= expected - atol}[relation]
+        ok = {
+            "==": math.isclose(value, expected, rel_tol=rtol, abs_tol=atol),
+            "<=": value <= expected + atol,
+            ">=": value >= expected - atol,
+        }[relation]
         detail = {"value": value}
     key = {"==": "expected", "<=": "le", ">=": "ge"}[relation]
     return ok, {**detail, key: expected}
@@ -191,13 +269,20 @@ class ValueExperiment:
     le: Mapping[str, float] = field(default_factory=dict)
     ge: Mapping[str, float] = field(default_factory=dict)
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
-            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+    def run(
+        self,
+        seed: int = 0,
+        backend: str = "auto",
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | None = None,
+    ) -> dict:
         """Compute and compare (serially: value checks are small; the execution options are accepted and unused)."""
         measured = self.compute(np.random.default_rng(seed))
         tables = (("==", self.expected), ("<=", self.le), (">=", self.ge))
-        wanted = [(name, value, relation) for relation, table in tables
-                  for name, value in table.items()]
+        wanted = [
+            (name, value, relation) for relation, table in tables for name, value in table.items()
+        ]
         missing = sorted({name for name, _, _ in wanted} - set(measured))
         if missing:
             raise InputError(f"the computation did not return the expected quantities {missing}")
@@ -207,7 +292,9 @@ class ValueExperiment:
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
         verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT
-        summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (f"; off: {', '.join(failed)}" if failed else "")
+        summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (
+            f"; off: {', '.join(failed)}" if failed else ""
+        )
         evidence = {"checks": checks, "rtol": self.rtol, "atol": self.atol, "note": self.note}
         return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
 
@@ -220,15 +307,32 @@ class CombinedExperiment:
     parts: Mapping[str, Any]
     note: str = ""
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
-            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+    def run(
+        self,
+        seed: int = 0,
+        backend: str = "auto",
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | None = None,
+    ) -> dict:
         results = {
-            name: part.run(seed=seed, backend=backend, workers=workers, scheduler=scheduler,
-                           checkpoint=None if checkpoint is None else str(Path(checkpoint) / name))
+            name: part.run(
+                seed=seed,
+                backend=backend,
+                workers=workers,
+                scheduler=scheduler,
+                checkpoint=None if checkpoint is None else str(Path(checkpoint) / name),
+            )
             for name, part in self.parts.items()
         }
         verdict = worst(r["verdict"] for r in results.values())
         types = {r["type"] for r in results.values()}
-        summary = "; ".join(f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items())
-        return {"type": types.pop() if len(types) == 1 else "rate", "verdict": verdict, "summary": summary,
-                "evidence": {"parts": results, "note": self.note}}
+        summary = "; ".join(
+            f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items()
+        )
+        return {
+            "type": types.pop() if len(types) == 1 else "rate",
+            "verdict": verdict,
+            "summary": summary,
+            "evidence": {"parts": results, "note": self.note},
+        }

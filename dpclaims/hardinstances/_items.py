@@ -20,7 +20,9 @@ def check_positive(value, name: str, allow_zero: bool = False) -> float:
     """Return ``value`` as a float after checking it is finite and > 0 (≥ 0 with ``allow_zero``)."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+        raise InputError(
+            f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}"
+        )
     return float(value)
 
 
@@ -28,7 +30,9 @@ def check_vector(value, name: str, d: int | None = None) -> np.ndarray:
     """A finite 1-D float array (of length ``d`` when given), read-only."""
     out = check_finite_array(value, name, ndim=1)
     if out.size == 0 or (d is not None and out.size != d):
-        raise InputError(f"{name} must have shape ({d if d is not None else 'd'},), got {out.shape}")
+        raise InputError(
+            f"{name} must have shape ({d if d is not None else 'd'},), got {out.shape}"
+        )
     out = out.copy()
     out.setflags(write=False)
     return out
@@ -37,7 +41,9 @@ def check_vector(value, name: str, d: int | None = None) -> np.ndarray:
 def check_rng(rng) -> np.random.Generator:
     """``rng`` must be a ``numpy.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
-        raise InputError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+        raise InputError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+        )
     return rng
 
 
@@ -69,7 +75,11 @@ def signed_cube(rng: np.random.Generator, shape: tuple, prob_plus: np.ndarray) -
 
 def cube_bias(d: int, alpha, signs) -> np.ndarray:
     """Per-coordinate bias ``E s_k = α_k ν_k ∈ [−1, 1]`` from a signal ``alpha`` (scalar or (d,)) and signs ν."""
-    alpha = np.broadcast_to(check_finite_array(alpha, "alpha"), (d,)) if np.ndim(alpha) == 0 else check_vector(alpha, "alpha", d)
+    alpha = (
+        np.broadcast_to(check_finite_array(alpha, "alpha"), (d,))
+        if np.ndim(alpha) == 0
+        else check_vector(alpha, "alpha", d)
+    )
     if np.any(np.abs(alpha) > 1):
         raise InputError("alpha must lie in [-1, 1] (P(s_k = ν_k) = (1 + α_k)/2)")
     nu = np.ones(d) if signs is None else check_vector(signs, "signs", d)

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import RELATIONS, UNITS, UserDataset, are_neighbours, remove_user, replace_item, replace_user
+from ..data import (
+    RELATIONS,
+    UNITS,
+    UserDataset,
+    are_neighbours,
+    remove_user,
+    replace_item,
+    replace_user,
+)
 from ..errors import InputError, NotNeighboursError, check_choice, check_finite_array
 from ._items import check_count, check_positive, check_vector
 
@@ -46,7 +54,9 @@ class NeighbourPair:
         check_choice(self.unit, UNITS, "unit")
         check_choice(self.relation, RELATIONS, "relation")
         if not are_neighbours(self.d0, self.d1, self.unit, self.relation):
-            raise NotNeighboursError(f"d0 and d1 are not {self.unit}-level {self.relation} neighbours")
+            raise NotNeighboursError(
+                f"d0 and d1 are not {self.unit}-level {self.relation} neighbours"
+            )
 
     def __iter__(self):
         yield self.d0
@@ -86,7 +96,9 @@ def users_at_points(points, m: int) -> UserDataset:
     return UserDataset(np.repeat(points[:, None, :], m, axis=1))
 
 
-def extreme_user_pair(data: UserDataset, point, user: int = 0, opposite=None, labels=None) -> NeighbourPair:
+def extreme_user_pair(
+    data: UserDataset, point, user: int = 0, opposite=None, labels=None
+) -> NeighbourPair:
     """User ``user``'s ``m`` items all at ``point`` in D and all at ``opposite`` (default ``−point``) in D'.
 
     The generic worst case for user-level sensitivity: every item of the differing user
@@ -101,7 +113,9 @@ def extreme_user_pair(data: UserDataset, point, user: int = 0, opposite=None, la
     y0, y1 = _pair_labels(data, labels, (data.m,))
     d0 = replace_user(data, user, np.tile(p0, (data.m, 1)), y0)
     d1 = replace_user(data, user, np.tile(p1, (data.m, 1)), y1)
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a), spec 001 §7(a): user at an extreme point")
+    return NeighbourPair(
+        d0, d1, "user", "replace", "spec 000 §7(a), spec 001 §7(a): user at an extreme point"
+    )
 
 
 def extreme_item_pair(
@@ -139,7 +153,9 @@ def halting_threshold_size(size: int) -> int:
     return int(k[np.argmax(ok)])
 
 
-def halting_threshold_pair(size: int, k: int | None, m: int, d: int = 1, cluster_b: float = -1.0) -> NeighbourPair:
+def halting_threshold_pair(
+    size: int, k: int | None, m: int, d: int = 1, cluster_b: float = -1.0
+) -> NeighbourPair:
     """Pair P1 / Q1 of spec 000 §7(a): the concentration score sits at the halting threshold.
 
     D: users ``0..k−1`` at ``z = 0`` (cluster A) and ``size − k`` users at ``cluster_b·e₁``
@@ -218,7 +234,9 @@ def outlier_count_pair(n: int, m: int, k: int, d: int = 1, outlier=1.0) -> Neigh
 _CANARY_MODES = ("zero-out", "flip", "remove")
 
 
-def blank_canary_pair(n: int, d: int = 1, canary=1.0, position: int = 0, mode: str = "zero-out") -> NeighbourPair:
+def blank_canary_pair(
+    n: int, d: int = 1, canary=1.0, position: int = 0, mode: str = "zero-out"
+) -> NeighbourPair:
     """The blank-data linear canary of spec 002 §7(a) (item level, ``m = 1``).
 
     Every record but one is the null item ``x = 0``: with :class:`~dpclaims.losses.LinearLoss`
@@ -234,7 +252,13 @@ def blank_canary_pair(n: int, d: int = 1, canary=1.0, position: int = 0, mode: s
     x = np.zeros((n, 1, d))
     d0 = replace_user(UserDataset(x), position, g[None, :])
     if mode == "remove":
-        return NeighbourPair(d0, remove_user(d0, position), "item", "add-remove", "spec 002 §7(a): blank canary, removed")
+        return NeighbourPair(
+            d0,
+            remove_user(d0, position),
+            "item",
+            "add-remove",
+            "spec 002 §7(a): blank canary, removed",
+        )
     d1 = replace_user(d0, position, (np.zeros(d) if mode == "zero-out" else -g)[None, :])
     return NeighbourPair(d0, d1, "item", "replace", f"spec 002 §7(a): blank canary, {mode}")
 
@@ -275,8 +299,16 @@ def signed_quadratic_canary_pair(
     in D'.  Users are silos.  The black-box variant uses ``d = 1``, ``center = −1e6``.
     Unit item (a record), relation replace.
     """
-    silos, per_silo, d = check_count(silos, "silos"), check_count(per_silo, "per_silo"), check_count(d, "d")
-    c = np.full(d, float(check_finite_array(center, "center"))) if np.ndim(center) == 0 else check_vector(center, "center", d)
+    silos, per_silo, d = (
+        check_count(silos, "silos"),
+        check_count(per_silo, "per_silo"),
+        check_count(d, "d"),
+    )
+    c = (
+        np.full(d, float(check_finite_array(center, "center")))
+        if np.ndim(center) == 0
+        else check_vector(center, "center", d)
+    )
     x = np.broadcast_to(c, (silos, per_silo, d))
     y = np.zeros((silos, per_silo))
     base = UserDataset(x, y)

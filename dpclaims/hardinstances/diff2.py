@@ -55,8 +55,13 @@ def _correlated(rng, n, p, rho):
     return rng.standard_normal((n, p)) @ np.linalg.cholesky(cov).T
 
 
-def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, samples: int | None = None,
-                       split_rng: np.random.Generator | None = None) -> RegressionSplit:
+def regression_standin(
+    name: str,
+    rng: np.random.Generator,
+    silos: int = 10,
+    samples: int | None = None,
+    split_rng: np.random.Generator | None = None,
+) -> RegressionSplit:
     """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick runs.
 
     ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos, so
@@ -80,8 +85,13 @@ def regression_standin(name: str, rng: np.random.Generator, silos: int = 10, sam
         x = _correlated(rng, n, p, 0.8)
         y = np.exp(_teacher(x, rng) / 2 + 0.2 * rng.standard_normal(n))
     else:
-        x = np.concatenate([(rng.random((n, 140)) < 0.05).astype(float),
-                            np.floor(np.exp(rng.standard_normal((n, 140))))], axis=1)
+        x = np.concatenate(
+            [
+                (rng.random((n, 140)) < 0.05).astype(float),
+                np.floor(np.exp(rng.standard_normal((n, 140)))),
+            ],
+            axis=1,
+        )
         y = np.where(rng.random(n) < 0.6, 0.0, np.exp(_teacher(x, rng) + rng.standard_normal(n)))
     return _preprocess(name, x, y, rng if split_rng is None else check_rng(split_rng), silos)
 
@@ -94,13 +104,17 @@ def regression_real(name: str, split_rng: np.random.Generator, silos: int = 10) 
     try:
         from sklearn.datasets import load_diabetes
     except ImportError:
-        raise InputError(f"the real dataset {name!r} ships with scikit-learn; install it with "
-                         "pip install 'dpclaims[real]'") from None
+        raise InputError(
+            f"the real dataset {name!r} ships with scikit-learn; install it with "
+            "pip install 'dpclaims[real]'"
+        ) from None
     x, y = load_diabetes(return_X_y=True, scaled=False)
     return _preprocess(name, x, y, split_rng, silos)
 
 
-def _preprocess(name: str, x: np.ndarray, y: np.ndarray, split_rng: np.random.Generator, silos: int) -> RegressionSplit:
+def _preprocess(
+    name: str, x: np.ndarray, y: np.ndarray, split_rng: np.random.Generator, silos: int
+) -> RegressionSplit:
     """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with train
     statistics, training set cut into ``silos`` equal silos."""
     n, p = x.shape
@@ -114,5 +128,7 @@ def _preprocess(name: str, x: np.ndarray, y: np.ndarray, split_rng: np.random.Ge
     per = n_train // check_count(silos, "silos")
     if per < 1:
         raise InputError(f"{n_train} training samples cannot fill {silos} silos")
-    train = UserDataset(x[tr[: per * silos]].reshape(silos, per, p), y[tr[: per * silos]].reshape(silos, per))
+    train = UserDataset(
+        x[tr[: per * silos]].reshape(silos, per, p), y[tr[: per * silos]].reshape(silos, per)
+    )
     return RegressionSplit(name, train, x[te], y[te])

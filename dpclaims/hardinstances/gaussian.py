@@ -27,13 +27,21 @@ from ..data import UserDataset
 from ..errors import InputError, check_choice, check_delta, check_epsilon
 from ..losses import LinearLoss, SquaredDistanceLoss
 from ._items import check_count, check_positive, check_rng, check_theta, check_vector, project_ball
-from .lower_bounds import ghazi_thm_d7_explicit_lower_bound, ghazi_thm_d7_scales, user_gaussian_mean_lower_bound
 from .base import Instance
+from .lower_bounds import (
+    ghazi_thm_d7_explicit_lower_bound,
+    ghazi_thm_d7_scales,
+    user_gaussian_mean_lower_bound,
+)
 from .packings import Packing
 from .quadratic import GaussianMeanInstance
 
-__all__ = ["UserLevelGaussianInstance", "GaussianPackingFamily", "TruncatedGaussianInstance",
-           "sample_user_level_gaussian"]
+__all__ = [
+    "UserLevelGaussianInstance",
+    "GaussianPackingFamily",
+    "TruncatedGaussianInstance",
+    "sample_user_level_gaussian",
+]
 
 LOSS_KINDS = ("squared_distance", "linear")
 
@@ -86,7 +94,9 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
         n, m, rng = check_count(n, "n"), check_count(m, "m"), check_rng(rng)
         return self.mean + (self.sigma / math.sqrt(m)) * rng.standard_normal((n, self.d))
 
-    def lower_bound(self, n: int, m: int, epsilon: float, delta: float = 0.0, psi: float = 1.0) -> float:
+    def lower_bound(
+        self, n: int, m: int, epsilon: float, delta: float = 0.0, psi: float = 1.0
+    ) -> float:
         """Minimax excess over the box family containing this instance (Lemma D.5, Ghazi et al.).
 
         The excess is ``(s/2)‖θ − μ‖²``, so ``(s/2)·user_gaussian_mean_lower_bound(n, m, d, σ, ε, ψ)``
@@ -94,7 +104,11 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
         (ε, δ)-DP algorithm, for δ small (the paper's δ condition is garbled and not checked).
         """
         check_delta(delta)
-        return 0.5 * self.strength * user_gaussian_mean_lower_bound(n, m, self.d, self.sigma, epsilon, psi=psi)
+        return (
+            0.5
+            * self.strength
+            * user_gaussian_mean_lower_bound(n, m, self.d, self.sigma, epsilon, psi=psi)
+        )
 
 
 class GaussianPackingFamily:
@@ -110,9 +124,13 @@ class GaussianPackingFamily:
         (members are :class:`UserLevelGaussianInstance`).
     """
 
-    def __init__(self, packing: Packing, scale: float, sigma: float, radius: float, strength: float = 1.0):
+    def __init__(
+        self, packing: Packing, scale: float, sigma: float, radius: float, strength: float = 1.0
+    ):
         if not isinstance(packing, Packing) or packing.metric != "euclidean":
-            raise InputError("packing must be a Euclidean Packing; map a code with .on_sphere() first")
+            raise InputError(
+                "packing must be a Euclidean Packing; map a code with .on_sphere() first"
+            )
         self.packing = packing
         self.scale = check_positive(scale, "scale")
         self.sigma = check_positive(sigma, "sigma")
@@ -147,8 +165,14 @@ class GaussianPackingFamily:
 
     def to_dict(self) -> dict:
         """Parameters and the packing's certificate."""
-        return {"family": type(self).__name__, "scale": self.scale, "sigma": self.sigma, "radius": self.radius,
-                "strength": self.strength, "packing": self.packing.to_dict()}
+        return {
+            "family": type(self).__name__,
+            "scale": self.scale,
+            "sigma": self.sigma,
+            "radius": self.radius,
+            "strength": self.strength,
+            "packing": self.packing.to_dict(),
+        }
 
 
 class TruncatedGaussianInstance(Instance):
@@ -178,8 +202,15 @@ class TruncatedGaussianInstance(Instance):
     :func:`scipy.stats.ncx2.cdf`.
     """
 
-    def __init__(self, chi, sigma: float, truncation: float, strength: float, radius: float,
-                 loss_kind: str = "squared_distance"):
+    def __init__(
+        self,
+        chi,
+        sigma: float,
+        truncation: float,
+        strength: float,
+        radius: float,
+        loss_kind: str = "squared_distance",
+    ):
         self.chi = check_vector(chi, "chi")
         self.d = int(self.chi.shape[0])
         self.sigma = check_positive(sigma, "sigma")
@@ -187,7 +218,11 @@ class TruncatedGaussianInstance(Instance):
         self.strength = check_positive(strength, "strength")
         self.radius = check_positive(radius, "radius")
         self.loss_kind = check_choice(loss_kind, LOSS_KINDS, "loss_kind")
-        self.loss = SquaredDistanceLoss(self.strength) if loss_kind == "squared_distance" else LinearLoss(self.strength)
+        self.loss = (
+            SquaredDistanceLoss(self.strength)
+            if loss_kind == "squared_distance"
+            else LinearLoss(self.strength)
+        )
         b = (self.truncation / self.sigma) ** 2
         lam = float(self.chi @ self.chi) / self.sigma**2
 
@@ -199,8 +234,17 @@ class TruncatedGaussianInstance(Instance):
         self.second_moment = self.sigma**2 * (self.d * cdf(self.d + 2) + lam * cdf(self.d + 4))
 
     @classmethod
-    def from_theorem(cls, d: int, n: int, m: int, strong_convexity: float, lipschitz: float, epsilon: float,
-                     rng: np.random.Generator, convention: str = "lipschitz") -> "TruncatedGaussianInstance":
+    def from_theorem(
+        cls,
+        d: int,
+        n: int,
+        m: int,
+        strong_convexity: float,
+        lipschitz: float,
+        epsilon: float,
+        rng: np.random.Generator,
+        convention: str = "lipschitz",
+    ) -> TruncatedGaussianInstance:
         """``hard_instance_sc(d, n, m, mu, G, eps, rng)`` of spec 001 §5.3 (proof of Thm D.7).
 
         ``B, σ = ghazi_thm_d7_scales(d, G, μ, convention)`` (σ = B/(1000√d), ψ = 1),
@@ -250,8 +294,13 @@ class TruncatedGaussianInstance(Instance):
         norm = float(np.linalg.norm(self.chi_tr))
         return self.radius * self.chi_tr / norm if norm > 0 else np.zeros(self.d)
 
-    def lower_bound(self, n: int | None = None, m: int | None = None, epsilon: float | None = None,
-                    delta: float = 0.0) -> float:
+    def lower_bound(
+        self,
+        n: int | None = None,
+        m: int | None = None,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+    ) -> float:
         """Thm D.7 private term with the proof's constants: ``(μ/2)α²``, ``α = dσ/(100 ε n √m)``.
 
         Delegates to :func:`~dpclaims.hardinstances.lower_bounds.ghazi_thm_d7_explicit_lower_bound`
@@ -261,7 +310,9 @@ class TruncatedGaussianInstance(Instance):
         loss has a proved bound.
         """
         if self.loss_kind != "squared_distance":
-            raise InputError("lower_bound is proved only for loss_kind='squared_distance' (Thm D.7)")
+            raise InputError(
+                "lower_bound is proved only for loss_kind='squared_distance' (Thm D.7)"
+            )
         check_delta(delta)
         n = getattr(self, "n", None) if n is None else n
         m = getattr(self, "m", None) if m is None else m

@@ -18,7 +18,13 @@ from ..errors import InputError
 from ._items import check_count, check_rng
 from .quadratic import QuadraticHypercubeInstance
 
-__all__ = ["cube_group_means", "prescribed_mean_data", "point_mass_data", "repeated_item_users", "block_boundaries"]
+__all__ = [
+    "cube_group_means",
+    "prescribed_mean_data",
+    "point_mass_data",
+    "repeated_item_users",
+    "block_boundaries",
+]
 
 
 def block_boundaries(n: int, blocks) -> np.ndarray:
@@ -30,8 +36,9 @@ def block_boundaries(n: int, blocks) -> np.ndarray:
     return np.array(sorted(points), dtype=np.int64)
 
 
-def cube_group_means(instance: QuadraticHypercubeInstance, n: int, m: int, rng: np.random.Generator,
-                     boundaries=None) -> GroupedMeans:
+def cube_group_means(
+    instance: QuadraticHypercubeInstance, n: int, m: int, rng: np.random.Generator, boundaries=None
+) -> GroupedMeans:
     """Exact law of the group means of ``n × m`` i.i.d. cube items of ``instance``.
 
     ``boundaries`` (sorted, from 0 to n) pools consecutive users into groups (default: one
@@ -67,7 +74,9 @@ def point_mass_data(n: int, m: int, boundaries=None, value: float = 0.0) -> Grou
     return GroupedMeans(np.full((len(b) - 1, 1), float(value)), np.diff(b), m, point_mass=True)
 
 
-def repeated_item_users(n: int, m: int, d: int, rng: np.random.Generator, scale: float = 1.0) -> GroupedMeans:
+def repeated_item_users(
+    n: int, m: int, d: int, rng: np.random.Generator, scale: float = 1.0
+) -> GroupedMeans:
     """Worst-case, non-exchangeable data of spec RT-12: user u holds ``m`` copies of one cube item."""
     n, m, d, rng = check_count(n, "n"), check_count(m, "m"), check_count(d, "d"), check_rng(rng)
     items = scale / math.sqrt(d) * rng.choice([-1.0, 1.0], size=(n, d))

@@ -23,8 +23,8 @@ from scipy import special
 from ..data import UserDataset
 from ..errors import InputError
 from ..losses import AbsoluteLoss, LinearLoss
-from .base import Instance
 from ._items import check_count, check_positive, check_rng, check_theta, uniform_sphere
+from .base import Instance
 from .lower_bounds import (
     _check_moment_order,
     heavy_packing_lower_bound,
@@ -89,7 +89,9 @@ class TwoPointInstance(_LinearBallInstance):
         self.mean[0] = self.sign * self.bias * self.moment_value
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, moment: float, diameter: float, beta: float, sign: int = 1) -> "TwoPointInstance":
+    def from_theorem(
+        cls, n: int, d: int, moment: float, diameter: float, beta: float, sign: int = 1
+    ) -> TwoPointInstance:
         """Bias ``δ = √(ln(1/(4β))/(3n))`` (Prop G.2); ``n, β`` are kept for :meth:`lower_bound`."""
         inst = cls(d, moment, diameter, two_point_bias(n, beta), sign)
         inst.n, inst.beta = int(n), float(beta)
@@ -107,8 +109,14 @@ class TwoPointInstance(_LinearBallInstance):
         """``E‖z‖^j = G^j`` (``‖z‖ ≡ G``)."""
         return self.moment_value ** float(order)
 
-    def lower_bound(self, n: int | None = None, m: int = 1, epsilon: float | None = None, delta: float = 0.0,
-                    beta: float | None = None) -> float:
+    def lower_bound(
+        self,
+        n: int | None = None,
+        m: int = 1,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        beta: float | None = None,
+    ) -> float:
         """``(G D/4)·δ(n, β)`` (Prop G.2 + Lemma G.1): exceeded w.p. ≥ β for v = +1 or −1, by any algorithm.
 
         ``epsilon``/``delta`` are ignored (the bound is non-private); ``n, β`` default to
@@ -142,11 +150,15 @@ class HeavyPackingInstance(_LinearBallInstance):
         ``D``; domain ``B(0, D/2)``.
     """
 
-    def __init__(self, packing: Packing, index: int, p: float, k: float, moment: float, diameter: float):
+    def __init__(
+        self, packing: Packing, index: int, p: float, k: float, moment: float, diameter: float
+    ):
         if not isinstance(packing, Packing) or packing.metric != "euclidean":
             raise InputError("packing must be a Euclidean Packing of the unit sphere")
         if not np.allclose(np.linalg.norm(packing.points, axis=1), 1.0, atol=1e-12):
-            raise InputError("packing points must lie on the unit sphere (use sphere_packing or code.on_sphere())")
+            raise InputError(
+                "packing points must lie on the unit sphere (use sphere_packing or code.on_sphere())"
+            )
         index = check_count(index, "index", 0)
         if index >= packing.size:
             raise InputError(f"index must be < {packing.size} (the packing size), got {index}")
@@ -165,9 +177,19 @@ class HeavyPackingInstance(_LinearBallInstance):
         self.loss = LinearLoss()
 
     @classmethod
-    def from_theorem(cls, n: int, d: int, epsilon: float, k: float, moment: float, diameter: float, beta: float,
-                     packing: Packing | None = None, index: int = 0,
-                     rng: np.random.Generator | None = None) -> "HeavyPackingInstance":
+    def from_theorem(
+        cls,
+        n: int,
+        d: int,
+        epsilon: float,
+        k: float,
+        moment: float,
+        diameter: float,
+        beta: float,
+        packing: Packing | None = None,
+        index: int = 0,
+        rng: np.random.Generator | None = None,
+    ) -> HeavyPackingInstance:
         """``p = heavy_packing_probability(n, ε, |V|, β)``; default ``V = sphere_packing(d, 1.0, rng)``.
 
         ``n, ε, β`` are kept for :meth:`lower_bound`.
@@ -192,8 +214,14 @@ class HeavyPackingInstance(_LinearBallInstance):
         order = float(order)
         return self.p * self.atom**order if order > 0 else 1.0
 
-    def lower_bound(self, n: int | None = None, m: int = 1, epsilon: float | None = None, delta: float = 0.0,
-                    beta: float | None = None) -> float:
+    def lower_bound(
+        self,
+        n: int | None = None,
+        m: int = 1,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        beta: float | None = None,
+    ) -> float:
         """``(s_V²/16)·G D·p(n, ε, β)^{1−1/k}`` (Prop G.4 + Lemma G.1): exceeded w.p. ≥ β for some v.
 
         Pure DP only (``delta`` must be 0); ``n, ε, β`` default to those of :meth:`from_theorem`.
@@ -207,8 +235,16 @@ class HeavyPackingInstance(_LinearBallInstance):
             raise InputError(f"Prop G.4 is a pure-DP bound; delta must be 0, got {delta!r}")
         if m != 1:
             raise InputError(f"spec 003's lower bounds are item level; m must be 1, got {m}")
-        return heavy_packing_lower_bound(n, epsilon, self.k, self.moment_value, self.diameter, beta,
-                                         self.packing.size, self.packing.min_distance)
+        return heavy_packing_lower_bound(
+            n,
+            epsilon,
+            self.k,
+            self.moment_value,
+            self.diameter,
+            beta,
+            self.packing.size,
+            self.packing.min_distance,
+        )
 
 
 class ParetoRadiusInstance(Instance):
@@ -238,20 +274,35 @@ class ParetoRadiusInstance(Instance):
         ``h``; default ``radius``.
     """
 
-    def __init__(self, d: int, alpha: float, scale: float = 1.0, radius: float = 1.0, half_width: float | None = None):
+    def __init__(
+        self,
+        d: int,
+        alpha: float,
+        scale: float = 1.0,
+        radius: float = 1.0,
+        half_width: float | None = None,
+    ):
         self.d = check_count(d, "d", 1)
         self.alpha = check_positive(alpha, "alpha")
         if self.alpha <= 1.0:
-            raise InputError(f"alpha must be > 1 (finite mean, finite population loss), got {alpha}")
+            raise InputError(
+                f"alpha must be > 1 (finite mean, finite population loss), got {alpha}"
+            )
         self.scale = check_positive(scale, "scale")
         self.radius = check_positive(radius, "radius")
-        self.half_width = self.radius if half_width is None else check_positive(half_width, "half_width")
+        self.half_width = (
+            self.radius if half_width is None else check_positive(half_width, "half_width")
+        )
         self.loss = AbsoluteLoss()
 
     def moment(self, order: float) -> float:
         """Exact ``E a^j = α x_m^j/(α − j)`` for ``j < α``, ``inf`` otherwise."""
         order = float(order)
-        return self.alpha * self.scale**order / (self.alpha - order) if order < self.alpha else math.inf
+        return (
+            self.alpha * self.scale**order / (self.alpha - order)
+            if order < self.alpha
+            else math.inf
+        )
 
     def moment_parameter(self, order: float) -> float:
         """``G_j = (E a^j)^{1/j}``."""
@@ -273,7 +324,9 @@ class ParetoRadiusInstance(Instance):
             return np.where(r <= h, (r**2 + h**2) / (2.0 * h), r)
         b2 = (d - 1) / 2.0
         c = (h / np.where(r > h, r, h)) ** 2
-        inner = (r**2 / d * special.betainc(1.5, b2, c) + h**2 * special.betainc(0.5, b2, c)) / (2.0 * h)
+        inner = (r**2 / d * special.betainc(1.5, b2, c) + h**2 * special.betainc(0.5, b2, c)) / (
+            2.0 * h
+        )
         mean_sqrt_w = special.beta(1.0, b2) / special.beta(0.5, b2)
         outer = r * mean_sqrt_w * (1.0 - special.betainc(1.0, b2, c))
         return inner + outer
@@ -287,7 +340,9 @@ class ParetoRadiusInstance(Instance):
         """``E[a]·θ/(h d)`` on ``‖θ‖ ≤ h`` (the whole domain); ``(..., d)`` → ``(..., d)``."""
         theta = check_theta(theta, self.d)
         if np.any(np.linalg.norm(theta, axis=-1) > self.half_width * (1 + 1e-12)):
-            raise InputError(f"population_grad is implemented for ||theta|| <= half_width = {self.half_width}")
+            raise InputError(
+                f"population_grad is implemented for ||theta|| <= half_width = {self.half_width}"
+            )
         return self.moment(1.0) * theta / (self.half_width * self.d)
 
     @property

@@ -21,7 +21,9 @@ from .canaries import NeighbourPair, heavy_outlier_pair
 __all__ = ["block_outlier_pair", "light_replacement_pair", "hinge_outlier_pair", "shift_pair"]
 
 
-def block_outlier_pair(n: int = 200, position: int = 0, weight: float = 1e6, target: float = 5.0) -> NeighbourPair:
+def block_outlier_pair(
+    n: int = 200, position: int = 0, weight: float = 1e6, target: float = 5.0
+) -> NeighbourPair:
     """:func:`heavy_outlier_pair` with record 0 (the special point) swapped to index ``position``."""
     n = check_count(n, "n", 2)
     position = check_count(position, "position", 0)
@@ -32,7 +34,9 @@ def block_outlier_pair(n: int = 200, position: int = 0, weight: float = 1e6, tar
     order[[0, position]] = order[[position, 0]]
     d0 = UserDataset(base.d0.x[order], base.d0.y[order])
     d1 = UserDataset(base.d1.x[order], base.d1.y[order])
-    return NeighbourPair(d0, d1, "item", "replace", f"spec 003 §7(a) heavy outlier at record {position}")
+    return NeighbourPair(
+        d0, d1, "item", "replace", f"spec 003 §7(a) heavy outlier at record {position}"
+    )
 
 
 def light_replacement_pair(n: int = 200, weight: float = 1e6, target: float = 5.0) -> NeighbourPair:
@@ -41,7 +45,9 @@ def light_replacement_pair(n: int = 200, weight: float = 1e6, target: float = 5.
     x = np.array(base.d0.x)
     y = np.array(base.d0.y)
     x[0, 0, 0], y[0, 0] = 1.0, target
-    return NeighbourPair(base.d0, UserDataset(x, y), "item", "replace", "spec 003 §7(c) M6: heavy vs light record")
+    return NeighbourPair(
+        base.d0, UserDataset(x, y), "item", "replace", "spec 003 §7(c) M6: heavy vs light record"
+    )
 
 
 def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
@@ -53,12 +59,19 @@ def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
     x[0, 0], y[0] = weight, 1.0
     y1 = y.copy()
     y1[0] = -1.0
-    return NeighbourPair(UserDataset(x, y), UserDataset(x, y1), "item", "replace", "spec 003 Cor D.7: hinge outlier")
+    return NeighbourPair(
+        UserDataset(x, y), UserDataset(x, y1), "item", "replace", "spec 003 Cor D.7: hinge outlier"
+    )
 
 
 def shift_pair(d: int = 2, shift: float = 1.0) -> NeighbourPair:
     """One record at the origin vs one at ``shift·(1,…,1)/√d`` (ℓ2 distance ``shift``), spec 003 §7(a) sampler audit."""
     d = check_count(d, "d", 1)
     shift = check_positive(shift, "shift")
-    return NeighbourPair(UserDataset(np.zeros((1, d))), UserDataset(np.full((1, d), shift / np.sqrt(d))), "item",
-                         "replace", "spec 003 §7(a): diagonal shift for the Lap2 sampler")
+    return NeighbourPair(
+        UserDataset(np.zeros((1, d))),
+        UserDataset(np.full((1, d), shift / np.sqrt(d))),
+        "item",
+        "replace",
+        "spec 003 §7(a): diagonal shift for the Lap2 sampler",
+    )

@@ -79,7 +79,9 @@ class LinearBallInstance(_LinearInstance):
     def __init__(self, mean, radius: float = 1.0) -> None:
         self._mean = check_vector(mean, "mean")
         if np.linalg.norm(self._mean) > 1:
-            raise InputError("mean must have norm <= 1 (items z = m + (1 − ‖m‖)ξ lie in the unit ball)")
+            raise InputError(
+                "mean must have norm <= 1 (items z = m + (1 − ‖m‖)ξ lie in the unit ball)"
+            )
         self.d = self._mean.size
         self.radius = check_positive(radius, "radius")
         self.loss = LinearLoss()
@@ -101,7 +103,9 @@ class LinearHypercubeInstance(_LinearInstance):
     Spec 001's cube items with mean χ are ``alpha = χ√d/L``.
     """
 
-    def __init__(self, d: int, alpha=0.0, lipschitz: float = 1.0, radius: float = 1.0, signs=None) -> None:
+    def __init__(
+        self, d: int, alpha=0.0, lipschitz: float = 1.0, radius: float = 1.0, signs=None
+    ) -> None:
         self.d = check_count(d, "d")
         self.lipschitz = check_positive(lipschitz, "lipschitz")
         self.radius = check_positive(radius, "radius")
@@ -141,7 +145,9 @@ class AbsoluteCubeInstance(Instance):
     ``−y − a + 2aα`` below (times L/√d).
     """
 
-    def __init__(self, d: int, alpha: float = 0.0, lipschitz: float = 1.0, radius: float = 2.0, signs=None) -> None:
+    def __init__(
+        self, d: int, alpha: float = 0.0, lipschitz: float = 1.0, radius: float = 2.0, signs=None
+    ) -> None:
         self.d = check_count(d, "d")
         self.alpha = check_positive(alpha, "alpha", allow_zero=True)
         if self.alpha > 1:
@@ -170,7 +176,11 @@ class AbsoluteCubeInstance(Instance):
         """A subgradient ``(L/√d)[p_k sign(θ_k − a) + (1 − p_k) sign(θ_k + a)]`` (0 at kinks)."""
         theta = check_theta(theta, self.d)
         p = (1.0 + self._bias) / 2.0
-        return self.lipschitz / math.sqrt(self.d) * (p * np.sign(theta - self.a) + (1 - p) * np.sign(theta + self.a))
+        return (
+            self.lipschitz
+            / math.sqrt(self.d)
+            * (p * np.sign(theta - self.a) + (1 - p) * np.sign(theta + self.a))
+        )
 
     @property
     def theta_star(self) -> np.ndarray:

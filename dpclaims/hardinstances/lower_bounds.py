@@ -53,15 +53,25 @@ def _check_beta(beta, upper: float = 0.25) -> float:
 
 def _check_moment_order(k) -> float:
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 2:
-        raise InputError(f"k must be a finite number >= 2 (the moment order of Assumption 1.1), got {k!r}")
+        raise InputError(
+            f"k must be a finite number >= 2 (the moment order of Assumption 1.1), got {k!r}"
+        )
     return float(k)
 
 
 # --------------------------------------------------------------------------- user-level (specs 000, 001)
 
 
-def user_level_sco_lower_bound(n: int, m: int, d: int, epsilon: float, lipschitz: float = 1.0,
-                               diameter: float = 1.0, constant: float = 1.0, part: str = "both") -> float:
+def user_level_sco_lower_bound(
+    n: int,
+    m: int,
+    d: int,
+    epsilon: float,
+    lipschitz: float = 1.0,
+    diameter: float = 1.0,
+    constant: float = 1.0,
+    part: str = "both",
+) -> float:
     """User-level (ε, δ)-DP SCO lower bound of [LSA+21] (convex, G-Lipschitz, diameter R).
 
     ``constant · G R (1/√(nm) + √d/(ε n √m))`` — spec 000 §5.1 (claims
@@ -71,22 +81,42 @@ def user_level_sco_lower_bound(n: int, m: int, d: int, epsilon: float, lipschitz
     """
     n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
     epsilon = check_epsilon(epsilon)
-    scale = check_positive(constant, "constant") * check_positive(lipschitz, "lipschitz") * check_positive(
-        diameter, "diameter")
+    scale = (
+        check_positive(constant, "constant")
+        * check_positive(lipschitz, "lipschitz")
+        * check_positive(diameter, "diameter")
+    )
     return scale * _parts(1.0 / math.sqrt(n * m), math.sqrt(d) / (epsilon * n * math.sqrt(m)), part)
 
 
-def user_level_erm_lower_bound(n: int, m: int, d: int, epsilon: float, lipschitz: float = 1.0,
-                               diameter: float = 1.0, constant: float = 1.0) -> float:
+def user_level_erm_lower_bound(
+    n: int,
+    m: int,
+    d: int,
+    epsilon: float,
+    lipschitz: float = 1.0,
+    diameter: float = 1.0,
+    constant: float = 1.0,
+) -> float:
     """Convex user-level DP-ERM lower bound ``constant · R G √d/(ε n √m)`` (spec 001 §5.1, App. D remark).
 
     Regime: ``Ω(√d/ε) ≤ n ≤ O(d/ε²)``.
     """
-    return user_level_sco_lower_bound(n, m, d, epsilon, lipschitz, diameter, constant, part="private")
+    return user_level_sco_lower_bound(
+        n, m, d, epsilon, lipschitz, diameter, constant, part="private"
+    )
 
 
-def user_level_sc_sco_lower_bound(n: int, m: int, d: int, epsilon: float, lipschitz: float = 1.0,
-                                  strong_convexity: float = 1.0, constant: float = 1.0, part: str = "both") -> float:
+def user_level_sc_sco_lower_bound(
+    n: int,
+    m: int,
+    d: int,
+    epsilon: float,
+    lipschitz: float = 1.0,
+    strong_convexity: float = 1.0,
+    constant: float = 1.0,
+    part: str = "both",
+) -> float:
     """Strongly convex user-level DP-SCO lower bound, Thm D.7 of Ghazi et al. (spec 001 §5.1).
 
     ``constant · (G²/μ)(1/(nm) + d/(ε² n² m))`` for n ≥ √d/ε and δ small.  The
@@ -95,21 +125,36 @@ def user_level_sc_sco_lower_bound(n: int, m: int, d: int, epsilon: float, lipsch
     n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
     epsilon = check_epsilon(epsilon)
     g = check_positive(lipschitz, "lipschitz")
-    scale = check_positive(constant, "constant") * g * g / check_positive(strong_convexity, "strong_convexity")
+    scale = (
+        check_positive(constant, "constant")
+        * g
+        * g
+        / check_positive(strong_convexity, "strong_convexity")
+    )
     return scale * _parts(1.0 / (n * m), d / (epsilon**2 * n**2 * m), part)
 
 
-def user_level_sc_erm_lower_bound(n: int, m: int, d: int, epsilon: float, lipschitz: float = 1.0,
-                                  strong_convexity: float = 1.0, constant: float = 1.0) -> float:
+def user_level_sc_erm_lower_bound(
+    n: int,
+    m: int,
+    d: int,
+    epsilon: float,
+    lipschitz: float = 1.0,
+    strong_convexity: float = 1.0,
+    constant: float = 1.0,
+) -> float:
     """Strongly convex user-level DP-ERM lower bound, Thm D.8 (spec 001 §5.1).
 
     ``constant · G² d/(μ ε² n² m)`` for ``√d/ε ≤ n ≤ c·d/ε²``.
     """
-    return user_level_sc_sco_lower_bound(n, m, d, epsilon, lipschitz, strong_convexity, constant, part="private")
+    return user_level_sc_sco_lower_bound(
+        n, m, d, epsilon, lipschitz, strong_convexity, constant, part="private"
+    )
 
 
-def ghazi_thm_d7_scales(d: int, lipschitz: float, strong_convexity: float,
-                        convention: str = "lipschitz") -> tuple[float, float]:
+def ghazi_thm_d7_scales(
+    d: int, lipschitz: float, strong_convexity: float, convention: str = "lipschitz"
+) -> tuple[float, float]:
     """Truncation radius ``B`` and item scale ``σ = B/(1000√d)`` of the Thm D.7 hard instance.
 
     ``convention="lipschitz"``: ``B = G/(2μ)`` (spec 001 §5.3; then ``(μ/2)‖θ − x‖²`` is
@@ -117,7 +162,9 @@ def ghazi_thm_d7_scales(d: int, lipschitz: float, strong_convexity: float,
     of Thm D.7 (gradients reach 2G on ``K = B(0, G/μ)``; spec 001 [ERRATA?]).
     """
     d = check_count(d, "d", 1)
-    ratio = check_positive(lipschitz, "lipschitz") / check_positive(strong_convexity, "strong_convexity")
+    ratio = check_positive(lipschitz, "lipschitz") / check_positive(
+        strong_convexity, "strong_convexity"
+    )
     check_choice(convention, ("lipschitz", "paper"), "convention")
     truncation = ratio / 2.0 if convention == "lipschitz" else ratio
     return truncation, truncation / (1000.0 * math.sqrt(d))
@@ -129,8 +176,9 @@ def ghazi_thm_d7_alpha(n: int, m: int, d: int, epsilon: float, sigma: float) -> 
     return d * check_positive(sigma, "sigma") / (100.0 * check_epsilon(epsilon) * n * math.sqrt(m))
 
 
-def ghazi_thm_d7_explicit_lower_bound(n: int, m: int, d: int, epsilon: float, sigma: float,
-                                      strong_convexity: float) -> float:
+def ghazi_thm_d7_explicit_lower_bound(
+    n: int, m: int, d: int, epsilon: float, sigma: float, strong_convexity: float
+) -> float:
     """Thm D.7 private term with the proof's constants: ``(μ/2)·α²``, ``α = dσ/(100 ε n √m)``.
 
     Lemma D.6 (``n ≥ dσ/(50 α ε √m)``) with this α gives ``E‖θ̂ − χ^tr‖² > α²`` for some χ,
@@ -142,8 +190,9 @@ def ghazi_thm_d7_explicit_lower_bound(n: int, m: int, d: int, epsilon: float, si
     return 0.5 * check_positive(strong_convexity, "strong_convexity") * alpha**2
 
 
-def user_gaussian_mean_lower_bound(n: int, m: int, d: int, sigma: float, epsilon: float, psi: float = 1.0,
-                                   truncated: bool = False) -> float:
+def user_gaussian_mean_lower_bound(
+    n: int, m: int, d: int, sigma: float, epsilon: float, psi: float = 1.0, truncated: bool = False
+) -> float:
     """Worst-case ``E‖χ̂ − χ‖²`` of user-level (ε, δ)-DP mean estimation, Lemma D.5 / D.6 (Ghazi et al.).
 
     Lemma D.5 (from Thm D.4, Kamath et al. 2019): an estimator with ``E‖χ̂ − χ‖² ≤ α² ≤ dσ²ψ²/(6m)``
@@ -157,28 +206,48 @@ def user_gaussian_mean_lower_bound(n: int, m: int, d: int, sigma: float, epsilon
     if psi > 1.0:
         raise InputError(f"psi must be in (0, 1] (Lemma D.5), got {psi}")
     cap_div, n_div = (12.0, 50.0) if truncated else (6.0, 24.0)
-    return min(d * sigma**2 * psi**2 / (cap_div * m), (d * sigma / (n_div * epsilon * n * math.sqrt(m))) ** 2)
+    return min(
+        d * sigma**2 * psi**2 / (cap_div * m),
+        (d * sigma / (n_div * epsilon * n * math.sqrt(m))) ** 2,
+    )
 
 
 # --------------------------------------------------------------------------- item-level (specs 002, 004)
 
 
-def dpsco_lower_bound(n: int, d: int, epsilon: float, lipschitz: float = 1.0, radius: float = 1.0,
-                      constant: float = 1.0, part: str = "both") -> float:
+def dpsco_lower_bound(
+    n: int,
+    d: int,
+    epsilon: float,
+    lipschitz: float = 1.0,
+    radius: float = 1.0,
+    constant: float = 1.0,
+    part: str = "both",
+) -> float:
     """Item-level (ε, δ)-DP SCO lower bound [BST14, BFTT19] cited by spec 002 §5 ("LB-DPSCO").
 
     ``constant · L R (1/√n + min{1, √p/(ε n)})`` (p = d) on a ball of radius R.
     """
     n, d = check_count(n, "n", 1), check_count(d, "d", 1)
     epsilon = check_epsilon(epsilon)
-    scale = check_positive(constant, "constant") * check_positive(lipschitz, "lipschitz") * check_positive(
-        radius, "radius")
+    scale = (
+        check_positive(constant, "constant")
+        * check_positive(lipschitz, "lipschitz")
+        * check_positive(radius, "radius")
+    )
     return scale * _parts(1.0 / math.sqrt(n), min(1.0, math.sqrt(d) / (epsilon * n)), part)
 
 
-def item_level_erm_lower_bound(n: int, d: int, epsilon: float, strongly_convex: bool = False,
-                               lipschitz: float = 1.0, radius: float = 1.0, strong_convexity: float = 1.0,
-                               constant: float = 1.0) -> float:
+def item_level_erm_lower_bound(
+    n: int,
+    d: int,
+    epsilon: float,
+    strongly_convex: bool = False,
+    lipschitz: float = 1.0,
+    radius: float = 1.0,
+    strong_convexity: float = 1.0,
+    constant: float = 1.0,
+) -> float:
     """Item-level DP-ERM lower bounds cited by spec 004 §5 (Bassily–Smith–Thakurta 2014).
 
     Convex: ``constant · L R √d/(n ε)``; strongly convex: ``constant · L² d/(μ n² ε²)``
@@ -188,7 +257,12 @@ def item_level_erm_lower_bound(n: int, d: int, epsilon: float, strongly_convex: 
     epsilon = check_epsilon(epsilon)
     lip, c = check_positive(lipschitz, "lipschitz"), check_positive(constant, "constant")
     if strongly_convex:
-        return c * lip**2 * d / (check_positive(strong_convexity, "strong_convexity") * n**2 * epsilon**2)
+        return (
+            c
+            * lip**2
+            * d
+            / (check_positive(strong_convexity, "strong_convexity") * n**2 * epsilon**2)
+        )
     return c * lip * check_positive(radius, "radius") * math.sqrt(d) / (n * epsilon)
 
 
@@ -198,8 +272,12 @@ def nesterov_lower_bound(steps: int, smoothness: float, distance: float) -> floa
     Holds after ``t = steps`` queries on the Nesterov chain of dimension ``k = 2t + 1``.
     """
     steps = check_count(steps, "steps", 0)
-    return 3.0 * check_positive(smoothness, "smoothness") * check_positive(distance, "distance") ** 2 / (
-        32.0 * (steps + 1) ** 2)
+    return (
+        3.0
+        * check_positive(smoothness, "smoothness")
+        * check_positive(distance, "distance") ** 2
+        / (32.0 * (steps + 1) ** 2)
+    )
 
 
 # --------------------------------------------------------------------------- heavy tails, pure DP (spec 003 §5)
@@ -213,7 +291,9 @@ def two_point_bias(n: int, beta: float) -> float:
     n, beta = check_count(n, "n", 1), _check_beta(beta)
     need = 4.0 / 3.0 * math.log(1.0 / (4.0 * beta))
     if n < need:
-        raise InputError(f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, got {n}")
+        raise InputError(
+            f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, got {n}"
+        )
     return math.sqrt(math.log(1.0 / (4.0 * beta)) / (3.0 * n))
 
 
@@ -240,8 +320,16 @@ def heavy_packing_probability(n: int, epsilon: float, packing_size: int, beta: f
     return min(1.0, math.log((size - 1) / (2.0 * beta)) / (8.0 * epsilon * n))
 
 
-def heavy_packing_lower_bound(n: int, epsilon: float, k: float, moment: float, diameter: float, beta: float,
-                              packing_size: int, separation: float) -> float:
+def heavy_packing_lower_bound(
+    n: int,
+    epsilon: float,
+    k: float,
+    moment: float,
+    diameter: float,
+    beta: float,
+    packing_size: int,
+    separation: float,
+) -> float:
     """Private term: excess ≥ ``(s_V²/16)·G D·p^{1−1/k}`` w.p. ≥ β for some v (Prop G.4 + Lemma G.1; spec 003 §5).
 
     ``p = heavy_packing_probability(n, ε, |V|, β)``; ``G`` = ``moment`` (``E‖z‖^k = G^k``);
@@ -252,11 +340,27 @@ def heavy_packing_lower_bound(n: int, epsilon: float, k: float, moment: float, d
     s = check_positive(separation, "separation")
     if s > 2.0:
         raise InputError(f"separation must be <= 2 for a packing of the unit sphere, got {s}")
-    return s**2 / 16.0 * check_positive(moment, "moment") * check_positive(diameter, "diameter") * p ** (1.0 - 1.0 / k)
+    return (
+        s**2
+        / 16.0
+        * check_positive(moment, "moment")
+        * check_positive(diameter, "diameter")
+        * p ** (1.0 - 1.0 / k)
+    )
 
 
-def heavy_tailed_sco_lower_bound(n: int, d: int, epsilon: float, k: float, moment_2: float, moment_k: float,
-                                 diameter: float, beta: float, constant: float = 1.0, part: str = "both") -> float:
+def heavy_tailed_sco_lower_bound(
+    n: int,
+    d: int,
+    epsilon: float,
+    k: float,
+    moment_2: float,
+    moment_k: float,
+    diameter: float,
+    beta: float,
+    constant: float = 1.0,
+    part: str = "both",
+) -> float:
     """High-probability pure ε-DP SCO lower bound, Thm 4.1 / G.6 (spec 003 §5, claim ``lowy26.lb.sco``).
 
     ``constant · ( G_2 D √(log(1/β)/n) + G_k D min{1, (d + log(1/β))/(ε n)}^{1−1/k} )``,
@@ -266,13 +370,24 @@ def heavy_tailed_sco_lower_bound(n: int, d: int, epsilon: float, k: float, momen
     epsilon, beta, k = check_epsilon(epsilon), _check_beta(beta), _check_moment_order(k)
     diam = check_positive(diameter, "diameter")
     stat = check_positive(moment_2, "moment_2") * diam * math.sqrt(math.log(1.0 / beta) / n)
-    priv = check_positive(moment_k, "moment_k") * diam * min(1.0, (d + math.log(1.0 / beta)) / (epsilon * n)) ** (
-        1.0 - 1.0 / k)
+    priv = (
+        check_positive(moment_k, "moment_k")
+        * diam
+        * min(1.0, (d + math.log(1.0 / beta)) / (epsilon * n)) ** (1.0 - 1.0 / k)
+    )
     return check_positive(constant, "constant") * _parts(stat, priv, part)
 
 
-def heavy_tailed_mean_lower_bound(n: int, d: int, epsilon: float, k: float, moment: float, beta: float,
-                                  constant: float = 1.0, part: str = "both") -> float:
+def heavy_tailed_mean_lower_bound(
+    n: int,
+    d: int,
+    epsilon: float,
+    k: float,
+    moment: float,
+    beta: float,
+    constant: float = 1.0,
+    part: str = "both",
+) -> float:
     """Quantile squared-error lower bound for ε-DP heavy-tailed mean estimation, Thm G.5 (spec 003 claims).
 
     ``constant · G² ( log(1/β)/n + min{1, (d + log(1/β))/(ε n)}^{2−2/k} )``.

@@ -37,5 +37,10 @@ def padded_pair(pair: NeighbourPair, n: int, filler=0.0) -> NeighbourPair:
     else:
         point = np.asarray(filler, dtype=np.float64).reshape(d0.d)
     pad = np.broadcast_to(point, (extra, d0.m, d0.d))
-    return NeighbourPair(UserDataset(np.concatenate([d0.x, pad])), UserDataset(np.concatenate([d1.x, pad])),
-                         pair.unit, pair.relation, pair.source + f" (padded to n = {n})")
+    return NeighbourPair(
+        UserDataset(np.concatenate([d0.x, pad])),
+        UserDataset(np.concatenate([d1.x, pad])),
+        pair.unit,
+        pair.relation,
+        pair.source + f" (padded to n = {n})",
+    )

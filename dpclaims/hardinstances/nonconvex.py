@@ -70,7 +70,9 @@ class CauchyCircleInstance(Instance):
         """
         n, m = check_count(n, "n"), check_count(m, "m")
         if m % self.points:
-            raise InputError(f"m must be a multiple of {self.points} (copies of each base point), got {m}")
+            raise InputError(
+                f"m must be a multiple of {self.points} (copies of each base point), got {m}"
+            )
         x = np.broadcast_to(np.tile(self._base, (m // self.points, 1)), (n, m, self.d))
         return UserDataset(x)
 

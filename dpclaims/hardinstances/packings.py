@@ -92,7 +92,9 @@ class Packing:
         if self.metric == "hamming" and not np.all(np.abs(points) == 1.0):
             raise InputError("a code (metric='hamming') must have entries in {-1, +1}")
         if points.shape[0] < 2:
-            raise InputError(f"points must hold at least 2 rows for a packing, got shape {points.shape}")
+            raise InputError(
+                f"points must hold at least 2 rows for a packing, got shape {points.shape}"
+            )
         points.setflags(write=False)
         object.__setattr__(self, "points", points)
         object.__setattr__(self, "min_distance", min_pairwise_distance(points, self.metric))
@@ -110,14 +112,18 @@ class Packing:
     def __len__(self) -> int:
         return self.size
 
-    def on_sphere(self) -> "Packing":
+    def on_sphere(self) -> Packing:
         """Map a ``{±1}^d`` code to ``S^{d−1}`` by ``c ↦ c/√d``.
 
         Hamming distance ``r`` becomes Euclidean distance ``2√(r/d)``.
         """
         if self.metric != "hamming":
-            raise InputError("on_sphere() needs a code (metric='hamming'); this packing is already Euclidean")
-        return Packing(self.points / math.sqrt(self.d), "euclidean", f"{self.construction} / sqrt(d)")
+            raise InputError(
+                "on_sphere() needs a code (metric='hamming'); this packing is already Euclidean"
+            )
+        return Packing(
+            self.points / math.sqrt(self.d), "euclidean", f"{self.construction} / sqrt(d)"
+        )
 
     def to_dict(self) -> dict:
         """Size, dimension, metric, certified separation and construction."""
@@ -256,7 +262,9 @@ def _icosahedron() -> np.ndarray:
     return pts / np.linalg.norm(pts, axis=1, keepdims=True)
 
 
-_TETRAHEDRON = np.array([[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]]) / math.sqrt(3.0)
+_TETRAHEDRON = np.array(
+    [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]]
+) / math.sqrt(3.0)
 _OCTAHEDRON = np.concatenate([np.eye(3), -np.eye(3)])
 
 
@@ -273,18 +281,28 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
     d = check_count(d, "d", 1)
     s = check_positive(separation, "separation")
     if d > 3:
-        raise InputError(f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., method='greedy')")
+        raise InputError(
+            f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., method='greedy')"
+        )
     if s > 2.0:
         raise InputError(f"separation must be <= 2 (the diameter of the unit sphere), got {s}")
     if d == 1:
         return Packing(np.array([[1.0], [-1.0]]), "euclidean", "exact: {+1, -1}")
     if d == 2:
         count = int(math.floor(2.0 * math.pi / (2.0 * math.asin(s / 2.0)) + 1e-12))
-        return Packing(_regular_polygon(max(count, 2)), "euclidean", f"exact: regular {max(count, 2)}-gon")
-    for pts, name in ((_icosahedron(), "icosahedron"), (_OCTAHEDRON, "octahedron"), (_TETRAHEDRON, "tetrahedron")):
+        return Packing(
+            _regular_polygon(max(count, 2)), "euclidean", f"exact: regular {max(count, 2)}-gon"
+        )
+    for pts, name in (
+        (_icosahedron(), "icosahedron"),
+        (_OCTAHEDRON, "octahedron"),
+        (_TETRAHEDRON, "tetrahedron"),
+    ):
         if min_pairwise_distance(pts) >= s - 1e-12:
             return Packing(pts, "euclidean", f"exact: {name}")
-    return Packing(np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), "euclidean", "exact: antipodal pair")
+    return Packing(
+        np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), "euclidean", "exact: antipodal pair"
+    )
 
 
 def sphere_packing(
@@ -327,7 +345,9 @@ def sphere_packing(
     if method == "exact" or (method == "auto" and d <= 3):
         return exact_sphere_packing(d, s)
     if rng is None:
-        raise InputError("rng is required for greedy sphere packings; pass rng=np.random.default_rng(seed)")
+        raise InputError(
+            "rng is required for greedy sphere packings; pass rng=np.random.default_rng(seed)"
+        )
     rng = check_rng(rng)
     target = max_size if size is None else check_count(size, "size", 2)
 

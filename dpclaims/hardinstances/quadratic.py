@@ -90,7 +90,9 @@ class GaussianMeanInstance(_MeanEstimationInstance):
     Lipschitz constant holds only with high probability (``‖x‖ ≤ ‖mean‖ + sigma(√d + t)``).
     """
 
-    def __init__(self, mean, sigma: float = 1.0, radius: float = 1.0, strength: float = 1.0) -> None:
+    def __init__(
+        self, mean, sigma: float = 1.0, radius: float = 1.0, strength: float = 1.0
+    ) -> None:
         mean = check_vector(mean, "mean")
         super().__init__(mean.size, radius, strength)
         self._mean = mean
@@ -108,7 +110,9 @@ class SphereMeanInstance(_MeanEstimationInstance):
     ``F(θ) = (strength/2)(‖θ − mean‖² + spread²)``.
     """
 
-    def __init__(self, mean, spread: float = 1.0, radius: float = 1.0, strength: float = 1.0) -> None:
+    def __init__(
+        self, mean, spread: float = 1.0, radius: float = 1.0, strength: float = 1.0
+    ) -> None:
         mean = check_vector(mean, "mean")
         super().__init__(mean.size, radius, strength)
         self._mean = mean
@@ -136,7 +140,13 @@ class QuadraticHypercubeInstance(_MeanEstimationInstance):
     """
 
     def __init__(
-        self, d: int, alpha=0.0, scale: float = 1.0, strength: float = 1.0, radius: float = 1.0, signs=None
+        self,
+        d: int,
+        alpha=0.0,
+        scale: float = 1.0,
+        strength: float = 1.0,
+        radius: float = 1.0,
+        signs=None,
     ) -> None:
         d = check_count(d, "d")
         super().__init__(d, radius, strength)
@@ -176,7 +186,9 @@ class LeastSquaresInstance(Instance):
             theta_dagger = np.r_[0.5, np.zeros(self.d - 1)]
         self._theta_dagger = check_vector(theta_dagger, "theta_dagger", self.d)
         if np.linalg.norm(self._theta_dagger) > self.radius:
-            raise InputError("theta_dagger must lie in the ball of radius `radius` (the spec's x† ∈ C)")
+            raise InputError(
+                "theta_dagger must lie in the ball of radius `radius` (the spec's x† ∈ C)"
+            )
         self.noise = check_positive(noise, "noise", allow_zero=True)
         self.loss = SquaredLoss()
 
@@ -196,7 +208,9 @@ class LeastSquaresInstance(Instance):
     def population_loss(self, theta) -> np.ndarray:
         """``½(‖θ − θ†‖²/d + noise²/3)``."""
         theta = check_theta(theta, self.d)
-        return 0.5 * (np.sum((theta - self._theta_dagger) ** 2, axis=-1) / self.d + self.noise**2 / 3.0)
+        return 0.5 * (
+            np.sum((theta - self._theta_dagger) ** 2, axis=-1) / self.d + self.noise**2 / 3.0
+        )
 
     def population_grad(self, theta) -> np.ndarray:
         """``(θ − θ†)/d``."""
@@ -225,8 +239,13 @@ class NesterovChainInstance(Instance):
     """
 
     def __init__(
-        self, k: int, d: int | None = None, smoothness: float = 1.0, noise: float = 0.0,
-        radius: float = 1.0, rho: float = 0.5,
+        self,
+        k: int,
+        d: int | None = None,
+        smoothness: float = 1.0,
+        noise: float = 0.0,
+        radius: float = 1.0,
+        rho: float = 0.5,
     ) -> None:
         self.k = check_count(k, "k")
         self.d = self.k if d is None else check_count(d, "d", minimum=self.k)
@@ -265,7 +284,10 @@ class NesterovChainInstance(Instance):
     def population_loss(self, theta) -> np.ndarray:
         """``½θᵀHθ + ⟨b, θ⟩`` (``E ξ = 0``)."""
         theta = check_theta(theta, self.d)
-        return 0.5 * np.einsum("...i,ij,...j->...", theta, self.loss.hessian, theta) + theta @ self.loss.offset
+        return (
+            0.5 * np.einsum("...i,ij,...j->...", theta, self.loss.hessian, theta)
+            + theta @ self.loss.offset
+        )
 
     def population_grad(self, theta) -> np.ndarray:
         """``Hθ + b``."""
@@ -289,6 +311,13 @@ class NesterovChainInstance(Instance):
         """
         t = check_count(steps, "steps")
         if self.k != 2 * t + 1:
-            raise InputError(f"the span lower bound holds for k = 2*steps + 1 = {2 * t + 1}, but k = {self.k}; "
-                             "build the instance with NesterovChainInstance.for_steps(steps)")
-        return 3.0 * self.smoothness * float(self._theta_star @ self._theta_star) / (32.0 * (t + 1) ** 2)
+            raise InputError(
+                f"the span lower bound holds for k = 2*steps + 1 = {2 * t + 1}, but k = {self.k}; "
+                "build the instance with NesterovChainInstance.for_steps(steps)"
+            )
+        return (
+            3.0
+            * self.smoothness
+            * float(self._theta_star @ self._theta_star)
+            / (32.0 * (t + 1) ** 2)
+        )

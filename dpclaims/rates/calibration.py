@@ -25,8 +25,9 @@ fresh noise and stands only when the rerun is ``inconsistent`` on the same side.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats

@@ -20,8 +20,9 @@ reason; a ``consistent`` one stands, since agreeing with the claim needs no excu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -82,9 +83,7 @@ def saturated_values(
     grid = check_finite_array(values, "values", ndim=1)
     errs = check_finite_array(errors, "errors", ndim=2)
     if errs.shape[0] != grid.size or errs.shape[1] < 2:
-        raise InputError(
-            f"errors must have shape (G, R) = ({grid.size}, R >= 2), got {errs.shape}"
-        )
+        raise InputError(f"errors must have shape (G, R) = ({grid.size}, R >= 2), got {errs.shape}")
     confidence = check_confidence(confidence)
     reps = errs.shape[1]
     upper = errs.mean(axis=1) + stats.t.ppf(confidence, reps - 1) * errs.std(

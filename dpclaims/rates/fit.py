@@ -28,8 +28,9 @@ averaged within groups, and the fit is on the log of the median group mean
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import statsmodels.api as sm
@@ -51,7 +52,9 @@ def _num(x: Any) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def _check_errors(errors: Any, n_values: int, name: str = "errors", minimum_replicates: int = 2) -> np.ndarray:
+def _check_errors(
+    errors: Any, n_values: int, name: str = "errors", minimum_replicates: int = 2
+) -> np.ndarray:
     """Return ``errors`` as float64 (G, R) after checking shape, finiteness and positivity."""
     arr = check_finite_array(errors, name)
     if arr.ndim == 1 and minimum_replicates > 1:
@@ -62,7 +65,9 @@ def _check_errors(errors: Any, n_values: int, name: str = "errors", minimum_repl
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != n_values:
-        raise InputError(f"{name} must have shape (G, R) = ({n_values}, replicates) to match values, got {arr.shape}")
+        raise InputError(
+            f"{name} must have shape (G, R) = ({n_values}, replicates) to match values, got {arr.shape}"
+        )
     if arr.shape[1] < minimum_replicates:
         raise InputError(
             f"{name} has {arr.shape[1]} replicate(s) per grid value; pass at least {minimum_replicates} "
@@ -94,7 +99,9 @@ def _mom(errors: np.ndarray, groups: int) -> np.ndarray:
     bounds = np.array_split(np.arange(errors.shape[1]), groups)
     starts = np.array([b[0] for b in bounds])
     sizes = np.array([b.size for b in bounds], dtype=np.float64)
-    means = np.add.reduceat(errors, starts, axis=1) / sizes.reshape((1, -1) + (1,) * (errors.ndim - 2))
+    means = np.add.reduceat(errors, starts, axis=1) / sizes.reshape(
+        (1, -1) + (1,) * (errors.ndim - 2)
+    )
     return np.median(means, axis=1)
 
 
@@ -240,16 +247,24 @@ def fit_power_law(
 
     if method == "logs":
         if groups is not None:
-            raise InputError("groups only applies to method='mom'; drop groups or pass method='mom'")
+            raise InputError(
+                "groups only applies to method='mom'; drop groups or pass method='mom'"
+            )
         logs = np.log(errs)
         locations = logs.mean(axis=1)
         xs, ys = np.repeat(x, reps), logs.ravel()
         boot_locations = logs[:, resample].mean(axis=2)
         fitted_on = f"log error of every replicate ({n_values} values x {reps} replicates)"
     else:
-        groups = min(reps, max(3, round(np.sqrt(reps)))) if groups is None else check_trials(groups, "groups")
+        groups = (
+            min(reps, max(3, round(np.sqrt(reps))))
+            if groups is None
+            else check_trials(groups, "groups")
+        )
         if groups > reps:
-            raise InputError(f"groups={groups} exceeds the {reps} replicates; pass groups <= {reps}")
+            raise InputError(
+                f"groups={groups} exceeds the {reps} replicates; pass groups <= {reps}"
+            )
         locations = np.log(_mom(errs, groups))
         xs, ys = x, locations
         boot_locations = np.log(_mom(errs[:, resample.T], groups))
@@ -375,7 +390,9 @@ def fit_terms(
     errs = _check_errors(errors, grid.size, minimum_replicates=1)
     rates = check_finite_array(exponents, "exponents", ndim=1)
     if rates.size == 0 or rates.size >= grid.size:
-        raise InputError(f"exponents must list between 1 and {grid.size - 1} rates (fewer than grid values), got {rates.tolist()}")
+        raise InputError(
+            f"exponents must list between 1 and {grid.size - 1} rates (fewer than grid values), got {rates.tolist()}"
+        )
     if np.unique(rates).size != rates.size:
         raise InputError(f"exponents must be distinct, got {rates.tolist()}")
     confidence = check_confidence(confidence)
@@ -398,7 +415,11 @@ def fit_terms(
         if coefficients[k] > 0 and coefficients[l] > 0:
             point = float((coefficients[l] / coefficients[k]) ** (1.0 / (rates[k] - rates[l])))
             crossovers.append(
-                {"exponents": [float(rates[k]), float(rates[l])], "value": point, "in_grid": bool(grid.min() <= point <= grid.max())}
+                {
+                    "exponents": [float(rates[k]), float(rates[l])],
+                    "value": point,
+                    "in_grid": bool(grid.min() <= point <= grid.max()),
+                }
             )
     residual = design @ coefficients / mean_error - 1
     return TermsFit(

@@ -37,8 +37,15 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
     """
     points = check_trials(points, "points", minimum=MIN_POINTS)
     for name, value in (("low", low), ("high", high)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value) or value <= 0:
-            raise InputError(f"{name} must be a finite number > 0, got {value!r}; pass e.g. low=100, high=10_000")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value)
+            or value <= 0
+        ):
+            raise InputError(
+                f"{name} must be a finite number > 0, got {value!r}; pass e.g. low=100, high=10_000"
+            )
     if high <= low:
         raise InputError(f"high must exceed low, got low={low!r}, high={high!r}")
     grid = np.geomspace(float(low), float(high), points)
@@ -67,7 +74,9 @@ def check_grid(values: Any, name: str = "values") -> np.ndarray:
             "e.g. geometric_grid(100, 10_000, 7)"
         )
     if np.any(grid <= 0):
-        raise InputError(f"{name} must be positive (the fit is on log({name})), got {grid.tolist()}")
+        raise InputError(
+            f"{name} must be positive (the fit is on log({name})), got {grid.tolist()}"
+        )
     ordered = np.sort(grid)
     repeats = ordered[1:][np.diff(ordered) == 0]
     if repeats.size:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -89,7 +90,13 @@ def _plain(value: Any) -> Any:
 
 
 def _run_cell(
-    experiment: Callable, param: str, value: Any, seed: int, index: int, replicates: Sequence[int], fixed: Mapping
+    experiment: Callable,
+    param: str,
+    value: Any,
+    seed: int,
+    index: int,
+    replicates: Sequence[int],
+    fixed: Mapping,
 ) -> np.ndarray:
     """Errors (len(replicates), batch) of ``experiment`` at one grid value."""
     rows = []
@@ -101,22 +108,32 @@ def _run_cell(
         except DPClaimsError:
             raise
         except Exception as exc:
-            raise MechanismError(f"the experiment raised {type(exc).__name__}: {exc} {where}") from exc
+            raise MechanismError(
+                f"the experiment raised {type(exc).__name__}: {exc} {where}"
+            ) from exc
         try:
             arr = np.asarray(raw, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
-            raise MechanismError(f"the experiment returned {type(raw).__name__}, not a number or array of numbers, {where}") from None
+            raise MechanismError(
+                f"the experiment returned {type(raw).__name__}, not a number or array of numbers, {where}"
+            ) from None
         if arr.size == 0:
-            raise MechanismError(f"the experiment returned an empty array {where}; return an error >= 0")
+            raise MechanismError(
+                f"the experiment returned an empty array {where}; return an error >= 0"
+            )
         if not np.all(np.isfinite(arr)):
-            raise MechanismError(f"the experiment returned NaN or infinite error(s) {where}; errors must be finite")
+            raise MechanismError(
+                f"the experiment returned NaN or infinite error(s) {where}; errors must be finite"
+            )
         if np.any(arr < 0):
             raise MechanismError(
                 f"the experiment returned a negative error ({arr.min():g}) {where}; return a non-negative error "
                 "such as excess risk, a squared gradient norm or a count"
             )
         if rows and arr.size != rows[0].size:
-            raise MechanismError(f"the experiment returned {arr.size} errors {where} but {rows[0].size} before; keep the batch size fixed")
+            raise MechanismError(
+                f"the experiment returned {arr.size} errors {where} but {rows[0].size} before; keep the batch size fixed"
+            )
         rows.append(arr)
     return np.stack(rows)
 
@@ -156,9 +173,13 @@ def sweep(
     SweepResult with ``errors`` of shape (G, R), identical for every backend and worker count.
     """
     if not callable(experiment):
-        raise InputError(f"experiment must be callable as experiment(value, rng, **fixed), got {type(experiment).__name__}")
+        raise InputError(
+            f"experiment must be callable as experiment(value, rng, **fixed), got {type(experiment).__name__}"
+        )
     if not isinstance(param, str) or not param:
-        raise InputError(f"param must be a non-empty string naming the swept parameter, got {param!r}; pass e.g. param='n'")
+        raise InputError(
+            f"param must be a non-empty string naming the swept parameter, got {param!r}; pass e.g. param='n'"
+        )
     raw_values = np.asarray(values)
     grid = check_grid(values, "values")
     integral = raw_values.dtype.kind in "iu"
@@ -167,39 +188,71 @@ def sweep(
     if fixed is None:
         fixed = {}
     if not isinstance(fixed, Mapping) or not all(isinstance(k, str) for k in fixed):
-        raise InputError(f"fixed must be a dict of keyword arguments for the experiment, got {fixed!r}; pass e.g. fixed={{'d': 10}}")
+        raise InputError(
+            f"fixed must be a dict of keyword arguments for the experiment, got {fixed!r}; pass e.g. fixed={{'d': 10}}"
+        )
     if param in fixed:
-        raise InputError(f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets it)")
+        raise InputError(
+            f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets it)"
+        )
     check_choice(backend, BACKENDS, "backend")
     n_workers = resolve_workers(workers)
 
     if checkpoint is None:
         per_task = max(1, min(replicates, math.ceil(grid.size * replicates / (4 * n_workers))))
     else:
-        per_task = 1  # one file per (value, replicate): a layout that does not depend on the workers
-    chunks = [tuple(range(r, min(r + per_task, replicates))) for r in range(0, replicates, per_task)]
+        per_task = (
+            1  # one file per (value, replicate): a layout that does not depend on the workers
+        )
+    chunks = [
+        tuple(range(r, min(r + per_task, replicates))) for r in range(0, replicates, per_task)
+    ]
     cells = [(i, chunk) for i in range(grid.size) for chunk in chunks]
     tasks = [
-        (experiment, param, int(raw_values[i]) if integral else float(grid[i]), seed, i, chunk, dict(fixed))
+        (
+            experiment,
+            param,
+            int(raw_values[i]) if integral else float(grid[i]),
+            seed,
+            i,
+            chunk,
+            dict(fixed),
+        )
         for i, chunk in cells
     ]
     stage = None
     if checkpoint is not None:
         from ..checkpoint import fingerprint, open_checkpoint
 
-        stage = open_checkpoint(checkpoint, {
-            "kind": "sweep", "experiment": fingerprint(experiment), "param": param, "values": grid.tolist(),
-            "integral": bool(integral), "replicates": replicates, "seed": int(seed), "fixed": fingerprint(dict(fixed)),
-        }).stage("cells")
+        stage = open_checkpoint(
+            checkpoint,
+            {
+                "kind": "sweep",
+                "experiment": fingerprint(experiment),
+                "param": param,
+                "values": grid.tolist(),
+                "integral": bool(integral),
+                "replicates": replicates,
+                "seed": int(seed),
+                "fixed": fingerprint(dict(fixed)),
+            },
+        ).stage("cells")
     start = time.perf_counter()
     with session(backend, n_workers, scheduler, len(tasks), (experiment, tasks[:1])) as runner:
         parts = runner.map(_run_cell, tasks, stage)
     wall = time.perf_counter() - start
     batches = {p.shape[1] for p in parts}
     if len(batches) > 1:
-        raise MechanismError(f"the experiment returned batches of different sizes across grid values: {sorted(batches)}")
+        raise MechanismError(
+            f"the experiment returned batches of different sizes across grid values: {sorted(batches)}"
+        )
     per_value = len(chunks)
-    errors = np.stack([np.concatenate(parts[i * per_value : (i + 1) * per_value]).mean(axis=1) for i in range(grid.size)])
+    errors = np.stack(
+        [
+            np.concatenate(parts[i * per_value : (i + 1) * per_value]).mean(axis=1)
+            for i in range(grid.size)
+        ]
+    )
     return SweepResult(
         param=param,
         values=raw_values.astype(np.int64) if integral else grid,

@@ -95,23 +95,42 @@ def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_boun
     """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
     top, bottom = expected + margin, expected - margin
     if exponent_bound == "upper":
-        return (Verdict.CONSISTENT if hi <= top
-                else Verdict.INCONSISTENT if lo > top else Verdict.INCONCLUSIVE)
+        return (
+            Verdict.CONSISTENT
+            if hi <= top
+            else Verdict.INCONSISTENT
+            if lo > top
+            else Verdict.INCONCLUSIVE
+        )
     if exponent_bound == "lower":
-        return (Verdict.CONSISTENT if lo >= bottom
-                else Verdict.INCONSISTENT if hi < bottom else Verdict.INCONCLUSIVE)
+        return (
+            Verdict.CONSISTENT
+            if lo >= bottom
+            else Verdict.INCONSISTENT
+            if hi < bottom
+            else Verdict.INCONCLUSIVE
+        )
     if bottom <= lo and hi <= top:
         return Verdict.CONSISTENT
     return Verdict.INCONSISTENT if hi < bottom or lo > top else Verdict.INCONCLUSIVE
 
 
-_CLAIM_TEXT = {"order": "{e:g} ± {m:g}", "upper": "exponent ≤ {e:g} + {m:g} (one-sided)",
-               "lower": "exponent ≥ {e:g} − {m:g} (one-sided)"}
+_CLAIM_TEXT = {
+    "order": "{e:g} ± {m:g}",
+    "upper": "exponent ≤ {e:g} + {m:g} (one-sided)",
+    "lower": "exponent ≥ {e:g} − {m:g} (one-sided)",
+}
 
 
-def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1,
-                   confidence: float = 0.90, *, bound: str = "order",
-                   limit: str = "large") -> ExponentVerdict:
+def check_exponent(
+    fit: PowerLawFit,
+    expected: float,
+    margin: float = 0.1,
+    confidence: float = 0.90,
+    *,
+    bound: str = "order",
+    limit: str = "large",
+) -> ExponentVerdict:
     """Test ``fit.exponent`` against the claimed exponent ``expected`` in the claim's direction.
 
     Parameters
@@ -129,7 +148,9 @@ def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1,
     ExponentVerdict
     """
     if not isinstance(fit, PowerLawFit):
-        raise InputError(f"fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got {type(fit).__name__}")
+        raise InputError(
+            f"fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got {type(fit).__name__}"
+        )
     expected = _finite(expected, "expected")
     margin = _finite(margin, "margin")
     if margin <= 0:
@@ -143,7 +164,11 @@ def check_exponent(fit: PowerLawFit, expected: float, margin: float = 0.1,
     verdict = _verdict(lo, hi, expected, margin, exponent_bound)
     below, above = ("faster", "slower") if limit == "large" else ("slower", "faster")
     direction = below if hi < expected else above if lo > expected else "indistinguishable"
-    relation = "indistinguishable from the claim" if direction == "indistinguishable" else f"{direction} than claimed"
+    relation = (
+        "indistinguishable from the claim"
+        if direction == "indistinguishable"
+        else f"{direction} than claimed"
+    )
     claimed = _CLAIM_TEXT[exponent_bound].format(e=expected, m=margin)
     message = (
         f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, {hi:.3f}] "

@@ -6,7 +6,15 @@
 """
 
 from .atomic import write_atomic
-from .results import claim_seed, dumps_results, exit_code, load_results, run_claim, run_claims, select_claims
+from .results import (
+    claim_seed,
+    dumps_results,
+    exit_code,
+    load_results,
+    run_claim,
+    run_claims,
+    select_claims,
+)
 from .schema import SCHEMA, SCHEMA_VERSION, VERDICTS, ResultsError, validate_results
 from .writer import REPORT_FILES, write_report
 

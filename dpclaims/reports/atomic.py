@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import InputError
 
@@ -47,7 +47,9 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise InputError(f"cannot write {str(path)!r}: {exc.strerror or exc}; choose a writable location") from None
+        raise InputError(
+            f"cannot write {str(path)!r}: {exc.strerror or exc}; choose a writable location"
+        ) from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
@@ -70,13 +72,18 @@ def check_output_file(path: str | Path, name: str) -> Path:
     path = Path(path).expanduser()
     folder = path.parent
     if path.is_dir():
-        raise InputError(f"{name} {str(path)!r} is a directory; pass a file name such as figure.png")
+        raise InputError(
+            f"{name} {str(path)!r} is a directory; pass a file name such as figure.png"
+        )
     if not folder.is_dir():
-        raise InputError(f"{name} {str(path)!r}: folder {str(folder)!r} does not exist; create it "
-                         "or pass another path")
+        raise InputError(
+            f"{name} {str(path)!r}: folder {str(folder)!r} does not exist; create it "
+            "or pass another path"
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{name} {str(path)!r}: folder {str(folder)!r} cannot be written; "
-                         "pass another path")
+        raise InputError(
+            f"{name} {str(path)!r}: folder {str(folder)!r} cannot be written; pass another path"
+        )
     return path
 
 
@@ -138,31 +145,43 @@ def check_output_dir(out: str | Path, force: bool = False) -> Path:
     target = Path(out).expanduser().absolute()
     if target.exists() or target.is_symlink():
         if not target.is_dir():
-            raise InputError(f"--out {str(out)!r} exists and is not a directory; pass a directory path")
+            raise InputError(
+                f"--out {str(out)!r} exists and is not a directory; pass a directory path"
+            )
         what = _never_replaced(target)
         if what is not None:
-            raise InputError(f"--out {str(out)!r} is {what}, which dpclaims never replaces; "
-                             "pass a new folder, e.g. --out dpclaims-report")
+            raise InputError(
+                f"--out {str(out)!r} is {what}, which dpclaims never replaces; "
+                "pass a new folder, e.g. --out dpclaims-report"
+            )
         if any(target.iterdir()):
             if not force:
-                raise InputError(f"output directory {str(out)!r} already exists; pass --force to "
-                                 "replace it, or choose another --out")
+                raise InputError(
+                    f"output directory {str(out)!r} already exists; pass --force to "
+                    "replace it, or choose another --out"
+                )
             foreign = _foreign_file(target)
             if foreign == MARKER:
-                raise InputError(f"--out {str(out)!r} is not a report folder dpclaims wrote "
-                                 f"(it has no {MARKER} marker), so --force leaves it alone; "
-                                 "choose another --out (or delete it yourself)")
+                raise InputError(
+                    f"--out {str(out)!r} is not a report folder dpclaims wrote "
+                    f"(it has no {MARKER} marker), so --force leaves it alone; "
+                    "choose another --out (or delete it yourself)"
+                )
             if foreign is not None:
-                raise InputError(f"--out {str(out)!r} holds {foreign!r}, which dpclaims did not "
-                                 "write, so --force leaves the folder alone; move that file out, "
-                                 "or choose another --out")
+                raise InputError(
+                    f"--out {str(out)!r} holds {foreign!r}, which dpclaims did not "
+                    "write, so --force leaves the folder alone; move that file out, "
+                    "or choose another --out"
+                )
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         probe = tempfile.mkdtemp(prefix=f".{target.name}.probe.", dir=parent)
     except OSError as exc:
-        raise InputError(f"output directory {str(out)!r} cannot be written ({exc.strerror or exc}); "
-                         "choose a writable --out") from None
+        raise InputError(
+            f"output directory {str(out)!r} cannot be written ({exc.strerror or exc}); "
+            "choose a writable --out"
+        ) from None
     os.rmdir(probe)
     return target
 
@@ -171,8 +190,9 @@ def _write_marker(folder: Path) -> None:
     from .. import __version__
 
     written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir())
-    header = (f"report folder written by dpclaims {__version__}; "
-              "'dpclaims verify --force' may replace it")
+    header = (
+        f"report folder written by dpclaims {__version__}; 'dpclaims verify --force' may replace it"
+    )
     (folder / MARKER).write_text("\n".join([header, *written]) + "\n", encoding="utf-8")
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -26,14 +27,26 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
 from ..verdicts import UNCHECKED  # noqa: E402
 
-__all__ = ["SUMMARY_FIGURE", "rate_figure", "audit_figure", "summary_figure", "claim_figure", "tradeoff_bound",
-           "section6_figure"]
+__all__ = [
+    "SUMMARY_FIGURE",
+    "rate_figure",
+    "audit_figure",
+    "summary_figure",
+    "claim_figure",
+    "tradeoff_bound",
+    "section6_figure",
+]
 
 SUMMARY_FIGURE = "summary"
 """Key (and file stem) of the summary figure among the claim figures."""
 
 _DPI = 100
-_COLORS = {"consistent": "#2e7d32", "violation": "#c62828", "inconsistent": "#c62828", "inconclusive": "#b26a00"}
+_COLORS = {
+    "consistent": "#2e7d32",
+    "violation": "#c62828",
+    "inconsistent": "#c62828",
+    "inconclusive": "#b26a00",
+}
 
 
 def _png(fig: Any) -> bytes:
@@ -58,11 +71,20 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
     values = np.asarray(sweep["values"], dtype=float)
     errors = np.asarray(sweep["errors"], dtype=float).reshape(values.size, -1)
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
-    fig.subplots_adjust(left=0.18, right=0.97, bottom=0.12, top=0.92)  # fixed margins: 2x faster than a layout engine
+    fig.subplots_adjust(
+        left=0.18, right=0.97, bottom=0.12, top=0.92
+    )  # fixed margins: 2x faster than a layout engine
     xs = np.repeat(values, errors.shape[1])
     ys = errors.reshape(-1)
     keep = ys > 0
-    ax.scatter(xs[keep], ys[keep], s=12, alpha=0.35, color="#546e7a", label=f"replicates (R = {errors.shape[1]})")
+    ax.scatter(
+        xs[keep],
+        ys[keep],
+        s=12,
+        alpha=0.35,
+        color="#546e7a",
+        label=f"replicates (R = {errors.shape[1]})",
+    )
     positive = np.where(errors > 0, errors, np.nan)
     with np.errstate(invalid="ignore"):
         centre_y = np.exp(np.nanmean(np.log(positive), axis=1))
@@ -72,20 +94,37 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
     exponent, intercept = fit.get("exponent"), fit.get("intercept")
     if exponent is not None and intercept is not None:
         anchor = math.exp(intercept + exponent * log_centre)
-        ax.plot(grid, np.exp(intercept) * grid ** exponent, color="#1565c0",
-                label=f"fit: slope {exponent:.3f}")
+        ax.plot(
+            grid,
+            np.exp(intercept) * grid**exponent,
+            color="#1565c0",
+            label=f"fit: slope {exponent:.3f}",
+        )
         low, high = check["interval"]
         if low is not None and high is not None:
             ratio = grid / math.exp(log_centre)
-            band = np.stack([anchor * ratio ** low, anchor * ratio ** high])
-            ax.fill_between(grid, band.min(axis=0), band.max(axis=0), color="#1565c0", alpha=0.15,
-                            label=f"{check['confidence']:.0%} CI [{low:.3f}, {high:.3f}]")
-        ax.plot(grid, anchor * (grid / math.exp(log_centre)) ** check["expected"], "--", color="#c62828",
-                label=f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
-                      f"({check.get('bound', 'order')}, margin {check['margin']:g})")
+            band = np.stack([anchor * ratio**low, anchor * ratio**high])
+            ax.fill_between(
+                grid,
+                band.min(axis=0),
+                band.max(axis=0),
+                color="#1565c0",
+                alpha=0.15,
+                label=f"{check['confidence']:.0%} CI [{low:.3f}, {high:.3f}]",
+            )
+        ax.plot(
+            grid,
+            anchor * (grid / math.exp(log_centre)) ** check["expected"],
+            "--",
+            color="#c62828",
+            label=f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
+            f"({check.get('bound', 'order')}, margin {check['margin']:g})",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(values, [f"{v:g}" for v in values], fontsize=8)  # the grid itself, never crowded minor labels
+    ax.set_xticks(
+        values, [f"{v:g}" for v in values], fontsize=8
+    )  # the grid itself, never crowded minor labels
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(sweep["param"])
     ax.set_ylabel("error")
@@ -112,8 +151,16 @@ def audit_figure(entry: Any) -> bytes:
     return _png(fig)
 
 
-_SECTION6_LABELS = {"train": "train loss", "grad": "squared train gradient norm", "test": "test loss"}
-_SECTION6_STYLE = {"gd": ("GD (ref)", "#777777"), "dp-gd": ("DP-GD", "#1565c0"), "diff2-gd": ("DIFF2-GD", "#c62828")}
+_SECTION6_LABELS = {
+    "train": "train loss",
+    "grad": "squared train gradient norm",
+    "test": "test loss",
+}
+_SECTION6_STYLE = {
+    "gd": ("GD (ref)", "#777777"),
+    "dp-gd": ("DP-GD", "#1565c0"),
+    "diff2-gd": ("DIFF2-GD", "#c62828"),
+}
 
 
 def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
@@ -131,19 +178,37 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
             for method, curve in summary["curves"][metric].items():
                 label, color = _SECTION6_STYLE[method]
                 mean, std = np.asarray(curve["mean"]), np.asarray(curve["std"])
-                ax.plot(x, mean, color=color, lw=1.4, label=label, ls="--" if method == "gd" else "-")
-                ax.fill_between(x, np.maximum(mean - std, mean * 1e-3), mean + std, color=color, alpha=0.15, lw=0)
+                ax.plot(
+                    x, mean, color=color, lw=1.4, label=label, ls="--" if method == "gd" else "-"
+                )
+                ax.fill_between(
+                    x,
+                    np.maximum(mean - std, mean * 1e-3),
+                    mean + std,
+                    color=color,
+                    alpha=0.15,
+                    lw=0,
+                )
             test = summary["tests"][metric]
             ax.set_yscale("log")
-            ax.set_title(f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, {summary['setup']['seeds']} seeds"
-                         f"{' (DIFF2-GD wins)' if test['wins'] else ''}", fontsize=9, loc="left")
+            ax.set_title(
+                f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, {summary['setup']['seeds']} seeds"
+                f"{' (DIFF2-GD wins)' if test['wins'] else ''}",
+                fontsize=9,
+                loc="left",
+            )
             ax.grid(True, which="both", alpha=0.2)
             if row == rows - 1:
                 ax.set_xlabel("communication round")
     axes[0, 0].legend(fontsize=8)
     setup = next(iter(summaries.values()))["setup"]
-    fig.suptitle(f"DIFF2 §6: ε = {setup['epsilon']:g}, δ = {setup['delta']:g}, R = {setup['rounds']}, "
-                 "mean ± std over seeds, App. A tuning", fontsize=10, x=0.01, ha="left")
+    fig.suptitle(
+        f"DIFF2 §6: ε = {setup['epsilon']:g}, δ = {setup['delta']:g}, R = {setup['rounds']}, "
+        "mean ± std over seeds, App. A tuning",
+        fontsize=10,
+        x=0.01,
+        ha="left",
+    )
     fig.tight_layout()
     return _png(fig)
 
@@ -172,21 +237,42 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
     height = 1.5 + 0.3 * len(audits)
     fig, ax = plt.subplots(figsize=(7.0, height))
     label_inches = 0.3 + 0.062 * max(len(e["id"]) for e in audits)  # 8-pt labels on the y axis
-    fig.subplots_adjust(left=min(0.6, label_inches / 7.0), right=0.97, bottom=0.95 / height, top=1 - 0.4 / height)
+    fig.subplots_adjust(
+        left=min(0.6, label_inches / 7.0), right=0.97, bottom=0.95 / height, top=1 - 0.4 / height
+    )
     rows = np.arange(len(audits))[::-1]
     claimed = np.array([e["evidence"]["epsilon"] for e in audits], dtype=float)
-    lowers = np.array([e["evidence"]["epsilon_lower"] if e["evidence"]["epsilon_lower"] is not None else np.nan
-                       for e in audits], dtype=float)
+    lowers = np.array(
+        [
+            e["evidence"]["epsilon_lower"] if e["evidence"]["epsilon_lower"] is not None else np.nan
+            for e in audits
+        ],
+        dtype=float,
+    )
     colors = [_COLORS.get(e["verdict"], "black") for e in audits]
     ax.hlines(rows, 0, np.nan_to_num(lowers), color=colors, lw=3, alpha=0.45)
-    ax.scatter(lowers, rows, color=colors, zorder=3, label="certified lower bound (green: consistent, red: violation)")
-    ax.scatter(claimed, rows, marker="|", s=220, linewidths=2, color="black", zorder=4, label="claimed ε")
+    ax.scatter(
+        lowers,
+        rows,
+        color=colors,
+        zorder=3,
+        label="certified lower bound (green: consistent, red: violation)",
+    )
+    ax.scatter(
+        claimed, rows, marker="|", s=220, linewidths=2, color="black", zorder=4, label="claimed ε"
+    )
     ax.set_yticks(rows, [e["id"] for e in audits], fontsize=8)
     ax.set_ylim(-0.6, len(audits) - 0.4)
     ax.set_xlim(0, 1.08 * float(np.nanmax(np.concatenate([claimed, lowers]))))
     ax.set_xlabel("ε")
     ax.grid(True, axis="x", alpha=0.25)
     fig.legend(fontsize=8, loc="lower center", ncol=2, frameon=False)
-    fig.suptitle("Privacy audits: claimed ε vs certified lower bound", fontsize=10, x=0.02, y=1 - 0.08 / height,
-                 ha="left", va="top")
+    fig.suptitle(
+        "Privacy audits: claimed ε vs certified lower bound",
+        fontsize=10,
+        x=0.02,
+        y=1 - 0.08 / height,
+        ha="left",
+        va="top",
+    )
     return _png(fig)

@@ -10,7 +10,8 @@ internal labels (RT-8, §7(a), Q2, ...) that occur in the report.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .text import _join, _num, key_figure, parts
 
@@ -31,42 +32,83 @@ __all__ = [
 FINDING_VERDICTS = ("violation", "inconsistent")
 """Verdicts that are findings against a claim (kept only when a rerun confirmed them)."""
 
-_SPECS = ("000 Lowy-Liu-Asi, 001 Ghazi et al., 002 Choquette-Choo-Ganesh-Thakurta, "
-          "003 pure-DP heavy-tailed SCO, 004 Murata-Suzuki DIFF2")
+_SPECS = (
+    "000 Lowy-Liu-Asi, 001 Ghazi et al., 002 Choquette-Choo-Ganesh-Thakurta, "
+    "003 pure-DP heavy-tailed SCO, 004 Murata-Suzuki DIFF2"
+)
 
 _GLOSSARY = (
-    (r"\bspec \d{3}\b|\bspec(?:'s)? §?\d", "spec NNN, spec x.y",
-     f"the project's written specification of a paper ({_SPECS}) and its sections"),
-    (r"§\s?7\s?\(a\)", "§7(a)",
-     "the spec's privacy audits: neighbouring datasets to audit each privacy claim on"),
+    (
+        r"\bspec \d{3}\b|\bspec(?:'s)? §?\d",
+        "spec NNN, spec x.y",
+        f"the project's written specification of a paper ({_SPECS}) and its sections",
+    ),
+    (
+        r"§\s?7\s?\(a\)",
+        "§7(a)",
+        "the spec's privacy audits: neighbouring datasets to audit each privacy claim on",
+    ),
     (r"§\s?7\s?\(b\)", "§7(b)", "the spec's rate tests: sweeps that check a claimed exponent"),
-    (r"§\s?7\s?\(c\)", "§7(c)",
-     "the spec's mutants: deliberately broken implementations an audit must catch"),
-    (r"\bRT-?\d", "RT-n (RT-7A, RT-3n, ...)",
-     "rate test number n of the spec's plan; a suffix names a variant (e.g. the parameter swept)"),
-    (r"\b[PQ][1-4]\b", "P1-P4, Q1-Q4",
-     "the neighbouring dataset pairs of the spec's privacy audits"),
-    (r"\bPV-\d", "PV-1, PV-2, PV-3",
-     "exactly solvable variants of the heavy-tailed paper's private minimiser "
-     "(one-dimensional, low-dimensional box, grid)"),
-    (r"\bM\d{1,2}\b", "M1, M2, ...",
-     "a mutant of the spec's list (a known bug the checks must catch)"),
-    (r"\bH[1-4]\b", "H1-H4",
-     "hard instances: H1 linear loss on a hypercube, H2 its one-dimensional case, "
-     "H3 absolute deviation (non-smooth), H4 strongly convex quadratic"),
-    (r"\[DERIVED\]", "[DERIVED]",
-     "a statement the spec's authors worked out; the paper does not print it"),
+    (
+        r"§\s?7\s?\(c\)",
+        "§7(c)",
+        "the spec's mutants: deliberately broken implementations an audit must catch",
+    ),
+    (
+        r"\bRT-?\d",
+        "RT-n (RT-7A, RT-3n, ...)",
+        "rate test number n of the spec's plan; a suffix names a variant (e.g. the parameter swept)",
+    ),
+    (
+        r"\b[PQ][1-4]\b",
+        "P1-P4, Q1-Q4",
+        "the neighbouring dataset pairs of the spec's privacy audits",
+    ),
+    (
+        r"\bPV-\d",
+        "PV-1, PV-2, PV-3",
+        "exactly solvable variants of the heavy-tailed paper's private minimiser "
+        "(one-dimensional, low-dimensional box, grid)",
+    ),
+    (
+        r"\bM\d{1,2}\b",
+        "M1, M2, ...",
+        "a mutant of the spec's list (a known bug the checks must catch)",
+    ),
+    (
+        r"\bH[1-4]\b",
+        "H1-H4",
+        "hard instances: H1 linear loss on a hypercube, H2 its one-dimensional case, "
+        "H3 absolute deviation (non-smooth), H4 strongly convex quadratic",
+    ),
+    (
+        r"\[DERIVED\]",
+        "[DERIVED]",
+        "a statement the spec's authors worked out; the paper does not print it",
+    ),
     (r"\[DEFAULT", "[DEFAULT]", "a choice the paper leaves open, fixed by the spec"),
-    (r"\[PROTOTYPE\]|\[SIM\]", "[PROTOTYPE], [SIM]",
-     "a number from a quick prototype written with the spec"),
-    (r"\[RECON", "[RECON]",
-     "reconstructed by the spec's authors where the paper's text is garbled or missing; "
-     "check it"),
-    (r"\brelaxed\b", "relaxed (constants)",
-     "the algorithm with smaller constants than the paper's so that rate tests run at laptop "
-     "scale (the exponents are unchanged; the paper's privacy theorem does not cover this mode)"),
-    (r"\bTOST\b", "TOST",
-     "two one-sided tests: the equivalence test behind consistent/inconsistent"),
+    (
+        r"\[PROTOTYPE\]|\[SIM\]",
+        "[PROTOTYPE], [SIM]",
+        "a number from a quick prototype written with the spec",
+    ),
+    (
+        r"\[RECON",
+        "[RECON]",
+        "reconstructed by the spec's authors where the paper's text is garbled or missing; "
+        "check it",
+    ),
+    (
+        r"\brelaxed\b",
+        "relaxed (constants)",
+        "the algorithm with smaller constants than the paper's so that rate tests run at laptop "
+        "scale (the exponents are unchanged; the paper's privacy theorem does not cover this mode)",
+    ),
+    (
+        r"\bTOST\b",
+        "TOST",
+        "two one-sided tests: the equivalence test behind consistent/inconsistent",
+    ),
 )
 """(pattern, term, meaning) of the internal labels a report may contain."""
 
@@ -107,9 +149,11 @@ def _piece_why(piece: Mapping[str, Any]) -> str:
     check = ev["check"]
     if caveats and check["verdict"] == "inconsistent":  # the caveats alone made it undecided
         return caveats
-    why = (f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles an "
-           f"edge of the claimed {check['expected']:g} ± {check['margin']:g}: this sweep cannot "
-           "tell whether the exponent lies inside the band")
+    why = (
+        f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles an "
+        f"edge of the claimed {check['expected']:g} ± {check['margin']:g}: this sweep cannot "
+        "tell whether the exponent lies inside the band"
+    )
     return f"{why}; also {caveats}" if caveats else why
 
 
@@ -122,8 +166,9 @@ def why_undecided(entry: Mapping[str, Any]) -> str:
     pieces = parts(entry)
     if len(pieces) == 1:
         return _piece_why(entry)
-    return "; ".join(f"{_name(p)}: {_piece_why(p)}" for p in pieces
-                     if p["verdict"] == "inconclusive")
+    return "; ".join(
+        f"{_name(p)}: {_piece_why(p)}" for p in pieces if p["verdict"] == "inconclusive"
+    )
 
 
 def _allowed(check: Mapping[str, Any]) -> str:
@@ -141,19 +186,25 @@ def _measured(piece: Mapping[str, Any]) -> str:
     ev = piece["evidence"]
     if piece["type"] == "rate":
         sweep, check = ev["sweep"], ev["check"]
-        return (f"a sweep of {sweep['param']} over {{{_join(sweep['values'])}}} with "
-                f"{sweep['replicates']} replicates gives a fitted slope of "
-                f"{check['exponent']:.3f}, {check['confidence']:.0%} interval {_interval(check)}, "
-                f"where the claim allows {_allowed(check)}")
+        return (
+            f"a sweep of {sweep['param']} over {{{_join(sweep['values'])}}} with "
+            f"{sweep['replicates']} replicates gives a fitted slope of "
+            f"{check['exponent']:.3f}, {check['confidence']:.0%} interval {_interval(check)}, "
+            f"where the claim allows {_allowed(check)}"
+        )
     if piece["type"] == "audit":
         label = "certifies" if ev["certified"] else "estimates (not certified)"
-        return (f"an audit with {ev['trials']} runs per dataset {label} "
-                f"ε ≥ {_num(ev['epsilon_lower'], '.3f')} at confidence {ev['confidence']:g}, "
-                f"against the claimed ({ev['epsilon']:g}, {ev['delta']:g})-DP")
-    off = [f"{name} = {_num(c.get('value', c.get('estimate')), '.6g')} against "
-           f"{_num(c.get('expected'), '.6g')}"
-           for name, c in ev.get("checks", {}).items()
-           if isinstance(c, Mapping) and not c.get("ok")]
+        return (
+            f"an audit with {ev['trials']} runs per dataset {label} "
+            f"ε ≥ {_num(ev['epsilon_lower'], '.3f')} at confidence {ev['confidence']:g}, "
+            f"against the claimed ({ev['epsilon']:g}, {ev['delta']:g})-DP"
+        )
+    off = [
+        f"{name} = {_num(c.get('value', c.get('estimate')), '.6g')} against "
+        f"{_num(c.get('expected'), '.6g')}"
+        for name, c in ev.get("checks", {}).items()
+        if isinstance(c, Mapping) and not c.get("ok")
+    ]
     return "the computation gives " + ("; ".join(off) if off else piece["summary"])
 
 
@@ -178,12 +229,22 @@ def evidence_paragraph(entry: Mapping[str, Any]) -> str:
     text = text[0].upper() + text[1:] + "."
     confirmation = entry.get("confirmation")
     if confirmation and confirmation.get("confirmed"):
-        rerun = {p["id"]: p for p in parts({**entry, "verdict": confirmation["verdict"],
-                                            "summary": confirmation["summary"],
-                                            "evidence": confirmation["evidence"]})}
+        rerun = {
+            p["id"]: p
+            for p in parts(
+                {
+                    **entry,
+                    "verdict": confirmation["verdict"],
+                    "summary": confirmation["summary"],
+                    "evidence": confirmation["evidence"],
+                }
+            )
+        }
         again = "; ".join(key_figure(rerun[p["id"]]) for p in pieces if p["id"] in rerun)
-        text += (f" A rerun on the independent seed {confirmation['seed']} at the same budget "
-                 f"finds it again ({again}).")
+        text += (
+            f" A rerun on the independent seed {confirmation['seed']} at the same budget "
+            f"finds it again ({again})."
+        )
     elif confirmation is None:
         text += " This run did not confirm findings by a rerun."
     note = str(entry["evidence"].get("note") or "").strip().rstrip(".")
@@ -204,10 +265,13 @@ def confirmation_line(entry: Mapping[str, Any]) -> str | None:
         return None
     if confirmation.get("error"):
         return confirmation["error"]
-    outcome = ("confirms the finding" if confirmation["confirmed"]
-               else "does not confirm it: not decided")
-    return (f"rerun on the independent seed {confirmation['seed']}: {confirmation['verdict']} "
-            f"({confirmation['summary']}); {outcome}")
+    outcome = (
+        "confirms the finding" if confirmation["confirmed"] else "does not confirm it: not decided"
+    )
+    return (
+        f"rerun on the independent seed {confirmation['seed']}: {confirmation['verdict']} "
+        f"({confirmation['summary']}); {outcome}"
+    )
 
 
 def multiplicity_text(results: Mapping[str, Any]) -> str:
@@ -218,17 +282,21 @@ def multiplicity_text(results: Mapping[str, Any]) -> str:
 
         m = multiplicity(results["claims"])
     levels = ", ".join(f"{a:.3g}" for a in m.get("levels", [])) or "n/a"
-    text = (f"This run made {m['rate_tests']} rate tests and {m['audit_tests']} privacy audits "
-            f"(statistical tests at level {levels}: at most this chance of a false finding when "
-            f"the claim holds) and {m['value_checks']} value checks (computed numbers compared "
-            "with the paper's within a tolerance; no error level). If every claim held, chance "
-            f"alone would give at most {m['expected_false_first']:.2f} false findings on first "
-            "runs")
+    text = (
+        f"This run made {m['rate_tests']} rate tests and {m['audit_tests']} privacy audits "
+        f"(statistical tests at level {levels}: at most this chance of a false finding when "
+        f"the claim holds) and {m['value_checks']} value checks (computed numbers compared "
+        "with the paper's within a tolerance; no error level). If every claim held, chance "
+        f"alone would give at most {m['expected_false_first']:.2f} false findings on first "
+        "runs"
+    )
     if results["settings"].get("confirm", False):
-        text += (f"; a finding counts only when a rerun on an independent seed finds it again, "
-                 f"which brings this to at most {m['expected_false_confirmed']:.3f}. "
-                 f"{m['findings_confirmed']} finding(s) were confirmed, "
-                 f"{m['findings_not_confirmed']} were not (listed as not decided).")
+        text += (
+            f"; a finding counts only when a rerun on an independent seed finds it again, "
+            f"which brings this to at most {m['expected_false_confirmed']:.3f}. "
+            f"{m['findings_confirmed']} finding(s) were confirmed, "
+            f"{m['findings_not_confirmed']} were not (listed as not decided)."
+        )
     else:
         text += "; findings were not confirmed by a rerun in this run."
     return text

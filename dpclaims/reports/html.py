@@ -8,18 +8,36 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from html import escape
-from typing import Any, Mapping
+from typing import Any
 
 from ..verdicts import UNCHECKED
 from .figures import SUMMARY_FIGURE
-from .findings import (confirmation_line, evidence_paragraph, findings, glossary, measured,
-                       multiplicity_text, shown_in_findings, unchecked, undecided, why_undecided)
+from .findings import (
+    confirmation_line,
+    evidence_paragraph,
+    findings,
+    glossary,
+    measured,
+    multiplicity_text,
+    shown_in_findings,
+    unchecked,
+    undecided,
+    why_undecided,
+)
 from .results import exit_code
 from .schema import VERDICTS
-from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, settings_rows
+from .text import (
+    VERDICT_LABELS,
+    counts_line,
+    evidence_rows,
+    footer_rows,
+    key_figure,
+    plural,
+    settings_rows,
+)
 from .text import parts as split_parts
-from .text import plural
 
 __all__ = ["render_html"]
 
@@ -95,20 +113,29 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
         pieces = split_parts(entry)
         for piece in pieces:
             if len(pieces) > 1:
-                parts.append(f'<p class="part"><code>{escape(piece["id"])}</code> {_badge(piece["verdict"])} '
-                             f'{escape(piece["summary"])}</p>')
+                parts.append(
+                    f'<p class="part"><code>{escape(piece["id"])}</code> {_badge(piece["verdict"])} '
+                    f"{escape(piece['summary'])}</p>"
+                )
             if piece["id"] not in figures:
                 figure = ""
             elif shown_in_findings(entry, piece):
-                figure = ('<p class="reason">Figure: under <a href="#findings">Findings</a> '
-                          "above.</p>")
+                figure = (
+                    '<p class="reason">Figure: under <a href="#findings">Findings</a> above.</p>'
+                )
             else:
                 figure = _img(figures[piece["id"]], f"figure for {piece['id']}")
-            parts.append(f'<div class="evidence">{_kv(evidence_rows(piece, footer=len(pieces) == 1))}{figure}</div>')
+            parts.append(
+                f'<div class="evidence">{_kv(evidence_rows(piece, footer=len(pieces) == 1))}{figure}</div>'
+            )
         if len(pieces) > 1:
-            parts.append(f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in footer_rows(entry))}</p>')
+            parts.append(
+                f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in footer_rows(entry))}</p>'
+            )
         evidence = json.dumps(entry["evidence"], indent=1, ensure_ascii=False)
-        parts.append(f"<details><summary>All evidence (JSON)</summary><pre>{escape(evidence)}</pre></details>")
+        parts.append(
+            f"<details><summary>All evidence (JSON)</summary><pre>{escape(evidence)}</pre></details>"
+        )
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -123,43 +150,55 @@ def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> 
     if not found:
         return out + ["<p>No claim is contradicted by a confirmed finding.</p>"]
     if results["settings"].get("confirm", False):
-        how = (", each found on the run's seed and again on an independent rerun at the same "
-               "budget.")
+        how = ", each found on the run's seed and again on an independent rerun at the same budget."
     else:
         how = " (findings were not confirmed by a rerun in this run)."
     out.append(f"<p>{len(found)} claim(s) contradicted by experiment{escape(how)}</p>")
     for entry in found:
-        images = "".join(_img(figures[p["id"]], f"figure for {p['id']}")
-                         for p in split_parts(entry)
-                         if shown_in_findings(entry, p) and p["id"] in figures)
+        images = "".join(
+            _img(figures[p["id"]], f"figure for {p['id']}")
+            for p in split_parts(entry)
+            if shown_in_findings(entry, p) and p["id"] in figures
+        )
         where = " · ".join(escape(entry[k]) for k in ("kind", "source", "algorithm"))
-        out.append("\n".join([
-            '<section class="claim">',
-            f"<h3>{_claim_link(entry)} {_badge(entry['verdict'])}</h3>",
-            f'<p class="where">{where}</p>',
-            f"<blockquote>{escape(entry['statement'])}</blockquote>",
-            f"<p><strong>Measured:</strong> {escape(measured(entry))}</p>",
-            f"<p>{escape(evidence_paragraph(entry))}</p>",
-            images,
-            "</section>",
-        ]))
+        out.append(
+            "\n".join(
+                [
+                    '<section class="claim">',
+                    f"<h3>{_claim_link(entry)} {_badge(entry['verdict'])}</h3>",
+                    f'<p class="where">{where}</p>',
+                    f"<blockquote>{escape(entry['statement'])}</blockquote>",
+                    f"<p><strong>Measured:</strong> {escape(measured(entry))}</p>",
+                    f"<p>{escape(evidence_paragraph(entry))}</p>",
+                    images,
+                    "</section>",
+                ]
+            )
+        )
     return out
 
 
 def _undecided_html(results: Mapping[str, Any]) -> list[str]:
     open_, skipped = undecided(results), unchecked(results)
-    out = ['<h2 id="undecided">What could not be decided</h2>',
-           f"<p>{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
-           "(skipped at this budget, or not checkable by any finite experiment).</p>"]
+    out = [
+        '<h2 id="undecided">What could not be decided</h2>',
+        f"<p>{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
+        "(skipped at this budget, or not checkable by any finite experiment).</p>",
+    ]
     if open_:
-        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
-                       f"<td>{escape(why_undecided(e))}</td></tr>" for e in open_)
+        rows = "".join(
+            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
+            f"<td>{escape(why_undecided(e))}</td></tr>"
+            for e in open_
+        )
         out.append(f"<table><tr><th>claim</th><th>verdict</th><th>why</th></tr>{rows}</table>")
     if skipped:
-        rows = "".join(f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
-                       f'<td>{escape(e["reason"])}</td></tr>' for e in skipped)
-        out.append("<table><tr><th>not checked</th><th>status</th><th>why</th></tr>"
-                   f"{rows}</table>")
+        rows = "".join(
+            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
+            f"<td>{escape(e['reason'])}</td></tr>"
+            for e in skipped
+        )
+        out.append(f"<table><tr><th>not checked</th><th>status</th><th>why</th></tr>{rows}</table>")
     return out
 
 
@@ -193,12 +232,14 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         f"<style>{_CSS}</style></head><body>",
         "<h1>dpclaims verification report</h1>",
         f'<p class="meta">dpclaims {escape(results["dpclaims_version"])} · budget {escape(results["settings"]["budget"])}'
-        f' · seed {results["settings"]["seed"]} · {results["wall_time"]:.1f} s · {escape(results["created"])}</p>',
+        f" · seed {results['settings']['seed']} · {results['wall_time']:.1f} s · {escape(results['created'])}</p>",
         f'<p class="counts">{badges}</p>',
         f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
-        *(f'<p class="warning"><strong>Warning:</strong> the check module <code>{escape(e["module"])}</code> failed '
-          f'to import ({escape(e["error"])}); the claims it registers are listed as not checkable.</p>'
-          for e in results["load_errors"]),
+        *(
+            f'<p class="warning"><strong>Warning:</strong> the check module <code>{escape(e["module"])}</code> failed '
+            f"to import ({escape(e['error'])}); the claims it registers are listed as not checkable.</p>"
+            for e in results["load_errors"]
+        ),
         *_findings_html(results, figures),
         *_undecided_html(results),
         "<h2>Tests run and false findings expected by chance</h2>",
@@ -207,9 +248,11 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
     terms = glossary(results)
     if terms:
         body = "".join(f"<tr><td>{escape(t)}</td><td>{escape(m)}</td></tr>" for t, m in terms)
-        out += ['<h2 id="glossary">Glossary</h2>',
-                "<p>Labels from the papers' specifications that appear in this report.</p>",
-                f"<table><tr><th>label</th><th>meaning</th></tr>{body}</table>"]
+        out += [
+            '<h2 id="glossary">Glossary</h2>',
+            "<p>Labels from the papers' specifications that appear in this report.</p>",
+            f"<table><tr><th>label</th><th>meaning</th></tr>{body}</table>",
+        ]
     out += [
         '<h2 id="all">All claims</h2>',
         '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound '
@@ -223,7 +266,9 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
     for paper in results["papers"]:
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in UNCHECKED for e in mine)
-        out.append(f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>')
+        out.append(
+            f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>'
+        )
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')
         out += [_claim(e, figures) for e in mine]
@@ -232,13 +277,20 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
 
         notes = kill_matrix_notes(results["mutants"])
         head = "".join(f"<th>{escape(h)}</th>" for h in KILL_MATRIX_HEADER)
-        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-                       for row in kill_matrix_cells(results["mutants"]))
-        out += ["<h2>Mutation testing</h2>", f"<table><tr>{head}</tr>{body}</table>",
-                "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>"]
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+            for row in kill_matrix_cells(results["mutants"])
+        )
+        out += [
+            "<h2>Mutation testing</h2>",
+            f"<table><tr>{head}</tr>{body}</table>",
+            "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>",
+        ]
     out.append("<h2>How this report was made</h2>")
     out.append(_kv(settings_rows(results)))
-    out.append("<p class=\"meta\">Every number, with all statistical choices, is in results.json; "
-               "<code>dpclaims report results.json --out DIR</code> re-renders this report from it.</p>")
+    out.append(
+        '<p class="meta">Every number, with all statistical choices, is in results.json; '
+        "<code>dpclaims report results.json --out DIR</code> re-renders this report from it.</p>"
+    )
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -8,17 +8,37 @@ re-rendering saved results gives the same file byte for byte.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..verdicts import FAILING, UNCHECKED
 from .figures import SUMMARY_FIGURE
-from .findings import (confirmation_line, evidence_paragraph, findings, glossary, measured,
-                       multiplicity_text, shown_in_findings, unchecked, undecided, why_undecided)
+from .findings import (
+    confirmation_line,
+    evidence_paragraph,
+    findings,
+    glossary,
+    measured,
+    multiplicity_text,
+    shown_in_findings,
+    unchecked,
+    undecided,
+    why_undecided,
+)
 from .results import exit_code
-from .text import VERDICT_LABELS, counts_line, evidence_rows, footer_rows, key_figure, parts, settings_rows
-from .text import plural
+from .text import (
+    VERDICT_LABELS,
+    counts_line,
+    evidence_rows,
+    footer_rows,
+    key_figure,
+    parts,
+    plural,
+    settings_rows,
+)
 
 __all__ = ["render_markdown"]
+
 
 def _cell(text: Any) -> str:
     """A table cell: one line, pipes escaped."""
@@ -42,11 +62,17 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     if entry["verdict"] == "not_checkable":
         return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
     if entry["verdict"] == "skipped":
-        return lines + [f"Skipped at this budget (run it with a larger --budget): "
-                        f"{_cell(entry['reason'])}.", ""]
+        return lines + [
+            f"Skipped at this budget (run it with a larger --budget): {_cell(entry['reason'])}.",
+            "",
+        ]
     if entry["verdict"] == "error":
-        return lines + [f"The experiment failed: `{_cell(entry['error'])}`", "",
-                        f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.", ""]
+        return lines + [
+            f"The experiment failed: `{_cell(entry['error'])}`",
+            "",
+            f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.",
+            "",
+        ]
     lines += [f"**Result:** {_cell(entry['summary'])}", ""]
     rerun = confirmation_line(entry)
     if rerun:
@@ -54,9 +80,15 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     pieces = parts(entry)
     for piece in pieces:
         if len(pieces) > 1:
-            lines += [f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: {_cell(piece['summary'])}", ""]
+            lines += [
+                f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: {_cell(piece['summary'])}",
+                "",
+            ]
         lines += ["| | |", "|---|---|"]
-        lines += [f"| {_cell(label)} | {_cell(value)} |" for label, value in evidence_rows(piece, footer=False)]
+        lines += [
+            f"| {_cell(label)} | {_cell(value)} |"
+            for label, value in evidence_rows(piece, footer=False)
+        ]
         lines.append("")
         if piece["id"] in figures and shown_in_findings(entry, piece):
             lines += ["Figure: under *Findings* above.", ""]
@@ -71,8 +103,12 @@ def _mutants_section(report: Mapping[str, Any]) -> list[str]:
     """The kill matrix of ``dpclaims verify --mutants``: each privacy mutant through its audit."""
     from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
 
-    lines = ["## Mutation testing", "", "| " + " | ".join(KILL_MATRIX_HEADER) + " |",
-             "|" + "---|" * len(KILL_MATRIX_HEADER)]
+    lines = [
+        "## Mutation testing",
+        "",
+        "| " + " | ".join(KILL_MATRIX_HEADER) + " |",
+        "|" + "---|" * len(KILL_MATRIX_HEADER),
+    ]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in kill_matrix_cells(report)]
     return lines + [""] + [f"- {_cell(note)}" for note in kill_matrix_notes(report)] + [""]
 
@@ -83,17 +119,28 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
     lines = ["## Findings", ""]
     if not found:
         return lines + ["No claim is contradicted by a confirmed finding.", ""]
-    lines += [f"{len(found)} claim(s) contradicted by experiment"
-              + (", each found on the run's seed and again on an independent rerun at the same "
-                 "budget."
-                 if confirmed else " (findings were not confirmed by a rerun in this run)."), ""]
+    lines += [
+        f"{len(found)} claim(s) contradicted by experiment"
+        + (
+            ", each found on the run's seed and again on an independent rerun at the same budget."
+            if confirmed
+            else " (findings were not confirmed by a rerun in this run)."
+        ),
+        "",
+    ]
     for entry in found:
-        lines += [f"### `{entry['id']}` — {_verdict(entry['verdict'])}", "",
-                  f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
-                  "",
-                  f"> {_cell(entry['statement'])}", "",
-                  f"**Measured:** {_cell(measured(entry))}", "",
-                  _cell(evidence_paragraph(entry)), ""]
+        lines += [
+            f"### `{entry['id']}` — {_verdict(entry['verdict'])}",
+            "",
+            f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+            "",
+            f"> {_cell(entry['statement'])}",
+            "",
+            f"**Measured:** {_cell(measured(entry))}",
+            "",
+            _cell(evidence_paragraph(entry)),
+            "",
+        ]
         for piece in parts(entry):
             if shown_in_findings(entry, piece) and piece["id"] in figures:
                 alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
@@ -103,18 +150,24 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
 
 def _undecided_section(results: Mapping[str, Any]) -> list[str]:
     open_, skipped = undecided(results), unchecked(results)
-    lines = ["## What could not be decided", "",
-             f"{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
-             "(skipped at this budget, or not checkable by any finite experiment).", ""]
+    lines = [
+        "## What could not be decided",
+        "",
+        f"{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
+        "(skipped at this budget, or not checkable by any finite experiment).",
+        "",
+    ]
     if open_:
         lines += ["| claim | verdict | why |", "|---|---|---|"]
-        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |"
-                  for e in open_]
+        lines += [
+            f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |" for e in open_
+        ]
         lines.append("")
     if skipped:
         lines += ["| not checked | status | why |", "|---|---|---|"]
-        lines += [f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(e['reason'])} |"
-                  for e in skipped]
+        lines += [
+            f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(e['reason'])} |" for e in skipped
+        ]
         lines.append("")
     return lines
 
@@ -142,18 +195,30 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         f"**{counts_line(results)}.** The run {status}.",
         "",
     ]
-    lines += [f"**Warning:** the check module `{e['module']}` failed to import (`{_cell(e['error'])}`); "
-              "the claims it registers are listed as not checkable." for e in results["load_errors"]]
+    lines += [
+        f"**Warning:** the check module `{e['module']}` failed to import (`{_cell(e['error'])}`); "
+        "the claims it registers are listed as not checkable."
+        for e in results["load_errors"]
+    ]
     lines += [""] if results["load_errors"] else []
     lines += _findings_section(results, figures)
     lines += _undecided_section(results)
-    lines += ["## Tests run and false findings expected by chance", "",
-              multiplicity_text(results), ""]
+    lines += [
+        "## Tests run and false findings expected by chance",
+        "",
+        multiplicity_text(results),
+        "",
+    ]
     terms = glossary(results)
     if terms:
-        lines += ["## Glossary", "",
-                  "Labels from the papers' specifications that appear in this report.", "",
-                  "| label | meaning |", "|---|---|"]
+        lines += [
+            "## Glossary",
+            "",
+            "Labels from the papers' specifications that appear in this report.",
+            "",
+            "| label | meaning |",
+            "|---|---|",
+        ]
         lines += [f"| {_cell(term)} | {_cell(meaning)} |" for term, meaning in terms]
         lines.append("")
     lines += [
@@ -167,22 +232,32 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         "| claim | paper | kind | verdict | key figure |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
-              for e in claims]
+    lines += [
+        f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
+        for e in claims
+    ]
     lines.append("")
     if SUMMARY_FIGURE in figures:
         lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results["papers"]:
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in UNCHECKED for e in mine)
-        lines += [f"### {paper['id']}: {_cell(paper['title'])}", "",
-                  f"{plural(len(mine), 'claim')}, {checked} checked by experiment.", ""]
+        lines += [
+            f"### {paper['id']}: {_cell(paper['title'])}",
+            "",
+            f"{plural(len(mine), 'claim')}, {checked} checked by experiment.",
+            "",
+        ]
         for entry in mine:
             lines += _claim_section(entry, figures)
     if results.get("mutants"):
         lines += _mutants_section(results["mutants"])
     lines += ["## How this report was made", "", "| | |", "|---|---|"]
     lines += [f"| {label} | {_cell(value)} |" for label, value in settings_rows(results)]
-    lines += ["", "Every number above, with all statistical choices, is in `results.json`; "
-              "`dpclaims report results.json --out DIR` re-renders this report from it.", ""]
+    lines += [
+        "",
+        "Every number above, with all statistical choices, is in `results.json`; "
+        "`dpclaims report results.json --out DIR` re-renders this report from it.",
+        "",
+    ]
     return "\n".join(lines)

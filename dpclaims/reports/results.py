@@ -29,15 +29,23 @@ import os
 import platform
 import time
 import zlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, check_choice
 from ..verdicts import Verdict
-from .schema import (CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS, ResultsError,
-                     validate_experiment_result, validate_results)
+from .schema import (
+    CHECKED_VERDICTS,
+    FAILING_VERDICTS,
+    SCHEMA_VERSION,
+    VERDICTS,
+    ResultsError,
+    validate_experiment_result,
+    validate_results,
+)
 
 __all__ = [
     "VERSIONED_PACKAGES",
@@ -67,7 +75,9 @@ _CONFIRMATION_STREAM = 1
 """Extra entropy word that makes :func:`confirmation_seed` independent of :func:`claim_seed`."""
 
 
-def select_claims(papers: Sequence[str] | None = None, patterns: Sequence[str] | None = None) -> list:
+def select_claims(
+    papers: Sequence[str] | None = None, patterns: Sequence[str] | None = None
+) -> list:
     """Claims of the registry selected by paper ids and id globs, in spec order.
 
     Parameters
@@ -92,14 +102,20 @@ def select_claims(papers: Sequence[str] | None = None, patterns: Sequence[str] |
         if not (_GLOB_CHARS & set(pattern)):
             claims.get(pattern)
         elif not any(fnmatch.fnmatchcase(c.id, pattern) for c in everything):
-            raise InputError(f"--claims pattern {pattern!r} matches no claim id; list the ids with 'dpclaims list'")
+            raise InputError(
+                f"--claims pattern {pattern!r} matches no claim id; list the ids with 'dpclaims list'"
+            )
     selected = [
-        c for c in everything
-        if (not papers or c.paper in papers) and (not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns))
+        c
+        for c in everything
+        if (not papers or c.paper in papers)
+        and (not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns))
     ]
     if not selected:
-        raise InputError(f"no claim matches both --papers {','.join(papers or ())} and --claims "
-                         f"{','.join(patterns or ())}; widen the selection")
+        raise InputError(
+            f"no claim matches both --papers {','.join(papers or ())} and --claims "
+            f"{','.join(patterns or ())}; widen the selection"
+        )
     return selected
 
 
@@ -112,7 +128,9 @@ def load_check_modules() -> list[dict]:
 
 def claim_seed(seed: int, claim_id: str) -> int:
     """The experiment seed of ``claim_id`` in a run with seed ``seed`` (a 32-bit integer)."""
-    state = np.random.SeedSequence([int(seed), zlib.crc32(claim_id.encode("utf-8"))]).generate_state(1, np.uint32)
+    state = np.random.SeedSequence(
+        [int(seed), zlib.crc32(claim_id.encode("utf-8"))]
+    ).generate_state(1, np.uint32)
     return int(state[0])
 
 
@@ -151,9 +169,20 @@ def to_jsonable(value: Any) -> Any:
 
 def _entry(claim: Any, **fields: Any) -> dict:
     base = {
-        "id": claim.id, "paper": claim.paper, "kind": claim.kind, "algorithm": claim.algorithm,
-        "source": claim.source, "statement": claim.statement, "verdict": "error", "type": None, "summary": "",
-        "reason": None, "error": None, "evidence": {}, "seed": None, "wall_time": 0.0,
+        "id": claim.id,
+        "paper": claim.paper,
+        "kind": claim.kind,
+        "algorithm": claim.algorithm,
+        "source": claim.source,
+        "statement": claim.statement,
+        "verdict": "error",
+        "type": None,
+        "summary": "",
+        "reason": None,
+        "error": None,
+        "evidence": {},
+        "seed": None,
+        "wall_time": 0.0,
         "confirmation": None,
     }
     base.update(fields)
@@ -171,8 +200,16 @@ def _accepts(function: Callable, names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in parameters]
 
 
-def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "auto", workers: int | None = None,
-              options: Mapping[str, Any] | None = None, *, confirm: bool = True) -> dict:
+def run_claim(
+    claim: Any,
+    budget: str = "quick",
+    seed: int = 0,
+    backend: str = "auto",
+    workers: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    confirm: bool = True,
+) -> dict:
     """Run the experiment of one claim and return its result entry (never raises for the experiment's faults).
 
     Parameters
@@ -192,45 +229,75 @@ def run_claim(claim: Any, budget: str = "quick", seed: int = 0, backend: str = "
     from ..claims import NotCheckable, Skipped
 
     options = dict(options or {})
-    if options.get("checkpoint") is not None:  # one checkpoint folder holds one run: a subfolder per claim
+    if (
+        options.get("checkpoint") is not None
+    ):  # one checkpoint folder holds one run: a subfolder per claim
         options["checkpoint"] = str(Path(options["checkpoint"]) / claim.id)
     start = time.perf_counter()
     try:
         experiment = claim.experiment(budget)
     except Skipped as exc:
-        summary = (f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
-                   f"{' or '.join(exc.budgets)}")
-        return _entry(claim, verdict=Verdict.SKIPPED, summary=summary, reason=exc.reason,
-                      wall_time=time.perf_counter() - start)
+        summary = (
+            f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
+            f"{' or '.join(exc.budgets)}"
+        )
+        return _entry(
+            claim,
+            verdict=Verdict.SKIPPED,
+            summary=summary,
+            reason=exc.reason,
+            wall_time=time.perf_counter() - start,
+        )
     except NotCheckable as exc:
-        return _entry(claim, verdict="not_checkable", summary=f"not checkable: {exc.reason}", reason=exc.reason,
-                      wall_time=time.perf_counter() - start)
+        return _entry(
+            claim,
+            verdict="not_checkable",
+            summary=f"not checkable: {exc.reason}",
+            reason=exc.reason,
+            wall_time=time.perf_counter() - start,
+        )
     except Exception as exc:  # a broken factory must not stop the report
         return _error(claim, exc, None, start)
     own_seed = claim_seed(seed, claim.id)
     unsupported = _accepts(experiment.run, list(options))
     if unsupported:
-        message = (f"the experiment {type(experiment).__name__}.run() does not accept "
-                   f"{', '.join(unsupported)}; run without --{' --'.join(unsupported)}")
-        return _entry(claim, verdict="error", summary=f"error: {message}", error=message, seed=own_seed,
-                      wall_time=time.perf_counter() - start)
+        message = (
+            f"the experiment {type(experiment).__name__}.run() does not accept "
+            f"{', '.join(unsupported)}; run without --{' --'.join(unsupported)}"
+        )
+        return _entry(
+            claim,
+            verdict="error",
+            summary=f"error: {message}",
+            error=message,
+            seed=own_seed,
+            wall_time=time.perf_counter() - start,
+        )
     try:
         result = _execute(experiment, own_seed, backend, workers, options)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the report completes; the claim records what went wrong
         return _error(claim, exc, own_seed, start)
-    entry = _entry(claim, verdict=result["verdict"], type=result["type"],
-                   summary=result["summary"], evidence=result["evidence"], seed=own_seed)
+    entry = _entry(
+        claim,
+        verdict=result["verdict"],
+        type=result["type"],
+        summary=result["summary"],
+        evidence=result["evidence"],
+        seed=own_seed,
+    )
     if confirm and result["verdict"] in FINDINGS:
-        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), backend, workers,
-                         options)
+        entry = _confirm(
+            entry, experiment, confirmation_seed(seed, claim.id), backend, workers, options
+        )
     entry["wall_time"] = time.perf_counter() - start
     return entry
 
 
-def _execute(experiment: Any, seed: int, backend: str, workers: int | None,
-             options: Mapping[str, Any]) -> dict:
+def _execute(
+    experiment: Any, seed: int, backend: str, workers: int | None, options: Mapping[str, Any]
+) -> dict:
     """One validated, JSON-ready run of ``experiment``."""
     result = to_jsonable(experiment.run(seed=seed, backend=backend, workers=workers, **options))
     validate_experiment_result(result, "experiment result")
@@ -256,8 +323,14 @@ def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
     return {path: result["verdict"] + (f"/{direction}" if direction else "")}
 
 
-def _confirm(entry: dict, experiment: Any, seed: int, backend: str, workers: int | None,
-             options: Mapping[str, Any]) -> dict:
+def _confirm(
+    entry: dict,
+    experiment: Any,
+    seed: int,
+    backend: str,
+    workers: int | None,
+    options: Mapping[str, Any],
+) -> dict:
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     options = dict(options)
     if options.get("checkpoint") is not None:
@@ -268,20 +341,38 @@ def _confirm(entry: dict, experiment: Any, seed: int, backend: str, workers: int
         raise
     except Exception as exc:
         message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
-        return {**entry, "verdict": "error", "summary": f"error: {message}", "error": message,
-                "confirmation": {"seed": seed, "confirmed": False, "error": message}}
+        return {
+            **entry,
+            "verdict": "error",
+            "summary": f"error: {message}",
+            "error": message,
+            "confirmation": {"seed": seed, "confirmed": False, "error": message},
+        }
     first, second = _findings(entry), _findings(rerun)
-    shared = [verdict.split("/")[0] for path, verdict in first.items()
-              if second.get(path) == verdict]
-    record = {"seed": seed, "confirmed": bool(shared), "verdict": rerun["verdict"],
-              "summary": rerun["summary"], "evidence": rerun["evidence"]}
+    shared = [
+        verdict.split("/")[0] for path, verdict in first.items() if second.get(path) == verdict
+    ]
+    record = {
+        "seed": seed,
+        "confirmed": bool(shared),
+        "verdict": rerun["verdict"],
+        "summary": rerun["summary"],
+        "evidence": rerun["evidence"],
+    }
     if shared:
         verdict = "violation" if "violation" in shared else "inconsistent"
         return {**entry, "verdict": verdict, "confirmation": record}
-    reason = (f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
-              f"seed {seed} at the same budget was {rerun['verdict']}")
-    return {**entry, "verdict": "inconclusive", "reason": reason, "confirmation": record,
-            "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})"}
+    reason = (
+        f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
+        f"seed {seed} at the same budget was {rerun['verdict']}"
+    )
+    return {
+        **entry,
+        "verdict": "inconclusive",
+        "reason": reason,
+        "confirmation": record,
+        "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})",
+    }
 
 
 def _message(exc: BaseException) -> str:
@@ -292,8 +383,14 @@ def _message(exc: BaseException) -> str:
 
 def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> dict:
     message = _message(exc)
-    return _entry(claim, verdict="error", summary=f"error: {message}", error=message, seed=seed,
-                  wall_time=time.perf_counter() - start)
+    return _entry(
+        claim,
+        verdict="error",
+        summary=f"error: {message}",
+        error=message,
+        seed=seed,
+        wall_time=time.perf_counter() - start,
+    )
 
 
 def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
@@ -379,18 +476,25 @@ def run_claims(
     InputError
         A bad budget, seed, backend or workers value (checked before anything runs).
     """
-    from ..claims import BUDGETS, papers as paper_titles
+    from ..claims import BUDGETS
+    from ..claims import papers as paper_titles
     from ..execution import BACKENDS
 
     budget = check_choice(budget, BUDGETS, "budget")
     check_choice(backend, BACKENDS, "backend")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}; pass e.g. --seed 0")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise InputError(f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise InputError(
+            f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
+        )
     start = time.perf_counter()
     load_errors = load_check_modules()
-    created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    created = (
+        _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    )
     entries = []
     for claim in selected:
         if before is not None:
@@ -407,13 +511,19 @@ def run_claims(
         "dpclaims_version": versions["dpclaims"] or _package_version(),
         "created": created,
         "settings": {
-            "budget": budget, "seed": int(seed), "backend": backend, "workers": workers,
-            "papers": list(papers) if papers else None, "claims": list(patterns) if patterns else None,
+            "budget": budget,
+            "seed": int(seed),
+            "backend": backend,
+            "workers": workers,
+            "papers": list(papers) if papers else None,
+            "claims": list(patterns) if patterns else None,
             "options": {k: str(v) for k, v in (options or {}).items()},
             "confirm": bool(confirm),
         },
         "environment": {
-            "python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
             "versions": versions,
         },
         "papers": [{"id": pid, "title": title} for pid, title in titles.items() if pid in used],
@@ -460,12 +570,16 @@ def load_results(path: str | Path) -> dict:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"cannot read results file {str(path)!r}: {reason}; pass the results.json a "
-                         "'dpclaims verify' wrote") from None
+        raise InputError(
+            f"cannot read results file {str(path)!r}: {reason}; pass the results.json a "
+            "'dpclaims verify' wrote"
+        ) from None
     try:
         results = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"results file {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                           "pass the results.json a 'dpclaims verify' wrote") from None
+        raise ResultsError(
+            f"results file {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+            "pass the results.json a 'dpclaims verify' wrote"
+        ) from None
     validate_results(results)
     return results

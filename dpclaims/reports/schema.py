@@ -35,8 +35,15 @@ __all__ = [
 
 SCHEMA_VERSION = 2
 
-VERDICTS = (Verdict.CONSISTENT, Verdict.VIOLATION, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE,
-            Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
+VERDICTS = (
+    Verdict.CONSISTENT,
+    Verdict.VIOLATION,
+    Verdict.INCONSISTENT,
+    Verdict.INCONCLUSIVE,
+    Verdict.SKIPPED,
+    Verdict.NOT_CHECKABLE,
+    Verdict.ERROR,
+)
 """Every verdict a claim can get, in the order reports list them."""
 
 CHECKED_VERDICTS = CHECKED
@@ -53,15 +60,49 @@ _PAIR = {"type": "array", "items": _OPT_NUMBER}
 
 AUDIT_EVIDENCE = {
     "type": "object",
-    "required": ["epsilon_lower", "epsilon", "delta", "confidence", "method", "certified", "ci", "trials", "seed",
-                 "tradeoff", "false_positives", "false_negatives", "n_negative", "n_positive", "fpr_upper",
-                 "fnr_upper", "calibration_trials", "certification_trials", "unit", "relation"],
+    "required": [
+        "epsilon_lower",
+        "epsilon",
+        "delta",
+        "confidence",
+        "method",
+        "certified",
+        "ci",
+        "trials",
+        "seed",
+        "tradeoff",
+        "false_positives",
+        "false_negatives",
+        "n_negative",
+        "n_positive",
+        "fpr_upper",
+        "fnr_upper",
+        "calibration_trials",
+        "certification_trials",
+        "unit",
+        "relation",
+    ],
     "properties": {
-        "epsilon_lower": _OPT_NUMBER, "epsilon": _NUMBER, "delta": _NUMBER, "confidence": _NUMBER,
-        "method": _STRING, "certified": {"type": "boolean"}, "ci": _STRING, "trials": _INTEGER, "seed": _INTEGER,
-        "tradeoff": {"type": "array", "items": _PAIR}, "false_positives": _INTEGER, "false_negatives": _INTEGER,
-        "n_negative": _INTEGER, "n_positive": _INTEGER, "fpr_upper": _NUMBER, "fnr_upper": _NUMBER,
-        "calibration_trials": _INTEGER, "certification_trials": _INTEGER, "unit": _STRING, "relation": _STRING,
+        "epsilon_lower": _OPT_NUMBER,
+        "epsilon": _NUMBER,
+        "delta": _NUMBER,
+        "confidence": _NUMBER,
+        "method": _STRING,
+        "certified": {"type": "boolean"},
+        "ci": _STRING,
+        "trials": _INTEGER,
+        "seed": _INTEGER,
+        "tradeoff": {"type": "array", "items": _PAIR},
+        "false_positives": _INTEGER,
+        "false_negatives": _INTEGER,
+        "n_negative": _INTEGER,
+        "n_positive": _INTEGER,
+        "fpr_upper": _NUMBER,
+        "fnr_upper": _NUMBER,
+        "calibration_trials": _INTEGER,
+        "certification_trials": _INTEGER,
+        "unit": _STRING,
+        "relation": _STRING,
     },
 }
 """Evidence of an audit: :meth:`dpclaims.audit.AuditResult.to_dict` (further fields allowed)."""
@@ -74,28 +115,45 @@ RATE_EVIDENCE = {
             "type": "object",
             "required": ["param", "values", "errors", "replicates", "seed"],
             "properties": {
-                "param": _STRING, "values": {"type": "array", "items": _NUMBER},
+                "param": _STRING,
+                "values": {"type": "array", "items": _NUMBER},
                 "errors": {"type": "array", "items": {"type": "array", "items": _NUMBER}},
-                "replicates": _INTEGER, "seed": _INTEGER,
+                "replicates": _INTEGER,
+                "seed": _INTEGER,
             },
         },
         "fit": {
             "type": "object",
             "required": ["exponent", "intercept", "interval", "confidence", "method"],
-            "properties": {"exponent": _OPT_NUMBER, "intercept": _OPT_NUMBER, "interval": _PAIR,
-                           "confidence": _NUMBER, "method": _STRING},
+            "properties": {
+                "exponent": _OPT_NUMBER,
+                "intercept": _OPT_NUMBER,
+                "interval": _PAIR,
+                "confidence": _NUMBER,
+                "method": _STRING,
+            },
         },
         "check": {
             "type": "object",
             "required": ["verdict", "exponent", "interval", "expected", "margin", "confidence"],
-            "properties": {"verdict": _STRING, "exponent": _NUMBER, "interval": _PAIR, "expected": _NUMBER,
-                           "margin": _NUMBER, "confidence": _NUMBER},
+            "properties": {
+                "verdict": _STRING,
+                "exponent": _NUMBER,
+                "interval": _PAIR,
+                "expected": _NUMBER,
+                "margin": _NUMBER,
+                "confidence": _NUMBER,
+            },
         },
     },
 }
 """Evidence of a rate check: sweep, power-law fit and exponent verdict (their ``to_dict()``)."""
 
-VALUE_EVIDENCE = {"type": "object", "required": ["checks"], "properties": {"checks": {"type": "object"}}}
+VALUE_EVIDENCE = {
+    "type": "object",
+    "required": ["checks"],
+    "properties": {"checks": {"type": "object"}},
+}
 """Evidence of a value check: ``{"checks": {name: {..., "ok": bool}}}``.
 
 An experiment combining several checks of one claim instead gives the evidence
@@ -105,20 +163,47 @@ EVIDENCE_SCHEMAS = {"audit": AUDIT_EVIDENCE, "rate": RATE_EVIDENCE, "value": VAL
 
 CLAIM_RESULT = {
     "type": "object",
-    "required": ["id", "paper", "kind", "algorithm", "source", "statement", "verdict", "type", "summary",
-                 "reason", "error", "evidence", "seed", "wall_time"],
+    "required": [
+        "id",
+        "paper",
+        "kind",
+        "algorithm",
+        "source",
+        "statement",
+        "verdict",
+        "type",
+        "summary",
+        "reason",
+        "error",
+        "evidence",
+        "seed",
+        "wall_time",
+    ],
     "properties": {
-        "id": _STRING, "paper": _STRING, "kind": _STRING, "algorithm": _STRING, "source": _STRING,
-        "statement": _STRING, "verdict": {"type": "string", "enum": list(VERDICTS)},
-        "type": {"type": ["string", "null"]}, "summary": _STRING, "reason": {"type": ["string", "null"]},
-        "error": {"type": ["string", "null"]}, "evidence": {"type": "object"},
-        "seed": {"type": ["integer", "null"], "minimum": 0}, "wall_time": {"type": "number", "minimum": 0},
+        "id": _STRING,
+        "paper": _STRING,
+        "kind": _STRING,
+        "algorithm": _STRING,
+        "source": _STRING,
+        "statement": _STRING,
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "type": {"type": ["string", "null"]},
+        "summary": _STRING,
+        "reason": {"type": ["string", "null"]},
+        "error": {"type": ["string", "null"]},
+        "evidence": {"type": "object"},
+        "seed": {"type": ["integer", "null"], "minimum": 0},
+        "wall_time": {"type": "number", "minimum": 0},
         "confirmation": {
-            "type": ["object", "null"], "required": ["seed", "confirmed"],
-            "properties": {"seed": {"type": "integer", "minimum": 0},
-                           "confirmed": {"type": "boolean"},
-                           "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
-                           "summary": _STRING, "evidence": {"type": "object"}},
+            "type": ["object", "null"],
+            "required": ["seed", "confirmed"],
+            "properties": {
+                "seed": {"type": "integer", "minimum": 0},
+                "confirmed": {"type": "boolean"},
+                "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
+                "summary": _STRING,
+                "evidence": {"type": "object"},
+            },
         },
     },
 }
@@ -129,8 +214,18 @@ run found nothing."""
 
 SCHEMA = {
     "type": "object",
-    "required": ["schema_version", "dpclaims_version", "created", "settings", "environment", "papers", "counts",
-                 "load_errors", "wall_time", "claims"],
+    "required": [
+        "schema_version",
+        "dpclaims_version",
+        "created",
+        "settings",
+        "environment",
+        "papers",
+        "counts",
+        "load_errors",
+        "wall_time",
+        "claims",
+    ],
     "properties": {
         "schema_version": {"type": "integer", "const": SCHEMA_VERSION},
         "dpclaims_version": _STRING,
@@ -139,7 +234,9 @@ SCHEMA = {
             "type": "object",
             "required": ["budget", "seed", "backend", "workers", "papers", "claims", "options"],
             "properties": {
-                "budget": _STRING, "seed": _INTEGER, "backend": _STRING,
+                "budget": _STRING,
+                "seed": _INTEGER,
+                "backend": _STRING,
                 "workers": {"type": ["integer", "null"], "minimum": 1},
                 "papers": {"type": ["array", "null"], "items": _STRING},
                 "claims": {"type": ["array", "null"], "items": _STRING},
@@ -149,28 +246,54 @@ SCHEMA = {
         "environment": {
             "type": "object",
             "required": ["python", "platform", "cpu_count", "versions"],
-            "properties": {"python": _STRING, "platform": _STRING, "cpu_count": {"type": ["integer", "null"]},
-                           "versions": {"type": "object"}},
+            "properties": {
+                "python": _STRING,
+                "platform": _STRING,
+                "cpu_count": {"type": ["integer", "null"]},
+                "versions": {"type": "object"},
+            },
         },
         "papers": {
             "type": "array",
-            "items": {"type": "object", "required": ["id", "title"], "properties": {"id": _STRING, "title": _STRING}},
+            "items": {
+                "type": "object",
+                "required": ["id", "title"],
+                "properties": {"id": _STRING, "title": _STRING},
+            },
         },
-        "counts": {"type": "object", "required": list(VERDICTS), "properties": {v: _INTEGER for v in VERDICTS}},
+        "counts": {
+            "type": "object",
+            "required": list(VERDICTS),
+            "properties": {v: _INTEGER for v in VERDICTS},
+        },
         "multiplicity": {
             "type": "object",
-            "required": ["rate_tests", "audit_tests", "value_checks", "expected_false_first",
-                         "expected_false_confirmed", "findings_confirmed",
-                         "findings_not_confirmed"],
-            "properties": {"rate_tests": _INTEGER, "audit_tests": _INTEGER,
-                           "value_checks": _INTEGER,
-                           "expected_false_first": _NUMBER, "expected_false_confirmed": _NUMBER,
-                           "findings_confirmed": _INTEGER, "findings_not_confirmed": _INTEGER},
+            "required": [
+                "rate_tests",
+                "audit_tests",
+                "value_checks",
+                "expected_false_first",
+                "expected_false_confirmed",
+                "findings_confirmed",
+                "findings_not_confirmed",
+            ],
+            "properties": {
+                "rate_tests": _INTEGER,
+                "audit_tests": _INTEGER,
+                "value_checks": _INTEGER,
+                "expected_false_first": _NUMBER,
+                "expected_false_confirmed": _NUMBER,
+                "findings_confirmed": _INTEGER,
+                "findings_not_confirmed": _INTEGER,
+            },
         },
         "load_errors": {
             "type": "array",
-            "items": {"type": "object", "required": ["module", "error"],
-                      "properties": {"module": _STRING, "error": _STRING}},
+            "items": {
+                "type": "object",
+                "required": ["module", "error"],
+                "properties": {"module": _STRING, "error": _STRING},
+            },
         },
         "wall_time": {"type": "number", "minimum": 0},
         "claims": {"type": "array", "items": CLAIM_RESULT},
@@ -200,12 +323,16 @@ def validate(instance: Any, schema: dict, path: str = "$") -> None:
     if types is not None:
         names = [types] if isinstance(types, str) else list(types)
         if not any(_TYPES[name](instance) for name in names):
-            raise ResultsError(f"results {path}: expected {' or '.join(names)}, got {type(instance).__name__} "
-                               f"{_short(instance)}")
+            raise ResultsError(
+                f"results {path}: expected {' or '.join(names)}, got {type(instance).__name__} "
+                f"{_short(instance)}"
+            )
     if "const" in schema and instance != schema["const"]:
         raise ResultsError(f"results {path}: must be {schema['const']!r}, got {_short(instance)}")
     if "enum" in schema and instance not in schema["enum"]:
-        raise ResultsError(f"results {path}: must be one of {', '.join(map(str, schema['enum']))}, got {_short(instance)}")
+        raise ResultsError(
+            f"results {path}: must be one of {', '.join(map(str, schema['enum']))}, got {_short(instance)}"
+        )
     if "minimum" in schema and _TYPES["number"](instance) and instance < schema["minimum"]:
         raise ResultsError(f"results {path}: must be >= {schema['minimum']}, got {instance!r}")
     if isinstance(instance, dict):
@@ -234,11 +361,20 @@ def validate_experiment_result(result: Any, where: str = "$") -> None:
         The dict lacks a field, has a verdict other than :data:`CHECKED_VERDICTS`, or
         an audit/rate/value evidence without the fields its report needs.
     """
-    validate(result, {
-        "type": "object", "required": ["type", "verdict", "summary", "evidence"],
-        "properties": {"type": _STRING, "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
-                       "summary": _STRING, "evidence": {"type": "object"}},
-    }, where)
+    validate(
+        result,
+        {
+            "type": "object",
+            "required": ["type", "verdict", "summary", "evidence"],
+            "properties": {
+                "type": _STRING,
+                "verdict": {"type": "string", "enum": list(CHECKED_VERDICTS)},
+                "summary": _STRING,
+                "evidence": {"type": "object"},
+            },
+        },
+        where,
+    )
     parts = result["evidence"].get("parts")
     if isinstance(parts, dict):  # a combined experiment: every part is itself an experiment result
         for name, part in parts.items():
@@ -258,8 +394,10 @@ def validate_results(results: Any) -> None:
         The first problem found, naming its JSON path.
     """
     if isinstance(results, dict) and results.get("schema_version") not in (None, SCHEMA_VERSION):
-        raise ResultsError(f"results $.schema_version: this dpclaims reads version {SCHEMA_VERSION}, the file has "
-                           f"{results['schema_version']!r}; re-run dpclaims verify with this version")
+        raise ResultsError(
+            f"results $.schema_version: this dpclaims reads version {SCHEMA_VERSION}, the file has "
+            f"{results['schema_version']!r}; re-run dpclaims verify with this version"
+        )
     validate(results, SCHEMA)
     seen: set[str] = set()
     papers = {p["id"] for p in results["papers"]}
@@ -269,7 +407,9 @@ def validate_results(results: Any) -> None:
             raise ResultsError(f"results {where}.id: duplicate claim id {entry['id']!r}")
         seen.add(entry["id"])
         if entry["paper"] not in papers:
-            raise ResultsError(f"results {where}.paper: {entry['paper']!r} is not listed in $.papers")
+            raise ResultsError(
+                f"results {where}.paper: {entry['paper']!r} is not listed in $.papers"
+            )
         verdict = entry["verdict"]
         if verdict in (Verdict.SKIPPED, Verdict.NOT_CHECKABLE) and not entry["reason"]:
             raise ResultsError(f"results {where}.reason: a {verdict} claim needs the reason")
@@ -281,4 +421,6 @@ def validate_results(results: Any) -> None:
     for entry in results["claims"]:
         counts[entry["verdict"]] += 1
     if {v: results["counts"][v] for v in VERDICTS} != counts:
-        raise ResultsError(f"results $.counts: {results['counts']} do not match the claims' verdicts {counts}")
+        raise ResultsError(
+            f"results $.counts: {results['counts']} do not match the claims' verdicts {counts}"
+        )

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..verdicts import UNCHECKED
 from .schema import VERDICTS
 
-__all__ = ["parts", "key_figure", "evidence_rows", "footer_rows", "figure_name", "counts_line", "settings_rows", "VERDICT_LABELS"]
+__all__ = [
+    "parts",
+    "key_figure",
+    "evidence_rows",
+    "footer_rows",
+    "figure_name",
+    "counts_line",
+    "settings_rows",
+    "VERDICT_LABELS",
+]
 __all__ += ["plural"]
 
 VERDICT_LABELS = {
@@ -22,8 +32,11 @@ VERDICT_LABELS = {
 }
 
 
-_TESTS = {"order": "equivalence to {e:g} ± {m:g}", "upper": "one-sided: exponent ≤ {e:g} + {m:g}",
-          "lower": "one-sided: exponent ≥ {e:g} − {m:g}"}
+_TESTS = {
+    "order": "equivalence to {e:g} ± {m:g}",
+    "upper": "one-sided: exponent ≤ {e:g} + {m:g}",
+    "lower": "one-sided: exponent ≥ {e:g} − {m:g}",
+}
 
 
 def _exponent_bound(check: Mapping[str, Any]) -> str:
@@ -44,8 +57,16 @@ def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [entry]
     out: list[Mapping[str, Any]] = []
     for name, result in sub.items():
-        out += parts({**entry, "id": f"{entry['id']} [{name}]", "type": result["type"], "verdict": result["verdict"],
-                      "summary": result["summary"], "evidence": result["evidence"]})
+        out += parts(
+            {
+                **entry,
+                "id": f"{entry['id']} [{name}]",
+                "type": result["type"],
+                "verdict": result["verdict"],
+                "summary": result["summary"],
+                "evidence": result["evidence"],
+            }
+        )
     return out
 
 
@@ -95,15 +116,30 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
     rows: list[tuple[str, str]] = []
     if kind == "audit":
         rows += [
-            ("claim", f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}"),
-            ("lower bound", f"{_num(ev['epsilon_lower'], '.4f')} "
-                            f"({'certified' if ev['certified'] else 'parametric estimate, not certified'})"),
+            (
+                "claim",
+                f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}",
+            ),
+            (
+                "lower bound",
+                f"{_num(ev['epsilon_lower'], '.4f')} "
+                f"({'certified' if ev['certified'] else 'parametric estimate, not certified'})",
+            ),
             ("method", f"{ev['method']}; interval {ev['ci']} at confidence {ev['confidence']:g}"),
-            ("trials", f"{ev['trials']} per dataset: {ev['calibration_trials']} calibration, "
-                       f"{ev['certification_trials']} certification"),
-            ("test", f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold {_num(ev.get('threshold'))}"),
-            ("errors", f"FP {ev['false_positives']}/{ev['n_negative']} (upper {ev['fpr_upper']:.4g}), "
-                       f"FN {ev['false_negatives']}/{ev['n_positive']} (upper {ev['fnr_upper']:.4g})"),
+            (
+                "trials",
+                f"{ev['trials']} per dataset: {ev['calibration_trials']} calibration, "
+                f"{ev['certification_trials']} certification",
+            ),
+            (
+                "test",
+                f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold {_num(ev.get('threshold'))}",
+            ),
+            (
+                "errors",
+                f"FP {ev['false_positives']}/{ev['n_negative']} (upper {ev['fpr_upper']:.4g}), "
+                f"FN {ev['false_negatives']}/{ev['n_positive']} (upper {ev['fnr_upper']:.4g})",
+            ),
         ]
         if ev.get("reference_epsilon") is not None:
             rows.append(("exact implementation", f"ε ≈ {ev['reference_epsilon']:g}"))
@@ -118,14 +154,23 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
     elif kind == "rate":
         sweep, fit, check = ev["sweep"], ev["fit"], ev["check"]
         rows += [
-            ("sweep", f"{sweep['param']} ∈ {{{_join(sweep['values'])}}}, {sweep['replicates']} replicates"
-                      + (f", batch {sweep['batch']}" if sweep.get("batch", 1) != 1 else "")),
+            (
+                "sweep",
+                f"{sweep['param']} ∈ {{{_join(sweep['values'])}}}, {sweep['replicates']} replicates"
+                + (f", batch {sweep['batch']}" if sweep.get("batch", 1) != 1 else ""),
+            ),
             ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
-            ("fit", f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
-                    f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]"),
-            ("test", _TESTS[_exponent_bound(check)].format(e=check["expected"], m=check["margin"])
-                     + f" at {check['confidence']:.0%}: {check['verdict']}"
-                     + ("; slope drifts over the grid" if check.get("drifting") else "")),
+            (
+                "fit",
+                f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
+                f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]",
+            ),
+            (
+                "test",
+                _TESTS[_exponent_bound(check)].format(e=check["expected"], m=check["margin"])
+                + f" at {check['confidence']:.0%}: {check['verdict']}"
+                + ("; slope drifts over the grid" if check.get("drifting") else ""),
+            ),
         ]
         claim = ev.get("claim") or {}
         if claim.get("stated"):
@@ -143,10 +188,16 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
                 measured = c.get("value", c.get("estimate"))
                 interval = f" [{_num(c.get('low'))}, {_num(c.get('high'))}]" if "low" in c else ""
                 sides = (("le", "≤"), ("ge", "≥"))
-                relation, limit = next(((r, c[k]) for k, r in sides if k in c),
-                                       ("vs", c.get("expected")))
-                rows.append((name, f"{_num(measured, '.6g')}{interval} {relation} "
-                                   f"{_num(limit, '.6g')}: {'ok' if c.get('ok') else 'off'}"))
+                relation, limit = next(
+                    ((r, c[k]) for k, r in sides if k in c), ("vs", c.get("expected"))
+                )
+                rows.append(
+                    (
+                        name,
+                        f"{_num(measured, '.6g')}{interval} {relation} "
+                        f"{_num(limit, '.6g')}: {'ok' if c.get('ok') else 'off'}",
+                    )
+                )
     if ev.get("note"):
         rows.append(("note", str(ev["note"])))
     if footer:
@@ -183,10 +234,16 @@ def settings_rows(results: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("created", results["created"]),
         ("budget", s["budget"]),
-        ("seed", f"{s['seed']} (each claim runs with its own seed derived from it and the claim id)"),
+        (
+            "seed",
+            f"{s['seed']} (each claim runs with its own seed derived from it and the claim id)",
+        ),
         ("backend", f"{s['backend']}, workers {s['workers'] if s['workers'] else 'all cores'}"),
-        ("selection", f"papers {', '.join(s['papers']) if s['papers'] else 'all'}; "
-                      f"claims {', '.join(s['claims']) if s['claims'] else 'all'}"),
+        (
+            "selection",
+            f"papers {', '.join(s['papers']) if s['papers'] else 'all'}; "
+            f"claims {', '.join(s['claims']) if s['claims'] else 'all'}",
+        ),
     ]
     if s["options"]:
         rows.append(("options", ", ".join(f"{k}={v}" for k, v in s["options"].items())))

@@ -8,11 +8,12 @@ re-renders saved results into the same files.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from ..execution import map_tasks
 from ..errors import InputError
+from ..execution import map_tasks
 from ..verdicts import UNCHECKED
 from .atomic import check_output_dir, staged_directory
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
@@ -37,13 +38,22 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
     ``workers`` other than 1 draws many figures in parallel (None: all cores); the
     bytes do not depend on it.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise InputError(f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise InputError(
+            f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
+        )
     pieces = [piece for entry in results["claims"] for piece in parts(entry)]
-    drawn = [piece for piece in pieces if piece["verdict"] not in UNCHECKED
-             and piece["type"] in ("audit", "rate")]
+    drawn = [
+        piece
+        for piece in pieces
+        if piece["verdict"] not in UNCHECKED and piece["type"] in ("audit", "rate")
+    ]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
-        pngs = map_tasks(claim_figure, [(piece,) for piece in drawn], backend="processes", workers=workers)
+        pngs = map_tasks(
+            claim_figure, [(piece,) for piece in drawn], backend="processes", workers=workers
+        )
     else:
         pngs = [claim_figure(piece) for piece in drawn]
     figures = {piece["id"]: png for piece, png in zip(drawn, pngs)}
@@ -53,8 +63,9 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
     return figures
 
 
-def write_report(results: Mapping[str, Any], out: str | Path, force: bool = False,
-                 workers: int | None = 1) -> dict[str, Path]:
+def write_report(
+    results: Mapping[str, Any], out: str | Path, force: bool = False, workers: int | None = 1
+) -> dict[str, Path]:
     """Validate ``results`` and write the report to the directory ``out``.
 
     Parameters

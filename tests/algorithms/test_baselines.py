@@ -35,7 +35,15 @@ def labelled(n=30, m=3, d=4, seed=0):
 @pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
 def test_glm_fast_path_equals_per_example_gradients(level, rate, loss):
     data = labelled()
-    kwargs = dict(steps=8, step_size=0.3, clip_norm=0.5, noise_multiplier=0.7, sampling_rate=rate, level=level, radius=1.5)
+    kwargs = dict(
+        steps=8,
+        step_size=0.3,
+        clip_norm=0.5,
+        noise_multiplier=0.7,
+        sampling_rate=rate,
+        level=level,
+        radius=1.5,
+    )
     fast = DPSGD(loss, **kwargs).run(data, np.random.default_rng(1), 9)
     slow = DPSGD(NoFastPath(loss), **kwargs).run(data, np.random.default_rng(1), 9)
     np.testing.assert_allclose(fast.theta, slow.theta, rtol=1e-10, atol=1e-12)
@@ -57,7 +65,9 @@ def test_item_clipping_and_the_unclipped_mutant():
     data = UserDataset(x)
     kwargs = dict(steps=1, step_size=1.0, clip_norm=1.0, noise_multiplier=0.01)
     clipped = DPSGD(LinearLoss(), **kwargs)(data, np.random.default_rng(0), 2000).mean(axis=0)
-    raw = DPSGD(LinearLoss(), clip=False, **kwargs)(data, np.random.default_rng(0), 2000).mean(axis=0)
+    raw = DPSGD(LinearLoss(), clip=False, **kwargs)(data, np.random.default_rng(0), 2000).mean(
+        axis=0
+    )
     np.testing.assert_allclose(clipped, [1.0 / 4, 0.0], atol=1e-3)
     np.testing.assert_allclose(raw, [100.0 / 4, 0.0], atol=1e-3)
 
@@ -75,9 +85,9 @@ def test_user_level_clips_the_average_gradient():
 
 def test_poisson_sampling_counts_and_projection():
     data = labelled(n=40, m=2)
-    run = DPSGD(LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, level="user", radius=0.2).run(
-        data, np.random.default_rng(3), 4000
-    )
+    run = DPSGD(
+        LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, level="user", radius=0.2
+    ).run(data, np.random.default_rng(3), 4000)
     assert run.gradient_evaluations.mean() == pytest.approx(10 * 0.25 * 40 * 2, rel=0.01)
     assert np.all(np.linalg.norm(run.theta, axis=1) <= 0.2 + 1e-12)
     assert run.to_dict()["trials"] == 4000
@@ -88,7 +98,9 @@ def test_average_iterate():
     data = UserDataset(np.full((10, 1, 1), 0.8))
     common = dict(steps=20, step_size=0.5, clip_norm=10.0, noise_multiplier=1e-6)
     last = DPSGD(SquaredDistanceLoss(), **common)(data, np.random.default_rng(0), 5).mean()
-    avg = DPSGD(SquaredDistanceLoss(), average=True, **common)(data, np.random.default_rng(0), 5).mean()
+    avg = DPSGD(SquaredDistanceLoss(), average=True, **common)(
+        data, np.random.default_rng(0), 5
+    ).mean()
     assert last == pytest.approx(0.8, abs=1e-4)
     assert avg == pytest.approx(0.76, abs=1e-4)
 
@@ -96,7 +108,9 @@ def test_average_iterate():
 def test_sub_batching_keeps_shapes_and_sampling(monkeypatch):
     monkeypatch.setattr(baselines, "MEMORY_BUDGET", 6 * 8 * 90 * 7)  # 7 trials per sub-batch
     data = labelled(n=30, m=3)
-    run = DPSGD(LogisticLoss(), 3, 0.1, 1.0, 1.0, sampling_rate=0.5).run(data, np.random.default_rng(0), 50)
+    run = DPSGD(LogisticLoss(), 3, 0.1, 1.0, 1.0, sampling_rate=0.5).run(
+        data, np.random.default_rng(0), 50
+    )
     assert run.theta.shape == (50, 4) and run.gradient_evaluations.shape == (50,)
     assert np.all(np.isfinite(run.theta))
     assert len(np.unique(run.theta[:, 0])) == 50
@@ -105,13 +119,20 @@ def test_sub_batching_keeps_shapes_and_sampling(monkeypatch):
 def test_privacy_claim_and_from_accountant():
     algo = DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, sampling_rate=0.1, level="user")
     assert algo.privacy_claim == accountant_claim(1.1, 0.1, 50, 1e-5, unit="user")
-    calibrated = DPSGD.from_accountant(1.0, 1e-5, LogisticLoss(), 50, 0.1, 1.0, sampling_rate=0.1, level="user")
+    calibrated = DPSGD.from_accountant(
+        1.0, 1e-5, LogisticLoss(), 50, 0.1, 1.0, sampling_rate=0.1, level="user"
+    )
     assert calibrated.privacy_claim.epsilon == pytest.approx(1.0, rel=1e-3)
     assert calibrated.privacy_claim.epsilon <= 1.0 + 1e-9
     gd = DPSGD(LogisticLoss(), 1, 0.1, 1.0, 4.0, relation="replace")
     assert gd.privacy_claim.relation == "replace"
-    assert gd.privacy_claim.epsilon == pytest.approx(subsampled_gaussian_epsilon(2.0, 1.0, 1, 1e-5), rel=1e-3)
-    assert DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, clip=False).privacy_claim == DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1).privacy_claim
+    assert gd.privacy_claim.epsilon == pytest.approx(
+        subsampled_gaussian_epsilon(2.0, 1.0, 1, 1e-5), rel=1e-3
+    )
+    assert (
+        DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, clip=False).privacy_claim
+        == DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1).privacy_claim
+    )
     assert algo.params["level"] == "user" and math.isclose(algo.to_dict()["noise_multiplier"], 1.1)
 
 

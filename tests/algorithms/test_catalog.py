@@ -12,14 +12,19 @@ def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
     delta = 0.0 if name.startswith(("laplace", "randomized", "noisy-max")) else 1e-5
     claim = PrivacyClaim(1.0, delta, default_unit(name), "replace")
     target = audit_target(name, claim)
-    result = audit(target.mechanism, target.d0, target.d1, claim=claim, trials=50_000, seed=3, backend="serial")
+    result = audit(
+        target.mechanism, target.d0, target.d1, claim=claim, trials=50_000, seed=3, backend="serial"
+    )
     expected = "violation" if target.buggy else "consistent"
     if name == "noisy-max":  # all counts move by one, no argmax moves: a powerless pair (#17)
         expected = "inconclusive"
     assert result.verdict == expected, (name, result.epsilon_lower, result.reason)
 
 
-@pytest.mark.parametrize("unit, relation", [("user", "replace"), ("item", "replace"), ("user", "add-remove"), ("item", "add-remove")])
+@pytest.mark.parametrize(
+    "unit, relation",
+    [("user", "replace"), ("item", "replace"), ("user", "add-remove"), ("item", "add-remove")],
+)
 def test_gaussian_target_pairs_are_neighbours_at_full_sensitivity(unit, relation):
     claim = PrivacyClaim(1.0, 1e-5, unit, relation)
     target = audit_target("gaussian", claim)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpclaims.algorithms.diff2 import DIFF2BVRLSGD, DIFF2GD, DPGD, clipped_mean, canary_audit_target
+from dpclaims.algorithms.diff2 import DIFF2BVRLSGD, DIFF2GD, DPGD, canary_audit_target, clipped_mean
 from dpclaims.algorithms.diff2_privacy import (
     accountant_tight_epsilon,
     alpha_star,
@@ -28,7 +28,9 @@ from dpclaims.hardinstances.diff2 import regression_real, regression_standin
 from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
 
 
-@pytest.mark.parametrize("eps,alpha,tight,b4", [(1, 25, 0.726, 0.980), (3, 9, 2.341, 2.937), (5, 6, 3.940, 4.797)])
+@pytest.mark.parametrize(
+    "eps,alpha,tight,b4", [(1, 25, 0.726, 0.980), (3, 9, 2.341, 2.937), (5, 6, 3.940, 4.797)]
+)
 def test_gdp_reference_table(eps, alpha, tight, b4):
     assert alpha_star(eps, 1e-5) == alpha
     s1, s2 = diff2_gd_sigmas(5, 2, 200, 5, eps, 1e-5, 1.25)
@@ -42,8 +44,12 @@ def test_gdp_reference_table(eps, alpha, tight, b4):
 
 def test_section6_sigma_table():
     assert dpgd_sigma(1651, 10, 2000, 3, 1e-5) == pytest.approx(0.00938, rel=2e-3)
-    assert diff2_gd_sigmas(1651, 10, 2000, 6, 3, 1e-5, 1.25) == pytest.approx((0.00429, 0.0191), rel=3e-3)
-    assert diff2_gd_sigmas(4801, 10, 2000, 200, 5, 1e-5, 1.25) == pytest.approx((0.00016, 0.0046), rel=0.03)
+    assert diff2_gd_sigmas(1651, 10, 2000, 6, 3, 1e-5, 1.25) == pytest.approx(
+        (0.00429, 0.0191), rel=3e-3
+    )
+    assert diff2_gd_sigmas(4801, 10, 2000, 200, 5, 1e-5, 1.25) == pytest.approx(
+        (0.00016, 0.0046), rel=0.03
+    )
 
 
 def test_bvr_calibration_prototype_numbers():
@@ -83,9 +89,12 @@ def test_merging_duplicates_is_exact():
     inst = CauchyCircleInstance(d=3)
     data = inst.replicated(2, 16)
     from dpclaims.data import UserDataset
+
     rng = np.random.default_rng(1)
     perturbed = UserDataset(data.x + 1e-3 * rng.standard_normal(data.x.shape))
-    alg = DIFF2GD.from_theorem(2, 16, 3, 2.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=20, period=4)
+    alg = DIFF2GD.from_theorem(
+        2, 16, 3, 2.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=20, period=4
+    )
     r1 = alg.run(perturbed, np.random.default_rng(0), 4, transcript=True)
     r2 = alg.run(perturbed, np.random.default_rng(0), 4)
     assert np.array_equal(r1.theta, r2.theta)
@@ -98,34 +107,66 @@ def test_restart_resets_and_noise_scales():
     from dpclaims.losses import WeightedSquaredDistanceLoss
 
     data = UserDataset(np.zeros((2, 4, 2)), np.zeros((2, 4)))
-    alg = DIFF2GD(loss=WeightedSquaredDistanceLoss(1.0), d=2, silos=2, n_min=4, epsilon=1.0, delta=1e-5, rounds=6,
-                  period=3, sigma1=0.5, sigma2=0.25, clip1=2.0, clip2=1.0, eta=1.0)
+    alg = DIFF2GD(
+        loss=WeightedSquaredDistanceLoss(1.0),
+        d=2,
+        silos=2,
+        n_min=4,
+        epsilon=1.0,
+        delta=1e-5,
+        rounds=6,
+        period=3,
+        sigma1=0.5,
+        sigma2=0.25,
+        clip1=2.0,
+        clip2=1.0,
+        eta=1.0,
+    )
     run = alg.run(data, np.random.default_rng(0), 20000, transcript=True)
     noise = np.diff(np.concatenate([np.zeros((20000, 1, 2)), run.estimates], axis=1), axis=1)
     assert run.estimates[:, 0].std() == pytest.approx(1.0, rel=0.02)
-    assert run.estimates[:, 3].std() == pytest.approx(1.0, rel=0.02)  # restart: fresh, not accumulated
+    assert run.estimates[:, 3].std() == pytest.approx(
+        1.0, rel=0.02
+    )  # restart: fresh, not accumulated
     move = np.linalg.norm(run.iterates[:, 1] - run.iterates[:, 0], axis=1)
     assert (noise[:, 1, 0] / (0.25 * move)).std() == pytest.approx(1.0, rel=0.03)
 
 
 def test_bvr_runs_and_counts():
     inst = CauchyCircleInstance(d=4)
-    alg = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=inst.initial_gap,
-                                    x0=inst.x0, rounds=30)
+    alg = DIFF2BVRLSGD.from_theorem(
+        10,
+        160,
+        4,
+        8.0,
+        1e-5,
+        0.5,
+        1.0,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        rounds=30,
+    )
     run = alg.run(inst.replicated(10, 160), np.random.default_rng(0), 8, transcript=True)
     assert run.points.shape == (8, 30 * alg.local_steps, 4)
     assert np.array_equal(run.theta, run.points[np.arange(8), run.output_index])
     assert alg.paper_epsilon <= 8.0 and alg.accountant_epsilon <= alg.paper_epsilon
-    assert run.gradient_evaluations == 10 * 160 * (alg.restarts + 2 * (30 - alg.restarts)) + 2 * alg.batch * 9 * 30
+    assert (
+        run.gradient_evaluations
+        == 10 * 160 * (alg.restarts + 2 * (30 - alg.restarts)) + 2 * alg.batch * 9 * 30
+    )
 
 
 def test_bad_inputs():
     inst = CauchyCircleInstance(d=2)
     with pytest.raises(InputError, match="mutant"):
-        DIFF2GD.from_theorem(2, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, mutant="nope")
+        DIFF2GD.from_theorem(
+            2, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, mutant="nope"
+        )
     with pytest.raises(InputError, match="silos"):
-        DIFF2GD.from_theorem(3, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=5).run(
-            inst.replicated(2, 8), np.random.default_rng(0), 2)
+        DIFF2GD.from_theorem(
+            3, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=5
+        ).run(inst.replicated(2, 8), np.random.default_rng(0), 2)
     with pytest.raises(InputError):
         alpha_star(1.0, 0.0)
 
@@ -139,12 +180,19 @@ def test_standins_have_the_paper_shapes():
 
 def test_real_diabetes_set_gets_the_section61_preprocessing():
     split = regression_real("diabetes", np.random.default_rng(0))
-    assert (split.train.n, split.train.m, split.model.d, split.test_x.shape) == (10, 35, 121, (88, 10))
+    assert (split.train.n, split.train.m, split.model.d, split.test_x.shape) == (
+        10,
+        35,
+        121,
+        (88, 10),
+    )
     x = split.train.x.reshape(-1, 10)
     # standardised with train statistics (all 354 training rows; 4 dropped by the silo cut)
     assert np.abs(x.mean(axis=0)).max() < 0.05 and np.allclose(x.std(axis=0), 1.0, atol=0.05)
     y = np.concatenate([split.train.y.ravel(), split.test_y])
-    assert 0 < y.min() and np.isclose(y.max(), 1.0)  # the target divided by max |y| (346) over the whole set
+    assert 0 < y.min() and np.isclose(
+        y.max(), 1.0
+    )  # the target divided by max |y| (346) over the whole set
     other = regression_real("diabetes", np.random.default_rng(1))
     assert not np.array_equal(split.test_y, other.test_y)
     with pytest.raises(InputError, match="name"):
@@ -164,13 +212,16 @@ def test_transcript_audit_is_consistent_and_near_gaussian():
     assert 0.45 < res.mu < 0.65  # claim μ = 0.577
 
 
-@pytest.mark.parametrize("name,method,options", [
-    ("diff2-m1-unscaled-diff-radius", "threshold", dict(rounds=40, period=8)),
-    ("diff2-m2-restarts-not-composed", "gdp", dict(rounds=40, period=2)),
-    ("diff2-m3-add-remove-sensitivity", "gdp", dict(rounds=40, period=8)),
-    ("diff2-m5-noiseless-accumulation", "gdp", dict(rounds=40, period=8)),
-    ("diff2-m4-mean-silo-size", "threshold", dict(rounds=40, period=8)),
-])
+@pytest.mark.parametrize(
+    "name,method,options",
+    [
+        ("diff2-m1-unscaled-diff-radius", "threshold", dict(rounds=40, period=8)),
+        ("diff2-m2-restarts-not-composed", "gdp", dict(rounds=40, period=2)),
+        ("diff2-m3-add-remove-sensitivity", "gdp", dict(rounds=40, period=8)),
+        ("diff2-m5-noiseless-accumulation", "gdp", dict(rounds=40, period=8)),
+        ("diff2-m4-mean-silo-size", "threshold", dict(rounds=40, period=8)),
+    ],
+)
 def test_privacy_mutants_are_caught(name, method, options):
     mutant = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.name == name)
     mech, d0, d1, claim = mutant.build(**options)
@@ -199,14 +250,23 @@ def test_unequal_silos_use_only_real_records():
     kw = dict(loss=loss, initial_gap=1.0, rounds=4, period=2, eta=0.1, clip1=50.0, clip2=50.0)
     alg = DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), **kw)
     assert alg.n_min == 3 and alg.sigma1 == pytest.approx(
-        DIFF2GD.from_theorem(2, 3, 2, 1.0, 1e-5, 1.0, 1.0, **kw).sigma1)
+        DIFF2GD.from_theorem(2, 3, 2, 1.0, 1e-5, 1.0, 1.0, **kw).sigma1
+    )
     y = np.ones((2, 6))
     a = alg.run(UserDataset(padded, y), np.random.default_rng(0), 3, transcript=True)
-    b = alg.run(UserDataset(np.where(np.arange(6)[None, :, None] < np.array([3, 6])[:, None, None], x, -7.0), y),
-                np.random.default_rng(0), 3, transcript=True)
+    b = alg.run(
+        UserDataset(
+            np.where(np.arange(6)[None, :, None] < np.array([3, 6])[:, None, None], x, -7.0), y
+        ),
+        np.random.default_rng(0),
+        3,
+        transcript=True,
+    )
     assert np.array_equal(a.iterates, b.iterates)
     assert list(a.client_gradient_evaluations) == [3 * (2 + 2 * 2), 6 * (2 + 2 * 2)]
-    m4 = DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), mutant="mean-silo-size", **kw)
+    m4 = DIFF2GD.from_theorem(
+        2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), mutant="mean-silo-size", **kw
+    )
     assert m4.sigma1 == pytest.approx(alg.sigma1 * 3 / 4.5)
     with pytest.raises(InputError, match="silo_sizes"):
         DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, mutant="mean-silo-size", **kw)
@@ -240,9 +300,25 @@ def test_factored_softplus_path_matches_the_generic_one(algorithm):
     net, data = split.model, split.train
     x0 = net.init(np.random.default_rng(2), 1)[0]
     extra = {"period": 4, "clip2": 0.5} if algorithm is DIFF2GD else {}
-    runs = [algorithm.from_theorem(data.n, data.m, net.d, 3.0, 1e-5, 0.3, 1.0, loss=loss, initial_gap=1.0, x0=x0,
-                                   rounds=12, eta=0.2, clip1=0.3, **extra).run(data, np.random.default_rng(3), 3)
-            for loss in (net, _Unfactored(net))]
+    runs = [
+        algorithm.from_theorem(
+            data.n,
+            data.m,
+            net.d,
+            3.0,
+            1e-5,
+            0.3,
+            1.0,
+            loss=loss,
+            initial_gap=1.0,
+            x0=x0,
+            rounds=12,
+            eta=0.2,
+            clip1=0.3,
+            **extra,
+        ).run(data, np.random.default_rng(3), 3)
+        for loss in (net, _Unfactored(net))
+    ]
     np.testing.assert_allclose(runs[0].final, runs[1].final, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(runs[0].output_index, runs[1].output_index)
 

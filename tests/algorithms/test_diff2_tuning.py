@@ -8,11 +8,25 @@ import pytest
 from scipy import stats
 
 from dpclaims.algorithms import diff2_tuning
-from dpclaims.algorithms.diff2_tuning import METHODS, PAPER_GRID, STANDIN_GRID, Section6, _EarlyStopping, _Rejected
+from dpclaims.algorithms.diff2_tuning import (
+    METHODS,
+    PAPER_GRID,
+    STANDIN_GRID,
+    Section6,
+    _EarlyStopping,
+    _Rejected,
+)
 from dpclaims.errors import InputError
 
-TINY = dict(samples=1000, rounds=60, seeds=2, clips=(1.0, 10.0), period_fractions=(0.1,), etas=(1.0, 0.25, 0.0625),
-            every=20)
+TINY = dict(
+    samples=1000,
+    rounds=60,
+    seeds=2,
+    clips=(1.0, 10.0),
+    period_fractions=(0.1,),
+    etas=(1.0, 0.25, 0.0625),
+    every=20,
+)
 
 
 def test_grids_are_the_papers():
@@ -22,9 +36,15 @@ def test_grids_are_the_papers():
     diff2 = paper.configs("diff2-gd")
     assert len(diff2) == 100 and {t for _, _, t in diff2} == {6, 20, 60, 200}
     standin = Section6(**STANDIN_GRID)
-    assert len(standin.configs("diff2-gd")) == 27 and {t for _, _, t in standin.configs("diff2-gd")} == {20, 60, 200}
+    assert len(standin.configs("diff2-gd")) == 27 and {
+        t for _, _, t in standin.configs("diff2-gd")
+    } == {20, 60, 200}
     assert len(standin.tasks()) == 5 * (1 + 3 + 27)
-    assert paper.etas == tuple(0.5**i for i in range(10)) and paper.epsilon == 5.0 and paper.rounds == 2000
+    assert (
+        paper.etas == tuple(0.5**i for i in range(10))
+        and paper.epsilon == 5.0
+        and paper.rounds == 2000
+    )
 
 
 def _feed(losses):
@@ -41,14 +61,22 @@ def test_early_stopping_follows_appendix_a():
     assert _feed([1.0] + [1.06] * 4) is None  # patience 4 < 5
     assert _feed([1.0] + [1.06] * 5) == 5  # the fifth rise beyond 1.05x the best
     assert _feed([1.0] + [1.04] * 50) is None  # within 1.05x: not counted
-    assert _feed([1.0, 1.1, 1.1, 1.1, 1.1, 0.9, 1.0, 1.0, 1.0, 1.0]) is None  # improvement resets the count
-    assert _feed([1.0, 2.0, 1.02, 2.0, 2.0, 2.0, 2.0]) == 6  # a loss that is no improvement does not reset
+    assert (
+        _feed([1.0, 1.1, 1.1, 1.1, 1.1, 0.9, 1.0, 1.0, 1.0, 1.0]) is None
+    )  # improvement resets the count
+    assert (
+        _feed([1.0, 2.0, 1.02, 2.0, 2.0, 2.0, 2.0]) == 6
+    )  # a loss that is no improvement does not reset
     assert _feed([1.0, math.nan]) == 1
     assert _feed([1.0, 1e7]) == 1
 
 
 def _cell(train, grad, test, eta=1.0, config=(1.0, None, 1)):
-    return {"eta": eta, "config": list(config), "curves": {"train": train, "grad": grad, "test": test}}
+    return {
+        "eta": eta,
+        "config": list(config),
+        "curves": {"train": train, "grad": grad, "test": test},
+    }
 
 
 def test_summary_selects_per_criterion_and_runs_the_papers_t_test():
@@ -59,20 +87,28 @@ def test_summary_selects_per_criterion_and_runs_the_papers_t_test():
         for method in METHODS:
             for i, config in enumerate(setup.configs(method)):
                 base = {"gd": 1.0, "dp-gd": 3.0, "diff2-gd": 2.0}[method] + 0.1 * rng.random()
-                cells[(s, method, i)] = _cell([50.0, base + i], [50.0, 2 * base - i], [50.0, base + 7], config=config)
+                cells[(s, method, i)] = _cell(
+                    [50.0, base + i], [50.0, 2 * base - i], [50.0, base + 7], config=config
+                )
     cells[(0, "diff2-gd", 1)] = None  # every η rejected
     res = setup.summarize(cells)
     for s in range(3):
         row = res["per_seed"]["dp-gd"][s]
         assert row["train"]["config"] == [1.0, None, 1]  # lowest train minimum: index 0
         assert row["grad"]["config"] == [10.0, None, 1]  # lowest grad minimum: index 1
-        assert row["test"]["config"] == row["train"]["config"] and row["test"]["min"] == row["train"]["min"] + 7
+        assert (
+            row["test"]["config"] == row["train"]["config"]
+            and row["test"]["min"] == row["train"]["min"] + 7
+        )
     a = [r["train"]["min"] for r in res["per_seed"]["diff2-gd"]]
     b = [r["train"]["min"] for r in res["per_seed"]["dp-gd"]]
-    assert res["tests"]["train"]["pvalue"] == pytest.approx(stats.ttest_rel(a, b, alternative="less").pvalue)
+    assert res["tests"]["train"]["pvalue"] == pytest.approx(
+        stats.ttest_rel(a, b, alternative="less").pvalue
+    )
     assert res["tests"]["train"]["wins"] and res["tests"]["test"]["wins"]
-    assert res["curves"]["train"]["gd"]["mean"][1] == pytest.approx(np.mean([r["train"]["min"]
-                                                                            for r in res["per_seed"]["gd"]]))
+    assert res["curves"]["train"]["gd"]["mean"][1] == pytest.approx(
+        np.mean([r["train"]["min"] for r in res["per_seed"]["gd"]])
+    )
     assert res["rounds_axis"] == list(range(0, 2001, 20))
 
 
@@ -88,7 +124,9 @@ def test_a_tiny_run_is_deterministic_across_backends_and_resumes(tmp_path, monke
     assert setup.run(backend="processes", workers=2) == serial
     assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
     assert len(list((tmp_path / "ck").glob("*-*-*.json"))) == len(setup.tasks())
-    monkeypatch.setattr(Section6, "run_task", lambda *a: pytest.fail("a finished cell was recomputed"))
+    monkeypatch.setattr(
+        Section6, "run_task", lambda *a: pytest.fail("a finished cell was recomputed")
+    )
     assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
     with pytest.raises(InputError, match="different settings"):
         Section6(**{**TINY, "seeds": 3}).run(checkpoint=tmp_path / "ck")
@@ -134,7 +172,9 @@ def test_bad_settings_are_named():
 
 
 def test_the_real_diabetes_set_runs_a_cell():
-    setup = Section6("diabetes", rounds=40, seeds=2, clips=(1.0,), period_fractions=(0.1,), etas=(0.5, 0.05))
+    setup = Section6(
+        "diabetes", rounds=40, seeds=2, clips=(1.0,), period_fractions=(0.1,), etas=(0.5, 0.05)
+    )
     cell = setup.run_task(1, "diff2-gd", 0)
     assert cell["config"] == [1.0, 1.0, 4] and len(cell["curves"]["train"]) == 3
     assert setup.split(1).train.m == 35
@@ -157,6 +197,8 @@ def test_gradient_descent_reference_is_plain_full_batch_gd():
 def test_repetitions_share_the_dataset_and_vary_the_split():
     setup = Section6(**TINY)
     first, second = setup.split(0), setup.split(1)
-    targets = lambda split: np.sort(np.concatenate([split.train.y.ravel(), split.test_y]))  # 800 + 200, none dropped
+    targets = lambda split: np.sort(
+        np.concatenate([split.train.y.ravel(), split.test_y])
+    )  # 800 + 200, none dropped
     np.testing.assert_array_equal(targets(first), targets(second))
     assert not np.array_equal(first.test_y, second.test_y)

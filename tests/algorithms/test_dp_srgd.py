@@ -57,14 +57,20 @@ def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     cov = prefix_noise_covariance(steps, sigma)
     assert np.allclose(np.diag(cov), [bin(t + 1).count("1") * sigma**2 for t in range(steps)])
     s, t = 0, steps - 1
-    assert cov[s, t] == pytest.approx(sigma**2 * len(set(prefix_path(s + 1)) & set(prefix_path(t + 1))))
+    assert cov[s, t] == pytest.approx(
+        sigma**2 * len(set(prefix_path(s + 1)) & set(prefix_path(t + 1)))
+    )
     emp = np.cov(e.T).reshape(steps, steps)
-    assert np.max(np.abs(emp - cov)) < 6 * sigma**2 * math.sqrt(2 * tree_height(steps) ** 2 / trials)
+    assert np.max(np.abs(emp - cov)) < 6 * sigma**2 * math.sqrt(
+        2 * tree_height(steps) ** 2 / trials
+    )
     # (c) the most nodes any leaf is in: h = floor(log2 T) + 1, at leaf 0; W C_enc = lower-triangular ones
     counts = [len(up_path(t + 1, steps)) for t in range(steps)]
     assert max(counts) == counts[0] == tree_height(steps)
     assert np.allclose(w @ incidence_matrix(steps), np.tril(np.ones((steps, steps))))
-    assert np.max(np.linalg.norm(incidence_matrix(steps), axis=0)) == pytest.approx(math.sqrt(tree_height(steps)))
+    assert np.max(np.linalg.norm(incidence_matrix(steps), axis=0)) == pytest.approx(
+        math.sqrt(tree_height(steps))
+    )
 
 
 @given(steps=st.integers(1, 70), seed=st.integers(0, 10**6))
@@ -82,7 +88,9 @@ def test_tree_heights_and_error_bound():
     rng = np.random.default_rng(0)
     state = TreeNoise(16, 1.0).start(2000, 64)
     worst = max(np.linalg.norm(state.next(rng), axis=-1).max() for _ in range(16))
-    assert worst <= tree_error_bound(1.0 / math.sqrt(5), 64, 1.0, 16, 1e-5)  # σ = C sqrt(h)/μ with μ = 1
+    assert worst <= tree_error_bound(
+        1.0 / math.sqrt(5), 64, 1.0, 16, 1e-5
+    )  # σ = C sqrt(h)/μ with μ = 1
     assert TreeNoise(16, 2.0).mu(1.0) == pytest.approx(math.sqrt(5) / 2)
 
 
@@ -111,27 +119,45 @@ def test_exact_mu_golden_numbers_and_identity():
 
 
 def test_v1_practical_golden_numbers():
-    algo = AcceleratedDPSRGD.from_theorem(2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss())
+    algo = AcceleratedDPSRGD.from_theorem(
+        2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss()
+    )
     p = algo.params
-    assert (p["steps"], p["batch_size"], p["beta"], p["clip"], p["tree_height"]) == (16, 4096, 2.0, 4.0, 5)
+    assert (p["steps"], p["batch_size"], p["beta"], p["clip"], p["tree_height"]) == (
+        16,
+        4096,
+        2.0,
+        4.0,
+        5,
+    )
     assert algo.sigma == pytest.approx(4.07e-3, rel=2e-3)
     assert algo.mu == pytest.approx(0.2681, abs=1e-4)
-    assert algo.privacy_claim.to_dict()["relation"] == "replace" and algo.privacy_claim.unit == "item"
+    assert (
+        algo.privacy_claim.to_dict()["relation"] == "replace" and algo.privacy_claim.unit == "item"
+    )
     assert algo.epsilon_exact == pytest.approx(1.0, abs=1e-6)
 
 
 def test_v2_golden_numbers_and_printed_calibrations():
-    v2 = AcceleratedDPSRGD.from_theorem(2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), schedule="v2")
+    v2 = AcceleratedDPSRGD.from_theorem(
+        2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), schedule="v2"
+    )
     assert (v2.batch_size, v2.steps, v2.beta, v2.clip) == (256, 256, 8192.0, 16.0)
-    printed = AcceleratedDPSRGD.calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed")
+    printed = AcceleratedDPSRGD.calibrated(
+        LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed"
+    )
     paper = AcceleratedDPSRGD.calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "paper")
     # the printed Cor. 5.7 σ is sqrt(2h/log2 T) = sqrt(10/4) times smaller than Lemma 5.6 needs
     assert paper.sigma / printed.sigma == pytest.approx(math.sqrt(2 * 5 / 4))
     assert printed.epsilon_exact > 2.5 > 2.0 > paper.epsilon_exact
-    v2_printed = AcceleratedDPSRGD.calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed", "v2")
+    v2_printed = AcceleratedDPSRGD.calibrated(
+        LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed", "v2"
+    )
     assert v2_printed.sigma == pytest.approx(2 * math.sqrt(2) * printed.sigma)
     with pytest.raises(InputError, match="8.5"):
-        AcceleratedDPSRGD.calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 9.0, 1e-5, 1.0, "paper").privacy_claim
+        AcceleratedDPSRGD.calibrated(
+            LinearLoss(), 16, 10, 2.0, 4.0, 9.0, 1e-5, 1.0, "paper"
+        ).privacy_claim
 
 
 def test_paper_v1_constants_are_vacuous_and_refused():
@@ -139,7 +165,9 @@ def test_paper_v1_constants_are_vacuous_and_refused():
     assert c["c_dp"] == pytest.approx(1.4e4, rel=0.05) and c["batch"] < 1
     assert c_dp(10**6, (10**6) ** -1.1) == pytest.approx(4.4e4, rel=0.05)
     with pytest.raises(InputError, match="vacuous"):
-        AcceleratedDPSRGD.from_theorem(2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), constants="paper")
+        AcceleratedDPSRGD.from_theorem(
+            2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), constants="paper"
+        )
 
 
 def test_input_errors():
@@ -169,10 +197,14 @@ def test_potential_is_monotone_with_proof_step_and_final_bound_holds(beta):
     star, f_star = inst.theta_star, inst.optimal_value
     data = inst.sample(steps, 1, np.random.default_rng(0))
     for scale in (0.25, 1.0):
-        algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, 1, beta, math.inf, math.inf, None, 1.0, z_step_scale=scale)
+        algo = AcceleratedDPSRGD.calibrated(
+            inst.loss, steps, 1, beta, math.inf, math.inf, None, 1.0, z_step_scale=scale
+        )
         rec = algo.run(data, np.random.default_rng(0), 1, transcript=True).transcript
         t = np.arange(1, steps + 1)
-        phi = t * (t + 1) / 2 * (inst.population_loss(rec.y[0]) - f_star) + 2 * beta * np.sum((rec.z[0] - star) ** 2, axis=1)
+        phi = t * (t + 1) / 2 * (inst.population_loss(rec.y[0]) - f_star) + 2 * beta * np.sum(
+            (rec.z[0] - star) ** 2, axis=1
+        )
         phi = np.r_[2 * beta * star @ star, phi]
         if scale == 0.25:
             assert np.all(np.diff(phi) <= 1e-12)
@@ -209,8 +241,12 @@ def test_gradient_evaluations_single_epoch_and_rounds():
     per_example = np.bincount(np.concatenate(loss.calls), minlength=n)
     assert per_example[:batch].tolist() == [1] * batch and set(per_example[batch:]) == {2}
     batches = [set(c) for c in loss.calls]
-    assert len({frozenset(b) for b in batches}) == steps  # T adaptive rounds, each one batch, disjoint
-    indep = AcceleratedDPSRGD.calibrated(LinearLoss(), steps, batch, 1.0, 1.0, 1.0, 1e-5, 1.0, estimator="independent")
+    assert (
+        len({frozenset(b) for b in batches}) == steps
+    )  # T adaptive rounds, each one batch, disjoint
+    indep = AcceleratedDPSRGD.calibrated(
+        LinearLoss(), steps, batch, 1.0, 1.0, 1.0, 1e-5, 1.0, estimator="independent"
+    )
     assert indep.run(UserDataset(x), np.random.default_rng(0), 2).gradient_evaluations == n
 
 
@@ -225,13 +261,18 @@ def test_leaf_change_is_bounded_by_leaf_sensitivity(seed, clip, scale):
     steps, batch, d = 4, 3, 3
     x = scale * rng.standard_normal((steps * batch, 1, d))
     y = rng.standard_normal((steps * batch, 1))
-    algo = AcceleratedDPSRGD.calibrated(SquaredLoss(), steps, batch, 1.5, clip, math.inf, None, 10.0)
+    algo = AcceleratedDPSRGD.calibrated(
+        SquaredLoss(), steps, batch, 1.5, clip, math.inf, None, 10.0
+    )
     victim = int(rng.integers(batch))
     other = x.copy()
     other[victim] = 0.0
     y_other = y.copy()
     y_other[victim] = 0.0
-    first = [algo.run(UserDataset(a, b), rng, 1, transcript=True).transcript.prefixes[0, 0] for a, b in ((x, y), (other, y_other))]
+    first = [
+        algo.run(UserDataset(a, b), rng, 1, transcript=True).transcript.prefixes[0, 0]
+        for a, b in ((x, y), (other, y_other))
+    ]
     assert np.linalg.norm(first[0] - first[1]) <= algo.leaf_sensitivity * (1 + 1e-9)
     run = algo.run(UserDataset(x, y), rng, 1)
     assert np.all(run.max_difference_norm >= 0)
@@ -272,11 +313,23 @@ def test_variants_run_and_reproduce():
     inst = LeastSquaresInstance(4)
     rng = np.random.default_rng(0)
     data = inst.sample(1024, 1, rng)
-    for options in ({}, {"interpolation": "none"}, {"estimator": "independent"}, {"schedule": "v2"}, {"clip": False}):
-        algo = AcceleratedDPSRGD.from_theorem(1024, 1, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, **options)
+    for options in (
+        {},
+        {"interpolation": "none"},
+        {"estimator": "independent"},
+        {"schedule": "v2"},
+        {"clip": False},
+    ):
+        algo = AcceleratedDPSRGD.from_theorem(
+            1024, 1, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, **options
+        )
         a = algo.run(data, np.random.default_rng(5), 7).theta
         b = algo(data, np.random.default_rng(5), 7)
-        assert a.shape == (7, 4) and np.array_equal(a, b) and np.all(np.linalg.norm(a, axis=1) <= 1 + 1e-12)
+        assert (
+            a.shape == (7, 4)
+            and np.array_equal(a, b)
+            and np.all(np.linalg.norm(a, axis=1) <= 1 + 1e-12)
+        )
     base = single_epoch_dpsgd(inst.loss, 1024, 4, 1.0, 1e-5, 2.0, 1.0, 32)
     assert base.steps == 32 and base.sampling_rate == pytest.approx(32 / 1024)
     assert base.run(data, rng, 3).theta.shape == (3, 4)
@@ -299,7 +352,16 @@ def test_privacy_mutants_are_caught_by_the_audit(name):
 
     mutant = get_mutant(name)
     mechanism, d0, d1, claim = mutant.build()
-    result = audit(mechanism, d0, d1, claim=claim, trials=30_000, seed=0, method=AUDIT_METHODS[name], backend="serial")
+    result = audit(
+        mechanism,
+        d0,
+        d1,
+        claim=claim,
+        trials=30_000,
+        seed=0,
+        method=AUDIT_METHODS[name],
+        backend="serial",
+    )
     assert result.verdict == "violation"
     assert result.epsilon_lower <= mutant.true_epsilon
 
@@ -308,7 +370,9 @@ def test_privacy_mutants_are_caught_by_the_audit(name):
 def test_reference_is_not_flagged_with_the_same_audits():
     for method in ("gdp", "threshold"):
         mechanism, d0, d1, claim = canary_audit()
-        result = audit(mechanism, d0, d1, claim=claim, trials=30_000, seed=0, method=method, backend="serial")
+        result = audit(
+            mechanism, d0, d1, claim=claim, trials=30_000, seed=0, method=method, backend="serial"
+        )
         assert result.verdict == "consistent"
 
 
@@ -330,7 +394,9 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
     experiment = claim.experiment("quick")
     change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
     assert change == {"interpolation": "none"}
-    mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(seed=0, backend="serial")
+    mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(
+        seed=0, backend="serial"
+    )
     assert mutated["verdict"] == "inconsistent", mutated["summary"]
     assert mutated["evidence"]["fit"]["exponent"] > -1.6
     assert experiment.run(seed=0, backend="serial")["verdict"] == "consistent"

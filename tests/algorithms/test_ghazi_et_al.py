@@ -43,12 +43,13 @@ from dpclaims.claims.checks.ghazi_et_al import (
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.hardinstances.canaries import outlier_count_pair
 
-
 # --------------------------------------------------------------------------- formulas (spec §2.0, §2.2, §2.4)
 
 
-@pytest.mark.parametrize("eps, delta, kappa, p0", [(1, 1e-5, 28, 2.04e-7), (1, 1e-3, 18, 3.0e-5),
-                                                   (1, 0.1, 9, 2.7e-3), (0.5, 1e-5, 53, 2.2e-7)])
+@pytest.mark.parametrize(
+    "eps, delta, kappa, p0",
+    [(1, 1e-5, 28, 2.04e-7), (1, 1e-3, 18, 3.0e-5), (1, 0.1, 9, 2.7e-3), (0.5, 1e-5, 53, 2.2e-7)],
+)
 def test_tdlap_reference_values(eps, delta, kappa, p0):
     e1, d1, k = inner_privacy_params(eps, delta)
     assert (e1, k) == (eps / 2, kappa)
@@ -71,12 +72,25 @@ def test_tdlap_properties_hold(eps, delta):
 def test_deloutputpert_sigma_and_noise_multiplier_match_spec():
     mech = DelOutputPert.from_theorem(1.0, 1e-5, 1.0)
     assert mech.sigma == pytest.approx(2350, rel=1e-3)  # σ/Δ of spec §2.2
-    exact = SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01, path="exact", interior=True)
+    exact = SCOutputPert.from_theorem(
+        1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01, path="exact", interior=True
+    )
     assert exact.noise_multiplier == pytest.approx(3.7e5, rel=0.02)
     fast = SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01, path="fast", interior=True)
     assert fast.noise_multiplier / 1000 == pytest.approx(1.0e4, rel=0.05)  # σ√m μ/G at n = 1000
-    assert exact.c_delta == 5.0 and SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01).c_delta == 10.0
-    assert set(exact.params) >= {"kappa", "Delta", "Delta_fast", "sigma", "eps1", "delta1", "noise_multiplier"}
+    assert (
+        exact.c_delta == 5.0
+        and SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01).c_delta == 10.0
+    )
+    assert set(exact.params) >= {
+        "kappa",
+        "Delta",
+        "Delta_fast",
+        "sigma",
+        "eps1",
+        "delta1",
+        "noise_multiplier",
+    }
     assert exact.privacy_claim.unit == "user" and exact.privacy_claim.relation == "replace"
 
 
@@ -95,11 +109,15 @@ def test_input_errors():
     with pytest.raises(InputError, match="4\\*kappa \\+ 2"):
         SCOutputPert.from_theorem(50, 10, 1.0, 1e-5, 1.0, 1.0, 0.01)
     with pytest.raises(InputError, match="not private"):
-        _ = SCOutputPert.from_theorem(50, 10, 1.0, 1e-5, 1.0, 1.0, 0.01, mode="oracle").privacy_claim
+        _ = SCOutputPert.from_theorem(
+            50, 10, 1.0, 1e-5, 1.0, 1.0, 0.01, mode="oracle"
+        ).privacy_claim
     with pytest.raises(InputError, match="mutant"):
         DelOutputPert.from_theorem(1.0, 1e-5, 1.0, mutant="typo")
     with pytest.raises(InputError, match="data must be"):
-        DelOutputPert.from_theorem(1.0, 1e-5, 1.0).run(np.zeros((3, 1)), np.random.default_rng(0), 5)
+        DelOutputPert.from_theorem(1.0, 1e-5, 1.0).run(
+            np.zeros((3, 1)), np.random.default_rng(0), 5
+        )
     mech = SCOutputPert.from_theorem(200, 10, 1.0, 1e-3, 1.0, 1.0, 0.01)
     with pytest.raises(InputError, match="built for"):
         mech.run(GroupedMeans.per_user(np.zeros((150, 1)), 10), np.random.default_rng(0), 5)
@@ -121,8 +139,14 @@ def _s_star(means, kappa, target):
     data = GroupedMeans.per_user(means, 1)
     values, counts = data.types()
     loss = QuadraticLoss()
-    prof = stability_profile(values, counts, lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
-                             kappa, target, np.zeros((1, 1)))
+    prof = stability_profile(
+        values,
+        counts,
+        lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
+        kappa,
+        target,
+        np.zeros((1, 1)),
+    )
     return int(prof.s_star[0])
 
 
@@ -135,8 +159,12 @@ def _brute_s_star(means, kappa, target):
         f[mask] = means[idx].mean() if idx else 0.0
     full = 2**n - 1
     deleted = {mask: n - bin(mask).count("1") for mask in f}
-    d_of = {mask: max([abs(f[mask] - f[mask & ~(1 << i)]) for i in range(n) if mask >> i & 1], default=0.0)
-            for mask in f}
+    d_of = {
+        mask: max(
+            [abs(f[mask] - f[mask & ~(1 << i)]) for i in range(n) if mask >> i & 1], default=0.0
+        )
+        for mask in f
+    }
     for s in range(2 * kappa + 1):
         for mask in f:
             if deleted[mask] != s or (mask & full) != mask:
@@ -148,16 +176,23 @@ def _brute_s_star(means, kappa, target):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.0]), min_size=3, max_size=7), st.floats(1e-3, 0.5),
-       st.integers(1, 3))
+@given(
+    st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.0]), min_size=3, max_size=7),
+    st.floats(1e-3, 0.5),
+    st.integers(1, 3),
+)
 def test_type_compressed_test_equals_brute_force(values, target, kappa):
     means = np.array(values)[:, None]
     assert _s_star(means, kappa, target) == _brute_s_star(means[:, 0], kappa, target)
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 0.05, 0.2, 1.0]), min_size=5, max_size=9), st.integers(0, 8),
-       st.sampled_from([0.0, 0.05, 3.0]), st.floats(1e-3, 0.5))
+@given(
+    st.lists(st.sampled_from([0.0, 0.05, 0.2, 1.0]), min_size=5, max_size=9),
+    st.integers(0, 8),
+    st.sampled_from([0.0, 0.05, 3.0]),
+    st.floats(1e-3, 0.5),
+)
 def test_observation_3_5_monotone(values, user, new, target):
     means = np.array(values)[:, None]
     other = means.copy()
@@ -188,9 +223,14 @@ def test_two_ball_projection_is_feasible_and_nearest(d, radius, local, seed):
     assert np.all(np.linalg.norm(p, axis=-1) <= radius * (1 + 1e-9))
     assert np.all(np.linalg.norm(p - centre[:, None], axis=-1) <= local * (1 + 1e-9))
     candidates = centre + rng.normal(size=(2000, d)) * local
-    ok = (np.linalg.norm(candidates, axis=1) <= radius) & (np.linalg.norm(candidates - centre, axis=1) <= local)
+    ok = (np.linalg.norm(candidates, axis=1) <= radius) & (
+        np.linalg.norm(candidates - centre, axis=1) <= local
+    )
     for point, proj in zip(y[0], p[0]):
-        assert np.linalg.norm(point - proj) <= np.min(np.linalg.norm(candidates[ok] - point, axis=1), initial=np.inf) + 1e-9
+        assert (
+            np.linalg.norm(point - proj)
+            <= np.min(np.linalg.norm(candidates[ok] - point, axis=1), initial=np.inf) + 1e-9
+        )
 
 
 def test_closed_form_minimisers():
@@ -199,7 +239,9 @@ def test_closed_form_minimisers():
     assert quad[0, 0, 0] == pytest.approx((2 * 2 + 2 * 0) / 4)
     lin = LinearLoss(1.0).minimiser(values, weights, 4.0, np.array([[0.1]]), Domain(10.0))
     assert lin[0, 0, 0] == pytest.approx(0.1 + 2 / 4)
-    soft = AbsoluteLoss(1.0).minimiser(np.array([[0.0]]), np.array([[5]]), 2.0, np.array([[2.0], [0.3]]), Domain(9.0))
+    soft = AbsoluteLoss(1.0).minimiser(
+        np.array([[0.0]]), np.array([[5]]), 2.0, np.array([[2.0], [0.3]]), Domain(9.0)
+    )
     assert soft[:, 0, 0] == pytest.approx([1.5, 0.0], abs=1e-9)  # soft-threshold at G/λ = 0.5
 
 
@@ -221,14 +263,18 @@ def test_deloutputpert_batched_run_and_encoding():
 
 def test_fast_path_certificate_and_exact_fallback():
     mech = get_mutant("ghazi23-m3-fast-no-fallback").build()[0]
-    exact = SCOutputPert.from_theorem(mech.n, mech.m, 1.0, 1e-5, 2.0, 1.0, 0.01, radius=10.0, interior=True)
+    exact = SCOutputPert.from_theorem(
+        mech.n, mech.m, 1.0, 1e-5, 2.0, 1.0, 0.01, radius=10.0, interior=True
+    )
     from dpclaims.algorithms.mutants.ghazi_et_al import fast_path_pair
 
     d0, d1 = fast_path_pair(exact)
     assert exact.certificate(d0)[0] and not exact.certificate(d1)[0]
     out = exact.run(d1, np.random.default_rng(1), 500)
     assert not out.bottom.any() and out.certified is False and out.f_evaluations > 1
-    assert np.mean(out.theta) == pytest.approx(exact.minimiser(d1)[0, 0], abs=5 * exact.sigma / math.sqrt(500))
+    assert np.mean(out.theta) == pytest.approx(
+        exact.minimiser(d1)[0, 0], abs=5 * exact.sigma / math.sqrt(500)
+    )
     passed = exact.run(d0, np.random.default_rng(1), 500)
     assert passed.certified and passed.gradient_evaluations == exact.n * exact.m
 
@@ -242,7 +288,9 @@ def test_phased_algorithms_run_batched():
     assert np.all(np.linalg.norm(run.theta, axis=1) <= 1 + 1e-12)
     sco = PhasedSCO.from_theorem(600, 10**9, 3, 1.0, 1e-5, 1.0, 1.0, n0=64, mode="oracle")
     assert sco.run(data, rng, 8).theta.shape == (8, 3)
-    sc = StronglyConvexSCO.from_theorem(600, 10**9, 3, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64)
+    sc = StronglyConvexSCO.from_theorem(
+        600, 10**9, 3, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64
+    )
     assert sc.run(data, rng, 8).theta.shape == (8, 3)
 
 
@@ -260,7 +308,9 @@ def test_strongly_convex_erm_paper_mode_is_accurate_and_private():
 def test_baselines_noise_and_contrast():
     naive = NaiveUserOutputPert.from_theorem(100, 10, 1.0, 1e-5, 2.0, 1.0)
     item = ItemLevelOutputPert.from_theorem(100, 10, 1.0, 1e-5, 2.0, 1.0)
-    assert naive.sensitivity == pytest.approx(10 * item.sensitivity) and naive.sigma == pytest.approx(10 * item.sigma)
+    assert naive.sensitivity == pytest.approx(
+        10 * item.sensitivity
+    ) and naive.sigma == pytest.approx(10 * item.sigma)
     assert item.privacy_claim.unit == "item" and naive.privacy_claim.unit == "user"
     mech, d0, d1, claim = get_mutant("ghazi23-item-level-as-user").build()
     assert claim.unit == "user" and mech.privacy_claim.unit == "item"
@@ -270,8 +320,15 @@ def test_baselines_noise_and_contrast():
 # --------------------------------------------------------------------------- mutants caught
 
 
-@pytest.mark.parametrize("name", ["ghazi23-m1-no-stability-test", "ghazi23-m2-fixed-threshold",
-                                  "ghazi23-m3-fast-no-fallback", "ghazi23-m6-tdlap-at-zero"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ghazi23-m1-no-stability-test",
+        "ghazi23-m2-fixed-threshold",
+        "ghazi23-m3-fast-no-fallback",
+        "ghazi23-m6-tdlap-at-zero",
+    ],
+)
 def test_black_box_mutants_are_violations(name):
     mutant = get_mutant(name)
     mechanism, d0, d1, claim = mutant.build()
@@ -280,7 +337,10 @@ def test_black_box_mutants_are_violations(name):
 
 
 def test_exact_implementations_pass_the_same_pairs():
-    for name, mutant in (("ghazi23-m1-no-stability-test", None), ("ghazi23-m6-tdlap-at-zero", None)):
+    for name, mutant in (
+        ("ghazi23-m1-no-stability-test", None),
+        ("ghazi23-m6-tdlap-at-zero", None),
+    ):
         mech, d0, d1, claim = get_mutant(name).build()
         inner = mech.mechanism if isinstance(mech, BottomChannel) else mech
         exact = DelOutputPert.from_theorem(inner.epsilon, inner.delta, inner.Delta)
@@ -311,6 +371,10 @@ def replace_mutant(alg):
 
 def test_mutant_corpus_entries():
     names = {m.name for m in list_mutants(paper="ghazi-et-al-2023")}
-    assert {"ghazi23-m1-no-stability-test", "ghazi23-m4-sigma-no-8kappa", "ghazi23-m5-phased-sco-reuse-users"} <= names
+    assert {
+        "ghazi23-m1-no-stability-test",
+        "ghazi23-m4-sigma-no-8kappa",
+        "ghazi23-m5-phased-sco-reuse-users",
+    } <= names
     assert all(m.kind == "privacy" for m in list_mutants(paper="ghazi-et-al-2023"))
     assert kappa_fn(0.5, 1e-3) == 15

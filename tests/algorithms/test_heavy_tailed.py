@@ -4,12 +4,24 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, optimize, stats
 
 from dpclaims.algorithms.heavy_tailed import (
-    Ball, ClippedSlopes1D, DoubleOutputPert, PopLocalize, adapsg, c_a, clip_level, gamma_radius,
-    inexact_projection, joint_objective, l2_laplace, polyhedral_form, pv2_minimize,
+    Ball,
+    ClippedSlopes1D,
+    DoubleOutputPert,
+    PopLocalize,
+    adapsg,
+    c_a,
+    clip_level,
+    gamma_radius,
+    inexact_projection,
+    joint_objective,
+    l2_laplace,
+    polyhedral_form,
+    pv2_minimize,
 )
 from dpclaims.algorithms.heavy_tailed_em import EMPGM, LocalizedGridEM, gibbs_rejection_1d
 from dpclaims.algorithms.mutants import list_mutants
@@ -19,7 +31,13 @@ from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
 from dpclaims.hardinstances.heavy_tailed import ParetoRadiusInstance
-from dpclaims.losses import AbsoluteLoss, HingeLoss, LinearLoss, SquaredLoss, project_ball_intersection
+from dpclaims.losses import (
+    AbsoluteLoss,
+    HingeLoss,
+    LinearLoss,
+    SquaredLoss,
+    project_ball_intersection,
+)
 from dpclaims.rates import check_exponent, fit_power_law, sweep
 
 W10 = Ball.centered(1, 10.0)
@@ -39,7 +57,9 @@ def test_parameters_match_the_spec_worked_numbers():
     assert p["radius"] == pytest.approx(p["clip"] / 200 + 16 * p["clip"] * (1 + math.log(10)) / 200)
     assert alg.privacy_claim.delta == 0.0 and alg.privacy_claim.unit == "item"
     assert c_a(2) == pytest.approx(18 + math.sqrt(68))
-    assert clip_level(1000, 4, 1.0, 2.0, 4, 0.1, "rate-test") == pytest.approx(2.0 * (1000 / 4) ** 0.25)
+    assert clip_level(1000, 4, 1.0, 2.0, 4, 0.1, "rate-test") == pytest.approx(
+        2.0 * (1000 / 4) ** 0.25
+    )
     assert spec_alg4(mutant="no_tau").params["sensitivity"] == pytest.approx(p["sensitivity"] / 2)
     assert spec_alg4(mutant="stage2_full_eps").epsilon2 == 1.0
 
@@ -63,20 +83,30 @@ def test_l2_laplace_radius_is_gamma_and_direction_isotropic():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), lam=st.floats(0.1, 5.0), clip=st.floats(0.2, 20.0), loss=st.sampled_from(["abs", "hinge", "lin"]))
+@given(
+    seed=st.integers(0, 10_000),
+    lam=st.floats(0.1, 5.0),
+    clip=st.floats(0.2, 20.0),
+    loss=st.sampled_from(["abs", "hinge", "lin"]),
+)
 def test_exact_1d_root_minimizes_the_clipped_objective(seed, lam, clip, loss):
     rng = np.random.default_rng(seed)
     n = 30
     x = np.exp(2 * rng.standard_normal(n)) * rng.choice([-1, 1], n)
-    losses = {"abs": (AbsoluteLoss(), x * rng.uniform(-2, 2, n)), "hinge": (HingeLoss(), rng.choice([-1.0, 1.0], n)),
-              "lin": (LinearLoss(), None)}
+    losses = {
+        "abs": (AbsoluteLoss(), x * rng.uniform(-2, 2, n)),
+        "hinge": (HingeLoss(), rng.choice([-1.0, 1.0], n)),
+        "lin": (LinearLoss(), None),
+    }
     f, y = losses[loss]
     slopes = ClippedSlopes1D.from_data(UserDataset(x[:, None], y), f, clip)
     center = rng.uniform(-1, 1, 3)
     root = slopes.root(center, lam)
     for c, w in zip(center, root):
         obj = lambda v: slopes.objective(np.array(v)) + 0.5 * lam * (v - c) ** 2
-        brute = optimize.minimize_scalar(obj, bounds=(w - 50, w + 50), method="bounded", options={"xatol": 1e-10})
+        brute = optimize.minimize_scalar(
+            obj, bounds=(w - 50, w + 50), method="bounded", options={"xatol": 1e-10}
+        )
         assert obj(w) <= obj(brute.x) + 1e-7
         assert slopes.slope(np.array(w - 1e-9)) + lam * (w - 1e-9 - c) <= 1e-6
         assert slopes.slope(np.array(w)) + lam * (w - c) >= -1e-6
@@ -91,16 +121,24 @@ def test_minimizer_sensitivity_is_at_most_2C_over_lambda_n(seed, lam, clip):
     b = rng.uniform(-3, 3, n)
     a1, b1 = a.copy(), b.copy()
     a1[3], b1[3] = np.exp(3 * rng.standard_normal()), rng.uniform(-5, 5)
-    roots = [ClippedSlopes1D.from_data(UserDataset(aa[:, None], aa * bb), AbsoluteLoss(), clip).root(np.zeros(1), lam)[0]
-             for aa, bb in ((a, b), (a1, b1))]
+    roots = [
+        ClippedSlopes1D.from_data(UserDataset(aa[:, None], aa * bb), AbsoluteLoss(), clip).root(
+            np.zeros(1), lam
+        )[0]
+        for aa, bb in ((a, b), (a1, b1))
+    ]
     assert abs(roots[0] - roots[1]) <= 2 * clip / (lam * n) * (1 + 1e-9)
 
 
 def test_harness_makes_the_stage1_shift_exactly_delta():
     d0, d1 = heavy_outlier_pair()
     from dpclaims.algorithms.heavy_tailed import WorstValidPoint
+
     alg = spec_alg4(harness=WorstValidPoint.for_record(d0, 0))
-    w0 = [alg.run(d, np.random.default_rng(0), 5, transcript=True).transcript["w0"][0, 0] for d in (d0, d1)]
+    w0 = [
+        alg.run(d, np.random.default_rng(0), 5, transcript=True).transcript["w0"][0, 0]
+        for d in (d0, d1)
+    ]
     assert w0[1] - w0[0] == pytest.approx(alg.localizer.sensitivity, rel=1e-9)
     assert (1 - alg.clip) / 200 - alg.localizer.tau == pytest.approx(w0[0], rel=1e-9)
 
@@ -120,13 +158,25 @@ def test_bad_inputs_raise_input_errors():
     with pytest.raises(InputError, match="epsilon"):
         DoubleOutputPert.from_theorem(200, 1, 0.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss())
     with pytest.raises(InputError, match="exact-1d"):
-        DoubleOutputPert.from_theorem(200, 2, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 1.0), AbsoluteLoss())
+        DoubleOutputPert.from_theorem(
+            200, 2, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 1.0), AbsoluteLoss()
+        )
     with pytest.raises(InputError, match="pv2"):
-        pv2_minimize(SquaredLoss(), np.ones((3, 2)), np.ones(3), 1.0, 1.0, np.zeros((1, 2)), Ball.centered(2, 1.0))
+        pv2_minimize(
+            SquaredLoss(),
+            np.ones((3, 2)),
+            np.ones(3),
+            1.0,
+            1.0,
+            np.zeros((1, 2)),
+            Ball.centered(2, 1.0),
+        )
     with pytest.raises(InputError, match="mutant"):
         spec_alg4(mutant="nope")
     with pytest.raises(InputError, match="m = 1"):
-        spec_alg4().run(UserDataset(np.ones((3, 2, 1)), np.ones((3, 2))), np.random.default_rng(0), 2)
+        spec_alg4().run(
+            UserDataset(np.ones((3, 2, 1)), np.ones((3, 2))), np.random.default_rng(0), 2
+        )
     with pytest.raises(InputError, match="exact-1d"):
         ClippedSlopes1D.from_data(UserDataset(np.ones((3, 1)), np.ones(3)), SquaredLoss(), 1.0)
 
@@ -137,9 +187,16 @@ def test_inexact_projection_is_zeta_close_and_inside_K():
     c = dom.project(rng.standard_normal((200, 4)))
     u = 5 * rng.standard_normal((200, 4))
     p, calls = inexact_projection(u, dom, c, 0.7, 1e-7)
-    exact = np.stack([project_ball_intersection(u[i:i + 1], 2.0, np.zeros(4), 0.7, c[i])[0] for i in range(200)])
+    exact = np.stack(
+        [
+            project_ball_intersection(u[i : i + 1], 2.0, np.zeros(4), 0.7, c[i])[0]
+            for i in range(200)
+        ]
+    )
     assert np.max(np.linalg.norm(p - exact, axis=1)) <= 1e-7
-    assert np.all(np.linalg.norm(p - c, axis=1) <= 0.7 + 1e-12) and np.all(np.linalg.norm(p, axis=1) <= 2 + 1e-12)
+    assert np.all(np.linalg.norm(p - c, axis=1) <= 0.7 + 1e-12) and np.all(
+        np.linalg.norm(p, axis=1) <= 2 + 1e-12
+    )
     assert calls < 60
 
 
@@ -153,27 +210,50 @@ def test_adapsg_certificate_holds_and_respects_the_iteration_bound():
     alpha, clip, lam = 0.3, 1.0, 1.0
     h = lambda s: joint_objective(s, AbsoluteLoss(), x, y, clip, lam, center)
     radius = math.sqrt(n + 1) * dom.diameter
-    res = adapsg(lambda s: h(s)[1], lambda u, z: (dom.project(u), 1), np.zeros((1, n + 1, d)), radius, alpha)
-    best = min(optimize.minimize(lambda v: h(dom.project(v.reshape(1, n + 1, d)))[0][0] + 10 * max(
-        0, np.linalg.norm(v.reshape(n + 1, d), axis=1).max() - 1), rng.uniform(-.3, .3, (n + 1) * d),
-        method="Powell", options={"xtol": 1e-9, "ftol": 1e-12, "maxfev": 40000}).fun for _ in range(4))
+    res = adapsg(
+        lambda s: h(s)[1], lambda u, z: (dom.project(u), 1), np.zeros((1, n + 1, d)), radius, alpha
+    )
+    best = min(
+        optimize.minimize(
+            lambda v: (
+                h(dom.project(v.reshape(1, n + 1, d)))[0][0]
+                + 10 * max(0, np.linalg.norm(v.reshape(n + 1, d), axis=1).max() - 1)
+            ),
+            rng.uniform(-0.3, 0.3, (n + 1) * d),
+            method="Powell",
+            options={"xtol": 1e-9, "ftol": 1e-12, "maxfev": 40000},
+        ).fun
+        for _ in range(4)
+    )
     assert h(res.point)[0][0] - best <= alpha
     lip = clip + lam * dom.diameter + 4.0 * (np.linalg.norm(x, axis=1).max() + clip)
     assert res.iterations[0] <= math.ceil((5 * radius * lip / (2 * alpha)) ** 2)
     with pytest.raises(MechanismError, match="max_iterations"):
-        adapsg(lambda s: h(s)[1], lambda u, z: (dom.project(u), 1), np.zeros((1, n + 1, d)), radius, 1e-4, 50)
+        adapsg(
+            lambda s: h(s)[1],
+            lambda u, z: (dom.project(u), 1),
+            np.zeros((1, n + 1, d)),
+            radius,
+            1e-4,
+            50,
+        )
 
 
 def test_adapsg_solver_path_runs_in_d2_and_outputs_in_the_domain():
     from dataclasses import replace
+
     rng = np.random.default_rng(0)
     dom = Ball.centered(2, 3.0)
-    alg = DoubleOutputPert.from_theorem(4, 2, 1.0, 1.0, 2, 1.0, 0.1, dom, AbsoluteLoss(), solver="adapsg", output="final")
+    alg = DoubleOutputPert.from_theorem(
+        4, 2, 1.0, 1.0, 2, 1.0, 0.1, dom, AbsoluteLoss(), solver="adapsg", output="final"
+    )
     alg = replace(alg, localizer=replace(alg.localizer, alpha=3.0, tau=1.0))
     data = UserDataset(rng.standard_normal((4, 2)), rng.standard_normal(4))
     res = alg.run(data, rng, 3, transcript=True)
     assert res.theta.shape == (3, 2) and np.all(np.linalg.norm(res.theta, axis=1) <= 3 + 1e-9)
-    assert np.all(np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= alg.localizer.radius + 1e-9)
+    assert np.all(
+        np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= alg.localizer.radius + 1e-9
+    )
     assert np.all(res.gradient_evaluations > 0)
 
 
@@ -183,50 +263,75 @@ def test_pop_localize_schedule_and_disjoint_blocks():
     ends = [b for blk in alg.blocks for b in blk]
     assert all(ends[i] <= ends[i + 1] for i in range(len(ends) - 1))
     assert alg.lambdas[3] == pytest.approx(8 * alg.lambdas[0])
-    test = PopLocalize.from_theorem(1000, 1, 1.0, 1.0, 1.0, 2, 0.1, W10, AbsoluteLoss(), constants="test")
+    test = PopLocalize.from_theorem(
+        1000, 1, 1.0, 1.0, 1.0, 2, 0.1, W10, AbsoluteLoss(), constants="test"
+    )
     assert test.repetitions == 1 and test.params["block_size"] == 100
 
 
 def test_em_pgm_and_grid_em_parameters_and_shapes():
     d0, _ = heavy_outlier_pair()
     em = EMPGM.from_theorem(200, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), smoothing=0.1)
-    assert em.sensitivity == pytest.approx(2 * em.clip / 200) and em.params["net_points"] <= em.params["net_size_bound"]
+    assert (
+        em.sensitivity == pytest.approx(2 * em.clip / 200)
+        and em.params["net_points"] <= em.params["net_size_bound"]
+    )
     out = em(d0, np.random.default_rng(0), 50)
     assert out.shape == (50, 1) and np.all(np.isin(out[:, 0], em.grid[:, 0]))
     grid = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss())
-    assert grid.score_sensitivity == pytest.approx(4 * grid.localizer.clip * grid.localizer.radius / 200)
+    assert grid.score_sensitivity == pytest.approx(
+        4 * grid.localizer.clip * grid.localizer.radius / 200
+    )
     assert grid(d0, np.random.default_rng(0), 20).shape == (20, 2)
 
 
 def test_correct_alg4_audit_is_consistent_and_near_the_reference():
     from dpclaims.algorithms.mutants.heavy_tailed import audit_alg4
+
     mech, d0, d1, claim = audit_alg4()
     result = audit(mech, d0, d1, claim=claim, trials=50_000, seed=0)
     assert result.verdict == "consistent" and 0.6 <= result.epsilon_lower <= 1.0
 
 
-STATISTICS = {"heavy-tailed-m4-radius-exp": lambda x: -np.linalg.norm(x, axis=1),
-              "heavy-tailed-m5-coordwise-laplace": lambda x: -np.max(x, axis=1)}
+STATISTICS = {
+    "heavy-tailed-m4-radius-exp": lambda x: -np.linalg.norm(x, axis=1),
+    "heavy-tailed-m5-coordwise-laplace": lambda x: -np.max(x, axis=1),
+}
 
 
-@pytest.mark.parametrize("mutant", [m.name for m in list_mutants(paper="pure-dp-heavy-tails", kind="privacy")])
+@pytest.mark.parametrize(
+    "mutant", [m.name for m in list_mutants(paper="pure-dp-heavy-tails", kind="privacy")]
+)
 def test_privacy_mutants_are_caught(mutant):
     m = [x for x in list_mutants(paper="pure-dp-heavy-tails") if x.name == mutant][0]
     mech, d0, d1, claim = m.build()
-    result = audit(mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=STATISTICS.get(mutant))
+    result = audit(
+        mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=STATISTICS.get(mutant)
+    )
     assert result.verdict == "violation", (mutant, result.epsilon_lower)
 
 
 def test_sampler_audit_of_the_correct_laplace_is_consistent():
     from dpclaims.algorithms.mutants.heavy_tailed import audit_sampler
+
     mech, d0, d1, claim = audit_sampler()
     for stat in STATISTICS.values():
-        assert audit(mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=stat).verdict == "consistent"
+        assert (
+            audit(mech, d0, d1, claim=claim, trials=50_000, seed=0, statistic=stat).verdict
+            == "consistent"
+        )
 
 
 def _rt1_fit(k, mutant=None, reps=4):
-    result = sweep(rt1_distance, "n", [1000, 3000, 10_000, 30_000], replicates=reps, seed=1,
-                   fixed={"k": k, "trials": 200, "mutant": mutant}, backend="serial")
+    result = sweep(
+        rt1_distance,
+        "n",
+        [1000, 3000, 10_000, 30_000],
+        replicates=reps,
+        seed=1,
+        fixed={"k": k, "trials": 200, "mutant": mutant},
+        backend="serial",
+    )
     return fit_power_law(result.values, result.errors)
 
 
@@ -243,7 +348,10 @@ def test_m8_wrong_clip_exponent_fails_the_k4_rate_check():
 
 
 def test_m9_is_not_a_bug_in_d1_and_d2():
-    errors = [rt1_distance(3000, np.random.default_rng(5), k=2.0, trials=400, mutant=m) for m in (None, "no_localization")]
+    errors = [
+        rt1_distance(3000, np.random.default_rng(5), k=2.0, trials=400, mutant=m)
+        for m in (None, "no_localization")
+    ]
     assert errors[1] <= errors[0] * 1.05
     # d = 2, Pareto absolute loss on W = B(0, 10): every kink hyperplane is within 1/2 of the origin, so near the
     # minimizer the PV-2 objective IS the paper's W-extension and M9 runs exactly; it beats the correct algorithm
@@ -251,35 +359,82 @@ def test_m9_is_not_a_bug_in_d1_and_d2():
     n, dom = 1000, Ball.centered(2, 10.0)
     inst = ParetoRadiusInstance(2, 2.5, 1.0, 10.0, 0.5)
     data = inst.sample(n, 1, rng)
-    w_hat = pv2_minimize(AbsoluteLoss(), data.x[:, 0], data.y[:, 0], math.inf, 1.0, np.zeros((1, 2)), dom,
-                         target_gap=1e-10).point[0]
+    w_hat = pv2_minimize(
+        AbsoluteLoss(),
+        data.x[:, 0],
+        data.y[:, 0],
+        math.inf,
+        1.0,
+        np.zeros((1, 2)),
+        dom,
+        target_gap=1e-10,
+    ).point[0]
     dist = {}
     for m, trials in ((None, 20), ("no_localization", 200)):
-        alg = DoubleOutputPert.from_theorem(n, 2, 1.0, inst.moment_parameter(2), 2, 1.0, 0.1, dom, AbsoluteLoss(),
-                                            output="final", solver="pv2", mutant=m)
+        alg = DoubleOutputPert.from_theorem(
+            n,
+            2,
+            1.0,
+            inst.moment_parameter(2),
+            2,
+            1.0,
+            0.1,
+            dom,
+            AbsoluteLoss(),
+            output="final",
+            solver="pv2",
+            mutant=m,
+        )
         dist[m] = np.median(np.linalg.norm(alg.run(data, rng, trials).theta - w_hat, axis=1))
     assert dist["no_localization"] <= dist[None] and dist["no_localization"] <= alg.distance_bound
     # so it is not a known bug: the mutant corpus leaves it out
-    assert not [m for m in list_mutants(paper="pure-dp-heavy-tails") if "m9" in m.name or "no-localization" in m.name]
+    assert not [
+        m
+        for m in list_mutants(paper="pure-dp-heavy-tails")
+        if "m9" in m.name or "no-localization" in m.name
+    ]
 
 
 def test_gibbs_rejection_draws_the_exact_target_law():
     rng = np.random.default_rng(0)
     psi = lambda w: 3 * np.abs(w - 0.2) + 2 * w**2
-    samples = gibbs_rejection_1d(lambda w, rows: psi(w), np.full(20_000, -1.0), np.full(20_000, 1.5),
-                                 np.full(20_000, psi(0.2)), rng)
+    samples = gibbs_rejection_1d(
+        lambda w, rows: psi(w),
+        np.full(20_000, -1.0),
+        np.full(20_000, 1.5),
+        np.full(20_000, psi(0.2)),
+        rng,
+    )
     norm = integrate.quad(lambda w: np.exp(-psi(w)), -1, 1.5, points=[0.2])[0]
-    cdf = np.vectorize(lambda t: integrate.quad(lambda w: np.exp(-psi(w)), -1, t, points=[0.2] if t > 0.2 else None)[0] / norm)
+    cdf = np.vectorize(
+        lambda t: (
+            integrate.quad(lambda w: np.exp(-psi(w)), -1, t, points=[0.2] if t > 0.2 else None)[0]
+            / norm
+        )
+    )
     assert stats.kstest(samples, cdf).pvalue > 0.01
     with pytest.raises(MechanismError, match="max_rounds"):
-        gibbs_rejection_1d(lambda w, rows: 50 + 0 * w, np.zeros(3), np.ones(3), np.zeros(3), rng, max_rounds=2)
+        gibbs_rejection_1d(
+            lambda w, rows: 50 + 0 * w, np.zeros(3), np.ones(3), np.zeros(3), rng, max_rounds=2
+        )
 
 
 def test_alg7_with_the_exact_continuous_sampler_is_audited_consistent():
     from dpclaims.algorithms.heavy_tailed import WorstValidPoint
+
     d0, d1 = heavy_outlier_pair()
-    em = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(),
-                                      harness=WorstValidPoint.for_record(d0, 0), sampler="rejection")
+    em = LocalizedGridEM.from_theorem(
+        200,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        W10,
+        AbsoluteLoss(),
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler="rejection",
+    )
     out = em.run(d0, np.random.default_rng(0), 2000, transcript=True)
     assert np.all(np.abs(out.theta - out.transcript["w_tilde"]) <= em.localizer.radius + 1e-12)
     assert len(np.unique(out.theta)) == 2000  # continuous, not a grid
@@ -293,19 +448,28 @@ def test_pv2_minimizer_is_certified_and_matches_brute_force(loss, localized):
     rng = np.random.default_rng(7)
     n, d, lam, clip = 12, 2, 0.7, 1.5
     x = np.exp(rng.standard_normal((n, 1))) * rng.standard_normal((n, d))
-    f, y = {"abs": (AbsoluteLoss(), rng.standard_normal(n)), "hinge": (HingeLoss(), rng.choice([-1.0, 1.0], n)),
-            "lin": (LinearLoss(), None)}[loss]
+    f, y = {
+        "abs": (AbsoluteLoss(), rng.standard_normal(n)),
+        "hinge": (HingeLoss(), rng.choice([-1.0, 1.0], n)),
+        "lin": (LinearLoss(), None),
+    }[loss]
     dom = Ball.centered(d, 3.0)
     center = rng.uniform(-1, 1, (2, d))
     local, r = (dom.project(rng.uniform(-3, 3, (2, d))), 0.8) if localized else (None, 0.0)
     res = pv2_minimize(f, x, y, clip, lam, center, dom, local, r, target_gap=1e-10)
     a, e, lo, hi = polyhedral_form(f, x, y)
     c = np.minimum(1.0, clip / np.linalg.norm(a, axis=1))
-    grid = np.stack(np.meshgrid(np.linspace(-3, 3, 601), np.linspace(-3, 3, 601)), -1).reshape(-1, 2)
+    grid = np.stack(np.meshgrid(np.linspace(-3, 3, 601), np.linspace(-3, 3, 601)), -1).reshape(
+        -1, 2
+    )
     for t in range(2):
+
         def objective(w):
             u = w @ a.T + e
-            return (c * np.where(u > 0, hi * u, lo * u)).mean(-1) + 0.5 * lam * np.sum((w - center[t]) ** 2, -1)
+            return (c * np.where(u > 0, hi * u, lo * u)).mean(-1) + 0.5 * lam * np.sum(
+                (w - center[t]) ** 2, -1
+            )
+
         inside = np.linalg.norm(grid, axis=1) <= 3.0
         if localized:
             inside &= np.linalg.norm(grid - local[t], axis=1) <= r
@@ -315,25 +479,53 @@ def test_pv2_minimizer_is_certified_and_matches_brute_force(loss, localized):
         assert objective(res.point[t]) <= objective(brute) + 1e-12
         # λ-strong convexity: both points lie within √(2·(objective − min)/λ) of the true minimizer
         slack = math.sqrt(2 * (objective(brute) - objective(res.point[t]) + res.gap[t]) / lam)
-        assert np.linalg.norm(res.point[t] - brute) <= slack + math.sqrt(2 * res.gap[t] / lam) + 1e-6
+        assert (
+            np.linalg.norm(res.point[t] - brute) <= slack + math.sqrt(2 * res.gap[t] / lam) + 1e-6
+        )
 
 
 def test_pv2_solver_path_in_d3_is_batched_and_stays_in_K():
     rng = np.random.default_rng(1)
     inst = ParetoRadiusInstance(3, 2.5, 1.0, 10.0, 0.5)
     data = inst.sample(300, 1, rng)
-    alg = DoubleOutputPert.from_theorem(300, 3, 1.0, inst.moment_parameter(2), 2, 1.0, 0.1, Ball.centered(3, 10.0),
-                                        AbsoluteLoss(), solver="pv2")
+    alg = DoubleOutputPert.from_theorem(
+        300,
+        3,
+        1.0,
+        inst.moment_parameter(2),
+        2,
+        1.0,
+        0.1,
+        Ball.centered(3, 10.0),
+        AbsoluteLoss(),
+        solver="pv2",
+    )
     res = alg.run(data, rng, 5, transcript=True)
     assert res.theta.shape == (5, 3) and alg(data, np.random.default_rng(0), 4).shape == (4, 6)
-    assert np.all(np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= alg.localizer.radius + 1e-9)
+    assert np.all(
+        np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= alg.localizer.radius + 1e-9
+    )
     assert np.all(res.gradient_evaluations >= 600)
 
 
 def test_rt1_epsilon_and_d_exponents():
-    result = sweep(rt1_distance, "epsilon", [0.25, 0.5, 1.0, 2.0, 4.0], replicates=3, seed=2,
-                   fixed={"param": "epsilon", "k": 2.0, "n": 10_000, "trials": 300}, backend="serial")
+    result = sweep(
+        rt1_distance,
+        "epsilon",
+        [0.25, 0.5, 1.0, 2.0, 4.0],
+        replicates=3,
+        seed=2,
+        fixed={"param": "epsilon", "k": 2.0, "n": 10_000, "trials": 300},
+        backend="serial",
+    )
     assert check_exponent(fit_power_law(result.values, result.errors), -0.5).verdict == "consistent"
-    result = sweep(rt1_d_distance, "d", [1, 2, 4, 8, 16], replicates=3, seed=2,
-                   fixed={"k": 4.0, "n": 1500, "trials": 60}, backend="serial")
+    result = sweep(
+        rt1_d_distance,
+        "d",
+        [1, 2, 4, 8, 16],
+        replicates=3,
+        seed=2,
+        fixed={"k": 4.0, "n": 1500, "trials": 60},
+        backend="serial",
+    )
     assert check_exponent(fit_power_law(result.values, result.errors), 0.75).verdict == "consistent"

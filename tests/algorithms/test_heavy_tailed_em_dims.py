@@ -4,12 +4,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpclaims.algorithms.heavy_tailed import Ball, WorstValidPoint
 from dpclaims.algorithms.heavy_tailed_em import (
-    LOWER_BOUND_SLACK, LocalizedGridEM, gibbs_rejection, net, uniform_ball,
+    LOWER_BOUND_SLACK,
+    LocalizedGridEM,
+    gibbs_rejection,
+    net,
+    uniform_ball,
 )
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset
@@ -20,7 +25,9 @@ from dpclaims.losses import AbsoluteLoss, HingeLoss
 
 def lift(data, d):
     """The 1-d pair lifted to d features with zero extra coordinates."""
-    return UserDataset(np.concatenate([data.x, np.zeros(data.x.shape[:2] + (d - 1,))], axis=-1), data.y)
+    return UserDataset(
+        np.concatenate([data.x, np.zeros(data.x.shape[:2] + (d - 1,))], axis=-1), data.y
+    )
 
 
 def small_instance(seed, n=20, d=2, loss="abs"):
@@ -40,8 +47,10 @@ def test_uniform_ball_proposal_is_uniform(d):
     assert stats.kstest(radius.ravel(), lambda t: np.clip(t, 0, 1) ** d).pvalue > 0.01
     # isotropic: a fixed coordinate's sign is fair and the projection on e_1 has the ball's marginal law
     proj = ((w - c[:, None, :])[..., 0] / 1.5).ravel()
-    marginal = {2: lambda t: 0.5 + (t * np.sqrt(1 - t**2) + np.arcsin(t)) / np.pi,
-                3: lambda t: 0.5 + 0.75 * (t - t**3 / 3)}[d]
+    marginal = {
+        2: lambda t: 0.5 + (t * np.sqrt(1 - t**2) + np.arcsin(t)) / np.pi,
+        3: lambda t: 0.5 + 0.75 * (t - t**3 / 3),
+    }[d]
     assert stats.kstest(proj, lambda t: marginal(np.clip(t, -1, 1))).pvalue > 0.01
 
 
@@ -59,37 +68,51 @@ def test_gibbs_rejection_in_d2_matches_the_integrated_density():
 
     samples, rounds = gibbs_rejection(psi, sample_uniform, np.full(trials, 0.2), rng)
     assert samples.shape == (trials, 2) and rounds.min() >= 1
-    assert np.all(np.linalg.norm(samples, axis=1) <= 1) and np.all(np.linalg.norm(samples - centers, axis=1) <= 1)
+    assert np.all(np.linalg.norm(samples, axis=1) <= 1) and np.all(
+        np.linalg.norm(samples - centers, axis=1) <= 1
+    )
     # numerically integrated density on a fine midpoint grid → 1-d marginal CDFs of w1 and of w1 + w2
     h = 2.0 / 1500
     g = np.arange(-1 + h / 2, 1.3, h)
     w1, w2 = np.meshgrid(g, g, indexing="ij")
     pts = np.stack([w1, w2], -1)
-    dens = np.exp(-psi(pts, None)) * (np.linalg.norm(pts, axis=-1) <= 1) * (np.hypot(w1 - 0.3, w2) <= 1)
+    dens = (
+        np.exp(-psi(pts, None))
+        * (np.linalg.norm(pts, axis=-1) <= 1)
+        * (np.hypot(w1 - 0.3, w2) <= 1)
+    )
     for proj, values in ((samples[:, 0], w1), (samples[:, 0] + samples[:, 1], w1 + w2)):
         order = np.argsort(values.ravel())
         cdf = np.cumsum(dens.ravel()[order])
         cdf /= cdf[-1]
         assert stats.kstest(proj, lambda t: np.interp(t, values.ravel()[order], cdf)).pvalue > 0.01
     with pytest.raises(MechanismError, match="max_rounds"):
-        gibbs_rejection(lambda w, rows: 60.0 + 0 * w[..., 0], sample_uniform, np.zeros(3), rng, max_rounds=2)
+        gibbs_rejection(
+            lambda w, rows: 60.0 + 0 * w[..., 0], sample_uniform, np.zeros(3), rng, max_rounds=2
+        )
 
 
 def test_stage2_rejection_draws_match_the_grid_em_marginal_density():
     data, loss = small_instance(3)
-    em = LocalizedGridEM.from_theorem(20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, sampler="rejection")
+    em = LocalizedGridEM.from_theorem(
+        20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, sampler="rejection"
+    )
     trials = 20_000
     w_tilde = np.tile([1.5, -0.5], (trials, 1))
     out, evals = em.stage2(data, np.random.default_rng(2), w_tilde)
     r = em.localizer.radius
-    assert np.all(np.linalg.norm(out, axis=1) <= 3.0) and np.all(np.linalg.norm(out - w_tilde, axis=1) <= r + 1e-12)
+    assert np.all(np.linalg.norm(out, axis=1) <= 3.0) and np.all(
+        np.linalg.norm(out - w_tilde, axis=1) <= r + 1e-12
+    )
     assert np.all(evals >= 20 * 32)
     psi = em.potential(data, w_tilde[:1])
     h = 2 * r / 1200
     g1 = np.arange(1.5 - r + h / 2, 1.5 + r, h)
     g2 = np.arange(-0.5 - r + h / 2, -0.5 + r, h)
     pts = np.stack(np.meshgrid(g1, g2, indexing="ij"), -1)
-    inside = (np.linalg.norm(pts, axis=-1) <= 3.0) & (np.linalg.norm(pts - [1.5, -0.5], axis=-1) <= r)
+    inside = (np.linalg.norm(pts, axis=-1) <= 3.0) & (
+        np.linalg.norm(pts - [1.5, -0.5], axis=-1) <= r
+    )
     dens = np.exp(-psi(pts.reshape(1, -1, 2))[0].reshape(inside.shape)) * inside
     marg = dens.sum(axis=1)
     cdf = np.cumsum(marg) / marg.sum()
@@ -98,11 +121,15 @@ def test_stage2_rejection_draws_match_the_grid_em_marginal_density():
 
 def test_grid_sampler_is_the_exact_finite_em_on_the_net():
     data, loss = small_instance(4)
-    em = LocalizedGridEM.from_theorem(20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, points=5)
+    em = LocalizedGridEM.from_theorem(
+        20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, points=5
+    )
     trials = 20_000
     w_tilde = np.tile([1.5, -0.5], (trials, 1))
     out, _ = em.stage2(data, np.random.default_rng(5), w_tilde)
-    grid = em.localizer.domain.project(w_tilde[0] + net(Ball.centered(2, em.localizer.radius), em.net_gamma))
+    grid = em.localizer.domain.project(
+        w_tilde[0] + net(Ball.centered(2, em.localizer.radius), em.net_gamma)
+    )
     assert grid.shape[0] >= 5 * 5 - 4  # `points` per axis (the four corners project onto the disc)
     logits = -em.potential(data, w_tilde[:1])(grid[None])[0]
     p = np.exp(logits - logits.max())
@@ -120,7 +147,9 @@ def test_grid_sampler_is_the_exact_finite_em_on_the_net():
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from(["abs", "hinge"]))
 def test_certified_lower_bound_is_below_the_minimum_of_psi(seed, loss):
     data, f = small_instance(seed, n=15, loss=loss)
-    em = LocalizedGridEM.from_theorem(15, 1.0, 1.0, 2, 0.7, 0.1, Ball.centered(2, 3.0), f, sampler="rejection")
+    em = LocalizedGridEM.from_theorem(
+        15, 1.0, 1.0, 2, 0.7, 0.1, Ball.centered(2, 3.0), f, sampler="rejection"
+    )
     rng = np.random.default_rng(seed)
     w_tilde = em.localizer.domain.project(rng.uniform(-3.5, 3.5, (3, 2)))
     psi = em.potential(data, w_tilde)
@@ -137,13 +166,26 @@ def test_certified_lower_bound_is_below_the_minimum_of_psi(seed, loss):
 @pytest.mark.parametrize("sampler", ["grid", "rejection"])
 def test_end_to_end_outputs_stay_in_K(d, sampler):
     d0 = lift(heavy_outlier_pair().d0, d)
-    em = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(d, 10.0), AbsoluteLoss(),
-                                      points=6, harness=WorstValidPoint.for_record(d0, 0), sampler=sampler)
+    em = LocalizedGridEM.from_theorem(
+        200,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        Ball.centered(d, 10.0),
+        AbsoluteLoss(),
+        points=6,
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler=sampler,
+    )
     assert em.localizer.solver == "pv2" and em.params["net_gamma"] > 0
     res = em.run(d0, np.random.default_rng(0), 300, transcript=True)
     assert res.theta.shape == (300, d) and np.all(np.isfinite(res.theta))
     assert np.all(np.linalg.norm(res.theta, axis=1) <= 10.0 + 1e-9)
-    assert np.all(np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= em.localizer.radius + 1e-9)
+    assert np.all(
+        np.linalg.norm(res.theta - res.transcript["w_tilde"], axis=1) <= em.localizer.radius + 1e-9
+    )
     assert em(d0, np.random.default_rng(0), 7).shape == (7, 2 * d)
     again = em.run(d0, np.random.default_rng(0), 300).theta
     assert np.array_equal(again, res.theta)
@@ -151,10 +193,16 @@ def test_end_to_end_outputs_stay_in_K(d, sampler):
 
 def test_bad_inputs_raise():
     with pytest.raises(InputError, match="d must be <= 3"):
-        LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(4, 10.0), AbsoluteLoss())
+        LocalizedGridEM.from_theorem(
+            200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(4, 10.0), AbsoluteLoss()
+        )
     with pytest.raises(InputError, match="net"):
-        LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(3, 10.0), AbsoluteLoss(), points=80)
-    em = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 10.0), AbsoluteLoss())
+        LocalizedGridEM.from_theorem(
+            200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(3, 10.0), AbsoluteLoss(), points=80
+        )
+    em = LocalizedGridEM.from_theorem(
+        200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 10.0), AbsoluteLoss()
+    )
     with pytest.raises(InputError, match="pv2"):
         replace(em, localizer=replace(em.localizer, solver="adapsg"))
 
@@ -163,10 +211,31 @@ def test_bad_inputs_raise():
 @pytest.mark.parametrize("sampler", ["grid", "rejection"])
 def test_pure_dp_audit_in_d2_is_consistent(sampler):
     d0, d1 = (lift(x, 2) for x in heavy_outlier_pair())
-    em = LocalizedGridEM.from_theorem(200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 10.0), AbsoluteLoss(), points=8,
-                                      harness=WorstValidPoint.for_record(d0, 0), sampler=sampler)
-    result = audit(em, d0, d1, epsilon=1.0, delta=0.0, unit="item", relation="replace", trials=20_000, seed=0,
-                   backend="serial")
+    em = LocalizedGridEM.from_theorem(
+        200,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        Ball.centered(2, 10.0),
+        AbsoluteLoss(),
+        points=8,
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler=sampler,
+    )
+    result = audit(
+        em,
+        d0,
+        d1,
+        epsilon=1.0,
+        delta=0.0,
+        unit="item",
+        relation="replace",
+        trials=20_000,
+        seed=0,
+        backend="serial",
+    )
     assert result.verdict == "consistent" and 0.15 <= result.epsilon_lower <= 1.0
 
 

@@ -29,17 +29,22 @@ from dpclaims.algorithms.lowy_liu_asi_core import (
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
 from dpclaims.audit import audit
-from dpclaims.claims.checks.lowy_liu_asi import RT3N_LEVEL, Alg3Level, _Alg1Reference, _Q1Law, reference_eps_experiment
+from dpclaims.claims.checks.lowy_liu_asi import (
+    RT3N_LEVEL,
+    Alg3Level,
+    _Alg1Reference,
+    _Q1Law,
+    reference_eps_experiment,
+)
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.linear import LinearHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
-
 
 # --------------------------------------------------------------------------- formulas vs the spec's worked numbers
 
 
 def test_alg1_schedule_matches_spec_worked_example():
-    algo, *_ , info = alg1_audit("P1")
+    algo, *_, info = alg1_audit("P1")
     assert algo.C == 1407  # spec §7(a): ceil(100 ln(20·7000·16·e²/1e-5)/2)
     assert algo.phase_sizes == (1407,) and algo.group_sizes == (1,) and algo.steps == (16,)
     assert algo.p == pytest.approx(math.log(16) / math.log(7000) + 1.5)
@@ -60,8 +65,9 @@ def test_alg1_noise_identity_and_paper_formulas():
 def test_alg3_paper_schedule_is_full_batch_and_sigma_identity():
     algo, *_ = alg2_audit("Q2")
     assert algo.batch == algo.n_phase == 10_000  # spec §2.3: K_i = n_i at every feasible scale
-    assert algo.sigma * algo.epsilon * algo.n_phase / (algo.tau * math.sqrt(algo.steps)) == pytest.approx(
-        1000 * math.log(48000 * 1 * math.exp(2.0) / 1e-6))
+    assert algo.sigma * algo.epsilon * algo.n_phase / (
+        algo.tau * math.sqrt(algo.steps)
+    ) == pytest.approx(1000 * math.log(48000 * 1 * math.exp(2.0) / 1e-6))
     a3 = Algorithm3.from_theorem(50000, 16, 4, 2.0, 1e-7)
     assert a3.p == pytest.approx(3 * 0.5 + 2.5 + math.log(4) / math.log(50000))
     assert a3.lam == pytest.approx((1 / 2.0) * (1 / math.sqrt(50000 * 16) + 2 / (2 * 50000 * 4)))
@@ -70,7 +76,9 @@ def test_alg3_paper_schedule_is_full_batch_and_sigma_identity():
 
 
 def test_smoothed_parameters_lemma_d1():
-    a = SmoothedAlgorithm3.from_theorem(8000, 16, 2, 4.0, 1e-7, 1.0, radius=2.0, constants="relaxed")
+    a = SmoothedAlgorithm3.from_theorem(
+        8000, 16, 2, 4.0, 1e-7, 1.0, radius=2.0, constants="relaxed"
+    )
     r = math.sqrt(2) * 4.0 / (4.0 * 8000 * 4)
     assert a.smoothing == pytest.approx(r)
     assert a.smoothness == pytest.approx(math.sqrt(2) / r)  # β_r = L√d/r = (L/R)εn√m
@@ -78,7 +86,9 @@ def test_smoothed_parameters_lemma_d1():
 
 def test_dry_run_counts_reproduce_prototype_slope():
     c = [alg3_gradient_count(n, 1e3, 10, 1.0, 1e-12, 1e4, k_const=1.0) for n in (1e10, 1e13)]
-    assert math.log(c[1] / c[0]) / math.log(1e3) == pytest.approx(1.162, abs=0.01)  # spec RT-6 [PROTOTYPE]
+    assert math.log(c[1] / c[0]) / math.log(1e3) == pytest.approx(
+        1.162, abs=0.01
+    )  # spec RT-6 [PROTOTYPE]
 
 
 def test_input_errors_and_claims():
@@ -91,7 +101,12 @@ def test_input_errors_and_claims():
     with pytest.raises(InputError, match="privacy claim"):
         Algorithm3.from_theorem(5000, 4, 2, 1.0, 1e-6, constants="relaxed").privacy_claim
     claim = Algorithm1.from_theorem(7000, 16, 1, 2.0, 1e-5).privacy_claim
-    assert (claim.epsilon, claim.delta, claim.unit, claim.relation) == (2.0, 1e-5, "user", "replace")
+    assert (claim.epsilon, claim.delta, claim.unit, claim.relation) == (
+        2.0,
+        1e-5,
+        "user",
+        "replace",
+    )
 
 
 def test_baselines_are_configured_dpsgd():
@@ -175,8 +190,12 @@ def test_alg1_partition_disjoint_and_counts():
     used = np.concatenate(run.users, axis=1)
     assert all(len(np.unique(row)) == row.size for row in used)  # each user in at most one phase
     assert np.all(run.gradient_evaluations[~run.halted] == algo.gradient_count)
-    mutant = Algorithm1.from_theorem(9000, 4, 2, 10.0, 1e-6, constants="relaxed", mutant="reuse-users")
-    used = np.concatenate(mutant.run(data, np.random.default_rng(1), 1, transcript=True).users, axis=1)
+    mutant = Algorithm1.from_theorem(
+        9000, 4, 2, 10.0, 1e-6, constants="relaxed", mutant="reuse-users"
+    )
+    used = np.concatenate(
+        mutant.run(data, np.random.default_rng(1), 1, transcript=True).users, axis=1
+    )
     assert len(np.unique(used[0])) < used.shape[1]  # M4 caught by the disjointness check
 
 
@@ -220,12 +239,24 @@ def test_mutant_corpus_registered():
         assert any(f"-{tag}-" in n for n in names), tag
 
 
-@pytest.mark.parametrize("name", ["lla24-m1-alg1-no-filter", "lla24-m1-alg2-no-filter", "lla24-m3a-alg1-unnormalised-score",
-                                  "lla24-m3a-alg2-unnormalised-score", "lla24-m3b-alg1-no-test", "lla24-m5-alg1-leaky-halt",
-                                  "lla24-m5-alg2-leaky-halt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lla24-m1-alg1-no-filter",
+        "lla24-m1-alg2-no-filter",
+        "lla24-m3a-alg1-unnormalised-score",
+        "lla24-m3a-alg2-unnormalised-score",
+        "lla24-m3b-alg1-no-test",
+        "lla24-m5-alg1-leaky-halt",
+        "lla24-m5-alg2-leaky-halt",
+    ],
+)
 def test_audited_mutants_are_violations(name):
     mech, d0, d1, claim = get_mutant(name).build()
-    assert audit(mech, d0, d1, claim=claim, trials=4000, seed=0, backend="serial").verdict == "violation"
+    assert (
+        audit(mech, d0, d1, claim=claim, trials=4000, seed=0, backend="serial").verdict
+        == "violation"
+    )
 
 
 def test_honest_p4_and_q4_are_consistent():
@@ -246,14 +277,21 @@ def test_m2_item_sigma_caught_by_invariant():
     assert get_mutant("lla24-m2-alg2-item-sigma").build()[0].mutant == "item-sigma"
     tau = alg3_tau(48000, 16, 1, 2.0, 1.0)  # the paper's τ ≈ L ln(·)/√m, vs item-level 2L/m
     h2 = Algorithm2.from_theorem(10_000, 16, 1, 2.0, 1e-6, 20, tau, n_total=48000)
-    b2 = Algorithm2.from_theorem(10_000, 16, 1, 2.0, 1e-6, 20, tau, n_total=48000, mutant="item-sigma")
+    b2 = Algorithm2.from_theorem(
+        10_000, 16, 1, 2.0, 1e-6, 20, tau, n_total=48000, mutant="item-sigma"
+    )
     ident2 = lambda a: a.sigma * a.epsilon * a.n_phase / (a.tau * math.sqrt(a.steps))  # noqa: E731
-    assert ident2(h2) == pytest.approx(1000 * (math.log(48000 / 1e-6) + 2.0)) and ident2(b2) < ident2(h2) / 10
+    assert (
+        ident2(h2) == pytest.approx(1000 * (math.log(48000 / 1e-6) + 2.0))
+        and ident2(b2) < ident2(h2) / 10
+    )
 
 
 def test_m3c_caught_by_reference_eps_check():
     out = _Alg1Reference(20_000, mutant="laplace-2")(np.random.default_rng(0))
-    assert out["log_halt_ratio"][1] > 5 * out["formula"]  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
+    assert (
+        out["log_halt_ratio"][1] > 5 * out["formula"]
+    )  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
     honest = reference_eps_experiment("quick").run(seed=0)
     bad = reference_eps_experiment("quick", mutant="laplace-2").run(seed=0)
     assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
@@ -268,7 +306,10 @@ def test_m3c_caught_by_reference_eps_check():
 @pytest.mark.slow
 def test_m3d_caught_by_halting_law():
     assert _Q1Law(20_000)(np.random.default_rng(0))["halting_law_fits"] == 1.0
-    assert _Q1Law(20_000, mutant="threshold-per-step")(np.random.default_rng(0))["halting_law_fits"] == 0.0
+    assert (
+        _Q1Law(20_000, mutant="threshold-per-step")(np.random.default_rng(0))["halting_law_fits"]
+        == 0.0
+    )
 
 
 @pytest.mark.slow
@@ -278,7 +319,9 @@ def test_sigma_sqrt_n_mutant_fails_level_check():
     flag = get_mutant("lla24-alg3-sigma-sqrt-n").build().mutant
     bad = Alg3Level(mutant=flag)(np.random.default_rng(0))
     assert honest["below_level"] == 1.0 and honest["normalised_risk"][2] < RT3N_LEVEL
-    assert bad["below_level"] == 0.0 and bad["normalised_risk"][1] > RT3N_LEVEL  # significantly above: fails
+    assert (
+        bad["below_level"] == 0.0 and bad["normalised_risk"][1] > RT3N_LEVEL
+    )  # significantly above: fails
 
 
 def test_sigma_sqrt_n_mutant_noise_scale():

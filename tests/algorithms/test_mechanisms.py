@@ -50,8 +50,12 @@ def test_analytic_sigma_golden_numbers():
 
 
 def test_analytic_sigma_is_linear_in_sensitivity_and_beats_classical():
-    assert analytic_gaussian_sigma(1.0, 1e-5, 2.5) == pytest.approx(2.5 * analytic_gaussian_sigma(1.0, 1e-5), rel=1e-14)
-    assert classical_gaussian_sigma(0.5, 1e-5) == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-14)
+    assert analytic_gaussian_sigma(1.0, 1e-5, 2.5) == pytest.approx(
+        2.5 * analytic_gaussian_sigma(1.0, 1e-5), rel=1e-14
+    )
+    assert classical_gaussian_sigma(0.5, 1e-5) == pytest.approx(
+        math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-14
+    )
     assert gaussian_sigma(0.5, 1e-5, calibration="classical") > gaussian_sigma(0.5, 1e-5)
     with pytest.raises(InputError, match="epsilon < 1"):
         classical_gaussian_sigma(1.0, 1e-5)
@@ -105,7 +109,9 @@ def test_exponential_mechanism_matches_softmax():
     probs = mech.probabilities(data)
     np.testing.assert_allclose(probs, np.exp([3.0, 1.0, 0.0]) / np.exp([3.0, 1.0, 0.0]).sum())
     out = mech(data, np.random.default_rng(3), 100_000)[:, 0]
-    np.testing.assert_allclose(np.bincount(out.astype(int), minlength=3) / out.size, probs, atol=0.006)
+    np.testing.assert_allclose(
+        np.bincount(out.astype(int), minlength=3) / out.size, probs, atol=0.006
+    )
 
 
 def test_report_noisy_max_index_and_value_mutant():
@@ -126,16 +132,28 @@ def test_report_noisy_max_index_and_value_mutant():
 def test_same_seed_same_numbers_and_picklable():
     mech = GaussianMechanism.from_epsilon(user_mean_query(1.0), 1.0, 1e-5, n=4, m=1)
     a = run_trials(mech, scalar_data(), 20_000, seed=7, backend="serial")
-    b = run_trials(pickle.loads(pickle.dumps(mech)), scalar_data(), 20_000, seed=7, backend="serial")
+    b = run_trials(
+        pickle.loads(pickle.dumps(mech)), scalar_data(), 20_000, seed=7, backend="serial"
+    )
     np.testing.assert_array_equal(a, b)
     assert mech.sensitivity == 0.5
     claim = mech.privacy_claim
-    assert (claim.epsilon, claim.delta, claim.unit, claim.relation) == (1.0, 1e-5, "user", "replace")
+    assert (claim.epsilon, claim.delta, claim.unit, claim.relation) == (
+        1.0,
+        1e-5,
+        "user",
+        "replace",
+    )
 
 
 # ------------------------------------------------------------------ sensitivities
 
-QUERIES = [ClippedQuery(0.7, clip, reduce, norm) for clip in ("item", "user") for reduce in ("mean", "sum") for norm in (1, 2)]
+QUERIES = [
+    ClippedQuery(0.7, clip, reduce, norm)
+    for clip in ("item", "user")
+    for reduce in ("mean", "sum")
+    for norm in (1, 2)
+]
 
 
 @st.composite
@@ -150,10 +168,20 @@ def dataset_and_neighbour(draw):
     kind = draw(st.sampled_from(["user", "item", "remove"] if n > 1 else ["user", "item"]))
     user = draw(st.integers(0, n - 1))
     if kind == "user":
-        return data, replace_user(data, user, scale * 3 * rng.standard_normal((m, d))), "user", "replace"
+        return (
+            data,
+            replace_user(data, user, scale * 3 * rng.standard_normal((m, d))),
+            "user",
+            "replace",
+        )
     if kind == "item":
         item = draw(st.integers(0, m - 1))
-        return data, replace_item(data, user, item, scale * 3 * rng.standard_normal(d)), "item", "replace"
+        return (
+            data,
+            replace_item(data, user, item, scale * 3 * rng.standard_normal(d)),
+            "item",
+            "replace",
+        )
     return data, remove_user(data, user), "user", "add-remove"
 
 
@@ -171,7 +199,9 @@ def test_clipped_query_sensitivity_table_and_tightness():
     q = user_mean_query(1.0)
     assert q.sensitivity(10, 5, "user", "replace") == pytest.approx(0.2)
     assert q.sensitivity(10, 5, "item", "replace") == pytest.approx(0.04)
-    assert ClippedQuery(1.0, clip="user").sensitivity(10, 5, "item", "replace") == pytest.approx(0.2)
+    assert ClippedQuery(1.0, clip="user").sensitivity(10, 5, "item", "replace") == pytest.approx(
+        0.2
+    )
     assert user_sum_query(1.0).sensitivity(10, 5, "user", "add-remove") == 1.0
     with pytest.raises(InputError, match="m = 1"):
         q.sensitivity(10, 5, "item", "add-remove")
@@ -187,7 +217,9 @@ def test_feature_counts_move_by_at_most_one(case):
     data, neighbour, unit, relation = case
     query = FeatureCountQuery(0.0)
     if data.n == neighbour.n:
-        assert np.max(np.abs(query(data) - query(neighbour))) <= query.sensitivity(data.n, data.m, unit, relation)
+        assert np.max(np.abs(query(data) - query(neighbour))) <= query.sensitivity(
+            data.n, data.m, unit, relation
+        )
     else:  # add/remove: every count moves the same way (monotone), by at most one
         diff = query(data) - query(neighbour)
         assert np.all((diff >= 0) & (diff <= 1))
@@ -201,14 +233,28 @@ def test_feature_counts_move_by_at_most_one(case):
     [
         (lambda: GaussianMechanism(user_sum_query(1.0), 0.0, 1.0, 1e-5), InputError, "sensitivity"),
         (lambda: GaussianMechanism(user_sum_query(1.0), 1.0, 1.0, 0.0), InputError, "delta"),
-        (lambda: GaussianMechanism(user_sum_query(1.0), 1.0, 2.0, 1e-5, calibration="classical"), InputError, "epsilon < 1"),
+        (
+            lambda: GaussianMechanism(user_sum_query(1.0), 1.0, 2.0, 1e-5, calibration="classical"),
+            InputError,
+            "epsilon < 1",
+        ),
         (lambda: GaussianMechanism("sum", 1.0, 1.0, 1e-5), InputError, "query"),
-        (lambda: GaussianMechanism(user_sum_query(1.0), 1.0, 1.0, 1e-5, unit="row"), InputError, "unit"),
+        (
+            lambda: GaussianMechanism(user_sum_query(1.0), 1.0, 1.0, 1e-5, unit="row"),
+            InputError,
+            "unit",
+        ),
         (lambda: LaplaceMechanism.from_epsilon(user_sum_query(1.0), 1.0, 4, 1), InputError, "l1"),
         (lambda: ClippedQuery(-1.0), InputError, "bound"),
         (lambda: ClippedQuery(1.0, norm=3), InputError, "norm"),
         (lambda: RandomizedResponse(first_category, 1, 1.0), InputError, "categories"),
-        (lambda: RandomizedResponse(first_category, 2, 1.0)(scalar_data(2.0), np.random.default_rng(0), 5), MechanismError, "category"),
+        (
+            lambda: RandomizedResponse(first_category, 2, 1.0)(
+                scalar_data(2.0), np.random.default_rng(0), 5
+            ),
+            MechanismError,
+            "category",
+        ),
         (lambda: user_sum_query(1.0)(np.zeros((3, 1))), InputError, "UserDataset"),
     ],
 )

@@ -9,7 +9,13 @@ from dpclaims.errors import InputError
 
 def test_generic_mutants_are_registered_with_their_true_epsilon():
     names = [m.name for m in list_mutants(paper="generic")]
-    assert names == ["gaussian-half-noise", "gaussian-item-noise", "laplace-half-scale", "noisy-max-value", "dp-sgd-no-clip"]
+    assert names == [
+        "gaussian-half-noise",
+        "gaussian-item-noise",
+        "laplace-half-scale",
+        "noisy-max-value",
+        "dp-sgd-no-clip",
+    ]
     assert get_mutant("laplace-half-scale").true_epsilon == 2.0
     assert 2.0 < get_mutant("gaussian-half-noise").true_epsilon < 2.3
     assert math.isinf(get_mutant("dp-sgd-no-clip").true_epsilon)

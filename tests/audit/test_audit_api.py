@@ -31,10 +31,34 @@ def test_result_record_is_complete_and_json_serialisable():
     assert isinstance(r, AuditResult)
     d = r.to_dict()
     json.dumps(d, allow_nan=False)
-    for key in ("epsilon_lower", "verdict", "method", "certified", "kind", "statistic", "threshold", "direction",
-                "false_positives", "false_negatives", "n_negative", "n_positive", "calibration_trials",
-                "certification_trials", "fpr_upper", "fnr_upper", "ci", "ci_alpha", "threshold_strategy",
-                "calibration_fraction", "seed", "trials", "slack", "tradeoff", "wall_time", "candidates"):
+    for key in (
+        "epsilon_lower",
+        "verdict",
+        "method",
+        "certified",
+        "kind",
+        "statistic",
+        "threshold",
+        "direction",
+        "false_positives",
+        "false_negatives",
+        "n_negative",
+        "n_positive",
+        "calibration_trials",
+        "certification_trials",
+        "fpr_upper",
+        "fnr_upper",
+        "ci",
+        "ci_alpha",
+        "threshold_strategy",
+        "calibration_fraction",
+        "seed",
+        "trials",
+        "slack",
+        "tradeoff",
+        "wall_time",
+        "candidates",
+    ):
         assert key in d
     assert d["calibration_trials"] + d["certification_trials"] == 5000
     assert len(d["tradeoff"]) > 10 and all(len(p) == 2 for p in d["tradeoff"])
@@ -45,13 +69,32 @@ def test_gdp_is_labelled_an_estimate():
     def noisy_gauss(data, rng, trials):
         return data + rng.standard_normal(trials)
 
-    r = audit(noisy_gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=2, method="gdp", backend="serial")
+    r = audit(
+        noisy_gauss,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        trials=20_000,
+        seed=2,
+        method="gdp",
+        backend="serial",
+    )
     d = r.to_dict()
     assert d["certified"] is False and d["kind"] == "estimate"
     assert 0.0 < d["mu"] <= 1.2
     assert r.verdict == ("violation" if r.epsilon_lower > 1.0 else "consistent")
     with pytest.raises(InputError, match="delta > 0"):
-        audit(noisy_gauss, 0.0, 1.0, epsilon=1.0, delta=0.0, trials=1000, method="gdp", backend="serial")
+        audit(
+            noisy_gauss,
+            0.0,
+            1.0,
+            epsilon=1.0,
+            delta=0.0,
+            trials=1000,
+            method="gdp",
+            backend="serial",
+        )
 
 
 def test_same_seed_same_numbers_and_backends_agree():
@@ -82,7 +125,17 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
     def total(outputs):
         return outputs.sum(axis=1)
 
-    r3 = audit(vector, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=3, statistic=total, backend="serial")
+    r3 = audit(
+        vector,
+        0.0,
+        1.0,
+        epsilon=0.5,
+        delta=1e-5,
+        trials=20_000,
+        seed=3,
+        statistic=total,
+        backend="serial",
+    )
     assert r3.statistic == "user:total" and r3.candidates == {} and r3.verdict == "violation"
 
 
@@ -92,7 +145,9 @@ def test_claim_object_and_neighbour_checks():
     r = audit(mean_mech, d0, d1, claim=claim, trials=2000, backend="serial")
     assert (r.unit, r.relation) == ("user", "replace")
     far = replace_user(d1, 2, np.ones((2, 1)))
-    with pytest.raises(NotNeighboursError, match=r"unit='user', relation='replace'.*2 users differ"):
+    with pytest.raises(
+        NotNeighboursError, match=r"unit='user', relation='replace'.*2 users differ"
+    ):
         audit(mean_mech, d0, far, claim=claim, trials=2000, backend="serial")
     with pytest.raises(NotNeighboursError, match="item"):
         audit(mean_mech, d0, d1, epsilon=1.0, unit="item", trials=2000, backend="serial")

@@ -12,7 +12,9 @@ from dpclaims.audit import epsilon_from_counts, epsilon_from_rates, per_bound_al
 from dpclaims.errors import InputError
 
 
-@pytest.mark.parametrize("count,n", [(0, 10), (3, 10), (10, 10), (17, 1000), (500, 1000), (1, 10**6)])
+@pytest.mark.parametrize(
+    "count,n", [(0, 10), (3, 10), (10, 10), (17, 1000), (500, 1000), (1, 10**6)]
+)
 @pytest.mark.parametrize("alpha", [0.05, 0.0253])
 def test_clopper_pearson_matches_statsmodels(count, n, alpha):
     # a one-sided bound at 1 - alpha is the upper end of the two-sided interval at 1 - 2 alpha
@@ -51,7 +53,14 @@ sizes = st.integers(min_value=1, max_value=2000)
 
 
 @settings(max_examples=200, deadline=None)
-@given(fp=counts, fn=counts, n0=sizes, n1=sizes, extra=st.integers(1, 50), delta=st.sampled_from([0.0, 1e-5, 0.01]))
+@given(
+    fp=counts,
+    fn=counts,
+    n0=sizes,
+    n1=sizes,
+    extra=st.integers(1, 50),
+    delta=st.sampled_from([0.0, 1e-5, 0.01]),
+)
 def test_more_errors_never_give_a_larger_bound(fp, fn, n0, n1, extra, delta):
     fp, fn = min(fp, n0), min(fn, n1)
     base = float(epsilon_from_counts(fp, n0, fn, n1, delta))
@@ -65,11 +74,19 @@ def test_more_errors_never_give_a_larger_bound(fp, fn, n0, n1, extra, delta):
 def test_higher_confidence_never_gives_a_larger_bound(fp, fn, n0, n1, c1, c2):
     fp, fn = min(fp, n0), min(fn, n1)
     low, high = sorted((c1, c2))
-    assert epsilon_from_counts(fp, n0, fn, n1, 1e-5, high) <= epsilon_from_counts(fp, n0, fn, n1, 1e-5, low) + 1e-12
+    assert (
+        epsilon_from_counts(fp, n0, fn, n1, 1e-5, high)
+        <= epsilon_from_counts(fp, n0, fn, n1, 1e-5, low) + 1e-12
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(count=counts, n=sizes, alpha=st.floats(1e-6, 0.5), ci=st.sampled_from(["clopper-pearson", "jeffreys"]))
+@given(
+    count=counts,
+    n=sizes,
+    alpha=st.floats(1e-6, 0.5),
+    ci=st.sampled_from(["clopper-pearson", "jeffreys"]),
+)
 def test_upper_bound_exceeds_point_estimate_and_is_monotone(count, n, alpha, ci):
     count = min(count, n)
     upper = float(rate_upper(count, n, alpha, ci))

@@ -201,12 +201,30 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
 
         target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "replace"))
         mechanism, d0, d1 = target.mechanism, target.d0, target.d1
-    r = audit(mechanism, d0, d1, epsilon=11.5, delta=1e-5, unit="item", trials=20_000, seed=0,
-              backend="serial")
+    r = audit(
+        mechanism,
+        d0,
+        d1,
+        epsilon=11.5,
+        delta=1e-5,
+        unit="item",
+        trials=20_000,
+        seed=0,
+        backend="serial",
+    )
     assert r.verdict == "inconclusive" and r.reason.startswith("this audit cannot reach ε = 11.5")
     assert r.infinite and r.false_positives == 0
     assert r.ceiling - r.epsilon_lower < math.log(10)
     assert "ε = ∞ on this pair as far as 16,000 trials can show" in r.summary()
-    low = audit(mechanism, d0, d1, epsilon=1.0, delta=1e-5, unit="item", trials=4_000, seed=1,
-                backend="serial")
+    low = audit(
+        mechanism,
+        d0,
+        d1,
+        epsilon=1.0,
+        delta=1e-5,
+        unit="item",
+        trials=4_000,
+        seed=1,
+        backend="serial",
+    )
     assert low.verdict == "violation" and low.infinite

@@ -15,13 +15,19 @@ def analytic_sigma(epsilon, delta):
     """Balle & Wang (2018) analytic Gaussian calibration, sensitivity 1."""
 
     def gap(sigma):
-        return stats.norm.cdf(0.5 / sigma - epsilon * sigma) - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma) - delta
+        return (
+            stats.norm.cdf(0.5 / sigma - epsilon * sigma)
+            - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma)
+            - delta
+        )
 
     return optimize.brentq(gap, 1e-3, 100.0)
 
 
 def test_mu_one_at_delta_1e5_matches_dp_accounting():
-    pld = privacy_loss_distribution.from_gaussian_mechanism(1.0, sensitivity=1.0, value_discretization_interval=1e-4)
+    pld = privacy_loss_distribution.from_gaussian_mechanism(
+        1.0, sensitivity=1.0, value_discretization_interval=1e-4
+    )
     expected = pld.get_epsilon_for_delta(1e-5)
     assert gdp_epsilon(1.0, 1e-5) == pytest.approx(expected, abs=1e-4)
     assert gdp_epsilon(1.0, 1e-5) == pytest.approx(4.3772, abs=1e-3)

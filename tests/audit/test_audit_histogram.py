@@ -18,7 +18,17 @@ def randomized_response(bit, rng, trials):
 
 def test_histogram_reaches_the_exact_epsilon_of_randomized_response():
     exact = math.log(P / (1 - P))
-    r = audit(randomized_response, 0, 1, epsilon=exact, delta=0.0, trials=10**6, method="histogram", seed=0, backend="serial")
+    r = audit(
+        randomized_response,
+        0,
+        1,
+        epsilon=exact,
+        delta=0.0,
+        trials=10**6,
+        method="histogram",
+        seed=0,
+        backend="serial",
+    )
     assert r.statistic == "histogram_lr"
     assert r.discrete and r.certified
     assert 0.97 * exact <= r.epsilon_lower <= exact
@@ -26,7 +36,17 @@ def test_histogram_reaches_the_exact_epsilon_of_randomized_response():
 
 
 def test_histogram_detects_an_understated_claim():
-    r = audit(randomized_response, 0, 1, epsilon=1.0, delta=0.0, trials=20_000, method="histogram", seed=1, backend="serial")
+    r = audit(
+        randomized_response,
+        0,
+        1,
+        epsilon=1.0,
+        delta=0.0,
+        trials=20_000,
+        method="histogram",
+        seed=1,
+        backend="serial",
+    )
     assert r.verdict == "violation"
 
 

@@ -28,7 +28,17 @@ def gauss5(data, rng, trials):
 def test_identical_datasets_rarely_give_positive_bound(mechanism, method):
     bounds = np.array(
         [
-            audit(mechanism, 0.0, 0.0, epsilon=1.0, delta=1e-5, trials=TRIALS, seed=seed, method=method, backend="serial").epsilon_lower
+            audit(
+                mechanism,
+                0.0,
+                0.0,
+                epsilon=1.0,
+                delta=1e-5,
+                trials=TRIALS,
+                seed=seed,
+                method=method,
+                backend="serial",
+            ).epsilon_lower
             for seed in range(AUDITS)
         ]
     )
@@ -42,8 +52,10 @@ def test_quantile_tests_on_identical_laws_rarely_certify(trials):
     rng = np.random.default_rng(trials)
     grid = default_grid(trials)
     positive = [
-        certify_quantiles(rng.laplace(size=trials), rng.laplace(size=trials), grid, 0.0, 0.95,
-                          "clopper-pearson")[0].epsilon_lower > 0
+        certify_quantiles(
+            rng.laplace(size=trials), rng.laplace(size=trials), grid, 0.0, 0.95, "clopper-pearson"
+        )[0].epsilon_lower
+        > 0
         for _ in range(AUDITS)
     ]
     assert np.mean(positive) <= 0.05
@@ -54,8 +66,18 @@ def test_quantile_tests_on_identical_laws_rarely_certify(trials):
 @pytest.mark.parametrize("threshold", ["auto", "calibration", "bonferroni", Quantiles(grid=4)])
 def test_every_strategy_is_calibrated_on_identical_datasets(threshold, trials):
     positive = [
-        audit(gauss, 0.0, 0.0, epsilon=1.0, delta=1e-5, trials=trials, seed=seed,
-              threshold=threshold, backend="serial").epsilon_lower > 0
+        audit(
+            gauss,
+            0.0,
+            0.0,
+            epsilon=1.0,
+            delta=1e-5,
+            trials=trials,
+            seed=seed,
+            threshold=threshold,
+            backend="serial",
+        ).epsilon_lower
+        > 0
         for seed in range(AUDITS)
     ]
     assert np.mean(positive) <= 0.05

@@ -24,9 +24,19 @@ def naive_p_value(m, r, v, eps, delta):
     return min(beta + alpha * delta * 2 * m, 1)
 
 
-@pytest.mark.parametrize("m,r,v,eps,delta", [(1000, 200, 150, 1.0, 1e-5), (1000, 200, 180, 2.0, 1e-3), (50, 20, 20, 0.5, 0.0), (100, 10, 0, 1.0, 1e-5)])
+@pytest.mark.parametrize(
+    "m,r,v,eps,delta",
+    [
+        (1000, 200, 150, 1.0, 1e-5),
+        (1000, 200, 180, 2.0, 1e-3),
+        (50, 20, 20, 0.5, 0.0),
+        (100, 10, 0, 1.0, 1e-5),
+    ],
+)
 def test_p_value_matches_the_papers_loop(m, r, v, eps, delta):
-    assert one_run_p_value(m, r, v, eps, delta) == pytest.approx(naive_p_value(m, r, v, eps, delta), rel=1e-9, abs=1e-15)
+    assert one_run_p_value(m, r, v, eps, delta) == pytest.approx(
+        naive_p_value(m, r, v, eps, delta), rel=1e-9, abs=1e-15
+    )
 
 
 def test_delta_only_increases_the_p_value_and_lowers_the_bound():
@@ -47,7 +57,12 @@ def rr_canaries(included, rng):
 
 
 def test_one_run_p_values_are_super_uniform_on_an_eps_dp_mechanism():
-    p_values = np.array([one_run(rr_canaries, 1000, EPS, k_plus=100, k_minus=100, seed=seed).p_value for seed in range(400)])
+    p_values = np.array(
+        [
+            one_run(rr_canaries, 1000, EPS, k_plus=100, k_minus=100, seed=seed).p_value
+            for seed in range(400)
+        ]
+    )
     for level in (0.05, 0.2, 0.5):
         assert np.mean(p_values < level) <= level + 3 * math.sqrt(level * (1 - level) / 400)
 
@@ -55,7 +70,9 @@ def test_one_run_p_values_are_super_uniform_on_an_eps_dp_mechanism():
 def test_one_run_bound_stays_below_the_true_epsilon():
     # with r = 40 guesses the exact false-alarm probability is 2.4% (binomial discreteness), so
     # ">= 95% of 400 repetitions" is a robust check rather than a coin flip at the boundary
-    results = [one_run(rr_canaries, 1000, EPS, k_plus=20, k_minus=20, seed=seed) for seed in range(400)]
+    results = [
+        one_run(rr_canaries, 1000, EPS, k_plus=20, k_minus=20, seed=seed) for seed in range(400)
+    ]
     assert np.mean([r.epsilon_lower <= EPS for r in results]) >= 0.95
     assert np.mean([r.verdict == "consistent" for r in results]) >= 0.95
 

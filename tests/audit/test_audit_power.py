@@ -26,7 +26,9 @@ from dpclaims.losses import LinearLoss
 
 
 def run_audit(mech, d0, d1, trials, seed=0, **kwargs):
-    return audit(mech, d0, d1, trials=trials, claim=mech.privacy_claim, seed=seed, backend="serial", **kwargs)
+    return audit(
+        mech, d0, d1, trials=trials, claim=mech.privacy_claim, seed=seed, backend="serial", **kwargs
+    )
 
 
 def swapped_user_pair(n=10, m=1, bound=1.0):
@@ -80,7 +82,9 @@ def test_correct_laplace_is_never_a_violation():
 
 def test_randomized_response_is_consistent_and_a_powerless_noisy_max_pair_inconclusive():
     d0, d1 = swapped_user_pair()
-    rr = run_audit(RandomizedResponse(sign_of_first_item, 2, 1.0), d0, d1, 100_000, method="histogram")
+    rr = run_audit(
+        RandomizedResponse(sign_of_first_item, 2, 1.0), d0, d1, 100_000, method="histogram"
+    )
     assert rr.verdict == "consistent" and rr.epsilon_lower > 0.8
     c0, c1 = counts_pair()
     rnm = ReportNoisyMax(FeatureCountQuery(0.5), 1.0, 1.0, relation="add-remove", monotone=True)
@@ -93,11 +97,20 @@ def test_randomized_response_is_consistent_and_a_powerless_noisy_max_pair_inconc
 def test_correct_dp_sgd_is_never_a_violation(rate, steps):
     d0, d1 = canary_pair(50.0)
     algo = DPSGD.from_accountant(
-        2.0, 1e-5, LinearLoss(), steps=steps, step_size=1.0, clip_norm=1.0, sampling_rate=rate, batch_size=10 * rate
+        2.0,
+        1e-5,
+        LinearLoss(),
+        steps=steps,
+        step_size=1.0,
+        clip_norm=1.0,
+        sampling_rate=rate,
+        batch_size=10 * rate,
     )
     result = run_audit(algo, d0, d1, 200_000)
     assert result.verdict == "consistent"
-    assert result.epsilon_lower > 0.8  # the canary makes the audit meaningful (1.44 and 1.17 of 2.0)
+    assert (
+        result.epsilon_lower > 0.8
+    )  # the canary makes the audit meaningful (1.44 and 1.17 of 2.0)
 
 
 # ---------------------------------------------------------------------------------- power
@@ -122,7 +135,9 @@ def test_user_mean_with_item_level_noise_is_a_user_level_violation():
     n, m = 10, 10
     d0, d1 = swapped_user_pair(n, m)  # the two datasets differ in one whole user
     query = user_mean_query(1.0)
-    mutant = GaussianMechanism(query, query.sensitivity(n, m, "item", "replace"), 1.0, 1e-5, unit="user")
+    mutant = GaussianMechanism(
+        query, query.sensitivity(n, m, "item", "replace"), 1.0, 1e-5, unit="user"
+    )
     assert mutant.privacy_claim.unit == "user"
     result = run_audit(mutant, d0, d1, 1000)
     assert result.verdict == "violation" and result.epsilon_lower > 2.0
@@ -131,7 +146,14 @@ def test_user_mean_with_item_level_noise_is_a_user_level_violation():
 def test_dp_sgd_without_clipping_is_a_violation():
     d0, d1 = canary_pair(50.0)
     correct = DPSGD.from_accountant(
-        2.0, 1e-5, LinearLoss(), steps=5, step_size=1.0, clip_norm=1.0, sampling_rate=0.5, batch_size=5.0
+        2.0,
+        1e-5,
+        LinearLoss(),
+        steps=5,
+        step_size=1.0,
+        clip_norm=1.0,
+        sampling_rate=0.5,
+        batch_size=5.0,
     )
     mutant = DPSGD(**{**correct.params, "loss": LinearLoss(), "clip": False})
     assert mutant.privacy_claim == correct.privacy_claim
@@ -141,6 +163,8 @@ def test_dp_sgd_without_clipping_is_a_violation():
 
 def test_report_noisy_max_returning_the_value_is_a_violation():
     d0, d1 = counts_pair()
-    mutant = ReportNoisyMax(FeatureCountQuery(0.5), 1.0, 1.0, relation="add-remove", monotone=True, return_value=True)
+    mutant = ReportNoisyMax(
+        FeatureCountQuery(0.5), 1.0, 1.0, relation="add-remove", monotone=True, return_value=True
+    )
     result = run_audit(mutant, d0, d1, 2000)
     assert result.verdict == "violation" and result.epsilon_lower > 1.5

@@ -153,6 +153,7 @@ def test_a_bad_reference_is_refused_before_any_trial():
 def test_outputs_are_compared_on_real_draws_whatever_the_calibration_split():
     """The default strategy certifies a 1-D output on all trials (no calibration split); the
     identical-output probe must still run on its own draws, not on an empty one."""
+
     def shifted(data, rng, trials):
         return data + rng.standard_normal(trials)
 

@@ -50,7 +50,17 @@ def gauss_sigma1(data, rng, trials):
 @pytest.mark.parametrize("strategy", ["calibration", "bonferroni", "quantiles"])
 def test_detects_a_mechanism_with_too_little_noise(strategy):
     # sigma = 1 on sensitivity 1 is not (0.5, 1e-5)-DP (its true epsilon is about 4.4)
-    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=50_000, seed=3, backend="serial", threshold=strategy)
+    r = audit(
+        gauss_sigma1,
+        0.0,
+        1.0,
+        epsilon=0.5,
+        delta=1e-5,
+        trials=50_000,
+        seed=3,
+        backend="serial",
+        threshold=strategy,
+    )
     assert r.verdict == "violation"
     assert 1.0 < r.epsilon_lower < 4.38
     assert r.certified and r.threshold_strategy == strategy
@@ -58,7 +68,9 @@ def test_detects_a_mechanism_with_too_little_noise(strategy):
 
 
 def test_both_tails_are_found():
-    flipped = audit(gauss_sigma1, 1.0, 0.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=4, backend="serial")
+    flipped = audit(
+        gauss_sigma1, 1.0, 0.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=4, backend="serial"
+    )
     assert flipped.verdict == "violation"
 
 
@@ -67,8 +79,17 @@ def test_both_tails_are_found():
     [("calibration", per_bound_alpha(0.95), 16_000), ("auto", 0.05 / (8 * 12), 20_000)],
 )
 def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, certifying):
-    r = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=20_000, seed=5,
-              backend="serial", threshold=threshold)
+    r = audit(
+        gauss_sigma1,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        trials=20_000,
+        seed=5,
+        backend="serial",
+        threshold=threshold,
+    )
     assert r.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
     fpr_u = rate_upper(r.false_positives, r.n_negative, r.ci_alpha)
     fnr_u = rate_upper(r.false_negatives, r.n_positive, r.ci_alpha)
@@ -85,8 +106,17 @@ def scale(data, rng, trials):
     ("threshold", "statistic"), [("calibration", "gaussian_lr"), ("auto", "identity")]
 )
 def test_variance_change_is_found(threshold, statistic):
-    r = audit(scale, 1.0, 3.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=6, backend="serial",
-              threshold=threshold)
+    r = audit(
+        scale,
+        1.0,
+        3.0,
+        epsilon=0.5,
+        delta=1e-5,
+        trials=20_000,
+        seed=6,
+        backend="serial",
+        threshold=threshold,
+    )
     assert r.statistic == statistic
     assert r.verdict == "violation"
 
@@ -105,15 +135,24 @@ def test_auto_picks_the_strategy_from_the_outputs():
     def gauss3(data, rng, trials):
         return data + rng.standard_normal((trials, 3))
 
-    learned = audit(gauss3, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial",
-                    threshold=Quantiles(fraction=0.25))
+    learned = audit(
+        gauss3,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        trials=2000,
+        seed=0,
+        backend="serial",
+        threshold=Quantiles(fraction=0.25),
+    )
     assert learned.calibration_trials == 500 and learned.certification_trials == 1500
 
 
 def test_strategy_values_and_strings_agree():
     kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
-    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3,
-                    **kwargs)
+    by_name = audit(
+        gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3, **kwargs
+    )
     by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.3), **kwargs)
     assert by_name.epsilon_lower == by_value.epsilon_lower and by_value.calibration_trials == 1200
 
@@ -153,7 +192,11 @@ def analytic_sigma(epsilon, delta):
     """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity 1)."""
 
     def gap(sigma):
-        return stats.norm.cdf(0.5 / sigma - epsilon * sigma) - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma) - delta
+        return (
+            stats.norm.cdf(0.5 / sigma - epsilon * sigma)
+            - math.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma)
+            - delta
+        )
 
     return optimize.brentq(gap, 1e-3, 100.0)
 
@@ -172,7 +215,11 @@ def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
     fp = np.round(stats.norm.sf(t / sigma) * trials)
     fn = np.round(stats.norm.cdf((t - 1) / sigma) * trials)
     alpha = per_bound_alpha(confidence)
-    return float(np.max(epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)))
+    return float(
+        np.max(
+            epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)
+        )
+    )
 
 
 @pytest.mark.slow
@@ -180,7 +227,9 @@ def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
 def test_tightness_on_the_analytic_gaussian(epsilon):
     sigma = analytic_sigma(epsilon, 1e-5)
     limit = best_threshold_limit(sigma, 10**6)
-    r = audit(Gauss(sigma), 0.0, 1.0, epsilon=epsilon, delta=1e-5, trials=10**6, seed=0, backend="serial")
+    r = audit(
+        Gauss(sigma), 0.0, 1.0, epsilon=epsilon, delta=1e-5, trials=10**6, seed=0, backend="serial"
+    )
     assert r.verdict == "consistent"
     assert r.epsilon_lower <= epsilon
     assert r.epsilon_lower >= 0.85 * limit
@@ -195,4 +244,13 @@ def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
     streamed = audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial")
     assert streamed.threshold_strategy == "calibration"
     with pytest.raises(InputError, match="threshold=Quantiles holds all 1000 × 2 outputs"):
-        audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial", threshold="quantiles")
+        audit(
+            gauss2,
+            0.0,
+            1.0,
+            epsilon=1.0,
+            trials=1000,
+            seed=0,
+            backend="serial",
+            threshold="quantiles",
+        )

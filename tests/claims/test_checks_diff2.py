@@ -37,8 +37,15 @@ EXPECTED = {
     "diff2bvr.remark55.per_client_cost": "consistent",
     "experiments.regression": "skipped",  # the paper's regime (R = 2000) starts at the standard budget
 }
-SLOW = {"diff2gd.prop41.rdp_to_dp", "dpgd.calibration", "diff2gd.thm43.utility", "diff2gd.remark44.improvement_regime",
-        "diff2bvr.thm53.rounds", "experiments.regression", "diff2gd.propD2.explicit_bound"}
+SLOW = {
+    "diff2gd.prop41.rdp_to_dp",
+    "dpgd.calibration",
+    "diff2gd.thm43.utility",
+    "diff2gd.remark44.improvement_regime",
+    "diff2bvr.thm53.rounds",
+    "experiments.regression",
+    "diff2gd.propD2.explicit_bound",
+}
 
 
 def test_every_claim_has_an_experiment_or_a_reason():
@@ -48,7 +55,9 @@ def test_every_claim_has_an_experiment_or_a_reason():
         assert (claim.id in EXPECTED) == (claim.id in registered), claim.id
 
 
-@pytest.mark.parametrize("claim_id", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in EXPECTED])
+@pytest.mark.parametrize(
+    "claim_id", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in EXPECTED]
+)
 def test_quick_verdict(claim_id):
     if EXPECTED[claim_id] == "skipped":
         with pytest.raises(claims.Skipped, match="standard budget"):
@@ -56,9 +65,11 @@ def test_quick_verdict(claim_id):
         return
     result = claims.get(claim_id).experiment("quick").run(seed=0, backend="serial")
     assert result["verdict"] == EXPECTED[claim_id], result["summary"]
-    if claim_id in ("diff2gd.thm43.utility", "dpgd.utility"):  # the d sweep of spec §7(b): +2/3 and +1/2
+    if claim_id in (
+        "diff2gd.thm43.utility",
+        "dpgd.utility",
+    ):  # the d sweep of spec §7(b): +2/3 and +1/2
         assert result["evidence"]["parts"]["d"]["verdict"] == "consistent", result["summary"]
-
 
 
 def _summary(diff2_level, dpgd_level, seeds=5):
@@ -72,13 +83,18 @@ def _summary(diff2_level, dpgd_level, seeds=5):
     for s in range(seeds):
         for method in METHODS:
             value = level[method] + 0.05 * rng.normal()
-            cells[(s, method, 0)] = {"eta": 1.0, "config": [1.0, None, 1],
-                                     "curves": {"train": [9.0, value], "grad": [9.0, value], "test": [9.0, value]}}
+            cells[(s, method, 0)] = {
+                "eta": 1.0,
+                "config": [1.0, None, 1],
+                "curves": {"train": [9.0, value], "grad": [9.0, value], "test": [9.0, value]},
+            }
     return setup.summarize(cells)
 
 
-@pytest.mark.parametrize("levels,verdict", [((1.0, 2.0), "consistent"), ((2.0, 1.0), "inconsistent"),
-                                            ((1.5, 1.5), "inconclusive")])
+@pytest.mark.parametrize(
+    "levels,verdict",
+    [((1.0, 2.0), "consistent"), ((2.0, 1.0), "inconsistent"), ((1.5, 1.5), "inconclusive")],
+)
 def test_section6_verdict_rule(monkeypatch, levels, verdict):
     from dpclaims.algorithms.diff2_tuning import Section6
     from dpclaims.claims.checks.diff2 import Section6Experiment
@@ -87,7 +103,11 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
     monkeypatch.setattr(Section6, "run", lambda self, **kw: _summary(*levels))
     result = Section6Experiment({}).run(seed=0)
     assert result["verdict"] == verdict, result["summary"]
-    assert set(result["evidence"]["checks"]) == {"train_diff2_wins", "grad_diff2_wins", "test_diff2_wins"}
+    assert set(result["evidence"]["checks"]) == {
+        "train_diff2_wins",
+        "grad_diff2_wins",
+        "test_diff2_wins",
+    }
     png = claim_figure({"id": "experiments.regression", **result})
     assert png.startswith(b"\x89PNG")
 
@@ -98,8 +118,18 @@ def _tests_from_minima(diff2, dpgd):
     p = stats.ttest_rel(diff2, dpgd, axis=-1, alternative="less").pvalue
     reverse = stats.ttest_rel(dpgd, diff2, axis=-1, alternative="less").pvalue
     a, b = diff2.mean(axis=-1), dpgd.mean(axis=-1)
-    return [{metric: {"diff2_mean": a[r, k], "dpgd_mean": b[r, k], "pvalue": p[r, k], "reverse_pvalue": reverse[r, k]}
-             for k, metric in enumerate(("train", "grad", "test"))} for r in range(len(p))]
+    return [
+        {
+            metric: {
+                "diff2_mean": a[r, k],
+                "dpgd_mean": b[r, k],
+                "pvalue": p[r, k],
+                "reverse_pvalue": reverse[r, k],
+            }
+            for k, metric in enumerate(("train", "grad", "test"))
+        }
+        for r in range(len(p))
+    ]
 
 
 def test_section6_verdict_false_alarm_rates_under_the_null():
@@ -114,7 +144,9 @@ def test_section6_verdict_false_alarm_rates_under_the_null():
     counts = {v: verdicts.count(v) for v in ("consistent", "inconsistent", "inconclusive")}
     alarm = stats.binomtest(counts["inconsistent"], reps).proportion_ci(0.99)
     assert alarm.low < 0.05 and counts["inconsistent"] / reps > 0.03  # Holm: close to, not above, α
-    assert counts["consistent"] / reps < 0.01  # all three must win: far below α when metrics are independent
+    assert (
+        counts["consistent"] / reps < 0.01
+    )  # all three must win: far below α when metrics are independent
     uncorrected = np.mean([min(m["reverse_pvalue"] for m in t.values()) < 0.05 for t in tests])
     assert uncorrected > 0.11
 
@@ -129,7 +161,9 @@ def test_section6_verdict_power_and_holm_values():
     verdict, checks = section6_verdict(_tests_from_minima(noise[0] + 3.0, noise[1])[0])
     assert verdict == "inconsistent" and not any(c["ok"] for c in checks.values())
     holm_values = [c["reverse_pvalue_holm"] for c in checks.values()]
-    assert np.allclose(holm_values, multipletests([c["reverse_pvalue"] for c in checks.values()], method="holm")[1])
+    assert np.allclose(
+        holm_values, multipletests([c["reverse_pvalue"] for c in checks.values()], method="holm")[1]
+    )
 
 
 @settings(max_examples=20, deadline=None)
@@ -144,12 +178,13 @@ def test_holm_matches_statsmodels_and_is_monotone(pvalues):
     assert (np.diff(adjusted[order]) >= -1e-12).all()
 
 
-
 def test_holm_keeps_nan_pvalues_out_of_the_ranking():
     from dpclaims.claims.checks.diff2 import holm
 
     adjusted = holm([0.02, math.nan, 0.01])
-    assert math.isnan(adjusted[1]) and np.allclose(adjusted[[0, 2]], [0.04, 0.03])  # m = 3 still counts the NaN
+    assert math.isnan(adjusted[1]) and np.allclose(
+        adjusted[[0, 2]], [0.04, 0.03]
+    )  # m = 3 still counts the NaN
 
 
 def test_prop41_is_loose_not_failing():

@@ -57,7 +57,8 @@ def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
         assert isinstance(experiment, CombinedExperiment)
         assert set(experiment.parts) == {"rt3_slope_in_n", "rt8_envelope_eps_p"}
     assert claim.experiment("standard").parts["rt8_envelope_eps_p"].le["max_envelope_ratio"] == (
-        1.5 * RT8_C_GOLDEN[2**16])
+        1.5 * RT8_C_GOLDEN[2**16]
+    )
 
 
 def test_rt8_envelope_quick_reference_is_within_the_golden_limit():

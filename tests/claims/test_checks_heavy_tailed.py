@@ -5,9 +5,15 @@ import pytest
 from dpclaims import claims
 
 PAPER = "pure-dp-heavy-tails"
-NOT_CHECKABLE = {"lowy26.gap.upper_vs_lower", "lowy26.complexity.main_runtime", "lowy26.complexity.impossibility"}
-INCONCLUSIVE_AT_QUICK = {"lowy26.erm.double_output_pert_distance",
-                         "lowy26.sco.upper.nonprivate_term"}
+NOT_CHECKABLE = {
+    "lowy26.gap.upper_vs_lower",
+    "lowy26.complexity.main_runtime",
+    "lowy26.complexity.impossibility",
+}
+INCONCLUSIVE_AT_QUICK = {
+    "lowy26.erm.double_output_pert_distance",
+    "lowy26.sco.upper.nonprivate_term",
+}
 # lowy26.sco.upper.private_term decays faster than its O(n^-3/4) (-0.83 [-0.86, -0.79]): consistent
 IDS = [c.id for c in claims.load(paper=PAPER)]
 

@@ -7,21 +7,43 @@ from dpclaims import claims
 PAPER = "lowy-liu-asi-2024"
 
 CONSISTENT = {
-    "lla24.alg1.privacy", "lla24.alg1.score_test", "lla24.alg1.noise_calibration", "lla24.alg1.reference_eps",
-    "lla24.alg2.noise_calibration", "lla24.alg2.reference_eps", "lla24.alg1.risk",
+    "lla24.alg1.privacy",
+    "lla24.alg1.score_test",
+    "lla24.alg1.noise_calibration",
+    "lla24.alg1.reference_eps",
+    "lla24.alg2.noise_calibration",
+    "lla24.alg2.reference_eps",
+    "lla24.alg1.risk",
     "lla24.lemma23.stability",
-    "lla24.lemmaB3.sgd", "lla24.lemma35.variance", "lla24.lemmaD1.smoothing", "lla24.alg1.complexity",
-    "lla24.alg3.complexity.stat", "lla24.alg3.complexity.priv", "lla24.alg3.complexity.C1",
-    "lla24.alg3.complexity.headline", "lla24.alg3ns.complexity", "lla24.alg3ns.complexity.omitted",
-    "lla24.lemmaC4.acsa", "lla24.alg3sc.complexity", "lla24.alg1.suboptimality",
+    "lla24.lemmaB3.sgd",
+    "lla24.lemma35.variance",
+    "lla24.lemmaD1.smoothing",
+    "lla24.alg1.complexity",
+    "lla24.alg3.complexity.stat",
+    "lla24.alg3.complexity.priv",
+    "lla24.alg3.complexity.C1",
+    "lla24.alg3.complexity.headline",
+    "lla24.alg3ns.complexity",
+    "lla24.alg3ns.complexity.omitted",
+    "lla24.lemmaC4.acsa",
+    "lla24.alg3sc.complexity",
+    "lla24.alg1.suboptimality",
 }
 # audits that certify 0 at quick (pairs with exact ε 0, or 0.444 unseen at 5,000 trials): the audit
 # had no power to see the claim and says inconclusive with the reason (#17)
-POWERLESS = {"lla24.alg3.privacy", "lla24.alg2.abovethreshold", "lla24.alg3ns.privacy",
-             "lla24.privacy.tau_free"}
+POWERLESS = {
+    "lla24.alg3.privacy",
+    "lla24.alg2.abovethreshold",
+    "lla24.alg3ns.privacy",
+    "lla24.privacy.tau_free",
+}
 # tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict the claim
-NOT_CONTRADICTED = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv",
-                    "lla24.lb.lsa21.stat"}
+NOT_CONTRADICTED = {
+    "lla24.alg3.risk.priv",
+    "lla24.alg3.risk.stat",
+    "lla24.lb.lsa21.priv",
+    "lla24.lb.lsa21.stat",
+}
 # the spec's strongly convex wrapper (§2.5, not from the paper) is flat in m with privacy noise,
 # but at the quick budget its excess never gets below that of outputting the origin: saturated,
 # so inconclusive
@@ -47,7 +69,11 @@ def test_rt9_registered_for_standard_and_full(claim_id):
         claim.experiment("quick")
     standard, full = claim.experiment("standard"), claim.experiment("full")
     assert standard.expected == full.expected == SKIPPED_AT_QUICK[claim_id]
-    assert full.values == [4000, 8000, 16000, 40000] and full.fixed["m"] == 16 and full.fixed["epsilon"] == 4.0
+    assert (
+        full.values == [4000, 8000, 16000, 40000]
+        and full.fixed["m"] == 16
+        and full.fixed["epsilon"] == 4.0
+    )
     assert standard.fixed["smoothed"] and standard.values[-1] / standard.values[0] >= 10
 
 
@@ -55,7 +81,9 @@ def test_rt10_statistical_term_is_checked_from_the_standard_budget():
     claim = claims.get("lla24.alg3sc.risk.stat")
     with pytest.raises(claims.Skipped, match="pre-asymptotic"):
         claim.experiment("quick")
-    assert claim.experiment("standard").param == "n" and claim.experiment("standard").expected == -1.0
+    assert (
+        claim.experiment("standard").param == "n" and claim.experiment("standard").expected == -1.0
+    )
 
 
 def _params():

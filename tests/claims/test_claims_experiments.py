@@ -3,7 +3,13 @@
 import pytest
 
 from dpclaims import claims
-from dpclaims.claims import BUDGETS, Experiment, NotCheckable, UnknownClaimError, register_experiment
+from dpclaims.claims import (
+    BUDGETS,
+    Experiment,
+    NotCheckable,
+    UnknownClaimError,
+    register_experiment,
+)
 from dpclaims.claims.experiments import _FACTORIES, _SKIPS, Skipped, load_checks
 from dpclaims.errors import DPClaimsError, InputError
 
@@ -28,7 +34,12 @@ class ToyExperiment:
         self.claim, self.budget = claim, budget
 
     def run(self, seed=0, backend="auto", workers=None):
-        return {"claim": self.claim.id, "budget": self.budget, "seed": seed, "verdict": "consistent"}
+        return {
+            "claim": self.claim.id,
+            "budget": self.budget,
+            "seed": seed,
+            "verdict": "consistent",
+        }
 
 
 def test_without_experiment_the_claim_is_honestly_not_checkable():
@@ -55,8 +66,12 @@ def test_registering_makes_the_claim_checkable():
         assert isinstance(experiment, ToyExperiment) and isinstance(experiment, Experiment)
         assert experiment.claim is claim and experiment.budget == budget
     assert claim.experiment().budget == "standard"
-    assert claim.experiment("quick").run(seed=3) == {"claim": CLAIM_ID, "budget": "quick", "seed": 3,
-                                                     "verdict": "consistent"}
+    assert claim.experiment("quick").run(seed=3) == {
+        "claim": CLAIM_ID,
+        "budget": "quick",
+        "seed": 3,
+        "verdict": "consistent",
+    }
 
 
 @pytest.mark.parametrize("budget", ["fast", "", None, 1, "Quick"])
@@ -92,7 +107,9 @@ def test_registration_errors():
     register_experiment(CLAIM_ID, replace=True)(other)
     assert _FACTORIES[CLAIM_ID] is other
     register_experiment(CLAIM_ID, replace=True)(lambda claim, budget: ToyExperiment(claim, budget))
-    with pytest.raises(InputError, match="already has the experiment"):  # a different lambda is a different factory
+    with pytest.raises(
+        InputError, match="already has the experiment"
+    ):  # a different lambda is a different factory
         register_experiment(CLAIM_ID)(lambda claim, budget: ToyExperiment(claim, budget))
 
 
@@ -116,17 +133,26 @@ def test_a_budget_skip_is_skipped_not_not_checkable():
     assert claim.experiment("standard").budget == "standard"
 
 
-@pytest.mark.parametrize("skip, match", [({"huge": "x"}, "skip budget must be one of"),
-                                         ({"quick": ""}, "must be the reason"),
-                                         (dict.fromkeys(BUDGETS, "x"), "skips every budget")])
+@pytest.mark.parametrize(
+    "skip, match",
+    [
+        ({"huge": "x"}, "skip budget must be one of"),
+        ({"quick": ""}, "must be the reason"),
+        (dict.fromkeys(BUDGETS, "x"), "skips every budget"),
+    ],
+)
 def test_bad_skips(skip, match):
     with pytest.raises(InputError, match=match):
         register_experiment(CLAIM_ID, skip=skip)
 
 
 def test_the_registry_budget_skips_are_skipped():
-    for claim_id in ("lla24.alg3ns.risk.stat", "lla24.alg3ns.risk.priv", "lla24.alg3sc.risk.stat",
-                     "experiments.regression"):
+    for claim_id in (
+        "lla24.alg3ns.risk.stat",
+        "lla24.alg3ns.risk.priv",
+        "lla24.alg3sc.risk.stat",
+        "experiments.regression",
+    ):
         assert claims.skipped_budgets(claim_id).keys() == {"quick"}, claim_id
         with pytest.raises(Skipped):
             claims.get(claim_id).experiment("quick")

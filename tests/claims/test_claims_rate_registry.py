@@ -138,7 +138,6 @@ def test_formerly_moved_bands_test_the_stated_upper_bound(claim_id):
     for c, _, _, part in BUILT:
         if c.id == claim_id:
             assert (
-                part.bound == "upper"
-                and part.expected == claim.rate(part.stated.variable).exponent
+                part.bound == "upper" and part.expected == claim.rate(part.stated.variable).exponent
             )
             assert part.expected == claim.exponents[part.stated.variable]

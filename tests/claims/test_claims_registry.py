@@ -21,7 +21,9 @@ COUNTS = {
     "murata-suzuki-2023": 29,
 }
 CONTEXT_ONLY = {
-    "cited.srn_sgd", "cited.dp_srm", "lowerbound.none_for_nonconvex",
+    "cited.srn_sgd",
+    "cited.dp_srm",
+    "lowerbound.none_for_nonconvex",
     "lowy26.complexity.impossibility",
 }
 TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
@@ -34,10 +36,15 @@ def test_every_claim_loads_and_validates():
     for claim in loaded:
         assert isinstance(claim, Claim)
         for field in TEXT_FIELDS:
-            assert isinstance(getattr(claim, field), str) and getattr(claim, field).strip(), (claim.id, field)
+            assert isinstance(getattr(claim, field), str) and getattr(claim, field).strip(), (
+                claim.id,
+                field,
+            )
         assert claim.kind in KINDS
         assert claim.paper in COUNTS
-        assert all(isinstance(v, float) and math.isfinite(v) for v in claim.exponents.values()), claim.id
+        assert all(isinstance(v, float) and math.isfinite(v) for v in claim.exponents.values()), (
+            claim.id
+        )
         assert all(isinstance(v, str) for v in claim.symbolic_exponents.values()), claim.id
         assert not set(claim.exponents) & set(claim.symbolic_exponents)
         record = json.loads(json.dumps(claim.to_dict()))
@@ -55,8 +62,10 @@ def test_counts_per_paper_and_filters():
     assert both and all(c.paper == "murata-suzuki-2023" and c.kind == "utility" for c in both)
 
 
-@pytest.mark.parametrize("kwargs, fragment", [({"paper": "lowy-2024"}, "paper must be one of"),
-                                              ({"kind": "rate"}, "kind must be one of")])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [({"paper": "lowy-2024"}, "paper must be one of"), ({"kind": "rate"}, "kind must be one of")],
+)
 def test_bad_filters_raise_input_error(kwargs, fragment):
     with pytest.raises(InputError, match=fragment):
         claims.load(**kwargs)
@@ -82,9 +91,14 @@ def test_get_returns_the_claim():
     assert claims.get("lla24.alg3.complexity.stat").exponents["n"] == 9 / 8
 
 
-@pytest.mark.parametrize("typo, expected", [("diff2gd.prop41.calibraton", "diff2gd.prop41.calibration"),
-                                            ("lla24.alg1.privcy", "lla24.alg1.privacy"),
-                                            ("cgt24.tree", "cgt24.tree.gdp")])
+@pytest.mark.parametrize(
+    "typo, expected",
+    [
+        ("diff2gd.prop41.calibraton", "diff2gd.prop41.calibration"),
+        ("lla24.alg1.privcy", "lla24.alg1.privacy"),
+        ("cgt24.tree", "cgt24.tree.gdp"),
+    ],
+)
 def test_unknown_id_lists_close_ids(typo, expected):
     with pytest.raises(UnknownClaimError, match="unknown claim id") as info:
         claims.get(typo)
@@ -123,8 +137,13 @@ def test_context_only_claims_carry_their_reason():
 
 def test_symbolic_exponents():
     annotated = claims.get("ghazi23.table1.narayanan_smooth_erm")
-    assert annotated.symbolic_exponents == {"n": "-0.5 (additive term dominates as m grows)", "m": "0 (floor)"}
-    assert annotated.exponents_at() == {"d": 0.5}  # annotations are not numbers, so they are left out
+    assert annotated.symbolic_exponents == {
+        "n": "-0.5 (additive term dominates as m grows)",
+        "m": "0 (floor)",
+    }
+    assert annotated.exponents_at() == {
+        "d": 0.5
+    }  # annotations are not numbers, so they are left out
     claim = claims.get("lowy26.sco.upper.private_term")
     with pytest.raises(InputError, match="k=..."):
         claim.exponents_at()
@@ -147,7 +166,7 @@ def test_heavy_tail_exponents_follow_k(k):
 
 # ---------------------------------------------------------------- malformed files
 
-VALID = '''
+VALID = """
 [paper]
 id = "toy-paper"
 title = "A toy paper"
@@ -164,7 +183,7 @@ source = "Theorem 1"
 exponents = {eps = -1.0}
 bound = "order"
 confidence = "high"
-'''
+"""
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
@@ -188,36 +207,71 @@ def test_valid_temp_directory_loads(tmp_path):
 @pytest.mark.parametrize(
     "old, new, fragments",
     [
-        ('statement = "Toy is DP."\n', "", ["claim 'toy.claim.one'", "missing required field 'statement'"]),
-        ('kind = "privacy"', 'kind = "rate"', ["claim 'toy.claim.one'", "field 'kind' must be one of"]),
+        (
+            'statement = "Toy is DP."\n',
+            "",
+            ["claim 'toy.claim.one'", "missing required field 'statement'"],
+        ),
+        (
+            'kind = "privacy"',
+            'kind = "rate"',
+            ["claim 'toy.claim.one'", "field 'kind' must be one of"],
+        ),
         ("{eps = -1.0}", '{eps = "-1/2"}', ["'exponents' entry 'eps' must be a finite number"]),
         ("{eps = -1.0}", "{eps = nan}", ["'exponents' entry 'eps'"]),
         ("exponents = {eps = -1.0}", "exponents = -1.0", ["field 'exponents' must be a table"]),
         ("exponents = {eps = -1.0}\n", "", ["missing required field 'exponents'"]),
-        ("exponents = {eps = -1.0}", 'exponents = {eps = -1.0}\nsymbolic_exponents = {eps = "k"}',
-         ["both 'exponents' and 'symbolic_exponents'"]),
-        ('paper = "toy-paper"\nkind', 'paper = "other-paper"\nkind', ["field 'paper' is 'other-paper'"]),
+        (
+            "exponents = {eps = -1.0}",
+            'exponents = {eps = -1.0}\nsymbolic_exponents = {eps = "k"}',
+            ["both 'exponents' and 'symbolic_exponents'"],
+        ),
+        (
+            'paper = "toy-paper"\nkind',
+            'paper = "other-paper"\nkind',
+            ["field 'paper' is 'other-paper'"],
+        ),
         ('source = "Theorem 1"', "source = 1", ["field 'source' must be a non-empty string"]),
         ('id = "toy.claim.one"', 'id = "toy claim"', ["field 'id' must not contain whitespace"]),
         ('id = "toy.claim.one"', "", ["claim #1", "missing required field 'id'"]),
         ('confidence = "high"', "checkable = false", ["needs a field 'reason'"]),
-        ('confidence = "high"', 'reason = "context"', ["'reason' is only allowed with `checkable = false`"]),
+        (
+            'confidence = "high"',
+            'reason = "context"',
+            ["'reason' is only allowed with `checkable = false`"],
+        ),
         ('confidence = "high"', 'checkable = "no"', ["field 'checkable' must be true or false"]),
         ('confidence = "high"', "confidence = [1, 2]", ["extra field 'confidence'"]),
         ('title = "A toy paper"', "", ["[paper]", "missing required field 'title'"]),
-        ('title = "A toy paper"', 'title = "A toy paper"\nyear = 2024', ["[paper]", "unknown fields ['year']"]),
+        (
+            'title = "A toy paper"',
+            'title = "A toy paper"\nyear = 2024',
+            ["[paper]", "unknown fields ['year']"],
+        ),
         ("[[claims]]", "[[claim]]", ["unknown top-level keys ['claim']"]),
         ('bound = "order"\n', "", ["missing field 'bound' (the claim has exponents)"]),
         ('bound = "order"', 'bound = "O"', ["field 'bound' must be one of upper, lower, order"]),
         ('bound = "order"', 'bound = "order"\nmargin = 0', ["'margin' must be a positive number"]),
-        ('bound = "order"', 'bound = "order"\nlimits = {eps = "tiny"}',
-         ["'limits' entry 'eps' must be one of"]),
-        ('bound = "order"', 'bound = "order"\nlimits = {n = "small"}',
-         ["'limits' names 'n', which has no exponent"]),
-        ('bound = "order"', 'bound = "order"\ntested_exponents = {eps = 0.0}',
-         ["missing required field 'tested'"]),
-        ('bound = "order"', 'bound = "order"\nwhy = "because"',
-         ["'why' is only allowed with 'tested_exponents'"]),
+        (
+            'bound = "order"',
+            'bound = "order"\nlimits = {eps = "tiny"}',
+            ["'limits' entry 'eps' must be one of"],
+        ),
+        (
+            'bound = "order"',
+            'bound = "order"\nlimits = {n = "small"}',
+            ["'limits' names 'n', which has no exponent"],
+        ),
+        (
+            'bound = "order"',
+            'bound = "order"\ntested_exponents = {eps = 0.0}',
+            ["missing required field 'tested'"],
+        ),
+        (
+            'bound = "order"',
+            'bound = "order"\nwhy = "because"',
+            ["'why' is only allowed with 'tested_exponents'"],
+        ),
         ('statement = "Toy is DP."', 'statement = "Toy is DP.', ["not valid TOML"]),
     ],
 )
@@ -234,12 +288,21 @@ def test_malformed_file_names_file_claim_and_field(tmp_path, old, new, fragments
 
 def test_duplicate_ids_and_papers_across_files(tmp_path):
     _write(tmp_path, "a.toml", VALID)
-    _write(tmp_path, "b.toml", VALID.replace('id = "toy-paper"', 'id = "toy-paper-2"')
-           .replace('paper = "toy-paper"', 'paper = "toy-paper-2"'))
-    with pytest.raises(ClaimsFileError, match=r"b\.toml: claim 'toy.claim.one': duplicate id \(also in .*a\.toml\)"):
+    _write(
+        tmp_path,
+        "b.toml",
+        VALID.replace('id = "toy-paper"', 'id = "toy-paper-2"').replace(
+            'paper = "toy-paper"', 'paper = "toy-paper-2"'
+        ),
+    )
+    with pytest.raises(
+        ClaimsFileError, match=r"b\.toml: claim 'toy.claim.one': duplicate id \(also in .*a\.toml\)"
+    ):
         claims.load(directory=tmp_path)
     _write(tmp_path, "b.toml", VALID.replace("toy.claim.one", "toy.claim.two"))
-    with pytest.raises(ClaimsFileError, match=r"b\.toml: \[paper\]: paper id 'toy-paper' is also declared in"):
+    with pytest.raises(
+        ClaimsFileError, match=r"b\.toml: \[paper\]: paper id 'toy-paper' is also declared in"
+    ):
         claims.load(directory=tmp_path)
 
 
@@ -256,10 +319,13 @@ def test_bad_directories(tmp_path):
 
 
 def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
-    text = VALID.replace('bound = "order"', 'bound = "upper"\nmargin = 0.15\n'
-                         'limits = {eps = "small"}\ntested_exponents = {n = 0.0}\n'
-                         'tested = "a normalised risk"\n'
-                         'why = "a regime"')
+    text = VALID.replace(
+        'bound = "order"',
+        'bound = "upper"\nmargin = 0.15\n'
+        'limits = {eps = "small"}\ntested_exponents = {n = 0.0}\n'
+        'tested = "a normalised risk"\n'
+        'why = "a regime"',
+    )
     _write(tmp_path, "toy.toml", text)
     claim = claims.get("toy.claim.one", directory=tmp_path)
     rate = claim.rate("eps")

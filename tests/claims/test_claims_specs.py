@@ -22,11 +22,12 @@ SPEC_PAPER = {
 }
 
 pytestmark = pytest.mark.skipif(
-    not PAPERS_DIR.is_dir(), reason=f"paper specs folder {PAPERS_DIR} is absent (it lives beside the repo)"
+    not PAPERS_DIR.is_dir(),
+    reason=f"paper specs folder {PAPERS_DIR} is absent (it lives beside the repo)",
 )
 
 ID_LINE = re.compile(r'^\s*- id:\s*"?([^"\s]+)"?\s*$')
-FIELD_LINE = re.compile(r'^\s+(\w+):\s*(.*)$')
+FIELD_LINE = re.compile(r"^\s+(\w+):\s*(.*)$")
 
 
 def _unquote(value):
@@ -79,8 +80,10 @@ def test_registry_holds_every_claim_of_the_spec(prefix):
     # the line regex finds exactly as many ids as the block has list entries
     assert len(spec_ids) == len(re.findall(r"^\s*- id:", spec.read_text(encoding="utf-8"), re.M))
     registry_ids = [c.id for c in claims.load(paper=SPEC_PAPER[prefix])]
-    assert registry_ids == spec_ids, f"{spec.name}: missing {set(spec_ids) - set(registry_ids)}, " \
-                                     f"extra {set(registry_ids) - set(spec_ids)}"
+    assert registry_ids == spec_ids, (
+        f"{spec.name}: missing {set(spec_ids) - set(registry_ids)}, "
+        f"extra {set(registry_ids) - set(spec_ids)}"
+    )
 
 
 @pytest.mark.parametrize("prefix", sorted(SPEC_PAPER))
@@ -91,8 +94,16 @@ def test_fields_and_exponents_match_the_spec(prefix):
         assert claim.paper == SPEC_PAPER[prefix]
         for field in ("kind", "algorithm", "statement", "formula", "regime", "source"):
             assert getattr(claim, field) == _unquote(entry[field]), (claim.id, field)
-        for field in set(entry) - {"id", "kind", "algorithm", "statement", "formula", "regime", "source",
-                                   "exponents"}:
+        for field in set(entry) - {
+            "id",
+            "kind",
+            "algorithm",
+            "statement",
+            "formula",
+            "regime",
+            "source",
+            "exponents",
+        }:
             assert claim.extra[field] == _unquote(entry[field]), (claim.id, field)
         written = _exponents(entry["exponents"])
         assert set(written) == set(claim.exponents) | set(claim.symbolic_exponents), claim.id

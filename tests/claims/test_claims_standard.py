@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 from dpclaims.algorithms.catalog import audit_target
-from dpclaims.claims.standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
+from dpclaims.claims.standard import (
+    AuditExperiment,
+    CombinedExperiment,
+    RateExperiment,
+    ValueExperiment,
+)
 from dpclaims.errors import InputError
 from dpclaims.privacy import PrivacyClaim
 
@@ -19,25 +24,40 @@ def build_gaussian(noise="gaussian"):
 
 
 def test_audit_experiment_reports_verdict_and_reference():
-    out = AuditExperiment(build_gaussian, trials=20_000, reference_epsilon=1.0).run(seed=0, backend="serial")
+    out = AuditExperiment(build_gaussian, trials=20_000, reference_epsilon=1.0).run(
+        seed=0, backend="serial"
+    )
     assert out["type"] == "audit" and out["verdict"] == "consistent"
     assert out["evidence"]["reference_epsilon"] == 1.0 and "claimed 1" in out["summary"]
-    bad = AuditExperiment(lambda: build_gaussian("gaussian-half-noise"), trials=50_000).run(seed=0, backend="serial")
+    bad = AuditExperiment(lambda: build_gaussian("gaussian-half-noise"), trials=50_000).run(
+        seed=0, backend="serial"
+    )
     assert bad["verdict"] == "violation"
 
 
-@pytest.mark.parametrize("true, claimed, verdict", [(-0.5, -0.5, "consistent"), (-0.5, -1.0, "inconsistent")])
+@pytest.mark.parametrize(
+    "true, claimed, verdict", [(-0.5, -0.5, "consistent"), (-0.5, -1.0, "inconsistent")]
+)
 def test_rate_experiment_verdicts(true, claimed, verdict):
-    exp = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000, 3000], expected=claimed,
-                         replicates=8, fixed={"exponent": true})
+    exp = RateExperiment(
+        power_law_error,
+        "n",
+        [10, 30, 100, 300, 1000, 3000],
+        expected=claimed,
+        replicates=8,
+        fixed={"exponent": true},
+    )
     out = exp.run(seed=2, backend="serial")
     assert out["type"] == "rate" and out["verdict"] == verdict
     assert set(out["evidence"]) >= {"sweep", "fit", "check"}
 
 
 def test_value_experiment_points_and_intervals():
-    exp = ValueExperiment(lambda rng: {"sigma": 3.7306316, "eps_hat": (0.17, 0.16, 0.19)},
-                          expected={"sigma": 3.73063, "eps_hat": 0.177}, rtol=1e-5)
+    exp = ValueExperiment(
+        lambda rng: {"sigma": 3.7306316, "eps_hat": (0.17, 0.16, 0.19)},
+        expected={"sigma": 3.73063, "eps_hat": 0.177},
+        rtol=1e-5,
+    )
     out = exp.run()
     assert out["verdict"] == "consistent" and out["summary"].startswith("2/2")
     off = ValueExperiment(lambda rng: {"sigma": 3.0}, expected={"sigma": 3.73}).run()
@@ -47,13 +67,35 @@ def test_value_experiment_points_and_intervals():
 
 
 def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_checkpoint(tmp_path):
-    good = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000], expected=-0.5, replicates=6,
-                          fixed={"exponent": -0.5})
-    bad = RateExperiment(power_law_error, "n", [10, 30, 100, 300, 1000], expected=-1.0, replicates=6,
-                         fixed={"exponent": -0.5})
-    out = CombinedExperiment({"good": good, "bad": bad}).run(seed=1, backend="serial", checkpoint=str(tmp_path))
+    good = RateExperiment(
+        power_law_error,
+        "n",
+        [10, 30, 100, 300, 1000],
+        expected=-0.5,
+        replicates=6,
+        fixed={"exponent": -0.5},
+    )
+    bad = RateExperiment(
+        power_law_error,
+        "n",
+        [10, 30, 100, 300, 1000],
+        expected=-1.0,
+        replicates=6,
+        fixed={"exponent": -0.5},
+    )
+    out = CombinedExperiment({"good": good, "bad": bad}).run(
+        seed=1, backend="serial", checkpoint=str(tmp_path)
+    )
     assert out["verdict"] == "inconsistent" and out["type"] == "rate"
-    assert [out["evidence"]["parts"][k]["verdict"] for k in ("good", "bad")] == ["consistent", "inconsistent"]
+    assert [out["evidence"]["parts"][k]["verdict"] for k in ("good", "bad")] == [
+        "consistent",
+        "inconsistent",
+    ]
     assert {p.name for p in tmp_path.iterdir()} == {"good", "bad"}
-    again = CombinedExperiment({"good": good, "bad": bad}).run(seed=1, backend="serial", checkpoint=str(tmp_path))
-    assert again["evidence"]["parts"]["bad"]["evidence"]["fit"] == out["evidence"]["parts"]["bad"]["evidence"]["fit"]
+    again = CombinedExperiment({"good": good, "bad": bad}).run(
+        seed=1, backend="serial", checkpoint=str(tmp_path)
+    )
+    assert (
+        again["evidence"]["parts"]["bad"]["evidence"]["fit"]
+        == out["evidence"]["parts"]["bad"]["evidence"]["fit"]
+    )

@@ -30,9 +30,7 @@ def test_audit_settings_follow_the_registry_budget():
 
 
 def test_kill_matrix_kills_audits_and_lists_white_box_mutants():
-    report = kill_matrix(
-        names=["laplace-half-scale", "ghazi23-m4-sigma-no-8kappa"], budget="quick"
-    )
+    report = kill_matrix(names=["laplace-half-scale", "ghazi23-m4-sigma-no-8kappa"], budget="quick")
     rows = {r["mutant"]: r for r in report["matrix"]}
     assert (
         rows["laplace-half-scale"]["killed"] and rows["laplace-half-scale"]["epsilon_lower"] > 1.0

@@ -28,7 +28,9 @@ _BASE = LinearHypercubeInstance(3, alpha=0.3).sample(6, 4, np.random.default_rng
 _LABELLED = UserDataset(_BASE.x, np.zeros((6, 4)))
 
 PAIRS = {
-    "extreme-user": lambda: extreme_user_pair(_BASE, np.array([1.0, 1.0, 1.0]) / np.sqrt(3), user=2),
+    "extreme-user": lambda: extreme_user_pair(
+        _BASE, np.array([1.0, 1.0, 1.0]) / np.sqrt(3), user=2
+    ),
     "extreme-user-labelled": lambda: extreme_user_pair(_LABELLED, np.ones(3), labels=(1.0, -1.0)),
     "extreme-item": lambda: extreme_item_pair(_BASE, np.ones(3), user=1, item=3),
     "P1": lambda: halting_threshold_pair(50, None, m=16),

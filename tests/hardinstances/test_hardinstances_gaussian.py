@@ -54,13 +54,20 @@ def assert_theta_star_minimises(inst, seed):
     # population_grad is the gradient of population_loss (central differences)
     theta = 0.3 * pts[:3]
     h = 1e-6
-    fd = np.stack([(inst.population_loss(theta + h * e) - inst.population_loss(theta - h * e)) / (2 * h)
-                   for e in np.eye(inst.d)], axis=-1)
+    fd = np.stack(
+        [
+            (inst.population_loss(theta + h * e) - inst.population_loss(theta - h * e)) / (2 * h)
+            for e in np.eye(inst.d)
+        ],
+        axis=-1,
+    )
     assert np.allclose(fd, inst.population_grad(theta), atol=1e-6)
 
 
 def test_user_level_gaussian_instance_exact():
-    inst = UserLevelGaussianInstance(np.array([0.4, -0.3, 0.8]), sigma=0.7, radius=0.6, strength=1.5)
+    inst = UserLevelGaussianInstance(
+        np.array([0.4, -0.3, 0.8]), sigma=0.7, radius=0.6, strength=1.5
+    )
     thetas = np.array([[0.0, 0.0, 0.0], [0.2, -0.1, 0.5], [-0.6, 0.0, 0.0], [1.0, 2.0, -1.0]])
     assert_population_loss_matches_mc(inst, thetas, seed=1)
     assert_theta_star_minimises(inst, seed=2)
@@ -109,12 +116,20 @@ def test_gaussian_packing_family():
 @pytest.mark.parametrize("loss_kind", ["squared_distance", "linear"])
 def test_truncated_gaussian_exact_with_active_truncation(loss_kind):
     # B close to the typical norm, so a large fraction of items is zeroed
-    inst = TruncatedGaussianInstance(np.array([0.5, -0.3, 0.2]), sigma=0.6, truncation=1.2,
-                                     strength=2.0, radius=1.0, loss_kind=loss_kind)
+    inst = TruncatedGaussianInstance(
+        np.array([0.5, -0.3, 0.2]),
+        sigma=0.6,
+        truncation=1.2,
+        strength=2.0,
+        radius=1.0,
+        loss_kind=loss_kind,
+    )
     assert 0.2 < inst.keep_probability < 0.9
     data = inst.sample(MC_DRAWS, 1, np.random.default_rng(5)).x[:, 0, :]
     kept = np.any(data != 0, axis=1)
-    assert abs(kept.mean() - inst.keep_probability) <= 4 * math.sqrt(inst.keep_probability / MC_DRAWS)
+    assert abs(kept.mean() - inst.keep_probability) <= 4 * math.sqrt(
+        inst.keep_probability / MC_DRAWS
+    )
     se = data.std(axis=0, ddof=1) / math.sqrt(MC_DRAWS)
     assert np.all(np.abs(data.mean(axis=0) - inst.chi_tr) <= 4 * se)
     thetas = np.array([[0.0, 0.0, 0.0], [0.3, -0.2, 0.1], [1.0, 1.0, 1.0]])
@@ -146,8 +161,9 @@ def test_hard_instance_sc_follows_theorem_d7(d):
 
 
 def test_paper_convention_doubles_truncation():
-    inst = TruncatedGaussianInstance.from_theorem(4, 100, 10, 1.0, 1.0, 1.0, np.random.default_rng(0),
-                                                  convention="paper")
+    inst = TruncatedGaussianInstance.from_theorem(
+        4, 100, 10, 1.0, 1.0, 1.0, np.random.default_rng(0), convention="paper"
+    )
     assert inst.truncation == pytest.approx(1.0) and inst.radius == pytest.approx(1.0)
     # spec 001 §5.3 [ERRATA?]: "K = B(0, G/μ) (gradient ≤ 2G there)"
     assert inst.loss.lipschitz(inst.radius, inst.truncation) == pytest.approx(2.0)

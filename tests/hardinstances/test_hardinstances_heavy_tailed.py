@@ -7,7 +7,11 @@ import pytest
 from scipy import integrate, stats
 
 from dpclaims.errors import InputError
-from dpclaims.hardinstances.heavy_tailed import HeavyPackingInstance, ParetoRadiusInstance, TwoPointInstance
+from dpclaims.hardinstances.heavy_tailed import (
+    HeavyPackingInstance,
+    ParetoRadiusInstance,
+    TwoPointInstance,
+)
 from dpclaims.hardinstances.lower_bounds import heavy_packing_probability, two_point_bias
 from dpclaims.hardinstances.packings import exact_sphere_packing, sphere_packing
 from dpclaims.losses import project_l2_ball
@@ -77,7 +81,9 @@ def test_heavy_packing_moments_match_g_to_the_k(k):
 
 
 def test_heavy_packing_exact_population_loss_and_minimiser():
-    inst = HeavyPackingInstance(exact_sphere_packing(3, 1.0), index=5, p=0.05, k=3.0, moment=1.0, diameter=4.0)
+    inst = HeavyPackingInstance(
+        exact_sphere_packing(3, 1.0), index=5, p=0.05, k=3.0, moment=1.0, diameter=4.0
+    )
     thetas = np.array([[0.0, 0.0, 0.0], [1.0, -0.5, 0.3], [-2.0, 1.0, 1.0]])
     assert_population_loss_matches_mc(inst, thetas, 4)
     assert_theta_star_minimises(inst, 5)
@@ -85,7 +91,9 @@ def test_heavy_packing_exact_population_loss_and_minimiser():
 
 
 def test_heavy_packing_from_theorem_uses_spec_p():
-    inst = HeavyPackingInstance.from_theorem(n=1000, d=3, epsilon=0.5, k=2.0, moment=1.0, diameter=2.0, beta=0.1)
+    inst = HeavyPackingInstance.from_theorem(
+        n=1000, d=3, epsilon=0.5, k=2.0, moment=1.0, diameter=2.0, beta=0.1
+    )
     # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V| = 12)
     assert inst.packing.size == 12
     assert inst.p == pytest.approx(math.log(11 / 0.2) / (8 * 0.5 * 1000))

@@ -34,7 +34,20 @@ def test_hamming_ball_volume_and_gv_bound_by_hand():
 
 
 # (d, r) pairs whose GV size is between 2 and ~1000, for d up to 64
-GV_CASES = [(4, 2), (8, 3), (12, 4), (16, 4), (16, 6), (24, 6), (32, 8), (32, 12), (48, 14), (64, 20), (64, 24), (64, 40)]
+GV_CASES = [
+    (4, 2),
+    (8, 3),
+    (12, 4),
+    (16, 4),
+    (16, 6),
+    (24, 6),
+    (32, 8),
+    (32, 12),
+    (48, 14),
+    (64, 20),
+    (64, 24),
+    (64, 40),
+]
 
 
 @pytest.mark.parametrize("d, r", GV_CASES)

@@ -10,7 +10,11 @@ import pytest
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
 from dpclaims.hardinstances._items import project_ball
-from dpclaims.hardinstances.linear import AbsoluteCubeInstance, LinearBallInstance, LinearHypercubeInstance
+from dpclaims.hardinstances.linear import (
+    AbsoluteCubeInstance,
+    LinearBallInstance,
+    LinearHypercubeInstance,
+)
 from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
 from dpclaims.hardinstances.quadratic import (
     GaussianMeanInstance,
@@ -24,7 +28,9 @@ INSTANCES = {
     "gauss": lambda: GaussianMeanInstance([0.3, -0.2, 0.1], sigma=0.7, radius=1.0, strength=2.0),
     "gauss-boundary": lambda: GaussianMeanInstance([2.0, 0.0, 0.0], sigma=0.5, radius=1.0),
     "sphere": lambda: SphereMeanInstance([0.2, 0.1, 0.0, 0.0], spread=1.5),
-    "quad-cube": lambda: QuadraticHypercubeInstance(4, alpha=0.3, scale=1.0, strength=1.5, signs=[1, -1, 1, 1]),
+    "quad-cube": lambda: QuadraticHypercubeInstance(
+        4, alpha=0.3, scale=1.0, strength=1.5, signs=[1, -1, 1, 1]
+    ),
     "least-squares": lambda: LeastSquaresInstance(5),
     "nesterov": lambda: NesterovChainInstance.for_steps(2, d=6, noise=0.5),
     "linear-ball": lambda: LinearBallInstance([0.3, 0.0, 0.0]),
@@ -87,7 +93,10 @@ def test_projected_gradient_vanishes_at_theta_star(name):
     theta = _feasible(inst, rng, 5)
     h = 1e-6
     eye = np.eye(inst.d) * h
-    fd = (inst.population_loss(theta[:, None, :] + eye) - inst.population_loss(theta[:, None, :] - eye)) / (2 * h)
+    fd = (
+        inst.population_loss(theta[:, None, :] + eye)
+        - inst.population_loss(theta[:, None, :] - eye)
+    ) / (2 * h)
     np.testing.assert_allclose(fd, inst.population_grad(theta), atol=1e-7)
 
 
@@ -104,14 +113,18 @@ def test_absolute_cube_optimality_and_excess_formula():
     nu = np.array([1.0, -1.0, 1.0])
     y, a, alpha = theta * nu, inst.a, inst.alpha
     per = np.where(np.abs(y) <= a, alpha * (a - y), np.where(y > a, y - a, -y - a + 2 * a * alpha))
-    np.testing.assert_allclose(inst.excess_risk(theta), inst.lipschitz / math.sqrt(inst.d) * per.sum(axis=1), atol=1e-12)
+    np.testing.assert_allclose(
+        inst.excess_risk(theta), inst.lipschitz / math.sqrt(inst.d) * per.sum(axis=1), atol=1e-12
+    )
 
 
 def test_closed_form_excess_risks():
     rng = np.random.default_rng(14)
     theta = _feasible(INSTANCES["least-squares"](), rng, 7)
     ls = LeastSquaresInstance(5)
-    np.testing.assert_allclose(ls.excess_risk(theta), np.sum((theta - ls.theta_star) ** 2, axis=1) / 10)
+    np.testing.assert_allclose(
+        ls.excess_risk(theta), np.sum((theta - ls.theta_star) ** 2, axis=1) / 10
+    )
     lin = LinearBallInstance([0.3, 0.0, 0.0, 0.0, 0.0])
     np.testing.assert_allclose(lin.excess_risk(theta), 0.3 - theta @ lin.mean)
     assert lin.optimal_value == pytest.approx(-0.3)
@@ -120,7 +133,9 @@ def test_closed_form_excess_risks():
     assert cube.optimal_value == pytest.approx(-1.5 * 2.0 * 0.5)
     assert cube.normalised_risk(np.zeros((1, 4)))[0] == pytest.approx(1.0)
     quad = QuadraticHypercubeInstance(4, alpha=0.2, strength=3.0)
-    np.testing.assert_allclose(quad.excess_risk(theta[:, :4]), 1.5 * np.sum((theta[:, :4] - quad.mean) ** 2, axis=1))
+    np.testing.assert_allclose(
+        quad.excess_risk(theta[:, :4]), 1.5 * np.sum((theta[:, :4] - quad.mean) ** 2, axis=1)
+    )
     assert quad.trace_cov == pytest.approx(1 - 0.04)
     assert quad.excess_risk(theta[:, :4]).shape == (7,)
 
@@ -168,7 +183,9 @@ def test_user_means_sampler_matches_item_means():
     for inst in (LinearHypercubeInstance(3, alpha=0.4), QuadraticHypercubeInstance(3, alpha=0.4)):
         fast = inst.user_means(20000, 9, rng)
         slow = inst.sample(20000, 9, rng).x.mean(axis=1)
-        np.testing.assert_allclose(fast.mean(axis=0), inst.mean, atol=4 * fast.std(axis=0).max() / math.sqrt(20000))
+        np.testing.assert_allclose(
+            fast.mean(axis=0), inst.mean, atol=4 * fast.std(axis=0).max() / math.sqrt(20000)
+        )
         np.testing.assert_allclose(fast.var(axis=0), slow.var(axis=0), rtol=0.05)
         assert set(np.unique(np.round(fast[:, 0] * math.sqrt(3) * 9))) <= set(range(-9, 10, 2))
 

@@ -51,9 +51,7 @@ def noisy_floor(n, rng, level):
 
 
 def test_rate_experiment_with_a_baseline_cannot_fail_on_a_saturated_sweep():
-    base = RateExperiment(
-        noisy_floor, "n", GRID, expected=-1.0, replicates=6, fixed={"level": 0.1}
-    )
+    base = RateExperiment(noisy_floor, "n", GRID, expected=-1.0, replicates=6, fixed={"level": 0.1})
     assert base.run(seed=0, backend="serial")["verdict"] == "inconsistent"
     named = RateExperiment(
         noisy_floor,

@@ -28,7 +28,10 @@ def test_recovery_coverage_and_verdicts(b):
         high_rejected += check_exponent(fit, b + 0.3).verdict == "inconsistent"
     assert covered / reps >= 0.93, covered
     assert consistent / reps >= 0.90, consistent
-    assert low_rejected / reps >= 0.90 and high_rejected / reps >= 0.90, (low_rejected, high_rejected)
+    assert low_rejected / reps >= 0.90 and high_rejected / reps >= 0.90, (
+        low_rejected,
+        high_rejected,
+    )
 
 
 @pytest.mark.parametrize("b", [-0.5, -1.0])
@@ -36,7 +39,9 @@ def test_median_of_means_covers_under_pareto_noise(b):
     reps, covered = 200, 0
     for rep in range(reps):
         rng = np.random.default_rng([rep, round(-1000 * b), 15])
-        errors = GRID[:, None] ** b * (1.0 + rng.pareto(1.5, size=(GRID.size, 10)))  # Pareto(x_m=1, alpha=1.5)
+        errors = GRID[:, None] ** b * (
+            1.0 + rng.pareto(1.5, size=(GRID.size, 10))
+        )  # Pareto(x_m=1, alpha=1.5)
         fit = fit_power_law(GRID, errors, method="mom", seed=rep)
         covered += fit.interval[0] <= b <= fit.interval[1]
     assert covered / reps >= 0.90, covered
@@ -73,7 +78,10 @@ def test_fit_is_reproducible_and_serialisable():
     assert first.to_dict() == second.to_dict()
     record = json.loads(json.dumps(first.to_dict()))
     assert record["method"] == "logs" and len(record["local_slopes"]) == GRID.size - 1
-    assert record["interval"][0] <= record["interval_hc3"][0] and record["interval"][0] <= record["interval_bootstrap"][0]
+    assert (
+        record["interval"][0] <= record["interval_hc3"][0]
+        and record["interval"][0] <= record["interval_bootstrap"][0]
+    )
     assert first.theil_sen_interval[0] < first.theil_sen < first.theil_sen_interval[1]
     assert "exponent" in first.summary()
 
@@ -126,7 +134,10 @@ def test_fit_terms_keeps_coefficients_non_negative_and_predicts():
     assert min(terms.coefficients) >= 0
     assert terms.coefficients[0] == pytest.approx(3.0, rel=1e-6)
     np.testing.assert_allclose(terms.predict(grid), errors, rtol=1e-6)
-    assert terms.replicates == 1 and terms.intervals[0] == (terms.coefficients[0], terms.coefficients[0])
+    assert terms.replicates == 1 and terms.intervals[0] == (
+        terms.coefficients[0],
+        terms.coefficients[0],
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,7 +176,11 @@ def test_fit_power_law_rejects_bad_arguments(kwargs, match):
 
 @pytest.mark.parametrize(
     "exponents, match",
-    [([-0.5, -0.5], "distinct"), ([], "between 1 and 6"), ([-1, -2, -3, -4, -5, -6, -7], "between 1 and 6")],
+    [
+        ([-0.5, -0.5], "distinct"),
+        ([], "between 1 and 6"),
+        ([-1, -2, -3, -4, -5, -6, -7], "between 1 and 6"),
+    ],
 )
 def test_fit_terms_rejects_bad_exponents(exponents, match):
     with pytest.raises(InputError, match=match):
@@ -173,7 +188,12 @@ def test_fit_terms_rejects_bad_exponents(exponents, match):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**31), b=st.floats(-1.5, 0.5), c1=st.floats(0.5, 0.9), c2=st.floats(0.9, 0.995))
+@given(
+    seed=st.integers(0, 2**31),
+    b=st.floats(-1.5, 0.5),
+    c1=st.floats(0.5, 0.9),
+    c2=st.floats(0.9, 0.995),
+)
 def test_interval_contains_estimate_and_widens_with_confidence(seed, b, c1, c2):
     grid = geometric_grid(10, 1000, 5)
     rng = np.random.default_rng(seed)

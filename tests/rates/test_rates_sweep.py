@@ -47,14 +47,24 @@ def test_integer_grid_values_reach_the_experiment_as_int():
 
 def test_vector_errors_are_averaged_per_replicate():
     grid = geometric_grid(10, 1000, 4)
-    result = sweep(batch_rate, "n", grid, replicates=3, seed=2, fixed={"trials": 16}, backend="serial")
+    result = sweep(
+        batch_rate, "n", grid, replicates=3, seed=2, fixed={"trials": 16}, backend="serial"
+    )
     assert result.batch == 16
     expected = batch_rate(grid[1], np.random.default_rng(child_seed(2, 1, 0)), trials=16).mean()
     assert result.errors[1, 0] == pytest.approx(expected)
 
 
 def test_to_dict_is_json_and_fit_recovers_exponent():
-    result = sweep(noisy_rate, "n", geometric_grid(100, 10_000, 7, integer=True), replicates=10, seed=3, fixed={"b": -1.0}, backend="serial")
+    result = sweep(
+        noisy_rate,
+        "n",
+        geometric_grid(100, 10_000, 7, integer=True),
+        replicates=10,
+        seed=3,
+        fixed={"b": -1.0},
+        backend="serial",
+    )
     record = json.loads(json.dumps(result.to_dict()))
     assert record["param"] == "n" and record["replicates"] == 10 and record["fixed"] == {"b": -1.0}
     assert np.array(record["errors"]).shape == (7, 10)
@@ -89,6 +99,12 @@ def test_bad_experiment_outputs_raise_mechanism_error(experiment, match):
     ],
 )
 def test_bad_sweep_arguments_raise_input_error(kwargs, match):
-    arguments = {"param": "n", "values": [10, 100, 1000, 10_000], "replicates": 2, "backend": "serial", **kwargs}
+    arguments = {
+        "param": "n",
+        "values": [10, 100, 1000, 10_000],
+        "replicates": 2,
+        "backend": "serial",
+        **kwargs,
+    }
     with pytest.raises(InputError, match=match):
         sweep(noisy_rate, **arguments)

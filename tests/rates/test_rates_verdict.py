@@ -42,7 +42,9 @@ def test_inconclusive_when_interval_straddles_band_edge(fit):
 
 
 def test_higher_confidence_can_only_weaken_a_verdict(fit):
-    edge = max(abs(v + 0.5) for v in fit.interval_at(0.90))  # margin that just contains the 90 % interval
+    edge = max(
+        abs(v + 0.5) for v in fit.interval_at(0.90)
+    )  # margin that just contains the 90 % interval
     assert check_exponent(fit, -0.5, margin=edge + 1e-9).verdict == "consistent"
     assert check_exponent(fit, -0.5, margin=edge + 1e-9, confidence=0.99).verdict == "inconclusive"
 
@@ -56,7 +58,11 @@ def test_drift_warning_reaches_the_message():
 
 def test_to_dict_is_json(fit):
     record = json.loads(json.dumps(check_exponent(fit, -0.5).to_dict()))
-    assert record["verdict"] == "consistent" and record["expected"] == -0.5 and len(record["interval"]) == 2
+    assert (
+        record["verdict"] == "consistent"
+        and record["expected"] == -0.5
+        and len(record["interval"]) == 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,8 +100,13 @@ _MARGIN = st.floats(0.01, 0.5, allow_nan=False)
 def test_upper_bound_rule(fit, expected, margin):
     lo, hi = fit.interval_at(0.90)
     verdict = check_exponent(fit, expected, margin, bound="upper")
-    want = ("consistent" if hi <= expected + margin else "inconsistent" if lo > expected + margin
-            else "inconclusive")
+    want = (
+        "consistent"
+        if hi <= expected + margin
+        else "inconsistent"
+        if lo > expected + margin
+        else "inconclusive"
+    )
     assert verdict.verdict == want and isinstance(verdict.verdict, Verdict)
     assert verdict.bound == "upper" and verdict.to_dict()["bound"] == "upper"
 
@@ -105,8 +116,13 @@ def test_upper_bound_rule(fit, expected, margin):
 def test_lower_bound_rule_and_small_limit_mirror(fit, expected, margin):
     lo, hi = fit.interval_at(0.90)
     verdict = check_exponent(fit, expected, margin, bound="lower")
-    want = ("consistent" if lo >= expected - margin else "inconsistent" if hi < expected - margin
-            else "inconclusive")
+    want = (
+        "consistent"
+        if lo >= expected - margin
+        else "inconsistent"
+        if hi < expected - margin
+        else "inconclusive"
+    )
     assert verdict.verdict == want
     # an upper bound as the parameter goes to 0 bounds the exponent from below
     assert check_exponent(fit, expected, margin, bound="upper", limit="small").verdict == want
@@ -139,8 +155,10 @@ def test_small_limit_flips_the_direction_words(fit):
     assert verdict.verdict == "consistent" and verdict.direction == "faster"
 
 
-@pytest.mark.parametrize("kwargs, match", [({"bound": "two-sided"}, "bound must be one of"),
-                                           ({"limit": "zero"}, "limit must be one of")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"bound": "two-sided"}, "bound must be one of"), ({"limit": "zero"}, "limit must be one of")],
+)
 def test_bad_bound_or_limit(fit, kwargs, match):
     with pytest.raises(InputError, match=match):
         check_exponent(fit, -0.5, **kwargs)
@@ -163,15 +181,23 @@ def test_one_sided_calibration_and_power(bound, sign):
     """
     expected, margin, reps = -0.5, 0.1, 600
     edge = expected + sign * margin
-    at_edge = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
-                  for f in _simulated_fits(edge, reps, seed=1))
+    at_edge = sum(
+        check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+        for f in _simulated_fits(edge, reps, seed=1)
+    )
     assert at_edge / reps <= 0.074, at_edge
-    at_claim = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
-                   for f in _simulated_fits(expected, reps, seed=2))
+    at_claim = sum(
+        check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+        for f in _simulated_fits(expected, reps, seed=2)
+    )
     assert at_claim / reps <= 0.01, at_claim
-    beyond = sum(check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
-                 for f in _simulated_fits(edge + sign * 0.3, 200, seed=3))
+    beyond = sum(
+        check_exponent(f, expected, margin, bound=bound).verdict == "inconsistent"
+        for f in _simulated_fits(edge + sign * 0.3, 200, seed=3)
+    )
     assert beyond / 200 >= 0.90, beyond
-    faster = sum(check_exponent(f, expected, margin, bound=bound).verdict == "consistent"
-                 for f in _simulated_fits(expected - sign * 0.3, 200, seed=4))
+    faster = sum(
+        check_exponent(f, expected, margin, bound=bound).verdict == "consistent"
+        for f in _simulated_fits(expected - sign * 0.3, 200, seed=4)
+    )
     assert faster / 200 >= 0.90, faster

@@ -31,7 +31,9 @@ def test_staged_directory_publishes_on_success_only(tmp_path):
     assert not out.exists() and list(tmp_path.iterdir()) == []
     with staged_directory(out) as staging:
         (staging / "report.md").write_text("whole")
-    assert (out / "report.md").read_text() == "whole" and [p.name for p in tmp_path.iterdir()] == ["report"]
+    assert (out / "report.md").read_text() == "whole" and [p.name for p in tmp_path.iterdir()] == [
+        "report"
+    ]
     assert (out / MARKER).read_text().splitlines()[1:] == ["report.md"]
     assert "dpclaims" in (out / MARKER).read_text().splitlines()[0]
 
@@ -59,15 +61,20 @@ def test_existing_report_is_kept_without_force_and_replaced_with_it(tmp_path):
 
 
 def _tree(folder):
-    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
-                  for p in folder.rglob("*"))
+    return sorted(
+        (str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None)
+        for p in folder.rglob("*")
+    )
 
 
-@pytest.mark.parametrize("make", [
-    lambda f: (f / "thesis.tex").write_text("years of work"),
-    lambda f: (f / "data").mkdir() or (f / "data" / "x.csv").write_text("1,2"),
-    lambda f: (f / MARKER).mkdir(),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: (f / "thesis.tex").write_text("years of work"),
+        lambda f: (f / "data").mkdir() or (f / "data" / "x.csv").write_text("1,2"),
+        lambda f: (f / MARKER).mkdir(),
+    ],
+)
 def test_force_refuses_a_folder_dpclaims_did_not_write(tmp_path, make):
     out = tmp_path / "important"
     out.mkdir()

@@ -9,7 +9,6 @@ from dpclaims.reports.findings import (
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
 from dpclaims.reports.results import multiplicity
-
 from dpclaims.reports.schema import VERDICTS
 
 
@@ -132,9 +131,7 @@ def test_markdown_puts_findings_first_then_undecided_then_every_claim():
     assert "independent seed 9" in findings and "d.fine" not in findings
     undecided = md[order[1] : order[2]]
     assert (
-        "`b.open`" in undecided
-        and "not confirmed" in undecided
-        and "budget too small" in undecided
+        "`b.open`" in undecided and "not confirmed" in undecided and "budget too small" in undecided
     )
     assert md.count("figures/a.png") == 1  # the finding's figure is not repeated in its section
     assert "| RT-n (RT-7A, RT-3n, ...) |" in md

@@ -9,8 +9,12 @@ from dpclaims.claims import UnknownClaimError, get
 from dpclaims.claims.experiments import _FACTORIES
 from dpclaims.errors import InputError
 from dpclaims.reports import claim_seed, exit_code, run_claim, run_claims, select_claims
-from dpclaims.reports.results import (confirmation_seed, load_check_modules, multiplicity,
-                                      to_jsonable)
+from dpclaims.reports.results import (
+    confirmation_seed,
+    load_check_modules,
+    multiplicity,
+    to_jsonable,
+)
 from dpclaims.reports.schema import VERDICTS
 
 CLAIM = "dpgd.calibration"
@@ -35,7 +39,10 @@ def register(monkeypatch):
 
 
 def test_select_by_paper_and_glob_keeps_spec_order():
-    ids = [c.id for c in select_claims(papers=["murata-suzuki-2023"], patterns=["diff2bvr.*", "dpgd.*"])]
+    ids = [
+        c.id
+        for c in select_claims(papers=["murata-suzuki-2023"], patterns=["diff2bvr.*", "dpgd.*"])
+    ]
     assert ids and all(i.startswith(("diff2bvr.", "dpgd.")) for i in ids)
     everything = [c.id for c in select_claims()]
     assert len(everything) == 150 and ids == [i for i in everything if i in ids]
@@ -56,8 +63,16 @@ def test_claim_seed_is_per_claim_and_reproducible():
 
 
 def test_the_experiment_gets_its_claim_seed(register):
-    register(lambda claim, budget: Returns(lambda seed: {"type": "value", "verdict": "consistent",
-                                                         "summary": str(seed), "evidence": {"checks": {}}}))
+    register(
+        lambda claim, budget: Returns(
+            lambda seed: {
+                "type": "value",
+                "verdict": "consistent",
+                "summary": str(seed),
+                "evidence": {"checks": {}},
+            }
+        )
+    )
     entry = run_claim(get(CLAIM), seed=5, backend="serial")
     assert entry["summary"] == str(claim_seed(5, CLAIM)) == str(entry["seed"])
 
@@ -67,10 +82,18 @@ def test_the_experiment_gets_its_claim_seed(register):
     [
         (lambda claim, budget: 1 / 0, "ZeroDivisionError: division by zero"),
         (lambda claim, budget: Returns(None), "experiment result: expected object"),
-        (lambda claim, budget: Returns({"type": "value", "verdict": "fine", "summary": "", "evidence": {}}),
-         "experiment result.verdict: must be one of"),
-        (lambda claim, budget: Returns({"type": "audit", "verdict": "consistent", "summary": "", "evidence": {}}),
-         "experiment result.evidence: missing required field 'epsilon_lower'"),
+        (
+            lambda claim, budget: Returns(
+                {"type": "value", "verdict": "fine", "summary": "", "evidence": {}}
+            ),
+            "experiment result.verdict: must be one of",
+        ),
+        (
+            lambda claim, budget: Returns(
+                {"type": "audit", "verdict": "consistent", "summary": "", "evidence": {}}
+            ),
+            "experiment result.evidence: missing required field 'epsilon_lower'",
+        ),
     ],
 )
 def test_faults_become_error_entries(register, factory, fragment):
@@ -100,9 +123,21 @@ def test_a_budget_skip_is_skipped_not_not_checkable():
 
 
 def test_numpy_evidence_is_made_plain(register):
-    register(lambda claim, budget: Returns({"type": "value", "verdict": np.str_("consistent"), "summary": "ok",
-                                            "evidence": {"checks": {}, "a": np.arange(3), "b": np.float32(0.5),
-                                                         "c": (np.inf, np.bool_(True))}}))
+    register(
+        lambda claim, budget: Returns(
+            {
+                "type": "value",
+                "verdict": np.str_("consistent"),
+                "summary": "ok",
+                "evidence": {
+                    "checks": {},
+                    "a": np.arange(3),
+                    "b": np.float32(0.5),
+                    "c": (np.inf, np.bool_(True)),
+                },
+            }
+        )
+    )
     entry = run_claim(get(CLAIM))
     assert entry["evidence"] == {"checks": {}, "a": [0, 1, 2], "b": 0.5, "c": [None, True]}
 
@@ -139,14 +174,19 @@ def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path
     monkeypatch.setitem(_FACTORIES, "dpgd.utility", None)  # restored after the test
     from dpclaims.claims import experiments
 
-    monkeypatch.setattr(experiments, "_CHECKS_LOADED", False)  # load again, with the two extra modules
+    monkeypatch.setattr(
+        experiments, "_CHECKS_LOADED", False
+    )  # load again, with the two extra modules
     monkeypatch.setattr(experiments, "_LOAD_ERRORS", {})
     try:
         failures = load_check_modules()
     finally:
         for name in ("aaa_broken", "zzz_fine"):
             sys.modules.pop(f"dpclaims.claims.checks.{name}", None)
-    assert {"module": "dpclaims.claims.checks.aaa_broken", "error": "RuntimeError: half-written module"} in failures
+    assert {
+        "module": "dpclaims.claims.checks.aaa_broken",
+        "error": "RuntimeError: half-written module",
+    } in failures
     assert _FACTORIES["dpgd.utility"].__module__ == "dpclaims.claims.checks.zzz_fine"
     counts = {v: 0 for v in VERDICTS}
     assert exit_code({"counts": counts, "load_errors": failures}) == 1
@@ -154,8 +194,7 @@ def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path
 
 def _value(verdict, name="q"):
     checks = {name: {"ok": False}}
-    return {"type": "value", "verdict": verdict, "summary": verdict,
-            "evidence": {"checks": checks}}
+    return {"type": "value", "verdict": verdict, "summary": verdict, "evidence": {"checks": checks}}
 
 
 def _seeded(first):
@@ -183,29 +222,59 @@ def test_a_repeated_finding_stands_and_confirmation_can_be_switched_off(register
 
 
 def _rate(verdict, direction="slower"):
-    sweep = {"param": "n", "values": [1, 10], "errors": [[1, 1], [1, 1]], "replicates": 2,
-             "seed": 0}
-    fit = {"exponent": 0.0, "intercept": 0.0, "interval": [-1, 1], "confidence": 0.95,
-           "method": "logs"}
-    check = {"verdict": verdict, "direction": direction, "exponent": 0.0, "interval": [-1, 1],
-             "expected": -1, "margin": 0.1, "confidence": 0.9}
-    return {"type": "rate", "verdict": verdict, "summary": verdict,
-            "evidence": {"sweep": sweep, "fit": fit, "check": check}}
+    sweep = {
+        "param": "n",
+        "values": [1, 10],
+        "errors": [[1, 1], [1, 1]],
+        "replicates": 2,
+        "seed": 0,
+    }
+    fit = {
+        "exponent": 0.0,
+        "intercept": 0.0,
+        "interval": [-1, 1],
+        "confidence": 0.95,
+        "method": "logs",
+    }
+    check = {
+        "verdict": verdict,
+        "direction": direction,
+        "exponent": 0.0,
+        "interval": [-1, 1],
+        "expected": -1,
+        "margin": 0.1,
+        "confidence": 0.9,
+    }
+    return {
+        "type": "rate",
+        "verdict": verdict,
+        "summary": verdict,
+        "evidence": {"sweep": sweep, "fit": fit, "check": check},
+    }
 
 
 def test_only_the_same_part_and_direction_confirm_a_finding(register):
     def combined(seed):
         first = seed == claim_seed(0, CLAIM)
-        parts = {"a": _rate("inconsistent" if first else "consistent"),
-                 "b": _rate("consistent" if first else "inconsistent")}
-        return {"type": "rate", "verdict": "inconsistent", "summary": "",
-                "evidence": {"parts": parts}}
+        parts = {
+            "a": _rate("inconsistent" if first else "consistent"),
+            "b": _rate("consistent" if first else "inconsistent"),
+        }
+        return {
+            "type": "rate",
+            "verdict": "inconsistent",
+            "summary": "",
+            "evidence": {"parts": parts},
+        }
 
     register(lambda claim, budget: Returns(combined))
     assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
     first = claim_seed(0, CLAIM)
-    register(lambda claim, budget: Returns(
-        lambda seed: _rate("inconsistent", "slower" if seed == first else "faster")))
+    register(
+        lambda claim, budget: Returns(
+            lambda seed: _rate("inconsistent", "slower" if seed == first else "faster")
+        )
+    )
     assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
     register(lambda claim, budget: Returns(lambda seed: _rate("inconsistent")))
     assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconsistent"
@@ -213,11 +282,18 @@ def test_only_the_same_part_and_direction_confirm_a_finding(register):
 
 def test_multiplicity_counts_tests_and_expected_false_findings():
     rate = {"type": "rate", "verdict": "consistent", "evidence": {"check": {"confidence": 0.9}}}
-    audit = {"type": "audit", "verdict": "violation", "evidence": {"confidence": 0.95},
-             "confirmation": {"seed": 1, "confirmed": True}}
-    combined = {"type": "rate", "verdict": "inconclusive",
-                "confirmation": {"seed": 2, "confirmed": False},
-                "evidence": {"parts": {"r": rate, "v": {**_value("consistent"), "type": "value"}}}}
+    audit = {
+        "type": "audit",
+        "verdict": "violation",
+        "evidence": {"confidence": 0.95},
+        "confirmation": {"seed": 1, "confirmed": True},
+    }
+    combined = {
+        "type": "rate",
+        "verdict": "inconclusive",
+        "confirmation": {"seed": 2, "confirmed": False},
+        "evidence": {"parts": {"r": rate, "v": {**_value("consistent"), "type": "value"}}},
+    }
     skipped = {"type": None, "verdict": "not_checkable", "evidence": {}}
     out = multiplicity([rate, audit, combined, skipped])
     assert (out["rate_tests"], out["audit_tests"], out["value_checks"]) == (2, 1, 1)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import InputError, check_choice
 
@@ -52,14 +53,21 @@ class Mutant:
 
     def __post_init__(self) -> None:
         check_choice(self.kind, KINDS, "kind")
-        if self.true_epsilon is not None and not (self.true_epsilon > 0 or math.isinf(self.true_epsilon)):
+        if self.true_epsilon is not None and not (
+            self.true_epsilon > 0 or math.isinf(self.true_epsilon)
+        ):
             raise InputError(f"true_epsilon of mutant {self.name!r} must be > 0, inf or None")
 
     def to_dict(self) -> dict:
         eps = self.true_epsilon
-        return {"name": self.name, "paper": self.paper, "kind": self.kind, "description": self.description,
-                "true_epsilon": None if eps is None else (str(eps) if math.isinf(eps) else eps),
-                "caught_by": self.caught_by}
+        return {
+            "name": self.name,
+            "paper": self.paper,
+            "kind": self.kind,
+            "description": self.description,
+            "true_epsilon": None if eps is None else (str(eps) if math.isinf(eps) else eps),
+            "caught_by": self.caught_by,
+        }
 
 
 _MUTANTS: dict[str, Mutant] = {}
@@ -87,7 +95,11 @@ def list_mutants(paper: str | None = None, kind: str | None = None) -> list[Muta
     _load()
     if kind is not None:
         check_choice(kind, KINDS, "kind")
-    return [m for m in _MUTANTS.values() if (paper is None or m.paper == paper) and (kind is None or m.kind == kind)]
+    return [
+        m
+        for m in _MUTANTS.values()
+        if (paper is None or m.paper == paper) and (kind is None or m.kind == kind)
+    ]
 
 
 def get_mutant(name: str) -> Mutant:

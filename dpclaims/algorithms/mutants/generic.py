@@ -23,7 +23,9 @@ def _builder(name: str, delta: float):
     return build
 
 
-def _gaussian_epsilon_with_sigma_ratio(ratio: float, epsilon: float = 1.0, delta: float = 1e-5) -> float:
+def _gaussian_epsilon_with_sigma_ratio(
+    ratio: float, epsilon: float = 1.0, delta: float = 1e-5
+) -> float:
     """Exact ε at δ of a Gaussian mechanism whose σ is ``ratio`` × the calibrated σ."""
     from ...privacy import gaussian_epsilon
 
@@ -41,7 +43,14 @@ _TRUE_EPSILON = {
 for _name, (_description, _buggy) in TARGETS.items():
     if _buggy:
         _delta = 0.0 if _name.startswith(("laplace", "noisy-max")) else 1e-5
-        register_mutant(Mutant(
-            name=_name, paper="generic", kind="privacy", description=_description,
-            true_epsilon=_TRUE_EPSILON[_name](), build=_builder(_name, _delta), caught_by="audit",
-        ))
+        register_mutant(
+            Mutant(
+                name=_name,
+                paper="generic",
+                kind="privacy",
+                description=_description,
+                true_epsilon=_TRUE_EPSILON[_name](),
+                build=_builder(_name, _delta),
+                caught_by="audit",
+            )
+        )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ...algorithms.baselines import DPSGD
 from ...algorithms.diff2 import (
     DIFF2BVRLSGD,
     DIFF2GD,
@@ -24,8 +25,6 @@ from ...algorithms.diff2 import (
     _prepare,
     canary_audit_target,
 )
-from ...algorithms.baselines import DPSGD
-from ...algorithms.diff2_tuning import SIGNIFICANCE, STANDIN_GRID, Section6
 from ...algorithms.diff2_privacy import (
     accountant_tight_epsilon,
     alpha_star,
@@ -40,6 +39,7 @@ from ...algorithms.diff2_privacy import (
     tight_epsilon,
     transcript_mu,
 )
+from ...algorithms.diff2_tuning import SIGNIFICANCE, STANDIN_GRID, Section6
 from ...data import UserDataset, replace_item
 from ...hardinstances.nonconvex import CauchyCircleInstance
 from ..experiments import register_experiment
@@ -67,24 +67,48 @@ BVR_SETTINGS = dict(RATE_SETTINGS, epsilon=8.0)
 """BVR runs at ε = 8: Prop. E.2's b-condition (b ≤ n_min/(2eα*)) needs n_min ≥ 160 there, ≥ 1000s at ε = 1."""
 
 _TRIALS = 16
-_GRIDS_N = {"quick": [640, 1280, 2560, 6400], "standard": [4000, 8000, 16000, 32000, 64000],
-            "full": [4000, 8000, 16000, 32000, 64000, 128000]}
+_GRIDS_N = {
+    "quick": [640, 1280, 2560, 6400],
+    "standard": [4000, 8000, 16000, 32000, 64000],
+    "full": [4000, 8000, 16000, 32000, 64000, 128000],
+}
 _REPS = {"quick": 3, "standard": 4, "full": 10}
 
 
 # --------------------------------------------------------------------------- rate experiment functions
 
 
-def _build(algorithm: str, big_n: int, d: int, epsilon: float | None = None, delta: float = 1e-5, silos: int = 10,
-           lipschitz: float = 0.5, smoothness: float = 1.0, with_data: bool = True, **extra):
+def _build(
+    algorithm: str,
+    big_n: int,
+    d: int,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    silos: int = 10,
+    lipschitz: float = 0.5,
+    smoothness: float = 1.0,
+    with_data: bool = True,
+    **extra,
+):
     inst = CauchyCircleInstance(d=int(d))
     m = int(round(big_n / silos))
     m -= m % 8
     cls = {"diff2-gd": DIFF2GD, "dp-gd": DPGD, "diff2-bvr": DIFF2BVRLSGD}[algorithm]
     if epsilon is None:
         epsilon = BVR_SETTINGS["epsilon"] if algorithm == "diff2-bvr" else RATE_EPSILON
-    alg = cls.from_theorem(silos, m, int(d), epsilon, delta, lipschitz, smoothness, loss=inst.loss,
-                           initial_gap=inst.initial_gap, x0=inst.x0, **extra)
+    alg = cls.from_theorem(
+        silos,
+        m,
+        int(d),
+        epsilon,
+        delta,
+        lipschitz,
+        smoothness,
+        loss=inst.loss,
+        initial_gap=inst.initial_gap,
+        x0=inst.x0,
+        **extra,
+    )
     return inst, alg, inst.replicated(silos, m) if with_data else None
 
 
@@ -105,7 +129,9 @@ def utility_ratio(value, rng, d=10, trials=_TRIALS, **settings):
 
 def schedule_rounds(value, rng, algorithm="diff2-gd", d=10, **settings):
     """R chosen by ``from_theorem`` at N = ``value`` (Thm 4.3 / Thm 5.3 round counts)."""
-    return float(_build(algorithm, value, d, with_data=False, **{**RATE_SETTINGS, **settings})[1].rounds)
+    return float(
+        _build(algorithm, value, d, with_data=False, **{**RATE_SETTINGS, **settings})[1].rounds
+    )
 
 
 def gradient_count(value, rng, algorithm="diff2-gd", d=10, **settings):
@@ -115,15 +141,19 @@ def gradient_count(value, rng, algorithm="diff2-gd", d=10, **settings):
 
 
 def _rate(claim, function, param, values, budget, fixed=None, note=""):
-    return RateExperiment.for_claim(claim, function, param, values, replicates=_REPS[budget],
-                                    fixed=dict(fixed or {}), note=note)
+    return RateExperiment.for_claim(
+        claim, function, param, values, replicates=_REPS[budget], fixed=dict(fixed or {}), note=note
+    )
 
 
 # --------------------------------------------------------------------------- privacy
 
 
-_AUDIT = {"quick": dict(trials=10_000, rounds=40, period=8), "standard": dict(trials=100_000, rounds=200, period=5),
-          "full": dict(trials=1_000_000, rounds=200, period=5)}
+_AUDIT = {
+    "quick": dict(trials=10_000, rounds=40, period=8),
+    "standard": dict(trials=100_000, rounds=200, period=5),
+    "full": dict(trials=1_000_000, rounds=200, period=5),
+}
 
 
 def _audit(budget, algorithm="diff2-gd", note=""):
@@ -133,9 +163,14 @@ def _audit(budget, algorithm="diff2-gd", note=""):
     def build():
         return canary_audit_target(rounds=cfg["rounds"], period=cfg["period"], algorithm=algorithm)
 
-    return AuditExperiment(build, trials=cfg["trials"], reference_epsilon=round(mech.algorithm.tight_epsilon, 4),
-                           note=note or f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
-                                        f"T={cfg['period']}, ε=3, u=1.25; exact GDP ε is the reference")
+    return AuditExperiment(
+        build,
+        trials=cfg["trials"],
+        reference_epsilon=round(mech.algorithm.tight_epsilon, 4),
+        note=note
+        or f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
+        f"T={cfg['period']}, ε=3, u=1.25; exact GDP ε is the reference",
+    )
 
 
 def prop41_slack(budget: str = "standard") -> dict:
@@ -177,18 +212,35 @@ def _sensitivity_ratios(rng):
     x_prev2 = rng.standard_normal((64, 2))
     x_prev = x_prev2 + 0.01 * rng.standard_normal((64, 2))
     out = {}
-    for name, prev, radius in (("restart", None, np.full(64, alg.clip1)),
-                               ("difference", x_prev2, alg.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1))):
+    for name, prev, radius in (
+        ("restart", None, np.full(64, alg.clip1)),
+        ("difference", x_prev2, alg.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1)),
+    ):
         v0 = _GradientCache(alg, _prepare(d0), 64).mean(x_prev, prev, radius)
         v1 = _GradientCache(alg, _prepare(d1), 64).mean(x_prev, prev, radius)
-        out[f"{name}_ratio"] = float(np.max(np.linalg.norm(v0 - v1, axis=1) / (2 * radius / (alg.n_min * alg.silos))))
+        out[f"{name}_ratio"] = float(
+            np.max(np.linalg.norm(v0 - v1, axis=1) / (2 * radius / (alg.n_min * alg.silos)))
+        )
     inst = CauchyCircleInstance(d=2)
     worst = 0.0
     for _ in range(20):
         base = UserDataset(rng.standard_normal((3, 4, 2)) * 3)
         other = replace_item(base, 1, 2, rng.standard_normal(2) * 3)
-        g = DIFF2GD(loss=inst.loss, d=2, silos=3, n_min=4, epsilon=1.0, delta=1e-5, rounds=2, period=2,
-                    sigma1=1.0, sigma2=1.0, clip1=0.1, clip2=0.05, eta=0.1)
+        g = DIFF2GD(
+            loss=inst.loss,
+            d=2,
+            silos=3,
+            n_min=4,
+            epsilon=1.0,
+            delta=1e-5,
+            rounds=2,
+            period=2,
+            sigma1=1.0,
+            sigma2=1.0,
+            clip1=0.1,
+            clip2=0.05,
+            eta=0.1,
+        )
         rad = g.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1)
         v0 = _GradientCache(g, _prepare(base), 64).mean(x_prev, x_prev2, rad)
         v1 = _GradientCache(g, _prepare(other), 64).mean(x_prev, x_prev2, rad)
@@ -199,14 +251,42 @@ def _sensitivity_ratios(rng):
 
 @register_experiment("diff2.lemmaC1.sensitivity")
 def _lemma_c1(claim, budget):
-    return ValueExperiment(_sensitivity_ratios, {"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
-                           rtol=1e-6, note="canary attains 2C/(n_p P) exactly; random replace-one pairs stay within it")
+    return ValueExperiment(
+        _sensitivity_ratios,
+        {"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
+        rtol=1e-6,
+        note="canary attains 2C/(n_p P) exactly; random replace-one pairs stay within it",
+    )
 
 
 _SIGMA_TABLE = {  # spec §6.3: (n_min, ε) -> DP-GD σ, {T: (σ1, σ2)}; R = 2000, P = 10, u = 1.25
-    (1651, 3): (0.00938, {6: (0.00429, 0.0191), 20: (0.00235, 0.0205), 60: (0.00137, 0.0208), 200: (0.00074, 0.0209)}),
-    (2938, 5): (0.00333, {6: (0.00152, 0.0068), 20: (0.00083, 0.0073), 60: (0.00049, 0.0074), 200: (0.00026, 0.0074)}),
-    (4801, 3): (0.00323, {6: (0.00147, 0.0066), 20: (0.00081, 0.0070), 60: (0.00047, 0.0072), 200: (0.00026, 0.0072)}),
+    (1651, 3): (
+        0.00938,
+        {
+            6: (0.00429, 0.0191),
+            20: (0.00235, 0.0205),
+            60: (0.00137, 0.0208),
+            200: (0.00074, 0.0209),
+        },
+    ),
+    (2938, 5): (
+        0.00333,
+        {
+            6: (0.00152, 0.0068),
+            20: (0.00083, 0.0073),
+            60: (0.00049, 0.0074),
+            200: (0.00026, 0.0074),
+        },
+    ),
+    (4801, 3): (
+        0.00323,
+        {
+            6: (0.00147, 0.0066),
+            20: (0.00081, 0.0070),
+            60: (0.00047, 0.0072),
+            200: (0.00026, 0.0072),
+        },
+    ),
 }
 
 
@@ -217,8 +297,9 @@ def _calibration(rng):
         for t, (s1, s2) in by_t.items():
             a, b = diff2_gd_sigmas(n_min, 10, 2000, t, eps, 1e-5, EXPERIMENT_U)
             out[f"sigma1_n{n_min}_eps{eps}_T{t}"], out[f"sigma2_n{n_min}_eps{eps}_T{t}"] = a, b
-            out[f"rdp_eps_at_alpha_n{n_min}_eps{eps}_T{t}"] = diff2_rdp_epsilon(
-                n_min, 10, 2000, t, a, b, 1e-5, alpha=alpha_star(eps, 1e-5)) / eps
+            out[f"rdp_eps_at_alpha_n{n_min}_eps{eps}_T{t}"] = (
+                diff2_rdp_epsilon(n_min, 10, 2000, t, a, b, 1e-5, alpha=alpha_star(eps, 1e-5)) / eps
+            )
     return out
 
 
@@ -233,8 +314,13 @@ def _calibration_expected():
 
 @register_experiment("diff2gd.prop41.calibration")
 def _prop41_calibration(claim, budget):
-    return ValueExperiment(_calibration, _calibration_expected(), rtol=0.03, atol=6e-6,
-                           note="spec §6.3 σ table (rounded to 2-3 digits in the spec)")
+    return ValueExperiment(
+        _calibration,
+        _calibration_expected(),
+        rtol=0.03,
+        atol=6e-6,
+        note="spec §6.3 σ table (rounded to 2-3 digits in the spec)",
+    )
 
 
 def _gdp_reference(rng, trials=10_000):
@@ -257,12 +343,23 @@ def _gdp_reference(rng, trials=10_000):
 @register_experiment("diff2gd.gdp_reference")
 def _gdp(claim, budget):
     trials = {"quick": 5_000, "standard": 50_000, "full": 200_000}[budget]
-    expected = {"tight_eps_1": 0.726, "tight_eps_3": 2.341, "tight_eps_5": 3.940,
-                "accountant_eps_1": 0.726, "accountant_eps_3": 2.341, "accountant_eps_5": 3.940,
-                "mu_hat_eps3": math.sqrt(3 / 9)}
-    return ValueExperiment(lambda rng: _gdp_reference(rng, trials), expected, rtol=2e-3, atol=0.0,
-                           note="exact GDP ε and dp-accounting PLD agree; the canary's measured μ̂ (99% CI) covers "
-                                "sqrt(ε/α*)")
+    expected = {
+        "tight_eps_1": 0.726,
+        "tight_eps_3": 2.341,
+        "tight_eps_5": 3.940,
+        "accountant_eps_1": 0.726,
+        "accountant_eps_3": 2.341,
+        "accountant_eps_5": 3.940,
+        "mu_hat_eps3": math.sqrt(3 / 9),
+    }
+    return ValueExperiment(
+        lambda rng: _gdp_reference(rng, trials),
+        expected,
+        rtol=2e-3,
+        atol=0.0,
+        note="exact GDP ε and dp-accounting PLD agree; the canary's measured μ̂ (99% CI) covers "
+        "sqrt(ε/α*)",
+    )
 
 
 def _noise_sizes(rng, rounds=200, period=20):
@@ -272,18 +369,26 @@ def _noise_sizes(rng, rounds=200, period=20):
     data = UserDataset(np.zeros((10, 16, 4)), np.zeros((10, 16)))
     loss = WeightedSquaredDistanceLoss(1.0)
     kw = dict(loss=loss, initial_gap=1.0, rounds=rounds, clip1=1.0)
-    a = DIFF2GD.from_theorem(10, 16, 4, 3.0, 1e-5, 1.0, 1.0, u=EXPERIMENT_U, period=period, eta=0.1, **kw)
+    a = DIFF2GD.from_theorem(
+        10, 16, 4, 3.0, 1e-5, 1.0, 1.0, u=EXPERIMENT_U, period=period, eta=0.1, **kw
+    )
     b = DPGD.from_theorem(10, 16, 4, 3.0, 1e-5, 1.0, 1.0, **kw)
     ra, rb = a.run(data, rng, 200, transcript=True), b.run(data, rng, 200, transcript=True)
     restart_var = ra.estimates[:, ::period].var()
-    return {"variance_ratio": float(restart_var / rb.estimates.var()),
-            "u_over_T": EXPERIMENT_U / period}
+    return {
+        "variance_ratio": float(restart_var / rb.estimates.var()),
+        "u_over_T": EXPERIMENT_U / period,
+    }
 
 
 @register_experiment("diff2.remark42.noise_size")
 def _remark42(claim, budget):
-    return ValueExperiment(_noise_sizes, {"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20}, rtol=0.06,
-                           note="R=200, T=20, u=1.25: σ1²/σ² = u⌈R/T⌉/R = u/T; measured on pure-noise transcripts")
+    return ValueExperiment(
+        _noise_sizes,
+        {"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20},
+        rtol=0.06,
+        note="R=200, T=20, u=1.25: σ1²/σ² = u⌈R/T⌉/R = u/T; measured on pure-noise transcripts",
+    )
 
 
 def _bvr_sensitivity(rng):
@@ -303,13 +408,21 @@ def _bvr_sensitivity(rng):
         y[0] = sign
         g = loss.grad(x_prev, centre, y) - loss.grad(x_prev2, centre, y)
         out[sign] = _clipped_mean(g, radius, np.full(b, 1 / b))
-    return {"local_ratio": float(np.max(np.linalg.norm(out[1.0] - out[-1.0], axis=1) / (2 * radius / b)))}
+    return {
+        "local_ratio": float(
+            np.max(np.linalg.norm(out[1.0] - out[-1.0], axis=1) / (2 * radius / b))
+        )
+    }
 
 
 @register_experiment("diff2bvr.lemmaE1.sensitivity")
 def _lemma_e1(claim, budget):
-    return ValueExperiment(_bvr_sensitivity, {"local_ratio": 1.0}, rtol=1e-6,
-                           note="canary in the minibatch: sensitivity 2·C3·‖x_{k−1}−x_{k−2}‖/b attained")
+    return ValueExperiment(
+        _bvr_sensitivity,
+        {"local_ratio": 1.0},
+        rtol=1e-6,
+        note="canary in the minibatch: sensitivity 2·C3·‖x_{k−1}−x_{k−2}‖/b attained",
+    )
 
 
 _BVR_CASES = ((1651, 13, 3.0, 0.354, 0.565), (4801, 16, 5.0, 0.098, 0.375))
@@ -330,121 +443,218 @@ def _prop_e2_calibration(claim, budget):
     for n_min, _, _, exact, closed in _BVR_CASES:
         expected[f"sigma3_exact_n{n_min}"], expected[f"sigma3_closed_n{n_min}"] = exact, closed
     expected["b_n1651_eps3"] = 13.0
-    return ValueExperiment(_bvr_calibration, expected, rtol=0.01,
-                           note="spec §2.6.3 [PROTOTYPE] values (K=10, R=2000, P=10, δ=1e-5)")
+    return ValueExperiment(
+        _bvr_calibration,
+        expected,
+        rtol=0.01,
+        note="spec §2.6.3 [PROTOTYPE] values (K=10, R=2000, P=10, δ=1e-5)",
+    )
 
 
 def _bvr_dp(rng):
     inst = CauchyCircleInstance(d=10)
     out = {}
     for n_min, b, eps, _, _ in _BVR_CASES:
-        alg = DIFF2BVRLSGD.from_theorem(10, n_min, 10, eps, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0,
-                                        batch=b, rounds=2000, period=20)
+        alg = DIFF2BVRLSGD.from_theorem(
+            10,
+            n_min,
+            10,
+            eps,
+            1e-5,
+            0.5,
+            1.0,
+            loss=inst.loss,
+            initial_gap=1.0,
+            batch=b,
+            rounds=2000,
+            period=20,
+        )
         out[f"paper_eps_within_target_n{n_min}"] = float(alg.paper_epsilon <= eps * (1 + 1e-9))
-        out[f"accountant_within_paper_n{n_min}"] = float(alg.accountant_epsilon <= alg.paper_epsilon)
+        out[f"accountant_within_paper_n{n_min}"] = float(
+            alg.accountant_epsilon <= alg.paper_epsilon
+        )
     return out
 
 
 @register_experiment("diff2bvr.propE2.rdp_to_dp")
 def _prop_e2(claim, budget):
-    expected = {f"{k}_n{c[0]}": 1.0 for c in _BVR_CASES for k in ("paper_eps_within_target", "accountant_within_paper")}
-    return ValueExperiment(_bvr_dp, expected, note="Prop. E.2's ε at α* (exact Lemma B.7) ≤ target, and dp-accounting's "
-                                                   "RDP (REPLACE_ONE, sampling w/o replacement) ≤ Prop. E.2's ε")
+    expected = {
+        f"{k}_n{c[0]}": 1.0
+        for c in _BVR_CASES
+        for k in ("paper_eps_within_target", "accountant_within_paper")
+    }
+    return ValueExperiment(
+        _bvr_dp,
+        expected,
+        note="Prop. E.2's ε at α* (exact Lemma B.7) ≤ target, and dp-accounting's "
+        "RDP (REPLACE_ONE, sampling w/o replacement) ≤ Prop. E.2's ε",
+    )
 
 
 def _lemma_b8(rng):
     out = {}
     for n, b, sigma, alpha in ((10_000, 10, 1.0, 9), (20_000, 8, 2.0, 25), (5_000, 5, 2.0, 6)):
         eps2, gamma = 2 * 2 / (b**2 * sigma**2), b / n
-        ok = 2 * alpha / (b**2 * sigma**2) <= min(1 / 3, math.log(1 / (2 * gamma * alpha))) and gamma <= eps2 / alpha
+        ok = (
+            2 * alpha / (b**2 * sigma**2) <= min(1 / 3, math.log(1 / (2 * gamma * alpha)))
+            and gamma <= eps2 / alpha
+        )
         out[f"conditions_hold_n{n}"] = float(ok)
-        out[f"b7_within_b8_n{n}"] = float(subsampled_rdp_wor(alpha, sigma, b, n) <= lemma_b8_bound(alpha, eps2, gamma))
+        out[f"b7_within_b8_n{n}"] = float(
+            subsampled_rdp_wor(alpha, sigma, b, n) <= lemma_b8_bound(alpha, eps2, gamma)
+        )
     return out
 
 
 @register_experiment("rdp.lemmaB8.simple_subsampling")
 def _b8(claim, budget):
-    expected = {f"{k}_n{n}": 1.0 for n in (10_000, 20_000, 5_000) for k in ("conditions_hold", "b7_within_b8")}
-    return ValueExperiment(_lemma_b8, expected, note="exact Lemma B.7 ≤ Lemma B.8's simple bound where its conditions hold")
+    expected = {
+        f"{k}_n{n}": 1.0
+        for n in (10_000, 20_000, 5_000)
+        for k in ("conditions_hold", "b7_within_b8")
+    }
+    return ValueExperiment(
+        _lemma_b8,
+        expected,
+        note="exact Lemma B.7 ≤ Lemma B.8's simple bound where its conditions hold",
+    )
 
 
 # --------------------------------------------------------------------------- utility: explicit bounds
 
 
-def _explicit_bound(rng, algorithm="diff2-gd", points=((4000, 10), (32000, 10)), mutant=None, rounds=None):
+def _explicit_bound(
+    rng, algorithm="diff2-gd", points=((4000, 10), (32000, 10)), mutant=None, rounds=None
+):
     out = {}
     for big_n, d in points:
         extra = {"mutant": mutant} if mutant else {}
         if rounds is not None:
             extra["rounds"] = rounds
         inst, alg, data = _build(algorithm, big_n, d, **RATE_SETTINGS, **extra)
-        u = inst.gradient_norm_sq(alg.run(data, rng, _TRIALS, transcript=True).analysed_points()).mean()
+        u = inst.gradient_norm_sq(
+            alg.run(data, rng, _TRIALS, transcript=True).analysed_points()
+        ).mean()
         out[f"within_bound_N{big_n}_d{d}"] = float(u <= alg.utility_bound(inst.initial_gap))
     return out
 
 
 @register_experiment("diff2gd.propD2.explicit_bound")
 def _prop_d2(claim, budget):
-    points = {"quick": ((800, 10), (4000, 10)), "standard": ((4000, 10), (32000, 10), (4000, 128)),
-              "full": ((4000, 10), (32000, 10), (128000, 10), (4000, 128), (32000, 128))}[budget]
-    return ValueExperiment(lambda rng: _explicit_bound(rng, "diff2-gd", points),
-                           {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
-                           note="mean over 16 trials of (1/R)Σ‖∇f(x_{r−1})‖² ≤ 2Δ0/(ηR) + 2σ1²C1²d (Cauchy instance)")
+    points = {
+        "quick": ((800, 10), (4000, 10)),
+        "standard": ((4000, 10), (32000, 10), (4000, 128)),
+        "full": ((4000, 10), (32000, 10), (128000, 10), (4000, 128), (32000, 128)),
+    }[budget]
+    return ValueExperiment(
+        lambda rng: _explicit_bound(rng, "diff2-gd", points),
+        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        note="mean over 16 trials of (1/R)Σ‖∇f(x_{r−1})‖² ≤ 2Δ0/(ηR) + 2σ1²C1²d (Cauchy instance)",
+    )
 
 
 @register_experiment("diff2bvr.propF3.explicit_bound")
 def _prop_f3(claim, budget):
-    points = {"quick": ((1600, 10),), "standard": ((1600, 10), (6400, 10)), "full": ((1600, 10), (6400, 10), (16000, 10))}[budget]
+    points = {
+        "quick": ((1600, 10),),
+        "standard": ((1600, 10), (6400, 10)),
+        "full": ((1600, 10), (6400, 10), (16000, 10)),
+    }[budget]
     rounds = {"quick": 150, "standard": 1000, "full": None}[budget]
-    return ValueExperiment(lambda rng: _explicit_bound(rng, "diff2-bvr", points, rounds=rounds),
-                           {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
-                           note="BVR (ε=8): mean of ‖∇f‖² over all local points ≤ 2Δ0/(ηKR) + 2eσ1²C1²d (Cauchy instance); the "
-                                "bound holds for any R, so quick/standard shorten R (η from the caps at that R)")
+    return ValueExperiment(
+        lambda rng: _explicit_bound(rng, "diff2-bvr", points, rounds=rounds),
+        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        note="BVR (ε=8): mean of ‖∇f‖² over all local points ≤ 2Δ0/(ηKR) + 2eσ1²C1²d (Cauchy instance); the "
+        "bound holds for any R, so quick/standard shorten R (η from the caps at that R)",
+    )
 
 
 # --------------------------------------------------------------------------- utility and complexity rates
 
 
-_GRIDS_D = {"quick": [8, 16, 32, 64, 128], "standard": [4, 8, 16, 32, 64, 128], "full": [4, 8, 16, 32, 64, 128, 256]}
+_GRIDS_D = {
+    "quick": [8, 16, 32, 64, 128],
+    "standard": [4, 8, 16, 32, 64, 128],
+    "full": [4, 8, 16, 32, 64, 128, 256],
+}
 _D_SWEEP_N = {"quick": 2400, "standard": 16000, "full": 32000}
 """Spec §7(b) d sweeps at fixed N (quick uses a small N so that one sweep stays under ~2 s)."""
 
 
 def _d_rate(claim, algorithm, budget):
     n = _D_SWEEP_N[budget]
-    return _rate(claim, utility, "d", _GRIDS_D[budget], budget,
-                 {"param": "d", "algorithm": algorithm, "N": n},
-                 note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d")
+    return _rate(
+        claim,
+        utility,
+        "d",
+        _GRIDS_D[budget],
+        budget,
+        {"param": "d", "algorithm": algorithm, "N": n},
+        note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d",
+    )
 
 
 @register_experiment("diff2gd.thm43.utility")
 def _thm43(claim, budget):
-    return CombinedExperiment({
-        "N": _rate(claim, utility, "N", _GRIDS_N[budget], budget, {"algorithm": "diff2-gd"},
-                   note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope ≈ −1.24 at N ~ 10³"),
-        "d": _d_rate(claim, "diff2-gd", budget),
-    }, note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)")
+    return CombinedExperiment(
+        {
+            "N": _rate(
+                claim,
+                utility,
+                "N",
+                _GRIDS_N[budget],
+                budget,
+                {"algorithm": "diff2-gd"},
+                note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope ≈ −1.24 at N ~ 10³",
+            ),
+            "d": _d_rate(claim, "diff2-gd", budget),
+        },
+        note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)",
+    )
 
 
 @register_experiment("dpgd.utility")
 def _dpgd_utility(claim, budget):
-    return CombinedExperiment({
-        "N": _rate(claim, utility, "N", _GRIDS_N[budget], budget, {"algorithm": "dp-gd"},
-                   note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6"),
-        "d": _d_rate(claim, "dp-gd", budget),
-    }, note="DP-GD exponents: N^(−1) and d^(1/2)")
+    return CombinedExperiment(
+        {
+            "N": _rate(
+                claim,
+                utility,
+                "N",
+                _GRIDS_N[budget],
+                budget,
+                {"algorithm": "dp-gd"},
+                note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6",
+            ),
+            "d": _d_rate(claim, "dp-gd", budget),
+        },
+        note="DP-GD exponents: N^(−1) and d^(1/2)",
+    )
 
 
 @register_experiment("diff2gd.remark44.improvement_regime")
 def _remark44(claim, budget):
-    return _rate(claim, utility_ratio, "N", _GRIDS_N[budget], budget,
-                 note="ratio of mean utilities DIFF2-GD / DP-GD against N (d = 10)")
+    return _rate(
+        claim,
+        utility_ratio,
+        "N",
+        _GRIDS_N[budget],
+        budget,
+        note="ratio of mean utilities DIFF2-GD / DP-GD against N (d = 10)",
+    )
 
 
 @register_experiment("diff2gd.thm43.rounds")
 def _thm43_rounds(claim, budget):
-    return _rate(claim, schedule_rounds, "N", _GRIDS_N["full"], "quick", {"algorithm": "diff2-gd"},
-                 note="R chosen by the theory schedule (deterministic; replicates identical)")
+    return _rate(
+        claim,
+        schedule_rounds,
+        "N",
+        _GRIDS_N["full"],
+        "quick",
+        {"algorithm": "diff2-gd"},
+        note="R chosen by the theory schedule (deterministic; replicates identical)",
+    )
 
 
 _BVR_CAPPED_GRID = [1_024_000, 2_048_000, 4_096_000, 8_192_000, 16_384_000]
@@ -458,8 +668,15 @@ _TABLE1_GRID = [10**6, 10**7, 10**8, 10**9, 10**10]
 
 
 def _bvr_eta_capped(rng):
-    etas = [_build("diff2-bvr", n, 10, with_data=False, **RATE_SETTINGS)[1].eta for n in _BVR_CAPPED_GRID]
-    return {"eta_at_1/(2L)_on_whole_grid": float(np.allclose(etas, 1 / (2 * RATE_SETTINGS["smoothness"])))}
+    etas = [
+        _build("diff2-bvr", n, 10, with_data=False, **RATE_SETTINGS)[1].eta
+        for n in _BVR_CAPPED_GRID
+    ]
+    return {
+        "eta_at_1/(2L)_on_whole_grid": float(
+            np.allclose(etas, 1 / (2 * RATE_SETTINGS["smoothness"]))
+        )
+    }
 
 
 def bvr_c1(alg) -> float:
@@ -522,7 +739,7 @@ def _thm53_rounds(claim, budget):
                 "quick",
                 {"algorithm": "diff2-bvr"},
                 note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η "
-                     "= 1/(2L) "
+                "= 1/(2L) "
                 "and c1 = Θ(L/K) is constant",
             ),
             "regime": ValueExperiment(
@@ -537,7 +754,7 @@ def _thm53_rounds(claim, budget):
                 _BVR_DEFAULT_GRID,
                 "quick",
                 note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = "
-                     "1.6e4..1.6e7: "
+                "1.6e4..1.6e7: "
                 "R itself grows more slowly (local slopes ≈ 0.7–1.3) because c1's L/√(Kb) and "
                 "σ3 terms shrink as b grows, exactly as Thm 5.3's R = 1 + c1/ε_opt + "
                 "c2/ε_opt² predicts; R/c1 ∝ 1/ε_opt ∝ N^(4/3)",
@@ -553,7 +770,7 @@ def _thm53_rounds(claim, budget):
             ),
         },
         note="Thm 5.3's rounds: N^(4/3) at fixed c1 (η capped), R/c1 ∝ N^(4/3) on the default "
-             "schedule whose b grows "
+        "schedule whose b grows "
         "with N, and N^(5/6) on Table 1's K = b = √N schedule; not a finding about the paper",
     )
 
@@ -561,15 +778,29 @@ def _thm53_rounds(claim, budget):
 @register_experiment("diff2gd.table1.gradient_complexity")
 def _gc_diff2(claim, budget):
     grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
-    return _rate(claim, gradient_count, "N", grid, "quick",
-                 {"algorithm": "diff2-gd"}, note="counted per-sample gradients of one run (2n_p per difference round)")
+    return _rate(
+        claim,
+        gradient_count,
+        "N",
+        grid,
+        "quick",
+        {"algorithm": "diff2-gd"},
+        note="counted per-sample gradients of one run (2n_p per difference round)",
+    )
 
 
 @register_experiment("dpgd.table1.complexity")
 def _gc_dpgd(claim, budget):
     grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
-    return _rate(claim, gradient_count, "N", grid, "quick",
-                 {"algorithm": "dp-gd"}, note="counted per-sample gradients of one run")
+    return _rate(
+        claim,
+        gradient_count,
+        "N",
+        grid,
+        "quick",
+        {"algorithm": "dp-gd"},
+        note="counted per-sample gradients of one run",
+    )
 
 
 def _per_client(rng):
@@ -579,14 +810,19 @@ def _per_client(rng):
     active = np.bincount(np.arange(1, rounds + 1) % alg.silos, minlength=alg.silos)
     formula = n_p * (2 * rounds - alg.restarts) + 2 * b * (k - 1) * active
     ratio = run.client_gradient_evaluations / ((n_p + k * b) * rounds)
-    return {"counter_matches_formula": float(np.all(run.client_gradient_evaluations == formula)),
-            "within_2x_of_(n_p+Kb)R": float(np.all(ratio <= 2.0))}
+    return {
+        "counter_matches_formula": float(np.all(run.client_gradient_evaluations == formula)),
+        "within_2x_of_(n_p+Kb)R": float(np.all(ratio <= 2.0)),
+    }
 
 
 @register_experiment("diff2bvr.remark55.per_client_cost")
 def _remark55(claim, budget):
-    return ValueExperiment(_per_client, {"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
-                           note="per-client counter of a BVR run = n_p(2R − ⌈R/T⌉) + 2b(K−1)·#active rounds ≤ 2(n_p+Kb)R")
+    return ValueExperiment(
+        _per_client,
+        {"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
+        note="per-client counter of a BVR run = n_p(2R − ⌈R/T⌉) + 2b(K−1)·#active rounds ≤ 2(n_p+Kb)R",
+    )
 
 
 # --------------------------------------------------------------------------- §6 experiment (stand-in data)
@@ -616,15 +852,26 @@ class Section6Experiment:
 
     settings: dict
 
-    def run(self, seed: int = 0, backend: str = "auto", workers: int | None = None,
-            scheduler: str | None = None, checkpoint: str | None = None) -> dict:
+    def run(
+        self,
+        seed: int = 0,
+        backend: str = "auto",
+        workers: int | None = None,
+        scheduler: str | None = None,
+        checkpoint: str | None = None,
+    ) -> dict:
         setup = Section6("california_like", seed=seed, **self.settings)
-        summary = setup.run(backend=backend, workers=workers, checkpoint=checkpoint, scheduler=scheduler)
+        summary = setup.run(
+            backend=backend, workers=workers, checkpoint=checkpoint, scheduler=scheduler
+        )
         verdict, checks = section6_verdict(summary["tests"])
         train = summary["tests"]["train"]
         headroom = train["gd_mean"] < HEADROOM * train["dpgd_mean"]
-        summary_text = "; ".join(f"{m.split('_')[0]}: DIFF2-GD {c['diff2_mean']:.4g} vs DP-GD {c['dpgd_mean']:.4g} "
-                                 f"(p = {c['pvalue']:.2g})" for m, c in checks.items())
+        summary_text = "; ".join(
+            f"{m.split('_')[0]}: DIFF2-GD {c['diff2_mean']:.4g} vs DP-GD {c['dpgd_mean']:.4g} "
+            f"(p = {c['pvalue']:.2g})"
+            for m, c in checks.items()
+        )
         if not headroom:
             verdict = "inconclusive" if verdict == "inconsistent" else verdict
             summary_text += (
@@ -652,7 +899,9 @@ def holm(pvalues) -> np.ndarray:
     p = np.asarray(pvalues, dtype=float)
     order = np.argsort(p)
     adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))), 1.0)
+    adjusted[order] = np.minimum(
+        np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))), 1.0
+    )
     return adjusted
 
 
@@ -668,17 +917,25 @@ def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dic
     checks = {}
     for (metric, t), r in zip(tests.items(), reverse):
         won = bool(t["diff2_mean"] < t["dpgd_mean"] and t["pvalue"] < alpha)  # NaN p: not won
-        checks[f"{metric}_diff2_wins"] = {"value": float(won), "expected": 1.0, "ok": won,
-                                          **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
-                                          "reverse_pvalue_holm": float(r)}
+        checks[f"{metric}_diff2_wins"] = {
+            "value": float(won),
+            "expected": 1.0,
+            "ok": won,
+            **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
+            "reverse_pvalue_holm": float(r),
+        }
     if all(c["ok"] for c in checks.values()):
         return "consistent", checks
     return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks
 
 
-@register_experiment("experiments.regression", skip={
-    "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
-             "run is the standard budget (a few minutes)"})
+@register_experiment(
+    "experiments.regression",
+    skip={
+        "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
+        "run is the standard budget (a few minutes)"
+    },
+)
 def _experiments_regression(claim, budget):
     return Section6Experiment(SECTION6_BUDGETS[budget])
 

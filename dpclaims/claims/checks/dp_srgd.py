@@ -28,7 +28,9 @@ _AUDIT_TRIALS = {"quick": 30_000, "standard": 1_000_000, "full": 4_000_000}
 
 
 def _pick(budget: str, quick, standard, full=None):
-    return {"quick": quick, "standard": standard, "full": standard if full is None else full}[budget]
+    return {"quick": quick, "standard": standard, "full": standard if full is None else full}[
+        budget
+    ]
 
 
 # --------------------------------------------------------------------------- experiment functions (picklable)
@@ -38,30 +40,62 @@ def _run(algo: AcceleratedDPSRGD, data: UserDataset, rng, trials: int, transcrip
     return algo.run(data, rng, trials, transcript=transcript)
 
 
-def rt1_excess(steps: int, rng, beta: float = 1.0, z_step_scale: float = 1.0, interpolation: str = "accelerated") -> float:
+def rt1_excess(
+    steps: int,
+    rng,
+    beta: float = 1.0,
+    z_step_scale: float = 1.0,
+    interpolation: str = "accelerated",
+) -> float:
     """RT1 / E0: exact gradients, no noise, on H1 with k = 2T + 1 (s = 0, M = 1, ρ = 1/2, R = 1): F(y_T) − F*."""
     inst = NesterovChainInstance.for_steps(steps)
-    algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, 1, beta, math.inf, math.inf, None, 1.0,
-                                        z_step_scale=z_step_scale, interpolation=interpolation)
+    algo = AcceleratedDPSRGD.calibrated(
+        inst.loss,
+        steps,
+        1,
+        beta,
+        math.inf,
+        math.inf,
+        None,
+        1.0,
+        z_step_scale=z_step_scale,
+        interpolation=interpolation,
+    )
     return float(inst.excess_risk(_run(algo, inst.sample(steps, 1, rng), rng, 1).theta)[0])
 
 
-def rt2_excess(n: int, rng, trials: int = 1, interpolation: str = "accelerated", z_step_scale: float = 1.0) -> np.ndarray:
+def rt2_excess(
+    n: int, rng, trials: int = 1, interpolation: str = "accelerated", z_step_scale: float = 1.0
+) -> np.ndarray:
     """RT2: H1 (k = 2T + 1, s = 0.5, L = 2), T = round(n^{1/4}), B = n // T, β = 2, C_Δ = 4, no noise (ε = ∞).
 
     Without DP noise all trials on one data set coincide, so replicates (fresh data) carry the variance.
     """
     steps = max(1, round(n**0.25))
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
-    algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, n // steps, 2.0, 4.0, math.inf, None, 1.0,
-                                        interpolation=interpolation, z_step_scale=z_step_scale)
+    algo = AcceleratedDPSRGD.calibrated(
+        inst.loss,
+        steps,
+        n // steps,
+        2.0,
+        4.0,
+        math.inf,
+        None,
+        1.0,
+        interpolation=interpolation,
+        z_step_scale=z_step_scale,
+    )
     return inst.excess_risk(_run(algo, inst.sample(n, 1, rng), rng, trials).theta)
 
 
-def rt3_excess(n: int, rng, d: int = 16, epsilon: float = 0.3, trials: int = 4, **options) -> np.ndarray:
+def rt3_excess(
+    n: int, rng, d: int = 16, epsilon: float = 0.3, trials: int = 4, **options
+) -> np.ndarray:
     """RT3: LS (p = 16, L = 2, M = 1, R = 1), V1 practical defaults, ε = 0.3, δ = 1e-5."""
     inst = LeastSquaresInstance(d)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, d, epsilon, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, **options)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n, 1, d, epsilon, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, **options
+    )
     return inst.excess_risk(_run(algo, inst.sample(n, 1, rng), rng, trials).theta)
 
 
@@ -71,7 +105,9 @@ RT8_EPSILONS = (0.1, 0.3, 1.0, 4.0)
 RT8_DIMENSIONS = (4, 16, 64, 256)
 """RT8 p sweep (at ε = 0.3), spec §7(b): p ∈ {4 … 256}."""
 
-RT8_GRID = tuple(dict.fromkeys([(16, eps) for eps in RT8_EPSILONS] + [(d, 0.3) for d in RT8_DIMENSIONS]))
+RT8_GRID = tuple(
+    dict.fromkeys([(16, eps) for eps in RT8_EPSILONS] + [(d, 0.3) for d in RT8_DIMENSIONS])
+)
 """RT8 grid points (p, ε): the ε sweep at p = 16 and the p sweep at ε = 0.3, (16, 0.3) once (7 points)."""
 
 
@@ -88,17 +124,33 @@ def rt8_ratios(n: int, rng, trials: int = 8, **options) -> np.ndarray:
     return np.asarray(ratios)
 
 
-def rt4_excess(n: int, rng, d: int = 16, epsilon: float = 1.0, trials: int = 4, batch_size: int | None = None) -> np.ndarray:
+def rt4_excess(
+    n: int, rng, d: int = 16, epsilon: float = 1.0, trials: int = 4, batch_size: int | None = None
+) -> np.ndarray:
     """RT4/RT5: LIN (m = 0.3 e₁, L = 1, M = 0, R = 1), V2 paper constants (β = 8Ln^{3/2}/(RB²), C_Δ = 4L)."""
     mean = np.zeros(d)
     mean[0] = 0.3
     inst = LinearBallInstance(mean)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, d, epsilon, 1e-5, 1.0, 0.0, 1.0, loss=LinearLoss(), schedule="v2",
-                                          constants="paper", batch_size=batch_size)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n,
+        1,
+        d,
+        epsilon,
+        1e-5,
+        1.0,
+        0.0,
+        1.0,
+        loss=LinearLoss(),
+        schedule="v2",
+        constants="paper",
+        batch_size=batch_size,
+    )
     return inst.excess_risk(_run(algo, inst.sample(n, 1, rng), rng, trials).theta)
 
 
-def rt5_excess(batch_size: int, rng, n: int = 2**16, d: int = 16, epsilon: float = 1.0, trials: int = 4) -> np.ndarray:
+def rt5_excess(
+    batch_size: int, rng, n: int = 2**16, d: int = 16, epsilon: float = 1.0, trials: int = 4
+) -> np.ndarray:
     """RT5: as :func:`rt4_excess` at fixed n with the batch size swept (B ≤ √n)."""
     return rt4_excess(n, rng, d, epsilon, trials, batch_size)
 
@@ -106,29 +158,41 @@ def rt5_excess(batch_size: int, rng, n: int = 2**16, d: int = 16, epsilon: float
 def srg_error(batch_size: int, rng, steps: int = 8, trials: int = 1) -> np.ndarray:
     """RT6 / E-SRG: ‖∇_t − ∇F(x_t)‖ at t = T − 1 on H1 (s = 0.5), no noise; ∝ (B(t+1))^{-1/2} (data-only: trials coincide)."""
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
-    algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, batch_size, 2.0, math.inf, math.inf, None, 1.0)
-    record = _run(algo, inst.sample(steps * batch_size, 1, rng), rng, trials, transcript=True).transcript
+    algo = AcceleratedDPSRGD.calibrated(
+        inst.loss, steps, batch_size, 2.0, math.inf, math.inf, None, 1.0
+    )
+    record = _run(
+        algo, inst.sample(steps * batch_size, 1, rng), rng, trials, transcript=True
+    ).transcript
     gap = record.estimates[:, -1] - inst.population_grad(record.points[:, -1])
     return np.linalg.norm(gap, axis=-1)
 
 
-def tree_noise_max(d: int, rng, steps: int = 16, sigma: float = 1.0, trials: int = 64) -> np.ndarray:
+def tree_noise_max(
+    d: int, rng, steps: int = 16, sigma: float = 1.0, trials: int = 64
+) -> np.ndarray:
     """RT7: max_t ‖e_t‖ of the Fenwick-tree prefix noise in dimension p = d."""
     state = TreeNoise(steps, sigma).start(trials, d)
     return np.max([np.linalg.norm(state.next(rng), axis=-1) for _ in range(steps)], axis=0)
 
 
-def sensitivity_at(t_plus_1: int, rng, n: int = 2**14, steps: int = 16, d: int = 16, trials: int = 4) -> np.ndarray:
+def sensitivity_at(
+    t_plus_1: int, rng, n: int = 2**14, steps: int = 16, d: int = 16, trials: int = 4
+) -> np.ndarray:
     """RT9 / P3: max_d ‖δ_t(d)‖ (pre-clip) at step t of V1 (practical, ε = 1) on LS, unclipped."""
     inst = LeastSquaresInstance(d)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, d, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, steps=steps, clip=False)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n, 1, d, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, steps=steps, clip=False
+    )
     return _run(algo, inst.sample(n, 1, rng), rng, trials).max_difference_norm[:, t_plus_1 - 1]
 
 
 def gradnorm_at(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int = 4) -> np.ndarray:
     """Lemma 5.4: ‖∇F(x_t)‖ at step t of V1 (practical, ε = 1) on H1 (k = 2T + 1, s = 0.5, L = 2, x† ∈ C)."""
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, inst.d, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, steps=steps)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n, 1, inst.d, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, steps=steps
+    )
     record = _run(algo, inst.sample(n, 1, rng), rng, trials, transcript=True).transcript
     return np.linalg.norm(inst.population_grad(record.points[:, t_plus_1 - 1]), axis=-1)
 
@@ -141,8 +205,9 @@ def beta_excess(beta: float, rng, steps: int = 32) -> float:
 def indep_excess(batch_size: int, rng, steps: int = 16, trials: int = 1) -> np.ndarray:
     """Thm 5.13 stochastic term: independent batch gradients, no noise, on H1 (s = 0.5), B swept."""
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
-    algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, batch_size, 2.0, math.inf, math.inf, None, 1.0,
-                                        estimator="independent")
+    algo = AcceleratedDPSRGD.calibrated(
+        inst.loss, steps, batch_size, 2.0, math.inf, math.inf, None, 1.0, estimator="independent"
+    )
     return inst.excess_risk(_run(algo, inst.sample(steps * batch_size, 1, rng), rng, trials).theta)
 
 
@@ -152,10 +217,14 @@ def indep_excess(batch_size: int, rng, steps: int = 16, trials: int = 1) -> np.n
 @register_experiment("cgt24.tree.gdp")
 def tree_gdp(claim, budget):
     """Tree release with σ = C sqrt(h)/μ*, μ* = μ*(2, 1e-5): exactly (2, 1e-5)-DP; certified audit."""
-    return AuditExperiment(build=canary_audit, trials=_AUDIT_TRIALS[budget], reference_epsilon=2.0,
-                           note="white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, exact calibration; "
-                                "10^6 trials certify ~1.45 (the Clopper-Pearson limit at δ = 1e-5 is ~1.56), the "
-                                "parametric GDP estimate reaches ~1.97")
+    return AuditExperiment(
+        build=canary_audit,
+        trials=_AUDIT_TRIALS[budget],
+        reference_epsilon=2.0,
+        note="white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, exact calibration; "
+        "10^6 trials certify ~1.45 (the Clopper-Pearson limit at δ = 1e-5 is ~1.56), the "
+        "parametric GDP estimate reaches ~1.97",
+    )
 
 
 def _paper_clipped_audit():
@@ -228,8 +297,20 @@ def v1_privacy_clipped(claim, budget):
 
 
 def _v2_printed_audit():
-    algo = AcceleratedDPSRGD.from_theorem(256, 1, 1, 2.0, 1e-5, 1.0, 0.0, 1.0, loss=LinearLoss(), schedule="v2",
-                                          constants="paper", calibration="printed")
+    algo = AcceleratedDPSRGD.from_theorem(
+        256,
+        1,
+        1,
+        2.0,
+        1e-5,
+        1.0,
+        0.0,
+        1.0,
+        loss=LinearLoss(),
+        schedule="v2",
+        constants="paper",
+        calibration="printed",
+    )
     return canary_audit(algorithm=algo)
 
 
@@ -253,22 +334,34 @@ def v2_privacy(claim, budget):
 
 def _unclipped_exceedance(rng, n: int, trials: int, schedule: str) -> dict:
     inst = LeastSquaresInstance(16)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule)
-    unclipped = AcceleratedDPSRGD.from_theorem(n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule,
-                                               clip=False)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule
+    )
+    unclipped = AcceleratedDPSRGD.from_theorem(
+        n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule, clip=False
+    )
     norms = unclipped.run(inst.sample(n, 1, rng), rng, trials).max_difference_norm.max(axis=1)
     count = int(np.sum(norms > algo.clip))
-    low, high = stats.binomtest(count, trials).proportion_ci(0.95) if count else (0.0, 1 - 0.05 ** (1 / trials))
-    return {"exceed_fraction": (count / trials, low, high), "max_norm_over_clip": float(norms.max() / algo.clip)}
+    low, high = (
+        stats.binomtest(count, trials).proportion_ci(0.95)
+        if count
+        else (0.0, 1 - 0.05 ** (1 / trials))
+    )
+    return {
+        "exceed_fraction": (count / trials, low, high),
+        "max_norm_over_clip": float(norms.max() / algo.clip),
+    }
 
 
 @register_experiment("cgt24.v1.privacy.unclipped")
 def v1_privacy_unclipped(claim, budget):
     """Proxy of §3.3(2): on compliant LS data the unclipped V1 never exceeds C_Δ (fraction 0, CP interval)."""
     n, trials = _pick(budget, (2**12, 16), (2**16, 64))
-    return ValueExperiment(compute=lambda rng: _unclipped_exceedance(rng, n, trials, "v1"),
-                           expected={"exceed_fraction": 0.0},
-                           note=f"LS p=16, V1 practical (C_Δ = 2L, not the paper's c_DP L), n={n}, {trials} runs")
+    return ValueExperiment(
+        compute=lambda rng: _unclipped_exceedance(rng, n, trials, "v1"),
+        expected={"exceed_fraction": 0.0},
+        note=f"LS p=16, V1 practical (C_Δ = 2L, not the paper's c_DP L), n={n}, {trials} runs",
+    )
 
 
 @register_experiment("cgt24.v2.clip_inactive")
@@ -278,22 +371,29 @@ def v2_clip_inactive(claim, budget):
 
     def compute(rng):
         out = _unclipped_exceedance(rng, n, trials, "v2")
-        algo = AcceleratedDPSRGD.from_theorem(n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2")
+        algo = AcceleratedDPSRGD.from_theorem(
+            n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2"
+        )
         big_t = algo.steps
-        cond = (algo.batch_size * algo.beta) ** 2 / (32 * math.log2(big_t) ** 3 * math.log(2 * big_t / 1e-5)
-                                                     * math.log(2.5 / 1e-5))
+        cond = (algo.batch_size * algo.beta) ** 2 / (
+            32 * math.log2(big_t) ** 3 * math.log(2 * big_t / 1e-5) * math.log(2.5 / 1e-5)
+        )
         out["dimension_bound"] = cond  # Cor. 5.10's bound on p (M = 1, ε = 1), must be >= p = 16
         return out
 
-    return ValueExperiment(compute=compute, expected={"exceed_fraction": 0.0},
-                           ge={"dimension_bound": 16.0},
-                           note=f"LS p=16, n={n}, {trials} runs; dimension_bound = Cor. 5.10's "
-                                f"bound on p")
+    return ValueExperiment(
+        compute=compute,
+        expected={"exceed_fraction": 0.0},
+        ge={"dimension_bound": 16.0},
+        note=f"LS p=16, n={n}, {trials} runs; dimension_bound = Cor. 5.10's bound on p",
+    )
 
 
 def _lemma59(rng, n: int, trials: int) -> dict:
     inst = LeastSquaresInstance(16)
-    algo = AcceleratedDPSRGD.from_theorem(n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule="v2", clip=False)
+    algo = AcceleratedDPSRGD.from_theorem(
+        n, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule="v2", clip=False
+    )
     run = algo.run(inst.sample(n, 1, rng), rng, trials, transcript=True)
     b_max = np.linalg.norm(run.transcript.noise, axis=-1).max(axis=1)
     bound = 2.0 * (1.0 * b_max + 2.0 * 1.0 * 2.0 + 2.0)  # 2(M b_max + 2M diam(C) + L), diam = 2R
@@ -305,10 +405,11 @@ def _lemma59(rng, n: int, trials: int) -> dict:
 def v2_sensitivity(claim, budget):
     """Lemma 5.9 per run: max_{t,d}‖δ_t(d)‖ ≤ 2(M b_max + 2M diam(C) + L) (unclipped V2, LS, β ≥ 2MT)."""
     n, trials = _pick(budget, (2**12, 8), (2**16, 32))
-    return ValueExperiment(compute=lambda rng: _lemma59(rng, n, trials),
-                           le={"max_ratio_to_bound": 1.0},
-                           note="the worst ratio of the difference to Lemma 5.9's bound must be "
-                                "<= 1")
+    return ValueExperiment(
+        compute=lambda rng: _lemma59(rng, n, trials),
+        le={"max_ratio_to_bound": 1.0},
+        note="the worst ratio of the difference to Lemma 5.9's bound must be <= 1",
+    )
 
 
 @register_experiment("cgt24.v1.sensitivity")
@@ -316,9 +417,15 @@ def v1_sensitivity(claim, budget):
     """RT9: max_d ‖δ_t(d)‖ of V1 on LS does not grow with t (upper bound t^0: slope ≤ margin)."""
     values = [1, 2, 4, 8, 16]
     return RateExperiment.for_claim(
-        claim, sensitivity_at, "t+1", values, variable="t",
-        replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**15, 2**16)},
-        note="the claim bounds the difference uniformly in t; swept over t+1 ≥ 1")
+        claim,
+        sensitivity_at,
+        "t+1",
+        values,
+        variable="t",
+        replicates=_pick(budget, 3, 10),
+        fixed={"n": _pick(budget, 2**15, 2**16)},
+        note="the claim bounds the difference uniformly in t; swept over t+1 ≥ 1",
+    )
 
 
 # --------------------------------------------------------------------------- rates
@@ -329,7 +436,8 @@ def tree_error(claim, budget):
     """RT7: max_t‖e_t‖ ∝ p^{1/2} (T = 16, σ = 1)."""
     values = [16, 64, 256, 1024] if budget == "quick" else [16, 32, 64, 128, 256, 512, 1024]
     return RateExperiment.for_claim(
-        claim, tree_noise_max, "p", values, replicates=_pick(budget, 4, 10))
+        claim, tree_noise_max, "p", values, replicates=_pick(budget, 4, 10)
+    )
 
 
 @register_experiment("cgt24.utility.deterministic_accel")
@@ -337,8 +445,13 @@ def deterministic_accel(claim, budget):
     """RT1: F(y_T) − F* ∝ T^{-2} on H1 with k = 2T + 1, exact gradients, no noise (acceleration)."""
     values = _pick(budget, [4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256])
     return RateExperiment.for_claim(
-        claim, rt1_excess, "T", values, replicates=2,
-        note="deterministic (replicates identical); spec RT1 tolerance 0.2")
+        claim,
+        rt1_excess,
+        "T",
+        values,
+        replicates=2,
+        note="deterministic (replicates identical); spec RT1 tolerance 0.2",
+    )
 
 
 @register_experiment("cgt24.utility.generic")
@@ -346,28 +459,38 @@ def utility_generic(claim, budget):
     """Thm 5.1 optimisation term β R²/T²: at fixed T the noise-free error grows at most like β."""
     values = [1.0, 2.0, 4.0, 8.0, 16.0]
     return RateExperiment.for_claim(
-        claim, beta_excess, "beta", values, replicates=2,
+        claim,
+        beta_excess,
+        "beta",
+        values,
+        replicates=2,
         fixed={"steps": _pick(budget, 16, 32)},
-        note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β")
+        note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β",
+    )
 
 
 @register_experiment("cgt24.v1.gradnorm_decay")
 def gradnorm_decay(claim, budget):
     """Lemma 5.4: ‖∇F(x_t)‖ decays at least like (t+1)^{-1/4} (an upper bound)."""
     return RateExperiment.for_claim(
-        claim, gradnorm_at, "t+1", [2, 4, 8, 16, 32], variable="t",
-                  replicates=_pick(budget, 3, 10), fixed={"n": _pick(budget, 2**13, 2**16)},
+        claim,
+        gradnorm_at,
+        "t+1",
+        [2, 4, 8, 16, 32],
+        variable="t",
+        replicates=_pick(budget, 3, 10),
+        fixed={"n": _pick(budget, 2**13, 2**16)},
         note="V1 practical on H1 (x† ∈ C), ε = 1, T = 32; the lemma's slowest term is "
-             "(t+1)^{-1/4}; "
-             "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1")
+        "(t+1)^{-1/4}; "
+        "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1",
+    )
 
 
 @register_experiment("cgt24.v1.rate.statistical")
 def v1_statistical(claim, budget):
     """RT2: T = round(n^{1/4}) steps, B = n/T: excess O(n^{-1/2}) on H1."""
     values = _pick(budget, [2**10, 2**12, 2**14, 2**16], [2**10, 2**12, 2**14, 2**16, 2**18])
-    return RateExperiment.for_claim(
-        claim, rt2_excess, "n", values, replicates=_pick(budget, 5, 20))
+    return RateExperiment.for_claim(claim, rt2_excess, "n", values, replicates=_pick(budget, 5, 20))
 
 
 RT8_C_GOLDEN = {2**12: 0.63, 2**16: 0.54}
@@ -396,31 +519,43 @@ def rt8_envelope_experiment(budget: str) -> ValueExperiment:
     n = _pick(budget, 2**12, 2**16)
     trials = _pick(budget, 8, 8, 32)
     limit = 1.5 * RT8_C_GOLDEN[n]
-    return ValueExperiment(compute=lambda rng: _rt8_envelope(rng, n, trials),
-                           le={"max_envelope_ratio": limit, **dict.fromkeys(_RT8_POINTS, limit)},
-                           note=f"LS, V1 practical, n={n}, {trials} trials per point; ε ∈ {list(RT8_EPSILONS)} at p=16, "
-                                f"p ∈ {list(RT8_DIMENSIONS)} at ε=0.3; ratio = excess/(LR(1/√n+√p/(εn))), L=2, R=1; "
-                                f"limit 1.5·C_golden = {limit:.3f}")
+    return ValueExperiment(
+        compute=lambda rng: _rt8_envelope(rng, n, trials),
+        le={"max_envelope_ratio": limit, **dict.fromkeys(_RT8_POINTS, limit)},
+        note=f"LS, V1 practical, n={n}, {trials} trials per point; ε ∈ {list(RT8_EPSILONS)} at p=16, "
+        f"p ∈ {list(RT8_DIMENSIONS)} at ε=0.3; ratio = excess/(LR(1/√n+√p/(εn))), L=2, R=1; "
+        f"limit 1.5·C_golden = {limit:.3f}",
+    )
 
 
 @register_experiment("cgt24.v1.rate.privacy")
 def v1_privacy_rate(claim, budget):
     """RT3 (decays at least like n^{-1} along n) and RT8 (envelope along ε and p) for E-V1 on LS."""
-    values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16, 2**17, 2**18])
+    values = _pick(
+        budget,
+        [2**12, 2**13, 2**14, 2**15, 2**16],
+        [2**12, 2**13, 2**14, 2**15, 2**16, 2**17, 2**18],
+    )
     rt3 = RateExperiment.for_claim(
-        claim, rt3_excess, "n", values, replicates=_pick(budget, 3, 10),
+        claim,
+        rt3_excess,
+        "n",
+        values,
+        replicates=_pick(budget, 3, 10),
         note="RT3: LS p = 16, ε = 0.3; an upper bound: smooth instances decay faster "
-             "(spec [SIM] slope -1.30)")
-    return CombinedExperiment({"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
-                              note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p")
+        "(spec [SIM] slope -1.30)",
+    )
+    return CombinedExperiment(
+        {"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
+        note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p",
+    )
 
 
 @register_experiment("cgt24.v2.rate.statistical")
 def v2_statistical(claim, budget):
     """RT4: LIN, V2 paper constants, B = T = √n: excess O(n^{-1/2})."""
     values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**10, 2**12, 2**14, 2**16, 2**18])
-    return RateExperiment.for_claim(
-        claim, rt4_excess, "n", values, replicates=_pick(budget, 3, 10))
+    return RateExperiment.for_claim(claim, rt4_excess, "n", values, replicates=_pick(budget, 3, 10))
 
 
 V2_ENVELOPE_EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -443,18 +578,23 @@ def v2_privacy_rate(claim, budget):
     def compute(rng):
         means, lowers, uppers = [], [], []
         for eps in V2_ENVELOPE_EPSILONS:
-            ratios = rt4_excess(n, rng, epsilon=eps, trials=trials) / (1.0 / math.sqrt(n) + 4.0 / (eps * n))
+            ratios = rt4_excess(n, rng, epsilon=eps, trials=trials) / (
+                1.0 / math.sqrt(n) + 4.0 / (eps * n)
+            )
             half_width = stats.t.ppf(level, trials - 1) * ratios.std(ddof=1) / math.sqrt(trials)
             means.append(float(ratios.mean()))
             lowers.append(float(ratios.mean() - half_width))
             uppers.append(float(ratios.mean() + half_width))
         return {"max_envelope_ratio": (max(means), max(lowers), max(uppers))}
 
-    return ValueExperiment(compute=compute, le={"max_envelope_ratio": 8.0},
-                           note=f"LIN p=16, n={n}, ε ∈ {list(V2_ENVELOPE_EPSILONS)}, {trials} trials per ε; reported as "
-                                "(largest mean ratio, largest lower bound, largest upper bound): "
-                                "consistent iff no "
-                                "ε's mean ratio is significantly above 8")
+    return ValueExperiment(
+        compute=compute,
+        le={"max_envelope_ratio": 8.0},
+        note=f"LIN p=16, n={n}, ε ∈ {list(V2_ENVELOPE_EPSILONS)}, {trials} trials per ε; reported as "
+        "(largest mean ratio, largest lower bound, largest upper bound): "
+        "consistent iff no "
+        "ε's mean ratio is significantly above 8",
+    )
 
 
 @register_experiment("cgt24.v2.rate.batch_flat")
@@ -462,25 +602,32 @@ def v2_batch_flat(claim, budget):
     """RT5: LIN, V2, excess does not grow with B for B ≤ √n (upper bound B^0)."""
     n = _pick(budget, 2**12, 2**16)
     top = int(math.isqrt(n))
-    values = _pick(budget, [top // 16, top // 8, top // 4, top // 2, top], [top // 10, top // 5, top // 2, top])
+    values = _pick(
+        budget, [top // 16, top // 8, top // 4, top // 2, top], [top // 10, top // 5, top // 2, top]
+    )
     return RateExperiment.for_claim(
-        claim, rt5_excess, "B", values, replicates=_pick(budget, 3, 6), fixed={"n": n})
+        claim, rt5_excess, "B", values, replicates=_pick(budget, 3, 6), fixed={"n": n}
+    )
 
 
 @register_experiment("cgt24.indep.rate")
 def indep_rate(claim, budget):
     """Thm 5.13 stochastic term 8L²T/(√B β): error decays at least like B^{-1/2} (upper bound)."""
     return RateExperiment.for_claim(
-        claim, indep_excess, "B", [16, 64, 256, 1024], replicates=_pick(budget, 6, 20),
-        note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)")
+        claim,
+        indep_excess,
+        "B",
+        [16, 64, 256, 1024],
+        replicates=_pick(budget, 6, 20),
+        note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)",
+    )
 
 
 @register_experiment("cgt24.srg.error")
 def srg_error_rate(claim, budget):
     """RT6: the SRG error ‖∇_t − ∇F(x_t)‖ = O(B^{-1/2}) (H1, s = 0.5, no noise)."""
     values = _pick(budget, [16, 64, 256, 1024], [16, 32, 64, 128, 256, 512, 1024])
-    return RateExperiment.for_claim(
-        claim, srg_error, "B", values, replicates=_pick(budget, 10, 30))
+    return RateExperiment.for_claim(claim, srg_error, "B", values, replicates=_pick(budget, 10, 30))
 
 
 # --------------------------------------------------------------------------- complexity and formulas
@@ -492,49 +639,89 @@ def _gradient_counts(rng) -> dict:
         inst = LeastSquaresInstance(4)
         data = inst.sample(n, 1, rng)
         for schedule in ("v1", "v2"):
-            algo = AcceleratedDPSRGD.from_theorem(n, 1, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule)
-            out[f"{schedule}_n{n}_evaluations_per_2n_minus_B"] = algo.run(data, rng, 2).gradient_evaluations / (
-                2 * algo.steps * algo.batch_size - algo.batch_size)
+            algo = AcceleratedDPSRGD.from_theorem(
+                n, 1, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, schedule=schedule
+            )
+            out[f"{schedule}_n{n}_evaluations_per_2n_minus_B"] = algo.run(
+                data, rng, 2
+            ).gradient_evaluations / (2 * algo.steps * algo.batch_size - algo.batch_size)
     return out
 
 
 @register_experiment("cgt24.complexity.gradients")
 def complexity_gradients(claim, budget):
     """C-grad: counted gradient evaluations equal 2n − B (n = B·T examples, one pass)."""
-    return ValueExperiment(compute=_gradient_counts,
-                           expected={f"{s}_n{n}_evaluations_per_2n_minus_B": 1.0 for n in (2**10, 2**12) for s in ("v1", "v2")})
+    return ValueExperiment(
+        compute=_gradient_counts,
+        expected={
+            f"{s}_n{n}_evaluations_per_2n_minus_B": 1.0
+            for n in (2**10, 2**12)
+            for s in ("v1", "v2")
+        },
+    )
 
 
 def _v1_constants(rng) -> dict:
     c4 = c_dp(10**4, (10**4) ** -1.1)
     c6 = c_dp(10**6, (10**6) ** -1.1)
     algo = AcceleratedDPSRGD.from_theorem(2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss())
-    return {"c_dp_n1e4": c4, "c_dp_n1e6": c6, "practical_steps_n2_16": algo.steps, "practical_batch_n2_16": algo.batch_size,
-            "steps_times_batch_over_n": algo.steps * algo.batch_size / 2**16}
+    return {
+        "c_dp_n1e4": c4,
+        "c_dp_n1e6": c6,
+        "practical_steps_n2_16": algo.steps,
+        "practical_batch_n2_16": algo.batch_size,
+        "steps_times_batch_over_n": algo.steps * algo.batch_size / 2**16,
+    }
 
 
 @register_experiment("cgt24.complexity.v1_steps")
 def complexity_v1(claim, budget):
     """Eq. (19) c_DP against the spec's worked numbers (1.4e4 at n = 1e4, 4.4e4 at 1e6) and the practical T = n^{1/4}."""
-    return ValueExperiment(compute=_v1_constants, rtol=0.05,
-                           expected={"c_dp_n1e4": 1.4e4, "c_dp_n1e6": 4.4e4, "practical_steps_n2_16": 16,
-                                     "practical_batch_n2_16": 4096, "steps_times_batch_over_n": 1.0},
-                           note="δ = n^{-1.1}; the paper's V1 constants give T > n for every n <= 1e6 (vacuous)")
+    return ValueExperiment(
+        compute=_v1_constants,
+        rtol=0.05,
+        expected={
+            "c_dp_n1e4": 1.4e4,
+            "c_dp_n1e6": 4.4e4,
+            "practical_steps_n2_16": 16,
+            "practical_batch_n2_16": 4096,
+            "steps_times_batch_over_n": 1.0,
+        },
+        note="δ = n^{-1.1}; the paper's V1 constants give T > n for every n <= 1e6 (vacuous)",
+    )
 
 
 def _v2_constants(rng) -> dict:
-    algo = AcceleratedDPSRGD.from_theorem(2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2")
-    small = AcceleratedDPSRGD.from_theorem(2**10, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2")
-    return {"steps_n2_16": algo.steps, "batch_n2_16": algo.batch_size, "beta_n2_16": algo.beta, "clip_n2_16": algo.clip,
-            "tree_height_n2_16": tree_height(algo.steps), "steps_n2_10": small.steps}
+    algo = AcceleratedDPSRGD.from_theorem(
+        2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2"
+    )
+    small = AcceleratedDPSRGD.from_theorem(
+        2**10, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=LinearLoss(), schedule="v2"
+    )
+    return {
+        "steps_n2_16": algo.steps,
+        "batch_n2_16": algo.batch_size,
+        "beta_n2_16": algo.beta,
+        "clip_n2_16": algo.clip,
+        "tree_height_n2_16": tree_height(algo.steps),
+        "steps_n2_10": small.steps,
+    }
 
 
 @register_experiment("cgt24.complexity.v2_steps")
 def complexity_v2(claim, budget):
     """Thm 5.12 schedule: T = B = √n and the spec §2.4 golden numbers (β = 8192, C_Δ = 16, h = 9 at n = 2^16)."""
-    return ValueExperiment(compute=_v2_constants,
-                           expected={"steps_n2_16": 256, "batch_n2_16": 256, "beta_n2_16": 8192.0, "clip_n2_16": 16.0,
-                                     "tree_height_n2_16": 9, "steps_n2_10": 32})
+    return ValueExperiment(
+        compute=_v2_constants,
+        expected={
+            "steps_n2_16": 256,
+            "batch_n2_16": 256,
+            "beta_n2_16": 8192.0,
+            "clip_n2_16": 16.0,
+            "tree_height_n2_16": 9,
+            "steps_n2_10": 32,
+        },
+    )
 
 
 def _first_order_ratios(rng, values) -> dict:
@@ -552,7 +739,9 @@ def _first_order_ratios(rng, values) -> dict:
 def lb_first_order(claim, budget):
     """[Nes04] on H1 (k = 2T + 1): the noise-free Algorithm A stays above the span lower bound, within ×3 of it."""
     values = _pick(budget, [4, 8, 16, 32, 64], [4, 8, 16, 32, 64, 128, 256])
-    return ValueExperiment(compute=lambda rng: _first_order_ratios(rng, values),
-                           ge={"min_ratio_to_lower_bound": 1.0},
-                           le={"max_ratio_to_lower_bound": 3.0},
-                           note="every ratio to the lower bound in [1, 3] (spec: ≈ 2.1–2.5)")
+    return ValueExperiment(
+        compute=lambda rng: _first_order_ratios(rng, values),
+        ge={"min_ratio_to_lower_bound": 1.0},
+        le={"max_ratio_to_lower_bound": 3.0},
+        note="every ratio to the lower bound in [1, 3] (spec: ≈ 2.1–2.5)",
+    )

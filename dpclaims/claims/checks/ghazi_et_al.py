@@ -31,7 +31,12 @@ from ...algorithms.ghazi_et_al import (
     TDLap,
     min_users,
 )
-from ...algorithms.ghazi_et_al_stability import AbsoluteLoss, Domain, inner_privacy_params, stability_profile
+from ...algorithms.ghazi_et_al_stability import (
+    AbsoluteLoss,
+    Domain,
+    inner_privacy_params,
+    stability_profile,
+)
 from ...algorithms.mutants.ghazi_et_al import fast_path_mechanism, fast_path_pair
 from ...errors import InputError
 from ...hardinstances.canaries import outlier_count_pair
@@ -79,7 +84,10 @@ def _reference_bottom_epsilon(tdlap: TDLap, k: int, delta: float) -> float:
 
 def best_bottom_k(tdlap: TDLap, delta: float, n: int) -> tuple[int, float]:
     """The k maximising the ⊥-channel ε on x^(k) vs x^(k−1) (k ≤ n), and that ε."""
-    scores = [(_reference_bottom_epsilon(tdlap, k, delta), k) for k in range(1, min(n, 2 * tdlap.kappa + 2) + 1)]
+    scores = [
+        (_reference_bottom_epsilon(tdlap, k, delta), k)
+        for k in range(1, min(n, 2 * tdlap.kappa + 2) + 1)
+    ]
     eps, k = max(scores)
     return k, eps
 
@@ -102,7 +110,9 @@ def tdlap_properties(claim, budget):
             out[f"kappa_{name}"] = kappa
             out[f"endpoint_{name}"] = props["endpoint_mass"]
             out[f"endpoint_ok_{name}"] = float(props["endpoint_mass"] <= props["endpoint_bound"])
-            out[f"ratio_ok_{name}"] = float(props["max_log_ratio"] <= props["ratio_bound"] * (1 + 1e-12))
+            out[f"ratio_ok_{name}"] = float(
+                props["max_log_ratio"] <= props["ratio_bound"] * (1 + 1e-12)
+            )
         mech = DelOutputPert.from_theorem(*BOTTOM_BUDGET, Delta=1e-6)
         tdlap = mech.tdlap
         ks = (1,) + tuple(range(mech.kappa - 2, mech.kappa + 3))
@@ -117,14 +127,27 @@ def tdlap_properties(claim, budget):
 
     mech = DelOutputPert.from_theorem(*BOTTOM_BUDGET, Delta=1e-6)
     ks = (1,) + tuple(range(mech.kappa - 2, mech.kappa + 3))
-    expected = {"kappa_a": 28, "kappa_b": 18, "kappa_c": 9, "kappa_d": 53,
-                "endpoint_a": 2.04e-7, "endpoint_b": 3.0e-5, "endpoint_c": 2.7e-3, "endpoint_d": 2.2e-7}
+    expected = {
+        "kappa_a": 28,
+        "kappa_b": 18,
+        "kappa_c": 9,
+        "kappa_d": 53,
+        "endpoint_a": 2.04e-7,
+        "endpoint_b": 3.0e-5,
+        "endpoint_c": 2.7e-3,
+        "endpoint_d": 2.2e-7,
+    }
     expected.update({f"{w}_ok_{s}": 1.0 for w in ("endpoint", "ratio") for s in "abcd"})
     expected.update({f"bottom_freq_k{k}": float(mech.tdlap.cdf(k - 1)) for k in ks})
-    return ValueExperiment(compute, expected, rtol=0.02, atol=0.0,
-                           note="κ and P[R1=0] against spec §2.0's reference values (rtol 2%); the three TDLap "
-                                "properties; empirical Pr[⊥ | x^(k)] (99% Bonferroni Clopper-Pearson) must cover "
-                                "CDF_TDLap(k−1) — the exact law implied by s*(x^(k)) = k (n = 20, (1, 1e-3)).")
+    return ValueExperiment(
+        compute,
+        expected,
+        rtol=0.02,
+        atol=0.0,
+        note="κ and P[R1=0] against spec §2.0's reference values (rtol 2%); the three TDLap "
+        "properties; empirical Pr[⊥ | x^(k)] (99% Bonferroni Clopper-Pearson) must cover "
+        "CDF_TDLap(k−1) — the exact law implied by s*(x^(k)) = k (n = 20, (1, 1e-3)).",
+    )
 
 
 def _random_small_dataset(rng, n):
@@ -135,8 +158,14 @@ def _random_small_dataset(rng, n):
 def _s_star(data, kappa, delta_target):
     values, counts = data.types()
     loss = QuadraticLoss(1.0)
-    prof = stability_profile(values, counts, lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
-                             kappa, delta_target, np.zeros((1, 1)))
+    prof = stability_profile(
+        values,
+        counts,
+        lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
+        kappa,
+        delta_target,
+        np.zeros((1, 1)),
+    )
     return int(prof.s_star[0])
 
 
@@ -160,9 +189,13 @@ def stable_monotone(claim, budget):
             violations += int(s0 > s1 + 1) + int(s1 > s0 + 1)
         return {"violations": violations, "informative_fraction": (informative / pairs, 0.0, 1.0)}
 
-    return ValueExperiment(compute, {"violations": 0.0, "informative_fraction": 0.5}, atol=0.0,
-                           note="Observation 3.5 ⟺ s*(x) ≤ s*(x') + 1 for replace-one-user neighbours; random "
-                                "small datasets, random Δ, exhaustive type-compressed test; counts violations.")
+    return ValueExperiment(
+        compute,
+        {"violations": 0.0, "informative_fraction": 0.5},
+        atol=0.0,
+        note="Observation 3.5 ⟺ s*(x) ≤ s*(x') + 1 for replace-one-user neighbours; random "
+        "small datasets, random Δ, exhaustive type-compressed test; counts violations.",
+    )
 
 
 @register_experiment("ghazi23.thm33.deloutputpert_dp")
@@ -175,9 +208,13 @@ def deloutputpert_audit(claim, budget):
         d0, d1 = outlier_count_pair(BOTTOM_USERS, 1, k)
         return BottomChannel(mech), d0, d1, mech.privacy_claim
 
-    return AuditExperiment(build, trials, reference_epsilon=round(reference, 4),
-                           note=f"⊥ channel of x^({k}) vs x^({k - 1}) (n = {BOTTOM_USERS}, (ε, δ) = {BOTTOM_BUDGET}); "
-                                "exact ε of the pair from the TDLap CDF (spec §7(a)).")
+    return AuditExperiment(
+        build,
+        trials,
+        reference_epsilon=round(reference, 4),
+        note=f"⊥ channel of x^({k}) vs x^({k - 1}) (n = {BOTTOM_USERS}, (ε, δ) = {BOTTOM_BUDGET}); "
+        "exact ε of the pair from the TDLap CDF (spec §7(a)).",
+    )
 
 
 @register_experiment("ghazi23.thm33.accuracy")
@@ -186,7 +223,9 @@ def deloutputpert_accuracy(claim, budget):
 
     def compute(rng):
         mech = DelOutputPert.from_theorem(1.0, 1e-5, Delta=1e-3)
-        data = GroupedMeans.per_user(np.full((4 * mech.kappa + 8, 2), 0.3), 50)  # Δ_{4κ} f(x) = 0 ≤ Δ, ∅ unreachable
+        data = GroupedMeans.per_user(
+            np.full((4 * mech.kappa + 8, 2), 0.3), 50
+        )  # Δ_{4κ} f(x) = 0 ≤ Δ, ∅ unreachable
         out = mech.run(data, rng, trials)
         resid = out.theta - 0.3
         ss = float(np.sum(resid**2))
@@ -195,16 +234,33 @@ def deloutputpert_accuracy(claim, budget):
         eps_grid = np.geomspace(0.05, 1.0, 8)
         ratios = [DelOutputPert.from_theorem(e, 1e-5, 1.0).sigma for e in eps_grid]
         deltas = [0.5e-3, 1e-3, 2e-3, 4e-3]
-        return {"bottom_rate": float(out.bottom.mean()),
-                "variance_over_sigma2": (ss / dof / mech.sigma**2, lo / mech.sigma**2, hi / mech.sigma**2),
-                "sigma_Delta_exponent": _slope(deltas, [DelOutputPert.from_theorem(1.0, 1e-5, x).sigma for x in deltas]),
-                "sigma_eps_exponent": _slope(eps_grid, ratios)}
+        return {
+            "bottom_rate": float(out.bottom.mean()),
+            "variance_over_sigma2": (
+                ss / dof / mech.sigma**2,
+                lo / mech.sigma**2,
+                hi / mech.sigma**2,
+            ),
+            "sigma_Delta_exponent": _slope(
+                deltas, [DelOutputPert.from_theorem(1.0, 1e-5, x).sigma for x in deltas]
+            ),
+            "sigma_eps_exponent": _slope(eps_grid, ratios),
+        }
 
-    return ValueExperiment(compute, {"bottom_rate": 0.0, "variance_over_sigma2": 1.0, "sigma_Delta_exponent": 1.0,
-                                     "sigma_eps_exponent": -2.0}, rtol=1e-9, atol=0.1,
-                           note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output f(x) + N(0, σ²I) (99% χ² interval "
-                                "on the variance ratio); σ exponents from the formula over ε ∈ [0.05, 1] at δ = 1e-5 "
-                                "(σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).")
+    return ValueExperiment(
+        compute,
+        {
+            "bottom_rate": 0.0,
+            "variance_over_sigma2": 1.0,
+            "sigma_Delta_exponent": 1.0,
+            "sigma_eps_exponent": -2.0,
+        },
+        rtol=1e-9,
+        atol=0.1,
+        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output f(x) + N(0, σ²I) (99% χ² interval "
+        "on the variance ratio); σ exponents from the formula over ε ∈ [0.05, 1] at δ = 1e-5 "
+        "(σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).",
+    )
 
 
 # --------------------------------------------------------------------------- Thm 3.1, Appendix C
@@ -214,8 +270,18 @@ SC_USERS, SC_ITEMS = 120, 10**12
 
 def sc_bottom_mechanism() -> SCOutputPert:
     """Exact-path SCOutputPert at (1, 1e-5) whose formula Δ is below the outlier shift (m = 1e12 virtual items)."""
-    return SCOutputPert.from_theorem(SC_USERS, SC_ITEMS, 1.0, 1e-5, lipschitz=2.0, strong_convexity=1.0, beta=0.01,
-                                     radius=1.0, interior=True, path="exact")
+    return SCOutputPert.from_theorem(
+        SC_USERS,
+        SC_ITEMS,
+        1.0,
+        1e-5,
+        lipschitz=2.0,
+        strong_convexity=1.0,
+        beta=0.01,
+        radius=1.0,
+        interior=True,
+        path="exact",
+    )
 
 
 def outlier_means_pair(n: int, m: int, k: int) -> tuple[GroupedMeans, GroupedMeans]:
@@ -240,23 +306,39 @@ def scoutputpert_audit(claim, budget):
         d0, d1 = outlier_means_pair(SC_USERS, SC_ITEMS, k)
         return BottomChannel(mech), d0, d1, mech.privacy_claim
 
-    return AuditExperiment(build, trials, reference_epsilon=round(reference, 4),
-                           note=f"⊥ channel of SCOutputPert (formula Δ = {mech.Delta:.3g}, exhaustive test, n = "
-                                f"{SC_USERS}, m = 1e12 virtual items as per-user means) on x^({k}) vs x^({k - 1}); "
-                                "the pair differs in one user's mean (checked when built).")
+    return AuditExperiment(
+        build,
+        trials,
+        reference_epsilon=round(reference, 4),
+        note=f"⊥ channel of SCOutputPert (formula Δ = {mech.Delta:.3g}, exhaustive test, n = "
+        f"{SC_USERS}, m = 1e12 virtual items as per-user means) on x^({k}) vs x^({k - 1}); "
+        "the pair differs in one user's mean (checked when built).",
+    )
 
 
 def scoutputpert_noise_error(n, rng, m=10**6, d=4, trials=64, path="fast", mutant=None):
     """‖θ̂ − θ*(x)‖² / (d σ_formula²) and the normalised noise for the RT-4 calibration."""
     inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, n, m, rng)
-    mech = SCOutputPert.from_theorem(n, m, 1.0, 1e-5, lipschitz=2.0, strong_convexity=1.0, beta=0.01, radius=1.0,
-                                     path=path, mutant=mutant)
+    mech = SCOutputPert.from_theorem(
+        n,
+        m,
+        1.0,
+        1e-5,
+        lipschitz=2.0,
+        strong_convexity=1.0,
+        beta=0.01,
+        radius=1.0,
+        path=path,
+        mutant=mutant,
+    )
     out = mech.run(data, rng, trials)
     return out, mech.minimiser(data)[0], mech
 
 
-def spec_fast_sigma(n: int, m: int, epsilon=1.0, delta=1e-5, G=2.0, mu=1.0, beta=0.01, c=10.0) -> float:
+def spec_fast_sigma(
+    n: int, m: int, epsilon=1.0, delta=1e-5, G=2.0, mu=1.0, beta=0.01, c=10.0
+) -> float:
     """σ_fast written out from spec §2.3 (independent of :class:`SCOutputPert`)."""
     eps1, delta1 = epsilon / 2, delta / (math.exp(epsilon) + 2)
     kappa = 1 + math.ceil(math.log(1 / delta1) / eps1)
@@ -265,7 +347,9 @@ def spec_fast_sigma(n: int, m: int, epsilon=1.0, delta=1e-5, G=2.0, mu=1.0, beta
     return math.sqrt(2 * math.log(2 / delta1)) * 8 * kappa * delta_fast / eps1
 
 
-def noise_calibration(rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=256, mutant=None) -> dict:
+def noise_calibration(
+    rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=256, mutant=None
+) -> dict:
     """RT-4: E‖θ̂ − θ*‖²/d against the spec's σ², certificate pass rate, and the n-exponent of σ/log-factor."""
     normalised, passed = [], []
     ss_total, dof_total = 0.0, 0
@@ -278,22 +362,31 @@ def noise_calibration(rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=25
         passed.append(float(out.certified))
         log_factor = math.sqrt(math.log(n / 0.01)) * n / (n - 4 * mech.kappa - 1)
         normalised.append(math.sqrt(float(np.mean(np.sum(resid**2, axis=1))) / d) / log_factor)
-    lo, hi = dof_total / stats.chi2.ppf(0.995, dof_total), dof_total / stats.chi2.ppf(0.005, dof_total)
+    lo, hi = (
+        dof_total / stats.chi2.ppf(0.995, dof_total),
+        dof_total / stats.chi2.ppf(0.005, dof_total),
+    )
     est = ss_total / dof_total
     fit = stats.linregress(np.log(ns), np.log(normalised))
-    return {"variance_over_sigma2": (est, est * lo, est * hi), "certificate_pass_rate": float(np.mean(passed)),
-            "n_exponent": (fit.slope, fit.slope - 3 * fit.stderr, fit.slope + 3 * fit.stderr)}
+    return {
+        "variance_over_sigma2": (est, est * lo, est * hi),
+        "certificate_pass_rate": float(np.mean(passed)),
+        "n_exponent": (fit.slope, fit.slope - 3 * fit.stderr, fit.slope + 3 * fit.stderr),
+    }
 
 
 @register_experiment("ghazi23.thm31.noise")
 def scoutputpert_noise(claim, budget):
     trials = _pick(budget, 128, 1024, 8192)
-    return ValueExperiment(lambda rng: noise_calibration(rng, trials=trials),
-                           {"variance_over_sigma2": 1.0, "certificate_pass_rate": 1.0, "n_exponent": -1.0},
-                           rtol=1e-9, atol=0.02,
-                           note="RT-4 (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output = "
-                                "θ*(x) + N(0, σ²I) with σ written out from spec §2.3; the noise divided by the exact "
-                                "log factor √(ln(n/β))·n/(n−4κ−1) falls as n^-1 (interval: slope ± 3 s.e.).")
+    return ValueExperiment(
+        lambda rng: noise_calibration(rng, trials=trials),
+        {"variance_over_sigma2": 1.0, "certificate_pass_rate": 1.0, "n_exponent": -1.0},
+        rtol=1e-9,
+        atol=0.02,
+        note="RT-4 (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output = "
+        "θ*(x) + N(0, σ²I) with σ written out from spec §2.3; the noise divided by the exact "
+        "log factor √(ln(n/β))·n/(n−4κ−1) falls as n^-1 (interval: slope ± 3 s.e.).",
+    )
 
 
 @register_experiment("ghazi23.appC.fast_equivalence")
@@ -308,10 +401,14 @@ def fast_path_audit(claim, budget):
         d0, d1 = fast_path_pair(mech)
         return mech, d0, d1, mech.privacy_claim
 
-    return AuditExperiment(build, trials, reference_epsilon=float(f"{reference:.3g}"),
-                           note="spec §7(c) M3 pair: the certificate passes on D (identical users) and fails on D'; "
-                                "the exact fallback must still release θ*(D') + N (never ⊥). Reference: the Gaussian "
-                                "channel alone (θ* moves by Δ_fast(n−4κ−1)/((4κ+1)n)).")
+    return AuditExperiment(
+        build,
+        trials,
+        reference_epsilon=float(f"{reference:.3g}"),
+        note="spec §7(c) M3 pair: the certificate passes on D (identical users) and fails on D'; "
+        "the exact fallback must still release θ*(D') + N (never ⊥). Reference: the Gaussian "
+        "channel alone (θ* moves by Δ_fast(n−4κ−1)/((4κ+1)n)).",
+    )
 
 
 def fast_noise_error(m, rng, n=2000, d=4, trials=64):
@@ -321,12 +418,21 @@ def fast_noise_error(m, rng, n=2000, d=4, trials=64):
 
 @register_experiment("ghazi23.appC.fast_noise")
 def fast_noise(claim, budget):
-    values = _pick(budget, [10**4, 10**5, 10**6, 10**7], [10**4, 10**5, 10**6, 10**7, 10**8],
-                   [10**4, 10**5, 10**6, 10**7, 10**8, 10**9])
+    values = _pick(
+        budget,
+        [10**4, 10**5, 10**6, 10**7],
+        [10**4, 10**5, 10**6, 10**7, 10**8],
+        [10**4, 10**5, 10**6, 10**7, 10**8, 10**9],
+    )
     return RateExperiment.for_claim(
-        claim, fast_noise_error, "m", values, replicates=_pick(budget, 3, 8, 20),
+        claim,
+        fast_noise_error,
+        "m",
+        values,
+        replicates=_pick(budget, 3, 8, 20),
         fixed={"trials": _pick(budget, 64, 256, 1024)},
-        note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.")
+        note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.",
+    )
 
 
 @register_experiment("ghazi23.sec6.runtime")
@@ -338,27 +444,47 @@ def runtime_count(claim, budget):
         for n in (6, 10, 14):
             data = GroupedMeans.per_user(rng.normal(size=(n, 1)), 1)
             values, counts = data.types()
-            prof = stability_profile(values, counts, lambda s, v=values: QuadraticLoss().minimiser(
-                v, s, 0.0, None, mech._domain()), mech.kappa, mech.Delta, np.zeros((1, 1)))
+            prof = stability_profile(
+                values,
+                counts,
+                lambda s, v=values: QuadraticLoss().minimiser(v, s, 0.0, None, mech._domain()),
+                mech.kappa,
+                mech.Delta,
+                np.zeros((1, 1)),
+            )
             out[f"evaluations_n{n}"] = prof.f_evaluations
         n, k = 200, 100
         data = GroupedMeans.per_user(np.r_[np.ones(k), np.zeros(n - k)][:, None], 1)
         values, counts = data.types()
-        prof = stability_profile(values, counts, lambda s: QuadraticLoss().minimiser(
-            values, s, 0.0, None, mech._domain()), mech.kappa, mech.Delta, np.zeros((1, 1)))
+        prof = stability_profile(
+            values,
+            counts,
+            lambda s: QuadraticLoss().minimiser(values, s, 0.0, None, mech._domain()),
+            mech.kappa,
+            mech.Delta,
+            np.zeros((1, 1)),
+        )
         out["evaluations_two_types"] = prof.f_evaluations
         out["limit"] = limit
         return out
 
     mech = DelOutputPert.from_theorem(1.0, 0.5, 1e-3)
     limit = 4 * mech.kappa + 1
-    expected = {f"evaluations_n{n}": float(sum(math.comb(n, s) for s in range(min(n, limit) + 1))) for n in (6, 10, 14)}
-    expected["evaluations_two_types"] = float(sum(1 for a in range(101) for b in range(101) if (200 - a - b) <= limit))
+    expected = {
+        f"evaluations_n{n}": float(sum(math.comb(n, s) for s in range(min(n, limit) + 1)))
+        for n in (6, 10, 14)
+    }
+    expected["evaluations_two_types"] = float(
+        sum(1 for a in range(101) for b in range(101) if (200 - a - b) <= limit)
+    )
     expected["limit"] = float(limit)
-    return ValueExperiment(compute, expected,
-                           note="distinct users: the exhaustive test evaluates f on Σ_{s ≤ 4κ+1} C(n, s) sub-datasets "
-                                "(n ≤ 4κ+1 = 2^n here; larger n is the n^O(ln(1/δ)/ε) regime the paper calls open); "
-                                "two user types: only the states with ≤ 4κ+1 deletions (type compression).")
+    return ValueExperiment(
+        compute,
+        expected,
+        note="distinct users: the exhaustive test evaluates f on Σ_{s ≤ 4κ+1} C(n, s) sub-datasets "
+        "(n ≤ 4κ+1 = 2^n here; larger n is the n^O(ln(1/δ)/ε) regime the paper calls open); "
+        "two user types: only the states with ≤ 4κ+1 deletions (type compression).",
+    )
 
 
 # --------------------------------------------------------------------------- building blocks (RT-1, 2, 3, 10)
@@ -374,10 +500,14 @@ def perm_concentration_q95(m, rng, draws=2000, G=1.0):
 @register_experiment("ghazi23.lemma38.perm_concentration")
 def perm_concentration(claim, budget):
     return RateExperiment.for_claim(
-        claim, perm_concentration_q95, "m", [4, 16, 64, 256, 1024],
+        claim,
+        perm_concentration_q95,
+        "m",
+        [4, 16, 64, 256, 1024],
         replicates=_pick(budget, 4, 10, 30),
         fixed={"draws": _pick(budget, 1000, 4000, 20000)},
-        note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.")
+        note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.",
+    )
 
 
 def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
@@ -397,20 +527,34 @@ def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
             grad = -(a.T @ special.expit(-z)) / len(z) + mu * theta
             return val, grad
 
-        return optimize.minimize(f, np.zeros(d), jac=True, method="L-BFGS-B",
-                                 options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 1000}).x
+        return optimize.minimize(
+            f,
+            np.zeros(d),
+            jac=True,
+            method="L-BFGS-B",
+            options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 1000},
+        ).x
 
     full = solve(np.arange(n))
-    return np.array([np.linalg.norm(full - solve(np.delete(np.arange(n), u))) for u in range(n - deletions, n)])
+    return np.array(
+        [np.linalg.norm(full - solve(np.delete(np.arange(n), u))) for u in range(n - deletions, n)]
+    )
 
 
 @register_experiment("ghazi23.thm36.deletion_sensitivity")
 def thm36(claim, budget):
-    values = _pick(budget, [30, 66, 140, 310], [50, 100, 200, 400, 800], [50, 100, 200, 400, 800, 1600])
+    values = _pick(
+        budget, [30, 66, 140, 310], [50, 100, 200, 400, 800], [50, 100, 200, 400, 800, 1600]
+    )
     return RateExperiment.for_claim(
-        claim, deletion_sensitivity, "n", values, replicates=_pick(budget, 4, 20, 40),
+        claim,
+        deletion_sensitivity,
+        "n",
+        values,
+        replicates=_pick(budget, 4, 20, 40),
         fixed={"deletions": _pick(budget, 2, 4, 8)},
-        note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).")
+        note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).",
+    )
 
 
 def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
@@ -434,11 +578,21 @@ def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
 
 @register_experiment("ghazi23.cor37.radius_r")
 def cor37(claim, budget):
-    values = _pick(budget, [200, 440, 960, 2100], [200, 400, 800, 1600, 3200], [200, 400, 800, 1600, 3200, 6400])
+    values = _pick(
+        budget,
+        [200, 440, 960, 2100],
+        [200, 400, 800, 1600, 3200],
+        [200, 400, 800, 1600, 3200, 6400],
+    )
     return RateExperiment.for_claim(
-        claim, greedy_radius_sensitivity, "n", values, replicates=_pick(budget, 4, 10, 30),
+        claim,
+        greedy_radius_sensitivity,
+        "n",
+        values,
+        replicates=_pick(budget, 4, 10, 30),
         note="RT-3: quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); "
-                          "greedy lower-bound proxy for Δ_r θ*.")
+        "greedy lower-bound proxy for Δ_r θ*.",
+    )
 
 
 def emp_vs_pop(n, rng, m=100, d=4):
@@ -451,9 +605,13 @@ def emp_vs_pop(n, rng, m=100, d=4):
 @register_experiment("ghazi23.propB1.emp_vs_pop")
 def propb1(claim, budget):
     return RateExperiment.for_claim(
-        claim, emp_vs_pop, "n", [1, 10, 100, 1000, 10000],
+        claim,
+        emp_vs_pop,
+        "n",
+        [1, 10, 100, 1000, 10000],
         replicates=_pick(budget, 40, 200, 1000),
-        note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.")
+        note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.",
+    )
 
 
 @register_experiment("ghazi23.lemmaC1.certificate")
@@ -478,11 +636,17 @@ def lemma_c1(claim, budget):
             part = loss.minimiser(sub.mean(axis=0)[None], np.ones((1, 1)), 0.0, None, dom)[0, 0]
             bound = size * gamma / (loss.strong_convexity * (n - size))
             worst = max(worst, float(np.linalg.norm(part - full) / bound))
-        return {"violations": float(worst > 1 + 1e-9), "worst_ratio_below_one": float(worst <= 1 + 1e-9)}
+        return {
+            "violations": float(worst > 1 + 1e-9),
+            "worst_ratio_below_one": float(worst <= 1 + 1e-9),
+        }
 
-    return ValueExperiment(compute, {"violations": 0.0, "worst_ratio_below_one": 1.0},
-                           note="Lemma C.1 (explicit form): ‖θ*(x_{−S}) − θ*(x)‖ ≤ |S|γ/(μ(n−|S|)) for random "
-                                "quadratic data, |S| ≤ r+1, with and without an active ball constraint.")
+    return ValueExperiment(
+        compute,
+        {"violations": 0.0, "worst_ratio_below_one": 1.0},
+        note="Lemma C.1 (explicit form): ‖θ*(x_{−S}) − θ*(x)‖ ≤ |S|γ/(μ(n−|S|)) for random "
+        "quadratic data, |S| ≤ r+1, with and without an active ball constraint.",
+    )
 
 
 # --------------------------------------------------------------------------- composition invariants
@@ -490,19 +654,30 @@ def lemma_c1(claim, budget):
 
 def phased_erm_budget(alg: PhasedERM) -> dict:
     calls = alg.calls
-    return {"epsilon_sum": sum(c.epsilon for c in calls), "delta_sum": sum(c.delta for c in calls),
-            "phases": len(calls), "per_call_share": max(c.epsilon for c in calls) * len(calls) / alg.epsilon}
+    return {
+        "epsilon_sum": sum(c.epsilon for c in calls),
+        "delta_sum": sum(c.delta for c in calls),
+        "phases": len(calls),
+        "per_call_share": max(c.epsilon for c in calls) * len(calls) / alg.epsilon,
+    }
 
 
 @register_experiment("ghazi23.thm41.phased_erm_dp")
 def phased_erm_dp(claim, budget):
     n, m = 10**4, 10**4
     alg = PhasedERM.from_theorem(n, m, 4, 1.0, 1e-5, 1.0, 1.0)
-    return ValueExperiment(lambda rng: phased_erm_budget(alg),
-                           {"epsilon_sum": 1.0, "delta_sum": 1e-5, "phases": float(math.ceil(math.log2(n * m))),
-                            "per_call_share": 1.0}, rtol=1e-9,
-                           note="white-box: T = ⌈log2(nm)⌉ SCOutputPert calls at (ε/T, δ/T) compose to (ε, δ); "
-                                "per-call outputs are audited by ghazi23.thm31.scoutputpert_dp.")
+    return ValueExperiment(
+        lambda rng: phased_erm_budget(alg),
+        {
+            "epsilon_sum": 1.0,
+            "delta_sum": 1e-5,
+            "phases": float(math.ceil(math.log2(n * m))),
+            "per_call_share": 1.0,
+        },
+        rtol=1e-9,
+        note="white-box: T = ⌈log2(nm)⌉ SCOutputPert calls at (ε/T, δ/T) compose to (ε, δ); "
+        "per-call outputs are audited by ghazi23.thm31.scoutputpert_dp.",
+    )
 
 
 def phased_sco_blocks_check(alg: PhasedSCO) -> dict:
@@ -510,30 +685,56 @@ def phased_sco_blocks_check(alg: PhasedSCO) -> dict:
     for lo, hi in alg.phase_blocks:
         used[lo:hi] += 1
     calls = alg.calls
-    return {"max_phases_per_user": int(used.max()), "per_call_epsilon": max(c.epsilon for c in calls) / alg.epsilon,
-            "per_call_delta": max(c.delta for c in calls) / alg.delta,
-            "blocks_big_enough": float(all(hi - lo >= 4 * c.kappa + 2 for (lo, hi), c in zip(alg.phase_blocks, calls)))}
+    return {
+        "max_phases_per_user": int(used.max()),
+        "per_call_epsilon": max(c.epsilon for c in calls) / alg.epsilon,
+        "per_call_delta": max(c.delta for c in calls) / alg.delta,
+        "blocks_big_enough": float(
+            all(hi - lo >= 4 * c.kappa + 2 for (lo, hi), c in zip(alg.phase_blocks, calls))
+        ),
+    }
 
 
 @register_experiment("ghazi23.thm51.phased_sco_dp")
 def phased_sco_dp(claim, budget):
     alg = PhasedSCO.from_theorem(20000, 10**6, 4, 1.0, 1e-5, 1.0, 1.0)
-    return ValueExperiment(lambda rng: phased_sco_blocks_check(alg),
-                           {"max_phases_per_user": 1.0, "per_call_epsilon": 1.0, "per_call_delta": 1.0,
-                            "blocks_big_enough": 1.0}, rtol=1e-9,
-                           note="white-box: disjoint user blocks (each user in ≤ 1 phase) at the full (ε, δ) "
-                                "(parallel composition), each block with n_i ≥ 4κ+2 (paper mode, n = 2e4).")
+    return ValueExperiment(
+        lambda rng: phased_sco_blocks_check(alg),
+        {
+            "max_phases_per_user": 1.0,
+            "per_call_epsilon": 1.0,
+            "per_call_delta": 1.0,
+            "blocks_big_enough": 1.0,
+        },
+        rtol=1e-9,
+        note="white-box: disjoint user blocks (each user in ≤ 1 phase) at the full (ε, δ) "
+        "(parallel composition), each block with n_i ≥ 4κ+2 (paper mode, n = 2e4).",
+    )
 
 
 # --------------------------------------------------------------------------- convex rates (RT-6, 7, 8)
 
 
-def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=tuple(0.25 * 2.0 ** np.arange(9))):
+def convex_erm_worst(
+    n, rng, m=100, d=16, trials=200, phases=20, grid=tuple(0.25 * 2.0 ** np.arange(9))
+):
     """RT-6: Phased-ERM oracle (C = 1, T fixed), linear loss on B(0,1), prescribed x̄ = c√d/(n√m)·e1;
     worst case over c of the mean excess ‖x̄‖ − ⟨θ̂, x̄⟩."""
     n, m, d = int(n), int(m), int(d)
-    alg = PhasedERM.from_theorem(n, m, d, 1.0, 1e-5, 1.0, 1.0, LinearLoss(1.0), diameter=1.0, phases=phases,
-                                 mode="oracle", lam_rule="paper")
+    alg = PhasedERM.from_theorem(
+        n,
+        m,
+        d,
+        1.0,
+        1e-5,
+        1.0,
+        1.0,
+        LinearLoss(1.0),
+        diameter=1.0,
+        phases=phases,
+        mode="oracle",
+        lam_rule="paper",
+    )
     worst = 0.0
     for c in grid:
         xbar = np.zeros(d)
@@ -545,40 +746,69 @@ def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=tuple(0.25
 
 @register_experiment("ghazi23.thm41.convex_erm")
 def convex_erm(claim, budget):
-    values = _pick(budget, [200, 440, 960, 2100], [200, 400, 800, 1600, 3200], [200, 400, 800, 1600, 3200, 6400])
+    values = _pick(
+        budget,
+        [200, 440, 960, 2100],
+        [200, 400, 800, 1600, 3200],
+        [200, 400, 800, 1600, 3200, 6400],
+    )
     return RateExperiment.for_claim(
-        claim, convex_erm_worst, "n", values, replicates=_pick(budget, 3, 8, 20),
+        claim,
+        convex_erm_worst,
+        "n",
+        values,
+        replicates=_pick(budget, 3, 8, 20),
         fixed={"trials": _pick(budget, 100, 400, 2000)},
         note="RT-6 in ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, "
-             "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.")
+        "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
+    )
 
 
-def convex_sco_worst(n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25, 1.0, 4.0, 16.0, 64.0)):
+def convex_sco_worst(
+    n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25, 1.0, 4.0, 16.0, 64.0)
+):
     """RT-7: Phased-SCO oracle (C = 1, N0 = 64, max-rule λ), linear loss, cube items with mean s·𝟙/√d;
     worst case over s ∈ grid × max(rates) of the mean population excess ‖χ‖ − ⟨θ̂, χ⟩."""
     n, m, d = int(n), int(m), int(d)
-    alg = PhasedSCO.from_theorem(n, m, d, 1.0, 1e-5, 1.0, 1.0, LinearLoss(1.0), diameter=1.0, n0=n0, mode="oracle")
+    alg = PhasedSCO.from_theorem(
+        n, m, d, 1.0, 1e-5, 1.0, 1.0, LinearLoss(1.0), diameter=1.0, n0=n0, mode="oracle"
+    )
     rate = max(1 / math.sqrt(n * m), math.sqrt(d) / (n * math.sqrt(m)))
     bounds = block_boundaries(n, alg.blocks)
     worst = 0.0
     for c in grid:
         inst = QuadraticHypercubeInstance(d, alpha=min(c * rate, 1.0), scale=1.0)
         chi = inst.mean
-        excess = [np.mean(np.linalg.norm(chi) - alg.run(cube_group_means(inst, n, m, rng, bounds), rng,
-                                                        trials).theta @ chi) for _ in range(datasets)]
+        excess = [
+            np.mean(
+                np.linalg.norm(chi)
+                - alg.run(cube_group_means(inst, n, m, rng, bounds), rng, trials).theta @ chi
+            )
+            for _ in range(datasets)
+        ]
         worst = max(worst, float(np.mean(excess)))
     return worst
 
 
 @register_experiment("ghazi23.thm51.convex_sco.privacy_term")
 def convex_sco_privacy(claim, budget):
-    values = _pick(budget, [128, 280, 600, 1300], [1024, 2048, 4096, 8192, 16384], [1024, 2048, 4096, 8192, 16384])
+    values = _pick(
+        budget,
+        [128, 280, 600, 1300],
+        [1024, 2048, 4096, 8192, 16384],
+        [1024, 2048, 4096, 8192, 16384],
+    )
     d = _pick(budget, 2**14, 2**15, 2**17)
     return RateExperiment.for_claim(
-        claim, convex_sco_worst, "n", values, replicates=_pick(budget, 3, 6, 12),
+        claim,
+        convex_sco_worst,
+        "n",
+        values,
+        replicates=_pick(budget, 3, 6, 12),
         fixed={"d": d, "datasets": 1, "trials": _pick(budget, 2, 8, 16)},
         note=f"RT-7(B) in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
-             "N0 = 64, max-rule λ, worst case over the signal strength.")
+        "N0 = 64, max-rule λ, worst case over the signal strength.",
+    )
 
 
 def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400, n0=64):
@@ -589,8 +819,20 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400
     λ = (G/R)·max{C_σ√d/(n√m), 1/√(nm)}, the reading under which Lemma 5.2 gives RG/√(nm);
     ``"paper"`` is the literal λ = G√d/(R n√m) of the proof of Thm 5.1 (a floor √n/√d larger).
     """
-    alg = PhasedSCO.from_theorem(int(n), int(m), 1, 1.0, 1e-5, 1.0, 1.0, AbsoluteLoss(1.0), n0=n0, mode="oracle",
-                                 lam_rule=lam_rule, growth=growth)
+    alg = PhasedSCO.from_theorem(
+        int(n),
+        int(m),
+        1,
+        1.0,
+        1e-5,
+        1.0,
+        1.0,
+        AbsoluteLoss(1.0),
+        n0=n0,
+        mode="oracle",
+        lam_rule=lam_rule,
+        growth=growth,
+    )
     data = point_mass_data(int(n), int(m), block_boundaries(int(n), alg.blocks))
     return np.abs(alg.run(data, rng, trials).theta[:, 0])
 
@@ -645,17 +887,29 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
 def convex_sco_statistical(claim, budget):
-    n_values = _pick(budget, [2**12, 2**13, 2**14, 2**15, 2**16], [2**12, 2**13, 2**14, 2**15, 2**16],
-                     [2**12, 2**13, 2**14, 2**15, 2**16, 2**17])
+    n_values = _pick(
+        budget,
+        [2**12, 2**13, 2**14, 2**15, 2**16],
+        [2**12, 2**13, 2**14, 2**15, 2**16],
+        [2**12, 2**13, 2**14, 2**15, 2**16, 2**17],
+    )
     rt7a = RateExperiment.for_claim(
-        claim, convex_sco_worst, "n", n_values, replicates=_pick(budget, 3, 12, 30),
+        claim,
+        convex_sco_worst,
+        "n",
+        n_values,
+        replicates=_pick(budget, 3, 12, 30),
         fixed={"datasets": _pick(budget, 4, 20, 40)},
         note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst "
-             "case "
-             "over the signal strength (the worst case of noisy means is biased upwards).")
+        "case "
+        "over the signal strength (the worst case of noisy means is biased upwards).",
+    )
     n = 4096
     rt8 = RateExperiment.for_claim(
-        claim, sharp_minimum_ratio, "m", [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
+        claim,
+        sharp_minimum_ratio,
+        "m",
+        [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
         replicates=_pick(budget, 3, 8, 20),
         fixed={"n": n, "trials": _pick(budget, 200, 1000, 4000)},
         note=f"RT-8 [finding]: sharp minimum ℓ = G|θ − z| on D = δ_0 (no sampling noise), ORACLE "
@@ -688,34 +942,62 @@ def convex_sco_statistical(claim, budget):
 def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.0, alpha=0.3):
     """RT-9: Algorithm 6 (oracle), quadratic cube items with mean χ; population excess (μ/2)‖θ̂ − χ‖²."""
     n = int(n)
-    alg = StronglyConvexSCO.from_theorem(n, m, d, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64,
-                                         oracle_constant=oracle_constant)
+    alg = StronglyConvexSCO.from_theorem(
+        n, m, d, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64, oracle_constant=oracle_constant
+    )
     inst = QuadraticHypercubeInstance(d, alpha=alpha, scale=1.0, strength=1.0, radius=1.0)
     bounds = block_boundaries(n, alg.stage_two(alg.localised_radius).blocks)
-    return np.array([np.mean(0.5 * np.sum((alg.run(cube_group_means(inst, n, m, rng, bounds), rng, trials).theta
-                                           - inst.mean) ** 2, axis=1)) for _ in range(datasets)])
+    return np.array(
+        [
+            np.mean(
+                0.5
+                * np.sum(
+                    (
+                        alg.run(cube_group_means(inst, n, m, rng, bounds), rng, trials).theta
+                        - inst.mean
+                    )
+                    ** 2,
+                    axis=1,
+                )
+            )
+            for _ in range(datasets)
+        ]
+    )
 
 
 @register_experiment("ghazi23.thm53.sc_sco.privacy_term")
 def sc_sco_privacy(claim, budget):
     return RateExperiment.for_claim(
-        claim, sc_sco_excess, "n", [256, 512, 1024, 2048, 4096],
+        claim,
+        sc_sco_excess,
+        "n",
+        [256, 512, 1024, 2048, 4096],
         replicates=_pick(budget, 3, 6, 12),
-        fixed={"m": 10**8, "d": _pick(budget, 2**12, 2**14, 2**15), "datasets": 1,
-               "trials": _pick(budget, 4, 10, 20), "oracle_constant": 1000.0},
+        fixed={
+            "m": 10**8,
+            "d": _pick(budget, 2**12, 2**14, 2**15),
+            "datasets": 1,
+            "trials": _pick(budget, 4, 10, 20),
+            "oracle_constant": 1000.0,
+        },
         note="RT-9 privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that "
-             "σ0√d dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the "
-             "localisation "
-             "radius is statistical and the slope is ≈ −1.4).")
+        "σ0√d dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the "
+        "localisation "
+        "radius is statistical and the slope is ≈ −1.4).",
+    )
 
 
 @register_experiment("ghazi23.thm53.sc_sco.statistical_term")
 def sc_sco_statistical(claim, budget):
     return RateExperiment.for_claim(
-        claim, sc_sco_excess, "n", [2**12, 2**13, 2**14, 2**15, 2**16],
+        claim,
+        sc_sco_excess,
+        "n",
+        [2**12, 2**13, 2**14, 2**15, 2**16],
         replicates=_pick(budget, 4, 12, 30),
         fixed={"datasets": _pick(budget, 10, 60, 200), "trials": 4},
-        note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).")
+        note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).",
+    )
 
 
 def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
@@ -730,45 +1012,78 @@ def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
 
 @register_experiment("ghazi23.thm43.sc_erm")
 def sc_erm(claim, budget):
-    values = _pick(budget, [20000, 44000, 96000, 210000], [20000, 40000, 80000, 160000, 320000],
-                   [20000, 40000, 80000, 160000, 320000, 640000])
+    values = _pick(
+        budget,
+        [20000, 44000, 96000, 210000],
+        [20000, 40000, 80000, 160000, 320000],
+        [20000, 40000, 80000, 160000, 320000, 640000],
+    )
     return RateExperiment.for_claim(
-        claim, sc_erm_excess, "n", values, replicates=_pick(budget, 2, 4, 10),
+        claim,
+        sc_erm_excess,
+        "n",
+        values,
+        replicates=_pick(budget, 2, 4, 10),
         fixed={"trials": _pick(budget, 10, 40, 100)},
         note="RT-5 in PAPER mode (private, exact constants, fast path); m = 1e14 because with the "
-             "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.")
+        "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.",
+    )
 
 
 @register_experiment("ghazi23.sec6.convex_erm_eps")
 def convex_erm_eps(claim, budget):
     def noise_multiplier(eps, delta):
-        return SCOutputPert.from_theorem(10**9, 10**6, eps, delta, 1.0, 1.0, 1e-12, path="exact").noise_multiplier
+        return SCOutputPert.from_theorem(
+            10**9, 10**6, eps, delta, 1.0, 1.0, 1e-12, path="exact"
+        ).noise_multiplier
 
     def compute(rng):
         eps = np.geomspace(0.05, 1.0, 8)
         deltas = np.geomspace(1e-60, 1e-20, 8)
-        return {"eps_exponent": _slope(eps, [noise_multiplier(e, 1e-5) for e in eps]),
-                "log_inv_delta_exponent": _slope(np.log(1 / deltas), [noise_multiplier(1.0, x) for x in deltas]),
-                "log_inv_delta_exponent_practical": _slope(np.log(1 / np.geomspace(1e-12, 1e-4, 8)),
-                                                           [noise_multiplier(1.0, x) for x in np.geomspace(1e-12, 1e-4, 8)])}
+        return {
+            "eps_exponent": _slope(eps, [noise_multiplier(e, 1e-5) for e in eps]),
+            "log_inv_delta_exponent": _slope(
+                np.log(1 / deltas), [noise_multiplier(1.0, x) for x in deltas]
+            ),
+            "log_inv_delta_exponent_practical": _slope(
+                np.log(1 / np.geomspace(1e-12, 1e-4, 8)),
+                [noise_multiplier(1.0, x) for x in np.geomspace(1e-12, 1e-4, 8)],
+            ),
+        }
 
-    return ValueExperiment(compute, {"eps_exponent": -2.5, "log_inv_delta_exponent": 2.0}, atol=0.15,
-                           note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
-                                "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
-                                "δ ∈ [1e-12, 1e-4] is reported (≈ 1.7: lower-order terms).")
+    return ValueExperiment(
+        compute,
+        {"eps_exponent": -2.5, "log_inv_delta_exponent": 2.0},
+        atol=0.15,
+        note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
+        "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
+        "δ ∈ [1e-12, 1e-4] is reported (≈ 1.7: lower-order terms).",
+    )
 
 
 @register_experiment("ghazi23.min_users")
 def min_users_check(claim, budget):
     def compute(rng):
-        req = [4 * PhasedERM.from_theorem(10**4, 100, d, 1.0, 1e-5, 1.0, 1.0, mode="oracle").call(1).kappa + 2
-               for d in (1, 10**4)]
-        return {"n_min_1e6": min_users(1.0, 1e-5, 10**6), "n_min_1e12": min_users(1.0, 1e-5, 10**12),
-                "d_dependence": float(req[0] != req[1])}
+        req = [
+            4
+            * PhasedERM.from_theorem(10**4, 100, d, 1.0, 1e-5, 1.0, 1.0, mode="oracle")
+            .call(1)
+            .kappa
+            + 2
+            for d in (1, 10**4)
+        ]
+        return {
+            "n_min_1e6": min_users(1.0, 1e-5, 10**6),
+            "n_min_1e12": min_users(1.0, 1e-5, 10**12),
+            "d_dependence": float(req[0] != req[1]),
+        }
 
-    return ValueExperiment(compute, {"n_min_1e6": 2506, "n_min_1e12": 5226, "d_dependence": 0.0},
-                           note="n ≥ 4κ_ph + 2 (spec §2.4 [DERIVED]); the requirement is computed at d = 1 and "
-                                "d = 1e4 and must not differ.")
+    return ValueExperiment(
+        compute,
+        {"n_min_1e6": 2506, "n_min_1e12": 5226, "d_dependence": 0.0},
+        note="n ≥ 4κ_ph + 2 (spec §2.4 [DERIVED]); the requirement is computed at d = 1 and "
+        "d = 1e4 and must not differ.",
+    )
 
 
 def worst_case_sensitivity(m, rng, n=400, d=5, r=36):
@@ -780,11 +1095,15 @@ def worst_case_sensitivity(m, rng, n=400, d=5, r=36):
 @register_experiment("ghazi23.remark.worst_case_erm")
 def worst_case_erm(claim, budget):
     return RateExperiment.for_claim(
-        claim, worst_case_sensitivity, "m", [1, 10, 100, 1000, 10000],
+        claim,
+        worst_case_sensitivity,
+        "m",
+        [1, 10, 100, 1000, 10000],
         replicates=_pick(budget, 4, 10, 30),
         note="RT-12 negative control: with m copies of one item per user the deletion sensitivity "
-             "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
-             "under a random permutation.")
+        "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
+        "under a random permutation.",
+    )
 
 
 # --------------------------------------------------------------------------- lower bounds
@@ -804,11 +1123,19 @@ def levy_lb(claim, budget):
     base = {"n": 1000, "m": 100, "d": 400, "epsilon": 0.5}
 
     def compute(rng):
-        return _exponents(lambda **k: user_level_sco_lower_bound(**k, part="private"), base, ("n", "m", "d", "epsilon"))
+        return _exponents(
+            lambda **k: user_level_sco_lower_bound(**k, part="private"),
+            base,
+            ("n", "m", "d", "epsilon"),
+        )
 
-    return ValueExperiment(compute, {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0}, atol=1e-9,
-                           note="cited bound (Levy et al. 2021), constants unspecified: only the library formula's "
-                                "exponents are checkable (privacy term).")
+    return ValueExperiment(
+        compute,
+        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        atol=1e-9,
+        note="cited bound (Levy et al. 2021), constants unspecified: only the library formula's "
+        "exponents are checkable (privacy term).",
+    )
 
 
 @register_experiment("ghazi23.lb.convex_erm")
@@ -818,8 +1145,12 @@ def convex_erm_lb(claim, budget):
     def compute(rng):
         return _exponents(user_level_erm_lower_bound, base, ("n", "m", "d", "epsilon"))
 
-    return ValueExperiment(compute, {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0}, atol=1e-9,
-                           note="formula exponents only (the bound is Ω(·) with an unspecified constant).")
+    return ValueExperiment(
+        compute,
+        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        atol=1e-9,
+        note="formula exponents only (the bound is Ω(·) with an unspecified constant).",
+    )
 
 
 @register_experiment("ghazi23.thmD7.sc_sco_lb")
@@ -829,24 +1160,40 @@ def thm_d7(claim, budget):
         _, sigma = ghazi_thm_d7_scales(d, G, mu)
         explicit = ghazi_thm_d7_explicit_lower_bound(n, m, d, eps, sigma, mu)
         out = {"explicit_vs_closed_form": explicit / (G**2 * d / (8e10 * mu * eps**2 * n**2 * m))}
-        out.update(_exponents(lambda **k: user_level_sc_sco_lower_bound(**k, part="private"),
-                              {"n": n, "m": m, "d": d, "epsilon": eps}, ("n", "m", "d", "epsilon")))
+        out.update(
+            _exponents(
+                lambda **k: user_level_sc_sco_lower_bound(**k, part="private"),
+                {"n": n, "m": m, "d": d, "epsilon": eps},
+                ("n", "m", "d", "epsilon"),
+            )
+        )
         return out
 
-    return ValueExperiment(compute, {"explicit_vs_closed_form": 1.0, "n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
-                           rtol=1e-9, atol=1e-9,
-                           note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
-                                "(spec §5.3); exponents of the privacy term.")
+    return ValueExperiment(
+        compute,
+        {"explicit_vs_closed_form": 1.0, "n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        rtol=1e-9,
+        atol=1e-9,
+        note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
+        "(spec §5.3); exponents of the privacy term.",
+    )
 
 
 @register_experiment("ghazi23.thmD8.sc_erm_lb")
 def thm_d8(claim, budget):
     def compute(rng):
-        return _exponents(user_level_sc_erm_lower_bound, {"n": 1000, "m": 100, "d": 64, "epsilon": 0.5},
-                          ("n", "m", "d", "epsilon"))
+        return _exponents(
+            user_level_sc_erm_lower_bound,
+            {"n": 1000, "m": 100, "d": 64, "epsilon": 0.5},
+            ("n", "m", "d", "epsilon"),
+        )
 
-    return ValueExperiment(compute, {"n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0}, atol=1e-9,
-                           note="formula exponents only (Ω(·) with an unspecified constant).")
+    return ValueExperiment(
+        compute,
+        {"n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        atol=1e-9,
+        note="formula exponents only (Ω(·) with an unspecified constant).",
+    )
 
 
 @register_experiment("ghazi23.lemmaD2.truncation")
@@ -857,7 +1204,9 @@ def lemma_d2(claim, budget):
         out = {}
         for d in (2, 8, 32):
             inst = TruncatedGaussianInstance.from_theorem(d, 1000, 100, 1.0, 2.0, 1.0, rng)
-            out[f"bias_over_sigma_d{d}"] = float(np.linalg.norm(inst.chi_tr - inst.chi) / inst.sigma)
+            out[f"bias_over_sigma_d{d}"] = float(
+                np.linalg.norm(inst.chi_tr - inst.chi) / inst.sigma
+            )
             x = inst.sample(samples // 100, 100, rng).items.reshape(-1, d)
             z = (x[:, 0] - inst.chi_tr[0]) / inst.sigma
             half = 3.5 * z.std() / math.sqrt(len(z))
@@ -866,9 +1215,13 @@ def lemma_d2(claim, budget):
 
     expected = {f"bias_over_sigma_d{d}": 0.0 for d in (2, 8, 32)}
     expected.update({f"mc_mean_d{d}": 0.0 for d in (2, 8, 32)})
-    return ValueExperiment(compute, expected, atol=1e-6,
-                           note="RT-11: exact truncated mean (ncx2) within 1e-6σ of χ; Monte-Carlo item mean "
-                                "(coordinate 1, ±3.5 s.e.) covers χ^tr.")
+    return ValueExperiment(
+        compute,
+        expected,
+        atol=1e-6,
+        note="RT-11: exact truncated mean (ncx2) within 1e-6σ of χ; Monte-Carlo item mean "
+        "(coordinate 1, ±3.5 s.e.) covers χ^tr.",
+    )
 
 
 @register_experiment("ghazi23.lemmaD3.user_to_item")
@@ -881,17 +1234,28 @@ def lemma_d3(claim, budget):
         items = x.reshape(-1, d)
         var, mvar = float(items.var()), float(means.var() * m)
         k1, k2 = items.size - 1, means.size - 1
-        return {"mean_identity": float(np.max(np.abs(x.mean(axis=1) - means))),
-                "item_variance": (var / sigma**2, var * k1 / stats.chi2.ppf(0.9995, k1) / sigma**2 * 0.98,
-                                  var * k1 / stats.chi2.ppf(0.0005, k1) / sigma**2 * 1.02),
-                "user_mean_variance_times_m": (mvar / sigma**2, mvar * k2 / stats.chi2.ppf(0.9995, k2) / sigma**2,
-                                               mvar * k2 / stats.chi2.ppf(0.0005, k2) / sigma**2)}
+        return {
+            "mean_identity": float(np.max(np.abs(x.mean(axis=1) - means))),
+            "item_variance": (
+                var / sigma**2,
+                var * k1 / stats.chi2.ppf(0.9995, k1) / sigma**2 * 0.98,
+                var * k1 / stats.chi2.ppf(0.0005, k1) / sigma**2 * 1.02,
+            ),
+            "user_mean_variance_times_m": (
+                mvar / sigma**2,
+                mvar * k2 / stats.chi2.ppf(0.9995, k2) / sigma**2,
+                mvar * k2 / stats.chi2.ppf(0.0005, k2) / sigma**2,
+            ),
+        }
 
-    return ValueExperiment(compute, {"mean_identity": 0.0, "item_variance": 1.0, "user_mean_variance_times_m": 1.0},
-                           atol=1e-12,
-                           note="x_ij = y_i + σ(w_ij − w̄_i): user means are exactly y_i ~ N(χ, σ²/m) and items have "
-                                "variance σ² (items within a user are dependent given y, so the item interval is "
-                                "widened by 2%).")
+    return ValueExperiment(
+        compute,
+        {"mean_identity": 0.0, "item_variance": 1.0, "user_mean_variance_times_m": 1.0},
+        atol=1e-12,
+        note="x_ij = y_i + σ(w_ij − w̄_i): user means are exactly y_i ~ N(χ, σ²/m) and items have "
+        "variance σ² (items within a user are dependent given y, so the item interval is "
+        "widened by 2%).",
+    )
 
 
 @register_experiment("ghazi23.lemmaD5.user_fingerprinting")
@@ -900,14 +1264,28 @@ def lemma_d5(claim, budget):
         d, sigma, m, eps = 64, 1.0, 16, 0.5
         alpha = 0.5 * math.sqrt(d * sigma**2 / (6 * m))
         n = d * sigma / (24 * alpha * eps * math.sqrt(m))
-        return {"bound_at_threshold_over_alpha2": user_gaussian_mean_lower_bound(math.ceil(n), m, d, sigma, eps)
-                / ((d * sigma / (24 * eps * math.ceil(n) * math.sqrt(m))) ** 2),
-                **_exponents(lambda **k: user_gaussian_mean_lower_bound(k["n"], k["m"], k["d"], sigma, k["epsilon"]),
-                             {"n": 4000, "m": m, "d": d, "epsilon": eps}, ("n", "epsilon"))}
+        return {
+            "bound_at_threshold_over_alpha2": user_gaussian_mean_lower_bound(
+                math.ceil(n), m, d, sigma, eps
+            )
+            / ((d * sigma / (24 * eps * math.ceil(n) * math.sqrt(m))) ** 2),
+            **_exponents(
+                lambda **k: user_gaussian_mean_lower_bound(
+                    k["n"], k["m"], k["d"], sigma, k["epsilon"]
+                ),
+                {"n": 4000, "m": m, "d": d, "epsilon": eps},
+                ("n", "epsilon"),
+            ),
+        }
 
-    return ValueExperiment(compute, {"bound_at_threshold_over_alpha2": 1.0, "n": -2.0, "epsilon": -2.0}, rtol=1e-9,
-                           atol=1e-9, note="n ≥ dσ/(24αε√m) inverted: the worst-case squared error is "
-                                           "(dσ/(24εn√m))² below the cap dσ²/(6m) (Lemma D.5).")
+    return ValueExperiment(
+        compute,
+        {"bound_at_threshold_over_alpha2": 1.0, "n": -2.0, "epsilon": -2.0},
+        rtol=1e-9,
+        atol=1e-9,
+        note="n ≥ dσ/(24αε√m) inverted: the worst-case squared error is "
+        "(dσ/(24εn√m))² below the cap dσ²/(6m) (Lemma D.5).",
+    )
 
 
 # --------------------------------------------------------------------------- Table 1 / baselines
@@ -924,9 +1302,13 @@ def item_sc_erm_excess(n, rng, d=4, trials=400):
 @register_experiment("ghazi23.table1.item_sc_erm")
 def item_sc_erm(claim, budget):
     return RateExperiment.for_claim(
-        claim, item_sc_erm_excess, "n", [100, 400, 1600, 6400],
+        claim,
+        item_sc_erm_excess,
+        "n",
+        [100, 400, 1600, 6400],
         replicates=_pick(budget, 3, 10, 30),
-        note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.")
+        note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.",
+    )
 
 
 def item_sc_sco_excess(n, rng, trials=100):
@@ -940,10 +1322,14 @@ def item_sc_sco_excess(n, rng, trials=100):
 @register_experiment("ghazi23.table1.item_sc_sco")
 def item_sc_sco(claim, budget):
     return RateExperiment.for_claim(
-        claim, item_sc_sco_excess, "n", [10000, 31623, 100000, 316228],
+        claim,
+        item_sc_sco_excess,
+        "n",
+        [10000, 31623, 100000, 316228],
         replicates=_pick(budget, 10, 100, 400),
         note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
-             "output perturbation as the baseline.")
+        "output perturbation as the baseline.",
+    )
 
 
 def naive_user_excess(m, rng, n=200, d=4, trials=400):
@@ -957,9 +1343,13 @@ def naive_user_excess(m, rng, n=200, d=4, trials=400):
 @register_experiment("ghazi23.baseline.naive_user_outpert")
 def naive_user(claim, budget):
     return RateExperiment.for_claim(
-        claim, naive_user_excess, "m", [1, 10, 100, 1000, 10000],
+        claim,
+        naive_user_excess,
+        "m",
+        [1, 10, 100, 1000, 10000],
         replicates=_pick(budget, 3, 10, 30),
-        note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.")
+        note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.",
+    )
 
 
 # --------------------------------------------------------------------------- item-level DP-GD rows (Table 1)

@@ -16,14 +16,25 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.heavy_tailed import (
-    Ball, ClippedSlopes1D, DoubleOutputPert, OutPertLocalize, PopLocalize, WorstValidPoint, adapsg, clip_level,
+    Ball,
+    ClippedSlopes1D,
+    DoubleOutputPert,
+    OutPertLocalize,
+    PopLocalize,
+    WorstValidPoint,
+    adapsg,
+    clip_level,
     inexact_projection,
 )
 from ...algorithms.heavy_tailed_em import EMPGM, LocalizedGridEM, net, net_size_bound
 from ...algorithms.mutants.heavy_tailed import AUDIT_N, audit_alg1, audit_alg4
 from ...data import UserDataset
 from ...hardinstances.canaries import heavy_outlier_pair
-from ...hardinstances.heavy_tailed import HeavyPackingInstance, ParetoRadiusInstance, TwoPointInstance
+from ...hardinstances.heavy_tailed import (
+    HeavyPackingInstance,
+    ParetoRadiusInstance,
+    TwoPointInstance,
+)
 from ...hardinstances.heavy_tailed_sco import hinge_outlier_pair
 from ...hardinstances.lower_bounds import heavy_tailed_mean_lower_bound, two_point_lower_bound
 from ...hardinstances.packings import sphere_packing
@@ -36,7 +47,9 @@ W10 = Ball.centered(1, 10.0)
 
 
 def _pick(budget, quick, standard, full=None):
-    return {"quick": quick, "standard": standard, "full": standard if full is None else full}[budget]
+    return {"quick": quick, "standard": standard, "full": standard if full is None else full}[
+        budget
+    ]
 
 
 # --------------------------------------------------------------------------- privacy
@@ -45,15 +58,28 @@ def _pick(budget, quick, standard, full=None):
 def _build_alg2():
     d0, d1 = heavy_outlier_pair(AUDIT_N)
     clip = clip_level(AUDIT_N, 1, 1.0, 1.0, 2, 0.1)
-    alg = OutPertLocalize.from_theorem(AUDIT_N, 1, 1.0, 1.0, clip, 0.1, W10, AbsoluteLoss(),
-                                       harness=WorstValidPoint.for_record(d0, 0))
+    alg = OutPertLocalize.from_theorem(
+        AUDIT_N,
+        1,
+        1.0,
+        1.0,
+        clip,
+        0.1,
+        W10,
+        AbsoluteLoss(),
+        harness=WorstValidPoint.for_record(d0, 0),
+    )
     return alg, d0, d1, alg.privacy_claim
 
 
 @register_experiment("lowy26.privacy.alg2")
 def _alg2(claim, budget):
-    return AuditExperiment(_build_alg2, AUDIT_TRIALS[budget], reference_epsilon=0.9,
-                           note="Algorithm 2 alone at eps1 = 1 on the §7(a) pair, worst-valid-point harness (shift = Delta)")
+    return AuditExperiment(
+        _build_alg2,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.9,
+        note="Algorithm 2 alone at eps1 = 1 on the §7(a) pair, worst-valid-point harness (shift = Delta)",
+    )
 
 
 @dataclass(frozen=True)
@@ -69,7 +95,9 @@ class JointEvent:
 
     def __call__(self, data, rng, trials):
         out = self.mechanism(data, rng, trials)
-        return np.max(out if self.columns is None else out[:, list(self.columns)], axis=1, keepdims=True)
+        return np.max(
+            out if self.columns is None else out[:, list(self.columns)], axis=1, keepdims=True
+        )
 
 
 def _build_alg4_joint():
@@ -79,70 +107,130 @@ def _build_alg4_joint():
 
 @register_experiment("lowy26.privacy.double_output_pert")
 def _alg4(claim, budget):
-    return AuditExperiment(_build_alg4_joint, AUDIT_TRIALS[budget], reference_epsilon=0.88,
-                           note="joint (w_tilde, w_out) of Algorithm 4, §7(a) pair, harness, event {max(w_tilde, w_out) "
-                                "<= t}; spec prototype 0.88 at 4e5 trials (benchmark: 0.963 at 1e5, 0.981 at 1e6)")
+    return AuditExperiment(
+        _build_alg4_joint,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.88,
+        note="joint (w_tilde, w_out) of Algorithm 4, §7(a) pair, harness, event {max(w_tilde, w_out) "
+        "<= t}; spec prototype 0.88 at 4e5 trials (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
+    )
 
 
 @register_experiment("lowy26.privacy.main")
 def _main(claim, budget):
-    why = ("not derived: the release composes I = 4 phases whose shifts on this pair depend on "
-           "the data-dependent localization; only the claim bounds it")
-    return AuditExperiment(audit_alg1, AUDIT_TRIALS[budget], reference_epsilon=None,
-                           reference_note=why,
-                           note="Algorithm 1 (test constants, I = 4, J = 1) releasing all phase outputs; outlier in the "
-                                "last phase's block, harness in that call")
+    why = (
+        "not derived: the release composes I = 4 phases whose shifts on this pair depend on "
+        "the data-dependent localization; only the claim bounds it"
+    )
+    return AuditExperiment(
+        audit_alg1,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=None,
+        reference_note=why,
+        note="Algorithm 1 (test constants, I = 4, J = 1) releasing all phase outputs; outlier in the "
+        "last phase's block, harness in that call",
+    )
 
 
 def _build_structured():
     d0, d1 = hinge_outlier_pair(AUDIT_N)
-    alg = DoubleOutputPert.from_theorem(AUDIT_N, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, HingeLoss(),
-                                        harness=WorstValidPoint.for_record(d0, 0))
+    alg = DoubleOutputPert.from_theorem(
+        AUDIT_N,
+        1,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        W10,
+        HingeLoss(),
+        harness=WorstValidPoint.for_record(d0, 0),
+    )
     return alg, d0, d1, alg.privacy_claim
 
 
 def _build_structured_d2():
     """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on B(0, 10), harness."""
     d0, d1 = heavy_outlier_pair(AUDIT_N)
-    pad = [UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)]
-    alg = DoubleOutputPert.from_theorem(AUDIT_N, 2, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 10.0), AbsoluteLoss(),
-                                        solver="pv2", harness=WorstValidPoint.for_record(pad[0], 0))
+    pad = [
+        UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)
+    ]
+    alg = DoubleOutputPert.from_theorem(
+        AUDIT_N,
+        2,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        Ball.centered(2, 10.0),
+        AbsoluteLoss(),
+        solver="pv2",
+        harness=WorstValidPoint.for_record(pad[0], 0),
+    )
     return JointEvent(alg, (0, 2)), pad[0], pad[1], alg.privacy_claim
 
 
 @register_experiment("lowy26.privacy.structured")
 def _structured(claim, budget):
-    why = ("not derived: it depends on how far the exact hinge-loss solver's minimiser moves "
-           "between the pair, through both noisy outputs; only the claim bounds it")
-    d1 = AuditExperiment(_build_structured, AUDIT_TRIALS[budget], reference_note=why,
-                         note="hinge loss (Cor D.7) with the deterministic exact polyhedral 1-d solver (breakpoints)")
+    why = (
+        "not derived: it depends on how far the exact hinge-loss solver's minimiser moves "
+        "between the pair, through both noisy outputs; only the claim bounds it"
+    )
+    d1 = AuditExperiment(
+        _build_structured,
+        AUDIT_TRIALS[budget],
+        reference_note=why,
+        note="hinge loss (Cor D.7) with the deterministic exact polyhedral 1-d solver (breakpoints)",
+    )
     if budget == "quick":
         return d1
-    d2 = AuditExperiment(_build_structured_d2, _pick(budget, 40_000, 40_000, 200_000),
-                         reference_note="not derived: it depends on the PV-2 dual solver's "
-                                        "minimiser shift in d = 2; only the claim bounds it",
-                         note="d = 2 absolute loss with the certified PV-2 dual solver (solver='pv2', harness tau/2); "
-                              "event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s")
-    return CombinedExperiment({"d1-hinge-exact": d1, "d2-absolute-pv2": d2},
-                              note="structured losses: exact 1-d solver and the PV-2 route in d = 2")
+    d2 = AuditExperiment(
+        _build_structured_d2,
+        _pick(budget, 40_000, 40_000, 200_000),
+        reference_note="not derived: it depends on the PV-2 dual solver's "
+        "minimiser shift in d = 2; only the claim bounds it",
+        note="d = 2 absolute loss with the certified PV-2 dual solver (solver='pv2', harness tau/2); "
+        "event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
+    )
+    return CombinedExperiment(
+        {"d1-hinge-exact": d1, "d2-absolute-pv2": d2},
+        note="structured losses: exact 1-d solver and the PV-2 route in d = 2",
+    )
 
 
 def _build_em():
     d0, d1 = heavy_outlier_pair(AUDIT_N)
-    em = EMPGM.from_theorem(AUDIT_N, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), smoothing=W10.diameter / AUDIT_N)
+    em = EMPGM.from_theorem(
+        AUDIT_N, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), smoothing=W10.diameter / AUDIT_N
+    )
     return em, d0, d1, em.privacy_claim
 
 
 @register_experiment("lowy26.privacy.em_pgm")
 def _em(claim, budget):
-    return AuditExperiment(_build_em, AUDIT_TRIALS[budget], reference_epsilon=0.5,
-                           note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the §7(a) pair; spec: between eps/2 and eps")
+    return AuditExperiment(
+        _build_em,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.5,
+        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the §7(a) pair; spec: between eps/2 and eps",
+    )
 
 
 def _build_alg7(sampler="grid"):
     d0, d1 = heavy_outlier_pair(AUDIT_N)
-    alg = LocalizedGridEM.from_theorem(AUDIT_N, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(),
-                                       harness=WorstValidPoint.for_record(d0, 0), sampler=sampler)
+    alg = LocalizedGridEM.from_theorem(
+        AUDIT_N,
+        1.0,
+        1.0,
+        2,
+        1.0,
+        0.1,
+        W10,
+        AbsoluteLoss(),
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler=sampler,
+    )
     return alg, d0, d1, alg.privacy_claim
 
 
@@ -152,17 +240,28 @@ def _build_alg7_rejection():
 
 @register_experiment("lowy26.privacy.localized_approx_em")
 def _alg7(claim, budget):
-    why = ("not derived: the Laplace stage and the {} EM compose with no closed form on this "
-           "pair; only the claim bounds it")
-    grid = AuditExperiment(_build_alg7, AUDIT_TRIALS[budget], reference_note=why.format("grid"),
-                           note="exact grid form (PV-3) of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point "
-                                "grid of K")
-    exact = AuditExperiment(_build_alg7_rejection, AUDIT_TRIALS[budget],
-                            reference_note=why.format("continuous"),
-                            note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
-                                 "rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)")
-    return CombinedExperiment({"grid": grid, "rejection": exact},
-                              note="Algorithm 7 in d = 1: both exact samplers of the stage-2 EM")
+    why = (
+        "not derived: the Laplace stage and the {} EM compose with no closed form on this "
+        "pair; only the claim bounds it"
+    )
+    grid = AuditExperiment(
+        _build_alg7,
+        AUDIT_TRIALS[budget],
+        reference_note=why.format("grid"),
+        note="exact grid form (PV-3) of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point "
+        "grid of K",
+    )
+    exact = AuditExperiment(
+        _build_alg7_rejection,
+        AUDIT_TRIALS[budget],
+        reference_note=why.format("continuous"),
+        note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
+        "rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
+    )
+    return CombinedExperiment(
+        {"grid": grid, "rejection": exact},
+        note="Algorithm 7 in d = 1: both exact samplers of the stage-2 EM",
+    )
 
 
 def _sensitivity(rng):
@@ -184,20 +283,33 @@ def _sensitivity(rng):
         x1, y1 = x.copy(), y.copy()
         x1[0, 0] = np.exp(rng.standard_normal() * 3.0)
         y1[0] = x1[0, 0] * rng.uniform(-3, 3)
-        s = [ClippedSlopes1D.from_data(UserDataset(xx, yy), AbsoluteLoss(), 2.0).root(np.zeros(1), 0.7)[0]
-             for xx, yy in ((x, y), (x1, y1))]
+        s = [
+            ClippedSlopes1D.from_data(UserDataset(xx, yy), AbsoluteLoss(), 2.0).root(
+                np.zeros(1), 0.7
+            )[0]
+            for xx, yy in ((x, y), (x1, y1))
+        ]
         ratios.append(abs(s[0] - s[1]) / (2 * 2.0 / (0.7 * n)))
-    return {"exact_shift_over_2C_lambda_n": abs(exact[1] - exact[0]) / (2 * clip / (lam * AUDIT_N)),
-            "harness_shift_over_4C_lambda_n": abs(worst[1] - worst[0]) / loc.sensitivity,
-            "random_pairs_within_2C_lambda_n_holds": float(max(ratios) <= 1 + 1e-9)}
+    return {
+        "exact_shift_over_2C_lambda_n": abs(exact[1] - exact[0]) / (2 * clip / (lam * AUDIT_N)),
+        "harness_shift_over_4C_lambda_n": abs(worst[1] - worst[0]) / loc.sensitivity,
+        "random_pairs_within_2C_lambda_n_holds": float(max(ratios) <= 1 + 1e-9),
+    }
 
 
 @register_experiment("lowy26.privacy.sensitivity")
 def _sens(claim, budget):
-    return ValueExperiment(_sensitivity, {"exact_shift_over_2C_lambda_n": 1.0, "harness_shift_over_4C_lambda_n": 1.0,
-                                          "random_pairs_within_2C_lambda_n_holds": 1.0}, rtol=1e-9,
-                           note="white box: exact minimizers shift by exactly 2C/(λn) on the §7(a) pair, certified "
-                                "(harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within 2C/(λn)")
+    return ValueExperiment(
+        _sensitivity,
+        {
+            "exact_shift_over_2C_lambda_n": 1.0,
+            "harness_shift_over_4C_lambda_n": 1.0,
+            "random_pairs_within_2C_lambda_n_holds": 1.0,
+        },
+        rtol=1e-9,
+        note="white box: exact minimizers shift by exactly 2C/(λn) on the §7(a) pair, certified "
+        "(harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within 2C/(λn)",
+    )
 
 
 # --------------------------------------------------------------------------- formulas
@@ -213,22 +325,32 @@ def _bias(rng):
     m_k = np.clip(b, lo, hi)
     ext = a * np.abs(m_k - b) + np.minimum(a, clip) * (np.abs(w - b) - np.abs(m_k - b))
     grid = np.linspace(lo, hi, 1001)[:, None, None]
-    brute = (a * np.abs(grid - b) + clip * np.abs(w[None] - grid)).min(axis=0)     # Lemma 2.2 definition
+    brute = (a * np.abs(grid - b) + clip * np.abs(w[None] - grid)).min(
+        axis=0
+    )  # Lemma 2.2 definition
     bias = (a * np.abs(w - b) - ext).mean(axis=1)
     bound = (hi - lo) * np.maximum(a - clip, 0).mean()
     g_k = inst.moment_parameter(k)
-    mean_excess = clip ** (1 - alpha) / (alpha - 1)                                  # exact E(a − C)_+ for Pareto(α, 1)
-    return {"identity_matches_definition_holds": float(np.max(np.abs(ext - brute)) <= 1e-3 * a.max()),
-            "bias_between_0_and_bound_holds": float(bias.min() >= -1e-9 and bias.max() <= bound + 1e-9),
-            "markov_layer_cake_bound_holds": float(mean_excess <= g_k**k / ((k - 1) * clip ** (k - 1)))}
+    mean_excess = clip ** (1 - alpha) / (alpha - 1)  # exact E(a − C)_+ for Pareto(α, 1)
+    return {
+        "identity_matches_definition_holds": float(np.max(np.abs(ext - brute)) <= 1e-3 * a.max()),
+        "bias_between_0_and_bound_holds": float(bias.min() >= -1e-9 and bias.max() <= bound + 1e-9),
+        "markov_layer_cake_bound_holds": float(mean_excess <= g_k**k / ((k - 1) * clip ** (k - 1))),
+    }
 
 
 @register_experiment("lowy26.bias.extension")
 def _bias_exp(claim, budget):
-    return ValueExperiment(_bias, {"identity_matches_definition_holds": 1.0, "bias_between_0_and_bound_holds": 1.0,
-                                   "markov_layer_cake_bound_holds": 1.0},
-                           note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs the "
-                                "min-over-K definition, 0 <= bias <= D_K mean(L - C)_+, E(L - C)_+ <= G_k^k/((k-1)C^(k-1))")
+    return ValueExperiment(
+        _bias,
+        {
+            "identity_matches_definition_holds": 1.0,
+            "bias_between_0_and_bound_holds": 1.0,
+            "markov_layer_cake_bound_holds": 1.0,
+        },
+        note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs the "
+        "min-over-K definition, 0 <= bias <= D_K mean(L - C)_+, E(L - C)_+ <= G_k^k/((k-1)C^(k-1))",
+    )
 
 
 def _containment(rng, trials=20_000):
@@ -236,22 +358,34 @@ def _containment(rng, trials=20_000):
     data = inst.sample(200, 1, rng)
     clip = clip_level(200, 1, 1.0, inst.moment_parameter(2), 2, 0.1)
     loc = OutPertLocalize.from_theorem(200, 1, 0.5, 1.0, clip, 0.1, W10, AbsoluteLoss())
-    w_c = np.clip(ClippedSlopes1D.from_data(data, AbsoluteLoss(), clip).root(np.zeros(1), 1.0), -10, 10)[0]
+    w_c = np.clip(
+        ClippedSlopes1D.from_data(data, AbsoluteLoss(), clip).root(np.zeros(1), 1.0), -10, 10
+    )[0]
     w_tilde = loc.run(data, rng, trials).theta[:, 0]
     cover = float(np.mean(np.abs(w_tilde - w_c) <= loc.radius))
     r_formula = clip / 200 + 16 * clip * (1 + math.log(10)) / (200 * 1.0)
-    return {"radius_matches_formula": loc.radius / r_formula, "coverage_at_least_1_minus_beta_holds": float(cover >= 0.9)}
+    return {
+        "radius_matches_formula": loc.radius / r_formula,
+        "coverage_at_least_1_minus_beta_holds": float(cover >= 0.9),
+    }
 
 
 @register_experiment("lowy26.localization.containment")
 def _contain(claim, budget):
-    return ValueExperiment(_containment, {"radius_matches_formula": 1.0, "coverage_at_least_1_minus_beta_holds": 1.0},
-                           rtol=1e-9, note="r = C/(λn) + 16C(d + ln 1/β)/(λεn) with ε1 = ε/2; empirical P(ŵ_C ∈ W_loc) ≥ 1 − β")
+    return ValueExperiment(
+        _containment,
+        {"radius_matches_formula": 1.0, "coverage_at_least_1_minus_beta_holds": 1.0},
+        rtol=1e-9,
+        note="r = C/(λn) + 16C(d + ln 1/β)/(λεn) with ε1 = ε/2; empirical P(ŵ_C ∈ W_loc) ≥ 1 − β",
+    )
 
 
 def _trivial(rng):
     ok = []
-    for inst in (TwoPointInstance(2, 1.0, 2.0, 0.3), HeavyPackingInstance(sphere_packing(2, 1.0, rng), 0, 0.01, 2, 1.0, 2.0)):
+    for inst in (
+        TwoPointInstance(2, 1.0, 2.0, 0.3),
+        HeavyPackingInstance(sphere_packing(2, 1.0, rng), 0, 0.01, 2, 1.0, 2.0),
+    ):
         w = inst.radius * rng.standard_normal((200, inst.d))
         w = Ball.centered(inst.d, inst.radius).project(w)
         g1 = inst.moment(1.0)
@@ -261,26 +395,47 @@ def _trivial(rng):
 
 @register_experiment("lowy26.sco.upper.trivial")
 def _triv(claim, budget):
-    return ValueExperiment(_trivial, {"fixed_points_within_G1_D_holds": 1.0},
-                           note="200 fixed points of the domain on the two lower-bound families: excess <= G_1 D")
+    return ValueExperiment(
+        _trivial,
+        {"fixed_points_within_G1_D_holds": 1.0},
+        note="200 fixed points of the domain on the two lower-bound families: excess <= G_1 D",
+    )
 
 
 # --------------------------------------------------------------------------- rate experiments (module level: picklable)
 
 
-def rt1_distance(value, rng, param="n", k=2.0, n=10_000, epsilon=1.0, trials=400, mutant=None, clip_rule="paper"):
+def rt1_distance(
+    value, rng, param="n", k=2.0, n=10_000, epsilon=1.0, trials=400, mutant=None, clip_rule="paper"
+):
     """RT1: median ‖w_out − ŵ‖ of Algorithm 4 on the Pareto(k + ½) absolute-loss instance (d = 1, 𝒲 = [−10, 10])."""
     args = {"n": n, "epsilon": epsilon, param: value}
     n, epsilon = int(args["n"]), float(args["epsilon"])
     inst = ParetoRadiusInstance(1, k + 0.5, 1.0, 10.0, 0.5)
     data = inst.sample(n, 1, rng)
-    alg = DoubleOutputPert.from_theorem(n, 1, epsilon, inst.moment_parameter(k), k, 1.0, 0.1, W10, AbsoluteLoss(),
-                                        output="final", mutant=mutant, clip_rule=clip_rule)
-    w_hat = np.clip(ClippedSlopes1D.from_data(data, AbsoluteLoss(), math.inf).root(np.zeros(1), 1.0), -10, 10)
+    alg = DoubleOutputPert.from_theorem(
+        n,
+        1,
+        epsilon,
+        inst.moment_parameter(k),
+        k,
+        1.0,
+        0.1,
+        W10,
+        AbsoluteLoss(),
+        output="final",
+        mutant=mutant,
+        clip_rule=clip_rule,
+    )
+    w_hat = np.clip(
+        ClippedSlopes1D.from_data(data, AbsoluteLoss(), math.inf).root(np.zeros(1), 1.0), -10, 10
+    )
     return float(np.median(np.abs(alg.run(data, rng, trials).theta[:, 0] - w_hat[0])))
 
 
-def rt1_d_distance(d, rng, k=2.0, n=5000, epsilon=1.0, trials=200, domain_radius=100.0, mutant=None):
+def rt1_d_distance(
+    d, rng, k=2.0, n=5000, epsilon=1.0, trials=200, domain_radius=100.0, mutant=None
+):
     """RT1-d: **mean** ‖w_out − ŵ‖ of Algorithm 4 with the PV-2 solver on the linear-loss analogue (spec §7b note).
 
     ``x = a·u`` (``a ~ Pareto(k + ½)``, ``u`` uniform on ``S^{d−1}``), ``f = −⟨x, w⟩``, 𝒲 = B(0, 100) ≫ r,
@@ -291,9 +446,21 @@ def rt1_d_distance(d, rng, k=2.0, n=5000, epsilon=1.0, trials=200, domain_radius
     d = int(d)
     inst = ParetoRadiusInstance(d, k + 0.5, 1.0, domain_radius, 0.5)
     data = inst.sample(int(n), 1, rng)
-    alg = DoubleOutputPert.from_theorem(int(n), d, epsilon, inst.moment_parameter(k), k, 1.0, 0.1,
-                                        Ball.centered(d, domain_radius), LinearLoss(), output="final",
-                                        clip_rule="rate-test", solver="pv2", mutant=mutant)
+    alg = DoubleOutputPert.from_theorem(
+        int(n),
+        d,
+        epsilon,
+        inst.moment_parameter(k),
+        k,
+        1.0,
+        0.1,
+        Ball.centered(d, domain_radius),
+        LinearLoss(),
+        output="final",
+        clip_rule="rate-test",
+        solver="pv2",
+        mutant=mutant,
+    )
     w_hat = Ball.centered(d, domain_radius).project(data.x[:, 0, :].mean(axis=0))
     return float(np.mean(np.linalg.norm(alg.run(data, rng, trials).theta - w_hat, axis=1)))
 
@@ -308,8 +475,18 @@ def rt2_quantile(n, rng, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=2
         p = min(1.0, s / (epsilon * n))
         inst = HeavyPackingInstance(packing, 0, p, k, 1.0, 2.0)
         data = inst.sample(n, 1, rng)
-        alg = PopLocalize.from_theorem(n, 1, epsilon, inst.moment(2.0) ** 0.5, 1.0, k, beta, Ball.centered(1, 1.0),
-                                       LinearLoss(), constants="test")
+        alg = PopLocalize.from_theorem(
+            n,
+            1,
+            epsilon,
+            inst.moment(2.0) ** 0.5,
+            1.0,
+            k,
+            beta,
+            Ball.centered(1, 1.0),
+            LinearLoss(),
+            constants="test",
+        )
         excess = inst.excess_risk(alg.run(data, rng, trials).theta)
         worst = max(worst, float(np.quantile(excess, 1 - beta)))
     return worst / math.ceil(math.log2(n)) ** (1 - 1 / k)
@@ -322,9 +499,21 @@ def rt4_quantile(n, rng, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=200, bet
     for s in levels:
         inst = TwoPointInstance(1, 1.0, 2.0, min(0.5, s / math.sqrt(n)))
         data = inst.sample(n, 1, rng)
-        alg = PopLocalize.from_theorem(n, 1, epsilon, 1.0, 1.0, 2.0, beta, Ball.centered(1, 1.0), LinearLoss(),
-                                       constants="test")
-        worst = max(worst, float(np.quantile(inst.excess_risk(alg.run(data, rng, trials).theta), 1 - beta)))
+        alg = PopLocalize.from_theorem(
+            n,
+            1,
+            epsilon,
+            1.0,
+            1.0,
+            2.0,
+            beta,
+            Ball.centered(1, 1.0),
+            LinearLoss(),
+            constants="test",
+        )
+        worst = max(
+            worst, float(np.quantile(inst.excess_risk(alg.run(data, rng, trials).theta), 1 - beta))
+        )
     return worst / math.sqrt(math.ceil(math.log2(n)))
 
 
@@ -337,54 +526,90 @@ def _grid(budget, low, high):
 def _rt1(claim, budget):
     k_n, k_eps, k_d = 4.0, _pick(budget, 2.0, 4.0), _pick(budget, 2.0, 4.0)
     n_part = RateExperiment.for_claim(
-        claim, rt1_distance, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-        at={"k": k_n}, replicates=_pick(budget, 4, 8, 12),
+        claim,
+        rt1_distance,
+        "n",
+        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k_n},
+        replicates=_pick(budget, 4, 8, 12),
         fixed={"param": "n", "k": k_n, "trials": _pick(budget, 200, 400)},
-        note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM "
-             "(Pareto(4.5))")
+        note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM (Pareto(4.5))",
+    )
     eps_part = RateExperiment.for_claim(
-        claim, rt1_distance, "epsilon", (0.25, 0.5, 1.0, 2.0, 4.0), variable="eps",
-        at={"k": k_eps}, replicates=_pick(budget, 3, 4, 8),
-        fixed={"param": "epsilon", "k": k_eps, "n": _pick(budget, 3000, 10_000),
-               "trials": _pick(budget, 200, 1000)},
-        note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)")
+        claim,
+        rt1_distance,
+        "epsilon",
+        (0.25, 0.5, 1.0, 2.0, 4.0),
+        variable="eps",
+        at={"k": k_eps},
+        replicates=_pick(budget, 3, 4, 8),
+        fixed={
+            "param": "epsilon",
+            "k": k_eps,
+            "n": _pick(budget, 3000, 10_000),
+            "trials": _pick(budget, 200, 1000),
+        },
+        note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)",
+    )
     d_part = RateExperiment.for_claim(
-        claim, rt1_d_distance, "d", _pick(budget, (1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32)),
-        at={"k": k_d}, replicates=3,
+        claim,
+        rt1_d_distance,
+        "d",
+        _pick(budget, (1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32)),
+        at={"k": k_d},
+        replicates=3,
         fixed={"k": k_d, "n": _pick(budget, 1500, 5000), "trials": _pick(budget, 60, 200)},
         note=f"RT1-d at k = {k_d:g}: PV-2 linear-loss analogue (clipped-mean output "
-             "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance")
-    return CombinedExperiment({"n": n_part, "eps": eps_part, "d": d_part},
-                              note="Prop 3.2 distance bound: n, eps and d exponents of the private term")
+        "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
+    )
+    return CombinedExperiment(
+        {"n": n_part, "eps": eps_part, "d": d_part},
+        note="Prop 3.2 distance bound: n, eps and d exponents of the private term",
+    )
 
 
 @register_experiment("lowy26.reduction.pop_localization")
 def _rt2_k2(claim, budget):
     k = 2.0
     return RateExperiment.for_claim(
-        claim, rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-        at={"k": k}, replicates=_pick(budget, 3, 6, 10),
+        claim,
+        rt2_quantile,
+        "n",
+        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k},
+        replicates=_pick(budget, 3, 6, 10),
         fixed={"k": k, "trials": _pick(budget, 200, 1000)},
         note="RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 "
-             "J = 1")
+        "J = 1",
+    )
 
 
 @register_experiment("lowy26.sco.upper.private_term")
 def _rt2_k4(claim, budget):
     k = 4.0
     return RateExperiment.for_claim(
-        claim, rt2_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-        at={"k": k}, replicates=_pick(budget, 3, 6, 10),
+        claim,
+        rt2_quantile,
+        "n",
+        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        at={"k": k},
+        replicates=_pick(budget, 3, 6, 10),
         fixed={"k": k, "trials": _pick(budget, 200, 1000)},
-        note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out")
+        note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out",
+    )
 
 
 @register_experiment("lowy26.sco.upper.nonprivate_term")
 def _rt4(claim, budget):
     return RateExperiment.for_claim(
-        claim, rt4_quantile, "n", _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-        replicates=_pick(budget, 3, 6, 10), fixed={"trials": _pick(budget, 200, 1000)},
-        note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1")
+        claim,
+        rt4_quantile,
+        "n",
+        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        replicates=_pick(budget, 3, 6, 10),
+        fixed={"trials": _pick(budget, 200, 1000)},
+        note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1",
+    )
 
 
 # --------------------------------------------------------------------------- lower bounds
@@ -396,25 +621,46 @@ def _lb_private(rng, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, 
     for n in ns:
         worst = 0.0
         for v in range(packing.size):
-            inst = HeavyPackingInstance.from_theorem(n, 1, epsilon, k, 1.0, 2.0, beta, packing=packing, index=v)
-            alg = PopLocalize.from_theorem(n, 1, epsilon, inst.moment(2.0) ** 0.5, 1.0, k, beta, Ball.centered(1, 1.0),
-                                           LinearLoss(), constants="test")
+            inst = HeavyPackingInstance.from_theorem(
+                n, 1, epsilon, k, 1.0, 2.0, beta, packing=packing, index=v
+            )
+            alg = PopLocalize.from_theorem(
+                n,
+                1,
+                epsilon,
+                inst.moment(2.0) ** 0.5,
+                1.0,
+                k,
+                beta,
+                Ball.centered(1, 1.0),
+                LinearLoss(),
+                constants="test",
+            )
             excess = inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta)
             worst = max(worst, float(np.quantile(excess, 1 - beta)))
         below.append(worst / inst.lower_bound())
-        upper = 1.0 * 2.0 * (1 * math.log(1 / beta) / (epsilon * n)) ** (1 - 1 / k) * math.ceil(math.log2(n))
+        upper = (
+            1.0
+            * 2.0
+            * (1 * math.log(1 / beta) / (epsilon * n)) ** (1 - 1 / k)
+            * math.ceil(math.log2(n))
+        )
         ratios_up.append(worst / upper)
-    return {"quantile_above_lower_bound_holds": float(min(below) >= 1.0),
-            "quantile_within_10x_upper_bound_holds": float(max(ratios_up) <= 10.0)}
+    return {
+        "quantile_above_lower_bound_holds": float(min(below) >= 1.0),
+        "quantile_within_10x_upper_bound_holds": float(max(ratios_up) <= 10.0),
+    }
 
 
 @register_experiment("lowy26.lb.sco")
 def _lb(claim, budget):
     ns = _pick(budget, (1000, 10_000), (1000, 4000, 16_000, 64_000))
-    return ValueExperiment(lambda rng: _lb_private(rng, ns, _pick(budget, 300, 1000)),
-                           {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
-                           note="RT3: heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 "
-                                "vs (s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)")
+    return ValueExperiment(
+        lambda rng: _lb_private(rng, ns, _pick(budget, 300, 1000)),
+        {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
+        note="RT3: heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 "
+        "vs (s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
+    )
 
 
 def _lb_np(rng, ns=(1000, 10_000), trials=400, beta=0.1):
@@ -423,22 +669,47 @@ def _lb_np(rng, ns=(1000, 10_000), trials=400, beta=0.1):
         worst = 0.0
         for v in (1, -1):
             inst = TwoPointInstance.from_theorem(n, 1, 1.0, 2.0, beta, sign=v)
-            alg = PopLocalize.from_theorem(n, 1, 1000.0, 1.0, 1.0, 2.0, beta, Ball.centered(1, 1.0), LinearLoss(),
-                                           constants="test")
-            worst = max(worst, float(np.quantile(inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta),
-                                                 1 - beta)))
+            alg = PopLocalize.from_theorem(
+                n,
+                1,
+                1000.0,
+                1.0,
+                1.0,
+                2.0,
+                beta,
+                Ball.centered(1, 1.0),
+                LinearLoss(),
+                constants="test",
+            )
+            worst = max(
+                worst,
+                float(
+                    np.quantile(
+                        inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta),
+                        1 - beta,
+                    )
+                ),
+            )
         above.append(worst / inst.lower_bound())
     value = two_point_lower_bound(1000, 1.0, 2.0, 0.1)
-    return {"formula_at_n1000_beta01": value / ((1.0 * 2.0 / 4) * math.sqrt(math.log(1 / 0.4) / 3000)),
-            "quantile_above_lower_bound_holds": float(min(above) >= 1.0)}
+    return {
+        "formula_at_n1000_beta01": value / ((1.0 * 2.0 / 4) * math.sqrt(math.log(1 / 0.4) / 3000)),
+        "quantile_above_lower_bound_holds": float(min(above) >= 1.0),
+    }
 
 
 @register_experiment("lowy26.lb.sco.nonprivate")
 def _lbnp(claim, budget):
-    return ValueExperiment(lambda rng: _lb_np(rng, _pick(budget, (1000, 10_000), (1000, 4000, 16_000, 64_000)),
-                                              _pick(budget, 300, 1000)),
-                           {"formula_at_n1000_beta01": 1.0, "quantile_above_lower_bound_holds": 1.0}, rtol=1e-9,
-                           note="(G D/4) sqrt(ln(1/(4 beta))/(3n)); Alg 1's 0.9-quantile (max over v) must exceed it")
+    return ValueExperiment(
+        lambda rng: _lb_np(
+            rng,
+            _pick(budget, (1000, 10_000), (1000, 4000, 16_000, 64_000)),
+            _pick(budget, 300, 1000),
+        ),
+        {"formula_at_n1000_beta01": 1.0, "quantile_above_lower_bound_holds": 1.0},
+        rtol=1e-9,
+        note="(G D/4) sqrt(ln(1/(4 beta))/(3n)); Alg 1's 0.9-quantile (max over v) must exceed it",
+    )
 
 
 def _mean_lb(rng):
@@ -448,17 +719,25 @@ def _mean_lb(rng):
     w = Ball.centered(d, diameter / 2).project(rng.standard_normal((5000, d)))
     excess = diameter / 2 * rho - w @ mu
     mu_hat = 2 * rho / diameter * w
-    lemma = bool(np.all(excess >= diameter / (4 * rho) * np.sum((mu_hat - mu) ** 2, axis=1) - 1e-12))
+    lemma = bool(
+        np.all(excess >= diameter / (4 * rho) * np.sum((mu_hat - mu) ** 2, axis=1) - 1e-12)
+    )
     private = heavy_tailed_mean_lower_bound(1000, 5, 1.0, 3.0, 1.0, 0.1, part="private")
-    return {"lemma_G1_reduction_holds": float(lemma),
-            "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3)}
+    return {
+        "lemma_G1_reduction_holds": float(lemma),
+        "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3),
+    }
 
 
 @register_experiment("lowy26.lb.mean_estimation")
 def _mlb(claim, budget):
-    return ValueExperiment(_mean_lb, {"lemma_G1_reduction_holds": 1.0, "private_term_formula": 1.0}, rtol=1e-9,
-                           note="Lemma G.1 SCO -> mean-estimation reduction checked pointwise; private term formula "
-                                "(c = 1) at n = 1000, d = 5, k = 3, beta = 0.1")
+    return ValueExperiment(
+        _mean_lb,
+        {"lemma_G1_reduction_holds": 1.0, "private_term_formula": 1.0},
+        rtol=1e-9,
+        note="Lemma G.1 SCO -> mean-estimation reduction checked pointwise; private term formula "
+        "(c = 1) at n = 1000, d = 5, k = 3, beta = 0.1",
+    )
 
 
 # --------------------------------------------------------------------------- complexity
@@ -469,8 +748,15 @@ def adapsg_iterations(alpha, rng, d=3, radius=1.0):
     target = rng.standard_normal((1, d))
     target *= 2.0 / np.linalg.norm(target)
     ball = Ball.centered(d, radius)
-    res = adapsg(lambda x: (x - target) / np.maximum(np.linalg.norm(x - target, axis=1, keepdims=True), 1e-300),
-                 lambda u, z: (ball.project(u), 1), np.zeros((1, d)), 2 * radius, alpha)
+    res = adapsg(
+        lambda x: (
+            (x - target) / np.maximum(np.linalg.norm(x - target, axis=1, keepdims=True), 1e-300)
+        ),
+        lambda u, z: (ball.project(u), 1),
+        np.zeros((1, d)),
+        2 * radius,
+        alpha,
+    )
     return float(res.iterations[0])
 
 
@@ -478,10 +764,15 @@ def adapsg_iterations(alpha, rng, d=3, radius=1.0):
 def _ada(claim, budget):
     alphas = tuple(np.geomspace(1.0, _pick(budget, 0.1, 0.03), _pick(budget, 4, 6)))
     return RateExperiment.for_claim(
-        claim, adapsg_iterations, "alpha", alphas, replicates=_pick(budget, 3, 5),
+        claim,
+        adapsg_iterations,
+        "alpha",
+        alphas,
+        replicates=_pick(budget, 3, 5),
         note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
-             "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
-             "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0")
+        "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
+        "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0",
+    )
 
 
 def _proj(rng):
@@ -490,20 +781,34 @@ def _proj(rng):
     u = 6.0 * rng.standard_normal((500, 3))
     r, zeta = 0.5, 1e-6
     p, calls = inexact_projection(u, dom, c, r, zeta)
-    exact = np.stack([project_ball_intersection(u[i:i + 1], 2.0, np.zeros(3), r, c[i])[0] for i in range(500)])
+    exact = np.stack(
+        [project_ball_intersection(u[i : i + 1], 2.0, np.zeros(3), r, c[i])[0] for i in range(500)]
+    )
     dist = np.linalg.norm(u - c, axis=1)
     first = np.linalg.norm(dom.project(u) - c, axis=1) > r
-    bound = np.where(first, np.ceil(np.log2(np.maximum(dist * (dist / r - 1) / zeta, 1))), 0).max() + 1
-    inside = bool(np.all(np.linalg.norm(p, axis=1) <= 2.0 + 1e-9) and np.all(np.linalg.norm(p - c, axis=1) <= r + 1e-9))
-    return {"within_zeta_of_exact_holds": float(np.max(np.linalg.norm(p - exact, axis=1)) <= zeta),
-            "output_in_K_holds": float(inside), "calls_over_formula": calls / bound}
+    bound = (
+        np.where(first, np.ceil(np.log2(np.maximum(dist * (dist / r - 1) / zeta, 1))), 0).max() + 1
+    )
+    inside = bool(
+        np.all(np.linalg.norm(p, axis=1) <= 2.0 + 1e-9)
+        and np.all(np.linalg.norm(p - c, axis=1) <= r + 1e-9)
+    )
+    return {
+        "within_zeta_of_exact_holds": float(np.max(np.linalg.norm(p - exact, axis=1)) <= zeta),
+        "output_in_K_holds": float(inside),
+        "calls_over_formula": calls / bound,
+    }
 
 
 @register_experiment("lowy26.complexity.inexact_projection")
 def _projx(claim, budget):
-    return ValueExperiment(_proj, {"within_zeta_of_exact_holds": 1.0, "output_in_K_holds": 1.0, "calls_over_formula": 1.0},
-                           rtol=1e-9, note="500 random (u, c) in d = 3, W = B(0, 2), r = 0.5, zeta = 1e-6, against "
-                                           "dpclaims.losses.project_ball_intersection")
+    return ValueExperiment(
+        _proj,
+        {"within_zeta_of_exact_holds": 1.0, "output_in_K_holds": 1.0, "calls_over_formula": 1.0},
+        rtol=1e-9,
+        note="500 random (u, c) in d = 3, W = B(0, 2), r = 0.5, zeta = 1e-6, against "
+        "dpclaims.losses.project_ball_intersection",
+    )
 
 
 def structured_evaluations(n, rng, weight=1e12):
@@ -513,19 +818,25 @@ def structured_evaluations(n, rng, weight=1e12):
     data = inst.sample(n, 1, rng)
     x, y = np.array(data.x), np.array(data.y)
     x[0], y[0] = weight, weight * 0.1
-    alg = DoubleOutputPert.from_theorem(n, 1, 1.0, inst.moment_parameter(2), 2, 1.0, 0.1, W10, AbsoluteLoss(),
-                                        output="final")
+    alg = DoubleOutputPert.from_theorem(
+        n, 1, 1.0, inst.moment_parameter(2), 2, 1.0, 0.1, W10, AbsoluteLoss(), output="final"
+    )
     return float(alg.run(UserDataset(x, y), rng, 4).gradient_evaluations[0])
 
 
 @register_experiment("lowy26.complexity.structured")
 def _struct(claim, budget):
     return RateExperiment.for_claim(
-        claim, structured_evaluations, "n", _grid(budget, 100, 10_000), replicates=3,
+        claim,
+        structured_evaluations,
+        "n",
+        _grid(budget, 100, 10_000),
+        replicates=3,
         note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic "
-             "exact breakpoint solver costs n subgradients per stage whatever L (exponent 1 "
-             "in n); d >= 2 uses the certified PV-2 box-dual solver (solver='pv2'), whose "
-             "iteration count is not swept")
+        "exact breakpoint solver costs n subgradients per stage whatever L (exponent 1 "
+        "in n); d >= 2 uses the certified PV-2 box-dual solver (solver='pv2'), whose "
+        "iteration count is not swept",
+    )
 
 
 def net_points(inv_gamma, rng, d=2):
@@ -534,18 +845,35 @@ def net_points(inv_gamma, rng, d=2):
 
 
 def _net_bound(rng):
-    ok = [net(Ball.centered(d, 1.0), g).shape[0] <= net_size_bound(2.0, g, d) for d in (1, 2, 3) for g in (0.3, 0.1, 0.05)]
+    ok = [
+        net(Ball.centered(d, 1.0), g).shape[0] <= net_size_bound(2.0, g, d)
+        for d in (1, 2, 3)
+        for g in (0.3, 0.1, 0.05)
+    ]
     pts = net(Ball.centered(2, 1.0), 0.1)
     probe = Ball.centered(2, 1.0).project(rng.standard_normal((2000, 2)))
     cover = np.min(np.linalg.norm(probe[:, None] - pts[None], axis=-1), axis=1).max() <= 0.1 + 1e-12
-    return {"net_size_within_bound_holds": float(all(ok)), "net_covers_at_gamma_holds": float(cover)}
+    return {
+        "net_size_within_bound_holds": float(all(ok)),
+        "net_covers_at_gamma_holds": float(cover),
+    }
 
 
 @register_experiment("lowy26.complexity.em_pgm")
 def _emc(claim, budget):
     if budget == "quick":
-        return ValueExperiment(_net_bound, {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
-                               note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2")
+        return ValueExperiment(
+            _net_bound,
+            {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
+            note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2",
+        )
     return RateExperiment.for_claim(
-        claim, net_points, "1/gamma", tuple(np.geomspace(10, 300, 6)), at={"d": 2},
-        replicates=2, fixed={"d": 2}, note="net size vs 1/gamma in d = 2 (exponential in d)")
+        claim,
+        net_points,
+        "1/gamma",
+        tuple(np.geomspace(10, 300, 6)),
+        at={"d": 2},
+        replicates=2,
+        fixed={"d": 2},
+        note="net size vs 1/gamma in d = 2 (exponential in d)",
+    )

@@ -17,9 +17,9 @@ import numpy as np
 from scipy import integrate, stats
 
 from ...algorithms.lowy_liu_asi import (
+    ACSA_STAGE,
     ALG2_QUERY_LAPLACE,
     ALG2_THRESHOLD_LAPLACE,
-    ACSA_STAGE,
     Algorithm1,
     Algorithm3,
     HaltIndicator,
@@ -55,6 +55,7 @@ def _alg1_setup(pair, wrap=None):
     def build():
         algo, d0, d1, claim, _ = alg1_audit(pair)
         return (algo if wrap is None else wrap(algo)), d0, d1, claim
+
     return build
 
 
@@ -62,46 +63,69 @@ def _alg1_setup(pair, wrap=None):
 def alg1_privacy(claim, budget):
     """P1 end-to-end through Algorithm 1, statistic 1[output = 0]; exact ε ≈ 0.177 at ε = 2."""
     ref = alg1_audit("P1")[4]["reference_epsilon"]
-    return AuditExperiment(_alg1_setup("P1", HaltIndicator), trials=_pick(budget, 20_000, 200_000, 1_000_000),
-                           reference_epsilon=ref, note="spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5")
+    return AuditExperiment(
+        _alg1_setup("P1", HaltIndicator),
+        trials=_pick(budget, 20_000, 200_000, 1_000_000),
+        reference_epsilon=ref,
+        note="spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5",
+    )
 
 
 @register_experiment("lla24.privacy.tau_free")
 def tau_free(claim, budget):
     """P2 with an adversarially tiny τ_1 = 10⁻⁶·D_c (privacy must hold for any τ): ε̂ ≈ 0."""
-    return AuditExperiment(_alg1_setup("P2"), trials=_pick(budget, 10_000, 100_000, 1_000_000), reference_epsilon=0.0,
-                           note="spec 000 §7(a) P2 with tau_1 = 1e-6 D_c; the far outlier must be filtered out")
+    return AuditExperiment(
+        _alg1_setup("P2"),
+        trials=_pick(budget, 10_000, 100_000, 1_000_000),
+        reference_epsilon=0.0,
+        note="spec 000 §7(a) P2 with tau_1 = 1e-6 D_c; the far outlier must be filtered out",
+    )
 
 
 def _alg3_setup(pair, wrap=None):
     def build():
         algo, d0, d1, claim, _ = alg3_audit(pair)
         return (algo if wrap is None else wrap(algo)), d0, d1, claim
+
     return build
 
 
 @register_experiment("lla24.alg3.privacy")
 def alg3_privacy(claim, budget):
     """Q2 (far outlier, τ = 10⁻⁶) in phase 1 of Algorithm 3 end-to-end: ε̂ ≈ 0."""
-    return AuditExperiment(_alg3_setup("Q2"), trials=_pick(budget, 4_000, 50_000, 400_000), reference_epsilon=0.0,
-                           note="spec 000 §7(a) end-to-end Q2; paper constants, n_1 = 10^4 = K_1, beta = 0")
+    return AuditExperiment(
+        _alg3_setup("Q2"),
+        trials=_pick(budget, 4_000, 50_000, 400_000),
+        reference_epsilon=0.0,
+        note="spec 000 §7(a) end-to-end Q2; paper constants, n_1 = 10^4 = K_1, beta = 0",
+    )
 
 
 def _alg2_setup(pair, halting=False, smoothing=0.0):
     def build():
         algo, d0, d1, claim, _ = alg2_audit(pair, smoothing=smoothing)
         if halting:
-            return HaltingStep(algo), d0, d1, PrivacyClaim(claim.epsilon / 2.0, 0.0, "user", "replace")
+            return (
+                HaltingStep(algo),
+                d0,
+                d1,
+                PrivacyClaim(claim.epsilon / 2.0, 0.0, "user", "replace"),
+            )
         return algo, d0, d1, claim
+
     return build
 
 
 @register_experiment("lla24.alg2.abovethreshold")
 def alg2_abovethreshold(claim, budget):
     """White-box halting step H of Algorithm 2 on Q1 against the pure ε/2 = 1 claim (histogram audit)."""
-    return AuditExperiment(_alg2_setup("Q1", halting=True), trials=_pick(budget, 5_000, 100_000, 400_000),
-                           method="histogram", reference_epsilon=round(_q1_exact()["pure"], 3),
-                           note="halting pattern alone, claim (eps/2, 0); reference = exact pure eps of the H law")
+    return AuditExperiment(
+        _alg2_setup("Q1", halting=True),
+        trials=_pick(budget, 5_000, 100_000, 400_000),
+        method="histogram",
+        reference_epsilon=round(_q1_exact()["pure"], 3),
+        note="halting pattern alone, claim (eps/2, 0); reference = exact pure eps of the H law",
+    )
 
 
 @register_experiment("lla24.alg3ns.privacy")
@@ -111,8 +135,12 @@ def alg3ns_privacy(claim, budget):
     The full smoothed Algorithm 3 at paper constants needs T_i ~ 10⁵ steps (β_r = εn√m);
     privacy holds for any β (spec §3.4, §3.7), so the audit runs the smoothed phase at T = 20.
     """
-    return AuditExperiment(_alg2_setup("Q2", smoothing=1e-3), trials=_pick(budget, 4_000, 50_000, 400_000),
-                           reference_epsilon=0.0, note="Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q2")
+    return AuditExperiment(
+        _alg2_setup("Q2", smoothing=1e-3),
+        trials=_pick(budget, 4_000, 50_000, 400_000),
+        reference_epsilon=0.0,
+        note="Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q2",
+    )
 
 
 # --------------------------------------------------------------------------- privacy: white-box values
@@ -137,8 +165,10 @@ class _Alg1Reference:
         algo, d0, d1, _, info = alg1_audit("P1", self.mutant)
         h0 = int(algo.run(d0, rng, self.trials).halted.sum())
         h1 = int(algo.run(d1, rng, self.trials).halted.sum())
-        return {"log_halt_ratio": _ratio_interval(h0, h1, self.trials, self.trials),
-                "formula": 2.0 * (info["k"] - 1) * algo.epsilon / (20.0 * algo.C)}
+        return {
+            "log_halt_ratio": _ratio_interval(h0, h1, self.trials, self.trials),
+            "formula": 2.0 * (info["k"] - 1) * algo.epsilon / (20.0 * algo.C),
+        }
 
 
 def reference_eps_experiment(budget: str, mutant: str | None = None) -> ValueExperiment:
@@ -149,10 +179,13 @@ def reference_eps_experiment(budget: str, mutant: str | None = None) -> ValueExp
     """
     algo, _, _, _, info = alg1_audit("P1")
     ref = info["reference_epsilon"]
-    return ValueExperiment(_Alg1Reference(_pick(budget, 50_000, 200_000, 1_000_000), mutant),
-                           expected={"log_halt_ratio": ref, "formula": 0.177}, atol=0.002,
-                           note=f"P1, C={algo.C}, k={info['k']}; exact eps = (s(D)-s(D'))eps/20; spec worked value 0.177"
-                                + (f"; mutant {mutant}" if mutant else ""))
+    return ValueExperiment(
+        _Alg1Reference(_pick(budget, 50_000, 200_000, 1_000_000), mutant),
+        expected={"log_halt_ratio": ref, "formula": 0.177},
+        atol=0.002,
+        note=f"P1, C={algo.C}, k={info['k']}; exact eps = (s(D)-s(D'))eps/20; spec worked value 0.177"
+        + (f"; mutant {mutant}" if mutant else ""),
+    )
 
 
 @register_experiment("lla24.alg1.reference_eps")
@@ -164,19 +197,33 @@ def _alg1_noise(rng):
     algo, d0, _, _, _ = alg1_audit("P2")
     out = algo.run(d0, rng, 20_000).unprojected[:, 0]  # all users at 0: x̃_1 = x_0 = 0 exactly
     n, var = out.size, float(np.var(out, ddof=1))
-    lo, hi = var * (n - 1) / stats.chi2.ppf(0.995, n - 1), var * (n - 1) / stats.chi2.ppf(0.005, n - 1)
-    ident = [s * algo.epsilon * algo.C / (t * math.log(algo.n / algo.delta) ** 2)
-             for s, t in zip(algo.sigmas, algo.taus)]
-    return {"identity_min": min(ident), "identity_max": max(ident),
-            "sigma_empirical_over_sigma": (math.sqrt(var) / algo.sigmas[0], math.sqrt(lo) / algo.sigmas[0],
-                                           math.sqrt(hi) / algo.sigmas[0])}
+    lo, hi = (
+        var * (n - 1) / stats.chi2.ppf(0.995, n - 1),
+        var * (n - 1) / stats.chi2.ppf(0.005, n - 1),
+    )
+    ident = [
+        s * algo.epsilon * algo.C / (t * math.log(algo.n / algo.delta) ** 2)
+        for s, t in zip(algo.sigmas, algo.taus)
+    ]
+    return {
+        "identity_min": min(ident),
+        "identity_max": max(ident),
+        "sigma_empirical_over_sigma": (
+            math.sqrt(var) / algo.sigmas[0],
+            math.sqrt(lo) / algo.sigmas[0],
+            math.sqrt(hi) / algo.sigmas[0],
+        ),
+    }
 
 
 @register_experiment("lla24.alg1.noise_calibration")
 def alg1_noise_calibration(claim, budget):
-    return ValueExperiment(_alg1_noise, expected={"identity_min": 100.0, "identity_max": 100.0,
-                                                  "sigma_empirical_over_sigma": 1.0}, rtol=1e-9,
-                           note="sigma_i eps C / (tau_i ln^2(n/delta)) per phase, and the output noise std on P2's D")
+    return ValueExperiment(
+        _alg1_noise,
+        expected={"identity_min": 100.0, "identity_max": 100.0, "sigma_empirical_over_sigma": 1.0},
+        rtol=1e-9,
+        note="sigma_i eps C / (tau_i ln^2(n/delta)) per phase, and the output noise std on P2's D",
+    )
 
 
 def _score_sensitivity(rng):
@@ -193,36 +240,67 @@ def _score_sensitivity(rng):
     k, C1 = info["k"], algo.C
     attained = (2.0 * (k - 1) / C1) / (2.0 * (C1 - 1) / C1)
     eps = 2.0
-    return {"max_sensitivity_over_bound_le_1": float(worst <= 1.0 + 1e-12),
-            "p1_sensitivity_over_bound": attained,
-            "eps_test_over_eps": laplace_epsilon(20.0 / eps, sensitivity=2.0) / eps}
+    return {
+        "max_sensitivity_over_bound_le_1": float(worst <= 1.0 + 1e-12),
+        "p1_sensitivity_over_bound": attained,
+        "eps_test_over_eps": laplace_epsilon(20.0 / eps, sensitivity=2.0) / eps,
+    }
 
 
 @register_experiment("lla24.alg1.score_test")
 def alg1_score_test(claim, budget):
     algo, _, _, _, info = alg1_audit("P1")
     k, C = info["k"], algo.C
-    return ValueExperiment(_score_sensitivity, expected={"max_sensitivity_over_bound_le_1": 1.0,
-                                                         "p1_sensitivity_over_bound": (k - 1) / (C - 1),
-                                                         "eps_test_over_eps": 0.1}, rtol=1e-9,
-                           note="random neighbouring point sets; P1 attains 2(k-1)/C; Lap(20/eps) on sensitivity 2")
+    return ValueExperiment(
+        _score_sensitivity,
+        expected={
+            "max_sensitivity_over_bound_le_1": 1.0,
+            "p1_sensitivity_over_bound": (k - 1) / (C - 1),
+            "eps_test_over_eps": 0.1,
+        },
+        rtol=1e-9,
+        note="random neighbouring point sets; P1 attains 2(k-1)/C; Lap(20/eps) on sensitivity 2",
+    )
 
 
 def _alg2_noise(rng):
     algo, d0, _, _, _ = alg2_audit("Q2")
-    g = algo.run(d0, rng, 2_000, transcript=True).noisy_gradients[:, :, 0].reshape(-1)  # g_t = 0 exactly
+    g = (
+        algo.run(d0, rng, 2_000, transcript=True).noisy_gradients[:, :, 0].reshape(-1)
+    )  # g_t = 0 exactly
     n, var = g.size, float(np.var(g, ddof=1))
-    lo, hi = var * (n - 1) / stats.chi2.ppf(0.995, n - 1), var * (n - 1) / stats.chi2.ppf(0.005, n - 1)
-    ident = algo.sigma * algo.epsilon * algo.n_phase / (algo.tau * math.sqrt(algo.steps)
-                                                       * (math.log(algo.n_total * algo.d / algo.delta) + algo.epsilon))
-    return {"identity": ident, "sigma_empirical_over_sigma": (math.sqrt(var) / algo.sigma, math.sqrt(lo) / algo.sigma,
-                                                             math.sqrt(hi) / algo.sigma)}
+    lo, hi = (
+        var * (n - 1) / stats.chi2.ppf(0.995, n - 1),
+        var * (n - 1) / stats.chi2.ppf(0.005, n - 1),
+    )
+    ident = (
+        algo.sigma
+        * algo.epsilon
+        * algo.n_phase
+        / (
+            algo.tau
+            * math.sqrt(algo.steps)
+            * (math.log(algo.n_total * algo.d / algo.delta) + algo.epsilon)
+        )
+    )
+    return {
+        "identity": ident,
+        "sigma_empirical_over_sigma": (
+            math.sqrt(var) / algo.sigma,
+            math.sqrt(lo) / algo.sigma,
+            math.sqrt(hi) / algo.sigma,
+        ),
+    }
 
 
 @register_experiment("lla24.alg2.noise_calibration")
 def alg2_noise_calibration(claim, budget):
-    return ValueExperiment(_alg2_noise, expected={"identity": 1000.0, "sigma_empirical_over_sigma": 1.0}, rtol=1e-9,
-                           note="sigma_i eps n_i/(tau sqrt(T_i) ln(n d e^eps/delta)) and the std of the released g_t")
+    return ValueExperiment(
+        _alg2_noise,
+        expected={"identity": 1000.0, "sigma_empirical_over_sigma": 1.0},
+        rtol=1e-9,
+        note="sigma_i eps n_i/(tau sqrt(T_i) ln(n d e^eps/delta)) and the std of the released g_t",
+    )
 
 
 def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
@@ -239,7 +317,9 @@ def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
     def moment(f):
         val = 0.0
         for lo, hi in ((-np.inf, 0.0), (0.0, np.inf)):
-            val += integrate.quad(lambda xi: f(rho(xi)) * stats.laplace.pdf(xi, scale=b_thr), lo, hi, limit=200)[0]
+            val += integrate.quad(
+                lambda xi: f(rho(xi)) * stats.laplace.pdf(xi, scale=b_thr), lo, hi, limit=200
+            )[0]
         return val
 
     law = np.empty(steps + 1)
@@ -251,6 +331,7 @@ def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
 
 def profile_epsilon(p: np.ndarray, q: np.ndarray, delta: float) -> float:
     """Smallest ε' with ``Σ max(p − e^ε' q, 0) ≤ δ`` in both directions (discrete laws)."""
+
     def excess(eps, a, b):
         return float(np.sum(np.maximum(a - math.exp(eps) * b, 0.0)))
 
@@ -270,7 +351,12 @@ def _q1_exact(steps: int = 20, epsilon: float = 2.0) -> dict:
     _, _, _, _, info = alg2_audit("Q1")
     p = halting_law(info["score_d0"], info["K"], steps, epsilon)
     q = halting_law(info["score_d1"], info["K"], steps, epsilon)
-    return {"p": p, "q": q, "eps_1e5": profile_epsilon(p, q, 1e-5), "pure": float(np.max(np.abs(np.log(p / q))))}
+    return {
+        "p": p,
+        "q": q,
+        "eps_1e5": profile_epsilon(p, q, 1e-5),
+        "pure": float(np.max(np.abs(np.log(p / q)))),
+    }
 
 
 class _Q1Law:
@@ -292,34 +378,78 @@ class _Q1Law:
             e = np.r_[expected[bins], expected[~bins].sum()]
             keep = e > 0
             pvals.append(stats.chisquare(o[keep], e[keep] * o[keep].sum() / e[keep].sum()).pvalue)
-        return {"halting_law_fits": float(min(pvals) > 1e-4), "eps_exact_delta_1e-5": exact["eps_1e5"]}
+        return {
+            "halting_law_fits": float(min(pvals) > 1e-4),
+            "eps_exact_delta_1e-5": exact["eps_1e5"],
+        }
 
 
 @register_experiment("lla24.alg2.reference_eps")
 def alg2_reference_eps(claim, budget):
-    return ValueExperiment(_Q1Law(_pick(budget, 5_000, 200_000, 400_000)),
-                           expected={"halting_law_fits": 1.0, "eps_exact_delta_1e-5": 0.44}, rtol=0.15,
-                           note="Q1: K=10^4, T=20, eps=2; exact law by quadrature; spec [PROTOTYPE] 0.44 at delta=1e-5 "
-                                "(our k gives s(D)-4K/5 as close to -1 as K allows)")
+    return ValueExperiment(
+        _Q1Law(_pick(budget, 5_000, 200_000, 400_000)),
+        expected={"halting_law_fits": 1.0, "eps_exact_delta_1e-5": 0.44},
+        rtol=0.15,
+        note="Q1: K=10^4, T=20, eps=2; exact law by quadrature; spec [PROTOTYPE] 0.44 at delta=1e-5 "
+        "(our k gives s(D)-4K/5 as close to -1 as K allows)",
+    )
 
 
 # --------------------------------------------------------------------------- rates: experiment functions
 
 
-def alg3_risk(value, rng, param="n", n=32000, m=16, d=4, epsilon=4.0, delta=1e-7, alpha0=0.4, alpha_exp=-1.0,
-              v0=4000.0, noise_mult=1.0, normalised=False, smoothed=False, mutant=None):
+def alg3_risk(
+    value,
+    rng,
+    param="n",
+    n=32000,
+    m=16,
+    d=4,
+    epsilon=4.0,
+    delta=1e-7,
+    alpha0=0.4,
+    alpha_exp=-1.0,
+    v0=4000.0,
+    noise_mult=1.0,
+    normalised=False,
+    smoothed=False,
+    mutant=None,
+):
     """Excess risk of Algorithm 3 (relaxed, one trial) on H1 (or H3 if ``smoothed``), α = α₀(v/v₀)^a."""
     kw = {"n": n, "m": m, "d": d, "epsilon": epsilon}
     kw[param] = int(value) if param in ("n", "m", "d") else float(value)
     alpha = min(1.0, alpha0 * (value / v0) ** alpha_exp)
     if smoothed:
         inst = AbsoluteCubeInstance(kw["d"], alpha=alpha)
-        algo = SmoothedAlgorithm3.from_theorem(kw["n"], kw["m"], kw["d"], kw["epsilon"], delta, 1.0, 0.0, 2.0,
-                                               loss=inst.loss, constants="relaxed", noise_mult=noise_mult)
+        algo = SmoothedAlgorithm3.from_theorem(
+            kw["n"],
+            kw["m"],
+            kw["d"],
+            kw["epsilon"],
+            delta,
+            1.0,
+            0.0,
+            2.0,
+            loss=inst.loss,
+            constants="relaxed",
+            noise_mult=noise_mult,
+        )
     else:
         inst = LinearHypercubeInstance(kw["d"], alpha=alpha)
-        algo = Algorithm3.from_theorem(kw["n"], kw["m"], kw["d"], kw["epsilon"], delta, 1.0, 0.0, 1.0, diameter=1.0,
-                                       constants="relaxed", noise_mult=noise_mult, mutant=mutant)
+        algo = Algorithm3.from_theorem(
+            kw["n"],
+            kw["m"],
+            kw["d"],
+            kw["epsilon"],
+            delta,
+            1.0,
+            0.0,
+            1.0,
+            diameter=1.0,
+            constants="relaxed",
+            noise_mult=noise_mult,
+            mutant=mutant,
+        )
     data = inst.sample(kw["n"], kw["m"], rng)
     theta = algo.run(data, rng, 1).theta
     risk = inst.excess_risk(theta)
@@ -341,26 +471,63 @@ class Alg3Level:
     of the sweep (then r is flat again); the level can.
     """
 
-    def __init__(self, reps: int = 30, n: int = 8000, mutant: str | None = None, level: float = RT3N_LEVEL) -> None:
+    def __init__(
+        self, reps: int = 30, n: int = 8000, mutant: str | None = None, level: float = RT3N_LEVEL
+    ) -> None:
         self.reps, self.n, self.mutant, self.level = reps, n, mutant, level
 
     def __call__(self, rng):
-        r = np.array([alg3_risk(self.n, rng, alpha0=0.4, alpha_exp=-1.0, normalised=True, mutant=self.mutant)
-                      for _ in range(self.reps)])
+        r = np.array(
+            [
+                alg3_risk(
+                    self.n, rng, alpha0=0.4, alpha_exp=-1.0, normalised=True, mutant=self.mutant
+                )
+                for _ in range(self.reps)
+            ]
+        )
         half = stats.t.ppf(0.975, r.size - 1) * r.std(ddof=1) / math.sqrt(r.size)
         mean = float(r.mean())
-        return {"normalised_risk": (mean, mean - half, mean + half), "below_level": float(mean + half < self.level)}
+        return {
+            "normalised_risk": (mean, mean - half, mean + half),
+            "below_level": float(mean + half < self.level),
+        }
 
 
-def alg1_risk(value, rng, param="n", n=16000, m=16, d=4, epsilon=10.0, delta=1e-6, alpha0=0.5, alpha_exp=-0.5,
-              v0=4000.0, noise_mult=1.0, eta_const=300.0, normalised=False):
+def alg1_risk(
+    value,
+    rng,
+    param="n",
+    n=16000,
+    m=16,
+    d=4,
+    epsilon=10.0,
+    delta=1e-6,
+    alpha0=0.5,
+    alpha_exp=-0.5,
+    v0=4000.0,
+    noise_mult=1.0,
+    eta_const=300.0,
+    normalised=False,
+):
     """Excess risk of Algorithm 1 (relaxed, c_η = 300, one trial) on H1, α = α₀(v/v₀)^a (RT-5)."""
     kw = {"n": n, "m": m, "d": d, "epsilon": epsilon}
     kw[param] = int(value) if param in ("n", "m", "d") else float(value)
     alpha = min(1.0, alpha0 * (value / v0) ** alpha_exp)
     inst = LinearHypercubeInstance(kw["d"], alpha=alpha)
-    algo = Algorithm1.from_theorem(kw["n"], kw["m"], kw["d"], kw["epsilon"], delta, 1.0, None, 1.0, diameter=1.0,
-                                   constants="relaxed", eta_const=eta_const, noise_mult=noise_mult)
+    algo = Algorithm1.from_theorem(
+        kw["n"],
+        kw["m"],
+        kw["d"],
+        kw["epsilon"],
+        delta,
+        1.0,
+        None,
+        1.0,
+        diameter=1.0,
+        constants="relaxed",
+        eta_const=eta_const,
+        noise_mult=noise_mult,
+    )
     theta = algo.run(inst.sample(kw["n"], kw["m"], rng), rng, 1).theta
     risk = inst.normalised_risk(theta) if normalised else inst.excess_risk(theta)
     return float(np.mean(risk))
@@ -388,14 +555,27 @@ def minibatch_variance(value, rng, n=4000, m=16, d=8, alpha=0.3, batches=2000):
     return float(np.mean(np.sum((g - full) ** 2, axis=-1)) / (1 - (K - 1) / (n - 1)))
 
 
-def alg3_count(value, rng, param="n", n=1e11, m=1e3, d=10.0, epsilon=1.0, delta=1e-12, beta=1e4, k_const=1.0,
-               smoothed=False):
+def alg3_count(
+    value,
+    rng,
+    param="n",
+    n=1e11,
+    m=1e3,
+    d=10.0,
+    epsilon=1.0,
+    delta=1e-12,
+    beta=1e4,
+    k_const=1.0,
+    smoothed=False,
+):
     """RT-6: dry-run gradient count Σ T_i K_i m of Algorithm 3 (β = εn√m for the smoothed variant)."""
     kw = {"n": n, "m": m, "d": d, "epsilon": epsilon, "beta": beta}
     kw[param] = float(value)
     if smoothed:
         kw["beta"] = kw["epsilon"] * kw["n"] * math.sqrt(kw["m"])
-    return alg3_gradient_count(kw["n"], kw["m"], kw["d"], kw["epsilon"], delta, kw["beta"], k_const=k_const)
+    return alg3_gradient_count(
+        kw["n"], kw["m"], kw["d"], kw["epsilon"], delta, kw["beta"], k_const=k_const
+    )
 
 
 def sc_count(value, rng, m=1e3, d=10.0, epsilon=1.0, delta=1e-12, beta=1e4, k_const=1.0):
@@ -456,26 +636,49 @@ def oracle_risk(value, rng, m=16, d=4, alpha0=0.2, v0=1000.0):
     return float(inst.excess_risk(theta[None])[0])
 
 
-def sc_risk(value, rng, param="n", n=8000, m=16, d=2, epsilon=8.0, delta=1e-7, noise_mult=0.0, alpha=0.3):
+def sc_risk(
+    value, rng, param="n", n=8000, m=16, d=2, epsilon=8.0, delta=1e-7, noise_mult=0.0, alpha=0.3
+):
     """Spec §2.5 strongly convex wrapper (relaxed) on H4, excess (μ/2)‖θ − Ez‖² (RT-10); sweeps n or m."""
     n, m = (int(value), m) if param == "n" else (n, int(value))
     inst = QuadraticHypercubeInstance(d, alpha=alpha, radius=1.0)
-    algo = StronglyConvexAlgorithm3.from_theorem(n, m, d, epsilon, delta, 2.0, 1.0, 1.0, strong_convexity=1.0,
-                                                 loss=SquaredDistanceLoss(1.0), constants="relaxed",
-                                                 noise_mult=noise_mult)
+    algo = StronglyConvexAlgorithm3.from_theorem(
+        n,
+        m,
+        d,
+        epsilon,
+        delta,
+        2.0,
+        1.0,
+        1.0,
+        strong_convexity=1.0,
+        loss=SquaredDistanceLoss(1.0),
+        constants="relaxed",
+        noise_mult=noise_mult,
+    )
     return float(inst.excess_risk(algo.run(inst.sample(n, m, rng), rng, 1).theta)[0])
 
 
 # --------------------------------------------------------------------------- rates: registrations
 
-_GRID_N = {"quick": [4000, 8000, 16000, 40000], "standard": [4000, 8000, 16000, 32000, 64000],
-           "full": [4000, 8000, 16000, 32000, 64000]}
+_GRID_N = {
+    "quick": [4000, 8000, 16000, 40000],
+    "standard": [4000, 8000, 16000, 32000, 64000],
+    "full": [4000, 8000, 16000, 32000, 64000],
+}
 
 
 def _rate(claim, budget, fn, param, values, reps, fixed, note, baseline=None):
     return RateExperiment.for_claim(
-        claim, fn, param, values[budget] if isinstance(values, dict) else values,
-        replicates=_pick(budget, *reps), fixed=fixed, note=note, baseline=baseline)
+        claim,
+        fn,
+        param,
+        values[budget] if isinstance(values, dict) else values,
+        replicates=_pick(budget, *reps),
+        fixed=fixed,
+        note=note,
+        baseline=baseline,
+    )
 
 
 def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
@@ -483,8 +686,10 @@ def _h1_origin(alpha0, alpha_exp, v0=4000.0, normalised=False) -> Baseline:
     (L = radius = 1), normalised risk 1."""
     if normalised:
         return Baseline("outputting the initial point (the origin)", 1.0)
-    return Baseline("outputting the initial point (the origin)",
-                    functools.partial(_h1_alpha, alpha0=alpha0, alpha_exp=alpha_exp, v0=v0))
+    return Baseline(
+        "outputting the initial point (the origin)",
+        functools.partial(_h1_alpha, alpha0=alpha0, alpha_exp=alpha_exp, v0=v0),
+    )
 
 
 def _h1_alpha(value, alpha0, alpha_exp, v0):
@@ -494,79 +699,154 @@ def _h1_alpha(value, alpha0, alpha_exp, v0):
 
 @register_experiment("lla24.alg3.risk.priv")
 def alg3_risk_priv(claim, budget):
-    return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
-                 {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0},
-                 "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)",
-                 baseline=_h1_origin(0.4, -1.0))
+    return _rate(
+        claim,
+        budget,
+        alg3_risk,
+        "n",
+        _GRID_N,
+        (2, 20, 30),
+        {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0},
+        "RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)",
+        baseline=_h1_origin(0.4, -1.0),
+    )
 
 
 @register_experiment("lla24.alg3.risk.stat")
 def alg3_risk_stat(claim, budget):
-    return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
-                 {"param": "n", "alpha0": 0.05, "alpha_exp": -0.5, "noise_mult": 0.0},
-                 "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2",
-                 baseline=_h1_origin(0.05, -0.5))
+    return _rate(
+        claim,
+        budget,
+        alg3_risk,
+        "n",
+        _GRID_N,
+        (2, 20, 30),
+        {"param": "n", "alpha0": 0.05, "alpha_exp": -0.5, "noise_mult": 0.0},
+        "RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 (4000/n)^1/2",
+        baseline=_h1_origin(0.05, -0.5),
+    )
 
 
 @register_experiment("lla24.alg1.risk")
 def alg1_risk_claim(claim, budget):
-    grid = {"quick": [4000, 8000, 16000, 40000], "standard": _GRID_N["standard"],
-            "full": _GRID_N["full"]}
-    return _rate(claim, budget, alg1_risk, "n", grid, (3, 10, 20),
-                 {"param": "n"}, "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
-                 baseline=_h1_origin(0.5, -0.5))
+    grid = {
+        "quick": [4000, 8000, 16000, 40000],
+        "standard": _GRID_N["standard"],
+        "full": _GRID_N["full"],
+    }
+    return _rate(
+        claim,
+        budget,
+        alg1_risk,
+        "n",
+        grid,
+        (3, 10, 20),
+        {"param": "n"},
+        "RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
+        baseline=_h1_origin(0.5, -0.5),
+    )
 
 
 @register_experiment("lla24.alg1.suboptimality")
 def alg1_suboptimality(claim, budget):
-    grid = {"quick": [4000, 8000, 16000, 40000], "standard": [4000, 8000, 16000, 32000, 64000],
-            "full": [4000, 8000, 16000, 32000, 64000]}
-    return _rate(claim, budget, alg1_risk, "n", grid, (3, 10, 20),
-                 {"param": "n", "alpha_exp": -1.0, "normalised": True},
-                 "RT-5b: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its normalised risk r must "
-                 "rise with n. Band [0, 1] around the asymptotic sqrt(n eps) gap exponent 1/2: consistent means r "
-                 "rises significantly (r <= 1 saturates, so the spec's prototype saw +0.20). Alg 3 on the same "
-                 "family stays flat (lla24.lb.lsa21.priv).")
+    grid = {
+        "quick": [4000, 8000, 16000, 40000],
+        "standard": [4000, 8000, 16000, 32000, 64000],
+        "full": [4000, 8000, 16000, 32000, 64000],
+    }
+    return _rate(
+        claim,
+        budget,
+        alg1_risk,
+        "n",
+        grid,
+        (3, 10, 20),
+        {"param": "n", "alpha_exp": -1.0, "normalised": True},
+        "RT-5b: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its normalised risk r must "
+        "rise with n. Band [0, 1] around the asymptotic sqrt(n eps) gap exponent 1/2: consistent means r "
+        "rises significantly (r <= 1 saturates, so the spec's prototype saw +0.20). Alg 3 on the same "
+        "family stays flat (lla24.lb.lsa21.priv).",
+    )
 
 
 @register_experiment("lla24.lb.lsa21.priv")
 def lb_priv(claim, budget):
-    return _rate(claim, budget, alg3_risk, "n", _GRID_N, (2, 20, 30),
-                 {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0, "normalised": True},
-                 "normalised risk r of Alg 3 on the critical family alpha ~ 1/n stays flat (exponent 0): the "
-                 "private lower-bound rate is attained and not beaten",
-                 baseline=_h1_origin(0.4, -1.0, normalised=True))
+    return _rate(
+        claim,
+        budget,
+        alg3_risk,
+        "n",
+        _GRID_N,
+        (2, 20, 30),
+        {"param": "n", "alpha0": 0.4, "alpha_exp": -1.0, "normalised": True},
+        "normalised risk r of Alg 3 on the critical family alpha ~ 1/n stays flat (exponent 0): the "
+        "private lower-bound rate is attained and not beaten",
+        baseline=_h1_origin(0.4, -1.0, normalised=True),
+    )
 
 
 @register_experiment("lla24.lb.lsa21.stat")
 def lb_stat(claim, budget):
-    return _rate(claim, budget, oracle_risk, "n", [1000, 4000, 16000, 64000], (30, 200, 400), {},
-                 "non-private ERM on H1 at alpha ~ (nm)^-1/2: even without privacy the excess falls only as n^-1/2")
+    return _rate(
+        claim,
+        budget,
+        oracle_risk,
+        "n",
+        [1000, 4000, 16000, 64000],
+        (30, 200, 400),
+        {},
+        "non-private ERM on H1 at alpha ~ (nm)^-1/2: even without privacy the excess falls only as n^-1/2",
+    )
 
 
 @register_experiment("lla24.lemma23.stability")
 def lemma23(claim, budget):
     grid = _pick(budget, [64, 256, 1024, 4096], *[[64, 256, 1024, 4096, 16384]] * 2)
-    return _rate(claim, budget, sgd_pair_distance, "T", grid, (3, 10, 20),
-                 {"pairs": _pick(budget, 100, 400, 800)}, "RT-1: alpha = 0 H1, d = 10, eta = 0.01")
+    return _rate(
+        claim,
+        budget,
+        sgd_pair_distance,
+        "T",
+        grid,
+        (3, 10, 20),
+        {"pairs": _pick(budget, 100, 400, 800)},
+        "RT-1: alpha = 0 H1, d = 10, eta = 0.01",
+    )
 
 
 @register_experiment("lla24.lemma35.variance")
 def lemma35(claim, budget):
-    return _rate(claim, budget, minibatch_variance, "K", [10, 20, 40, 80, 160], (3, 10, 20),
-                 {"batches": _pick(budget, 300, 2000, 4000)},
-                 "RT-2: H1 alpha=0.3, n=4000, d=8, without replacement, divided by 1-(K-1)/(n-1)")
+    return _rate(
+        claim,
+        budget,
+        minibatch_variance,
+        "K",
+        [10, 20, 40, 80, 160],
+        (3, 10, 20),
+        {"batches": _pick(budget, 300, 2000, 4000)},
+        "RT-2: H1 alpha=0.3, n=4000, d=8, without replacement, divided by 1-(K-1)/(n-1)",
+    )
 
 
 @register_experiment("lla24.lemmaD1.smoothing")
 def lemma_d1(claim, budget):
-    return _rate(claim, budget, smoothing_curvature, "r", [1e-3, 1e-2, 1e-1, 1.0], (3, 10, 20),
-                 {"samples": _pick(budget, 50_000, 400_000, 1_000_000)},
-                 "RT-8: f = |x|_1/sqrt(d), d = 4; smoothness of f_r ~ L sqrt(d)/r")
+    return _rate(
+        claim,
+        budget,
+        smoothing_curvature,
+        "r",
+        [1e-3, 1e-2, 1e-1, 1.0],
+        (3, 10, 20),
+        {"samples": _pick(budget, 50_000, 400_000, 1_000_000)},
+        "RT-8: f = |x|_1/sqrt(d), d = 4; smoothness of f_r ~ L sqrt(d)/r",
+    )
 
 
-_SC_GRID = {"quick": [8000, 16000, 32000, 80000], "standard": [8000, 16000, 32000, 64000, 128000],
-            "full": [8000, 16000, 32000, 64000, 128000, 256000]}
+_SC_GRID = {
+    "quick": [8000, 16000, 32000, 80000],
+    "standard": [8000, 16000, 32000, 64000, 128000],
+    "full": [8000, 16000, 32000, 64000, 128000, 256000],
+}
 
 
 _SC_QUICK_M = [1, 2, 4, 10]
@@ -575,10 +855,12 @@ _SC_QUICK_M = [1, 2, 4, 10]
 fall as 1/m."""
 
 
-_SC_STAT_QUICK = ("the quick m sweep of the non-private wrapper is pre-asymptotic: over seeds "
-                  "its slope ranges "
-                  "-0.96 to -1.70 with intervals that straddle or miss the band; the standard n "
-                  "sweep checks it")
+_SC_STAT_QUICK = (
+    "the quick m sweep of the non-private wrapper is pre-asymptotic: over seeds "
+    "its slope ranges "
+    "-0.96 to -1.70 with intervals that straddle or miss the band; the standard n "
+    "sweep checks it"
+)
 
 
 def _sc_origin() -> Baseline:
@@ -592,31 +874,55 @@ def _sc_origin() -> Baseline:
 def _sc(claim, budget, noise_mult, note):
     if budget == "quick":
         return RateExperiment.for_claim(
-            claim, sc_risk, "m", _SC_QUICK_M, replicates=4,
+            claim,
+            sc_risk,
+            "m",
+            _SC_QUICK_M,
+            replicates=4,
             fixed={"param": "m", "n": 8000, "noise_mult": noise_mult},
             note=note + "; quick: m sweep at n = 8000 (claimed m exponent -1). With "
-                        "privacy noise the wrapper's excess is flat in m here (slopes "
-                        "0.0-0.4 over seeds), a finding about the spec's wrapper, not "
-                        "the paper",
-            baseline=_sc_origin())
-    return _rate(claim, budget, sc_risk, "n", _SC_GRID, (3, 10, 20), {"noise_mult": noise_mult},
-                 note, baseline=_sc_origin())
+            "privacy noise the wrapper's excess is flat in m here (slopes "
+            "0.0-0.4 over seeds), a finding about the spec's wrapper, not "
+            "the paper",
+            baseline=_sc_origin(),
+        )
+    return _rate(
+        claim,
+        budget,
+        sc_risk,
+        "n",
+        _SC_GRID,
+        (3, 10, 20),
+        {"noise_mult": noise_mult},
+        note,
+        baseline=_sc_origin(),
+    )
 
 
 @register_experiment("lla24.alg3sc.risk.stat", skip={"quick": _SC_STAT_QUICK})
 def sc_risk_stat(claim, budget):
-    return _sc(claim, budget, 0.0, "RT-10 (stat): spec 2.5 wrapper (not from the paper), H4, "
-                                   "noise_mult = 0")
+    return _sc(
+        claim,
+        budget,
+        0.0,
+        "RT-10 (stat): spec 2.5 wrapper (not from the paper), H4, noise_mult = 0",
+    )
 
 
 @register_experiment("lla24.alg3sc.risk.priv")
 def sc_risk_priv(claim, budget):
-    return _sc(claim, budget, 1.0, "RT-10 (priv): spec 2.5 wrapper (not from the paper), H4, "
-                                   "relaxed constants")
+    return _sc(
+        claim,
+        budget,
+        1.0,
+        "RT-10 (priv): spec 2.5 wrapper (not from the paper), H4, relaxed constants",
+    )
 
 
-_RT9 = {"standard": ({"m": 1, "epsilon": 10.0}, [2000, 4000, 8000, 20000], 2),
-        "full": ({"m": 16, "epsilon": 4.0}, [4000, 8000, 16000, 40000], 10)}
+_RT9 = {
+    "standard": ({"m": 1, "epsilon": 10.0}, [2000, 4000, 8000, 20000], 2),
+    "full": ({"m": 16, "epsilon": 4.0}, [4000, 8000, 16000, 40000], 10),
+}
 """RT-9 sweeps (smoothed Algorithm 3, relaxed, H3, d = 2): ``full`` is the spec's (n from 4e3 over one
 decade; each run takes 30 s at n = 4000 and grows ~n²); ``standard`` is the smallest configuration in
 which a phase runs at n = 2000 (m = 1, ε = 10: 1.7 / 5.6 / 15 s per run at n = 2e3 / 4e3 / 8e3 on a
@@ -624,19 +930,34 @@ loaded machine).  It is pre-asymptotic: at n = 2000 the normalised risk is ~0.85
 point's level 1, so the measured slopes (priv −0.90 [−1.69, −0.11], stat −1.31 [−1.59, −1.03], seed 0)
 mix the descent from the trivial level with the rate."""
 
-_RT9_QUICK = ("RT-9 needs >= 8 runs of smoothed Algorithm 3 (4 grid points over a decade, 2 replicates) and the "
-              "cheapest run in which a phase executes takes ~2 s (n = 2000, m = 1, eps = 10: beta_r = eps n sqrt(m) "
-              "gives T_1 ~ 1500 AC-SA steps); no quick sweep fits the ~2 s budget, see the standard/full budgets")
+_RT9_QUICK = (
+    "RT-9 needs >= 8 runs of smoothed Algorithm 3 (4 grid points over a decade, 2 replicates) and the "
+    "cheapest run in which a phase executes takes ~2 s (n = 2000, m = 1, eps = 10: beta_r = eps n sqrt(m) "
+    "gives T_1 ~ 1500 AC-SA steps); no quick sweep fits the ~2 s budget, see the standard/full budgets"
+)
 
 
 def _rt9(claim, budget, alpha_exp, noise_mult, note):
     fixed, grid, reps = _RT9[budget]
     return RateExperiment.for_claim(
-        claim, alg3_risk, "n", grid, replicates=reps,
-        fixed={"param": "n", "smoothed": True, "d": 2, "alpha0": 0.4, "alpha_exp": alpha_exp,
-               "v0": grid[0], "noise_mult": noise_mult, **fixed},
+        claim,
+        alg3_risk,
+        "n",
+        grid,
+        replicates=reps,
+        fixed={
+            "param": "n",
+            "smoothed": True,
+            "d": 2,
+            "alpha0": 0.4,
+            "alpha_exp": alpha_exp,
+            "v0": grid[0],
+            "noise_mult": noise_mult,
+            **fixed,
+        },
         note=f"RT-9 ({note}): smoothed Alg 3 relaxed on H3, d=2, m={fixed['m']}, "
-             f"eps={fixed['epsilon']:g}, alpha = 0.4 ({grid[0]}/n)^{-alpha_exp:g}")
+        f"eps={fixed['epsilon']:g}, alpha = 0.4 ({grid[0]}/n)^{-alpha_exp:g}",
+    )
 
 
 @register_experiment("lla24.alg3ns.risk.priv", skip={"quick": _RT9_QUICK})
@@ -646,14 +967,19 @@ def alg3ns_risk_priv(claim, budget):
 
 @register_experiment("lla24.alg3ns.risk.stat", skip={"quick": _RT9_QUICK})
 def alg3ns_risk_stat(claim, budget):
-    return _rt9(claim, budget, -0.5, 0.0, "statistical term, noise_mult = 0 (non-private "
-                                          "diagnostic)")
+    return _rt9(
+        claim, budget, -0.5, 0.0, "statistical term, noise_mult = 0 (non-private diagnostic)"
+    )
 
 
 @register_experiment("lla24.lemmaB3.sgd")
 def lemma_b3(claim, budget):
-    return ValueExperiment(_lemma_b3, expected={"bound_holds": 1.0}, note="mean excess of average-iterate SGD on H1 "
-                           "(alpha=0.3, d=4) <= |y - x_0|^2/(eta T) + eta L^2 at y = x* over an (eta, T) grid")
+    return ValueExperiment(
+        _lemma_b3,
+        expected={"bound_holds": 1.0},
+        note="mean excess of average-iterate SGD on H1 "
+        "(alpha=0.3, d=4) <= |y - x_0|^2/(eta T) + eta L^2 at y = x* over an (eta, T) grid",
+    )
 
 
 def _lemma_b3(rng):
@@ -677,74 +1003,127 @@ def _lemma_b3(rng):
 
 # --------------------------------------------------------------------------- complexity (dry runs)
 
-_DRY = {"n": np.geomspace(1e10, 1e13, 5), "m": np.geomspace(1e2, 1e5, 5), "beta": np.geomspace(1e4, 1e10, 5),
-        "epsilon": np.geomspace(0.25, 4.0, 5)}
+_DRY = {
+    "n": np.geomspace(1e10, 1e13, 5),
+    "m": np.geomspace(1e2, 1e5, 5),
+    "beta": np.geomspace(1e4, 1e10, 5),
+    "epsilon": np.geomspace(0.25, 4.0, 5),
+}
 
 
 @register_experiment("lla24.alg3.complexity.stat")
 def alg3_complexity_stat(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "n", list(_DRY["n"]), replicates=2, fixed={"param": "n"},
-        note="RT-6 dry run: beta=1e4, m=1e3, d=10, eps=1, delta=1e-12, K constant 500 -> 1")
+        claim,
+        alg3_count,
+        "n",
+        list(_DRY["n"]),
+        replicates=2,
+        fixed={"param": "n"},
+        note="RT-6 dry run: beta=1e4, m=1e3, d=10, eps=1, delta=1e-12, K constant 500 -> 1",
+    )
 
 
 @register_experiment("lla24.alg3.complexity.headline")
 def alg3_complexity_headline(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "m", list(_DRY["m"]), replicates=2,
-        fixed={"param": "m", "n": 1e11}, note="RT-6 dry run, m sweep at n = 1e11 (n^7 >= m)")
+        claim,
+        alg3_count,
+        "m",
+        list(_DRY["m"]),
+        replicates=2,
+        fixed={"param": "m", "n": 1e11},
+        note="RT-6 dry run, m sweep at n = 1e11 (n^7 >= m)",
+    )
 
 
 @register_experiment("lla24.alg3.complexity.priv")
 def alg3_complexity_priv(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "n", list(np.geomspace(1e6, 1e9, 5)), replicates=2,
-        fixed={"param": "n", "d": 1e12}, note="RT-6 private branch: d = 1e12 so n <= d/eps^2")
+        claim,
+        alg3_count,
+        "n",
+        list(np.geomspace(1e6, 1e9, 5)),
+        replicates=2,
+        fixed={"param": "n", "d": 1e12},
+        note="RT-6 private branch: d = 1e12 so n <= d/eps^2",
+    )
 
 
 @register_experiment("lla24.alg3.complexity.C1")
 def alg3_complexity_c1(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "m", list(np.geomspace(1e40, 1e44, 5)), replicates=2,
+        claim,
+        alg3_count,
+        "m",
+        list(np.geomspace(1e40, 1e44, 5)),
+        replicates=2,
         fixed={"param": "m", "n": 1e4, "d": 10.0},
-        note="dry run with m >> n^7 (n = 1e4): the T_i/eps floor of K_i dominates")
+        note="dry run with m >> n^7 (n = 1e4): the T_i/eps floor of K_i dominates",
+    )
 
 
 @register_experiment("lla24.alg3sc.complexity")
 def alg3sc_complexity(claim, budget):
     return RateExperiment.for_claim(
-        claim, sc_count, "n", list(_DRY["n"]), replicates=2,
-        note="dry run of the spec 2.5 wrapper (k blocks of n/k users), RT-6 parameters")
+        claim,
+        sc_count,
+        "n",
+        list(_DRY["n"]),
+        replicates=2,
+        note="dry run of the spec 2.5 wrapper (k blocks of n/k users), RT-6 parameters",
+    )
 
 
 @register_experiment("lla24.alg3ns.complexity")
 def alg3ns_complexity(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "n", list(np.geomspace(1e8, 1e11, 5)), replicates=2,
-        fixed={"param": "n", "smoothed": True}, note="RT-6ns dry run, beta = eps n sqrt(m)")
+        claim,
+        alg3_count,
+        "n",
+        list(np.geomspace(1e8, 1e11, 5)),
+        replicates=2,
+        fixed={"param": "n", "smoothed": True},
+        note="RT-6ns dry run, beta = eps n sqrt(m)",
+    )
 
 
 @register_experiment("lla24.alg3ns.complexity.omitted")
 def alg3ns_complexity_omitted(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg3_count, "m", list(np.geomspace(1e30, 1e34, 5)), replicates=2,
+        claim,
+        alg3_count,
+        "m",
+        list(np.geomspace(1e30, 1e34, 5)),
+        replicates=2,
         fixed={"param": "m", "n": 1e6, "smoothed": True},
-        note="smoothed dry run with m >> eps^7 n^(5/2): the term the paper omits")
+        note="smoothed dry run with m >> eps^7 n^(5/2): the term the paper omits",
+    )
 
 
 @register_experiment("lla24.alg1.complexity")
 def alg1_complexity(claim, budget):
     return RateExperiment.for_claim(
-        claim, alg1_count, "n", [10**5, 10**6, 10**7, 10**8], replicates=2,
-        note="sum_i n_i m of Algorithm 1's schedule (asserted <= nm)")
+        claim,
+        alg1_count,
+        "n",
+        [10**5, 10**6, 10**7, 10**8],
+        replicates=2,
+        note="sum_i n_i m of Algorithm 1's schedule (asserted <= nm)",
+    )
 
 
 @register_experiment("lla24.lemmaC4.acsa")
 def lemma_c4(claim, budget):
     return RateExperiment.for_claim(
-        claim, acsa_iterations, "kappa", [10.0, 100.0, 1000.0, 10000.0],
-        variable="beta_over_lambda", replicates=2,
+        claim,
+        acsa_iterations,
+        "kappa",
+        [10.0, 100.0, 1000.0, 10000.0],
+        variable="beta_over_lambda",
+        replicates=2,
         fixed={"d": 2, "tol": 1e-10},
         note="RT-7: noise-free multi-stage AC-SA on a quadratic with eigenvalues {1, kappa}, to "
-             "a 1e-10 "
-             "relative gap (at the spec's 1e-6 the fit is pre-asymptotic: slope 0.38)")
+        "a 1e-10 "
+        "relative gap (at the spec's 1e-6 the fit is pre-asymptotic: slope 0.38)",
+    )
