@@ -20,6 +20,8 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_trials",
+    "check_count",
+    "check_positive",
     "check_confidence",
     "check_choice",
     "check_finite_array",
@@ -64,20 +66,42 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     return float(delta)
 
 
-def check_trials(trials: Any, name: str = "trials", minimum: int = 1, example: Any = None) -> int:
-    """Return ``trials`` as an int after checking it is a whole number ≥ ``minimum``.
+def check_count(value: Any, name: str, *, minimum: int = 1, example: Any = None) -> int:
+    """Return ``value`` as an int after checking it is a whole number >= ``minimum``.
 
-    ``example`` is the value the message suggests (default 100_000 for trials, else
-    at least 10); a command-line ``name`` such as ``"--replicates"`` is suggested as a flag.
+    ``example`` is the value the message suggests (default ``max(minimum, 10)``); a
+    command-line ``name`` such as ``"--replicates"`` is suggested as a flag.
     """
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < minimum:
-        if example is None:
-            example = "100_000" if name == "trials" else max(minimum, 10)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        example = max(minimum, 10) if example is None else example
         fix = f"{name} {example}" if name.startswith("--") else f"{name}={example}"
         raise InputError(
-            f"{name} must be a whole number >= {minimum}, got {trials!r}; pass e.g. {fix}"
+            f"{name} must be a whole number >= {minimum}, got {value!r}; pass e.g. {fix}"
         )
-    return int(trials)
+    return int(value)
+
+
+def check_trials(trials: Any, name: str = "trials", minimum: int = 1, example: Any = None) -> int:
+    """:func:`check_count` for a trial count (the message suggests 100_000 trials)."""
+    if example is None and name == "trials":
+        example = "100_000"
+    return check_count(trials, name, minimum=minimum, example=example)
+
+
+def check_positive(
+    value: Any, name: str, *, allow_zero: bool = False, allow_inf: bool = False
+) -> float:
+    """Return ``value`` as a float after checking it is > 0 (>= 0 with ``allow_zero``).
+
+    Infinity is refused unless ``allow_inf`` (e.g. an unconstrained radius).
+    """
+    ok = _is_real_number(value) and not math.isnan(value)
+    ok = ok and (value >= 0 if allow_zero else value > 0) and (allow_inf or math.isfinite(value))
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        kind = "a number" if allow_inf else "a finite number"
+        raise InputError(f"{name} must be {kind} {bound}, got {value!r}; pass e.g. {name}=1.0")
+    return float(value)
 
 
 def check_confidence(confidence: Any, name: str = "confidence") -> float:

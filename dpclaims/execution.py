@@ -39,6 +39,7 @@ import numpy as np
 from .errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
 
 __all__ = [
+    "Execution",
     "SEED_BLOCK",
     "MAX_CHUNK_BLOCKS",
     "CHECKPOINT_CHUNK_BLOCKS",
@@ -81,6 +82,29 @@ BACKENDS = ("auto", "serial", "processes", "dask")
 
 DASK_CONNECT_TIMEOUT = 10
 """Seconds to wait for a Dask scheduler given by address before giving up with an InputError."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Execution:
+    """Where and how trials run: one value passed once, from the CLI down to the trials.
+
+    Parameters
+    ----------
+    backend : str
+        ``"auto"`` (processes when there is more than one worker), ``"serial"``,
+        ``"processes"`` or ``"dask"``.
+    workers : int or None
+        Worker processes (None: all cores).
+    scheduler : str or None
+        Dask scheduler address (with ``backend="dask"``; None starts a local cluster).
+    checkpoint : str, Path or None
+        Folder for checkpoints of long runs (None: no checkpoints).
+    """
+
+    backend: str = "auto"
+    workers: int | None = None
+    scheduler: str | None = None
+    checkpoint: str | os.PathLike | None = None
 
 
 def child_seed(seed: int | np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -814,8 +838,8 @@ def _preflight(
     max_memory: Any,
 ) -> None:
     """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the
-    time and memory limits (see :mod:`dpclaims.budget`), from a short probe on the first seed block."""
-    from .budget import LONG_RUN, check_budget, check_limits, probe
+    time and memory limits (see :mod:`dpclaims.resources`), from a short probe on the first seed block."""
+    from .resources import LONG_RUN, check_budget, check_limits, probe
 
     strict = strict_default(strict)
     max_seconds, max_memory = check_limits(max_seconds, max_memory)
@@ -867,7 +891,7 @@ def run_trials(
     strict : a mechanism that ignores ``rng`` is an error, not a :class:`RuntimeWarning`
         (default: on when ``CI=true``; see :func:`check_determinism`)
     max_seconds, max_memory : limits on the estimated time and memory (all outputs are
-        returned, so memory grows with ``trials``; see :mod:`dpclaims.budget`)
+        returned, so memory grows with ``trials``; see :mod:`dpclaims.resources`)
 
     Returns
     -------

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import audit
-from dpclaims.budget import Probe, check_budget, check_limits
+from dpclaims.resources import Probe, check_budget, check_limits
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import (

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..budget import LONG_RUN, check_budget, check_limits, probe
+from ..resources import LONG_RUN, check_budget, check_limits, probe
 from ..data import (
     ARRAY_RELATIONS,
     UserDataset,
@@ -246,7 +246,7 @@ def audit(
     strict : a mechanism that ignores ``rng`` is an error, not a warning; default (None):
         on when the environment has ``CI=true``
     max_seconds, max_memory : limits (seconds, bytes) on the estimated time and memory
-        of the run (see :mod:`dpclaims.budget`; default 24 h and half the physical
+        of the run (see :mod:`dpclaims.resources`; default 24 h and half the physical
         memory); a run over them is refused with the largest trial count that fits
 
     Returns

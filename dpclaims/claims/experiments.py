@@ -20,7 +20,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, check_choice
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGETS",
+    "Budget",
     "NO_EXPERIMENT_YET",
     "Experiment",
     "NotCheckable",
@@ -44,6 +46,31 @@ BUDGETS = ("quick", "standard", "full")
 """Experiment sizes, smallest first: ``quick`` for CI smoke runs, ``full`` for the report."""
 
 NO_EXPERIMENT_YET = "no experiment yet"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Budget(Generic[T]):
+    """One experiment setting at each budget, in one place: ``TRIALS[budget]``.
+
+    ``full`` defaults to the ``standard`` value (the experiment does not grow further).
+
+    Example
+    -------
+    >>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)
+    >>> TRIALS["standard"]
+    100000
+    """
+
+    quick: T
+    standard: T
+    full: T | None = None
+
+    def __getitem__(self, budget: str) -> T:
+        budget = check_choice(budget, BUDGETS, "budget")
+        value = getattr(self, budget)
+        return self.standard if value is None else value
 
 
 class NotCheckable(DPClaimsError):
