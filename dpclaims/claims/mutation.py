@@ -117,8 +117,11 @@ def audit_settings(audit_id: str, budget: str) -> dict:
 
 def _audit_setup(built: Any) -> tuple | None:
     """``(mechanism, d0, d1, claim)`` when ``built`` is an audit setup, else None (white-box)."""
+    from ..audit.target import AuditTarget
     from ..privacy import PrivacyClaim
 
+    if isinstance(built, AuditTarget):
+        return built.mechanism, built.d0, built.d1, built.claim
     if isinstance(built, tuple) and len(built) == 4 and isinstance(built[3], PrivacyClaim):
         return built
     return None

@@ -35,7 +35,7 @@ __all__ = ["AuditExperiment", "RateExperiment", "ValueExperiment", "CombinedExpe
 
 @dataclass(frozen=True)
 class AuditExperiment:
-    """Audit ``build() -> (mechanism, d0, d1, claim)`` with ``trials`` runs per dataset.
+    """Audit ``build() -> AuditTarget`` with ``trials`` runs per dataset.
 
     ``build`` is called at run time, so constructing the experiment is cheap.
     ``reference_epsilon`` is what an exact implementation should reach (a spec's
@@ -61,12 +61,14 @@ class AuditExperiment:
         checkpoint: str | None = None,
     ) -> dict:
         from ..audit import audit
+        from ..audit.target import AuditTarget
 
-        mechanism, d0, d1, claim = self.build()
+        target = AuditTarget.coerce(self.build())
+        claim = target.claim
         result = audit(
-            mechanism,
-            d0,
-            d1,
+            target.mechanism,
+            target.d0,
+            target.d1,
             claim=claim,
             trials=self.trials,
             confidence=self.confidence,

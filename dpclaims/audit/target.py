@@ -1,0 +1,55 @@
+"""What to audit: one shape for the catalogue, the mutants and the claims' experiments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from ..privacy import PrivacyClaim
+
+__all__ = ["AuditTarget"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditTarget:
+    """A mechanism, the neighbouring datasets it is audited on, and the claim it is held to.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(data, rng[, trials]) -> outputs`` (see :func:`dpclaims.audit`).
+    d0, d1 : datasets
+        Neighbours under ``claim``'s unit and relation.
+    claim : PrivacyClaim
+        The (ε, δ) guarantee the mechanism is claimed to meet on them.
+    name : str
+        Short identifier (catalogue or mutant name), optional.
+    """
+
+    mechanism: Callable
+    d0: Any
+    d1: Any
+    claim: PrivacyClaim
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(self.mechanism):
+            raise InputError(
+                f"mechanism must be callable, got {type(self.mechanism).__name__}; pass the "
+                "function that runs the algorithm on a dataset"
+            )
+        if not isinstance(self.claim, PrivacyClaim):
+            raise InputError(
+                f"claim must be a PrivacyClaim, got {type(self.claim).__name__}; pass e.g. "
+                "PrivacyClaim(epsilon=1.0, delta=1e-5)"
+            )
+
+    @classmethod
+    def coerce(cls, built: Any) -> AuditTarget:
+        """``built`` as a target; a ``(mechanism, d0, d1, claim)`` tuple is converted."""
+        if isinstance(built, cls):
+            return built
+        mechanism, d0, d1, claim = built
+        return cls(mechanism=mechanism, d0=d0, d1=d1, claim=claim)
