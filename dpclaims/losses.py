@@ -41,6 +41,7 @@ __all__ = [
     "QuadraticFormLoss",
     "SoftplusNetwork",
     "project_l2_ball",
+    "uniform_ball",
     "project_box",
     "project_ball_intersection",
 ]
@@ -829,6 +830,17 @@ def project_l2_ball(theta, radius, center=None) -> np.ndarray:
     norm = np.linalg.norm(diff, axis=-1, keepdims=True)
     scale = np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
     return c + diff * scale
+
+
+def uniform_ball(rng: np.random.Generator, *, shape: tuple, d: int, radius: float) -> np.ndarray:
+    """Uniform points in ``B(0, radius) ⊂ R^d`` (spec 001 §2.1 P-e): ``r·U^{1/d}·g/‖g‖``.
+
+    Returns shape ``(*shape, d)``; add a center to sample another ball.
+    """
+    g = rng.standard_normal(shape + (d,))
+    norm = np.linalg.norm(g, axis=-1, keepdims=True)
+    u = rng.random(shape + (1,)) ** (1.0 / d)
+    return radius * u * g / np.where(norm > 0, norm, 1.0)
 
 
 def project_box(theta, lower, upper) -> np.ndarray:
