@@ -97,7 +97,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             )
         mechanism = _load_callable(args.mechanism)
         d0, d1 = _load_npz_dataset(args.d0, "--d0"), _load_npz_dataset(args.d1, "--d1")
-        description = args.mechanism
+        description = _describe(mechanism)
     else:
         if args.d0 or args.d1:
             raise InputError(
@@ -168,6 +168,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         _print_audit(args, description, result, figure, found)
     return 1 if result.verdict == "violation" else 0
+
+
+def _describe(function: Any) -> str:
+    """First line of a user callable's docstring (or its class's), else its name."""
+    import inspect
+
+    doc = inspect.getdoc(function)
+    if doc:
+        return doc.splitlines()[0]
+    return getattr(function, "__qualname__", None) or type(function).__name__
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
