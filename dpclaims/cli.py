@@ -166,7 +166,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         extra = {} if figure is None else {"figure": str(figure)}
         _print_json({"mechanism": args.mechanism, "description": description, **record, **extra})
     else:
-        _print_audit(args, description, result, figure, found)
+        _print_audit(args, description, result, figure=figure, found=found)
     return 1 if result.verdict == "violation" else 0
 
 
@@ -197,7 +197,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_audit(args: argparse.Namespace, description: str, result, figure, found=None) -> None:
+def _print_audit(args: argparse.Namespace, description: str, result, *, figure, found=None) -> None:
     """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
     print(f"mechanism     {args.mechanism}: {description}")
     print(
@@ -385,7 +385,9 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
         header = {"id": claim.id, "paper": claim.paper, "kind": claim.kind}
         title = f"claim         {claim.id} ({claim.paper}, {claim.source})"
-    return _run_rate(args, experiment, seed, figure_path, header, title)
+    return _run_rate(
+        args, experiment, seed=seed, figure_path=figure_path, header=header, title=title
+    )
 
 
 def _user_rate_experiment(args: argparse.Namespace):
@@ -497,7 +499,7 @@ def _fixed(pairs: list[str], param: str) -> dict[str, Any]:
     return fixed
 
 
-def _run_rate(args, experiment, seed: int, figure_path, header: dict, title: str) -> int:
+def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: str) -> int:
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
     from .reports import write_atomic
     from .reports.figures import rate_figure

@@ -27,7 +27,7 @@ def _data(rng, n, d):
     return x, np.where(rng.random(n) < 0.5, 1.0, -1.0)
 
 
-def _gradient(f, x, y, lam, linear):
+def _gradient(f, x, y, *, lam, linear):
     """Central finite differences of J(f) + linear·f -> (d,)."""
     h, grad = 1e-6, []
     for j in range(len(f)):
@@ -53,7 +53,7 @@ def test_minimise_solves_each_perturbed_problem():
     linear = 0.1 * rng.standard_normal((4, 3))
     solutions = minimise(x, y, 0.05, linear)
     for f, b in zip(solutions, linear, strict=True):
-        assert np.abs(_gradient(f, x, y, 0.05, b)).max() < 1e-6
+        assert np.abs(_gradient(f, x, y, lam=0.05, linear=b)).max() < 1e-6
         assert np.allclose(minimise(x, y, 0.05, b[None])[0], f, atol=1e-9)
 
 
