@@ -37,8 +37,8 @@ RATE = {"d": 5, "epsilon": 1.0, "lam": 0.1}
 def flip_pair(n: int) -> tuple[UserDataset, UserDataset]:
     """Record 0 is ``(x = 1, y = +1)`` in d0 and ``(x = 1, y = -1)`` in d1; the others ``x = 0``.
 
-    The gradients of the differing records differ by ``σ(f) + σ(-f) = 1`` at every f, the
-    most the logistic loss allows in one dimension (the paper's bound, 2, needs |ℓ'| = 1).
+    The gradients of the differing records differ by ``σ(f) + σ(-f) = 1`` at every f: about
+    half the paper's bound 2, which only a loss with ``|ℓ'| = 1`` on both records reaches.
     """
     x = np.zeros((n, 1, 1))
     x[0] = 1.0
