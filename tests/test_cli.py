@@ -205,10 +205,10 @@ def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatc
 def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
     from dpclaims import claims
 
-    def broken(**kwargs):
+    def broken(cls, *args, **kwargs):
         raise KeyError("registry_internal")
 
-    monkeypatch.setattr(claims, "load", broken)
+    monkeypatch.setattr(claims.Registry, "discover", classmethod(broken))
     code, out, err = run(capsys, "list")
     assert code == 3 and out == ""
     assert err == (
@@ -225,10 +225,10 @@ def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
 def test_out_of_memory_exits_3_and_names_the_likely_cause(monkeypatch, capsys):
     from dpclaims import claims
 
-    def exhausted(**kwargs):
+    def exhausted(cls, *args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(claims, "load", exhausted)
+    monkeypatch.setattr(claims.Registry, "discover", classmethod(exhausted))
     code, _, err = run(capsys, "list")
     assert code == 3 and err.count("\n") == 1
     assert err.startswith("dpclaims: error: MemoryError: the run ran out of memory or a worker")

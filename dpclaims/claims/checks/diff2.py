@@ -41,9 +41,16 @@ from ...algorithms.diff2_privacy import (
 )
 from ...algorithms.diff2_tuning import SIGNIFICANCE, STANDIN_GRID, Section6
 from ...data import UserDataset, replace_item
+from ...execution import Execution
 from ...hardinstances.nonconvex import CauchyCircleInstance
 from ..experiments import register_experiment
-from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
+from ..standard import (
+    DEFAULT_EXECUTION,
+    AuditExperiment,
+    CombinedExperiment,
+    RateExperiment,
+    ValueExperiment,
+)
 
 __all__ = [
     "RATE_SETTINGS",
@@ -852,17 +859,13 @@ class Section6Experiment:
 
     settings: dict
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         setup = Section6("california_like", seed=seed, **self.settings)
         summary = setup.run(
-            backend=backend, workers=workers, checkpoint=checkpoint, scheduler=scheduler
+            backend=execution.backend,
+            workers=execution.workers,
+            checkpoint=execution.checkpoint,
+            scheduler=execution.scheduler,
         )
         verdict, checks = section6_verdict(summary["tests"])
         train = summary["tests"]["train"]
