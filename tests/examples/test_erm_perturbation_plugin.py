@@ -1,0 +1,100 @@
+"""The example plugin end to end: found through its `dpclaims.papers` entry point, its quick
+verify runs every claim green.
+
+Where the example is installed (CI runs ``pip install -e examples/erm_perturbation``) the test
+uses that installation; elsewhere it installs nothing: a distribution's metadata (a ``.dist-info``
+folder with the example's entry point) on ``PYTHONPATH`` is what ``pip install`` leaves behind,
+and is what dpclaims reads.
+"""
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "erm_perturbation"
+PAPER = "chaudhuri-monteleoni-sarwate-2011"
+CLAIMS = [
+    "cms11.alg1.privacy",
+    "cms11.alg1.sensitivity",
+    "cms11.alg1.excess_risk",
+    "cms11.alg2.privacy",
+    "cms11.alg2.excess_risk",
+]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """Environment variables under which the example is an installed distribution."""
+    try:
+        importlib.metadata.distribution("dpclaims-erm-perturbation")
+        return {**os.environ, "PYTHONPATH": str(ROOT)}
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    site = tmp_path_factory.mktemp("site")
+    info = site / "dpclaims_erm_perturbation-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: dpclaims-erm-perturbation\nVersion: 0.1.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[dpclaims.papers]\n{PAPER} = erm_perturbation\n")
+    path = os.pathsep.join([str(site), str(EXAMPLE / "src"), str(ROOT)])
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def _dpclaims(env, cwd, argv):
+    return subprocess.run(
+        [sys.executable, "-m", "dpclaims.cli", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_list_shows_the_example_paper(installed, tmp_path):
+    done = _dpclaims(installed, tmp_path, ["list", "--paper", PAPER, "--json"])
+    assert done.returncode == 0, done.stderr
+    assert [claim["id"] for claim in json.loads(done.stdout)] == CLAIMS
+
+
+def test_quick_verify_of_the_example_is_green(installed, tmp_path):
+    argv = ["verify", "--papers", PAPER, "--budget", "quick", "--out", "report", "--json"]
+    done = _dpclaims(installed, tmp_path, argv)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    verdicts = {claim["id"]: claim["verdict"] for claim in summary["claims"]}
+    assert verdicts == dict.fromkeys(CLAIMS, "consistent"), summary["claims"]
+    assert summary["load_errors"] == []
+    assert (tmp_path / "report" / "report.html").is_file()
+
+
+def test_rate_runs_a_plugin_claim_and_its_function(installed, tmp_path):
+    grid = ["--values", "200,400,800,1600,3200", "--replicates", "3", "--json"]
+    done = _dpclaims(installed, tmp_path, ["rate", "cms11.alg1.excess_risk", *grid])
+    assert done.returncode == 0, done.stderr
+    claim = json.loads(done.stdout)
+    assert claim["paper"] == PAPER and claim["verdict"] == "consistent"
+    fixed = [
+        "--fixed",
+        "d=5",
+        "--fixed",
+        "epsilon=1.0",
+        "--fixed",
+        "lam=0.1",
+        "--fixed",
+        "draws=100",
+    ]
+    own = ["--expected", "-2", "--bound", "upper", *fixed, *grid]
+    done = _dpclaims(
+        installed, tmp_path, ["rate", "erm_perturbation.experiments:alg2_excess_risk", *own]
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "consistent"
+    assert (tmp_path / "erm_perturbation.experiments.alg2_excess_risk.png").is_file()
