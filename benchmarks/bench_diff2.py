@@ -72,8 +72,12 @@ def section6(
     summarizes a stopped run over its finished seeds instead of running.  The summary goes to
     ``out/section6_<grid>_<label>.json`` and the figure (every summary in ``out``) to ``out/section6_<grid>.png``.
     """
-    from dpclaims.algorithms.diff2_tuning import PAPER_GRID, STANDIN_GRID, Section6
-    from dpclaims.claims.checks.diff2 import section6_verdict
+    from dpclaims.claims.checks.diff2_section6 import (
+        PAPER_GRID,
+        STANDIN_GRID,
+        Section6,
+        section6_verdict,
+    )
     from dpclaims.hardinstances.diff2 import REAL_DATASETS, STANDINS
     from dpclaims.reports.figures import section6_figure
 

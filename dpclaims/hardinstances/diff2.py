@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice
+from ..errors import InputError, check_choice, check_count
 from ..losses import SoftplusNetwork
-from ._items import check_count, check_rng
+from ._items import check_rng
 
 __all__ = ["STANDINS", "REAL_DATASETS", "RegressionSplit", "regression_standin", "regression_real"]
 
@@ -58,6 +58,7 @@ def _correlated(rng, n, p, rho):
 def regression_standin(
     name: str,
     rng: np.random.Generator,
+    *,
     silos: int = 10,
     samples: int | None = None,
     split_rng: np.random.Generator | None = None,
@@ -93,10 +94,13 @@ def regression_standin(
             axis=1,
         )
         y = np.where(rng.random(n) < 0.6, 0.0, np.exp(_teacher(x, rng) + rng.standard_normal(n)))
-    return _preprocess(name, x, y, rng if split_rng is None else check_rng(split_rng), silos)
+    split_rng = rng if split_rng is None else check_rng(split_rng)
+    return _preprocess(name, x, y, split_rng=split_rng, silos=silos)
 
 
-def regression_real(name: str, split_rng: np.random.Generator, silos: int = 10) -> RegressionSplit:
+def regression_real(
+    name: str, split_rng: np.random.Generator, *, silos: int = 10
+) -> RegressionSplit:
     """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files and
     apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
     check_choice(name, tuple(REAL_DATASETS), "name")
@@ -109,11 +113,11 @@ def regression_real(name: str, split_rng: np.random.Generator, silos: int = 10) 
             "pip install 'dpclaims[real]'"
         ) from None
     x, y = load_diabetes(return_X_y=True, scaled=False)
-    return _preprocess(name, x, y, split_rng, silos)
+    return _preprocess(name, x, y, split_rng=split_rng, silos=silos)
 
 
 def _preprocess(
-    name: str, x: np.ndarray, y: np.ndarray, split_rng: np.random.Generator, silos: int
+    name: str, x: np.ndarray, y: np.ndarray, *, split_rng: np.random.Generator, silos: int
 ) -> RegressionSplit:
     """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with train
     statistics, training set cut into ``silos`` equal silos."""
@@ -131,4 +135,4 @@ def _preprocess(
     train = UserDataset(
         x[tr[: per * silos]].reshape(silos, per, p), y[tr[: per * silos]].reshape(silos, per)
     )
-    return RegressionSplit(name, train, x[te], y[te])
+    return RegressionSplit(name=name, train=train, test_x=x[te], test_y=y[te])

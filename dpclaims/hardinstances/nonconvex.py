@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
+from ..errors import InputError, check_count, check_positive
 from ..losses import CauchyLoss
-from ._items import check_count, check_positive, check_rng, check_theta
+from ._items import check_rng, check_theta
 from .base import Instance
 
 __all__ = ["CauchyCircleInstance"]

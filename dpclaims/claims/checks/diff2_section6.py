@@ -1,11 +1,12 @@
 """DIFF2's experiment (paper §6 and App. A; spec 004 §6): DIFF2-GD vs DP-GD vs non-private GD.
 
-One *task* is a (seed, method, configuration) cell of App. A's grid: it walks the η ladder from the
+The experiment protocol behind the claim ``experiments.regression`` (registered in
+:mod:`dpclaims.claims.checks.diff2`).  One *task* is a (seed, method, configuration) cell of App. A's grid: it walks the η ladder from the
 largest η down with the paper's early stopping and keeps the curves of the first η that survives all
 R rounds.  Tasks are independent (their random streams are keyed by the cell), so they run on any
 backend and worker count with the same numbers, and a checkpoint directory keeps each finished cell,
-so a long run resumes where it stopped.  :meth:`Section6.summarize` then applies App. A's selection
-and the paper's one-sided paired t-test.
+so a long run resumes where it stopped.  :meth:`Section6.summarize` then applies App. A's
+selection and the paper's one-sided paired t-test, and :func:`section6_verdict` decides the claim.
 """
 
 from __future__ import annotations
@@ -16,18 +17,26 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from ..errors import InputError, check_choice, check_delta, check_epsilon
-from ..execution import map_tasks
-from ..hardinstances.diff2 import (
+from ...algorithms.diff2 import DIFF2GD, DPGD, EXPERIMENT_U
+from ...errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from ...execution import map_tasks
+from ...hardinstances.diff2 import (
     REAL_DATASETS,
     STANDINS,
     RegressionSplit,
     regression_real,
     regression_standin,
 )
-from .diff2 import DIFF2GD, DPGD, EXPERIMENT_U
+from ...problem import Problem
+from ...stats import holm, paired_pvalue
 
 __all__ = [
     "METHODS",
@@ -36,7 +45,9 @@ __all__ = [
     "PAPER_GRID",
     "STANDIN_GRID",
     "ETA_LADDER",
+    "HEADROOM",
     "Section6",
+    "section6_verdict",
 ]
 
 METHODS = ("gd", "dp-gd", "diff2-gd")
@@ -100,21 +111,17 @@ class Section6:
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         for key, low in (("rounds", 1), ("seeds", 1), ("every", 1), ("seed", 0)):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"{key} must be a whole number >= {low}, got {value!r}")
+            object.__setattr__(self, key, check_count(getattr(self, key), key, minimum=low))
         if self.seeds < 2:
             raise InputError(
                 "seeds must be >= 2: the paper's paired t-test needs at least two seeds"
             )
         for key in ("clips", "period_fractions", "etas"):
             values = getattr(self, key)
-            if not values or any(
-                not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)) for v in values
-            ):
-                raise InputError(
-                    f"{key} must be a non-empty tuple of positive numbers, got {values!r}"
-                )
+            if not values:
+                raise InputError(f"{key} must be a non-empty tuple of positive numbers")
+            for v in values:
+                check_positive(v, f"{key} entries")
 
     def settings(self) -> dict:
         """The settings as plain JSON values (what a checkpoint is keyed by)."""
@@ -177,42 +184,41 @@ class Section6:
                 with np.errstate(over="ignore", invalid="ignore"):
                     curves(0, x0[None])
                     if method == "gd":
-                        _gradient_descent(split, x0, eta, self.rounds, curves)
+                        _gradient_descent(split, x0=x0, eta=eta, rounds=self.rounds, monitor=curves)
                     else:
-                        self._algorithm(method, split, x0, eta, c1, c2, period).run(
-                            split.train, rng, 1, monitor=curves
+                        algorithm = self._algorithm(
+                            method, split=split, x0=x0, eta=eta, clips=(c1, c2), period=period
                         )
+                        algorithm.run(split.train, rng, 1, monitor=curves)
             except _Rejected:
                 continue
             return {"eta": eta, "config": [c1, c2, period], "curves": curves.values}
         return None
 
-    def _algorithm(self, method, split, x0, eta, c1, c2, period):
-        """DP-GD (Prop. 4.1 with T = 1, u → 1) or DIFF2-GD (Prop. 4.1 with u = 1.25), as in paper §6."""
-        p, m, d = split.train.n, split.train.m, split.model.d
-        common = dict(
-            loss=split.model, initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1
+    def _algorithm(self, method, *, split, x0, eta, clips, period):
+        """DP-GD (Prop. 4.1 with T = 1, u → 1) or DIFF2-GD (Prop. 4.1 with u = 1.25), as in paper
+        §6, with clipping radii ``clips = (C1, C2)`` (C2 None for DP-GD, where L = 1 is unused)."""
+        c1, c2 = clips
+        problem = Problem(
+            n=split.train.n,
+            m=split.train.m,
+            d=split.model.d,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            lipschitz=c1,
+            smoothness=1.0 if method == "dp-gd" else c2,
+            loss=split.model,
         )
+        common = dict(initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1)
         if method == "dp-gd":
-            return DPGD.from_theorem(p, m, d, self.epsilon, self.delta, c1, 1.0, **common)
-        return DIFF2GD.from_theorem(
-            p,
-            m,
-            d,
-            self.epsilon,
-            self.delta,
-            c1,
-            c2,
-            period=period,
-            clip2=c2,
-            u=EXPERIMENT_U,
-            **common,
-        )
+            return DPGD.from_theorem(problem, **common)
+        return DIFF2GD.from_theorem(problem, period=period, clip2=c2, u=EXPERIMENT_U, **common)
 
     # ------------------------------------------------------------------ the whole run
 
     def run(
         self,
+        *,
         backend: str = "auto",
         workers: int | None = None,
         checkpoint: str | Path | None = None,
@@ -224,12 +230,13 @@ class Section6:
         tasks = self.tasks()
         done = {} if directory is None else _load(directory)
         todo = [t for t in tasks if _key(*t) not in done]
+        cells = [(self, *t, directory) for t in todo]
         fresh = (
-            map_tasks(_run_cell, [(self, *t, directory) for t in todo], backend, workers, scheduler)
+            map_tasks(_run_cell, cells, backend=backend, workers=workers, scheduler=scheduler)
             if todo
             else []
         )
-        done.update({_key(*t): r for t, r in zip(todo, fresh)})
+        done.update({_key(*t): r for t, r in zip(todo, fresh, strict=True)})
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
     def summarize_finished(self, checkpoint: str | Path) -> dict:
@@ -300,10 +307,8 @@ class Section6:
             }
             a, b = minima["diff2-gd"], minima["dp-gd"]
             finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
-            p = float(stats.ttest_rel(a, b, alternative="less").pvalue) if finite else math.nan
-            reverse = (
-                float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
-            )
+            p = paired_pvalue(a, b) if finite else math.nan
+            reverse = paired_pvalue(b, a) if finite else math.nan
             out["tests"][metric] = {
                 "diff2_mean": float(a.mean()),
                 "dpgd_mean": float(b.mean()),
@@ -379,7 +384,7 @@ def _mean_gradient(net, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 
 
 def _gradient_descent(
-    split: RegressionSplit, x0: np.ndarray, eta: float, rounds: int, monitor
+    split: RegressionSplit, *, x0: np.ndarray, eta: float, rounds: int, monitor
 ) -> None:
     """Non-private full-batch GD on the pooled training data (the paper's "GD (ref)")."""
     data, net = split.train, split.model
@@ -435,3 +440,36 @@ def _load(directory: Path) -> dict:
                 "recomputed) or pass a new checkpoint directory"
             ) from None
     return cells
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+HEADROOM = 0.8
+"""The §6 claim is testable when non-private GD's mean train loss is below HEADROOM × DP-GD's (the
+paper's regime: privacy costs accuracy); otherwise an 'inconsistent' comparison is reported as
+inconclusive."""
+
+
+def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dict]:
+    """Verdict on "DIFF2-GD beats DP-GD on every metric" from :meth:`Section6.summarize`'s ``tests``.
+
+    consistent: DIFF2-GD lower with one-sided paired p < α on every metric (an intersection-union
+    test, level α without correction); inconsistent: DP-GD lower on some metric, reverse p-values
+    Holm-adjusted over the metrics < α (family-wise false alarm ≤ α); otherwise inconclusive.
+    Returns the verdict and one check per metric.
+    """
+    reverse = holm([t["reverse_pvalue"] for t in tests.values()])
+    checks = {}
+    for (metric, t), r in zip(tests.items(), reverse, strict=True):
+        won = bool(t["diff2_mean"] < t["dpgd_mean"] and t["pvalue"] < alpha)  # NaN p: not won
+        checks[f"{metric}_diff2_wins"] = {
+            "value": float(won),
+            "expected": 1.0,
+            "ok": won,
+            **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
+            "reverse_pvalue_holm": float(r),
+        }
+    if all(c["ok"] for c in checks.values()):
+        return "consistent", checks
+    return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks
