@@ -1,6 +1,8 @@
-"""DIFF2 (Murata & Suzuki, ICML 2023): private non-convex distributed optimisation via gradient differences.
+"""DIFF2 (Murata & Suzuki, ICML 2023): private non-convex distributed optimisation via gradient
+differences.
 
-Spec: ``shared/papers/004_murata_suzuki_diff2.md``.  Data layout: a :class:`~dpclaims.data.UserDataset`
+Spec: ``shared/papers/004_murata_suzuki_diff2.md``.  Data layout: a
+:class:`~dpclaims.data.UserDataset`
 whose ``n`` axis holds the P silos and whose ``m`` axis holds each silo's ``n_p = m`` records (so
 ``n_min = m``); privacy is per silo at the record level, replace-one (``PrivacyClaim(unit="item",
 relation="replace")``).
@@ -77,7 +79,8 @@ __all__ = [
 ]
 
 DEFAULT_U = 2.0
-"""[DEFAULT, spec §2.6.1] budget split u of Prop. 4.1 in theory mode: ``(16u²/(u−1))^{1/3}`` is smallest at u = 2."""
+"""[DEFAULT, spec §2.6.1] budget split u of Prop. 4.1 in theory mode: ``(16u²/(u−1))^{1/3}`` is
+smallest at u = 2."""
 
 EXPERIMENT_U = 1.25
 """The u of the paper's experiments (§6, spec §6.3) and of the §7(a) audit."""
@@ -92,7 +95,8 @@ DEFAULT_U2 = 3.0
 """[DEFAULT, spec §2.6.3] u2 of Prop. E.2."""
 
 DEFAULT_ROUNDS_FACTOR = 1.0
-"""[DEFAULT, spec §2.6.5] c_R in ``R = ⌈c_R·L N/(C2 sqrt(x* a2 d))⌉`` (larger only costs compute)."""
+"""[DEFAULT, spec §2.6.5] c_R in ``R = ⌈c_R·L N/(C2 sqrt(x* a2 d))⌉`` (larger only costs
+compute)."""
 
 MEMORY_BUDGET = 64 * 2**20
 """Bytes of per-record gradient arrays alive at once (records are processed in chunks under it)."""
@@ -147,7 +151,8 @@ class _Silos:
 
     Server view (all silos): distinct records ``x (G, d_in)``, ``y (G,)`` or None, ``weight (G,)`` =
     ``Σ_p (multiplicity in silo p)/(n_p P)``, so ``Σ_g weight_g clip(∇ℓ(z_g))`` is Alg. 1's
-    ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR minibatches):
+    ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR
+    minibatches):
     ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the records each silo
     really holds (unequal silos are padded to a common m; padding rows get weight 0).
     """
@@ -162,10 +167,12 @@ class _Silos:
 
 
 def _prepare(data: UserDataset, sizes: tuple[int, ...] | None = None) -> _Silos:
-    """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real, the rest padding."""
+    """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real,
+    the rest padding."""
     if not isinstance(data, UserDataset):
         raise InputError(
-            f"data must be a UserDataset (silos on the n axis, records on m), got {type(data).__name__}"
+            f"data must be a UserDataset (silos on the n axis, records on m), "
+            f"got {type(data).__name__}"
         )
     n_p = np.full(data.n, data.m) if sizes is None else np.asarray(sizes, dtype=np.int64)
     if n_p.shape != (data.n,) or n_p.min() < 1 or n_p.max() > data.m:
@@ -194,9 +201,11 @@ class DIFF2Run:
 
     theta : (trials, d) the output ``x_out`` (uniform draw of the analysed iterates)
     final : (trials, d) the last iterate ``x_R``
-    output_index : (trials,) which analysed point was drawn (r̂ − 1 for GD; (r̂−1)·K + k̂ − 1 for BVR)
+    output_index : (trials,) which analysed point was drawn (r̂ − 1 for GD; (r̂−1)·K + k̂ − 1 for
+        BVR)
     gradient_evaluations : per-sample gradients as the paper counts them (same for every trial)
-    fresh_gradient_evaluations : the count when the previous round's gradients are cached (spec §2.7)
+    fresh_gradient_evaluations : the count when the previous round's gradients are cached (spec
+        §2.7)
     client_gradient_evaluations : (P,) per-silo counts (Remark 5.5)
     iterates : (trials, R + 1, d) ``x_0..x_R`` when ``transcript=True``
     estimates : (trials, R, d) the released ``ṽ_1..ṽ_R`` when ``transcript=True``
@@ -214,7 +223,8 @@ class DIFF2Run:
     points: np.ndarray | None = None
 
     def analysed_points(self) -> np.ndarray:
-        """The points the utility theorems average over: ``x_0..x_{R−1}`` (GD) or every local point (BVR)."""
+        """The points the utility theorems average over: ``x_0..x_{R−1}`` (GD) or every local point
+        (BVR)."""
         if self.points is not None:
             return self.points
         if self.iterates is None:
@@ -238,7 +248,8 @@ class DIFF2Run:
 
 @dataclass
 class _Output:
-    """The output draw, tracked on the fly: ``index (T,)`` into the analysed points, ``theta (T, d)``."""
+    """The output draw, tracked on the fly: ``index (T,)`` into the analysed points, ``theta (T,
+    d)``."""
 
     index: np.ndarray
     theta: np.ndarray
@@ -281,7 +292,8 @@ class DIFF2:
     sigma1: float
     """σ1, restart noise multiplier (Prop. 4.1 / E.2): noise N(0, σ1²C1² I)."""
     sigma2: float
-    """σ2, difference-round multiplier (Prop. 4.1 / E.2): noise N(0, σ2²C_{2,r}² I); unused when T = 1."""
+    """σ2, difference-round multiplier (Prop. 4.1 / E.2): noise N(0, σ2²C_{2,r}² I); unused when T =
+    1."""
     clip1: float
     """C1 ≥ G, restart clipping radius (spec §2.6.4 [DEFAULT] C1 = G)."""
     clip2: float
@@ -293,8 +305,10 @@ class DIFF2:
     u: float = DEFAULT_U
     """Budget split of Prop. 4.1 (recorded; the σ's already include it)."""
     silo_sizes: tuple[int, ...] | None = None
-    """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p uses its
-    first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds all m records."""
+    """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p
+    uses its
+    first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds all m
+    records."""
 
     def __post_init__(self) -> None:
         for name in ("d", "silos", "n_min", "rounds", "period"):
@@ -303,7 +317,8 @@ class DIFF2:
             sizes = tuple(check_count(s, "silo_sizes entries") for s in self.silo_sizes)
             if len(sizes) != self.silos or min(sizes) != self.n_min:
                 raise InputError(
-                    f"silo_sizes must list P = {self.silos} sizes whose minimum is n_min = {self.n_min}, "
+                    f"silo_sizes must list P = {self.silos} sizes whose minimum is "
+                    f"n_min = {self.n_min}, "
                     f"got {self.silo_sizes!r}"
                 )
             object.__setattr__(self, "silo_sizes", sizes)
@@ -352,7 +367,8 @@ class DIFF2:
 
     @property
     def mu(self) -> float:
-        """[DERIVED, spec §3.6] μ of the server transcript ``(x_r, ṽ_r)`` for a silo of n_min records."""
+        """[DERIVED, spec §3.6] μ of the server transcript ``(x_r, ṽ_r)`` for a silo of n_min
+        records."""
         return transcript_mu(**self._transcript())
 
     def _transcript(self) -> dict:
@@ -373,7 +389,8 @@ class DIFF2:
 
     @property
     def rdp_epsilon(self) -> float:
-        """Prop. 4.1's ε with these σ's, minimised over α (≤ the target for the paper's calibration)."""
+        """Prop. 4.1's ε with these σ's, minimised over α (≤ the target for the paper's
+        calibration)."""
         return diff2_rdp_epsilon(**self._transcript(), delta=self.delta)
 
     @property
@@ -402,7 +419,8 @@ class DIFF2:
         return out
 
     def utility_bound(self, initial_gap: float) -> float:
-        """Prop. D.2: ``2Δ0/(ηR) + 2σ1²C1²d`` (valid when C1 ≥ G, C2 ≥ L and η respects both caps)."""
+        """Prop. D.2: ``2Δ0/(ηR) + 2σ1²C1²d`` (valid when C1 ≥ G, C2 ≥ L and η respects both
+        caps)."""
         return (
             2 * check_positive(initial_gap, "initial_gap") / (self.eta * self.rounds)
             + 2 * self.sigma1**2 * self.clip1**2 * self.d
@@ -435,23 +453,27 @@ class DIFF2:
         rng : numpy Generator (the output draw r̂ is taken first, then the noise)
         trials : number of trials
         transcript : keep ``x_0..x_R``, ``ṽ_1..ṽ_R`` (and BVR's local points)
-        monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to stop
+        monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to
+            stop
             the run early, e.g. the learning-rate early stopping of the paper's App. A)
         """
         trials = check_trials(trials)
         if self.silo_sizes is not None and data.m < max(self.silo_sizes):
             raise InputError(
-                f"data has m = {data.m} records per silo but silo_sizes needs {max(self.silo_sizes)}; "
+                f"data has m = {data.m} records per silo but silo_sizes needs "
+                f"{max(self.silo_sizes)}; "
                 "pad the silos to the largest size"
             )
         silos = _prepare(data, self.silo_sizes)
         if silos.silos != self.silos:
             raise InputError(
-                f"data has {silos.silos} silos (n axis) but the algorithm was built for P = {self.silos}"
+                f"data has {silos.silos} silos (n axis) but the algorithm was built for "
+                f"P = {self.silos}"
             )
         if silos.sizes.min() < self.n_min:
             raise InputError(
-                f"silos hold {silos.sizes.min()} records but the calibration assumed n_min = {self.n_min}; "
+                f"silos hold {silos.sizes.min()} records but the calibration assumed "
+                f"n_min = {self.n_min}; "
                 "rebuild with from_theorem(m=data.m, ...)"
             )
         t, d = trials, self.d
@@ -517,12 +539,14 @@ class DIFF2:
     def _routine(
         self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, *, silos: _Silos, rng, out: _Output
     ) -> np.ndarray:
-        """GD-Routine (Algorithm 3): ``x_r = x_{r−1} − η ṽ_r``; the analysed point of round r is x_{r−1}."""
+        """GD-Routine (Algorithm 3): ``x_r = x_{r−1} − η ṽ_r``; the analysed point of round r is
+        x_{r−1}."""
         out.keep(r - 1, x_prev)
         return x_prev - self.eta * v_tilde
 
     def _counts(self, silos: _Silos) -> np.ndarray:
-        """Per-silo per-sample gradients (spec §2.7): n_p per restart round, 2n_p per difference round."""
+        """Per-silo per-sample gradients (spec §2.7): n_p per restart round, 2n_p per difference
+        round."""
         return (silos.sizes * (self.restarts + 2 * (self.rounds - self.restarts))).astype(np.int64)
 
 
@@ -548,7 +572,8 @@ class _GradientCache:
         self.last = None
 
     def mean(self, theta: np.ndarray, prev: np.ndarray | None, radius: np.ndarray) -> np.ndarray:
-        """``(1/P)Σ_p ClippedMean({∇ℓ(θ,z) − ∇ℓ(prev,z)}_{z∈D_p}, radius)`` (prev None: no difference): (T, d)."""
+        """``(1/P)Σ_p ClippedMean({∇ℓ(θ,z) − ∇ℓ(prev,z)}_{z∈D_p}, radius)`` (prev None: no
+        difference): (T, d)."""
         s = self.silos
         if self.factored and self.cached:
             a = self.loss.grad_factors(theta, s.x, s.y)
@@ -858,7 +883,8 @@ class DIFF2BVRLSGD(DIFF2):
         check_positive(self.zeta, "zeta", allow_zero=True)
         if self.silo_sizes is not None:
             raise InputError(
-                "unequal silos (silo_sizes) are supported by the GD routine only; BVR needs equal silos"
+                "unequal silos (silo_sizes) are supported by the GD routine only; "
+                "BVR needs equal silos"
             )
 
     @property
@@ -889,7 +915,8 @@ class DIFF2BVRLSGD(DIFF2):
 
     @property
     def paper_epsilon(self) -> float:
-        """Prop. E.2's ε at α = α*: DIFF2 rounds + K⌈R/P⌉ε'(α*) + ln(1/δ)/(α* − 1) (≤ the target)."""
+        """Prop. E.2's ε at α = α*: DIFF2 rounds + K⌈R/P⌉ε'(α*) + ln(1/δ)/(α* − 1) (≤ the
+        target)."""
         return (
             diff2_rdp_epsilon(**self._transcript(), delta=self.delta, alpha=self.alpha)
             + self.local_rdp_epsilon
@@ -897,7 +924,8 @@ class DIFF2BVRLSGD(DIFF2):
 
     @property
     def accountant_epsilon(self) -> float:
-        """dp-accounting RDP (REPLACE_ONE, sampled w/o replacement) ε of the full transcript (spec §3.7)."""
+        """dp-accounting RDP (REPLACE_ONE, sampled w/o replacement) ε of the full transcript (spec
+        §3.7)."""
         return bvr_accountant_epsilon(self)
 
     @property
@@ -934,19 +962,26 @@ class DIFF2BVRLSGD(DIFF2):
         clip2: float | None = None,
         sigma3_rule: str = "exact",
     ) -> DIFF2BVRLSGD:
-        """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props F.2/F.3.
+        """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props
+        F.2/F.3.
 
         ``sigma3_rule="closed_form"`` takes σ3 from the proof of Prop. E.2
-        (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the value
-        behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b, R); with
+        (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the
+        value
+        behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b, R);
+        with
         a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's schedule
         (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3 dominates for
         every N, so only ``"table1"`` gives the table's regime).
 
-        Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η at the
-        cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d) N))^{2/3}}``,
-        ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L), 1/(2sqrt(2e(K²ζ² + KL²/b + KC3²σ3²d)))}``
-        (iterated with σ3 and b, which depend on R), ``T = max{1, round(x*R)}``; ``a1 = 4u1α*/ε``, ``a2 = 4u2α*/ε``.
+        Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η
+        at the
+        cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d)
+        N))^{2/3}}``,
+        ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L), 1/(2sqrt(2e(K²ζ² + KL²/b +
+        KC3²σ3²d)))}``
+        (iterated with σ3 and b, which depend on R), ``T = max{1, round(x*R)}``; ``a1 = 4u1α*/ε``,
+        ``a2 = 4u2α*/ε``.
         """
         p, n_min, d = problem.n, problem.m, problem.d
         eps, dl = problem.epsilon, problem.delta
@@ -1073,7 +1108,8 @@ class CanaryLikelihoodRatio:
 
     For the ``±(λ/2)‖θ − c‖²`` canary record (λ ≫ C1, C2) in a silo of ``n_p`` records, every
     round's clipped canary term has full radius: ``±C1 u_r`` on restarts (``u_r`` the unit vector of
-    ``x_{r−1} − c``) and ``±C_{2,r} u_r`` on difference rounds (``u_r`` that of ``x_{r−1} − x_{r−2}``).
+    ``x_{r−1} − c``) and ``±C_{2,r} u_r`` on difference rounds (``u_r`` that of ``x_{r−1} −
+    x_{r−2}``).
     With the *claimed* multipliers of ``reference`` (default: the algorithm itself)::
 
         S = Σ_r κ_r ⟨w_r, u_r⟩ / s_r,   w_r = ṽ_r − (0 on restarts, ṽ_{r−1} otherwise),
@@ -1089,8 +1125,10 @@ class CanaryLikelihoodRatio:
     center: np.ndarray
     reference: DIFF2 | None = None
     accumulated: bool = False
-    """Test the hypothesis of mutant M5 instead: ``ṽ_r`` carries the *noiseless* running sum since the last
-    restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's summed clipped terms."""
+    """Test the hypothesis of mutant M5 instead: ``ṽ_r`` carries the *noiseless* running sum since
+    the last
+    restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's summed
+    clipped terms."""
 
     def __post_init__(self) -> None:
         c = check_finite_array(self.center, "center", ndim=1)

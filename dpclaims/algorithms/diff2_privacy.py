@@ -1,4 +1,5 @@
-"""Privacy calibration of DIFF2 (Murata & Suzuki, ICML 2023): the paper's RDP formulas and the tight GDP value.
+"""Privacy calibration of DIFF2 (Murata & Suzuki, ICML 2023): the paper's RDP formulas and the tight
+GDP value.
 
 Every σ here is a noise *multiplier*: the noise std is ``σ·C`` with C the clipping
 radius of that round (spec 004 §2.6).  Silo sizes ``n_p`` enter through ``n_min``.
@@ -112,7 +113,8 @@ def dpgd_sigma(*, n_min: int, silos: int, rounds: int, epsilon: float, delta: fl
 def _rdp_rate(
     *, n_p: int, silos: int, rounds: int, period: int, sigma1: float, sigma2: float
 ) -> float:
-    """ρ with RDP ``ρα``: ``2⌈R/T⌉/(n_p²P²σ1²) + 2(R − ⌈R/T⌉)/(n_p²P²σ2²)`` (Prop. 4.1, Lemma B.6)."""
+    """ρ with RDP ``ρα``: ``2⌈R/T⌉/(n_p²P²σ1²) + 2(R − ⌈R/T⌉)/(n_p²P²σ2²)`` (Prop. 4.1, Lemma
+    B.6)."""
     n_p, silos = check_count(n_p, "n_p"), check_count(silos, "silos")
     restarts = restart_rounds(rounds, period)
     diffs = rounds - restarts
@@ -133,7 +135,8 @@ def diff2_rdp_epsilon(
     delta: float,
     alpha: float | None = None,
 ) -> float:
-    """Prop. 4.1's ε: ``ρα + ln(1/δ)/(α − 1)`` at ``alpha``, or minimised over α > 1 (spec §3.5 item 3).
+    """Prop. 4.1's ε: ``ρα + ln(1/δ)/(α − 1)`` at ``alpha``, or minimised over α > 1 (spec §3.5 item
+    3).
 
     The minimum is at ``α − 1 = sqrt(ln(1/δ)/ρ)`` and equals ``ρ + 2 sqrt(ρ ln(1/δ))``.
     """
@@ -161,14 +164,16 @@ def transcript_mu(
 
 
 def tight_epsilon(mu: float, delta: float) -> float:
-    """Exact ε(δ) of a μ-GDP mechanism (Dong, Roth, Su, Cor. 2.13): 0.726/2.341/3.940 at μ² = ε/α*."""
+    """Exact ε(δ) of a μ-GDP mechanism (Dong, Roth, Su, Cor. 2.13): 0.726/2.341/3.940 at μ² =
+    ε/α*."""
     return gdp_epsilon(mu, delta)
 
 
 def accountant_tight_epsilon(mu: float, delta: float) -> float:
     """The same ε from the dp-accounting PLD bridge: one Gaussian with noise multiplier ``1/μ``.
 
-    A composition of Gaussian mechanisms with ratios ``μ_r`` has the privacy-loss distribution of one
+    A composition of Gaussian mechanisms with ratios ``μ_r`` has the privacy-loss distribution of
+    one
     Gaussian with ``μ² = Σ μ_r²``, so this must agree with :func:`tight_epsilon` (spec §3.7).
     """
     return gaussian_epsilon(1.0 / check_positive(mu, "mu"), delta)
@@ -180,9 +185,11 @@ def accountant_tight_epsilon(mu: float, delta: float) -> float:
 def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> float:
     """Lemma B.7 bound ``ε'(α)`` for the sampled-without-replacement Gaussian step of Alg. 4.
 
-    Base RDP ``ε(j) = 2j/(b²σ3²)`` (sensitivity ``2C/b``, std ``σ3C``), ``γ = b/n``, integer α ≥ 2, ε(∞) = ∞::
+    Base RDP ``ε(j) = 2j/(b²σ3²)`` (sensitivity ``2C/b``, std ``σ3C``), ``γ = b/n``, integer α ≥ 2,
+    ε(∞) = ∞::
 
-        ε'(α) = ln(1 + γ²C(α,2)·min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} 2γ^j C(α,j) e^{(j−1)ε(j)}) / (α − 1)
+        ε'(α) = ln(1 + γ²C(α,2)·min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} 2γ^j C(α,j)
+        e^{(j−1)ε(j)}) / (α − 1)
 
     evaluated with ``scipy.special.logsumexp``.
     """
@@ -197,7 +204,8 @@ def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> floa
         return 2.0 * j / (batch**2 * sigma3**2)
 
     e2 = base(2)
-    # 4(e^x − 1) < 2e^x iff x < ln 2; beyond that the second branch is the minimum (and expm1 may overflow)
+    # 4(e^x − 1) < 2e^x iff x < ln 2; beyond that the second branch is the minimum (and expm1 may
+    # overflow)
     # (e2 underflows to 0 for very large σ3: that term is then 0, log −inf)
     if e2 < math.log(2.0):
         log_min2 = math.log(4.0) + math.log(math.expm1(e2)) if e2 > 0 else -math.inf
@@ -214,7 +222,8 @@ def subsampled_rdp_wor(alpha: int, sigma3: float, batch: int, size: int) -> floa
 
 
 def lemma_b8_bound(alpha: int, eps2: float, gamma: float, c: float = 1.0) -> float:
-    """Lemma B.8: ``ε'(α) ≤ (2/3)(4 + e/c)γ²α²ε(2)/(α − 1)`` (valid under the lemma's conditions)."""
+    """Lemma B.8: ``ε'(α) ≤ (2/3)(4 + e/c)γ²α²ε(2)/(α − 1)`` (valid under the lemma's
+    conditions)."""
     alpha = check_count(alpha, "alpha", minimum=2)
     return (
         (2.0 / 3.0)
@@ -237,7 +246,8 @@ def bvr_sigmas(
     u1: float = 3.0,
     u2: float = 3.0,
 ) -> tuple[float, float]:
-    """``(σ1, σ2)`` of Prop. E.2: ``σ1² = 4u1α*⌈R/T⌉/(n_min²P²ε)``, ``σ2² = 4u2α*(R − ⌈R/T⌉)/(n_min²P²ε)``."""
+    """``(σ1, σ2)`` of Prop. E.2: ``σ1² = 4u1α*⌈R/T⌉/(n_min²P²ε)``, ``σ2² = 4u2α*(R −
+    ⌈R/T⌉)/(n_min²P²ε)``."""
     u1, u2 = _share(u1, "u1"), _share(u2, "u2")
     if 1 / u1 + 1 / u2 >= 1:
         raise InputError(
@@ -298,7 +308,8 @@ def bvr_sigma3_closed_form(
     epsilon: float,
     delta: float,
 ) -> float:
-    """Proof of Prop. E.2 (u1 = u2 = 3): ``σ3² = max{16(4+e)α*²/(α*−1)·K⌈R/P⌉/(n_min²ε), 6α*/b²}``."""
+    """Proof of Prop. E.2 (u1 = u2 = 3): ``σ3² = max{16(4+e)α*²/(α*−1)·K⌈R/P⌉/(n_min²ε),
+    6α*/b²}``."""
     alpha = alpha_star(epsilon, delta)
     active = -(-check_count(rounds, "rounds") // check_count(silos, "silos"))
     first = (
@@ -316,9 +327,11 @@ def bvr_sigma3_closed_form(
 def bvr_minibatch(
     *, n_min: int, silos: int, rounds: int, local_steps: int, epsilon: float, delta: float
 ) -> int:
-    """[DEFAULT, spec §2.6.7] largest b with ``b ≤ n_min/(2eα*)`` and ``b ≤ (4n_min/(α*σ3²))^{1/3}`` (Prop. E.2).
+    """[DEFAULT, spec §2.6.7] largest b with ``b ≤ n_min/(2eα*)`` and ``b ≤ (4n_min/(α*σ3²))^{1/3}``
+    (Prop. E.2).
 
-    σ3 is the closed form at that b (the b-condition depends on σ3, so b is decreased until both hold).
+    σ3 is the closed form at that b (the b-condition depends on σ3, so b is decreased until both
+    hold).
     """
     alpha = alpha_star(epsilon, delta)
 
@@ -347,7 +360,8 @@ def bvr_minibatch(
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     if lo < 1:
         raise InputError(
-            f"no minibatch size satisfies Prop. E.2's b-condition for n_min={n_min}; use larger silos"
+            f"no minibatch size satisfies Prop. E.2's b-condition for n_min={n_min}; "
+            "use larger silos"
         )
     return lo
 

@@ -1,4 +1,5 @@
-"""Regression data for DIFF2's §6: offline stand-ins (spec 004 §6.6 [DEFAULT] generators) and one real set.
+"""Regression data for DIFF2's §6: offline stand-ins (spec 004 §6.6 [DEFAULT] generators) and one
+real set.
 
 No downloads: each generator draws, from one seed, a dataset with the shape of the original
 (California Housing, Gas Turbine CO, BlogFeedback); the teacher is a random 10-unit softplus
@@ -25,13 +26,15 @@ STANDINS = {"california_like": (20_640, 8), "gas_like": (36_733, 9), "blog_like"
 """Name → (samples, features) of the originals (spec 004 §6.1, Table 2)."""
 
 REAL_DATASETS = {"diabetes": (442, 10)}
-"""Name → (samples, features) of the real regression sets bundled with scikit-learn (offline): diabetes
+"""Name → (samples, features) of the real regression sets bundled with scikit-learn (offline):
+diabetes
 (Efron et al. 2004, raw features; the issue's suggested real-data check)."""
 
 
 @dataclass(frozen=True, eq=False)
 class RegressionSplit:
-    """A preprocessed stand-in: ``train`` (P silos × n_p records, labelled), ``test_x (n_test, p)``, ``test_y``."""
+    """A preprocessed stand-in: ``train`` (P silos × n_p records, labelled), ``test_x (n_test, p)``,
+    ``test_y``."""
 
     name: str
     train: UserDataset
@@ -63,9 +66,11 @@ def regression_standin(
     samples: int | None = None,
     split_rng: np.random.Generator | None = None,
 ) -> RegressionSplit:
-    """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick runs.
+    """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick
+    runs.
 
-    ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos, so
+    ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos,
+    so
     repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
 
     california_like: ``X ~ N(0, 0.5^{|i−j|})`` with two columns replaced by ``exp(N(0,1))``,
@@ -101,7 +106,8 @@ def regression_standin(
 def regression_real(
     name: str, split_rng: np.random.Generator, *, silos: int = 10
 ) -> RegressionSplit:
-    """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files and
+    """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files
+    and
     apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
     check_choice(name, tuple(REAL_DATASETS), "name")
     split_rng = check_rng(split_rng)
@@ -119,7 +125,8 @@ def regression_real(
 def _preprocess(
     name: str, x: np.ndarray, y: np.ndarray, *, split_rng: np.random.Generator, silos: int
 ) -> RegressionSplit:
-    """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with train
+    """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with
+    train
     statistics, training set cut into ``silos`` equal silos."""
     n, p = x.shape
     y = y / np.max(np.abs(y))

@@ -24,7 +24,8 @@ class CauchyCircleInstance(Instance):
     ``θ* = 0`` with ``f* = (s²/2)ln 1.25`` (0.111572 for s = 1); by symmetry ∇f(0) = 0, the
     Hessian there is ``I/1.25²`` in the circle's plane, and outside the disk of radius s/2 every
     term grows along rays, so the minimum lies in that disk (checked on a grid in the tests).
-    The spec's start ``x₀ = 3e₁`` has ``Δ0 = f(x₀) − f* = 1.0410`` and ``‖∇f(x₀)‖² = 0.0891`` (s = 1).
+    The spec's start ``x₀ = 3e₁`` has ``Δ0 = f(x₀) − f* = 1.0410`` and ``‖∇f(x₀)‖² = 0.0891`` (s =
+    1).
     """
 
     points = 8

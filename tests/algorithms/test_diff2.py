@@ -1,4 +1,5 @@
-"""DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit, mutants."""
+"""DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit,
+mutants."""
 
 import math
 import sys
@@ -35,13 +36,6 @@ def _cauchy(n, m, d, epsilon, **loss):
     """The §7(b) problem class (G = 0.5, L = 1, δ = 1e-5) with P = n silos of m records."""
     return Problem(
         n=n, m=m, d=d, epsilon=epsilon, delta=1e-5, lipschitz=0.5, smoothness=1.0, **loss
-    )
-
-
-def _unit(n, m, d, epsilon, loss):
-    """G = L = 1, δ = 1e-5."""
-    return Problem(
-        n=n, m=m, d=d, epsilon=epsilon, delta=1e-5, lipschitz=1.0, smoothness=1.0, loss=loss
     )
 
 
@@ -288,7 +282,9 @@ def test_unequal_silos_use_only_real_records():
     padded[0, 3:] = 100.0  # silo 0 holds 3 real records; the padding must be ignored
     loss = WeightedSquaredDistanceLoss(1.0)
     kw = dict(initial_gap=1.0, rounds=4, period=2, eta=0.1, clip1=50.0, clip2=50.0)
-    problem = _unit(2, 6, 2, 1.0, loss)
+    problem = Problem(
+        n=2, m=6, d=2, epsilon=1.0, delta=1e-5, lipschitz=1.0, smoothness=1.0, loss=loss
+    )
     alg = DIFF2GD.from_theorem(problem, silo_sizes=(3, 6), **kw)
     assert alg.n_min == 3 and alg.sigma1 == pytest.approx(
         DIFF2GD.from_theorem(problem.replace(m=3), **kw).sigma1
@@ -330,7 +326,8 @@ def test_unequal_silo_audit_is_consistent():
 
 
 class _Unfactored:
-    """The same loss without ``grad_factors``: DIFF2 then takes the generic per-record-gradient path."""
+    """The same loss without ``grad_factors``: DIFF2 then takes the generic per-record-gradient
+    path."""
 
     def __init__(self, loss):
         self._loss = loss

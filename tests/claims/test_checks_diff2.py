@@ -17,18 +17,21 @@ EXPECTED = {
     "rdp.lemmaB8.simple_subsampling": "consistent",
     "diff2gd.propD2.explicit_bound": "consistent",
     "diff2bvr.propF3.explicit_bound": "consistent",
-    "diff2gd.thm43.utility": "inconclusive",  # N part: pre-asymptotic slope ≈ −1.24 at N ≤ 6400 (spec §7(b)); d part consistent
+    # N part: pre-asymptotic slope ≈ −1.24 at N ≤ 6400 (spec §7(b)); d part consistent
+    "diff2gd.thm43.utility": "inconclusive",
     "dpgd.utility": "consistent",
     "diff2gd.remark44.improvement_regime": "consistent",
     "diff2gd.thm43.rounds": "consistent",
     "diff2gd.table1.gradient_complexity": "consistent",
     "dpgd.table1.complexity": "consistent",
-    "diff2bvr.thm53.rounds": "consistent",  # N^(4/3) where η is capped, R/c1 ∝ N^(4/3), N^(5/6) at K = b = √N
+    # N^(4/3) where η is capped, R/c1 ∝ N^(4/3), N^(5/6) at K = b = √N
+    "diff2bvr.thm53.rounds": "consistent",
     "diff2bvr.table1.gradient_complexity": "consistent",  # counted on Table 1's K = b = √N schedule
     "diff2bvr.thm53.utility": "skipped",  # the 4-point sweep runs at the standard budget
     "cited.dp_sgd": "consistent",  # quick N ≤ 2000 decays faster than the O(N^-1) upper bound
     "diff2bvr.remark55.per_client_cost": "consistent",
-    "experiments.regression": "skipped",  # the paper's regime (R = 2000) starts at the standard budget
+    # the paper's regime (R = 2000) starts at the standard budget
+    "experiments.regression": "skipped",
 }
 SLOW = {
     "diff2gd.prop41.rdp_to_dp",

@@ -1,4 +1,5 @@
-"""DIFF2 §6 / App. A: the grid, the early-stopping rule, the selection and t-test, determinism, checkpoints."""
+"""DIFF2 §6 / App. A: the grid, the early-stopping rule, the selection and t-test, determinism,
+checkpoints."""
 
 import json
 import math
@@ -247,7 +248,8 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
 
 
 def _tests_from_minima(diff2, dpgd):
-    """``Section6.summarize``'s ``tests`` from per-seed minima ``(reps, metrics, seeds)`` of each method:
+    """``Section6.summarize``'s ``tests`` from per-seed minima ``(reps, metrics, seeds)`` of each
+    method:
     one dict per repetition."""
     p = stats.ttest_rel(diff2, dpgd, axis=-1, alternative="less").pvalue
     reverse = stats.ttest_rel(dpgd, diff2, axis=-1, alternative="less").pvalue
@@ -267,8 +269,10 @@ def _tests_from_minima(diff2, dpgd):
 
 
 def test_section6_verdict_false_alarm_rates_under_the_null():
-    """Equal methods, independent metrics, 5 seeds: neither 'inconsistent' (Holm over the three reverse
-    tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false 'inconsistent'
+    """Equal methods, independent metrics, 5 seeds: neither 'inconsistent' (Holm over the three
+    reverse
+    tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false
+    'inconsistent'
     rate would be about 1 − 0.95³ ≈ 0.14."""
     reps = 4000
     tests = _tests_from_minima(*np.random.default_rng(7).normal(size=(2, reps, 3, 5)))

@@ -93,7 +93,8 @@ COUNT_GRID_N = Budget(quick=GRID_N.quick, standard=GRID_N.standard)
 """N of the gradient-count sweeps (one run each; the full budget keeps the standard grid)."""
 
 
-# --------------------------------------------------------------------------- rate experiment functions
+# --------------------------------------------------------------------------- rate experiment
+# functions
 
 
 def _problem(algorithm: str, big_n: int, d: int) -> tuple[CauchyCircleInstance, Problem]:
@@ -529,7 +530,8 @@ def value_lemma_b8_bound(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- utility: explicit bounds
+# --------------------------------------------------------------------------- utility: explicit
+# bounds
 
 
 def _explicit_bound(rng, *, algorithm, points, rounds=None):
@@ -589,7 +591,8 @@ def value_prop_f3_bound(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- utility and complexity rates
+# --------------------------------------------------------------------------- utility and complexity
+# rates
 
 
 GRID_D = Budget(
@@ -832,7 +835,8 @@ def value_remark55_per_client_cost(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- §6 experiment (stand-in data)
+# --------------------------------------------------------------------------- §6 experiment
+# (stand-in data)
 
 
 SECTION6_SETTINGS = Budget(
@@ -885,7 +889,8 @@ class Section6Experiment:
         evidence = {
             "checks": checks,
             "privacy_headroom": bool(headroom),
-            "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
+            "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A "
+            "tuning per seed; "
             "the privacy cost of tuning is not accounted for (as in the paper).  The claim is "
             "testable "
             f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
@@ -898,7 +903,8 @@ class Section6Experiment:
 @register_experiment(
     "experiments.regression",
     skip={
-        "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
+        "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest "
+        "faithful "
         "run is the standard budget (a few minutes)"
     },
 )
@@ -906,7 +912,8 @@ def compare_section6_regression(claim, budget):
     return Section6Experiment(SECTION6_SETTINGS[budget])
 
 
-# --------------------------------------------------------------------------- formerly not-checkable claims
+# --------------------------------------------------------------------------- formerly not-checkable
+# claims
 
 
 BVR_UTILITY_GRID = Budget(

@@ -1,7 +1,8 @@
 """DIFF2's experiment (paper §6 and App. A; spec 004 §6): DIFF2-GD vs DP-GD vs non-private GD.
 
 The experiment protocol behind the claim ``experiments.regression`` (registered in
-:mod:`dpclaims.claims.checks.diff2`).  One *task* is a (seed, method, configuration) cell of App. A's grid: it walks the η ladder from the
+:mod:`dpclaims.claims.checks.diff2`).  One *task* is a (seed, method, configuration) cell of App.
+A's grid: it walks the η ladder from the
 largest η down with the paper's early stopping and keeps the curves of the first η that survives all
 R rounds.  Tasks are independent (their random streams are keyed by the cell), so they run on any
 backend and worker count with the same numbers, and a checkpoint directory keeps each finished cell,
@@ -63,16 +64,19 @@ PAPER_GRID = {"clips": (1.0, 3.0, 10.0, 30.0, 100.0), "period_fractions": (0.003
 """App. A: C1 (and C2 for DIFF2-GD) ∈ {1, 3, 10, 30, 100}, T ∈ {0.003R, 0.01R, 0.03R, 0.1R}."""
 
 STANDIN_GRID = {"clips": (1.0, 10.0, 100.0), "period_fractions": (0.01, 0.03, 0.1)}
-"""Spec 004 §6.6's reduced grid for the offline stand-ins: C ∈ {1, 10, 100}, T ∈ {20, 60, 200} at R = 2000."""
+"""Spec 004 §6.6's reduced grid for the offline stand-ins: C ∈ {1, 10, 100}, T ∈ {20, 60, 200} at R
+= 2000."""
 
 ETA_LADDER = tuple(0.5**i for i in range(10))
 """App. A: η ∈ {0.5^i : i = 0..9}, tried from the largest down."""
 
 PATIENCE, TOLERANCE = 5, 1.05
-"""App. A's early stopping: give up an η when the train loss exceeds 1.05× the best so far 5 times."""
+"""App. A's early stopping: give up an η when the train loss exceeds 1.05× the best so far 5
+times."""
 
 OVERFLOW = 1e6
-"""[DEFAULT, ours] a train loss above this counts as NaN (the targets are scaled to |y| ≤ 1, so a loss
+"""[DEFAULT, ours] a train loss above this counts as NaN (the targets are scaled to |y| ≤ 1, so a
+loss
 this large has diverged; waiting for float overflow would only spend rounds)."""
 
 
@@ -82,11 +86,14 @@ class _Rejected(Exception):
 
 @dataclass(frozen=True)
 class Section6:
-    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real set
+    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real
+    set
     (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
 
-    Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the whole
-    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None: full size).
+    Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the
+    whole
+    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None: full
+    size).
     """
 
     name: str = "california_like"
@@ -151,8 +158,10 @@ class Section6:
         ]
 
     def split(self, s: int) -> RegressionSplit:
-        """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the paper
-        repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per process)."""
+        """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the
+        paper
+        repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per
+        process)."""
         if s not in self._cache:
             self._cache.clear()
             split_rng = np.random.default_rng([self.seed, s])
@@ -171,7 +180,8 @@ class Section6:
     # ------------------------------------------------------------------ one cell
 
     def run_task(self, s: int, method: str, index: int) -> dict | None:
-        """Walk the η ladder for one cell: ``{"eta", "config", "curves": {metric: list (R/every + 1)}}``,
+        """Walk the η ladder for one cell: ``{"eta", "config", "curves": {metric: list (R/every +
+        1)}}``,
         or None when every η is rejected."""
         split = self.split(s)
         net = split.model
@@ -240,12 +250,14 @@ class Section6:
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
     def summarize_finished(self, checkpoint: str | Path) -> dict:
-        """The summary of a stopped run: over the leading seeds whose cells are all in ``checkpoint``
+        """The summary of a stopped run: over the leading seeds whose cells are all in
+        ``checkpoint``
         (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
         directory = Path(checkpoint)
         if not (directory / "manifest.json").is_file():
             raise InputError(
-                f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory given "
+                f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory "
+                "given "
                 "to run(checkpoint=...)"
             )
         done = _load(_open_checkpoint(directory, self))
@@ -256,7 +268,8 @@ class Section6:
             finished += 1
         if finished < 2:
             raise InputError(
-                f"checkpoint {directory} has {finished} finished seed(s); the paired t-test needs 2 "
+                f"checkpoint {directory} has {finished} finished seed(s); the paired t-test "
+                "needs 2 "
                 "(resume the run with run(checkpoint=...))"
             )
         part = replace(self, seeds=finished)
@@ -268,7 +281,8 @@ class Section6:
         Per seed and method: the train-loss and gradient-norm curves come from the cell minimising
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
         the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
-        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < :data:`SIGNIFICANCE`.
+        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p <
+        :data:`SIGNIFICANCE`.
         Curves are mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
@@ -329,13 +343,17 @@ class Section6:
         return out
 
 
-# --------------------------------------------------------------------------- monitoring and plain GD
+# --------------------------------------------------------------------------- monitoring and plain
+# GD
 
 
 class _EarlyStopping:
-    """App. A's rule for one learning rate: :meth:`update` raises :class:`_Rejected` when the train loss is
-    NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the count goes
-    up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the loss improves."""
+    """App. A's rule for one learning rate: :meth:`update` raises :class:`_Rejected` when the train
+    loss is
+    NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the count
+    goes
+    up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the loss
+    improves."""
 
     def __init__(self) -> None:
         self.best, self.patience = math.inf, 0
@@ -352,7 +370,8 @@ class _EarlyStopping:
 
 
 class _Curves:
-    """App. A's monitor: every ``every`` rounds record train loss, squared train gradient norm and test
+    """App. A's monitor: every ``every`` rounds record train loss, squared train gradient norm and
+    test
     loss of the current point, applying :class:`_EarlyStopping` to the train loss."""
 
     def __init__(self, split: RegressionSplit, every: int) -> None:
@@ -436,7 +455,8 @@ def _load(directory: Path) -> dict:
             cells[path.stem] = json.loads(path.read_text())
         except ValueError as exc:
             raise InputError(
-                f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it (the cell is "
+                f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it "
+                "(the cell is "
                 "recomputed) or pass a new checkpoint directory"
             ) from None
     return cells
@@ -452,7 +472,8 @@ inconclusive."""
 
 
 def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dict]:
-    """Verdict on "DIFF2-GD beats DP-GD on every metric" from :meth:`Section6.summarize`'s ``tests``.
+    """Verdict on "DIFF2-GD beats DP-GD on every metric" from :meth:`Section6.summarize`'s
+    ``tests``.
 
     consistent: DIFF2-GD lower with one-sided paired p < α on every metric (an intersection-union
     test, level α without correction); inconsistent: DP-GD lower on some metric, reverse p-values
