@@ -2,10 +2,9 @@
 differences.
 
 Spec: ``shared/papers/004_murata_suzuki_diff2.md``.  Data layout: a
-:class:`~dpclaims.data.UserDataset`
-whose ``n`` axis holds the P silos and whose ``m`` axis holds each silo's ``n_p = m`` records (so
-``n_min = m``); privacy is per silo at the record level, replace-one (``PrivacyClaim(unit="item",
-relation="replace")``).
+:class:`~dpclaims.data.UserDataset` whose ``n`` axis holds the P silos and whose ``m`` axis holds
+each silo's ``n_p = m`` records (so ``n_min = m``); privacy is per silo at the record level,
+replace-one (``PrivacyClaim(unit="item", relation="replace")``).
 
 * :func:`clipped_mean` — Algorithm 2 (ClippedMean).
 * :class:`DIFF2` — Algorithm 1 (the framework: restarts every T rounds, gradient differences clipped
@@ -152,9 +151,9 @@ class _Silos:
     Server view (all silos): distinct records ``x (G, d_in)``, ``y (G,)`` or None, ``weight (G,)`` =
     ``Σ_p (multiplicity in silo p)/(n_p P)``, so ``Σ_g weight_g clip(∇ℓ(z_g))`` is Alg. 1's
     ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR
-    minibatches):
-    ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the records each silo
-    really holds (unequal silos are padded to a common m; padding rows get weight 0).
+    minibatches): ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the
+    records each silo really holds (unequal silos are padded to a common m; padding rows get weight
+    0).
     """
 
     x: np.ndarray
@@ -306,9 +305,8 @@ class DIFF2:
     """Budget split of Prop. 4.1 (recorded; the σ's already include it)."""
     silo_sizes: tuple[int, ...] | None = None
     """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p
-    uses its
-    first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds all m
-    records."""
+    uses its first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds
+    all m records."""
 
     def __post_init__(self) -> None:
         for name in ("d", "silos", "n_min", "rounds", "period"):
@@ -454,8 +452,7 @@ class DIFF2:
         trials : number of trials
         transcript : keep ``x_0..x_R``, ``ṽ_1..ṽ_R`` (and BVR's local points)
         monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to
-            stop
-            the run early, e.g. the learning-rate early stopping of the paper's App. A)
+            stop the run early, e.g. the learning-rate early stopping of the paper's App. A)
         """
         trials = check_trials(trials)
         if self.silo_sizes is not None and data.m < max(self.silo_sizes):
@@ -967,21 +964,16 @@ class DIFF2BVRLSGD(DIFF2):
 
         ``sigma3_rule="closed_form"`` takes σ3 from the proof of Prop. E.2
         (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the
-        value
-        behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b, R);
-        with
-        a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's schedule
-        (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3 dominates for
-        every N, so only ``"table1"`` gives the table's regime).
+        value behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b,
+        R); with a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's
+        schedule (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3
+        dominates for every N, so only ``"table1"`` gives the table's regime).
 
         Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η
-        at the
-        cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d)
-        N))^{2/3}}``,
-        ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L), 1/(2sqrt(2e(K²ζ² + KL²/b +
-        KC3²σ3²d)))}``
-        (iterated with σ3 and b, which depend on R), ``T = max{1, round(x*R)}``; ``a1 = 4u1α*/ε``,
-        ``a2 = 4u2α*/ε``.
+        at the cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d)
+        N))^{2/3}}``, ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L),
+        1/(2sqrt(2e(K²ζ² + KL²/b + KC3²σ3²d)))}`` (iterated with σ3 and b, which depend on R), ``T =
+        max{1, round(x*R)}``; ``a1 = 4u1α*/ε``, ``a2 = 4u2α*/ε``.
         """
         p, n_min, d = problem.n, problem.m, problem.d
         eps, dl = problem.epsilon, problem.delta
@@ -1109,8 +1101,7 @@ class CanaryLikelihoodRatio:
     For the ``±(λ/2)‖θ − c‖²`` canary record (λ ≫ C1, C2) in a silo of ``n_p`` records, every
     round's clipped canary term has full radius: ``±C1 u_r`` on restarts (``u_r`` the unit vector of
     ``x_{r−1} − c``) and ``±C_{2,r} u_r`` on difference rounds (``u_r`` that of ``x_{r−1} −
-    x_{r−2}``).
-    With the *claimed* multipliers of ``reference`` (default: the algorithm itself)::
+    x_{r−2}``). With the *claimed* multipliers of ``reference`` (default: the algorithm itself)::
 
         S = Σ_r κ_r ⟨w_r, u_r⟩ / s_r,   w_r = ṽ_r − (0 on restarts, ṽ_{r−1} otherwise),
         s_r = σ1C1 or σ2C2‖x_{r−1} − x_{r−2}‖,   κ_r = 2/(n_p P σ)
@@ -1126,9 +1117,8 @@ class CanaryLikelihoodRatio:
     reference: DIFF2 | None = None
     accumulated: bool = False
     """Test the hypothesis of mutant M5 instead: ``ṽ_r`` carries the *noiseless* running sum since
-    the last
-    restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's summed
-    clipped terms."""
+    the last restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's
+    summed clipped terms."""
 
     def __post_init__(self) -> None:
         c = check_finite_array(self.center, "center", ndim=1)

@@ -173,8 +173,7 @@ def accountant_tight_epsilon(mu: float, delta: float) -> float:
     """The same ε from the dp-accounting PLD bridge: one Gaussian with noise multiplier ``1/μ``.
 
     A composition of Gaussian mechanisms with ratios ``μ_r`` has the privacy-loss distribution of
-    one
-    Gaussian with ``μ² = Σ μ_r²``, so this must agree with :func:`tight_epsilon` (spec §3.7).
+    one Gaussian with ``μ² = Σ μ_r²``, so this must agree with :func:`tight_epsilon` (spec §3.7).
     """
     return gaussian_epsilon(1.0 / check_positive(mu, "mu"), delta)
 

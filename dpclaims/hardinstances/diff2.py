@@ -27,8 +27,7 @@ STANDINS = {"california_like": (20_640, 8), "gas_like": (36_733, 9), "blog_like"
 
 REAL_DATASETS = {"diabetes": (442, 10)}
 """Name → (samples, features) of the real regression sets bundled with scikit-learn (offline):
-diabetes
-(Efron et al. 2004, raw features; the issue's suggested real-data check)."""
+diabetes (Efron et al. 2004, raw features; the issue's suggested real-data check)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,8 +69,7 @@ def regression_standin(
     runs.
 
     ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos,
-    so
-    repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
+    so repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
 
     california_like: ``X ~ N(0, 0.5^{|i−j|})`` with two columns replaced by ``exp(N(0,1))``,
     ``y = teacher(X) + 0.3 N(0,1)`` capped at its 95th percentile; gas_like: ``0.8^{|i−j|}``,
@@ -107,8 +105,7 @@ def regression_real(
     name: str, split_rng: np.random.Generator, *, silos: int = 10
 ) -> RegressionSplit:
     """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files
-    and
-    apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
+    and apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
     check_choice(name, tuple(REAL_DATASETS), "name")
     split_rng = check_rng(split_rng)
     try:
@@ -126,8 +123,7 @@ def _preprocess(
     name: str, x: np.ndarray, y: np.ndarray, *, split_rng: np.random.Generator, silos: int
 ) -> RegressionSplit:
     """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with
-    train
-    statistics, training set cut into ``silos`` equal silos."""
+    train statistics, training set cut into ``silos`` equal silos."""
     n, p = x.shape
     y = y / np.max(np.abs(y))
     order = split_rng.permutation(n)

@@ -249,8 +249,7 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
 
 def _tests_from_minima(diff2, dpgd):
     """``Section6.summarize``'s ``tests`` from per-seed minima ``(reps, metrics, seeds)`` of each
-    method:
-    one dict per repetition."""
+    method: one dict per repetition."""
     p = stats.ttest_rel(diff2, dpgd, axis=-1, alternative="less").pvalue
     reverse = stats.ttest_rel(dpgd, diff2, axis=-1, alternative="less").pvalue
     a, b = diff2.mean(axis=-1), dpgd.mean(axis=-1)
@@ -270,10 +269,8 @@ def _tests_from_minima(diff2, dpgd):
 
 def test_section6_verdict_false_alarm_rates_under_the_null():
     """Equal methods, independent metrics, 5 seeds: neither 'inconsistent' (Holm over the three
-    reverse
-    tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false
-    'inconsistent'
-    rate would be about 1 − 0.95³ ≈ 0.14."""
+    reverse tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false
+    'inconsistent' rate would be about 1 − 0.95³ ≈ 0.14."""
     reps = 4000
     tests = _tests_from_minima(*np.random.default_rng(7).normal(size=(2, reps, 3, 5)))
     verdicts = [section6_verdict(t)[0] for t in tests]

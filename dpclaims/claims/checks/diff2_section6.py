@@ -2,12 +2,12 @@
 
 The experiment protocol behind the claim ``experiments.regression`` (registered in
 :mod:`dpclaims.claims.checks.diff2`).  One *task* is a (seed, method, configuration) cell of App.
-A's grid: it walks the η ladder from the
-largest η down with the paper's early stopping and keeps the curves of the first η that survives all
-R rounds.  Tasks are independent (their random streams are keyed by the cell), so they run on any
-backend and worker count with the same numbers, and a checkpoint directory keeps each finished cell,
-so a long run resumes where it stopped.  :meth:`Section6.summarize` then applies App. A's
-selection and the paper's one-sided paired t-test, and :func:`section6_verdict` decides the claim.
+A's grid: it walks the η ladder from the largest η down with the paper's early stopping and keeps
+the curves of the first η that survives all R rounds.  Tasks are independent (their random streams
+are keyed by the cell), so they run on any backend and worker count with the same numbers, and a
+checkpoint directory keeps each finished cell, so a long run resumes where it stopped.
+:meth:`Section6.summarize` then applies App. A's selection and the paper's one-sided paired t-test,
+and :func:`section6_verdict` decides the claim.
 """
 
 from __future__ import annotations
@@ -76,8 +76,7 @@ times."""
 
 OVERFLOW = 1e6
 """[DEFAULT, ours] a train loss above this counts as NaN (the targets are scaled to |y| ≤ 1, so a
-loss
-this large has diverged; waiting for float overflow would only spend rounds)."""
+loss this large has diverged; waiting for float overflow would only spend rounds)."""
 
 
 class _Rejected(Exception):
@@ -87,13 +86,11 @@ class _Rejected(Exception):
 @dataclass(frozen=True)
 class Section6:
     """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real
-    set
-    (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
+    set (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
 
     Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the
-    whole
-    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None: full
-    size).
+    whole App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None:
+    full size).
     """
 
     name: str = "california_like"
@@ -159,8 +156,7 @@ class Section6:
 
     def split(self, s: int) -> RegressionSplit:
         """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the
-        paper
-        repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per
+        paper repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per
         process)."""
         if s not in self._cache:
             self._cache.clear()
@@ -181,8 +177,7 @@ class Section6:
 
     def run_task(self, s: int, method: str, index: int) -> dict | None:
         """Walk the η ladder for one cell: ``{"eta", "config", "curves": {metric: list (R/every +
-        1)}}``,
-        or None when every η is rejected."""
+        1)}}``, or None when every η is rejected."""
         split = self.split(s)
         net = split.model
         x0 = net.init(np.random.default_rng([self.seed, s, 1]), 1)[0]
@@ -251,8 +246,7 @@ class Section6:
 
     def summarize_finished(self, checkpoint: str | Path) -> dict:
         """The summary of a stopped run: over the leading seeds whose cells are all in
-        ``checkpoint``
-        (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
+        ``checkpoint`` (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
         directory = Path(checkpoint)
         if not (directory / "manifest.json").is_file():
             raise InputError(
@@ -282,8 +276,7 @@ class Section6:
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
         the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
         reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p <
-        :data:`SIGNIFICANCE`.
-        Curves are mean and std over seeds.
+        :data:`SIGNIFICANCE`. Curves are mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
         for s in range(self.seeds):
@@ -349,11 +342,9 @@ class Section6:
 
 class _EarlyStopping:
     """App. A's rule for one learning rate: :meth:`update` raises :class:`_Rejected` when the train
-    loss is
-    NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the count
-    goes
-    up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the loss
-    improves."""
+    loss is NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the
+    count goes up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the
+    loss improves."""
 
     def __init__(self) -> None:
         self.best, self.patience = math.inf, 0
@@ -371,8 +362,7 @@ class _EarlyStopping:
 
 class _Curves:
     """App. A's monitor: every ``every`` rounds record train loss, squared train gradient norm and
-    test
-    loss of the current point, applying :class:`_EarlyStopping` to the train loss."""
+    test loss of the current point, applying :class:`_EarlyStopping` to the train loss."""
 
     def __init__(self, split: RegressionSplit, every: int) -> None:
         self.net, self.every = split.model, every
