@@ -162,7 +162,7 @@ def _canary_audit(budget: str, algorithm: type[DIFF2GD] = DIFF2GD, *, note: str 
     rounds, period = AUDIT_ROUNDS[budget], AUDIT_PERIOD[budget]
     build = partial(canary_audit_target, algorithm, rounds=rounds, period=period)
     return AuditExperiment(
-        build,
+        build=build,
         trials=AUDIT_TRIALS[budget],
         reference_epsilon=round(build().mechanism.algorithm.tight_epsilon, 4),
         note=note
@@ -251,8 +251,8 @@ def _sensitivity_ratios(rng):
 @register_experiment("diff2.lemmaC1.sensitivity")
 def value_lemma_c1_sensitivity(claim, budget):
     return ValueExperiment(
-        _sensitivity_ratios,
-        {"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
+        compute=_sensitivity_ratios,
+        expected={"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
         rtol=1e-6,
         note="canary attains 2C/(n_p P) exactly; random replace-one pairs stay within it",
     )
@@ -324,8 +324,8 @@ def _calibration_expected():
 @register_experiment("diff2gd.prop41.calibration")
 def value_prop41_sigma_table(claim, budget):
     return ValueExperiment(
-        _calibration,
-        _calibration_expected(),
+        compute=_calibration,
+        expected=_calibration_expected(),
         rtol=0.03,
         atol=6e-6,
         note="spec §6.3 σ table (rounded to 2-3 digits in the spec)",
@@ -365,8 +365,8 @@ def value_gdp_reference(claim, budget):
         "mu_hat_eps3": math.sqrt(3 / 9),
     }
     return ValueExperiment(
-        partial(_gdp_reference, trials=GDP_TRIALS[budget]),
-        expected,
+        compute=partial(_gdp_reference, trials=GDP_TRIALS[budget]),
+        expected=expected,
         rtol=2e-3,
         atol=0.0,
         note="exact GDP ε and dp-accounting PLD agree; the canary's measured μ̂ (99% CI) covers "
@@ -402,8 +402,8 @@ def _noise_sizes(rng, rounds=200, period=20):
 @register_experiment("diff2.remark42.noise_size")
 def value_remark42_noise_size(claim, budget):
     return ValueExperiment(
-        _noise_sizes,
-        {"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20},
+        compute=_noise_sizes,
+        expected={"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20},
         rtol=0.06,
         note="R=200, T=20, u=1.25: σ1²/σ² = u⌈R/T⌉/R = u/T; measured on pure-noise transcripts",
     )
@@ -434,8 +434,8 @@ def _bvr_sensitivity(rng):
 @register_experiment("diff2bvr.lemmaE1.sensitivity")
 def value_lemma_e1_sensitivity(claim, budget):
     return ValueExperiment(
-        _bvr_sensitivity,
-        {"local_ratio": 1.0},
+        compute=_bvr_sensitivity,
+        expected={"local_ratio": 1.0},
         rtol=1e-6,
         note="canary in the minibatch: sensitivity 2·C3·‖x_{k−1}−x_{k−2}‖/b attained",
     )
@@ -466,8 +466,8 @@ def value_prop_e2_sigma3(claim, budget):
         expected[f"sigma3_exact_n{n_min}"], expected[f"sigma3_closed_n{n_min}"] = exact, closed
     expected["b_n1651_eps3"] = 13.0
     return ValueExperiment(
-        _bvr_calibration,
-        expected,
+        compute=_bvr_calibration,
+        expected=expected,
         rtol=0.01,
         note="spec §2.6.3 [PROTOTYPE] values (K=10, R=2000, P=10, δ=1e-5)",
     )
@@ -494,8 +494,8 @@ def value_prop_e2_epsilon(claim, budget):
         for k in ("paper_eps_within_target", "accountant_within_paper")
     }
     return ValueExperiment(
-        _bvr_dp,
-        expected,
+        compute=_bvr_dp,
+        expected=expected,
         note="Prop. E.2's ε at α* (exact Lemma B.7) ≤ target, and dp-accounting's "
         "RDP (REPLACE_ONE, sampling w/o replacement) ≤ Prop. E.2's ε",
     )
@@ -524,8 +524,8 @@ def value_lemma_b8_bound(claim, budget):
         for k in ("conditions_hold", "b7_within_b8")
     }
     return ValueExperiment(
-        _lemma_b8,
-        expected,
+        compute=_lemma_b8,
+        expected=expected,
         note="exact Lemma B.7 ≤ Lemma B.8's simple bound where its conditions hold",
     )
 
@@ -558,8 +558,8 @@ PROP_D2_POINTS = Budget(
 def value_prop_d2_bound(claim, budget):
     points = PROP_D2_POINTS[budget]
     return ValueExperiment(
-        partial(_explicit_bound, algorithm="diff2-gd", points=points),
-        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        compute=partial(_explicit_bound, algorithm="diff2-gd", points=points),
+        expected={f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
         note="mean over 16 trials of (1/R)Σ‖∇f(x_{r−1})‖² ≤ 2Δ0/(ηR) + 2σ1²C1²d (Cauchy instance)",
     )
 
@@ -578,13 +578,13 @@ PROP_F3_ROUNDS = Budget(quick=150, standard=1000, full=0)
 def value_prop_f3_bound(claim, budget):
     points = PROP_F3_POINTS[budget]
     return ValueExperiment(
-        partial(
+        compute=partial(
             _explicit_bound,
             algorithm="diff2-bvr",
             points=points,
             rounds=PROP_F3_ROUNDS[budget] or None,
         ),
-        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        expected={f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
         note="BVR (ε=8): mean of ‖∇f‖² over all local points ≤ 2Δ0/(ηKR) + 2eσ1²C1²d (Cauchy "
         "instance); the bound holds for any R, so quick/standard shorten R (η from the caps at "
         "that R)",
@@ -620,7 +620,7 @@ def _sweep_in_d(claim, algorithm, budget):
 @register_experiment("diff2gd.thm43.utility")
 def sweep_diff2gd_utility(claim, budget):
     return CombinedExperiment(
-        {
+        parts={
             "N": RateExperiment.for_claim(
                 claim,
                 utility,
@@ -640,7 +640,7 @@ def sweep_diff2gd_utility(claim, budget):
 @register_experiment("dpgd.utility")
 def sweep_dpgd_utility(claim, budget):
     return CombinedExperiment(
-        {
+        parts={
             "N": RateExperiment.for_claim(
                 claim,
                 utility,
@@ -741,7 +741,7 @@ _TABLE1_NOTE = (
 @register_experiment("diff2bvr.thm53.rounds")
 def sweep_bvr_rounds(claim, budget):
     return CombinedExperiment(
-        {
+        parts={
             "rounds": RateExperiment.for_claim(
                 claim,
                 schedule_rounds,
@@ -754,8 +754,8 @@ def sweep_bvr_rounds(claim, budget):
                 "and c1 = Θ(L/K) is constant",
             ),
             "regime": ValueExperiment(
-                _bvr_eta_capped,
-                {"eta_at_1/(2L)_on_whole_grid": 1.0},
+                compute=_bvr_eta_capped,
+                expected={"eta_at_1/(2L)_on_whole_grid": 1.0},
                 note="the sweep stays in the step-size-capped regime",
             ),
             "rounds_over_c1": RateExperiment.for_claim(
@@ -828,8 +828,8 @@ def _per_client(rng):
 @register_experiment("diff2bvr.remark55.per_client_cost")
 def value_remark55_per_client_cost(claim, budget):
     return ValueExperiment(
-        _per_client,
-        {"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
+        compute=_per_client,
+        expected={"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
         note="per-client counter of a BVR run = n_p(2R − ⌈R/T⌉) + 2b(K−1)·#active rounds "
         "≤ 2(n_p+Kb)R",
     )
@@ -909,7 +909,7 @@ class Section6Experiment:
     },
 )
 def compare_section6_regression(claim, budget):
-    return Section6Experiment(SECTION6_SETTINGS[budget])
+    return Section6Experiment(settings=SECTION6_SETTINGS[budget])
 
 
 # --------------------------------------------------------------------------- formerly not-checkable
