@@ -1212,10 +1212,10 @@ def canary_audit_target(
         problem = problem.replace(n=len(silo_sizes), m=max(silo_sizes))
         options.update(silo_sizes=tuple(silo_sizes))
     pair = signed_quadratic_canary_pair(
-        problem.n,
-        problem.m,
-        problem.d,
-        AUDIT_CENTER,
+        silos=problem.n,
+        per_silo=problem.m,
+        d=problem.d,
+        center=AUDIT_CENTER,
         silo=int(np.argmin(silo_sizes)) if silo_sizes is not None else 0,
     )
     problem = problem.replace(loss=WeightedSquaredDistanceLoss(AUDIT_STRENGTH))
