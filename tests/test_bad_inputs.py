@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
-from dpclaims.algorithms.diff2_tuning import Section6
+from dpclaims.claims.checks.diff2_section6 import Section6
 from dpclaims.audit import audit
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
