@@ -19,6 +19,7 @@ import numpy as np
 from dpclaims.algorithms.ghazi_et_al import BottomChannel, DelOutputPert
 from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.audit import audit
+from dpclaims.problem import Problem
 from dpclaims.claims.checks.ghazi_et_al import (
     best_bottom_k,
     outlier_means_pair,
@@ -35,7 +36,8 @@ def bottom_audits(trials: int) -> None:
     )
     cases = []
     for eps, delta in ((1.0, 1e-3), (1.0, 1e-5), (1.0, 0.1), (0.5, 1e-5)):
-        mech = DelOutputPert.from_theorem(eps, delta, 1e-7)
+        problem = Problem(n=20, epsilon=eps, delta=delta)
+        mech = DelOutputPert.from_theorem(problem, Delta=1e-7)
         n = 2 * mech.kappa + 2
         k, ref = best_bottom_k(mech.tdlap, delta, n)
         d0, d1 = outlier_count_pair(n, 1, k)
@@ -58,7 +60,7 @@ def bottom_frequencies(trials: int) -> None:
     print(
         "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs TDLap CDF(k − 1)"
     )
-    mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
+    mech = DelOutputPert.from_theorem(Problem(n=20, epsilon=1.0, delta=1e-3), Delta=1e-6)
     rng = np.random.default_rng(0)
     for k in range(mech.kappa - 3, mech.kappa + 4):
         d0, _ = outlier_count_pair(20, 1, k) if k <= 20 else outlier_count_pair(k + 2, 1, k)
@@ -75,8 +77,8 @@ def mutants(trials: int) -> None:
         if m.true_epsilon is None:
             print(f"  {m.name:<36} white-box; caught by {m.caught_by}")
             continue
-        mech, d0, d1, claim = m.build()
-        res = audit(mech, d0, d1, claim=claim, trials=trials, seed=0)
+        t = m.build()
+        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=trials, seed=0)
         print(
             f"  {m.name:<36} ε ≥ {res.epsilon_lower:6.2f} (true {m.true_epsilon:g})  {res.verdict}"
         )

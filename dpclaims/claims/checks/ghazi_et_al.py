@@ -65,6 +65,16 @@ from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
 
+def claimed_exponents(claim, **keys: str) -> dict[str, float]:
+    """``{key: the claim's exponent of variable}`` for each ``key=variable``: the expected
+    exponents of a value experiment, read from the claim rather than restated here."""
+    return {key: float(claim.exponents[variable]) for key, variable in keys.items()}
+
+
+LOWER_BOUND_VARIABLES = {"n": "n", "m": "m", "d": "d", "epsilon": "eps"}
+"""Keys of the lower-bound exponent checks and the claims' variables they test."""
+
+
 def _reference_bottom_epsilon(tdlap: TDLap, k: int, delta: float) -> float:
     """Exact ε of the ⊥ channel on x^(k) vs x^(k−1): P = CDF(k−1), Q = CDF(k−2) (spec §7(a))."""
     p, q = float(tdlap.cdf(k - 1)), float(tdlap.cdf(k - 2))
@@ -94,7 +104,7 @@ BOTTOM_PROBLEM = Problem(n=BOTTOM_USERS, epsilon=1.0, delta=1e-3)
 
 
 @register_experiment("ghazi23.def34.tdlap")
-def tdlap_properties(claim, budget):
+def value_def34_tdlap_and_bottom_frequencies(claim, budget):
     trials = Budget(quick=5_000, standard=100_000, full=1_000_000)[budget]
 
     def compute(rng):
@@ -165,7 +175,7 @@ def _s_star(data, kappa, delta_target):
 
 
 @register_experiment("ghazi23.obs35.stable_monotone")
-def stable_monotone(claim, budget):
+def value_obs35_stability_monotone(claim, budget):
     pairs = Budget(quick=150, standard=1500, full=10_000)[budget]
 
     def compute(rng):
@@ -194,7 +204,7 @@ def stable_monotone(claim, budget):
 
 
 @register_experiment("ghazi23.thm33.deloutputpert_dp")
-def deloutputpert_audit(claim, budget):
+def audit_alg1_bottom_channel(claim, budget):
     trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
     mech = DelOutputPert.from_theorem(BOTTOM_PROBLEM, Delta=1e-6)
     k, reference = best_bottom_k(mech.tdlap, mech.delta, BOTTOM_USERS)
@@ -220,7 +230,7 @@ def _deloutputpert_sigma(epsilon: float, delta: float, Delta: float) -> float:
 
 
 @register_experiment("ghazi23.thm33.accuracy")
-def deloutputpert_accuracy(claim, budget):
+def value_thm33_accuracy_and_sigma(claim, budget):
     trials = Budget(quick=20_000, standard=200_000, full=1_000_000)[budget]
 
     def compute(rng):
@@ -253,8 +263,7 @@ def deloutputpert_accuracy(claim, budget):
         {
             "bottom_rate": 0.0,
             "variance_over_sigma2": 1.0,
-            "sigma_Delta_exponent": 1.0,
-            "sigma_eps_exponent": -2.0,
+            **claimed_exponents(claim, sigma_Delta_exponent="Delta", sigma_eps_exponent="eps"),
         },
         rtol=1e-9,
         atol=0.1,
@@ -297,7 +306,7 @@ def outlier_means_pair(n: int, m: int, k: int) -> tuple[GroupedMeans, GroupedMea
 
 
 @register_experiment("ghazi23.thm31.scoutputpert_dp")
-def scoutputpert_audit(claim, budget):
+def audit_alg2_bottom_channel(claim, budget):
     trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
     mech = sc_bottom_mechanism()
     k, reference = best_bottom_k(mech.tdlap, mech.delta, SC_USERS)
@@ -372,11 +381,15 @@ def noise_calibration(
 
 
 @register_experiment("ghazi23.thm31.noise")
-def scoutputpert_noise(claim, budget):
+def value_thm31_noise_calibration(claim, budget):
     trials = Budget(quick=128, standard=1024, full=8192)[budget]
     return ValueExperiment(
         lambda rng: noise_calibration(rng, trials=trials),
-        {"variance_over_sigma2": 1.0, "certificate_pass_rate": 1.0, "n_exponent": -1.0},
+        {
+            "variance_over_sigma2": 1.0,
+            "certificate_pass_rate": 1.0,
+            **claimed_exponents(claim, n_exponent="n"),
+        },
         rtol=1e-9,
         atol=0.02,
         note="RT-4 (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output = "
@@ -386,7 +399,7 @@ def scoutputpert_noise(claim, budget):
 
 
 @register_experiment("ghazi23.appC.fast_equivalence")
-def fast_path_audit(claim, budget):
+def audit_appc_fast_path_fallback(claim, budget):
     trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
     mech = fast_path_mechanism()
     r = 4 * mech.kappa
@@ -413,7 +426,7 @@ def fast_noise_error(m, rng, n=2000, d=4, trials=64):
 
 
 @register_experiment("ghazi23.appC.fast_noise")
-def fast_noise(claim, budget):
+def sweep_appc_fast_noise_in_m(claim, budget):
     values = Budget(
         quick=[10**4, 10**5, 10**6, 10**7],
         standard=[10**4, 10**5, 10**6, 10**7, 10**8],
@@ -445,7 +458,7 @@ def _test_evaluations(mech: DelOutputPert, data: GroupedMeans) -> int:
 
 
 @register_experiment("ghazi23.sec6.runtime")
-def runtime_count(claim, budget):
+def value_sec6_test_evaluations(claim, budget):
     mech = DelOutputPert.from_theorem(Problem(n=200, epsilon=1.0, delta=0.5), Delta=1e-3)
     limit = 4 * mech.kappa + 1
 
@@ -489,7 +502,7 @@ def perm_concentration_q95(m, rng, draws=2000, G=1.0):
 
 
 @register_experiment("ghazi23.lemma38.perm_concentration")
-def perm_concentration(claim, budget):
+def sweep_lemma38_concentration_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         perm_concentration_q95,
@@ -534,7 +547,7 @@ def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
 
 
 @register_experiment("ghazi23.thm36.deletion_sensitivity")
-def thm36(claim, budget):
+def sweep_thm36_deletion_sensitivity_in_n(claim, budget):
     values = Budget(
         quick=[30, 66, 140, 310],
         standard=[50, 100, 200, 400, 800],
@@ -572,7 +585,7 @@ def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
 
 
 @register_experiment("ghazi23.cor37.radius_r")
-def cor37(claim, budget):
+def sweep_cor37_radius_sensitivity_in_n(claim, budget):
     values = Budget(
         quick=[200, 440, 960, 2100],
         standard=[200, 400, 800, 1600, 3200],
@@ -597,7 +610,7 @@ def emp_vs_pop(n, rng, m=100, d=4):
 
 
 @register_experiment("ghazi23.propB1.emp_vs_pop")
-def propb1(claim, budget):
+def sweep_propb1_emp_vs_pop_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         emp_vs_pop,
@@ -609,7 +622,7 @@ def propb1(claim, budget):
 
 
 @register_experiment("ghazi23.lemmaC1.certificate")
-def lemma_c1(claim, budget):
+def value_lemmac1_certificate_bound(claim, budget):
     cases = Budget(quick=200, standard=2000, full=20000)[budget]
 
     def compute(rng):
@@ -666,7 +679,7 @@ def phased_erm_budget(alg: PhasedERM) -> dict:
 
 
 @register_experiment("ghazi23.thm41.phased_erm_dp")
-def phased_erm_dp(claim, budget):
+def value_thm41_phased_erm_composition(claim, budget):
     n, m = 10**4, 10**4
     alg = PhasedERM.from_theorem(_convex_problem(n, m, 4))
     return ValueExperiment(
@@ -702,7 +715,7 @@ def phased_sco_blocks_check(alg: PhasedSCO) -> dict:
 
 
 @register_experiment("ghazi23.thm51.phased_sco_dp")
-def phased_sco_dp(claim, budget):
+def value_thm51_phased_sco_disjoint_blocks(claim, budget):
     alg = PhasedSCO.from_theorem(_convex_problem(20000, 10**6, 4))
     return ValueExperiment(
         lambda rng: phased_sco_blocks_check(alg),
@@ -726,8 +739,8 @@ RT6_GRID = tuple(0.25 * 2.0 ** np.arange(9))
 
 
 def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
-    """RT-6: Phased-ERM oracle (C = 1, T fixed), linear loss on B(0,1), prescribed x̄ = c√d/(n√m)·e1;
-    worst case over c of the mean excess ‖x̄‖ − ⟨θ̂, x̄⟩."""
+    """RT-6: Phased-ERM oracle (C = 1, T fixed), linear loss on B(0,1), prescribed
+    x̄ = c√d/(n√m)·e1; worst case over c of the mean excess ‖x̄‖ − ⟨θ̂, x̄⟩."""
     n, m, d = int(n), int(m), int(d)
     alg = PhasedERM.from_theorem(
         _convex_problem(n, m, d, loss=LinearLoss(1.0)),
@@ -746,7 +759,7 @@ def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
 
 
 @register_experiment("ghazi23.thm41.convex_erm")
-def convex_erm(claim, budget):
+def sweep_thm41_convex_erm_in_n(claim, budget):
     values = Budget(
         quick=[200, 440, 960, 2100],
         standard=[200, 400, 800, 1600, 3200],
@@ -792,7 +805,7 @@ def convex_sco_worst(
 
 
 @register_experiment("ghazi23.thm51.convex_sco.privacy_term")
-def convex_sco_privacy(claim, budget):
+def sweep_thm51_privacy_term_in_n(claim, budget):
     values = Budget(
         quick=[128, 280, 600, 1300],
         standard=[1024, 2048, 4096, 8192, 16384],
@@ -867,7 +880,7 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
 
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
-def convex_sco_statistical(claim, budget):
+def sweep_thm51_statistical_term(claim, budget):
     n_values = Budget(
         quick=[2**12, 2**13, 2**14, 2**15, 2**16],
         standard=[2**12, 2**13, 2**14, 2**15, 2**16],
@@ -963,7 +976,7 @@ def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.
 
 
 @register_experiment("ghazi23.thm53.sc_sco.privacy_term")
-def sc_sco_privacy(claim, budget):
+def sweep_thm53_privacy_term_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         sc_sco_excess,
@@ -985,7 +998,7 @@ def sc_sco_privacy(claim, budget):
 
 
 @register_experiment("ghazi23.thm53.sc_sco.statistical_term")
-def sc_sco_statistical(claim, budget):
+def sweep_thm53_statistical_term_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         sc_sco_excess,
@@ -1008,7 +1021,7 @@ def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
 
 
 @register_experiment("ghazi23.thm43.sc_erm")
-def sc_erm(claim, budget):
+def sweep_thm43_sc_erm_in_n(claim, budget):
     values = Budget(
         quick=[20000, 44000, 96000, 210000],
         standard=[20000, 40000, 80000, 160000, 320000],
@@ -1027,7 +1040,7 @@ def sc_erm(claim, budget):
 
 
 @register_experiment("ghazi23.sec6.convex_erm_eps")
-def convex_erm_eps(claim, budget):
+def value_sec6_convex_erm_eps_exponents(claim, budget):
     def noise_multiplier(eps, delta):
         problem = Problem(n=10**9, m=10**6, epsilon=eps, delta=delta, strong_convexity=1.0)
         return SCOutputPert.from_theorem(problem, beta=1e-12, path="exact").noise_multiplier
@@ -1048,7 +1061,7 @@ def convex_erm_eps(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"eps_exponent": -2.5, "log_inv_delta_exponent": 2.0},
+        claimed_exponents(claim, eps_exponent="eps", log_inv_delta_exponent="ln_inv_delta"),
         atol=0.15,
         note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
         "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
@@ -1057,7 +1070,7 @@ def convex_erm_eps(claim, budget):
 
 
 @register_experiment("ghazi23.min_users")
-def min_users_check(claim, budget):
+def value_min_users(claim, budget):
     def compute(rng):
         req = [
             4 * PhasedERM.from_theorem(_convex_problem(10**4, 100, d), oracle=1.0).call(1).kappa + 2
@@ -1085,7 +1098,7 @@ def worst_case_sensitivity(m, rng, n=400, d=5, r=36):
 
 
 @register_experiment("ghazi23.remark.worst_case_erm")
-def worst_case_erm(claim, budget):
+def sweep_remark_worst_case_sensitivity_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         worst_case_sensitivity,
@@ -1111,7 +1124,7 @@ def _exponents(func, base: dict, names) -> dict:
 
 
 @register_experiment("ghazi23.lb.levy_convex_sco")
-def levy_lb(claim, budget):
+def value_levy_lower_bound_exponents(claim, budget):
     base = {"n": 1000, "m": 100, "d": 400, "epsilon": 0.5}
 
     def compute(rng):
@@ -1123,7 +1136,7 @@ def levy_lb(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="cited bound (Levy et al. 2021), constants unspecified: only the library formula's "
         "exponents are checkable (privacy term).",
@@ -1131,7 +1144,7 @@ def levy_lb(claim, budget):
 
 
 @register_experiment("ghazi23.lb.convex_erm")
-def convex_erm_lb(claim, budget):
+def value_convex_erm_lower_bound_exponents(claim, budget):
     base = {"n": 1000, "m": 100, "d": 400, "epsilon": 0.5}
 
     def compute(rng):
@@ -1139,14 +1152,14 @@ def convex_erm_lb(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (the bound is Ω(·) with an unspecified constant).",
     )
 
 
 @register_experiment("ghazi23.thmD7.sc_sco_lb")
-def thm_d7(claim, budget):
+def value_thmd7_sc_sco_lower_bound(claim, budget):
     def compute(rng):
         n, m, d, eps, G, mu = 1000, 100, 64, 0.5, 2.0, 1.0
         _, sigma = ghazi_thm_d7_scales(d, G, mu)
@@ -1165,7 +1178,7 @@ def thm_d7(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"explicit_vs_closed_form": 1.0, "n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        {"explicit_vs_closed_form": 1.0, **claimed_exponents(claim, **LOWER_BOUND_VARIABLES)},
         rtol=1e-9,
         atol=1e-9,
         note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
@@ -1174,7 +1187,7 @@ def thm_d7(claim, budget):
 
 
 @register_experiment("ghazi23.thmD8.sc_erm_lb")
-def thm_d8(claim, budget):
+def value_thmd8_sc_erm_lower_bound_exponents(claim, budget):
     def compute(rng):
         return _exponents(
             user_level_sc_erm_lower_bound,
@@ -1184,14 +1197,14 @@ def thm_d8(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (Ω(·) with an unspecified constant).",
     )
 
 
 @register_experiment("ghazi23.lemmaD2.truncation")
-def lemma_d2(claim, budget):
+def value_lemmad2_truncation_bias(claim, budget):
     samples = Budget(quick=20_000, standard=200_000, full=2_000_000)[budget]
 
     def compute(rng):
@@ -1221,7 +1234,7 @@ def lemma_d2(claim, budget):
 
 
 @register_experiment("ghazi23.lemmaD3.user_to_item")
-def lemma_d3(claim, budget):
+def value_lemmad3_user_to_item(claim, budget):
     n = Budget(quick=2000, standard=20000, full=100000)[budget]
 
     def compute(rng):
@@ -1255,7 +1268,7 @@ def lemma_d3(claim, budget):
 
 
 @register_experiment("ghazi23.lemmaD5.user_fingerprinting")
-def lemma_d5(claim, budget):
+def value_lemmad5_fingerprinting_bound(claim, budget):
     def compute(rng):
         d, sigma, m, eps = 64, 1.0, 16, 0.5
         alpha = 0.5 * math.sqrt(d * sigma**2 / (6 * m))
@@ -1299,7 +1312,7 @@ def item_sc_erm_excess(n, rng, d=4, trials=400):
 
 
 @register_experiment("ghazi23.table1.item_sc_erm")
-def item_sc_erm(claim, budget):
+def sweep_item_sc_erm_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         item_sc_erm_excess,
@@ -1319,7 +1332,7 @@ def item_sc_sco_excess(n, rng, trials=100):
 
 
 @register_experiment("ghazi23.table1.item_sc_sco")
-def item_sc_sco(claim, budget):
+def sweep_item_sc_sco_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         item_sc_sco_excess,
@@ -1340,7 +1353,7 @@ def naive_user_excess(m, rng, n=200, d=4, trials=400):
 
 
 @register_experiment("ghazi23.baseline.naive_user_outpert")
-def naive_user(claim, budget):
+def sweep_naive_user_outpert_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         naive_user_excess,
@@ -1419,7 +1432,7 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
 
 
 @register_experiment("ghazi23.table1.item_convex_erm")
-def item_convex_erm(claim, budget):
+def sweep_item_convex_erm_in_n_and_d(claim, budget):
     note = (
         "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
         "PLD-calibrated "
@@ -1451,7 +1464,7 @@ def item_convex_erm(claim, budget):
 
 
 @register_experiment("ghazi23.table1.item_convex_sco")
-def item_convex_sco(claim, budget):
+def sweep_item_convex_sco_in_n_and_d(claim, budget):
     note = (
         "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
         "PLD-calibrated "
