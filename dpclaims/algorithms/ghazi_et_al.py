@@ -626,28 +626,6 @@ class SCOutputPert(_StableRelease):
 # --------------------------------------------------------------------------- Algorithms 3 and 4
 
 
-def _phase_loop(calls, blocks, data: GroupedMeans, rng, trials, *, start, domain, transcript):
-    """Shared loop of Algorithms 3/4: θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1},
-    then Π_K."""
-    theta = np.array(start, dtype=np.float64)
-    phases, bottoms, grads = [], [], 0
-    for call, (lo, hi) in zip(calls, blocks, strict=True):
-        block = data if (lo, hi) == (0, data.n) else data.block(lo, hi)
-        out = call.run(block, rng, trials, centre=theta, domain=domain)
-        grads += out.gradient_evaluations
-        theta = np.where(out.bottom[:, None], theta, out.theta)  # line 9 [DEFAULT]: ⊥ → θ_{i−1}
-        theta = domain.project(theta[:, None, :])[:, 0, :]  # line 10 [DEFAULT]: Proj_K
-        if transcript:
-            phases.append(theta)
-            bottoms.append(out.bottom)
-    return PhasedRun(
-        theta=theta,
-        gradient_evaluations=grads,
-        phases=np.stack(phases, axis=1) if transcript else None,
-        bottoms=np.stack(bottoms, axis=1) if transcript else None,
-    )
-
-
 def _domain_for(
     radius: float, trials: int, domain: Domain | None, d: int
 ) -> tuple[Domain, np.ndarray]:
@@ -683,6 +661,28 @@ def _diameter(problem: Problem, diameter: float | None) -> float:
 
 class _Phased:
     """What Algorithms 3 and 4 share: the phase-i call and the run over the phase blocks."""
+
+    def _run(self, data, rng, trials: int, *, blocks, domain, transcript) -> PhasedRun:
+        """θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1}, then Π_K, from θ_0 = centre of
+        the domain (K, or Alg 5/6's K ∩ B(θ0, R'))."""
+        domain, start = _domain_for(self.radius, trials, domain, data.d)
+        theta = np.array(start, dtype=np.float64)
+        phases, bottoms, grads = [], [], 0
+        for call, (lo, hi) in zip(self.calls, blocks, strict=True):
+            block = data if (lo, hi) == (0, data.n) else data.block(lo, hi)
+            out = call.run(block, rng, trials, centre=theta, domain=domain)
+            grads += out.gradient_evaluations
+            theta = np.where(out.bottom[:, None], theta, out.theta)  # line 9 [DEFAULT]: ⊥ → θ_{i−1}
+            theta = domain.project(theta[:, None, :])[:, 0, :]  # line 10 [DEFAULT]: Proj_K
+            if transcript:
+                phases.append(theta)
+                bottoms.append(out.bottom)
+        return PhasedRun(
+            theta=theta,
+            gradient_evaluations=grads,
+            phases=np.stack(phases, axis=1) if transcript else None,
+            bottoms=np.stack(bottoms, axis=1) if transcript else None,
+        )
 
     def _phase_call(self, *, n: int, epsilon: float, delta: float, lam_i: float) -> SCOutputPert:
         """``SCOutputPert_{ε_i, δ_i, β/T, 2G, λ_i, K_i}(ℓ_i; block)`` of phase i."""
@@ -827,11 +827,8 @@ class PhasedERM(_Phased):
     ) -> PhasedRun:
         trials = check_trials(trials)
         data = as_grouped(data)
-        domain, start = _domain_for(self.radius, trials, domain, data.d)
         blocks = [(0, data.n)] * self.phases
-        return _phase_loop(
-            self.calls, blocks, data, rng, trials, start=start, domain=domain, transcript=transcript
-        )
+        return self._run(data, rng, trials, blocks=blocks, domain=domain, transcript=transcript)
 
 
 def phased_sco_n0(epsilon: float, delta: float) -> int:
@@ -977,17 +974,8 @@ class PhasedSCO(_Phased):
         data = as_grouped(data)
         if data.n != self.n:
             raise InputError(f"built for n = {self.n} users, the data has {data.n}")
-        domain, start = _domain_for(self.radius, trials, domain, data.d)
-        return _phase_loop(
-            self.calls,
-            self.phase_blocks,
-            data,
-            rng,
-            trials,
-            start=start,
-            domain=domain,
-            transcript=transcript,
-        )
+        blocks = self.phase_blocks
+        return self._run(data, rng, trials, blocks=blocks, domain=domain, transcript=transcript)
 
 
 # --------------------------------------------------------------------------- Algorithms 5 and 6

@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from ..data import GroupedMeans
-from ..errors import InputError
-from ._items import check_count, check_rng
+from ..errors import InputError, check_count
+from ._items import check_rng
 from .quadratic import QuadraticHypercubeInstance
 
 __all__ = [

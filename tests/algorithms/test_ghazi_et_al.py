@@ -405,3 +405,39 @@ def test_mutant_corpus_entries():
     } <= names
     assert all(m.kind == "privacy" for m in list_mutants(paper="ghazi-et-al-2023"))
     assert kappa_fn(0.5, 1e-3) == 15
+
+
+def test_auditor_checks_grouped_means_neighbours():
+    from dpclaims.claims.checks.ghazi_et_al import outlier_means_pair, sc_bottom_mechanism
+    from dpclaims.errors import NotNeighboursError
+
+    mech = sc_bottom_mechanism()
+    d0, d1 = outlier_means_pair(mech.n, mech.m, 3)
+    far = GroupedMeans.per_user(np.ones((mech.n, 1)), mech.m)  # every user moved
+    with pytest.raises(NotNeighboursError, match="not neighbours"):
+        audit(BottomChannel(mech), d0, far, claim=mech.privacy_claim, trials=200, seed=0)
+    result = audit(BottomChannel(mech), d0, d1, claim=mech.privacy_claim, trials=200, seed=0)
+    assert not any("cannot be checked" in w for w in result.warnings)
+
+
+def test_mutants_are_subclasses_overriding_one_method():
+    from dpclaims.algorithms.mutants import ghazi_et_al as mutants
+
+    pairs = {
+        mutants.NoStabilityTest: "_release",
+        mutants.FixedThreshold: "_draw_radius",
+        mutants.TDLapAtZero: "_draw_radius",
+        mutants.NoFallback: "_fallback",
+        mutants.SigmaNo8Kappa: "_sensitivity_factor",
+        mutants.ReuseUsers: "phase_blocks",
+        mutants.FullBudgetPerPhase: "_budget_share",
+    }
+    for cls, method in pairs.items():
+        own = {name for name in vars(cls) if not name.startswith("__")}
+        assert own == {method}, (cls.__name__, own)
+        assert cls.from_theorem.__func__ is cls.__mro__[1].from_theorem.__func__
+    m4 = get_mutant("ghazi23-m4-sigma-no-8kappa").build()
+    problem = _problem(2000, 10**6, lipschitz=2.0, strong_convexity=1.0, radius=1.0)
+    reference = SCOutputPert.from_theorem(problem, beta=0.01)
+    assert type(reference_of(m4)) is SCOutputPert and m4.Delta_fast == reference.Delta_fast
+    assert m4.sigma == pytest.approx(reference.sigma / (8 * reference.kappa), rel=1e-12)
