@@ -19,7 +19,6 @@ import numpy as np
 from dpclaims.algorithms.ghazi_et_al import BottomChannel, DelOutputPert
 from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.audit import audit
-from dpclaims.problem import Problem
 from dpclaims.claims.checks.ghazi_et_al import (
     best_bottom_k,
     outlier_means_pair,
@@ -27,12 +26,14 @@ from dpclaims.claims.checks.ghazi_et_al import (
     sharp_minimum_excess,
 )
 from dpclaims.hardinstances.canaries import outlier_count_pair
+from dpclaims.problem import Problem
 
 
 def bottom_audits(trials: int) -> None:
     print("1. ⊥-channel audits (certified 95% lower bound vs exact ε of the pair)")
     print(
-        f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}{'verdict':>12}{'sec':>7}"
+        f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}"
+        f"{'verdict':>12}{'sec':>7}"
     )
     cases = []
     for eps, delta in ((1.0, 1e-3), (1.0, 1e-5), (1.0, 0.1), (0.5, 1e-5)):
@@ -51,14 +52,16 @@ def bottom_audits(trials: int) -> None:
         start = time.perf_counter()
         res = audit(BottomChannel(mech), d0, d1, claim=mech.privacy_claim, trials=trials, seed=0)
         print(
-            f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}{res.epsilon_lower:>11.3f}"
+            f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}"
+            f"{res.epsilon_lower:>11.3f}"
             f"{res.verdict:>12}{time.perf_counter() - start:>7.2f}"
         )
 
 
 def bottom_frequencies(trials: int) -> None:
     print(
-        "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs TDLap CDF(k − 1)"
+        "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs "
+        "TDLap CDF(k − 1)"
     )
     mech = DelOutputPert.from_theorem(Problem(n=20, epsilon=1.0, delta=1e-3), Delta=1e-6)
     rng = np.random.default_rng(0)
@@ -67,7 +70,8 @@ def bottom_frequencies(trials: int) -> None:
         freq = BottomChannel(mech)(d0, rng, trials)[:, 0].mean()
         se = np.sqrt(freq * (1 - freq) / trials)
         print(
-            f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   CDF {float(mech.tdlap.cdf(k - 1)):.4f}"
+            f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   "
+            f"CDF {float(mech.tdlap.cdf(k - 1)):.4f}"
         )
 
 
@@ -86,7 +90,8 @@ def mutants(trials: int) -> None:
 
 def rt8(figure: str | None) -> None:
     print(
-        "\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — claim: ∝ m^-1/2 at fixed n"
+        "\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — "
+        "claim: ∝ m^-1/2 at fixed n"
     )
     ms = [10**2, 10**3, 10**4, 10**5, 10**6]
     ns = [2**12, 2**14, 2**16]

@@ -236,6 +236,8 @@ class _StableRelease:
         return self.tdlap.sample(rng, trials)
 
     def _user_types(self, data: GroupedMeans) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct users ``(t, d)`` and their counts ``(t,)``, after checking the data suit
+        the exhaustive test (per-user statistics; point masses for the l1 loss)."""
         data.require_per_user("the exhaustive stability test")
         if isinstance(exact_minimiser(self.loss), L1Minimiser):
             _require_atoms(data)
