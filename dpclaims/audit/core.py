@@ -45,6 +45,7 @@ import numpy as np
 from ..resources import LONG_RUN, check_budget, check_limits, probe
 from ..data import (
     ARRAY_RELATIONS,
+    DATASETS,
     UserDataset,
     check_array_neighbours,
     neighbour_distance,
@@ -880,7 +881,7 @@ def _check_neighbours(
     d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
 ) -> list[str]:
     """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
-    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+    if isinstance(d0, DATASETS) and isinstance(d1, DATASETS):
         if array_relation is not None or sensitivity is not None:
             raise InputError(
                 f"relation={array_relation!r} and sensitivity= are for array datasets; "

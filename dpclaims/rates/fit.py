@@ -40,7 +40,7 @@ from ..errors import InputError, check_choice, check_confidence, check_finite_ar
 from ..execution import child_seed
 from .grid import check_grid
 
-__all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms"]
+__all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
 
 METHODS = ("logs", "mom")
 """``"logs"``: OLS on every replicate's log error; ``"mom"``: on the log of the median of group means."""
@@ -432,3 +432,13 @@ def fit_terms(
         values=tuple(float(v) for v in grid),
         replicates=reps,
     )
+
+
+def loglog_slope(values: Sequence[float], results: Sequence[float]) -> float:
+    """Least-squares slope of ``log(results)`` against ``log(values)``, without uncertainty.
+
+    For a deterministic quantity (a formula's output over a grid) whose exponent is read off
+    directly; for noisy replicates use :func:`fit_power_law`.  ``values``, ``results``: (G,).
+    """
+    x = np.log(np.asarray(values, float))
+    return float(np.polyfit(x, np.log(np.asarray(results, float)), 1)[0])
