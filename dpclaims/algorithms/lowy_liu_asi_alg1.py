@@ -422,7 +422,8 @@ class Algorithm1:
     def _group_iterates(self, *, x, y, constant, users, phase, x_prev, rng):
         """Line 6–8: C disjoint groups of N_i users, x̃_{i,j} = ProjSGD(group, η_i, T_i, x_{i−1}).
 
-        ``phase`` is the 0-based index i; ``users (T, n_i)``, ``x_prev (T, d)``.  Returns ``(points (T, U, d), counts (T, U))``.  When every user's items are identical
+        ``phase`` is the 0-based index i; ``users (T, n_i)``, ``x_prev (T, d)``.  Returns
+        ``(points (T, U, d), counts (T, U))``.  When every user's items are identical
         and N_i = 1, a group's SGD path does not depend on the item order, so each distinct
         user is run once per trial (exact; spec P-c (ii)).
         """

@@ -471,7 +471,7 @@ class SmoothedAlgorithm3(Algorithm3):
         return cls(**{f.name: getattr(base, f.name) for f in fields(Algorithm3)})
 
 
-# --------------------------------------------------------------------------- not from the paper
+# ------------------------------------------------------------------------------ not from the paper
 
 SC_BOUND_CONSTANT = 1.0
 """c_B in B(n') = c_B(1/√(n'm) + √(d ln(1/δ))/(εn'√m)) of the spec §2.5 wrapper [DEFAULT, not

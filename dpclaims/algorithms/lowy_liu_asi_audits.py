@@ -208,7 +208,7 @@ def alg3_audit(
     return AuditSetup(target=target, info=info)
 
 
-# --------------------------------------------------------------------------- exact references
+# -------------------------------------------------------------------------------- exact references
 
 
 def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
@@ -270,7 +270,7 @@ def q1_exact(steps: int = 20, epsilon: float = AUDIT_EPSILON) -> dict:
     }
 
 
-# --------------------------------------------------------------------------- released statistics
+# ----------------------------------------------------------------------------- released statistics
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ MEMORY_BUDGET = 256 * 2**20
 """Bytes of working arrays per sub-batch of trials (DESIGN: keep well under ~300 MB)."""
 
 POINT_LOSSES = (SquaredDistanceLoss, L1DistanceLoss, CauchyLoss, WeightedSquaredDistanceLoss)
-"""Losses of ``θ − z`` only: ``∇f(θ, z) = g(θ − z)``, so any pairing of points and items is one call."""
+"""Losses of ``θ − z`` only: ``∇f(θ, z) = g(θ − z)``, so any pairing of points and items is one
+call."""
 
 MEAN_SUFFICIENT = (LinearLoss, SquaredDistanceLoss)
 """Losses whose user mean gradient depends on the items only through their mean (exact shortcut)."""
@@ -71,13 +72,15 @@ def check_loss(loss) -> None:
     if isinstance(loss, POINT_LOSSES):
         return
     raise InputError(
-        f"loss must be a dpclaims.losses GLM loss or one of {[c.__name__ for c in POINT_LOSSES]}, got "
+        "loss must be a dpclaims.losses GLM loss or one of "
+        f"{[c.__name__ for c in POINT_LOSSES]}, got "
         f"{type(loss).__name__}; these algorithms pair every trial's point with its own items"
     )
 
 
 def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-    """Row-wise gradients ``∇f(θ_b, x_b)``: ``theta (..., d)``, ``x (..., d)`` broadcastable → ``(..., d)``.
+    """Row-wise gradients ``∇f(θ_b, x_b)``: ``theta (..., d)``, ``x (..., d)`` broadcastable →
+    ``(..., d)``.
 
     GLM losses: ``φ'(⟨θ, x⟩, y)·x``; point losses: ``g(θ − x)`` evaluated as ``grad(0, x − θ)``.
     """
@@ -92,7 +95,8 @@ def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = N
 def user_gradients(
     loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None
 ) -> np.ndarray:
-    """User mean gradients ``(1/m)Σ_z ∇f(θ_t, z)``: ``theta (T, d)``, ``x (U, m, d)`` → ``(T, U, d)``.
+    """User mean gradients ``(1/m)Σ_z ∇f(θ_t, z)``: ``theta (T, d)``, ``x (U, m, d)`` →
+    ``(T, U, d)``.
 
     Linear and squared-distance losses use the item mean (exact: their gradient is affine in z).
     """
@@ -130,7 +134,10 @@ def distinct_users(
 
 
 def keep_probability(h: np.ndarray, k) -> np.ndarray:
-    """Soft filter (Alg. 1 line 15, Alg. 2 line 11): 0 if ``h < k/2``, 1 if ``h ≥ 2k/3``, else ``(h − k/2)/(k/6)``."""
+    """Soft filter (Alg. 1 line 15, Alg. 2 line 11) of ``h`` (any shape).
+
+    0 if ``h < k/2``, 1 if ``h ≥ 2k/3``, else ``(h − k/2)/(k/6)``.
+    """
     k = np.asarray(k, dtype=np.float64)
     return np.clip((h - k / 2.0) / (k / 6.0), 0.0, 1.0)
 

@@ -73,7 +73,7 @@ ACSA_STAGE = 4.0
 """Multi-stage AC-SA [DEFAULT, spec §2.1 P-d]: N_s = ⌈4√(L_f/λ)⌉ iterations per stage."""
 
 
-# --------------------------------------------------------------------------- argument checks
+# --------------------------------------------------------------------------------- argument checks
 
 
 def privacy_target(problem: Any) -> tuple[float, float]:
@@ -151,7 +151,7 @@ def paper_privacy_claim(algorithm: Any, source: str) -> PrivacyClaim:
     )
 
 
-# --------------------------------------------------------------------------- shared formulas
+# --------------------------------------------------------------------------------- shared formulas
 
 
 def alg3_tau(*, n: float, m: float, d: float, epsilon: float, lipschitz: float) -> float:

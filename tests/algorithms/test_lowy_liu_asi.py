@@ -1,4 +1,4 @@
-"""Lowy, Liu & Asi (2024), spec 000: parameter formulas, subroutines, white-box invariants, mutants."""
+"""Lowy, Liu & Asi (2024), spec 000: formulas, subroutines, white-box invariants, mutants."""
 
 import math
 
@@ -49,7 +49,7 @@ from dpclaims.hardinstances.linear import LinearHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
 from dpclaims.problem import Problem
 
-# --------------------------------------------------------------------------- formulas vs the spec's worked numbers
+# ----------------------------------------------------------- formulas vs the spec's worked numbers
 
 
 def test_alg1_schedule_matches_spec_worked_example():
@@ -115,7 +115,7 @@ def test_input_errors_and_claims():
     with pytest.raises(InputError, match="diameter"):
         Algorithm3.from_theorem(problem.replace(radius=math.inf))
     with pytest.raises(InputError, match="privacy claim"):
-        Algorithm3.from_theorem(problem.replace(n=5000), constants="relaxed").privacy_claim
+        _ = Algorithm3.from_theorem(problem.replace(n=5000), constants="relaxed").privacy_claim
     claim = Algorithm1.from_theorem(
         Problem(n=7000, m=16, d=1, epsilon=2.0, delta=1e-5, radius=1.0)
     ).privacy_claim
@@ -135,7 +135,7 @@ def test_baselines_are_configured_dpsgd():
     assert u.privacy_claim.epsilon == pytest.approx(1.0, abs=0.05)
 
 
-# --------------------------------------------------------------------------- subroutines
+# ------------------------------------------------------------------------------------- subroutines
 
 
 def _brute(points, counts, rs, rh):
@@ -206,7 +206,7 @@ def test_distinct_users_roundtrip():
     assert table.shape[0] == 3 and np.array_equal(table[index], x)
 
 
-# --------------------------------------------------------------------------- runs and white-box invariants
+# ------------------------------------------------------------------- runs and white-box invariants
 
 
 def test_alg1_partition_disjoint_and_counts():
@@ -258,7 +258,7 @@ def test_p1_halting_ratio_reaches_reference():
     assert lo <= out["formula"] <= hi and abs(est - 0.1775) < 0.03
 
 
-# --------------------------------------------------------------------------- mutants caught
+# ---------------------------------------------------------------------------------- mutants caught
 
 
 def test_mutant_corpus_registered():
@@ -296,7 +296,10 @@ def test_honest_p4_and_q4_are_consistent():
 def test_m2_item_sigma_caught_by_invariant():
     honest = alg1_audit("P3").algorithm
     bad = get_mutant("lla24-m2-alg1-item-sigma").build().mechanism
-    ident = lambda a: a.sigmas[0] * a.epsilon * a.C / (a.taus[0] * math.log(a.n / a.delta) ** 2)  # noqa: E731
+
+    def ident(a):
+        return a.sigmas[0] * a.epsilon * a.C / (a.taus[0] * math.log(a.n / a.delta) ** 2)
+
     assert ident(honest) == pytest.approx(100.0) and ident(bad) != pytest.approx(100.0)
     problem = Problem(n=20000, m=16, d=2, epsilon=2.0, delta=1e-6, radius=1.0)
     paper_bad = ItemSigmaAlgorithm1.from_theorem(problem)
@@ -323,7 +326,8 @@ def test_m3c_caught_by_reference_eps_check():
     bad = reference_eps_experiment("quick", algorithm=Laplace2Algorithm1).run(seed=0)
     assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
     assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
-    # the audit's certified lower bound exceeds the exact reference: a certified detection (still below ε = 2)
+    # the audit's certified lower bound exceeds the exact reference: a certified detection
+    # (still below ε = 2)
     t = get_mutant("lla24-m3c-alg1-laplace-2").build()
     res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0, backend="serial")
     reference = alg1_audit("P1").info["reference_epsilon"]
@@ -339,7 +343,8 @@ def test_m3d_caught_by_halting_law():
 
 @pytest.mark.slow
 def test_sigma_sqrt_n_mutant_fails_level_check():
-    """The σ ∝ 1/√n_i utility mutant: RT-3n's normalised risk at chance level, above the reference's level."""
+    """The σ ∝ 1/√n_i utility mutant: RT-3n's normalised risk at chance level, above the
+    reference's level."""
     honest = Alg3Level()(np.random.default_rng(0))
     mutant = type(get_mutant("lla24-alg3-sigma-sqrt-n").build())
     bad = Alg3Level(algorithm=mutant)(np.random.default_rng(0))

@@ -32,7 +32,7 @@ from ..lowy_liu_asi_core import concentration
 from ..lowy_liu_asi_schedule import ALG2_THRESHOLD_LAPLACE
 from . import Mutant, register_mutant
 
-# --------------------------------------------------------------------------- Algorithm 1
+# ------------------------------------------------------------------------------------- Algorithm 1
 
 
 class NoFilterAlgorithm1(Algorithm1):
@@ -86,7 +86,7 @@ class LeakyHaltAlgorithm1(Algorithm1):
         return np.einsum("tu,tud->td", counts.astype(np.float64), points) / self.C
 
 
-# --------------------------------------------------------------------------- Algorithms 2 and 3
+# ------------------------------------------------------------------------------ Algorithms 2 and 3
 
 
 class NoFilterAlgorithm2(Algorithm2):
@@ -140,7 +140,7 @@ class SigmaSqrtNAlgorithm3(Algorithm3):
     phase_algorithm = SigmaSqrtNAlgorithm2
 
 
-# --------------------------------------------------------------------------- the corpus
+# -------------------------------------------------------------------------------------- the corpus
 
 
 def _alg1(pair: str, algorithm: type[Algorithm1], wrap=None):
@@ -178,8 +178,8 @@ _MUTANTS = [
         name="lla24-m1-alg1-no-filter",
         paper=PAPER_ID,
         kind="privacy",
-        description="M1: Algorithm 1 averages every group iterate (outlier filter bypassed) while σ stays ∝ τ_i; "
-        "the sensitivity is unbounded",
+        description="M1: Algorithm 1 averages every group iterate (outlier filter bypassed) while "
+        "σ stays ∝ τ_i; the sensitivity is unbounded",
         true_epsilon=math.inf,
         build=_alg1("P2", NoFilterAlgorithm1),
         caught_by="audit P2 (far outlier, tiny τ)",
@@ -188,7 +188,8 @@ _MUTANTS = [
         name="lla24-m1-alg2-no-filter",
         paper=PAPER_ID,
         kind="privacy",
-        description="M1: Algorithm 2 averages every user gradient (filter bypassed) while σ stays ∝ τ",
+        description="M1: Algorithm 2 averages every user gradient (filter bypassed) while σ stays "
+        "∝ τ",
         true_epsilon=math.inf,
         build=_alg2("Q2", NoFilterAlgorithm2),
         caught_by="audit Q2 (far outlier, tiny τ)",
@@ -197,7 +198,8 @@ _MUTANTS = [
         name="lla24-m2-alg1-item-sigma",
         paper=PAPER_ID,
         kind="privacy",
-        description="M2: Algorithm 1's σ_i uses the item-level sensitivity 2η_iL instead of τ_i (filter unchanged)",
+        description="M2: Algorithm 1's σ_i uses the item-level sensitivity 2η_iL instead of τ_i "
+        "(filter unchanged)",
         true_epsilon=None,
         build=_alg1("P3", ItemSigmaAlgorithm1),
         caught_by="white-box invariant sigma_i*eps*C/tau_i == 100 ln^2(n/delta)",
@@ -206,7 +208,8 @@ _MUTANTS = [
         name="lla24-m2-alg2-item-sigma",
         paper=PAPER_ID,
         kind="privacy",
-        description="M2: Algorithm 2's σ_i uses the item-level sensitivity 2L/m instead of τ (filter unchanged)",
+        description="M2: Algorithm 2's σ_i uses the item-level sensitivity 2L/m instead of τ "
+        "(filter unchanged)",
         true_epsilon=None,
         build=_alg2("Q3", ItemSigmaAlgorithm2),
         caught_by="white-box invariant sigma_i*eps*n_i/(tau*sqrt(T_i)) == 1000 ln(nde^eps/delta)",
@@ -215,7 +218,8 @@ _MUTANTS = [
         name="lla24-m3a-alg1-unnormalised-score",
         paper=PAPER_ID,
         kind="privacy",
-        description="M3(a): Algorithm 1's concentration score is not divided by C, so the test always passes",
+        description="M3(a): Algorithm 1's concentration score is not divided by C, so the test "
+        "always passes",
         true_epsilon=math.inf,
         build=_alg1("P4", UnnormalisedScoreAlgorithm1),
         caught_by="audit P4 (balanced clusters)",
@@ -242,29 +246,32 @@ _MUTANTS = [
         name="lla24-m3c-alg1-laplace-2",
         paper=PAPER_ID,
         kind="privacy",
-        description="M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt bit leaks 10× more "
-        "(ε/10 → ε; 1.77 instead of 0.177 on P1 at ε = 2)",
+        description="M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt "
+        "bit leaks 10× more (ε/10 → ε; 1.77 instead of 0.177 on P1 at ε = 2)",
         true_epsilon=None,
         build=_alg1("P1", Laplace2Algorithm1, wrap=HaltIndicator),
-        caught_by="calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% interval of the log halt "
-        "ratio [1.72, 1.84] vs the exact 0.177); the P1 audit's certified lower bound (1.72 at 2e4 trials) "
-        "exceeds the exact reference 0.177, itself a certified detection, though below the claimed eps = 2",
+        caught_by="calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% "
+        "interval of the log halt ratio [1.72, 1.84] vs the exact 0.177); the P1 audit's "
+        "certified lower bound (1.72 at 2e4 trials) exceeds the exact reference 0.177, itself a "
+        "certified detection, though below the claimed eps = 2",
     ),
     Mutant(
         name="lla24-m3d-alg2-threshold-per-step",
         paper=PAPER_ID,
         kind="privacy",
-        description="M3(d): Algorithm 2 redraws the AboveThreshold threshold noise every step (the printed pseudo-code); "
-        "the T_i tests then compose",
+        description="M3(d): Algorithm 2 redraws the AboveThreshold threshold noise every step (the "
+        "printed pseudo-code); the T_i tests then compose",
         true_epsilon=None,
         build=_alg2("Q1", ThresholdPerStepAlgorithm2, halting=True),
-        caught_by="goodness of fit of the halting step against the exact law (claim lla24.alg2.reference_eps)",
+        caught_by="goodness of fit of the halting step against the exact law (claim "
+        "lla24.alg2.reference_eps)",
     ),
     Mutant(
         name="lla24-m4-alg1-reuse-users",
         paper=PAPER_ID,
         kind="privacy",
-        description="M4: every phase of Algorithm 1 draws its users from the start of the order (phases overlap)",
+        description="M4: every phase of Algorithm 1 draws its users from the start of the order "
+        "(phases overlap)",
         true_epsilon=None,
         build=_alg1("P2", ReuseUsersAlgorithm1),
         caught_by="white-box partition-disjointness test",
@@ -273,7 +280,8 @@ _MUTANTS = [
         name="lla24-m5-alg1-leaky-halt",
         paper=PAPER_ID,
         kind="privacy",
-        description="M5: Algorithm 1 releases the pre-noise average of the group iterates on a halt instead of 0",
+        description="M5: Algorithm 1 releases the pre-noise average of the group iterates on a "
+        "halt instead of 0",
         true_epsilon=math.inf,
         build=_alg1("P4", LeakyHaltAlgorithm1),
         caught_by="audit P4 (honest always halts)",
@@ -282,7 +290,8 @@ _MUTANTS = [
         name="lla24-m5-alg2-leaky-halt",
         paper=PAPER_ID,
         kind="privacy",
-        description="M5: Algorithm 2 releases the pre-noise minibatch gradient on a halt instead of 0",
+        description="M5: Algorithm 2 releases the pre-noise minibatch gradient on a halt instead "
+        "of 0",
         true_epsilon=math.inf,
         build=_alg2("Q4", LeakyHaltAlgorithm2),
         caught_by="audit Q4 (honest always halts)",
@@ -291,14 +300,15 @@ _MUTANTS = [
         name="lla24-alg3-sigma-sqrt-n",
         paper=PAPER_ID,
         kind="utility",
-        description="Algorithm 3 with σ_i ∝ 1/√n_i instead of 1/n_i (spec §7(b) noise-calibration mutant): more noise, "
-        "private but the risk sits at chance level",
+        description="Algorithm 3 with σ_i ∝ 1/√n_i instead of 1/n_i (spec §7(b) noise-calibration "
+        "mutant): more noise, private but the risk sits at chance level",
         true_epsilon=None,
         build=_sigma_sqrt_n,
-        caught_by="level check on RT-3n's instance (Alg3Level in dpclaims.claims.checks.lowy_liu_asi): mean normalised "
-        "risk 0.99 [0.82, 1.16] at n = 8000 (30 runs), above the level 0.6 that the reference, 0.45 [0.34, 0.56], "
-        "stays below; the RT-3n exponent alone does not catch it (r is at chance level, hence flat, at "
-        "every n of the sweep: -1.21 [-1.38, -1.04] vs the reference -1.13 [-1.32, -0.94], 8 reps)",
+        caught_by="level check on RT-3n's instance (Alg3Level in "
+        "dpclaims.claims.checks.lowy_liu_asi): mean normalised risk 0.99 [0.82, 1.16] at n = 8000 "
+        "(30 runs), above the level 0.6 that the reference, 0.45 [0.34, 0.56], stays below; the "
+        "RT-3n exponent alone does not catch it (r is at chance level, hence flat, at every n of "
+        "the sweep: -1.21 [-1.38, -1.04] vs the reference -1.13 [-1.32, -0.94], 8 reps)",
     ),
 ]
 

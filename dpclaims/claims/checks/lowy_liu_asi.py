@@ -49,7 +49,7 @@ from ...rates.intervals import (
 from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, RateExperiment, ValueExperiment
 
-# --------------------------------------------------------------------------- privacy: audits
+# --------------------------------------------------------------------------------- privacy: audits
 
 
 def _alg1_target(pair: str, wrap=None):
@@ -139,7 +139,7 @@ def audit_smoothed_oracle_q2(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- privacy: white-box values
+# ----------------------------------------------------------------------- privacy: white-box values
 
 
 class Alg1HaltRatio:
@@ -302,7 +302,7 @@ def value_alg2_q1_halting_law(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- rates: experiment functions
+# --------------------------------------------------------------------- rates: experiment functions
 
 
 def alg3_risk(
@@ -356,7 +356,8 @@ RT3N_LEVEL = 0.6
 
 
 class Alg3Level:
-    """Level check on RT-3n's instance: mean normalised risk r of ``reps`` runs at one n vs ``level``.
+    """Level check on RT-3n's instance: mean normalised risk r of ``reps`` runs at one n vs
+    ``level``.
 
     Returns the mean r with its 95% t interval and ``below_level`` (1 when the upper end is below
     ``level``).  The exponent of RT-3n cannot see a noise bug that puts r at chance level at every n
@@ -429,7 +430,8 @@ def sgd_pair_distance(value, rng, *, d=10, eta=0.01, lipschitz=1.0, pairs=400):
 
 
 def minibatch_variance(value, rng, *, n=4000, m=16, d=8, alpha=0.3, batches=2000):
-    """RT-2: E‖g − ḡ‖² of a without-replacement minibatch of K user means, over the (1 − (K−1)/(n−1)) factor."""
+    """RT-2: E‖g − ḡ‖² of a without-replacement minibatch of K user means, over the
+    (1 − (K−1)/(n−1)) factor."""
     K = int(value)
     means = LinearHypercubeInstance(d, alpha=alpha).user_means(n, m, rng)
     full = means.mean(axis=0)
@@ -452,7 +454,7 @@ def alg3_count(
     k_const=1.0,
     smoothed=False,
 ):
-    """RT-6: dry-run gradient count Σ T_i K_i m of Algorithm 3 (β = εn√m for the smoothed variant)."""
+    """RT-6: dry-run gradient count Σ T_i K_i m of Algorithm 3 (β = εn√m when ``smoothed``)."""
     kw = {"n": n, "m": m, "d": d, "epsilon": epsilon, "beta": beta}
     kw[param] = float(value)
     if smoothed:
@@ -482,7 +484,7 @@ def alg1_count(value, rng, *, m=16, d=4, epsilon=2.0, delta=1e-6):
 
 
 def acsa_iterations(value, rng, *, d=20, tol=1e-6):
-    """RT-7: multi-stage AC-SA iterations to a 1e-6 relative gap on a quadratic with spectrum [1, κ]."""
+    """RT-7: multi-stage AC-SA iterations to a ``tol`` relative gap, quadratic (spectrum [1, κ])."""
     kappa, lam = float(value), 1.0
     eig = np.geomspace(lam, kappa, d)
     x0 = np.ones(d)
@@ -502,7 +504,9 @@ def acsa_iterations(value, rng, *, d=20, tol=1e-6):
 
 
 def smoothing_curvature(value, rng, *, d=4, samples=200_000):
-    """RT-8: smoothness of f_r for f(x) = ‖x‖₁/√d (L = 1): |∂₁f_r(h e₁) − ∂₁f_r(−h e₁)|/(2h), h = r/20.
+    """RT-8: smoothness of f_r for f(x) = ‖x‖₁/√d (L = 1).
+
+    Estimated as |∂₁f_r(h e₁) − ∂₁f_r(−h e₁)|/(2h), h = r/20.
 
     ∂₁f_r(x) = E sign(x₁ + u₁)/√d, estimated with common random numbers u ~ Unif(B(0, r)).
     """
@@ -514,7 +518,7 @@ def smoothing_curvature(value, rng, *, d=4, samples=200_000):
 
 
 def oracle_risk(value, rng, *, m=16, d=4, alpha0=0.2, v0=1000.0):
-    """Non-private ERM (ρ·ḡ/‖ḡ‖) on H1 with α = α₀(n/v₀)^{-1/2}: the statistical lower-bound rate."""
+    """Non-private ERM (ρ·ḡ/‖ḡ‖) on H1, α = α₀(n/v₀)^{-1/2}: the statistical lower-bound rate."""
     n = int(value)
     inst = LinearHypercubeInstance(d, alpha=alpha0 * (n / v0) ** -0.5)
     g = inst.user_means(n, m, rng).mean(axis=0)
@@ -525,7 +529,10 @@ def oracle_risk(value, rng, *, m=16, d=4, alpha0=0.2, v0=1000.0):
 def sc_risk(
     value, rng, *, param="n", n=8000, m=16, d=2, epsilon=8.0, delta=1e-7, noise_mult=0.0, alpha=0.3
 ):
-    """Spec §2.5 strongly convex wrapper (relaxed) on H4, excess (μ/2)‖θ − Ez‖² (RT-10); sweeps n or m."""
+    """Spec §2.5 strongly convex wrapper (relaxed) on H4, excess (μ/2)‖θ − Ez‖² (RT-10).
+
+    Sweeps n or m (``param``).
+    """
     n, m = (int(value), m) if param == "n" else (n, int(value))
     inst = QuadraticHypercubeInstance(d, alpha=alpha, radius=1.0)
     problem = Problem(
@@ -546,7 +553,7 @@ def sc_risk(
     return float(inst.excess_risk(algo.run(inst.sample(n, m, rng), rng, 1).theta)[0])
 
 
-# --------------------------------------------------------------------------- rates: registrations
+# ---------------------------------------------------------------------------- rates: registrations
 
 _GRID_N = Budget(quick=[4000, 8000, 16000, 40000], standard=[4000, 8000, 16000, 32000, 64000])
 _REPS_ALG3 = Budget(quick=2, standard=20, full=30)
