@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from typing import Any
 
-from .errors import DPClaimsError, InputError, check_trials  # noqa: E402
+from .errors import DPClaimsError, InputError, check_positive, check_trials  # noqa: E402
 from .userfiles import first_line as _first_line  # noqa: E402
 from .userfiles import load_callable as _load_callable  # noqa: E402
 from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
@@ -92,15 +92,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if user_code:
         if not (args.d0 and args.d1):
             raise InputError(
-                "a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz with arrays x (and y)"
+                "a user mechanism needs --d0 and --d1: neighbouring datasets saved as .npz "
+                "with arrays x (and y)"
             )
         mechanism = _load_callable(args.mechanism)
         d0, d1 = _load_npz_dataset(args.d0, "--d0"), _load_npz_dataset(args.d1, "--d1")
-        description = args.mechanism
+        description = _describe(mechanism)
     else:
         if args.d0 or args.d1:
             raise InputError(
-                "--d0/--d1 are for a user mechanism ('package.module:function'); built-ins bring their own datasets"
+                "--d0/--d1 are for a user mechanism ('module:function' or "
+                "'path/to/file.py:function'); built-ins bring their own datasets"
             )
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
@@ -164,8 +166,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         extra = {} if figure is None else {"figure": str(figure)}
         _print_json({"mechanism": args.mechanism, "description": description, **record, **extra})
     else:
-        _print_audit(args, description, result, figure, found)
+        _print_audit(args, description, result, figure=figure, found=found)
     return 1 if result.verdict == "violation" else 0
+
+
+def _describe(function: Any) -> str:
+    """First line of a user callable's docstring (or its class's), else its name."""
+    import inspect
+
+    doc = inspect.getdoc(function)
+    if doc:
+        return doc.splitlines()[0]
+    return getattr(function, "__qualname__", None) or type(function).__name__
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
@@ -185,7 +197,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_audit(args: argparse.Namespace, description: str, result, figure, found=None) -> None:
+def _print_audit(args: argparse.Namespace, description: str, result, *, figure, found=None) -> None:
     """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
     print(f"mechanism     {args.mechanism}: {description}")
     print(
@@ -336,43 +348,105 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _grid(text: str) -> list[float] | list[int]:
+    """The ``--values`` grid: whole numbers stay ``int``; checked as a rate grid."""
+    from .rates import check_grid
+
     parts = _split(text)
     try:
-        return [int(p) for p in parts]
+        values = [int(p) for p in parts]
     except ValueError:
-        pass
-    try:
-        return [float(p) for p in parts]
-    except ValueError:
-        raise InputError(
-            f"--values must be comma-separated numbers such as 100,200,400,800, got {text!r}"
-        ) from None
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise InputError(
+                f"--values must be comma-separated numbers such as 100,200,400,800, got {text!r}"
+            ) from None
+    check_grid(values, "--values")
+    return values
+
+
+_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "method")
+"""Options of ``dpclaims rate module:function``; a registry claim brings its own."""
 
 
 def _cmd_rate(args: argparse.Namespace) -> int:
+    from .reports.atomic import check_output_file
+    from .reports.text import figure_name
+
+    if args.replicates is not None:
+        check_trials(args.replicates, "--replicates", minimum=2, example=20)
+    if ":" in args.claim_id:
+        experiment, seed, name = _user_rate_experiment(args)
+        figure_path = check_output_file(args.figure or figure_name(name), "--figure")
+        header = {"experiment": args.claim_id}
+        title = f"experiment    {args.claim_id}"
+    else:
+        experiment, seed, claim = _claim_rate_experiment(args)
+        figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
+        header = {"id": claim.id, "paper": claim.paper, "kind": claim.kind}
+        title = f"claim         {claim.id} ({claim.paper}, {claim.source})"
+    return _run_rate(
+        args, experiment, seed=seed, figure_path=figure_path, header=header, title=title
+    )
+
+
+def _user_rate_experiment(args: argparse.Namespace):
+    """The RateExperiment of ``dpclaims rate module:function``, its seed and figure name."""
+    from pathlib import Path
+
+    from .claims.standard import RateExperiment
+
+    if args.budget is not None:
+        raise InputError(
+            "--budget sizes a registry claim's experiment; for your own function pass "
+            "--values and --replicates"
+        )
+    if args.values is None or args.expected is None:
+        raise InputError(
+            f"rate {args.claim_id} needs --values (the grid, e.g. 100,200,400,800) and "
+            "--expected (the claimed exponent, e.g. -0.5)"
+        )
+    if args.margin is not None:
+        check_positive(args.margin, "--margin", allow_zero=True)
+    param = args.param or "n"
+    values, fixed = _grid(args.values), _fixed(args.fixed or [], param)
+    location, _, attr = args.claim_id.rpartition(":")
+    experiment = RateExperiment(
+        experiment=_load_callable(args.claim_id, role="experiment"),
+        param=param,
+        values=values,
+        expected=args.expected,
+        replicates=10 if args.replicates is None else args.replicates,
+        margin=0.1 if args.margin is None else args.margin,
+        fixed=fixed,
+        method=args.method or "logs",
+        bound=args.bound or "order",
+        limit=args.limit or "large",
+    )
+    return experiment, args.seed, f"{Path(location).stem}.{attr}"
+
+
+def _claim_rate_experiment(args: argparse.Namespace):
+    """The rate experiment of a registry claim (``--values``/``--replicates`` applied), its
+    seed and the claim."""
     import dataclasses
 
     from .claims import get
     from .claims.standard import AuditExperiment, ValueExperiment
-    from .reports import claim_seed, write_atomic
-    from .reports.atomic import check_output_file
-    from .reports.figures import rate_figure
-    from .reports.results import load_check_modules, to_jsonable
-    from .reports.schema import validate_experiment_result
-    from .reports.text import evidence_rows, figure_name
+    from .reports import claim_seed
+    from .reports.results import load_check_modules
 
-    if args.replicates is not None:
-        check_trials(args.replicates, "--replicates", minimum=2, example=20)
+    given = [f"--{name}" for name in _USER_RATE_OPTIONS if getattr(args, name) is not None]
+    if given:
+        raise InputError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for your own function "
+            f"(module:function); claim {args.claim_id!r} takes them from the registry"
+        )
     claim = get(args.claim_id)
-    figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
     load_check_modules()  # a broken module of another paper must not stop this claim
-    experiment = claim.experiment(args.budget)
-    not_a_sweep = (
-        f"claim {claim.id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
-        f"run it with: dpclaims verify --claims {claim.id}"
-    )
+    experiment = claim.experiment(args.budget or "quick")
     if isinstance(experiment, (AuditExperiment, ValueExperiment)):
-        raise InputError(not_a_sweep)
+        raise InputError(_not_a_sweep(claim.id, experiment))
     changes = {
         name: value
         for name, value in (("values", args.values), ("replicates", args.replicates))
@@ -393,13 +467,52 @@ def _cmd_rate(args: argparse.Namespace) -> int:
                 f"{', '.join(missing)} to change; run it without --{' --'.join(missing)}"
             )
         experiment = dataclasses.replace(experiment, **changes)
-    seed = claim_seed(args.seed, claim.id)
+    return experiment, claim_seed(args.seed, claim.id), claim
+
+
+def _not_a_sweep(claim_id: str, experiment: Any) -> str:
+    return (
+        f"claim {claim_id!r} is checked by {type(experiment).__name__}, not a rate sweep; "
+        f"run it with: dpclaims verify --claims {claim_id}"
+    )
+
+
+def _fixed(pairs: list[str], param: str) -> dict[str, Any]:
+    """``--fixed k=v`` options as keyword arguments; values are Python literals, else strings."""
+    import ast
+
+    fixed: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise InputError(
+                f"--fixed must be NAME=VALUE such as d=10 or epsilon=0.5, got {pair!r}"
+            )
+        if key == param or key in fixed:
+            reason = "is the swept --param" if key == param else "is given twice"
+            raise InputError(f"--fixed {key} {reason}; give each other argument once")
+        try:
+            fixed[key] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            fixed[key] = text.strip()
+    return fixed
+
+
+def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: str) -> int:
+    """Run a rate experiment; print its evidence and verdict, draw its figure."""
+    from .reports import write_atomic
+    from .reports.figures import rate_figure
+    from .reports.results import to_jsonable
+    from .reports.schema import validate_experiment_result
+    from .reports.text import evidence_rows
+
     result = to_jsonable(experiment.run(seed=seed, backend=args.backend, workers=args.workers))
     validate_experiment_result(result, "experiment result")
     if result["type"] != "rate":
-        raise InputError(not_a_sweep)
+        raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
     entry = {
-        "id": claim.id,
+        "id": header.get("id", args.claim_id),
         "verdict": result["verdict"],
         "type": "rate",
         "summary": result["summary"],
@@ -409,18 +522,9 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     }
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
-        _print_json(
-            {
-                "id": claim.id,
-                "paper": claim.paper,
-                "kind": claim.kind,
-                "seed": seed,
-                "figure": str(figure),
-                **result,
-            }
-        )
+        _print_json({**header, "seed": seed, "figure": str(figure), **result})
     else:
-        print(f"claim         {claim.id} ({claim.paper}, {claim.source})")
+        print(title)
         for label, value in evidence_rows(entry):
             print(f"{label:<13} {value}")
         print(f"verdict       {result['verdict']}")
@@ -499,20 +603,65 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
-        "rate", help="one rate claim: sweep, power-law fit, exponent verdict and its figure"
+        "rate",
+        help="one rate claim, or your own experiment: sweep, power-law fit, exponent verdict "
+        "and its figure",
+        description="Sweep a registry claim's experiment, or your own function "
+        "experiment(value, rng, **fixed) -> error (module:function found from the current "
+        "folder, or path/to/file.py:function), fit the exponent of the error in the swept "
+        "parameter and test it against the claim. Exit code 1 when inconsistent.",
     )
-    p.add_argument("claim_id", help="a claim id with a rate experiment (see 'dpclaims list')")
     p.add_argument(
-        "--values", help="comma-separated grid of the swept parameter (default: the budget's grid)"
+        "claim_id",
+        metavar="claim",
+        help="a claim id with a rate experiment (see 'dpclaims list'), or 'module:function' "
+        "/ 'path/to/file.py:function'",
     )
     p.add_argument(
-        "--replicates", type=int, help="replicates per grid value (default: the budget's)"
+        "--values",
+        help="comma-separated grid of the swept parameter, e.g. 100,200,400,800,1600 "
+        "(default for a claim: the budget's grid)",
     )
     p.add_argument(
-        "--budget", default="quick", choices=("quick", "standard", "full"), help="default quick"
+        "--replicates",
+        type=int,
+        help="replicates per grid value (default: the budget's; 10 for your own function)",
+    )
+    p.add_argument(
+        "--budget",
+        choices=("quick", "standard", "full"),
+        help="size of a claim's experiment (default quick)",
     )
     p.add_argument(
         "--figure", help="PNG file for the figure (default: CLAIM_ID.png in the current folder)"
+    )
+    own = p.add_argument_group("your own function (module:function)")
+    own.add_argument("--param", help="name of the swept parameter (default n)")
+    own.add_argument(
+        "--expected", type=float, help="the claimed exponent of the error, e.g. -0.5 (required)"
+    )
+    own.add_argument(
+        "--bound",
+        choices=("upper", "lower", "order"),
+        help="the claim is an upper bound (error <= C n^expected), a lower bound, or the "
+        "exact order (default order)",
+    )
+    own.add_argument("--margin", type=float, help="tolerance on the exponent (default 0.1)")
+    own.add_argument(
+        "--limit",
+        choices=("large", "small"),
+        help="the claim holds as the parameter grows (large, default) or shrinks (small)",
+    )
+    own.add_argument(
+        "--fixed",
+        action="append",
+        metavar="NAME=VALUE",
+        help="another keyword argument of the function, e.g. --fixed d=10 (repeatable)",
+    )
+    own.add_argument(
+        "--method",
+        choices=("logs", "mom"),
+        help="fit on mean logs (logs, default) or median of means (mom, heavy-tailed errors)",
     )
     _add_run_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -533,7 +682,9 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "mechanism", help="built-in name (see 'dpclaims audit --help') or 'package.module:function'"
+        "mechanism",
+        help="built-in name (see 'dpclaims audit --help'), or your own 'module:function' "
+        "(found from the current folder) or 'path/to/file.py:function'",
     )
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon (default 1)")
     p.add_argument(

@@ -82,27 +82,31 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _user_module(location: str, spec: str) -> Any:
-    """Import ``location``: a module name (found from the current folder) or a .py file's path."""
+def _user_module(location: str, spec: str, role: str) -> Any:
+    """Import ``location``: a module name (found from the current folder) or a .py file's path.
+
+    As pytest and uvicorn do, the current folder goes first on ``sys.path`` for a module name;
+    a file is imported from its path with its own folder on ``sys.path`` (so it may import the
+    modules beside it, also when the callable runs in worker processes).
+    """
     cwd = os.getcwd()
+    named = f"{role} {spec!r}"
     if location.endswith(".py") or "/" in location or os.sep in location:
         path = Path(location)
         if not path.is_file():
             raise InputError(
-                f"file {location!r} of mechanism {spec!r} does not exist "
-                f"(looked from {cwd}); pass path/to/file.py:function"
+                f"file {location!r} of {named} does not exist (looked from {cwd}); "
+                "pass path/to/file.py:function"
             )
         name = re.sub(r"\W", "_", path.stem)
         if name in sys.modules or not name.isidentifier():
             name = f"dpclaims_user_{name}"
-        folder = str(path.resolve().parent)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # the file may import modules next to it
+        _prepend(str(path.resolve().parent))
         module_spec = importlib.util.spec_from_file_location(name, path)
 
         def load():
             module = importlib.util.module_from_spec(module_spec)
-            sys.modules[name] = module  # worker processes unpickle the mechanism by module name
+            sys.modules[name] = module  # worker processes unpickle the callable by module name
             try:
                 module_spec.loader.exec_module(module)
             except BaseException:
@@ -110,23 +114,24 @@ def _user_module(location: str, spec: str) -> Any:
                 raise
             return module
     else:
-        if cwd not in sys.path and "" not in sys.path:
-            sys.path.insert(0, cwd)
+        _prepend(cwd)
 
         def load():
             return importlib.import_module(location)
 
     try:
         return load()
+    except InputError:
+        raise
     except ModuleNotFoundError as exc:
         if exc.name and (location == exc.name or location.startswith(exc.name + ".")):
             raise InputError(
                 f"no module {exc.name!r} in the current folder ({cwd}) or on sys.path "
-                f"(mechanism {spec!r}); run from the folder that holds it, or pass "
+                f"({named}); run from the folder that holds it, or pass "
                 "path/to/file.py:function"
             ) from None
         raise InputError(
-            f"importing {location!r} for mechanism {spec!r} failed: it needs module "
+            f"importing {location!r} for {named} failed: it needs module "
             f"{exc.name!r}, which is not installed; install it"
         ) from None
     except Exception as exc:  # anything the user's module raises while it is imported
@@ -134,32 +139,54 @@ def _user_module(location: str, spec: str) -> Any:
         at = f" at {where.filename}:{where.lineno}" if where else ""
         at = "" if isinstance(exc, SyntaxError) else at  # its message names the file and line
         raise InputError(
-            f"importing {location!r} for mechanism {spec!r} failed{at}: "
+            f"importing {location!r} for {named} failed{at}: "
             f"{type(exc).__name__}: {first_line(exc)}; fix the module"
         ) from None
 
 
-def load_callable(spec: str) -> Callable:
-    """The callable named by ``module:function`` or ``path/to/file.py:function``."""
+def _prepend(folder: str) -> None:
+    """Put ``folder`` first on ``sys.path`` (where ``""``, the current folder, does not already)."""
+    if folder not in sys.path and not (folder == os.getcwd() and "" in sys.path):
+        sys.path.insert(0, folder)
+
+
+def _shadowed(module: Any, location: str) -> str:
+    """Why ``module`` may not be the user's: the current folder holds a file of its name, but
+    the name resolved elsewhere (e.g. ``random.py`` here, while Python's ``random`` was
+    imported first); ``""`` when it is not so."""
+    relative = Path(*location.split("."))
+    cwd = Path.cwd()
+    candidates = (cwd / relative.with_suffix(".py"), cwd / relative / "__init__.py")
+    mine = [path for path in candidates if path.is_file()]
+    found = getattr(module, "__file__", None)
+    if not mine or (found is not None and Path(found).resolve() == mine[0].resolve()):
+        return ""
+    return (
+        f" (module {location!r} is {found or 'built into Python'}, not {mine[0].name} in the "
+        f"current folder; to use that, pass {mine[0].relative_to(cwd)}:function)"
+    )
+
+
+def load_callable(spec: str, *, role: str = "mechanism") -> Callable:
+    """The callable named by ``module:function`` or ``path/to/file.py:function``.
+
+    ``role`` (``"mechanism"``, ``"experiment"``) names it in error messages.
+    """
     location, _, attr = spec.rpartition(":")
     if not location or not attr:
-        raise InputError(
-            f"mechanism {spec!r} must be a built-in name, 'module:function' or "
-            "'path/to/file.py:function'"
-        )
-    target = _user_module(location, spec)
+        raise InputError(f"{role} {spec!r} must be 'module:function' or 'path/to/file.py:function'")
+    module = target = _user_module(location, spec, role)
     for part in attr.split("."):
         try:
             target = getattr(target, part)
         except AttributeError:
             raise InputError(
-                f"{location!r} has no attribute {attr!r} (mechanism {spec!r}); "
-                "check the function's name"
+                f"{location!r} has no attribute {attr!r} ({role} {spec!r}); check the "
+                f"function's name{_shadowed(module, location)}"
             ) from None
     if not callable(target):
         raise InputError(
             f"{attr!r} in {location!r} is not callable (it is of type "
-            f"{type(target).__name__}); name the mechanism's function "
-            f"(mechanism {spec!r})"
+            f"{type(target).__name__}); name the {role}'s function ({role} {spec!r})"
         )
     return target

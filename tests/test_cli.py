@@ -348,3 +348,154 @@ def test_importing_the_cli_is_light_and_leaves_sigint_alone():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+USER_RATE = textwrap.dedent(
+    """
+    import numpy as np
+
+    def mean_error(n, rng, scale=1.0):
+        # |mean of n standard normals| * scale: decays as n^-1/2; a batch of 200 trials
+        return scale * np.abs(rng.standard_normal((200, n)).mean(axis=1))
+
+    def biased_error(n, rng):
+        return 0.5 + np.abs(rng.standard_normal((200, n)).mean(axis=1))
+    """
+)
+
+
+def _launch(tmp_path, *argv):
+    """``dpclaims ARGV`` run in ``tmp_path`` as the console script runs it: ``sys.path[0]`` is the
+    script's folder, not the current one."""
+    launcher = tmp_path.parent / f"{tmp_path.name}-bin" / "dpclaims_launcher.py"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text("import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run(
+        [sys.executable, str(launcher), *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def user_folder(tmp_path):
+    """A user's folder: a rate experiment module, a mechanism in a sub-folder that imports its
+    neighbour, neighbouring datasets, and broken modules."""
+    (tmp_path / "myrate.py").write_text(USER_RATE)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "sigma_zz.py").write_text("SIGMA = 1.0\n")
+    mechanism = USER_MECHANISM.replace("import numpy as np", "import numpy as np\nimport sigma_zz")
+    (tmp_path / "sub" / "mech.py").write_text(mechanism.replace("SIGMA", "sigma_zz.SIGMA"))
+    (tmp_path / "boom.py").write_text("x = 1\nraise RuntimeError('no GPU found\\nsecond line')\n")
+    (tmp_path / "needs.py").write_text("import no_such_package_zzz\n")
+    (tmp_path / "random.py").write_text(
+        "def f(data, rng, trials):\n    return rng.random(trials)\n"
+    )
+    np.savez(tmp_path / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    return tmp_path
+
+
+def test_rate_of_a_user_function_from_the_current_folder(user_folder):
+    grid = ["--values", "16,64,256,1024", "--replicates", "4", "--backend", "serial"]
+    done = _launch(
+        user_folder,
+        *("rate", "myrate:mean_error", "--expected", "-0.5", "--bound", "upper"),
+        *("--fixed", "scale=2.5", *grid, "--json"),
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["verdict"] == "consistent" and payload["experiment"] == "myrate:mean_error"
+    assert payload["evidence"]["sweep"]["fixed"] == {"scale": 2.5}
+    assert payload["evidence"]["sweep"]["values"] == [16, 64, 256, 1024]
+    assert payload["evidence"]["check"]["bound"] == "upper"
+    assert (user_folder / "myrate.mean_error.png").read_bytes().startswith(b"\x89PNG")
+    done = _launch(
+        user_folder,
+        "rate",
+        "./myrate.py:biased_error",
+        "--expected",
+        "-0.5",
+        "--bound",
+        "upper",
+        *grid,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "experiment    ./myrate.py:biased_error" in done.stdout
+    assert "verdict       inconsistent" in done.stdout
+
+
+def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
+    done = _launch(
+        user_folder,
+        *("audit", "sub/mech.py:noisy_mean", "--d0", "d0.npz", "--d1", "d1.npz"),
+        *("--trials", "2000", "--backend", "serial", "--json"),
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads(done.stdout)["verdict"] in ("consistent", "inconclusive")
+
+
+@pytest.mark.parametrize(
+    "spec, fragment",
+    [
+        ("nosuch_zz:f", "no module 'nosuch_zz' in the current folder ("),
+        ("./nosuch_zz.py:f", "file './nosuch_zz.py' of {role} './nosuch_zz.py:f' does not exist"),
+        ("myrate:nope", "'myrate' has no attribute 'nope' ({role} 'myrate:nope')"),
+        ("boom:f", "failed at {folder}/boom.py:2: RuntimeError: no GPU found; fix the module"),
+        ("needs:f", "it needs module 'no_such_package_zzz', which is not installed"),
+        ("random:f", "not random.py in the current folder; to use that, pass random.py:function"),
+        ("myrate:np", "'np' in 'myrate' is not callable (it is of type module)"),
+    ],
+)
+@pytest.mark.parametrize("command", ["audit", "rate"])
+def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(
+    user_folder, command, spec, fragment
+):
+    options = {
+        "audit": ["--d0", "d0.npz", "--d1", "d1.npz"],
+        "rate": ["--values", "10,100,1000,10000", "--expected", "-0.5"],
+    }[command]
+    done = _launch(user_folder, command, spec, *options)
+    role = "mechanism" if command == "audit" else "experiment"
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("dpclaims: error: ")
+    assert fragment.format(role=role, folder=user_folder) in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["rate", "myrate:mean_error", "--expected", "-0.5"], "needs --values (the grid"),
+        (["rate", "myrate:mean_error", "--values", "10,100,1000,10000"], "and --expected"),
+        (["rate", "myrate:mean_error", "--values", "10,100,1000", "--expected", "1"], "4 grid"),
+        (
+            ["rate", "lla24.alg1.risk", "--expected", "-1", "--fixed", "d=2"],
+            "--expected, --fixed are",
+        ),
+        (["rate", "lla24.alg1.risk", "--param", "d"], "--param is for your own function"),
+        (["rate", "myrate:f", "--budget", "full"], "--budget sizes a registry claim's experiment"),
+        (
+            ["rate", "m:f", "--values", "1,10,100,1000", "--expected", "1", "--margin", "-1"],
+            "--margin",
+        ),
+        (
+            ["rate", "m:f", "--values", "1,10,100,1000", "--expected", "1", "--fixed", "2d=1"],
+            "NAME=",
+        ),
+        (
+            ["rate", "m:f", "--values", "1,10,100,1000", "--expected", "1", "--fixed", "n=1"],
+            "swept",
+        ),
+    ],
+)
+def test_bad_rate_options_are_one_line_and_exit_two(
+    user_folder, monkeypatch, capsys, argv, fragment
+):
+    monkeypatch.chdir(user_folder)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert fragment in err, err
