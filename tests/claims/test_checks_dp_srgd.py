@@ -1,10 +1,14 @@
 """Quick-budget run of every registered experiment of choquette-choo-et-al-2024 (spec 002)."""
 
+import math
+
+import numpy as np
 import pytest
 
 from dpclaims.claims import load
 from dpclaims.claims.checks.dp_srgd import RT8_C_GOLDEN, rt8_envelope_experiment
 from dpclaims.claims.standard import CombinedExperiment
+from dpclaims.hardinstances.quadratic import LeastSquaresInstance
 
 PAPER = "choquette-choo-et-al-2024"
 
@@ -30,6 +34,7 @@ EXPECTED = {
     "cgt24.complexity.gradients": "consistent",
     "cgt24.complexity.v1_steps": "consistent",
     "cgt24.complexity.v2_steps": "consistent",
+    "cgt24.complexity.unaccelerated": "consistent",
     "cgt24.lb.first_order": "consistent",
 }
 
@@ -72,6 +77,42 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
     assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
     # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
     assert checks["ratio_eps0.1_p16"]["value"] > checks["ratio_eps4_p16"]["value"] * 3
+
+
+def test_unaccelerated_counters_catch_a_second_pass():
+    """cgt24.complexity.unaccelerated fails when the schedule is not single-epoch at B = O(1)."""
+    from dataclasses import replace
+
+    from dpclaims.claims.checks.dp_srgd import _unaccelerated_counts, unaccelerated_schedule
+
+    rng = np.random.default_rng(0)
+    counts = _unaccelerated_counts(rng, [2**8, 2**10])
+    assert all(value == pytest.approx(1.0) for value in counts.values())
+    algo = unaccelerated_schedule(2**10)
+    assert algo.interpolation == "none" and algo.steps == 2**8 and algo.beta == 8.0
+    # the same rounds at B = 2 use half the stream: its counter is not 2n − B
+    half = replace(algo, batch_size=2)
+    data = LeastSquaresInstance(4).sample(2**10, 1, rng)
+    assert half.run(data, rng, 1).gradient_evaluations == 2 * 2**9 - 2
+
+
+def test_unaccelerated_rounds_fit_fails_for_a_sqrt_n_schedule():
+    """The rate part tests exponent 1: T = √n rounds (the accelerated V2 schedule) is inconsistent."""
+    from dataclasses import replace
+
+    from dpclaims.claims import load
+    from dpclaims.claims.standard import RateExperiment
+
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.complexity.unaccelerated")
+    rounds = claim.experiment("quick").parts["rounds_in_n"]
+    assert isinstance(rounds, RateExperiment) and rounds.expected == 1.0
+    sqrt_rounds = replace(rounds, experiment=_sqrt_rounds)
+    assert sqrt_rounds.run(seed=0, backend="serial")["verdict"] == "inconsistent"
+    assert rounds.run(seed=0, backend="serial")["verdict"] == "consistent"
+
+
+def _sqrt_rounds(n, rng):
+    return float(math.isqrt(n))
 
 
 def test_printed_sigmas_of_cor57_and_cor511():
