@@ -40,7 +40,8 @@ def row(
 def main() -> None:
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     print(
-        f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} {'ratio':>6s} "
+        f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} "
+        f"{'ratio':>6s} "
         f"{'verdict':>11s} {'wall_s':>7s}"
     )
     row("white-box, exact", trials, "threshold")

@@ -80,10 +80,12 @@ __all__ = [
 ]
 
 SCHEDULES = ("v1", "v2", "custom")
-"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8); ``v2``: √n steps of batch √n (Thm 5.12)."""
+"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8); ``v2``: √n steps of batch √n (Thm
+5.12)."""
 
 CONSTANTS = ("practical", "paper")
-"""``paper``: the theorem's constants (V1's are vacuous at any feasible n); ``practical``: spec §2.3 defaults."""
+"""``paper``: the theorem's constants (V1's are vacuous at any feasible n); ``practical``: spec §2.3
+defaults."""
 
 CALIBRATIONS = ("exact", "paper", "printed")
 """Per-node σ from: ``exact`` μ*(ε, δ) of the GDP curve (default); ``paper`` Lemma 5.6 with
@@ -169,7 +171,8 @@ class SRGDRun:
     """Outputs of :meth:`AcceleratedDPSRGD.run`.
 
     theta : (trials, p) output y_T
-    gradient_evaluations : per-example gradient evaluations of one run (2n − B for SRG, n independent)
+    gradient_evaluations : per-example gradient evaluations of one run (2n − B for SRG, n
+    independent)
     max_difference_norm : (trials, T) pre-clip max_d ‖δ_t(d)‖ at each step (per-example gradient
         norm for the independent estimator)
     clipped : (trials,) number of clipped per-example differences
@@ -451,7 +454,8 @@ class AcceleratedDPSRGD:
 
     @property
     def claimed_mu(self) -> float:
-        """The μ the calibration targets: μ*(ε, δ) (exact) or ε/sqrt(2 ln(2.5/δ)) (paper, printed)."""
+        """The μ the calibration targets: μ*(ε, δ) (exact) or ε/sqrt(2 ln(2.5/δ)) (paper,
+        printed)."""
         self._require_noise()
         return (
             mu_exact(self.epsilon, self.delta)

@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 PAPER_CONVERSION_MAX_EPSILON = 8.5
-"""Spec 002 §2.2 [SIM]: above ε ≈ 8.5 (δ = 1e-5) the classical conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒ (ε, δ/2) is false."""
+"""Spec 002 §2.2 [SIM]: above ε ≈ 8.5 (δ = 1e-5) the classical conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒
+(ε, δ/2) is false."""
 
 
 def lowbit(m: int) -> int:
@@ -80,7 +81,8 @@ def tree_height(steps: int) -> int:
 
 
 def paper_height(steps: int) -> int:
-    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6); equals :func:`tree_height` for T a power of two."""
+    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6); equals :func:`tree_height` for T a power of
+    two."""
     steps = _check_steps(steps)
     return 1 + (steps - 1).bit_length()
 
@@ -95,7 +97,8 @@ def incidence_matrix(steps: int) -> np.ndarray:
 
 
 def prefix_matrix(steps: int) -> np.ndarray:
-    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1), so ``e = W ξ`` and ``W C_enc = A`` (lower ones)."""
+    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1), so ``e = W ξ`` and ``W C_enc = A`` (lower
+    ones)."""
     steps = _check_steps(steps)
     w = np.zeros((steps, steps))
     for t in range(steps):
@@ -111,7 +114,8 @@ def prefix_noise_covariance(steps: int, sigma: float = 1.0) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TreeNoise:
-    """Fenwick-tree prefix noise with per-node std ``sigma`` over ``steps`` leaves (spec 002 Algorithm B).
+    """Fenwick-tree prefix noise with per-node std ``sigma`` over ``steps`` leaves (spec 002
+    Algorithm B).
 
     The mutants of spec §7(c) that break the tree (M1, M1') are subclasses in
     :mod:`dpclaims.algorithms.mutants.dp_srgd` whose :meth:`start` draws differently.
@@ -173,14 +177,16 @@ class TreeState:
         value = self.noise.sigma * rng.standard_normal((self.trials, self.p))
         value = value + self.partial[m - lowbit(m)]
         self.partial[m] = value
-        # E_j is the parent of the nodes j + 2^k, 2^k < lowbit(j): drop it once past j + lowbit(j)/2.
+        # E_j is the parent of the nodes j + 2^k, 2^k < lowbit(j): drop it once past j +
+        # lowbit(j)/2.
         for j in [j for j in self.partial if j and j + lowbit(j) // 2 <= m]:
             del self.partial[j]
         return value
 
 
 def mu_exact(epsilon: float, delta: float) -> float:
-    """``μ*(ε, δ)``: the μ whose GDP curve gives exactly δ at ε (Dong–Roth–Su Cor. 2.13), by ``brentq``.
+    """``μ*(ε, δ)``: the μ whose GDP curve gives exactly δ at ε (Dong–Roth–Su Cor. 2.13), by
+    ``brentq``.
 
     Spec 002 §2.2: μ*(1, 1e-5) = 0.268, μ*(2, 1e-5) = 0.502, μ*(4, 1e-5) = 0.925.
     """
@@ -200,7 +206,8 @@ def mu_exact(epsilon: float, delta: float) -> float:
 
 
 def mu_paper(epsilon: float, delta: float) -> float:
-    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target (proof of Thm 5.8, claimed ⇒ (ε, δ/2)-DP)."""
+    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target (proof of Thm 5.8, claimed ⇒ (ε,
+    δ/2)-DP)."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
         raise InputError("delta must be > 0; pass e.g. delta=1e-5")

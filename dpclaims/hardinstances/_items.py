@@ -42,7 +42,8 @@ def check_rng(rng) -> np.random.Generator:
     """``rng`` must be a ``numpy.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
         raise InputError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+            "rng must be a numpy.random.Generator (np.random.default_rng(seed)), got "
+            f"{type(rng).__name__}"
         )
     return rng
 
@@ -69,12 +70,14 @@ def project_ball(v: np.ndarray, radius: float) -> np.ndarray:
 
 
 def signed_cube(rng: np.random.Generator, shape: tuple, prob_plus: np.ndarray) -> np.ndarray:
-    """Signs ``±1`` of shape ``(*shape, d)`` with ``P(+1) = prob_plus (d,)``, independent coordinates."""
+    """Signs ``±1`` of shape ``(*shape, d)`` with ``P(+1) = prob_plus (d,)``, independent
+    coordinates."""
     return np.where(rng.random(shape + prob_plus.shape) < prob_plus, 1.0, -1.0)
 
 
 def cube_bias(d: int, alpha, signs) -> np.ndarray:
-    """Per-coordinate bias ``E s_k = α_k ν_k ∈ [−1, 1]`` from a signal ``alpha`` (scalar or (d,)) and signs ν."""
+    """Per-coordinate bias ``E s_k = α_k ν_k ∈ [−1, 1]`` from a signal ``alpha`` (scalar or (d,))
+    and signs ν."""
     alpha = (
         np.broadcast_to(check_finite_array(alpha, "alpha"), (d,))
         if np.ndim(alpha) == 0

@@ -42,7 +42,8 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class NeighbourPair:
-    """Two neighbouring datasets ``D = d0`` and ``D' = d1``, with their unit, relation and source."""
+    """Two neighbouring datasets ``D = d0`` and ``D' = d1``, with their unit, relation and
+    source."""
 
     d0: UserDataset
     d1: UserDataset
@@ -99,7 +100,8 @@ def users_at_points(points, m: int) -> UserDataset:
 def extreme_user_pair(
     data: UserDataset, point, user: int = 0, opposite=None, labels=None
 ) -> NeighbourPair:
-    """User ``user``'s ``m`` items all at ``point`` in D and all at ``opposite`` (default ``−point``) in D'.
+    """User ``user``'s ``m`` items all at ``point`` in D and all at ``opposite`` (default
+    ``−point``) in D'.
 
     The generic worst case for user-level sensitivity: every item of the differing user
     pushes the gradient the same way, so the user's influence is m times an item's
@@ -121,7 +123,8 @@ def extreme_user_pair(
 def extreme_item_pair(
     data: UserDataset, point, user: int = 0, item: int = 0, opposite=None, labels=None
 ) -> NeighbourPair:
-    """One item at ``point`` in D and at ``opposite`` (default ``−point``) in D'. Unit item, relation replace."""
+    """One item at ``point`` in D and at ``opposite`` (default ``−point``) in D'. Unit item,
+    relation replace."""
     if not isinstance(data, UserDataset):
         raise InputError("data must be a UserDataset")
     p0 = check_vector(point, "point", data.d)
@@ -146,7 +149,8 @@ def _pair_labels(data: UserDataset, labels, shape: tuple):
 
 
 def halting_threshold_size(size: int) -> int:
-    """Smallest ``k > size/2`` with ``s(D') = ((k−1)² + (size−k)² + 1)/size ≥ 4·size/5`` (spec 000 §7(a) P1; k ≈ 0.8873·size)."""
+    """Smallest ``k > size/2`` with ``s(D') = ((k−1)² + (size−k)² + 1)/size ≥ 4·size/5`` (spec 000
+    §7(a) P1; k ≈ 0.8873·size)."""
     c = check_count(size, "size", minimum=2)
     k = np.arange(c // 2 + 1, c + 1)
     ok = ((k - 1) ** 2 + (c - k) ** 2 + 1) / c >= 0.8 * c

@@ -1,4 +1,5 @@
-"""Gaussian hard instances: the user-level reduction, packing-indexed families, truncated-Gaussian fingerprinting.
+"""Gaussian hard instances: the user-level reduction, packing-indexed families, truncated-Gaussian
+fingerprinting.
 
 * :class:`UserLevelGaussianInstance` — items ``z ~ N(μ, σ² I_d)`` with the mean-estimation
   loss ``(s/2)‖θ − z‖²`` (population loss and optimum from
@@ -77,7 +78,8 @@ def sample_user_level_gaussian(
 
 
 class UserLevelGaussianInstance(GaussianMeanInstance):
-    """``N(mean, σ² I_d)`` items, loss ``(strength/2)‖θ − x‖²`` on ``B(0, radius)``, user-level sampler.
+    """``N(mean, σ² I_d)`` items, loss ``(strength/2)‖θ − x‖²`` on ``B(0, radius)``, user-level
+    sampler.
 
     Same distribution, loss, ``population_loss``, ``population_grad`` and ``theta_star`` as
     :class:`~dpclaims.hardinstances.quadratic.GaussianMeanInstance`; :meth:`sample` goes
@@ -99,7 +101,8 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
     ) -> float:
         """Minimax excess over the box family containing this instance (Lemma D.5, Ghazi et al.).
 
-        The excess is ``(s/2)‖θ − μ‖²``, so ``(s/2)·user_gaussian_mean_lower_bound(n, m, d, σ, ε, ψ)``
+        The excess is ``(s/2)‖θ − μ‖²``, so ``(s/2)·user_gaussian_mean_lower_bound(n, m, d, σ, ε,
+        ψ)``
         lower-bounds the worst excess over means ``μ ∈ [−ψσ/√m, ψσ/√m]^d`` of any user-level
         (ε, δ)-DP algorithm, for δ small (the paper's δ condition is garbled and not checked).
         """
@@ -158,7 +161,8 @@ class GaussianPackingFamily:
         return UserLevelGaussianInstance(self.means[index], self.sigma, self.radius, self.strength)
 
     def sample_mixture(self, n: int, m: int, rng: np.random.Generator) -> tuple[int, UserDataset]:
-        """Draw ``v`` uniformly from the packing (the Fano prior), then ``n × m`` items of member ``v``."""
+        """Draw ``v`` uniformly from the packing (the Fano prior), then ``n × m`` items of member
+        ``v``."""
         rng = check_rng(rng)
         index = int(rng.integers(len(self)))
         return index, self.member(index).sample(n, m, rng)
@@ -176,7 +180,8 @@ class GaussianPackingFamily:
 
 
 class TruncatedGaussianInstance(Instance):
-    """``x = z·1[‖z‖ ≤ B]``, ``z ~ N(χ, σ² I_d)`` (Definition D.1 of Ghazi et al.) on ``K = B(0, radius)``.
+    """``x = z·1[‖z‖ ≤ B]``, ``z ~ N(χ, σ² I_d)`` (Definition D.1 of Ghazi et al.) on ``K = B(0,
+    radius)``.
 
     Parameters
     ----------
@@ -197,7 +202,8 @@ class TruncatedGaussianInstance(Instance):
     Notes
     -----
     With ``b = B²/σ²`` and ``λ = ‖χ‖²/σ²`` (χ'² = non-central chi-square),
-    ``E x = χ·P(χ'²_{d+2}(λ) ≤ b)`` and ``E‖x‖² = σ²(d·P(χ'²_{d+2}(λ) ≤ b) + λ·P(χ'²_{d+4}(λ) ≤ b))``
+    ``E x = χ·P(χ'²_{d+2}(λ) ≤ b)`` and ``E‖x‖² = σ²(d·P(χ'²_{d+2}(λ) ≤ b) + λ·P(χ'²_{d+4}(λ) ≤
+    b))``
     (Stein-type identities), so the population loss is exact up to the accuracy of
     :func:`scipy.stats.ncx2.cdf`.
     """
@@ -288,7 +294,8 @@ class TruncatedGaussianInstance(Instance):
 
     @property
     def theta_star(self) -> np.ndarray:
-        """``Π_K(χ^tr)`` (squared distance; = χ^tr up to ~e^{−10d}σ for Thm D.7) or ``radius·χ^tr/‖χ^tr‖``."""
+        """``Π_K(χ^tr)`` (squared distance; = χ^tr up to ~e^{−10d}σ for Thm D.7) or
+        ``radius·χ^tr/‖χ^tr‖``."""
         if self.loss_kind == "squared_distance":
             return project_ball(self.chi_tr, self.radius)
         norm = float(np.linalg.norm(self.chi_tr))

@@ -59,7 +59,8 @@ def _check_moment_order(k) -> float:
     return float(k)
 
 
-# --------------------------------------------------------------------------- user-level (specs 000, 001)
+# --------------------------------------------------------------------------- user-level (specs 000,
+# 001)
 
 
 def user_level_sco_lower_bound(
@@ -98,7 +99,8 @@ def user_level_erm_lower_bound(
     diameter: float = 1.0,
     constant: float = 1.0,
 ) -> float:
-    """Convex user-level DP-ERM lower bound ``constant · R G √d/(ε n √m)`` (spec 001 §5.1, App. D remark).
+    """Convex user-level DP-ERM lower bound ``constant · R G √d/(ε n √m)`` (spec 001 §5.1, App. D
+    remark).
 
     Regime: ``Ω(√d/ε) ≤ n ≤ O(d/ε²)``.
     """
@@ -193,7 +195,8 @@ def ghazi_thm_d7_explicit_lower_bound(
 def user_gaussian_mean_lower_bound(
     n: int, m: int, d: int, sigma: float, epsilon: float, psi: float = 1.0, truncated: bool = False
 ) -> float:
-    """Worst-case ``E‖χ̂ − χ‖²`` of user-level (ε, δ)-DP mean estimation, Lemma D.5 / D.6 (Ghazi et al.).
+    """Worst-case ``E‖χ̂ − χ‖²`` of user-level (ε, δ)-DP mean estimation, Lemma D.5 / D.6 (Ghazi et
+    al.).
 
     Lemma D.5 (from Thm D.4, Kamath et al. 2019): an estimator with ``E‖χ̂ − χ‖² ≤ α² ≤ dσ²ψ²/(6m)``
     for every ``χ ∈ [−ψσ/√m, ψσ/√m]^d`` needs ``n ≥ dσ/(24 α ε √m)``.  So the worst case is
@@ -212,7 +215,8 @@ def user_gaussian_mean_lower_bound(
     )
 
 
-# --------------------------------------------------------------------------- item-level (specs 002, 004)
+# --------------------------------------------------------------------------- item-level (specs 002,
+# 004)
 
 
 def dpsco_lower_bound(
@@ -280,7 +284,8 @@ def nesterov_lower_bound(steps: int, smoothness: float, distance: float) -> floa
     )
 
 
-# --------------------------------------------------------------------------- heavy tails, pure DP (spec 003 §5)
+# --------------------------------------------------------------------------- heavy tails, pure DP
+# (spec 003 §5)
 
 
 def two_point_bias(n: int, beta: float) -> float:
@@ -292,7 +297,8 @@ def two_point_bias(n: int, beta: float) -> float:
     need = 4.0 / 3.0 * math.log(1.0 / (4.0 * beta))
     if n < need:
         raise InputError(
-            f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, got {n}"
+            f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, "
+            f"got {n}"
         )
     return math.sqrt(math.log(1.0 / (4.0 * beta)) / (3.0 * n))
 
@@ -305,7 +311,8 @@ def two_point_kl(bias: float) -> float:
 
 
 def two_point_lower_bound(n: int, moment: float, diameter: float, beta: float) -> float:
-    """Non-private term: excess ≥ ``(G D / 4)·δ`` w.p. ≥ β for some v (Prop G.2 + Lemma G.1; spec 003 §5).
+    """Non-private term: excess ≥ ``(G D / 4)·δ`` w.p. ≥ β for some v (Prop G.2 + Lemma G.1; spec
+    003 §5).
 
     ``δ = two_point_bias(n, β)``; ``G`` = ``moment`` (every G_j equals G on this bounded family).
     """
@@ -314,7 +321,8 @@ def two_point_lower_bound(n: int, moment: float, diameter: float, beta: float) -
 
 
 def heavy_packing_probability(n: int, epsilon: float, packing_size: int, beta: float) -> float:
-    """``p = min{1, ln((|V| − 1)/(2β)) / (8 ε n)}`` of the private family (Prop G.4; spec 003 §5, spec's constant)."""
+    """``p = min{1, ln((|V| − 1)/(2β)) / (8 ε n)}`` of the private family (Prop G.4; spec 003 §5,
+    spec's constant)."""
     n, size = check_count(n, "n", 1), check_count(packing_size, "packing_size", 2)
     epsilon, beta = check_epsilon(epsilon), _check_beta(beta)
     return min(1.0, math.log((size - 1) / (2.0 * beta)) / (8.0 * epsilon * n))
@@ -330,7 +338,8 @@ def heavy_packing_lower_bound(
     packing_size: int,
     separation: float,
 ) -> float:
-    """Private term: excess ≥ ``(s_V²/16)·G D·p^{1−1/k}`` w.p. ≥ β for some v (Prop G.4 + Lemma G.1; spec 003 §5).
+    """Private term: excess ≥ ``(s_V²/16)·G D·p^{1−1/k}`` w.p. ≥ β for some v (Prop G.4 + Lemma G.1;
+    spec 003 §5).
 
     ``p = heavy_packing_probability(n, ε, |V|, β)``; ``G`` = ``moment`` (``E‖z‖^k = G^k``);
     ``s_V`` = ``separation`` of a packing of the unit sphere.
@@ -361,7 +370,8 @@ def heavy_tailed_sco_lower_bound(
     constant: float = 1.0,
     part: str = "both",
 ) -> float:
-    """High-probability pure ε-DP SCO lower bound, Thm 4.1 / G.6 (spec 003 §5, claim ``lowy26.lb.sco``).
+    """High-probability pure ε-DP SCO lower bound, Thm 4.1 / G.6 (spec 003 §5, claim
+    ``lowy26.lb.sco``).
 
     ``constant · ( G_2 D √(log(1/β)/n) + G_k D min{1, (d + log(1/β))/(ε n)}^{1−1/k} )``,
     exceeded with probability ≥ β on some instance; β ∈ (0, 1/4).
@@ -388,7 +398,8 @@ def heavy_tailed_mean_lower_bound(
     constant: float = 1.0,
     part: str = "both",
 ) -> float:
-    """Quantile squared-error lower bound for ε-DP heavy-tailed mean estimation, Thm G.5 (spec 003 claims).
+    """Quantile squared-error lower bound for ε-DP heavy-tailed mean estimation, Thm G.5 (spec 003
+    claims).
 
     ``constant · G² ( log(1/β)/n + min{1, (d + log(1/β))/(ε n)}^{2−2/k} )``.
     """

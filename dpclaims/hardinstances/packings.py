@@ -137,7 +137,8 @@ class Packing:
 
 
 def hamming_ball_volume(d: int, radius: int) -> int:
-    """``V(d, t) = Σ_{i=0}^{t} C(d, i)``: words within Hamming distance ``t`` of a word of length ``d``."""
+    """``V(d, t) = Σ_{i=0}^{t} C(d, i)``: words within Hamming distance ``t`` of a word of length
+    ``d``."""
     d = check_count(d, "d", 1)
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)):
         raise InputError(f"radius must be a whole number, got {radius!r}")
@@ -211,7 +212,8 @@ def gilbert_varshamov_code(
     rng = check_rng(rng)
     if target > max_size:
         raise InputError(
-            f"the code would need {target} words (> max_size={max_size}); pass a smaller size= or a larger min_distance"
+            f"the code would need {target} words (> max_size={max_size}); pass a smaller size= or "
+            "a larger min_distance"
         )
 
     def far_enough(a, b):
@@ -242,7 +244,8 @@ def gilbert_varshamov_code(
     words = words[:target]
     if len(words) < max(target, 2):
         raise InputError(
-            f"found only {len(words)} of {target} codewords within max_draws={max_draws}; raise max_draws or lower size"
+            f"found only {len(words)} of {target} codewords within max_draws={max_draws}; raise "
+            "max_draws or lower size"
         )
     return Packing(words, "hamming", f"random greedy GV code (d={d}, r={r})")
 
@@ -269,7 +272,8 @@ _OCTAHEDRON = np.concatenate([np.eye(3), -np.eye(3)])
 
 
 def exact_sphere_packing(d: int, separation: float) -> Packing:
-    """Largest known-optimal configuration on ``S^{d−1}`` (d ≤ 3) with pairwise distance ≥ ``separation``.
+    """Largest known-optimal configuration on ``S^{d−1}`` (d ≤ 3) with pairwise distance ≥
+    ``separation``.
 
     d = 1: ``{±1}`` (distance 2).  d = 2: the regular ``N``-gon with
     ``N = ⌊2π / (2 asin(s/2))⌋`` (optimal on the circle; s = 1 gives the 6 points
@@ -282,7 +286,8 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
     s = check_positive(separation, "separation")
     if d > 3:
         raise InputError(
-            f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., method='greedy')"
+            f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., "
+            "method='greedy')"
         )
     if s > 2.0:
         raise InputError(f"separation must be <= 2 (the diameter of the unit sphere), got {s}")

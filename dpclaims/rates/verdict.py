@@ -149,7 +149,8 @@ def check_exponent(
     """
     if not isinstance(fit, PowerLawFit):
         raise InputError(
-            f"fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got {type(fit).__name__}"
+            "fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got "
+            f"{type(fit).__name__}"
         )
     expected = _finite(expected, "expected")
     margin = _finite(margin, "margin")
@@ -171,13 +172,15 @@ def check_exponent(
     )
     claimed = _CLAIM_TEXT[exponent_bound].format(e=expected, m=margin)
     message = (
-        f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, {hi:.3f}] "
+        f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, "
+        f"{hi:.3f}] "
         f"vs claimed {claimed} ({relation})"
     )
     if fit.drifting:
         message += (
             f"; warning: the local slope is still changing (curvature p={fit.drift_pvalue:.2g}, "
-            f"local slopes {[round(s, 3) for s in fit.local_slopes]}) — a lower-order term or a floor may bias the fit"
+            f"local slopes {[round(s, 3) for s in fit.local_slopes]}) — a lower-order term or a "
+            "floor may bias the fit"
         )
     return ExponentVerdict(
         verdict=verdict,

@@ -72,7 +72,8 @@ def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     sigma, trials = 0.7, 20_000
     state = TreeNoise(steps, sigma).start(trials, 1)
     e = np.stack([state.next(rng)[:, 0] for _ in range(steps)], axis=1)  # (trials, T)
-    # (a) the recurrence realises e = W ξ: recover ξ by inverting W (unit lower-triangular) and re-sum
+    # (a) the recurrence realises e = W ξ: recover ξ by inverting W (unit lower-triangular) and re-
+    # sum
     w = prefix_matrix(steps)
     xi = np.linalg.solve(w, e.T).T
     assert np.allclose(xi @ w.T, e)
@@ -87,7 +88,8 @@ def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     assert np.max(np.abs(emp - cov)) < 6 * sigma**2 * math.sqrt(
         2 * tree_height(steps) ** 2 / trials
     )
-    # (c) the most nodes any leaf is in: h = floor(log2 T) + 1, at leaf 0; W C_enc = lower-triangular ones
+    # (c) the most nodes any leaf is in: h = floor(log2 T) + 1, at leaf 0; W C_enc = lower-
+    # triangular ones
     counts = [len(up_path(t + 1, steps)) for t in range(steps)]
     assert max(counts) == counts[0] == tree_height(steps)
     assert np.allclose(w @ incidence_matrix(steps), np.tril(np.ones((steps, steps))))
@@ -169,7 +171,7 @@ def test_v2_golden_numbers_and_printed_calibrations():
     )
     assert v2_printed.sigma == pytest.approx(2 * math.sqrt(2) * printed.sigma)
     with pytest.raises(InputError, match="8.5"):
-        _calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 9.0, calibration="paper").privacy_claim
+        _ = _calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 9.0, calibration="paper").privacy_claim
 
 
 def test_paper_v1_constants_are_vacuous_and_refused():
@@ -198,7 +200,7 @@ def test_input_errors():
     with pytest.raises(InputError, match="m = 1"):
         algo.run(UserDataset(np.zeros((16, 2, 2)), np.zeros((16, 2))), np.random.default_rng(0), 2)
     with pytest.raises(InputError, match="no privacy claim"):
-        _calibrated(loss, 4, 4, 1.0, 1.0, math.inf, None).privacy_claim
+        _ = _calibrated(loss, 4, 4, 1.0, 1.0, math.inf, None).privacy_claim
 
 
 # --------------------------------------------------------------------------- §7.0.3 potential (E0)
@@ -224,7 +226,8 @@ def test_potential_is_monotone_with_proof_step_and_final_bound_holds(beta):
         assert final <= 4 * beta * star @ star / (steps * (steps + 1))
 
 
-# --------------------------------------------------------------------------- §7.0.4 complexity counters
+# --------------------------------------------------------------------------- §7.0.4 complexity
+# counters
 
 
 class _CountingLinear:
@@ -260,7 +263,8 @@ def test_gradient_evaluations_single_epoch_and_rounds():
     assert indep.run(UserDataset(x), np.random.default_rng(0), 2).gradient_evaluations == n
 
 
-# --------------------------------------------------------------------------- sensitivity (hypothesis)
+# --------------------------------------------------------------------------- sensitivity
+# (hypothesis)
 
 
 @given(seed=st.integers(0, 10**6), clip=st.floats(0.1, 5.0), scale=st.floats(0.1, 20.0))
@@ -286,7 +290,8 @@ def test_leaf_change_is_bounded_by_leaf_sensitivity(seed, clip, scale):
     assert np.all(run.max_difference_norm >= 0)
 
 
-# --------------------------------------------------------------------------- §7.0.6 SRG error identity
+# --------------------------------------------------------------------------- §7.0.6 SRG error
+# identity
 
 
 def test_srg_error_matches_s2_over_bt():
@@ -303,7 +308,8 @@ def test_srg_error_matches_s2_over_bt():
     assert np.allclose(mean, expected, rtol=0.2)
 
 
-# --------------------------------------------------------------------------- runs, variants, baseline
+# --------------------------------------------------------------------------- runs, variants,
+# baseline
 
 
 def test_white_box_statistic_is_the_gaussian_shift():
@@ -392,7 +398,8 @@ def test_reference_is_not_flagged_with_the_same_audits():
 
 
 def test_printed_calibration_is_a_certified_violation_at_t2():
-    """M3 at T = 2 (printed σ 2× too small): certified by the threshold audit, not only estimated."""
+    """M3 at T = 2 (printed σ 2× too small): certified by the threshold audit, not only
+    estimated."""
     target = get_mutant("cgt24-m3-printed-sigma").build(steps=2)
     result = audit(
         target.mechanism,
@@ -407,7 +414,8 @@ def test_printed_calibration_is_a_certified_violation_at_t2():
 
 
 def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
-    """M6 (τ ≡ 0): the quick experiment of cgt24.utility.deterministic_accel with the mutant's one change is inconsistent."""
+    """M6 (τ ≡ 0): the quick experiment of cgt24.utility.deterministic_accel with the mutant's one
+    change is inconsistent."""
     from dataclasses import replace
 
     from dpclaims.algorithms.mutants.dp_srgd import UTILITY_CHANGES
@@ -437,7 +445,8 @@ def test_utility_mutants_are_caught():
 
     assert -2.2 <= slope() <= -1.8
     assert slope(interpolation="none") > -1.5
-    # the spec's "wrong τ" 1/(t+2) still accelerates: not a utility bug a rate test can see (not registered)
+    # the spec's "wrong τ" 1/(t+2) still accelerates: not a utility bug a rate test can see (not
+    # registered)
     assert -2.2 <= slope(variant=MistunedInterpolation) <= -1.8
     # M1' / M7: RT3 level far above the reference (same data and seed)
     ref = np.mean(rt3_excess(2**14, np.random.default_rng(0), trials=8))

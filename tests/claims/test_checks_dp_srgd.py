@@ -15,7 +15,8 @@ PAPER = "choquette-choo-et-al-2024"
 EXPECTED = {
     "cgt24.tree.gdp": "consistent",
     "cgt24.tree.error": "consistent",
-    "cgt24.v1.privacy.clipped": "inconsistent",  # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (finding)
+    # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (a finding)
+    "cgt24.v1.privacy.clipped": "inconsistent",
     "cgt24.v1.privacy.unclipped": "consistent",
     "cgt24.v1.sensitivity": "consistent",
     "cgt24.v2.sensitivity.deterministic": "consistent",
@@ -67,7 +68,8 @@ def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
 
 
 def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
-    """RT8 (spec §7(b)): max over ε and p of excess/(LR(1/√n + √p/(εn))) ≤ 1.5 C_golden on the reference."""
+    """RT8 (spec §7(b)): max over ε and p of excess/(LR(1/√n + √p/(εn))) ≤ 1.5 C_golden on the
+    reference."""
     result = rt8_envelope_experiment("quick").run(seed=0)
     checks = result["evidence"]["checks"]
     assert result["verdict"] == "consistent", result["summary"]
@@ -75,7 +77,8 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
     worst = checks["max_envelope_ratio"]["value"]
     assert worst == max(c["value"] for c in checks.values())
     assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
-    # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
+    # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the
+    # golden constant
     assert checks["ratio_eps0.1_p16"]["value"] > checks["ratio_eps4_p16"]["value"] * 3
 
 
@@ -97,7 +100,8 @@ def test_unaccelerated_counters_catch_a_second_pass():
 
 
 def test_unaccelerated_rounds_fit_fails_for_a_sqrt_n_schedule():
-    """The rate part tests exponent 1: T = √n rounds (the accelerated V2 schedule) is inconsistent."""
+    """The rate part tests exponent 1: T = √n rounds (the accelerated V2 schedule) is
+    inconsistent."""
     from dataclasses import replace
 
     from dpclaims.claims import load

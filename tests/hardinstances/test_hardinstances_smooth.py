@@ -146,7 +146,8 @@ def test_cauchy_instance_matches_spec_numbers():
     assert inst.population_loss(inst.theta_star) == pytest.approx(0.111572, abs=1e-6)
     assert inst.initial_gap == pytest.approx(1.0410, abs=1e-4)
     assert inst.gradient_norm_sq(inst.x0) == pytest.approx(0.0891, abs=1e-4)
-    # global minimum: outside the disk of radius 1/2 the loss grows along rays, so a grid of the disk suffices
+    # global minimum: outside the disk of radius 1/2 the loss grows along rays, so a grid of the
+    # disk suffices
     g = np.linspace(-0.5, 0.5, 201)
     grid = np.zeros((g.size**2, 10))
     grid[:, 0], grid[:, 1] = np.repeat(g, g.size), np.tile(g, g.size)
@@ -166,7 +167,8 @@ def test_nesterov_chain_optimum_and_span_lower_bound():
     assert np.linalg.norm(inst.theta_star) == pytest.approx(0.5)
     assert inst.population_loss(inst.theta_star) == pytest.approx(inst.optimal_value)
     assert inst.loss.smoothness(1.0) <= 2.0 + 1e-12
-    # t span queries from 0 reach at most span{e_1..e_t}; its best point is above F* + bound (k = 2t+1)
+    # t span queries from 0 reach at most span{e_1..e_t}; its best point is above F* + bound (k =
+    # 2t+1)
     ratios = []
     for t in range(1, 9):
         chain = NesterovChainInstance.for_steps(t, smoothness=2.0)

@@ -59,7 +59,8 @@ def _noise_free(loss, *, steps: int, batch_size: int, beta: float, clip: float, 
     )
 
 
-# --------------------------------------------------------------------------- experiment functions (picklable)
+# --------------------------------------------------------------------------- experiment functions
+# (picklable)
 
 
 def rt1_excess(
@@ -285,14 +286,15 @@ def unaccelerated_rounds(n: int, rng) -> float:
 
 @register_experiment("cgt24.tree.gdp")
 def audit_tree_gdp(claim, budget):
-    """Tree release with σ = C sqrt(h)/μ*, μ* = μ*(2, 1e-5): exactly (2, 1e-5)-DP; certified audit."""
+    """Tree release with σ = C sqrt(h)/μ*, μ* = μ*(2, 1e-5): exactly (2, 1e-5)-DP; certified
+    audit."""
     return AuditExperiment(
         build=canary_audit,
         trials=AUDIT_TRIALS[budget],
         reference_epsilon=2.0,
-        note="white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, exact calibration; "
-        "10^6 trials certify ~1.45 (the Clopper-Pearson limit at δ = 1e-5 is ~1.56), the "
-        "parametric GDP estimate reaches ~1.97",
+        note="white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, exact "
+        "calibration; 10^6 trials certify ~1.45 (the Clopper-Pearson limit at δ = 1e-5 is "
+        "~1.56), the parametric GDP estimate reaches ~1.97",
     )
 
 
@@ -720,7 +722,8 @@ def sweep_srg_error_in_B(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- complexity and formulas
+# --------------------------------------------------------------------------- complexity and
+# formulas
 
 
 def _gradient_counts(rng) -> dict:
