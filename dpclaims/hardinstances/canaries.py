@@ -21,8 +21,15 @@ from ..data import (
     replace_item,
     replace_user,
 )
-from ..errors import InputError, NotNeighboursError, check_choice, check_finite_array
-from ._items import check_count, check_positive, check_vector
+from ..errors import (
+    InputError,
+    NotNeighboursError,
+    check_choice,
+    check_count,
+    check_finite_array,
+    check_positive,
+)
+from ._items import check_vector
 
 __all__ = [
     "NeighbourPair",
@@ -116,7 +123,11 @@ def extreme_user_pair(
     d0 = replace_user(data, user, np.tile(p0, (data.m, 1)), y0)
     d1 = replace_user(data, user, np.tile(p1, (data.m, 1)), y1)
     return NeighbourPair(
-        d0, d1, "user", "replace", "spec 000 §7(a), spec 001 §7(a): user at an extreme point"
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a), spec 001 §7(a): user at an extreme point",
     )
 
 
@@ -130,9 +141,11 @@ def extreme_item_pair(
     p0 = check_vector(point, "point", data.d)
     p1 = -p0 if opposite is None else check_vector(opposite, "opposite", data.d)
     y0, y1 = _pair_labels(data, labels, ())
-    d0 = replace_item(data, user, item, p0, y0)
-    d1 = replace_item(data, user, item, p1, y1)
-    return NeighbourPair(d0, d1, "item", "replace", "item at an extreme point")
+    d0 = replace_item(data, user, item, x_new=p0, y_new=y0)
+    d1 = replace_item(data, user, item, x_new=p1, y_new=y1)
+    return NeighbourPair(
+        d0=d0, d1=d1, unit="item", relation="replace", source="item at an extreme point"
+    )
 
 
 def _pair_labels(data: UserDataset, labels, shape: tuple):
@@ -177,7 +190,13 @@ def halting_threshold_pair(
     points[k:] = _axis(d, b)
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, 0, np.tile(_axis(d, -b), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P1/Q1: halting-threshold pair")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P1/Q1: halting-threshold pair",
+    )
 
 
 def far_outlier_pair(n: int, m: int, d: int = 1, displacement=-1.0, base=0.0) -> NeighbourPair:
@@ -191,7 +210,13 @@ def far_outlier_pair(n: int, m: int, d: int = 1, displacement=-1.0, base=0.0) ->
     b = _point(base, d, "base")
     d0 = users_at_points(np.tile(b, (n, 1)), m)
     d1 = replace_user(d0, 0, np.tile(b + _point(displacement, d, "displacement"), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P2/P3/Q2/Q3: far outlier user")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P2/P3/Q2/Q3: far outlier user",
+    )
 
 
 def balanced_clusters_pair(size: int, m: int, d: int = 1, majority: float = -1.0) -> NeighbourPair:
@@ -208,7 +233,13 @@ def balanced_clusters_pair(size: int, m: int, d: int = 1, majority: float = -1.0
     points[:a_count] = _axis(d, sign)
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, 0, np.tile(_axis(d, -sign), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P4/Q4: balanced clusters")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P4/Q4: balanced clusters",
+    )
 
 
 # --------------------------------------------------------------------------- spec 001 §7(a)
@@ -230,7 +261,13 @@ def outlier_count_pair(n: int, m: int, k: int, d: int = 1, outlier=1.0) -> Neigh
     points[:k] = p
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, k - 1, np.zeros((d0.m, d)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 001 §7(a): x^(k) vs x^(k-1) outlier pair")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 001 §7(a): x^(k) vs x^(k-1) outlier pair",
+    )
 
 
 # --------------------------------------------------------------------------- spec 002 §7(a)
@@ -257,14 +294,20 @@ def blank_canary_pair(
     d0 = replace_user(UserDataset(x), position, g[None, :])
     if mode == "remove":
         return NeighbourPair(
-            d0,
-            remove_user(d0, position),
-            "item",
-            "add-remove",
-            "spec 002 §7(a): blank canary, removed",
+            d0=d0,
+            d1=remove_user(d0, position),
+            unit="item",
+            relation="add-remove",
+            source="spec 002 §7(a): blank canary, removed",
         )
     d1 = replace_user(d0, position, (np.zeros(d) if mode == "zero-out" else -g)[None, :])
-    return NeighbourPair(d0, d1, "item", "replace", f"spec 002 §7(a): blank canary, {mode}")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source=f"spec 002 §7(a): blank canary, {mode}",
+    )
 
 
 # --------------------------------------------------------------------------- spec 003 §7(a)
@@ -286,7 +329,13 @@ def heavy_outlier_pair(n: int = 200, weight: float = 1e6, target: float = 5.0) -
     a[0] = weight
     d0 = UserDataset(a[:, None], a * b)
     d1 = replace_user(d0, 0, np.array([weight]), np.array([weight * target]))
-    return NeighbourPair(d0, d1, "item", "replace", "spec 003 §7(a): heavy outlier flips sides")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source="spec 003 §7(a): heavy outlier flips sides",
+    )
 
 
 # --------------------------------------------------------------------------- spec 004 §7(a)
@@ -316,6 +365,12 @@ def signed_quadratic_canary_pair(
     x = np.broadcast_to(c, (silos, per_silo, d))
     y = np.zeros((silos, per_silo))
     base = UserDataset(x, y)
-    d0 = replace_item(base, silo, record, c, 1.0)
-    d1 = replace_item(base, silo, record, c, -1.0)
-    return NeighbourPair(d0, d1, "item", "replace", "spec 004 §7(a): ±(λ/2)‖θ − c‖² canary record")
+    d0 = replace_item(base, silo, record, x_new=c, y_new=1.0)
+    d1 = replace_item(base, silo, record, x_new=c, y_new=-1.0)
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source="spec 004 §7(a): ±(λ/2)‖θ − c‖² canary record",
+    )

@@ -25,9 +25,16 @@ import numpy as np
 from scipy import stats
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_delta, check_epsilon
-from ..losses import LinearLoss, SquaredDistanceLoss
-from ._items import check_count, check_positive, check_rng, check_theta, check_vector, project_ball
+from ..errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from ..losses import LinearLoss, SquaredDistanceLoss, project_l2_ball
+from ._items import check_rng, check_theta, check_vector
 from .base import Instance
 from .lower_bounds import (
     ghazi_thm_d7_explicit_lower_bound,
@@ -88,7 +95,7 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n`` users × ``m`` i.i.d. items via the user-mean reduction → ``x (n, m, d)``."""
-        x, _ = sample_user_level_gaussian(self.mean, self.sigma, n, m, rng)
+        x, _ = sample_user_level_gaussian(self.mean, self.sigma, n=n, m=m, rng=rng)
         return UserDataset(x)
 
     def sample_user_means(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -110,7 +117,9 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
         return (
             0.5
             * self.strength
-            * user_gaussian_mean_lower_bound(n, m, self.d, self.sigma, epsilon, psi=psi)
+            * user_gaussian_mean_lower_bound(
+                n, m, self.d, sigma=self.sigma, epsilon=epsilon, psi=psi
+            )
         )
 
 
@@ -155,7 +164,7 @@ class GaussianPackingFamily:
 
     def member(self, index: int) -> UserLevelGaussianInstance:
         """The instance with mean ``scale·V[index]``."""
-        index = check_count(index, "index", 0)
+        index = check_count(index, "index", minimum=0)
         if index >= len(self):
             raise InputError(f"index must be < {len(self)} (the packing size), got {index}")
         return UserLevelGaussianInstance(self.means[index], self.sigma, self.radius, self.strength)
@@ -264,7 +273,9 @@ class TruncatedGaussianInstance(Instance):
         truncation, sigma = ghazi_thm_d7_scales(d, lipschitz, strong_convexity, convention)
         half_width = sigma / math.sqrt(m)
         chi = check_rng(rng).uniform(-half_width, half_width, size=d)
-        inst = cls(chi, sigma, truncation, strong_convexity, truncation)
+        inst = cls(
+            chi, sigma=sigma, truncation=truncation, strength=strong_convexity, radius=truncation
+        )
         inst.lipschitz = float(lipschitz)
         inst.convention = convention
         inst.n, inst.m, inst.epsilon = n, m, epsilon
@@ -297,7 +308,7 @@ class TruncatedGaussianInstance(Instance):
         """``Π_K(χ^tr)`` (squared distance; = χ^tr up to ~e^{−10d}σ for Thm D.7) or
         ``radius·χ^tr/‖χ^tr‖``."""
         if self.loss_kind == "squared_distance":
-            return project_ball(self.chi_tr, self.radius)
+            return project_l2_ball(self.chi_tr[None, :], self.radius)[0]
         norm = float(np.linalg.norm(self.chi_tr))
         return self.radius * self.chi_tr / norm if norm > 0 else np.zeros(self.d)
 
@@ -326,4 +337,6 @@ class TruncatedGaussianInstance(Instance):
         epsilon = getattr(self, "epsilon", None) if epsilon is None else epsilon
         if n is None or m is None or epsilon is None:
             raise InputError("pass n, m and epsilon (or build the instance with from_theorem)")
-        return ghazi_thm_d7_explicit_lower_bound(n, m, self.d, epsilon, self.sigma, self.strength)
+        return ghazi_thm_d7_explicit_lower_bound(
+            n, m, self.d, epsilon=epsilon, sigma=self.sigma, strong_convexity=self.strength
+        )

@@ -14,11 +14,9 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
+from ..errors import InputError, check_count, check_positive
 from ..losses import L1DistanceLoss, LinearLoss
 from ._items import (
-    check_count,
-    check_positive,
     check_rng,
     check_theta,
     check_vector,

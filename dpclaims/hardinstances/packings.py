@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ..errors import InputError, check_choice, check_finite_array
-from ._items import check_count, check_positive, check_rng
+from ..errors import InputError, check_choice, check_count, check_finite_array, check_positive
+from ._items import check_rng
 
 __all__ = [
     "Packing",
@@ -139,7 +139,7 @@ class Packing:
 def hamming_ball_volume(d: int, radius: int) -> int:
     """``V(d, t) = Σ_{i=0}^{t} C(d, i)``: words within Hamming distance ``t`` of a word of length
     ``d``."""
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)):
         raise InputError(f"radius must be a whole number, got {radius!r}")
     return sum(math.comb(d, i) for i in range(0, min(int(radius), d) + 1))
@@ -147,8 +147,8 @@ def hamming_ball_volume(d: int, radius: int) -> int:
 
 def gilbert_varshamov_bound(d: int, min_distance: int) -> int:
     """Gilbert–Varshamov size ``⌈2^d / V(d, r − 1)⌉`` of a binary code of length d, distance r."""
-    d = check_count(d, "d", 1)
-    r = check_count(min_distance, "min_distance", 1)
+    d = check_count(d, "d")
+    r = check_count(min_distance, "min_distance")
     if r > d:
         raise InputError(f"min_distance must be <= d = {d}, got {r}")
     return -(-(2**d) // hamming_ball_volume(d, r - 1))
@@ -204,11 +204,11 @@ def gilbert_varshamov_code(
         ``metric="hamming"``, ``points (size, d)`` in ``{−1, +1}``; its
         ``min_distance`` is certified over all pairs.
     """
-    d = check_count(d, "d", 1)
-    r = check_count(min_distance, "min_distance", 1)
+    d = check_count(d, "d")
+    r = check_count(min_distance, "min_distance")
     if r > d:
         raise InputError(f"min_distance must be <= d = {d}, got {r}")
-    target = gilbert_varshamov_bound(d, r) if size is None else check_count(size, "size", 2)
+    target = gilbert_varshamov_bound(d, r) if size is None else check_count(size, "size", minimum=2)
     rng = check_rng(rng)
     if target > max_size:
         raise InputError(
@@ -282,7 +282,7 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
     Tammes configurations for these counts; for s ≤ 1.0515 the icosahedron is
     returned (as in spec 003 §5), which is then not maximal.
     """
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     s = check_positive(separation, "separation")
     if d > 3:
         raise InputError(
@@ -342,7 +342,7 @@ def sphere_packing(
     Packing
         ``metric="euclidean"``, certified ``min_distance ≥ separation``.
     """
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     s = check_positive(separation, "separation")
     check_choice(method, ("auto", "exact", "greedy"), "method")
     if s > 2.0:
@@ -354,7 +354,7 @@ def sphere_packing(
             "rng is required for greedy sphere packings; pass rng=np.random.default_rng(seed)"
         )
     rng = check_rng(rng)
-    target = max_size if size is None else check_count(size, "size", 2)
+    target = max_size if size is None else check_count(size, "size", minimum=2)
 
     def draw(gen, count):
         g = gen.standard_normal((count, d))

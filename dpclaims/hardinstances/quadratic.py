@@ -15,16 +15,13 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
-from ..losses import QuadraticFormLoss, SquaredDistanceLoss, SquaredLoss
+from ..errors import InputError, check_count, check_positive
+from ..losses import QuadraticFormLoss, SquaredDistanceLoss, SquaredLoss, project_l2_ball
 from ._items import (
-    check_count,
-    check_positive,
     check_rng,
     check_theta,
     check_vector,
     cube_bias,
-    project_ball,
     signed_cube,
     uniform_sphere,
 )
@@ -72,7 +69,7 @@ class _MeanEstimationInstance(Instance):
     @property
     def theta_star(self) -> np.ndarray:
         """``Π_ball(E x)`` (isotropic quadratic ⇒ projection of the unconstrained minimiser)."""
-        return project_ball(self._mean, self.radius)
+        return project_l2_ball(self._mean[None, :], self.radius)[0]
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n`` users × ``m`` i.i.d. items → ``UserDataset`` with ``x (n, m, d)``, no labels."""

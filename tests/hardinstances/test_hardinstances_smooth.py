@@ -9,7 +9,6 @@ import pytest
 
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
-from dpclaims.hardinstances._items import project_ball
 from dpclaims.hardinstances.linear import (
     AbsoluteCubeInstance,
     LinearBallInstance,
@@ -23,6 +22,7 @@ from dpclaims.hardinstances.quadratic import (
     QuadraticHypercubeInstance,
     SphereMeanInstance,
 )
+from dpclaims.losses import project_l2_ball
 
 INSTANCES = {
     "gauss": lambda: GaussianMeanInstance([0.3, -0.2, 0.1], sigma=0.7, radius=1.0, strength=2.0),
@@ -77,7 +77,7 @@ def test_theta_star_is_a_feasible_minimiser(name):
     # the points near θ* do no better either
     near = star + 1e-3 * rng.normal(size=(2000, inst.d))
     if not math.isinf(inst.radius):
-        near = project_ball(near, inst.radius)
+        near = project_l2_ball(near, inst.radius)
     assert np.min(inst.population_loss(near)) >= best - 1e-12
 
 
@@ -86,7 +86,11 @@ def test_projected_gradient_vanishes_at_theta_star(name):
     inst = INSTANCES[name]()
     star = inst.theta_star
     g = inst.population_grad(star)
-    step = project_ball(star - g, inst.radius) if not math.isinf(inst.radius) else star - g
+    step = (
+        project_l2_ball((star - g)[None, :], inst.radius)[0]
+        if not math.isinf(inst.radius)
+        else star - g
+    )
     assert np.linalg.norm(star - step) <= 1e-8
     # and population_grad is the gradient of population_loss (central differences)
     rng = np.random.default_rng(12)
