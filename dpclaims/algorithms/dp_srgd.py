@@ -569,7 +569,8 @@ class AcceleratedDPSRGD:
                 else None
                 for k in range(7)
             ]
-            record = SRGDTranscript(*fields_)
+            names = ("prefixes", "prefixes_y", "noise", "points", "y", "z", "estimates")
+            record = SRGDTranscript(**dict(zip(names, fields_, strict=True)))
         return SRGDRun(
             theta=np.concatenate([pt[0] for pt in parts]),
             gradient_evaluations=parts[0][1],
@@ -618,7 +619,7 @@ class AcceleratedDPSRGD:
 
     def _noise_tree(self) -> TreeNoise:
         """The prefix-noise mechanism (Lemma 5.6's binary tree)."""
-        return TreeNoise(self.steps, self.sigma)
+        return TreeNoise(steps=self.steps, sigma=self.sigma)
 
     def _second_tree(self, trials: int, p: int):
         """A second noise tree for the y-update; Algorithm 1 reuses e_t (None)."""

@@ -112,7 +112,7 @@ def prefix_noise_covariance(steps: int, sigma: float = 1.0) -> np.ndarray:
     return sigma**2 * (w @ w.T)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TreeNoise:
     """Fenwick-tree prefix noise with per-node std ``sigma`` over ``steps`` leaves (spec 002
     Algorithm B).

@@ -122,7 +122,9 @@ class Packing:
                 "on_sphere() needs a code (metric='hamming'); this packing is already Euclidean"
             )
         return Packing(
-            self.points / math.sqrt(self.d), "euclidean", f"{self.construction} / sqrt(d)"
+            self.points / math.sqrt(self.d),
+            metric="euclidean",
+            construction=f"{self.construction} / sqrt(d)",
         )
 
     def to_dict(self) -> dict:
@@ -247,7 +249,7 @@ def gilbert_varshamov_code(
             f"found only {len(words)} of {target} codewords within max_draws={max_draws}; raise "
             "max_draws or lower size"
         )
-    return Packing(words, "hamming", f"random greedy GV code (d={d}, r={r})")
+    return Packing(words, metric="hamming", construction=f"random greedy GV code (d={d}, r={r})")
 
 
 def _regular_polygon(count: int) -> np.ndarray:
@@ -292,11 +294,15 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
     if s > 2.0:
         raise InputError(f"separation must be <= 2 (the diameter of the unit sphere), got {s}")
     if d == 1:
-        return Packing(np.array([[1.0], [-1.0]]), "euclidean", "exact: {+1, -1}")
+        return Packing(
+            np.array([[1.0], [-1.0]]), metric="euclidean", construction="exact: {+1, -1}"
+        )
     if d == 2:
         count = int(math.floor(2.0 * math.pi / (2.0 * math.asin(s / 2.0)) + 1e-12))
         return Packing(
-            _regular_polygon(max(count, 2)), "euclidean", f"exact: regular {max(count, 2)}-gon"
+            _regular_polygon(max(count, 2)),
+            metric="euclidean",
+            construction=f"exact: regular {max(count, 2)}-gon",
         )
     for pts, name in (
         (_icosahedron(), "icosahedron"),
@@ -304,9 +310,11 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
         (_TETRAHEDRON, "tetrahedron"),
     ):
         if min_pairwise_distance(pts) >= s - 1e-12:
-            return Packing(pts, "euclidean", f"exact: {name}")
+            return Packing(pts, metric="euclidean", construction=f"exact: {name}")
     return Packing(
-        np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), "euclidean", "exact: antipodal pair"
+        np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]),
+        metric="euclidean",
+        construction="exact: antipodal pair",
     )
 
 
@@ -377,4 +385,4 @@ def sphere_packing(
     kept = kept[:target]
     if len(kept) < 2:
         raise InputError(f"could not place 2 points at distance {s} on S^{d - 1}; lower separation")
-    return Packing(kept, "euclidean", f"random greedy on S^{d - 1} (s={s})")
+    return Packing(kept, metric="euclidean", construction=f"random greedy on S^{d - 1} (s={s})")

@@ -70,7 +70,7 @@ def _calibrated(loss, steps, batch, beta, clip, epsilon, delta=1e-5, **fields):
 def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     rng = np.random.default_rng(steps)
     sigma, trials = 0.7, 20_000
-    state = TreeNoise(steps, sigma).start(trials, 1)
+    state = TreeNoise(steps=steps, sigma=sigma).start(trials, 1)
     e = np.stack([state.next(rng)[:, 0] for _ in range(steps)], axis=1)  # (trials, T)
     # (a) the recurrence realises e = W ξ: recover ξ by inverting W (unit lower-triangular) and re-
     # sum
@@ -104,24 +104,24 @@ def test_node_inversion_is_exact(steps, seed):
     rng = np.random.default_rng(seed)
     nodes = rng.standard_normal((3, steps, 2))
     prefixes = np.einsum("tm,rmp->rtp", prefix_matrix(steps), nodes)
-    assert np.allclose(TreeNoise(steps, 1.0).node_values(prefixes), nodes)
+    assert np.allclose(TreeNoise(steps=steps, sigma=1.0).node_values(prefixes), nodes)
 
 
 def test_tree_heights_and_error_bound():
     assert [tree_height(t) for t in (1, 2, 3, 4, 16, 17)] == [1, 2, 2, 3, 5, 5]
     assert [paper_height(t) for t in (1, 2, 3, 4, 16, 17)] == [1, 2, 3, 3, 5, 6]
     rng = np.random.default_rng(0)
-    state = TreeNoise(16, 1.0).start(2000, 64)
+    state = TreeNoise(steps=16, sigma=1.0).start(2000, 64)
     worst = max(np.linalg.norm(state.next(rng), axis=-1).max() for _ in range(16))
     # σ = C sqrt(h)/μ with μ = 1
     assert worst <= tree_error_bound(1.0 / math.sqrt(5), p=64, mu=1.0, steps=16, delta=1e-5)
-    assert TreeNoise(16, 2.0).mu(1.0) == pytest.approx(math.sqrt(5) / 2)
+    assert TreeNoise(steps=16, sigma=2.0).mu(1.0) == pytest.approx(math.sqrt(5) / 2)
 
 
 def test_tree_errors():
     with pytest.raises(InputError, match="sigma"):
-        TreeNoise(4, -1.0)
-    state = TreeNoise(1, 1.0).start(2, 1)
+        TreeNoise(steps=4, sigma=-1.0)
+    state = TreeNoise(steps=1, sigma=1.0).start(2, 1)
     state.next(np.random.default_rng(0))
     with pytest.raises(InputError, match="leaves"):
         state.next(np.random.default_rng(0))

@@ -59,7 +59,7 @@ class _IndependentLeafState(TreeState):
         return self.partial[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _IndependentPrefixTree(TreeNoise):
     """e_t i.i.d. N(0, hσ²I): the tree's per-release scale without its correlation."""
 
@@ -67,7 +67,7 @@ class _IndependentPrefixTree(TreeNoise):
         return _IndependentPrefixState(self, trials, p)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _IndependentLeafTree(TreeNoise):
     """One fresh N(0, σ²I) per leaf, accumulated: e_t = Σ_{i≤t} ξ_i."""
 
@@ -82,7 +82,7 @@ class IndependentPrefixNoise(AcceleratedDPSRGD):
     """
 
     def _noise_tree(self) -> TreeNoise:
-        return _IndependentPrefixTree(self.steps, self.sigma)
+        return _IndependentPrefixTree(steps=self.steps, sigma=self.sigma)
 
     @property
     def mu(self) -> float:
@@ -97,7 +97,7 @@ class IndependentLeafNoise(AcceleratedDPSRGD):
     """
 
     def _noise_tree(self) -> TreeNoise:
-        return _IndependentLeafTree(self.steps, self.sigma)
+        return _IndependentLeafTree(steps=self.steps, sigma=self.sigma)
 
     @property
     def mu(self) -> float:

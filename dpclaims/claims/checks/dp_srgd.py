@@ -207,7 +207,7 @@ def tree_noise_max(
     d: int, rng, steps: int = 16, sigma: float = 1.0, trials: int = 64
 ) -> np.ndarray:
     """RT7: max_t ‖e_t‖ of the Fenwick-tree prefix noise in dimension p = d."""
-    state = TreeNoise(steps, sigma).start(trials, d)
+    state = TreeNoise(steps=steps, sigma=sigma).start(trials, d)
     return np.max([np.linalg.norm(state.next(rng), axis=-1) for _ in range(steps)], axis=0)
 
 
@@ -348,8 +348,8 @@ def audit_v1_clipped_and_printed_sigma(claim, budget):
         return {"epsilon_at_delta/2_of_printed_sigma": printed["epsilon_at_delta/2"]}
 
     finding = ValueExperiment(
-        compute,
-        {"epsilon_at_delta/2_of_printed_sigma": printed["claimed_epsilon"]},
+        compute=compute,
+        expected={"epsilon_at_delta/2_of_printed_sigma": printed["claimed_epsilon"]},
         rtol=1e-3,
         note="FINDING about the paper (exact, white-box): the σ printed in Cor. 5.7, "
         "c_DP L sqrt(log T ln(2.5/δ))/(εBβ) with log = log₂, is too small by "
@@ -363,7 +363,7 @@ def audit_v1_clipped_and_printed_sigma(claim, budget):
         "ε ≥ 2.10 > 2 with 10^5 trials)",
     )
     return CombinedExperiment(
-        {"lemma56_sigma": audit, "printed_sigma": finding},
+        parts={"lemma56_sigma": audit, "printed_sigma": finding},
         note="Cor. 5.7 with the σ Lemma 5.6 derives holds; the σ as printed does not",
     )
 
@@ -622,7 +622,7 @@ def sweep_v1_privacy_rate_in_n_and_envelope(claim, budget):
         "(spec [SIM] slope -1.30)",
     )
     return CombinedExperiment(
-        {"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
+        parts={"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
         note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p",
     )
 
@@ -887,7 +887,7 @@ def sweep_unaccelerated_rounds_in_n(claim, budget):
         note="single epoch: 2n − B gradient evaluations, n/B adaptive rounds, step 1/β = B/√n",
     )
     return CombinedExperiment(
-        {"rounds_in_n": rounds, "counters": counters},
+        parts={"rounds_in_n": rounds, "counters": counters},
         note="the sketch's variance exponents (t, B, n) rest on iterate moves of size ~1/β at "
         "every step, which no fixed instance keeps (they shrink as the iterates converge); "
         "what is tested is the complexity the sketch concludes: T = Θ(n) rounds at B = O(1)",
