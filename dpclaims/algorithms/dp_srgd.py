@@ -558,7 +558,7 @@ class AcceleratedDPSRGD:
             per_trial += 8 * 7 * self.steps * p
         chunk = max(1, min(trials, MEMORY_BUDGET // per_trial))
         parts = [
-            self._run_chunk(xs, ys, rng, min(chunk, trials - s), transcript)
+            self._run_chunk(xs, ys, rng, trials=min(chunk, trials - s), transcript=transcript)
             for s in range(0, trials, chunk)
         ]
         record = None
@@ -629,7 +629,7 @@ class AcceleratedDPSRGD:
         """The leaf Δ_t from clipped differences ``(trials, B, p)``: their batch mean."""
         return diff.mean(axis=1)
 
-    def _srg_leaf(self, xs, ys, t: int, x_cur, x_prev):
+    def _srg_leaf(self, xs, ys, t: int, *, x_cur, x_prev):
         """Leaf Δ_t of step t (Algorithm 1 line 5) → leaf, max pre-clip norm, clip count, grads.
 
         ``δ_t(d) = η_t∇f(x_t; d) − η_{t−1}∇f(x_{t−1}; d)`` at the same example, η_t = t + 1.
@@ -647,7 +647,7 @@ class AcceleratedDPSRGD:
         """``y_{t+1} = Π_C(x_t − P_t/η_t)`` (Algorithm 1 line 8)."""
         return self._project(x_cur - prefix_y / eta)
 
-    def _run_chunk(self, xs, ys, rng, trials, transcript):
+    def _run_chunk(self, xs, ys, rng, *, trials: int, transcript: bool):
         steps, p = self.steps, xs.shape[-1]
         x_cur = np.zeros((trials, p))
         x_prev = np.zeros((trials, p))
@@ -665,7 +665,9 @@ class AcceleratedDPSRGD:
         for t in range(steps):
             eta = t + 1.0
             if self.estimator == "srg":
-                leaf, max_norm[:, t], count, used = self._srg_leaf(xs, ys, t, x_cur, x_prev)
+                leaf, max_norm[:, t], count, used = self._srg_leaf(
+                    xs, ys, t, x_cur=x_cur, x_prev=x_prev
+                )
                 evaluations += used
                 total = total + leaf
                 noise = tree.next(rng)

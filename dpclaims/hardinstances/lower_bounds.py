@@ -375,6 +375,7 @@ def heavy_tailed_sco_lower_bound(
     n: int,
     d: int,
     epsilon: float,
+    *,
     k: float,
     moment_2: float,
     moment_k: float,

@@ -144,12 +144,12 @@ def sweep(
     experiment: Callable,
     param: str = "n",
     values: Sequence[float] = (),
+    *,
     replicates: int = 10,
     seed: int = 0,
     fixed: Mapping[str, Any] | None = None,
     backend: str = "auto",
     workers: int | None = None,
-    *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
 ) -> SweepResult:
@@ -245,7 +245,8 @@ def sweep(
             },
         ).stage("cells")
     start = time.perf_counter()
-    with session(backend, n_workers, scheduler, len(tasks), (experiment, tasks[:1])) as runner:
+    probe = (experiment, tasks[:1])
+    with session(backend, n_workers, scheduler=scheduler, tasks=len(tasks), probe=probe) as runner:
         parts = runner.map(_run_cell, tasks, stage)
     wall = time.perf_counter() - start
     batches = {p.shape[1] for p in parts}

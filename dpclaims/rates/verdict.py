@@ -91,7 +91,9 @@ def _finite(value: Any, name: str) -> float:
     return float(value)
 
 
-def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_bound: str) -> Verdict:
+def _verdict(
+    lo: float, hi: float, *, expected: float, margin: float, exponent_bound: str
+) -> Verdict:
     """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
     top, bottom = expected + margin, expected - margin
     if exponent_bound == "upper":
@@ -162,7 +164,7 @@ def check_exponent(
     flip = {"upper": "lower", "lower": "upper", "order": "order"}
     exponent_bound = bound if limit == "large" else flip[bound]
     lo, hi = fit.interval_at(confidence)
-    verdict = _verdict(lo, hi, expected, margin, exponent_bound)
+    verdict = _verdict(lo, hi, expected=expected, margin=margin, exponent_bound=exponent_bound)
     below, above = ("faster", "slower") if limit == "large" else ("slower", "faster")
     direction = below if hi < expected else above if lo > expected else "indistinguishable"
     relation = (

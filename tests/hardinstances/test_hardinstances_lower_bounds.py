@@ -213,7 +213,7 @@ def test_heavy_tailed_sco_and_mean_bounds():
     # spec 003 §5 Thm 4.1: "c·( G_2 D √(log(1/β)/n) + G_k D · min{1, (d + log(1/β))/(εn)}^{1−1/k} )"
     n, d, eps, k, beta = 10_000, 8, 0.5, 4.0, 0.05
     val = lb.heavy_tailed_sco_lower_bound(
-        n, d, eps, k, moment_2=1.0, moment_k=2.0, diameter=3.0, beta=beta
+        n, d, eps, k=k, moment_2=1.0, moment_k=2.0, diameter=3.0, beta=beta
     )
     stat = 3.0 * math.sqrt(math.log(20) / n)
     priv = 6.0 * ((8 + math.log(20)) / (0.5 * n)) ** 0.75
@@ -229,7 +229,9 @@ def test_heavy_tailed_sco_and_mean_bounds():
         4.0 * (math.log(20) / n + ((8 + math.log(20)) / (0.5 * n)) ** 1.5)
     )
     with pytest.raises(InputError, match="beta"):
-        lb.heavy_tailed_sco_lower_bound(n, d, eps, k, 1.0, 1.0, 1.0, beta=0.3)
+        lb.heavy_tailed_sco_lower_bound(
+            n, d, eps, k=k, moment_2=1.0, moment_k=1.0, diameter=1.0, beta=0.3
+        )
 
 
 def test_bad_inputs_name_the_argument():

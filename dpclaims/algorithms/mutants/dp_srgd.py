@@ -140,7 +140,7 @@ class CrossBatchDifference(AcceleratedDPSRGD):
     t and t+1 by (t+1)C_Δ/(Bβ).
     """
 
-    def _srg_leaf(self, xs, ys, t: int, x_cur, x_prev):
+    def _srg_leaf(self, xs, ys, t: int, *, x_cur, x_prev):
         current, max_norm, count = self._clipped(self._grad(x_cur, xs, ys, t))
         leaf = (t + 1.0) * current.mean(axis=1)
         evaluations = self.batch_size
