@@ -359,6 +359,20 @@ def test_mutants_registered():
     assert get_mutant("cgt24-m3-printed-sigma").true_epsilon == pytest.approx(2.7, abs=0.05)
 
 
+def _audit(target: AuditTarget, *, trials: int, method: str = "threshold"):
+    """The serial seed-0 audit of ``target`` at its own claim."""
+    return audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=trials,
+        seed=0,
+        method=method,
+        backend="serial",
+    )
+
+
 @pytest.mark.parametrize("name", [m.name for m in list_mutants(paper=PAPER, kind="privacy")])
 def test_privacy_mutants_are_caught_by_the_audit(name):
     from dpclaims.algorithms.mutants.dp_srgd import AUDIT_METHODS
@@ -366,16 +380,7 @@ def test_privacy_mutants_are_caught_by_the_audit(name):
     mutant = get_mutant(name)
     target = mutant.build()
     assert isinstance(target, AuditTarget)
-    result = audit(
-        target.mechanism,
-        target.d0,
-        target.d1,
-        claim=target.claim,
-        trials=30_000,
-        seed=0,
-        method=AUDIT_METHODS[name],
-        backend="serial",
-    )
+    result = _audit(target, trials=30_000, method=AUDIT_METHODS[name])
     assert result.verdict == "violation"
     assert result.epsilon_lower <= mutant.true_epsilon
 
@@ -383,33 +388,14 @@ def test_privacy_mutants_are_caught_by_the_audit(name):
 @pytest.mark.slow
 def test_reference_is_not_flagged_with_the_same_audits():
     for method in ("gdp", "threshold"):
-        target = canary_audit()
-        result = audit(
-            target.mechanism,
-            target.d0,
-            target.d1,
-            claim=target.claim,
-            trials=30_000,
-            seed=0,
-            method=method,
-            backend="serial",
-        )
+        result = _audit(canary_audit(), trials=30_000, method=method)
         assert result.verdict == "consistent"
 
 
 def test_printed_calibration_is_a_certified_violation_at_t2():
     """M3 at T = 2 (printed σ 2× too small): certified by the threshold audit, not only
     estimated."""
-    target = get_mutant("cgt24-m3-printed-sigma").build(steps=2)
-    result = audit(
-        target.mechanism,
-        target.d0,
-        target.d1,
-        claim=target.claim,
-        trials=100_000,
-        seed=0,
-        backend="serial",
-    )
+    result = _audit(get_mutant("cgt24-m3-printed-sigma").build(steps=2), trials=100_000)
     assert result.verdict == "violation" and result.certified
 
 

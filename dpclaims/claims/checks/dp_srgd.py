@@ -30,8 +30,8 @@ AUDIT_TRIALS = Budget(quick=30_000, standard=1_000_000, full=4_000_000)
 REPLICATES = Budget(quick=3, standard=10)
 
 
-def _problem(instance, *, n: int, epsilon: float = 1.0, d: int = 16) -> Problem:
-    """The spec §5 problem of an LS or H1 instance (L = 2, M = 1, R = 1), δ = 1e-5."""
+def _problem(loss, *, n: int, epsilon: float = 1.0, d: int = 16) -> Problem:
+    """The spec §5 problem class of LS and H1 (L = 2, M = 1, R = 1), δ = 1e-5, with ``loss``."""
     return Problem(
         n=n,
         d=d,
@@ -40,13 +40,25 @@ def _problem(instance, *, n: int, epsilon: float = 1.0, d: int = 16) -> Problem:
         lipschitz=2.0,
         smoothness=1.0,
         radius=1.0,
-        loss=instance.loss,
+        loss=loss,
     )
 
 
-def _noise_free(loss, *, steps: int, batch_size: int, beta: float, clip: float, **knobs):
-    """Algorithm 1 without DP noise (ε = ∞), R = 1: the optimisation and statistical terms."""
-    return AcceleratedDPSRGD.calibrated(
+def _noise_free(
+    loss,
+    *,
+    steps: int,
+    batch_size: int,
+    beta: float,
+    clip: float,
+    variant: type[AcceleratedDPSRGD] = AcceleratedDPSRGD,
+    **knobs,
+):
+    """Algorithm 1 (or ``variant``) without DP noise (ε = ∞), R = 1.
+
+    ``knobs`` are the other fields (``interpolation``, ``estimator``, ``z_step_scale``).
+    """
+    return variant.calibrated(
         epsilon=math.inf,
         delta=None,
         loss=loss,
@@ -76,15 +88,13 @@ def rt1_excess(
     s = 0, M = 1, ρ = 1/2, R = 1; ``variant`` is the algorithm class (a mutant's, to test it).
     """
     inst = NesterovChainInstance.for_steps(steps)
-    algo = variant.calibrated(
-        epsilon=math.inf,
-        delta=None,
-        loss=inst.loss,
+    algo = _noise_free(
+        inst.loss,
         steps=steps,
         batch_size=1,
         beta=beta,
         clip=math.inf,
-        radius=1.0,
+        variant=variant,
         z_step_scale=z_step_scale,
         interpolation=interpolation,
     )
@@ -126,7 +136,7 @@ def rt3_excess(
     ``variant`` is the algorithm class (a mutant's, to test it).
     """
     inst = LeastSquaresInstance(d)
-    algo = variant.from_theorem(_problem(inst, n=n, epsilon=epsilon, d=d))
+    algo = variant.from_theorem(_problem(inst.loss, n=n, epsilon=epsilon, d=d))
     return inst.excess_risk(algo.run(inst.sample(n, 1, rng), rng, trials).theta)
 
 
@@ -216,7 +226,7 @@ def sensitivity_at(
 ) -> np.ndarray:
     """RT9 / P3: max_d ‖δ_t(d)‖ (pre-clip) at step t of V1 (practical, ε = 1) on LS, unclipped."""
     inst = LeastSquaresInstance(d)
-    algo = AcceleratedDPSRGD.from_theorem(_problem(inst, n=n, d=d), steps=steps, clip=False)
+    algo = AcceleratedDPSRGD.from_theorem(_problem(inst.loss, n=n, d=d), steps=steps, clip=False)
     run = algo.run(inst.sample(n, 1, rng), rng, trials)
     return run.max_difference_norm[:, t_plus_1 - 1]
 
@@ -227,7 +237,7 @@ def gradnorm_at(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int
     L = 2, x† ∈ C.
     """
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
-    algo = AcceleratedDPSRGD.from_theorem(_problem(inst, n=n, d=inst.d), steps=steps)
+    algo = AcceleratedDPSRGD.from_theorem(_problem(inst.loss, n=n, d=inst.d), steps=steps)
     record = algo.run(inst.sample(n, 1, rng), rng, trials, transcript=True).transcript
     return np.linalg.norm(inst.population_grad(record.points[:, t_plus_1 - 1]), axis=-1)
 
@@ -399,7 +409,7 @@ def audit_v2_printed_sigma(claim, budget):
 
 def _unclipped_exceedance(rng, n: int, trials: int, schedule: str) -> dict:
     inst = LeastSquaresInstance(16)
-    problem = _problem(inst, n=n)
+    problem = _problem(inst.loss, n=n)
     algo = AcceleratedDPSRGD.from_theorem(problem, schedule=schedule)
     unclipped = AcceleratedDPSRGD.from_theorem(problem, schedule=schedule, clip=False)
     norms = unclipped.run(inst.sample(n, 1, rng), rng, trials).max_difference_norm.max(axis=1)
@@ -431,17 +441,7 @@ def value_v2_clip_inactive(claim, budget):
 
     def compute(rng):
         out = _unclipped_exceedance(rng, n, trials, "v2")
-        problem = Problem(
-            n=n,
-            d=16,
-            epsilon=1.0,
-            delta=1e-5,
-            lipschitz=2.0,
-            smoothness=1.0,
-            radius=1.0,
-            loss=LinearLoss(),
-        )
-        algo = AcceleratedDPSRGD.from_theorem(problem, schedule="v2")
+        algo = AcceleratedDPSRGD.from_theorem(_problem(LinearLoss(), n=n), schedule="v2")
         big_t = algo.steps
         cond = (algo.batch_size * algo.beta) ** 2 / (
             32 * math.log2(big_t) ** 3 * math.log(2 * big_t / 1e-5) * math.log(2.5 / 1e-5)
@@ -459,7 +459,7 @@ def value_v2_clip_inactive(claim, budget):
 
 def _lemma59(rng, n: int, trials: int) -> dict:
     inst = LeastSquaresInstance(16)
-    algo = AcceleratedDPSRGD.from_theorem(_problem(inst, n=n), schedule="v2", clip=False)
+    algo = AcceleratedDPSRGD.from_theorem(_problem(inst.loss, n=n), schedule="v2", clip=False)
     run = algo.run(inst.sample(n, 1, rng), rng, trials, transcript=True)
     b_max = np.linalg.norm(run.transcript.noise, axis=-1).max(axis=1)
     bound = 2.0 * (1.0 * b_max + 2.0 * 1.0 * 2.0 + 2.0)  # 2(M b_max + 2M diam(C) + L), diam = 2R
@@ -732,7 +732,7 @@ def _gradient_counts(rng) -> dict:
         inst = LeastSquaresInstance(4)
         data = inst.sample(n, 1, rng)
         for schedule in ("v1", "v2"):
-            algo = AcceleratedDPSRGD.from_theorem(_problem(inst, n=n, d=4), schedule=schedule)
+            algo = AcceleratedDPSRGD.from_theorem(_problem(inst.loss, n=n, d=4), schedule=schedule)
             out[f"{schedule}_n{n}_evaluations_per_2n_minus_B"] = algo.run(
                 data, rng, 2
             ).gradient_evaluations / (2 * algo.steps * algo.batch_size - algo.batch_size)
@@ -755,17 +755,7 @@ def value_gradient_count_2n_minus_B(claim, budget):
 def _v1_constants(rng) -> dict:
     c4 = c_dp(10**4, (10**4) ** -1.1)
     c6 = c_dp(10**6, (10**6) ** -1.1)
-    problem = Problem(
-        n=2**16,
-        d=16,
-        epsilon=1.0,
-        delta=1e-5,
-        lipschitz=2.0,
-        smoothness=1.0,
-        radius=1.0,
-        loss=LinearLoss(),
-    )
-    algo = AcceleratedDPSRGD.from_theorem(problem)
+    algo = AcceleratedDPSRGD.from_theorem(_problem(LinearLoss(), n=2**16))
     return {
         "c_dp_n1e4": c4,
         "c_dp_n1e6": c6,
@@ -796,16 +786,7 @@ def value_v1_schedule_constants(claim, budget):
 
 
 def _v2_constants(rng) -> dict:
-    problem = Problem(
-        n=2**16,
-        d=16,
-        epsilon=1.0,
-        delta=1e-5,
-        lipschitz=2.0,
-        smoothness=1.0,
-        radius=1.0,
-        loss=LinearLoss(),
-    )
+    problem = _problem(LinearLoss(), n=2**16)
     algo = AcceleratedDPSRGD.from_theorem(problem, schedule="v2")
     small = AcceleratedDPSRGD.from_theorem(problem.replace(n=2**10), schedule="v2")
     return {
