@@ -75,7 +75,7 @@ class TwoPointInstance(_LinearBallInstance):
     """
 
     def __init__(self, d: int, moment: float, diameter: float, bias: float, sign: int = 1):
-        self.d = check_count(d, "d", 1)
+        self.d = check_count(d, "d", minimum=1)
         self.moment_value = check_positive(moment, "moment")
         self.diameter = check_positive(diameter, "diameter")
         self.radius = self.diameter / 2.0
@@ -99,7 +99,7 @@ class TwoPointInstance(_LinearBallInstance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n × m`` i.i.d. items ``±G e_1`` → ``x (n, m, d)``."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         plus = check_rng(rng).random((n, m)) < (1.0 + self.sign * self.bias) / 2.0
         x = np.zeros((n, m, self.d))
         x[..., 0] = np.where(plus, self.moment_value, -self.moment_value)
@@ -159,7 +159,7 @@ class HeavyPackingInstance(_LinearBallInstance):
             raise InputError(
                 "packing points must lie on the unit sphere (use sphere_packing or code.on_sphere())"
             )
-        index = check_count(index, "index", 0)
+        index = check_count(index, "index", minimum=0)
         if index >= packing.size:
             raise InputError(f"index must be < {packing.size} (the packing size), got {index}")
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not (0.0 < p <= 1.0):
@@ -195,7 +195,7 @@ class HeavyPackingInstance(_LinearBallInstance):
         ``n, ε, β`` are kept for :meth:`lower_bound`.
         """
         if packing is None:
-            packing = sphere_packing(check_count(d, "d", 1), 1.0, rng)
+            packing = sphere_packing(check_count(d, "d", minimum=1), 1.0, rng)
         if packing.d != d:
             raise InputError(f"packing has dimension {packing.d}, but d={d}")
         p = heavy_packing_probability(n, epsilon, packing.size, beta)
@@ -205,7 +205,7 @@ class HeavyPackingInstance(_LinearBallInstance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``z = B·A·v``, ``B ~ Bernoulli(p)`` i.i.d. → ``x (n, m, d)``."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         heavy = check_rng(rng).random((n, m)) < self.p
         return UserDataset(heavy[..., None] * (self.atom * self.direction))
 
@@ -282,7 +282,7 @@ class ParetoRadiusInstance(Instance):
         radius: float = 1.0,
         half_width: float | None = None,
     ):
-        self.d = check_count(d, "d", 1)
+        self.d = check_count(d, "d", minimum=1)
         self.alpha = check_positive(alpha, "alpha")
         if self.alpha <= 1.0:
             raise InputError(
@@ -310,7 +310,7 @@ class ParetoRadiusInstance(Instance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``x (n, m, d) = a·u``, ``y (n, m) = a·b`` (inverse-CDF Pareto radii)."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         rng = check_rng(rng)
         a = self.scale * (1.0 - rng.random((n, m))) ** (-1.0 / self.alpha)
         u = uniform_sphere(rng, (n, m), self.d)

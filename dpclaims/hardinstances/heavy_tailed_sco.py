@@ -25,8 +25,8 @@ def block_outlier_pair(
     n: int = 200, position: int = 0, weight: float = 1e6, target: float = 5.0
 ) -> NeighbourPair:
     """:func:`heavy_outlier_pair` with record 0 (the special point) swapped to index ``position``."""
-    n = check_count(n, "n", 2)
-    position = check_count(position, "position", 0)
+    n = check_count(n, "n", minimum=2)
+    position = check_count(position, "position", minimum=0)
     if position >= n:
         position = n - 1
     base = heavy_outlier_pair(n, weight, target)
@@ -52,7 +52,7 @@ def light_replacement_pair(n: int = 200, weight: float = 1e6, target: float = 5.
 
 def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
     """Hinge records ``(x, y)``: half ``(1, +1)``, half ``(1, −1)``; record 0 is ``(weight, +1)`` in D, ``(weight, −1)`` in D'."""
-    n = check_count(n, "n", 2)
+    n = check_count(n, "n", minimum=2)
     weight = check_positive(weight, "weight")
     x = np.ones((n, 1))
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
@@ -66,7 +66,7 @@ def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
 
 def shift_pair(d: int = 2, shift: float = 1.0) -> NeighbourPair:
     """One record at the origin vs one at ``shift·(1,…,1)/√d`` (ℓ2 distance ``shift``), spec 003 §7(a) sampler audit."""
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d", minimum=1)
     shift = check_positive(shift, "shift")
     return NeighbourPair(
         UserDataset(np.zeros((1, d))),

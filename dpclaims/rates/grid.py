@@ -53,7 +53,8 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
         grid = np.rint(grid).astype(np.int64)
         if np.any(np.diff(grid) <= 0):
             raise InputError(
-                f"integer=True rounds the {points} points between {low} and {high} to repeated whole numbers "
+                f"integer=True rounds the {points} points between {low} and {high} to repeated "
+                "whole numbers "
                 f"({grid.tolist()}); use fewer points or a wider range"
             )
     check_grid(grid, "grid")
@@ -81,13 +82,15 @@ def check_grid(values: Any, name: str = "values") -> np.ndarray:
     repeats = ordered[1:][np.diff(ordered) == 0]
     if repeats.size:
         raise InputError(
-            f"{name} contains repeated value(s) {np.unique(repeats).tolist()}; each grid value must appear once "
+            f"{name} contains repeated value(s) {np.unique(repeats).tolist()}; each grid value "
+            "must appear once "
             "(put repeated runs in the replicates axis instead)"
         )
     decades = float(np.log10(ordered[-1] / ordered[0]))
     if decades < MIN_DECADES:
         raise InputError(
-            f"{name} spans {decades:.2f} decade(s) ({ordered[0]:g} to {ordered[-1]:g}); an exponent fit needs at "
+            f"{name} spans {decades:.2f} decade(s) ({ordered[0]:g} to {ordered[-1]:g}); an "
+            "exponent fit needs at "
             f"least {MIN_DECADES:g} decade, e.g. values from 100 to 1000 or wider"
         )
     return grid

@@ -40,7 +40,7 @@ from ...losses import SquaredDistanceLoss, project_l2_ball, uniform_ball
 from ...privacy import PrivacyClaim, laplace_epsilon
 from ...problem import Problem
 from ...rates.caveats import Baseline
-from ...rates.intervals import (
+from ...stats import (
     log_ratio_interval,
     mean_interval,
     pooled_chisquare_pvalue,
