@@ -80,12 +80,14 @@ __all__ = [
 ]
 
 SCHEDULES = ("v1", "v2", "custom")
-"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8); ``v2``: √n steps of batch √n (Thm
-5.12)."""
+"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8).
+
+``v2``: √n steps of batch √n (Thm 5.12)."""
 
 CONSTANTS = ("practical", "paper")
-"""``paper``: the theorem's constants (V1's are vacuous at any feasible n); ``practical``: spec §2.3
-defaults."""
+"""``paper``: the theorem's constants (V1's are vacuous at any feasible n).
+
+``practical``: the spec §2.3 defaults."""
 
 CALIBRATIONS = ("exact", "paper", "printed")
 """Per-node σ from: ``exact`` μ*(ε, δ) of the GDP curve (default); ``paper`` Lemma 5.6 with
@@ -454,8 +456,7 @@ class AcceleratedDPSRGD:
 
     @property
     def claimed_mu(self) -> float:
-        """The μ the calibration targets: μ*(ε, δ) (exact) or ε/sqrt(2 ln(2.5/δ)) (paper,
-        printed)."""
+        """The μ the calibration targets: μ*(ε, δ) (exact), else ε/sqrt(2 ln(2.5/δ))."""
         self._require_noise()
         return (
             mu_exact(self.epsilon, self.delta)

@@ -81,8 +81,10 @@ def tree_height(steps: int) -> int:
 
 
 def paper_height(steps: int) -> int:
-    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6); equals :func:`tree_height` for T a power of
-    two."""
+    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6).
+
+    Equals :func:`tree_height` for T a power of two.
+    """
     steps = _check_steps(steps)
     return 1 + (steps - 1).bit_length()
 
@@ -97,8 +99,10 @@ def incidence_matrix(steps: int) -> np.ndarray:
 
 
 def prefix_matrix(steps: int) -> np.ndarray:
-    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1), so ``e = W ξ`` and ``W C_enc = A`` (lower
-    ones)."""
+    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1).
+
+    So ``e = W ξ`` and ``W C_enc = A`` (lower-triangular ones).
+    """
     steps = _check_steps(steps)
     w = np.zeros((steps, steps))
     for t in range(steps):
@@ -206,8 +210,10 @@ def mu_exact(epsilon: float, delta: float) -> float:
 
 
 def mu_paper(epsilon: float, delta: float) -> float:
-    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target (proof of Thm 5.8, claimed ⇒ (ε,
-    δ/2)-DP)."""
+    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target.
+
+    Proof of Thm 5.8, claimed to give (ε, δ/2)-DP.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
         raise InputError("delta must be > 0; pass e.g. delta=1e-5")

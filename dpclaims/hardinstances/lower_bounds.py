@@ -58,8 +58,7 @@ def _check_moment_order(k) -> float:
     return float(k)
 
 
-# --------------------------------------------------------------------------- user-level (specs 000,
-# 001)
+# ---------------------------------------------------------------------- user-level (specs 000, 001)
 
 
 def user_level_sco_lower_bound(
@@ -228,8 +227,7 @@ def user_gaussian_mean_lower_bound(
     )
 
 
-# --------------------------------------------------------------------------- item-level (specs 002,
-# 004)
+# ---------------------------------------------------------------------- item-level (specs 002, 004)
 
 
 def dpsco_lower_bound(
@@ -297,8 +295,7 @@ def nesterov_lower_bound(steps: int, smoothness: float, distance: float) -> floa
     )
 
 
-# --------------------------------------------------------------------------- heavy tails, pure DP
-# (spec 003 §5)
+# --------------------------------------------------------------- heavy tails, pure DP (spec 003 §5)
 
 
 def two_point_bias(n: int, beta: float) -> float:

@@ -24,7 +24,6 @@ fresh noise and stands only when the rerun is ``inconsistent`` on the same side.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ..errors import InputError, check_confidence, check_trials
+from ..errors import InputError, check_confidence, check_positive, check_trials
 from .caveats import apply_caveats, sweep_caveats
 from .fit import fit_power_law
 from .verdict import check_exponent
@@ -328,13 +327,7 @@ def simulate(
     null_trials = check_trials(null_trials, "null_trials")
     power_trials = check_trials(power_trials, "power_trials")
     confidence = check_confidence(confidence)
-    if (
-        isinstance(gap, bool)
-        or not isinstance(gap, (int, float))
-        or not math.isfinite(gap)
-        or gap <= 0
-    ):
-        raise InputError(f"gap must be a positive number, got {gap!r}; pass e.g. gap=0.3")
+    gap = check_positive(gap, "gap")
     powered = [s for s in shapes if s.detectable_gap() <= gap]
     if not powered:
         raise InputError(

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_finite_array, check_trials
+from ..errors import InputError, check_finite_array, check_positive, check_trials
 
 __all__ = ["MIN_POINTS", "MIN_DECADES", "geometric_grid", "check_grid"]
 
@@ -37,15 +37,7 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
     """
     points = check_trials(points, "points", minimum=MIN_POINTS)
     for name, value in (("low", low), ("high", high)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float, np.integer, np.floating))
-            or not np.isfinite(value)
-            or value <= 0
-        ):
-            raise InputError(
-                f"{name} must be a finite number > 0, got {value!r}; pass e.g. low=100, high=10_000"
-            )
+        check_positive(value, name)
     if high <= low:
         raise InputError(f"high must exceed low, got low={low!r}, high={high!r}")
     grid = np.geomspace(float(low), float(high), points)
@@ -54,8 +46,7 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
         if np.any(np.diff(grid) <= 0):
             raise InputError(
                 f"integer=True rounds the {points} points between {low} and {high} to repeated "
-                "whole numbers "
-                f"({grid.tolist()}); use fewer points or a wider range"
+                f"whole numbers ({grid.tolist()}); use fewer points or a wider range"
             )
     check_grid(grid, "grid")
     return grid

@@ -226,8 +226,7 @@ def test_potential_is_monotone_with_proof_step_and_final_bound_holds(beta):
         assert final <= 4 * beta * star @ star / (steps * (steps + 1))
 
 
-# --------------------------------------------------------------------------- §7.0.4 complexity
-# counters
+# ----------------------------------------------------------------------- §7.0.4 complexity counters
 
 
 class _CountingLinear:
@@ -263,8 +262,7 @@ def test_gradient_evaluations_single_epoch_and_rounds():
     assert indep.run(UserDataset(x), np.random.default_rng(0), 2).gradient_evaluations == n
 
 
-# --------------------------------------------------------------------------- sensitivity
-# (hypothesis)
+# ------------------------------------------------------------------------- sensitivity (hypothesis)
 
 
 @given(seed=st.integers(0, 10**6), clip=st.floats(0.1, 5.0), scale=st.floats(0.1, 20.0))
@@ -290,8 +288,7 @@ def test_leaf_change_is_bounded_by_leaf_sensitivity(seed, clip, scale):
     assert np.all(run.max_difference_norm >= 0)
 
 
-# --------------------------------------------------------------------------- §7.0.6 SRG error
-# identity
+# ------------------------------------------------------------------------ §7.0.6 SRG error identity
 
 
 def test_srg_error_matches_s2_over_bt():
@@ -308,8 +305,7 @@ def test_srg_error_matches_s2_over_bt():
     assert np.allclose(mean, expected, rtol=0.2)
 
 
-# --------------------------------------------------------------------------- runs, variants,
-# baseline
+# ------------------------------------------------------------------------- runs, variants, baseline
 
 
 def test_white_box_statistic_is_the_gaussian_shift():

@@ -76,7 +76,7 @@ def test_rate_bounds_are_exact_binomial():
 
 
 def test_simulate_rejects_bad_options():
-    with pytest.raises(InputError, match="gap must be a positive number"):
+    with pytest.raises(InputError, match="gap must be a finite number > 0"):
         simulate(REGISTRY_SHAPES[:1], gap=0)
     with pytest.raises(InputError, match="no design can detect"):
         simulate(

@@ -104,13 +104,11 @@ class IndependentLeafNoise(AcceleratedDPSRGD):
         return self.leaf_sensitivity / self.sigma
 
 
-# --------------------------------------------------------------------------- broken steps (M2, M4,
-# M5, M7, M8)
+# ---------------------------------------------------------------- broken steps (M2, M4, M5, M7, M8)
 
 
 class NoClip(AcceleratedDPSRGD):
-    """M2: the per-example differences δ_t(d) are not clipped (Algorithm 1 line 5), σ still for
-    C_Δ."""
+    """M2: the differences δ_t(d) are not clipped (Algorithm 1 line 5); σ is still for C_Δ."""
 
     def _clipped(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         norms = np.linalg.norm(vectors, axis=-1)
@@ -340,5 +338,7 @@ UTILITY_CHANGES = {
 """The one change of each utility mutant: ``(class, from_theorem knobs)``."""
 
 AUDIT_METHODS = {name: mutant.method for name, mutant in _PRIVACY.items()}
-"""The audit method that catches each privacy mutant (``gdp``: the parametric estimate of
-§7(a)(ii))."""
+"""The audit method that catches each privacy mutant.
+
+``gdp`` is the parametric estimate of spec §7(a)(ii).
+"""

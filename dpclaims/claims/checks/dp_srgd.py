@@ -71,8 +71,7 @@ def _noise_free(
     )
 
 
-# --------------------------------------------------------------------------- experiment functions
-# (picklable)
+# ----------------------------------------------------------------- experiment functions (picklable)
 
 
 def rt1_excess(
@@ -722,8 +721,7 @@ def sweep_srg_error_in_B(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- complexity and
-# formulas
+# -------------------------------------------------------------------------- complexity and formulas
 
 
 def _gradient_counts(rng) -> dict:
