@@ -74,7 +74,7 @@ class TwoPointInstance(_LinearBallInstance):
         ``v``.
     """
 
-    def __init__(self, d: int, moment: float, diameter: float, bias: float, sign: int = 1):
+    def __init__(self, d: int, *, moment: float, diameter: float, bias: float, sign: int = 1):
         self.d = check_count(d, "d", 1)
         self.moment_value = check_positive(moment, "moment")
         self.diameter = check_positive(diameter, "diameter")
@@ -90,10 +90,10 @@ class TwoPointInstance(_LinearBallInstance):
 
     @classmethod
     def from_theorem(
-        cls, n: int, d: int, moment: float, diameter: float, beta: float, sign: int = 1
+        cls, n: int, *, d: int, moment: float, diameter: float, beta: float, sign: int = 1
     ) -> TwoPointInstance:
         """Bias ``δ = √(ln(1/(4β))/(3n))`` (Prop G.2); ``n, β`` are kept for :meth:`lower_bound`."""
-        inst = cls(d, moment, diameter, two_point_bias(n, beta), sign)
+        inst = cls(d, moment=moment, diameter=diameter, bias=two_point_bias(n, beta), sign=sign)
         inst.n, inst.beta = int(n), float(beta)
         return inst
 
@@ -151,7 +151,14 @@ class HeavyPackingInstance(_LinearBallInstance):
     """
 
     def __init__(
-        self, packing: Packing, index: int, p: float, k: float, moment: float, diameter: float
+        self,
+        packing: Packing,
+        *,
+        index: int,
+        p: float,
+        k: float,
+        moment: float,
+        diameter: float,
     ):
         if not isinstance(packing, Packing) or packing.metric != "euclidean":
             raise InputError("packing must be a Euclidean Packing of the unit sphere")
@@ -180,6 +187,7 @@ class HeavyPackingInstance(_LinearBallInstance):
     def from_theorem(
         cls,
         n: int,
+        *,
         d: int,
         epsilon: float,
         k: float,
@@ -199,7 +207,7 @@ class HeavyPackingInstance(_LinearBallInstance):
         if packing.d != d:
             raise InputError(f"packing has dimension {packing.d}, but d={d}")
         p = heavy_packing_probability(n, epsilon, packing.size, beta)
-        inst = cls(packing, index, p, k, moment, diameter)
+        inst = cls(packing, index=index, p=p, k=k, moment=moment, diameter=diameter)
         inst.n, inst.epsilon, inst.beta = int(n), float(epsilon), float(beta)
         return inst
 
@@ -278,6 +286,7 @@ class ParetoRadiusInstance(Instance):
         self,
         d: int,
         alpha: float,
+        *,
         scale: float = 1.0,
         radius: float = 1.0,
         half_width: float | None = None,

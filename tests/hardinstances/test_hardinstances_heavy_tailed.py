@@ -158,10 +158,14 @@ def test_heavy_tailed_bad_inputs():
     with pytest.raises(InputError, match="alpha"):
         ParetoRadiusInstance(2, alpha=1.0)
     with pytest.raises(InputError, match="k must"):
-        HeavyPackingInstance(exact_sphere_packing(1, 1.0), 0, 0.1, 1.5, 1.0, 1.0)
+        HeavyPackingInstance(
+            exact_sphere_packing(1, 1.0), index=0, p=0.1, k=1.5, moment=1.0, diameter=1.0
+        )
     with pytest.raises(InputError, match="p must"):
-        HeavyPackingInstance(exact_sphere_packing(1, 1.0), 0, 0.0, 2.0, 1.0, 1.0)
+        HeavyPackingInstance(
+            exact_sphere_packing(1, 1.0), index=0, p=0.0, k=2.0, moment=1.0, diameter=1.0
+        )
     with pytest.raises(InputError, match="n must be >="):
         two_point_bias(1, 0.01)
     with pytest.raises(InputError, match="sign"):
-        TwoPointInstance(2, 1.0, 1.0, 0.1, sign=0)
+        TwoPointInstance(2, moment=1.0, diameter=1.0, bias=0.1, sign=0)
