@@ -1,13 +1,15 @@
 """Exponential-mechanism algorithms of spec 003 (Lowy 2026): EM-PGM over a net and the localized EM.
 
-* :class:`EMPGM` — Algorithm 5 (App. E.1, Thm E.1) and its ball-smoothed variant (App. E.2, Thm E.5):
+* :class:`EMPGM` — Algorithm 5 (App. E.1, Thm E.1) and its ball-smoothed variant (App. E.2, Thm
+E.5):
   a finite exponential mechanism on a data-independent net of 𝒲 (d ≤ 3) whose score is the norm of
   the clipped projected-gradient map, sensitivity ``2C/n`` [H; parameters M].
 * :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9),
   d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for
   d ≥ 2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred
   extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
-  ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous log-concave
+  ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous
+  log-concave
   Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
 
 Both are pure ε-DP (δ = 0), replace-one, item level.  Sampling is batched over trials
@@ -66,7 +68,8 @@ REJECTION_MAX_ROUNDS = 20_000
 """Round cap of :func:`gibbs_rejection`; reaching it raises (never an approximate sample)."""
 
 GRID_POINTS_PER_AXIS = {1: 64, 2: 24, 3: 10}
-"""Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3 leaves
+"""Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3
+leaves
 the resolution open; the net is exponential in d, Remark E.3)."""
 
 LOWER_BOUND_SLACK = 0.1
@@ -89,14 +92,20 @@ def gibbs_rejection(
     batch: int = REJECTION_BATCH,
     max_rounds: int = REJECTION_MAX_ROUNDS,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform law on K_t.
+    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform
+    law on K_t.
 
-    ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a proposal
-    w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t = psi_min_t ≤ min_{K_t} Ψ_t``.
-    Every accepted point is an exact sample of π_t (standard rejection sampling), so Lemma F.4's sampler
-    slack is ξ = 0 — provided ``m_t`` really is a lower bound (pass a certified one, e.g. a dual value).
+    ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a
+    proposal
+    w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t = psi_min_t ≤
+    min_{K_t} Ψ_t``.
+    Every accepted point is an exact sample of π_t (standard rejection sampling), so Lemma F.4's
+    sampler
+    slack is ξ = 0 — provided ``m_t`` really is a lower bound (pass a certified one, e.g. a dual
+    value).
     Batched: each round draws ``batch`` proposals for every trial still waiting.  Expected rounds
-    ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in d — the reason [LL25]'s polynomial-time inexact
+    ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in d — the reason [LL25]'s polynomial-time
+    inexact
     sampler exists.  Hitting ``max_rounds`` raises :class:`MechanismError` (no approximate sample).
 
     Parameters
@@ -146,16 +155,15 @@ def gibbs_rejection_1d(
     batch: int = REJECTION_BATCH,
     max_rounds: int = REJECTION_MAX_ROUNDS,
 ) -> np.ndarray:
-    """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T', B)``;
+    """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T',
+    B)``;
     ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
 
     def sample_uniform(rows, size, gen):
         w = lo[rows, None] + (hi - lo)[rows, None] * gen.random((rows.size, size))
         return w, np.ones(w.shape, dtype=bool)
 
-    return gibbs_rejection(
-        psi, sample_uniform, psi_min, rng, batch=batch, max_rounds=max_rounds
-    )[0]
+    return gibbs_rejection(psi, sample_uniform, psi_min, rng, batch=batch, max_rounds=max_rounds)[0]
 
 
 MAX_NET_POINTS = 200_000
@@ -164,11 +172,14 @@ MAX_NET_POINTS = 200_000
 
 def net_size_bound(diameter: float, gamma: float, d: int) -> float:
     """``|N_γ| ≤ (3D/γ)^d`` (Remark E.3) [H]."""
-    return (3.0 * check_positive(diameter, "diameter") / check_positive(gamma, "gamma")) ** check_count(d, "d")
+    return (
+        3.0 * check_positive(diameter, "diameter") / check_positive(gamma, "gamma")
+    ) ** check_count(d, "d")
 
 
 def net(domain: Ball, gamma: float) -> np.ndarray:
-    """A γ-net of the ball 𝒲: Π_𝒲 of the cubic grid of spacing ``2γ/√d`` covering it (Alg 5 line 1) → ``(N, d)``."""
+    """A γ-net of the ball 𝒲: Π_𝒲 of the cubic grid of spacing ``2γ/√d`` covering it (Alg 5 line 1)
+    → ``(N, d)``."""
     gamma, d = check_positive(gamma, "gamma"), domain.d
     spacing = 2.0 * gamma / math.sqrt(d)
     per_axis = int(math.ceil(domain.diameter / spacing)) + 1  # actual spacing ≤ 2γ/√d, so it covers
@@ -188,10 +199,12 @@ def net(domain: Ball, gamma: float) -> np.ndarray:
 class EMPGM:
     """Algorithm 5, EM-PGM, with the App. E.2 ball smoothing for the absolute loss in d = 1.
 
-    Score ``s(w) = ‖G^C_η(w)‖``, ``G^C_η(w) = (w − Π_𝒲(w − η(ĝ_C(w) + λ(w − w̄))))/η``, where ``ĝ_C`` is
+    Score ``s(w) = ‖G^C_η(w)‖``, ``G^C_η(w) = (w − Π_𝒲(w − η(ĝ_C(w) + λ(w − w̄))))/η``, where
+    ``ĝ_C`` is
     the mean of per-record gradients clipped to norm C.  Output ``w ∈ N_γ`` w.p. ∝
     ``exp(−ε s(w)/(2Δ_s))``, ``Δ_s = 2C/n`` (projection is non-expansive; the 1/η cancels η) [H].
-    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)`` (eq. 29).
+    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)``
+    (eq. 29).
     ``SENSITIVITY_FACTOR`` is 2 (replace-one).
     """
 
@@ -315,7 +328,8 @@ class EMPGM:
         )
 
     def _gradients(self, data: UserDataset) -> np.ndarray:
-        """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with ρ)."""
+        """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with
+        ρ)."""
         x, y = item_arrays(data, self.d)
         if self.smoothing is not None:
             xs = x[:, 0]
@@ -360,11 +374,15 @@ class LocalizedGridEM:
     d ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``;
     (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a)`` — in 1-d the
     clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
-    ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz, the
+    ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz,
+    the
     spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1);
-    (3) ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points`` equispaced
-    points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto 𝒲)
-    w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the continuous
+    (3) ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points``
+    equispaced
+    points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto
+    𝒲)
+    w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the
+    continuous
     density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform proposals on
     B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual value for d ≥ 2).
     Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is unused).
@@ -388,11 +406,13 @@ class LocalizedGridEM:
             )
         if not isinstance(self.localizer.domain, Ball):
             raise InputError(
-                "LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on balls)"
+                "LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on "
+                "balls)"
             )
         if d == 1 and self.localizer.solver != "exact-1d":
             raise InputError(
-                "LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with solver='exact-1d'"
+                "LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with "
+                "solver='exact-1d'"
             )
         if d >= 2 and self.localizer.solver != "pv2":
             raise InputError(
@@ -464,7 +484,8 @@ class LocalizedGridEM:
 
     @property
     def net_gamma(self) -> float:
-        """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)`` (shaved by 1e-12
+        """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)``
+        (shaved by 1e-12
         so that :func:`net` keeps exactly ``points`` per axis)."""
         d = self.localizer.d
         return self.localizer.radius * math.sqrt(d) / (self.points - 1) * (1.0 - 1e-12)
@@ -508,13 +529,15 @@ class LocalizedGridEM:
     def stage2(
         self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in K_t, evals)``."""
+        """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in
+        K_t, evals)``."""
         if self.localizer.d == 1:
             return self._stage2_1d(data, rng, w_tilde)
         return self._stage2(data, rng, w_tilde)
 
     def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped root, PV-1)."""
+        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
+        root, PV-1)."""
         loc = self.localizer
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
@@ -523,7 +546,8 @@ class LocalizedGridEM:
         anchor = w_tilde[:, :1]
 
         def psi(w, rows=slice(None)):
-            """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in 1-d)."""
+            """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in
+            1-d)."""
             a = anchor[rows]
             score = (
                 slopes.objective(w)
@@ -543,8 +567,10 @@ class LocalizedGridEM:
         return w_out, float(slopes.n)
 
     def potential(self, data: UserDataset, w_tilde: np.ndarray):
-        """d ≥ 2: ``Ψ_t(w) = ε_em·(P(w) − P(w̃_t))/(2Δ_s)``, P the PV-2 objective (class docstring), as a function
-        ``psi(w (T', B, d), rows=slice(None)) -> (T', B)`` of the trials ``rows`` of ``w_tilde (T, d)``."""
+        """d ≥ 2: ``Ψ_t(w) = ε_em·(P(w) − P(w̃_t))/(2Δ_s)``, P the PV-2 objective (class
+        docstring), as a function
+        ``psi(w (T', B, d), rows=slice(None)) -> (T', B)`` of the trials ``rows`` of ``w_tilde (T,
+        d)``."""
         loc = self.localizer
         x, y = item_arrays(data, loc.d)
         terms = PolyhedralTerms.from_loss(loc.loss, x, y, clip=loc.clip)
@@ -554,7 +580,8 @@ class LocalizedGridEM:
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
 
         def objective(w):
-            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at ``w (T', B, d)``
+            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``,
+            at ``w (T', B, d)``
             → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
             flat = w.reshape(-1, w.shape[-1])
             step = max(1, _EVAL_BLOCK // n)
@@ -578,9 +605,12 @@ class LocalizedGridEM:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Certified ``m_t ≤ min_{K_t} Ψ_t`` (d ≥ 2) and PV-2 iterations ``(T,)``, ``(T,)``.
 
-        m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact projection's slack
-        is already subtracted inside D), lowered by a 1e-9 relative round-off margin — a lower bound, never the
-        primal value, so rejection sampling stays exact.  The gap is certified to ≤ LOWER_BOUND_SLACK in Ψ units.
+        m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact
+        projection's slack
+        is already subtracted inside D), lowered by a 1e-9 relative round-off margin — a lower
+        bound, never the
+        primal value, so rejection sampling stays exact.  The gap is certified to ≤
+        LOWER_BOUND_SLACK in Ψ units.
         """
         loc = self.localizer
         psi = self.potential(data, w_tilde) if psi is None else psi
@@ -600,7 +630,8 @@ class LocalizedGridEM:
         return at_point - scale * res.gap - 1e-9 * (1.0 + np.abs(at_point)), res.iterations
 
     def _stage2(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d ≥ 2: PV-2 score on the γ-net of K (grid) or exact rejection draws on K; ``(w (T, d), evals (T,))``."""
+        """d ≥ 2: PV-2 score on the γ-net of K (grid) or exact rejection draws on K; ``(w (T, d),
+        evals (T,))``."""
         loc = self.localizer
         n = data.n
         psi = self.potential(data, w_tilde)
@@ -620,15 +651,14 @@ class LocalizedGridEM:
         center, radius = loc.domain.center, loc.domain.radius
 
         def sample_uniform(rows, size, gen):
-            """Uniform on B(w̃_t, r); flags the proposals inside 𝒲 (so accepted points are uniform on K_t)."""
+            """Uniform on B(w̃_t, r); flags the proposals inside 𝒲 (so accepted points are uniform
+            on K_t)."""
             w = w_tilde[rows, None, :] + uniform_ball(
                 gen, shape=(rows.size, size), d=loc.d, radius=loc.radius
             )
             return w, np.linalg.norm(w - center, axis=-1) <= radius
 
-        w_out, rounds = gibbs_rejection(
-            psi, sample_uniform, psi_min, rng, batch=REJECTION_BATCH
-        )
+        w_out, rounds = gibbs_rejection(psi, sample_uniform, psi_min, rng, batch=REJECTION_BATCH)
         return w_out, n * (iterations + REJECTION_BATCH * rounds.astype(float))
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:

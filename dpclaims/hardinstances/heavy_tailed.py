@@ -38,7 +38,8 @@ __all__ = ["TwoPointInstance", "HeavyPackingInstance", "ParetoRadiusInstance"]
 
 
 class _LinearBallInstance(Instance):
-    """Linear loss ``−⟨w, z⟩`` on ``B(0, D/2)`` with item mean ``μ``: ``F(w) = −⟨w, μ⟩``, ``w* = (D/2)μ/‖μ‖``."""
+    """Linear loss ``−⟨w, z⟩`` on ``B(0, D/2)`` with item mean ``μ``: ``F(w) = −⟨w, μ⟩``, ``w* =
+    (D/2)μ/‖μ‖``."""
 
     mean: np.ndarray
 
@@ -59,7 +60,8 @@ class _LinearBallInstance(Instance):
 
 
 class TwoPointInstance(_LinearBallInstance):
-    """Prop G.2 family: ``z = +G e_1`` w.p. ``(1 + vδ)/2``, else ``−G e_1`` (spec 003 §5, ``two_point_np``).
+    """Prop G.2 family: ``z = +G e_1`` w.p. ``(1 + vδ)/2``, else ``−G e_1`` (spec 003 §5,
+    ``two_point_np``).
 
     Parameters
     ----------
@@ -117,7 +119,8 @@ class TwoPointInstance(_LinearBallInstance):
         delta: float = 0.0,
         beta: float | None = None,
     ) -> float:
-        """``(G D/4)·δ(n, β)`` (Prop G.2 + Lemma G.1): exceeded w.p. ≥ β for v = +1 or −1, by any algorithm.
+        """``(G D/4)·δ(n, β)`` (Prop G.2 + Lemma G.1): exceeded w.p. ≥ β for v = +1 or −1, by any
+        algorithm.
 
         ``epsilon``/``delta`` are ignored (the bound is non-private); ``n, β`` default to
         those of :meth:`from_theorem`.
@@ -132,7 +135,8 @@ class TwoPointInstance(_LinearBallInstance):
 
 
 class HeavyPackingInstance(_LinearBallInstance):
-    """Prop G.4 family: ``P_{v,p} = (1 − p)δ_0 + p δ_{A v}``, ``A = G p^{−1/k}`` (spec 003 §5, ``heavy_packing``).
+    """Prop G.4 family: ``P_{v,p} = (1 − p)δ_0 + p δ_{A v}``, ``A = G p^{−1/k}`` (spec 003 §5,
+    ``heavy_packing``).
 
     Parameters
     ----------
@@ -164,7 +168,8 @@ class HeavyPackingInstance(_LinearBallInstance):
             raise InputError("packing must be a Euclidean Packing of the unit sphere")
         if not np.allclose(np.linalg.norm(packing.points, axis=1), 1.0, atol=1e-12):
             raise InputError(
-                "packing points must lie on the unit sphere (use sphere_packing or code.on_sphere())"
+                "packing points must lie on the unit sphere (use sphere_packing or "
+                "code.on_sphere())"
             )
         index = check_count(index, "index", 0)
         if index >= packing.size:
@@ -198,7 +203,8 @@ class HeavyPackingInstance(_LinearBallInstance):
         index: int = 0,
         rng: np.random.Generator | None = None,
     ) -> HeavyPackingInstance:
-        """``p = heavy_packing_probability(n, ε, |V|, β)``; default ``V = sphere_packing(d, 1.0, rng)``.
+        """``p = heavy_packing_probability(n, ε, |V|, β)``; default ``V = sphere_packing(d, 1.0,
+        rng)``.
 
         ``n, ε, β`` are kept for :meth:`lower_bound`.
         """
@@ -230,7 +236,8 @@ class HeavyPackingInstance(_LinearBallInstance):
         delta: float = 0.0,
         beta: float | None = None,
     ) -> float:
-        """``(s_V²/16)·G D·p(n, ε, β)^{1−1/k}`` (Prop G.4 + Lemma G.1): exceeded w.p. ≥ β for some v.
+        """``(s_V²/16)·G D·p(n, ε, β)^{1−1/k}`` (Prop G.4 + Lemma G.1): exceeded w.p. ≥ β for some
+        v.
 
         Pure DP only (``delta`` must be 0); ``n, ε, β`` default to those of :meth:`from_theorem`.
         """

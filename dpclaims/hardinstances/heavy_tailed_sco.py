@@ -4,8 +4,10 @@
   chosen position (e.g. the block of Algorithm 1's last phase, where the privacy loss is largest).
 * :func:`light_replacement_pair` — D has the heavy outlier ``(10⁶, −5)``, D' replaces it by a light
   record ``(1, +5)``: the pair that exposes data-dependent clipping levels (mutant M6).
-* :func:`hinge_outlier_pair` — a hinge-loss (Cor D.7) outlier ``(x, y) = (10⁶, ±1)`` flipping its label.
-* :func:`shift_pair` — one record at 0 vs one at ``Δ·(1,…,1)/√d``: the ℓ2-Laplace sampler audit in d ≥ 2.
+* :func:`hinge_outlier_pair` — a hinge-loss (Cor D.7) outlier ``(x, y) = (10⁶, ±1)`` flipping its
+label.
+* :func:`shift_pair` — one record at 0 vs one at ``Δ·(1,…,1)/√d``: the ℓ2-Laplace sampler audit in
+d ≥ 2.
 
 All are item-level replace-one neighbours (:class:`~dpclaims.hardinstances.canaries.NeighbourPair`).
 """
@@ -24,7 +26,8 @@ __all__ = ["block_outlier_pair", "light_replacement_pair", "hinge_outlier_pair",
 def block_outlier_pair(
     n: int = 200, position: int = 0, weight: float = 1e6, target: float = 5.0
 ) -> NeighbourPair:
-    """:func:`heavy_outlier_pair` with record 0 (the special point) swapped to index ``position``."""
+    """:func:`heavy_outlier_pair` with record 0 (the special point) swapped to index
+    ``position``."""
     n = check_count(n, "n", 2)
     position = check_count(position, "position", 0)
     if position >= n:
@@ -40,7 +43,8 @@ def block_outlier_pair(
 
 
 def light_replacement_pair(n: int = 200, weight: float = 1e6, target: float = 5.0) -> NeighbourPair:
-    """D: the §7(a) dataset with outlier ``(weight, −target)``; D': that record replaced by ``(1, +target)``."""
+    """D: the §7(a) dataset with outlier ``(weight, −target)``; D': that record replaced by ``(1,
+    +target)``."""
     base = heavy_outlier_pair(n, weight, target)
     x = np.array(base.d0.x)
     y = np.array(base.d0.y)
@@ -51,7 +55,8 @@ def light_replacement_pair(n: int = 200, weight: float = 1e6, target: float = 5.
 
 
 def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
-    """Hinge records ``(x, y)``: half ``(1, +1)``, half ``(1, −1)``; record 0 is ``(weight, +1)`` in D, ``(weight, −1)`` in D'."""
+    """Hinge records ``(x, y)``: half ``(1, +1)``, half ``(1, −1)``; record 0 is ``(weight, +1)``
+    in D, ``(weight, −1)`` in D'."""
     n = check_count(n, "n", 2)
     weight = check_positive(weight, "weight")
     x = np.ones((n, 1))
@@ -65,7 +70,8 @@ def hinge_outlier_pair(n: int = 200, weight: float = 1e6) -> NeighbourPair:
 
 
 def shift_pair(d: int = 2, shift: float = 1.0) -> NeighbourPair:
-    """One record at the origin vs one at ``shift·(1,…,1)/√d`` (ℓ2 distance ``shift``), spec 003 §7(a) sampler audit."""
+    """One record at the origin vs one at ``shift·(1,…,1)/√d`` (ℓ2 distance ``shift``), spec 003
+    §7(a) sampler audit."""
     d = check_count(d, "d", 1)
     shift = check_positive(shift, "shift")
     return NeighbourPair(

@@ -1,4 +1,5 @@
-"""Spec 003 structured case (Prop D.6 / Cor D.7): ellipsoid and polytope domains for the PV-2 solver."""
+"""Spec 003 structured case (Prop D.6 / Cor D.7): ellipsoid and polytope domains for the PV-2
+solver."""
 
 import math
 
@@ -36,7 +37,7 @@ def test_projection_matches_grid_brute_force(dom):
     p = dom.project(u)
     assert np.all(dom.contains(p))
     inside = GRID[dom.contains(GRID, 0.0)]
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         best = np.min(np.linalg.norm(inside - ui, axis=1))
         assert np.linalg.norm(pi - ui) <= best + 1e-12  # no grid point of the domain is closer
         assert np.linalg.norm(pi - ui) >= best - 0.01 * math.sqrt(2) / 2  # grid spacing 0.01
@@ -48,7 +49,7 @@ def test_ellipsoid_projection_kkt_and_brentq():
     dom = Ellipsoid(center=rng.standard_normal(3), shape_matrix=a @ a.T + 0.1 * np.eye(3))
     u = dom.center + 5 * rng.standard_normal((50, 3))
     p = dom.project(u)
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         if dom.contains(ui, 0.0):
             assert np.array_equal(pi, ui)
             continue
@@ -59,7 +60,7 @@ def test_ellipsoid_projection_kkt_and_brentq():
         assert abs(dom._quad(pi) - 1.0) <= 1e-12
 
         # the same multiplier by scipy's brentq on the secular equation
-        def secular(m):
+        def secular(m, ui=ui):
             w = np.linalg.solve(np.eye(3) + m * dom.shape_matrix, ui - dom.center)
             return w @ dom.shape_matrix @ w - 1.0
 
@@ -69,7 +70,7 @@ def test_ellipsoid_projection_kkt_and_brentq():
 def test_polytope_projection_kkt():
     u = np.random.default_rng(2).uniform(-6, 6, (30, 2))
     p = POLY.project(u)
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         active = POLY.G @ pi >= POLY.h - 1e-7
         mult, *_ = (
             np.linalg.lstsq(POLY.G[active].T, ui - pi, rcond=None)
@@ -143,12 +144,15 @@ def test_structured_solver_matches_grid_minimizer_within_tau_half(loss, dom, loc
             assert np.linalg.norm(res.point[t] - local[t]) <= r + 1e-9
         best = np.argmin(obj[inside])
         brute, brute_value = GRID[inside][best], obj[inside][best]
-        value = lambda w: (
-            (c * np.maximum(hi * (w @ a.T + e), lo * (w @ a.T + e))).mean()
-            + 0.5 * lam * np.sum((w - center[t]) ** 2)
-        )
-        # the certified point is no worse than the grid minimiser beyond its gap, and (λ-strong convexity)
-        # the grid minimiser lies within √(2(P(brute) − P*)/λ) of the argmin, so within τ/2 + that of the point
+
+        def value(w, t=t):
+            data = (c * np.maximum(hi * (w @ a.T + e), lo * (w @ a.T + e))).mean()
+            return data + 0.5 * lam * np.sum((w - center[t]) ** 2)
+
+        # the certified point is no worse than the grid minimiser beyond its gap, and (λ-strong
+        # convexity)
+        # the grid minimiser lies within √(2(P(brute) − P*)/λ) of the argmin, so within τ/2 + that
+        # of the point
         assert value(res.point[t]) <= brute_value + res.gap[t] + 1e-12
         slack = math.sqrt(2 * (brute_value - value(res.point[t]) + res.gap[t]) / lam)
         assert np.linalg.norm(res.point[t] - brute) <= tau / 2 + slack + 1e-9

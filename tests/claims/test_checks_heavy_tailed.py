@@ -1,4 +1,5 @@
-"""Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict expected."""
+"""Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict
+expected."""
 
 import pytest
 
@@ -7,7 +8,6 @@ from dpclaims import claims
 PAPER = "pure-dp-heavy-tails"
 NOT_CHECKABLE = {
     "lowy26.gap.upper_vs_lower",
-    "lowy26.complexity.main_runtime",
     "lowy26.complexity.impossibility",
 }
 INCONCLUSIVE_AT_QUICK = {

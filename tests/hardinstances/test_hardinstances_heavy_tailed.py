@@ -94,7 +94,8 @@ def test_heavy_packing_from_theorem_uses_spec_p():
     inst = HeavyPackingInstance.from_theorem(
         n=1000, d=3, epsilon=0.5, k=2.0, moment=1.0, diameter=2.0, beta=0.1
     )
-    # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V| = 12)
+    # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V|
+    # = 12)
     assert inst.packing.size == 12
     assert inst.p == pytest.approx(math.log(11 / 0.2) / (8 * 0.5 * 1000))
     assert inst.p == heavy_packing_probability(1000, 0.5, 12, 0.1)

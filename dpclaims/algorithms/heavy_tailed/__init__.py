@@ -1,18 +1,23 @@
 """Pure ε-DP SCO with heavy-tailed gradients (Lowy 2026, spec 003).
 
-Spec tags (kept from ``shared/papers/003_pure_dp_heavy_tailed_sco.md``): **[H]** the paper's prose or
+Spec tags (kept from ``shared/papers/003_pure_dp_heavy_tailed_sco.md``): **[H]** the paper's prose
+or
 proof fixes the formula; **[M]** the form is forced by the proof, constants or logs are the spec's;
-**[L]** a plausible reading.  The paper's seven algorithm boxes were lost; this module implements the
+**[L]** a plausible reading.  The paper's seven algorithm boxes were lost; this module implements
+the
 spec's reconstructions:
 
-* :func:`gamma_radius` — ``q(d, β)`` with ``P(Gamma(d, 1) > q) ≤ β`` (closed form ``2(d + ln 1/β)`` [M]);
+* :func:`gamma_radius` — ``q(d, β)`` with ``P(Gamma(d, 1) > q) ≤ β`` (closed form ``2(d + ln 1/β)``
+[M]);
 * :func:`l2_laplace` — ``Lap₂(d, b)``: density ∝ ``exp(−‖ξ‖/b)``, radius ``Gamma(d, b)`` [H];
 * :class:`Ball`, :func:`inexact_projection` — the domain and InexactProj (Lemma 2.8 / C.6) [H];
 * :class:`ClippedSlopes1D` — the 1-d Lipschitz extension as derivative clipping (§2.0 identity,
   PV-1): exact minimizers of ``F̂_{C,λ}`` for absolute / hinge / linear losses in ``O(n log n)``;
-* :func:`pv2_minimize` (``solver="pv2"``, d ≥ 2) — the spec's PV-2 certified structured solver for the
+* :func:`pv2_minimize` (``solver="pv2"``, d ≥ 2) — the spec's PV-2 certified structured solver for
+the
   Cor D.7 losses (absolute / hinge / affine) on balls, ellipsoids (:class:`Ellipsoid`, exact batched
-  projection) and polytopes (:class:`Polytope`, constraints dualized): batched FISTA on the box dual, stopped at a
+  projection) and polytopes (:class:`Polytope`, constraints dualized): batched FISTA on the box
+  dual, stopped at a
   duality gap that certifies ``‖w − argmin‖ ≤ τ/2``; equals the paper's 𝒲-extension wherever each
   heavy record's kink-hyperplane foot lies in 𝒲, else the extension over ℝ^d (labelled deviation);
 * :func:`adapsg` — Algorithm 3, the certified adaptive (inexact) projected subgradient method

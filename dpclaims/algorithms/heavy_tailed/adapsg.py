@@ -20,7 +20,8 @@ rule 2)."""
 def _glm_values_grads(
     loss: Any, points: np.ndarray, x: np.ndarray, y: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``f(y_i, z_i)`` and a subgradient at per-record points ``points (T, n, d)`` → ``(T, n)``, ``(T, n, d)``."""
+    """``f(y_i, z_i)`` and a subgradient at per-record points ``points (T, n, d)`` → ``(T, n)``,
+    ``(T, n, d)``."""
     margin = np.einsum("tnd,nd->tn", points, x)
     return loss.phi(margin, y), loss.dphi(margin, y)[..., None] * x
 
@@ -62,7 +63,8 @@ def joint_objective(
 
 @dataclass(frozen=True, kw_only=True)
 class AdaPSGResult:
-    """Output of :func:`adapsg`: the certified point ``(T, ...)``, iterations per trial, projection calls."""
+    """Output of :func:`adapsg`: the certified point ``(T, ...)``, iterations per trial, projection
+    calls."""
 
     point: np.ndarray
     iterations: np.ndarray
@@ -87,7 +89,8 @@ def adapsg(
     Parameters
     ----------
     subgradient : ``g(x (T, ...)) -> (T, ...)``
-    project : ``project(u (T, ...), zeta (T,)) -> (point in K (T, ...), calls)`` (ζ-inexact, output in K)
+    project : ``project(u (T, ...), zeta (T,)) -> (point in K (T, ...), calls)`` (ζ-inexact, output
+    in K)
     x1 : (T, ...) start points in K; radius : R_K ≥ diam K; alpha : target accuracy
     max_iterations : a trial still uncertified after this many iterations raises ``MechanismError``
 
@@ -129,12 +132,11 @@ def adapsg(
         calls += used
         x = np.where(_bcast(done, x), x, projected)
     raise MechanismError(
-        f"AdaPSG hit max_iterations={max_iterations} before certifying accuracy alpha={alpha:g} for "
-        f"{int((~done).sum())} trial(s); raise max_iterations (the certified bound is ⌈(5 R L_h/(2α))²⌉) — "
-        "an uncertified output would break the privacy proof"
+        f"AdaPSG hit max_iterations={max_iterations} before certifying accuracy alpha={alpha:g} "
+        f"for {int((~done).sum())} trial(s); raise max_iterations (the certified bound is "
+        "⌈(5 R L_h/(2α))²⌉) — an uncertified output would break the privacy proof"
     )
 
 
 def _bcast(v: np.ndarray, like: np.ndarray) -> np.ndarray:
     return v.reshape(v.shape + (1,) * (like.ndim - 1))
-

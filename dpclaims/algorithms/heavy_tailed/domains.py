@@ -35,7 +35,8 @@ def project_ball(x: np.ndarray, radius: float, center: np.ndarray) -> np.ndarray
 
 @dataclass(frozen=True, kw_only=True)
 class Ball:
-    """The domain 𝒲 = B(center, radius) (a Euclidean ball; an interval in d = 1), diameter ``2·radius``."""
+    """The domain 𝒲 = B(center, radius) (a Euclidean ball; an interval in d = 1), diameter
+    ``2·radius``."""
 
     center: np.ndarray
     radius: float
@@ -69,16 +70,19 @@ class Ball:
 
 
 ELLIPSOID_NEWTON_STEPS = 100
-"""Iteration cap of the batched Newton solve in :meth:`Ellipsoid.project` (it converges monotonically, typically < 10)."""
+"""Iteration cap of the batched Newton solve in :meth:`Ellipsoid.project` (it converges
+monotonically, typically < 10)."""
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Ellipsoid:
-    """The domain 𝒲 = {w : (w − c)ᵀ A (w − c) ≤ 1}, ``A (d, d)`` symmetric positive definite (Cor D.7).
+    """The domain 𝒲 = {w : (w − c)ᵀ A (w − c) ≤ 1}, ``A (d, d)`` symmetric positive definite (Cor
+    D.7).
 
     ``diameter = 2/√λ_min(A)`` (exact).  :meth:`project` is exact and batched: with ``A = QΛQᵀ`` and
     ``z = Qᵀ(u − c)``, ``Π(u) = c + Q (z/(1 + μλ))`` where μ ≥ 0 solves the secular equation
-    ``Σ λ_i z_i²/(1 + μλ_i)² = 1``; Newton on ``ψ(μ) = g(μ)^{−1/2} − 1`` (concave, increasing) from μ = 0
+    ``Σ λ_i z_i²/(1 + μλ_i)² = 1``; Newton on ``ψ(μ) = g(μ)^{−1/2} − 1`` (concave, increasing) from
+    μ = 0
     increases monotonically to the root (Moré–Sorensen), vectorized over all points.
     """
 
@@ -127,7 +131,8 @@ class Ellipsoid:
         return self._quad(np.asarray(x, dtype=float)) <= 1.0 + tol
 
     def project(self, x: np.ndarray) -> np.ndarray:
-        """Exact Euclidean projection of ``x (..., d)`` onto the ellipsoid (batched secular-equation Newton)."""
+        """Exact Euclidean projection of ``x (..., d)`` onto the ellipsoid (batched
+        secular-equation Newton)."""
         x = np.asarray(x, dtype=float)
         lam = self.eigenvalues
         z = (x - self.center) @ self.eigenvectors
@@ -240,7 +245,8 @@ class Polytope:
         return np.all(np.asarray(x, dtype=float) @ self.G.T <= self.h + tol, axis=-1)
 
     def pull_inside(self, anchor: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Last point of the segment ``anchor → x`` inside the polytope (``anchor (..., d)`` inside); ``(..., d)``."""
+        """Last point of the segment ``anchor → x`` inside the polytope (``anchor (..., d)``
+        inside); ``(..., d)``."""
         direction = x - anchor
         step = direction @ self.G.T
         slack = np.maximum(self.h - anchor @ self.G.T, 0.0)
@@ -249,7 +255,8 @@ class Polytope:
         return anchor + s[..., None] * direction
 
     def project(self, x: np.ndarray) -> np.ndarray:
-        """Euclidean projection of ``x (..., d)`` (SLSQP QP per outside point, loop; exact up to ~1e-10)."""
+        """Euclidean projection of ``x (..., d)`` (SLSQP QP per outside point, loop; exact up to
+        ~1e-10)."""
         x = np.asarray(x, dtype=float)
         flat = x.reshape(-1, self.d).copy()
         cons = {"type": "ineq", "fun": lambda w: self.h - self.G @ w, "jac": lambda w: -self.G}
@@ -257,9 +264,9 @@ class Polytope:
             u = flat[i]
             start = self.pull_inside(self.center, u)
             res = optimize.minimize(
-                lambda w: 0.5 * np.sum((w - u) ** 2),
+                lambda w, u=u: 0.5 * np.sum((w - u) ** 2),
                 start,
-                jac=lambda w: w - u,
+                jac=lambda w, u=u: w - u,
                 constraints=[cons],
                 method="SLSQP",
                 options={"ftol": 1e-15, "maxiter": 500},
@@ -279,7 +286,8 @@ def inexact_projection(
     r: float,
     zeta: float,
 ) -> tuple[np.ndarray, int]:
-    """ζ-inexact projection onto ``K = 𝒲 ∩ B(c, r)`` using only Π_𝒲 (Lemma 2.8 / C.6, InexactProj) [H].
+    """ζ-inexact projection onto ``K = 𝒲 ∩ B(c, r)`` using only Π_𝒲 (Lemma 2.8 / C.6, InexactProj)
+    [H].
 
     ``x(μ) = Π_𝒲((u + μc)/(1 + μ))``; ``φ(μ) = ‖x(μ) − c‖`` is non-increasing and Π_K(u) = x(μ*).
     Bisection on the sign of ``φ(μ) − r`` over ``[0, ‖u − c‖/r − 1]`` for
@@ -309,7 +317,7 @@ def inexact_projection(
         lo = np.where(outside, mid, lo)
         hi = np.where(outside, hi, mid)
     p = domain.project((u + hi[..., None] * center) / (1.0 + hi[..., None]))
-    # x(μ_hi) lies in K up to rounding; a last radial pull keeps p ∈ K exactly (moves it by ≤ rounding)
+    # x(μ_hi) lies in K up to rounding; a last radial pull keeps p ∈ K exactly (moves it by ≤
+    # rounding)
     p = project_ball(p, r, center)
     return np.where(inside[..., None], first, p), calls + 1
-

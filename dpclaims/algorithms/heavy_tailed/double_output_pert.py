@@ -55,7 +55,8 @@ class DoubleOutputPert:
     Utility [M]: w.p. ≥ 1 − 3β0,
     ``‖w_out − ŵ‖ ≤ c_A (G_k/λ)((d + ln 1/β0)/(εn))^{1−1/k} β0^{−1/k}`` (:attr:`distance_bound`).
     ``stage2_extension_domain`` is the N1 switch (y_i ∈ K or 𝒲; same argmin over K in d = 1).
-    Known-buggy variants (spec §7c) are subclasses in :mod:`dpclaims.algorithms.mutants.heavy_tailed`.
+    Known-buggy variants (spec §7c) are subclasses in
+    :mod:`dpclaims.algorithms.mutants.heavy_tailed`.
     """
 
     LOCALIZER: ClassVar[type[OutPertLocalize]] = OutPertLocalize

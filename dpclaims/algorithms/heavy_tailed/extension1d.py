@@ -30,13 +30,17 @@ def item_arrays(data: UserDataset, d: int | None = None) -> tuple[np.ndarray, np
 
 @dataclass(frozen=True, kw_only=True)
 class ClippedSlopes1D:
-    """``ψ(w) = (1/n)Σ clamp(f′(w, z_i), −C, C)``: the derivative of ``F̂^K_C`` in d = 1 (spec §2.0 identity).
+    """``ψ(w) = (1/n)Σ clamp(f′(w, z_i), −C, C)``: the derivative of ``F̂^K_C`` in d = 1 (spec §2.0
+    identity).
 
     Each record contributes a non-decreasing step: slope ``L_i`` left of its breakpoint ``b_i`` and
     ``R_i ≥ L_i`` right of it (clamped to ``[−C, C]``).  Stored sorted: ``breaks (K,)`` and
-    ``levels (K+1,)`` = the value of ψ − λ(w − w̄) on each segment.  The regularized minimizer over an
-    interval is the clipped root of ψ + λ(w − w̄) (1-d convexity; the extension relative to K and to 𝒲
-    share the argmin over K, which resolves N1 in d = 1).  ``C = inf`` gives the raw loss (mutant M3).
+    ``levels (K+1,)`` = the value of ψ − λ(w − w̄) on each segment.  The regularized minimizer over
+    an
+    interval is the clipped root of ψ + λ(w − w̄) (1-d convexity; the extension relative to K and
+    to 𝒲
+    share the argmin over K, which resolves N1 in d = 1).  ``C = inf`` gives the raw loss (mutant
+    M3).
     """
 
     breaks: np.ndarray
@@ -46,7 +50,8 @@ class ClippedSlopes1D:
 
     @classmethod
     def from_data(cls, data: UserDataset, loss: Any, clip: float) -> ClippedSlopes1D:
-        """Breakpoints of absolute ``|xw − y|``, hinge ``max(0, 1 − yxw)`` and linear ``−s·x·w`` losses."""
+        """Breakpoints of absolute ``|xw − y|``, hinge ``max(0, 1 − yxw)`` and linear ``−s·x·w``
+        losses."""
         x, y = item_arrays(data, 1)
         x = x[:, 0]
         c = float(clip)
@@ -84,9 +89,11 @@ class ClippedSlopes1D:
         return self.levels[np.searchsorted(self.breaks, w, side="right")]
 
     def root(self, center: np.ndarray, lam: float) -> np.ndarray:
-        """Unconstrained minimizer of ``F̂_C + (λ/2)(w − w̄)²`` for every centre ``w̄ (T,)`` → ``(T,)``.
+        """Unconstrained minimizer of ``F̂_C + (λ/2)(w − w̄)²`` for every centre ``w̄ (T,)`` →
+        ``(T,)``.
 
-        With ``t = λ w̄``, ``k = #{j : λ b_j + levels[j+1] ≤ t}``: ``w = min((t − levels[k])/λ, b_{k+1})``.
+        With ``t = λ w̄``, ``k = #{j : λ b_j + levels[j+1] ≤ t}``: ``w = min((t − levels[k])/λ,
+        b_{k+1})``.
         """
         t = lam * np.asarray(center, dtype=float)
         upper = lam * self.breaks + self.levels[1:]
@@ -103,4 +110,3 @@ class ClippedSlopes1D:
         cum_j = np.concatenate([[0.0], np.cumsum(jumps)])
         cum_jb = np.concatenate([[0.0], np.cumsum(jumps * self.breaks)])
         return self.levels[0] * w + w * cum_j[k] - cum_jb[k] + cum_jb[k0]
-

@@ -65,7 +65,8 @@ def gamma_radius(d: int, beta: float, method: str = "closed") -> float:
 
 
 def c_a(k: float) -> float:
-    """Algorithm 4's distance constant ``c_A = 18 + √(68/(k−1))`` (Prop 2.5 / C.3, spec §2.4 [M])."""
+    """Algorithm 4's distance constant ``c_A = 18 + √(68/(k−1))`` (Prop 2.5 / C.3, spec §2.4
+    [M])."""
     k = check_positive(k, "k")
     if k < 2:
         raise InputError(f"k must be >= 2 (moment order of the Lipschitz constants), got {k}")

@@ -1,4 +1,5 @@
-"""Algorithm 1 of Lowy 2026, population-level localization (Thm 2.1, Thm 3.1 with A = Algorithm 4)."""
+"""Algorithm 1 of Lowy 2026, population-level localization (Thm 2.1, Thm 3.1 with A = Algorithm
+4)."""
 
 from __future__ import annotations
 
@@ -195,7 +196,8 @@ class PopLocalize:
         return HeavyTailedRun(theta=w, gradient_evaluations=evals, transcript=extra)
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
-        """``w_I (trials, d)`` or, with ``output="phases"``, every phase output ``(trials, I·d)``."""
+        """``w_I (trials, d)`` or, with ``output="phases"``, every phase output ``(trials,
+        I·d)``."""
         res = self.run(data, rng, trials, transcript=self.output == "phases")
         if self.output == "phases":
             return res.transcript["phases"].reshape(trials, -1)

@@ -25,7 +25,8 @@ class WorstValidPoint:
 
     The privacy theorem must hold for *every* certified solver output, i.e. any point within τ of
     the exact minimizer.  The harness moves the exact minimizer by ``−τ·direction`` on datasets
-    that contain the record ``marker`` (a row ``(x, y)`` of D) and by ``+τ·direction`` otherwise, then
+    that contain the record ``marker`` (a row ``(x, y)`` of D) and by ``+τ·direction`` otherwise,
+    then
     projects back onto the stage's domain (non-expansive, so still within τ).  Without it an exact
     solver uses only half of each stage's sensitivity budget and mutant M1 looks private.
     """
@@ -56,7 +57,8 @@ class WorstValidPoint:
 @dataclass(frozen=True, kw_only=True)
 class HeavyTailedRun:
     """Result of ``run``: ``theta (trials, d)``, ``gradient_evaluations (trials,)`` and, when asked,
-    ``transcript`` = the intermediate releases a white-box audit needs (name → array, trial axis first)."""
+    ``transcript`` = the intermediate releases a white-box audit needs (name → array, trial axis
+    first)."""
 
     theta: np.ndarray
     gradient_evaluations: np.ndarray
@@ -88,7 +90,8 @@ def check_center(center, trials: int, d: int, default: np.ndarray) -> np.ndarray
 
 @dataclass(frozen=True, kw_only=True)
 class Stage:
-    """One certified solve of ``min_{K} F̂^{K_y}_{C,λ}`` with the harness applied; shared by Algorithms 2 and 4."""
+    """One certified solve of ``min_{K} F̂^{K_y}_{C,λ}`` with the harness applied; shared by
+    Algorithms 2 and 4."""
 
     loss: Any
     domain: Ball
@@ -109,7 +112,8 @@ class Stage:
         r: float = 0.0,
         harness: WorstValidPoint | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Certified point ``(T, d)`` within τ of ``argmin_K``, K = 𝒲 (``local`` None) or 𝒲 ∩ B(local_t, r);
+        """Certified point ``(T, d)`` within τ of ``argmin_K``, K = 𝒲 (``local`` None) or 𝒲 ∩
+        B(local_t, r);
         and gradient evaluations per trial ``(T,)``."""
         trials, d = center.shape
         if self.solver == "exact-1d":
@@ -147,7 +151,8 @@ class Stage:
     def _pv2(
         self, data: UserDataset, center: np.ndarray, local, r
     ) -> tuple[np.ndarray, np.ndarray]:
-        """PV-2 (spec §2.9): certified ‖w − argmin‖ ≤ τ/2 via duality gap ≤ λτ²/8 (α_target = α/4)."""
+        """PV-2 (spec §2.9): certified ‖w − argmin‖ ≤ τ/2 via duality gap ≤ λτ²/8 (α_target =
+        α/4)."""
         x, y = item_arrays(data, center.shape[1])
         shared = local is None and bool(np.all(center == center[:1]))
         res = pv2_minimize(
@@ -161,7 +166,8 @@ class Stage:
             max_iterations=self.max_iterations,
         )
         trials = center.shape[0]
-        # one data-only solve when every trial shares the centre (e.g. stage 1): the same deterministic point
+        # one data-only solve when every trial shares the centre (e.g. stage 1): the same
+        # deterministic point
         return np.broadcast_to(res.point, center.shape).copy(), np.broadcast_to(
             res.iterations.astype(float) * x.shape[0], (trials,)
         ).copy()
@@ -197,13 +203,10 @@ class Stage:
             w, used = inexact_projection(u[:, :1], self.domain, center=loc, r=r, zeta=block_zeta)
             if self.extension_domain == "W":
                 return np.concatenate([w, self.domain.project(u[:, 1:])], axis=1), used
-            ys, used_y = inexact_projection(
-                u[:, 1:], self.domain, center=loc, r=r, zeta=block_zeta
-            )
+            ys, used_y = inexact_projection(u[:, 1:], self.domain, center=loc, r=r, zeta=block_zeta)
             return np.concatenate([w, ys], axis=1), used + used_y
 
         result = adapsg(
             grad, project, x1, radius=radius, alpha=self.alpha, max_iterations=self.max_iterations
         )
         return result.point[:, 0, :], result.iterations.astype(float) * n
-

@@ -27,7 +27,6 @@ from ...losses import AbsoluteLoss
 from ...problem import Problem
 from ..heavy_tailed import (
     PAPER_ID,
-    Ball,
     DoubleOutputPert,
     L2LaplaceMechanism,
     OutPertLocalize,
@@ -90,7 +89,8 @@ class CoordinatewiseLaplace(L2LaplaceMechanism):
         return rng.laplace(0.0, self.sensitivity / self.epsilon, size=(trials, d))
 
 
-# --------------------------------------------------------------------------- Algorithm 2 (M1, M3, M6)
+# --------------------------------------------------------------------------- Algorithm 2 (M1, M3,
+# M6)
 
 
 class NoTauLocalize(OutPertLocalize):
@@ -120,7 +120,8 @@ class DataDependentClipLocalize(OutPertLocalize):
         return self.noise_scale * self.stage_clip(data) / self.clip
 
 
-# --------------------------------------------------------------------------- Algorithm 4 (M1–M3, M6, M8, M9)
+# --------------------------------------------------------------------------- Algorithm 4 (M1–M3,
+# M6, M8, M9)
 
 
 class NoTauAlg4(DoubleOutputPert):
@@ -272,9 +273,7 @@ def _m5(**kw):
 
 
 def _m6(**kw):
-    return audit_alg4(
-        algorithm=DataDependentClipAlg4, pair=light_replacement_pair(AUDIT_N), **kw
-    )
+    return audit_alg4(algorithm=DataDependentClipAlg4, pair=light_replacement_pair(AUDIT_N), **kw)
 
 
 def _m7(**kw):
