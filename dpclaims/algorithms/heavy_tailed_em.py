@@ -5,12 +5,11 @@ E.5):
   a finite exponential mechanism on a data-independent net of 𝒲 (d ≤ 3) whose score is the norm of
   the clipped projected-gradient map, sensitivity ``2C/n`` [H; parameters M].
 * :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9),
-  d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for
-  d ≥ 2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred
-  extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
-  ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous
-  log-concave
-  Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
+  d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for d ≥
+  2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred extension
+  score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with ``sampler="rejection"``
+  the stage-2 output is instead an EXACT draw from the continuous log-concave Gibbs density ``∝
+  exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
 
 Both are pure ε-DP (δ = 0), replace-one, item level.  Sampling is batched over trials
 (inverse-CDF on the fixed net, Gumbel-max on the per-trial grids).
@@ -69,8 +68,7 @@ REJECTION_MAX_ROUNDS = 20_000
 
 GRID_POINTS_PER_AXIS = {1: 64, 2: 24, 3: 10}
 """Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3
-leaves
-the resolution open; the net is exponential in d, Remark E.3)."""
+leaves the resolution open; the net is exponential in d, Remark E.3)."""
 
 LOWER_BOUND_SLACK = 0.1
 """Certified duality gap of the PV-2 lower bound ``m ≤ min_K Ψ`` in units of Ψ (costs ≤ e^{0.1} in
@@ -96,17 +94,13 @@ def gibbs_rejection(
     law on K_t.
 
     ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a
-    proposal
-    w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t = psi_min_t ≤
-    min_{K_t} Ψ_t``.
-    Every accepted point is an exact sample of π_t (standard rejection sampling), so Lemma F.4's
-    sampler
-    slack is ξ = 0 — provided ``m_t`` really is a lower bound (pass a certified one, e.g. a dual
-    value).
-    Batched: each round draws ``batch`` proposals for every trial still waiting.  Expected rounds
-    ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in d — the reason [LL25]'s polynomial-time
-    inexact
-    sampler exists.  Hitting ``max_rounds`` raises :class:`MechanismError` (no approximate sample).
+    proposal w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t =
+    psi_min_t ≤ min_{K_t} Ψ_t``. Every accepted point is an exact sample of π_t (standard rejection
+    sampling), so Lemma F.4's sampler slack is ξ = 0 — provided ``m_t`` really is a lower bound
+    (pass a certified one, e.g. a dual value). Batched: each round draws ``batch`` proposals for
+    every trial still waiting.  Expected rounds ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in
+    d — the reason [LL25]'s polynomial-time inexact sampler exists.  Hitting ``max_rounds`` raises
+    :class:`MechanismError` (no approximate sample).
 
     Parameters
     ----------
@@ -156,8 +150,7 @@ def gibbs_rejection_1d(
     max_rounds: int = REJECTION_MAX_ROUNDS,
 ) -> np.ndarray:
     """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T',
-    B)``;
-    ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
+    B)``; ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
 
     def sample_uniform(rows, size, gen):
         w = lo[rows, None] + (hi - lo)[rows, None] * gen.random((rows.size, size))
@@ -200,12 +193,10 @@ class EMPGM:
     """Algorithm 5, EM-PGM, with the App. E.2 ball smoothing for the absolute loss in d = 1.
 
     Score ``s(w) = ‖G^C_η(w)‖``, ``G^C_η(w) = (w − Π_𝒲(w − η(ĝ_C(w) + λ(w − w̄))))/η``, where
-    ``ĝ_C`` is
-    the mean of per-record gradients clipped to norm C.  Output ``w ∈ N_γ`` w.p. ∝
+    ``ĝ_C`` is the mean of per-record gradients clipped to norm C.  Output ``w ∈ N_γ`` w.p. ∝
     ``exp(−ε s(w)/(2Δ_s))``, ``Δ_s = 2C/n`` (projection is non-expansive; the 1/η cancels η) [H].
-    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)``
-    (eq. 29).
-    ``SENSITIVITY_FACTOR`` is 2 (replace-one).
+    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)`` (eq.
+    29). ``SENSITIVITY_FACTOR`` is 2 (replace-one).
     """
 
     SENSITIVITY_FACTOR: ClassVar[float] = 2.0
@@ -324,7 +315,11 @@ class EMPGM:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm E.1 / E.5 (Algorithm 5)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Thm E.1 / E.5 (Algorithm 5)",
         )
 
     def _gradients(self, data: UserDataset) -> np.ndarray:
@@ -370,22 +365,18 @@ class EMPGM:
 class LocalizedGridEM:
     """Algorithm 7 (LocalizedApproxEM) in the exact grid form PV-3, d ∈ {1, 2, 3} [budget split L].
 
-    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4; exact 1-d solver, PV-2 for
-    d ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``;
-    (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a)`` — in 1-d the
-    clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
+    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4; exact 1-d solver, PV-2 for d
+    ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``; (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) −
+    F̂^K_{C,λ}(w_a)`` — in 1-d the clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
     ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz,
-    the
-    spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1);
-    (3) ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points``
-    equispaced
+    the spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1); (3)
+    ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points`` equispaced
     points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto
-    𝒲)
-    w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the
-    continuous
-    density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform proposals on
-    B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual value for d ≥ 2).
-    Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is unused).
+    𝒲) w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the
+    continuous density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform
+    proposals on B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual
+    value for d ≥ 2). Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is
+    unused).
     """
 
     localizer: OutPertLocalize
@@ -485,8 +476,7 @@ class LocalizedGridEM:
     @property
     def net_gamma(self) -> float:
         """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)``
-        (shaved by 1e-12
-        so that :func:`net` keeps exactly ``points`` per axis)."""
+        (shaved by 1e-12 so that :func:`net` keeps exactly ``points`` per axis)."""
         d = self.localizer.d
         return self.localizer.radius * math.sqrt(d) / (self.points - 1) * (1.0 - 1e-12)
 
@@ -505,7 +495,11 @@ class LocalizedGridEM:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)",
         )
 
     @property
@@ -580,9 +574,8 @@ class LocalizedGridEM:
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
 
         def objective(w):
-            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``,
-            at ``w (T', B, d)``
-            → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
+            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at
+            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
             flat = w.reshape(-1, w.shape[-1])
             step = max(1, _EVAL_BLOCK // n)
             out = np.empty(flat.shape[0])
@@ -606,11 +599,9 @@ class LocalizedGridEM:
         """Certified ``m_t ≤ min_{K_t} Ψ_t`` (d ≥ 2) and PV-2 iterations ``(T,)``, ``(T,)``.
 
         m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact
-        projection's slack
-        is already subtracted inside D), lowered by a 1e-9 relative round-off margin — a lower
-        bound, never the
-        primal value, so rejection sampling stays exact.  The gap is certified to ≤
-        LOWER_BOUND_SLACK in Ψ units.
+        projection's slack is already subtracted inside D), lowered by a 1e-9 relative round-off
+        margin — a lower bound, never the primal value, so rejection sampling stays exact.  The gap
+        is certified to ≤ LOWER_BOUND_SLACK in Ψ units.
         """
         loc = self.localizer
         psi = self.potential(data, w_tilde) if psi is None else psi

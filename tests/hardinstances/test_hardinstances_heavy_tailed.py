@@ -15,6 +15,7 @@ from dpclaims.hardinstances.heavy_tailed import (
 from dpclaims.hardinstances.lower_bounds import heavy_packing_probability, two_point_bias
 from dpclaims.hardinstances.packings import exact_sphere_packing, sphere_packing
 from dpclaims.losses import project_l2_ball
+from dpclaims.problem import Problem
 
 MC_DRAWS = 10**6
 
@@ -49,7 +50,9 @@ def assert_theta_star_minimises(inst, seed):
 
 
 def test_two_point_exact_and_moments():
-    inst = TwoPointInstance.from_theorem(n=50, d=3, moment=2.0, diameter=3.0, beta=0.05, sign=-1)
+    inst = TwoPointInstance.from_theorem(
+        Problem(n=50, d=3, epsilon=1.0), moment=2.0, diameter=3.0, beta=0.05, sign=-1
+    )
     assert inst.bias == pytest.approx(math.sqrt(math.log(1 / 0.2) / 150))
     x, _ = item_arrays(inst, 1)
     # ‖z‖ ≡ G, so every moment is G^j exactly
@@ -92,7 +95,7 @@ def test_heavy_packing_exact_population_loss_and_minimiser():
 
 def test_heavy_packing_from_theorem_uses_spec_p():
     inst = HeavyPackingInstance.from_theorem(
-        n=1000, d=3, epsilon=0.5, k=2.0, moment=1.0, diameter=2.0, beta=0.1
+        Problem(n=1000, d=3, epsilon=0.5), k=2.0, moment=1.0, diameter=2.0, beta=0.1
     )
     # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V|
     # = 12)

@@ -10,6 +10,7 @@ from dpclaims.errors import InputError
 from dpclaims.hardinstances import lower_bounds as lb
 from dpclaims.hardinstances.heavy_tailed import HeavyPackingInstance, TwoPointInstance
 from dpclaims.hardinstances.packings import exact_sphere_packing
+from dpclaims.problem import Problem
 
 
 def slope(func, name, lo, hi, **kwargs):
@@ -165,7 +166,9 @@ def test_two_point_bias_kl_and_bound():
     assert lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1) == pytest.approx(
         1.5 * math.sqrt(math.log(2.5) / 3000)
     )
-    inst = TwoPointInstance.from_theorem(1000, d=2, moment=2.0, diameter=3.0, beta=0.1)
+    inst = TwoPointInstance.from_theorem(
+        Problem(n=1000, d=2, epsilon=1.0), moment=2.0, diameter=3.0, beta=0.1
+    )
     assert inst.lower_bound() == lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1)
 
 
@@ -185,9 +188,7 @@ def test_heavy_packing_bound_and_rt3_worked_number():
     )
     # the instance delegates with its packing's certified separation
     inst = HeavyPackingInstance.from_theorem(
-        n,
-        d=1,
-        epsilon=eps,
+        Problem(n=n, d=1, epsilon=eps),
         k=k,
         moment=1.0,
         diameter=2.0,

@@ -44,9 +44,10 @@ def joint_objective(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Φ(w, y_1..y_n) of Lemma 2.7 / C.4 and one subgradient [H].
 
-    ``Φ = (1/n)Σ_i [f(y_i, z_i) + C‖w − y_i‖] + (λ/2)‖w − w̄‖²``; ``state (T, n+1, d)`` stacks
-    ``w`` (block 0) and ``y_1..y_n``; ``center (T, d)``.  Returns ``Φ (T,)`` and ``∂Φ (T, n+1, d)``.
-    ``min_y Φ(w, ·) = F̂^{K_y}_{C,λ}(w)``, so an α-minimizer of Φ is an α-minimizer of the extension.
+    ``Φ = (1/n)Σ_i [f(y_i, z_i) + C‖w − y_i‖] + (λ/2)‖w − w̄‖²``; ``state (T, n+1, d)`` stacks ``w``
+    (block 0) and ``y_1..y_n``; ``center (T, d)``.  Returns ``Φ (T,)`` and ``∂Φ (T, n+1, d)``.
+    ``min_y Φ(w, ·) = F̂^{K_y}_{C,λ}(w)``, so an α-minimizer of Φ is an α-minimizer of the
+    extension.
     """
     w, ys = state[:, :1, :], state[:, 1:, :]
     n = ys.shape[1]

@@ -80,9 +80,8 @@ class Ellipsoid:
     D.7).
 
     ``diameter = 2/√λ_min(A)`` (exact).  :meth:`project` is exact and batched: with ``A = QΛQᵀ`` and
-    ``z = Qᵀ(u − c)``, ``Π(u) = c + Q (z/(1 + μλ))`` where μ ≥ 0 solves the secular equation
-    ``Σ λ_i z_i²/(1 + μλ_i)² = 1``; Newton on ``ψ(μ) = g(μ)^{−1/2} − 1`` (concave, increasing) from
-    μ = 0
+    ``z = Qᵀ(u − c)``, ``Π(u) = c + Q (z/(1 + μλ))`` where μ ≥ 0 solves the secular equation ``Σ λ_i
+    z_i²/(1 + μλ_i)² = 1``; Newton on ``ψ(μ) = g(μ)^{−1/2} − 1`` (concave, increasing) from μ = 0
     increases monotonically to the root (Moré–Sorensen), vectorized over all points.
     """
 

@@ -184,7 +184,11 @@ class DoubleOutputPert:
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Prop 3.2 / D.1)."""
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop 3.2 / D.1 (Algorithm 4)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Prop 3.2 / D.1 (Algorithm 4)",
         )
 
     def stage_one(

@@ -34,12 +34,10 @@ class ClippedSlopes1D:
     identity).
 
     Each record contributes a non-decreasing step: slope ``L_i`` left of its breakpoint ``b_i`` and
-    ``R_i ≥ L_i`` right of it (clamped to ``[−C, C]``).  Stored sorted: ``breaks (K,)`` and
-    ``levels (K+1,)`` = the value of ψ − λ(w − w̄) on each segment.  The regularized minimizer over
-    an
-    interval is the clipped root of ψ + λ(w − w̄) (1-d convexity; the extension relative to K and
-    to 𝒲
-    share the argmin over K, which resolves N1 in d = 1).  ``C = inf`` gives the raw loss (mutant
+    ``R_i ≥ L_i`` right of it (clamped to ``[−C, C]``).  Stored sorted: ``breaks (K,)`` and ``levels
+    (K+1,)`` = the value of ψ − λ(w − w̄) on each segment.  The regularized minimizer over an
+    interval is the clipped root of ψ + λ(w − w̄) (1-d convexity; the extension relative to K and to
+    𝒲 share the argmin over K, which resolves N1 in d = 1).  ``C = inf`` gives the raw loss (mutant
     M3).
     """
 

@@ -200,7 +200,11 @@ class OutPertLocalize:
     def privacy_claim(self) -> PrivacyClaim:
         """ε1-DP, δ = 0, item level, replace-one (Lemma 2.4)."""
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lemma 2.4 / C.2 (Algorithm 2)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Lemma 2.4 / C.2 (Algorithm 2)",
         )
 
     def stage_clip(self, data: UserDataset) -> float:

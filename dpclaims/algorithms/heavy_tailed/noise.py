@@ -47,7 +47,11 @@ class L2LaplaceMechanism:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Lap2 mechanism (Lemma 2.4)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Lap2 mechanism (Lemma 2.4)",
         )
 
     def noise(self, rng: np.random.Generator, trials: int, d: int) -> np.ndarray:

@@ -157,7 +157,11 @@ class PopLocalize:
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Thm 2.1 / 3.1: parallel composition)."""
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm 3.1 / D.2 (Algorithms 1 + 4)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Thm 3.1 / D.2 (Algorithms 1 + 4)",
         )
 
     def run(

@@ -88,16 +88,12 @@ def _pv2_polytope(
     terms: PolyhedralTerms, *, lam, center, domain: Polytope, local, r, target_gap, max_iterations
 ):
     """PV-2 on a polytope 𝒲 = {G w ≤ h}: the constraints are dualized (multipliers μ ≥ 0), so the
-    dual is
-    ``D(θ, μ) = (1/n)Σ c_i θ_i e_i − μᵀh' + min_{w∈B} [⟨v_θ + G'ᵀμ, w⟩ + (λ/2)‖w − w̄‖²]`` with B =
-    ℝ^d or
-    B(local_t, r) — a closed-form inner minimizer q (no QP).  ``G' = sG, h' = sh`` with ``s =
-    ‖ac‖/‖G‖``
-    balances the two blocks for FISTA (same set).  The primal candidate ``p ∈ K`` is the last point
-    of the
-    segment from a strictly feasible anchor (the Chebyshev centre, or local_t moved toward it while
-    staying in B) to q.  ``D ≤ min_K P`` by weak duality, so ``P(p) − D ≤ gap`` certifies
-    ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` exactly as on the ball."""
+    dual is ``D(θ, μ) = (1/n)Σ c_i θ_i e_i − μᵀh' + min_{w∈B} [⟨v_θ + G'ᵀμ, w⟩ + (λ/2)‖w − w̄‖²]``
+    with B = ℝ^d or B(local_t, r) — a closed-form inner minimizer q (no QP).  ``G' = sG, h' = sh``
+    with ``s = ‖ac‖/‖G‖`` balances the two blocks for FISTA (same set).  The primal candidate ``p ∈
+    K`` is the last point of the segment from a strictly feasible anchor (the Chebyshev centre, or
+    local_t moved toward it while staying in B) to q.  ``D ≤ min_K P`` by weak duality, so ``P(p) −
+    D ≤ gap`` certifies ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` exactly as on the ball."""
     a, e, lo, hi, c = terms.a, terms.e, terms.lo, terms.hi, terms.weights
     ac, ec = c[:, None] * a / a.shape[0], c * e / a.shape[0]
     trials, n = center.shape[0], a.shape[0]
@@ -178,25 +174,19 @@ def pv2_minimize(
     """Certified minimizer of the PV-2 objective over ``K = 𝒲`` or ``K = 𝒲 ∩ B(local_t, r)`` (spec
     §2.9 PV-2).
 
-    𝒲 may be a :class:`Ball`, an :class:`Ellipsoid` (both through their exact batched projection)
-    or a
-    :class:`Polytope` (constraints dualized, see :func:`_pv2_polytope`): the structured case of
+    𝒲 may be a :class:`Ball`, an :class:`Ellipsoid` (both through their exact batched projection) or
+    a :class:`Polytope` (constraints dualized, see :func:`_pv2_polytope`): the structured case of
     Prop D.6 / Cor D.7 on balls, ellipsoids and polytopes, with the same duality-gap certificate.
 
-    ``P(w) = (1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄_t‖²`` with ``c_i = min(1, C/L_{z_i})`` (each term is
-    convex and C-Lipschitz, ``= f`` when ``L_z ≤ C``).  For absolute / hinge losses it coincides on
-    𝒲
-    with the paper's extension ``f^𝒲_C`` at every w whose foot on the record's kink hyperplane lies
-    in
-    𝒲 (``f(y) ≥ C·dist(y, H)``); over a small K it is the extension over ℝ^d (the spec's labelled
-    deviation).  Batched FISTA ascent on the box dual
-    ``D(θ) = (1/n)Σ c_i θ_i e_i + min_{w∈K} [⟨v_θ, w⟩ + (λ/2)‖w − w̄‖²]``, ``v_θ = (1/n)Σ c_i θ_i
-    a_i``;
-    the primal candidate is the (inexact) projection ``p = Π̃_K(w̄ − v_θ/λ) ∈ K`` and the inner
-    minimum is
-    lowered by ``L_h ζ`` so D stays a valid lower bound.  Each trial stops at ``P(p) − D(θ) ≤
-    target_gap``,
-    which certifies ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` (λ-strong convexity); the cap raises.
+    ``P(w) = (1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄_t‖²`` with ``c_i = min(1, C/L_{z_i})`` (each term
+    is convex and C-Lipschitz, ``= f`` when ``L_z ≤ C``).  For absolute / hinge losses it coincides
+    on 𝒲 with the paper's extension ``f^𝒲_C`` at every w whose foot on the record's kink hyperplane
+    lies in 𝒲 (``f(y) ≥ C·dist(y, H)``); over a small K it is the extension over ℝ^d (the spec's
+    labelled deviation).  Batched FISTA ascent on the box dual ``D(θ) = (1/n)Σ c_i θ_i e_i +
+    min_{w∈K} [⟨v_θ, w⟩ + (λ/2)‖w − w̄‖²]``, ``v_θ = (1/n)Σ c_i θ_i a_i``; the primal candidate is
+    the (inexact) projection ``p = Π̃_K(w̄ − v_θ/λ) ∈ K`` and the inner minimum is lowered by ``L_h
+    ζ`` so D stays a valid lower bound.  Each trial stops at ``P(p) − D(θ) ≤ target_gap``, which
+    certifies ``‖p − argmin_K P‖ ≤ √(2·gap/λ)`` (λ-strong convexity); the cap raises.
 
     Parameters
     ----------

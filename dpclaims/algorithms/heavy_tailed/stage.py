@@ -24,9 +24,8 @@ class WorstValidPoint:
     """Adversarial-but-valid solver harness of spec §7(a).
 
     The privacy theorem must hold for *every* certified solver output, i.e. any point within τ of
-    the exact minimizer.  The harness moves the exact minimizer by ``−τ·direction`` on datasets
-    that contain the record ``marker`` (a row ``(x, y)`` of D) and by ``+τ·direction`` otherwise,
-    then
+    the exact minimizer.  The harness moves the exact minimizer by ``−τ·direction`` on datasets that
+    contain the record ``marker`` (a row ``(x, y)`` of D) and by ``+τ·direction`` otherwise, then
     projects back onto the stage's domain (non-expansive, so still within τ).  Without it an exact
     solver uses only half of each stage's sensitivity budget and mutant M1 looks private.
     """
@@ -113,8 +112,7 @@ class Stage:
         harness: WorstValidPoint | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Certified point ``(T, d)`` within τ of ``argmin_K``, K = 𝒲 (``local`` None) or 𝒲 ∩
-        B(local_t, r);
-        and gradient evaluations per trial ``(T,)``."""
+        B(local_t, r); and gradient evaluations per trial ``(T,)``."""
         trials, d = center.shape
         if self.solver == "exact-1d":
             slopes = ClippedSlopes1D.from_data(data, self.loss, self.clip)

@@ -473,12 +473,10 @@ def rt1_d_distance(
     (spec §7b note).
 
     ``x = a·u`` (``a ~ Pareto(k + ½)``, ``u`` uniform on ``S^{d−1}``), ``f = −⟨x, w⟩``, 𝒲 = B(0,
-    100) ≫ r,
-    λ = 1, w̄ = 0, β0 = 0.1, ``C = G_k(εn/d)^{1/k}`` (``clip_rule="rate-test"``).  ŵ = ``x̄/λ`` is
-    the exact
-    unclipped regularized ERM.  The PV-2 term ``min(1, C/‖x‖)·f`` is the extension over ℝ^d (the
-    spec's
-    labelled deviation: clipped-mean output perturbation), so this checks the noise-term d-scaling.
+    100) ≫ r, λ = 1, w̄ = 0, β0 = 0.1, ``C = G_k(εn/d)^{1/k}`` (``clip_rule="rate-test"``).  ŵ =
+    ``x̄/λ`` is the exact unclipped regularized ERM.  The PV-2 term ``min(1, C/‖x‖)·f`` is the
+    extension over ℝ^d (the spec's labelled deviation: clipped-mean output perturbation), so this
+    checks the noise-term d-scaling.
     """
     d = int(d)
     inst = _pareto(d, k + 0.5, radius=domain_radius)
@@ -652,9 +650,7 @@ def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.
         worst = 0.0
         for v in range(packing.size):
             inst = HeavyPackingInstance.from_theorem(
-                n,
-                d=1,
-                epsilon=epsilon,
+                _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
                 k=k,
                 moment=1.0,
                 diameter=2.0,
@@ -703,7 +699,11 @@ def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
         worst = 0.0
         for v in (1, -1):
             inst = TwoPointInstance.from_theorem(
-                n, d=1, moment=1.0, diameter=2.0, beta=beta, sign=v
+                _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
+                moment=1.0,
+                diameter=2.0,
+                beta=beta,
+                sign=v,
             )
             alg = PopLocalize.from_theorem(
                 _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
@@ -754,7 +754,9 @@ def _mean_lb(rng):
     lemma = bool(
         np.all(excess >= diameter / (4 * rho) * np.sum((mu_hat - mu) ** 2, axis=1) - 1e-12)
     )
-    private = heavy_tailed_mean_lower_bound(1000, 5, 1.0, 3.0, 1.0, 0.1, part="private")
+    private = heavy_tailed_mean_lower_bound(
+        n=1000, d=5, epsilon=1.0, k=3.0, moment=1.0, beta=0.1, part="private"
+    )
     return {
         "lemma_G1_reduction_holds": float(lemma),
         "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3),
@@ -816,7 +818,12 @@ def _proj(rng):
     r, zeta = 0.5, 1e-6
     p, calls = inexact_projection(u, dom, center=c, r=r, zeta=zeta)
     exact = np.stack(
-        [project_ball_intersection(u[i : i + 1], 2.0, np.zeros(3), r, c[i])[0] for i in range(500)]
+        [
+            project_ball_intersection(
+                u[i : i + 1], radius1=2.0, center1=np.zeros(3), radius2=r, center2=c[i]
+            )[0]
+            for i in range(500)
+        ]
     )
     dist = np.linalg.norm(u - c, axis=1)
     first = np.linalg.norm(dom.project(u) - c, axis=1) > r
