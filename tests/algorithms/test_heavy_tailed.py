@@ -201,7 +201,9 @@ def test_inexact_projection_is_zeta_close_and_inside_K():
     p, calls = inexact_projection(u, dom, center=c, r=0.7, zeta=1e-7)
     exact = np.stack(
         [
-            project_ball_intersection(u[i : i + 1], 2.0, np.zeros(4), 0.7, c[i])[0]
+            project_ball_intersection(
+                u[i : i + 1], radius1=2.0, center1=np.zeros(4), radius2=0.7, center2=c[i]
+            )[0]
             for i in range(200)
         ]
     )

@@ -126,8 +126,14 @@ def test_pareto_radius_population_loss_exact(d):
 def test_pareto_radius_population_loss_against_quadrature():
     inst = ParetoRadiusInstance(4, alpha=2.5, scale=0.7, radius=1.0, half_width=1.0)
     r = 2.7
-    dens = lambda t: (1 - t * t) ** ((4 - 3) / 2)  # noqa: E731  density of ⟨e, u⟩ on S^3, up to a constant
-    g = lambda s: (s * s + 1.0) / 2.0 if abs(s) <= 1.0 else abs(s)  # noqa: E731
+
+    def dens(t):
+        """Density of ⟨e, u⟩ on S^3, up to a constant."""
+        return (1 - t * t) ** ((4 - 3) / 2)
+
+    def g(s):
+        return (s * s + 1.0) / 2.0 if abs(s) <= 1.0 else abs(s)
+
     num = integrate.quad(lambda t: g(r * t) * dens(t), -1, 1, points=[-1 / r, 1 / r])[0]
     den = integrate.quad(dens, -1, 1)[0]
     theta = np.array([[r, 0.0, 0.0, 0.0]])
