@@ -194,9 +194,10 @@ class DoubleOutputPert:
     def stage_one(
         self, data: UserDataset, rng: np.random.Generator, trials: int, center: np.ndarray
     ) -> StageOne:
-        """Steps (1) of Algorithm 4: Algorithm 2 at ε/2 from the centres ``center (T, d)``.
+        """Step (1) of Algorithm 4: Algorithm 2 at ε/2 from the centres ``center (T, d)``.
 
-        The stage-2 scale follows the stage-1 scale actually used (equal to it here)."""
+        The stage-2 Laplace scale ``Δ/ε2`` is scaled by the ratio of the stage-1 scale actually
+        used to the public one (a ratio of 1 here)."""
         loc = self.localizer
         w_tilde, w0, evals, scale1 = loc.localize(data, rng, trials, center)
         scale2 = self.stage2_noise_scale
