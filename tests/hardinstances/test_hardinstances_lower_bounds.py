@@ -10,6 +10,7 @@ from dpclaims.errors import InputError
 from dpclaims.hardinstances import lower_bounds as lb
 from dpclaims.hardinstances.heavy_tailed import HeavyPackingInstance, TwoPointInstance
 from dpclaims.hardinstances.packings import exact_sphere_packing
+from dpclaims.problem import Problem
 
 
 def slope(func, name, lo, hi, **kwargs):
@@ -170,7 +171,9 @@ def test_two_point_bias_kl_and_bound():
     assert lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1) == pytest.approx(
         1.5 * math.sqrt(math.log(2.5) / 3000)
     )
-    inst = TwoPointInstance.from_theorem(1000, 2, 2.0, 3.0, 0.1)
+    inst = TwoPointInstance.from_theorem(
+        Problem(n=1000, d=2, epsilon=1.0), moment=2.0, diameter=3.0, beta=0.1
+    )
     assert inst.lower_bound() == lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1)
 
 
@@ -191,14 +194,21 @@ def test_heavy_packing_bound_and_rt3_worked_number():
     )
     # the instance delegates with its packing's certified separation
     inst = HeavyPackingInstance.from_theorem(
-        n, 1, eps, k, 1.0, 2.0, beta, packing=exact_sphere_packing(1, 1.0)
+        Problem(n=n, d=1, epsilon=eps),
+        k=k,
+        moment=1.0,
+        diameter=2.0,
+        beta=beta,
+        packing=exact_sphere_packing(1, 1.0),
     )
     assert inst.lower_bound() == pytest.approx(val)
 
 
 def test_lemma_g1_reduction_holds_on_heavy_packing_instance():
     # spec 003 §5 Lemma G.1: "F_P(w) − F_P* = (D/2)ρ − ⟨w, μ⟩ ≥ (D/(4ρ))·‖μ̂ − μ‖²", μ̂ = (2ρ/D)·w
-    inst = HeavyPackingInstance(exact_sphere_packing(3, 1.0), 3, 0.02, 3.0, 1.0, 4.0)
+    inst = HeavyPackingInstance(
+        exact_sphere_packing(3, 1.0), index=3, p=0.02, k=3.0, moment=1.0, diameter=4.0
+    )
     rng = np.random.default_rng(0)
     w = rng.standard_normal((5000, 3))
     w *= (2.0 * rng.random(5000) ** (1 / 3) / np.linalg.norm(w, axis=1))[:, None]
