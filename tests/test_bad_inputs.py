@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
 from dpclaims.algorithms.diff2_tuning import Section6
-from dpclaims.audit import audit
+from dpclaims.audit import Split, audit
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
@@ -157,9 +157,9 @@ API_CASES = [
     ("seed-negative", lambda t: _audit(seed=-1), InputError, "seed must be a non-negative integer"),
     (
         "calibration-fraction",
-        lambda t: _audit(calibration_fraction=0.999),
+        lambda t: _audit(threshold=Split(fraction=0.999)),
         InputError,
-        "calibration_fraction=0.999 leaves",
+        "fraction of 0.999 leaves",
     ),
     (
         "backend-unknown",

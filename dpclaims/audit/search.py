@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, audit
 from .result import AuditResult
+from .threshold import strategy_named
 
 __all__ = [
     "SCREEN_TRIALS",
@@ -399,8 +400,9 @@ def _projected(r: AuditResult, trials: int) -> float:
     a screen's own bound undervalues rare, telling events at its small size (the optimism of
     a lucky rare event is what the later, larger rounds correct)."""
     n = max(1, round(trials * r.certification_trials / r.trials))
-    rates = np.array([(r.fpr, r.fnr), *r.tradeoff])
-    fpr, fnr = (rate_upper(n * rates[:, i], n, r.ci_alpha, r.ci) for i in (0, 1))
+    test = r.provenance
+    rates = np.array([(r.fpr, r.fnr), *test.tradeoff])
+    fpr, fnr = (rate_upper(n * rates[:, i], n, test.ci_alpha, test.ci) for i in (0, 1))
     return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
 
 
@@ -475,6 +477,10 @@ def search(
     seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
+    chosen_strategy = options.get("threshold", "auto")
+    screening = strategy_named(chosen_strategy)
+    if isinstance(chosen_strategy, str):  # a named strategy screens on half the trials
+        screening = replace(screening, fraction=SCREEN_CALIBRATION)
     scored: list[tuple[tuple[float, float], int, Pair]] = []
 
     def screen(pair: Pair, n: int) -> tuple[float, float]:
@@ -482,13 +488,13 @@ def search(
             mechanism,
             pair.d0,
             pair.d1,
-            epsilon,
-            delta,
+            epsilon=epsilon,
+            delta=delta,
             trials=n,
             confidence=confidence,
             seed=next(seeds),
             backend="serial",
-            **{"calibration_fraction": SCREEN_CALIBRATION, **options},
+            **{**options, "threshold": screening},
         )
         trace.append((pair.name, r.epsilon_lower))
         return (_projected(r, trials), r.epsilon_lower)
@@ -515,8 +521,8 @@ def search(
         mechanism,
         chosen.d0,
         chosen.d1,
-        epsilon,
-        delta,
+        epsilon=epsilon,
+        delta=delta,
         trials=trials,
         confidence=confidence,
         seed=seed,
