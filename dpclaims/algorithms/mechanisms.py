@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from ..errors import (
     check_choice,
     check_delta,
     check_epsilon,
+    check_positive,
     check_trials,
 )
 from ..privacy import PrivacyClaim
@@ -61,17 +61,6 @@ __all__ = [
 CALIBRATIONS = ("analytic", "classical")
 
 
-def _positive(value: Any, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 # ------------------------------------------------------------------------------------ calibration
 
 
@@ -82,7 +71,9 @@ def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1
     """
     return math.exp(
         _log_delta(
-            _positive(sigma, "sigma"), check_epsilon(epsilon), _positive(sensitivity, "sensitivity")
+            check_positive(sigma, "sigma"),
+            check_epsilon(epsilon),
+            check_positive(sensitivity, "sensitivity"),
         )
     )
 
@@ -106,7 +97,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    sensitivity = _positive(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     if delta == 0:
         raise InputError("delta must be > 0 for the Gaussian mechanism; pass e.g. delta=1e-5")
     return sensitivity * _unit_sigma(epsilon, delta)
@@ -133,7 +124,7 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     """``σ = sqrt(2 ln(1.25/δ))·Δ/ε`` (Dwork & Roth 2014, Theorem A.1), proved only for ε < 1."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    sensitivity = _positive(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     if epsilon >= 1:
         raise InputError(
             f"the classical Gaussian calibration is proved only for epsilon < 1, got epsilon={epsilon}; "
@@ -195,7 +186,7 @@ class ClippedQuery:
     norm: int = 2
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bound", _positive(self.bound, "bound"))
+        object.__setattr__(self, "bound", check_positive(self.bound, "bound"))
         check_choice(self.clip, ("item", "user"), "clip")
         check_choice(self.reduce, ("mean", "sum"), "reduce")
         if self.norm not in (1, 2) or isinstance(self.norm, bool):
@@ -323,7 +314,7 @@ class GaussianMechanism:
 
     def __post_init__(self) -> None:
         _check_query(self.query)
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.delta == 0:
@@ -331,7 +322,7 @@ class GaussianMechanism:
         _check_unit_relation(self.unit, self.relation)
         check_choice(self.calibration, CALIBRATIONS, "calibration")
         if self.sigma is not None:
-            object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+            object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         else:  # raises now, not at the first call, for an invalid calibration (classical with ε ≥ 1)
             gaussian_sigma(self.epsilon, self.delta, self.sensitivity, self.calibration)
 
@@ -353,13 +344,13 @@ class GaussianMechanism:
                 "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity directly"
             )
         return cls(
-            query,
-            query.sensitivity(n, m, unit, relation),
-            epsilon,
-            delta,
-            unit,
-            relation,
-            calibration,
+            query=query,
+            sensitivity=query.sensitivity(n, m, unit, relation),
+            epsilon=epsilon,
+            delta=delta,
+            unit=unit,
+            relation=relation,
+            calibration=calibration,
         )
 
     @property
@@ -377,7 +368,11 @@ class GaussianMechanism:
             else "Dwork & Roth 2014, Theorem A.1"
         )
         return PrivacyClaim(
-            self.epsilon, self.delta, self.unit, self.relation, f"Gaussian mechanism ({source})"
+            epsilon=self.epsilon,
+            delta=self.delta,
+            unit=self.unit,
+            relation=self.relation,
+            source=f"Gaussian mechanism ({source})",
         )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -404,11 +399,11 @@ class LaplaceMechanism:
 
     def __post_init__(self) -> None:
         _check_query(self.query)
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
         if self.scale is not None:
-            object.__setattr__(self, "scale", _positive(self.scale, "scale"))
+            object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
 
     @classmethod
     def from_epsilon(
@@ -425,7 +420,10 @@ class LaplaceMechanism:
             raise InputError(
                 "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a sensitivity method"
             )
-        return cls(query, query.sensitivity(n, m, unit, relation), epsilon, unit, relation)
+        sensitivity = query.sensitivity(n, m, unit, relation)
+        return cls(
+            query=query, sensitivity=sensitivity, epsilon=epsilon, unit=unit, relation=relation
+        )
 
     @property
     def noise_scale(self) -> float:
@@ -435,11 +433,11 @@ class LaplaceMechanism:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)",
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit=self.unit,
+            relation=self.relation,
+            source="Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)",
         )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -479,11 +477,11 @@ class RandomizedResponse:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            f"{self.categories}-ary randomized response",
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit=self.unit,
+            relation=self.relation,
+            source=f"{self.categories}-ary randomized response",
         )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -518,18 +516,18 @@ class ExponentialMechanism:
 
     def __post_init__(self) -> None:
         _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "exponential mechanism (Dwork & Roth 2014, Thm 3.10)",
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit=self.unit,
+            relation=self.relation,
+            source="exponential mechanism (Dwork & Roth 2014, Thm 3.10)",
         )
 
     def probabilities(self, data: UserDataset) -> np.ndarray:
@@ -572,7 +570,7 @@ class ReportNoisyMax:
 
     def __post_init__(self) -> None:
         _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
 
@@ -584,11 +582,11 @@ class ReportNoisyMax:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "report-noisy-max (Dwork & Roth 2014, Claim 3.9)",
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit=self.unit,
+            relation=self.relation,
+            source="report-noisy-max (Dwork & Roth 2014, Claim 3.9)",
         )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:

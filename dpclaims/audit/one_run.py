@@ -28,6 +28,7 @@ from ..errors import (
     InputError,
     MechanismError,
     check_confidence,
+    check_count,
     check_delta,
     check_epsilon,
     check_finite_array,
@@ -62,12 +63,12 @@ class OneRunResult:
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
-    for name, value in (("m", m), ("r", r), ("v", v)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
-    if not int(v) <= int(r) <= int(m):
+    m, r, v = (
+        check_count(value, name, minimum=0) for name, value in (("m", m), ("r", r), ("v", v))
+    )
+    if not v <= r <= m:
         raise InputError(f"need correct v <= guesses r <= canaries m, got v={v}, r={r}, m={m}")
-    return int(m), int(r), int(v)
+    return m, r, v
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:

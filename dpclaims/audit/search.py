@@ -412,22 +412,20 @@ def _screen_seeds(seed: int, count: int) -> list[int]:
     return [int(s) if int(s) != int(seed) else int(s) + 1 for s in states]
 
 
+_WHERE = ("execution", "backend", "workers", "scheduler", "checkpoint", "chunk")
+"""Options of where trials run: the certifying audit's only."""
+
+
 def search(
     mechanism: Callable,
     pairs: QueryPairs | CanaryPairs | Sequence[Pair],
-    epsilon: float | None = None,
-    delta: float | None = None,
-    trials: int = 100_000,
-    confidence: float = 0.95,
-    seed: int = 0,
     *,
+    trials: int = 100_000,
+    seed: int = 0,
     screen_trials: int = SCREEN_TRIALS,
     random_pairs: int = RANDOM_PAIRS,
     local_steps: int = LOCAL_STEPS,
     rounds: Sequence[tuple[int, int]] = ROUNDS,
-    backend: str = "auto",
-    workers: int | None = None,
-    checkpoint: Any = None,
     **options: Any,
 ) -> SearchResult:
     """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
@@ -437,16 +435,17 @@ def search(
     mechanism : as for :func:`~dpclaims.audit.audit`
     pairs : a family (:class:`QueryPairs`, :class:`CanaryPairs`, see :func:`pairs_for`) or
         a fixed list of :class:`Pair` (no random pairs or local search then)
-    epsilon, delta, confidence, seed : as for :func:`~dpclaims.audit.audit`; the final
-        bound holds at ``confidence`` whatever the screening found (module docstring)
-    trials : trials per dataset of the certifying audit
+    trials, seed : trials per dataset and seed of the certifying audit (the screens draw
+        their own seeds from ``seed``); the final bound holds at ``confidence`` whatever
+        the screening found (module docstring)
     screen_trials : trials per dataset of each screening audit
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
     rounds : ``(keep, factor)`` rounds of successive halving after the first screen
         (:data:`ROUNDS`)
-    backend, workers, checkpoint : for the certifying audit (screening runs serially)
-    options : passed to every :func:`~dpclaims.audit.audit` call (``claim``, ``unit``,
-        ``relation``, ``method``, ``statistic``, ``ci``, ...)
+    options : passed to every :func:`~dpclaims.audit.audit` call (``epsilon``, ``delta``,
+        ``claim``, ``confidence``, ``unit``, ``relation``, ``method``, ``statistic``,
+        ``ci``, ...); where the trials run (``execution``, ``backend``, ``workers``,
+        ``checkpoint``, ...) only to the certifying audit: screens run serially
 
     Returns
     -------
@@ -477,6 +476,7 @@ def search(
     seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
+    screen_options = {k: v for k, v in options.items() if k not in _WHERE}
     chosen_strategy = options.get("threshold", "auto")
     screening = strategy_named(chosen_strategy)
     if isinstance(chosen_strategy, str):  # a named strategy screens on half the trials
@@ -488,13 +488,10 @@ def search(
             mechanism,
             pair.d0,
             pair.d1,
-            epsilon=epsilon,
-            delta=delta,
             trials=n,
-            confidence=confidence,
             seed=next(seeds),
             backend="serial",
-            **{**options, "threshold": screening},
+            **{**screen_options, "threshold": screening},
         )
         trace.append((pair.name, r.epsilon_lower))
         return (_projected(r, trials), r.epsilon_lower)
@@ -517,20 +514,7 @@ def search(
         ]
         spent += 2 * factor * screen_trials * len(scored)
     chosen = max(scored)[2]
-    result = audit(
-        mechanism,
-        chosen.d0,
-        chosen.d1,
-        epsilon=epsilon,
-        delta=delta,
-        trials=trials,
-        confidence=confidence,
-        seed=seed,
-        backend=backend,
-        workers=workers,
-        checkpoint=checkpoint,
-        **options,
-    )
+    result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(
         result=result,
         pair=chosen,

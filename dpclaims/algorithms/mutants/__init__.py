@@ -38,8 +38,9 @@ class Mutant:
     kind : ``"privacy"`` (the claim is false) or ``"utility"`` (the rate is wrong)
     description : the one change, and where the correct algorithm differs
     true_epsilon : its real ε at the claim's δ: a float, ``inf``, or None when unknown
-    build : ``build(**options) -> (mechanism, d0, d1, claim)`` for privacy mutants (what to
-        audit), or the mutated algorithm object for utility mutants
+    build : ``build(**options) -> AuditTarget`` for privacy mutants (what to audit, see
+        :class:`dpclaims.audit.target.AuditTarget`), or the mutated algorithm object for
+        utility mutants
     caught_by : which check catches it (audit, rate test, white-box invariant)
     """
 
