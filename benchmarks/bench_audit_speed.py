@@ -17,7 +17,7 @@ from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.algorithms.mechanisms import GaussianMechanism, user_sum_query
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset, remove_user, replace_user
-from dpclaims.execution import run_trials
+from dpclaims.execution import Execution, run_trials
 from dpclaims.losses import LogisticLoss
 
 
@@ -103,10 +103,14 @@ def main() -> None:
         )
     )
 
-    batched, _ = timed(lambda: run_trials(mech, g0, 1_000_000, seed=1, backend="serial"))
+    batched, _ = timed(
+        lambda: run_trials(mech, g0, 1_000_000, seed=1, execution=Execution(backend="serial"))
+    )
     loop_trials = 20_000
     looped, _ = timed(
-        lambda: run_trials(OneAtATime(mech), g0, loop_trials, seed=1, backend="serial")
+        lambda: run_trials(
+            OneAtATime(mech), g0, loop_trials, seed=1, execution=Execution(backend="serial")
+        )
     )
     looped *= 1_000_000 / loop_trials
     rows.append(
@@ -118,10 +122,14 @@ def main() -> None:
         )
     )
 
-    batched, _ = timed(lambda: run_trials(algo, s0, 2_000, seed=1, backend="serial"))
+    batched, _ = timed(
+        lambda: run_trials(algo, s0, 2_000, seed=1, execution=Execution(backend="serial"))
+    )
     loop_trials = 20
     looped, _ = timed(
-        lambda: run_trials(OneAtATime(algo), s0, loop_trials, seed=1, backend="serial")
+        lambda: run_trials(
+            OneAtATime(algo), s0, loop_trials, seed=1, execution=Execution(backend="serial")
+        )
     )
     looped *= 2_000 / loop_trials
     rows.append(

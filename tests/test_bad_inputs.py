@@ -24,11 +24,12 @@ from dpclaims.audit import Split, audit
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
-from dpclaims.execution import run_trials
+from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
 from dpclaims.reports.atomic import staged_directory
 from dpclaims.reports.schema import VERDICTS
+from dpclaims.resources import Limits
 
 
 def gauss(data, rng, trials):
@@ -64,9 +65,11 @@ def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
 
 
 def _corrupt_checkpoint(tmp_path):
-    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
     next(tmp_path.glob("*.npz")).write_bytes(b"garbage")
-    return lambda: run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    return lambda: run_trials(
+        gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path)
+    )
 
 
 def _section6_corrupt_cell(tmp_path):
@@ -94,8 +97,10 @@ def _section6_unfinished(tmp_path):
 
 
 def _foreign_checkpoint(tmp_path):
-    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
-    return lambda: run_trials(gauss, 0.0, 200, backend="serial", checkpoint=tmp_path)
+    run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
+    return lambda: run_trials(
+        gauss, 0.0, 200, execution=Execution(backend="serial", checkpoint=tmp_path)
+    )
 
 
 # (case id, factory: tmp_path -> zero-argument call, expected exception, message fragment)
@@ -742,7 +747,13 @@ RESOURCE_CASES = [
     ),
     (
         "outputs-over-memory-limit",
-        lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
+        lambda: run_trials(
+            gauss,
+            0.0,
+            10**9,
+            execution=Execution(backend="serial"),
+            limits=Limits.checked(max_memory=2**30),
+        ),
         InputError,
         r"over the limit max_memory=.*the largest count that fits is trials=\d",
     ),
@@ -761,20 +772,27 @@ RESOURCE_CASES = [
     (
         "mechanism-dict",
         lambda: run_trials(
-            lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"
+            lambda data, rng, trials: {"a": rng.random(trials)},
+            0.0,
+            10,
+            execution=Execution(backend="serial"),
         ),
         MechanismError,
         r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)",
     ),
     (
         "mechanism-dict-one-sample",
-        lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
+        lambda: run_trials(
+            lambda data, rng: {"a": 1.0}, 0.0, 10, execution=Execution(backend="serial")
+        ),
         MechanismError,
         r"returned a dict .*return the outputs as one vector",
     ),
     (
         "mechanism-scalar",
-        lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
+        lambda: run_trials(
+            lambda data, rng, trials: 3.0, 0.0, 10, execution=Execution(backend="serial")
+        ),
         MechanismError,
         r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)",
     ),

@@ -66,12 +66,13 @@ from ..execution import (
     child_seed,
     first_block,
     ignores_rng,
+    resolve_execution,
     resolve_workers,
     run_blocks,
     strict_default,
 )
 from ..privacy import PrivacyClaim
-from ..resources import LONG_RUN, check_budget, check_limits, probe
+from ..resources import LONG_RUN, Limits, Workload, check_budget, probe
 from .bounds import (
     CI_METHODS,
     epsilon_from_rates,
@@ -285,9 +286,11 @@ def audit(
         check_choice(relation, ARRAY_RELATIONS, "relation")
     array_relation = relation if relation in ("query", "unchecked") else None
     claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
-    execution = _execution(execution, backend, workers, scheduler, checkpoint)
+    execution = resolve_execution(
+        execution, backend=backend, workers=workers, scheduler=scheduler, checkpoint=checkpoint
+    )
     strict = strict_default(strict)
-    limits = check_limits(max_seconds, max_memory)
+    limits = Limits.checked(max_seconds, max_memory)
     plan = _plan(
         claim,
         trials=trials,
@@ -400,24 +403,6 @@ def _plan(claim: PrivacyClaim, *, threshold: Any, ci: str, **options: Any) -> Au
     )
 
 
-def _execution(execution: Execution | None, *loose: Any) -> Execution:
-    """``execution``, or one built from the loose ``(backend, workers, scheduler, checkpoint)``."""
-    names = ("backend", "workers", "scheduler", "checkpoint")
-    given = {name: value for name, value in zip(names, loose, strict=True) if value is not None}
-    if execution is None:
-        return Execution(**given)
-    if not isinstance(execution, Execution):
-        raise InputError(
-            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
-            "pass e.g. execution=Execution(backend='processes', workers=4)"
-        )
-    if given:
-        raise InputError(
-            f"pass either execution= or {', '.join(given)}=, not both; put them in the Execution"
-        )
-    return execution
-
-
 def _fraction(plan: AuditPlan, certificate: Certificate | None = None) -> float:
     """The share of the trials that calibrates: the strategy's ``fraction`` (before the run), or
     what the certificate left uncertified (a held fixed score certifies on every trial)."""
@@ -461,7 +446,7 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
     stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
     trials, workers = plan.trials, layout.workers
     parallel = execution.backend != "serial" and workers > 1
-    long_run = min(LONG_RUN, limits[0])
+    long_run = min(LONG_RUN, limits.max_seconds)
 
     def probe_call(n: int) -> np.ndarray:
         outputs = call_block(streams.mechanism, streams.d0, seed_0, 0, n)
@@ -482,16 +467,10 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
         )
         return cut.held
 
-    check_budget(
-        found,
-        trials,
-        kept,
-        workers,
-        parallel,
-        max_seconds=limits[0],
-        max_memory=limits[1],
-        minimum=MIN_TRIALS,
+    work = Workload(
+        trials=trials, held=kept, workers=workers, parallel=parallel, minimum=MIN_TRIALS
     )
+    check_budget(found, work, limits)
 
 
 def _open_store(directory: Any, streams: Streams, plan: AuditPlan, layout: Layout) -> Any:
