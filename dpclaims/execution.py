@@ -358,7 +358,7 @@ def plan_chunks(
 
 
 def call_block(
-    mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, *, index: int, size: int
 ) -> np.ndarray:
     """Outputs ``(size, k)`` of ``mechanism`` on seed block ``index`` of ``size`` trials."""
     rng = np.random.default_rng(child_seed(seed, index))
@@ -388,7 +388,10 @@ def run_blocks(
     Block ``(b, size, lo, hi)``: ``mechanism(data, rng_b, size)`` with ``rng_b`` seeded
     by ``child_seed(seed, b)``, rows ``[lo, hi)`` kept.
     """
-    out = [call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
+    out = [
+        call_block(mechanism, data, seed, index=index, size=size)[lo:hi]
+        for index, size, lo, hi in blocks
+    ]
     widths = {o.shape[1] for o in out}
     if len(widths) > 1:
         raise MechanismError(
@@ -412,7 +415,9 @@ def reduce_blocks(
     """
     total = None
     for index, size, lo, hi in blocks:
-        counts = np.asarray(reducer(call_block(mechanism, data, seed, index, size)[lo:hi]))
+        counts = np.asarray(
+            reducer(call_block(mechanism, data, seed, index=index, size=size)[lo:hi])
+        )
         if counts.dtype.kind not in "biu":
             raise InputError(
                 f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk "
@@ -433,9 +438,9 @@ def first_block(
     """Run the first seed block twice on ``trials`` trials: ``(same outputs?, outputs (trials, k),
     CPU seconds of one call)``."""
     start = time.process_time()
-    first = call_block(mechanism, data, seed, 0, trials)
+    first = call_block(mechanism, data, seed, index=0, size=trials)
     seconds = time.process_time() - start
-    second = call_block(mechanism, data, seed, 0, trials)
+    second = call_block(mechanism, data, seed, index=0, size=trials)
     return first.shape == second.shape and bool(np.array_equal(first, second)), first, seconds
 
 
@@ -734,7 +739,7 @@ class Session:
 
 
 def _resolve_backend(
-    backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any
+    backend: str, scheduler: str | None, *, tasks: int, workers: int, probe: Any
 ) -> str:
     check_choice(backend, BACKENDS, "backend")
     if scheduler is not None:
@@ -782,7 +787,7 @@ def session(
         used only by ``backend="auto"``
     """
     workers = resolve_workers(workers)
-    chosen = _resolve_backend(backend, scheduler, tasks, workers, probe)
+    chosen = _resolve_backend(backend, scheduler, tasks=tasks, workers=workers, probe=probe)
     if chosen == "serial":
         runner: Any = _Serial()
     elif chosen == "processes":
@@ -810,7 +815,8 @@ def map_tasks(
     (and Dask when ``scheduler`` is given).  Results never depend on the backend.
     """
     tasks = list(tasks)
-    with session(backend, workers, scheduler, len(tasks), (func, tasks[:1])) as s:
+    probe = (func, tasks[:1])
+    with session(backend, workers, scheduler, tasks=len(tasks), probe=probe) as s:
         return s.map(func, tasks)
 
 
@@ -863,7 +869,7 @@ def _start(
     parallel = execution.backend != "serial" and workers > 1
     long_run = min(LONG_RUN, limits.max_seconds)
     found = probe(
-        lambda n: call_block(batched, job.data, root, 0, n),
+        lambda n: call_block(batched, job.data, root, index=0, size=n),
         seconds,
         first.shape[1],
         trials,
@@ -952,7 +958,8 @@ def run_trials(
     run = _start(job, execution=execution, chunk=chunk, strict=strict, limits=_limits(limits))
     tasks = TaskGrid([(run.batched, data, run.root)], run.chunks)
     probe = (run.batched, data)
-    with session(execution.backend, run.workers, execution.scheduler, len(tasks), probe) as s:
+    where = (execution.backend, run.workers, execution.scheduler)
+    with session(*where, tasks=len(tasks), probe=probe) as s:
         parts = s.map(run_blocks, tasks, run.stage)
     widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
@@ -1007,7 +1014,8 @@ def reduce_trials(
     tasks = TaskGrid([(run.batched, data, run.root)], run.chunks, (reducer,))
     probe = (run.batched, data, reducer)
     total = None
-    with session(execution.backend, run.workers, execution.scheduler, len(tasks), probe) as s:
+    where = (execution.backend, run.workers, execution.scheduler)
+    with session(*where, tasks=len(tasks), probe=probe) as s:
         for _, counts in s.stream(reduce_blocks, tasks, run.stage):
             if total is not None and counts.shape != total.shape:
                 raise InputError(

@@ -188,7 +188,15 @@ def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
         AssertionError, match=r"rate claim for m: inconsistent: .*90% CI \[-0\.5\d\d, -0\.4\d\d\]"
     ):
         assert_exponent(
-            rate, "m", [10, 100, 1000, 10_000], -1.0, 0.1, 6, 1, fixed={"b": -0.5}, backend="serial"
+            rate,
+            "m",
+            [10, 100, 1000, 10_000],
+            expected=-1.0,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            fixed={"b": -0.5},
+            backend="serial",
         )
 
 
@@ -267,9 +275,38 @@ def test_assert_private_is_strict_about_randomness_outside_rng():
 def test_assert_exponent_upper_bound_passes_a_faster_decay():
     # error ~ n^-1 against an O(n^-1/2) claim: a gap two-sided, consistent as an upper bound
     grid = [10, 100, 1000, 10_000]
-    verdict = assert_exponent(rate, "n", grid, -0.5, 0.1, 6, 1, backend="serial", bound="upper")
+    verdict = assert_exponent(
+        rate,
+        "n",
+        grid,
+        expected=-0.5,
+        margin=0.1,
+        replicates=6,
+        seed=1,
+        backend="serial",
+        bound="upper",
+    )
     assert verdict.verdict == "consistent" and verdict.direction == "faster"
     with pytest.raises(AssertionError, match="inconsistent"):
-        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial")
+        assert_exponent(
+            rate,
+            "n",
+            [10, 100, 1000, 10_000],
+            expected=-0.5,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            backend="serial",
+        )
     with pytest.raises(AssertionError, match="inconsistent"):
-        assert_exponent(rate, "n", grid, -1.5, 0.1, 6, 1, backend="serial", bound="upper")
+        assert_exponent(
+            rate,
+            "n",
+            grid,
+            expected=-1.5,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            backend="serial",
+            bound="upper",
+        )

@@ -171,9 +171,8 @@ class Collector:
         self._bar.__enter__()
         run = self.execution
         workers = resolve_workers(run.workers)
-        self._session = session(
-            run.backend, workers, run.scheduler, len(self._cert_chunks), self.probe
-        )
+        tasks = len(self._cert_chunks)
+        self._session = session(run.backend, workers, run.scheduler, tasks=tasks, probe=self.probe)
         self._runner = self._session.__enter__()
         return self
 

@@ -285,7 +285,8 @@ def audit(
     if relation is not None:
         check_choice(relation, ARRAY_RELATIONS, "relation")
     array_relation = relation if relation in ("query", "unchecked") else None
-    claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
+    loose = {"epsilon": epsilon, "delta": delta, "unit": unit}
+    claim = _resolve_claim(claim, relation=None if array_relation else relation, **loose)
     execution = resolve_execution(
         execution, backend=backend, workers=workers, scheduler=scheduler, checkpoint=checkpoint
     )
@@ -302,7 +303,7 @@ def audit(
         ci=ci,
     )
     d0, d1 = read_only(d0), read_only(d1)
-    notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
+    notes = _check_neighbours(d0, d1, claim, relation=array_relation, sensitivity=sensitivity)
     reference = (_check_reference(reference_epsilon), str(reference_note))
     streams = Streams(mechanism=as_batched(mechanism), d0=d0, d1=d1, seed=seed)
     if isinstance(plan.strategy, (Auto, Quantiles)):
@@ -449,7 +450,7 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
     long_run = min(LONG_RUN, limits.max_seconds)
 
     def probe_call(n: int) -> np.ndarray:
-        outputs = call_block(streams.mechanism, streams.d0, seed_0, 0, n)
+        outputs = call_block(streams.mechanism, streams.d0, seed_0, index=0, size=n)
         return counts_above(outputs.sum(axis=1), stand_in)
 
     def refine(per_trial: float) -> bool:
@@ -634,7 +635,8 @@ def _result(
         eps_lower, mu = test.epsilon_lower, None
     ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
-    needed = _trials_needed(claim, test, ceiling, alpha, ci, provenance.calibration_fraction)
+    fraction = provenance.calibration_fraction
+    needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
     evidence = _Evidence(
         ceiling=ceiling,
         needed=needed,
@@ -776,7 +778,7 @@ def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str
     return "consistent", ""
 
 
-def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
+def _trials_needed(claim, cert, *, ceiling, alpha, ci, fraction) -> int | None:
     """Trials per dataset that would decide the claim: enough for the chosen test to certify it
     with probability ~0.9 when its point estimate is above the claim, and at least enough for the
     ceiling to pass it; None when nothing suggests more (or the bound already exceeds the claim)."""
@@ -839,7 +841,8 @@ def _same_data(d0, d1) -> bool:
     return False
 
 
-def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
+def _resolve_claim(claim, *, epsilon, delta, unit, relation) -> PrivacyClaim:
+    """``claim``, or the :class:`PrivacyClaim` of the loose fields (not both)."""
     if claim is not None:
         if not isinstance(claim, PrivacyClaim):
             raise InputError(f"claim must be a dpclaims.PrivacyClaim, got {type(claim).__name__}")
@@ -883,13 +886,13 @@ def _check_calibration(fraction: float, trials: int) -> None:
 
 
 def _check_neighbours(
-    d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
+    d0: Any, d1: Any, claim: PrivacyClaim, *, relation: str | None, sensitivity: Any
 ) -> list[str]:
     """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
     if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
-        if array_relation is not None or sensitivity is not None:
+        if relation is not None or sensitivity is not None:
             raise InputError(
-                f"relation={array_relation!r} and sensitivity= are for array datasets; "
+                f"relation={relation!r} and sensitivity= are for array datasets; "
                 "UserDatasets are checked under relation='replace' or 'add-remove'"
             )
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
@@ -909,11 +912,11 @@ def _check_neighbours(
     numeric = (np.ndarray, int, float, np.integer, np.floating)
     arrays = all(isinstance(d, numeric) for d in (d0, d1))
     if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
-        check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
-        if array_relation == "unchecked":
+        check_array_neighbours(d0, d1, relation or claim.relation, sensitivity)
+        if relation == "unchecked":
             return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
         return []
-    if sensitivity is not None or array_relation == "query":
+    if sensitivity is not None or relation == "query":
         raise InputError(
             "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
         )

@@ -95,16 +95,16 @@ def one_run_epsilon(m: int, r: int, v: int, delta: float = 0.0, confidence: floa
     """Largest ε (to bisection precision, rounded down) rejected at level ``1 - confidence``; 0 if none."""
     m, r, v = _check_counts(m, r, v)
     significance = 1.0 - check_confidence(confidence)
-    if one_run_p_value(m, r, v, 0.0, delta) >= significance:
+    if one_run_p_value(m, r, v, epsilon=0.0, delta=delta) >= significance:
         return 0.0
     low, high = 0.0, 1.0
-    while one_run_p_value(m, r, v, high, delta) < significance:
+    while one_run_p_value(m, r, v, epsilon=high, delta=delta) < significance:
         low, high = high, 2.0 * high
         if high > 1e3:
             return low
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (low + high)
-        if one_run_p_value(m, r, v, mid, delta) < significance:
+        if one_run_p_value(m, r, v, epsilon=mid, delta=delta) < significance:
             low = mid
         else:
             high = mid
@@ -170,8 +170,8 @@ def one_run_audit(
         + np.count_nonzero(~included_arr[order[:k_minus]])
     )
     r = k_plus + k_minus
-    p_value = one_run_p_value(m, r, correct, epsilon, delta)
-    eps_lower = one_run_epsilon(m, r, correct, delta, confidence)
+    p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
+    eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
     return OneRunResult(
         epsilon_lower=eps_lower,
         p_value=p_value,
@@ -228,5 +228,12 @@ def one_run(
             f"got shape {raw.shape} and dtype {raw.dtype}"
         )
     return one_run_audit(
-        raw.astype(np.float64), included, epsilon, delta, k_plus, k_minus, confidence, seed
+        raw.astype(np.float64),
+        included,
+        epsilon,
+        delta=delta,
+        k_plus=k_plus,
+        k_minus=k_minus,
+        confidence=confidence,
+        seed=seed,
     )

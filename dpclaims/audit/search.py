@@ -243,9 +243,8 @@ class CanaryPairs:
         y = None if self.data.y is None else self.data.y[self.user]
         if self.unit == "user":
             return replace_user(self.data, self.user, np.broadcast_to(value, self._shape()), y)
-        return replace_item(
-            self.data, self.user, self.item, value, None if y is None else y[self.item]
-        )
+        y_new = None if y is None else y[self.item]
+        return replace_item(self.data, self.user, self.item, x_new=value, y_new=y_new)
 
     def _pair(self, name: str, v0: np.ndarray, v1: np.ndarray | None) -> Pair:
         """``v1 = None``: the add-remove pair (user at ``v0``, user removed)."""
@@ -260,15 +259,17 @@ class CanaryPairs:
             point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
             labels = None if self.data.y is None else (self.data.y[self.user],) * 2
             if self.unit == "user":
-                made = extreme_user_pair(self.data, point, self.user, opposite, labels)
+                made = extreme_user_pair(
+                    self.data, point, user=self.user, opposite=opposite, labels=labels
+                )
             else:
                 made = extreme_item_pair(
                     self.data,
                     point,
-                    self.user,
-                    self.item,
-                    opposite,
-                    None if labels is None else (labels[0][self.item],) * 2,
+                    user=self.user,
+                    item=self.item,
+                    opposite=opposite,
+                    labels=None if labels is None else (labels[0][self.item],) * 2,
                 )
             return Pair(name, made.d0, made.d1, (v0, v1))
         return Pair(name, self._with(v0), self._with(v1), (v0, v1))
