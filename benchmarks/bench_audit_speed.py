@@ -98,7 +98,8 @@ def main() -> None:
             "DP-SGD audit, 1e4 trials/side",
             f"{secs:.2f} s",
             "< 60 s",
-            f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} eps={algo.privacy_claim.epsilon:.2f}; "
+            f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} "
+            f"eps={algo.privacy_claim.epsilon:.2f}; "
             f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})",
         )
     )
@@ -145,10 +146,10 @@ def main() -> None:
         max(len(str(r[i])) for r in rows + [("case", "time", "target", "notes")]) for i in range(4)
     ]
     header = ("case", "time", "target", "notes")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
 
 
 if __name__ == "__main__":

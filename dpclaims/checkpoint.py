@@ -93,7 +93,7 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
 
 def _has_contents(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:
         return False
     return True
@@ -153,7 +153,8 @@ class Stage:
         return self.directory / f"{self.name}-{index:06d}.npz"
 
     def load(self, chunks: int) -> dict[int, np.ndarray]:
-        """``{chunk index: result}`` of every saved chunk of this stage (``0 <= index < chunks``)."""
+        """``{chunk index: result}`` of every saved chunk of this stage
+        (``0 <= index < chunks``)."""
         return dict(self.saved(chunks))
 
     def saved(self, chunks: int) -> Iterator[tuple[int, np.ndarray]]:

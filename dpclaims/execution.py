@@ -70,14 +70,16 @@ SEED_BLOCK = 8192
 """Trials per SeedSequence child.  Part of the numbers' identity: changing it changes results."""
 
 MAX_CHUNK_BLOCKS = 32
-"""Largest default chunk, in seed blocks (262 144 trials): bounds what one task holds and returns."""
+"""Largest default chunk, in seed blocks (262 144 trials): bounds what one task holds and
+returns."""
 
 CHECKPOINT_CHUNK_BLOCKS = 16
 """Default chunk (in seed blocks) when checkpointing; fixed so a resumed run finds the same chunks
 whatever its worker count."""
 
 DETERMINISM_PROBE = 32
-"""Trials of the repeated first-block call that checks a mechanism draws its randomness from ``rng``."""
+"""Trials of the repeated first-block call that checks a mechanism draws its randomness from
+``rng``."""
 
 BACKENDS = ("auto", "serial", "processes", "dask")
 
@@ -220,7 +222,8 @@ def as_batched(mechanism: Callable) -> Callable:
 
 
 def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndarray:
-    """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise :class:`MechanismError`."""
+    """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise
+    :class:`MechanismError`."""
     if isinstance(outputs, dict):
         raise MechanismError(
             f"{name} returned a dict (keys {sorted(map(str, outputs))[:4]}); return one array of "
@@ -407,8 +410,8 @@ def reduce_blocks(
     blocks: Sequence[tuple[int, int, int, int]],
     reducer: Callable,
 ) -> np.ndarray:
-    """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as :func:`run_blocks`):
-    only one block of outputs is alive at a time.
+    """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as
+    :func:`run_blocks`): only one block of outputs is alive at a time.
 
     ``reducer(outputs (n, k)) -> integer array`` of a fixed shape (counts); integer
     sums are exact, so the total does not depend on how blocks are grouped.
@@ -504,13 +507,15 @@ def check_determinism(
 
 
 def _dumps(obj: Any) -> bytes:
-    """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by name."""
+    """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by
+    name."""
     return cloudpickle.dumps(obj)
 
 
 def _picklable(obj: Any) -> bool:
-    """True when the standard pickle can send ``obj``: what ``backend="auto"`` needs to choose processes
-    (closures and lambdas keep running serially there, so their side effects stay visible)."""
+    """True when the standard pickle can send ``obj``: what ``backend="auto"`` needs to choose
+    processes (closures and lambdas keep running serially there, so their side effects stay
+    visible)."""
     try:
         pickle.dumps(obj)
     except Exception:

@@ -60,7 +60,8 @@ class PrivacyClaim:
         check_choice(self.relation, RELATIONS, "relation")
         if not isinstance(self.source, str):
             raise InputError(
-                f"source must be a string describing where the claim comes from, got {type(self.source).__name__}"
+                "source must be a string describing where the claim comes from, got "
+                f"{type(self.source).__name__}"
             )
 
     @property

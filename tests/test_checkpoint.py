@@ -1,4 +1,5 @@
-"""Checkpoint and resume: same numbers as an uninterrupted run, refusal of foreign or damaged checkpoints."""
+"""Checkpoint and resume: same numbers as an uninterrupted run, refusal of foreign or damaged
+checkpoints."""
 
 import json
 import os
@@ -226,8 +227,9 @@ SCRIPT = textwrap.dedent(
 
     if __name__ == "__main__":
         checkpoint = None if sys.argv[1] == "-" else sys.argv[1]
-        result = audit(Slow(), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40 * 8192, seed=3, chunk=8192,
-                       backend="serial", checkpoint=checkpoint, threshold="calibration")
+        result = audit(Slow(), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40 * 8192, seed=3,
+                       chunk=8192, backend="serial", checkpoint=checkpoint,
+                       threshold="calibration")
         record = result.to_dict()
         record.pop("wall_time")
         print(json.dumps(record))

@@ -1,4 +1,5 @@
-"""The Dask backend gives the numbers of the serial and process backends, on a real LocalCluster on loopback."""
+"""The Dask backend gives the numbers of the serial and process backends, on a real LocalCluster on
+loopback."""
 
 import numpy as np
 import pytest

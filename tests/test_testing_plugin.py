@@ -1,4 +1,5 @@
-"""dpclaims.testing: the assert helpers in-process, and the pytest plugin from an outside project."""
+"""dpclaims.testing: the assert helpers in-process, and the pytest plugin from an outside
+project."""
 
 import importlib.metadata
 import os
@@ -34,18 +35,23 @@ OUTSIDE_TESTS = textwrap.dedent(
 
     @pytest.mark.dpclaims_rate
     def test_rate_holds():
-        assert_exponent(experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial")
+        assert_exponent(
+            experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial"
+        )
 
 
     @pytest.mark.dpclaims_rate
     def test_wrong_claim():
-        assert_exponent(experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial")
+        assert_exponent(
+            experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial"
+        )
 
 
     @pytest.mark.dpclaims_privacy
     def test_private():
         d0 = UserDataset(np.zeros((4, 1, 1)))
-        assert_private(laplace, d0, replace_user(d0, 0, np.ones((1, 1))), epsilon=1.0, delta=0.0, trials=4000)
+        d1 = replace_user(d0, 0, np.ones((1, 1)))
+        assert_private(laplace, d0, d1, epsilon=1.0, delta=0.0, trials=4000)
 
 
     def test_unmarked():
@@ -214,7 +220,8 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
     assert result.verdict != "violation" and result.epsilon_lower <= 1.0
     with pytest.raises(
         AssertionError,
-        match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1",
+        match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 "
+        r"\(claimed epsilon=1",
     ):
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
 

@@ -226,7 +226,8 @@ class DPSGD:
         return self.run(data, rng, trials).theta
 
     def run(self, data: UserDataset, rng: np.random.Generator, trials: int) -> BaselineRun:
-        """Run ``trials`` independent copies; outputs ``(trials, d)`` and gradient counts ``(trials,)``."""
+        """Run ``trials`` independent copies; outputs ``(trials, d)`` and gradient counts
+        ``(trials,)``."""
         if not isinstance(data, UserDataset):
             raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
         trials = check_trials(trials)
@@ -333,7 +334,8 @@ class _GLMStep:
         return np.asarray(sampled @ self.items)
 
     def _clipped(self, dphi: np.ndarray, gram: np.ndarray) -> np.ndarray:
-        """Coefficients ``(..., s)`` of the clipped unit gradients; ``gram`` broadcasts as ``(..., s, s)``."""
+        """Coefficients ``(..., s)`` of the clipped unit gradients; ``gram`` broadcasts as
+        ``(..., s, s)``."""
         coef = dphi / self.size
         if not self.algo.clip:
             return coef

@@ -102,7 +102,8 @@ def _first_user_sign(data: UserDataset) -> np.ndarray:
 def _noisy_max(
     claim: PrivacyClaim, return_value: bool
 ) -> tuple[ReportNoisyMax, UserDataset, UserDataset]:
-    """Five equal counts that all move by one between the datasets (the noisy-max-value worst case)."""
+    """Five equal counts that all move by one between the datasets (the noisy-max-value worst
+    case)."""
     k = 5
     x = np.zeros((USERS, 1, k))
     x[1 : k + 1, 0, :] = np.eye(k)
@@ -151,7 +152,8 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
     if name == "gaussian-item-noise":
         if claim.unit != "user" or claim.relation != "replace":
             raise InputError(
-                "gaussian-item-noise is audited with user-level replace neighbours; pass --unit user --relation replace"
+                "gaussian-item-noise is audited with user-level replace neighbours; pass --unit "
+                "user --relation replace"
             )
         return (_gaussian(claim, calibrate_unit="item"), *_mean_pair("user", "replace"))
     if name == "laplace":
@@ -212,7 +214,8 @@ def audit_target(name: str, claim: PrivacyClaim) -> AuditTarget:
     (whether it is known to be buggy is there too)."""
     if name not in TARGETS:
         raise InputError(
-            f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass 'package.module:function')"
+            f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass "
+            "'package.module:function')"
         )
     mechanism, d0, d1 = _build(name, claim)
     description = TARGETS[name][0]

@@ -127,7 +127,8 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     sensitivity = check_positive(sensitivity, "sensitivity")
     if epsilon >= 1:
         raise InputError(
-            f"the classical Gaussian calibration is proved only for epsilon < 1, got epsilon={epsilon}; "
+            "the classical Gaussian calibration is proved only for epsilon < 1, got "
+            f"epsilon={epsilon}; "
             "use calibration='analytic'"
         )
     if delta == 0:
@@ -202,7 +203,8 @@ class ClippedQuery:
         return users.mean(axis=0) if self.reduce == "mean" else users.sum(axis=0)
 
     def sensitivity(self, n: int, m: int, unit: str = "user", relation: str = "replace") -> float:
-        """Sensitivity (in the clipping norm) on datasets of ``n`` users × ``m`` items (table above)."""
+        """Sensitivity (in the clipping norm) on datasets of ``n`` users × ``m`` items (table
+        above)."""
         n = check_trials(n, "n")
         m = check_trials(m, "m")
         check_choice(unit, UNITS, "unit")
@@ -233,7 +235,8 @@ def user_sum_query(bound: float, clip: str = "item", norm: int = 2) -> ClippedQu
 
 @dataclass(frozen=True)
 class FeatureCountQuery:
-    """Scores for selection: ``c_j`` = number of users with some item whose feature j exceeds ``threshold``.
+    """Scores for selection: ``c_j`` = number of users with some item whose feature j exceeds
+    ``threshold``.
 
     Returns ``(d,)``.  Each count moves by at most 1 when one user (or one item) changes,
     so the score sensitivity is 1; under add/remove of a user the counts move in the same
@@ -323,7 +326,7 @@ class GaussianMechanism:
         check_choice(self.calibration, CALIBRATIONS, "calibration")
         if self.sigma is not None:
             object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
-        else:  # raises now, not at the first call, for an invalid calibration (classical with ε ≥ 1)
+        else:  # raises now, not at the first call, for an invalid calibration (classical, ε ≥ 1)
             gaussian_sigma(self.epsilon, self.delta, self.sensitivity, self.calibration)
 
     @classmethod
@@ -341,7 +344,8 @@ class GaussianMechanism:
         """Calibrated mechanism for a query with a ``sensitivity(n, m, unit, relation)`` method."""
         if not hasattr(query, "sensitivity"):
             raise InputError(
-                "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity directly"
+                "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity "
+                "directly"
             )
         return cls(
             query=query,
@@ -384,7 +388,8 @@ class GaussianMechanism:
 
 @dataclass(frozen=True)
 class LaplaceMechanism:
-    """``query(D) + Lap(b)^k`` with ``b = sensitivity/ε`` (Dwork & Roth 2014, Theorem 3.6): pure ε-DP.
+    """``query(D) + Lap(b)^k`` with ``b = sensitivity/ε`` (Dwork & Roth 2014, Theorem 3.6): pure
+    ε-DP.
 
     ``sensitivity`` is the **l1**-sensitivity (use ``norm=1`` clipped queries for k > 1).
     ``scale`` overrides b (mutants; the claim stays ε).
@@ -418,7 +423,8 @@ class LaplaceMechanism:
         """Calibrated mechanism for a query with an l1 sensitivity (``ClippedQuery(norm=1)``)."""
         if getattr(query, "norm", 1) != 1 or not hasattr(query, "sensitivity"):
             raise InputError(
-                "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a sensitivity method"
+                "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a "
+                "sensitivity method"
             )
         sensitivity = query.sensitivity(n, m, unit, relation)
         return cls(
@@ -504,7 +510,8 @@ class ExponentialMechanism:
 
     ``utility(D) -> (k,)`` scores, each moving by at most ``sensitivity`` Δ between
     neighbours; ``monotone=True`` (all scores move the same way) allows ``exp(ε u_i / Δ)``.
-    Sampling is the Gumbel-max trick, ``argmax_i(ε u_i/(2Δ) + G_i)``, batched: ``(trials, 1)`` indices.
+    Sampling is the Gumbel-max trick, ``argmax_i(ε u_i/(2Δ) + G_i)``, batched: ``(trials, 1)``
+    indices.
     """
 
     utility: Callable

@@ -2,8 +2,9 @@
 
 ``audit`` runs a mechanism many times on two neighbouring datasets (collecting,
 :mod:`.collect`), learns a test on a calibration split and certifies it on the rest
-(certifying, :mod:`.certify`: usable alone on scores or counts computed anywhere); ``one_run_audit`` / ``one_run``
-implement the one-training-run audit of Steinke, Nasr and Jagielski (2023).
+(certifying, :mod:`.certify`: usable alone on scores or counts computed anywhere);
+``one_run_audit`` / ``one_run`` implement the one-training-run audit of Steinke, Nasr and
+Jagielski (2023).
 """
 
 from .bounds import (
@@ -20,10 +21,10 @@ from .certify import Certificate, certify_fixed, certify_scores
 from .collect import Collector
 from .core import (
     DEFAULT_CALIBRATION_FRACTION,
-    AuditPlan,
     METHODS,
     MIN_TRIALS,
     THRESHOLD_STRATEGIES,
+    AuditPlan,
     audit,
     audit_ceiling,
 )

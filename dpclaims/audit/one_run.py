@@ -92,7 +92,8 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
 
 
 def one_run_epsilon(m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95) -> float:
-    """Largest ε (to bisection precision, rounded down) rejected at level ``1 - confidence``; 0 if none."""
+    """Largest ε (to bisection precision, rounded down) rejected at level ``1 - confidence``; 0 if
+    none."""
     m, r, v = _check_counts(m, r, v)
     significance = 1.0 - check_confidence(confidence)
     if one_run_p_value(m, r, v, epsilon=0.0, delta=delta) >= significance:
@@ -120,7 +121,8 @@ def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
             raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
     if k_plus + k_minus < 1 or k_plus + k_minus > m:
         raise InputError(
-            f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, k_minus={k_minus}"
+            f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, "
+            f"k_minus={k_minus}"
         )
     return int(k_plus), int(k_minus)
 
@@ -155,7 +157,8 @@ def one_run_audit(
         or not np.all(np.isin(included_arr, (0, 1)))
     ):
         raise InputError(
-            f"included must be a boolean array of shape {scores.shape} (one flag per canary), got {included_arr.shape}"
+            f"included must be a boolean array of shape {scores.shape} (one flag per canary), got "
+            f"{included_arr.shape}"
         )
     included_arr = included_arr.astype(bool)
     epsilon = check_epsilon(epsilon)
@@ -210,7 +213,8 @@ def one_run(
         raise InputError(f"canaries must be >= 1, got {canaries}")
     if not callable(mechanism):
         raise InputError(
-            f"mechanism must be callable as mechanism(included, rng), got {type(mechanism).__name__}"
+            "mechanism must be callable as mechanism(included, rng), got "
+            f"{type(mechanism).__name__}"
         )
     included = np.random.default_rng(child_seed(seed, 0)).random(canaries) < 0.5
     try:
@@ -224,7 +228,8 @@ def one_run(
         ) from exc
     if raw.shape != (canaries,) or raw.dtype.kind not in "biuf" or not np.all(np.isfinite(raw)):
         raise MechanismError(
-            f"the one-run mechanism (or score) must return finite per-canary scores of shape ({canaries},), "
+            "the one-run mechanism (or score) must return finite per-canary scores of shape "
+            f"({canaries},), "
             f"got shape {raw.shape} and dtype {raw.dtype}"
         )
     return one_run_audit(

@@ -62,7 +62,8 @@ DIRECTIONS = ("d1 if score > t", "d1 if score <= t", "d0 if score > t", "d0 if s
 
 PREDICTION_ALPHA = 0.02
 """Calibration rates are replaced by their 98% upper bounds when predicting what a test certifies
-(chosen on the tightness benchmark: less pessimism picks lucky extreme thresholds, more wastes power)."""
+(chosen on the tightness benchmark: less pessimism picks lucky extreme thresholds, more wastes
+power)."""
 
 MAX_THRESHOLDS_PER_TAIL = 256
 """Candidate thresholds per tail when scores take many values (geometrically spaced ranks)."""
@@ -291,7 +292,8 @@ def certify_quantiles(
 
 @dataclass(frozen=True)
 class ThresholdChoice:
-    """A test chosen on calibration data and the value it predicts (ε, or μ for ``objective="mu"``)."""
+    """A test chosen on calibration data and the value it predicts (ε, or μ for
+    ``objective="mu"``)."""
 
     threshold: float
     direction: int
@@ -382,7 +384,8 @@ def error_counts(
 def error_counts_from_above(
     above0: np.ndarray, n0: int, above1: np.ndarray, n1: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`error_counts` from the above counts ``above0``, ``above1`` (T,) of ``n0``, ``n1`` trials."""
+    """:func:`error_counts` from the above counts ``above0``, ``above1`` (T,) of ``n0``, ``n1``
+    trials."""
     above0, above1 = np.asarray(above0), np.asarray(above1)
     fp = np.stack([above0, n0 - above0, above1, n1 - above1])
     fn = np.stack([n1 - above1, above1, n0 - above0, above0])
@@ -390,7 +393,8 @@ def error_counts_from_above(
 
 
 _SWAP = np.array([3, 2, 1, 0])
-"""``false_negatives == false_positives[_SWAP]`` and ``n_positive == n_negative[_SWAP]`` (see :func:`error_counts`)."""
+"""``false_negatives == false_positives[_SWAP]`` and ``n_positive == n_negative[_SWAP]`` (see
+:func:`error_counts`)."""
 
 
 def choose_threshold(
@@ -404,10 +408,10 @@ def choose_threshold(
     """Pick the test (threshold, direction) on calibration scores ``s0``, ``s1``.
 
     The objective is what the test is predicted to certify on ``n_certify = (n0, n1)``
-    certification trials of d0 and d1: each calibration error rate is replaced by its one-sided upper bound
-    at level ``1 - PREDICTION_ALPHA`` (pessimistic, to damp the winner's curse of picking
-    the luckiest extreme threshold), scaled to the certification size, and put through the
-    same upper bounds (``alpha``, ``criterion``) as the certification.
+    certification trials of d0 and d1: each calibration error rate is replaced by its
+    one-sided upper bound at level ``1 - PREDICTION_ALPHA`` (pessimistic, to damp the winner's
+    curse of picking the luckiest extreme threshold), scaled to the certification size, and put
+    through the same upper bounds (``alpha``, ``criterion``) as the certification.
     """
     ci, delta = criterion.ci, criterion.delta
     thresholds = candidate_thresholds(np.concatenate([s0, s1]))
@@ -477,7 +481,8 @@ def _best_test(events: Events, errors: tuple, *, alpha: float, criterion: Criter
 
 
 def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
-    """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels: (T,) sorted."""
+    """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels:
+    (T,) sorted."""
     return np.concatenate(
         [[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))]
     )
@@ -486,7 +491,8 @@ def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
 def tradeoff_curve(
     s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101
 ) -> list[list[float]]:
-    """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted by FPR."""
+    """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted
+    by FPR."""
     thresholds = tradeoff_thresholds(np.concatenate([s0, s1]), points)
     return tradeoff_from_counts(Counts.of(s0, s1, thresholds), direction)
 

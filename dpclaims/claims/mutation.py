@@ -305,7 +305,7 @@ def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
     lines = [
         "  ".join(
             c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths))
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in cells
     ]

@@ -1,4 +1,5 @@
-"""Null calibration: on identical datasets a certified bound is positive in at most ~5% of audits."""
+"""Null calibration: on identical datasets a certified bound is positive in at most ~5% of
+audits."""
 
 import numpy as np
 import pytest

@@ -198,7 +198,8 @@ def test_mass_beyond_an_order_statistic_fails_its_bound_with_probability_alpha(t
 
 
 def analytic_sigma(epsilon, delta):
-    """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity 1)."""
+    """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity
+    1)."""
 
     def gap(sigma):
         return (
@@ -219,7 +220,8 @@ class Gauss:
 
 
 def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
-    """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in hindsight."""
+    """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in
+    hindsight."""
     t = np.linspace(-10 * sigma, 10 * sigma + 1, 40_001)
     fp = np.round(stats.norm.sf(t / sigma) * trials)
     fn = np.round(stats.norm.cdf((t - 1) / sigma) * trials)

@@ -92,7 +92,8 @@ def _load() -> None:
 
 
 def list_mutants(paper: str | None = None, kind: str | None = None) -> list[Mutant]:
-    """Every registered mutant, optionally of one ``paper`` and/or ``kind``, in registration order."""
+    """Every registered mutant, optionally of one ``paper`` and/or ``kind``, in registration
+    order."""
     _load()
     if kind is not None:
         check_choice(kind, KINDS, "kind")
