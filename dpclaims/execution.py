@@ -395,12 +395,18 @@ def run_blocks(
         call_block(mechanism, data, seed, index=index, size=size)[lo:hi]
         for index, size, lo, hi in blocks
     ]
-    widths = {o.shape[1] for o in out}
+    return _joined(out)
+
+
+def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Outputs ``(n_i, k)`` of several calls stacked into ``(sum n_i, k)``; an error when their
+    widths ``k`` differ."""
+    widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
         raise MechanismError(
             f"mechanism returned different output widths across calls: {sorted(widths)}"
         )
-    return np.concatenate(out)
+    return np.concatenate(parts)
 
 
 def reduce_blocks(
@@ -966,12 +972,7 @@ def run_trials(
     where = (execution.backend, run.workers, execution.scheduler)
     with session(*where, tasks=len(tasks), probe=probe) as s:
         parts = s.map(run_blocks, tasks, run.stage)
-    widths = {p.shape[1] for p in parts}
-    if len(widths) > 1:
-        raise MechanismError(
-            f"mechanism returned different output widths across calls: {sorted(widths)}"
-        )
-    return np.concatenate(parts)
+    return _joined(parts)
 
 
 def reduce_trials(
