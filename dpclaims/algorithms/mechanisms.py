@@ -288,6 +288,27 @@ def _check_unit_relation(unit: str, relation: str) -> None:
     check_choice(relation, RELATIONS, "relation")
 
 
+def _check_selection(mechanism: Any) -> None:
+    """Check (and coerce) the fields of a selection mechanism: its ``utility`` scores, their
+    ``sensitivity``, ``epsilon``, ``unit`` and ``relation``."""
+    _check_query(mechanism.utility, "utility")
+    sensitivity = check_positive(mechanism.sensitivity, "sensitivity")
+    object.__setattr__(mechanism, "sensitivity", sensitivity)
+    object.__setattr__(mechanism, "epsilon", check_epsilon(mechanism.epsilon))
+    _check_unit_relation(mechanism.unit, mechanism.relation)
+
+
+def _pure_claim(mechanism: Any, source: str) -> PrivacyClaim:
+    """The pure ε-DP claim of ``mechanism`` (its ``epsilon``, ``unit``, ``relation``)."""
+    return PrivacyClaim(
+        epsilon=mechanism.epsilon,
+        delta=0.0,
+        unit=mechanism.unit,
+        relation=mechanism.relation,
+        source=source,
+    )
+
+
 # ------------------------------------------------------------------------------------ mechanisms
 
 
@@ -438,13 +459,7 @@ class LaplaceMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit=self.unit,
-            relation=self.relation,
-            source="Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)",
-        )
+        return _pure_claim(self, "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
@@ -482,13 +497,7 @@ class RandomizedResponse:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit=self.unit,
-            relation=self.relation,
-            source=f"{self.categories}-ary randomized response",
-        )
+        return _pure_claim(self, f"{self.categories}-ary randomized response")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
@@ -522,20 +531,11 @@ class ExponentialMechanism:
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        _check_unit_relation(self.unit, self.relation)
+        _check_selection(self)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit=self.unit,
-            relation=self.relation,
-            source="exponential mechanism (Dwork & Roth 2014, Thm 3.10)",
-        )
+        return _pure_claim(self, "exponential mechanism (Dwork & Roth 2014, Thm 3.10)")
 
     def probabilities(self, data: UserDataset) -> np.ndarray:
         """Exact selection probabilities ``(k,)`` (softmax of the scaled utilities)."""
@@ -576,10 +576,7 @@ class ReportNoisyMax:
     return_value: bool = False
 
     def __post_init__(self) -> None:
-        _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        _check_unit_relation(self.unit, self.relation)
+        _check_selection(self)
 
     @property
     def noise_scale(self) -> float:
@@ -588,13 +585,7 @@ class ReportNoisyMax:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit=self.unit,
-            relation=self.relation,
-            source="report-noisy-max (Dwork & Roth 2014, Claim 3.9)",
-        )
+        return _pure_claim(self, "report-noisy-max (Dwork & Roth 2014, Claim 3.9)")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         scores = _evaluate(self.utility, data, "utility")
