@@ -1,14 +1,16 @@
 """``audit``: an ε lower bound for a mechanism on two neighbouring datasets.
 
-The pipeline, in bounded memory whatever ``trials`` is:
+A thin driver over two public steps, collecting (:mod:`dpclaims.audit.collect`) and
+certifying (:mod:`dpclaims.audit.certify`).  The pipeline, in bounded memory whatever
+``trials`` is:
 
 Each dataset has one stream of ``trials`` trials (seeds ``child_seed(seed, 0)`` for
 d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
 :mod:`dpclaims.execution`).
 
-1. *Calibration*: its first ``n_cal = min(round(calibration_fraction × trials),``
-   :data:`MAX_CALIBRATION_TRIALS` ``)`` trials, held in memory.  On them a scalar
-   score is learned and the test (threshold, direction) chosen.
+1. *Calibration*: its first ``n_cal = min(round(fraction × trials),``
+   :data:`MAX_CALIBRATION_TRIALS` ``)`` trials (``fraction`` of the strategy), held in
+   memory.  On them a scalar score is learned and the test (threshold, direction) chosen.
 2. *Certification*: the other ``trials - n_cal`` trials are generated chunk by chunk;
    each seed block is scored and reduced *on its worker* to the counts
    ``#{score > t}`` at the chosen threshold(s) and at the
@@ -178,14 +180,11 @@ class AuditPlan:
         """What a checkpoint of this plan records (see :mod:`dpclaims.checkpoint`)."""
         from ..checkpoint import fingerprint
 
-        bonferroni = isinstance(self.strategy, Bonferroni)
         return {
             "method": self.method,
             "threshold": repr(self.strategy),
             "ci": self.criterion.ci,
             "confidence": self.confidence,
-            "calibration_fraction": _fraction(self),
-            "grid_size": self.strategy.grid if bonferroni else 32,
             "statistic": None if self.statistic is None else fingerprint(self.statistic),
             "claim": self.claim.to_dict(),
         }
@@ -404,10 +403,10 @@ def _plan(claim: PrivacyClaim, *, threshold: Any, ci: str, **options: Any) -> Au
     )
 
 
-def _fraction(plan: AuditPlan, certificate: Certificate | None = None) -> float:
-    """The share of the trials that calibrates: the strategy's ``fraction`` (before the run), or
-    what the certificate left uncertified (a held fixed score certifies on every trial)."""
-    if certificate is None or not isinstance(plan.strategy, Quantiles):
+def _fraction(plan: AuditPlan, certificate: Certificate) -> float:
+    """The share of the trials that calibrated: the split strategy's ``fraction``, or what a
+    held certificate left uncertified (a held fixed score certifies on every trial)."""
+    if not isinstance(plan.strategy, Quantiles):
         return float(plan.strategy.fraction)
     return (plan.trials - certificate.certification_trials) / plan.trials
 
