@@ -75,10 +75,8 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
     if isinstance(obj, types.FunctionType):
         cells = [c.cell_contents for c in obj.__closure__ or () if _has_contents(c)]
         code = marshal.dumps(obj.__code__)
-        return _sha(
-            f"function:{obj.__module__}.{obj.__qualname__}:{rec(obj.__defaults__)}:{rec(cells)}:".encode()
-            + code
-        )
+        name = f"{obj.__module__}.{obj.__qualname__}"
+        return _sha(f"function:{name}:{rec(obj.__defaults__)}:{rec(cells)}:".encode() + code)
     if isinstance(obj, types.MethodType):
         return _sha(f"method:{rec(obj.__self__)}:{rec(obj.__func__)}".encode())
     name = f"{type(obj).__module__}.{type(obj).__qualname__}"
