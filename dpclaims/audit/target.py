@@ -26,6 +26,8 @@ class AuditTarget:
         The (ε, δ) guarantee the mechanism is claimed to meet on them.
     name : str
         Short identifier (catalogue or mutant name), optional.
+    description : str
+        One line on what is audited (shown by ``dpclaims audit``), optional.
     """
 
     mechanism: Callable
@@ -33,6 +35,7 @@ class AuditTarget:
     d1: Any
     claim: PrivacyClaim
     name: str = ""
+    description: str = ""
 
     def __post_init__(self) -> None:
         if not callable(self.mechanism):

@@ -1,4 +1,5 @@
-"""Selecting claims and running their experiments: every fault of an experiment ends up in its entry."""
+"""Selecting claims and running their experiments: every fault of an experiment ends up in its
+entry."""
 
 import math
 
@@ -168,7 +169,8 @@ def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path
     (tmp_path / "aaa_broken.py").write_text("raise RuntimeError('half-written module')\n")
     (tmp_path / "zzz_fine.py").write_text(
         "from dpclaims.claims import register_experiment\n\n"
-        "@register_experiment('dpgd.utility', replace=True)\ndef factory(claim, budget):\n    return None\n"
+        "@register_experiment('dpgd.utility', replace=True)\ndef factory(claim, budget):\n    "
+        "return None\n"
     )
     monkeypatch.setattr(checks, "__path__", [*checks.__path__, str(tmp_path)])
     monkeypatch.setitem(_FACTORIES, "dpgd.utility", None)  # restored after the test

@@ -14,7 +14,8 @@ CLAIM = "dpgd.calibration"
 
 @pytest.fixture(scope="module")
 def document():
-    """A real results document: one value check (registered for the run) and one claim without experiment."""
+    """A real results document: one value check (registered for the run) and one claim without
+    experiment."""
     from dpclaims.claims.experiments import _FACTORIES
     from dpclaims.reports.results import load_check_modules
 
