@@ -309,7 +309,7 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
             'experiments, e.g. experiments = "smith25_experiments"',
         )
     meta = {
-        name: _text(table, name, path, "[paper]", required)
+        name: _text(table, name, path, "[paper]", required=required)
         for name, required in _PAPER_FIELDS.items()
     }
     if not all(part.isidentifier() for part in meta["experiments"].split(".")):

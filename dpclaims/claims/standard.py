@@ -211,7 +211,9 @@ class RateExperiment:
                 f", tested as exponent {self.expected:g}" if self.stated.tested else ""
             )
         band = (self.expected - self.margin, self.expected + self.margin)
-        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
+        caveats = sweep_caveats(
+            fit, result.values, result.errors, baseline=self.baseline, band=band
+        )
         verdict = apply_caveats(check.verdict, caveats)
         evidence["caveats"] = caveats
         if self.baseline is not None:
@@ -222,7 +224,7 @@ class RateExperiment:
 
 
 def _within(
-    measured: Any, expected: float, rtol: float, atol: float, relation: str = "=="
+    measured: Any, expected: float, *, rtol: float, atol: float, relation: str = "=="
 ) -> tuple[bool, dict]:
     """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
 
@@ -280,7 +282,9 @@ class ValueExperiment:
             raise InputError(f"the computation did not return the expected quantities {missing}")
         checks = {}
         for name, bound, relation in wanted:
-            ok, detail = _within(measured[name], float(bound), self.rtol, self.atol, relation)
+            ok, detail = _within(
+                measured[name], float(bound), rtol=self.rtol, atol=self.atol, relation=relation
+            )
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
         verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT

@@ -213,7 +213,7 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     )
     registry = Registry.discover(folders=[broken, fine], installed=False)
     selected = registry.select(paper="broken-paper") + registry.select(paper="fine-paper")
-    results = run_claims(selected, execution=SERIAL, registry=registry)
+    results = run_claims(selected, execution=SERIAL)
     assert results["load_errors"] == [
         {"module": "run_test_broken", "error": "RuntimeError: half-written"}
     ]
