@@ -399,7 +399,7 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
     change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
     assert change == {"interpolation": "none"}
     mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(
-        seed=0, backend="serial"
+        seed=0, execution=SERIAL
     )
     assert mutated["verdict"] == "inconsistent", mutated["summary"]
     assert mutated["evidence"]["fit"]["exponent"] > -1.6
