@@ -224,6 +224,7 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     )
     assert second["verdict"] == "consistent" and exit_code(results) == 1
     assert [p["id"] for p in results["papers"]] == ["broken-paper", "fine-paper"]
+    assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
 
 
 def test_one_execution_reaches_each_experiment_with_a_checkpoint_folder_per_claim(
