@@ -1,4 +1,8 @@
-"""The ``dpclaims`` command: ``verify``, ``list``, ``audit``, ``rate`` and ``report``.
+"""The ``dpclaims`` command: ``verify``, ``list``, ``audit``, ``rate``, ``report``, ``new-paper``.
+
+``verify`` and ``list`` read the packaged papers, installed plugins (entry-point group
+``dpclaims.papers``) and every ``--registry DIR`` folder; ``new-paper ID [DIR]`` writes a
+working paper plugin to start from.  ``list`` imports no experiment.
 
 Exit codes: 0 when every checked claim is consistent (or inconclusive), 1 when any
 is a violation or inconsistent (or its experiment failed with an error), 2 for bad
@@ -33,7 +37,7 @@ import traceback  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Iterator, Sequence  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
-from typing import Any
+from typing import Any  # noqa: E402
 
 from .errors import DPClaimsError, InputError, check_positive, check_trials  # noqa: E402
 from .userfiles import first_line as _first_line  # noqa: E402
@@ -48,8 +52,16 @@ __all__ = ["main"]
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors as one line and exit code 2."""
 
+    lazy_epilog = None
+    """A function returning the epilog, called only when the help is shown (keeps start-up fast)."""
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"dpclaims: error: {message} (see 'dpclaims --help')\n")
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
 
 
 _WARNINGS: list[dict[str, str]] = []
@@ -62,19 +74,31 @@ def _print_json(payload: Any) -> None:
     print(json.dumps(payload, indent=2, default=float))
 
 
-def _cmd_list(args: argparse.Namespace) -> int:
-    from . import claims
-    from .reports.text import plural
+def _registry(args: argparse.Namespace):
+    """The registry of the packaged and installed papers plus the ``--registry`` folders."""
+    from .claims import Registry
 
-    selected = claims.load(paper=args.paper, kind=args.kind)
+    return Registry.discover(folders=args.registry or ())
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .claims import status
+
+    selected = _registry(args).select(paper=args.paper, kind=args.kind)
+    statuses = [status(c) for c in selected]
     if args.json:
-        _print_json([c.to_dict() for c in selected])
+        _print_json(
+            [
+                {**c.to_dict(), "checkable": text.startswith("checkable"), "status": text}
+                for c, text in zip(selected, statuses, strict=True)
+            ]
+        )
         return 0
     width = max((len(c.id) for c in selected), default=2)
     print(f"{'id':<{width}}  {'paper':<26}  {'kind':<12}  status")
-    for c in selected:
-        print(f"{c.id:<{width}}  {c.paper:<26}  {c.kind:<12}  {c.status}")
-    print(plural(len(selected), "claim"))
+    for c, text in zip(selected, statuses, strict=True):
+        print(f"{c.id:<{width}}  {c.paper:<26}  {c.kind:<12}  {text}")
+    print(f"{len(selected)} claim{'' if len(selected) == 1 else 's'}")
     return 0
 
 
@@ -298,26 +322,34 @@ def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
     print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
 
 
+def _execution(args: argparse.Namespace):
+    """The one Execution of a command, from --backend, --workers, --scheduler, --checkpoint."""
+    from .execution import Execution
+
+    return Execution(
+        backend=args.backend,
+        workers=args.workers,
+        scheduler=getattr(args, "scheduler", None),
+        checkpoint=getattr(args, "checkpoint", None),
+    )
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .reports import exit_code, run_claims, select_claims, write_report
+    from .claims.run import run_claims, select_claims
+    from .reports import exit_code, write_report
     from .reports.atomic import check_output_dir
 
     papers, patterns = _split(args.papers), _split(args.claims)
-    selected = select_claims(papers, patterns)
+    registry = _registry(args)
+    selected = select_claims(papers, patterns, registry=registry)
     check_output_dir(args.out, args.force)
-    options = {
-        name: value
-        for name in ("scheduler", "checkpoint")
-        if (value := getattr(args, name)) is not None
-    }
+    execution = _execution(args)
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
             selected,
             budget=args.budget,
             seed=args.seed,
-            backend=args.backend,
-            workers=args.workers,
-            options=options,
+            execution=execution,
             papers=papers,
             patterns=patterns,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True),
@@ -330,8 +362,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             papers=papers or None,
             budget=args.budget,
             seed=args.seed,
-            backend=args.backend,
-            workers=args.workers,
+            backend=execution.backend,
+            workers=execution.workers,
         )
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
@@ -345,6 +377,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
     return exit_code(results)
+
+
+def _cmd_new_paper(args: argparse.Namespace) -> int:
+    from .claims.skeleton import write_skeleton
+
+    written = write_skeleton(args.id, args.dir)
+    folder = written[0].parent
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: dpclaims verify --registry {folder} --papers {args.id} --out {folder}/report")
+    print(f"      python -m pytest {folder}")
+    return 0
 
 
 def _grid(text: str) -> list[float] | list[int]:
@@ -431,10 +475,10 @@ def _claim_rate_experiment(args: argparse.Namespace):
     seed and the claim."""
     import dataclasses
 
+    from .claims import experiment as experiment_of
     from .claims import get
+    from .claims.run import claim_seed
     from .claims.standard import AuditExperiment, ValueExperiment
-    from .reports import claim_seed
-    from .reports.results import load_check_modules
 
     given = [f"--{name}" for name in _USER_RATE_OPTIONS if getattr(args, name) is not None]
     if given:
@@ -443,8 +487,7 @@ def _claim_rate_experiment(args: argparse.Namespace):
             f"(module:function); claim {args.claim_id!r} takes them from the registry"
         )
     claim = get(args.claim_id)
-    load_check_modules()  # a broken module of another paper must not stop this claim
-    experiment = claim.experiment(args.budget or "quick")
+    experiment = experiment_of(claim, args.budget or "quick")
     if isinstance(experiment, (AuditExperiment, ValueExperiment)):
         raise InputError(_not_a_sweep(claim.id, experiment))
     changes = {
@@ -501,13 +544,13 @@ def _fixed(pairs: list[str], param: str) -> dict[str, Any]:
 
 def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: str) -> int:
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
+    from .claims.run import to_jsonable
     from .reports import write_atomic
     from .reports.figures import rate_figure
-    from .reports.results import to_jsonable
     from .reports.schema import validate_experiment_result
     from .reports.text import evidence_rows
 
-    result = to_jsonable(experiment.run(seed=seed, backend=args.backend, workers=args.workers))
+    result = to_jsonable(experiment.run(seed=seed, execution=_execution(args)))
     validate_experiment_result(result, "experiment result")
     if result["type"] != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
@@ -544,13 +587,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "verify",
         help="check every selected claim by experiment and write the report",
-        description="Run the experiments of the selected claims and write results.json, report.md, report.html "
-        "and figures/ to --out. Exit code 1 when any claim is a violation or inconsistent (a finding "
+        description="Run the experiments of the selected claims and write results.json, "
+        "report.md, report.html and figures/ to --out. Exit code 1 when any claim is a "
+        "violation or inconsistent (a finding "
         "about the paper, or a bug) or its experiment failed.",
     )
-    p.add_argument(
-        "--papers", help="comma-separated paper ids (default: all five; see 'dpclaims list')"
-    )
+    p.add_argument("--papers", help="comma-separated paper ids (default: all; see 'dpclaims list')")
+    _add_registry_option(p)
     p.add_argument(
         "--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)"
     )
@@ -669,6 +712,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="the claims registry as a table")
     p.add_argument("--paper", help="only this paper id (e.g. murata-suzuki-2023)")
+    _add_registry_option(p)
     p.add_argument(
         "--kind", help="only this kind (privacy, excess_risk, utility, complexity, lower_bound)"
     )
@@ -678,9 +722,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "audit",
         help="audit a built-in mechanism or your own callable for (epsilon, delta)-DP",
-        epilog=_targets_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.lazy_epilog = _targets_epilog
     p.add_argument(
         "mechanism",
         help="built-in name (see 'dpclaims audit --help'), or your own 'module:function' "
@@ -769,6 +813,17 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_audit)
 
     p = sub.add_parser(
+        "new-paper",
+        help="write a working paper plugin (claims TOML, experiments module, test) to start from",
+        description="Write DIR/claims.toml (one privacy and one rate claim), the experiments "
+        "module it names and a pytest test. 'dpclaims verify --registry DIR' runs it as "
+        "written; then replace the mechanism, the error function and the claims with yours.",
+    )
+    p.add_argument("id", help="the paper id, e.g. smith-2025 (letters, digits, - _ .)")
+    p.add_argument("dir", nargs="?", help="a new or empty folder (default: ./ID)")
+    p.set_defaults(handler=_cmd_new_paper)
+
+    p = sub.add_parser(
         "mutants",
         help="run every privacy mutant through its registry audit: kill matrix and mutation score",
     )
@@ -789,6 +844,16 @@ def _build_parser() -> argparse.ArgumentParser:
             help="show the traceback of an error",
         )
     return parser
+
+
+def _add_registry_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--registry",
+        action="append",
+        metavar="DIR",
+        help="also read the papers in this folder of claims TOMLs (repeatable); installed "
+        "plugins (entry points in group dpclaims.papers) are always read",
+    )
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:

@@ -77,22 +77,26 @@ def _section6_corrupt_cell(tmp_path):
     setup = Section6(
         samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
     )
-    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
     (tmp_path / "s6" / "0-gd-0.json").write_text("{trunc")
-    return lambda: setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    return lambda: setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
 
 
 def _section6_foreign(tmp_path):
     small = dict(samples=500, rounds=20, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
-    Section6(seeds=2, **small).run(backend="serial", checkpoint=tmp_path / "s6")
-    return lambda: Section6(seeds=3, **small).run(backend="serial", checkpoint=tmp_path / "s6")
+    Section6(seeds=2, **small).run(
+        execution=Execution(backend="serial", checkpoint=tmp_path / "s6")
+    )
+    return lambda: Section6(seeds=3, **small).run(
+        execution=Execution(backend="serial", checkpoint=tmp_path / "s6")
+    )
 
 
 def _section6_unfinished(tmp_path):
     setup = Section6(
         samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
     )
-    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
     (tmp_path / "s6" / "1-gd-0.json").unlink()
     return lambda: setup.summarize_finished(tmp_path / "s6")
 

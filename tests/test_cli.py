@@ -208,7 +208,7 @@ def test_internal_error_exits_3_with_a_pointer_to_debug(monkeypatch, capsys):
     def broken(**kwargs):
         raise KeyError("registry_internal")
 
-    monkeypatch.setattr(claims, "load", broken)
+    monkeypatch.setattr(claims.Registry, "discover", broken)
     code, out, err = run(capsys, "list")
     assert code == 3 and out == ""
     assert err == (
@@ -228,7 +228,7 @@ def test_out_of_memory_exits_3_and_names_the_likely_cause(monkeypatch, capsys):
     def exhausted(**kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(claims, "load", exhausted)
+    monkeypatch.setattr(claims.Registry, "discover", exhausted)
     code, _, err = run(capsys, "list")
     assert code == 3 and err.count("\n") == 1
     assert err.startswith("dpclaims: error: MemoryError: the run ran out of memory or a worker")

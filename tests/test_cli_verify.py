@@ -1,4 +1,4 @@
-"""End to end: ``dpclaims verify`` / ``report`` / ``rate`` on real claim ids with tiny fake experiments."""
+"""End to end: ``dpclaims verify``, ``report``, ``rate`` on real claim ids, fake experiments."""
 
 import base64
 import fnmatch
@@ -11,12 +11,12 @@ import pytest
 
 from dpclaims import claims
 from dpclaims.algorithms.catalog import audit_target
+from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.experiments import _FACTORIES, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.cli import main
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.reports import SCHEMA_VERSION, VERDICTS, validate_results
-from dpclaims.reports.results import load_check_modules
 
 SELECTION = "diff2gd.*,cited.dp_srm"
 AUDIT_OK = "diff2gd.prop41.calibration"
@@ -35,27 +35,29 @@ def power_law(value, rng, scale=1.0):
 
 def _audit(name, epsilon, delta, trials):
     def build():
-        target = audit_target(name, PrivacyClaim(epsilon, delta))
-        return target.mechanism, target.d0, target.d1, PrivacyClaim(epsilon, delta)
+        claim = PrivacyClaim(epsilon, delta)
+        target = audit_target(name, claim)
+        return AuditTarget(mechanism=target.mechanism, d0=target.d0, d1=target.d1, claim=claim)
 
     return AuditExperiment(build=build, trials=trials, note=f"built-in target {name}")
 
 
 class Broken:
-    def run(self, seed=0, backend="auto", workers=None):
+    def run(self, *, seed=0, execution=None):
         raise RuntimeError("the fake experiment broke\nsecond line")
 
 
 @dataclass(frozen=True)
 class Recorder:
-    """Accepts a checkpoint keyword and reports what it got."""
+    """Reports the Execution it got."""
 
-    def run(self, seed=0, backend="auto", workers=None, checkpoint=None):
+    def run(self, *, seed=0, execution=None):
+        where = {"checkpoint": execution.checkpoint, "scheduler": execution.scheduler}
         return {
             "type": "value",
             "verdict": "consistent",
-            "summary": f"checkpoint={checkpoint}",
-            "evidence": {"checks": {}, "checkpoint": checkpoint},
+            "summary": f"checkpoint={execution.checkpoint}",
+            "evidence": {"checks": {}, **where},
         }
 
 
@@ -65,10 +67,9 @@ class Combined:
 
     parts: dict
 
-    def run(self, seed=0, backend="auto", workers=None):
+    def run(self, *, seed=0, execution=None):
         results = {
-            name: part.run(seed=seed, backend=backend, workers=workers)
-            for name, part in self.parts.items()
+            name: part.run(seed=seed, execution=execution) for name, part in self.parts.items()
         }
         return {
             "type": "rate",
@@ -102,8 +103,8 @@ FAKES = {
 
 @pytest.fixture(scope="module")
 def fakes():
-    """Only the fakes above are registered among the selected claims; the registry is restored after."""
-    load_check_modules()  # robust to a half-written check module of another paper
+    """Only the fakes above are registered among the selected claims; restored after."""
+    claims.registered_experiments()  # the packaged ones first, so the fakes replace them
     with pytest.MonkeyPatch.context() as mp:
         for claim in claims.load():
             if any(fnmatch.fnmatchcase(claim.id, p) for p in SELECTION.split(",")):
@@ -245,7 +246,7 @@ def test_progress_bar_on_a_terminal_unless_quiet(fakes, tmp_path, capsys, monkey
     assert code == 0 and err == ""
 
 
-def test_options_pass_through_only_when_given(fakes, tmp_path, capsys):
+def test_one_execution_reaches_the_experiments(fakes, tmp_path, capsys):
     code, _, _ = run(
         capsys,
         "verify",
@@ -271,10 +272,10 @@ def test_options_pass_through_only_when_given(fakes, tmp_path, capsys):
         "--scheduler",
         "tcp://x:8786",
     )
-    entry = json.loads((tmp_path / "b" / "results.json").read_text())["claims"][0]
-    assert (
-        code == 1 and entry["verdict"] == "error" and "does not accept scheduler" in entry["error"]
-    )
+    results = json.loads((tmp_path / "b" / "results.json").read_text())
+    evidence = results["claims"][0]["evidence"]
+    assert code == 0 and evidence["scheduler"] == "tcp://x:8786" and evidence["checkpoint"] is None
+    assert results["settings"]["options"] == {"scheduler": "tcp://x:8786"}
 
 
 def test_existing_output_directory_needs_force(fakes, tmp_path, capsys):

@@ -1,36 +1,60 @@
-"""The claims registry: every claim of the five paper specs, typed, validated, with experiment hooks.
+"""The claims registry: papers' claims, typed and validated, and the experiments checking them.
+
+A paper is a claims TOML whose ``[paper]`` table names its experiments module; papers come
+from the package, installed plugins (entry-point group ``dpclaims.papers``) and folders
+(``--registry DIR``), all read the same way (:mod:`.plugins`, :mod:`.registry`).  Reading
+claims imports no experiment; :func:`status` and :func:`experiment` answer how a claim is
+checked, and :mod:`.run` runs claims into a results document.
 
 >>> from dpclaims import claims
 >>> claims.get("diff2gd.prop41.calibration").kind
 'privacy'
+>>> claims.status(claims.get("cited.dp_srm")).startswith("not checkable")
+True
 """
 
 from .experiments import (
     BUDGETS,
+    Budget,
     Experiment,
     NotCheckable,
     Skipped,
+    experiment,
     register_experiment,
     registered_experiments,
     skipped_budgets,
+    status,
 )
-from .model import KINDS, Claim
-from .registry import ClaimsFileError, UnknownClaimError, algorithm_names, get, load, papers
+from .model import KINDS, Claim, Paper
+from .registry import (
+    ClaimsFileError,
+    Registry,
+    UnknownClaimError,
+    algorithm_names,
+    get,
+    load,
+    papers,
+)
 
 __all__ = [
     "BUDGETS",
     "KINDS",
+    "Budget",
     "Claim",
     "ClaimsFileError",
     "Experiment",
     "NotCheckable",
+    "Paper",
+    "Registry",
     "Skipped",
     "UnknownClaimError",
     "algorithm_names",
+    "experiment",
     "get",
     "load",
     "papers",
     "register_experiment",
     "registered_experiments",
     "skipped_budgets",
+    "status",
 ]

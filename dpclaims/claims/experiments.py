@@ -1,32 +1,46 @@
-"""Experiment hook: algorithm modules register one experiment factory per checkable claim.
+"""Experiments: the :class:`Experiment` protocol, the registration hook, and the functions
+that answer "how is this claim checked" (:func:`status`, :func:`experiment`).
 
-A factory is ``f(claim, budget) -> Experiment``; an :class:`Experiment` is any object
-with ``run(seed=0, backend="auto", workers=None) -> dict`` returning the evidence and
-a verdict.  Until a factory is registered for a claim, asking for its experiment
-raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
-never reported as passing without an experiment that can fail.  A factory registered
-with ``skip={"quick": reason}`` has no experiment at that budget (too small to decide):
-asking for it raises :class:`Skipped`, and the claim's verdict there is ``skipped``.
+Each paper's ``[paper] experiments = "module"`` names the module registering its
+experiments: one factory ``f(claim, budget) -> Experiment`` per checkable claim, decorated
+with :func:`register_experiment`.  The module is imported the first time one of its
+experiments is needed (:func:`experiment`), never to list claims: :func:`status` reads the
+decorators from the module's source when it is not imported yet.
+
+An :class:`Experiment` is any object with ``run(*, seed=0, execution=Execution()) -> dict``
+returning the evidence and a verdict (:class:`~dpclaims.execution.Execution`: backend,
+workers, scheduler, checkpoint).  Until a factory is registered for a claim, asking for its
+experiment raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
+never reported as passing without an experiment that can fail.  A factory registered with
+``skip={"quick": reason}`` has no experiment at that budget (too small to decide): asking
+for it raises :class:`Skipped`, and the claim's verdict there is ``skipped``.
 
 Example
 -------
->>> @register_experiment("lla24.alg1.privacy")            # doctest: +SKIP
-... def alg1_privacy(claim, budget):
-...     return Alg1PrivacyAudit(trials={"quick": 10**4, "standard": 10**5, "full": 10**6}[budget])
+>>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)       # doctest: +SKIP
+>>> @register_experiment("lla24.alg1.privacy")                     # doctest: +SKIP
+... def audit_alg1_privacy(claim, budget):
+...     return AuditExperiment(build=alg1_target, trials=TRIALS[budget])
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-import pkgutil
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, check_choice
+from .model import Claim, Paper
+from .plugins import module_file
+from .registry import paper_of, resolve
 
 if TYPE_CHECKING:
-    from .model import Claim
+    from ..execution import Execution
 
 __all__ = [
     "BUDGETS",
@@ -38,8 +52,9 @@ __all__ = [
     "register_experiment",
     "skipped_budgets",
     "registered_experiments",
-    "build_experiment",
-    "load_checks",
+    "import_experiments",
+    "status",
+    "experiment",
 ]
 
 BUDGETS = ("quick", "standard", "full")
@@ -116,16 +131,17 @@ class Skipped(DPClaimsError):
 class Experiment(Protocol):
     """What an experiment factory returns: one runnable, seeded check of one claim."""
 
-    def run(
-        self, seed: int = 0, backend: str = "auto", workers: int | None = None
-    ) -> dict[str, Any]:
-        """Run the experiment; return a JSON-ready dict with the evidence and the verdict."""
+    def run(self, *, seed: int = 0, execution: Execution = ...) -> dict[str, Any]:
+        """Run on ``seed`` where ``execution`` says (default ``Execution()``); return a
+        JSON-ready ``{"type", "verdict", "summary", "evidence"}``."""
 
 
-ExperimentFactory = Callable[["Claim", str], Experiment]
+ExperimentFactory = Callable[[Claim, str], Experiment]
 
 _FACTORIES: dict[str, ExperimentFactory] = {}
 _SKIPS: dict[str, dict[str, str]] = {}
+_IMPORTED: dict[str, str | None] = {}
+"""Experiments modules imported (or tried): ``{module: None, or the import error}``."""
 
 
 def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
@@ -151,7 +167,8 @@ def register_experiment(
     Parameters
     ----------
     claim_id : str
-        An id of the packaged registry (unknown ids raise ``UnknownClaimError``).
+        A claim id of a loaded registry (:func:`dpclaims.claims.registry.resolve`; unknown
+        ids raise ``UnknownClaimError``).
     replace : bool
         Allow replacing a factory another function registered for the same claim.
     skip : mapping, optional
@@ -164,9 +181,7 @@ def register_experiment(
         The claim is marked context only (``checkable = false``), the factory is not
         callable, or another factory is already registered and ``replace`` is False.
     """
-    from .registry import get  # the registry imports this module, so import lazily
-
-    claim = get(claim_id)
+    claim = resolve(claim_id)
     skip = dict(skip or {})
     for budget, reason in skip.items():
         check_choice(budget, BUDGETS, "skip budget")
@@ -182,7 +197,8 @@ def register_experiment(
         )
     if claim.uncheckable_reason is not None:
         raise InputError(
-            f"claim {claim_id!r} is marked not checkable in the registry ({claim.uncheckable_reason}); "
+            f"claim {claim_id!r} is marked not checkable in the registry "
+            f"({claim.uncheckable_reason}); "
             "remove `checkable = false` from its TOML entry before registering an experiment"
         )
 
@@ -195,7 +211,8 @@ def register_experiment(
         previous = _FACTORIES.get(claim_id)
         if previous is not None and not replace and not _same_function(previous, factory):
             raise InputError(
-                f"claim {claim_id!r} already has the experiment {previous.__module__}.{previous.__qualname__}; "
+                f"claim {claim_id!r} already has the experiment "
+                f"{previous.__module__}.{previous.__qualname__}; "
                 "register one factory per claim, or pass replace=True"
             )
         _FACTORIES[claim_id] = factory
@@ -205,63 +222,196 @@ def register_experiment(
     return decorator
 
 
-_CHECKS_LOADED = False
-_LOAD_ERRORS: dict[str, str] = {}
+def _import(paper: Paper) -> str | None:
+    """Import ``paper.experiments`` once (its folder on ``sys.path`` meanwhile); error or None."""
+    name = paper.experiments
+    if name in _IMPORTED:
+        return _IMPORTED[name]
+    error = None
+    loaded = sys.modules.get(name)
+    where = Path(getattr(loaded, "__file__", None) or ".").resolve()
+    if loaded is not None and paper.folder is not None and paper.folder not in where.parents:
+        error = (
+            f"a module {name!r} from {where} is already imported, so the experiments of paper "
+            f"{paper.id!r} in {paper.folder} cannot be; give the module a unique name"
+        )
+    else:
+        added = paper.folder is not None and str(paper.folder) not in sys.path
+        if added:
+            sys.path.insert(0, str(paper.folder))
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # reported per claim and in the results' load_errors
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        finally:
+            if added:
+                sys.path.remove(str(paper.folder))
+    _IMPORTED[name] = error
+    return error
 
 
-def load_checks() -> dict[str, str]:
-    """Import every module of :mod:`dpclaims.claims.checks` once, so their factories register.
+def import_experiments(papers: Iterable[Paper]) -> dict[str, str]:
+    """Import the experiments module of each paper (once); ``{module: error}`` for failures.
 
-    Each paper's experiments live in their own module there; dropping a module in that
-    package is all it takes to make its claims checkable.  Modules are imported one by
-    one, so a module that fails to import does not hide the others' experiments.
-
-    Returns
-    -------
-    ``{module name: error message}`` for the modules that failed to import (empty when all loaded).
+    Modules are imported one by one, so one that fails does not hide the others' experiments.
     """
-    global _CHECKS_LOADED
-    if not _CHECKS_LOADED:
-        _CHECKS_LOADED = True
-        from . import checks
-
-        for module in pkgutil.iter_modules(checks.__path__):
-            name = f"{checks.__name__}.{module.name}"
-            try:
-                importlib.import_module(name)
-            except Exception as exc:  # reported by load_checks() callers, e.g. the verify report
-                _LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
-    return dict(_LOAD_ERRORS)
+    errors = {}
+    for paper in papers:
+        error = _import(paper)
+        if error is not None:
+            errors[paper.experiments] = error
+    return errors
 
 
-def registered_experiments() -> frozenset[str]:
-    """Ids of the claims that have an experiment factory."""
-    load_checks()
+def registered_experiments(papers: Iterable[Paper] | None = None) -> frozenset[str]:
+    """Ids of the claims that have an experiment factory, after importing the experiments of
+    ``papers`` (default: every paper of the default registry)."""
+    if papers is None:
+        from .registry import Registry
+
+        papers = Registry.discover().papers.values()
+    import_experiments(papers)
     return frozenset(_FACTORIES)
 
 
+def _module_of(claim: Claim) -> Paper:
+    paper = paper_of(claim)
+    if paper is None:
+        raise NotCheckable(claim.id, f"its paper {claim.paper!r} is in no loaded registry")
+    return paper
+
+
 def skipped_budgets(claim_id: str) -> dict[str, str]:
-    """``{budget: reason}`` for the budgets at which ``claim_id``'s experiment is skipped."""
-    load_checks()
-    return dict(_SKIPS.get(claim_id, {}))
+    """``{budget: reason}`` for the budgets at which the claim's experiment is skipped."""
+    claim = resolve(claim_id)
+    if claim.id not in _FACTORIES:
+        _import(_module_of(claim))
+    return dict(_SKIPS.get(claim.id, {}))
 
 
-def build_experiment(claim: Claim, budget: str) -> Experiment:
-    """Return the experiment for ``claim`` at ``budget`` (see :meth:`Claim.experiment`)."""
+def _reason(node: ast.expr, names: Mapping[str, str], module: str) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    return f"see {module}"
+
+
+@lru_cache(maxsize=64)
+def _declared(path: Path, mtime_ns: int, module: str) -> dict[str, dict[str, str]]:
+    """``{claim id: {budget: skip reason}}`` of the ``register_experiment("id", skip=...)``
+    calls in a module's source, read without importing it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+    found: dict[str, dict[str, str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        first = node.args[0]
+        if called != "register_experiment" or not isinstance(first, ast.Constant):
+            continue
+        skips: dict[str, str] = {}
+        for keyword in node.keywords:
+            if keyword.arg == "skip" and isinstance(keyword.value, ast.Dict):
+                for key, value in zip(keyword.value.keys, keyword.value.values, strict=True):
+                    if isinstance(key, ast.Constant):
+                        skips[str(key.value)] = _reason(value, names, module)
+        found[str(first.value)] = skips
+    return found
+
+
+def _registration(claim: Claim) -> dict[str, str] | str | None:
+    """The skips of ``claim``'s experiment, None when it has none, or why that is unknown."""
+    if claim.id in _FACTORIES:
+        return _SKIPS.get(claim.id, {})
+    paper = paper_of(claim)
+    if paper is not None and _IMPORTED.get(paper.experiments) is not None:
+        return f"experiments module {paper.experiments!r} failed to import"
+    if paper is None or paper.experiments in _IMPORTED:
+        return None
+    path = module_file(paper.experiments, paper.folder)
+    if path is None:
+        return f"experiments module {paper.experiments!r} not found"
+    try:
+        declared = _declared(path, path.stat().st_mtime_ns, paper.experiments)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        return f"experiments module {paper.experiments!r} unreadable ({type(exc).__name__})"
+    return declared.get(claim.id)
+
+
+def status(claim: Claim, budget: str | None = None) -> str:
+    """How ``claim`` is checked, without importing any experiment.
+
+    ``"checkable"``, ``"checkable at standard, full; skipped at quick: <reason>"``,
+    ``"no experiment yet"``, ``"not checkable: <reason>"``, or ``"error: <why>"`` when the
+    paper's experiments module cannot be found.  With ``budget``: ``"checkable"`` or
+    ``"skipped at <budget>: <reason>"`` at that budget.
+    """
+    if budget is not None:
+        budget = check_choice(budget, BUDGETS, "budget")
+    if claim.uncheckable_reason is not None:
+        return f"not checkable: {claim.uncheckable_reason}"
+    skips = _registration(claim)
+    if isinstance(skips, str):
+        return f"error: {skips}"
+    if skips is None:
+        return NO_EXPERIMENT_YET
+    if budget is not None:
+        return f"skipped at {budget}: {skips[budget]}" if budget in skips else "checkable"
+    if not skips:
+        return "checkable"
+    runs = [b for b in BUDGETS if b not in skips]
+    skipped = "; ".join(f"skipped at {b}: {reason}" for b, reason in skips.items())
+    return f"checkable at {', '.join(runs)}; {skipped}"
+
+
+def experiment(claim: Claim, budget: str = "standard") -> Experiment:
+    """The registered experiment checking ``claim`` at ``budget`` (imports its paper's module).
+
+    Raises
+    ------
+    InputError
+        ``budget`` is not one of the three budgets.
+    NotCheckable
+        No experiment is registered yet, or the claim is context only.
+    Skipped
+        The experiment does not run at ``budget`` (too small); a larger budget runs it.
+    DPClaimsError
+        The paper's experiments module failed to import, or the factory returned no experiment.
+    """
     budget = check_choice(budget, BUDGETS, "budget")
     if claim.uncheckable_reason is not None:
         raise NotCheckable(claim.id, claim.uncheckable_reason)
-    load_checks()
+    if claim.id not in _FACTORIES:
+        paper = _module_of(claim)
+        error = _import(paper)
+        if error is not None:
+            raise DPClaimsError(
+                f"the experiments module {paper.experiments!r} of paper {paper.id!r} failed to "
+                f"import: {error}"
+            )
     factory = _FACTORIES.get(claim.id)
     if factory is None:
         raise NotCheckable(claim.id, NO_EXPERIMENT_YET)
     skips = _SKIPS.get(claim.id, {})
     if budget in skips:
         raise Skipped(claim.id, budget, skips[budget], tuple(b for b in BUDGETS if b not in skips))
-    experiment = factory(claim, budget)
-    if not isinstance(experiment, Experiment):
+    built = factory(claim, budget)
+    if not isinstance(built, Experiment):
         raise DPClaimsError(
-            f"the experiment factory {factory.__module__}.{factory.__qualname__} for claim {claim.id!r} returned "
-            f"{type(experiment).__name__}, which has no run(seed, backend, workers) method"
+            f"the experiment factory {factory.__module__}.{factory.__qualname__} for claim "
+            f"{claim.id!r} returned {type(built).__name__}, which has no "
+            "run(*, seed, execution) method"
         )
-    return experiment
+    return built

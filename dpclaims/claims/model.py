@@ -1,4 +1,9 @@
-"""The :class:`Claim` record: one claim of one paper, as its spec's claims registry states it."""
+"""Pure data: :class:`Paper` and :class:`Claim`, as a claims TOML states them.
+
+Reading a claim imports nothing: whether an experiment checks it is asked of
+:func:`dpclaims.claims.experiments.status`, and its experiment is built by
+:func:`dpclaims.claims.experiments.experiment`.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,21 @@ import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError
-from .experiments import (
-    _FACTORIES,
-    BUDGETS,
-    NO_EXPERIMENT_YET,
-    Experiment,
-    build_experiment,
-    load_checks,
-    skipped_budgets,
-)
 
-__all__ = ["KINDS", "BOUNDS", "LIMITS", "Claim", "RateClaim", "exponent_expression_names"]
+__all__ = [
+    "KINDS",
+    "BOUNDS",
+    "LIMITS",
+    "Paper",
+    "Claim",
+    "RateClaim",
+    "exponent_expression_names",
+]
 
 BOUNDS = ("upper", "lower", "order")
 """What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
@@ -65,7 +70,7 @@ def _parse_expression(text: str) -> ast.expr | None:
 
 
 def exponent_expression_names(text: str) -> frozenset[str] | None:
-    """Names an exponent expression such as ``"-(1-1/k)"`` depends on; None if ``text`` is free text."""
+    """Names an exponent expression such as ``"-(1-1/k)"`` depends on; None for free text."""
     tree = _parse_expression(text)
     if tree is None:
         return None
@@ -147,6 +152,39 @@ class RateClaim:
         }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Paper:
+    """One paper of the registry: its ``[paper]`` table and where it was found.
+
+    Attributes
+    ----------
+    id, title : str
+        As in the TOML's ``[paper]`` table.
+    experiments : str
+        Dotted name of the module registering the paper's experiments, e.g.
+        ``"dpclaims.claims.checks.diff2"``; imported only when an experiment is needed.
+    file : Path
+        The claims TOML.
+    source : str
+        Where the TOML was found: ``"dpclaims"`` (packaged), ``"entry point NAME (PACKAGE)"``
+        or ``"folder DIR"`` (named in error messages).
+    folder : Path or None
+        Folder put on ``sys.path`` while ``experiments`` is imported (a ``--registry``
+        folder); None when the module is importable as installed.
+    spec, notes : str or None
+        Optional ``[paper]`` fields: the spec transcribed and remarks on the registry.
+    """
+
+    id: str
+    title: str
+    experiments: str
+    file: Path
+    source: str
+    folder: Path | None = None
+    spec: str | None = None
+    notes: str | None = None
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper, as transcribed from its spec's claims registry.
@@ -209,46 +247,6 @@ class Claim:
     def __hash__(self) -> int:
         return hash(self.id)
 
-    @property
-    def checkable(self) -> bool:
-        """True when an experiment is registered for this claim."""
-        load_checks()
-        return self.uncheckable_reason is None and self.id in _FACTORIES
-
-    @property
-    def status(self) -> str:
-        """``"checkable"``, ``"checkable at standard, full; skipped at quick: <reason>"``,
-        ``"no experiment yet"`` or ``"not checkable: <reason>"``."""
-        if self.uncheckable_reason is not None:
-            return f"not checkable: {self.uncheckable_reason}"
-        load_checks()
-        if self.id not in _FACTORIES:
-            return NO_EXPERIMENT_YET
-        skips = skipped_budgets(self.id)
-        if not skips:
-            return "checkable"
-        runs = [b for b in BUDGETS if b not in skips]
-        skipped = "; ".join(f"skipped at {b}: {reason}" for b, reason in skips.items())
-        return f"checkable at {', '.join(runs)}; {skipped}"
-
-    def experiment(self, budget: str = "standard") -> Experiment:
-        """The registered experiment checking this claim.
-
-        Parameters
-        ----------
-        budget : {"quick", "standard", "full"}
-
-        Raises
-        ------
-        InputError
-            ``budget`` is not one of the three budgets.
-        NotCheckable
-            No experiment is registered yet, or the claim is context only.
-        Skipped
-            The experiment does not run at ``budget`` (too small); a larger budget runs it.
-        """
-        return build_experiment(self, budget)
-
     def exponents_at(self, **values: float) -> dict[str, float]:
         """Numeric exponents, with the symbolic ones that are expressions evaluated at ``values``.
 
@@ -260,7 +258,8 @@ class Claim:
         Raises
         ------
         InputError
-            A needed parameter is missing, not a finite number, or makes an expression divide by zero.
+            A needed parameter is missing, not a finite number, or makes an expression divide
+            by zero.
         """
         for name, value in values.items():
             if (
@@ -353,7 +352,7 @@ class Claim:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of every field plus the current ``checkable`` and ``status``."""
+        """JSON-ready dict of every field."""
         return {
             "id": self.id,
             "paper": self.paper,
@@ -373,6 +372,4 @@ class Claim:
             "tested": self.tested or None,
             "why": self.why or None,
             "extra": dict(self.extra),
-            "checkable": self.checkable,
-            "status": self.status,
         }

@@ -101,10 +101,11 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     check_choice(budget, BUDGETS, "budget")
     if audit_id.startswith("catalog:"):
         return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+    from . import experiment as experiment_of
     from . import get
     from .standard import AuditExperiment, CombinedExperiment
 
-    experiment = get(audit_id).experiment(budget)
+    experiment = experiment_of(get(audit_id), budget)
     parts = (
         list(experiment.parts.values())
         if isinstance(experiment, CombinedExperiment)

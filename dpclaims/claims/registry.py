@@ -1,15 +1,28 @@
-"""Load and validate the claims registry: one TOML file per paper in this folder.
+"""The claims registry: every paper's claims TOML, read, validated and indexed.
 
-File layout (see any ``*.toml`` here)::
+A :class:`Registry` holds the papers and claims of its sources (see
+:mod:`dpclaims.claims.plugins`: the packaged papers, installed plugins, ``--registry``
+folders); :meth:`Registry.discover` builds it.  ``load``, ``get``, ``papers`` query the
+default registry (packaged + installed), or one given by ``registry=``::
+
+    >>> from dpclaims import claims
+    >>> reg = claims.Registry.discover(folders=["my-paper"])     # doctest: +SKIP
+    >>> claims.load(paper="smith-2025", registry=reg)             # doctest: +SKIP
+
+Reading a registry imports no experiment.  A paper or claim id defined twice is a
+:class:`ClaimsFileError` naming both files and their sources.
+
+File layout (see any ``*.toml`` in this folder)::
 
     [paper]
-    id = "murata-suzuki-2023"          # paper id, unique across files
+    id = "murata-suzuki-2023"          # paper id, unique across all sources
     title = "DIFF2: ..."
+    experiments = "dpclaims.claims.checks.diff2"  # module registering the experiments
     spec = "004_murata_suzuki_diff2.md"  # optional: the spec transcribed
     notes = "..."                        # optional: the spec's remarks on its registry
 
     [[claims]]
-    id = "diff2gd.prop41.calibration"    # unique across all files
+    id = "diff2gd.prop41.calibration"    # unique across all sources
     paper = "murata-suzuki-2023"         # must be the file's paper id
     kind = "privacy"                     # one of KINDS
     algorithm = "..."                    # algorithm, statement, formula, regime, source: text
@@ -34,26 +47,28 @@ from __future__ import annotations
 import difflib
 import math
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, check_choice
-from .model import BOUNDS, KINDS, LIMITS, Claim
+from .model import BOUNDS, KINDS, LIMITS, Claim, Paper
+from .plugins import Source, sources
 
 __all__ = [
     "ClaimsFileError",
     "UnknownClaimError",
+    "Registry",
     "load",
     "get",
     "papers",
     "algorithm_names",
-    "PACKAGE_DIR",
+    "resolve",
+    "paper_of",
 ]
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-"""Folder of the packaged claims files."""
 
 _TEXT_FIELDS = ("id", "paper", "kind", "algorithm", "statement", "formula", "regime", "source")
 _STRUCTURED_FIELDS = (
@@ -68,7 +83,13 @@ _STRUCTURED_FIELDS = (
     "tested",
     "why",
 )
-_PAPER_FIELDS = {"id": True, "title": True, "spec": False, "notes": False}  # name -> required
+_PAPER_FIELDS = {  # name -> required
+    "id": True,
+    "title": True,
+    "experiments": True,
+    "spec": False,
+    "notes": False,
+}
 
 
 class ClaimsFileError(InputError):
@@ -77,12 +98,6 @@ class ClaimsFileError(InputError):
 
 class UnknownClaimError(InputError):
     """No claim has the requested id; the message lists the closest ids."""
-
-
-@dataclass(frozen=True)
-class _Registry:
-    titles: dict[str, str]  # paper id -> title, in spec order
-    claims: tuple[Claim, ...]
 
 
 def _fail(path: Path, where: str, problem: str) -> ClaimsFileError:
@@ -266,7 +281,7 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     )
 
 
-def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:
+def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -278,114 +293,162 @@ def _read_file(path: Path) -> tuple[dict[str, str | None], list[Claim]]:
             "file",
             f"unknown top-level keys {unknown}; expected a [paper] table and [[claims]]",
         )
-    paper = data.get("paper")
-    if not isinstance(paper, dict):
-        raise _fail(path, "[paper]", "missing [paper] table with id and title")
-    extra_keys = sorted(paper.keys() - _PAPER_FIELDS.keys())
+    table = data.get("paper")
+    if not isinstance(table, dict):
+        raise _fail(path, "[paper]", "missing [paper] table with id, title and experiments")
+    extra_keys = sorted(table.keys() - _PAPER_FIELDS.keys())
     if extra_keys:
         raise _fail(
             path, "[paper]", f"unknown fields {extra_keys}; allowed: {', '.join(_PAPER_FIELDS)}"
         )
+    if "experiments" not in table:
+        raise _fail(
+            path,
+            "[paper]",
+            "missing required field 'experiments': the module registering the paper's "
+            'experiments, e.g. experiments = "smith25_experiments"',
+        )
     meta = {
-        name: _text(paper, name, path, "[paper]", required)
+        name: _text(table, name, path, "[paper]", required=required)
         for name, required in _PAPER_FIELDS.items()
     }
+    if not all(part.isidentifier() for part in meta["experiments"].split(".")):
+        raise _fail(
+            path,
+            "[paper]",
+            f"field 'experiments' must be a dotted module name such as "
+            f"'smith25_experiments', got {meta['experiments']!r}",
+        )
+    paper = Paper(
+        **meta,
+        file=path,
+        source=source.label,
+        folder=source.folder if source.on_path else None,
+    )
     claims = data.get("claims")
     if not isinstance(claims, list) or not claims:
         raise _fail(path, "file", "no [[claims]] entries")
-    return meta, [_claim(table, i, meta["id"], path) for i, table in enumerate(claims)]
+    return paper, [_claim(table, i, paper.id, path) for i, table in enumerate(claims)]
 
 
-def _read_directory(directory: Path) -> _Registry:
-    if not directory.is_dir():
-        raise InputError(
-            f"directory must be an existing folder of claims *.toml files, got {str(directory)!r}"
-        )
-    files = sorted(directory.glob("*.toml"))
+def _read_source(source: Source) -> list[tuple[Paper, list[Claim]]]:
+    """The papers of one source, in spec order (then file name)."""
+    files = sorted(source.folder.glob("*.toml"))
     if not files:
-        raise ClaimsFileError(f"{directory}: no claims files (*.toml) found")
-    loaded = [(path, *_read_file(path)) for path in files]
-    loaded.sort(key=lambda item: (item[1]["spec"] or "", item[0].name))
-    titles: dict[str, str] = {}
-    paper_files: dict[str, Path] = {}
-    claim_files: dict[str, Path] = {}
-    claims: list[Claim] = []
-    for path, meta, file_claims in loaded:
-        if meta["id"] in paper_files:
-            raise _fail(
-                path,
-                "[paper]",
-                f"paper id {meta['id']!r} is also declared in {paper_files[meta['id']]}",
-            )
-        paper_files[meta["id"]] = path
-        titles[meta["id"]] = meta["title"]
-        for claim in file_claims:
-            if claim.id in claim_files:
-                raise _fail(
-                    path, f"claim {claim.id!r}", f"duplicate id (also in {claim_files[claim.id]})"
-                )
-            claim_files[claim.id] = path
-            claims.append(claim)
-    return _Registry(titles=titles, claims=tuple(claims))
+        raise ClaimsFileError(f"{source.folder} ({source.label}): no claims files (*.toml) found")
+    loaded = [_read_file(path, source) for path in files]
+    loaded.sort(key=lambda item: (item[0].spec or "", item[0].file.name))
+    return loaded
 
 
-@lru_cache(maxsize=1)
-def _packaged() -> _Registry:
-    return _read_directory(PACKAGE_DIR)
+_CLAIMS: dict[str, Claim] = {}
+_PAPERS: dict[str, Paper] = {}
+"""Every claim and paper of the registries built in this process (the latest wins): what
+:func:`resolve` and :func:`paper_of` look in."""
 
 
-def _registry(directory: str | Path | None) -> _Registry:
-    if directory is None:
-        return _packaged()
-    if not isinstance(directory, (str, Path)):
-        raise InputError(
-            f"directory must be a path (str or pathlib.Path), got {type(directory).__name__}"
-        )
-    return _read_directory(Path(directory))
+def _where(paper: Paper) -> str:
+    return f"{paper.file} ({paper.source})"
 
 
-def load(
-    paper: str | None = None, kind: str | None = None, directory: str | Path | None = None
-) -> list[Claim]:
-    """All claims, optionally those of one paper and/or one kind, in spec order.
+@dataclass(frozen=True)
+class Registry:
+    """Papers and claims of some sources; build it with :meth:`discover` or :meth:`from_folders`.
 
-    Parameters
+    Attributes
     ----------
-    paper : str, optional
-        A paper id from :func:`papers`.
-    kind : str, optional
-        One of ``KINDS``.
-    directory : str or Path, optional
-        Folder of claims ``*.toml`` files to read instead of the packaged registry.
-
-    Raises
-    ------
-    InputError
-        Unknown ``paper`` or ``kind``.
-    ClaimsFileError
-        A claims file is malformed (the message names the file, claim and field).
+    papers : Mapping[str, Paper]
+        ``{paper id: Paper}`` in source order (packaged, installed, folders), each source in
+        spec order.
+    claims : tuple of Claim
+        Every claim, in paper order then file order.
     """
-    registry = _registry(directory)
-    if paper is not None:
-        check_choice(paper, tuple(registry.titles), "paper")
-    if kind is not None:
-        check_choice(kind, KINDS, "kind")
-    return [
-        c
-        for c in registry.claims
-        if (paper is None or c.paper == paper) and (kind is None or c.kind == kind)
-    ]
+
+    papers: Mapping[str, Paper] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "papers", MappingProxyType(dict(self.papers)))
+        object.__setattr__(self, "claims", tuple(self.claims))
+
+    @classmethod
+    def from_sources(cls, found: Iterable[Source]) -> Registry:
+        """Read every source; a paper or claim id defined twice is an error naming both."""
+        papers: dict[str, Paper] = {}
+        claims: dict[str, Claim] = {}
+        for source in found:
+            for paper, file_claims in _read_source(source):
+                if paper.id in papers:
+                    raise ClaimsFileError(
+                        f"paper id {paper.id!r} is defined twice: in {_where(papers[paper.id])} "
+                        f"and in {_where(paper)}; rename one of them"
+                    )
+                papers[paper.id] = paper
+                for claim in file_claims:
+                    if claim.id in claims:
+                        first = papers[claims[claim.id].paper]
+                        raise ClaimsFileError(
+                            f"claim id {claim.id!r} is defined twice: in {_where(first)} and "
+                            f"in {_where(paper)}; rename one of them"
+                        )
+                    claims[claim.id] = claim
+        registry = cls(papers=papers, claims=tuple(claims.values()))
+        _PAPERS.update(registry.papers)
+        _CLAIMS.update(claims)
+        return registry
+
+    @classmethod
+    def discover(cls, folders: Iterable[str | Path] = (), *, installed: bool = True) -> Registry:
+        """The packaged papers, the installed plugins (``installed=True``) and ``folders``.
+
+        Raises
+        ------
+        InputError
+            A folder does not exist, or an entry point does not name a package.
+        ClaimsFileError
+            A claims file is malformed, or an id is defined twice.
+        """
+        return cls.from_sources(sources(folders, installed=installed))
+
+    @classmethod
+    def from_folders(cls, *folders: str | Path) -> Registry:
+        """Only the papers of ``folders`` (no packaged or installed ones)."""
+        return cls.from_sources(sources(folders, installed=False)[1:])
+
+    def select(self, *, paper: str | None = None, kind: str | None = None) -> list[Claim]:
+        """The claims, optionally of one paper and/or one kind, in order.
+
+        Raises
+        ------
+        InputError
+            Unknown ``paper`` or ``kind``.
+        """
+        if paper is not None:
+            check_choice(paper, tuple(self.papers), "paper")
+        if kind is not None:
+            check_choice(kind, KINDS, "kind")
+        return [
+            c
+            for c in self.claims
+            if (paper is None or c.paper == paper) and (kind is None or c.kind == kind)
+        ]
+
+    def get(self, claim_id: str) -> Claim:
+        """The claim with id ``claim_id``.
+
+        Raises
+        ------
+        UnknownClaimError
+            No such id; the message lists the closest ids.
+        """
+        return _lookup(claim_id, {c.id: c for c in self.claims})
+
+    def titles(self) -> dict[str, str]:
+        """``{paper id: title}``, in order."""
+        return {pid: paper.title for pid, paper in self.papers.items()}
 
 
-def get(claim_id: str, directory: str | Path | None = None) -> Claim:
-    """The claim with id ``claim_id``.
-
-    Raises
-    ------
-    UnknownClaimError
-        No such id; the message lists the closest ids.
-    """
-    claims = {c.id: c for c in _registry(directory).claims}
+def _lookup(claim_id: Any, claims: Mapping[str, Claim]) -> Claim:
     if isinstance(claim_id, str) and claim_id in claims:
         return claims[claim_id]
     if not isinstance(claim_id, str):
@@ -402,11 +465,86 @@ def get(claim_id: str, directory: str | Path | None = None) -> Claim:
     )
 
 
-def papers(directory: str | Path | None = None) -> dict[str, str]:
-    """``{paper id: title}`` for every paper in the registry, in spec order."""
-    return dict(_registry(directory).titles)
+@lru_cache(maxsize=1)
+def _default() -> Registry:
+    return Registry.discover()
 
 
-def algorithm_names(directory: str | Path | None = None) -> frozenset[str]:
+RegistryLike = Registry | Sequence[str | Path] | str | Path | None
+
+
+def _registry(registry: RegistryLike) -> Registry:
+    """``registry`` as a Registry: None is the default one, folders are added to it."""
+    if registry is None:
+        return _default()
+    if isinstance(registry, Registry):
+        return registry
+    if isinstance(registry, (str, Path)):
+        registry = [registry]
+    if not isinstance(registry, Sequence):
+        raise InputError(
+            f"registry must be a Registry or a list of folders, got {type(registry).__name__}"
+        )
+    return Registry.discover(registry) if registry else _default()
+
+
+def load(
+    paper: str | None = None, kind: str | None = None, *, registry: RegistryLike = None
+) -> list[Claim]:
+    """All claims, optionally those of one paper and/or one kind, in order.
+
+    Parameters
+    ----------
+    paper : str, optional
+        A paper id from :func:`papers`.
+    kind : str, optional
+        One of ``KINDS``.
+    registry : Registry or list of folders, optional
+        The registry to read (default: packaged and installed papers); folders are read in
+        addition to those.
+
+    Raises
+    ------
+    InputError
+        Unknown ``paper`` or ``kind``, or a folder that does not exist.
+    ClaimsFileError
+        A claims file is malformed (the message names the file, claim and field), or an id
+        is defined twice.
+    """
+    return _registry(registry).select(paper=paper, kind=kind)
+
+
+def get(claim_id: str, *, registry: RegistryLike = None) -> Claim:
+    """The claim with id ``claim_id`` (see :meth:`Registry.get`)."""
+    return _registry(registry).get(claim_id)
+
+
+def papers(*, registry: RegistryLike = None) -> dict[str, str]:
+    """``{paper id: title}`` for every paper in the registry, in order."""
+    return _registry(registry).titles()
+
+
+def algorithm_names(*, registry: RegistryLike = None) -> frozenset[str]:
     """The distinct ``algorithm`` strings the claims use."""
-    return frozenset(c.algorithm for c in _registry(directory).claims)
+    return frozenset(c.algorithm for c in _registry(registry).claims)
+
+
+def resolve(claim_id: str) -> Claim:
+    """The claim ``claim_id`` of any registry built in this process (the default one if none
+    has it): how :func:`~dpclaims.claims.register_experiment` finds a plugin's claims."""
+    if not (isinstance(claim_id, str) and claim_id in _CLAIMS):
+        _default()
+    try:
+        return _lookup(claim_id, _CLAIMS)
+    except UnknownClaimError as exc:
+        raise UnknownClaimError(
+            f"{exc}; a plugin's claims are known once its registry is loaded, e.g. "
+            "Registry.discover(folders=[DIR]) or 'dpclaims verify --registry DIR'"
+        ) from None
+
+
+def paper_of(claim: Claim) -> Paper | None:
+    """The paper of ``claim`` among the registries built in this process (None if unknown)."""
+    if claim.paper not in _PAPERS:
+        _default()
+    return _PAPERS.get(claim.paper)

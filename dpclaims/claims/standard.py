@@ -10,9 +10,10 @@
   (``consistent`` / ``inconsistent``).
 - :class:`CombinedExperiment`: several of these for one claim; the worst verdict wins.
 
-Each ``run(seed, backend, workers, scheduler=None, checkpoint=None)`` returns the same
-JSON-ready shape (``scheduler`` is a Dask address; ``checkpoint`` a folder this
-experiment alone writes to)::
+Each ``run(*, seed=0, execution=Execution())`` (the
+:class:`~dpclaims.claims.experiments.Experiment` protocol; ``execution`` says where trials
+run, and its ``checkpoint`` is a folder this experiment alone writes to) returns the same
+JSON-ready shape::
 
     {"type": "audit" | "rate" | "value", "verdict": ..., "summary": "one line", "evidence": {...}}
 """
@@ -21,16 +22,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
+from ..execution import Execution
 from ..verdicts import Verdict, worst
 
-__all__ = ["AuditExperiment", "RateExperiment", "ValueExperiment", "CombinedExperiment"]
+__all__ = [
+    "DEFAULT_EXECUTION",
+    "AuditExperiment",
+    "RateExperiment",
+    "ValueExperiment",
+    "CombinedExperiment",
+]
+
+DEFAULT_EXECUTION = Execution()
+"""``Execution()``: the default of every ``run`` (frozen, so one shared value is safe)."""
 
 
 @dataclass(frozen=True)
@@ -52,14 +63,7 @@ class AuditExperiment:
     note: str = ""
     reference_note: str = ""
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         from ..audit import audit
         from ..audit.target import AuditTarget
 
@@ -74,10 +78,10 @@ class AuditExperiment:
             confidence=self.confidence,
             seed=seed,
             method=self.method,
-            backend=backend,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
+            backend=execution.backend,
+            workers=execution.workers,
+            scheduler=execution.scheduler,
+            checkpoint=execution.checkpoint,
             reference_epsilon=self.reference_epsilon,
             reference_note=self.reference_note,
             progress=False,
@@ -162,14 +166,7 @@ class RateExperiment:
             **options,
         )
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         from ..rates import check_exponent, fit_power_law, sweep
         from ..rates.caveats import apply_caveats, sweep_caveats
 
@@ -180,10 +177,10 @@ class RateExperiment:
             replicates=self.replicates,
             seed=seed,
             fixed=dict(self.fixed),
-            backend=backend,
-            workers=workers,
-            scheduler=scheduler,
-            checkpoint=checkpoint,
+            backend=execution.backend,
+            workers=execution.workers,
+            scheduler=execution.scheduler,
+            checkpoint=execution.checkpoint,
         )
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
         check = check_exponent(
@@ -214,7 +211,9 @@ class RateExperiment:
                 f", tested as exponent {self.expected:g}" if self.stated.tested else ""
             )
         band = (self.expected - self.margin, self.expected + self.margin)
-        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
+        caveats = sweep_caveats(
+            fit, result.values, result.errors, baseline=self.baseline, band=band
+        )
         verdict = apply_caveats(check.verdict, caveats)
         evidence["caveats"] = caveats
         if self.baseline is not None:
@@ -225,7 +224,7 @@ class RateExperiment:
 
 
 def _within(
-    measured: Any, expected: float, rtol: float, atol: float, relation: str = "=="
+    measured: Any, expected: float, *, rtol: float, atol: float, relation: str = "=="
 ) -> tuple[bool, dict]:
     """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
 
@@ -271,15 +270,8 @@ class ValueExperiment:
     le: Mapping[str, float] = field(default_factory=dict)
     ge: Mapping[str, float] = field(default_factory=dict)
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
-        """Compute and compare (serially: value checks are small; the execution options are accepted and unused)."""
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+        """Compute and compare (serially: value checks are small; ``execution`` is unused)."""
         measured = self.compute(np.random.default_rng(seed))
         tables = (("==", self.expected), ("<=", self.le), (">=", self.ge))
         wanted = [
@@ -290,7 +282,9 @@ class ValueExperiment:
             raise InputError(f"the computation did not return the expected quantities {missing}")
         checks = {}
         for name, bound, relation in wanted:
-            ok, detail = _within(measured[name], float(bound), self.rtol, self.atol, relation)
+            ok, detail = _within(
+                measured[name], float(bound), rtol=self.rtol, atol=self.atol, relation=relation
+            )
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
         verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT
@@ -301,6 +295,13 @@ class ValueExperiment:
         return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
+def _subfolder(execution: Execution, name: str) -> Execution:
+    """``execution`` with its checkpoint folder (if any) narrowed to the subfolder ``name``."""
+    if execution.checkpoint is None:
+        return execution
+    return replace(execution, checkpoint=str(Path(execution.checkpoint) / name))
+
+
 @dataclass(frozen=True)
 class CombinedExperiment:
     """Several experiments checking one claim together; the verdict is the worst of theirs
@@ -309,22 +310,9 @@ class CombinedExperiment:
     parts: Mapping[str, Any]
     note: str = ""
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         results = {
-            name: part.run(
-                seed=seed,
-                backend=backend,
-                workers=workers,
-                scheduler=scheduler,
-                checkpoint=None if checkpoint is None else str(Path(checkpoint) / name),
-            )
+            name: part.run(seed=seed, execution=_subfolder(execution, name))
             for name, part in self.parts.items()
         }
         verdict = worst(r["verdict"] for r in results.values())

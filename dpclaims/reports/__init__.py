@@ -1,20 +1,16 @@
-"""Reports: run the selected claims, write ``results.json``, ``report.md``, ``report.html`` and figures.
+"""Reports: render a results document: ``results.json``, ``report.md``, ``report.html``, figures.
 
->>> from dpclaims.reports import select_claims, run_claims, write_report     # doctest: +SKIP
+The document comes from :func:`dpclaims.claims.run.run_claims` (running claims is the
+claims layer's job) or from a saved ``results.json`` (:func:`load_results`).
+
+>>> from dpclaims.claims.run import run_claims, select_claims            # doctest: +SKIP
+>>> from dpclaims.reports import write_report
 >>> results = run_claims(select_claims(patterns=["diff2gd.*"]), budget="quick")
 >>> write_report(results, "dpclaims-report")
 """
 
 from .atomic import write_atomic
-from .results import (
-    claim_seed,
-    dumps_results,
-    exit_code,
-    load_results,
-    run_claim,
-    run_claims,
-    select_claims,
-)
+from .results import dumps_results, exit_code, load_results
 from .schema import SCHEMA, SCHEMA_VERSION, VERDICTS, ResultsError, validate_results
 from .writer import REPORT_FILES, write_report
 
@@ -24,13 +20,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "VERDICTS",
     "ResultsError",
-    "claim_seed",
     "dumps_results",
     "exit_code",
     "load_results",
-    "run_claim",
-    "run_claims",
-    "select_claims",
     "validate_results",
     "write_atomic",
     "write_report",

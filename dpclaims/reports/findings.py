@@ -279,7 +279,7 @@ def multiplicity_text(results: Mapping[str, Any]) -> str:
     """How many tests ran and how many false findings chance alone would give at their levels."""
     m = results.get("multiplicity")
     if m is None:  # a results.json written before multiplicity was recorded
-        from .results import multiplicity
+        from ..claims.run import multiplicity
 
         m = multiplicity(results["claims"])
     levels = ", ".join(f"{a:.3g}" for a in m.get("levels", [])) or "n/a"

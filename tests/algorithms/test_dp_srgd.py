@@ -32,12 +32,16 @@ from dpclaims.algorithms.mutants import get_mutant, list_mutants
 from dpclaims.audit import audit
 from dpclaims.audit.gdp import gdp_delta
 from dpclaims.audit.target import AuditTarget
+from dpclaims.claims import experiment as experiment_of
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.hardinstances.quadratic import LeastSquaresInstance, NesterovChainInstance
 from dpclaims.losses import LinearLoss, SquaredLoss
 from dpclaims.privacy import gaussian_epsilon
 from dpclaims.problem import Problem
+
+SERIAL = Execution(backend="serial")
 
 PAPER = "choquette-choo-et-al-2024"
 
@@ -404,15 +408,15 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
     from dpclaims.claims import load
 
     claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.utility.deterministic_accel")
-    experiment = claim.experiment("quick")
+    experiment = experiment_of(claim, "quick")
     variant, change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
     assert variant is AcceleratedDPSRGD and change == {"interpolation": "none"}
     mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(
-        seed=0, backend="serial"
+        seed=0, execution=SERIAL
     )
     assert mutated["verdict"] == "inconsistent", mutated["summary"]
     assert mutated["evidence"]["fit"]["exponent"] > -1.6
-    assert experiment.run(seed=0, backend="serial")["verdict"] == "consistent"
+    assert experiment.run(seed=0, execution=SERIAL)["verdict"] == "consistent"
 
 
 def test_utility_mutants_are_caught():

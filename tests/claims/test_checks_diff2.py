@@ -3,6 +3,9 @@
 import pytest
 
 from dpclaims import claims
+from dpclaims.execution import Execution
+
+SERIAL = Execution(backend="serial")
 
 EXPECTED = {
     "diff2.lemmaC1.sensitivity": "consistent",
@@ -57,9 +60,9 @@ def test_every_claim_has_an_experiment_or_a_reason():
 def test_quick_verdict(claim_id):
     if EXPECTED[claim_id] == "skipped":
         with pytest.raises(claims.Skipped, match="standard budget"):
-            claims.get(claim_id).experiment("quick")
+            claims.experiment(claims.get(claim_id), "quick")
         return
-    result = claims.get(claim_id).experiment("quick").run(seed=0, backend="serial")
+    result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
     assert result["verdict"] == EXPECTED[claim_id], result["summary"]
     if claim_id in (
         "diff2gd.thm43.utility",

@@ -9,7 +9,10 @@ phase's output-perturbation noise does not shrink with m (excess·√(nm)/(RG) g
 import pytest
 
 from dpclaims.claims import load
-from dpclaims.claims.experiments import registered_experiments
+from dpclaims.claims.experiments import experiment, registered_experiments
+from dpclaims.execution import Execution
+
+SERIAL = Execution(backend="serial")
 
 PAPER = "ghazi-et-al-2023"
 EXPECTED = {
@@ -32,14 +35,14 @@ def test_every_claim_has_an_experiment_or_a_reason():
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
 def test_quick_experiment_verdict(claim):
-    result = claim.experiment("quick").run(seed=0, backend="serial")
+    result = experiment(claim, "quick").run(seed=0, execution=SERIAL)
     assert result["verdict"] == EXPECTED.get(claim.id, "consistent"), result["summary"]
 
 
 def test_bottom_channel_audits_reach_half_epsilon():
     for cid in ("ghazi23.thm33.deloutputpert_dp", "ghazi23.thm31.scoutputpert_dp"):
         claim = next(c for c in CLAIMS if c.id == cid)
-        evidence = claim.experiment("quick").run(seed=0, backend="serial")["evidence"]
+        evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL)["evidence"]
         assert 0.45 <= evidence["epsilon_lower"] <= evidence["reference_epsilon"] <= 0.5
 
 

@@ -4,6 +4,9 @@ verdict expected."""
 import pytest
 
 from dpclaims import claims
+from dpclaims.execution import Execution
+
+SERIAL = Execution(backend="serial")
 
 PAPER = "lowy-liu-asi-2024"
 
@@ -68,8 +71,8 @@ def test_every_claim_is_covered():
 def test_rt9_registered_for_standard_and_full(claim_id):
     claim = claims.get(claim_id)
     with pytest.raises(claims.Skipped, match="quick"):
-        claim.experiment("quick")
-    standard, full = claim.experiment("standard"), claim.experiment("full")
+        claims.experiment(claim, "quick")
+    standard, full = claims.experiment(claim, "standard"), claims.experiment(claim, "full")
     assert standard.expected == full.expected == SKIPPED_AT_QUICK[claim_id]
     assert (
         full.values == [4000, 8000, 16000, 40000]
@@ -82,9 +85,10 @@ def test_rt9_registered_for_standard_and_full(claim_id):
 def test_rt10_statistical_term_is_checked_from_the_standard_budget():
     claim = claims.get("lla24.alg3sc.risk.stat")
     with pytest.raises(claims.Skipped, match="pre-asymptotic"):
-        claim.experiment("quick")
+        claims.experiment(claim, "quick")
     assert (
-        claim.experiment("standard").param == "n" and claim.experiment("standard").expected == -1.0
+        claims.experiment(claim, "standard").param == "n"
+        and claims.experiment(claim, "standard").expected == -1.0
     )
 
 
@@ -96,7 +100,7 @@ def _params():
 
 @pytest.mark.parametrize("claim_id", list(_params()))
 def test_quick_verdict(claim_id):
-    result = claims.get(claim_id).experiment("quick").run(seed=0, backend="serial")
+    result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
     if claim_id in CONSISTENT:
         assert result["verdict"] == "consistent", result["summary"]
     elif claim_id in POWERLESS:

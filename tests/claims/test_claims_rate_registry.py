@@ -26,11 +26,11 @@ def _rate_parts(experiment, name="-"):
 
 def _built():
     for claim in claims.load():
-        if not claim.checkable:
+        if not claims.status(claim).startswith("checkable"):
             continue
         for budget in BUDGETS:
             try:
-                experiment = claim.experiment(budget)
+                experiment = claims.experiment(claim, budget)
             except Skipped:
                 continue
             for name, part in _rate_parts(experiment):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpclaims import claims
-from dpclaims.claims import KINDS, Claim, ClaimsFileError, UnknownClaimError
+from dpclaims.claims import KINDS, Claim, ClaimsFileError, Registry, UnknownClaimError
 from dpclaims.errors import InputError
 
 COUNTS = {
@@ -49,7 +49,6 @@ def test_every_claim_loads_and_validates():
         assert not set(claim.exponents) & set(claim.symbolic_exponents)
         record = json.loads(json.dumps(claim.to_dict()))
         assert record["id"] == claim.id and record["exponents"] == dict(claim.exponents)
-        assert record["status"] == claim.status
 
 
 def test_counts_per_paper_and_filters():
@@ -132,7 +131,7 @@ def test_context_only_claims_carry_their_reason():
     assert CONTEXT_ONLY <= set(marked)
     assert all(reason.strip() for reason in marked.values())
     claim = claims.get("cited.dp_srm")
-    assert claim.status.startswith("not checkable: cited result") and not claim.checkable
+    assert claims.status(claim).startswith("not checkable: cited result")
 
 
 def test_symbolic_exponents():
@@ -170,6 +169,7 @@ VALID = """
 [paper]
 id = "toy-paper"
 title = "A toy paper"
+experiments = "toy_paper_experiments"
 
 [[claims]]
 id = "toy.claim.one"
@@ -194,14 +194,22 @@ def _write(folder: Path, name: str, text: str) -> Path:
 
 def test_valid_temp_directory_loads(tmp_path):
     _write(tmp_path, "toy.toml", VALID)
-    loaded = claims.load(directory=tmp_path)
+    only = Registry.from_folders(tmp_path)
+    loaded = claims.load(registry=only)
     assert [c.id for c in loaded] == ["toy.claim.one"]
     assert loaded[0].extra == {"confidence": "high"} and loaded[0].exponents == {"eps": -1.0}
-    assert claims.papers(directory=str(tmp_path)) == {"toy-paper": "A toy paper"}
-    assert claims.get("toy.claim.one", directory=tmp_path).formula == "sigma = 1/eps"
-    assert claims.algorithm_names(directory=tmp_path) == {"Toy"}
+    assert claims.papers(registry=only) == {"toy-paper": "A toy paper"}
+    assert claims.get("toy.claim.one", registry=only).formula == "sigma = 1/eps"
+    assert claims.algorithm_names(registry=only) == {"Toy"}
     with pytest.raises(InputError, match="paper must be one of 'toy-paper'"):
-        claims.load(paper="lowy-liu-asi-2024", directory=tmp_path)
+        claims.load(paper="lowy-liu-asi-2024", registry=only)
+    paper = only.papers["toy-paper"]
+    assert paper.experiments == "toy_paper_experiments" and paper.folder == tmp_path.resolve()
+    assert paper.source == f"folder {tmp_path}" and paper.file.name == "toy.toml"
+    # with the packaged papers, as `--registry DIR` reads it
+    both = claims.load(registry=[tmp_path])
+    assert [c.id for c in both][-1] == "toy.claim.one" and len(both) == sum(COUNTS.values()) + 1
+    assert list(claims.papers(registry=[str(tmp_path)]))[-1] == "toy-paper"
 
 
 @pytest.mark.parametrize(
@@ -279,14 +287,14 @@ def test_malformed_file_names_file_claim_and_field(tmp_path, old, new, fragments
     assert old in VALID
     _write(tmp_path, "broken.toml", VALID.replace(old, new, 1))
     with pytest.raises(ClaimsFileError) as info:
-        claims.load(directory=tmp_path)
+        Registry.from_folders(tmp_path)
     message = str(info.value)
     assert "broken.toml" in message
     for fragment in fragments:
         assert fragment in message
 
 
-def test_duplicate_ids_and_papers_across_files(tmp_path):
+def test_duplicate_ids_and_papers_name_both_sources(tmp_path):
     _write(tmp_path, "a.toml", VALID)
     _write(
         tmp_path,
@@ -295,27 +303,47 @@ def test_duplicate_ids_and_papers_across_files(tmp_path):
             'paper = "toy-paper"', 'paper = "toy-paper-2"'
         ),
     )
-    with pytest.raises(
-        ClaimsFileError, match=r"b\.toml: claim 'toy.claim.one': duplicate id \(also in .*a\.toml\)"
-    ):
-        claims.load(directory=tmp_path)
+    with pytest.raises(ClaimsFileError) as info:
+        Registry.from_folders(tmp_path)
+    message = str(info.value)
+    assert message.startswith("claim id 'toy.claim.one' is defined twice: in ")
+    assert f"a.toml (folder {tmp_path})" in message and f"b.toml (folder {tmp_path})" in message
     _write(tmp_path, "b.toml", VALID.replace("toy.claim.one", "toy.claim.two"))
-    with pytest.raises(
-        ClaimsFileError, match=r"b\.toml: \[paper\]: paper id 'toy-paper' is also declared in"
-    ):
-        claims.load(directory=tmp_path)
+    with pytest.raises(ClaimsFileError, match="paper id 'toy-paper' is defined twice: in .*a.toml"):
+        Registry.from_folders(tmp_path)
+
+
+def test_a_folder_redefining_a_packaged_id_names_both_sources(tmp_path):
+    packaged = claims.get("lla24.alg1.privacy")
+    _write(tmp_path, "mine.toml", VALID.replace("toy.claim.one", packaged.id))
+    with pytest.raises(ClaimsFileError) as info:
+        claims.load(registry=[tmp_path])
+    message = str(info.value)
+    assert f"claim id {packaged.id!r} is defined twice" in message
+    assert "lowy_liu_asi_2024.toml (dpclaims)" in message and "mine.toml (folder " in message
+    _write(tmp_path, "mine.toml", VALID.replace('"toy-paper"', '"lowy-liu-asi-2024"'))
+    with pytest.raises(ClaimsFileError, match="paper id 'lowy-liu-asi-2024' is defined twice"):
+        claims.load(registry=[tmp_path])
 
 
 def test_bad_directories(tmp_path):
     with pytest.raises(ClaimsFileError, match="no claims files"):
-        claims.load(directory=tmp_path)
+        Registry.from_folders(tmp_path)
     with pytest.raises(InputError, match="existing folder"):
-        claims.load(directory=tmp_path / "missing")
-    with pytest.raises(InputError, match="must be a path"):
-        claims.load(directory=3)
-    _write(tmp_path, "empty.toml", '[paper]\nid = "p"\ntitle = "t"\n')
+        claims.load(registry=[tmp_path / "missing"])
+    with pytest.raises(InputError, match="must be paths"):
+        Registry.from_folders(3)
+    with pytest.raises(InputError, match="must be a Registry or a list of folders"):
+        claims.load(registry=3)
+    _write(tmp_path, "empty.toml", '[paper]\nid = "p"\ntitle = "t"\nexperiments = "m"\n')
     with pytest.raises(ClaimsFileError, match=r"empty\.toml: file: no \[\[claims\]\] entries"):
-        claims.load(directory=tmp_path)
+        Registry.from_folders(tmp_path)
+    _write(tmp_path, "empty.toml", VALID.replace('experiments = "toy_paper_experiments"\n', ""))
+    with pytest.raises(ClaimsFileError, match="missing required field 'experiments'"):
+        Registry.from_folders(tmp_path)
+    _write(tmp_path, "empty.toml", VALID.replace('"toy_paper_experiments"', '"toy-paper.py"'))
+    with pytest.raises(ClaimsFileError, match="must be a dotted module name"):
+        Registry.from_folders(tmp_path)
 
 
 def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
@@ -327,7 +355,7 @@ def test_rate_reads_exponent_bound_margin_and_tested_fields(tmp_path):
         'why = "a regime"',
     )
     _write(tmp_path, "toy.toml", text)
-    claim = claims.get("toy.claim.one", directory=tmp_path)
+    claim = Registry.from_folders(tmp_path).get("toy.claim.one")
     rate = claim.rate("eps")
     assert (rate.exponent, rate.bound, rate.margin, rate.limit) == (-1.0, "upper", 0.15, "small")
     assert rate.stated == "O(eps^-1) as eps → 0" and not rate.tested

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from dpclaims.algorithms.catalog import audit_target
+from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -9,7 +10,10 @@ from dpclaims.claims.standard import (
     ValueExperiment,
 )
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
+
+SERIAL = Execution(backend="serial")
 
 
 def power_law_error(n, rng, exponent):
@@ -20,17 +24,17 @@ def power_law_error(n, rng, exponent):
 def build_gaussian(noise="gaussian"):
     claim = PrivacyClaim(1.0, 1e-5)
     t = audit_target(noise, claim)
-    return t.mechanism, t.d0, t.d1, claim
+    return AuditTarget(mechanism=t.mechanism, d0=t.d0, d1=t.d1, claim=claim)
 
 
 def test_audit_experiment_reports_verdict_and_reference():
     out = AuditExperiment(build_gaussian, trials=20_000, reference_epsilon=1.0).run(
-        seed=0, backend="serial"
+        seed=0, execution=SERIAL
     )
     assert out["type"] == "audit" and out["verdict"] == "consistent"
     assert out["evidence"]["reference_epsilon"] == 1.0 and "claimed 1" in out["summary"]
     bad = AuditExperiment(lambda: build_gaussian("gaussian-half-noise"), trials=50_000).run(
-        seed=0, backend="serial"
+        seed=0, execution=SERIAL
     )
     assert bad["verdict"] == "violation"
 
@@ -47,7 +51,7 @@ def test_rate_experiment_verdicts(true, claimed, verdict):
         replicates=8,
         fixed={"exponent": true},
     )
-    out = exp.run(seed=2, backend="serial")
+    out = exp.run(seed=2, execution=SERIAL)
     assert out["type"] == "rate" and out["verdict"] == verdict
     assert set(out["evidence"]) >= {"sweep", "fit", "check"}
 
@@ -84,7 +88,7 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
         fixed={"exponent": -0.5},
     )
     out = CombinedExperiment({"good": good, "bad": bad}).run(
-        seed=1, backend="serial", checkpoint=str(tmp_path)
+        seed=1, execution=Execution(backend="serial", checkpoint=str(tmp_path))
     )
     assert out["verdict"] == "inconsistent" and out["type"] == "rate"
     assert [out["evidence"]["parts"][k]["verdict"] for k in ("good", "bad")] == [
@@ -93,7 +97,7 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
     ]
     assert {p.name for p in tmp_path.iterdir()} == {"good", "bad"}
     again = CombinedExperiment({"good": good, "bad": bad}).run(
-        seed=1, backend="serial", checkpoint=str(tmp_path)
+        seed=1, execution=Execution(backend="serial", checkpoint=str(tmp_path))
     )
     assert (
         again["evidence"]["parts"]["bad"]["evidence"]["fit"]

@@ -19,6 +19,7 @@ from dpclaims.claims.checks.diff2_section6 import (
     _Rejected,
     section6_verdict,
 )
+from dpclaims.execution import Execution
 from dpclaims.errors import InputError
 
 TINY = dict(
@@ -117,31 +118,31 @@ def test_summary_selects_per_criterion_and_runs_the_papers_t_test():
 
 def test_a_tiny_run_is_deterministic_across_backends_and_resumes(tmp_path, monkeypatch):
     setup = Section6(**TINY)
-    serial = setup.run(backend="serial")
+    serial = setup.run(execution=Execution(backend="serial"))
     for s in range(2):
         for method in METHODS:
             row = serial["per_seed"][method][s]
             if row:
                 assert len(row["train"]["curve"]) == TINY["rounds"] // TINY["every"] + 1
                 assert row["train"]["eta"] in TINY["etas"]
-    assert setup.run(backend="processes", workers=2) == serial
-    assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
+    assert setup.run(execution=Execution(backend="processes", workers=2)) == serial
+    assert setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck")) == serial
     assert len(list((tmp_path / "ck").glob("*-*-*.json"))) == len(setup.tasks())
     monkeypatch.setattr(
         Section6, "run_task", lambda *a: pytest.fail("a finished cell was recomputed")
     )
-    assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
+    assert setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck")) == serial
     with pytest.raises(InputError, match="different settings"):
-        Section6(**{**TINY, "seeds": 3}).run(checkpoint=tmp_path / "ck")
+        Section6(**{**TINY, "seeds": 3}).run(execution=Execution(checkpoint=tmp_path / "ck"))
 
 
 def test_a_stopped_run_is_summarized_over_its_finished_seeds(tmp_path):
     setup = Section6(**{**TINY, "seeds": 3})
-    setup.run(backend="serial", checkpoint=tmp_path / "ck")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck"))
     (tmp_path / "ck" / "2-dp-gd-1.json").unlink()  # seed 2 unfinished
     partial = setup.summarize_finished(tmp_path / "ck")
     assert partial["setup"]["seeds"] == 2
-    assert partial == Section6(**{**TINY, "seeds": 2}).run(backend="serial")
+    assert partial == Section6(**{**TINY, "seeds": 2}).run(execution=Execution(backend="serial"))
     (tmp_path / "ck" / "1-gd-0.json").unlink()
     with pytest.raises(InputError, match="1 finished seed"):
         setup.summarize_finished(tmp_path / "ck")
@@ -151,7 +152,9 @@ def test_a_stopped_run_is_summarized_over_its_finished_seeds(tmp_path):
 
 
 def test_summary_is_json_serialisable():
-    res = Section6(**{**TINY, "seeds": 2, "clips": (1.0,)}).run(backend="serial")
+    res = Section6(**{**TINY, "seeds": 2, "clips": (1.0,)}).run(
+        execution=Execution(backend="serial")
+    )
     assert json.loads(json.dumps(res))["setup"]["rounds"] == TINY["rounds"]
 
 

@@ -3,8 +3,11 @@ import pytest
 
 from dpclaims.claims.standard import RateExperiment
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.rates import fit_power_law
 from dpclaims.rates.caveats import Baseline, apply_caveats, saturated_values, sweep_caveats
+
+SERIAL = Execution(backend="serial")
 
 GRID = [100, 300, 1000, 3000, 10000]
 
@@ -52,7 +55,7 @@ def noisy_floor(n, rng, level):
 
 def test_rate_experiment_with_a_baseline_cannot_fail_on_a_saturated_sweep():
     base = RateExperiment(noisy_floor, "n", GRID, expected=-1.0, replicates=6, fixed={"level": 0.1})
-    assert base.run(seed=0, backend="serial")["verdict"] == "inconsistent"
+    assert base.run(seed=0, execution=SERIAL)["verdict"] == "inconsistent"
     named = RateExperiment(
         noisy_floor,
         "n",
@@ -62,7 +65,7 @@ def test_rate_experiment_with_a_baseline_cannot_fail_on_a_saturated_sweep():
         fixed={"level": 0.1},
         baseline=Baseline("outputting the origin", 0.09),
     )
-    out = named.run(seed=0, backend="serial")
+    out = named.run(seed=0, execution=SERIAL)
     assert out["verdict"] == "inconclusive" and "saturated" in out["summary"]
     assert out["evidence"]["check"]["verdict"] == "inconsistent"
     assert out["evidence"]["baseline"]["name"] == "outputting the origin"

@@ -1,5 +1,6 @@
 """Reports open with the confirmed findings, then what was not decided and why, then all claims."""
 
+from dpclaims.claims.run import multiplicity
 from dpclaims.reports.findings import (
     evidence_paragraph,
     glossary,
@@ -8,7 +9,6 @@ from dpclaims.reports.findings import (
 )
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
-from dpclaims.reports.results import multiplicity
 from dpclaims.reports.schema import VERDICTS
 
 

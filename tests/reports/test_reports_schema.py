@@ -5,8 +5,10 @@ import copy
 import pytest
 
 from dpclaims.claims import get
+from dpclaims.claims.run import run_claims
 from dpclaims.claims.standard import ValueExperiment
-from dpclaims.reports import SCHEMA, ResultsError, run_claims, validate_results
+from dpclaims.execution import Execution
+from dpclaims.reports import SCHEMA, ResultsError, validate_results
 from dpclaims.reports.schema import validate
 
 CLAIM = "dpgd.calibration"
@@ -16,17 +18,17 @@ CLAIM = "dpgd.calibration"
 def document():
     """A real results document: one value check (registered for the run) and one claim without
     experiment."""
-    from dpclaims.claims.experiments import _FACTORIES
-    from dpclaims.reports.results import load_check_modules
+    from dpclaims.claims.experiments import _FACTORIES, registered_experiments
 
-    load_check_modules()
+    registered_experiments()
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(
             _FACTORIES,
             CLAIM,
             lambda claim, budget: ValueExperiment(lambda rng: {"x": 1.0}, {"x": 1.0}),
         )
-        return run_claims([get(CLAIM), get("cited.dp_srm")], backend="serial")
+        selected = [get(CLAIM), get("cited.dp_srm")]
+        return run_claims(selected, execution=Execution(backend="serial"))
 
 
 def test_a_real_document_is_valid(document):

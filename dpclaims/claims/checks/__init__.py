@@ -1,5 +1,7 @@
-"""One module per source paper registering the experiments that check its claims.
+"""One module per packaged paper registering the experiments that check its claims.
 
-Modules here are imported on first use by :func:`dpclaims.claims.experiments.load_checks`;
-each decorates its factories with :func:`dpclaims.claims.register_experiment`.
+Each packaged claims TOML names its module here (``[paper] experiments =
+"dpclaims.claims.checks.diff2"``); the module is imported the first time one of its
+experiments is needed (:func:`dpclaims.claims.experiment`), and decorates its factories
+with :func:`dpclaims.claims.register_experiment`.
 """

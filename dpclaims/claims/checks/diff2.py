@@ -42,12 +42,19 @@ from ...algorithms.diff2_privacy import (
     transcript_mu,
 )
 from ...data import UserDataset, replace_item
+from ...execution import Execution
 from ...hardinstances.nonconvex import CauchyCircleInstance
 from ...losses import WeightedSquaredDistanceLoss
 from ...problem import Problem
 from ...stats import gaussian_shift
 from ..experiments import Budget, register_experiment
-from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
+from ..standard import (
+    DEFAULT_EXECUTION,
+    AuditExperiment,
+    CombinedExperiment,
+    RateExperiment,
+    ValueExperiment,
+)
 from .diff2_section6 import HEADROOM, STANDIN_GRID, Section6, section6_verdict
 
 __all__ = [
@@ -859,18 +866,9 @@ class Section6Experiment:
 
     settings: dict
 
-    def run(
-        self,
-        seed: int = 0,
-        backend: str = "auto",
-        workers: int | None = None,
-        scheduler: str | None = None,
-        checkpoint: str | None = None,
-    ) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         setup = Section6("california_like", seed=seed, **self.settings)
-        summary = setup.run(
-            backend=backend, workers=workers, checkpoint=checkpoint, scheduler=scheduler
-        )
+        summary = setup.run(execution=execution)
         verdict, checks = section6_verdict(summary["tests"])
         train = summary["tests"]["train"]
         headroom = train["gd_mean"] < HEADROOM * train["dpgd_mean"]

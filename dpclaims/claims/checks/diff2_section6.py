@@ -28,7 +28,7 @@ from ...errors import (
     check_epsilon,
     check_positive,
 )
-from ...execution import map_tasks
+from ...execution import Execution, map_tasks
 from ...hardinstances.diff2 import (
     REAL_DATASETS,
     STANDINS,
@@ -81,6 +81,9 @@ loss this large has diverged; waiting for float overflow would only spend rounds
 
 class _Rejected(Exception):
     """App. A's early stopping rejected the learning rate."""
+
+
+DEFAULT_EXECUTION = Execution()
 
 
 @dataclass(frozen=True)
@@ -221,23 +224,23 @@ class Section6:
 
     # ------------------------------------------------------------------ the whole run
 
-    def run(
-        self,
-        *,
-        backend: str = "auto",
-        workers: int | None = None,
-        checkpoint: str | Path | None = None,
-        scheduler: str | None = None,
-    ) -> dict:
-        """Run every cell on ``backend`` (serial / processes / dask at ``scheduler``), resuming from
-        ``checkpoint`` (a directory) when given, and summarize."""
+    def run(self, *, execution: Execution = DEFAULT_EXECUTION) -> dict:
+        """Run every cell where ``execution`` says, resuming from its ``checkpoint`` folder when
+        given, and summarize."""
+        checkpoint = execution.checkpoint
         directory = None if checkpoint is None else _open_checkpoint(Path(checkpoint), self)
         tasks = self.tasks()
         done = {} if directory is None else _load(directory)
         todo = [t for t in tasks if _key(*t) not in done]
         cells = [(self, *t, directory) for t in todo]
         fresh = (
-            map_tasks(_run_cell, cells, backend=backend, workers=workers, scheduler=scheduler)
+            map_tasks(
+                _run_cell,
+                cells,
+                backend=execution.backend,
+                workers=execution.workers,
+                scheduler=execution.scheduler,
+            )
             if todo
             else []
         )

@@ -1,22 +1,28 @@
-"""Selecting claims and running their experiments: every fault of an experiment ends up in its
-entry."""
+"""Selecting and running claims (claims/run.py): every fault of an experiment ends in its entry."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dpclaims.claims import UnknownClaimError, get
+from dpclaims import claims
+from dpclaims.claims import Registry, UnknownClaimError, get
 from dpclaims.claims.experiments import _FACTORIES
-from dpclaims.errors import InputError
-from dpclaims.reports import claim_seed, exit_code, run_claim, run_claims, select_claims
-from dpclaims.reports.results import (
+from dpclaims.claims.run import (
+    claim_seed,
     confirmation_seed,
-    load_check_modules,
     multiplicity,
+    run_claim,
+    run_claims,
+    select_claims,
     to_jsonable,
 )
+from dpclaims.errors import InputError
+from dpclaims.execution import Execution
+from dpclaims.reports import exit_code
 from dpclaims.reports.schema import VERDICTS
+
+SERIAL = Execution(backend="serial")
 
 CLAIM = "dpgd.calibration"
 
@@ -25,13 +31,14 @@ class Returns:
     def __init__(self, value):
         self.value = value
 
-    def run(self, seed=0, backend="auto", workers=None):
+    def run(self, *, seed=0, execution=None):
+        self.execution = execution
         return self.value(seed) if callable(self.value) else self.value
 
 
 @pytest.fixture
 def register(monkeypatch):
-    load_check_modules()
+    claims.registered_experiments()
 
     def put(factory):
         monkeypatch.setitem(_FACTORIES, CLAIM, factory)
@@ -74,7 +81,7 @@ def test_the_experiment_gets_its_claim_seed(register):
             }
         )
     )
-    entry = run_claim(get(CLAIM), seed=5, backend="serial")
+    entry = run_claim(get(CLAIM), seed=5, execution=SERIAL)
     assert entry["summary"] == str(claim_seed(5, CLAIM)) == str(entry["seed"])
 
 
@@ -99,14 +106,14 @@ def test_the_experiment_gets_its_claim_seed(register):
 )
 def test_faults_become_error_entries(register, factory, fragment):
     register(factory)
-    entry = run_claim(get(CLAIM), backend="serial")
+    entry = run_claim(get(CLAIM), execution=SERIAL)
     assert entry["verdict"] == "error" and fragment in entry["error"]
 
 
 def test_no_experiment_and_context_only_claims_are_not_checkable(monkeypatch):
-    load_check_modules()
+    claims.registered_experiments()
     monkeypatch.delitem(_FACTORIES, CLAIM, raising=False)
-    results = run_claims([get(CLAIM), get("lowerbound.none_for_nonconvex")], backend="serial")
+    results = run_claims([get(CLAIM), get("lowerbound.none_for_nonconvex")], execution=SERIAL)
     reasons = [e["reason"] for e in results["claims"]]
     assert reasons[0] == "no experiment yet" and "open problem" in reasons[1]
     assert results["counts"]["not_checkable"] == 2 and exit_code(results) == 0
@@ -114,7 +121,7 @@ def test_no_experiment_and_context_only_claims_are_not_checkable(monkeypatch):
 
 def test_a_budget_skip_is_skipped_not_not_checkable():
     selected = [get("experiments.regression"), get("cited.dp_srm")]
-    quick = run_claims(selected, budget="quick", backend="serial")
+    quick = run_claims(selected, budget="quick", execution=SERIAL)
     skipped, unchecked = quick["claims"]
     assert skipped["verdict"] == "skipped" and "R = 2000 rounds" in skipped["reason"]
     assert "--budget standard or full" in skipped["summary"] and skipped["seed"] is None
@@ -151,7 +158,9 @@ def test_bad_run_settings_fail_before_anything_runs():
     with pytest.raises(InputError, match="budget must be one of"):
         run_claims([get(CLAIM)], budget="huge")
     with pytest.raises(InputError, match="workers must be a positive integer"):
-        run_claims([get(CLAIM)], workers=0)
+        run_claims([get(CLAIM)], execution=Execution(workers=0))
+    with pytest.raises(InputError, match="backend must be one of"):
+        run_claims([get(CLAIM)], execution=Execution(backend="gpu"))
 
 
 def test_exit_code_counts_violations_inconsistencies_and_errors():
@@ -161,37 +170,73 @@ def test_exit_code_counts_violations_inconsistencies_and_errors():
         assert exit_code({"counts": {**base, verdict: 1}}) == 1
 
 
-def test_a_broken_check_module_is_reported_and_does_not_hide_the_others(tmp_path, monkeypatch):
-    import sys
+PAPER = """
+[paper]
+id = "{paper}"
+title = "A toy paper"
+experiments = "{module}"
 
-    from dpclaims.claims import checks
+[[claims]]
+id = "{paper}.claim"
+paper = "{paper}"
+kind = "privacy"
+algorithm = "Toy"
+statement = "Toy is DP."
+formula = "-"
+regime = "all"
+source = "Theorem 1"
+exponents = {{}}
+"""
 
-    (tmp_path / "aaa_broken.py").write_text("raise RuntimeError('half-written module')\n")
-    (tmp_path / "zzz_fine.py").write_text(
-        "from dpclaims.claims import register_experiment\n\n"
-        "@register_experiment('dpgd.utility', replace=True)\ndef factory(claim, budget):\n    "
-        "return None\n"
+
+def _paper(folder, paper, module, code):
+    """A folder holding one toy paper and its experiments module ``code``."""
+    folder.mkdir()
+    (folder / "paper.toml").write_text(PAPER.format(paper=paper, module=module))
+    (folder / f"{module}.py").write_text(code)
+    return folder
+
+
+def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tmp_path):
+    broken = _paper(
+        tmp_path / "a", "broken-paper", "run_test_broken", "raise RuntimeError('half-written')\n"
     )
-    monkeypatch.setattr(checks, "__path__", [*checks.__path__, str(tmp_path)])
-    monkeypatch.setitem(_FACTORIES, "dpgd.utility", None)  # restored after the test
-    from dpclaims.claims import experiments
+    fine = _paper(
+        tmp_path / "b",
+        "fine-paper",
+        "run_test_fine",
+        "from dpclaims.claims import register_experiment\n"
+        "from dpclaims.claims.standard import ValueExperiment\n\n\n"
+        "@register_experiment('fine-paper.claim')\n"
+        "def value_one(claim, budget):\n"
+        "    return ValueExperiment(lambda rng: {'x': 1.0}, expected={'x': 1.0})\n",
+    )
+    registry = Registry.discover(folders=[broken, fine], installed=False)
+    selected = registry.select(paper="broken-paper") + registry.select(paper="fine-paper")
+    results = run_claims(selected, execution=SERIAL)
+    assert results["load_errors"] == [
+        {"module": "run_test_broken", "error": "RuntimeError: half-written"}
+    ]
+    first, second = results["claims"]
+    assert (
+        first["verdict"] == "error"
+        and "'run_test_broken' of paper 'broken-paper'" in (first["error"])
+    )
+    assert second["verdict"] == "consistent" and exit_code(results) == 1
+    assert [p["id"] for p in results["papers"]] == ["broken-paper", "fine-paper"]
+    assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
 
-    monkeypatch.setattr(
-        experiments, "_CHECKS_LOADED", False
-    )  # load again, with the two extra modules
-    monkeypatch.setattr(experiments, "_LOAD_ERRORS", {})
-    try:
-        failures = load_check_modules()
-    finally:
-        for name in ("aaa_broken", "zzz_fine"):
-            sys.modules.pop(f"dpclaims.claims.checks.{name}", None)
-    assert {
-        "module": "dpclaims.claims.checks.aaa_broken",
-        "error": "RuntimeError: half-written module",
-    } in failures
-    assert _FACTORIES["dpgd.utility"].__module__ == "dpclaims.claims.checks.zzz_fine"
-    counts = {v: 0 for v in VERDICTS}
-    assert exit_code({"counts": counts, "load_errors": failures}) == 1
+
+def test_one_execution_reaches_each_experiment_with_a_checkpoint_folder_per_claim(
+    register, tmp_path
+):
+    experiment = Returns(_value("consistent"))
+    register(lambda claim, budget: experiment)
+    execution = Execution(backend="serial", workers=1, checkpoint=str(tmp_path))
+    run_claims([get(CLAIM)], execution=execution)
+    got = experiment.execution
+    assert (got.backend, got.workers) == ("serial", 1)
+    assert got.checkpoint == str(tmp_path / CLAIM)
 
 
 def _value(verdict, name="q"):
@@ -207,7 +252,7 @@ def _seeded(first):
 def test_a_finding_a_rerun_does_not_repeat_is_inconclusive_with_both_runs(register):
     first = claim_seed(3, CLAIM)
     register(_seeded(lambda seed: "inconsistent" if seed == first else "consistent"))
-    entry = run_claim(get(CLAIM), seed=3, backend="serial")
+    entry = run_claim(get(CLAIM), seed=3, execution=SERIAL)
     assert entry["verdict"] == "inconclusive" and entry["reason"].startswith("not confirmed")
     confirmation = entry["confirmation"]
     assert confirmation["seed"] == confirmation_seed(3, CLAIM) != entry["seed"]
@@ -217,9 +262,9 @@ def test_a_finding_a_rerun_does_not_repeat_is_inconclusive_with_both_runs(regist
 
 def test_a_repeated_finding_stands_and_confirmation_can_be_switched_off(register):
     register(_seeded(lambda seed: "violation"))
-    entry = run_claim(get(CLAIM), seed=0, backend="serial")
+    entry = run_claim(get(CLAIM), seed=0, execution=SERIAL)
     assert entry["verdict"] == "violation" and entry["confirmation"]["confirmed"] is True
-    unconfirmed = run_claim(get(CLAIM), seed=0, backend="serial", confirm=False)
+    unconfirmed = run_claim(get(CLAIM), seed=0, execution=SERIAL, confirm=False)
     assert unconfirmed["verdict"] == "violation" and unconfirmed["confirmation"] is None
 
 
@@ -270,16 +315,16 @@ def test_only_the_same_part_and_direction_confirm_a_finding(register):
         }
 
     register(lambda claim, budget: Returns(combined))
-    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconclusive"
     first = claim_seed(0, CLAIM)
     register(
         lambda claim, budget: Returns(
             lambda seed: _rate("inconsistent", "slower" if seed == first else "faster")
         )
     )
-    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconclusive"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconclusive"
     register(lambda claim, budget: Returns(lambda seed: _rate("inconsistent")))
-    assert run_claim(get(CLAIM), seed=0, backend="serial")["verdict"] == "inconsistent"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconsistent"
 
 
 def test_multiplicity_counts_tests_and_expected_false_findings():

@@ -1,0 +1,504 @@
+"""Run the experiments of selected claims and collect one results document.
+
+Every selected claim gets a result, checked or not: ``not_checkable`` with the
+reason when it has no experiment (yet) or is context only, ``skipped`` with the
+reason when the budget is too small for its experiment, ``error`` with the
+message when its experiment (or its paper's experiments module) raised, otherwise
+the experiment's own verdict and evidence.  Claim ``c`` runs with its own integer seed
+:func:`claim_seed` ``(seed, c.id)``, so a claim gives the same numbers whether it runs
+alone or with others.  One :class:`~dpclaims.execution.Execution` says where every
+experiment runs; each claim checkpoints into its own subfolder.
+
+Findings are confirmed before they fail a run: a claim whose first run is a
+``violation`` or ``inconsistent`` runs again at the same budget on the independent seed
+:func:`confirmation_seed` ``(seed, c.id)``.  A finding stands only when the rerun finds
+it again (same verdict, same part of a combined experiment, same direction for a
+rate); otherwise the claim is ``inconclusive`` with the reason "not confirmed".  Both
+runs are kept: the first in ``evidence``, the rerun in ``confirmation``.
+:func:`multiplicity` counts the statistical tests of a run and the false findings
+chance alone would give at their levels, before and after confirmation.
+
+The document's format is :mod:`dpclaims.reports.schema`; :mod:`dpclaims.reports` renders it.
+
+>>> from dpclaims.claims.run import run_claims, select_claims             # doctest: +SKIP
+>>> results = run_claims(select_claims(patterns=["diff2gd.*"]), budget="quick")
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import importlib.metadata
+import math
+import os
+import platform
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, check_choice
+from ..execution import BACKENDS, Execution
+from ..reports.schema import (
+    CHECKED_VERDICTS,
+    SCHEMA_VERSION,
+    VERDICTS,
+    validate_experiment_result,
+    validate_results,
+)
+from ..verdicts import Verdict
+from . import experiments as _experiments
+from .experiments import BUDGETS, NotCheckable, Skipped, import_experiments
+from .model import Claim
+from .registry import RegistryLike, _registry, paper_of
+from .standard import DEFAULT_EXECUTION
+
+__all__ = [
+    "VERSIONED_PACKAGES",
+    "FINDINGS",
+    "select_claims",
+    "claim_seed",
+    "confirmation_seed",
+    "multiplicity",
+    "run_claim",
+    "run_claims",
+    "to_jsonable",
+]
+
+VERSIONED_PACKAGES = ("dpclaims", "numpy", "scipy", "statsmodels", "dp-accounting", "matplotlib")
+"""Packages whose installed versions every results document records."""
+
+_GLOB_CHARS = set("*?[")
+
+FINDINGS = ("violation", "inconsistent")
+"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
+
+_CONFIRMATION_STREAM = 1
+"""Extra entropy word that makes :func:`confirmation_seed` independent of :func:`claim_seed`."""
+
+
+def select_claims(
+    papers: Sequence[str] | None = None,
+    patterns: Sequence[str] | None = None,
+    *,
+    registry: RegistryLike = None,
+) -> list[Claim]:
+    """Claims of the registry selected by paper ids and id globs, in order.
+
+    Parameters
+    ----------
+    papers : paper ids (all papers when None or empty)
+    patterns : claim ids or ``fnmatch`` globs such as ``"diff2gd.*"`` (all claims when None or
+        empty); a claim is kept when it matches any of them
+    registry : a :class:`~dpclaims.claims.Registry` or folders (default: packaged and installed)
+
+    Raises
+    ------
+    InputError
+        An unknown paper id, an exact id that is not in the registry (``UnknownClaimError``,
+        naming the closest ids), a glob matching no claim, or an empty selection.
+    """
+    source = _registry(registry)
+    for paper in papers or ():
+        check_choice(paper, tuple(source.papers), "papers")
+    everything = source.claims
+    for pattern in patterns or ():
+        if not (_GLOB_CHARS & set(pattern)):
+            source.get(pattern)
+        elif not any(fnmatch.fnmatchcase(c.id, pattern) for c in everything):
+            raise InputError(
+                f"--claims pattern {pattern!r} matches no claim id; list the ids with "
+                "'dpclaims list'"
+            )
+    selected = [
+        c
+        for c in everything
+        if (not papers or c.paper in papers)
+        and (not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns))
+    ]
+    if not selected:
+        raise InputError(
+            f"no claim matches both --papers {','.join(papers or ())} and --claims "
+            f"{','.join(patterns or ())}; widen the selection"
+        )
+    return selected
+
+
+def claim_seed(seed: int, claim_id: str) -> int:
+    """The experiment seed of ``claim_id`` in a run with seed ``seed`` (a 32-bit integer)."""
+    state = np.random.SeedSequence(
+        [int(seed), zlib.crc32(claim_id.encode("utf-8"))]
+    ).generate_state(1, np.uint32)
+    return int(state[0])
+
+
+def confirmation_seed(seed: int, claim_id: str) -> int:
+    """The seed of the rerun that confirms a finding of ``claim_id`` in a run with seed ``seed``.
+
+    An independent stream of the same ``SeedSequence`` family as :func:`claim_seed` (one more
+    entropy word), so the rerun shares no randomness with the first run.
+    """
+    words = [int(seed), zlib.crc32(claim_id.encode("utf-8")), _CONFIRMATION_STREAM]
+    return int(np.random.SeedSequence(words).generate_state(1, np.uint32)[0])
+
+
+def to_jsonable(value: Any) -> Any:
+    """A JSON-safe copy: numpy scalars and arrays as numbers and lists, non-finite floats as None.
+
+    Tuples become lists, mapping keys strings; anything else becomes its ``repr``.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return repr(value)
+
+
+def _entry(claim: Any, **fields: Any) -> dict:
+    base = {
+        "id": claim.id,
+        "paper": claim.paper,
+        "kind": claim.kind,
+        "algorithm": claim.algorithm,
+        "source": claim.source,
+        "statement": claim.statement,
+        "verdict": "error",
+        "type": None,
+        "summary": "",
+        "reason": None,
+        "error": None,
+        "evidence": {},
+        "seed": None,
+        "wall_time": 0.0,
+        "confirmation": None,
+    }
+    base.update(fields)
+    return base
+
+
+def _for_claim(execution: Execution, name: str) -> Execution:
+    """``execution`` checkpointing into the subfolder ``name`` (one checkpoint folder, one run)."""
+    if execution.checkpoint is None:
+        return execution
+    return replace(execution, checkpoint=str(Path(execution.checkpoint) / name))
+
+
+def run_claim(
+    claim: Claim,
+    *,
+    budget: str = "quick",
+    seed: int = 0,
+    execution: Execution = DEFAULT_EXECUTION,
+    confirm: bool = True,
+) -> dict:
+    """Run the experiment of one claim; its result entry (never raises for the experiment's faults).
+
+    Parameters
+    ----------
+    claim : a :class:`dpclaims.claims.Claim`
+    budget : "quick", "standard" or "full"
+    seed : the run's seed; the experiment gets :func:`claim_seed` ``(seed, claim.id)``
+    execution : where the experiment runs; a checkpoint folder gets a subfolder per claim
+    confirm : rerun a finding on :func:`confirmation_seed`; keep it only when confirmed
+
+    Returns
+    -------
+    dict
+        One entry of ``results["claims"]`` (see :data:`dpclaims.reports.schema.CLAIM_RESULT`).
+    """
+    execution = _for_claim(execution, claim.id)
+    start = time.perf_counter()
+    try:
+        experiment = _experiments.experiment(claim, budget)
+    except Skipped as exc:
+        summary = (
+            f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
+            f"{' or '.join(exc.budgets)}"
+        )
+        return _entry(
+            claim,
+            verdict=Verdict.SKIPPED,
+            summary=summary,
+            reason=exc.reason,
+            wall_time=time.perf_counter() - start,
+        )
+    except NotCheckable as exc:
+        return _entry(
+            claim,
+            verdict="not_checkable",
+            summary=f"not checkable: {exc.reason}",
+            reason=exc.reason,
+            wall_time=time.perf_counter() - start,
+        )
+    except Exception as exc:  # a broken factory or module must not stop the report
+        return _error(claim, exc, None, start)
+    own_seed = claim_seed(seed, claim.id)
+    try:
+        result = _execute(experiment, own_seed, execution)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the report completes; the claim records what went wrong
+        return _error(claim, exc, own_seed, start)
+    entry = _entry(
+        claim,
+        verdict=result["verdict"],
+        type=result["type"],
+        summary=result["summary"],
+        evidence=result["evidence"],
+        seed=own_seed,
+    )
+    if confirm and result["verdict"] in FINDINGS:
+        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), execution)
+    entry["wall_time"] = time.perf_counter() - start
+    return entry
+
+
+def _execute(experiment: Any, seed: int, execution: Execution) -> dict:
+    """One validated, JSON-ready run of ``experiment``."""
+    result = to_jsonable(experiment.run(seed=seed, execution=execution))
+    validate_experiment_result(result, "experiment result")
+    return result
+
+
+def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
+    """``{part path: verdict}`` of every finding in a result (combined experiments' parts too).
+
+    A rate finding's verdict carries its direction (``"inconsistent/slower"``), so a rerun that
+    misses on the other side does not confirm it.
+    """
+    parts = result["evidence"].get("parts")
+    if isinstance(parts, Mapping):
+        out: dict[str, str] = {}
+        for name, part in parts.items():
+            out.update(_findings(part, f"{path}/{name}"))
+        return out
+    if result["verdict"] not in FINDINGS:
+        return {}
+    check = result["evidence"].get("check")
+    direction = check.get("direction") if isinstance(check, Mapping) else None
+    return {path: result["verdict"] + (f"/{direction}" if direction else "")}
+
+
+def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> dict:
+    """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
+    try:
+        rerun = _execute(experiment, seed, _for_claim(execution, "confirmation"))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
+        return {
+            **entry,
+            "verdict": "error",
+            "summary": f"error: {message}",
+            "error": message,
+            "confirmation": {"seed": seed, "confirmed": False, "error": message},
+        }
+    first, second = _findings(entry), _findings(rerun)
+    shared = [
+        verdict.split("/")[0] for path, verdict in first.items() if second.get(path) == verdict
+    ]
+    record = {
+        "seed": seed,
+        "confirmed": bool(shared),
+        "verdict": rerun["verdict"],
+        "summary": rerun["summary"],
+        "evidence": rerun["evidence"],
+    }
+    if shared:
+        verdict = "violation" if "violation" in shared else "inconsistent"
+        return {**entry, "verdict": verdict, "confirmation": record}
+    reason = (
+        f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
+        f"seed {seed} at the same budget was {rerun['verdict']}"
+    )
+    return {
+        **entry,
+        "verdict": "inconclusive",
+        "reason": reason,
+        "confirmation": record,
+        "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})",
+    }
+
+
+def _message(exc: BaseException) -> str:
+    """``"Type: first line of the message"``."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> dict:
+    message = _message(exc)
+    return _entry(
+        claim,
+        verdict="error",
+        summary=f"error: {message}",
+        error=message,
+        seed=seed,
+        wall_time=time.perf_counter() - start,
+    )
+
+
+def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
+    """``(type, level)`` of every test in a result: a rate's one-sided TOST level
+    ``(1 - confidence)/2``, an audit's ``1 - confidence``, a value check's None (a computation
+    compared within a tolerance)."""
+    evidence = result["evidence"]
+    if isinstance(evidence.get("parts"), Mapping):
+        return [level for part in evidence["parts"].values() for level in _levels(part)]
+    if result["type"] == "rate":
+        return [("rate", (1 - float(evidence["check"]["confidence"])) / 2)]
+    if result["type"] == "audit":
+        return [("audit", 1 - float(evidence["confidence"]))]
+    return [(str(result["type"]), None)]
+
+
+def multiplicity(entries: Sequence[Mapping[str, Any]]) -> dict:
+    """How many tests a run made and how many false findings chance alone would give.
+
+    A test at level α reports a false finding with probability at most α when the claim holds;
+    a finding stands only when an independent rerun finds it again, so at most α² after
+    confirmation.  The expectations are the sums over all tests (worst case: every claim true
+    and at the edge of its band).
+
+    Returns
+    -------
+    dict
+        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
+        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
+        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
+    """
+    levels = [level for e in entries if e["verdict"] in CHECKED_VERDICTS for level in _levels(e)]
+    alphas = [a for _, a in levels if a is not None]
+    confirmations = [e["confirmation"] for e in entries if e.get("confirmation")]
+    return {
+        "rate_tests": sum(kind == "rate" for kind, _ in levels),
+        "audit_tests": sum(kind == "audit" for kind, _ in levels),
+        "value_checks": sum(a is None for _, a in levels),
+        "levels": sorted({round(a, 12) for a in alphas}),
+        "expected_false_first": float(sum(alphas)),
+        "expected_false_confirmed": float(sum(a * a for a in alphas)),
+        "findings_confirmed": sum(bool(c.get("confirmed")) for c in confirmations),
+        "findings_not_confirmed": sum(not c.get("confirmed") for c in confirmations),
+    }
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def run_claims(
+    selected: Sequence[Claim],
+    *,
+    budget: str = "quick",
+    seed: int = 0,
+    execution: Execution = DEFAULT_EXECUTION,
+    papers: Sequence[str] | None = None,
+    patterns: Sequence[str] | None = None,
+    before: Callable[[Claim], None] | None = None,
+    after: Callable[[dict], None] | None = None,
+    confirm: bool = True,
+) -> dict:
+    """Run every selected claim and return the results document (validated against the schema).
+
+    Parameters
+    ----------
+    selected : claims, e.g. from :func:`select_claims`
+    budget, seed, execution, confirm : see :func:`run_claim`
+    papers, patterns : the selection that produced ``selected``, recorded in ``settings``
+    before, after : progress hooks called with the claim before it runs and its entry after
+
+    Raises
+    ------
+    InputError
+        A bad budget, seed, backend or workers value (checked before anything runs).
+    """
+    budget = check_choice(budget, BUDGETS, "budget")
+    backend, workers = execution.backend, execution.workers
+    check_choice(backend, BACKENDS, "backend")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}; pass e.g. --seed 0")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise InputError(
+            f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
+        )
+    start = time.perf_counter()
+    used_papers = [paper_of(claim) for claim in selected]
+    used_papers = list({p.id: p for p in used_papers if p is not None}.values())
+    load_errors = [
+        {"module": name, "error": error} for name, error in import_experiments(used_papers).items()
+    ]
+    created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    entries = []
+    for claim in selected:
+        if before is not None:
+            before(claim)
+        entry = run_claim(claim, budget=budget, seed=seed, execution=execution, confirm=confirm)
+        entries.append(entry)
+        if after is not None:
+            after(entry)
+    used = {e["paper"] for e in entries}
+    versions = _versions()
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "dpclaims_version": versions["dpclaims"] or _package_version(),
+        "created": created,
+        "settings": {
+            "budget": budget,
+            "seed": int(seed),
+            "backend": backend,
+            "workers": workers,
+            "papers": list(papers) if papers else None,
+            "claims": list(patterns) if patterns else None,
+            "options": {
+                name: str(value)
+                for name in ("scheduler", "checkpoint")
+                if (value := getattr(execution, name)) is not None
+            },
+            "confirm": bool(confirm),
+        },
+        "environment": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "versions": versions,
+        },
+        "papers": [{"id": p.id, "title": p.title} for p in used_papers if p.id in used],
+        "counts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
+        "multiplicity": multiplicity(entries),
+        "load_errors": load_errors,
+        "wall_time": time.perf_counter() - start,
+        "claims": entries,
+    }
+    results = to_jsonable(results)
+    validate_results(results)
+    return results
+
+
+def _package_version() -> str:
+    from .. import __version__
+
+    return __version__
