@@ -48,11 +48,3 @@ class AuditTarget:
                 f"claim must be a PrivacyClaim, got {type(self.claim).__name__}; pass e.g. "
                 "PrivacyClaim(epsilon=1.0, delta=1e-5)"
             )
-
-    @classmethod
-    def coerce(cls, built: Any) -> AuditTarget:
-        """``built`` as a target; a ``(mechanism, d0, d1, claim)`` tuple is converted."""
-        if isinstance(built, cls):
-            return built
-        mechanism, d0, d1, claim = built
-        return cls(mechanism=mechanism, d0=d0, d1=d1, claim=claim)

@@ -120,15 +120,8 @@ def audit_settings(audit_id: str, budget: str) -> dict:
 
 def _audit_target(built: Any) -> AuditTarget | None:
     """``built`` as the :class:`AuditTarget` to audit, or None when it is an algorithm object
-    (checked white-box).  A ``(mechanism, d0, d1, claim)`` tuple is converted by
-    :meth:`AuditTarget.coerce` while builders move to :class:`AuditTarget`."""
-    from ..privacy import PrivacyClaim
-
-    if isinstance(built, AuditTarget):
-        return built
-    if isinstance(built, tuple) and len(built) == 4 and isinstance(built[3], PrivacyClaim):
-        return AuditTarget.coerce(built)
-    return None
+    (checked white-box)."""
+    return built if isinstance(built, AuditTarget) else None
 
 
 def _true(eps: float | None) -> float | str | None:

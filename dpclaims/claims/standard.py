@@ -24,13 +24,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..execution import Execution
 from ..verdicts import Verdict, worst
+
+if TYPE_CHECKING:
+    from ..audit.target import AuditTarget
 
 __all__ = [
     "DEFAULT_EXECUTION",
@@ -55,7 +58,7 @@ class AuditExperiment:
     is none (every packaged audit gives one or the other).
     """
 
-    build: Callable[[], tuple[Any, Any, Any, Any]]
+    build: Callable[[], AuditTarget]
     trials: int
     method: str = "threshold"
     confidence: float = 0.95
@@ -67,7 +70,12 @@ class AuditExperiment:
         from ..audit import audit
         from ..audit.target import AuditTarget
 
-        target = AuditTarget.coerce(self.build())
+        target = self.build()
+        if not isinstance(target, AuditTarget):
+            raise InputError(
+                f"the audit builder {getattr(self.build, '__qualname__', self.build)!r} returned "
+                f"{type(target).__name__}; return an AuditTarget(mechanism=, d0=, d1=, claim=)"
+            )
         claim = target.claim
         result = audit(
             target.mechanism,
@@ -78,10 +86,7 @@ class AuditExperiment:
             confidence=self.confidence,
             seed=seed,
             method=self.method,
-            backend=execution.backend,
-            workers=execution.workers,
-            scheduler=execution.scheduler,
-            checkpoint=execution.checkpoint,
+            execution=execution,
             reference_epsilon=self.reference_epsilon,
             reference_note=self.reference_note,
             progress=False,
