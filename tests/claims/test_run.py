@@ -157,7 +157,7 @@ def test_to_jsonable():
 def test_bad_run_settings_fail_before_anything_runs():
     with pytest.raises(InputError, match="budget must be one of"):
         run_claims([get(CLAIM)], budget="huge")
-    with pytest.raises(InputError, match="workers must be a positive integer"):
+    with pytest.raises(InputError, match="workers must be a whole number >= 1"):
         run_claims([get(CLAIM)], execution=Execution(workers=0))
     with pytest.raises(InputError, match="backend must be one of"):
         run_claims([get(CLAIM)], execution=Execution(backend="gpu"))
