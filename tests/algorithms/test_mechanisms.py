@@ -1,4 +1,4 @@
-"""Reference mechanisms: calibration golden numbers, noise on samples, sensitivities on neighbours."""
+"""Reference mechanisms: calibration golden numbers, noise on samples, sensitivity on neighbours."""
 
 import math
 import pickle

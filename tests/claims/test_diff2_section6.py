@@ -19,8 +19,8 @@ from dpclaims.claims.checks.diff2_section6 import (
     _Rejected,
     section6_verdict,
 )
-from dpclaims.execution import Execution
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 
 TINY = dict(
     samples=1000,
