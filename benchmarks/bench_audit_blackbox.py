@@ -143,7 +143,7 @@ def run(trials: int, screen: int, seed: int) -> list[dict]:
                 "dp_sniper": sniper,
                 "epsilon_lower": eps,
                 "pair": found.pair.name,
-                "statistic": found.result.statistic,
+                "statistic": found.result.provenance.statistic,
                 "samples": found.samples,
                 "seconds": seconds,
                 "cpu_seconds": cpu,

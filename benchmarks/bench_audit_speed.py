@@ -17,7 +17,7 @@ from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.algorithms.mechanisms import GaussianMechanism, user_sum_query
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset, remove_user, replace_user
-from dpclaims.execution import run_trials
+from dpclaims.execution import Execution, run_trials
 from dpclaims.losses import LogisticLoss
 
 
@@ -98,15 +98,20 @@ def main() -> None:
             "DP-SGD audit, 1e4 trials/side",
             f"{secs:.2f} s",
             "< 60 s",
-            f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} eps={algo.privacy_claim.epsilon:.2f}; "
+            f"n=1000 d=20 T=100 q=0.1 sigma={algo.noise_multiplier:.3f} "
+            f"eps={algo.privacy_claim.epsilon:.2f}; "
             f"eps_lower={res.epsilon_lower:.3f} ({res.verdict})",
         )
     )
 
-    batched, _ = timed(lambda: run_trials(mech, g0, 1_000_000, seed=1, backend="serial"))
+    batched, _ = timed(
+        lambda: run_trials(mech, g0, 1_000_000, seed=1, execution=Execution(backend="serial"))
+    )
     loop_trials = 20_000
     looped, _ = timed(
-        lambda: run_trials(OneAtATime(mech), g0, loop_trials, seed=1, backend="serial")
+        lambda: run_trials(
+            OneAtATime(mech), g0, loop_trials, seed=1, execution=Execution(backend="serial")
+        )
     )
     looped *= 1_000_000 / loop_trials
     rows.append(
@@ -118,10 +123,14 @@ def main() -> None:
         )
     )
 
-    batched, _ = timed(lambda: run_trials(algo, s0, 2_000, seed=1, backend="serial"))
+    batched, _ = timed(
+        lambda: run_trials(algo, s0, 2_000, seed=1, execution=Execution(backend="serial"))
+    )
     loop_trials = 20
     looped, _ = timed(
-        lambda: run_trials(OneAtATime(algo), s0, loop_trials, seed=1, backend="serial")
+        lambda: run_trials(
+            OneAtATime(algo), s0, loop_trials, seed=1, execution=Execution(backend="serial")
+        )
     )
     looped *= 2_000 / loop_trials
     rows.append(
@@ -137,10 +146,10 @@ def main() -> None:
         max(len(str(r[i])) for r in rows + [("case", "time", "target", "notes")]) for i in range(4)
     ]
     header = ("case", "time", "target", "notes")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ CONFIDENCE = 0.95
 
 
 def analytic_sigma(epsilon: float, delta: float) -> float:
-    """Smallest σ with δ(ε, σ) = Φ(1/(2σ) - εσ) - e^ε Φ(-1/(2σ) - εσ) ≤ δ (Balle & Wang 2018, Theorem 8)."""
+    """Smallest σ with δ(ε, σ) = Φ(1/(2σ) - εσ) - e^ε Φ(-1/(2σ) - εσ) ≤ δ (Balle & Wang 2018,
+    Theorem 8)."""
 
     def gap(sigma: float) -> float:
         return (

@@ -42,10 +42,10 @@ def rates():
 
 
 def _retain_freed_memory():
-    """Stop glibc from handing large freed blocks back to the OS.  Each §6 round allocates a few MB of
-    temporaries; returned to the OS they page-fault again every round, which made the round 3-4x slower
-    on the 2-core machine (6.5 ms vs 1.7 ms for the per-record factors on california_like).  Process-wide,
-    hence here in the script and not in the library; forked workers inherit it."""
+    """Stop glibc from handing large freed blocks back to the OS.  Each §6 round allocates a few MB
+    of temporaries; returned to the OS they page-fault again every round, which made the round 3-4x
+    slower on the 2-core machine (6.5 ms vs 1.7 ms for the per-record factors on california_like).
+    Process-wide, hence here in the script and not in the library; forked workers inherit it."""
     import ctypes
     import ctypes.util
 
@@ -64,16 +64,22 @@ def section6(
     finished=False,
     out=Path(__file__).parent / "results",
 ):
-    """Paper §6 / App. A on the offline stand-ins and scikit-learn's diabetes set: ε = 5, R = 2000, 5 seeds.
+    """Paper §6 / App. A on the offline stand-ins and scikit-learn's diabetes set: ε = 5, R = 2000,
+    5 seeds.
 
-    ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.  ``samples``
-    shrinks the stand-ins (None: full size), and the file names then end in ``_<samples>``.  Finished cells
-    are kept under ``out/.cells/section6_<grid>_<label>/`` so an interrupted run resumes; ``finished=True``
-    summarizes a stopped run over its finished seeds instead of running.  The summary goes to
-    ``out/section6_<grid>_<label>.json`` and the figure (every summary in ``out``) to ``out/section6_<grid>.png``.
+    ``grid="paper"`` is App. A's whole grid; ``"standin"`` is spec 004 §6.6's reduced grid.
+    ``samples`` shrinks the stand-ins (None: full size), and the file names then end in
+    ``_<samples>``.  Finished cells are kept under ``out/.cells/section6_<grid>_<label>/`` so an
+    interrupted run resumes; ``finished=True`` summarizes a stopped run over its finished seeds
+    instead of running.  The summary goes to ``out/section6_<grid>_<label>.json`` and the figure
+    (every summary in ``out``) to ``out/section6_<grid>.png``.
     """
-    from dpclaims.algorithms.diff2_tuning import PAPER_GRID, STANDIN_GRID, Section6
-    from dpclaims.claims.checks.diff2 import section6_verdict
+    from dpclaims.claims.checks.diff2_section6 import (
+        PAPER_GRID,
+        STANDIN_GRID,
+        Section6,
+        section6_verdict,
+    )
     from dpclaims.hardinstances.diff2 import REAL_DATASETS, STANDINS
     from dpclaims.reports.figures import section6_figure
 

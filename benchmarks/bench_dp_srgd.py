@@ -15,26 +15,33 @@ from __future__ import annotations
 import sys
 import time
 
-from dpclaims.algorithms.dp_srgd import canary_audit
+from dpclaims.algorithms.dp_srgd import AcceleratedDPSRGD, canary_audit
 from dpclaims.audit import audit
 
 
-def row(label: str, trials: int, method: str, **options) -> None:
-    mechanism, d0, d1, claim = canary_audit(**options)
-    algo = getattr(mechanism, "algorithm", mechanism)
+def row(
+    label: str, trials: int, method: str, *, calibration: str = "exact", white_box: bool = True
+) -> None:
+    algo = AcceleratedDPSRGD.for_canary(calibration=calibration)
+    target = canary_audit(algo, white_box=white_box)
+    claim = target.claim
     start = time.perf_counter()
-    result = audit(mechanism, d0, d1, claim=claim, trials=trials, seed=0, method=method)
+    result = audit(
+        target.mechanism, target.d0, target.d1, claim=claim, trials=trials, seed=0, method=method
+    )
     exact = algo.epsilon_exact
     print(
-        f"{label:28s} {method:9s} {trials:>9d} {claim.epsilon:>7.2f} {exact:>7.3f} {result.epsilon_lower:>8.3f} "
-        f"{result.epsilon_lower / exact:>6.1%} {result.verdict:>11s} {time.perf_counter() - start:>7.1f}"
+        f"{label:28s} {method:9s} {trials:>9d} {claim.epsilon:>7.2f} {exact:>7.3f} "
+        f"{result.epsilon_lower:>8.3f} {result.epsilon_lower / exact:>6.1%} "
+        f"{result.verdict:>11s} {time.perf_counter() - start:>7.1f}"
     )
 
 
 def main() -> None:
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     print(
-        f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} {'ratio':>6s} "
+        f"{'audit':28s} {'method':9s} {'trials':>9s} {'claim':>7s} {'exact':>7s} {'eps_lb':>8s} "
+        f"{'ratio':>6s} "
         f"{'verdict':>11s} {'wall_s':>7s}"
     )
     row("white-box, exact", trials, "threshold")

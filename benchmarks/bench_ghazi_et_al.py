@@ -26,16 +26,19 @@ from dpclaims.claims.checks.ghazi_et_al import (
     sharp_minimum_excess,
 )
 from dpclaims.hardinstances.canaries import outlier_count_pair
+from dpclaims.problem import Problem
 
 
 def bottom_audits(trials: int) -> None:
     print("1. ⊥-channel audits (certified 95% lower bound vs exact ε of the pair)")
     print(
-        f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}{'verdict':>12}{'sec':>7}"
+        f"{'mechanism':<34}{'(ε, δ)':>14}{'k':>4}{'exact':>8}{'certified':>11}"
+        f"{'verdict':>12}{'sec':>7}"
     )
     cases = []
     for eps, delta in ((1.0, 1e-3), (1.0, 1e-5), (1.0, 0.1), (0.5, 1e-5)):
-        mech = DelOutputPert.from_theorem(eps, delta, 1e-7)
+        problem = Problem(n=20, epsilon=eps, delta=delta)
+        mech = DelOutputPert.from_theorem(problem, Delta=1e-7)
         n = 2 * mech.kappa + 2
         k, ref = best_bottom_k(mech.tdlap, delta, n)
         d0, d1 = outlier_count_pair(n, 1, k)
@@ -49,23 +52,26 @@ def bottom_audits(trials: int) -> None:
         start = time.perf_counter()
         res = audit(BottomChannel(mech), d0, d1, claim=mech.privacy_claim, trials=trials, seed=0)
         print(
-            f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}{res.epsilon_lower:>11.3f}"
+            f"{name:<34}{f'({mech.epsilon:g}, {mech.delta:g})':>14}{k:>4}{ref:>8.3f}"
+            f"{res.epsilon_lower:>11.3f}"
             f"{res.verdict:>12}{time.perf_counter() - start:>7.2f}"
         )
 
 
 def bottom_frequencies(trials: int) -> None:
     print(
-        "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs TDLap CDF(k − 1)"
+        "\n2. Pr[⊥ | x^(k)] at (1, 1e-3), n = 20 (n = k + 2 when k > 20): empirical vs "
+        "TDLap CDF(k − 1)"
     )
-    mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
+    mech = DelOutputPert.from_theorem(Problem(n=20, epsilon=1.0, delta=1e-3), Delta=1e-6)
     rng = np.random.default_rng(0)
     for k in range(mech.kappa - 3, mech.kappa + 4):
         d0, _ = outlier_count_pair(20, 1, k) if k <= 20 else outlier_count_pair(k + 2, 1, k)
         freq = BottomChannel(mech)(d0, rng, trials)[:, 0].mean()
         se = np.sqrt(freq * (1 - freq) / trials)
         print(
-            f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   CDF {float(mech.tdlap.cdf(k - 1)):.4f}"
+            f"  k={k:>3}  empirical {freq:.4f} ± {1.96 * se:.4f}   "
+            f"CDF {float(mech.tdlap.cdf(k - 1)):.4f}"
         )
 
 
@@ -75,8 +81,8 @@ def mutants(trials: int) -> None:
         if m.true_epsilon is None:
             print(f"  {m.name:<36} white-box; caught by {m.caught_by}")
             continue
-        mech, d0, d1, claim = m.build()
-        res = audit(mech, d0, d1, claim=claim, trials=trials, seed=0)
+        t = m.build()
+        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=trials, seed=0)
         print(
             f"  {m.name:<36} ε ≥ {res.epsilon_lower:6.2f} (true {m.true_epsilon:g})  {res.verdict}"
         )
@@ -84,7 +90,8 @@ def mutants(trials: int) -> None:
 
 def rt8(figure: str | None) -> None:
     print(
-        "\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — claim: ∝ m^-1/2 at fixed n"
+        "\n4. RT-8 sharp minimum: mean |θ̂| of Phased-SCO (oracle C = 1, literal λ) — "
+        "claim: ∝ m^-1/2 at fixed n"
     )
     ms = [10**2, 10**3, 10**4, 10**5, 10**6]
     ns = [2**12, 2**14, 2**16]

@@ -13,9 +13,9 @@ from dpclaims.audit import audit
 
 
 def throughput(name, builder, pair, trials):
-    algo, d0, _, _, _ = builder(pair)
+    target = builder(pair).target
     start = time.perf_counter()
-    algo(d0, np.random.default_rng(0), trials)
+    target.mechanism(target.d0, np.random.default_rng(0), trials)
     elapsed = time.perf_counter() - start
     print(f"{name:28s} {trials:>8d} trials  {elapsed:7.2f} s  {trials / elapsed:>10.0f} trials/s")
 
@@ -25,11 +25,13 @@ def main():
     throughput("Algorithm 1, P1 (n=7000)", alg1_audit, "P1", 50_000)
     throughput("Algorithm 2, Q1 (K=1e4)", alg2_audit, "Q1", 20_000)
     throughput("Algorithm 3, Q2 (n=48285)", alg3_audit, "Q2", 5_000)
-    algo, d0, d1, claim, info = alg1_audit("P1")
-    res = audit(HaltIndicator(algo), d0, d1, claim=claim, trials=200_000, seed=0)
+    setup = alg1_audit("P1")
+    t = setup.target
+    res = audit(HaltIndicator(t.mechanism), t.d0, t.d1, claim=t.claim, trials=200_000, seed=0)
     print(
         f"\nP1 audit, 2e5 trials/side: certified eps >= {res.epsilon_lower:.3f}  "
-        f"(exact {info['reference_epsilon']:.3f}; claim {claim.epsilon:g}; {res.wall_time:.1f} s)"
+        f"(exact {setup.info['reference_epsilon']:.3f}; claim {t.claim.epsilon:g}; "
+        f"{res.wall_time:.1f} s)"
     )
 
 

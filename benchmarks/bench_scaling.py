@@ -44,7 +44,8 @@ from dpclaims.losses import LogisticLoss  # noqa: E402
 
 
 def dpsgd_case(steps: int):
-    """DP-SGD (n = 1000, d = 20, Poisson rate 0.1, ``steps`` steps), a canary item, add/remove pair."""
+    """DP-SGD (n = 1000, d = 20, Poisson rate 0.1, ``steps`` steps), a canary item, add/remove
+    pair."""
     rng = np.random.default_rng(0)
     n, d = 1000, 20
     x = rng.standard_normal((n, 1, d)) / np.sqrt(d)
@@ -160,9 +161,9 @@ def stream_memory(trials: int, seconds: float) -> dict:
 
 def table(header: tuple[str, ...], rows: list[tuple]) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths, strict=True)))
     for row in rows:
-        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
+        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True)))
     print()
 
 

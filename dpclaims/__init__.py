@@ -1,7 +1,9 @@
 """dpclaims: check, by experiment, what papers on differentially private optimization claim.
 
 The names below are imported on first use (PEP 562), so ``import dpclaims`` and the
-``dpclaims`` command start without loading numpy, scipy or the experiments.
+``dpclaims`` command start without loading numpy, scipy or the experiments.  Papers and
+their claims: :mod:`dpclaims.claims` (``claims.load()``, ``claims.Registry``); running
+them: :mod:`dpclaims.claims.run`; rendering results: :mod:`dpclaims.reports`.
 """
 
 import sys
@@ -21,6 +23,7 @@ _HOMES = {
     "InputError": ".errors",
     "MechanismError": ".errors",
     "NotNeighboursError": ".errors",
+    "Execution": ".execution",
     "run_trials": ".execution",
     "PrivacyClaim": ".privacy",
 }

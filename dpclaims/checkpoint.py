@@ -75,10 +75,8 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
     if isinstance(obj, types.FunctionType):
         cells = [c.cell_contents for c in obj.__closure__ or () if _has_contents(c)]
         code = marshal.dumps(obj.__code__)
-        return _sha(
-            f"function:{obj.__module__}.{obj.__qualname__}:{rec(obj.__defaults__)}:{rec(cells)}:".encode()
-            + code
-        )
+        name = f"{obj.__module__}.{obj.__qualname__}"
+        return _sha(f"function:{name}:{rec(obj.__defaults__)}:{rec(cells)}:".encode() + code)
     if isinstance(obj, types.MethodType):
         return _sha(f"method:{rec(obj.__self__)}:{rec(obj.__func__)}".encode())
     name = f"{type(obj).__module__}.{type(obj).__qualname__}"
@@ -93,7 +91,7 @@ def fingerprint(obj: Any, _depth: int = 0) -> str:
 
 def _has_contents(cell: Any) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:
         return False
     return True
@@ -153,7 +151,8 @@ class Stage:
         return self.directory / f"{self.name}-{index:06d}.npz"
 
     def load(self, chunks: int) -> dict[int, np.ndarray]:
-        """``{chunk index: result}`` of every saved chunk of this stage (``0 <= index < chunks``)."""
+        """``{chunk index: result}`` of every saved chunk of this stage
+        (``0 <= index < chunks``)."""
         return dict(self.saved(chunks))
 
     def saved(self, chunks: int) -> Iterator[tuple[int, np.ndarray]]:

@@ -350,7 +350,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             budget=args.budget,
             seed=args.seed,
             execution=execution,
-            registry=registry,
             papers=papers,
             patterns=patterns,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True),

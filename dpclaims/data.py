@@ -2,23 +2,29 @@
 
 A :class:`UserDataset` holds ``n`` users with ``m`` items each: features ``x``
 of shape ``(n, m, d)`` and optional labels ``y`` of shape ``(n, m)``.  Item-level
-data is ``m = 1``.  The neighbour constructions return new datasets; datasets are
-immutable (their arrays are read-only), so a neighbour never aliases a change.
+data is ``m = 1``.  A :class:`GroupedMeans` holds only the users' item means (for
+losses that see the data through means), so ``m`` can be far larger than memory.
+The neighbour constructions return new datasets; datasets are immutable (their
+arrays are read-only), so a neighbour never aliases a change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from .errors import InputError, check_choice, check_finite_array
+from .errors import InputError, check_choice, check_count, check_finite_array
 
 __all__ = [
     "UNITS",
     "RELATIONS",
     "UserDataset",
+    "GroupedMeans",
+    "DATASETS",
+    "as_grouped",
     "replace_user",
     "replace_item",
     "remove_user",
@@ -114,6 +120,144 @@ class UserDataset:
         return {"n": self.n, "m": self.m, "d": self.d, "labelled": self.y is not None}
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GroupedMeans:
+    """Per-user item means, possibly pooled into consecutive groups of users ("virtual m").
+
+    The sufficient statistics of losses that see the data only through item means (spec 001
+    §7(b)); ``n·m`` items need not be stored, so m may be 10^12.  Neighbours are checked on the
+    user means: replacing a user changes one row of a per-user dataset.
+
+    Attributes
+    ----------
+    means : array (g, d), the average item of each group (a group of size 1 is one user)
+    sizes : int array (g,), users per group (sum = n)
+    m : items per user (any positive integer: the items themselves are never stored)
+    point_mass : True when every item equals its group's mean (the ℓ1 loss's minimiser needs it)
+    """
+
+    means: np.ndarray
+    sizes: np.ndarray
+    m: int
+    point_mass: bool = False
+
+    def __post_init__(self) -> None:
+        means = check_finite_array(self.means, "means", ndim=2).copy()
+        sizes = np.asarray(self.sizes)
+        if sizes.shape != (means.shape[0],) or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
+            raise InputError(
+                f"sizes must be positive integers, one per group ({means.shape[0]}), "
+                f"got {self.sizes!r}"
+            )
+        means.setflags(write=False)
+        sizes = sizes.astype(np.int64)
+        sizes.setflags(write=False)
+        object.__setattr__(self, "means", means)
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "m", check_count(self.m, "m"))
+
+    @classmethod
+    def per_user(cls, means, m: int, *, point_mass: bool = False) -> GroupedMeans:
+        """One group per user: ``means (n, d)``."""
+        means = np.asarray(means, dtype=np.float64)
+        sizes = np.ones(len(means), dtype=np.int64)
+        return cls(means=means, sizes=sizes, m=m, point_mass=point_mass)
+
+    @classmethod
+    def from_dataset(cls, data: UserDataset) -> GroupedMeans:
+        """User means of a :class:`UserDataset` (labels are not used by mean losses)."""
+        point_mass = bool(np.all(data.x == data.x[:, :1, :]))
+        return cls.per_user(data.x.mean(axis=1), data.m, point_mass=point_mass)
+
+    @property
+    def n(self) -> int:
+        return int(self.sizes.sum())
+
+    @property
+    def d(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def per_user_stats(self) -> bool:
+        """True when every group is one user (the stability test and the certificate need it)."""
+        return bool(np.all(self.sizes == 1))
+
+    @property
+    def boundaries(self) -> np.ndarray:
+        """User indices where groups start, plus n: (g+1,)."""
+        return np.concatenate([[0], np.cumsum(self.sizes)])
+
+    def mean(self) -> np.ndarray:
+        """Mean of all n·m items (d,)."""
+        return self._mean
+
+    @cached_property
+    def _mean(self) -> np.ndarray:
+        return self.sizes.astype(np.float64) @ self.means / self.n
+
+    def block(self, lo: int, hi: int) -> GroupedMeans:
+        """Users ``lo..hi−1``; ``lo`` and ``hi`` must be group boundaries."""
+        b = self.boundaries
+        where = np.searchsorted(b, [lo, hi])
+        if (
+            not (0 <= lo < hi <= self.n)
+            or b[min(where[0], len(b) - 1)] != lo
+            or b[min(where[1], len(b) - 1)] != hi
+        ):
+            raise InputError(f"block [{lo}, {hi}) does not fall on group boundaries {b.tolist()}")
+        return GroupedMeans(
+            means=self.means[where[0] : where[1]],
+            sizes=self.sizes[where[0] : where[1]],
+            m=self.m,
+            point_mass=self.point_mass,
+        )
+
+    def require_per_user(self, what: str) -> None:
+        if not self.per_user_stats:
+            raise InputError(
+                f"{what} needs per-user statistics; pass a UserDataset or "
+                "GroupedMeans.per_user(...)"
+            )
+
+    def types(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct user means ``(t, d)`` and their counts ``(t,)`` (spec §2.1 type compression)."""
+        self.require_per_user("type compression")
+        values, counts = np.unique(self.means, axis=0, return_counts=True)
+        return values, counts.astype(np.int64)
+
+    def max_deviation(self) -> float:
+        """``max_u ‖z̄_u − z̄‖`` over users (per-user statistics only)."""
+        self.require_per_user("the gradient certificate")
+        return self._max_deviation
+
+    @cached_property
+    def _max_deviation(self) -> float:
+        return float(np.sqrt(np.max(np.sum((self.means - self.mean()) ** 2, axis=1))))
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "m": self.m,
+            "d": self.d,
+            "groups": int(len(self.sizes)),
+            "point_mass": self.point_mass,
+        }
+
+
+DATASETS = (UserDataset, GroupedMeans)
+"""The dataset types whose neighbour relation :func:`neighbour_distance` checks."""
+Dataset = UserDataset | GroupedMeans
+
+
+def as_grouped(data) -> GroupedMeans:
+    """``UserDataset`` or ``GroupedMeans`` → ``GroupedMeans``."""
+    if isinstance(data, GroupedMeans):
+        return data
+    if isinstance(data, UserDataset):
+        return GroupedMeans.from_dataset(data)
+    raise InputError(f"data must be a UserDataset or a GroupedMeans, got {type(data).__name__}")
+
+
 def _check_index(value: Any, size: int, name: str) -> int:
     if (
         isinstance(value, bool)
@@ -155,7 +299,7 @@ def replace_user(data: UserDataset, user: int, x_new: Any, y_new: Any = None) ->
 def replace_item(
     data: UserDataset, user: int, item: int, x_new: Any, y_new: Any = None
 ) -> UserDataset:
-    """Return ``data`` with item ``item`` of user ``user`` replaced by ``x_new`` (shape ``(d,)``)."""
+    """Return ``data`` with item ``item`` of user ``user`` replaced by ``x_new`` (shape (d,))."""
     i = _check_index(user, data.n, "user")
     j = _check_index(item, data.m, "item")
     x_new = check_finite_array(x_new, "x_new")
@@ -184,7 +328,7 @@ def remove_user(data: UserDataset, user: int) -> UserDataset:
 
 
 def _differing_units(d0: UserDataset, d1: UserDataset, unit: str) -> int:
-    """Number of users (unit='user') or items (unit='item') in which two same-shape datasets differ."""
+    """Number of users (unit='user') or items (unit='item') in which same-shape datasets differ."""
     diff = np.any(d0.x != d1.x, axis=2)
     if d0.y is not None:
         diff |= d0.y != d1.y
@@ -204,8 +348,40 @@ def _is_one_removal(big: UserDataset, small: UserDataset) -> bool:
     return bool(np.any(ok_prefix & ok_suffix))
 
 
+def _grouped_distance(d0: GroupedMeans, d1: GroupedMeans, unit: str, relation: str) -> int | None:
+    """:func:`neighbour_distance` on user means: a replaced user changes one row of its group."""
+    if d0.m != d1.m or d0.d != d1.d:
+        return None
+    if unit == "item" and d0.m > 1:
+        raise InputError(
+            "item-level neighbours of GroupedMeans need m = 1 (a user's mean hides which of its "
+            "items changed); pass unit='user' or a UserDataset"
+        )
+    pooled = (
+        "a group pooling several users differs between d0 and d1, so how many users changed "
+        "cannot be told from its mean; pass per-user statistics (GroupedMeans.per_user)"
+    )
+    if relation == "replace":
+        if not np.array_equal(d0.sizes, d1.sizes):
+            return None
+        changed = np.any(d0.means != d1.means, axis=1)
+        if np.any(d0.sizes[changed] > 1):
+            raise InputError(pooled)
+        return int(np.count_nonzero(changed))
+    if d0.n == d1.n:
+        return (
+            0 if np.array_equal(d0.sizes, d1.sizes) and np.array_equal(d0.means, d1.means) else None
+        )
+    if not (d0.per_user_stats and d1.per_user_stats):
+        raise InputError(pooled)
+    big, small = (d0, d1) if d0.n > d1.n else (d1, d0)
+    if big.n != small.n + 1:
+        return None
+    return 1 if _one_row_removed(big.means, small.means) else None
+
+
 def neighbour_distance(
-    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
+    d0: Dataset, d1: Dataset, unit: str = "user", relation: str = "replace"
 ) -> int | None:
     """Number of ``unit``s changed between ``d0`` and ``d1`` under ``relation``.
 
@@ -214,8 +390,13 @@ def neighbour_distance(
     """
     check_choice(unit, UNITS, "unit")
     check_choice(relation, RELATIONS, "relation")
+    if isinstance(d0, GroupedMeans) and isinstance(d1, GroupedMeans):
+        return _grouped_distance(d0, d1, unit, relation)
     if not isinstance(d0, UserDataset) or not isinstance(d1, UserDataset):
-        raise InputError("d0 and d1 must both be UserDataset instances")
+        raise InputError(
+            "d0 and d1 must both be UserDataset or both GroupedMeans instances, got "
+            f"{type(d0).__name__} and {type(d1).__name__}"
+        )
     if (d0.y is None) != (d1.y is None):
         return None
     if relation == "replace":
@@ -235,10 +416,16 @@ def neighbour_distance(
     return 1 if _is_one_removal(big, small) else None
 
 
-def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") -> str | None:
+def shape_mismatch(d0: Dataset, d1: Dataset, relation: str = "replace") -> str | None:
     """Why ``d1`` cannot be reached from ``d0`` by ``relation`` changes, from their shapes alone
     (which dimension differs: n users, m items, d features, labels in only one), or None."""
-    if (d0.y is None) != (d1.y is None):
+    if isinstance(d0, GroupedMeans) and isinstance(d1, GroupedMeans):
+        if relation == "replace" and d0.n == d1.n and not np.array_equal(d0.sizes, d1.sizes):
+            return (
+                f"the user groups differ: sizes {d0.sizes.tolist()} in d0, "
+                f"{d1.sizes.tolist()} in d1"
+            )
+    elif (getattr(d0, "y", None) is None) != (getattr(d1, "y", None) is None):
         which = "d0" if d0.y is not None else "d1"
         return f"labels (y) are present only in {which}; give both datasets labels or neither"
     if d0.d != d1.d:
@@ -260,15 +447,15 @@ def shape_mismatch(d0: UserDataset, d1: UserDataset, relation: str = "replace") 
     return None
 
 
-def are_neighbours(
-    d0: UserDataset, d1: UserDataset, unit: str = "user", relation: str = "replace"
-) -> bool:
+def are_neighbours(d0: Dataset, d1: Dataset, unit: str = "user", relation: str = "replace") -> bool:
     """True when ``d0`` and ``d1`` differ in at most one ``unit`` under ``relation``.
 
     Identical datasets are neighbours (distance 0), as in the definition of DP.
     ``unit="user", relation="replace"``: same shape, at most one user's block differs.
     ``unit="item", relation="replace"``: same shape, at most one item differs.
     ``relation="add-remove"``: one dataset is the other with one user (item, for m = 1) deleted.
+    Two :class:`GroupedMeans` are compared on their user means (per-user rows wherever they
+    differ; a differing pooled group raises :class:`~dpclaims.errors.InputError`).
     """
     distance = neighbour_distance(d0, d1, unit, relation)
     return distance is not None and distance <= 1

@@ -61,7 +61,8 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 ≤ δ < 1."""
     if not _is_real_number(delta) or not (0.0 <= delta < 1.0):
         raise InputError(
-            f"{name} must be a number in [0, 1), got {delta!r}; pass e.g. {name}=1e-5 (or 0 for pure DP)"
+            f"{name} must be a number in [0, 1), got {delta!r}; "
+            f"pass e.g. {name}=1e-5 (or 0 for pure DP)"
         )
     return float(delta)
 

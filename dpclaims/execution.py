@@ -30,7 +30,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import cloudpickle
@@ -63,20 +63,23 @@ __all__ = [
     "map_tasks",
     "session",
     "resolve_workers",
+    "resolve_execution",
 ]
 
 SEED_BLOCK = 8192
 """Trials per SeedSequence child.  Part of the numbers' identity: changing it changes results."""
 
 MAX_CHUNK_BLOCKS = 32
-"""Largest default chunk, in seed blocks (262 144 trials): bounds what one task holds and returns."""
+"""Largest default chunk, in seed blocks (262 144 trials): bounds what one task holds and
+returns."""
 
 CHECKPOINT_CHUNK_BLOCKS = 16
 """Default chunk (in seed blocks) when checkpointing; fixed so a resumed run finds the same chunks
 whatever its worker count."""
 
 DETERMINISM_PROBE = 32
-"""Trials of the repeated first-block call that checks a mechanism draws its randomness from ``rng``."""
+"""Trials of the repeated first-block call that checks a mechanism draws its randomness from
+``rng``."""
 
 BACKENDS = ("auto", "serial", "processes", "dask")
 
@@ -105,6 +108,15 @@ class Execution:
     workers: int | None = None
     scheduler: str | None = None
     checkpoint: str | os.PathLike | None = None
+
+    def __post_init__(self) -> None:
+        check_choice(self.backend, BACKENDS, "backend")
+        if self.workers is not None:
+            resolve_workers(self.workers)
+
+
+_DEFAULT = Execution()
+"""Where trials run unless told: all cores, the backend chosen by :func:`session`."""
 
 
 def child_seed(seed: int | np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -210,7 +222,8 @@ def as_batched(mechanism: Callable) -> Callable:
 
 
 def check_outputs(outputs: Any, trials: int, name: str = "mechanism") -> np.ndarray:
-    """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise :class:`MechanismError`."""
+    """Return mechanism outputs as float64 of shape ``(trials, k)`` or raise
+    :class:`MechanismError`."""
     if isinstance(outputs, dict):
         raise MechanismError(
             f"{name} returned a dict (keys {sorted(map(str, outputs))[:4]}); return one array of "
@@ -348,7 +361,7 @@ def plan_chunks(
 
 
 def call_block(
-    mechanism: Callable, data: Any, seed: np.random.SeedSequence, index: int, size: int
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, *, index: int, size: int
 ) -> np.ndarray:
     """Outputs ``(size, k)`` of ``mechanism`` on seed block ``index`` of ``size`` trials."""
     rng = np.random.default_rng(child_seed(seed, index))
@@ -378,13 +391,22 @@ def run_blocks(
     Block ``(b, size, lo, hi)``: ``mechanism(data, rng_b, size)`` with ``rng_b`` seeded
     by ``child_seed(seed, b)``, rows ``[lo, hi)`` kept.
     """
-    out = [call_block(mechanism, data, seed, index, size)[lo:hi] for index, size, lo, hi in blocks]
-    widths = {o.shape[1] for o in out}
+    out = [
+        call_block(mechanism, data, seed, index=index, size=size)[lo:hi]
+        for index, size, lo, hi in blocks
+    ]
+    return _joined(out)
+
+
+def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Outputs ``(n_i, k)`` of several calls stacked into ``(sum n_i, k)``; an error when their
+    widths ``k`` differ."""
+    widths = {p.shape[1] for p in parts}
     if len(widths) > 1:
         raise MechanismError(
             f"mechanism returned different output widths across calls: {sorted(widths)}"
         )
-    return np.concatenate(out)
+    return np.concatenate(parts)
 
 
 def reduce_blocks(
@@ -394,15 +416,17 @@ def reduce_blocks(
     blocks: Sequence[tuple[int, int, int, int]],
     reducer: Callable,
 ) -> np.ndarray:
-    """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as :func:`run_blocks`):
-    only one block of outputs is alive at a time.
+    """``sum over blocks of reducer(kept rows of the block)`` as int64 (blocks as
+    :func:`run_blocks`): only one block of outputs is alive at a time.
 
     ``reducer(outputs (n, k)) -> integer array`` of a fixed shape (counts); integer
     sums are exact, so the total does not depend on how blocks are grouped.
     """
     total = None
     for index, size, lo, hi in blocks:
-        counts = np.asarray(reducer(call_block(mechanism, data, seed, index, size)[lo:hi]))
+        counts = np.asarray(
+            reducer(call_block(mechanism, data, seed, index=index, size=size)[lo:hi])
+        )
         if counts.dtype.kind not in "biu":
             raise InputError(
                 f"reducer returned dtype {counts.dtype}; it must return integer counts so chunk "
@@ -423,9 +447,9 @@ def first_block(
     """Run the first seed block twice on ``trials`` trials: ``(same outputs?, outputs (trials, k),
     CPU seconds of one call)``."""
     start = time.process_time()
-    first = call_block(mechanism, data, seed, 0, trials)
+    first = call_block(mechanism, data, seed, index=0, size=trials)
     seconds = time.process_time() - start
-    second = call_block(mechanism, data, seed, 0, trials)
+    second = call_block(mechanism, data, seed, index=0, size=trials)
     return first.shape == second.shape and bool(np.array_equal(first, second)), first, seconds
 
 
@@ -489,13 +513,15 @@ def check_determinism(
 
 
 def _dumps(obj: Any) -> bytes:
-    """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by name."""
+    """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by
+    name."""
     return cloudpickle.dumps(obj)
 
 
 def _picklable(obj: Any) -> bool:
-    """True when the standard pickle can send ``obj``: what ``backend="auto"`` needs to choose processes
-    (closures and lambdas keep running serially there, so their side effects stay visible)."""
+    """True when the standard pickle can send ``obj``: what ``backend="auto"`` needs to choose
+    processes (closures and lambdas keep running serially there, so their side effects stay
+    visible)."""
     try:
         pickle.dumps(obj)
     except Exception:
@@ -724,7 +750,7 @@ class Session:
 
 
 def _resolve_backend(
-    backend: str, scheduler: str | None, tasks: int, workers: int, probe: Any
+    backend: str, scheduler: str | None, *, tasks: int, workers: int, probe: Any
 ) -> str:
     check_choice(backend, BACKENDS, "backend")
     if scheduler is not None:
@@ -772,7 +798,7 @@ def session(
         used only by ``backend="auto"``
     """
     workers = resolve_workers(workers)
-    chosen = _resolve_backend(backend, scheduler, tasks, workers, probe)
+    chosen = _resolve_backend(backend, scheduler, tasks=tasks, workers=workers, probe=probe)
     if chosen == "serial":
         runner: Any = _Serial()
     elif chosen == "processes":
@@ -800,78 +826,114 @@ def map_tasks(
     (and Dask when ``scheduler`` is given).  Results never depend on the backend.
     """
     tasks = list(tasks)
-    with session(backend, workers, scheduler, len(tasks), (func, tasks[:1])) as s:
+    probe = (func, tasks[:1])
+    with session(backend, workers, scheduler, tasks=len(tasks), probe=probe) as s:
         return s.map(func, tasks)
 
 
-def _trial_arguments(
-    kind: str,
-    mechanism: Callable,
-    data: Any,
-    trials: int,
-    root: np.random.SeedSequence,
-    chunks: ChunkPlan,
-) -> dict:
-    from .checkpoint import fingerprint
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """One :func:`run_trials` / :func:`reduce_trials` call: ``trials`` trials of ``mechanism``
+    on ``data`` from ``seed``, keeping ``held(n)`` trials of outputs in memory, checkpointed as
+    ``kind`` in stage ``stage`` with the fingerprints of the ``extra`` objects."""
 
-    return {
-        "kind": kind,
-        "mechanism": fingerprint(mechanism),
-        "data": fingerprint(data),
-        "trials": trials,
-        "seed": [int(root.entropy), list(root.spawn_key)],
-        "chunks": chunks.layout,
-        "seed_block": SEED_BLOCK,
-    }
+    kind: str
+    stage: str
+    mechanism: Callable
+    data: Any
+    trials: int
+    seed: Any
+    held: Callable[[int], int]
+    extra: dict = field(default_factory=dict)
 
 
-def _preflight(
-    batched: Callable,
-    data: Any,
-    root: np.random.SeedSequence,
-    trials: int,
-    n_workers: int,
-    backend: str,
-    held: Callable[[int], int],
-    strict: bool | None,
-    max_seconds: Any,
-    max_memory: Any,
-) -> None:
-    """Check the mechanism draws from its rng (:func:`ignores_rng`) and that the run fits the
-    time and memory limits (see :mod:`dpclaims.resources`), from a short probe on the first seed block."""
-    from .resources import LONG_RUN, check_budget, check_limits, probe
+@dataclass(frozen=True, kw_only=True)
+class _Started:
+    """A :class:`_Job` checked and planned: the batched mechanism, the root seed, the workers,
+    the chunks and the checkpoint stage (or None)."""
 
-    strict = strict_default(strict)
-    max_seconds, max_memory = check_limits(max_seconds, max_memory)
-    same, first, seconds = first_block(batched, data, root, min(trials, DETERMINISM_PROBE))
+    batched: Callable
+    root: np.random.SeedSequence
+    workers: int
+    chunks: ChunkPlan
+    stage: Any
+
+
+def _start(
+    job: _Job, *, execution: Execution, chunk: int | None, strict: bool | None, limits: Any
+) -> _Started:
+    """The preamble of :func:`run_trials` and :func:`reduce_trials`: check the arguments, plan
+    the chunks, check the mechanism draws from its rng (:func:`ignores_rng`) and that the run
+    fits the time and memory ``limits`` (a :class:`~dpclaims.resources.Limits`; see
+    :mod:`dpclaims.resources`) from a short probe on the first seed block, open the
+    checkpoint stage."""
+    from .resources import LONG_RUN, Workload, check_budget, probe
+
+    trials = check_trials(job.trials)
+    batched = as_batched(job.mechanism)
+    root = job.seed if isinstance(job.seed, np.random.SeedSequence) else _root_seed(job.seed)
+    workers = resolve_workers(execution.workers)
+    chunks = plan_chunks(trials, chunk, workers, execution.checkpoint is not None)
+    same, first, seconds = first_block(batched, job.data, root, min(trials, DETERMINISM_PROBE))
     if not same:
-        ignores_rng(batched, strict)
-    parallel = backend != "serial" and n_workers > 1
-    long_run = min(LONG_RUN, max_seconds)
+        ignores_rng(batched, strict_default(strict))
+    parallel = execution.backend != "serial" and workers > 1
+    long_run = min(LONG_RUN, limits.max_seconds)
     found = probe(
-        lambda n: call_block(batched, data, root, 0, n),
+        lambda n: call_block(batched, job.data, root, index=0, size=n),
         seconds,
         first.shape[1],
         trials,
-        refine=lambda per_trial: trials * per_trial / (n_workers if parallel else 1) > long_run,
+        refine=lambda per_trial: trials * per_trial / (workers if parallel else 1) > long_run,
     )
-    check_budget(found, trials, held, n_workers, parallel, max_seconds, max_memory, 1, sides=1)
+    work = Workload(trials=trials, held=job.held, workers=workers, parallel=parallel, sides=1)
+    check_budget(found, work, limits)
+    stage = None
+    if execution.checkpoint is not None:
+        from .checkpoint import fingerprint, open_checkpoint
+
+        arguments = {
+            "kind": job.kind,
+            "mechanism": fingerprint(batched),
+            "data": fingerprint(job.data),
+            "trials": trials,
+            "seed": [int(root.entropy), list(root.spawn_key)],
+            "chunks": chunks.layout,
+            "seed_block": SEED_BLOCK,
+            **{name: fingerprint(value) for name, value in job.extra.items()},
+        }
+        stage = open_checkpoint(execution.checkpoint, arguments).stage(job.stage)
+    return _Started(batched=batched, root=root, workers=workers, chunks=chunks, stage=stage)
+
+
+def resolve_execution(execution: Execution | None = None, **loose: Any) -> Execution:
+    """``execution``, or an :class:`Execution` of the ``loose`` fields given (``backend``,
+    ``workers``, ``scheduler``, ``checkpoint``; None means not given); both is an error."""
+    given = {name: value for name, value in loose.items() if value is not None}
+    if execution is None:
+        return Execution(**given)
+    if not isinstance(execution, Execution):
+        raise InputError(
+            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
+            "pass e.g. execution=Execution(backend='processes', workers=4)"
+        )
+    if given:
+        raise InputError(
+            f"pass either execution= or {', '.join(given)}=, not both; put them in the Execution"
+        )
+    return execution
 
 
 def run_trials(
     mechanism: Callable,
     data: Any,
     trials: int,
-    seed: int | np.random.SeedSequence = 0,
-    chunk: int | None = None,
-    backend: str = "auto",
-    workers: int | None = None,
     *,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
+    seed: int | np.random.SeedSequence = 0,
+    execution: Execution = _DEFAULT,
+    chunk: int | None = None,
     strict: bool | None = None,
-    max_seconds: float | None = None,
-    max_memory: float | None = None,
+    limits: Any = None,
 ) -> np.ndarray:
     """Run ``trials`` independent trials of ``mechanism`` on ``data``.
 
@@ -881,55 +943,36 @@ def run_trials(
     data : whatever the mechanism takes
     trials : number of trials (≥ 1)
     seed : int or SeedSequence; block ``b`` uses its child with spawn key ``(b,)``
+    execution : where the trials run (:class:`Execution`: backend, workers, Dask scheduler,
+        checkpoint folder); with a checkpoint finished chunks of outputs are saved there and
+        a rerun with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
     chunk : trials per unit of work sent to a worker, rounded up to a multiple of
         :data:`SEED_BLOCK` (default: see :func:`plan_chunks`)
-    backend : "auto", "serial", "processes" or "dask"
-    workers : worker processes (default: all cores)
-    scheduler : Dask scheduler address (implies ``backend="dask"``)
-    checkpoint : directory; finished chunks of outputs are saved there and a rerun
-        with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
     strict : a mechanism that ignores ``rng`` is an error, not a :class:`RuntimeWarning`
         (default: on when ``CI=true``; see :func:`check_determinism`)
-    max_seconds, max_memory : limits on the estimated time and memory (all outputs are
-        returned, so memory grows with ``trials``; see :mod:`dpclaims.resources`)
+    limits : :class:`~dpclaims.resources.Limits` on the estimated time and memory (default:
+        ``Limits.checked()``; all outputs are returned, so memory grows with ``trials``)
 
     Returns
     -------
     outputs : float64 array ``(trials, k)``, identical for every chunk, backend and worker count.
     """
-    trials = check_trials(trials)
-    batched = as_batched(mechanism)
-    root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    n_workers = resolve_workers(workers)
-    chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    _preflight(
-        batched,
-        data,
-        root,
-        trials,
-        n_workers,
-        backend,
-        lambda n: n,
-        strict,
-        max_seconds,
-        max_memory,
+    job = _Job(
+        kind="run_trials",
+        stage="outputs",
+        mechanism=mechanism,
+        data=data,
+        trials=trials,
+        seed=seed,
+        held=lambda n: n,
     )
-    stage = None
-    if checkpoint is not None:
-        from .checkpoint import open_checkpoint
-
-        stage = open_checkpoint(
-            checkpoint, _trial_arguments("run_trials", batched, data, trials, root, chunks)
-        ).stage("outputs")
-    tasks = TaskGrid([(batched, data, root)], chunks)
-    with session(backend, n_workers, scheduler, len(tasks), (batched, data)) as s:
-        parts = s.map(run_blocks, tasks, stage)
-    widths = {p.shape[1] for p in parts}
-    if len(widths) > 1:
-        raise MechanismError(
-            f"mechanism returned different output widths across calls: {sorted(widths)}"
-        )
-    return np.concatenate(parts)
+    run = _start(job, execution=execution, chunk=chunk, strict=strict, limits=_limits(limits))
+    tasks = TaskGrid([(run.batched, data, run.root)], run.chunks)
+    probe = (run.batched, data)
+    where = (execution.backend, run.workers, execution.scheduler)
+    with session(*where, tasks=len(tasks), probe=probe) as s:
+        parts = s.map(run_blocks, tasks, run.stage)
+    return _joined(parts)
 
 
 def reduce_trials(
@@ -937,18 +980,15 @@ def reduce_trials(
     data: Any,
     trials: int,
     reducer: Callable,
-    seed: int | np.random.SeedSequence = 0,
-    chunk: int | None = None,
-    backend: str = "auto",
-    workers: int | None = None,
     *,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
+    seed: int | np.random.SeedSequence = 0,
+    execution: Execution = _DEFAULT,
+    chunk: int | None = None,
     strict: bool | None = None,
-    max_seconds: float | None = None,
-    max_memory: float | None = None,
+    limits: Any = None,
 ) -> np.ndarray:
-    """``sum over seed blocks of reducer(outputs)``: ``trials`` trials in memory bounded by one block per worker.
+    """``sum over seed blocks of reducer(outputs)``: ``trials`` trials in memory bounded by one
+    block per worker.
 
     Parameters
     ----------
@@ -961,41 +1001,28 @@ def reduce_trials(
     -------
     counts : int64 array, identical for every chunk, backend and worker count.
     """
-    trials = check_trials(trials)
     if not callable(reducer):
         raise InputError(
             "reducer must be callable as reducer(outputs) -> integer counts, got "
             f"{type(reducer).__name__}"
         )
-    batched = as_batched(mechanism)
-    root = seed if isinstance(seed, np.random.SeedSequence) else _root_seed(seed)
-    n_workers = resolve_workers(workers)
-    chunks = plan_chunks(trials, chunk, n_workers, checkpoint is not None)
-    _preflight(
-        batched,
-        data,
-        root,
-        trials,
-        n_workers,
-        backend,
-        lambda n: 0,
-        strict,
-        max_seconds,
-        max_memory,
+    job = _Job(
+        kind="reduce_trials",
+        stage="counts",
+        mechanism=mechanism,
+        data=data,
+        trials=trials,
+        seed=seed,
+        held=lambda n: 0,
+        extra={"reducer": reducer},
     )
-    stage = None
-    if checkpoint is not None:
-        from .checkpoint import fingerprint, open_checkpoint
-
-        arguments = {
-            **_trial_arguments("reduce_trials", batched, data, trials, root, chunks),
-            "reducer": fingerprint(reducer),
-        }
-        stage = open_checkpoint(checkpoint, arguments).stage("counts")
-    tasks = TaskGrid([(batched, data, root)], chunks, (reducer,))
+    run = _start(job, execution=execution, chunk=chunk, strict=strict, limits=_limits(limits))
+    tasks = TaskGrid([(run.batched, data, run.root)], run.chunks, (reducer,))
+    probe = (run.batched, data, reducer)
     total = None
-    with session(backend, n_workers, scheduler, len(tasks), (batched, data, reducer)) as s:
-        for _, counts in s.stream(reduce_blocks, tasks, stage):
+    where = (execution.backend, run.workers, execution.scheduler)
+    with session(*where, tasks=len(tasks), probe=probe) as s:
+        for _, counts in s.stream(reduce_blocks, tasks, run.stage):
             if total is not None and counts.shape != total.shape:
                 raise InputError(
                     f"reducer returned shape {counts.shape} after {total.shape}; keep the result "
@@ -1003,3 +1030,17 @@ def reduce_trials(
                 )
             total = counts if total is None else total + counts
     return total
+
+
+def _limits(limits: Any) -> Any:
+    """``limits`` (a :class:`~dpclaims.resources.Limits`), or the default limits for None."""
+    from .resources import Limits
+
+    if limits is None:
+        return Limits.checked()
+    if not isinstance(limits, Limits):
+        raise InputError(
+            f"limits must be a dpclaims.resources.Limits, got {type(limits).__name__}; pass e.g. "
+            "limits=Limits.checked(max_seconds=3600)"
+        )
+    return limits

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_expit
 
-from .errors import InputError, check_finite_array
+from .errors import InputError, check_finite_array, check_positive
 
 __all__ = [
     "SquaredLoss",
@@ -93,16 +93,8 @@ def _check_signs(y: np.ndarray, loss: str) -> None:
         raise InputError(f"{loss} needs labels y in {{-1, +1}}; map 0/1 labels with y = 2*y - 1")
 
 
-def _check_positive(value, name: str, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise InputError(f"{name} must be a finite number {bound}, got {value!r}")
-    return float(value)
-
-
 def _bounds(radius, x_bound) -> tuple[float, float]:
-    return _check_positive(radius, "radius", allow_zero=True), _check_positive(
+    return check_positive(radius, "radius", allow_zero=True), check_positive(
         x_bound, "x_bound", allow_zero=True
     )
 
@@ -117,7 +109,7 @@ def _margins(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 class _GLMLoss:
-    """Shared value/grad of ``ℓ(θ; x, y) = φ(⟨θ, x⟩, y)``; subclasses define ``phi`` and ``dphi``."""
+    """Shared value/grad of ``ℓ(θ; x, y) = φ(⟨θ, x⟩, y)``; subclasses define phi and dphi."""
 
     glm = True
     convex = True
@@ -135,7 +127,7 @@ class _GLMLoss:
         return theta, x, y
 
     def value(self, theta, x, y=None) -> np.ndarray:
-        """Per-example loss: ``theta (T, d)``, ``x (*batch, d)``, ``y (*batch)`` → ``(T, *batch)``."""
+        """Per-example loss: theta (T, d), x (*batch, d), y (*batch) → (T, *batch)."""
         theta, x, y = self._inputs(theta, x, y)
         return self.phi(_margins(theta, x), y)
 
@@ -170,12 +162,12 @@ class SquaredLoss(_GLMLoss):
     def lipschitz(self, radius, x_bound, y_bound=1.0) -> float:
         """``(R·X + Y)·X`` on ``‖θ‖ ≤ R``, ``‖x‖ ≤ X``, ``|y| ≤ Y``."""
         radius, x_bound = _bounds(radius, x_bound)
-        y_bound = _check_positive(y_bound, "y_bound", allow_zero=True)
+        y_bound = check_positive(y_bound, "y_bound", allow_zero=True)
         return (radius * x_bound + y_bound) * x_bound
 
     def smoothness(self, x_bound) -> float:
         """``X²`` (the Hessian is ``xxᵀ``)."""
-        return _check_positive(x_bound, "x_bound", allow_zero=True) ** 2
+        return check_positive(x_bound, "x_bound", allow_zero=True) ** 2
 
 
 @dataclass(frozen=True)
@@ -203,7 +195,7 @@ class LogisticLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """``X²/4`` (φ'' = σ(1−σ) ≤ 1/4)."""
-        return _check_positive(x_bound, "x_bound", allow_zero=True) ** 2 / 4.0
+        return check_positive(x_bound, "x_bound", allow_zero=True) ** 2 / 4.0
 
 
 @dataclass(frozen=True)
@@ -243,7 +235,7 @@ class LinearLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """0 (the Hessian vanishes)."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return 0.0
 
 
@@ -269,7 +261,7 @@ class AbsoluteLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """``inf``: the loss is not differentiable at ``u = y``."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return math.inf
 
 
@@ -298,13 +290,14 @@ class HingeLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """``inf`` (kink at ``y·u = 1``)."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return math.inf
 
 
 @dataclass(frozen=True)
 class HuberLoss(_GLMLoss):
-    """Huber loss of the residual ``r = u − y``: ``r²/2`` for ``|r| ≤ delta``, ``delta·(|r| − delta/2)`` beyond.
+    """Huber loss of the residual ``r = u − y``: ``r²/2`` for ``|r| ≤ delta``, else
+    ``delta·(|r| − delta/2)``.
 
     Lipschitz ``delta·X``, smoothness ``X²``.
     """
@@ -312,7 +305,7 @@ class HuberLoss(_GLMLoss):
     delta: float = 1.0
 
     def __post_init__(self) -> None:
-        _check_positive(self.delta, "delta")
+        check_positive(self.delta, "delta")
 
     def phi(self, margin, y=None) -> np.ndarray:
         """Huber value of ``u − y``."""
@@ -329,7 +322,7 @@ class HuberLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """``X²``."""
-        return _check_positive(x_bound, "x_bound", allow_zero=True) ** 2
+        return check_positive(x_bound, "x_bound", allow_zero=True) ** 2
 
 
 @dataclass(frozen=True)
@@ -343,7 +336,7 @@ class SmoothedAbsoluteLoss(_GLMLoss):
     smoothing: float = 1.0
 
     def __post_init__(self) -> None:
-        _check_positive(self.smoothing, "smoothing")
+        check_positive(self.smoothing, "smoothing")
 
     def phi(self, margin, y=None) -> np.ndarray:
         """``M_λ(u − y)``."""
@@ -361,7 +354,7 @@ class SmoothedAbsoluteLoss(_GLMLoss):
 
     def smoothness(self, x_bound) -> float:
         """``X²/λ``."""
-        return _check_positive(x_bound, "x_bound", allow_zero=True) ** 2 / self.smoothing
+        return check_positive(x_bound, "x_bound", allow_zero=True) ** 2 / self.smoothing
 
 
 # --------------------------------------------------------------------------- distance losses
@@ -397,7 +390,7 @@ class SquaredDistanceLoss(_PointLoss):
     strength: float = 1.0
 
     def __post_init__(self) -> None:
-        _check_positive(self.strength, "strength")
+        check_positive(self.strength, "strength")
 
     def value(self, theta, x, y=None) -> np.ndarray:
         """``(strength/2)‖θ − x‖²``: → ``(T, *batch)``."""
@@ -416,7 +409,7 @@ class SquaredDistanceLoss(_PointLoss):
 
     def smoothness(self, x_bound) -> float:
         """``strength``."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return self.strength
 
     @property
@@ -440,7 +433,7 @@ class WeightedSquaredDistanceLoss(_PointLoss):
     needs_labels = True
 
     def __post_init__(self) -> None:
-        _check_positive(self.strength, "strength")
+        check_positive(self.strength, "strength")
 
     def value(self, theta, x, y=None) -> np.ndarray:
         """``y·(strength/2)‖θ − x‖²``: → ``(T, *batch)``."""
@@ -459,7 +452,7 @@ class WeightedSquaredDistanceLoss(_PointLoss):
 
     def smoothness(self, x_bound) -> float:
         """``strength`` (weights in [−1, 1])."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return self.strength
 
     @property
@@ -479,7 +472,7 @@ class L1DistanceLoss(_PointLoss):
     scale: float = 1.0
 
     def __post_init__(self) -> None:
-        _check_positive(self.scale, "scale")
+        check_positive(self.scale, "scale")
 
     def value(self, theta, x, y=None) -> np.ndarray:
         """``(scale/√d)Σ_k |θ_k − x_k|``: → ``(T, *batch)``."""
@@ -500,7 +493,7 @@ class L1DistanceLoss(_PointLoss):
 
     def smoothness(self, x_bound) -> float:
         """``inf``."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return math.inf
 
     @property
@@ -522,7 +515,7 @@ class CauchyLoss(_PointLoss):
     convex = False
 
     def __post_init__(self) -> None:
-        _check_positive(self.scale, "scale")
+        check_positive(self.scale, "scale")
 
     def value(self, theta, x, y=None) -> np.ndarray:
         """``(s²/2) ln(1 + ‖θ − x‖²/s²)``: → ``(T, *batch)``."""
@@ -544,12 +537,12 @@ class CauchyLoss(_PointLoss):
 
     def smoothness(self, x_bound) -> float:
         """1 (largest Hessian eigenvalue, at ``θ = z``), for every scale."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return 1.0
 
     @property
     def strong_convexity(self) -> float:
-        """0 (non-convex; the smallest Hessian eigenvalue is ``−1/8``, see :attr:`weak_convexity`)."""
+        """0 (non-convex; the smallest Hessian eigenvalue is −1/8, see :attr:`weak_convexity`)."""
         return 0.0
 
     @property
@@ -579,7 +572,8 @@ class QuadraticFormLoss:
         b = check_finite_array(self.offset, "offset", ndim=1)
         if h.shape != (b.size, b.size):
             raise InputError(
-                f"hessian must have shape (d, d) = ({b.size}, {b.size}) to match offset, got {h.shape}"
+                f"hessian must have shape (d, d) = ({b.size}, {b.size}) to match offset, "
+                f"got {h.shape}"
             )
         if not np.allclose(h, h.T, rtol=0, atol=1e-12 * (1 + np.abs(h).max())):
             raise InputError("hessian must be symmetric")
@@ -622,7 +616,7 @@ class QuadraticFormLoss:
 
     def smoothness(self, x_bound) -> float:
         """``‖H‖`` (largest eigenvalue)."""
-        _check_positive(x_bound, "x_bound", allow_zero=True)
+        check_positive(x_bound, "x_bound", allow_zero=True)
         return self._eig[1]
 
     @property
@@ -669,7 +663,8 @@ class SoftplusNetwork:
         return self.width * (self.n_inputs + 2) + 1
 
     def unpack(self, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``theta (T, d)`` → ``W₁ (T, width, n_inputs)``, ``b₁ (T, width)``, ``w₂ (T, width)``, ``b₂ (T,)``."""
+        """theta ``(T, d)`` → W₁ ``(T, width, n_inputs)``, b₁ ``(T, width)``, w₂ ``(T, width)``,
+        b₂ ``(T,)``."""
         theta = _check_theta(theta, self.d)
         k, p = self.width, self.n_inputs
         w1 = theta[:, : k * p].reshape(-1, k, p)
@@ -678,7 +673,9 @@ class SoftplusNetwork:
         return w1, b1, w2, theta[:, -1]
 
     def init(self, rng: np.random.Generator, trials: int, literal: bool = False) -> np.ndarray:
-        """Initial parameters ``(trials, d)``: uniform on ``±1/√fan_in`` per layer (spec 004 §6.2 [DEFAULT]).
+        """Initial parameters ``(trials, d)``: uniform on ``±1/√fan_in`` per layer.
+
+        Spec 004 §6.2 [DEFAULT].
 
         ``literal=True`` uses the printed ``±√fan_in`` instead (spec 004 §6.2 [ERRATA]).
         """
@@ -702,7 +699,7 @@ class SoftplusNetwork:
         return x, flat, w2, pre, hidden, out
 
     def predict(self, theta, x) -> np.ndarray:
-        """Network outputs ``f_θ(x)``: ``theta (T, d)``, ``x (*batch, n_inputs)`` → ``(T, *batch)``."""
+        """Network outputs ``f_θ(x)``: theta (T, d), x (*batch, n_inputs) → (T, *batch)."""
         x, _, _, _, _, out = self._forward(theta, x)
         return out.reshape((out.shape[0],) + x.shape[:-1])
 
@@ -724,9 +721,10 @@ class SoftplusNetwork:
         return np.concatenate(parts, axis=2).reshape((t,) + x.shape[:-1] + (self.d,))
 
     # A per-example gradient is determined by q = 2·width + 1 numbers once x is known:
-    # a = [∂ℓ/∂z (width), ∂ℓ/∂w₂ (width), ∂ℓ/∂b₂] with z = W₁x + b₁, and ∇ℓ = [a_{:k} ⊗ x, a_{:k}, a_{k:}].
-    # The map a ↦ ∇ℓ is linear for fixed x, so differences and weighted sums of per-example gradients
-    # (DIFF2's clipped means) can be formed on the factors, at O(width) instead of O(d) per example.
+    # a = [∂ℓ/∂z (width), ∂ℓ/∂w₂ (width), ∂ℓ/∂b₂] with z = W₁x + b₁, and
+    # ∇ℓ = [a_{:k} ⊗ x, a_{:k}, a_{k:}].  The map a ↦ ∇ℓ is linear for fixed x, so differences
+    # and weighted sums of per-example gradients (DIFF2's clipped means) can be formed on the
+    # factors, at O(width) instead of O(d) per example.
 
     @property
     def n_factors(self) -> int:
@@ -734,7 +732,8 @@ class SoftplusNetwork:
         return 2 * self.width + 1
 
     def grad_factors(self, theta, x, y=None) -> np.ndarray:
-        """Per-example gradients in factored form: ``theta (T, d)``, ``x (B, n_inputs)`` → ``(T, B, 2·width+1)``."""
+        """Per-example gradients in factored form: theta ``(T, d)``, x ``(B, n_inputs)`` →
+        ``(T, B, 2·width+1)``."""
         w1, b1, w2, b2 = self.unpack(theta)
         x = _check_x(x, self.n_inputs)
         if x.ndim != 2:
@@ -753,14 +752,18 @@ class SoftplusNetwork:
         return factors
 
     def factor_norms(self, factors: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``‖∇ℓ‖`` of factored gradients: ``factors (T, B, 2·width+1)``, ``x (B, n_inputs)`` → ``(T, B)``."""
+        """``‖∇ℓ‖`` of factored gradients: factors ``(T, B, 2·width+1)``, x ``(B, n_inputs)`` →
+        ``(T, B)``."""
         k = self.width
         first = np.einsum("tbk,tbk->tb", factors[..., :k], factors[..., :k])
         rest = np.einsum("tbk,tbk->tb", factors[..., k:], factors[..., k:])
         return np.sqrt(first * (1.0 + np.einsum("bi,bi->b", x, x)) + rest)
 
     def sum_factors(self, factors: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``Σ_b ∇ℓ_b`` from factored gradients (pre-multiply by weights for a weighted sum): → ``(T, d)``."""
+        """``Σ_b ∇ℓ_b`` from factored gradients (pre-multiply by weights for a weighted sum).
+
+        Returns ``(T, d)``.
+        """
         k = self.width
         g_w1 = np.matmul(
             x.T, np.ascontiguousarray(factors[..., :k])
@@ -771,7 +774,7 @@ class SoftplusNetwork:
 
     def _sizes(self, radius, x_bound, y_bound):
         radius, x_bound = _bounds(radius, x_bound)
-        y_bound = _check_positive(y_bound, "y_bound", allow_zero=True)
+        y_bound = check_positive(y_bound, "y_bound", allow_zero=True)
         xt = math.sqrt(1.0 + x_bound**2)  # ‖(x, 1)‖
         hidden = math.sqrt(self.width) * math.log(2.0) + radius * xt  # ≥ ‖softplus(W₁x + b₁)‖
         out = radius * hidden + radius  # ≥ |f_θ(x)|
@@ -811,24 +814,50 @@ def _center(center, d: int, name: str) -> np.ndarray:
     if center is None:
         return np.zeros(d)
     center = check_finite_array(center, name)
-    if center.shape[-1:] != (d,) or center.ndim > 2:
+    if center.shape[-1:] != (d,):
         raise InputError(
             f"{name} must have shape (d,) or (trials, d) with d = {d}, got {center.shape}"
         )
     return center
 
 
-def project_l2_ball(theta, radius, center=None) -> np.ndarray:
-    """Euclidean projection onto ``{‖θ − c‖ ≤ radius}`` (spec 000 §2 P-a): ``(T, d)`` → ``(T, d)``.
+def _check_points(theta) -> np.ndarray:
+    """``theta (..., d)``, at least 2-D, as float64; NaN rows allowed (they stay NaN)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if theta.ndim < 2 or 0 in theta.shape:
+        raise InputError(
+            f"theta must have shape (trials, d) with trials, d >= 1, got shape {theta.shape}; "
+            "for a single point pass theta[None, :]"
+        )
+    if np.isinf(theta).any():
+        raise InputError("theta contains infinite values; a point to project must be finite")
+    return theta
 
-    ``center`` has shape ``(d,)`` or ``(T, d)`` (default 0).
+
+def _check_radius(radius) -> float | np.ndarray:
+    if np.ndim(radius) == 0:
+        return check_positive(radius, "radius", allow_zero=True, allow_inf=True)
+    radius = np.asarray(radius, dtype=np.float64)
+    if not np.all(radius >= 0):
+        raise InputError("radius must be >= 0 everywhere (no NaN); pass e.g. radius=1.0")
+    return radius
+
+
+def project_l2_ball(theta, radius, center=None) -> np.ndarray:
+    """Euclidean projection onto ``{‖θ − c‖ ≤ radius}`` (spec 000 §2 P-a), point by point.
+
+    ``theta`` has shape ``(T, d)`` or any ``(..., d)`` (at least 2-D); ``radius`` is a number
+    ``>= 0`` (``inf``: no constraint) or an array broadcasting to ``(..., 1)``, one radius per
+    point; ``center`` broadcasts to ``theta`` (default 0; e.g. ``(d,)`` or ``(T, d)``).
+    Points holding NaN (undefined) stay NaN.  Returns the broadcast shape of theta and center.
     """
-    theta = _check_theta(theta)
-    radius = _check_positive(radius, "radius", allow_zero=True)
-    c = _center(center, theta.shape[1], "center")
+    theta = _check_points(theta)
+    radius = _check_radius(radius)
+    c = _center(center, theta.shape[-1], "center")
     diff = theta - c
     norm = np.linalg.norm(diff, axis=-1, keepdims=True)
-    scale = np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    with np.errstate(over="ignore"):  # radius/norm → inf only where the point is kept anyway
+        scale = np.where(norm > radius, radius / np.where(norm > 0, norm, 1.0), 1.0)
     return c + diff * scale
 
 
@@ -862,7 +891,9 @@ def project_box(theta, lower, upper) -> np.ndarray:
 
 
 def project_ball_intersection(theta, radius1, center1, radius2, center2) -> np.ndarray:
-    """Exact Euclidean projection onto ``B(c₁, r₁) ∩ B(c₂, r₂)`` (e.g. ``K ∩ B(θ_{i−1}, R_i)``, spec 001 §2).
+    """Exact Euclidean projection onto ``B(c₁, r₁) ∩ B(c₂, r₂)`` (spec 001 §2).
+
+    E.g. ``K ∩ B(θ_{i−1}, R_i)``.
 
     ``theta (T, d)``; centres of shape ``(d,)``.  If the projection onto one ball lies in
     the other it is the answer; otherwise the projection lies on both spheres, i.e. on the
@@ -871,8 +902,8 @@ def project_ball_intersection(theta, radius1, center1, radius2, center2) -> np.n
     """
     theta = _check_theta(theta)
     d = theta.shape[1]
-    r1 = _check_positive(radius1, "radius1", allow_zero=True)
-    r2 = _check_positive(radius2, "radius2", allow_zero=True)
+    r1 = check_positive(radius1, "radius1", allow_zero=True)
+    r2 = check_positive(radius2, "radius2", allow_zero=True)
     c1 = _center(center1, d, "center1")
     c2 = _center(center2, d, "center2")
     if c1.ndim != 1 or c2.ndim != 1:

@@ -8,15 +8,20 @@ datasets that are not neighbours under the claim's unit and relation is refused.
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import dp_accounting
 
 from .data import RELATIONS, UNITS
-from .errors import InputError, check_choice, check_delta, check_epsilon, check_trials
+from .errors import (
+    InputError,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_trials,
+)
 
 __all__ = [
     "PrivacyClaim",
@@ -55,7 +60,8 @@ class PrivacyClaim:
         check_choice(self.relation, RELATIONS, "relation")
         if not isinstance(self.source, str):
             raise InputError(
-                f"source must be a string describing where the claim comes from, got {type(self.source).__name__}"
+                "source must be a string describing where the claim comes from, got "
+                f"{type(self.source).__name__}"
             )
 
     @property
@@ -89,17 +95,6 @@ _RELATIONS = {
 }
 
 
-def _positive(value: Any, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 def _check_delta_positive(delta: Any) -> float:
     delta = check_delta(delta)
     if delta == 0:
@@ -110,7 +105,7 @@ def _check_delta_positive(delta: Any) -> float:
 
 
 def _check_rate(sampling_rate: Any) -> float:
-    rate = _positive(sampling_rate, "sampling_rate")
+    rate = check_positive(sampling_rate, "sampling_rate")
     if rate > 1:
         raise InputError(
             f"sampling_rate must be in (0, 1], got {rate!r}; use 1.0 for full-batch DP-GD"
@@ -152,16 +147,20 @@ def _rdp_inputs(noise_multiplier: float, sampling_rate: float, relation: str) ->
     )
 
 
+class _Steps(NamedTuple):
+    """``steps`` self-composed Gaussian steps of ``noise_multiplier``, Poisson-subsampled at
+    ``sampling_rate`` (1: no subsampling)."""
+
+    noise_multiplier: float
+    sampling_rate: float
+    steps: int
+
+
 @functools.lru_cache(maxsize=512)
 def _epsilon(
-    noise_multiplier: float,
-    sampling_rate: float,
-    steps: int,
-    delta: float,
-    accountant: str,
-    relation: str,
-    discretization: float,
+    run: _Steps, delta: float, accountant: str, *, relation: str, discretization: float
 ) -> float:
+    noise_multiplier, sampling_rate, steps = run
     if accountant == "rdp":
         noise_multiplier = _rdp_inputs(noise_multiplier, sampling_rate, relation)
     acc = _accountant(accountant, relation, discretization)
@@ -179,12 +178,13 @@ def gaussian_epsilon(
     noise multiplier σ/Δ.  PLD agrees with the exact analytic value (Balle & Wang 2018,
     Theorem 8) up to its discretization; RDP is an upper bound that is looser.
     """
-    sigma = _positive(sigma, "sigma")
-    sensitivity = _positive(sensitivity, "sensitivity")
+    sigma = check_positive(sigma, "sigma")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     delta = _check_delta_positive(delta)
     check_choice(accountant, ACCOUNTANTS, "accountant")
+    run = _Steps(sigma / sensitivity, 1.0, 1)
     return _epsilon(
-        sigma / sensitivity, 1.0, 1, delta, accountant, "add-remove", _PLD_DISCRETIZATION
+        run, delta, accountant, relation="add-remove", discretization=_PLD_DISCRETIZATION
     )
 
 
@@ -194,8 +194,8 @@ def laplace_epsilon(scale: float, sensitivity: float = 1.0, delta: float = 0.0) 
     With δ = 0 this is the exact pure-DP value Δ/b (Dwork & Roth 2014, Theorem 3.6);
     with δ > 0 it is dp-accounting's PLD ε(δ) ≤ Δ/b.
     """
-    scale = _positive(scale, "scale")
-    sensitivity = _positive(sensitivity, "sensitivity")
+    scale = check_positive(scale, "scale")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     delta = check_delta(delta)
     if delta == 0:
         return sensitivity / scale
@@ -227,13 +227,14 @@ def subsampled_gaussian_epsilon(
         norm ≤ C, is in or out) or "replace" (one unit's gradient swapped for another:
         PLD REPLACE_ONE; at q = 1 this is sensitivity 2C)
     """
-    sigma = _positive(noise_multiplier, "noise_multiplier")
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
     rate = _check_rate(sampling_rate)
     steps = check_trials(steps, "steps")
     delta = _check_delta_positive(delta)
     check_choice(accountant, ACCOUNTANTS, "accountant")
     check_choice(relation, RELATIONS, "relation")
-    return _epsilon(sigma, rate, steps, delta, accountant, relation, _PLD_DISCRETIZATION)
+    run = _Steps(sigma, rate, steps)
+    return _epsilon(run, delta, accountant, relation=relation, discretization=_PLD_DISCRETIZATION)
 
 
 def calibrate_noise_multiplier(
@@ -255,13 +256,16 @@ def calibrate_noise_multiplier(
     rate = _check_rate(sampling_rate)
     steps = check_trials(steps, "steps")
     check_choice(relation, RELATIONS, "relation")
-    tol = _positive(tol, "tol")
+    tol = check_positive(tol, "tol")
 
     def fresh() -> dp_accounting.PrivacyAccountant:
         return _accountant("pld", relation, _CALIBRATION_DISCRETIZATION)
 
     def pld_epsilon(sigma: float) -> float:
-        return _epsilon(sigma, rate, steps, delta, "pld", relation, _CALIBRATION_DISCRETIZATION)
+        run = _Steps(sigma, rate, steps)
+        return _epsilon(
+            run, delta, "pld", relation=relation, discretization=_CALIBRATION_DISCRETIZATION
+        )
 
     # Bracket [lo, hi] with ε(hi) ≤ target < ε(lo).  A PLD at a tiny σ is enormous, so grow hi
     # from 1 first and only then walk lo down from hi / 4 (never below _SIGMA_FLOOR).
@@ -297,6 +301,6 @@ def accountant_claim(
 ) -> PrivacyClaim:
     """The :class:`PrivacyClaim` dp-accounting's PLD accountant certifies for DP-SGD / DP-GD."""
     epsilon = subsampled_gaussian_epsilon(
-        noise_multiplier, sampling_rate, steps, delta, "pld", relation
+        noise_multiplier, sampling_rate, steps, delta, accountant="pld", relation=relation
     )
     return PrivacyClaim(epsilon, delta, unit=unit, relation=relation, source="dp-accounting PLD")

@@ -44,7 +44,8 @@ class Problem:
     lipschitz : float
         Lipschitz constant L of the loss (of its gradient's bound, for smooth losses).
     smoothness : float or None
-        Smoothness β (gradient Lipschitz constant); None when the class is non-smooth.
+        Smoothness β ≥ 0 (gradient Lipschitz constant; 0 for a linear loss); None when the
+        class is non-smooth.
     strong_convexity : float
         Strong-convexity modulus μ ≥ 0 (0: convex or non-convex, as the paper says).
     radius : float
@@ -73,7 +74,7 @@ class Problem:
         set_(self, "delta", check_delta(self.delta))
         set_(self, "lipschitz", check_positive(self.lipschitz, "lipschitz"))
         if self.smoothness is not None:
-            set_(self, "smoothness", check_positive(self.smoothness, "smoothness"))
+            set_(self, "smoothness", check_positive(self.smoothness, "smoothness", allow_zero=True))
         set_(
             self,
             "strong_convexity",

@@ -33,9 +33,10 @@ __all__ = [
     "MEMORY_SHARE",
     "PROBE_SECONDS",
     "Estimate",
+    "Limits",
     "Probe",
+    "Workload",
     "check_budget",
-    "check_limits",
     "physical_memory",
     "probe",
 ]
@@ -112,26 +113,50 @@ def physical_memory() -> float:
         return math.inf
 
 
-def check_limits(max_seconds: Any, max_memory: Any) -> tuple[float, float]:
-    """``(max_seconds, max_memory)`` checked, with the defaults filled in for None."""
-    out = []
-    for name, value, default, example in (
-        ("max_seconds", max_seconds, MAX_SECONDS, "max_seconds=7 * 86400"),
-        ("max_memory", max_memory, MEMORY_SHARE * physical_memory(), "max_memory=64 * 2**30"),
-    ):
-        if value is None:
-            out.append(default)
-            continue
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-            value, bool
-        )
-        if not ok or not value > 0 or math.isnan(value):
-            raise InputError(
-                f"{name} must be a number > 0 (math.inf for no limit), got {value!r}; "
-                f"pass e.g. {example}"
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Limits of one run: its estimated wall time ``max_seconds`` and peak memory
+    ``max_memory`` (bytes); build it with :meth:`checked`, which fills in the defaults."""
+
+    max_seconds: float
+    max_memory: float
+
+    @classmethod
+    def checked(cls, max_seconds: Any = None, max_memory: Any = None) -> Limits:
+        """The limits checked (numbers > 0, ``math.inf`` for none), None replaced by
+        :data:`MAX_SECONDS` and :data:`MEMORY_SHARE` of the physical memory."""
+        out = []
+        for name, value, default, example in (
+            ("max_seconds", max_seconds, MAX_SECONDS, "max_seconds=7 * 86400"),
+            ("max_memory", max_memory, MEMORY_SHARE * physical_memory(), "max_memory=64 * 2**30"),
+        ):
+            if value is None:
+                out.append(default)
+                continue
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                value, bool
             )
-        out.append(float(value))
-    return out[0], out[1]
+            if not ok or not value > 0 or math.isnan(value):
+                raise InputError(
+                    f"{name} must be a number > 0 (math.inf for no limit), got {value!r}; "
+                    f"pass e.g. {example}"
+                )
+            out.append(float(value))
+        return cls(max_seconds=out[0], max_memory=out[1])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """A run to budget: ``trials`` per side on ``sides`` datasets, ``held(n)`` trials per side
+    of outputs kept in the main process for a run of ``n``, ``workers`` workers (``parallel``:
+    separate processes), and the smallest trial count worth proposing (``minimum``)."""
+
+    trials: int
+    held: Callable[[int], int]
+    workers: int
+    parallel: bool
+    sides: int = 2
+    minimum: int = 1
 
 
 def _timed(call: Callable[[int], Any], n: int) -> float:
@@ -177,17 +202,20 @@ def probe(
     while refine(seconds / n) and seconds < PROBE_SECONDS and n < min(SEED_BLOCK, trials):
         n = min(4 * n, SEED_BLOCK, trials)
         seconds = _timed(call, n)
-    return Probe(seconds / n, per_trial, fixed, width, n)
+    return Probe(
+        seconds_per_trial=seconds / n,
+        bytes_per_trial=per_trial,
+        bytes_fixed=fixed,
+        width=width,
+        trials=n,
+    )
 
 
-def estimate(
-    found: Probe, trials: int, held: int, workers: int, parallel: bool, sides: int = 2
-) -> Estimate:
-    """Estimate of a run of ``trials`` per side (``sides`` datasets) that keeps ``held`` trials per
-    side of outputs in the main process, on ``workers`` workers (``parallel``: separate
-    processes)."""
+def estimate(found: Probe, work: Workload, trials: int) -> Estimate:
+    """Estimate of ``work`` run with ``trials`` per side."""
     from .execution import SEED_BLOCK
 
+    held, workers, parallel, sides = work.held(trials), work.workers, work.parallel, work.sides
     block = (
         found.bytes_fixed
         + found.bytes_per_trial * min(trials, SEED_BLOCK)
@@ -196,7 +224,7 @@ def estimate(
     main = HELD_COPIES * sides * held * 8.0 * found.width + block
     memory = main + (workers * block if parallel else 0.0)
     seconds = OVERHEAD * sides * trials * found.seconds_per_trial / (workers if parallel else 1)
-    return Estimate(trials, seconds, memory)
+    return Estimate(trials=trials, seconds=seconds, memory=memory)
 
 
 def _round_down(value: int) -> int:
@@ -207,30 +235,22 @@ def _round_down(value: int) -> int:
     return value // scale * scale
 
 
-def check_budget(
-    found: Probe,
-    trials: int,
-    held: Callable[[int], int],
-    workers: int,
-    parallel: bool,
-    max_seconds: float,
-    max_memory: float,
-    minimum: int,
-    sides: int = 2,
-) -> Estimate:
-    """The estimate of a run of ``trials``; :class:`InputError` with the largest count that fits
-    when it exceeds ``max_seconds`` or ``max_memory``.  ``held(trials)`` is the number of
-    trials per side the main process keeps in memory; ``sides`` the number of datasets."""
-    guess = estimate(found, trials, held(trials), workers, parallel, sides)
+def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
+    """The estimate of ``work``; :class:`InputError` with the largest count that fits when it
+    exceeds the ``limits``."""
+    trials, workers = work.trials, work.workers
+    max_seconds, max_memory = limits.max_seconds, limits.max_memory
+    guess = estimate(found, work, trials)
     if guess.seconds <= max_seconds and guess.memory <= max_memory:
         if guess.seconds > LONG_RUN:
             log.info("dpclaims: %s trials per side will take %s", f"{trials:,}", guess.describe())
         return guess
 
     def fits(n: int) -> bool:
-        e = estimate(found, n, held(n), workers, parallel, sides)
+        e = estimate(found, work, n)
         return e.seconds <= max_seconds and e.memory <= max_memory
 
+    minimum = work.minimum
     lo, hi = minimum - 1, trials  # fits(lo) is assumed (or lo < minimum), fits(hi) is False
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -1,4 +1,4 @@
-"""Test configuration: hypothesis runs derandomized so the suite gives the same result on every machine."""
+"""Test configuration: hypothesis runs derandomized, so every machine gets the same result."""
 
 from hypothesis import settings
 

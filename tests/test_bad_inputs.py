@@ -1,4 +1,5 @@
-"""The bad-input catalogue (docs/bad_inputs.md): every case gets a specific error naming the argument and the fix.
+"""The bad-input catalogue (docs/bad_inputs.md): each case gets an error naming the argument and the
+fix.
 
 API cases raise a dpclaims exception (or warn) with a message matching the catalogue; CLI cases
 exit with code 2 and one line on stderr, and leave no half-written output behind.
@@ -19,16 +20,17 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
-from dpclaims.algorithms.diff2_tuning import Section6
-from dpclaims.audit import audit
+from dpclaims.audit import Split, audit
+from dpclaims.claims.checks.diff2_section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
-from dpclaims.execution import run_trials
+from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
 from dpclaims.reports.atomic import staged_directory
 from dpclaims.reports.schema import VERDICTS
+from dpclaims.resources import Limits
 
 
 def gauss(data, rng, trials):
@@ -64,38 +66,46 @@ def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
 
 
 def _corrupt_checkpoint(tmp_path):
-    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
     next(tmp_path.glob("*.npz")).write_bytes(b"garbage")
-    return lambda: run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    return lambda: run_trials(
+        gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path)
+    )
 
 
 def _section6_corrupt_cell(tmp_path):
     setup = Section6(
         samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
     )
-    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
     (tmp_path / "s6" / "0-gd-0.json").write_text("{trunc")
-    return lambda: setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    return lambda: setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
 
 
 def _section6_foreign(tmp_path):
     small = dict(samples=500, rounds=20, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,))
-    Section6(seeds=2, **small).run(backend="serial", checkpoint=tmp_path / "s6")
-    return lambda: Section6(seeds=3, **small).run(backend="serial", checkpoint=tmp_path / "s6")
+    Section6(seeds=2, **small).run(
+        execution=Execution(backend="serial", checkpoint=tmp_path / "s6")
+    )
+    return lambda: Section6(seeds=3, **small).run(
+        execution=Execution(backend="serial", checkpoint=tmp_path / "s6")
+    )
 
 
 def _section6_unfinished(tmp_path):
     setup = Section6(
         samples=500, rounds=20, seeds=2, clips=(1.0,), period_fractions=(0.5,), etas=(0.5,)
     )
-    setup.run(backend="serial", checkpoint=tmp_path / "s6")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "s6"))
     (tmp_path / "s6" / "1-gd-0.json").unlink()
     return lambda: setup.summarize_finished(tmp_path / "s6")
 
 
 def _foreign_checkpoint(tmp_path):
-    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
-    return lambda: run_trials(gauss, 0.0, 200, backend="serial", checkpoint=tmp_path)
+    run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
+    return lambda: run_trials(
+        gauss, 0.0, 200, execution=Execution(backend="serial", checkpoint=tmp_path)
+    )
 
 
 # (case id, factory: tmp_path -> zero-argument call, expected exception, message fragment)
@@ -157,9 +167,9 @@ API_CASES = [
     ("seed-negative", lambda t: _audit(seed=-1), InputError, "seed must be a non-negative integer"),
     (
         "calibration-fraction",
-        lambda t: _audit(calibration_fraction=0.999),
+        lambda t: _audit(threshold=Split(fraction=0.999)),
         InputError,
-        "calibration_fraction=0.999 leaves",
+        "fraction of 0.999 leaves",
     ),
     (
         "backend-unknown",
@@ -511,7 +521,8 @@ CLI_CASES = [
     (
         "cli-npz-pickled",
         [*USER, "objects.npz"],
-        r"holds Python objects \(pickled data\), which dpclaims does not load; store numeric arrays",
+        r"holds Python objects \(pickled data\), which dpclaims does not load; "
+        "store numeric arrays",
     ),
     (
         "cli-npz-no-x",
@@ -572,7 +583,8 @@ CLI_CASES = [
     (
         "cli-figure-no-folder",
         ["rate", "lla24.alg1.risk", "--figure", "nosuch/rate.png"],
-        "--figure 'nosuch/rate.png': folder 'nosuch' does not exist; create it or pass another path",
+        "--figure 'nosuch/rate.png': folder 'nosuch' does not exist; "
+        "create it or pass another path",
     ),
     (
         "cli-figure-is-folder",
@@ -742,7 +754,13 @@ RESOURCE_CASES = [
     ),
     (
         "outputs-over-memory-limit",
-        lambda: run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30),
+        lambda: run_trials(
+            gauss,
+            0.0,
+            10**9,
+            execution=Execution(backend="serial"),
+            limits=Limits.checked(max_memory=2**30),
+        ),
         InputError,
         r"over the limit max_memory=.*the largest count that fits is trials=\d",
     ),
@@ -761,20 +779,27 @@ RESOURCE_CASES = [
     (
         "mechanism-dict",
         lambda: run_trials(
-            lambda data, rng, trials: {"a": rng.random(trials)}, 0.0, 10, backend="serial"
+            lambda data, rng, trials: {"a": rng.random(trials)},
+            0.0,
+            10,
+            execution=Execution(backend="serial"),
         ),
         MechanismError,
         r"returned a dict \(keys \['a'\]\); return one array of shape \(trials, k\)",
     ),
     (
         "mechanism-dict-one-sample",
-        lambda: run_trials(lambda data, rng: {"a": 1.0}, 0.0, 10, backend="serial"),
+        lambda: run_trials(
+            lambda data, rng: {"a": 1.0}, 0.0, 10, execution=Execution(backend="serial")
+        ),
         MechanismError,
         r"returned a dict .*return the outputs as one vector",
     ),
     (
         "mechanism-scalar",
-        lambda: run_trials(lambda data, rng, trials: 3.0, 0.0, 10, backend="serial"),
+        lambda: run_trials(
+            lambda data, rng, trials: 3.0, 0.0, 10, execution=Execution(backend="serial")
+        ),
         MechanismError,
         r"returned one number for trials=\d+; .* shape \(trials,\) or \(trials, k\)",
     ),

@@ -1,4 +1,5 @@
-"""Checkpoint and resume: same numbers as an uninterrupted run, refusal of foreign or damaged checkpoints."""
+"""Checkpoint and resume: same numbers as an uninterrupted run, refusal of foreign or damaged
+checkpoints."""
 
 import json
 import os
@@ -16,7 +17,7 @@ import dpclaims
 from dpclaims.audit import audit
 from dpclaims.checkpoint import MANIFEST, fingerprint, open_checkpoint
 from dpclaims.errors import InputError
-from dpclaims.execution import SEED_BLOCK, run_trials
+from dpclaims.execution import SEED_BLOCK, Execution, run_trials
 from dpclaims.rates import geometric_grid, sweep
 
 REPO = Path(dpclaims.__file__).resolve().parent.parent
@@ -50,9 +51,14 @@ def without_time(result):
 
 def test_run_trials_resumes_without_recomputing(tmp_path):
     trials = 4 * SEED_BLOCK + 5
-    plain = run_trials(gauss, 0.0, trials, seed=1, backend="serial")
+    plain = run_trials(gauss, 0.0, trials, seed=1, execution=Execution(backend="serial"))
     first = run_trials(
-        gauss, 0.0, trials, seed=1, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path
+        gauss,
+        0.0,
+        trials,
+        seed=1,
+        chunk=SEED_BLOCK,
+        execution=Execution(backend="serial", checkpoint=tmp_path),
     )
     np.testing.assert_array_equal(first, plain)
     files = chunk_files(tmp_path)
@@ -65,9 +71,7 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
         trials,
         seed=1,
         chunk=SEED_BLOCK,
-        backend="processes",
-        workers=2,
-        checkpoint=tmp_path,
+        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path),
     )
     np.testing.assert_array_equal(again, plain)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
@@ -133,12 +137,12 @@ def test_checkpoint_of_other_arguments_is_refused(tmp_path, change, differs):
 
 
 def test_checkpoint_of_another_version_is_refused(tmp_path):
-    run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+    run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
     manifest = json.loads((tmp_path / MANIFEST).read_text())
     manifest["dpclaims_version"] = "0.0.1"
     (tmp_path / MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(InputError, match="written by dpclaims 0.0.1.*not mixed"):
-        run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+        run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
 
 
 @pytest.mark.parametrize(
@@ -155,22 +159,37 @@ def test_checkpoint_of_another_version_is_refused(tmp_path):
     ids=["garbage", "truncated", "bad-json", "missing-keys"],
 )
 def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
-    run_trials(gauss, 0.0, 3 * SEED_BLOCK, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path)
+    run_trials(
+        gauss,
+        0.0,
+        3 * SEED_BLOCK,
+        chunk=SEED_BLOCK,
+        execution=Execution(backend="serial", checkpoint=tmp_path),
+    )
     damage(tmp_path)
     with pytest.raises(InputError, match=message):
         run_trials(
-            gauss, 0.0, 3 * SEED_BLOCK, chunk=SEED_BLOCK, backend="serial", checkpoint=tmp_path
+            gauss,
+            0.0,
+            3 * SEED_BLOCK,
+            chunk=SEED_BLOCK,
+            execution=Execution(backend="serial", checkpoint=tmp_path),
         )
 
 
 def test_checkpoint_directory_must_be_a_checkpoint(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(InputError, match="not a dpclaims checkpoint"):
-        run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path)
+        run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=tmp_path))
     with pytest.raises(InputError, match="is a file"):
-        run_trials(gauss, 0.0, 100, backend="serial", checkpoint=tmp_path / "notes.txt")
+        run_trials(
+            gauss,
+            0.0,
+            100,
+            execution=Execution(backend="serial", checkpoint=tmp_path / "notes.txt"),
+        )
     with pytest.raises(InputError, match="directory path"):
-        run_trials(gauss, 0.0, 100, backend="serial", checkpoint=3)
+        run_trials(gauss, 0.0, 100, execution=Execution(backend="serial", checkpoint=3))
 
 
 def test_fingerprint_tells_computations_apart():
@@ -208,8 +227,9 @@ SCRIPT = textwrap.dedent(
 
     if __name__ == "__main__":
         checkpoint = None if sys.argv[1] == "-" else sys.argv[1]
-        result = audit(Slow(), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40 * 8192, seed=3, chunk=8192,
-                       backend="serial", checkpoint=checkpoint, threshold="calibration")
+        result = audit(Slow(), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40 * 8192, seed=3,
+                       chunk=8192, backend="serial", checkpoint=checkpoint,
+                       threshold="calibration")
         record = result.to_dict()
         record.pop("wall_time")
         print(json.dumps(record))

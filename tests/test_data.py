@@ -154,3 +154,63 @@ def test_array_neighbours_rows_are_records():
         check_array_neighbours(x, x, "replace", sensitivity=1.0)
     view = read_only(x)
     assert not view.flags.writeable and x.flags.writeable
+
+
+# --------------------------------------------------------------------------------------------
+# GroupedMeans: user means as the dataset, neighbours checked on the means.
+# --------------------------------------------------------------------------------------------
+
+
+def test_grouped_means_replace_neighbours_are_checked_per_user():
+    from dpclaims.data import GroupedMeans
+
+    means = np.arange(12.0).reshape(6, 2)
+    d0 = GroupedMeans.per_user(means, 10**12)
+    moved = means.copy()
+    moved[3] += 1.0
+    d1 = GroupedMeans.per_user(moved, 10**12)
+    assert neighbour_distance(d0, d1) == 1 and are_neighbours(d0, d1)
+    moved[4] += 1.0
+    assert neighbour_distance(d0, GroupedMeans.per_user(moved, 10**12)) == 2
+    assert not are_neighbours(d0, GroupedMeans.per_user(moved, 10**12))
+    assert not are_neighbours(d0, GroupedMeans.per_user(means, 10))  # m differs
+    with pytest.raises(InputError, match="item-level neighbours of GroupedMeans"):
+        are_neighbours(d0, d1, unit="item")
+    with pytest.raises(InputError, match="both be UserDataset or both GroupedMeans"):
+        are_neighbours(d0, UserDataset(means[:, None, :]))
+
+
+def test_grouped_means_add_remove_and_pooled_groups():
+    from dpclaims.data import GroupedMeans, shape_mismatch
+
+    means = np.arange(5.0)[:, None]
+    d0 = GroupedMeans.per_user(means, 3)
+    assert are_neighbours(
+        d0, GroupedMeans.per_user(np.delete(means, 2, axis=0), 3), "user", "add-remove"
+    )
+    assert not are_neighbours(d0, GroupedMeans.per_user(means[:3], 3), "user", "add-remove")
+    pooled = GroupedMeans(means=np.array([[0.0], [1.0]]), sizes=np.array([2, 3]), m=3)
+    same_shape = GroupedMeans(means=np.array([[0.0], [2.0]]), sizes=np.array([2, 3]), m=3)
+    with pytest.raises(InputError, match="pooling several users"):
+        are_neighbours(pooled, same_shape)
+    regrouped = GroupedMeans(means=np.array([[0.0], [1.0]]), sizes=np.array([3, 2]), m=3)
+    assert not are_neighbours(pooled, regrouped)
+    assert "user groups differ" in shape_mismatch(pooled, regrouped)
+
+
+def test_grouped_means_validation_and_blocks():
+    from dpclaims.data import GroupedMeans, as_grouped
+
+    with pytest.raises(InputError, match="m must be a whole number"):
+        GroupedMeans.per_user(np.zeros((3, 1)), 0)
+    with pytest.raises(InputError, match="sizes must be positive integers"):
+        GroupedMeans(means=np.zeros((2, 1)), sizes=np.array([1, 0]), m=1)
+    data = GroupedMeans(means=np.array([[1.0], [4.0]]), sizes=np.array([1, 3]), m=2)
+    assert (data.n, data.d, data.mean().tolist()) == (4, 1, [3.25])
+    assert data.block(1, 4).n == 3
+    with pytest.raises(InputError, match="group boundaries"):
+        data.block(0, 2)
+    users = as_grouped(UserDataset(np.ones((3, 2, 1))))
+    assert users.point_mass and users.per_user_stats and users.m == 2
+    with pytest.raises(InputError, match="data must be"):
+        as_grouped(np.zeros(3))

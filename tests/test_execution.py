@@ -11,6 +11,7 @@ from dpclaims.errors import InputError, MechanismError
 from dpclaims.execution import (
     MAX_CHUNK_BLOCKS,
     SEED_BLOCK,
+    Execution,
     as_batched,
     check_determinism,
     child_seed,
@@ -35,7 +36,7 @@ def square(a, b):
 
 
 def test_shape_and_dtype():
-    out = run_trials(gaussian, 1.0, 100, seed=3, backend="serial")
+    out = run_trials(gaussian, 1.0, 100, seed=3, execution=Execution(backend="serial"))
     assert out.shape == (100, 3) and out.dtype == np.float64
 
 
@@ -43,14 +44,23 @@ def test_shape_and_dtype():
 @pytest.mark.parametrize("backend, workers", [("serial", 1), ("processes", 2), ("auto", 2)])
 def test_results_do_not_depend_on_chunk_backend_or_workers(chunk, backend, workers):
     trials = 2 * SEED_BLOCK + 123
-    reference = run_trials(gaussian, 0.0, trials, seed=11, backend="serial", chunk=SEED_BLOCK)
-    out = run_trials(gaussian, 0.0, trials, seed=11, chunk=chunk, backend=backend, workers=workers)
+    reference = run_trials(
+        gaussian, 0.0, trials, seed=11, execution=Execution(backend="serial"), chunk=SEED_BLOCK
+    )
+    out = run_trials(
+        gaussian,
+        0.0,
+        trials,
+        seed=11,
+        chunk=chunk,
+        execution=Execution(backend=backend, workers=workers),
+    )
     np.testing.assert_array_equal(out, reference)
 
 
 def test_different_seeds_and_blocks_give_different_streams():
-    a = run_trials(gaussian, 0.0, 2 * SEED_BLOCK, seed=1, backend="serial")
-    b = run_trials(gaussian, 0.0, 2 * SEED_BLOCK, seed=2, backend="serial")
+    a = run_trials(gaussian, 0.0, 2 * SEED_BLOCK, seed=1, execution=Execution(backend="serial"))
+    b = run_trials(gaussian, 0.0, 2 * SEED_BLOCK, seed=2, execution=Execution(backend="serial"))
     assert not np.array_equal(a, b)
     assert not np.array_equal(a[:SEED_BLOCK], a[SEED_BLOCK:])
 
@@ -63,7 +73,7 @@ def test_child_seed_is_deterministic_and_keyed():
 
 
 def test_two_argument_mechanism_is_looped():
-    out = run_trials(scalar_coin, None, 500, seed=0, backend="serial")
+    out = run_trials(scalar_coin, None, 500, seed=0, execution=Execution(backend="serial"))
     assert out.shape == (500, 1)
     assert set(np.unique(out)) <= {0.0, 1.0}
     assert isinstance(as_batched(scalar_coin), type(as_batched(as_batched(scalar_coin))))
@@ -81,7 +91,7 @@ def test_two_argument_mechanism_is_looped():
 )
 def test_bad_mechanism_outputs_are_mechanism_errors(mechanism, fragment):
     with pytest.raises(MechanismError, match=fragment):
-        run_trials(mechanism, None, 10, backend="serial")
+        run_trials(mechanism, None, 10, execution=Execution(backend="serial"))
 
 
 @pytest.mark.parametrize(
@@ -90,14 +100,16 @@ def test_bad_mechanism_outputs_are_mechanism_errors(mechanism, fragment):
         ({"trials": 0}, "trials must be"),
         ({"trials": 2.5}, "trials must be"),
         ({"seed": -1}, "seed must be"),
-        ({"backend": "gpu"}, "backend must be one of"),
-        ({"workers": 0}, "workers must be"),
+        ({"execution": lambda: Execution(backend="gpu")}, "backend must be one of"),
+        ({"execution": lambda: Execution(workers=0)}, "workers must be"),
         ({"chunk": 0}, "chunk must be"),
     ],
 )
 def test_bad_arguments(kwargs, fragment):
     args = {"trials": 10, **kwargs}
     with pytest.raises(InputError, match=fragment):
+        if callable(args.get("execution")):
+            args["execution"] = args["execution"]()
         run_trials(gaussian, 0.0, **args)
 
 
@@ -121,16 +133,32 @@ class Locked:
 def test_closures_run_on_processes_and_unpicklable_mechanisms_are_a_clear_error():
     offset = 2.0
     closure = lambda data, rng, trials: offset + rng.standard_normal(trials)  # noqa: E731
-    serial = run_trials(closure, None, 3 * SEED_BLOCK, backend="serial")
+    serial = run_trials(closure, None, 3 * SEED_BLOCK, execution=Execution(backend="serial"))
     parallel = run_trials(
-        closure, None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK
+        closure,
+        None,
+        3 * SEED_BLOCK,
+        execution=Execution(backend="processes", workers=2),
+        chunk=SEED_BLOCK,
     )
     np.testing.assert_array_equal(parallel, serial)
     with pytest.raises(InputError, match="could not serialise.*backend='serial'"):
-        run_trials(Locked(), None, 3 * SEED_BLOCK, backend="processes", workers=2, chunk=SEED_BLOCK)
-    auto = run_trials(Locked(), None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
+        run_trials(
+            Locked(),
+            None,
+            3 * SEED_BLOCK,
+            execution=Execution(backend="processes", workers=2),
+            chunk=SEED_BLOCK,
+        )
+    auto = run_trials(
+        Locked(),
+        None,
+        3 * SEED_BLOCK,
+        execution=Execution(backend="auto", workers=2),
+        chunk=SEED_BLOCK,
+    )
     np.testing.assert_array_equal(
-        auto, run_trials(Locked(), None, 3 * SEED_BLOCK, backend="serial")
+        auto, run_trials(Locked(), None, 3 * SEED_BLOCK, execution=Execution(backend="serial"))
     )
 
 
@@ -141,7 +169,13 @@ def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
         calls.append(trials)
         return rng.standard_normal(trials)
 
-    run_trials(counting, None, 3 * SEED_BLOCK, backend="auto", workers=2, chunk=SEED_BLOCK)
+    run_trials(
+        counting,
+        None,
+        3 * SEED_BLOCK,
+        execution=Execution(backend="auto", workers=2),
+        chunk=SEED_BLOCK,
+    )
     assert (
         calls[-3:] == [SEED_BLOCK] * 3
     )  # the blocks ran in this process, after the probe's small calls
@@ -157,9 +191,15 @@ def above_zero(outputs):
 )
 def test_reduce_trials_equals_reducing_the_outputs(chunk, backend):
     trials = 5 * SEED_BLOCK + 7
-    outputs = run_trials(gaussian, 0.0, trials, seed=4, backend="serial")
+    outputs = run_trials(gaussian, 0.0, trials, seed=4, execution=Execution(backend="serial"))
     counts = reduce_trials(
-        gaussian, 0.0, trials, above_zero, seed=4, chunk=chunk, backend=backend, workers=2
+        gaussian,
+        0.0,
+        trials,
+        above_zero,
+        seed=4,
+        chunk=chunk,
+        execution=Execution(backend=backend, workers=2),
     )
     assert counts.dtype == np.int64
     np.testing.assert_array_equal(counts, [np.sum(outputs[:, 0] > 0), trials])
@@ -167,9 +207,11 @@ def test_reduce_trials_equals_reducing_the_outputs(chunk, backend):
 
 def test_reduce_trials_refuses_float_reducers():
     with pytest.raises(InputError, match="integer counts"):
-        reduce_trials(gaussian, 0.0, 100, lambda x: x.mean(axis=0), backend="serial")
+        reduce_trials(
+            gaussian, 0.0, 100, lambda x: x.mean(axis=0), execution=Execution(backend="serial")
+        )
     with pytest.raises(InputError, match="reducer must be callable"):
-        reduce_trials(gaussian, 0.0, 100, "sum", backend="serial")
+        reduce_trials(gaussian, 0.0, 100, "sum", execution=Execution(backend="serial"))
 
 
 def test_chunk_plan_covers_a_range_of_the_stream_with_whole_blocks():
@@ -177,7 +219,7 @@ def test_chunk_plan_covers_a_range_of_the_stream_with_whole_blocks():
     chunks = plan_chunks(trials, SEED_BLOCK, 2, start=SEED_BLOCK + 5, stop=3 * SEED_BLOCK + 50)
     flat = [b for c in chunks for b in c]
     assert flat == [(1, SEED_BLOCK, 5, SEED_BLOCK), (2, SEED_BLOCK, 0, SEED_BLOCK), (3, 100, 0, 50)]
-    whole = run_trials(gaussian, 0.0, trials, seed=9, backend="serial")
+    whole = run_trials(gaussian, 0.0, trials, seed=9, execution=Execution(backend="serial"))
     part = np.concatenate([run_blocks(gaussian, 0.0, child_seed(9), c) for c in chunks])
     np.testing.assert_array_equal(part, whole[SEED_BLOCK + 5 : 3 * SEED_BLOCK + 50])
     big = plan_chunks(10**8, None, 2)
@@ -190,7 +232,7 @@ def global_state(data, rng, trials):
 
 def test_mechanism_ignoring_its_rng_is_detected_with_a_warning():
     with pytest.warns(RuntimeWarning, match="use|rng argument"):
-        run_trials(global_state, None, 100, backend="serial", strict=False)
+        run_trials(global_state, None, 100, execution=Execution(backend="serial"), strict=False)
     with pytest.warns(RuntimeWarning, match="global_state"):
         assert check_determinism(global_state, None, seed=0) is False
     with warnings.catch_warnings():
@@ -207,7 +249,7 @@ def test_mechanism_ignoring_its_rng_is_detected_with_a_warning():
 )
 def test_scheduler_needs_the_dask_backend(kwargs, fragment):
     with pytest.raises(InputError, match=fragment):
-        run_trials(gaussian, 0.0, 10, **kwargs)
+        run_trials(gaussian, 0.0, 10, execution=Execution(**kwargs))
 
 
 def test_map_tasks_keeps_order_on_every_backend():

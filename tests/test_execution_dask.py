@@ -1,11 +1,12 @@
-"""The Dask backend gives the numbers of the serial and process backends, on a real LocalCluster on loopback."""
+"""The Dask backend gives the numbers of the serial and process backends, on a real LocalCluster on
+loopback."""
 
 import numpy as np
 import pytest
 
 from dpclaims.audit import audit
 from dpclaims.errors import InputError
-from dpclaims.execution import SEED_BLOCK, run_trials
+from dpclaims.execution import SEED_BLOCK, Execution, run_trials
 from dpclaims.rates import geometric_grid, sweep
 
 distributed = pytest.importorskip("distributed")
@@ -85,14 +86,21 @@ def test_sweep_is_bit_identical_on_serial_processes_and_dask(scheduler):
 
 def test_dask_without_scheduler_starts_and_closes_a_local_cluster():
     out = run_trials(
-        gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="dask", workers=2, chunk=SEED_BLOCK
+        gauss,
+        0.0,
+        3 * SEED_BLOCK,
+        seed=2,
+        execution=Execution(backend="dask", workers=2),
+        chunk=SEED_BLOCK,
     )
     np.testing.assert_array_equal(
-        out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, backend="serial")
+        out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, execution=Execution(backend="serial"))
     )
 
 
 @pytest.mark.slow
 def test_unreachable_scheduler_is_a_clear_error():
     with pytest.raises(InputError, match="could not connect to the Dask scheduler"):
-        run_trials(gauss, 0.0, 10, backend="dask", scheduler="tcp://127.0.0.1:1")
+        run_trials(
+            gauss, 0.0, 10, execution=Execution(backend="dask", scheduler="tcp://127.0.0.1:1")
+        )

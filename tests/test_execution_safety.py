@@ -7,17 +7,18 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import audit
-from dpclaims.resources import Probe, check_budget, check_limits
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import (
     SEED_BLOCK,
+    Execution,
     TaskGrid,
     as_batched,
     plan_chunks,
     run_trials,
     session,
 )
+from dpclaims.resources import Limits, Probe, Workload, check_budget
 
 FAST = dict(epsilon=1.0, delta=1e-5, trials=2000, backend="serial", strict=False)
 
@@ -63,28 +64,38 @@ def test_chunks_are_submitted_a_few_at_a_time(monkeypatch):
 
 
 def probe(seconds_per_trial=1e-6, bytes_per_trial=100.0, width=1):
-    return Probe(seconds_per_trial, bytes_per_trial, 0.0, width, SEED_BLOCK)
+    return Probe(
+        seconds_per_trial=seconds_per_trial,
+        bytes_per_trial=bytes_per_trial,
+        bytes_fixed=0.0,
+        width=width,
+        trials=SEED_BLOCK,
+    )
+
+
+def budget(found, trials, *, max_seconds=math.inf, max_memory=math.inf):
+    work = Workload(
+        trials=trials, held=lambda n: min(n, SEED_BLOCK), workers=2, parallel=True, minimum=100
+    )
+    return check_budget(found, work, Limits(max_seconds=max_seconds, max_memory=max_memory))
 
 
 def test_a_run_over_the_time_limit_is_refused_with_the_largest_count_that_fits():
-    held = lambda n: min(n, SEED_BLOCK)
-    assert check_budget(
-        probe(), 10**6, held, 2, True, 3600, math.inf, 100
-    ).seconds == pytest.approx(2.0)
+    assert budget(probe(), 10**6, max_seconds=3600).seconds == pytest.approx(2.0)
     with pytest.raises(
         InputError,
         match=r"max_seconds=3600; the largest count that fits is trials=1_800_000_000;",
     ):
-        check_budget(probe(), 10**12, held, 2, True, 3600, math.inf, 100)
+        budget(probe(), 10**12, max_seconds=3600)
     with pytest.raises(
         InputError,
         match=r"max_memory=1.074e\+09 bytes \(1 GB\); the largest count that fits is trials=350;",
     ):
-        check_budget(probe(bytes_per_trial=1e6), 10**4, held, 2, True, math.inf, 2**30, 100)
+        budget(probe(bytes_per_trial=1e6), 10**4, max_memory=2**30)
     with pytest.raises(
         InputError, match="no trial count fits: pass fewer workers or raise the limit"
     ):
-        check_budget(probe(bytes_per_trial=1e8), 10**4, held, 2, True, math.inf, 2**30, 100)
+        budget(probe(bytes_per_trial=1e8), 10**4, max_memory=2**30)
 
 
 def test_audit_refuses_a_huge_run_before_running_it():
@@ -95,7 +106,7 @@ def test_audit_refuses_a_huge_run_before_running_it():
         audit(gauss, 0.0, 1.0, **{**FAST, "trials": 10**12, "max_seconds": 60})
     with pytest.raises(InputError, match="max_memory must be a number > 0"):
         audit(gauss, 0.0, 1.0, **FAST, max_memory=-1)
-    assert check_limits(None, 5.0)[1] == 5.0
+    assert Limits.checked(None, 5.0).max_memory == 5.0
 
 
 # -- calling conventions -----------------------------------------------------------------------
@@ -112,9 +123,12 @@ def keyword_trials(data, rng, scale=1.0, *, trials):
 
 
 def test_mechanisms_are_recognised_by_their_trials_parameter_not_by_position():
-    out = run_trials(dpsgd_logreg, 0.0, 50, backend="serial")
+    out = run_trials(dpsgd_logreg, 0.0, 50, execution=Execution(backend="serial"))
     assert out.shape == (50, 2) and np.all(out[:, 1] == 5.0)
-    assert run_trials(keyword_trials, 0.0, 50, backend="serial").shape == (50, 1)
+    assert run_trials(keyword_trials, 0.0, 50, execution=Execution(backend="serial")).shape == (
+        50,
+        1,
+    )
     assert as_batched(gauss) is gauss
     with pytest.raises(InputError, match="names its batch size trials"):
         as_batched(lambda data, rng, n: rng.standard_normal(n))
@@ -137,11 +151,13 @@ def test_mechanisms_are_recognised_by_their_trials_parameter_not_by_position():
 )
 def test_dict_and_scalar_outputs_say_what_to_return(mechanism, fragment):
     with pytest.raises(MechanismError, match=fragment):
-        run_trials(mechanism, 0.0, 10, backend="serial")
+        run_trials(mechanism, 0.0, 10, execution=Execution(backend="serial"))
 
 
 def test_one_sample_scalars_are_accepted():
-    assert run_trials(lambda data, rng: rng.random(), 0.0, 10, backend="serial").shape == (10, 1)
+    assert run_trials(
+        lambda data, rng: rng.random(), 0.0, 10, execution=Execution(backend="serial")
+    ).shape == (10, 1)
 
 
 def test_writing_into_a_dataset_says_datasets_are_read_only():
@@ -242,6 +258,12 @@ def test_run_trials_refuses_more_outputs_than_fit_in_memory():
         InputError,
         match=r"over the limit max_memory=.*the largest count that fits is trials=4[0-9]_",
     ):
-        run_trials(gauss, 0.0, 10**9, backend="serial", max_memory=2**30)
+        run_trials(
+            gauss,
+            0.0,
+            10**9,
+            execution=Execution(backend="serial"),
+            limits=Limits.checked(max_memory=2**30),
+        )
     with pytest.raises(MechanismError, match="strict mode"):
-        run_trials(global_noise, 0.0, 100, backend="serial", strict=True)
+        run_trials(global_noise, 0.0, 100, execution=Execution(backend="serial"), strict=True)

@@ -98,7 +98,7 @@ def test_gradient_matches_central_differences(loss, kind, seed, d):
 @pytest.mark.parametrize(
     "loss,kind",
     [(loss, kind) for loss, kind in LOSSES if loss.glm],
-    ids=[i for i, (l, _) in zip(IDS, LOSSES) if l.glm],
+    ids=[i for i, (loss, _) in zip(IDS, LOSSES, strict=True) if loss.glm],
 )
 def test_glm_grad_is_dphi_times_x(loss, kind):
     rng = np.random.default_rng(1)
@@ -366,3 +366,25 @@ def test_softplus_is_stable_at_extremes():
     net = SoftplusNetwork(n_inputs=1, width=1)
     theta = np.array([[1.0, 0.0, 1.0, 0.0]])  # f(x) = softplus(x)
     np.testing.assert_allclose(net.predict(theta, z[:, None])[0], np.logaddexp(0.0, z), rtol=1e-14)
+
+
+def test_project_l2_ball_batched_radii_and_undefined_points():
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=(3, 5, 2)) * 4
+    centre = rng.normal(size=(3, 1, 2))
+    radius = np.array([0.5, 1.0, 2.0])[:, None, None]
+    p = project_l2_ball(y, radius, centre)
+    assert p.shape == y.shape
+    dist = np.linalg.norm(p - centre, axis=-1)
+    assert np.all(dist <= radius[..., 0] * (1 + 1e-12))
+    for b in range(3):  # agrees with the (T, d) form, one ball at a time
+        one = project_l2_ball(y[b], float(radius[b, 0, 0]), centre[b, 0])
+        np.testing.assert_array_equal(p[b], one)
+    np.testing.assert_array_equal(project_l2_ball(y, math.inf), y)
+    undefined = np.array([[np.nan, np.nan], [3.0, 4.0]])
+    out = project_l2_ball(undefined, 1.0)
+    assert np.all(np.isnan(out[0])) and np.allclose(out[1], [0.6, 0.8])
+    with pytest.raises(InputError, match="infinite"):
+        project_l2_ball(np.array([[np.inf, 0.0]]), 1.0)
+    with pytest.raises(InputError, match="radius must be >= 0"):
+        project_l2_ball(y, -radius)

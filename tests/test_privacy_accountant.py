@@ -1,4 +1,4 @@
-"""The dp-accounting bridge: PLD against the exact analytic Gaussian, RDP looser, calibration round trips."""
+"""The dp-accounting bridge: PLD vs the exact analytic Gaussian, RDP looser, calibrations."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""dpclaims.testing: the assert helpers in-process, and the pytest plugin from an outside project."""
+"""dpclaims.testing: the assert helpers in-process, and the pytest plugin from an outside
+project."""
 
 import importlib.metadata
 import os
@@ -34,18 +35,23 @@ OUTSIDE_TESTS = textwrap.dedent(
 
     @pytest.mark.dpclaims_rate
     def test_rate_holds():
-        assert_exponent(experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial")
+        assert_exponent(
+            experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial"
+        )
 
 
     @pytest.mark.dpclaims_rate
     def test_wrong_claim():
-        assert_exponent(experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial")
+        assert_exponent(
+            experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial"
+        )
 
 
     @pytest.mark.dpclaims_privacy
     def test_private():
         d0 = UserDataset(np.zeros((4, 1, 1)))
-        assert_private(laplace, d0, replace_user(d0, 0, np.ones((1, 1))), epsilon=1.0, delta=0.0, trials=4000)
+        d1 = replace_user(d0, 0, np.ones((1, 1)))
+        assert_private(laplace, d0, d1, epsilon=1.0, delta=0.0, trials=4000)
 
 
     def test_unmarked():
@@ -188,7 +194,15 @@ def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
         AssertionError, match=r"rate claim for m: inconsistent: .*90% CI \[-0\.5\d\d, -0\.4\d\d\]"
     ):
         assert_exponent(
-            rate, "m", [10, 100, 1000, 10_000], -1.0, 0.1, 6, 1, fixed={"b": -0.5}, backend="serial"
+            rate,
+            "m",
+            [10, 100, 1000, 10_000],
+            expected=-1.0,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            fixed={"b": -0.5},
+            backend="serial",
         )
 
 
@@ -206,7 +220,8 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
     assert result.verdict != "violation" and result.epsilon_lower <= 1.0
     with pytest.raises(
         AssertionError,
-        match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 \(claimed epsilon=1",
+        match=r"privacy claim violated: epsilon >= [23]\.\d+ certified at confidence 0\.95 "
+        r"\(claimed epsilon=1",
     ):
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
 
@@ -267,9 +282,38 @@ def test_assert_private_is_strict_about_randomness_outside_rng():
 def test_assert_exponent_upper_bound_passes_a_faster_decay():
     # error ~ n^-1 against an O(n^-1/2) claim: a gap two-sided, consistent as an upper bound
     grid = [10, 100, 1000, 10_000]
-    verdict = assert_exponent(rate, "n", grid, -0.5, 0.1, 6, 1, backend="serial", bound="upper")
+    verdict = assert_exponent(
+        rate,
+        "n",
+        grid,
+        expected=-0.5,
+        margin=0.1,
+        replicates=6,
+        seed=1,
+        backend="serial",
+        bound="upper",
+    )
     assert verdict.verdict == "consistent" and verdict.direction == "faster"
     with pytest.raises(AssertionError, match="inconsistent"):
-        assert_exponent(rate, "n", [10, 100, 1000, 10_000], -0.5, 0.1, 6, 1, backend="serial")
+        assert_exponent(
+            rate,
+            "n",
+            [10, 100, 1000, 10_000],
+            expected=-0.5,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            backend="serial",
+        )
     with pytest.raises(AssertionError, match="inconsistent"):
-        assert_exponent(rate, "n", grid, -1.5, 0.1, 6, 1, backend="serial", bound="upper")
+        assert_exponent(
+            rate,
+            "n",
+            grid,
+            expected=-1.5,
+            margin=0.1,
+            replicates=6,
+            seed=1,
+            backend="serial",
+            bound="upper",
+        )

@@ -1,4 +1,4 @@
-"""Reference implementations: DP mechanisms, baselines and (per paper) the algorithms under audit."""
+"""Reference implementations: DP mechanisms, baselines and, per paper, the algorithms audited."""
 
 from .baselines import DPSGD, BaselineRun
 from .mechanisms import (

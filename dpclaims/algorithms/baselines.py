@@ -23,7 +23,6 @@ gradients in sub-batches of trials that keep memory under :data:`MEMORY_BUDGET`.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from ..data import RELATIONS, UserDataset
-from ..errors import InputError, check_choice, check_delta, check_trials
+from ..errors import InputError, check_choice, check_delta, check_positive, check_trials
 from ..losses import project_l2_ball
 from ..privacy import PrivacyClaim, accountant_claim, calibrate_noise_multiplier
 
@@ -47,17 +46,6 @@ _GLM_ARRAYS = 6
 
 _GENERAL_ARRAYS = 3
 """Float64 arrays of shape (trials, n, m, d) alive at once on the general path."""
-
-
-def _positive(value: Any, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -137,18 +125,18 @@ class DPSGD:
                 "loss must be a dpclaims.losses loss (with grad() and a glm attribute)"
             )
         object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
-        object.__setattr__(self, "step_size", _positive(self.step_size, "step_size"))
-        object.__setattr__(self, "clip_norm", _positive(self.clip_norm, "clip_norm"))
+        object.__setattr__(self, "step_size", check_positive(self.step_size, "step_size"))
+        object.__setattr__(self, "clip_norm", check_positive(self.clip_norm, "clip_norm"))
         object.__setattr__(
-            self, "noise_multiplier", _positive(self.noise_multiplier, "noise_multiplier")
+            self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier")
         )
-        rate = _positive(self.sampling_rate, "sampling_rate")
+        rate = check_positive(self.sampling_rate, "sampling_rate")
         if rate > 1:
             raise InputError(f"sampling_rate must be in (0, 1], got {rate}; use 1.0 for DP-GD")
         object.__setattr__(self, "sampling_rate", rate)
         check_choice(self.level, LEVELS, "level")
         if self.radius is not None:
-            object.__setattr__(self, "radius", _positive(self.radius, "radius"))
+            object.__setattr__(self, "radius", check_positive(self.radius, "radius"))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.delta == 0:
             raise InputError(
@@ -156,7 +144,7 @@ class DPSGD:
             )
         check_choice(self.relation, RELATIONS, "relation")
         if self.batch_size is not None:
-            object.__setattr__(self, "batch_size", _positive(self.batch_size, "batch_size"))
+            object.__setattr__(self, "batch_size", check_positive(self.batch_size, "batch_size"))
         object.__setattr__(self, "average", _flag(self.average, "average"))
         object.__setattr__(self, "clip", _flag(self.clip, "clip"))
         object.__setattr__(self, "random_iterate", _flag(self.random_iterate, "random_iterate"))
@@ -180,14 +168,16 @@ class DPSGD:
 
         ``options`` are the remaining fields (level, radius, batch_size, average).
         """
-        sigma = calibrate_noise_multiplier(epsilon, delta, sampling_rate, steps, relation)
+        sigma = calibrate_noise_multiplier(
+            epsilon, delta, sampling_rate=sampling_rate, steps=steps, relation=relation
+        )
         return cls(
-            loss,
-            steps,
-            step_size,
-            clip_norm,
-            sigma,
-            sampling_rate,
+            loss=loss,
+            steps=steps,
+            step_size=step_size,
+            clip_norm=clip_norm,
+            noise_multiplier=sigma,
+            sampling_rate=sampling_rate,
             delta=delta,
             relation=relation,
             **options,
@@ -236,7 +226,8 @@ class DPSGD:
         return self.run(data, rng, trials).theta
 
     def run(self, data: UserDataset, rng: np.random.Generator, trials: int) -> BaselineRun:
-        """Run ``trials`` independent copies; outputs ``(trials, d)`` and gradient counts ``(trials,)``."""
+        """Run ``trials`` independent copies; outputs ``(trials, d)`` and gradient counts
+        ``(trials,)``."""
         if not isinstance(data, UserDataset):
             raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
         trials = check_trials(trials)
@@ -252,12 +243,14 @@ class DPSGD:
         thetas, counts = [], []
         for start in range(0, trials, chunk):
             t = min(chunk, trials - start)
-            theta, count = self._iterate(step, data, rng, t, units, normaliser)
+            theta, count = self._iterate(
+                step, data, rng, trials=t, units=units, normaliser=normaliser
+            )
             thetas.append(theta)
             counts.append(count)
         return BaselineRun(np.concatenate(thetas), np.concatenate(counts))
 
-    def _iterate(self, step, data, rng, trials, units, normaliser):
+    def _iterate(self, step, data, rng, *, trials, units, normaliser):
         theta = np.zeros((trials, data.d))
         total = np.zeros_like(theta)
         count = np.zeros(trials, dtype=np.int64)
@@ -341,7 +334,8 @@ class _GLMStep:
         return np.asarray(sampled @ self.items)
 
     def _clipped(self, dphi: np.ndarray, gram: np.ndarray) -> np.ndarray:
-        """Coefficients ``(..., s)`` of the clipped unit gradients; ``gram`` broadcasts as ``(..., s, s)``."""
+        """Coefficients ``(..., s)`` of the clipped unit gradients; ``gram`` broadcasts as
+        ``(..., s, s)``."""
         coef = dphi / self.size
         if not self.algo.clip:
             return coef

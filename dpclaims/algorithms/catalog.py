@@ -9,12 +9,11 @@ loss is the full claimed ε.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..audit.target import AuditTarget
 from ..data import UserDataset, remove_user, replace_item, replace_user
 from ..errors import InputError
 from ..losses import SquaredLoss
@@ -30,22 +29,10 @@ from .mechanisms import (
     user_mean_query,
 )
 
-__all__ = ["AuditTarget", "TARGETS", "audit_target", "default_unit", "target_names"]
+__all__ = ["TARGETS", "audit_target", "default_unit", "target_names"]
 
 USERS = 100
 ITEMS = 10
-
-
-@dataclass(frozen=True)
-class AuditTarget:
-    """A mechanism with the neighbouring datasets ``d0``, ``d1`` it is audited on."""
-
-    name: str
-    mechanism: Callable
-    d0: UserDataset
-    d1: UserDataset
-    description: str
-    buggy: bool
 
 
 def _mean_pair(unit: str, relation: str, d: int = 1) -> tuple[UserDataset, UserDataset]:
@@ -76,12 +63,12 @@ def _gaussian(
     sensitivity = query.sensitivity(USERS, _mean_items(claim), unit, claim.relation)
     sigma = noise_factor * gaussian_sigma(claim.epsilon, _positive_delta(claim), sensitivity)
     return GaussianMechanism(
-        query,
-        sensitivity,
-        claim.epsilon,
-        _positive_delta(claim),
-        claim.unit,
-        claim.relation,
+        query=query,
+        sensitivity=sensitivity,
+        epsilon=claim.epsilon,
+        delta=_positive_delta(claim),
+        unit=claim.unit,
+        relation=claim.relation,
         sigma=sigma,
     )
 
@@ -98,11 +85,11 @@ def _laplace(claim: PrivacyClaim, scale_factor: float = 1.0) -> LaplaceMechanism
     query = user_mean_query(1.0, norm=1)
     sensitivity = query.sensitivity(USERS, _mean_items(claim), claim.unit, claim.relation)
     return LaplaceMechanism(
-        query,
-        sensitivity,
-        claim.epsilon,
-        claim.unit,
-        claim.relation,
+        query=query,
+        sensitivity=sensitivity,
+        epsilon=claim.epsilon,
+        unit=claim.unit,
+        relation=claim.relation,
         scale=scale_factor * sensitivity / claim.epsilon,
     )
 
@@ -115,18 +102,19 @@ def _first_user_sign(data: UserDataset) -> np.ndarray:
 def _noisy_max(
     claim: PrivacyClaim, return_value: bool
 ) -> tuple[ReportNoisyMax, UserDataset, UserDataset]:
-    """Five equal counts that all move by one between the datasets (the noisy-max-value worst case)."""
+    """Five equal counts that all move by one between the datasets (the noisy-max-value worst
+    case)."""
     k = 5
     x = np.zeros((USERS, 1, k))
     x[1 : k + 1, 0, :] = np.eye(k)
     d0 = UserDataset(x)
     d1 = replace_user(d0, 0, np.ones((1, k)))
     mechanism = ReportNoisyMax(
-        FeatureCountQuery(0.5),
-        1.0,
-        claim.epsilon,
-        claim.unit,
-        claim.relation,
+        utility=FeatureCountQuery(0.5),
+        sensitivity=1.0,
+        epsilon=claim.epsilon,
+        unit=claim.unit,
+        relation=claim.relation,
         return_value=return_value,
     )
     return mechanism, d0, d1
@@ -138,7 +126,7 @@ def _dp_sgd(claim: PrivacyClaim, clip: bool) -> tuple[DPSGD, UserDataset, UserDa
         raise InputError("the dp-sgd targets clip per item; pass --unit item")
     x = np.zeros((20, 1, 2))
     canary = UserDataset(x, np.zeros((20, 1)))
-    d1 = replace_item(canary, 0, 0, np.array([10.0, 0.0]), -10.0)
+    d1 = replace_item(canary, 0, 0, x_new=np.array([10.0, 0.0]), y_new=-10.0)
     d0 = canary if claim.relation == "replace" else remove_user(d1, 0)
     mechanism = DPSGD.from_accountant(
         claim.epsilon,
@@ -164,7 +152,8 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
     if name == "gaussian-item-noise":
         if claim.unit != "user" or claim.relation != "replace":
             raise InputError(
-                "gaussian-item-noise is audited with user-level replace neighbours; pass --unit user --relation replace"
+                "gaussian-item-noise is audited with user-level replace neighbours; pass --unit "
+                "user --relation replace"
             )
         return (_gaussian(claim, calibrate_unit="item"), *_mean_pair("user", "replace"))
     if name == "laplace":
@@ -172,10 +161,14 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
     if name == "laplace-half-scale":
         return (_laplace(claim, scale_factor=0.5), *_mean_pair(claim.unit, claim.relation))
     if name == "randomized-response":
-        return (
-            RandomizedResponse(_first_user_sign, 2, claim.epsilon, claim.unit, claim.relation),
-            *_mean_pair(claim.unit, claim.relation),
+        mechanism = RandomizedResponse(
+            query=_first_user_sign,
+            categories=2,
+            epsilon=claim.epsilon,
+            unit=claim.unit,
+            relation=claim.relation,
         )
+        return (mechanism, *_mean_pair(claim.unit, claim.relation))
     if name == "noisy-max":
         return _noisy_max(claim, return_value=False)
     if name == "noisy-max-value":
@@ -217,11 +210,15 @@ def target_names() -> list[str]:
 
 
 def audit_target(name: str, claim: PrivacyClaim) -> AuditTarget:
-    """The built-in target ``name`` calibrated to ``claim``."""
+    """The built-in target ``name`` calibrated to ``claim``, described as in :data:`TARGETS`
+    (whether it is known to be buggy is there too)."""
     if name not in TARGETS:
         raise InputError(
-            f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass 'package.module:function')"
+            f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass "
+            "'package.module:function')"
         )
     mechanism, d0, d1 = _build(name, claim)
-    description, buggy = TARGETS[name]
-    return AuditTarget(name, mechanism, d0, d1, description, buggy)
+    description = TARGETS[name][0]
+    return AuditTarget(
+        mechanism=mechanism, d0=d0, d1=d1, claim=claim, name=name, description=description
+    )

@@ -1,9 +1,10 @@
-"""DIFF2 (Murata & Suzuki, ICML 2023): private non-convex distributed optimisation via gradient differences.
+"""DIFF2 (Murata & Suzuki, ICML 2023): private non-convex distributed optimisation via gradient
+differences.
 
-Spec: ``shared/papers/004_murata_suzuki_diff2.md``.  Data layout: a :class:`~dpclaims.data.UserDataset`
-whose ``n`` axis holds the P silos and whose ``m`` axis holds each silo's ``n_p = m`` records (so
-``n_min = m``); privacy is per silo at the record level, replace-one (``PrivacyClaim(unit="item",
-relation="replace")``).
+Spec: ``shared/papers/004_murata_suzuki_diff2.md``.  Data layout: a
+:class:`~dpclaims.data.UserDataset` whose ``n`` axis holds the P silos and whose ``m`` axis holds
+each silo's ``n_p = m`` records (so ``n_min = m``); privacy is per silo at the record level,
+replace-one (``PrivacyClaim(unit="item", relation="replace")``).
 
 * :func:`clipped_mean` — Algorithm 2 (ClippedMean).
 * :class:`DIFF2` — Algorithm 1 (the framework: restarts every T rounds, gradient differences clipped
@@ -25,16 +26,20 @@ from typing import Any
 
 import numpy as np
 
+from ..audit.target import AuditTarget
 from ..data import UserDataset
 from ..errors import (
     InputError,
     check_choice,
+    check_count,
     check_delta,
     check_epsilon,
     check_finite_array,
+    check_positive,
     check_trials,
 )
 from ..privacy import PrivacyClaim
+from ..problem import Problem
 from .diff2_privacy import (
     alpha_star,
     bvr_accountant_epsilon,
@@ -46,6 +51,7 @@ from .diff2_privacy import (
     diff2_rdp_epsilon,
     dpgd_sigma,
     restart_rounds,
+    subsampled_rdp_wor,
     tight_epsilon,
     transcript_mu,
 )
@@ -57,7 +63,6 @@ __all__ = [
     "DEFAULT_U1",
     "DEFAULT_U2",
     "DEFAULT_ROUNDS_FACTOR",
-    "MUTANTS",
     "MEMORY_BUDGET",
     "clipped_mean",
     "DIFF2Run",
@@ -69,10 +74,12 @@ __all__ = [
     "canary_audit_target",
     "AUDIT_STRENGTH",
     "AUDIT_CENTER",
+    "CANARY_PROBLEM",
 ]
 
 DEFAULT_U = 2.0
-"""[DEFAULT, spec §2.6.1] budget split u of Prop. 4.1 in theory mode: ``(16u²/(u−1))^{1/3}`` is smallest at u = 2."""
+"""[DEFAULT, spec §2.6.1] budget split u of Prop. 4.1 in theory mode: ``(16u²/(u−1))^{1/3}`` is
+smallest at u = 2."""
 
 EXPERIMENT_U = 1.25
 """The u of the paper's experiments (§6, spec §6.3) and of the §7(a) audit."""
@@ -87,17 +94,8 @@ DEFAULT_U2 = 3.0
 """[DEFAULT, spec §2.6.3] u2 of Prop. E.2."""
 
 DEFAULT_ROUNDS_FACTOR = 1.0
-"""[DEFAULT, spec §2.6.5] c_R in ``R = ⌈c_R·L N/(C2 sqrt(x* a2 d))⌉`` (larger only costs compute)."""
-
-MUTANTS = (
-    "unscaled-diff-radius",
-    "unscaled-radius-both",
-    "restarts-not-composed",
-    "add-remove-sensitivity",
-    "noiseless-accumulation",
-    "mean-silo-size",
-)
-"""Known-buggy variants (spec 004 §7(c)): M1, U1, M2, M3, M5, M4; see :mod:`dpclaims.algorithms.mutants.diff2`."""
+"""[DEFAULT, spec §2.6.5] c_R in ``R = ⌈c_R·L N/(C2 sqrt(x* a2 d))⌉`` (larger only costs
+compute)."""
 
 MEMORY_BUDGET = 64 * 2**20
 """Bytes of per-record gradient arrays alive at once (records are processed in chunks under it)."""
@@ -152,9 +150,10 @@ class _Silos:
 
     Server view (all silos): distinct records ``x (G, d_in)``, ``y (G,)`` or None, ``weight (G,)`` =
     ``Σ_p (multiplicity in silo p)/(n_p P)``, so ``Σ_g weight_g clip(∇ℓ(z_g))`` is Alg. 1's
-    ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR minibatches):
-    ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the records each silo
-    really holds (unequal silos are padded to a common m; padding rows get weight 0).
+    ``(1/P)Σ_p ClippedMean`` (the radius is the same for every record).  Client view (BVR
+    minibatches): ``index (P, n_p)`` maps each record to its row of ``x``.  ``sizes (P,)``: the
+    records each silo really holds (unequal silos are padded to a common m; padding rows get weight
+    0).
     """
 
     x: np.ndarray
@@ -167,10 +166,12 @@ class _Silos:
 
 
 def _prepare(data: UserDataset, sizes: tuple[int, ...] | None = None) -> _Silos:
-    """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real, the rest padding."""
+    """Merge identical records; ``sizes`` (P,) marks silo p's first ``sizes[p]`` records as real,
+    the rest padding."""
     if not isinstance(data, UserDataset):
         raise InputError(
-            f"data must be a UserDataset (silos on the n axis, records on m), got {type(data).__name__}"
+            f"data must be a UserDataset (silos on the n axis, records on m), "
+            f"got {type(data).__name__}"
         )
     n_p = np.full(data.n, data.m) if sizes is None else np.asarray(sizes, dtype=np.int64)
     if n_p.shape != (data.n,) or n_p.min() < 1 or n_p.max() > data.m:
@@ -186,9 +187,8 @@ def _prepare(data: UserDataset, sizes: tuple[int, ...] | None = None) -> _Silos:
         weights=np.where(real, 1.0 / (n_p[:, None] * data.n), 0.0).ravel(),
         minlength=len(uniq),
     )
-    if data.y is None:
-        return _Silos(uniq, None, weight, inverse, data.n, data.m, n_p)
-    return _Silos(uniq[:, :-1], uniq[:, -1], weight, inverse, data.n, data.m, n_p)
+    x, y = (uniq, None) if data.y is None else (uniq[:, :-1], uniq[:, -1])
+    return _Silos(x=x, y=y, weight=weight, index=inverse, silos=data.n, size=data.m, sizes=n_p)
 
 
 # --------------------------------------------------------------------------- results
@@ -200,9 +200,11 @@ class DIFF2Run:
 
     theta : (trials, d) the output ``x_out`` (uniform draw of the analysed iterates)
     final : (trials, d) the last iterate ``x_R``
-    output_index : (trials,) which analysed point was drawn (r̂ − 1 for GD; (r̂−1)·K + k̂ − 1 for BVR)
+    output_index : (trials,) which analysed point was drawn (r̂ − 1 for GD; (r̂−1)·K + k̂ − 1 for
+        BVR)
     gradient_evaluations : per-sample gradients as the paper counts them (same for every trial)
-    fresh_gradient_evaluations : the count when the previous round's gradients are cached (spec §2.7)
+    fresh_gradient_evaluations : the count when the previous round's gradients are cached (spec
+        §2.7)
     client_gradient_evaluations : (P,) per-silo counts (Remark 5.5)
     iterates : (trials, R + 1, d) ``x_0..x_R`` when ``transcript=True``
     estimates : (trials, R, d) the released ``ṽ_1..ṽ_R`` when ``transcript=True``
@@ -220,7 +222,8 @@ class DIFF2Run:
     points: np.ndarray | None = None
 
     def analysed_points(self) -> np.ndarray:
-        """The points the utility theorems average over: ``x_0..x_{R−1}`` (GD) or every local point (BVR)."""
+        """The points the utility theorems average over: ``x_0..x_{R−1}`` (GD) or every local point
+        (BVR)."""
         if self.points is not None:
             return self.points
         if self.iterates is None:
@@ -242,28 +245,10 @@ class DIFF2Run:
 # --------------------------------------------------------------------------- Algorithm 1
 
 
-def _check_positive(value, name: str, allow_zero: bool = False) -> float:
-    ok = (
-        isinstance(value, (int, float, np.integer, np.floating))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(
-            f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}"
-        )
-    return float(value)
-
-
-def _check_count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
-    return int(value)
-
-
 @dataclass
 class _Output:
-    """The output draw, tracked on the fly: ``index (T,)`` into the analysed points, ``theta (T, d)``."""
+    """The output draw, tracked on the fly: ``index (T,)`` into the analysed points, ``theta (T,
+    d)``."""
 
     index: np.ndarray
     theta: np.ndarray
@@ -281,8 +266,10 @@ class _Output:
 class DIFF2:
     """The DIFF2 framework (Algorithm 1) with GD-Routine (Algorithm 3) as its routine.
 
-    Subclasses change the routine (:class:`DIFF2BVRLSGD`) or the calibration (:class:`DPGD`).
-    Noise multipliers are std ÷ radius (spec §2.6).
+    Subclasses change the routine (:class:`DIFF2BVRLSGD`) or the calibration (:class:`DPGD`);
+    the known-buggy variants of :mod:`dpclaims.algorithms.mutants.diff2` override one line
+    (:meth:`_difference_radii`, :meth:`_accumulated`, or the calibration
+    :meth:`DIFF2GD._noise_multipliers`).  Noise multipliers are std ÷ radius (spec §2.6).
     """
 
     loss: Any
@@ -304,7 +291,8 @@ class DIFF2:
     sigma1: float
     """σ1, restart noise multiplier (Prop. 4.1 / E.2): noise N(0, σ1²C1² I)."""
     sigma2: float
-    """σ2, difference-round multiplier (Prop. 4.1 / E.2): noise N(0, σ2²C_{2,r}² I); unused when T = 1."""
+    """σ2, difference-round multiplier (Prop. 4.1 / E.2): noise N(0, σ2²C_{2,r}² I); unused when T =
+    1."""
     clip1: float
     """C1 ≥ G, restart clipping radius (spec §2.6.4 [DEFAULT] C1 = G)."""
     clip2: float
@@ -315,20 +303,20 @@ class DIFF2:
     """Initial point (d,); default 0."""
     u: float = DEFAULT_U
     """Budget split of Prop. 4.1 (recorded; the σ's already include it)."""
-    mutant: str | None = None
-    """None for the paper's algorithm, else one of :data:`MUTANTS` (a documented bug)."""
     silo_sizes: tuple[int, ...] | None = None
-    """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p uses its
-    first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds all m records."""
+    """Unequal silos (spec 004 §7(c) M4): n_p of each silo, the data padded to a common m; silo p
+    uses its first n_p records (ClippedMean over them, weight 1/(n_p P)).  None: every silo holds
+    all m records."""
 
     def __post_init__(self) -> None:
         for name in ("d", "silos", "n_min", "rounds", "period"):
-            _check_count(getattr(self, name), name)
+            check_count(getattr(self, name), name)
         if self.silo_sizes is not None:
-            sizes = tuple(_check_count(s, "silo_sizes entries") for s in self.silo_sizes)
+            sizes = tuple(check_count(s, "silo_sizes entries") for s in self.silo_sizes)
             if len(sizes) != self.silos or min(sizes) != self.n_min:
                 raise InputError(
-                    f"silo_sizes must list P = {self.silos} sizes whose minimum is n_min = {self.n_min}, "
+                    f"silo_sizes must list P = {self.silos} sizes whose minimum is "
+                    f"n_min = {self.n_min}, "
                     f"got {self.silo_sizes!r}"
                 )
             object.__setattr__(self, "silo_sizes", sizes)
@@ -336,14 +324,12 @@ class DIFF2:
         check_delta(self.delta)
         if self.period > self.rounds:
             raise InputError(f"period T must be in 1..R = {self.rounds}, got {self.period}")
-        _check_positive(self.sigma1, "sigma1")
-        _check_positive(self.sigma2, "sigma2", allow_zero=True)
+        check_positive(self.sigma1, "sigma1")
+        check_positive(self.sigma2, "sigma2", allow_zero=True)
         if self.sigma2 == 0 and self.period > 1:
             raise InputError("sigma2 must be > 0 when there are difference rounds (period > 1)")
         for name in ("clip1", "clip2", "eta"):
-            _check_positive(getattr(self, name), name)
-        if self.mutant is not None:
-            check_choice(self.mutant, MUTANTS, "mutant")
+            check_positive(getattr(self, name), name)
         x0 = np.zeros(self.d) if self.x0 is None else check_finite_array(self.x0, "x0", ndim=1)
         if x0.shape != (self.d,):
             raise InputError(f"x0 must have shape (d,) = ({self.d},), got {x0.shape}")
@@ -379,9 +365,19 @@ class DIFF2:
 
     @property
     def mu(self) -> float:
-        """[DERIVED, spec §3.6] μ of the server transcript ``(x_r, ṽ_r)`` for a silo of n_min records."""
-        return transcript_mu(
-            self.n_min, self.silos, self.rounds, self.period, self.sigma1, self.sigma2 or 1.0
+        """[DERIVED, spec §3.6] μ of the server transcript ``(x_r, ṽ_r)`` for a silo of n_min
+        records."""
+        return transcript_mu(**self._transcript())
+
+    def _transcript(self) -> dict:
+        """The schedule and σ's the transcript's privacy formulas take (σ2 = 1 when unused)."""
+        return dict(
+            n_p=self.n_min,
+            silos=self.silos,
+            rounds=self.rounds,
+            period=self.period,
+            sigma1=self.sigma1,
+            sigma2=self.sigma2 or 1.0,
         )
 
     @property
@@ -391,23 +387,16 @@ class DIFF2:
 
     @property
     def rdp_epsilon(self) -> float:
-        """Prop. 4.1's ε with these σ's, minimised over α (≤ the target for the paper's calibration)."""
-        return diff2_rdp_epsilon(
-            self.n_min,
-            self.silos,
-            self.rounds,
-            self.period,
-            self.sigma1,
-            self.sigma2 or 1.0,
-            self.delta,
-        )
+        """Prop. 4.1's ε with these σ's, minimised over α (≤ the target for the paper's
+        calibration)."""
+        return diff2_rdp_epsilon(**self._transcript(), delta=self.delta)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1)."""
         return PrivacyClaim(
-            self.epsilon,
-            self.delta,
+            epsilon=self.epsilon,
+            delta=self.delta,
             unit="item",
             relation="replace",
             source="Murata & Suzuki 2023, Proposition 4.1",
@@ -428,9 +417,10 @@ class DIFF2:
         return out
 
     def utility_bound(self, initial_gap: float) -> float:
-        """Prop. D.2: ``2Δ0/(ηR) + 2σ1²C1²d`` (valid when C1 ≥ G, C2 ≥ L and η respects both caps)."""
+        """Prop. D.2: ``2Δ0/(ηR) + 2σ1²C1²d`` (valid when C1 ≥ G, C2 ≥ L and η respects both
+        caps)."""
         return (
-            2 * _check_positive(initial_gap, "initial_gap") / (self.eta * self.rounds)
+            2 * check_positive(initial_gap, "initial_gap") / (self.eta * self.rounds)
             + 2 * self.sigma1**2 * self.clip1**2 * self.d
         )
 
@@ -461,23 +451,26 @@ class DIFF2:
         rng : numpy Generator (the output draw r̂ is taken first, then the noise)
         trials : number of trials
         transcript : keep ``x_0..x_R``, ``ṽ_1..ṽ_R`` (and BVR's local points)
-        monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to stop
-            the run early, e.g. the learning-rate early stopping of the paper's App. A)
+        monitor : optional ``monitor(r, x_r (trials, d))`` called after every round (it may raise to
+            stop the run early, e.g. the learning-rate early stopping of the paper's App. A)
         """
         trials = check_trials(trials)
         if self.silo_sizes is not None and data.m < max(self.silo_sizes):
             raise InputError(
-                f"data has m = {data.m} records per silo but silo_sizes needs {max(self.silo_sizes)}; "
+                f"data has m = {data.m} records per silo but silo_sizes needs "
+                f"{max(self.silo_sizes)}; "
                 "pad the silos to the largest size"
             )
         silos = _prepare(data, self.silo_sizes)
         if silos.silos != self.silos:
             raise InputError(
-                f"data has {silos.silos} silos (n axis) but the algorithm was built for P = {self.silos}"
+                f"data has {silos.silos} silos (n axis) but the algorithm was built for "
+                f"P = {self.silos}"
             )
         if silos.sizes.min() < self.n_min:
             raise InputError(
-                f"silos hold {silos.sizes.min()} records but the calibration assumed n_min = {self.n_min}; "
+                f"silos hold {silos.sizes.min()} records but the calibration assumed "
+                f"n_min = {self.n_min}; "
                 "rebuild with from_theorem(m=data.m, ...)"
             )
         t, d = trials, self.d
@@ -486,9 +479,9 @@ class DIFF2:
         v_noisy = np.zeros((t, d))
         v_clean = np.zeros((t, d))
         out = _Output(
-            rng.integers(0, self.analysed_points, size=t),
-            np.empty((t, d)),
-            np.empty((t, self.analysed_points, d))
+            index=rng.integers(0, self.analysed_points, size=t),
+            theta=np.empty((t, d)),
+            points=np.empty((t, self.analysed_points, d))
             if transcript and self.analysed_points > self.rounds
             else None,
         )
@@ -503,18 +496,12 @@ class DIFF2:
                 v_tilde = v_clean + self.sigma1 * self.clip1 * rng.standard_normal((t, d))
             else:
                 radius = self.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1)
-                unscaled = np.full(t, self.clip2)
-                clip = (
-                    unscaled
-                    if self.mutant in ("unscaled-diff-radius", "unscaled-radius-both")
-                    else radius
-                )
-                noise = unscaled if self.mutant == "unscaled-radius-both" else radius
-                base = v_clean if self.mutant == "noiseless-accumulation" else v_noisy
+                clip, noise = self._difference_radii(radius)
+                base = self._accumulated(v_clean=v_clean, v_released=v_noisy)
                 v_clean = cache.mean(x_prev, x_prev2, clip) + base
                 v_tilde = v_clean + (self.sigma2 * noise)[:, None] * rng.standard_normal((t, d))
             v_noisy = v_tilde
-            x_next = self._routine(r, x_prev, v_tilde, silos, rng, out)
+            x_next = self._routine(r, x_prev, v_tilde, silos=silos, rng=rng, out=out)
             x_prev2, x_prev = x_prev, x_next
             if monitor is not None:
                 monitor(r, x_prev)
@@ -536,15 +523,27 @@ class DIFF2:
             points=out.points,
         )
 
+    def _difference_radii(self, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Clip and noise radii ``(T,)``, ``(T,)`` of a difference round: both
+        ``C_{2,r} = C2·‖x_{r−1} − x_{r−2}‖`` (Alg. 1 lines 7-8)."""
+        return radius, radius
+
+    def _accumulated(self, *, v_clean: np.ndarray, v_released: np.ndarray) -> np.ndarray:
+        """What a difference round adds its clipped mean to (Alg. 1 line 13): the released
+        ``ṽ_{r−1}`` ``(T, d)`` (``v_clean`` is the noiseless running sum)."""
+        return v_released
+
     def _routine(
-        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output
+        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, *, silos: _Silos, rng, out: _Output
     ) -> np.ndarray:
-        """GD-Routine (Algorithm 3): ``x_r = x_{r−1} − η ṽ_r``; the analysed point of round r is x_{r−1}."""
+        """GD-Routine (Algorithm 3): ``x_r = x_{r−1} − η ṽ_r``; the analysed point of round r is
+        x_{r−1}."""
         out.keep(r - 1, x_prev)
         return x_prev - self.eta * v_tilde
 
     def _counts(self, silos: _Silos) -> np.ndarray:
-        """Per-silo per-sample gradients (spec §2.7): n_p per restart round, 2n_p per difference round."""
+        """Per-silo per-sample gradients (spec §2.7): n_p per restart round, 2n_p per difference
+        round."""
         return (silos.sizes * (self.restarts + 2 * (self.rounds - self.restarts))).astype(np.int64)
 
 
@@ -570,7 +569,8 @@ class _GradientCache:
         self.last = None
 
     def mean(self, theta: np.ndarray, prev: np.ndarray | None, radius: np.ndarray) -> np.ndarray:
-        """``(1/P)Σ_p ClippedMean({∇ℓ(θ,z) − ∇ℓ(prev,z)}_{z∈D_p}, radius)`` (prev None: no difference): (T, d)."""
+        """``(1/P)Σ_p ClippedMean({∇ℓ(θ,z) − ∇ℓ(prev,z)}_{z∈D_p}, radius)`` (prev None: no
+        difference): (T, d)."""
         s = self.silos
         if self.factored and self.cached:
             a = self.loss.grad_factors(theta, s.x, s.y)
@@ -605,8 +605,14 @@ class _GradientCache:
         return total
 
 
-def _theory_fraction(a1, a2, c1, c2, d, gap, big_n, factor=1.0):
-    return min(1.0, (factor * a1 * c1**2 * d / (gap * c2 * math.sqrt(a2 * d) * big_n)) ** (2 / 3))
+def _smoothness(problem: Problem) -> float:
+    """L of A2.1 (the default C2): DIFF2's problems are smooth."""
+    if problem.smoothness is None:
+        raise InputError(
+            "DIFF2 needs the smoothness L of A2.1 (C2 = L by default); pass "
+            "Problem(..., smoothness=1.0)"
+        )
+    return problem.smoothness
 
 
 @dataclass(frozen=True)
@@ -619,16 +625,8 @@ class DIFF2GD(DIFF2):
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        smoothness: float,
-        radius: float = math.inf,
+        problem: Problem,
         *,
-        loss: Any,
         initial_gap: float,
         x0=None,
         u: float = DEFAULT_U,
@@ -639,61 +637,56 @@ class DIFF2GD(DIFF2):
         clip2: float | None = None,
         constants: str = "paper",
         rounds_factor: float = DEFAULT_ROUNDS_FACTOR,
-        mutant: str | None = None,
         silo_sizes: tuple[int, ...] | None = None,
     ) -> DIFF2GD:
         """σ's of Proposition 4.1 and the schedule of spec §2.6.5 (Prop. D.2 / Thm 4.3).
 
         Parameters
         ----------
-        n, m, d : P silos, n_min = m records per silo, parameter dimension
-        epsilon, delta : target (ε, δ)
-        lipschitz, smoothness : G and L (A2.3, A2.1); C1 = G, C2 = L by default (spec §2.6.4)
-        radius : unused (the problem is unconstrained); kept for the common signature
-        loss : per-sample loss; initial_gap : Δ0 ≥ f(x0) − f(x*)
+        problem : P = ``problem.n`` silos of n_min = ``problem.m`` records, dimension d, target
+            (ε, δ), G = ``lipschitz`` and L = ``smoothness`` (A2.3, A2.1; C1 = G, C2 = L by
+            default, spec §2.6.4), the per-sample ``loss``; the radius is unused (unconstrained)
+        initial_gap : Δ0 ≥ f(x0) − f(x*); x0 : the initial point (default 0)
         u : Prop. 4.1's budget split (default 2; the paper's experiments use 1.25)
         rounds, period, eta, clip1, clip2 : overrides (e.g. the §6 grid)
         constants : "paper" — the closed-form minimiser of B_GD (spec §2.6.5 [DERIVED]):
             ``a1 = 4uα*/ε``, ``a2 = 4uα*/((u−1)ε)``, ``x* = min{1, (a1C1²√d/(Δ0C2√a2 N))^{2/3}}``,
             ``R = ⌈c_R L N/(C2 sqrt(x* a2 d))⌉``, ``T = max{1, round(x*R)}``,
             ``η = min{1/(2L), 1/(2√T σ2 C2 √d)}``;
-            "literal" — ``T = max(1, ⌈τR⌉)``, ``τ = (G²√d/(L N ε))^{2/3}``, ``η = 1/(2max{L, √T L σ2 √d})``
+            "literal" — ``T = max(1, ⌈τR⌉)``, ``τ = (G²√d/(L N ε))^{2/3}``,
+            ``η = 1/(2max{L, √T L σ2 √d})``
         rounds_factor : c_R (spec §2.6.5)
-        mutant : None or one of :data:`MUTANTS` (M2, M3 and M4 change the σ's here, the others the run)
-        silo_sizes : unequal silos (P sizes; data padded to m ≥ max): n_min = min(silo_sizes) (Prop. 4.1);
-            M4 (``mutant="mean-silo-size"``) calibrates the σ's with the mean size instead
+        silo_sizes : unequal silos (P sizes; data padded to m ≥ max): n_min = min(silo_sizes)
+            (Prop. 4.1)
         """
         check_choice(constants, ("paper", "literal"), "constants")
-        p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
+        p, n_min, d = problem.n, problem.m, problem.d
         if silo_sizes is not None:
             if len(silo_sizes) != p or max(silo_sizes) > n_min:
                 raise InputError(
-                    f"silo_sizes must list n = {p} sizes, none above m = {n_min}, got {silo_sizes!r}"
+                    f"silo_sizes must list n = {p} sizes, none above m = {n_min}, "
+                    f"got {silo_sizes!r}"
                 )
-            n_min = min(_check_count(s, "silo_sizes entries") for s in silo_sizes)
-        if mutant == "mean-silo-size" and silo_sizes is None:
-            raise InputError("mutant 'mean-silo-size' (M4) needs unequal silos: pass silo_sizes=")
-        shrink = (
-            n_min / float(np.mean(silo_sizes)) if mutant == "mean-silo-size" else 1.0
-        )  # σ ∝ 1/n (Prop. 4.1)
-        eps, dl = check_epsilon(epsilon), check_delta(delta)
-        g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
-        gap = _check_positive(initial_gap, "initial_gap")
-        c1 = g if clip1 is None else _check_positive(clip1, "clip1")
-        c2 = lsm if clip2 is None else _check_positive(clip2, "clip2")
+            n_min = min(check_count(s, "silo_sizes entries") for s in silo_sizes)
+        eps, dl = problem.epsilon, problem.delta
+        g, lsm = problem.lipschitz, _smoothness(problem)
+        gap = check_positive(initial_gap, "initial_gap")
+        c1 = g if clip1 is None else check_positive(clip1, "clip1")
+        c2 = lsm if clip2 is None else check_positive(clip2, "clip2")
         if not u > 1:
             raise InputError(f"u must be > 1, got {u!r}")
         alpha, big_n = alpha_star(eps, dl), n_min * p
         a1, a2 = 4 * u * alpha / eps, 4 * u * alpha / ((u - 1) * eps)
         if constants == "paper":
-            frac = _theory_fraction(a1, a2, c1, c2, d, gap, big_n)
+            scale = a1 * c1**2 * d / (gap * c2 * math.sqrt(a2 * d) * big_n)
         else:
-            frac = min(1.0, (g**2 * math.sqrt(d) / (lsm * big_n * eps)) ** (2 / 3))
+            scale = g**2 * math.sqrt(d) / (lsm * big_n * eps)
+        frac = min(1.0, scale ** (2 / 3))
         if rounds is None:
             rounds = max(
                 2,
                 math.ceil(
-                    _check_positive(rounds_factor, "rounds_factor")
+                    check_positive(rounds_factor, "rounds_factor")
                     * lsm
                     * big_n
                     / (c2 * math.sqrt(frac * a2 * d))
@@ -703,20 +696,16 @@ class DIFF2GD(DIFF2):
             period = max(
                 1, round(frac * rounds) if constants == "paper" else math.ceil(frac * rounds)
             )
-        period = min(_check_count(period, "period"), _check_count(rounds, "rounds"))
-        s1, s2 = (
-            shrink * s
-            for s in diff2_gd_sigmas(
-                n_min,
-                p,
-                rounds,
-                period,
-                eps,
-                dl,
-                u,
-                restarts_composed=mutant != "restarts-not-composed",
-                sensitivity_factor=1.0 if mutant == "add-remove-sensitivity" else 2.0,
-            )
+        period = min(check_count(period, "period"), check_count(rounds, "rounds"))
+        s1, s2 = cls._noise_multipliers(
+            n_min=n_min,
+            silos=p,
+            rounds=rounds,
+            period=period,
+            epsilon=eps,
+            delta=dl,
+            u=u,
+            silo_sizes=silo_sizes,
         )
         if eta is None:
             if constants == "paper":
@@ -725,7 +714,7 @@ class DIFF2GD(DIFF2):
             else:
                 eta = 1 / (2 * max(lsm, math.sqrt(period) * lsm * s2 * math.sqrt(d)))
         return cls(
-            loss=loss,
+            loss=problem.loss,
             d=d,
             silos=p,
             n_min=n_min,
@@ -740,55 +729,76 @@ class DIFF2GD(DIFF2):
             eta=eta,
             x0=x0,
             u=u,
-            mutant=mutant,
             silo_sizes=None if silo_sizes is None else tuple(silo_sizes),
+        )
+
+    @classmethod
+    def _noise_multipliers(
+        cls,
+        *,
+        n_min: int,
+        silos: int,
+        rounds: int,
+        period: int,
+        epsilon: float,
+        delta: float,
+        u: float,
+        silo_sizes: tuple[int, ...] | None,
+    ) -> tuple[float, float]:
+        """``(σ1, σ2)`` of Proposition 4.1 for the smallest silo (``silo_sizes`` enter through
+        ``n_min`` only)."""
+        return diff2_gd_sigmas(
+            n_min=n_min,
+            silos=silos,
+            rounds=rounds,
+            period=period,
+            epsilon=epsilon,
+            delta=delta,
+            u=u,
         )
 
 
 @dataclass(frozen=True)
 class DPGD(DIFF2GD):
-    """DP-GD baseline: DIFF2-GD with T = 1 (every round restarts), ``σ² = 4α*R/(n_min²P²ε)`` (spec §2.4)."""
+    """DP-GD baseline: DIFF2-GD with T = 1 (every round restarts), ``σ² = 4α*R/(n_min²P²ε)``
+    (spec §2.4)."""
 
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        smoothness: float,
-        radius: float = math.inf,
+        problem: Problem,
         *,
-        loss: Any,
         initial_gap: float,
         x0=None,
         rounds: int | None = None,
         eta: float | None = None,
         clip1: float | None = None,
-        mutant: str | None = None,
     ) -> DPGD:
-        """σ of Prop. 4.1 with T = 1, u → 1 (§6 setup) and the schedule of spec §2.6.6 [DERIVED from Prop. D.2]:
-        ``η = 1/(2L)``, ``R = round(N sqrt(LΔ0ε/(2α*C1²d)))``.  ``mutant="add-remove-sensitivity"`` halves σ."""
-        p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
-        eps, dl = check_epsilon(epsilon), check_delta(delta)
-        g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
-        gap = _check_positive(initial_gap, "initial_gap")
-        c1 = g if clip1 is None else _check_positive(clip1, "clip1")
-        if mutant not in (None, "add-remove-sensitivity"):
-            raise InputError(
-                f"DP-GD has no difference rounds or restarts to get wrong; mutant must be None or "
-                f"'add-remove-sensitivity', got {mutant!r}"
-            )
+        """σ of Prop. 4.1 with T = 1, u → 1 (§6 setup) and the schedule of spec §2.6.6 [DERIVED
+        from Prop. D.2]: ``η = 1/(2L)``, ``R = round(N sqrt(LΔ0ε/(2α*C1²d)))``.
+
+        ``problem`` as for :meth:`DIFF2GD.from_theorem`; C2 = L is recorded but unused.
+        """
+        p, n_min, d = problem.n, problem.m, problem.d
+        eps, dl = problem.epsilon, problem.delta
+        g, lsm = problem.lipschitz, _smoothness(problem)
+        gap = check_positive(initial_gap, "initial_gap")
+        c1 = g if clip1 is None else check_positive(clip1, "clip1")
         alpha = alpha_star(eps, dl)
         if rounds is None:
             rounds = max(1, round(n_min * p * math.sqrt(lsm * gap * eps / (2 * alpha * c1**2 * d))))
-        sigma = dpgd_sigma(n_min, p, _check_count(rounds, "rounds"), eps, dl) * (
-            0.5 if mutant else 1.0
+        sigma, _ = cls._noise_multipliers(
+            n_min=n_min,
+            silos=p,
+            rounds=check_count(rounds, "rounds"),
+            period=1,
+            epsilon=eps,
+            delta=dl,
+            u=1.0,
+            silo_sizes=None,
         )
         return cls(
-            loss=loss,
+            loss=problem.loss,
             d=d,
             silos=p,
             n_min=n_min,
@@ -803,15 +813,33 @@ class DPGD(DIFF2GD):
             eta=1 / (2 * lsm) if eta is None else eta,
             x0=x0,
             u=1.0,
-            mutant=mutant,
         )
+
+    @classmethod
+    def _noise_multipliers(
+        cls,
+        *,
+        n_min: int,
+        silos: int,
+        rounds: int,
+        period: int,
+        epsilon: float,
+        delta: float,
+        u: float,
+        silo_sizes: tuple[int, ...] | None,
+    ) -> tuple[float, float]:
+        """``(σ, 0)``: Prop. 4.1 with T = 1 and u → 1 (``period``, ``u`` and ``silo_sizes`` are
+        DIFF2-GD's)."""
+        return dpgd_sigma(
+            n_min=n_min, silos=silos, rounds=rounds, epsilon=epsilon, delta=delta
+        ), 0.0
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1 with T = 1)."""
         return PrivacyClaim(
-            self.epsilon,
-            self.delta,
+            epsilon=self.epsilon,
+            delta=self.delta,
             unit="item",
             relation="replace",
             source="Murata & Suzuki 2023, Proposition 4.1 with T = 1 (Sec. 6)",
@@ -843,20 +871,17 @@ class DIFF2BVRLSGD(DIFF2):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_count(self.local_steps, "local_steps")
-        _check_count(self.batch, "batch")
+        check_count(self.local_steps, "local_steps")
+        check_count(self.batch, "batch")
         if self.batch > self.n_min:
             raise InputError(f"batch must be <= n_min = {self.n_min}, got {self.batch}")
-        _check_positive(self.sigma3, "sigma3")
-        _check_positive(self.clip3, "clip3")
-        _check_positive(self.zeta, "zeta", allow_zero=True)
-        if self.mutant is not None:
-            raise InputError(
-                "the DIFF2 mutants are defined for DIFF2-GD; build DIFF2BVRLSGD with mutant=None"
-            )
+        check_positive(self.sigma3, "sigma3")
+        check_positive(self.clip3, "clip3")
+        check_positive(self.zeta, "zeta", allow_zero=True)
         if self.silo_sizes is not None:
             raise InputError(
-                "unequal silos (silo_sizes) are supported by the GD routine only; BVR needs equal silos"
+                "unequal silos (silo_sizes) are supported by the GD routine only; "
+                "BVR needs equal silos"
             )
 
     @property
@@ -868,8 +893,8 @@ class DIFF2BVRLSGD(DIFF2):
     def privacy_claim(self) -> PrivacyClaim:
         """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. E.2 / 5.1)."""
         return PrivacyClaim(
-            self.epsilon,
-            self.delta,
+            epsilon=self.epsilon,
+            delta=self.delta,
             unit="item",
             relation="replace",
             source="Murata & Suzuki 2023, Proposition E.2 / 5.1",
@@ -878,8 +903,6 @@ class DIFF2BVRLSGD(DIFF2):
     @property
     def local_rdp_epsilon(self) -> float:
         """``K⌈R/P⌉ε'_{B7}(α*)``: the local steps' share of Prop. E.2's ε (RDP at α*)."""
-        from .diff2_privacy import subsampled_rdp_wor
-
         active = -(-self.rounds // self.silos)
         return (
             self.local_steps
@@ -889,36 +912,18 @@ class DIFF2BVRLSGD(DIFF2):
 
     @property
     def paper_epsilon(self) -> float:
-        """Prop. E.2's ε at α = α*: DIFF2 rounds + K⌈R/P⌉ε'(α*) + ln(1/δ)/(α* − 1) (≤ the target)."""
+        """Prop. E.2's ε at α = α*: DIFF2 rounds + K⌈R/P⌉ε'(α*) + ln(1/δ)/(α* − 1) (≤ the
+        target)."""
         return (
-            diff2_rdp_epsilon(
-                self.n_min,
-                self.silos,
-                self.rounds,
-                self.period,
-                self.sigma1,
-                self.sigma2 or 1.0,
-                self.delta,
-                alpha=self.alpha,
-            )
+            diff2_rdp_epsilon(**self._transcript(), delta=self.delta, alpha=self.alpha)
             + self.local_rdp_epsilon
         )
 
     @property
     def accountant_epsilon(self) -> float:
-        """dp-accounting RDP (REPLACE_ONE, sampled w/o replacement) ε of the full transcript (spec §3.7)."""
-        return bvr_accountant_epsilon(
-            self.n_min,
-            self.silos,
-            self.rounds,
-            self.period,
-            self.local_steps,
-            self.batch,
-            self.sigma1,
-            self.sigma2 or 1.0,
-            self.sigma3,
-            self.delta,
-        )
+        """dp-accounting RDP (REPLACE_ONE, sampled w/o replacement) ε of the full transcript (spec
+        §3.7)."""
+        return bvr_accountant_epsilon(self)
 
     @property
     def params(self) -> dict:
@@ -930,7 +935,7 @@ class DIFF2BVRLSGD(DIFF2):
         """Prop. F.3: ``2Δ0/(ηKR) + 2eσ1²C1²d`` (under the η caps of Prop. F.2/F.3)."""
         return (
             2
-            * _check_positive(initial_gap, "initial_gap")
+            * check_positive(initial_gap, "initial_gap")
             / (self.eta * self.local_steps * self.rounds)
             + 2 * math.e * self.sigma1**2 * self.clip1**2 * self.d
         )
@@ -938,16 +943,8 @@ class DIFF2BVRLSGD(DIFF2):
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        smoothness: float,
-        radius: float = math.inf,
+        problem: Problem,
         *,
-        loss: Any,
         initial_gap: float,
         x0=None,
         local_steps: int = DEFAULT_LOCAL_STEPS,
@@ -962,28 +959,30 @@ class DIFF2BVRLSGD(DIFF2):
         clip2: float | None = None,
         sigma3_rule: str = "exact",
     ) -> DIFF2BVRLSGD:
-        """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props F.2/F.3.
+        """σ's of Prop. E.2 (σ3 by the exact Lemma B.7 solve), b from the b-condition, η from Props
+        F.2/F.3.
 
         ``sigma3_rule="closed_form"`` takes σ3 from the proof of Prop. E.2
-        (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the value
-        behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b, R); with
-        a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's schedule
-        (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3 dominates for
-        every N, so only ``"table1"`` gives the table's regime).
+        (:func:`bvr_sigma3_closed_form`); ``"table1"`` its second branch σ3 = √(6α*)/b alone, the
+        value behind Thm 5.3's Θ̃(L√d/(√K b√ε)) term and Table 1.  Both are defined for every (K, b,
+        R); with a ``batch`` outside the b-condition the result is NOT private, only Thm 5.3's
+        schedule (R, η, T) for counting (Table 1's K = b = √N: at P = 10 the first branch of σ3
+        dominates for every N, so only ``"table1"`` gives the table's regime).
 
-        Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η at the
-        cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d) N))^{2/3}}``,
-        ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L), 1/(2sqrt(2e(K²ζ² + KL²/b + KC3²σ3²d)))}``
-        (iterated with σ3 and b, which depend on R), ``T = max{1, round(x*R)}``; ``a1 = 4u1α*/ε``, ``a2 = 4u2α*/ε``.
+        Schedule [DERIVED like spec §2.6.5, for the Prop. F.3 bound ``2Δ0/(ηKR) + 2eσ1²C1²d`` with η
+        at the cap ``1/(2K sqrt(2eTσ2²C2²d))``]: ``x* = min{1, (e a1 C1² d/(Δ0 C2 sqrt(2e a2 d)
+        N))^{2/3}}``, ``R = ⌈N/(2K C2 sqrt(2e x* a2 d) η₀)⌉`` with ``η₀ = min{1/(2L),
+        1/(2sqrt(2e(K²ζ² + KL²/b + KC3²σ3²d)))}`` (iterated with σ3 and b, which depend on R), ``T =
+        max{1, round(x*R)}``; ``a1 = 4u1α*/ε``, ``a2 = 4u2α*/ε``.
         """
-        p, n_min, d = _check_count(n, "n"), _check_count(m, "m"), _check_count(d, "d")
-        eps, dl = check_epsilon(epsilon), check_delta(delta)
-        g, lsm = _check_positive(lipschitz, "lipschitz"), _check_positive(smoothness, "smoothness")
-        gap = _check_positive(initial_gap, "initial_gap")
-        k = _check_count(local_steps, "local_steps")
+        p, n_min, d = problem.n, problem.m, problem.d
+        eps, dl = problem.epsilon, problem.delta
+        g, lsm = problem.lipschitz, _smoothness(problem)
+        gap = check_positive(initial_gap, "initial_gap")
+        k = check_count(local_steps, "local_steps")
         check_choice(sigma3_rule, ("exact", "closed_form", "table1"), "sigma3_rule")
-        c1 = g if clip1 is None else _check_positive(clip1, "clip1")
-        c2 = lsm if clip2 is None else _check_positive(clip2, "clip2")
+        c1 = g if clip1 is None else check_positive(clip1, "clip1")
+        c2 = lsm if clip2 is None else check_positive(clip2, "clip2")
         alpha, big_n = alpha_star(eps, dl), n_min * p
         a1, a2 = 4 * u1 * alpha / eps, 4 * u2 * alpha / eps
         frac = min(
@@ -999,11 +998,14 @@ class DIFF2BVRLSGD(DIFF2):
             )
         )
         for _ in range(4):
-            b = batch if batch is not None else bvr_minibatch(n_min, p, r_est, k, eps, dl)
+            schedule = dict(
+                n_min=n_min, silos=p, rounds=r_est, local_steps=k, epsilon=eps, delta=dl
+            )
+            b = batch if batch is not None else bvr_minibatch(**schedule)
             if sigma3_rule == "exact":
-                s3 = bvr_sigma3_exact(n_min, p, r_est, k, b, eps, dl, u1, u2)
+                s3 = bvr_sigma3_exact(**schedule, batch=b, u1=u1, u2=u2)
             elif sigma3_rule == "closed_form":
-                s3 = bvr_sigma3_closed_form(n_min, p, r_est, k, b, eps, dl)
+                s3 = bvr_sigma3_closed_form(**schedule, batch=b)
             else:
                 s3 = math.sqrt(6.0 * alpha) / b
             eta0 = min(
@@ -1024,8 +1026,10 @@ class DIFF2BVRLSGD(DIFF2):
         rounds = r_est
         if period is None:
             period = max(1, round(frac * rounds))
-        period = min(_check_count(period, "period"), rounds)
-        s1, s2 = bvr_sigmas(n_min, p, rounds, period, eps, dl, u1, u2)
+        period = min(check_count(period, "period"), rounds)
+        s1, s2 = bvr_sigmas(
+            n_min=n_min, silos=p, rounds=rounds, period=period, epsilon=eps, delta=dl, u1=u1, u2=u2
+        )
         if eta is None:
             cap3 = (
                 1 / (2 * k * math.sqrt(2 * math.e * period * s2**2 * c2**2 * d))
@@ -1034,7 +1038,7 @@ class DIFF2BVRLSGD(DIFF2):
             )
             eta = min(eta0, cap3)
         return cls(
-            loss=loss,
+            loss=problem.loss,
             d=d,
             silos=p,
             n_min=n_min,
@@ -1058,7 +1062,7 @@ class DIFF2BVRLSGD(DIFF2):
         )
 
     def _routine(
-        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, silos: _Silos, rng, out: _Output
+        self, r: int, x_prev: np.ndarray, v_tilde: np.ndarray, *, silos: _Silos, rng, out: _Output
     ) -> np.ndarray:
         """BVR-L-SGD-Routine (Algorithm 4) for round r: returns ``x_r = x_{K,r−1}``."""
         t, base = x_prev.shape[0], (r - 1) * self.local_steps
@@ -1096,8 +1100,8 @@ class CanaryLikelihoodRatio:
 
     For the ``±(λ/2)‖θ − c‖²`` canary record (λ ≫ C1, C2) in a silo of ``n_p`` records, every
     round's clipped canary term has full radius: ``±C1 u_r`` on restarts (``u_r`` the unit vector of
-    ``x_{r−1} − c``) and ``±C_{2,r} u_r`` on difference rounds (``u_r`` that of ``x_{r−1} − x_{r−2}``).
-    With the *claimed* multipliers of ``reference`` (default: the algorithm itself)::
+    ``x_{r−1} − c``) and ``±C_{2,r} u_r`` on difference rounds (``u_r`` that of ``x_{r−1} −
+    x_{r−2}``). With the *claimed* multipliers of ``reference`` (default: the algorithm itself)::
 
         S = Σ_r κ_r ⟨w_r, u_r⟩ / s_r,   w_r = ṽ_r − (0 on restarts, ṽ_{r−1} otherwise),
         s_r = σ1C1 or σ2C2‖x_{r−1} − x_{r−2}‖,   κ_r = 2/(n_p P σ)
@@ -1112,8 +1116,9 @@ class CanaryLikelihoodRatio:
     center: np.ndarray
     reference: DIFF2 | None = None
     accumulated: bool = False
-    """Test the hypothesis of mutant M5 instead: ``ṽ_r`` carries the *noiseless* running sum since the last
-    restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's summed clipped terms."""
+    """Test the hypothesis of mutant M5 instead: ``ṽ_r`` carries the *noiseless* running sum since
+    the last restart plus fresh noise, so ``S = Σ_r 2⟨ṽ_r, m_r⟩/s_r²`` with ``m_r`` the canary's
+    summed clipped terms."""
 
     def __post_init__(self) -> None:
         c = check_finite_array(self.center, "center", ndim=1)
@@ -1167,84 +1172,58 @@ AUDIT_CENTER = 5.0
 """The canary's centre c = (5, 5): a point the iterates never reach (η = 0.01)."""
 
 
+CANARY_PROBLEM = Problem(n=2, m=5, d=2, epsilon=3.0, delta=1e-5, lipschitz=1.0, smoothness=1.0)
+"""The §7(a) audit's problem: P = 2 silos of 5 records, d = 2, (ε, δ) = (3, 1e-5), G = L = 1."""
+
+
 def canary_audit_target(
-    mutant: str | None = None,
-    epsilon: float = 3.0,
-    delta: float = 1e-5,
+    algorithm: type[DIFF2GD] = DIFF2GD,
+    *,
+    problem: Problem = CANARY_PROBLEM,
     rounds: int = 200,
     period: int = 5,
-    silos: int = 2,
-    per_silo: int = 5,
     eta: float = 0.01,
     u: float = EXPERIMENT_U,
-    algorithm: str = "diff2-gd",
     silo_sizes: tuple[int, ...] | None = None,
-):
-    """The §7(a) white-box audit: ``(mechanism, d0, d1, claim)`` for :func:`dpclaims.audit.audit`.
+    accumulated: bool = False,
+) -> AuditTarget:
+    """The §7(a) white-box audit of ``algorithm`` (:class:`DIFF2GD`, :class:`DPGD` or a mutant).
 
-    DIFF2-GD (or DP-GD with ``algorithm="dp-gd"``) with C1 = C2 = 1, d = 2, on the signed quadratic
-    canary pair (:func:`~dpclaims.hardinstances.canaries.signed_quadratic_canary_pair`); the mechanism
+    Built by ``from_theorem`` on ``problem`` (its loss replaced by the canary's) with
+    C1 = C2 = 1, on the signed quadratic canary pair
+    (:func:`~dpclaims.hardinstances.canaries.signed_quadratic_canary_pair`); the mechanism
     releases the canary log-likelihood ratio S of the transcript (:class:`CanaryLikelihoodRatio`)
-    computed with the *claimed* σ's.  ``mutant`` swaps in a known-buggy variant; the claim stays the
-    paper's.  M5 (``"noiseless-accumulation"``) is tested with the accumulated-mean statistic.
-    ``silo_sizes`` (e.g. (5, 50), for M4 ``"mean-silo-size"``): unequal silos padded to the largest, the
-    canary in the first record of the smallest silo (spec §7(c) M4); ``silos``/``per_silo`` are then ignored.
+    computed with the *claimed* σ's of the paper's algorithm (DP-GD for a DP-GD subclass,
+    DIFF2-GD otherwise), whose claim is the target's.  ``accumulated`` tests mutant M5's
+    hypothesis (the accumulated-mean statistic).  ``silo_sizes`` (e.g. (5, 50), for M4): unequal
+    silos padded to the largest, the canary in the first record of the smallest silo (spec
+    §7(c) M4); ``problem.n`` and ``problem.m`` are then ignored.
     """
     from ..hardinstances.canaries import signed_quadratic_canary_pair
     from ..losses import WeightedSquaredDistanceLoss
 
-    check_choice(algorithm, ("diff2-gd", "dp-gd"), "algorithm")
-    unequal = {}
+    dp_gd = issubclass(algorithm, DPGD)
+    options = dict(initial_gap=1.0, rounds=rounds, eta=eta, clip1=1.0)
+    if not dp_gd:
+        options.update(u=u, period=period, clip2=1.0)
     if silo_sizes is not None:
-        if algorithm != "diff2-gd":
-            raise InputError("silo_sizes is supported for algorithm='diff2-gd' only")
-        silos, per_silo = len(silo_sizes), max(silo_sizes)
-        unequal = dict(silo_sizes=tuple(silo_sizes))
+        if dp_gd:
+            raise InputError("silo_sizes is supported for DIFF2-GD only")
+        problem = problem.replace(n=len(silo_sizes), m=max(silo_sizes))
+        options.update(silo_sizes=tuple(silo_sizes))
     pair = signed_quadratic_canary_pair(
-        silos,
-        per_silo,
-        2,
-        AUDIT_CENTER,
+        silos=problem.n,
+        per_silo=problem.m,
+        d=problem.d,
+        center=AUDIT_CENTER,
         silo=int(np.argmin(silo_sizes)) if silo_sizes is not None else 0,
     )
-    loss = WeightedSquaredDistanceLoss(AUDIT_STRENGTH)
-    common = dict(loss=loss, initial_gap=1.0, rounds=rounds, eta=eta, clip1=1.0)
-    if algorithm == "dp-gd":
-        ref = DPGD.from_theorem(silos, per_silo, 2, epsilon, delta, 1.0, 1.0, **common)
-        alg = DPGD.from_theorem(
-            silos, per_silo, 2, epsilon, delta, 1.0, 1.0, mutant=mutant, **common
-        )
-    else:
-        ref = DIFF2GD.from_theorem(
-            silos,
-            per_silo,
-            2,
-            epsilon,
-            delta,
-            1.0,
-            1.0,
-            u=u,
-            period=period,
-            clip2=1.0,
-            **unequal,
-            **common,
-        )
-        alg = DIFF2GD.from_theorem(
-            silos,
-            per_silo,
-            2,
-            epsilon,
-            delta,
-            1.0,
-            1.0,
-            u=u,
-            period=period,
-            clip2=1.0,
-            mutant=mutant,
-            **unequal,
-            **common,
-        )
-    mech = CanaryLikelihoodRatio(
-        alg, np.full(2, AUDIT_CENTER), reference=ref, accumulated=mutant == "noiseless-accumulation"
+    problem = problem.replace(loss=WeightedSquaredDistanceLoss(AUDIT_STRENGTH))
+    reference = (DPGD if dp_gd else DIFF2GD).from_theorem(problem, **options)
+    mechanism = CanaryLikelihoodRatio(
+        algorithm=algorithm.from_theorem(problem, **options),
+        center=np.full(problem.d, AUDIT_CENTER),
+        reference=reference,
+        accumulated=accumulated,
     )
-    return mech, pair.d0, pair.d1, ref.privacy_claim
+    return AuditTarget(mechanism=mechanism, d0=pair.d0, d1=pair.d1, claim=reference.privacy_claim)

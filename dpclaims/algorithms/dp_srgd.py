@@ -17,8 +17,9 @@ potential argument of Lemmas 5.2/5.3 needs (spec §2.1 [PAPER ERROR?]).
 Variants: ``estimator="independent"`` (§2.5, Thm 5.13: fresh clipped batch gradients with
 i.i.d. per-step noise), ``interpolation="none"`` (§2.6: unaccelerated SRGD, τ ≡ 0), and the
 single-epoch DP-SGD baseline :func:`single_epoch_dpsgd` (§2.7 B-sgd1, the shared
-:class:`~dpclaims.algorithms.baselines.DPSGD`).  Mutants of spec §7(c) are the same class
-with one ``mutant``/``noise``/``interpolation``/``calibration`` setting changed.
+:class:`~dpclaims.algorithms.baselines.DPSGD`).  The mutants of spec §7(c) are subclasses in
+:mod:`dpclaims.algorithms.mutants.dp_srgd` that override one hook (``_noise_tree``,
+``_srg_leaf``, ``_aggregate``, ``_clipped``, ``_second_tree``, ``_y_step``, ``_tau``, ``mu``).
 
 Privacy (spec §3.3): zero-out item-level neighbours (the canary replaced by a null item) —
 in the toolkit ``unit="item"``, ``relation="replace"`` with a null replacement.
@@ -27,22 +28,29 @@ in the toolkit ``unit="item"``, ``relation="replace"`` with a null replacement.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..audit.gdp import gdp_epsilon
+from ..audit.target import AuditTarget
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_delta, check_epsilon, check_trials
+from ..errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
 from ..losses import LinearLoss, project_l2_ball
 from ..privacy import PrivacyClaim
+from ..problem import Problem
 from .baselines import DPSGD
 from .dp_srgd_tree import (
     PAPER_CONVERSION_MAX_EPSILON,
     TreeNoise,
-    incidence_matrix,
     mu_exact,
     mu_paper,
     paper_height,
@@ -56,7 +64,6 @@ __all__ = [
     "CALIBRATIONS",
     "ESTIMATORS",
     "INTERPOLATIONS",
-    "MUTANTS",
     "KAPPA_T",
     "KAPPA_C",
     "Z_STEP_PRINTED",
@@ -73,22 +80,22 @@ __all__ = [
 ]
 
 SCHEDULES = ("v1", "v2", "custom")
-"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8); ``v2``: √n steps of batch √n (Thm 5.12)."""
+"""``v1``: ≈ n^{1/4} steps, needs x† ∈ C (eq. (19), Thm 5.8).
+
+``v2``: √n steps of batch √n (Thm 5.12)."""
 
 CONSTANTS = ("practical", "paper")
-"""``paper``: the theorem's constants (V1's are vacuous at any feasible n); ``practical``: spec §2.3 defaults."""
+"""``paper``: the theorem's constants (V1's are vacuous at any feasible n).
+
+``practical``: the spec §2.3 defaults."""
 
 CALIBRATIONS = ("exact", "paper", "printed")
 """Per-node σ from: ``exact`` μ*(ε, δ) of the GDP curve (default); ``paper`` Lemma 5.6 with
 μ = ε/sqrt(2 ln(2.5/δ)); ``printed`` σ exactly as printed in Cor. 5.7 (V1) / Cor. 5.11 (V2)."""
 
 ESTIMATORS = ("srg", "independent")
-INTERPOLATIONS = ("accelerated", "none", "mistuned")
-"""τ_{t+1} = 2/(t+3) (Algorithm 1); ``none``: τ ≡ 0 (§2.6 unaccelerated); ``mistuned``: 1/(t+3) (M6)."""
-
-MUTANTS = ("no-clip", "fresh-yz-noise", "cross-batch-difference", "y-noise-unscaled", "leaf-sum")
-"""One-change bugs of spec §7(c): M2, M4, M5, M7, M8 (M1/M1' are ``noise=``, M3 ``calibration="printed"``,
-M6 ``interpolation=``)."""
+INTERPOLATIONS = ("accelerated", "none")
+"""τ_{t+1} = 2/(t+3) (Algorithm 1); ``none``: τ ≡ 0 (§2.6, unaccelerated SRGD of §4.3)."""
 
 KAPPA_T = 1.0
 """PRACTICAL (spec §2.3): V1 steps T = round(κ_T n^{1/4})."""
@@ -106,22 +113,9 @@ MEMORY_BUDGET = 256 * 2**20
 """Bytes of per-trial working arrays per sub-batch of trials."""
 
 
-def _positive(value: Any, name: str, allow_inf: bool = False, allow_zero: bool = False) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
-    if ok:
-        value = float(value)
-        ok = (value > 0 or (allow_zero and value == 0)) and (allow_inf or math.isfinite(value))
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise InputError(
-            f"{name} must be a {'' if allow_inf else 'finite '}number {bound}, got {value!r}"
-        )
-    return value
-
-
 def c_dp(n: int, delta: float) -> float:
     """``c_DP = 4√2 log₂^{3/2}(n) sqrt(ln(2n/δ)) ln(2.5/δ)`` (eq. (19))."""
-    n = check_trials(n, "n", minimum=2)
+    n = check_count(n, "n", minimum=2)
     delta = check_delta(delta)
     return (
         4.0
@@ -132,16 +126,16 @@ def c_dp(n: int, delta: float) -> float:
     )
 
 
-def v1_paper_constants(
-    n: int, d: int, epsilon: float, delta: float, lipschitz: float, radius: float
-) -> dict:
+def v1_paper_constants(problem: Problem) -> dict:
     """The V1 parameters of eq. (19) / Thm 5.8 with the paper's constants (p = d).
 
-    ``c_DP``, ``beta = c_DP²(L/R)max{1, √p/(ε√n)}``, ``steps = c_DP n^{1/4}``, ``batch = n/steps``,
-    ``clip = c_DP L``, ``b_max = c_DP² L √p/(ε B β)``.  Spec §2.3: B < 1 for every n ≤ 10^6.
+    ``c_DP``, ``beta = c_DP²(L/R)max{1, √p/(ε√n)}``, ``steps = c_DP n^{1/4}``,
+    ``batch = n/steps``, ``clip = c_DP L``, ``b_max = c_DP² L √p/(ε B β)``.
+    Spec §2.3: B < 1 for every n ≤ 10^6.
     """
-    c = c_dp(n, delta)
-    lip, rad = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
+    n, d, epsilon = problem.n, problem.d, problem.epsilon
+    c = c_dp(n, problem.delta)
+    lip, rad = problem.lipschitz, check_positive(problem.radius, "radius")
     beta = c**2 * lip / rad * max(1.0, math.sqrt(d) / (epsilon * math.sqrt(n)))
     steps = c * n**0.25
     batch = n / steps
@@ -179,7 +173,8 @@ class SRGDRun:
     """Outputs of :meth:`AcceleratedDPSRGD.run`.
 
     theta : (trials, p) output y_T
-    gradient_evaluations : per-example gradient evaluations of one run (2n − B for SRG, n independent)
+    gradient_evaluations : per-example gradient evaluations of one run (2n − B for SRG, n
+    independent)
     max_difference_norm : (trials, T) pre-clip max_d ‖δ_t(d)‖ at each step (per-example gradient
         norm for the independent estimator)
     clipped : (trials,) number of clipped per-example differences
@@ -202,7 +197,7 @@ class SRGDRun:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AcceleratedDPSRGD:
     """Accelerated-DP-SRGD (Algorithm 1) with Fenwick-tree noise; build with :meth:`from_theorem`.
 
@@ -221,9 +216,7 @@ class AcceleratedDPSRGD:
     calibration, schedule, constants : how σ and the schedule were chosen (for reports)
     z_step_scale : a in ``z ← Π(z − a P_t)`` (1 printed, 1/4 proof-consistent)
     estimator : ``"srg"`` (Algorithm 1) or ``"independent"`` (§2.5)
-    interpolation : ``"accelerated"``, ``"none"`` (§2.6), ``"mistuned"`` (mutant M6)
-    noise : tree mode, ``"tree"`` or mutants ``"independent-prefix"`` (M1), ``"independent-leaf"`` (M1')
-    mutant : None or one of :data:`MUTANTS`
+    interpolation : ``"accelerated"`` (Algorithm 1) or ``"none"`` (§2.6)
     lipschitz, smoothness : L and M the parameters were derived for (reported only)
     """
 
@@ -242,8 +235,6 @@ class AcceleratedDPSRGD:
     z_step_scale: float = Z_STEP_PRINTED
     estimator: str = "srg"
     interpolation: str = "accelerated"
-    noise: str = "tree"
-    mutant: str | None = None
     lipschitz: float | None = None
     smoothness: float | None = None
     _tree: TreeNoise = field(init=False, repr=False, compare=False)
@@ -253,213 +244,195 @@ class AcceleratedDPSRGD:
             raise InputError(
                 "loss must be a dpclaims.losses loss with a per-example grad(theta, x, y)"
             )
-        object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
-        object.__setattr__(self, "batch_size", check_trials(self.batch_size, "batch_size"))
-        object.__setattr__(self, "beta", _positive(self.beta, "beta"))
-        object.__setattr__(self, "clip", _positive(self.clip, "clip", allow_inf=True))
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma", allow_zero=True))
-        object.__setattr__(self, "radius", _positive(self.radius, "radius", allow_inf=True))
-        object.__setattr__(self, "z_step_scale", _positive(self.z_step_scale, "z_step_scale"))
+        set_ = object.__setattr__
+        set_(self, "steps", check_count(self.steps, "steps"))
+        set_(self, "batch_size", check_count(self.batch_size, "batch_size"))
+        set_(self, "beta", check_positive(self.beta, "beta"))
+        set_(self, "clip", check_positive(self.clip, "clip", allow_inf=True))
+        set_(self, "sigma", check_positive(self.sigma, "sigma", allow_zero=True))
+        set_(self, "radius", check_positive(self.radius, "radius", allow_inf=True))
+        set_(self, "z_step_scale", check_positive(self.z_step_scale, "z_step_scale"))
         check_choice(self.calibration, CALIBRATIONS, "calibration")
         check_choice(self.schedule, SCHEDULES, "schedule")
         check_choice(self.constants, CONSTANTS, "constants")
         check_choice(self.estimator, ESTIMATORS, "estimator")
         check_choice(self.interpolation, INTERPOLATIONS, "interpolation")
-        check_choice(self.noise, TreeNoise.MODES, "noise")
-        if self.mutant is not None:
-            check_choice(self.mutant, MUTANTS, "mutant")
         if self.sigma > 0:
             if self.epsilon is None or self.delta is None:
                 raise InputError(
                     "a noisy run needs the targeted epsilon and delta; pass epsilon=..., delta=..."
                 )
-            object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-            object.__setattr__(self, "delta", check_delta(self.delta))
-        object.__setattr__(self, "_tree", TreeNoise(self.steps, self.sigma, self.noise))
+            set_(self, "epsilon", check_epsilon(self.epsilon))
+            set_(self, "delta", check_delta(self.delta))
+        set_(self, "_tree", self._noise_tree())
 
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def calibrated(
-        cls,
-        loss,
-        steps: int,
-        batch_size: int,
-        beta: float,
-        clip: float,
-        epsilon: float,
-        delta: float,
-        radius: float,
-        calibration: str = "exact",
-        schedule: str = "custom",
-        estimator: str = "srg",
-        **options: Any,
-    ) -> AcceleratedDPSRGD:
-        """The algorithm with σ calibrated for (ε, δ) from (T, B, β, C_Δ) by ``calibration``.
+    def calibrated(cls, *, epsilon: float, delta: float | None, **fields: Any) -> AcceleratedDPSRGD:
+        """The algorithm with σ calibrated for (ε, δ) from its other ``fields`` (all but σ).
 
-        SRG (Lemma 5.6): leaf sensitivity ``s = C_Δ/(Bβ)``; ``exact``: ``σ = s·sqrt(⌊log₂T⌋+1)/μ*(ε, δ)``;
-        ``paper``: ``σ = s·sqrt(1+⌈log₂T⌉)/μ`` with ``μ = ε/sqrt(2 ln(2.5/δ))``; ``printed``:
-        Cor. 5.7 ``σ = C_Δ sqrt(log₂T · ln(2.5/δ))/(εBβ)`` (V2, Cor. 5.11: times 2√2).
-        Independent estimator (§2.5): per-step ``σ = C/(Bμ)`` on the batch mean.
-        ``epsilon = inf`` gives σ = 0 (a non-private reference run).
+        SRG (Lemma 5.6): leaf sensitivity ``s = C_Δ/(Bβ)``; ``exact``:
+        ``σ = s·sqrt(⌊log₂T⌋+1)/μ*(ε, δ)``; ``paper``: ``σ = s·sqrt(1+⌈log₂T⌉)/μ`` with
+        ``μ = ε/sqrt(2 ln(2.5/δ))``; ``printed``: Cor. 5.7 ``σ = C_Δ sqrt(log₂T · ln(2.5/δ))/(εBβ)``
+        (V2, Cor. 5.11: times 2√2).  Independent estimator (§2.5): per-step ``σ = C/(Bμ)`` on
+        the batch mean.  ``epsilon = inf`` gives σ = 0 (a non-private reference run).
         """
-        check_choice(calibration, CALIBRATIONS, "calibration")
-        clip = _positive(clip, "clip", allow_inf=True)
-        steps, batch_size = check_trials(steps, "steps"), check_trials(batch_size, "batch_size")
-        beta = _positive(beta, "beta")
-        if isinstance(epsilon, numbers.Real) and math.isinf(epsilon) and epsilon > 0:
-            return cls(
-                loss,
-                steps,
-                batch_size,
-                beta,
-                clip,
-                0.0,
-                radius,
-                None,
-                None,
-                calibration,
-                schedule,
-                estimator=estimator,
-                **options,
-            )
+        base = cls(sigma=0.0, **fields)
+        if check_positive(epsilon, "epsilon", allow_inf=True) == math.inf:
+            return base
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+        return replace(base, sigma=base._sigma_for(epsilon, delta), epsilon=epsilon, delta=delta)
+
+    def _sigma_for(self, epsilon: float, delta: float) -> float:
+        clip, steps, batch_size, beta = self.clip, self.steps, self.batch_size, self.beta
+        calibration = self.calibration
         if math.isinf(clip):
             raise InputError(
-                "clip=inf has no finite sensitivity to calibrate σ for; pass the clip C_Δ the theorem uses"
+                "clip=inf has no finite sensitivity to calibrate σ for; "
+                "pass the clip C_Δ the theorem uses"
             )
-        if estimator == "independent":
+        if self.estimator == "independent":
             if calibration == "printed":
                 raise InputError(
-                    "the paper prints no σ for the independent-gradient variant; use calibration='exact' or 'paper'"
+                    "the paper prints no σ for the independent-gradient variant; "
+                    "use calibration='exact' or 'paper'"
                 )
             mu = mu_exact(epsilon, delta) if calibration == "exact" else mu_paper(epsilon, delta)
-            sigma = clip / (batch_size * mu)
-        elif calibration == "printed":
+            return clip / (batch_size * mu)
+        if calibration == "printed":
             if steps < 2:
                 raise InputError(
-                    "the printed Cor. 5.7 σ is 0 at T = 1 (log T = 0); use T >= 2 or calibration='exact'"
+                    "the printed Cor. 5.7 σ is 0 at T = 1 (log T = 0); "
+                    "use T >= 2 or calibration='exact'"
                 )
-            factor = 2.0 * math.sqrt(2.0) if schedule == "v2" else 1.0
-            sigma = (
+            factor = 2.0 * math.sqrt(2.0) if self.schedule == "v2" else 1.0
+            return (
                 factor
                 * clip
                 * math.sqrt(math.log2(steps) * math.log(2.5 / delta))
                 / (epsilon * batch_size * beta)
             )
-        else:
-            leaf = clip / (batch_size * beta)
-            if calibration == "exact":
-                sigma = leaf * math.sqrt(tree_height(steps)) / mu_exact(epsilon, delta)
-            else:
-                sigma = leaf * math.sqrt(paper_height(steps)) / mu_paper(epsilon, delta)
-        return cls(
-            loss,
-            steps,
-            batch_size,
-            beta,
-            clip,
-            sigma,
-            radius,
-            epsilon,
-            delta,
-            calibration,
-            schedule,
-            estimator=estimator,
-            **options,
-        )
+        leaf = clip / (batch_size * beta)
+        if calibration == "exact":
+            return leaf * math.sqrt(tree_height(steps)) / mu_exact(epsilon, delta)
+        return leaf * math.sqrt(paper_height(steps)) / mu_paper(epsilon, delta)
 
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        smoothness: float,
-        radius: float,
+        problem: Problem,
         *,
-        loss,
         schedule: str = "v1",
         constants: str = "practical",
         calibration: str = "exact",
         batch_size: int | None = None,
         steps: int | None = None,
         clip: bool = True,
-        **options: Any,
+        estimator: str = "srg",
+        interpolation: str = "accelerated",
     ) -> AcceleratedDPSRGD:
         """Parameters of Thm 5.8 (``schedule="v1"``, eq. (19)) or Thm 5.12 (``"v2"``), p = d.
 
-        V1, ``constants="paper"``: eq. (19) with c_DP (raises when B < 1, which holds for every
-        n ≤ 10^6 — spec §2.3); ``"practical"`` (spec §2.3, PRACTICAL): ``T = round(κ_T n^{1/4})``,
-        ``B = ⌊n/T⌋``, ``β = max(1, c_M)(L/R)max{1, √p/(ε√n)}``, ``C_Δ = κ_c L``.
-        V2 (all constants explicit in Thm 5.12, both settings): ``B = ⌊√n⌋`` (or ``batch_size``),
+        ``problem`` gives n, d, ε, δ, L, M (``smoothness``; None only for a linear loss,
+        M = 0), R and the loss.  V1, ``constants="paper"``: eq. (19) with c_DP (raises when
+        B < 1, which holds for every n ≤ 10^6 — spec §2.3); ``"practical"`` (spec §2.3,
+        PRACTICAL): ``T = round(κ_T n^{1/4})``, ``B = ⌊n/T⌋``,
+        ``β = max(1, c_M)(L/R)max{1, √p/(ε√n)}``, ``C_Δ = κ_c L``.  V2 (all constants
+        explicit in Thm 5.12, both settings): ``B = ⌊√n⌋`` (or ``batch_size``),
         ``T = n // B``, ``c_M = MR/L``, ``β = (16c_M+8)L n^{3/2}/(R B²)``, ``C_Δ = (8c_M+4)L``.
-        ``clip=False`` runs unclipped (the σ stays calibrated for C_Δ: Thm 5.8/5.12 unclipped).
-        Item level only (``m = 1``); ``epsilon = inf`` gives the noise-free reference.
+        ``clip=False`` runs unclipped (the σ stays calibrated for C_Δ: Thm 5.8/5.12
+        unclipped).  ``estimator``, ``interpolation``: the variants of §2.5 and §2.6.
+        Item level only (``m = 1``).
         """
-        n = check_trials(n, "n", minimum=2)
-        if m != 1:
+        if not isinstance(problem, Problem):
             raise InputError(
-                f"Accelerated-DP-SRGD is an item-level algorithm: pass m=1 (one item per user), got m={m!r}"
+                f"problem must be a dpclaims.problem.Problem, got {type(problem).__name__}; "
+                "pass Problem(n=..., d=..., epsilon=..., delta=..., lipschitz=..., "
+                "smoothness=..., radius=..., loss=...)"
             )
-        d = check_trials(d, "d")
+        n, d, epsilon = check_count(problem.n, "n", minimum=2), problem.d, problem.epsilon
+        if problem.m != 1:
+            raise InputError(
+                "Accelerated-DP-SRGD is an item-level algorithm: pass m=1 (one item per user), "
+                f"got m={problem.m!r}"
+            )
         check_choice(schedule, ("v1", "v2"), "schedule")
         check_choice(constants, CONSTANTS, "constants")
-        lip, rad = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
-        smooth = _positive(smoothness, "smoothness", allow_zero=True)
+        lip, rad = problem.lipschitz, check_positive(problem.radius, "radius")
+        smooth = _smoothness(problem)
         c_m = smooth * rad / lip
-        eps_for_beta = (
-            epsilon if isinstance(epsilon, numbers.Real) and epsilon > 0 else check_epsilon(epsilon)
-        )
         if schedule == "v1":
             if constants == "paper":
-                paper = v1_paper_constants(n, d, float(eps_for_beta), delta, lip, rad)
+                paper = v1_paper_constants(problem)
                 if paper["batch"] < 1:
                     raise InputError(
-                        f"the paper's V1 constants are vacuous at n={n}: c_DP={paper['c_dp']:.3g} gives T={paper['steps']:.3g} "
-                        f"> n and B={paper['batch']:.3g} < 1 (spec 002 §2.3); use constants='practical'"
+                        f"the paper's V1 constants are vacuous at n={n}: "
+                        f"c_DP={paper['c_dp']:.3g} gives T={paper['steps']:.3g} > n and "
+                        f"B={paper['batch']:.3g} < 1 (spec 002 §2.3); use constants='practical'"
                     )
                 t_steps = int(math.ceil(paper["steps"])) if steps is None else steps
                 beta, c_clip = paper["beta"], paper["clip"]
             else:
                 t_steps = max(1, int(round(KAPPA_T * n**0.25))) if steps is None else steps
-                beta = (
-                    max(1.0, c_m)
-                    * lip
-                    / rad
-                    * max(1.0, math.sqrt(d) / (eps_for_beta * math.sqrt(n)))
-                )
+                beta = max(1.0, c_m) * lip / rad * max(1.0, math.sqrt(d) / (epsilon * math.sqrt(n)))
                 c_clip = KAPPA_C * lip
-            t_steps = check_trials(t_steps, "steps")
+            t_steps = check_count(t_steps, "steps")
             b = n // t_steps if batch_size is None else batch_size
         else:
             b = int(math.isqrt(n)) if batch_size is None else batch_size
-            b = check_trials(b, "batch_size")
+            b = check_count(b, "batch_size")
             t_steps = n // b if steps is None else steps
             beta = (16.0 * c_m + 8.0) * lip * n**1.5 / (rad * b**2)
             c_clip = (8.0 * c_m + 4.0) * lip
         if b < 1 or b * t_steps > n:
             raise InputError(f"batch_size*steps = {b}*{t_steps} must be between 1 and n = {n}")
         algo = cls.calibrated(
-            loss,
-            t_steps,
-            b,
-            beta,
-            c_clip,
-            epsilon,
-            delta,
-            rad,
-            calibration,
-            schedule,
+            epsilon=epsilon,
+            delta=problem.delta,
+            loss=problem.loss,
+            steps=t_steps,
+            batch_size=b,
+            beta=beta,
+            clip=c_clip,
+            radius=rad,
+            calibration=calibration,
+            schedule=schedule,
             constants=constants,
+            estimator=estimator,
+            interpolation=interpolation,
             lipschitz=lip,
             smoothness=smooth,
-            **options,
         )
         return algo if clip else replace(algo, clip=math.inf)
+
+    @classmethod
+    def for_canary(
+        cls,
+        *,
+        epsilon: float = 2.0,
+        delta: float = 1e-5,
+        steps: int = 16,
+        batch_size: int = 10,
+        beta: float = 2.0,
+        clip: float = 4.0,
+        calibration: str = "exact",
+    ) -> AcceleratedDPSRGD:
+        """The spec §7(a) audit setting on a linear loss: T = 16, β = 2, C_Δ = 4, R = 1, ε = 2.
+
+        ``δ = 1e-5``; B is immaterial (null items have zero gradient).
+        """
+        return cls.calibrated(
+            epsilon=epsilon,
+            delta=delta,
+            loss=LinearLoss(),
+            steps=steps,
+            batch_size=batch_size,
+            beta=beta,
+            clip=clip,
+            radius=1.0,
+            calibration=calibration,
+        )
 
     # ------------------------------------------------------------------ reporting
 
@@ -470,39 +443,20 @@ class AcceleratedDPSRGD:
 
     @property
     def mu(self) -> float:
-        """GDP parameter this implementation's release has at the clip: ``C_Δ sqrt(h)/(Bβσ)``, h = ⌊log₂T⌋+1.
+        """GDP parameter of this release at the clip: ``C_Δ sqrt(h)/(Bβσ)``, h = ⌊log₂T⌋+1.
 
-        Independent estimator: ``C/(Bσ)``.  ``inf`` without noise or without clipping.  For the
-        privacy mutants (M1, M4, M5, M8) the true μ of their (worst-case) release.
+        Independent estimator: ``C/(Bσ)``.  ``inf`` without noise or without clipping.
+        The privacy mutants override it with the true μ of their (worst-case) release.
         """
-        if self.sigma == 0 or math.isinf(self.clip) or self.mutant == "no-clip":
+        if self.sigma == 0 or math.isinf(self.clip):
             return math.inf
         if self.estimator == "independent":
             return self.clip / (self.batch_size * self.sigma)
-        ratio = self.leaf_sensitivity / self.sigma
-        if (
-            self.noise == "independent-prefix"
-        ):  # leaf 0 shifts all T prefixes, each with std sqrt(h)σ
-            return ratio * math.sqrt(self.steps / tree_height(self.steps))
-        if self.noise == "independent-leaf":  # equivalent to releasing each noisy leaf once
-            return ratio
-        if (
-            self.mutant == "cross-batch-difference"
-        ):  # batch t* moves leaf t* by −(t*+1)s and leaf t*+1 by +(t*+1)s
-            enc = incidence_matrix(self.steps)
-            shifts = [
-                (t + 1) * np.linalg.norm(enc[:, t] - (enc[:, t + 1] if t + 1 < self.steps else 0.0))
-                for t in range(self.steps)
-            ]
-            return ratio * float(max(shifts))
-        mu = ratio * math.sqrt(tree_height(self.steps))
-        return mu * {"leaf-sum": self.batch_size, "fresh-yz-noise": math.sqrt(2.0)}.get(
-            self.mutant, 1.0
-        )
+        return self.leaf_sensitivity / self.sigma * math.sqrt(tree_height(self.steps))
 
     @property
     def claimed_mu(self) -> float:
-        """The μ the calibration targets: μ*(ε, δ) (exact) or ε/sqrt(2 ln(2.5/δ)) (paper, printed)."""
+        """The μ the calibration targets: μ*(ε, δ) (exact), else ε/sqrt(2 ln(2.5/δ))."""
         self._require_noise()
         return (
             mu_exact(self.epsilon, self.delta)
@@ -512,18 +466,19 @@ class AcceleratedDPSRGD:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        """Zero-out, item-level (ε, δ') as proven: δ' = δ for ``exact``; δ/2 for the paper's conversion (Cor. 5.7).
+        """Zero-out, item-level (ε, δ') as proven: δ' = δ for ``exact``, δ/2 otherwise.
 
-        Unit ``item``, relation ``replace`` (the neighbour is the same stream with one example
-        replaced by a null example); add/remove is not claimed (spec §1).
+        δ/2 is the paper's conversion (Cor. 5.7).  Unit ``item``, relation ``replace`` (the
+        neighbour is the same stream with one example replaced by a null example);
+        add/remove is not claimed (spec §1).
         """
         self._require_noise()
         if self.calibration == "exact":
             return PrivacyClaim(
-                self.epsilon,
-                self.delta,
-                "item",
-                "replace",
+                epsilon=self.epsilon,
+                delta=self.delta,
+                unit="item",
+                relation="replace",
                 source="Lemma 5.6 with exact GDP calibration (zero-out)",
             )
         if self.epsilon > PAPER_CONVERSION_MAX_EPSILON:
@@ -531,17 +486,18 @@ class AcceleratedDPSRGD:
                 f"the paper's conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒ (ε, δ/2) is false above ε ≈ "
                 f"{PAPER_CONVERSION_MAX_EPSILON} (spec §2.2); use calibration='exact'"
             )
+        corollary = "5.11" if self.schedule == "v2" else "5.7"
         return PrivacyClaim(
-            self.epsilon,
-            self.delta / 2.0,
-            "item",
-            "replace",
-            source=f"Cor. {'5.11' if self.schedule == 'v2' else '5.7'} ({self.calibration} σ, zero-out)",
+            epsilon=self.epsilon,
+            delta=self.delta / 2.0,
+            unit="item",
+            relation="replace",
+            source=f"Cor. {corollary} ({self.calibration} σ, zero-out)",
         )
 
     @property
     def epsilon_exact(self) -> float:
-        """ε at the claim's δ of the μ this implementation really has (what a tight audit approaches)."""
+        """ε at the claim's δ of the μ this implementation really has (a tight audit's limit)."""
         return gdp_epsilon(self.mu, self.privacy_claim.delta)
 
     def _require_noise(self) -> None:
@@ -567,8 +523,7 @@ class AcceleratedDPSRGD:
             "z_step_scale": self.z_step_scale,
             "estimator": self.estimator,
             "interpolation": self.interpolation,
-            "noise": self.noise,
-            "mutant": self.mutant,
+            "variant": type(self).__name__,
             "lipschitz": self.lipschitz,
             "smoothness": self.smoothness,
             "tree_height": tree_height(self.steps),
@@ -595,7 +550,7 @@ class AcceleratedDPSRGD:
         Uses the first ``B·T`` examples (the rest, if any, are unused — spec §2.1).
         """
         xs, ys = self._stream(data)
-        trials = check_trials(trials)
+        trials = check_count(trials, "trials", example="100_000")
         if not isinstance(rng, np.random.Generator):
             raise InputError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         p = xs.shape[-1]
@@ -604,7 +559,7 @@ class AcceleratedDPSRGD:
             per_trial += 8 * 7 * self.steps * p
         chunk = max(1, min(trials, MEMORY_BUDGET // per_trial))
         parts = [
-            self._run_chunk(xs, ys, rng, min(chunk, trials - s), transcript)
+            self._run_chunk(xs, ys, rng, trials=min(chunk, trials - s), transcript=transcript)
             for s in range(0, trials, chunk)
         ]
         record = None
@@ -615,13 +570,14 @@ class AcceleratedDPSRGD:
                 else None
                 for k in range(7)
             ]
-            record = SRGDTranscript(*fields_)
+            names = ("prefixes", "prefixes_y", "noise", "points", "y", "z", "estimates")
+            record = SRGDTranscript(**dict(zip(names, fields_, strict=True)))
         return SRGDRun(
-            np.concatenate([pt[0] for pt in parts]),
-            parts[0][1],
-            np.concatenate([pt[2] for pt in parts]),
-            np.concatenate([pt[3] for pt in parts]),
-            record,
+            theta=np.concatenate([pt[0] for pt in parts]),
+            gradient_evaluations=parts[0][1],
+            max_difference_norm=np.concatenate([pt[2] for pt in parts]),
+            clipped=np.concatenate([pt[3] for pt in parts]),
+            transcript=record,
         )
 
     def _stream(self, data: UserDataset):
@@ -645,9 +601,12 @@ class AcceleratedDPSRGD:
         return self.loss.grad(theta, xs[t], None if ys is None else ys[t])  # (trials, B, p)
 
     def _clipped(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Clip per-example vectors (trials, B, p) at C_Δ; → clipped, max norm (trials,), clip count (trials,)."""
+        """Clip per-example vectors (trials, B, p) at C_Δ.
+
+        Returns the clipped vectors, the max norm (trials,) and the clip count (trials,).
+        """
         norms = np.linalg.norm(vectors, axis=-1)
-        if math.isinf(self.clip) or self.mutant == "no-clip":
+        if math.isinf(self.clip):
             return vectors, norms.max(axis=1), np.zeros(norms.shape[0], dtype=np.int64)
         factor = self.clip / np.maximum(norms, self.clip)
         return vectors * factor[..., None], norms.max(axis=1), (norms > self.clip).sum(axis=1)
@@ -656,12 +615,40 @@ class AcceleratedDPSRGD:
         return theta if math.isinf(self.radius) else project_l2_ball(theta, self.radius)
 
     def _tau(self, t: int) -> float:
-        """τ_{t+1} = η_{t+1}/η_{0:t+1} = 2/(t+3) (Algorithm 1 line 9); 0 or 1/(t+3) for the variants."""
-        return {"accelerated": 2.0 / (t + 3), "none": 0.0, "mistuned": 1.0 / (t + 3)}[
-            self.interpolation
-        ]
+        """τ_{t+1} = η_{t+1}/η_{0:t+1} = 2/(t+3) (Algorithm 1 line 9); 0 without interpolation."""
+        return 2.0 / (t + 3) if self.interpolation == "accelerated" else 0.0
 
-    def _run_chunk(self, xs, ys, rng, trials, transcript):
+    def _noise_tree(self) -> TreeNoise:
+        """The prefix-noise mechanism (Lemma 5.6's binary tree)."""
+        return TreeNoise(steps=self.steps, sigma=self.sigma)
+
+    def _second_tree(self, trials: int, p: int):
+        """A second noise tree for the y-update; Algorithm 1 reuses e_t (None)."""
+        return None
+
+    def _aggregate(self, diff: np.ndarray) -> np.ndarray:
+        """The leaf Δ_t from clipped differences ``(trials, B, p)``: their batch mean."""
+        return diff.mean(axis=1)
+
+    def _srg_leaf(self, xs, ys, t: int, *, x_cur, x_prev):
+        """Leaf Δ_t of step t (Algorithm 1 line 5) → leaf, max pre-clip norm, clip count, grads.
+
+        ``δ_t(d) = η_t∇f(x_t; d) − η_{t−1}∇f(x_{t−1}; d)`` at the same example, η_t = t + 1.
+        """
+        current = self._grad(x_cur, xs, ys, t)
+        if t == 0:
+            diff, evaluations = current, self.batch_size  # η_{−1} = 0: δ_0(d) = ∇f(x_0; d)
+        else:
+            diff = (t + 1.0) * current - t * self._grad(x_prev, xs, ys, t)
+            evaluations = 2 * self.batch_size
+        diff, max_norm, count = self._clipped(diff)
+        return self._aggregate(diff), max_norm, count, evaluations
+
+    def _y_step(self, x_cur, prefix_y, noise, eta: float) -> np.ndarray:
+        """``y_{t+1} = Π_C(x_t − P_t/η_t)`` (Algorithm 1 line 8)."""
+        return self._project(x_cur - prefix_y / eta)
+
+    def _run_chunk(self, xs, ys, rng, *, trials: int, transcript: bool):
         steps, p = self.steps, xs.shape[-1]
         x_cur = np.zeros((trials, p))
         x_prev = np.zeros((trials, p))
@@ -669,7 +656,7 @@ class AcceleratedDPSRGD:
         total = np.zeros((trials, p))  # G_t = Σ_{i≤t} Δ_i
         y = x_cur
         tree = self._tree.start(trials, p)
-        tree_y = self._tree.start(trials, p) if self.mutant == "fresh-yz-noise" else None
+        tree_y = self._second_tree(trials, p)
         max_norm = np.zeros((trials, steps))
         clipped = np.zeros(trials, dtype=np.int64)
         evaluations = 0
@@ -679,25 +666,10 @@ class AcceleratedDPSRGD:
         for t in range(steps):
             eta = t + 1.0
             if self.estimator == "srg":
-                current = self._grad(x_cur, xs, ys, t)
-                evaluations += self.batch_size
-                if self.mutant == "cross-batch-difference":
-                    # M5: η_t∇f(x_t; S_t) − η_{t−1}∇f(x_{t−1}; S_{t−1}); with no per-example difference
-                    # left to clip, each gradient is clipped at C_Δ instead.
-                    current, max_norm[:, t], count = self._clipped(current)
-                    leaf = eta * current.mean(axis=1)
-                    if t > 0:
-                        previous = self._clipped(self._grad(x_prev, xs, ys, t - 1))[0]
-                        leaf = leaf - t * previous.mean(axis=1)
-                        evaluations += self.batch_size
-                else:
-                    if t == 0:
-                        diff = current  # η_{−1} = 0: δ_0(d) = ∇f(x_0; d)
-                    else:
-                        diff = eta * current - t * self._grad(x_prev, xs, ys, t)
-                        evaluations += self.batch_size
-                    diff, max_norm[:, t], count = self._clipped(diff)
-                    leaf = diff.sum(axis=1) if self.mutant == "leaf-sum" else diff.mean(axis=1)
+                leaf, max_norm[:, t], count, used = self._srg_leaf(
+                    xs, ys, t, x_cur=x_cur, x_prev=x_prev
+                )
+                evaluations += used
                 total = total + leaf
                 noise = tree.next(rng)
                 prefix = total / self.beta + noise
@@ -711,10 +683,7 @@ class AcceleratedDPSRGD:
             clipped += count
             prefix_y = prefix if tree_y is None else total / self.beta + tree_y.next(rng)
             z = self._project(z - self.z_step_scale * prefix)
-            if self.mutant == "y-noise-unscaled":
-                y = self._project(x_cur - (prefix_y - noise) / eta - noise)
-            else:
-                y = self._project(x_cur - prefix_y / eta)
+            y = self._y_step(x_cur, prefix_y, noise, eta)
             if rec is not None:
                 for k, value in enumerate((prefix, prefix_y, noise, x_cur, y, z, estimate)):
                     if rec[k] is not None:
@@ -724,11 +693,11 @@ class AcceleratedDPSRGD:
         return y, evaluations, max_norm, clipped, rec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TranscriptStatistic:
-    """White-box audit view (spec §7(a)): ``S = Σ_{m ∈ up(t*+1)} ⟨ν_m, u⟩`` from the released prefixes.
+    """White-box audit view (spec §7(a)): ``S = Σ_{m ∈ up(t*+1)} ⟨ν_m, u⟩`` from the prefixes.
 
-    (``statistic="prefixes"``: ``S = Σ_{t ≥ t*} ⟨P_t, u⟩``, the spec's statistic for mutant M1.)
+    (``statistic="prefixes"``: ``S = Σ_{t ≥ t*} ⟨P_t, u⟩``, the spec's statistic for M1.)
 
     ``ν`` are the node releases recovered from ``P`` (and from the y-copy when the mutant
     releases one, summed); ``u`` the unit direction the canary moves its leaf (``−ĝ`` for a
@@ -751,9 +720,8 @@ class TranscriptStatistic:
         copies = [record.prefixes] + ([record.prefixes_y] if record.prefixes_y is not None else [])
         stat = np.zeros(trials)
         for prefixes in copies:
-            if (
-                self.statistic == "prefixes"
-            ):  # Σ_{t ≥ t*} ⟨P_t, u⟩: optimal against independent prefix noise (M1)
+            if self.statistic == "prefixes":
+                # Σ_{t ≥ t*} ⟨P_t, u⟩: optimal against independent prefix noise (M1)
                 stat = stat + prefixes[:, self.batch :, :].sum(axis=1) @ u
             else:
                 nodes = [m - 1 for m in up_path(self.batch + 1, algo.steps)]
@@ -762,96 +730,72 @@ class TranscriptStatistic:
 
 
 def canary_audit(
-    epsilon: float = 2.0,
-    delta: float = 1e-5,
-    steps: int = 16,
-    batch_size: int = 10,
-    beta: float = 2.0,
-    clip: float = 4.0,
-    calibration: str = "exact",
+    algorithm: AcceleratedDPSRGD | None = None,
+    *,
     batch: int = 0,
     canary_norm: float | None = None,
     white_box: bool = True,
-    radius: float = 1.0,
     statistic: str = "nodes",
-    algorithm: AcceleratedDPSRGD | None = None,
-    **options: Any,
-):
-    """The spec §7(a) worst-case zero-out pair with the algorithm: ``(mechanism, d0, d1, claim)``.
+) -> AuditTarget:
+    """The spec §7(a) worst-case zero-out pair with the algorithm, as an :class:`AuditTarget`.
 
     Blank stream of ``n = B·T`` null items (linear loss, gradient 0) with the canary
     ``f_c(θ) = −⟨g, θ⟩`` (``‖g‖ = canary_norm``, default C_Δ) in batch ``batch`` (0: in the
     most tree nodes); D' zeroes it out.  ``white_box=True`` audits :class:`TranscriptStatistic`
-    (``statistic="nodes"`` or ``"prefixes"``), else the final iterate y_T.  The algorithm is
-    ``algorithm`` (its loss must be linear) or is built from (T, B, β, C_Δ, ε, δ, calibration)
-    and ``options`` (``mutant``, ``noise``, ...).  Defaults are the spec's (T = 16, β = 2,
-    C_Δ = 4, ε = 2, δ = 1e-5; B is immaterial).
+    (``statistic="nodes"`` or ``"prefixes"``), else the final iterate y_T.  ``algorithm``
+    (default :meth:`AcceleratedDPSRGD.for_canary`, the spec's setting) must have a linear loss.
     """
     from ..hardinstances.canaries import blank_canary_pair
 
-    algo = (
-        algorithm
-        if algorithm is not None
-        else AcceleratedDPSRGD.calibrated(
-            LinearLoss(),
-            steps,
-            batch_size,
-            beta,
-            clip,
-            epsilon,
-            delta,
-            radius,
-            calibration,
-            **options,
-        )
-    )
+    algo = AcceleratedDPSRGD.for_canary() if algorithm is None else algorithm
     if not isinstance(algo.loss, LinearLoss):
         raise InputError(
             "the blank canary needs a LinearLoss algorithm (null items then have zero gradient)"
         )
-    norm = algo.clip if canary_norm is None else _positive(canary_norm, "canary_norm")
+    norm = algo.clip if canary_norm is None else check_positive(canary_norm, "canary_norm")
     if not 0 <= batch < algo.steps:
         raise InputError(f"batch must be in [0, steps) = [0, {algo.steps}), got {batch!r}")
     size = algo.steps * algo.batch_size
     pair = blank_canary_pair(
         size, d=1, canary=norm, position=batch * algo.batch_size, mode="zero-out"
     )
-    mechanism = TranscriptStatistic(algo, np.array([-1.0]), batch, statistic) if white_box else algo
-    return mechanism, pair.d0, pair.d1, algo.privacy_claim
-
-
-def single_epoch_dpsgd(
-    loss,
-    n: int,
-    d: int,
-    epsilon: float,
-    delta: float,
-    lipschitz: float,
-    radius: float,
-    batch_size: int,
-) -> DPSGD:
-    """Baseline B-sgd1 (spec §2.7, PRACTICAL): one expected pass of DP-SGD, configured on :class:`DPSGD`.
-
-    ``T = n/B`` steps at sampling rate ``q = B/n`` (Poisson, the accountant's model; each example
-    is used once in expectation), clip L, σ from the PLD accountant for (ε, δ), step on the mean
-    gradient ``γ = R/(G√T)`` with ``G² = L² + p(σL/B)²``, iterate average, projection onto B(0, R).
-    """
-    n, d, batch_size = (
-        check_trials(n, "n"),
-        check_trials(d, "d"),
-        check_trials(batch_size, "batch_size"),
+    mechanism = (
+        TranscriptStatistic(
+            algorithm=algo, direction=np.array([-1.0]), batch=batch, statistic=statistic
+        )
+        if white_box
+        else algo
     )
+    return AuditTarget(
+        mechanism=mechanism,
+        d0=pair.d0,
+        d1=pair.d1,
+        claim=algo.privacy_claim,
+        name=type(algo).__name__,
+    )
+
+
+def single_epoch_dpsgd(problem: Problem, *, batch_size: int) -> DPSGD:
+    """Baseline B-sgd1 (spec §2.7, PRACTICAL): one expected pass of DP-SGD on :class:`DPSGD`.
+
+    ``T = n/B`` steps at sampling rate ``q = B/n`` (Poisson, the accountant's model; each
+    example is used once in expectation), clip L, σ from the PLD accountant for (ε, δ), step on
+    the mean gradient ``γ = R/(G√T)`` with ``G² = L² + p(σL/B)²``, iterate average, projection
+    onto B(0, R).  ``problem`` gives n, d, ε, δ, L, R and the loss.
+    """
+    n, d, lipschitz, radius = problem.n, problem.d, problem.lipschitz, problem.radius
+    batch_size = check_count(batch_size, "batch_size")
     if batch_size > n:
         raise InputError(f"batch_size must be <= n = {n}, got {batch_size}")
     steps = n // batch_size
     base = DPSGD.from_accountant(
-        epsilon,
-        delta,
-        loss,
-        steps,
-        1.0,
-        lipschitz,
-        batch_size / n,
+        epsilon=problem.epsilon,
+        delta=problem.delta,
+        loss=problem.loss,
+        steps=steps,
+        step_size=1.0,
+        clip_norm=lipschitz,
+        sampling_rate=batch_size / n,
         relation="add-remove",
         radius=radius,
         batch_size=float(batch_size),
@@ -860,3 +804,15 @@ def single_epoch_dpsgd(
     noise_std = base.noise_multiplier * lipschitz / batch_size
     step = radius / (math.sqrt(lipschitz**2 + d * noise_std**2) * math.sqrt(steps))
     return replace(base, step_size=step)
+
+
+def _smoothness(problem: Problem) -> float:
+    """M of ``problem``; None (no curvature bound given) is M = 0 only for a linear loss."""
+    if problem.smoothness is not None:
+        return problem.smoothness
+    if isinstance(problem.loss, LinearLoss):
+        return 0.0
+    raise InputError(
+        "Accelerated-DP-SRGD needs an M-smooth loss: pass Problem(smoothness=M) "
+        "(None is read as M = 0 only for a LinearLoss)"
+    )

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import optimize
 
 from ..audit.gdp import gdp_delta
-from ..errors import InputError, check_delta, check_epsilon, check_trials
+from ..errors import InputError, check_count, check_delta, check_epsilon, check_positive
 
 __all__ = [
     "lowbit",
@@ -36,6 +36,7 @@ __all__ = [
     "prefix_matrix",
     "prefix_noise_covariance",
     "TreeNoise",
+    "TreeState",
     "mu_exact",
     "mu_paper",
     "tree_error_bound",
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 PAPER_CONVERSION_MAX_EPSILON = 8.5
-"""Spec 002 §2.2 [SIM]: above ε ≈ 8.5 (δ = 1e-5) the classical conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒ (ε, δ/2) is false."""
+"""Spec 002 §2.2 [SIM]: above ε ≈ 8.5 (δ = 1e-5) the classical conversion μ = ε/sqrt(2 ln(2.5/δ)) ⇒
+(ε, δ/2) is false."""
 
 
 def lowbit(m: int) -> int:
@@ -70,7 +72,7 @@ def up_path(m: int, steps: int) -> list[int]:
 
 
 def _check_steps(steps) -> int:
-    return check_trials(steps, "steps")
+    return check_count(steps, "steps")
 
 
 def tree_height(steps: int) -> int:
@@ -79,7 +81,10 @@ def tree_height(steps: int) -> int:
 
 
 def paper_height(steps: int) -> int:
-    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6); equals :func:`tree_height` for T a power of two."""
+    """The paper's bound ``1 + ⌈log₂T⌉`` (Lemma 5.6).
+
+    Equals :func:`tree_height` for T a power of two.
+    """
     steps = _check_steps(steps)
     return 1 + (steps - 1).bit_length()
 
@@ -94,7 +99,10 @@ def incidence_matrix(steps: int) -> np.ndarray:
 
 
 def prefix_matrix(steps: int) -> np.ndarray:
-    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1), so ``e = W ξ`` and ``W C_enc = A`` (lower ones)."""
+    """``W (T, T)``: ``W[t, m−1] = 1`` iff m ∈ path(t+1).
+
+    So ``e = W ξ`` and ``W C_enc = A`` (lower-triangular ones).
+    """
     steps = _check_steps(steps)
     w = np.zeros((steps, steps))
     for t in range(steps):
@@ -108,43 +116,33 @@ def prefix_noise_covariance(steps: int, sigma: float = 1.0) -> np.ndarray:
     return sigma**2 * (w @ w.T)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TreeNoise:
-    """Fenwick-tree prefix noise with per-node std ``sigma`` over ``steps`` leaves (Algorithm B of spec 002).
+    """Fenwick-tree prefix noise with per-node std ``sigma`` over ``steps`` leaves (spec 002
+    Algorithm B).
 
-    ``mode`` selects the reference ``"tree"`` or a documented mutant: ``"independent-prefix"``
-    (M1: ``e_t`` i.i.d. ``N(0, hσ²I)``, the per-release scale of the tree but no correlation)
-    or ``"independent-leaf"`` (M1': one fresh ``N(0, σ²I)`` per leaf, accumulated).
+    The mutants of spec §7(c) that break the tree (M1, M1') are subclasses in
+    :mod:`dpclaims.algorithms.mutants.dp_srgd` whose :meth:`start` draws differently.
     """
 
     steps: int
     sigma: float
-    mode: str = "tree"
-
-    MODES = ("tree", "independent-prefix", "independent-leaf")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", _check_steps(self.steps))
-        if not (
-            isinstance(self.sigma, (int, float, np.floating))
-            and self.sigma >= 0
-            and math.isfinite(self.sigma)
-        ):
-            raise InputError(f"sigma must be a finite number >= 0, got {self.sigma!r}")
-        if self.mode not in self.MODES:
-            raise InputError(f"mode must be one of {self.MODES}, got {self.mode!r}")
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma", allow_zero=True))
 
     @property
     def height(self) -> int:
         """``h = ⌊log₂T⌋ + 1``."""
         return tree_height(self.steps)
 
-    def start(self, trials: int, p: int) -> _TreeState:
+    def start(self, trials: int, p: int) -> TreeState:
         """Fresh online state for ``trials`` independent runs in dimension ``p``."""
-        return _TreeState(self, trials, p)
+        return TreeState(self, trials, p)
 
     def node_values(self, prefixes: np.ndarray) -> np.ndarray:
-        """Invert released prefixes ``P (..., T, p)`` to node releases ``ν_m = P_{m−1} − P_{m−lowbit(m)−1}``."""
+        """Node releases ``ν_m = P_{m−1} − P_{m−lowbit(m)−1}`` from prefixes ``P (..., T, p)``."""
         prefixes = np.asarray(prefixes, dtype=np.float64)
         nodes = np.empty_like(prefixes)
         for m in range(1, self.steps + 1):
@@ -155,14 +153,17 @@ class TreeNoise:
         return nodes
 
     def mu(self, leaf_sensitivity: float) -> float:
-        """μ of releasing every node when one leaf moves by ``leaf_sensitivity``: ``C·sqrt(h)/σ`` (Lemma 5.6)."""
+        """μ of releasing every node when one leaf moves by ``leaf_sensitivity``.
+
+        ``C·sqrt(h)/σ`` (Lemma 5.6).
+        """
         if self.sigma == 0:
             return math.inf
         return leaf_sensitivity * math.sqrt(self.height) / self.sigma
 
 
-class _TreeState:
-    """Online prefix-noise generator: ``next(rng) -> e_t (trials, p)`` for t = 0, 1, …, drawn when needed."""
+class TreeState:
+    """Online prefix noise: ``next(rng) -> e_t (trials, p)`` for t = 0, 1, …, drawn when needed."""
 
     def __init__(self, noise: TreeNoise, trials: int, p: int) -> None:
         self.noise, self.trials, self.p = noise, trials, p
@@ -170,27 +171,26 @@ class _TreeState:
         self.partial: dict[int, np.ndarray] = {0: np.zeros((trials, p))}
 
     def next(self, rng: np.random.Generator) -> np.ndarray:
-        noise, shape = self.noise, (self.trials, self.p)
-        m = self.t + 1
-        if self.t >= noise.steps:
-            raise InputError(f"the tree has only {noise.steps} leaves")
-        self.t = m
-        if noise.mode == "independent-prefix":
-            return math.sqrt(noise.height) * noise.sigma * rng.standard_normal(shape)
-        if noise.mode == "independent-leaf":
-            self.partial[0] = self.partial[0] + noise.sigma * rng.standard_normal(shape)
-            return self.partial[0]
-        parent = m - lowbit(m)
-        value = noise.sigma * rng.standard_normal(shape) + self.partial[parent]
+        if self.t >= self.noise.steps:
+            raise InputError(f"the tree has only {self.noise.steps} leaves")
+        self.t += 1
+        return self.draw(rng, self.t)
+
+    def draw(self, rng: np.random.Generator, m: int) -> np.ndarray:
+        """``e_{m−1} = ξ_m + E_{m−lowbit(m)}`` (the recurrence of the module docstring)."""
+        value = self.noise.sigma * rng.standard_normal((self.trials, self.p))
+        value = value + self.partial[m - lowbit(m)]
         self.partial[m] = value
-        # E_j is the parent of the nodes j + 2^k, 2^k < lowbit(j): drop it once past j + lowbit(j)/2.
+        # E_j is the parent of the nodes j + 2^k, 2^k < lowbit(j): drop it once past j +
+        # lowbit(j)/2.
         for j in [j for j in self.partial if j and j + lowbit(j) // 2 <= m]:
             del self.partial[j]
         return value
 
 
 def mu_exact(epsilon: float, delta: float) -> float:
-    """``μ*(ε, δ)``: the μ whose GDP curve gives exactly δ at ε (Dong–Roth–Su Cor. 2.13), by ``brentq``.
+    """``μ*(ε, δ)``: the μ whose GDP curve gives exactly δ at ε (Dong–Roth–Su Cor. 2.13), by
+    ``brentq``.
 
     Spec 002 §2.2: μ*(1, 1e-5) = 0.268, μ*(2, 1e-5) = 0.502, μ*(4, 1e-5) = 0.925.
     """
@@ -210,16 +210,24 @@ def mu_exact(epsilon: float, delta: float) -> float:
 
 
 def mu_paper(epsilon: float, delta: float) -> float:
-    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target (proof of Thm 5.8, claimed ⇒ (ε, δ/2)-DP)."""
+    """``ε / sqrt(2 ln(2.5/δ))``: the paper's GDP target.
+
+    Proof of Thm 5.8, claimed to give (ε, δ/2)-DP.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
         raise InputError("delta must be > 0; pass e.g. delta=1e-5")
     return epsilon / math.sqrt(2.0 * math.log(2.5 / delta))
 
 
-def tree_error_bound(leaf_sensitivity: float, p: int, mu: float, steps: int, delta: float) -> float:
-    """Lemma 5.6: w.p. ≥ 1 − δ every prefix error is ≤ ``4 C log₂^{3/2}(T) sqrt(p ln(2T/δ)) / μ`` (T ≥ 2)."""
-    steps = check_trials(steps, "steps", minimum=2)
+def tree_error_bound(
+    leaf_sensitivity: float, *, p: int, mu: float, steps: int, delta: float
+) -> float:
+    """Lemma 5.6: w.p. ≥ 1 − δ every prefix error is ≤ ``4 C log₂^{3/2}(T) sqrt(p ln(2T/δ))/μ``.
+
+    Needs T ≥ 2.
+    """
+    steps = check_count(steps, "steps", minimum=2)
     delta = check_delta(delta)
     return (
         4.0

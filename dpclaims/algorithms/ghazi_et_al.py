@@ -1,20 +1,25 @@
-"""User-level DP convex optimisation by deletion-sensitivity output perturbation (Ghazi et al., ICML 2023).
+"""User-level DP convex optimisation by deletion-sensitivity output perturbation.
 
-Spec: ``shared/papers/001_ghazi_et_al_user_level_convex.md`` (paper id ``ghazi-et-al-2023``).
-Reference implementations, in the paper's order:
+Ghazi et al., ICML 2023.  Spec: ``shared/papers/001_ghazi_et_al_user_level_convex.md`` (paper
+id ``ghazi-et-al-2023``).  Reference implementations, in the paper's order:
 
 * :class:`DelOutputPert` — Algorithm 1 (Thm 3.3): stability test with the shifted truncated
   discrete Laplace radius, ``⊥`` output, Gaussian noise;
 * :class:`SCOutputPert` — Algorithm 2 (Thm 3.1) with the exact ERM minimiser, ``path="exact"``
   (exhaustive test) or ``path="fast"`` (Appendix C gradient certificate, exhaustive fallback);
 * :class:`PhasedERM` — Algorithm 3 (Thm 4.1); :class:`PhasedSCO` — Algorithm 4 (Thm 5.1);
-* :class:`StronglyConvexERM` — Algorithm 5 (Thm 4.3); :class:`StronglyConvexSCO` — Algorithm 6 (Thm 5.3);
+* :class:`StronglyConvexERM` — Algorithm 5 (Thm 4.3); :class:`StronglyConvexSCO` —
+  Algorithm 6 (Thm 5.3);
 * baselines :class:`NaiveUserOutputPert` and :class:`ItemLevelOutputPert` (spec §2.9).
 
-Every algorithm has ``mode="paper"`` (exact constants, private) and, where the spec asks for
-it, ``mode="oracle"``: the per-call output is the "ideal" ``θ* + N(0, σ²)`` with
-``σ = C·G/(μ n √m)`` — **not private**, only for exponent tests (spec §7(b)).  Outputs of the
-⊥-capable mechanisms are encoded for auditors as ``[⊥ flag, θ (0 when ⊥)]``.
+Every ``from_theorem(problem, *, ...)`` reads n, m, d, ε, δ, G, μ, the radius of K and the loss
+from a :class:`~dpclaims.problem.Problem`; the loss is a :mod:`dpclaims.losses` loss with an
+exact minimiser (squared distance, linear, ℓ1 distance in d = 1).  The algorithms run with the
+paper's constants (private) or, where the spec asks for it, with ``oracle=C``: the per-call
+output is the "ideal" ``θ* + N(0, σ²)`` with ``σ = C·G/(μ n √m)`` — **not private**, only for
+exponent tests (spec §7(b)).  Outputs of the ⊥-capable mechanisms are encoded for auditors as
+``[⊥ flag, θ (0 when ⊥)]``.  Known-buggy variants are subclasses in
+:mod:`dpclaims.algorithms.mutants.ghazi_et_al`.
 """
 
 from __future__ import annotations
@@ -25,16 +30,25 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_choice, check_delta, check_epsilon, check_trials
+from ..data import GroupedMeans, as_grouped
+from ..errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_trials,
+)
+from ..losses import LinearLoss, SquaredDistanceLoss
 from ..privacy import PrivacyClaim
+from ..problem import Problem
 from .ghazi_et_al_stability import (
-    AbsoluteLoss,
     Domain,
-    GroupedMeans,
-    LinearLoss,
-    QuadraticLoss,
+    L1Minimiser,
+    QuadraticMinimiser,
     TDLap,
-    as_grouped,
+    exact_minimiser,
     inner_privacy_params,
     stability_profile,
 )
@@ -62,19 +76,15 @@ __all__ = [
     "phased_sco_n0",
     "min_users",
     "encode",
-    "AbsoluteLoss",
-    "Domain",
-    "GroupedMeans",
-    "LinearLoss",
-    "QuadraticLoss",
-    "TDLap",
 ]
 
 PAPER_ID = "ghazi-et-al-2023"
 C_DELTA_INTERIOR = 5.0
-"""``C_Δ = C_γ`` when the minimisers are interior [DERIVED, spec §2.2]: union bound over 2n^{4κ+1} events."""
+"""``C_Δ = C_γ`` when the minimisers are interior [DERIVED, spec §2.2]: union bound over
+2n^{4κ+1} events."""
 C_DELTA_CONSTRAINED = 10.0
-"""``C_Δ = C_γ`` with an active constraint [DERIVED, spec §2.2] (centred gradients of norm ≤ 2G)."""
+"""``C_Δ = C_γ`` with an active constraint [DERIVED, spec §2.2] (centred gradients of norm
+≤ 2G)."""
 PROP_B1_CONSTANT = 30.0
 """Proposition B.1: ``‖θ*(x) − θ*(D)‖ ≤ 30 G √(ln(2/β))/(μ√(nm))``."""
 MODES = ("paper", "oracle")
@@ -83,29 +93,31 @@ STABILITY_CHUNK = 64
 """Per-trial functions (Phased calls with per-trial centres) handled per exhaustive-test batch."""
 
 
-def _positive(value: Any, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not value > 0
-    ):
-        raise InputError(f"{name} must be a positive number, got {value!r}")
-    return float(value)
-
-
-def _count(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    if delta == 0:
+def _check_budget(problem: Problem) -> tuple[float, float]:
+    if not isinstance(problem, Problem):
+        raise InputError(
+            f"problem must be a dpclaims.problem.Problem, got {type(problem).__name__}; pass "
+            "e.g. Problem(n=1000, m=10, epsilon=1.0, delta=1e-5)"
+        )
+    if problem.delta == 0:
         raise InputError(
             "delta must be > 0 (the paper proves approximate DP only); pass e.g. delta=1e-5"
         )
-    return epsilon, delta
+    return problem.epsilon, problem.delta
+
+
+def _mode(oracle: float | None) -> tuple[str, float]:
+    """``(mode, oracle_constant)``: paper constants (None) or the oracle's C > 0."""
+    if oracle is None:
+        return "paper", 1.0
+    return "oracle", check_positive(oracle, "oracle")
+
+
+def _check_loss(loss: Any, default: Any) -> Any:
+    """``loss`` (``default`` when None), after checking it has an exact minimiser."""
+    loss = default if loss is None else loss
+    exact_minimiser(loss)
+    return loss
 
 
 def encode(theta: np.ndarray, bottom: np.ndarray) -> np.ndarray:
@@ -115,7 +127,7 @@ def encode(theta: np.ndarray, bottom: np.ndarray) -> np.ndarray:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OutputPertRun:
     """One batched run of an output-perturbation mechanism.
 
@@ -147,10 +159,11 @@ class OutputPertRun:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhasedRun:
-    """A run of a phased algorithm: ``theta (trials, d)``, ``gradient_evaluations`` per trial; with
-    ``transcript=True`` the phase iterates ``phases (trials, T, d)`` and ⊥ flags ``bottoms (trials, T)``."""
+    """A run of a phased algorithm: ``theta (trials, d)``, ``gradient_evaluations`` per trial;
+    with ``transcript=True`` the phase iterates ``phases (trials, T, d)`` and ⊥ flags
+    ``bottoms (trials, T)``."""
 
     theta: np.ndarray
     gradient_evaluations: int
@@ -169,103 +182,119 @@ class PhasedRun:
 
 
 def _params(obj) -> dict:
-    out = {}
-    for key, value in asdict(obj).items():
-        if isinstance(value, (QuadraticLoss, LinearLoss, AbsoluteLoss)) or isinstance(value, dict):
-            out[key] = repr(getattr(obj, key))
-        else:
-            out[key] = value
-    return out
+    """The fields of ``obj``, with loss objects as their repr."""
+    return {
+        key: repr(getattr(obj, key)) if isinstance(value, dict) else value
+        for key, value in asdict(obj).items()
+    }
+
+
+def _claim(obj, theorem: str) -> PrivacyClaim:
+    """User-level replace-one (ε, δ) claim of ``theorem``; oracle mode is refused."""
+    if getattr(obj, "mode", "paper") == "oracle":
+        raise InputError(
+            "oracle mode is not private (an exponent-test device, spec §7(b)); build without "
+            "oracle= for the private algorithm"
+        )
+    return PrivacyClaim(
+        epsilon=obj.epsilon,
+        delta=obj.delta,
+        unit="user",
+        relation="replace",
+        source=f"Ghazi et al. 2023, {theorem}",
+    )
 
 
 # --------------------------------------------------------------------------- Algorithm 1
 
 
+class _StableRelease:
+    """Lines 2-7 of Algorithm 1, shared by :class:`DelOutputPert` and :class:`SCOutputPert`.
+
+    The mutants of :mod:`dpclaims.algorithms.mutants.ghazi_et_al` override one of
+    :meth:`_sensitivity_factor`, :meth:`_draw_radius` or :meth:`_release`.
+    """
+
+    @staticmethod
+    def _sensitivity_factor(kappa: int) -> float:
+        """8κ: sensitivity of f at the chosen sub-dataset, in units of Δ (Alg. 1 line 2)."""
+        return 8.0 * kappa
+
+    @classmethod
+    def _gaussian_scale(cls, eps1: float, delta1: float, kappa: int, target: float) -> float:
+        """``σ = √(2 ln(2/δ1))·8κΔ/ε1`` (Algorithm 1 line 2 [RECON]: Gaussian mechanism)."""
+        factor = cls._sensitivity_factor(kappa)
+        return math.sqrt(2.0 * math.log(2.0 / delta1)) * factor * target / eps1
+
+    @property
+    def tdlap(self) -> TDLap:
+        """The radius distribution ``TDLap(ε1, δ1)``."""
+        return TDLap(self.eps1, self.delta1)
+
+    def _draw_radius(self, rng: np.random.Generator, trials: int) -> np.ndarray:
+        """``R1 ~ TDLap(ε1, δ1)`` (Algorithm 1 line 3), one per trial."""
+        return self.tdlap.sample(rng, trials)
+
+    def _user_types(self, data: GroupedMeans) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct users ``(t, d)`` and their counts ``(t,)``, after checking the data suit
+        the exhaustive test (per-user statistics; point masses for the l1 loss)."""
+        data.require_per_user("the exhaustive stability test")
+        if isinstance(exact_minimiser(self.loss), L1Minimiser):
+            _require_atoms(data)
+        return data.types()
+
+    def _release(self, data: GroupedMeans, rng, trials: int, *, reg, centre, domain, target):
+        """Algorithm 1 lines 3-7 with per-trial (``centre (trials, d)``) or shared (None) f.
+
+        Returns ``theta (trials, d)`` (NaN on ⊥), ``bottom``, ``r1``, ``s_star`` and the
+        number of f evaluations.
+        """
+        values, counts = self._user_types(data)
+        solver = exact_minimiser(self.loss)
+        d = data.d
+        batches = (
+            [None]
+            if centre is None
+            else [centre[i : i + STABILITY_CHUNK] for i in range(0, trials, STABILITY_CHUNK)]
+        )
+        s_parts, c_parts, evaluations = [], [], 0
+        for part in batches:
+            b = 1 if part is None else part.shape[0]
+            profile = stability_profile(
+                values,
+                counts,
+                lambda states, part=part: solver.minimiser(
+                    values, states, reg=reg, centre=part, domain=domain
+                ),
+                kappa=self.kappa,
+                delta_target=target,
+                empty_value=np.zeros((b, d)),
+            )
+            s_parts.append(profile.s_star)
+            c_parts.append(profile.choice)
+            evaluations = profile.f_evaluations
+        s_star, choice = np.concatenate(s_parts), np.concatenate(c_parts)
+        r1 = self._draw_radius(rng, trials)
+        bottom = r1 < s_star
+        noise = self.sigma * rng.standard_normal((trials, d))
+        theta = np.where(bottom[:, None], np.nan, np.broadcast_to(choice, (trials, d)) + noise)
+        return theta, bottom, r1, s_star, evaluations
+
+
 def _require_atoms(data: GroupedMeans) -> None:
     if not data.point_mass:
         raise InputError(
-            "AbsoluteLoss needs every item of a user to be known; pass point-mass data "
+            "the l1 loss needs every item of a user to be known; pass point-mass data "
             "(GroupedMeans(..., point_mass=True) or users holding identical items)"
         )
 
 
-def _stable_release(
-    data: GroupedMeans,
-    rng,
-    trials,
-    *,
-    loss,
-    reg,
-    centre,
-    domain,
-    delta_target,
-    sigma,
-    kappa,
-    tdlap: TDLap,
-    mutant,
-):
-    """Algorithm 1 lines 3-7 on ``data`` with per-trial (``centre (trials, d)``) or shared (None) f.
-
-    Returns ``theta (trials, d)`` (NaN on ⊥), ``bottom``, ``r1``, ``s_star`` and f evaluations.
-    """
-    data.require_per_user("the exhaustive stability test")
-    if isinstance(loss, AbsoluteLoss):
-        _require_atoms(data)
-    values, counts = data.types()
-    d = data.d
-    if mutant == "no-stability-test":  # M1: release f(x) + N(0, σ²I) without any test
-        theta = loss.minimiser(values, counts[None, :], reg, centre, domain)[:, 0, :]
-        theta = np.broadcast_to(theta, (trials, d)) + sigma * rng.standard_normal((trials, d))
-        return theta, np.zeros(trials, bool), None, None, 1
-    batches = (
-        [None]
-        if centre is None
-        else [centre[i : i + STABILITY_CHUNK] for i in range(0, trials, STABILITY_CHUNK)]
-    )
-    s_parts, c_parts, evaluations = [], [], 0
-    for part in batches:
-        b = 1 if part is None else part.shape[0]
-        profile = stability_profile(
-            values,
-            counts,
-            lambda states, part=part: loss.minimiser(values, states, reg, part, domain),
-            kappa,
-            delta_target,
-            np.zeros((b, d)),
-        )
-        s_parts.append(profile.s_star)
-        c_parts.append(profile.choice)
-        evaluations = profile.f_evaluations
-    s_star, choice = np.concatenate(s_parts), np.concatenate(c_parts)
-    if mutant == "fixed-threshold":  # M2: R1 ≡ κ
-        r1 = np.full(trials, kappa)
-    elif mutant == "tdlap-at-zero":  # M6: one-sided, P[R1 = 0] ≫ δ1
-        support = np.arange(2 * kappa + 1)
-        w = np.exp(-tdlap.epsilon * support)
-        r1 = rng.choice(support, size=trials, p=w / w.sum())
-    else:
-        r1 = tdlap.sample(rng, trials)
-    bottom = r1 < s_star
-    noise = sigma * rng.standard_normal((trials, d))
-    theta = np.where(bottom[:, None], np.nan, np.broadcast_to(choice, (trials, d)) + noise)
-    return theta, bottom, r1, s_star, evaluations
-
-
-DELOUTPUTPERT_MUTANTS = (
-    None,
-    "no-stability-test",
-    "fixed-threshold",
-    "tdlap-at-zero",
-    "sigma-no-8kappa",
-)
-
-
-@dataclass(frozen=True)
-class DelOutputPert:
+@dataclass(frozen=True, kw_only=True)
+class DelOutputPert(_StableRelease):
     """Algorithm 1, ``DelOutputPert_{ε,δ,Δ}(f; x)`` (Theorem 3.3), with ``f = θ*_{ℓ,K}``.
 
     ``f`` is the exact constrained minimiser of ``loss`` over ``K = B(0, radius)`` (with
-    ``radius = inf`` and the quadratic loss, f is the mean of the items); ``f(∅) = 0``.
+    ``radius = inf`` and the squared-distance loss, f is the mean of the items); ``f(∅) = 0``.
     Privacy holds for every ``Delta > 0`` (Thm 3.3); Δ matters only for utility.
     """
 
@@ -273,7 +302,7 @@ class DelOutputPert:
     delta: float
     Delta: float
     """Target deletion sensitivity Δ (an input of Algorithm 1)."""
-    loss: Any = QuadraticLoss(1.0)
+    loss: Any
     radius: float = math.inf
     eps1: float = 0.0
     """``ε1 = ε/2`` (Algorithm 1 line 3 [RECON])."""
@@ -282,44 +311,27 @@ class DelOutputPert:
     kappa: int = 0
     """``κ = 1 + ⌈ln(1/δ1)/ε1⌉`` (Definition 3.4 [RECON: rounding])."""
     sigma: float = 0.0
-    """``σ = √(2 ln(2/δ1))·8κΔ/ε1`` (Algorithm 1 line 2 [RECON]: Gaussian mechanism, sensitivity 8κΔ)."""
-    mutant: str | None = None
+    """``σ = √(2 ln(2/δ1))·8κΔ/ε1`` (Algorithm 1 line 2 [RECON]: Gaussian mechanism,
+    sensitivity 8κΔ)."""
 
     @classmethod
-    def from_theorem(
-        cls,
-        epsilon: float,
-        delta: float,
-        Delta: float,
-        loss: Any = None,
-        radius: float = math.inf,
-        mutant: str | None = None,
-    ) -> DelOutputPert:
-        """Every parameter of Algorithm 1 from (ε, δ, Δ)."""
-        epsilon, delta = _check_budget(epsilon, delta)
-        Delta = _positive(Delta, "Delta")
-        radius = _positive(radius, "radius")
-        if mutant not in DELOUTPUTPERT_MUTANTS:
-            raise InputError(f"mutant must be one of {DELOUTPUTPERT_MUTANTS}, got {mutant!r}")
+    def from_theorem(cls, problem: Problem, *, Delta: float) -> DelOutputPert:
+        """Every parameter of Algorithm 1 from (ε, δ, Δ); ``problem`` gives ε, δ, the radius of K
+        and the loss (default ``SquaredDistanceLoss(1)``); n, m, d are read from the data."""
+        epsilon, delta = _check_budget(problem)
+        Delta = check_positive(Delta, "Delta")
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
-        sigma = _gaussian_scale(eps1, delta1, kappa, Delta, mutant)
         return cls(
-            epsilon,
-            delta,
-            Delta,
-            QuadraticLoss(1.0) if loss is None else loss,
-            radius,
-            eps1,
-            delta1,
-            kappa,
-            sigma,
-            mutant,
+            epsilon=epsilon,
+            delta=delta,
+            Delta=Delta,
+            loss=_check_loss(problem.loss, SquaredDistanceLoss(1.0)),
+            radius=problem.radius,
+            eps1=eps1,
+            delta1=delta1,
+            kappa=kappa,
+            sigma=cls._gaussian_scale(eps1, delta1, kappa, Delta),
         )
-
-    @property
-    def tdlap(self) -> TDLap:
-        """The radius distribution ``TDLap(ε1, δ1)``."""
-        return TDLap(self.eps1, self.delta1)
 
     @property
     def params(self) -> dict:
@@ -327,21 +339,21 @@ class DelOutputPert:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.3"
-        )
+        return _claim(self, "Theorem 3.3")
 
     def stability(self, data) -> tuple[int, np.ndarray]:
-        """``(s*(x), f(x_{−S*}))`` of the exhaustive test (spec §2.1); ``s* = 2κ+1`` means always ⊥."""
+        """``(s*(x), f(x_{−S*}))`` of the exhaustive test (spec §2.1); ``s* = 2κ+1`` means
+        always ⊥."""
         data = as_grouped(data)
         values, counts = data.types()
+        solver = exact_minimiser(self.loss)
         profile = stability_profile(
             values,
             counts,
-            lambda s: self.loss.minimiser(values, s, 0.0, None, self._domain()),
-            self.kappa,
-            self.Delta,
-            np.zeros((1, data.d)),
+            lambda s: solver.minimiser(values, s, reg=0.0, centre=None, domain=self._domain()),
+            kappa=self.kappa,
+            delta_target=self.Delta,
+            empty_value=np.zeros((1, data.d)),
         )
         return int(profile.s_star[0]), profile.choice[0]
 
@@ -358,29 +370,17 @@ class DelOutputPert:
         """``trials`` independent runs: θ (NaN on ⊥) and the ⊥ flags."""
         trials = check_trials(trials)
         data = as_grouped(data)
-        theta, bottom, r1, s_star, evaluations = _stable_release(
-            data,
-            rng,
-            trials,
-            loss=self.loss,
-            reg=0.0,
-            centre=None,
-            domain=self._domain(),
-            delta_target=self.Delta,
-            sigma=self.sigma,
-            kappa=self.kappa,
-            tdlap=self.tdlap,
-            mutant=self.mutant,
+        theta, bottom, r1, s_star, evaluations = self._release(
+            data, rng, trials, reg=0.0, centre=None, domain=self._domain(), target=self.Delta
         )
         return OutputPertRun(
-            theta,
-            bottom,
-            0,
-            evaluations,
-            self.sigma,
-            None,
-            r1 if transcript else None,
-            s_star if transcript else None,
+            theta=theta,
+            bottom=bottom,
+            gradient_evaluations=0,
+            f_evaluations=evaluations,
+            sigma=self.sigma,
+            r1=r1 if transcript else None,
+            s_star=s_star if transcript else None,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -388,23 +388,13 @@ class DelOutputPert:
         return encode(out.theta, out.bottom)
 
 
-def _gaussian_scale(
-    eps1: float, delta1: float, kappa: int, delta_target: float, mutant: str | None
-) -> float:
-    """``√(2 ln(2/δ1))·8κΔ/ε1``; mutant M4 drops the 8κ factor."""
-    factor = 1.0 if mutant == "sigma-no-8kappa" else 8.0 * kappa
-    return math.sqrt(2.0 * math.log(2.0 / delta1)) * factor * delta_target / eps1
+# ------------------------------------------------------------------------ Algorithm 2 + Appendix C
 
 
-# --------------------------------------------------------------------------- Algorithm 2 + Appendix C
-
-
-SCOUTPUTPERT_MUTANTS = DELOUTPUTPERT_MUTANTS + ("no-fallback",)
-
-
-@dataclass(frozen=True)
-class SCOutputPert:
-    """Algorithm 2, ``SCOutputPert_{ε,δ,β,G,μ,K}(ℓ; x)`` (Theorem 3.1) and its Appendix-C fast path.
+@dataclass(frozen=True, kw_only=True)
+class SCOutputPert(_StableRelease):
+    """Algorithm 2, ``SCOutputPert_{ε,δ,β,G,μ,K}(ℓ; x)`` (Theorem 3.1) and its Appendix-C fast
+    path.
 
     ``f(y) = argmin_{θ∈K} L(θ; y) + (reg/2)‖θ − c‖²`` (``reg > 0`` and per-trial centres ``c``
     when called inside the phased algorithms), ``K = B(0, radius)`` (optionally ∩ a local
@@ -434,54 +424,47 @@ class SCOutputPert:
     c_delta: float = 0.0
     """C_Δ = C_γ: 5 interior / 10 constrained [DERIVED, spec §2.2]."""
     Delta: float = 0.0
-    """``C_Δ G √((4κ+1) ln n + ln(2/β)) / (μ (n − 4κ − 1) √m)`` (Alg 2 line 3, Cor 3.7 [DERIVED constant])."""
+    """``C_Δ G √((4κ+1) ln n + ln(2/β)) / (μ (n − 4κ − 1) √m)`` (Alg 2 line 3, Cor 3.7
+    [DERIVED constant])."""
     gamma0: float = 0.0
     """``C_γ G √(ln(n/β)/m)`` (Appendix C, w.h.p. bound on γ(x^π) [DERIVED])."""
     Delta_fast: float = 0.0
     """``2(4κ+1)γ0/(μ(n − 4κ − 1))`` (Lemma C.1 [DERIVED form])."""
     sigma: float = 0.0
-    """``√(2 ln(2/δ1))·8κΔ/ε1`` with Δ or Δ_fast by path; oracle: ``C·G/(μ n √m)`` (not private)."""
+    """``√(2 ln(2/δ1))·8κΔ/ε1`` with Δ or Δ_fast by path; oracle: ``C·G/(μ n √m)`` (not
+    private)."""
     noise_multiplier: float = 0.0
     """``C_σ = σ μ n √m / G`` (spec §2.2)."""
-    mutant: str | None = None
 
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        strong_convexity: float,
+        problem: Problem,
+        *,
         beta: float,
-        radius: float = math.inf,
-        loss: Any = None,
         reg: float = 0.0,
         interior: bool = False,
         path: str = "fast",
-        mode: str = "paper",
-        oracle_constant: float = 1.0,
-        mutant: str | None = None,
+        oracle: float | None = None,
     ) -> SCOutputPert:
-        """Every parameter of Algorithm 2 / Appendix C; ``loss`` defaults to ``QuadraticLoss(μ)``.
+        """Every parameter of Algorithm 2 / Appendix C from ``problem`` (n, m, ε, δ, G, μ, K,
+        the loss: default ``SquaredDistanceLoss(μ)``) and the failure probability β.
 
-        Paper mode needs ``n ≥ 4κ + 2`` (the spec's explicit form of "n ≥ C ln(1/δ)/ε"; the Δ
-        formula's denominator); privacy itself does not depend on it.
+        ``reg`` is the phase regulariser λ_i; ``interior`` picks C_Δ; ``oracle=C`` replaces the
+        paper's σ by ``C·G/(μ n √m)`` (not private).  Paper mode needs ``n ≥ 4κ + 2`` (the
+        spec's explicit form of "n ≥ C ln(1/δ)/ε"; the Δ formula's denominator); privacy
+        itself does not depend on it.
         """
-        epsilon, delta = _check_budget(epsilon, delta)
-        n, m = _count(n, "n"), _count(m, "m")
-        G, mu = _positive(lipschitz, "lipschitz"), _positive(strong_convexity, "strong_convexity")
-        beta = _positive(beta, "beta")
+        epsilon, delta = _check_budget(problem)
+        n, m, G = problem.n, problem.m, problem.lipschitz
+        mu = check_positive(problem.strong_convexity, "strong_convexity")
+        beta = check_positive(beta, "beta")
         if beta >= 1:
             raise InputError(f"beta must be in (0, 1), got {beta}")
         check_choice(path, PATHS, "path")
-        check_choice(mode, MODES, "mode")
-        if mutant not in SCOUTPUTPERT_MUTANTS:
-            raise InputError(f"mutant must be one of {SCOUTPUTPERT_MUTANTS}, got {mutant!r}")
+        mode, oracle_constant = _mode(oracle)
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
         c = C_DELTA_INTERIOR if interior else C_DELTA_CONSTRAINED
-        loss = QuadraticLoss(mu) if loss is None else loss
         common = dict(
             epsilon=epsilon,
             delta=delta,
@@ -490,26 +473,26 @@ class SCOutputPert:
             strong_convexity=mu,
             n=n,
             m=m,
-            radius=_positive(radius, "radius"),
-            loss=loss,
+            radius=problem.radius,
+            loss=_check_loss(problem.loss, SquaredDistanceLoss(mu)),
             reg=float(reg),
             interior=bool(interior),
             path=path,
             mode=mode,
-            oracle_constant=_positive(oracle_constant, "oracle_constant"),
+            oracle_constant=oracle_constant,
             eps1=eps1,
             delta1=delta1,
             kappa=kappa,
             c_delta=c,
-            mutant=mutant,
         )
         if mode == "oracle":
             sigma = oracle_constant * G / (mu * n * math.sqrt(m))
-            return cls(**common, sigma=sigma, noise_multiplier=float(oracle_constant))
+            return cls(**common, sigma=sigma, noise_multiplier=oracle_constant)
         if n < 4 * kappa + 2:
             raise InputError(
-                f"SCOutputPert needs n >= 4*kappa + 2 = {4 * kappa + 2} users at (epsilon, delta) = "
-                f"({epsilon:g}, {delta:g}) (kappa = {kappa}), got n = {n}; raise n or epsilon"
+                f"SCOutputPert needs n >= 4*kappa + 2 = {4 * kappa + 2} users at (epsilon, "
+                f"delta) = ({epsilon:g}, {delta:g}) (kappa = {kappa}), got n = {n}; raise n or "
+                "epsilon"
             )
         r = 4 * kappa
         big_delta = (
@@ -520,9 +503,8 @@ class SCOutputPert:
         )
         gamma0 = c * G * math.sqrt(math.log(n / beta) / m)
         delta_fast = 2.0 * (r + 1) * gamma0 / (mu * (n - r - 1))
-        sigma = _gaussian_scale(
-            eps1, delta1, kappa, big_delta if path == "exact" else delta_fast, mutant
-        )
+        target = big_delta if path == "exact" else delta_fast
+        sigma = cls._gaussian_scale(eps1, delta1, kappa, target)
         return cls(
             **common,
             Delta=big_delta,
@@ -538,27 +520,17 @@ class SCOutputPert:
         return self.Delta if self.path == "exact" else self.Delta_fast
 
     @property
-    def tdlap(self) -> TDLap:
-        return TDLap(self.eps1, self.delta1)
-
-    @property
     def params(self) -> dict:
         return _params(self)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        if self.mode == "oracle":
-            raise InputError(
-                "mode='oracle' is not private (an exponent-test device, spec §7(b)); use mode='paper'"
-            )
-        return PrivacyClaim(
-            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 3.1"
-        )
+        return _claim(self, "Theorem 3.1")
 
     def certificate(self, data) -> tuple[bool, float]:
         """Lemma C.1 certificate: ``(2(4κ+1)γ(x)/(μ(n−4κ−1)) ≤ Δ_fast, γ(x))``."""
         data = as_grouped(data)
-        gamma = self.loss.user_deviation(data)
+        gamma = exact_minimiser(self.loss).user_deviation(data)
         r = 4 * self.kappa
         return bool(
             2.0 * (r + 1) * gamma / (self.strong_convexity * (self.n - r - 1)) <= self.Delta_fast
@@ -570,12 +542,13 @@ class SCOutputPert:
         """``θ*(x)`` of this call's objective: (B, d) (B = 1 without centres)."""
         data = as_grouped(data)
         domain = Domain(self.radius) if domain is None else domain
-        if isinstance(self.loss, AbsoluteLoss):  # needs the item atoms, not only the mean
+        solver = exact_minimiser(self.loss)
+        if isinstance(solver, L1Minimiser):  # needs the item atoms, not only the mean
             _require_atoms(data)
-            return self.loss.minimiser(data.means, data.sizes[None, :], self.reg, centre, domain)[
-                :, 0, :
-            ]
-        return self.loss.minimiser(data.mean()[None, :], np.ones((1, 1)), self.reg, centre, domain)[
+            values, weights = data.means, data.sizes[None, :]
+        else:
+            values, weights = data.mean()[None, :], np.ones((1, 1))
+        return solver.minimiser(values, weights, reg=self.reg, centre=centre, domain=domain)[
             :, 0, :
         ]
 
@@ -593,53 +566,58 @@ class SCOutputPert:
         data = as_grouped(data)
         if (data.n, data.m) != (self.n, self.m):
             raise InputError(
-                f"this SCOutputPert was built for (n, m) = ({self.n}, {self.m}) but the data has "
-                f"({data.n}, {data.m}); its parameters depend on n and m — rebuild with from_theorem"
+                f"this SCOutputPert was built for (n, m) = ({self.n}, {self.m}) but the data "
+                f"has ({data.n}, {data.m}); its parameters depend on n and m — rebuild with "
+                "from_theorem"
             )
         domain = Domain(self.radius) if domain is None else domain
         d = data.d
         if self.mode == "oracle":
-            theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal(
-                (trials, d)
+            theta = self.minimiser(data, centre, domain)
+            theta = theta + self.sigma * rng.standard_normal((trials, d))
+            return OutputPertRun(
+                theta=theta,
+                bottom=np.zeros(trials, bool),
+                gradient_evaluations=0,
+                f_evaluations=1,
+                sigma=self.sigma,
             )
-            return OutputPertRun(theta, np.zeros(trials, bool), 0, 1, self.sigma)
-        grads = 0
-        certified = None
         if self.path == "fast":
             certified, _ = self.certificate(data)
-            grads = self.n * self.m
             if certified:
-                theta = self.minimiser(data, centre, domain) + self.sigma * rng.standard_normal(
-                    (trials, d)
-                )
-                return OutputPertRun(theta, np.zeros(trials, bool), grads, 1, self.sigma, True)
-            if self.mutant == "no-fallback":  # M3: short-circuit to ⊥ when the certificate fails
+                theta = self.minimiser(data, centre, domain)
+                theta = theta + self.sigma * rng.standard_normal((trials, d))
                 return OutputPertRun(
-                    np.full((trials, d), np.nan), np.ones(trials, bool), grads, 1, self.sigma, False
+                    theta=theta,
+                    bottom=np.zeros(trials, bool),
+                    gradient_evaluations=self.n * self.m,
+                    f_evaluations=1,
+                    sigma=self.sigma,
+                    certified=True,
                 )
-        theta, bottom, r1, s_star, evaluations = _stable_release(
-            data,
-            rng,
-            trials,
-            loss=self.loss,
-            reg=self.reg,
-            centre=centre,
-            domain=domain,
-            delta_target=self.target,
-            sigma=self.sigma,
-            kappa=self.kappa,
-            tdlap=self.tdlap,
-            mutant=self.mutant,
+            return self._fallback(
+                data, rng, trials, centre=centre, domain=domain, transcript=transcript
+            )
+        return self._exact(data, rng, trials, centre=centre, domain=domain, transcript=transcript)
+
+    def _fallback(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
+        """Appendix C: the certificate failed, so run the exhaustive test (n·m gradients spent)."""
+        out = self._exact(data, rng, trials, centre=centre, domain=domain, transcript=transcript)
+        return replace(out, gradient_evaluations=self.n * self.m, certified=False)
+
+    def _exact(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
+        """Algorithm 1 on this call's objective (the exhaustive stability test)."""
+        theta, bottom, r1, s_star, evaluations = self._release(
+            data, rng, trials, reg=self.reg, centre=centre, domain=domain, target=self.target
         )
         return OutputPertRun(
-            theta,
-            bottom,
-            grads,
-            evaluations,
-            self.sigma,
-            certified,
-            r1 if transcript else None,
-            s_star if transcript else None,
+            theta=theta,
+            bottom=bottom,
+            gradient_evaluations=0,
+            f_evaluations=evaluations,
+            sigma=self.sigma,
+            r1=r1 if transcript else None,
+            s_star=s_star if transcript else None,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -648,29 +626,6 @@ class SCOutputPert:
 
 
 # --------------------------------------------------------------------------- Algorithms 3 and 4
-
-
-def _phase_loop(calls, blocks, data: GroupedMeans, rng, trials, start, domain, transcript):
-    """Shared loop of Algorithms 3/4: θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1}, then Π_K."""
-    theta = np.array(start, dtype=np.float64)
-    phases, bottoms, grads = [], [], 0
-    for call, (lo, hi) in zip(calls, blocks):
-        block = data if (lo, hi) == (0, data.n) else data.block(lo, hi)
-        out = call.run(block, rng, trials, centre=theta, domain=domain)
-        grads += out.gradient_evaluations
-        theta = np.where(
-            out.bottom[:, None], theta, out.theta
-        )  # line 9 [DEFAULT]: ⊥ → previous iterate
-        theta = domain.project(theta[:, None, :])[:, 0, :]  # line 10 [DEFAULT]: Proj_K
-        if transcript:
-            phases.append(theta)
-            bottoms.append(out.bottom)
-    return PhasedRun(
-        theta,
-        grads,
-        np.stack(phases, axis=1) if transcript else None,
-        np.stack(bottoms, axis=1) if transcript else None,
-    )
 
 
 def _domain_for(
@@ -687,12 +642,88 @@ def _domain_for(
     return domain, start
 
 
-PHASED_ERM_MUTANTS = (None, "full-budget-per-phase")
+def _lam_choice(lam: float | str, rules: tuple[str, ...]) -> tuple[str, float | None]:
+    """``(lam_rule, λ)``: a rule name (λ computed later) or λ itself (rule ``"given"``)."""
+    if isinstance(lam, str):
+        return check_choice(lam, rules, "lam"), None
+    return "given", check_positive(lam, "lam")
 
 
-@dataclass(frozen=True)
-class PhasedERM:
-    """Algorithm 3, ``Phased-ERM_{ε,δ,λ,β}(ℓ; x)`` (Theorem 4.1): localisation on the full dataset.
+def _diameter(problem: Problem, diameter: float | None) -> float:
+    """R of Theorems 4.1/5.1: ``diameter``, by default the diameter 2·radius of K."""
+    if diameter is not None:
+        return check_positive(diameter, "diameter")
+    if math.isinf(problem.radius):
+        raise InputError(
+            "the phased algorithms need a bounded K = B(0, R) for their λ: pass "
+            "Problem(radius=...) or diameter="
+        )
+    return 2.0 * problem.radius
+
+
+class _Phased:
+    """What Algorithms 3 and 4 share: the phase-i call and the run over the phase blocks."""
+
+    def _run(self, data, rng, trials: int, *, blocks, domain, transcript) -> PhasedRun:
+        """θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1}, then Π_K, from θ_0 = centre of
+        the domain (K, or Alg 5/6's K ∩ B(θ0, R'))."""
+        domain, start = _domain_for(self.radius, trials, domain, data.d)
+        theta = np.array(start, dtype=np.float64)
+        phases, bottoms, grads = [], [], 0
+        for call, (lo, hi) in zip(self.calls, blocks, strict=True):
+            block = data if (lo, hi) == (0, data.n) else data.block(lo, hi)
+            out = call.run(block, rng, trials, centre=theta, domain=domain)
+            grads += out.gradient_evaluations
+            theta = np.where(out.bottom[:, None], theta, out.theta)  # line 9 [DEFAULT]: ⊥ → θ_{i−1}
+            theta = domain.project(theta[:, None, :])[:, 0, :]  # line 10 [DEFAULT]: Proj_K
+            if transcript:
+                phases.append(theta)
+                bottoms.append(out.bottom)
+        return PhasedRun(
+            theta=theta,
+            gradient_evaluations=grads,
+            phases=np.stack(phases, axis=1) if transcript else None,
+            bottoms=np.stack(bottoms, axis=1) if transcript else None,
+        )
+
+    def _phase_call(self, *, n: int, epsilon: float, delta: float, lam_i: float) -> SCOutputPert:
+        """``SCOutputPert_{ε_i, δ_i, β/T, 2G, λ_i, K_i}(ℓ_i; block)`` of phase i."""
+        problem = Problem(
+            n=n,
+            m=self.m,
+            d=self.d,
+            epsilon=epsilon,
+            delta=delta,
+            lipschitz=2.0 * self.lipschitz,
+            strong_convexity=lam_i,
+            radius=self.radius,
+            loss=self.loss,
+        )
+        return SCOutputPert.from_theorem(
+            problem,
+            beta=self.beta / self.phases,
+            reg=lam_i,
+            interior=self.interior,
+            path=self.path,
+            oracle=None if self.mode == "paper" else self.oracle_constant,
+        )
+
+    @property
+    def calls(self) -> list[SCOutputPert]:
+        return [self.call(i) for i in range(1, self.phases + 1)]
+
+    @property
+    def params(self) -> dict:
+        return _params(self)
+
+    def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return self.run(data, rng, trials).theta
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhasedERM(_Phased):
+    """Algorithm 3, ``Phased-ERM_{ε,δ,λ,β}(ℓ; x)`` (Theorem 4.1): localisation on the full
+    dataset.
 
     Phase i: ``λ_i = λ·growth^i``, ``ℓ_i = ℓ + (λ_i/2)‖θ − θ_{i−1}‖²`` on ``K_i``,
     ``θ_i = SCOutputPert_{ε/T, δ/T, β/T, 2G, λ_i, K_i}(ℓ_i; x)`` (basic composition).
@@ -702,7 +733,8 @@ class PhasedERM:
     delta: float
     beta: float
     lam: float
-    """λ: ``G√d/(R n √m)`` (Thm 4.1 proof, ``lam_rule="paper"``) × C_σ (``"balanced"``, [DEFAULT] recommended)."""
+    """λ: ``G√d/(R n √m)`` (Thm 4.1 proof, rule ``"paper"``) × C_σ (``"balanced"``, [DEFAULT]
+    recommended)."""
     lipschitz: float
     radius: float
     diameter: float
@@ -719,105 +751,73 @@ class PhasedERM:
     interior: bool = False
     oracle_constant: float = 1.0
     lam_rule: str = "balanced"
-    mutant: str | None = None
 
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        radius: float,
-        loss: Any = None,
+        problem: Problem,
+        *,
         diameter: float | None = None,
         beta: float | None = None,
         phases: int | None = None,
-        lam: float | None = None,
-        lam_rule: str = "balanced",
+        lam: float | str = "balanced",
         growth: float = 4.0,
-        mode: str = "paper",
         path: str = "fast",
         interior: bool = False,
-        oracle_constant: float = 1.0,
-        mutant: str | None = None,
+        oracle: float | None = None,
     ) -> PhasedERM:
-        """Parameters of Algorithm 3; β = 1/(nm) and λ by ``lam_rule`` unless given."""
-        epsilon, delta = _check_budget(epsilon, delta)
-        n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
-        G, radius = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
-        diameter = 2.0 * radius if diameter is None else _positive(diameter, "diameter")
-        beta = 1.0 / (n * m) if beta is None else _positive(beta, "beta")
-        phases = max(1, math.ceil(math.log2(n * m))) if phases is None else _count(phases, "phases")
-        check_choice(lam_rule, ("paper", "balanced"), "lam_rule")
-        check_choice(mode, MODES, "mode")
-        if mutant not in PHASED_ERM_MUTANTS:
-            raise InputError(f"mutant must be one of {PHASED_ERM_MUTANTS}, got {mutant!r}")
-        loss = LinearLoss(1.0) if loss is None else loss
+        """Parameters of Algorithm 3 from ``problem`` (n, m, d, ε, δ, G, K, the loss: default
+        ``LinearLoss(1)``): β = 1/(nm), T = ⌈log2(nm)⌉ and λ by the rule ``lam`` (``"paper"``
+        or ``"balanced"``) unless given; ``path``, ``interior`` and ``oracle`` are passed to
+        every :class:`SCOutputPert` call."""
+        epsilon, delta = _check_budget(problem)
+        n, m, d = problem.n, problem.m, problem.d
+        G, diameter = problem.lipschitz, _diameter(problem, diameter)
+        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
+        phases = max(1, math.ceil(math.log2(n * m))) if phases is None else phases
+        lam_rule, lam = _lam_choice(lam, ("paper", "balanced"))
+        mode, oracle_constant = _mode(oracle)
         obj = cls(
-            epsilon,
-            delta,
-            beta,
-            1.0,
-            G,
-            radius,
-            diameter,
-            n,
-            m,
-            d,
-            loss,
-            phases,
-            _positive(growth, "growth"),
-            mode,
-            path,
-            bool(interior),
-            _positive(oracle_constant, "oracle_constant"),
-            lam_rule,
-            mutant,
+            epsilon=epsilon,
+            delta=delta,
+            beta=beta,
+            lam=1.0,
+            lipschitz=G,
+            radius=problem.radius,
+            diameter=diameter,
+            n=n,
+            m=m,
+            d=d,
+            loss=_check_loss(problem.loss, LinearLoss(1.0)),
+            phases=check_count(phases, "phases"),
+            growth=check_positive(growth, "growth"),
+            mode=mode,
+            path=path,
+            interior=bool(interior),
+            oracle_constant=oracle_constant,
+            lam_rule=lam_rule,
         )
         if lam is None:
             base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
             lam = base * (obj.call(1, lam=base).noise_multiplier if lam_rule == "balanced" else 1.0)
-        return replace(obj, lam=_positive(lam, "lam"))
+        return replace(obj, lam=check_positive(lam, "lam"))
+
+    def _budget_share(self) -> int:
+        """Basic composition: every phase gets (ε/T, δ/T)."""
+        return self.phases
 
     def call(self, i: int, lam: float | None = None) -> SCOutputPert:
-        """The phase-i SCOutputPert (per-call budget (ε/T, δ/T, β/T), Lipschitz 2G, strong convexity λ_i)."""
+        """The phase-i SCOutputPert (per-call budget (ε/T, δ/T, β/T), Lipschitz 2G, strong
+        convexity λ_i)."""
         lam_i = (self.lam if lam is None else lam) * self.growth**i
-        share = 1 if self.mutant == "full-budget-per-phase" else self.phases
-        return SCOutputPert.from_theorem(
-            self.n,
-            self.m,
-            self.epsilon / share,
-            self.delta / share,
-            2.0 * self.lipschitz,
-            lam_i,
-            self.beta / self.phases,
-            self.radius,
-            self.loss,
-            lam_i,
-            self.interior,
-            self.path,
-            self.mode,
-            self.oracle_constant,
+        share = self._budget_share()
+        return self._phase_call(
+            n=self.n, epsilon=self.epsilon / share, delta=self.delta / share, lam_i=lam_i
         )
-
-    @property
-    def calls(self) -> list[SCOutputPert]:
-        return [self.call(i) for i in range(1, self.phases + 1)]
-
-    @property
-    def params(self) -> dict:
-        return _params(self)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        if self.mode == "oracle":
-            raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(
-            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 4.1"
-        )
+        return _claim(self, "Theorem 4.1")
 
     def run(
         self,
@@ -829,13 +829,8 @@ class PhasedERM:
     ) -> PhasedRun:
         trials = check_trials(trials)
         data = as_grouped(data)
-        domain, start = _domain_for(self.radius, trials, domain, data.d)
-        return _phase_loop(
-            self.calls, [(0, data.n)] * self.phases, data, rng, trials, start, domain, transcript
-        )
-
-    def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
-        return self.run(data, rng, trials).theta
+        blocks = [(0, data.n)] * self.phases
+        return self._run(data, rng, trials, blocks=blocks, domain=domain, transcript=transcript)
 
 
 def phased_sco_n0(epsilon: float, delta: float) -> int:
@@ -844,34 +839,33 @@ def phased_sco_n0(epsilon: float, delta: float) -> int:
 
 
 def phased_sco_blocks(n: int, n0: int) -> list[tuple[int, int]]:
-    """Disjoint user blocks of Algorithm 4: phase i uses (0-based) users ``[⌊n/2^i⌋, ⌊n/2^{i−1}⌋)``,
-    ``i = 1..T``, ``T = ⌊log2(n/N0)⌋``."""
-    n, n0 = _count(n, "n"), _count(n0, "n0")
+    """Disjoint user blocks of Algorithm 4: phase i uses (0-based) users
+    ``[⌊n/2^i⌋, ⌊n/2^{i−1}⌋)``, ``i = 1..T``, ``T = ⌊log2(n/N0)⌋``."""
+    n, n0 = check_count(n, "n"), check_count(n0, "n0")
     phases = int(math.floor(math.log2(n / n0))) if n >= n0 else 0
     return [(n // 2**i, n // 2 ** (i - 1)) for i in range(1, phases + 1)]
 
 
-PHASED_SCO_MUTANTS = (None, "reuse-users")
-
-
-@dataclass(frozen=True)
-class PhasedSCO:
-    """Algorithm 4, ``Phased-SCO_{ε,δ,λ,β}(ℓ; x)`` (Theorem 5.1): one disjoint user block per phase.
+@dataclass(frozen=True, kw_only=True)
+class PhasedSCO(_Phased):
+    """Algorithm 4, ``Phased-SCO_{ε,δ,λ,β}(ℓ; x)`` (Theorem 5.1): one disjoint user block per
+    phase.
 
     Phase i runs ``SCOutputPert_{ε, δ, β/T, 2G, λ_i, K_i}`` at the FULL budget on block i
-    (parallel composition); the phase's Δ uses the block size ``n_i``.  ``growth`` of λ_i is the
-    paper's 4 by default.  The final phase's output-perturbation noise σ_T = C_σ·2G/(λ·growth^T·n_T√m)
-    does not shrink with m relative to RG/√(nm) (λ ∝ 1/√(nm) under the max rule), so on a sharp
-    minimum the excess stays at ≈ √(2/π)·2C_σ·G·R·N0/n^{3/2} for every m (RT-8, a finding about
-    Thm 5.1).  Growth 8 (Feldman et al.'s variant) divides that floor by 2^T but does NOT fix it:
-    the excess is still flat in m.
+    (parallel composition); the phase's Δ uses the block size ``n_i``.  ``growth`` of λ_i is
+    the paper's 4 by default.  The final phase's output-perturbation noise
+    σ_T = C_σ·2G/(λ·growth^T·n_T√m) does not shrink with m relative to RG/√(nm) (λ ∝ 1/√(nm)
+    under the max rule), so on a sharp minimum the excess stays at ≈ √(2/π)·2C_σ·G·R·N0/n^{3/2}
+    for every m (RT-8, a finding about Thm 5.1).  Growth 8 (Feldman et al.'s variant) divides
+    that floor by 2^T but does NOT fix it: the excess is still flat in m.
     """
 
     epsilon: float
     delta: float
     beta: float
     lam: float
-    """λ: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` ([DEFAULT] max rule) or ``G√d/(R n √m)`` (paper, [ERRATA?])."""
+    """λ: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` ([DEFAULT] max rule) or ``G√d/(R n √m)``
+    (paper, [ERRATA?])."""
     lipschitz: float
     radius: float
     diameter: float
@@ -889,68 +883,56 @@ class PhasedSCO:
     interior: bool = False
     oracle_constant: float = 1.0
     lam_rule: str = "max"
-    mutant: str | None = None
 
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        radius: float,
-        loss: Any = None,
+        problem: Problem,
+        *,
         diameter: float | None = None,
         beta: float | None = None,
         n0: int | None = None,
-        lam: float | None = None,
-        lam_rule: str = "max",
+        lam: float | str = "max",
         growth: float = 4.0,
-        mode: str = "paper",
         path: str = "fast",
         interior: bool = False,
-        oracle_constant: float = 1.0,
-        mutant: str | None = None,
+        oracle: float | None = None,
     ) -> PhasedSCO:
-        epsilon, delta = _check_budget(epsilon, delta)
-        n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
-        G, radius = _positive(lipschitz, "lipschitz"), _positive(radius, "radius")
-        diameter = 2.0 * radius if diameter is None else _positive(diameter, "diameter")
-        beta = 1.0 / (n * m) if beta is None else _positive(beta, "beta")
-        n0 = phased_sco_n0(epsilon, delta) if n0 is None else _count(n0, "n0")
+        """Parameters of Algorithm 4 from ``problem`` (loss default ``LinearLoss(1)``): β =
+        1/(nm), N0 by :func:`phased_sco_n0` and λ by the rule ``lam`` (``"max"`` or
+        ``"paper"``) unless given."""
+        epsilon, delta = _check_budget(problem)
+        n, m, d = problem.n, problem.m, problem.d
+        G, diameter = problem.lipschitz, _diameter(problem, diameter)
+        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
+        n0 = phased_sco_n0(epsilon, delta) if n0 is None else check_count(n0, "n0")
         blocks = tuple(phased_sco_blocks(n, n0))
         if not blocks:
             raise InputError(
                 f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}"
             )
-        check_choice(lam_rule, ("paper", "max"), "lam_rule")
-        check_choice(mode, MODES, "mode")
-        if mutant not in PHASED_SCO_MUTANTS:
-            raise InputError(f"mutant must be one of {PHASED_SCO_MUTANTS}, got {mutant!r}")
-        loss = LinearLoss(1.0) if loss is None else loss
+        lam_rule, lam = _lam_choice(lam, ("paper", "max"))
+        mode, oracle_constant = _mode(oracle)
         obj = cls(
-            epsilon,
-            delta,
-            beta,
-            1.0,
-            G,
-            radius,
-            diameter,
-            n,
-            m,
-            d,
-            loss,
-            n0,
-            blocks,
-            _positive(growth, "growth"),
-            mode,
-            path,
-            bool(interior),
-            _positive(oracle_constant, "oracle_constant"),
-            lam_rule,
-            mutant,
+            epsilon=epsilon,
+            delta=delta,
+            beta=beta,
+            lam=1.0,
+            lipschitz=G,
+            radius=problem.radius,
+            diameter=diameter,
+            n=n,
+            m=m,
+            d=d,
+            loss=_check_loss(problem.loss, LinearLoss(1.0)),
+            n0=n0,
+            blocks=blocks,
+            growth=check_positive(growth, "growth"),
+            mode=mode,
+            path=path,
+            interior=bool(interior),
+            oracle_constant=oracle_constant,
+            lam_rule=lam_rule,
         )
         if lam is None:
             base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
@@ -961,7 +943,7 @@ class PhasedSCO:
                 )
             else:
                 lam = base
-        return replace(obj, lam=_positive(lam, "lam"))
+        return replace(obj, lam=check_positive(lam, "lam"))
 
     @property
     def phases(self) -> int:
@@ -969,46 +951,18 @@ class PhasedSCO:
 
     @property
     def phase_blocks(self) -> list[tuple[int, int]]:
-        """The users each phase actually reads (mutant M5 reads all users every phase)."""
-        if self.mutant == "reuse-users":
-            return [(0, self.n)] * self.phases
+        """The users each phase reads: block i (parallel composition)."""
         return list(self.blocks)
 
     def call(self, i: int, lam: float | None = None) -> SCOutputPert:
+        """The phase-i SCOutputPert on block i at the full (ε, δ), β/T, Lipschitz 2G, λ_i."""
         lo, hi = self.phase_blocks[i - 1]
         lam_i = (self.lam if lam is None else lam) * self.growth**i
-        return SCOutputPert.from_theorem(
-            hi - lo,
-            self.m,
-            self.epsilon,
-            self.delta,
-            2.0 * self.lipschitz,
-            lam_i,
-            self.beta / self.phases,
-            self.radius,
-            self.loss,
-            lam_i,
-            self.interior,
-            self.path,
-            self.mode,
-            self.oracle_constant,
-        )
-
-    @property
-    def calls(self) -> list[SCOutputPert]:
-        return [self.call(i) for i in range(1, self.phases + 1)]
-
-    @property
-    def params(self) -> dict:
-        return _params(self)
+        return self._phase_call(n=hi - lo, epsilon=self.epsilon, delta=self.delta, lam_i=lam_i)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        if self.mode == "oracle":
-            raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(
-            self.epsilon, self.delta, "user", "replace", source="Ghazi et al. 2023, Theorem 5.1"
-        )
+        return _claim(self, "Theorem 5.1")
 
     def run(
         self,
@@ -1022,24 +976,20 @@ class PhasedSCO:
         data = as_grouped(data)
         if data.n != self.n:
             raise InputError(f"built for n = {self.n} users, the data has {data.n}")
-        domain, start = _domain_for(self.radius, trials, domain, data.d)
-        return _phase_loop(
-            self.calls, self.phase_blocks, data, rng, trials, start, domain, transcript
-        )
-
-    def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
-        return self.run(data, rng, trials).theta
+        blocks = self.phase_blocks
+        return self._run(data, rng, trials, blocks=blocks, domain=domain, transcript=transcript)
 
 
 # --------------------------------------------------------------------------- Algorithms 5 and 6
 
 
 def _localised_radius(sigma0: float, d: int, beta: float) -> float:
-    """``R' = σ0(√d + √(2 ln(1/β)))`` (Alg 5 line 4 [DEFAULT]: χ_d tail bound for "Cσ√(d log(1/β))")."""
+    """``R' = σ0(√d + √(2 ln(1/β)))`` (Alg 5 line 4 [DEFAULT]: χ_d tail bound for
+    "Cσ√(d log(1/β))")."""
     return sigma0 * (math.sqrt(d) + math.sqrt(2.0 * math.log(1.0 / beta)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _StronglyConvex:
     epsilon: float
     delta: float
@@ -1062,63 +1012,73 @@ class _StronglyConvex:
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        m: int,
-        d: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        strong_convexity: float,
-        radius: float,
-        mode: str = "paper",
+        problem: Problem,
+        *,
         path: str = "fast",
         interior: bool = False,
-        oracle_constant: float = 1.0,
+        oracle: float | None = None,
         lam_rule: str | None = None,
         n0: int | None = None,
     ):
-        epsilon, delta = _check_budget(epsilon, delta)
-        n, m, d = _count(n, "n"), _count(m, "m"), _count(d, "d")
-        check_choice(mode, MODES, "mode")
-        lam_rule = cls.default_lam_rule if lam_rule is None else lam_rule
+        """Parameters of Algorithm 5/6 from ``problem`` (n, m, d, ε, δ, G, μ > 0, K = B(0, R)
+        with R finite; the loss is ``SquaredDistanceLoss(μ)``); ``lam_rule`` of the phased
+        stage (default: the class's), ``n0`` of Phased-SCO (Algorithm 6)."""
+        epsilon, delta = _check_budget(problem)
+        n, m = problem.n, problem.m
+        mu = check_positive(problem.strong_convexity, "strong_convexity")
+        if problem.loss is not None and problem.loss != SquaredDistanceLoss(mu):
+            raise InputError(
+                f"Algorithms 5 and 6 are implemented for ℓ = (μ/2)‖θ − z‖²: pass "
+                f"Problem(loss=None) or SquaredDistanceLoss({mu:g}), got {problem.loss!r}"
+            )
+        mode, oracle_constant = _mode(oracle)
         obj = cls(
-            epsilon,
-            delta,
-            _positive(lipschitz, "lipschitz"),
-            _positive(strong_convexity, "strong_convexity"),
-            _positive(radius, "radius"),
-            n,
-            m,
-            d,
-            1.0 / (2.0 * n * n * m),
-            mode,
-            path,
-            bool(interior),
-            _positive(oracle_constant, "oracle_constant"),
-            lam_rule,
-            None if n0 is None else _count(n0, "n0"),
+            epsilon=epsilon,
+            delta=delta,
+            lipschitz=problem.lipschitz,
+            strong_convexity=mu,
+            radius=check_positive(problem.radius, "radius"),
+            n=n,
+            m=m,
+            d=problem.d,
+            beta=1.0 / (2.0 * n * n * m),
+            mode=mode,
+            path=path,
+            interior=bool(interior),
+            oracle_constant=oracle_constant,
+            lam_rule=cls.default_lam_rule if lam_rule is None else lam_rule,
+            n0=None if n0 is None else check_count(n0, "n0"),
         )
         obj.stage_one()
         obj.stage_two(obj.localised_radius)
         return obj
 
+    def _problem(self) -> Problem:
+        """The problem at half the budget (each stage gets (ε/2, δ/2))."""
+        return Problem(
+            n=self.n,
+            m=self.m,
+            d=self.d,
+            epsilon=self.epsilon / 2,
+            delta=self.delta / 2,
+            lipschitz=self.lipschitz,
+            strong_convexity=self.strong_convexity,
+            radius=self.radius,
+            loss=SquaredDistanceLoss(self.strong_convexity),
+        )
+
+    @property
+    def _oracle(self) -> float | None:
+        return None if self.mode == "paper" else self.oracle_constant
+
     def stage_one(self) -> SCOutputPert:
         """θ0 = SCOutputPert_{ε/2, δ/2, β, G, μ, K}(ℓ; x) (line 2)."""
         return SCOutputPert.from_theorem(
-            self.n,
-            self.m,
-            self.epsilon / 2,
-            self.delta / 2,
-            self.lipschitz,
-            self.strong_convexity,
-            self.beta,
-            self.radius,
-            QuadraticLoss(self.strong_convexity),
-            0.0,
-            self.interior,
-            self.path,
-            self.mode,
-            self.oracle_constant,
+            self._problem(),
+            beta=self.beta,
+            interior=self.interior,
+            path=self.path,
+            oracle=self._oracle,
         )
 
     @property
@@ -1137,16 +1097,13 @@ class _StronglyConvex:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        if self.mode == "oracle":
-            raise InputError("mode='oracle' is not private; use mode='paper'")
-        return PrivacyClaim(
-            self.epsilon, self.delta, "user", "replace", source=f"Ghazi et al. 2023, {self.theorem}"
-        )
+        return _claim(self, self.theorem)
 
     def run(
         self, data, rng: np.random.Generator, trials: int, transcript: bool = False
     ) -> PhasedRun:
-        """θ0, then the localised phased algorithm on ``K' = K ∩ B(θ0, R')`` (⊥ → centre of K, R' = diam K)."""
+        """θ0, then the localised phased algorithm on ``K' = K ∩ B(θ0, R')`` (⊥ → centre of K,
+        R' = diam K)."""
         trials = check_trials(trials)
         data = as_grouped(data)
         first = self.stage_one().run(data, rng, trials)
@@ -1159,24 +1116,24 @@ class _StronglyConvex:
             rows = np.flatnonzero(first.bottom == lost)
             if rows.size == 0:
                 continue
-            domain = Domain(self.radius, theta0[rows], np.full(rows.size, rp))
+            domain = Domain(self.radius, centre=theta0[rows], local_radius=np.full(rows.size, rp))
             out = self.stage_two(rp).run(data, rng, rows.size, domain=domain)
             theta[rows] = out.theta
             grads += out.gradient_evaluations
         return PhasedRun(
-            theta,
-            grads,
-            theta0[:, None, :] if transcript else None,
-            first.bottom[:, None] if transcript else None,
+            theta=theta,
+            gradient_evaluations=grads,
+            phases=theta0[:, None, :] if transcript else None,
+            bottoms=first.bottom[:, None] if transcript else None,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StronglyConvexERM(_StronglyConvex):
-    """Algorithm 5 (Theorem 4.3; reduction of Bassily et al. 2014) for ``ℓ = (μ/2)‖θ − z‖²``-type losses.
+    """Algorithm 5 (Theorem 4.3; reduction of Bassily et al. 2014) for ``ℓ = (μ/2)‖θ − z‖²``.
 
     ``R' = σ0(√d + √(2 ln(1/β)))``, ``λ = G√d/(R' n √m)`` (× C_σ with ``lam_rule="balanced"``),
     then ``Phased-ERM_{ε/2, δ/2, λ, β}`` on ``K' = K ∩ B(θ0, R')``.
@@ -1191,28 +1148,20 @@ class StronglyConvexERM(_StronglyConvex):
 
     def stage_two(self, rp: float) -> PhasedERM:
         return PhasedERM.from_theorem(
-            self.n,
-            self.m,
-            self.d,
-            self.epsilon / 2,
-            self.delta / 2,
-            self.lipschitz,
-            self.radius,
-            QuadraticLoss(self.strong_convexity),
+            self._problem(),
             diameter=rp,
             beta=self.beta,
-            lam_rule=self.lam_rule,
-            mode=self.mode,
+            lam=self.lam_rule,
             path=self.path,
             interior=self.interior,
-            oracle_constant=self.oracle_constant,
+            oracle=self._oracle,
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StronglyConvexSCO(_StronglyConvex):
-    """Algorithm 6 (Theorem 5.3): Algorithm 5 with ``R' += 30 G √(ln(2/β))/(μ√(nm))`` (Prop. B.1)
-    and Phased-SCO (max-rule λ by default) in place of Phased-ERM."""
+    """Algorithm 6 (Theorem 5.3): Algorithm 5 with ``R' += 30 G √(ln(2/β))/(μ√(nm))``
+    (Prop. B.1) and Phased-SCO (max-rule λ by default) in place of Phased-ERM."""
 
     theorem = "Theorem 5.3"
     default_lam_rule = "max"
@@ -1229,29 +1178,21 @@ class StronglyConvexSCO(_StronglyConvex):
 
     def stage_two(self, rp: float) -> PhasedSCO:
         return PhasedSCO.from_theorem(
-            self.n,
-            self.m,
-            self.d,
-            self.epsilon / 2,
-            self.delta / 2,
-            self.lipschitz,
-            self.radius,
-            QuadraticLoss(self.strong_convexity),
+            self._problem(),
             diameter=rp,
             beta=self.beta,
-            lam_rule=self.lam_rule,
-            mode=self.mode,
+            lam=self.lam_rule,
             path=self.path,
             n0=self.n0,
             interior=self.interior,
-            oracle_constant=self.oracle_constant,
+            oracle=self._oracle,
         )
 
 
 # --------------------------------------------------------------------------- baselines (spec §2.9)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _OutputPerturbation:
     epsilon: float
     delta: float
@@ -1265,34 +1206,25 @@ class _OutputPerturbation:
     sigma: float = 0.0
 
     @classmethod
-    def from_theorem(
-        cls,
-        n: int,
-        m: int,
-        epsilon: float,
-        delta: float,
-        lipschitz: float,
-        strong_convexity: float,
-        radius: float = math.inf,
-        calibration: str = "analytic",
-    ):
-        """``σ`` of the Gaussian mechanism for the replace sensitivity; ``calibration="classical"`` is the
-        spec's ``√(2 ln(1.25/δ))·Δ/ε`` (proved only for ε < 1), ``"analytic"`` the exact one (default)."""
-        epsilon, delta = _check_budget(epsilon, delta)
-        n, m = _count(n, "n"), _count(m, "m")
-        G, mu = _positive(lipschitz, "lipschitz"), _positive(strong_convexity, "strong_convexity")
+    def from_theorem(cls, problem: Problem, *, calibration: str = "analytic"):
+        """``σ`` of the Gaussian mechanism for the replace sensitivity; ``calibration=
+        "classical"`` is the spec's ``√(2 ln(1.25/δ))·Δ/ε`` (proved only for ε < 1),
+        ``"analytic"`` the exact one (default)."""
+        epsilon, delta = _check_budget(problem)
+        n, m, G = problem.n, problem.m, problem.lipschitz
+        mu = check_positive(problem.strong_convexity, "strong_convexity")
         sens = cls._sensitivity(G, mu, n, m)
         return cls(
-            epsilon,
-            delta,
-            G,
-            mu,
-            n,
-            m,
-            _positive(radius, "radius"),
-            calibration,
-            sens,
-            gaussian_sigma(epsilon, delta, sens, calibration),
+            epsilon=epsilon,
+            delta=delta,
+            lipschitz=G,
+            strong_convexity=mu,
+            n=n,
+            m=m,
+            radius=problem.radius,
+            calibration=calibration,
+            sensitivity=sens,
+            sigma=gaussian_sigma(epsilon, delta, sens, calibration),
         )
 
     @property
@@ -1301,7 +1233,13 @@ class _OutputPerturbation:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(self.epsilon, self.delta, self.unit, "replace", source=self.source)
+        return PrivacyClaim(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            unit=self.unit,
+            relation="replace",
+            source=self.source,
+        )
 
     def run(
         self, data, rng: np.random.Generator, trials: int, transcript: bool = False
@@ -1310,19 +1248,26 @@ class _OutputPerturbation:
         data = as_grouped(data)
         if data.n != self.n:
             raise InputError(f"built for n = {self.n} users, the data has {data.n}")
-        theta = QuadraticLoss(self.strong_convexity).minimiser(
-            data.means, data.sizes[None, :], 0.0, None, Domain(self.radius)
+        theta = QuadraticMinimiser(self.strong_convexity).minimiser(
+            data.means, data.sizes[None, :], reg=0.0, centre=None, domain=Domain(self.radius)
         )[:, 0, :]
         theta = theta + self.sigma * rng.standard_normal((trials, data.d))
-        return OutputPertRun(theta, np.zeros(trials, bool), 0, 1, self.sigma)
+        return OutputPertRun(
+            theta=theta,
+            bottom=np.zeros(trials, bool),
+            gradient_evaluations=0,
+            f_evaluations=1,
+            sigma=self.sigma,
+        )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NaiveUserOutputPert(_OutputPerturbation):
-    """Naive user-level output perturbation: replacing a user moves θ* by ≤ 2G/(μn) (spec §2.9)."""
+    """Naive user-level output perturbation: replacing a user moves θ* by ≤ 2G/(μn)
+    (spec §2.9)."""
 
     unit = "user"
     source = "spec 001 §2.9 naive user-level output perturbation"
@@ -1332,9 +1277,10 @@ class NaiveUserOutputPert(_OutputPerturbation):
         return 2.0 * G / (mu * n)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ItemLevelOutputPert(_OutputPerturbation):
-    """Item-level output perturbation (Chaudhuri et al. 2011): sensitivity 2G/(μ n m) — NOT user-level private."""
+    """Item-level output perturbation (Chaudhuri et al. 2011): sensitivity 2G/(μ n m) — NOT
+    user-level private."""
 
     unit = "item"
     source = "Chaudhuri et al. 2011 (item level), spec 001 §2.9"
@@ -1358,7 +1304,8 @@ class BottomChannel:
 
 
 def min_users(epsilon: float, delta: float, nm: int) -> int:
-    """``4κ_ph + 2`` with ``κ_ph = κ(ε/(2T), δ/(T(e^{ε/T}+2)))``, ``T = ⌈log2(nm)⌉`` [DERIVED, spec §2.4]."""
-    epsilon, delta = _check_budget(epsilon, delta)
-    t = max(1, math.ceil(math.log2(_count(nm, "nm"))))
+    """``4κ_ph + 2`` with ``κ_ph = κ(ε/(2T), δ/(T(e^{ε/T}+2)))``, ``T = ⌈log2(nm)⌉``
+    [DERIVED, spec §2.4]."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    t = max(1, math.ceil(math.log2(check_count(nm, "nm"))))
     return 4 * inner_privacy_params(epsilon / t, delta / t)[2] + 2

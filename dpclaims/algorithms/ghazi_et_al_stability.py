@@ -1,13 +1,14 @@
-"""Subroutines of Ghazi et al. (ICML 2023), spec ``001_ghazi_et_al_user_level_convex.md`` §2.0–§2.3, §2.8.
+"""Subroutines of Ghazi et al. (ICML 2023), spec ``001_ghazi_et_al_user_level_convex.md``.
+
+Spec §2.0–§2.3 and §2.8.
 
 In the order the paper uses them:
 
 * :func:`kappa_fn`, :func:`inner_privacy_params`, :class:`TDLap` — Definition 3.4 and
   Algorithm 1 line 3 (the shifted truncated discrete Laplace radius ``R1``);
-* :class:`GroupedMeans` — the per-user sufficient statistics (item means, "virtual m")
-  every loss here needs (spec §7(b) "per-user sufficient statistics");
-* :class:`QuadraticLoss`, :class:`LinearLoss`, :class:`AbsoluteLoss` and :class:`Domain` —
-  the exact, deterministic constrained minimisers ``θ*_{ℓ,K}`` of spec §2.8 (closed forms);
+* :func:`exact_minimiser` (:class:`QuadraticMinimiser`, :class:`LinearMinimiser`,
+  :class:`L1Minimiser`) and :class:`Domain` — the exact, deterministic constrained minimisers
+  ``θ*_{ℓ,K}`` of spec §2.8 (closed forms) for the losses of :mod:`dpclaims.losses`;
 * :func:`stability_profile` — the exhaustive stability test of Algorithm 1, lines 4–6, on
   type-compressed sub-datasets (spec §2.1 "Type compression" and "Equivalent, efficient form").
 """
@@ -17,24 +18,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from ..data import UserDataset
-from ..errors import InputError, MechanismError, check_delta, check_epsilon, check_finite_array
+from ..data import GroupedMeans
+from ..errors import InputError, MechanismError, check_delta, check_epsilon
+from ..losses import L1DistanceLoss, LinearLoss, SquaredDistanceLoss, project_l2_ball
 
 __all__ = [
     "MAX_STATES",
     "kappa_fn",
     "inner_privacy_params",
     "TDLap",
-    "GroupedMeans",
-    "as_grouped",
     "Domain",
-    "QuadraticLoss",
-    "LinearLoss",
-    "AbsoluteLoss",
+    "ExactMinimiser",
+    "exact_minimiser",
+    "QuadraticMinimiser",
+    "LinearMinimiser",
+    "L1Minimiser",
     "StabilityProfile",
     "stability_profile",
 ]
@@ -43,7 +45,7 @@ MAX_STATES = 2**20
 """Largest number of type-compressed sub-datasets the exhaustive test enumerates (memory bound)."""
 
 BISECTION_STEPS = 200
-"""Fixed bisection steps of :class:`AbsoluteLoss` (deterministic; reaches float resolution)."""
+"""Fixed bisection steps of :class:`L1Minimiser` (deterministic; reaches float resolution)."""
 
 
 # --------------------------------------------------------------------------- Definition 3.4
@@ -58,7 +60,9 @@ def kappa_fn(epsilon: float, delta: float) -> int:
 
 
 def inner_privacy_params(epsilon: float, delta: float) -> tuple[float, float, int]:
-    """``(ε1, δ1, κ) = (ε/2, δ/(e^ε + 2), κ(ε1, δ1))`` — Algorithm 1 line 3 [RECON] (spec §2.0, §8.1).
+    """``(ε1, δ1, κ) = (ε/2, δ/(e^ε + 2), κ(ε1, δ1))``: Algorithm 1 line 3 [RECON].
+
+    Spec §2.0, §8.1.
 
     The proof of Thm 3.3 ends with ``(e^{ε1} + 2)δ1 ≤ δ`` and ``e^{2ε1} = e^ε``.
     """
@@ -115,143 +119,12 @@ class TDLap:
         }
 
 
-# --------------------------------------------------------------------------- sufficient statistics
-
-
-@dataclass(frozen=True, eq=False)
-class GroupedMeans:
-    """Per-user item means, possibly pooled into consecutive groups of users ("virtual m").
-
-    Attributes
-    ----------
-    means : array (g, d), the average item of each group (a group of size 1 is one user)
-    sizes : int array (g,), users per group (sum = n)
-    m : items per user (any positive integer: the items themselves are never stored)
-    point_mass : True when every item equals its group's mean (needed by :class:`AbsoluteLoss`)
-    """
-
-    means: np.ndarray
-    sizes: np.ndarray
-    m: int
-    point_mass: bool = False
-
-    def __post_init__(self) -> None:
-        means = check_finite_array(self.means, "means", ndim=2).copy()
-        sizes = np.asarray(self.sizes)
-        if sizes.shape != (means.shape[0],) or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
-            raise InputError(
-                f"sizes must be positive integers, one per group ({means.shape[0]}), got {self.sizes!r}"
-            )
-        if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or self.m < 1:
-            raise InputError(f"m must be a positive integer (items per user), got {self.m!r}")
-        means.setflags(write=False)
-        sizes = sizes.astype(np.int64)
-        sizes.setflags(write=False)
-        object.__setattr__(self, "means", means)
-        object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "m", int(self.m))
-
-    @classmethod
-    def per_user(cls, means, m: int, point_mass: bool = False) -> GroupedMeans:
-        """One group per user: ``means (n, d)``."""
-        means = np.asarray(means, dtype=np.float64)
-        return cls(means, np.ones(len(means), dtype=np.int64), m, point_mass)
-
-    @classmethod
-    def from_dataset(cls, data: UserDataset) -> GroupedMeans:
-        """User means of a :class:`~dpclaims.data.UserDataset` (labels are not used by these losses)."""
-        point_mass = bool(np.all(data.x == data.x[:, :1, :]))
-        return cls.per_user(data.x.mean(axis=1), data.m, point_mass)
-
-    @property
-    def n(self) -> int:
-        return int(self.sizes.sum())
-
-    @property
-    def d(self) -> int:
-        return int(self.means.shape[1])
-
-    @property
-    def per_user_stats(self) -> bool:
-        """True when every group is a single user (needed by the stability test and the certificate)."""
-        return bool(np.all(self.sizes == 1))
-
-    @property
-    def boundaries(self) -> np.ndarray:
-        """User indices where groups start, plus n: (g+1,)."""
-        return np.concatenate([[0], np.cumsum(self.sizes)])
-
-    def mean(self) -> np.ndarray:
-        """Mean of all n·m items (d,)."""
-        return self._mean
-
-    @cached_property
-    def _mean(self) -> np.ndarray:
-        return self.sizes.astype(np.float64) @ self.means / self.n
-
-    def block(self, lo: int, hi: int) -> GroupedMeans:
-        """Users ``lo..hi−1``; ``lo`` and ``hi`` must be group boundaries."""
-        b = self.boundaries
-        where = np.searchsorted(b, [lo, hi])
-        if (
-            not (0 <= lo < hi <= self.n)
-            or b[min(where[0], len(b) - 1)] != lo
-            or b[min(where[1], len(b) - 1)] != hi
-        ):
-            raise InputError(f"block [{lo}, {hi}) does not fall on group boundaries {b.tolist()}")
-        return GroupedMeans(
-            self.means[where[0] : where[1]],
-            self.sizes[where[0] : where[1]],
-            self.m,
-            self.point_mass,
-        )
-
-    def require_per_user(self, what: str) -> None:
-        if not self.per_user_stats:
-            raise InputError(
-                f"{what} needs per-user statistics; pass a UserDataset or GroupedMeans.per_user(...)"
-            )
-
-    def types(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct user means ``(t, d)`` and their counts ``(t,)`` (spec §2.1 type compression)."""
-        self.require_per_user("type compression")
-        values, counts = np.unique(self.means, axis=0, return_counts=True)
-        return values, counts.astype(np.int64)
-
-    def max_deviation(self) -> float:
-        """``max_u ‖z̄_u − z̄‖`` over users (per-user statistics only)."""
-        self.require_per_user("the gradient certificate")
-        return self._max_deviation
-
-    @cached_property
-    def _max_deviation(self) -> float:
-        return float(np.sqrt(np.max(np.sum((self.means - self.mean()) ** 2, axis=1))))
-
-    def to_dict(self) -> dict:
-        return {
-            "n": self.n,
-            "m": self.m,
-            "d": self.d,
-            "groups": int(len(self.sizes)),
-            "point_mass": self.point_mass,
-        }
-
-
-def as_grouped(data) -> GroupedMeans:
-    """``UserDataset`` or ``GroupedMeans`` → ``GroupedMeans``."""
-    if isinstance(data, GroupedMeans):
-        return data
-    if isinstance(data, UserDataset):
-        return GroupedMeans.from_dataset(data)
-    raise InputError(f"data must be a UserDataset or a GroupedMeans, got {type(data).__name__}")
-
-
-# --------------------------------------------------------------------------- exact minimisers (§2.8)
+# ------------------------------------------------------------------------- exact minimisers (§2.8)
 
 
 @dataclass(frozen=True)
 class Domain:
-    """``K = B(0, radius)``, optionally intersected with per-trial balls ``B(centre_b, local_radius_b)``.
+    """``K = B(0, radius)``, optionally ∩ per-trial balls ``B(centre_b, local_radius_b)``.
 
     ``centre (B, d)`` must lie in K (then the intersection is non-empty).  :meth:`project` is
     the exact Euclidean projection (closed form for two balls).
@@ -263,13 +136,13 @@ class Domain:
 
     def project(self, y: np.ndarray) -> np.ndarray:
         """Project ``y (B, ..., d)`` (B = 1 or the number of local balls) onto the domain."""
-        p1 = _project_ball(y, 0.0, self.radius)
+        p1 = project_l2_ball(y, self.radius)
         if self.centre is None:
             return p1
         extra = (1,) * (y.ndim - 2)
         c = self.centre.reshape((self.centre.shape[0],) + extra + (self.centre.shape[1],))
         r = np.asarray(self.local_radius, dtype=np.float64).reshape((-1,) + extra + (1,))
-        p2 = _project_ball(y, c, r)
+        p2 = project_l2_ball(y, r, c)
         ok1 = np.linalg.norm(p1 - c, axis=-1, keepdims=True) <= r * (1 + 1e-12)
         ok2 = np.linalg.norm(p2, axis=-1, keepdims=True) <= self.radius * (1 + 1e-12)
         dist = np.linalg.norm(c, axis=-1, keepdims=True)
@@ -284,15 +157,8 @@ class Domain:
         return np.where(ok1, p1, np.where(ok2, p2, circle))
 
 
-def _project_ball(y: np.ndarray, c, r) -> np.ndarray:
-    diff = y - c
-    norm = np.linalg.norm(diff, axis=-1, keepdims=True)
-    scale = np.where(norm > r, r / np.where(norm > 0, norm, 1.0), 1.0)
-    return c + diff * scale
-
-
 def _orthogonal(u: np.ndarray) -> np.ndarray:
-    """A unit vector orthogonal to each ``u`` (d ≥ 2; in d = 1 the circle is a point and w is unused)."""
+    """A unit vector orthogonal to each ``u`` (d ≥ 2; in d = 1 the circle is a point, w unused)."""
     e = np.zeros_like(u)
     e[..., 0] = 1.0
     alt = np.zeros_like(u)
@@ -303,13 +169,13 @@ def _orthogonal(u: np.ndarray) -> np.ndarray:
     return w / np.where(n > 0, n, 1.0)
 
 
-class _MeanLoss:
-    """A loss whose regularised empirical minimiser depends on the data only through the item mean."""
+class _MeanMinimiser:
+    """Exact minimiser of a loss whose regularised empirical risk depends on the item mean only."""
 
     strong_convexity = 0.0
 
     def minimiser(
-        self, values: np.ndarray, weights: np.ndarray, reg: float, centre, domain: Domain
+        self, values: np.ndarray, weights: np.ndarray, *, reg: float, centre, domain: Domain
     ) -> np.ndarray:
         """``argmin_{θ∈domain} (1/W)Σ_k w_k ℓ(θ; z_k) + (reg/2)‖θ − c‖²``.
 
@@ -329,8 +195,9 @@ class _MeanLoss:
 
 
 @dataclass(frozen=True)
-class QuadraticLoss(_MeanLoss):
-    """``ℓ(θ; z) = (μ/2)‖θ − z‖²``; regularised minimiser ``Π((μ z̄ + λ c)/(μ + λ))`` (spec §2.8)."""
+class QuadraticMinimiser(_MeanMinimiser):
+    """Of ``ℓ(θ; z) = (μ/2)‖θ − z‖²`` (:class:`~dpclaims.losses.SquaredDistanceLoss`):
+    ``Π((μ z̄ + λ c)/(μ + λ))`` (spec §2.8)."""
 
     strength: float = 1.0
 
@@ -345,14 +212,11 @@ class QuadraticLoss(_MeanLoss):
     def _unconstrained(self, mean, reg, c):
         return (self.strength * mean + reg * c) / (self.strength + reg)
 
-    def value(self, theta: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        """Excess-relevant part ``(μ/2)‖θ − z̄‖²`` (the empirical loss minus a θ-free constant)."""
-        return 0.5 * self.strength * np.sum((theta - mean) ** 2, axis=-1)
-
 
 @dataclass(frozen=True)
-class LinearLoss(_MeanLoss):
-    """``ℓ(θ; z) = −s⟨θ, z⟩``; regularised minimiser ``Π(c + s z̄/λ)`` (spec §2.8), λ > 0."""
+class LinearMinimiser(_MeanMinimiser):
+    """Of ``ℓ(θ; z) = −s⟨θ, z⟩`` (:class:`~dpclaims.losses.LinearLoss`): ``Π(c + s z̄/λ)``
+    (spec §2.8), λ > 0."""
 
     scale: float = 1.0
 
@@ -365,14 +229,11 @@ class LinearLoss(_MeanLoss):
             raise InputError("the linear loss needs a regulariser reg > 0 for a unique minimiser")
         return c + self.scale * mean / reg
 
-    def value(self, theta: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        """``−s⟨θ, z̄⟩``."""
-        return -self.scale * np.sum(theta * mean, axis=-1)
-
 
 @dataclass(frozen=True)
-class AbsoluteLoss:
-    """``ℓ(θ; z) = G|θ − z|`` in d = 1 (spec §7(b) RT-8), items given as point-mass groups.
+class L1Minimiser:
+    """Of ``ℓ(θ; z) = G|θ − z|`` in d = 1 (:class:`~dpclaims.losses.L1DistanceLoss`, spec §7(b)
+    RT-8), items given as point-mass groups.
 
     The regularised minimiser solves ``G(W_<(θ) − W_>(θ))/W + λ(θ − c) ∋ 0`` (a weighted
     soft-threshold / median); found by a fixed number of bisection steps (deterministic).
@@ -383,11 +244,12 @@ class AbsoluteLoss:
     scale: float = 1.0
     strong_convexity = 0.0
 
-    def minimiser(self, values, weights, reg, centre, domain: Domain) -> np.ndarray:
+    def minimiser(self, values, weights, *, reg, centre, domain: Domain) -> np.ndarray:
+        """As :meth:`_MeanMinimiser.minimiser`, with ``values`` the point masses (t, 1)."""
         if values.shape[1] != 1:
-            raise InputError("AbsoluteLoss is implemented for d = 1")
+            raise InputError("the l1 loss's exact minimiser is implemented for d = 1")
         if reg <= 0:
-            raise InputError("AbsoluteLoss needs a regulariser reg > 0 for a unique minimiser")
+            raise InputError("the l1 loss needs a regulariser reg > 0 for a unique minimiser")
         z = values[:, 0]
         w = weights.astype(np.float64)
         total = w.sum(axis=1)
@@ -413,12 +275,28 @@ class AbsoluteLoss:
 
     def user_deviation(self, data: GroupedMeans) -> float:
         raise InputError(
-            "AbsoluteLoss has no gradient certificate (subgradient selection); use path='exact' or mode='oracle'"
+            "the l1 loss has no gradient certificate (subgradient selection); use path='exact' "
+            "or oracle mode"
         )
 
-    def value(self, theta: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        """``G|θ − z|`` for point-mass data at ``mean``."""
-        return self.scale * np.abs(theta - mean)[..., 0]
+
+ExactMinimiser = QuadraticMinimiser | LinearMinimiser | L1Minimiser
+
+
+def exact_minimiser(loss: Any) -> ExactMinimiser:
+    """The closed-form regularised ERM solver ``θ*_{ℓ,K}`` of spec §2.8 for a
+    :mod:`dpclaims.losses` loss: squared distance, linear, or ℓ1 distance in d = 1."""
+    if isinstance(loss, SquaredDistanceLoss):
+        return QuadraticMinimiser(loss.strength)
+    if isinstance(loss, LinearLoss):
+        return LinearMinimiser(loss.scale)
+    if isinstance(loss, L1DistanceLoss):
+        return L1Minimiser(loss.scale)
+    raise InputError(
+        "Ghazi et al.'s algorithms need a loss with an exact minimiser: pass "
+        "dpclaims.losses.SquaredDistanceLoss, LinearLoss or L1DistanceLoss (d = 1), got "
+        f"{type(loss).__name__}"
+    )
 
 
 # --------------------------------------------------------------------------- Algorithm 1, lines 4-6
@@ -442,6 +320,7 @@ def stability_profile(
     values: np.ndarray,
     counts: np.ndarray,
     evaluate: Callable[[np.ndarray], np.ndarray],
+    *,
     kappa: int,
     delta_target: float,
     empty_value: np.ndarray,

@@ -1,14 +1,15 @@
 """Exponential-mechanism algorithms of spec 003 (Lowy 2026): EM-PGM over a net and the localized EM.
 
-* :class:`EMPGM` — Algorithm 5 (App. E.1, Thm E.1) and its ball-smoothed variant (App. E.2, Thm E.5):
+* :class:`EMPGM` — Algorithm 5 (App. E.1, Thm E.1) and its ball-smoothed variant (App. E.2, Thm
+E.5):
   a finite exponential mechanism on a data-independent net of 𝒲 (d ≤ 3) whose score is the norm of
   the clipped projected-gradient map, sensitivity ``2C/n`` [H; parameters M].
 * :class:`LocalizedGridEM` — Algorithm 7 (App. F) in the exactly-private grid form PV-3 (spec §2.9),
-  d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for
-  d ≥ 2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred
-  extension score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with
-  ``sampler="rejection"`` the stage-2 output is instead an EXACT draw from the continuous log-concave
-  Gibbs density ``∝ exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
+  d ∈ {1, 2, 3}: Laplace localization at ε/2 (exact 1-d solver, or the certified PV-2 solver for d ≥
+  2), then a finite EM at ε/4 on a grid / γ-net of ``K = 𝒲 ∩ B(w̃, r)`` with the centred extension
+  score of sensitivity ``Δ_s = 4Cr/n`` (Lemma F.1) [budget split L]; with ``sampler="rejection"``
+  the stage-2 output is instead an EXACT draw from the continuous log-concave Gibbs density ``∝
+  exp(−Ψ)`` on K (:func:`gibbs_rejection`), i.e. the ideal EM of Algorithm 7.
 
 Both are pure ε-DP (δ = 0), replace-one, item level.  Sampling is batched over trials
 (inverse-CDF on the fixed net, Gumbel-max on the per-trial grids).
@@ -18,28 +19,35 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, MechanismError, check_choice, check_epsilon
-from ..losses import AbsoluteLoss
+from ..errors import (
+    InputError,
+    MechanismError,
+    check_choice,
+    check_confidence,
+    check_count,
+    check_epsilon,
+    check_positive,
+)
+from ..losses import AbsoluteLoss, uniform_ball
 from ..privacy import PrivacyClaim
+from ..problem import Problem
 from .heavy_tailed import (
     Ball,
     ClippedSlopes1D,
     HeavyTailedRun,
     OutPertLocalize,
+    PolyhedralTerms,
     WorstValidPoint,
-    _beta,
-    _count,
-    _item_arrays,
-    _positive,
     clip_level,
-    polyhedral_form,
     pv2_minimize,
 )
+from .heavy_tailed.extension1d import item_arrays
+from .heavy_tailed.localize import check_problem, problem_domain
 
 __all__ = [
     "EMPGM",
@@ -53,15 +61,14 @@ __all__ = [
     "REJECTION_BATCH",
     "gibbs_rejection",
     "gibbs_rejection_1d",
-    "uniform_ball",
 ]
 
 REJECTION_MAX_ROUNDS = 20_000
 """Round cap of :func:`gibbs_rejection`; reaching it raises (never an approximate sample)."""
 
 GRID_POINTS_PER_AXIS = {1: 64, 2: 24, 3: 10}
-"""Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3 leaves
-the resolution open; the net is exponential in d, Remark E.3)."""
+"""Default grid points per axis of the stage-2 grid / γ-net of K in :class:`LocalizedGridEM` (PV-3
+leaves the resolution open; the net is exponential in d, Remark E.3)."""
 
 LOWER_BOUND_SLACK = 0.1
 """Certified duality gap of the PV-2 lower bound ``m ≤ min_K Ψ`` in units of Ψ (costs ≤ e^{0.1} in
@@ -79,18 +86,21 @@ def gibbs_rejection(
     sample_uniform,
     psi_min: np.ndarray,
     rng: np.random.Generator,
+    *,
     batch: int = REJECTION_BATCH,
     max_rounds: int = REJECTION_MAX_ROUNDS,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform law on K_t.
+    """Exact draws from ``π_t(w) ∝ exp(−Ψ_t(w))`` on a set ``K_t`` by rejection from the uniform
+    law on K_t.
 
-    ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a proposal
-    w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t = psi_min_t ≤ min_{K_t} Ψ_t``.
-    Every accepted point is an exact sample of π_t (standard rejection sampling), so Lemma F.4's sampler
-    slack is ξ = 0 — provided ``m_t`` really is a lower bound (pass a certified one, e.g. a dual value).
-    Batched: each round draws ``batch`` proposals for every trial still waiting.  Expected rounds
-    ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in d — the reason [LL25]'s polynomial-time inexact
-    sampler exists.  Hitting ``max_rounds`` raises :class:`MechanismError` (no approximate sample).
+    ``sample_uniform`` draws proposals uniform on a set ``B_t ⊇ K_t`` and flags those in K_t; a
+    proposal w is accepted iff it lies in K_t and ``U < exp(−(Ψ_t(w) − m_t))`` with ``m_t =
+    psi_min_t ≤ min_{K_t} Ψ_t``. Every accepted point is an exact sample of π_t (standard rejection
+    sampling), so Lemma F.4's sampler slack is ξ = 0 — provided ``m_t`` really is a lower bound
+    (pass a certified one, e.g. a dual value). Batched: each round draws ``batch`` proposals for
+    every trial still waiting.  Expected rounds ``≈ vol(B)/(batch ∫_K e^{−(Ψ−m)})``, exponential in
+    d — the reason [LL25]'s polynomial-time inexact sampler exists.  Hitting ``max_rounds`` raises
+    :class:`MechanismError` (no approximate sample).
 
     Parameters
     ----------
@@ -103,11 +113,11 @@ def gibbs_rejection(
     samples ``(T, ...)`` and the rounds each trial used ``(T,)``.
     """
     psi_min = np.asarray(psi_min, dtype=float)
-    batch = _count(batch, "batch")
+    batch = check_count(batch, "batch")
     out = None
     rounds = np.zeros(psi_min.size, dtype=np.int64)
     waiting = np.arange(psi_min.size)
-    for _ in range(_count(max_rounds, "max_rounds")):
+    for _ in range(check_count(max_rounds, "max_rounds")):
         if waiting.size == 0:
             return out, rounds
         w, inside = sample_uniform(waiting, batch, rng)
@@ -131,6 +141,7 @@ def gibbs_rejection(
 
 def gibbs_rejection_1d(
     psi,
+    *,
     lo: np.ndarray,
     hi: np.ndarray,
     psi_min: np.ndarray,
@@ -138,25 +149,14 @@ def gibbs_rejection_1d(
     batch: int = REJECTION_BATCH,
     max_rounds: int = REJECTION_MAX_ROUNDS,
 ) -> np.ndarray:
-    """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T', B)``;
-    ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
+    """:func:`gibbs_rejection` on the intervals ``[lo_t, hi_t]``: ``psi (w (T', B), rows) -> (T',
+    B)``; ``lo, hi, psi_min (T,)`` → ``(T,)`` samples."""
 
     def sample_uniform(rows, size, gen):
         w = lo[rows, None] + (hi - lo)[rows, None] * gen.random((rows.size, size))
         return w, np.ones(w.shape, dtype=bool)
 
-    return gibbs_rejection(psi, sample_uniform, psi_min, rng, batch, max_rounds)[0]
-
-
-def uniform_ball(
-    rng: np.random.Generator, centers: np.ndarray, radius: float, size: int
-) -> np.ndarray:
-    """``size`` uniform points in each ball ``B(centers_t, radius)``: direction × ``radius·U^{1/d}`` →
-    ``(T, size, d)`` (``centers (T, d)``)."""
-    t, d = centers.shape
-    g = rng.standard_normal((t, size, d))
-    g /= np.maximum(np.linalg.norm(g, axis=-1, keepdims=True), np.finfo(float).tiny)
-    return centers[:, None, :] + g * (radius * rng.random((t, size, 1)) ** (1.0 / d))
+    return gibbs_rejection(psi, sample_uniform, psi_min, rng, batch=batch, max_rounds=max_rounds)[0]
 
 
 MAX_NET_POINTS = 200_000
@@ -165,12 +165,15 @@ MAX_NET_POINTS = 200_000
 
 def net_size_bound(diameter: float, gamma: float, d: int) -> float:
     """``|N_γ| ≤ (3D/γ)^d`` (Remark E.3) [H]."""
-    return (3.0 * _positive(diameter, "diameter") / _positive(gamma, "gamma")) ** _count(d, "d")
+    return (
+        3.0 * check_positive(diameter, "diameter") / check_positive(gamma, "gamma")
+    ) ** check_count(d, "d")
 
 
 def net(domain: Ball, gamma: float) -> np.ndarray:
-    """A γ-net of the ball 𝒲: Π_𝒲 of the cubic grid of spacing ``2γ/√d`` covering it (Alg 5 line 1) → ``(N, d)``."""
-    gamma, d = _positive(gamma, "gamma"), domain.d
+    """A γ-net of the ball 𝒲: Π_𝒲 of the cubic grid of spacing ``2γ/√d`` covering it (Alg 5 line 1)
+    → ``(N, d)``."""
+    gamma, d = check_positive(gamma, "gamma"), domain.d
     spacing = 2.0 * gamma / math.sqrt(d)
     per_axis = int(math.ceil(domain.diameter / spacing)) + 1  # actual spacing ≤ 2γ/√d, so it covers
     if per_axis**d > MAX_NET_POINTS:
@@ -185,16 +188,19 @@ def net(domain: Ball, gamma: float) -> np.ndarray:
     return np.unique(domain.project(grid), axis=0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EMPGM:
     """Algorithm 5, EM-PGM, with the App. E.2 ball smoothing for the absolute loss in d = 1.
 
-    Score ``s(w) = ‖G^C_η(w)‖``, ``G^C_η(w) = (w − Π_𝒲(w − η(ĝ_C(w) + λ(w − w̄))))/η``, where ``ĝ_C`` is
-    the mean of per-record gradients clipped to norm C.  Output ``w ∈ N_γ`` w.p. ∝
+    Score ``s(w) = ‖G^C_η(w)‖``, ``G^C_η(w) = (w − Π_𝒲(w − η(ĝ_C(w) + λ(w − w̄))))/η``, where
+    ``ĝ_C`` is the mean of per-record gradients clipped to norm C.  Output ``w ∈ N_γ`` w.p. ∝
     ``exp(−ε s(w)/(2Δ_s))``, ``Δ_s = 2C/n`` (projection is non-expansive; the 1/η cancels η) [H].
-    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)`` (eq. 29).
-    ``sensitivity_factor`` is 2 (replace-one); 1 is the off-by-2 mutant (spec §3 bug 7).
+    ``η = 1/(H + λ)`` is public [M]; with smoothing ``ρ`` the smoothness is ``H̄ = d G_k/(ρβ)`` (eq.
+    29). ``SENSITIVITY_FACTOR`` is 2 (replace-one).
     """
+
+    SENSITIVITY_FACTOR: ClassVar[float] = 2.0
+    """``Δ_s = SENSITIVITY_FACTOR · C/n`` (replace-one changes one clipped gradient)."""
 
     n: int
     d: int
@@ -208,7 +214,6 @@ class EMPGM:
     loss: Any
     grid: np.ndarray
     center: np.ndarray
-    sensitivity_factor: float = 2.0
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
@@ -226,42 +231,38 @@ class EMPGM:
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        d: int,
-        epsilon: float,
+        problem: Problem,
+        *,
         moment_k: float,
         k: float,
         lam: float,
         beta: float,
-        domain: Ball,
-        loss: Any,
+        domain: Ball | None = None,
         smoothness: float | None = None,
         smoothing: float | None = None,
         center=None,
         max_points: int | None = None,
-        sensitivity_factor: float = 2.0,
     ) -> EMPGM:
         """Thm E.1 / E.5 parameters: ``γ = C/((H+λ)εn)``, ``Λ = 3D(H+λ)εn/C̄``,
-        ``C = G_k(εn/(β(d ln Λ + ln 1/β)))^{1/k}`` with the public upper value ``C̄ = G_k(εn/β)^{1/k}`` in Λ [M].
+        ``C = G_k(εn/(β(d ln Λ + ln 1/β)))^{1/k}`` with the public upper value
+        ``C̄ = G_k(εn/β)^{1/k}`` in Λ [M]; ``domain`` defaults to ``B(0, problem.radius)``.
 
-        Give ``smoothness`` H for a smooth loss (Alg 5) or ``smoothing`` ρ (App. E.2, ``H̄ = d G_k/(ρβ)``;
-        the spec suggests ρ ≈ D/n).  ``max_points`` coarsens the net (still data-independent; costs utility).
+        Give ``smoothness`` H for a smooth loss (Alg 5) or ``smoothing`` ρ (App. E.2,
+        ``H̄ = d G_k/(ρβ)``; the spec suggests ρ ≈ D/n).  ``max_points`` coarsens the net (still
+        data-independent; costs utility).
         """
-        n, d, epsilon, lam, beta = (
-            _count(n, "n"),
-            _count(d, "d"),
-            check_epsilon(epsilon),
-            _positive(lam, "lam"),
-            _beta(beta),
-        )
+        problem = check_problem(problem)
+        n, d, epsilon = problem.n, problem.d, problem.epsilon
+        lam, beta = check_positive(lam, "lam"), check_confidence(beta, "beta")
+        domain = problem_domain(problem, domain)
         if (smoothness is None) == (smoothing is None):
             raise InputError(
                 "pass exactly one of smoothness (H, Alg 5) or smoothing (rho, App. E.2)"
             )
         h = (
-            _positive(smoothness, "smoothness")
+            check_positive(smoothness, "smoothness")
             if smoothing is None
-            else d * moment_k / (_positive(smoothing, "smoothing") * beta)
+            else d * moment_k / (check_positive(smoothing, "smoothing") * beta)
         )
         c_up = moment_k * (epsilon * n / beta) ** (1 / k)
         big_lambda = max(3.0 * domain.diameter * (h + lam) * epsilon * n / c_up, math.e)
@@ -270,33 +271,28 @@ class EMPGM:
         ) ** (1 / k)
         gamma = clip / ((h + lam) * epsilon * n)
         if max_points is not None:
-            gamma = max(
-                gamma,
-                domain.diameter
-                * math.sqrt(d)
-                / (2.0 * max(_count(max_points, "max_points") ** (1 / d) - 1, 1)),
-            )
+            per_axis = check_count(max_points, "max_points") ** (1 / d)
+            gamma = max(gamma, domain.diameter * math.sqrt(d) / (2.0 * max(per_axis - 1, 1)))
         c = domain.center if center is None else np.asarray(center, dtype=float)
         return cls(
-            n,
-            d,
-            epsilon,
-            lam,
-            clip,
-            1.0 / (h + lam),
-            gamma,
-            smoothing,
-            domain,
-            loss,
-            net(domain, gamma),
-            c,
-            sensitivity_factor,
+            n=n,
+            d=d,
+            epsilon=epsilon,
+            lam=lam,
+            clip=clip,
+            eta=1.0 / (h + lam),
+            gamma=gamma,
+            smoothing=smoothing,
+            domain=domain,
+            loss=problem.loss,
+            grid=net(domain, gamma),
+            center=c,
         )
 
     @property
     def sensitivity(self) -> float:
-        """``Δ_s = 2C/n`` (``sensitivity_factor·C/n``)."""
-        return self.sensitivity_factor * self.clip / self.n
+        """``Δ_s = 2C/n`` (``SENSITIVITY_FACTOR·C/n``)."""
+        return self.SENSITIVITY_FACTOR * self.clip / self.n
 
     @property
     def params(self) -> dict:
@@ -319,12 +315,17 @@ class EMPGM:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Thm E.1 / E.5 (Algorithm 5)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Thm E.1 / E.5 (Algorithm 5)",
         )
 
     def _gradients(self, data: UserDataset) -> np.ndarray:
-        """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with ρ)."""
-        x, y = _item_arrays(data, self.d)
+        """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with
+        ρ)."""
+        x, y = item_arrays(data, self.d)
         if self.smoothing is not None:
             xs = x[:, 0]
             g = np.abs(xs) * np.clip((self.grid @ x.T - y) / (xs * self.smoothing), -1.0, 1.0)
@@ -346,35 +347,36 @@ class EMPGM:
         self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
     ) -> HeavyTailedRun:
         """Sample ``trials`` net points ``(trials, d)``; transcript ``scores (N,)``."""
-        trials = _count(trials, "trials")
+        trials = check_count(trials, "trials")
         s = self.scores(data)
         logits = -self.epsilon * s / (2.0 * self.sensitivity)
         p = np.exp(logits - logits.max())
         cdf = np.cumsum(p / p.sum())
         idx = np.minimum(np.searchsorted(cdf, rng.random(trials), side="right"), len(cdf) - 1)
         evals = np.full(trials, float(self.grid.shape[0] * data.n))
-        return HeavyTailedRun(self.grid[idx], evals, {"scores": s} if transcript else {})
+        extra = {"scores": s} if transcript else {}
+        return HeavyTailedRun(theta=self.grid[idx], gradient_evaluations=evals, transcript=extra)
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.run(data, rng, trials).theta
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LocalizedGridEM:
     """Algorithm 7 (LocalizedApproxEM) in the exact grid form PV-3, d ∈ {1, 2, 3} [budget split L].
 
-    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4; exact 1-d solver, PV-2 for
-    d ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``;
-    (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a)`` — in 1-d the
-    clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
-    ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz, the
-    spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1);
-    (3) ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points`` equispaced
-    points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto 𝒲)
-    w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the continuous
-    density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform proposals on
-    B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual value for d ≥ 2).
-    Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is unused).
+    (1) ``(w̃, r)`` ← Algorithm 2 at ε/2, β (C, τ, Δ as in Algorithm 4; exact 1-d solver, PV-2 for d
+    ≥ 2); ``K = 𝒲 ∩ B(w̃, r)``; (2) anchor ``w_a = w̃ ∈ K``; centred score ``s(w) = F̂^K_{C,λ}(w) −
+    F̂^K_{C,λ}(w_a)`` — in 1-d the clipped-slope antiderivative (exact), in d ≥ 2 the PV-2 objective
+    ``(1/n)Σ c_i f(w, z_i) + (λ/2)‖w − w̄‖²``, ``c_i = min(1, C/L_{z_i})`` (each term C-Lipschitz,
+    the spec's labelled deviation); either way ``Δ_s = 4Cr/n ≥ 2C·diam(K)/n`` (Lemma F.1); (3)
+    ``sampler="grid"``: output a point of a data-independent grid of K (1-d: ``points`` equispaced
+    points of K; d ≥ 2: the γ-net of B(w̃, r) from :func:`net`, ``points`` per axis, projected onto
+    𝒲) w.p. ∝ ``exp(−ε s/(8Δ_s))`` (EM at ε/4); ``sampler="rejection"``: an exact draw from the
+    continuous density ∝ ``exp(−Ψ)``, ``Ψ = ε s/(8Δ_s)``, on K (:func:`gibbs_rejection`; uniform
+    proposals on B(w̃, r), rejected outside 𝒲; bound ``m ≤ min_K Ψ`` exact in 1-d, the PV-2 dual
+    value for d ≥ 2). Exact sampling: total ε/2 + ε/4 ≤ ε (the spec's ξ = ε/8 sampler slack is
+    unused).
     """
 
     localizer: OutPertLocalize
@@ -395,11 +397,13 @@ class LocalizedGridEM:
             )
         if not isinstance(self.localizer.domain, Ball):
             raise InputError(
-                "LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on balls)"
+                "LocalizedGridEM needs a Ball domain (the γ-net and the uniform proposals live on "
+                "balls)"
             )
         if d == 1 and self.localizer.solver != "exact-1d":
             raise InputError(
-                "LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with solver='exact-1d'"
+                "LocalizedGridEM in d = 1 is the exact grid variant (PV-3); build it with "
+                "solver='exact-1d'"
             )
         if d >= 2 and self.localizer.solver != "pv2":
             raise InputError(
@@ -414,46 +418,55 @@ class LocalizedGridEM:
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        epsilon: float,
+        problem: Problem,
+        *,
         moment_k: float,
         k: float,
         lam: float,
         beta: float,
-        domain: Ball,
-        loss: Any,
+        domain: Ball | None = None,
         points: int | None = None,
         harness: WorstValidPoint | None = None,
         output: str = "joint",
         sampler: str = "grid",
     ) -> LocalizedGridEM:
-        """C of Algorithm 4 in dimension ``d = domain.d``, stage 1 at ε/2 (solver "exact-1d" in d = 1,
-        "pv2" for d ≥ 2), EM at ε/4 (the spec's split); ``points`` per axis (default
-        :data:`GRID_POINTS_PER_AXIS`); ``sampler`` = "grid" (PV-3) or "rejection" (exact continuous Gibbs
-        draw on K, :func:`gibbs_rejection`)."""
-        epsilon = check_epsilon(epsilon)
-        if not isinstance(domain, Ball):
-            raise InputError(f"domain must be a Ball, got {type(domain).__name__}")
+        """C of Algorithm 4 in dimension ``d = problem.d``, stage 1 at ε/2 (solver "exact-1d" in
+        d = 1, "pv2" for d ≥ 2), EM at ε/4 (the spec's split); ``domain`` defaults to
+        ``B(0, problem.radius)``; ``points`` per axis (default :data:`GRID_POINTS_PER_AXIS`);
+        ``sampler`` = "grid" (PV-3) or "rejection" (exact continuous Gibbs draw on K,
+        :func:`gibbs_rejection`)."""
+        problem = check_problem(problem)
+        epsilon = problem.epsilon
+        domain = problem_domain(problem, domain)
+        if not isinstance(domain, Ball) or domain.d != problem.d:
+            raise InputError(
+                f"domain must be a Ball in dimension d = {problem.d}, got {type(domain).__name__}"
+            )
         d = domain.d
         if d > 3:
             raise InputError(
-                f"LocalizedGridEM is the low-dimensional exponential mechanism; d must be <= 3, got {d}"
+                "LocalizedGridEM is the low-dimensional exponential mechanism; d must be <= 3, "
+                f"got {d}"
             )
-        clip = clip_level(n, d, epsilon, moment_k, k, beta)
+        clip = clip_level(problem.n, d, epsilon, moment_k=moment_k, k=k, beta0=beta)
         loc = OutPertLocalize.from_theorem(
-            n,
-            d,
-            epsilon / 2.0,
-            lam,
-            clip,
-            beta,
-            domain,
-            loss,
+            problem.replace(epsilon=epsilon / 2.0),
+            lam=lam,
+            clip=clip,
+            beta=beta,
+            domain=domain,
             harness=harness,
             solver="exact-1d" if d == 1 else "pv2",
         )
         points = GRID_POINTS_PER_AXIS[d] if points is None else points
-        return cls(loc, epsilon, epsilon / 4.0, _count(points, "points", 2), output, sampler)
+        return cls(
+            localizer=loc,
+            epsilon=epsilon,
+            epsilon_em=epsilon / 4.0,
+            points=check_count(points, "points", minimum=2),
+            output=output,
+            sampler=sampler,
+        )
 
     @property
     def score_sensitivity(self) -> float:
@@ -462,8 +475,8 @@ class LocalizedGridEM:
 
     @property
     def net_gamma(self) -> float:
-        """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)`` (shaved by 1e-12
-        so that :func:`net` keeps exactly ``points`` per axis)."""
+        """γ of the d ≥ 2 net: grid spacing ``2r/(points − 1)``, i.e. ``γ = r√d/(points − 1)``
+        (shaved by 1e-12 so that :func:`net` keeps exactly ``points`` per axis)."""
         d = self.localizer.d
         return self.localizer.radius * math.sqrt(d) / (self.points - 1) * (1.0 - 1e-12)
 
@@ -482,7 +495,11 @@ class LocalizedGridEM:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         return PrivacyClaim(
-            self.epsilon, 0.0, "item", "replace", "Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)"
+            epsilon=self.epsilon,
+            delta=0.0,
+            unit="item",
+            relation="replace",
+            source="Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)",
         )
 
     @property
@@ -500,18 +517,21 @@ class LocalizedGridEM:
         """``theta (trials, d)`` in K; transcript ``w_tilde (trials, d)`` (the stage-1 release)."""
         w_tilde, _, evals, _ = self.localizer.localize(data, rng, trials)
         w_out, stage2 = self.stage2(data, rng, w_tilde)
-        return HeavyTailedRun(w_out, evals + stage2, {"w_tilde": w_tilde} if transcript else {})
+        extra = {"w_tilde": w_tilde} if transcript else {}
+        return HeavyTailedRun(theta=w_out, gradient_evaluations=evals + stage2, transcript=extra)
 
     def stage2(
         self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in K_t, evals)``."""
+        """Stage 2 given the stage-1 release ``w_tilde (T, d)`` (each row in 𝒲): ``(w (T, d) in
+        K_t, evals)``."""
         if self.localizer.d == 1:
             return self._stage2_1d(data, rng, w_tilde)
         return self._stage2(data, rng, w_tilde)
 
     def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped root, PV-1)."""
+        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
+        root, PV-1)."""
         loc = self.localizer
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
@@ -520,7 +540,8 @@ class LocalizedGridEM:
         anchor = w_tilde[:, :1]
 
         def psi(w, rows=slice(None)):
-            """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in 1-d)."""
+            """Ψ = ε_em·s/(2Δ_s), s the centred score F̂^K_{C,λ}(w) − F̂^K_{C,λ}(w_a) (exact in
+            1-d)."""
             a = anchor[rows]
             score = (
                 slopes.objective(w)
@@ -531,7 +552,8 @@ class LocalizedGridEM:
 
         if self.sampler == "rejection":
             w_min = np.clip(slopes.root(np.full(lo.shape, wbar), loc.lam), lo, hi)
-            w_out = gibbs_rejection_1d(psi, lo, hi, psi(w_min[:, None])[:, 0] - 1e-12, rng)[:, None]
+            psi_min = psi(w_min[:, None])[:, 0] - 1e-12
+            w_out = gibbs_rejection_1d(psi, lo=lo, hi=hi, psi_min=psi_min, rng=rng)[:, None]
         else:
             grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
             pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
@@ -539,22 +561,21 @@ class LocalizedGridEM:
         return w_out, float(slopes.n)
 
     def potential(self, data: UserDataset, w_tilde: np.ndarray):
-        """d ≥ 2: ``Ψ_t(w) = ε_em·(P(w) − P(w̃_t))/(2Δ_s)``, P the PV-2 objective (class docstring), as a function
-        ``psi(w (T', B, d), rows=slice(None)) -> (T', B)`` of the trials ``rows`` of ``w_tilde (T, d)``."""
+        """d ≥ 2: ``Ψ_t(w) = ε_em·(P(w) − P(w̃_t))/(2Δ_s)``, P the PV-2 objective (class
+        docstring), as a function
+        ``psi(w (T', B, d), rows=slice(None)) -> (T', B)`` of the trials ``rows`` of ``w_tilde (T,
+        d)``."""
         loc = self.localizer
-        x, y = _item_arrays(data, loc.d)
-        a, e, lo, hi = polyhedral_form(loc.loss, x, y)
+        x, y = item_arrays(data, loc.d)
+        terms = PolyhedralTerms.from_loss(loc.loss, x, y, clip=loc.clip)
+        a, e, lo, hi, c = terms.a, terms.e, terms.lo, terms.hi, terms.weights
         n = a.shape[0]
-        norm = np.linalg.norm(a, axis=1)
-        c = np.divide(
-            loc.clip, norm, out=np.ones_like(norm), where=norm > loc.clip
-        )  # min(1, C/‖a‖), C may be ∞
         wbar = self._wbar
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
 
         def objective(w):
-            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at ``w (T', B, d)``
-            → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
+            """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at
+            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
             flat = w.reshape(-1, w.shape[-1])
             step = max(1, _EVAL_BLOCK // n)
             out = np.empty(flat.shape[0])
@@ -577,32 +598,31 @@ class LocalizedGridEM:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Certified ``m_t ≤ min_{K_t} Ψ_t`` (d ≥ 2) and PV-2 iterations ``(T,)``, ``(T,)``.
 
-        m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact projection's slack
-        is already subtracted inside D), lowered by a 1e-9 relative round-off margin — a lower bound, never the
-        primal value, so rejection sampling stays exact.  The gap is certified to ≤ LOWER_BOUND_SLACK in Ψ units.
+        m_t is the PV-2 dual value ``D = P(p) − gap ≤ min_K P`` (weak duality; the inexact
+        projection's slack is already subtracted inside D), lowered by a 1e-9 relative round-off
+        margin — a lower bound, never the primal value, so rejection sampling stays exact.  The gap
+        is certified to ≤ LOWER_BOUND_SLACK in Ψ units.
         """
         loc = self.localizer
         psi = self.potential(data, w_tilde) if psi is None else psi
-        x, y = _item_arrays(data, loc.d)
+        x, y = item_arrays(data, loc.d)
         scale = self.epsilon_em / (2.0 * self.score_sensitivity)
         res = pv2_minimize(
-            loc.loss,
-            x,
-            y,
-            loc.clip,
-            loc.lam,
-            np.broadcast_to(self._wbar, w_tilde.shape).copy(),
-            loc.domain,
-            w_tilde,
-            loc.radius,
-            LOWER_BOUND_SLACK / scale,
-            loc.max_iterations,
+            PolyhedralTerms.from_loss(loc.loss, x, y, clip=loc.clip),
+            lam=loc.lam,
+            center=np.broadcast_to(self._wbar, w_tilde.shape).copy(),
+            domain=loc.domain,
+            local=w_tilde,
+            r=loc.radius,
+            target_gap=LOWER_BOUND_SLACK / scale,
+            max_iterations=loc.max_iterations,
         )
         at_point = psi(res.point[:, None, :])[:, 0]
         return at_point - scale * res.gap - 1e-9 * (1.0 + np.abs(at_point)), res.iterations
 
     def _stage2(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d ≥ 2: PV-2 score on the γ-net of K (grid) or exact rejection draws on K; ``(w (T, d), evals (T,))``."""
+        """d ≥ 2: PV-2 score on the γ-net of K (grid) or exact rejection draws on K; ``(w (T, d),
+        evals (T,))``."""
         loc = self.localizer
         n = data.n
         psi = self.potential(data, w_tilde)
@@ -622,11 +642,14 @@ class LocalizedGridEM:
         center, radius = loc.domain.center, loc.domain.radius
 
         def sample_uniform(rows, size, gen):
-            """Uniform on B(w̃_t, r); flags the proposals inside 𝒲 (so accepted points are uniform on K_t)."""
-            w = uniform_ball(gen, w_tilde[rows], loc.radius, size)
+            """Uniform on B(w̃_t, r); flags the proposals inside 𝒲 (so accepted points are uniform
+            on K_t)."""
+            w = w_tilde[rows, None, :] + uniform_ball(
+                gen, shape=(rows.size, size), d=loc.d, radius=loc.radius
+            )
             return w, np.linalg.norm(w - center, axis=-1) <= radius
 
-        w_out, rounds = gibbs_rejection(psi, sample_uniform, psi_min, rng, REJECTION_BATCH)
+        w_out, rounds = gibbs_rejection(psi, sample_uniform, psi_min, rng, batch=REJECTION_BATCH)
         return w_out, n * (iterations + REJECTION_BATCH * rounds.astype(float))
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:

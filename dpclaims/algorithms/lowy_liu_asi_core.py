@@ -9,11 +9,14 @@
   table with multiplicities; exact, with the O(kd) shortcut P-c (i).
 * :func:`keep_probability` — the soft outlier filter's ramp (Alg. 1 line 15, Alg. 2 line 11).
 * :func:`acsa_coefficients` — one AC-SA iteration's weights (P-d, Ghadimi–Lan 2012).
-* :func:`uniform_ball` — uniform samples in an ℓ2 ball (P-e).
+* :func:`project_domain` — Π onto the domain ball (P-a), the identity for an infinite radius.
+* :func:`partition_order`, :func:`user_counts`, :func:`trial_chunk`, :func:`stack_runs` — the
+  batching of trials: user orders, multiplicities, memory-bounded chunks, concatenation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -26,6 +29,7 @@ from ..losses import (
     LinearLoss,
     SquaredDistanceLoss,
     WeightedSquaredDistanceLoss,
+    project_l2_ball,
 )
 
 __all__ = [
@@ -38,15 +42,21 @@ __all__ = [
     "concentration",
     "keep_probability",
     "acsa_coefficients",
-    "uniform_ball",
     "check_loss",
+    "ln",
+    "project_domain",
+    "partition_order",
+    "user_counts",
+    "trial_chunk",
+    "stack_runs",
 ]
 
 MEMORY_BUDGET = 256 * 2**20
 """Bytes of working arrays per sub-batch of trials (DESIGN: keep well under ~300 MB)."""
 
 POINT_LOSSES = (SquaredDistanceLoss, L1DistanceLoss, CauchyLoss, WeightedSquaredDistanceLoss)
-"""Losses of ``θ − z`` only: ``∇f(θ, z) = g(θ − z)``, so any pairing of points and items is one call."""
+"""Losses of ``θ − z`` only: ``∇f(θ, z) = g(θ − z)``, so any pairing of points and items is one
+call."""
 
 MEAN_SUFFICIENT = (LinearLoss, SquaredDistanceLoss)
 """Losses whose user mean gradient depends on the items only through their mean (exact shortcut)."""
@@ -62,13 +72,15 @@ def check_loss(loss) -> None:
     if isinstance(loss, POINT_LOSSES):
         return
     raise InputError(
-        f"loss must be a dpclaims.losses GLM loss or one of {[c.__name__ for c in POINT_LOSSES]}, got "
+        "loss must be a dpclaims.losses GLM loss or one of "
+        f"{[c.__name__ for c in POINT_LOSSES]}, got "
         f"{type(loss).__name__}; these algorithms pair every trial's point with its own items"
     )
 
 
 def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-    """Row-wise gradients ``∇f(θ_b, x_b)``: ``theta (..., d)``, ``x (..., d)`` broadcastable → ``(..., d)``.
+    """Row-wise gradients ``∇f(θ_b, x_b)``: ``theta (..., d)``, ``x (..., d)`` broadcastable →
+    ``(..., d)``.
 
     GLM losses: ``φ'(⟨θ, x⟩, y)·x``; point losses: ``g(θ − x)`` evaluated as ``grad(0, x − θ)``.
     """
@@ -83,7 +95,8 @@ def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = N
 def user_gradients(
     loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None
 ) -> np.ndarray:
-    """User mean gradients ``(1/m)Σ_z ∇f(θ_t, z)``: ``theta (T, d)``, ``x (U, m, d)`` → ``(T, U, d)``.
+    """User mean gradients ``(1/m)Σ_z ∇f(θ_t, z)``: ``theta (T, d)``, ``x (U, m, d)`` →
+    ``(T, U, d)``.
 
     Linear and squared-distance losses use the item mean (exact: their gradient is affine in z).
     """
@@ -121,7 +134,10 @@ def distinct_users(
 
 
 def keep_probability(h: np.ndarray, k) -> np.ndarray:
-    """Soft filter (Alg. 1 line 15, Alg. 2 line 11): 0 if ``h < k/2``, 1 if ``h ≥ 2k/3``, else ``(h − k/2)/(k/6)``."""
+    """Soft filter (Alg. 1 line 15, Alg. 2 line 11) of ``h`` (any shape).
+
+    0 if ``h < k/2``, 1 if ``h ≥ 2k/3``, else ``(h − k/2)/(k/6)``.
+    """
     k = np.asarray(k, dtype=np.float64)
     return np.clip((h - k / 2.0) / (k / 6.0), 0.0, 1.0)
 
@@ -203,18 +219,70 @@ def acsa_coefficients(t: int, lipschitz_f: float, lam: float) -> tuple[float, fl
     return a, (1.0 - a) * (lam + g) / den, a * ((1.0 - a) * lam + g) / den, g
 
 
-def uniform_ball(rng: np.random.Generator, shape: tuple, d: int, radius: float) -> np.ndarray:
-    """Uniform points in ``B(0, radius) ⊂ R^d`` (spec §2.1 P-e): ``r·U^{1/d}·g/‖g‖`` → ``(*shape, d)``."""
-    g = rng.standard_normal(shape + (d,))
-    norm = np.linalg.norm(g, axis=-1, keepdims=True)
-    u = rng.random(shape + (1,)) ** (1.0 / d)
-    return radius * u * g / np.where(norm > 0, norm, 1.0)
-
-
 def ln(x: float) -> float:
     """Natural log (spec §0: the paper's "log" is read as ln)."""
     if not x > 0 or not math.isfinite(x):
         raise InputError(
-            f"a logarithm's argument must be finite and > 0, got {x!r}; check n, m, d, epsilon, delta"
+            f"a logarithm's argument must be finite and > 0, got {x!r}; "
+            "check n, m, d, epsilon, delta"
         )
     return math.log(x)
+
+
+def project_domain(theta: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
+    """Π onto ``B(center, radius)`` (spec P-a): ``theta (..., d)``, ``center (d,)`` or ``(T, d)``.
+
+    An infinite radius returns ``theta`` itself (no arithmetic, so no rounding).
+    """
+    if math.isinf(radius):
+        return theta
+    flat = theta.reshape(-1, theta.shape[-1])
+    with np.errstate(over="ignore"):  # θ at the centre: radius/tiny overflows to a factor of 1
+        return project_l2_ball(flat, radius, center).reshape(theta.shape)
+
+
+def trial_chunk(trials: int, per_trial_floats: float) -> int:
+    """Trials per sub-batch so that ``per_trial_floats`` doubles each stay in the memory budget."""
+    return max(1, min(trials, int(MEMORY_BUDGET // (8 * max(per_trial_floats, 1.0)))))
+
+
+def partition_order(rng: np.random.Generator, trials: int, n: int, partition: str) -> np.ndarray:
+    """A data-independent user order per trial (Alg. 1 line 5 / Alg. 3 line 5): ``(T, n)``."""
+    if partition == "index":
+        return np.broadcast_to(np.arange(n), (trials, n))
+    return np.argsort(rng.random((trials, n)), axis=1)
+
+
+def _lookup(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``table[rows]``, kept a broadcast view when every row of ``rows`` is the same."""
+    if rows.shape[0] > 1 and rows.strides[0] == 0:
+        return np.broadcast_to(table[rows[0]], rows.shape + table.shape[1:])
+    return table[rows]
+
+
+def user_counts(uid: np.ndarray, users: np.ndarray, size: int) -> np.ndarray:
+    """Multiplicity of each distinct user among ``users (T, k)``: ``uid (n,)`` → ``(T, size)``."""
+    index_rows = _lookup(uid, users)
+    t = index_rows.shape[0]
+    if t > 1 and index_rows.strides[0] == 0:  # the same row for every trial (index partition)
+        return np.broadcast_to(np.bincount(index_rows[0], minlength=size), (t, size))
+    flat = (np.arange(t)[:, None] * size + index_rows).reshape(-1)
+    return np.bincount(flat, minlength=t * size).reshape(t, size)
+
+
+def stack_runs(cls, parts: list):
+    """Concatenate per-chunk run results (dataclasses of ``cls``) along the trial axis."""
+    if len(parts) == 1:
+        return parts[0]
+    stacked = {}
+    for f in dataclasses.fields(cls):
+        values = [getattr(p, f.name) for p in parts]
+        if values[0] is None:
+            stacked[f.name] = None
+        elif isinstance(values[0], list):
+            stacked[f.name] = [np.concatenate(v) for v in zip(*values, strict=True)]
+        elif np.ndim(values[0]) == 0:
+            stacked[f.name] = values[0]
+        else:
+            stacked[f.name] = np.concatenate(values)
+    return cls(**stacked)

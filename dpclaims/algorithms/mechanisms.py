@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from ..errors import (
     check_choice,
     check_delta,
     check_epsilon,
+    check_positive,
     check_trials,
 )
 from ..privacy import PrivacyClaim
@@ -61,17 +61,6 @@ __all__ = [
 CALIBRATIONS = ("analytic", "classical")
 
 
-def _positive(value: Any, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 # ------------------------------------------------------------------------------------ calibration
 
 
@@ -82,7 +71,9 @@ def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1
     """
     return math.exp(
         _log_delta(
-            _positive(sigma, "sigma"), check_epsilon(epsilon), _positive(sensitivity, "sensitivity")
+            check_positive(sigma, "sigma"),
+            check_epsilon(epsilon),
+            check_positive(sensitivity, "sensitivity"),
         )
     )
 
@@ -106,7 +97,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    sensitivity = _positive(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     if delta == 0:
         raise InputError("delta must be > 0 for the Gaussian mechanism; pass e.g. delta=1e-5")
     return sensitivity * _unit_sigma(epsilon, delta)
@@ -133,10 +124,11 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     """``σ = sqrt(2 ln(1.25/δ))·Δ/ε`` (Dwork & Roth 2014, Theorem A.1), proved only for ε < 1."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    sensitivity = _positive(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     if epsilon >= 1:
         raise InputError(
-            f"the classical Gaussian calibration is proved only for epsilon < 1, got epsilon={epsilon}; "
+            "the classical Gaussian calibration is proved only for epsilon < 1, got "
+            f"epsilon={epsilon}; "
             "use calibration='analytic'"
         )
     if delta == 0:
@@ -195,7 +187,7 @@ class ClippedQuery:
     norm: int = 2
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bound", _positive(self.bound, "bound"))
+        object.__setattr__(self, "bound", check_positive(self.bound, "bound"))
         check_choice(self.clip, ("item", "user"), "clip")
         check_choice(self.reduce, ("mean", "sum"), "reduce")
         if self.norm not in (1, 2) or isinstance(self.norm, bool):
@@ -211,7 +203,8 @@ class ClippedQuery:
         return users.mean(axis=0) if self.reduce == "mean" else users.sum(axis=0)
 
     def sensitivity(self, n: int, m: int, unit: str = "user", relation: str = "replace") -> float:
-        """Sensitivity (in the clipping norm) on datasets of ``n`` users × ``m`` items (table above)."""
+        """Sensitivity (in the clipping norm) on datasets of ``n`` users × ``m`` items (table
+        above)."""
         n = check_trials(n, "n")
         m = check_trials(m, "m")
         check_choice(unit, UNITS, "unit")
@@ -242,7 +235,8 @@ def user_sum_query(bound: float, clip: str = "item", norm: int = 2) -> ClippedQu
 
 @dataclass(frozen=True)
 class FeatureCountQuery:
-    """Scores for selection: ``c_j`` = number of users with some item whose feature j exceeds ``threshold``.
+    """Scores for selection: ``c_j`` = number of users with some item whose feature j exceeds
+    ``threshold``.
 
     Returns ``(d,)``.  Each count moves by at most 1 when one user (or one item) changes,
     so the score sensitivity is 1; under add/remove of a user the counts move in the same
@@ -294,6 +288,27 @@ def _check_unit_relation(unit: str, relation: str) -> None:
     check_choice(relation, RELATIONS, "relation")
 
 
+def _check_selection(mechanism: Any) -> None:
+    """Check (and coerce) the fields of a selection mechanism: its ``utility`` scores, their
+    ``sensitivity``, ``epsilon``, ``unit`` and ``relation``."""
+    _check_query(mechanism.utility, "utility")
+    sensitivity = check_positive(mechanism.sensitivity, "sensitivity")
+    object.__setattr__(mechanism, "sensitivity", sensitivity)
+    object.__setattr__(mechanism, "epsilon", check_epsilon(mechanism.epsilon))
+    _check_unit_relation(mechanism.unit, mechanism.relation)
+
+
+def _pure_claim(mechanism: Any, source: str) -> PrivacyClaim:
+    """The pure ε-DP claim of ``mechanism`` (its ``epsilon``, ``unit``, ``relation``)."""
+    return PrivacyClaim(
+        epsilon=mechanism.epsilon,
+        delta=0.0,
+        unit=mechanism.unit,
+        relation=mechanism.relation,
+        source=source,
+    )
+
+
 # ------------------------------------------------------------------------------------ mechanisms
 
 
@@ -323,7 +338,7 @@ class GaussianMechanism:
 
     def __post_init__(self) -> None:
         _check_query(self.query)
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.delta == 0:
@@ -331,8 +346,8 @@ class GaussianMechanism:
         _check_unit_relation(self.unit, self.relation)
         check_choice(self.calibration, CALIBRATIONS, "calibration")
         if self.sigma is not None:
-            object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
-        else:  # raises now, not at the first call, for an invalid calibration (classical with ε ≥ 1)
+            object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
+        else:  # raises now, not at the first call, for an invalid calibration (classical, ε ≥ 1)
             gaussian_sigma(self.epsilon, self.delta, self.sensitivity, self.calibration)
 
     @classmethod
@@ -350,16 +365,17 @@ class GaussianMechanism:
         """Calibrated mechanism for a query with a ``sensitivity(n, m, unit, relation)`` method."""
         if not hasattr(query, "sensitivity"):
             raise InputError(
-                "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity directly"
+                "query must have a sensitivity(n, m, unit, relation) method; or pass sensitivity "
+                "directly"
             )
         return cls(
-            query,
-            query.sensitivity(n, m, unit, relation),
-            epsilon,
-            delta,
-            unit,
-            relation,
-            calibration,
+            query=query,
+            sensitivity=query.sensitivity(n, m, unit, relation),
+            epsilon=epsilon,
+            delta=delta,
+            unit=unit,
+            relation=relation,
+            calibration=calibration,
         )
 
     @property
@@ -377,7 +393,11 @@ class GaussianMechanism:
             else "Dwork & Roth 2014, Theorem A.1"
         )
         return PrivacyClaim(
-            self.epsilon, self.delta, self.unit, self.relation, f"Gaussian mechanism ({source})"
+            epsilon=self.epsilon,
+            delta=self.delta,
+            unit=self.unit,
+            relation=self.relation,
+            source=f"Gaussian mechanism ({source})",
         )
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -389,7 +409,8 @@ class GaussianMechanism:
 
 @dataclass(frozen=True)
 class LaplaceMechanism:
-    """``query(D) + Lap(b)^k`` with ``b = sensitivity/ε`` (Dwork & Roth 2014, Theorem 3.6): pure ε-DP.
+    """``query(D) + Lap(b)^k`` with ``b = sensitivity/ε`` (Dwork & Roth 2014, Theorem 3.6): pure
+    ε-DP.
 
     ``sensitivity`` is the **l1**-sensitivity (use ``norm=1`` clipped queries for k > 1).
     ``scale`` overrides b (mutants; the claim stays ε).
@@ -404,11 +425,11 @@ class LaplaceMechanism:
 
     def __post_init__(self) -> None:
         _check_query(self.query)
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
         if self.scale is not None:
-            object.__setattr__(self, "scale", _positive(self.scale, "scale"))
+            object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
 
     @classmethod
     def from_epsilon(
@@ -423,9 +444,13 @@ class LaplaceMechanism:
         """Calibrated mechanism for a query with an l1 sensitivity (``ClippedQuery(norm=1)``)."""
         if getattr(query, "norm", 1) != 1 or not hasattr(query, "sensitivity"):
             raise InputError(
-                "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a sensitivity method"
+                "the Laplace mechanism needs an l1 sensitivity: use a query with norm=1 and a "
+                "sensitivity method"
             )
-        return cls(query, query.sensitivity(n, m, unit, relation), epsilon, unit, relation)
+        sensitivity = query.sensitivity(n, m, unit, relation)
+        return cls(
+            query=query, sensitivity=sensitivity, epsilon=epsilon, unit=unit, relation=relation
+        )
 
     @property
     def noise_scale(self) -> float:
@@ -434,13 +459,7 @@ class LaplaceMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)",
-        )
+        return _pure_claim(self, "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
@@ -478,13 +497,7 @@ class RandomizedResponse:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            f"{self.categories}-ary randomized response",
-        )
+        return _pure_claim(self, f"{self.categories}-ary randomized response")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
@@ -506,7 +519,8 @@ class ExponentialMechanism:
 
     ``utility(D) -> (k,)`` scores, each moving by at most ``sensitivity`` Δ between
     neighbours; ``monotone=True`` (all scores move the same way) allows ``exp(ε u_i / Δ)``.
-    Sampling is the Gumbel-max trick, ``argmax_i(ε u_i/(2Δ) + G_i)``, batched: ``(trials, 1)`` indices.
+    Sampling is the Gumbel-max trick, ``argmax_i(ε u_i/(2Δ) + G_i)``, batched: ``(trials, 1)``
+    indices.
     """
 
     utility: Callable
@@ -517,20 +531,11 @@ class ExponentialMechanism:
     monotone: bool = False
 
     def __post_init__(self) -> None:
-        _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        _check_unit_relation(self.unit, self.relation)
+        _check_selection(self)
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "exponential mechanism (Dwork & Roth 2014, Thm 3.10)",
-        )
+        return _pure_claim(self, "exponential mechanism (Dwork & Roth 2014, Thm 3.10)")
 
     def probabilities(self, data: UserDataset) -> np.ndarray:
         """Exact selection probabilities ``(k,)`` (softmax of the scaled utilities)."""
@@ -571,10 +576,7 @@ class ReportNoisyMax:
     return_value: bool = False
 
     def __post_init__(self) -> None:
-        _check_query(self.utility, "utility")
-        object.__setattr__(self, "sensitivity", _positive(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        _check_unit_relation(self.unit, self.relation)
+        _check_selection(self)
 
     @property
     def noise_scale(self) -> float:
@@ -583,13 +585,7 @@ class ReportNoisyMax:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            self.epsilon,
-            0.0,
-            self.unit,
-            self.relation,
-            "report-noisy-max (Dwork & Roth 2014, Claim 3.9)",
-        )
+        return _pure_claim(self, "report-noisy-max (Dwork & Roth 2014, Claim 3.9)")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         scores = _evaluate(self.utility, data, "utility")

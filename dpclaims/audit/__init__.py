@@ -1,8 +1,10 @@
 """Privacy auditing: neighbouring-dataset distinguishing tests → certified ε lower bounds.
 
-``audit`` runs a mechanism many times on two neighbouring datasets, learns a test
-on a calibration split and certifies it on the rest; ``one_run_audit`` / ``one_run``
-implement the one-training-run audit of Steinke, Nasr and Jagielski (2023).
+``audit`` runs a mechanism many times on two neighbouring datasets (collecting,
+:mod:`.collect`), learns a test on a calibration split and certifies it on the rest
+(certifying, :mod:`.certify`: usable alone on scores or counts computed anywhere);
+``one_run_audit`` / ``one_run`` implement the one-training-run audit of Steinke, Nasr and
+Jagielski (2023).
 """
 
 from .bounds import (
@@ -15,23 +17,36 @@ from .bounds import (
     trials_for_epsilon,
     trials_to_certify,
 )
+from .certify import Certificate, certify_fixed, certify_scores
+from .collect import Collector
 from .core import (
     DEFAULT_CALIBRATION_FRACTION,
     METHODS,
     MIN_TRIALS,
     THRESHOLD_STRATEGIES,
+    AuditPlan,
     audit,
     audit_ceiling,
 )
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
-from .result import AuditResult
-from .threshold import Auto, Bonferroni, Quantiles, Split
+from .result import AuditResult, Provenance
+from .target import AuditTarget
+from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
 
 __all__ = [
     "audit",
     "audit_ceiling",
+    "AuditPlan",
     "AuditResult",
+    "AuditTarget",
+    "Provenance",
+    "certify_scores",
+    "certify_fixed",
+    "Certificate",
+    "Collector",
+    "Counts",
+    "Criterion",
     "METHODS",
     "THRESHOLD_STRATEGIES",
     "CI_METHODS",

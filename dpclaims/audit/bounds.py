@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..errors import InputError, check_choice, check_confidence, check_delta
+from ..errors import InputError, check_choice, check_confidence, check_count, check_delta
 
 __all__ = [
     "CI_METHODS",
@@ -150,7 +150,7 @@ def epsilon_ceiling(
     ``bounds_per_dataset`` is the number of certified tests (2 × grid size for the
     Bonferroni grid, 1 for a test chosen on calibration data).
     """
-    n = _check_count(n_certify, "n_certify")
+    n = check_count(n_certify, "n_certify")
     delta = check_delta(delta)
     alpha = per_bound_alpha(confidence, bounds_per_dataset)
     keep = alpha ** (1.0 / n)  # 1 - (upper bound of a zero count)
@@ -226,9 +226,3 @@ def trials_to_certify(
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if certifies(mid) else (mid, hi)
     return int(grid[hi])
-
-
-def _check_count(n, name: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InputError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)

@@ -1,14 +1,16 @@
 """``audit``: an ε lower bound for a mechanism on two neighbouring datasets.
 
-The pipeline, in bounded memory whatever ``trials`` is:
+A thin driver over two public steps, collecting (:mod:`dpclaims.audit.collect`) and
+certifying (:mod:`dpclaims.audit.certify`).  The pipeline, in bounded memory whatever
+``trials`` is:
 
 Each dataset has one stream of ``trials`` trials (seeds ``child_seed(seed, 0)`` for
 d0, ``child_seed(seed, 1)`` for d1, cut into seed blocks as in
 :mod:`dpclaims.execution`).
 
-1. *Calibration*: its first ``n_cal = min(round(calibration_fraction × trials),``
-   :data:`MAX_CALIBRATION_TRIALS` ``)`` trials, held in memory.  On them a scalar
-   score is learned and the test (threshold, direction) chosen.
+1. *Calibration*: its first ``n_cal = min(round(fraction × trials),``
+   :data:`MAX_CALIBRATION_TRIALS` ``)`` trials (``fraction`` of the strategy), held in
+   memory.  On them a scalar score is learned and the test (threshold, direction) chosen.
 2. *Certification*: the other ``trials - n_cal`` trials are generated chunk by chunk;
    each seed block is scored and reduced *on its worker* to the counts
    ``#{score > t}`` at the chosen threshold(s) and at the
@@ -34,7 +36,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from ..resources import LONG_RUN, check_budget, check_limits, probe
 from ..data import (
     ARRAY_RELATIONS,
+    DATASETS,
     UserDataset,
     check_array_neighbours,
     neighbour_distance,
@@ -53,7 +54,6 @@ from ..data import (
 )
 from ..errors import (
     InputError,
-    MechanismError,
     NotNeighboursError,
     check_choice,
     check_confidence,
@@ -63,21 +63,19 @@ from ..errors import (
 )
 from ..execution import (
     DETERMINISM_PROBE,
-    SEED_BLOCK,
-    TaskGrid,
+    Execution,
     as_batched,
     call_block,
     child_seed,
     first_block,
     ignores_rng,
-    plan_chunks,
-    reduce_blocks,
+    resolve_execution,
     resolve_workers,
     run_blocks,
-    session,
     strict_default,
 )
 from ..privacy import PrivacyClaim
+from ..resources import LONG_RUN, Limits, Workload, check_budget, probe
 from .bounds import (
     CI_METHODS,
     epsilon_from_rates,
@@ -86,29 +84,34 @@ from .bounds import (
     trials_for_epsilon,
     trials_to_certify,
 )
+from .certify import (
+    TRADEOFF_POINTS,
+    Certificate,
+    certify_quantile_scores,
+    fixed_tests,
+    split_alpha,
+)
+from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
 from .gdp import gdp_epsilon
-from .result import AuditResult
+from .result import AuditResult, Provenance
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import (
-    DIRECTIONS,
+    STRATEGY_NAMES,
     Auto,
     Bonferroni,
+    Criterion,
     Quantiles,
     Split,
     Strategy,
-    bonferroni_thresholds,
-    certify_counts,
-    certify_quantiles,
     choose_threshold,
     counts_above,
-    default_grid,
-    tradeoff_from_counts,
-    tradeoff_thresholds,
+    strategy_named,
 )
 
 __all__ = [
     "audit",
     "audit_ceiling",
+    "AuditPlan",
     "METHODS",
     "THRESHOLD_STRATEGIES",
     "MIN_TRIALS",
@@ -118,16 +121,18 @@ __all__ = [
 ]
 
 METHODS = ("threshold", "histogram", "gdp")
-THRESHOLD_STRATEGIES = ("auto", "calibration", "bonferroni", "quantiles")
-"""String forms of the strategies: Auto(f), Split(f), Bonferroni(grid_size, f), Quantiles(None, f)
-with f = ``calibration_fraction``."""
+THRESHOLD_STRATEGIES = STRATEGY_NAMES
+"""String forms of the strategies, each with its default options: Auto(), Split(),
+Bonferroni(), Quantiles()."""
 MIN_TRIALS = 100
-DEFAULT_CALIBRATION_FRACTION = 0.2
-"""Share of each dataset's trials used to learn the score and choose the test (see the tightness benchmark)."""
+DEFAULT_CALIBRATION_FRACTION = Split().fraction
+"""Share of each dataset's trials used to learn the score and choose the test (see the tightness
+benchmark); every strategy's default ``fraction``."""
 
 MAX_CALIBRATION_TRIALS = 200_000
-"""Cap on calibration trials per dataset: the calibration split is held in memory, so it is bounded;
-beyond it more calibration barely moves the chosen test (all further trials certify)."""
+"""Cap on calibration trials per dataset: the calibration split is held in memory, so it is
+bounded; beyond it more calibration barely moves the chosen test (all further trials
+certify)."""
 
 MAX_HELD_VALUES = 10_000_000
 """Auto holds every output in memory (trials × output width ≤ this, per dataset) to certify on
@@ -140,65 +145,88 @@ IDENTITY_PROBE = 256
 """Trials of each dataset run on the same random draws, to detect a pair the mechanism ignores."""
 
 INFINITE_MARGIN = math.log(10)
-"""A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far as
-the trials can show): the positive dataset put ≥ ~1/10 of its outputs where the other put none."""
-
-TRADEOFF_POINTS = 101
-"""Quantile levels of the pooled calibration scores at which the trade-off curve is counted."""
+"""A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far
+as the trials can show): the positive dataset put ≥ ~1/10 of its outputs where the other put
+none."""
 
 
-@dataclass(frozen=True)
-class _ScoreCounts:
-    """Reducer run on the workers: a block of outputs → ``#{score > t}`` for each fixed threshold."""
+@dataclass(frozen=True, kw_only=True)
+class AuditPlan:
+    """The statistical choices of one audit, validated: ``trials`` per dataset, ``seed``, the
+    ``method``, the threshold ``strategy``, the ``criterion`` (interval, δ, objective), the
+    ``confidence`` and an optional fixed ``statistic``."""
 
-    score: Score
-    thresholds: np.ndarray
-    width: int
+    claim: PrivacyClaim
+    trials: int
+    seed: int
+    method: str
+    strategy: Strategy
+    criterion: Criterion
+    confidence: float
+    statistic: Callable | None = None
 
-    def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        if outputs.shape[1] != self.width:
-            raise MechanismError(
-                f"the mechanism returned {outputs.shape[1]} columns in a certification block but {self.width} "
-                "during calibration; outputs must keep the same width"
-            )
-        if len(outputs) == 0:
-            return np.zeros(len(self.thresholds), dtype=np.int64)
-        return counts_above(self.score(outputs), self.thresholds)
+    @property
+    def alpha(self) -> float:
+        """Per-bound failure probability of a split strategy (:func:`split_alpha`)."""
+        return split_alpha(self.strategy, self.confidence)
+
+    def calibration_trials(self) -> int:
+        """Calibration trials per dataset: all of them for :class:`Quantiles` (held), else the
+        strategy's ``fraction`` of them, at most :data:`MAX_CALIBRATION_TRIALS`."""
+        if isinstance(self.strategy, Quantiles):
+            return self.trials
+        return min(int(round(self.strategy.fraction * self.trials)), MAX_CALIBRATION_TRIALS)
+
+    def fingerprint(self) -> dict:
+        """What a checkpoint of this plan records (see :mod:`dpclaims.checkpoint`)."""
+        from ..checkpoint import fingerprint
+
+        return {
+            "method": self.method,
+            "threshold": repr(self.strategy),
+            "ci": self.criterion.ci,
+            "confidence": self.confidence,
+            "statistic": None if self.statistic is None else fingerprint(self.statistic),
+            "claim": self.claim.to_dict(),
+        }
 
 
 def audit(
     mechanism: Callable,
     d0: Any,
     d1: Any,
+    *,
     epsilon: float | None = None,
     delta: float | None = None,
+    claim: PrivacyClaim | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
+    sensitivity: float | None = None,
     trials: int = 100_000,
     confidence: float = 0.95,
     seed: int = 0,
     statistic: Callable | None = None,
     method: str = "threshold",
-    *,
-    claim: PrivacyClaim | None = None,
-    unit: str | None = None,
-    relation: str | None = None,
-    threshold: str | Split | Bonferroni | Quantiles | Auto = "auto",
+    threshold: str | Strategy = "auto",
     ci: str = "clopper-pearson",
-    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
-    grid_size: int = 32,
-    backend: str = "auto",
+    execution: Execution | None = None,
+    backend: str | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
-    chunk: int | None = None,
     checkpoint: str | os.PathLike | None = None,
+    chunk: int | None = None,
     reference_epsilon: float | None = None,
     reference_note: str = "",
     progress: bool | None = None,
-    sensitivity: float | None = None,
     strict: bool | None = None,
     max_seconds: float | None = None,
     max_memory: float | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
+
+    A thin driver over public steps: the trials are collected (:mod:`dpclaims.audit.collect`)
+    and certified (:mod:`dpclaims.audit.certify`); the verdict weighs the bound against what
+    the audit could have seen.  All options after ``d1`` are keyword-only and independent.
 
     Parameters
     ----------
@@ -213,33 +241,33 @@ def audit(
         else :class:`NotNeighboursError`; other objects cannot be checked (a note in
         ``warnings``)
     epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
+    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
+        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
+        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
+    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
     seed : one integer; d0 uses ``child_seed(seed, 0)``, d1 ``child_seed(seed, 1)``
-        (the first ``n_cal`` trials of each calibrate, the rest certify), score
+        (the first calibration trials of each calibrate, the rest certify), score
         learning ``child_seed(seed, 2)``
     statistic : optional ``statistic(outputs (n, k)) -> (n,)``; skips score learning
     method : "threshold" (certified, any outputs), "histogram" (certified, discrete
         outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
         "gdp" (a Gaussian-DP *estimate*, not certified; needs δ > 0)
-    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
-        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
-        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
-    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
-    threshold : a strategy from :mod:`dpclaims.audit.threshold` or its string form:
-        "auto" (default, :class:`Auto`: order statistics of all trials when they fit in
-        memory, else a calibration split), "quantiles" (:class:`Quantiles`),
-        "calibration" (:class:`Split`, one test chosen on calibration data) or "bonferroni"
-        (:class:`Bonferroni`, ``grid_size`` thresholds at pre-set quantile levels)
+    threshold : a strategy of :mod:`dpclaims.audit.threshold` with its options
+        (``Auto(fraction)``, ``Split(fraction)``, ``Bonferroni(grid, fraction)``,
+        ``Quantiles(grid, fraction)``) or the name of one with its defaults: "auto"
+        (order statistics of all trials when they fit in memory, else a calibration
+        split), "quantiles", "calibration" or "bonferroni"; at most
+        :data:`MAX_CALIBRATION_TRIALS` calibration trials per dataset are used
     ci : "clopper-pearson" or "jeffreys"
-    calibration_fraction : share of the trials used for learning, in (0, 1), for string
-        strategies; at most :data:`MAX_CALIBRATION_TRIALS` per dataset are used
-    grid_size : thresholds in the Bonferroni grid
-    backend, workers, scheduler, chunk : where the trials run (see
-        :func:`dpclaims.execution.session`, :func:`dpclaims.execution.plan_chunks`);
-        the result does not depend on them
-    checkpoint : directory; finished chunks are saved there and an interrupted audit
-        rerun with the same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
+    execution : where the trials run (:class:`~dpclaims.execution.Execution`); the result
+        does not depend on it.  ``backend``, ``workers``, ``scheduler``, ``checkpoint`` are
+        its fields passed loose (not together with ``execution``).  With a checkpoint
+        folder finished chunks are saved there and an interrupted audit rerun with the
+        same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
+    chunk : trials per unit of work sent to a worker (see
+        :func:`dpclaims.execution.plan_chunks`); the result does not depend on it
     reference_epsilon : the exact ε of the mechanism on this pair, when known; reported
         beside the bound (``reference_note``: its source, or why there is none)
     progress : a tqdm bar on stderr (default: when stderr is a terminal; shown after 1 s)
@@ -257,292 +285,139 @@ def audit(
     if relation is not None:
         check_choice(relation, ARRAY_RELATIONS, "relation")
     array_relation = relation if relation in ("query", "unchecked") else None
-    claim = _resolve_claim(claim, epsilon, delta, unit, None if array_relation else relation)
+    loose = {"epsilon": epsilon, "delta": delta, "unit": unit}
+    claim = _resolve_claim(claim, relation=None if array_relation else relation, **loose)
+    execution = resolve_execution(
+        execution, backend=backend, workers=workers, scheduler=scheduler, checkpoint=checkpoint
+    )
     strict = strict_default(strict)
-    max_seconds, max_memory = check_limits(max_seconds, max_memory)
-    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
-    confidence = check_confidence(confidence)
+    limits = Limits.checked(max_seconds, max_memory)
+    plan = _plan(
+        claim,
+        trials=trials,
+        confidence=confidence,
+        seed=seed,
+        statistic=statistic,
+        method=method,
+        threshold=threshold,
+        ci=ci,
+    )
+    d0, d1 = read_only(d0), read_only(d1)
+    notes = _check_neighbours(d0, d1, claim, relation=array_relation, sensitivity=sensitivity)
+    reference = (_check_reference(reference_epsilon), str(reference_note))
+    streams = Streams(mechanism=as_batched(mechanism), d0=d0, d1=d1, seed=seed)
+    if isinstance(plan.strategy, (Auto, Quantiles)):
+        plan = _held_plan(plan, streams)
+    layout = Layout(
+        trials=plan.trials,
+        calibration=plan.calibration_trials(),
+        workers=resolve_workers(execution.workers),
+        chunk=chunk,
+        checkpointed=execution.checkpoint is not None,
+    )
+    seed_0 = child_seed(seed, 0)
+    same, first, seconds = first_block(
+        streams.mechanism, d0, seed_0, min(layout.calibration, DETERMINISM_PROBE)
+    )
+    if not same:
+        notes.append(ignores_rng(streams.mechanism, strict))
+    identical = _identical_outputs(streams, min(plan.trials, IDENTITY_PROBE))
+    _check_resources(
+        streams, plan, layout, execution=execution, limits=limits, first=(first, seconds)
+    )
+    collector = Collector(
+        streams=streams,
+        layout=layout,
+        execution=execution,
+        progress=progress,
+        store=_open_store(execution.checkpoint, streams, plan, layout),
+        probe=(streams.mechanism, d0, d1, statistic),
+    )
+    with collector:
+        calibration = collector.calibration()
+        discrete = _check_outputs(calibration, plan.method)
+        if isinstance(plan.strategy, Quantiles):
+            score, candidates, certificate = _certify_held(plan, calibration, discrete)
+        else:
+            score, candidates, certificate = _certify_split(plan, collector, calibration, discrete)
+    provenance = Provenance(
+        statistic=score.name,
+        threshold=certificate.test.threshold,
+        direction=certificate.direction,
+        calibration_trials=plan.trials - certificate.certification_trials,
+        calibration_fraction=_fraction(plan, certificate),
+        threshold_strategy=plan.strategy.name,
+        grid_size=certificate.grid,
+        ci=plan.criterion.ci,
+        ci_alpha=certificate.alpha,
+        seed=int(seed),
+        output_dim=int(calibration.cal0.shape[1]),
+        discrete=bool(discrete),
+        candidates=candidates,
+        tradeoff=certificate.tradeoff,
+        wall_time=time.perf_counter() - start,
+    )
+    return _result(
+        plan,
+        certificate,
+        provenance,
+        identical=identical,
+        reference=reference,
+        relation=array_relation or claim.relation,
+        notes=notes,
+    )
+
+
+def _plan(claim: PrivacyClaim, *, threshold: Any, ci: str, **options: Any) -> AuditPlan:
+    """The validated :class:`AuditPlan` of ``audit``'s statistical keywords."""
+    trials = check_trials(options["trials"], "trials", minimum=MIN_TRIALS)
+    method, statistic = options["method"], options["statistic"]
     check_choice(method, METHODS, "method")
     check_choice(ci, CI_METHODS, "ci")
-    grid_size = check_trials(grid_size, "grid_size", minimum=2)
-    strategy = _resolve_strategy(threshold, calibration_fraction, grid_size)
-    fraction = _check_fraction(strategy.fraction, trials)
+    strategy = strategy_named(threshold)
+    _check_calibration(strategy.fraction, trials)
     if method == "gdp" and claim.delta == 0.0:
         raise InputError(
-            "method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); use method='threshold'"
+            "method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); "
+            "use method='threshold'"
         )
     if statistic is not None and not callable(statistic):
         raise InputError(
-            f"statistic must be callable as statistic(outputs) -> scores, got {type(statistic).__name__}"
+            "statistic must be callable as statistic(outputs) -> scores, got "
+            f"{type(statistic).__name__}"
         )
     if statistic is not None and method == "histogram":
         raise InputError(
-            "method='histogram' learns its own statistic; pass statistic=None or use method='threshold'"
+            "method='histogram' learns its own statistic; pass statistic=None or use "
+            "method='threshold'"
         )
-    d0, d1 = read_only(d0), read_only(d1)
-    notes = _check_neighbours(d0, d1, claim, array_relation, sensitivity)
-    reference_epsilon = _check_reference(reference_epsilon)
-    batched = as_batched(mechanism)
-    seed_0, seed_1 = child_seed(seed, 0), child_seed(seed, 1)
-    n_workers = resolve_workers(workers)
-    if isinstance(strategy, (Auto, Quantiles)):
-        strategy = _held_strategy(strategy, batched, d0, seed, trials, method)
-    threshold = _strategy_name(strategy)
-    if isinstance(strategy, Bonferroni):
-        grid_size = strategy.grid
-    held = isinstance(strategy, Quantiles)
-    n_cal = trials if held else min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
-    n_cert = trials - n_cal
-    checkpointed = checkpoint is not None
-    # Calibration runs whole seed blocks; the rows of its last block past n_cal certify (reduced
-    # here, not recomputed), and the remaining blocks are certified chunk by chunk on the workers.
-    cal_stop = min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
-    cal_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, stop=cal_stop)
-    cert_chunks = plan_chunks(trials, chunk, n_workers, checkpointed, start=cal_stop)
-    same, first, seconds = first_block(batched, d0, seed_0, min(n_cal, DETERMINISM_PROBE))
-    if not same:
-        notes.append(ignores_rng(batched, strict))
-    identical = _identical_outputs(batched, d0, d1, seed_0, min(trials, IDENTITY_PROBE))
-    parallel = backend != "serial" and n_workers > 1
-    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
-
-    def probe_call(n: int) -> np.ndarray:
-        return counts_above(call_block(batched, d0, seed_0, 0, n).sum(axis=1), stand_in)
-
-    long_run = min(LONG_RUN, max_seconds)
-    found = probe(
-        probe_call,
-        seconds,
-        first.shape[1],
-        trials,
-        refine=lambda per_trial: 2 * trials * per_trial / (n_workers if parallel else 1) > long_run,
-    )
-    check_budget(
-        found,
-        trials,
-        lambda n: n if held else _held(n, fraction),
-        n_workers,
-        parallel,
-        max_seconds,
-        max_memory,
-        MIN_TRIALS,
-    )
-    store = None
-    if checkpointed:
-        from ..checkpoint import fingerprint, open_checkpoint
-
-        store = open_checkpoint(
-            checkpoint,
-            {
-                "kind": "audit",
-                "mechanism": fingerprint(batched),
-                "d0": fingerprint(d0),
-                "d1": fingerprint(d1),
-                "trials": trials,
-                "seed": int(seed),
-                "calibration_chunks": cal_chunks.layout,
-                "certification_chunks": cert_chunks.layout,
-                "method": method,
-                "threshold": repr(strategy),
-                "ci": ci,
-                "confidence": confidence,
-                "calibration_fraction": fraction,
-                "grid_size": grid_size,
-                "statistic": None if statistic is None else fingerprint(statistic),
-                "claim": claim.to_dict(),
-            },
-        )
-
-    bar = _progress_bar(progress, 2 * trials)
-    probe_args = (batched, d0, d1, statistic)
-    with bar, session(backend, n_workers, scheduler, len(cert_chunks), probe_args) as runner:
-        tasks = TaskGrid([(batched, d0, seed_0), (batched, d1, seed_1)], cal_chunks)
-        stage = _Progress(bar, tasks, store and store.stage("calibration"))
-        parts = runner.map(run_blocks, tasks, stage)
-        run0, run1 = (
-            np.concatenate(parts[: len(cal_chunks)]),
-            np.concatenate(parts[len(cal_chunks) :]),
-        )
-        cal0, cal1, rest0, rest1 = run0[:n_cal], run1[:n_cal], run0[n_cal:], run1[n_cal:]
-        del parts, run0, run1
-        if cal0.shape[1] != cal1.shape[1]:
-            raise InputError(
-                f"the mechanism returned {cal0.shape[1]} columns on d0 but {cal1.shape[1]} on d1; outputs must have the same width"
-            )
-        discrete = is_discrete(np.concatenate([cal0, cal1]))
-        if method == "histogram" and not discrete:
-            raise InputError(
-                "method='histogram' needs discrete outputs (at most 64 distinct output rows in the calibration split); "
-                "use method='threshold' for continuous outputs"
-            )
-        objective = "mu" if method == "gdp" else "epsilon"
-        output_dim = int(cal0.shape[1])
-        if held:
-            score, candidates, n_cal, grid_size, cert, alpha, tradeoff = _certify_held(
-                cal0,
-                cal1,
-                strategy,
-                statistic,
-                method,
-                discrete,
-                claim.delta,
-                confidence,
-                ci,
-                objective,
-                seed,
-            )
-            n_cert, fraction = trials - n_cal, n_cal / trials
-        else:
-            bounds = 1 if threshold == "calibration" else 2 * grid_size
-            alpha = per_bound_alpha(confidence, bounds)
-            rng = np.random.default_rng(child_seed(seed, 2))
-            score, candidates, choice = _learn(
-                statistic,
-                method,
-                cal0,
-                cal1,
-                discrete,
-                n_cert,
-                claim.delta,
-                alpha,
-                ci,
-                objective,
-                rng,
-            )
-            pooled = np.concatenate([score(cal0), score(cal1)])
-            if threshold == "calibration":
-                tests = np.array([choice[0]])
-                thresholds, directions = tests, np.array([choice[1]])
-            else:
-                tests = bonferroni_thresholds(pooled, grid_size, n_cert)
-                thresholds = np.repeat(tests, len(DIRECTIONS))
-                directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
-            curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
-            del cal0, cal1, pooled
-            reducer = _ScoreCounts(score, np.concatenate([tests, curve]), output_dim)
-            streams = [(batched, d0, seed_0), (batched, d1, seed_1)]
-            tasks = TaskGrid(streams, cert_chunks, (reducer,))
-            stage = store and store.stage(
-                "certification", thresholds=reducer.thresholds, score=score.name
-            )
-            above0, above1 = reducer(rest0), reducer(rest1)
-            for i, counts in runner.stream(reduce_blocks, tasks, _Progress(bar, tasks, stage)):
-                if i < len(cert_chunks):
-                    above0 += counts
-                else:
-                    above1 += counts
-    if not held:
-        per_test = np.repeat(np.arange(len(tests)), len(thresholds) // len(tests))
-        cert = certify_counts(
-            above0[per_test],
-            n_cert,
-            above1[per_test],
-            n_cert,
-            thresholds,
-            directions,
-            claim.delta,
-            alpha,
-            ci,
-            objective,
-        )
-        n_tests = len(tests)
-        tradeoff = tradeoff_from_counts(
-            above0[n_tests:], n_cert, above1[n_tests:], n_cert, cert.direction
-        )
-
-    if method == "gdp":
-        eps_lower = gdp_epsilon(cert.mu, claim.delta)
-        mu: float | None = cert.mu
-    else:
-        eps_lower, mu = cert.epsilon_lower, None
-    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
-    near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
-    infinite = cert.false_positives == 0 and near_ceiling
-    needed = _trials_needed(claim, cert, ceiling, alpha, ci, fraction)
-    verdict, reason = _verdict(
-        float(eps_lower),
-        claim.epsilon,
-        ceiling,
-        needed,
-        trials,
-        identical,
-        min(trials, IDENTITY_PROBE),
-        reference_epsilon,
-    )
-    return AuditResult(
-        epsilon_lower=float(eps_lower),
-        verdict=verdict,
-        epsilon=claim.epsilon,
-        delta=claim.delta,
-        confidence=confidence,
-        method=method,
-        certified=method != "gdp",
-        kind="estimate" if method == "gdp" else "certified",
-        statistic=score.name,
-        threshold=cert.threshold,
-        direction=DIRECTIONS[cert.direction],
-        false_positives=cert.false_positives,
-        false_negatives=cert.false_negatives,
-        n_negative=cert.n_negative,
-        n_positive=cert.n_positive,
-        calibration_trials=n_cal,
-        certification_trials=n_cert,
-        fpr_upper=cert.fpr_upper,
-        fnr_upper=cert.fnr_upper,
-        ci=ci,
-        ci_alpha=alpha,
-        threshold_strategy=threshold,
-        grid_size=grid_size if threshold in ("bonferroni", "quantiles") else 1,
-        calibration_fraction=fraction,
-        seed=int(seed),
+    objective = "mu" if method == "gdp" else "epsilon"
+    return AuditPlan(
+        claim=claim,
         trials=trials,
-        unit=claim.unit,
-        relation=array_relation or claim.relation,
-        output_dim=output_dim,
-        discrete=bool(discrete),
-        mu=mu,
-        candidates=candidates,
-        tradeoff=tuple(tuple(p) for p in tradeoff),
-        wall_time=time.perf_counter() - start,
-        ceiling=ceiling,
-        trials_needed=needed,
-        reference_epsilon=reference_epsilon,
-        reference_note=str(reference_note),
-        reason=reason,
-        infinite=bool(infinite),
-        identical_outputs=bool(identical),
-        warnings=tuple(notes),
+        seed=options["seed"],
+        method=method,
+        strategy=strategy,
+        criterion=Criterion(delta=claim.delta, ci=ci, objective=objective),
+        confidence=check_confidence(options["confidence"]),
+        statistic=statistic,
     )
 
 
-def _resolve_strategy(threshold: Any, fraction: Any, grid_size: int) -> Strategy:
-    """The strategy value for ``audit(threshold=...)``: an instance as given, or a string
-    mapped with ``calibration_fraction`` and ``grid_size``."""
-    if isinstance(threshold, (Split, Bonferroni, Quantiles, Auto)):
-        if isinstance(threshold, Bonferroni):
-            check_trials(threshold.grid, "Bonferroni.grid", minimum=2)
-        if isinstance(threshold, Quantiles) and threshold.grid is not None:
-            check_trials(threshold.grid, "Quantiles.grid", minimum=1)
-        return threshold
-    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
-    return {
-        "auto": lambda: Auto(fraction),
-        "calibration": lambda: Split(fraction),
-        "bonferroni": lambda: Bonferroni(grid_size, fraction),
-        "quantiles": lambda: Quantiles(None, fraction),
-    }[threshold]()
+def _fraction(plan: AuditPlan, certificate: Certificate) -> float:
+    """The share of the trials that calibrated: the split strategy's ``fraction``, or what a
+    held certificate left uncertified (a held fixed score certifies on every trial)."""
+    if not isinstance(plan.strategy, Quantiles):
+        return float(plan.strategy.fraction)
+    return (plan.trials - certificate.certification_trials) / plan.trials
 
 
-def _strategy_name(strategy: Split | Bonferroni | Quantiles) -> str:
-    return {Split: "calibration", Bonferroni: "bonferroni", Quantiles: "quantiles"}[type(strategy)]
-
-
-def _held_strategy(
-    strategy: Quantiles | Auto, batched, d0, seed, trials: int, method: str
-) -> Strategy:
+def _held_plan(plan: AuditPlan, streams: Streams) -> AuditPlan:
     """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from
     :data:`SHAPE_PROBE` outputs of ``d0`` drawn with their own seed (they never certify)."""
-    probe = run_blocks(batched, d0, child_seed(seed, 3), [(0, SHAPE_PROBE, 0, SHAPE_PROBE)])
+    block = [(0, SHAPE_PROBE, 0, SHAPE_PROBE)]
+    probe = run_blocks(streams.mechanism, streams.d0, child_seed(plan.seed, 3), block)
+    strategy, trials = plan.strategy, plan.trials
     fits = trials * probe.shape[1] <= MAX_HELD_VALUES
     if isinstance(strategy, Quantiles):
         if not fits:
@@ -551,52 +426,267 @@ def _held_strategy(
                 f"dataset, more than {MAX_HELD_VALUES:,}; use threshold='calibration' "
                 "(streamed) or fewer trials"
             )
-        return strategy
+        return plan
     ties = len(np.unique(probe, axis=0)) < len(probe)
-    if fits and not ties and method != "histogram":
-        return Quantiles(None, strategy.fraction)
-    return Split(strategy.fraction)
+    if fits and not ties and plan.method != "histogram":
+        return _replace(plan, strategy=Quantiles(fraction=strategy.fraction))
+    return _replace(plan, strategy=Split(fraction=strategy.fraction))
+
+
+def _replace(plan: AuditPlan, **changes: Any) -> AuditPlan:
+    from dataclasses import replace
+
+    return replace(plan, **changes)
+
+
+def _check_resources(streams, plan, layout, *, execution, limits, first) -> None:
+    """Refuse a run over the time and memory ``limits``, estimated from a probe of ``d0``
+    (``first``: the outputs and CPU seconds of the determinism check's block)."""
+    outputs, seconds = first
+    seed_0 = child_seed(plan.seed, 0)
+    stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
+    trials, workers = plan.trials, layout.workers
+    parallel = execution.backend != "serial" and workers > 1
+    long_run = min(LONG_RUN, limits.max_seconds)
+
+    def probe_call(n: int) -> np.ndarray:
+        outputs = call_block(streams.mechanism, streams.d0, seed_0, index=0, size=n)
+        return counts_above(outputs.sum(axis=1), stand_in)
+
+    def refine(per_trial: float) -> bool:
+        return 2 * trials * per_trial / (workers if parallel else 1) > long_run
+
+    found = probe(probe_call, seconds, outputs.shape[1], trials, refine=refine)
+    held = isinstance(plan.strategy, Quantiles)
+
+    def kept(n: int) -> int:
+        if held:
+            return n
+        cut = Layout(
+            trials=n,
+            calibration=min(int(round(plan.strategy.fraction * n)), MAX_CALIBRATION_TRIALS),
+        )
+        return cut.held
+
+    work = Workload(
+        trials=trials, held=kept, workers=workers, parallel=parallel, minimum=MIN_TRIALS
+    )
+    check_budget(found, work, limits)
+
+
+def _open_store(directory: Any, streams: Streams, plan: AuditPlan, layout: Layout) -> Any:
+    """The checkpoint of this audit in ``directory`` (None: no checkpoint)."""
+    if directory is None:
+        return None
+    from ..checkpoint import fingerprint, open_checkpoint
+
+    cal_chunks, cert_chunks = layout.chunks()
+    return open_checkpoint(
+        directory,
+        {
+            "kind": "audit",
+            "mechanism": fingerprint(streams.mechanism),
+            "d0": fingerprint(streams.d0),
+            "d1": fingerprint(streams.d1),
+            "trials": plan.trials,
+            "seed": int(plan.seed),
+            "calibration_chunks": cal_chunks.layout,
+            "certification_chunks": cert_chunks.layout,
+            **plan.fingerprint(),
+        },
+    )
+
+
+def _check_outputs(calibration: Calibration, method: str) -> bool:
+    """Whether the calibration outputs are discrete; an error when the datasets' output widths
+    differ or ``method="histogram"`` meets continuous outputs."""
+    cal0, cal1 = calibration.cal0, calibration.cal1
+    if cal0.shape[1] != cal1.shape[1]:
+        raise InputError(
+            f"the mechanism returned {cal0.shape[1]} columns on d0 but {cal1.shape[1]} on d1; "
+            "outputs must have the same width"
+        )
+    discrete = is_discrete(np.concatenate([cal0, cal1]))
+    if method == "histogram" and not discrete:
+        raise InputError(
+            "method='histogram' needs discrete outputs (at most 64 distinct output rows in the "
+            "calibration split); use method='threshold' for continuous outputs"
+        )
+    return discrete
+
+
+def _certify_split(
+    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
+) -> tuple[Score, dict, Certificate]:
+    """:class:`Split` or :class:`Bonferroni`: learn the score and fix the tests on the
+    calibration outputs, count the certifying trials on the workers, certify the counts."""
+    cal0, cal1 = calibration.cal0, calibration.cal1
+    n_cert = plan.trials - len(cal0)
+    rng = np.random.default_rng(child_seed(plan.seed, 2))
+    score, candidates = _learn(plan, (cal0, cal1), discrete=discrete, n_cert=n_cert, rng=rng)
+    scores = (score(cal0), score(cal1))
+    tests = fixed_tests(
+        plan.strategy, scores, n_certify=n_cert, alpha=plan.alpha, criterion=plan.criterion
+    )
+    reducer = ScoreCounts(score, tests.thresholds, int(cal0.shape[1]))
+    counts = collector.counts(reducer, (calibration.rest0, calibration.rest1))
+    return score, candidates, tests.certify(counts, alpha=plan.alpha, criterion=plan.criterion)
 
 
 def _certify_held(
-    run0, run1, strategy, statistic, method, discrete, delta, confidence, ci, objective, seed
-):
-    """:class:`Quantiles` on all held outputs ``run0``, ``run1`` (trials, k).
+    plan: AuditPlan, calibration: Calibration, discrete: bool
+) -> tuple[Score, dict, Certificate]:
+    """:class:`Quantiles` on all held outputs (trials, k).
 
     A fixed score (``statistic``, or the identity on 1-D outputs) certifies on every trial;
     a learned one is fitted on the first ``fraction`` (at most :data:`MAX_CALIBRATION_TRIALS`)
-    trials, which then do not certify.  Returns the score, candidate values, fitting trials,
-    ranks per tail, the :class:`Certified` test, the per-bound α and the trade-off curve.
+    trials, which then do not certify.
     """
+    run0, run1 = calibration.cal0, calibration.cal1
     candidates, n_fit = {}, 0
-    if statistic is not None:
-        name = getattr(statistic, "__name__", type(statistic).__name__)
-        score = Score(f"user:{name}", lambda x: apply_statistic(statistic, x))
-    elif run0.shape[1] == 1 and method != "histogram":
+    if plan.statistic is not None:
+        score = _user_score(plan.statistic)
+    elif run0.shape[1] == 1 and plan.method != "histogram":
         score = fit_score("identity", run0, run1, None)
     else:
-        n_fit = min(int(round(strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
-        rng = np.random.default_rng(child_seed(seed, 2))
-        score, candidates, _ = _learn(
-            None,
-            method,
-            run0[:n_fit],
-            run1[:n_fit],
-            discrete,
-            len(run0) - n_fit,
-            delta,
-            per_bound_alpha(confidence),
-            ci,
-            objective,
-            rng,
+        n_fit = min(int(round(plan.strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
+        rng = np.random.default_rng(child_seed(plan.seed, 2))
+        fit = (run0[:n_fit], run1[:n_fit])
+        score, candidates = _learn(
+            plan,
+            fit,
+            discrete=discrete,
+            n_cert=len(run0) - n_fit,
+            rng=rng,
+            alpha=per_bound_alpha(plan.confidence),
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
-    grid = strategy.grid or default_grid(len(s0))
-    cert, alpha = certify_quantiles(s0, s1, grid, delta, confidence, ci, objective)
-    curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
-    above0, above1 = counts_above(s0, curve), counts_above(s1, curve)
-    tradeoff = tradeoff_from_counts(above0, len(s0), above1, len(s1), cert.direction)
-    return score, candidates, n_fit, grid, cert, alpha, tradeoff
+    certificate = certify_quantile_scores(
+        s0, s1, grid=plan.strategy.grid, confidence=plan.confidence, criterion=plan.criterion
+    )
+    return score, candidates, certificate
+
+
+def _user_score(statistic: Callable) -> Score:
+    name = getattr(statistic, "__name__", type(statistic).__name__)
+    return Score(f"user:{name}", lambda x: apply_statistic(statistic, x))
+
+
+def _learn(
+    plan: AuditPlan,
+    calibration: tuple,
+    *,
+    discrete: bool,
+    n_cert: int,
+    rng,
+    alpha: float | None = None,
+) -> tuple[Score, dict]:
+    """The score: the user's ``statistic``, or the candidate fitted on the first half of the
+    ``calibration`` outputs ``(cal0, cal1)`` that predicts the largest value on the second half.
+
+    The test of the chosen score is then fixed on the whole calibration split (by
+    :func:`~dpclaims.audit.certify.fixed_tests`): a choice that also looks at the fitting half
+    can only cost power, never validity, since certification uses other trials.  Returns the
+    :class:`Score` and ``{name: predicted value}`` for every candidate.
+    """
+    if plan.statistic is not None:
+        return _user_score(plan.statistic), {}
+    cal0, cal1 = calibration
+    alpha = plan.alpha if alpha is None else alpha
+    names = (
+        ("histogram_lr",)
+        if plan.method == "histogram"
+        else candidate_scores(cal0.shape[1], discrete)
+    )
+    half = len(cal0) // 2
+    best = None
+    candidates = {}
+    for name in names:
+        score = fit_score(name, cal0[:half], cal1[:half], rng)
+        choice = choose_threshold(
+            score(cal0[half:]),
+            score(cal1[half:]),
+            n_certify=(n_cert, n_cert),
+            alpha=alpha,
+            criterion=plan.criterion,
+        )
+        candidates[name] = choice.predicted
+        if best is None or choice.predicted > best[1].predicted:
+            best = (score, choice)
+    return best[0], candidates
+
+
+def _result(
+    plan: AuditPlan,
+    certificate: Certificate,
+    provenance: Provenance,
+    *,
+    identical: str,
+    reference: tuple,
+    relation: str,
+    notes: list,
+) -> AuditResult:
+    """The :class:`AuditResult`: the bound (or the GDP estimate), the ceiling, the verdict."""
+    claim, test, ci = plan.claim, certificate.test, plan.criterion.ci
+    n_cert, alpha = certificate.certification_trials, certificate.alpha
+    if plan.method == "gdp":
+        eps_lower, mu = float(gdp_epsilon(test.mu, claim.delta)), test.mu
+    else:
+        eps_lower, mu = test.epsilon_lower, None
+    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
+    near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
+    fraction = provenance.calibration_fraction
+    needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
+    evidence = _Evidence(
+        ceiling=ceiling,
+        needed=needed,
+        trials=plan.trials,
+        identical=identical,
+        probe=min(plan.trials, IDENTITY_PROBE),
+        reference=reference[0],
+    )
+    verdict, reason = _verdict(float(eps_lower), claim.epsilon, evidence)
+    return AuditResult(
+        verdict=verdict,
+        reason=reason,
+        epsilon_lower=float(eps_lower),
+        epsilon=claim.epsilon,
+        delta=claim.delta,
+        unit=claim.unit,
+        relation=relation,
+        confidence=plan.confidence,
+        method=plan.method,
+        mu=mu,
+        ceiling=ceiling,
+        infinite=bool(test.false_positives == 0 and near_ceiling),
+        identical_outputs=bool(identical),
+        trials_needed=needed,
+        reference_epsilon=reference[0],
+        reference_note=reference[1],
+        false_positives=test.false_positives,
+        false_negatives=test.false_negatives,
+        n_negative=test.n_negative,
+        n_positive=test.n_positive,
+        fpr_upper=test.fpr_upper,
+        fnr_upper=test.fnr_upper,
+        trials=plan.trials,
+        certification_trials=n_cert,
+        warnings=tuple(notes),
+        provenance=provenance,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Evidence:
+    """What the verdict weighs beside the bound: the ``ceiling``, the ``needed`` trials, the
+    ``trials`` run, identical data or outputs on ``probe`` draws, the ``reference`` ε."""
+
+    ceiling: float
+    needed: int | None
+    trials: int
+    identical: str
+    probe: int
+    reference: float | None
 
 
 def audit_ceiling(
@@ -604,26 +694,27 @@ def audit_ceiling(
     *,
     delta: float = 0.0,
     confidence: float = 0.95,
-    calibration_fraction: float = DEFAULT_CALIBRATION_FRACTION,
-    threshold: str = "calibration",
-    grid_size: int = 32,
+    threshold: str | Split | Bonferroni = "calibration",
     ci: str = "clopper-pearson",
 ) -> float:
-    """The largest ε :func:`audit` with these options can certify, known before running it.
+    """The largest ε :func:`audit` with a split strategy (:class:`Split` or :class:`Bonferroni`,
+    or their names) can certify, known before running it.
 
     It is the bound of an error-free test on the certification split (see
     :func:`~dpclaims.audit.bounds.epsilon_ceiling`); a claim at or above it comes out
     ``inconclusive``, whatever the mechanism.
     """
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
-    check_choice(threshold, THRESHOLD_STRATEGIES, "threshold")
+    strategy = strategy_named(threshold)
+    if not isinstance(strategy, (Split, Bonferroni)):
+        raise InputError(
+            f"audit_ceiling needs a split strategy (Split or Bonferroni), got {threshold!r}; "
+            "the ceiling of the others depends on the outputs"
+        )
     check_choice(ci, CI_METHODS, "ci")
-    fraction = _check_fraction(calibration_fraction, trials)
-    n_cert = trials - min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
-    bounds = 1
-    if threshold != "calibration":
-        bounds = 2 * check_trials(grid_size, "grid_size", minimum=2)
-    alpha = per_bound_alpha(check_confidence(confidence), bounds)
+    _check_calibration(strategy.fraction, trials)
+    n_cert = trials - min(int(round(strategy.fraction * trials)), MAX_CALIBRATION_TRIALS)
+    alpha = split_alpha(strategy, check_confidence(confidence))
     return _ceiling(n_cert, alpha, ci, check_delta(delta))
 
 
@@ -647,23 +738,23 @@ def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
     return float(epsilon_from_rates(zero, zero, delta))
 
 
-def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, reference):
+def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:
     """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
     when the audit had power to see the claim, else ``inconclusive`` with the reason."""
     if eps_lower > claimed:
         return "violation", ""
-    if claimed >= ceiling:
+    if claimed >= evidence.ceiling:
         return "inconclusive", (
-            f"this audit cannot reach ε = {claimed:g} with {trials:,} trials; "
-            f"it needs about {needed:,}"
+            f"this audit cannot reach ε = {claimed:g} with {evidence.trials:,} trials; "
+            f"it needs about {evidence.needed:,}"
         )
-    if identical == "data":
+    if evidence.identical == "data":
         return "inconclusive", (
             "d0 and d1 are the same data: an audit needs two different neighbouring datasets"
         )
-    if identical:
+    if evidence.identical:
         return "inconclusive", (
-            f"d0 and d1 gave identical outputs on the same {probe} random "
+            f"d0 and d1 gave identical outputs on the same {evidence.probe} random "
             "draws: the mechanism does not see where they differ, so this pair "
             "cannot show any privacy loss"
         )
@@ -672,6 +763,7 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, refe
             f"the audit separated nothing (certified ε ≥ 0), so it could not have seen "
             f"ε = {claimed:g}"
         )
+        reference = evidence.reference
         if reference == 0:
             return "inconclusive", reason + (
                 "; the exact ε of this pair is 0, so it can only "
@@ -686,7 +778,7 @@ def _verdict(eps_lower, claimed, ceiling, needed, trials, identical, probe, refe
     return "consistent", ""
 
 
-def _trials_needed(claim, cert, ceiling, alpha, ci, fraction) -> int | None:
+def _trials_needed(claim, cert, *, ceiling, alpha, ci, fraction) -> int | None:
     """Trials per dataset that would decide the claim: enough for the chosen test to certify it
     with probability ~0.9 when its point estimate is above the claim, and at least enough for the
     ceiling to pass it; None when nothing suggests more (or the bound already exceeds the claim)."""
@@ -720,14 +812,16 @@ def _round_up(n: int) -> int:
     return -(-n // scale) * scale
 
 
-def _identical_outputs(batched, d0, d1, seed, probe: int) -> str:
+def _identical_outputs(streams: Streams, probe: int) -> str:
     """``"data"`` when ``d0`` and ``d1`` are the same data, ``"outputs"`` when the mechanism
-    gives them identical outputs on the same ``probe`` random draws (it then ignores where they
-    differ), else ""."""
+    gives them identical outputs on the same ``probe`` random draws of d0's stream (it then
+    ignores where they differ), else ""."""
+    d0, d1 = streams.d0, streams.d1
     if d0 is d1 or _same_data(d0, d1):
         return "data"
-    block = [(0, probe, 0, probe)]
-    first, second = run_blocks(batched, d0, seed, block), run_blocks(batched, d1, seed, block)
+    block, seed = [(0, probe, 0, probe)], child_seed(streams.seed, 0)
+    first = run_blocks(streams.mechanism, d0, seed, block)
+    second = run_blocks(streams.mechanism, d1, seed, block)
     same = first.shape == second.shape and bool(np.array_equal(first, second, equal_nan=True))
     return "outputs" if same else ""
 
@@ -747,82 +841,8 @@ def _same_data(d0, d1) -> bool:
     return False
 
 
-def _progress_bar(progress: bool | None, total: int):
-    """A tqdm bar over all trials on stderr (default: only when stderr is a terminal)."""
-    from tqdm import tqdm
-
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(
-        total=total,
-        file=sys.stderr,
-        unit="trial",
-        unit_scale=True,
-        desc="audit",
-        delay=1.0,
-        disable=not show,
-        leave=False,
-    )
-
-
-class _Progress:
-    """A checkpoint stage (or none) for ``runner.stream`` that also advances the bar per task."""
-
-    def __init__(self, bar, tasks, stage):
-        self.bar, self.tasks, self.stage = bar, tasks, stage
-
-    def _size(self, index: int) -> int:
-        return sum(hi - lo for _, _, lo, hi in self.tasks[index][3])
-
-    def saved(self, count: int):
-        for index, value in self.stage.saved(count) if self.stage is not None else ():
-            self.bar.update(self._size(index))
-            yield index, value
-
-    def save(self, index: int, value) -> None:
-        if self.stage is not None:
-            self.stage.save(index, value)
-        self.bar.update(self._size(index))
-
-
-def _learn(statistic, method, cal0, cal1, discrete, n_cert, delta, alpha, ci, objective, rng):
-    """Fit candidate scores on the first half of calibration and pick one on the second half.
-
-    The test (threshold, direction) of the chosen score is then picked on the whole
-    calibration split: a choice that also looks at the fitting half can only cost
-    power, never validity, since certification uses other trials.
-
-    Returns the chosen :class:`Score`, ``{name: predicted value}`` for every
-    candidate, and ``(threshold, direction)`` chosen on calibration data.
-    """
-    if statistic is not None:
-        s0, s1 = apply_statistic(statistic, cal0), apply_statistic(statistic, cal1)
-        choice = choose_threshold(s0, s1, n_cert, n_cert, delta, alpha, ci, objective)
-        name = getattr(statistic, "__name__", type(statistic).__name__)
-        return (
-            Score(f"user:{name}", lambda x: apply_statistic(statistic, x)),
-            {},
-            (choice.threshold, choice.direction),
-        )
-    names = (
-        ("histogram_lr",) if method == "histogram" else candidate_scores(cal0.shape[1], discrete)
-    )
-    half = len(cal0) // 2
-    best = None
-    candidates = {}
-    for name in names:
-        score = fit_score(name, cal0[:half], cal1[:half], rng)
-        choice = choose_threshold(
-            score(cal0[half:]), score(cal1[half:]), n_cert, n_cert, delta, alpha, ci, objective
-        )
-        candidates[name] = choice.predicted
-        if best is None or choice.predicted > best[1].predicted:
-            best = (score, choice)
-    score = best[0]
-    choice = choose_threshold(score(cal0), score(cal1), n_cert, n_cert, delta, alpha, ci, objective)
-    return score, candidates, (choice.threshold, choice.direction)
-
-
-def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
+def _resolve_claim(claim, *, epsilon, delta, unit, relation) -> PrivacyClaim:
+    """``claim``, or the :class:`PrivacyClaim` of the loose fields (not both)."""
     if claim is not None:
         if not isinstance(claim, PrivacyClaim):
             raise InputError(f"claim must be a dpclaims.PrivacyClaim, got {type(claim).__name__}")
@@ -838,7 +858,8 @@ def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
         ]
         if given:
             raise InputError(
-                f"pass either claim= or {', '.join(given)}=, not both; the claim already carries them"
+                f"pass either claim= or {', '.join(given)}=, not both; the claim already "
+                "carries them"
             )
         return claim
     if epsilon is None:
@@ -853,37 +874,25 @@ def _resolve_claim(claim, epsilon, delta, unit, relation) -> PrivacyClaim:
     )
 
 
-def _check_fraction(fraction: Any, trials: int) -> float:
-    ok = isinstance(fraction, (int, float, np.integer, np.floating)) and not isinstance(
-        fraction, bool
-    )
-    if not ok or not (0.0 < fraction < 1.0) or not math.isfinite(fraction):
-        raise InputError(
-            f"calibration_fraction must be a number in (0, 1), got {fraction!r}; pass e.g. calibration_fraction=0.2"
-        )
+def _check_calibration(fraction: float, trials: int) -> None:
+    """Both the calibration and the certification split of ``trials`` need 20 trials."""
     n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
     if n_cal < 20 or trials - n_cal < 20:
         raise InputError(
-            f"calibration_fraction={fraction!r} leaves {n_cal} calibration and {trials - n_cal} certification trials; "
-            "each needs at least 20: raise trials or move calibration_fraction towards 0.5"
+            f"a fraction of {fraction!r} leaves {n_cal} calibration and {trials - n_cal} "
+            "certification trials; each needs at least 20: raise trials or move the "
+            "strategy's fraction towards 0.5 (e.g. threshold=Split(fraction=0.5))"
         )
-    return float(fraction)
-
-
-def _held(trials: int, fraction: float) -> int:
-    """Trials per side whose outputs the main process holds: the calibration's whole blocks."""
-    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
-    return min(trials, -(-n_cal // SEED_BLOCK) * SEED_BLOCK)
 
 
 def _check_neighbours(
-    d0: Any, d1: Any, claim: PrivacyClaim, array_relation: str | None, sensitivity: Any
+    d0: Any, d1: Any, claim: PrivacyClaim, *, relation: str | None, sensitivity: Any
 ) -> list[str]:
     """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
-    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
-        if array_relation is not None or sensitivity is not None:
+    if isinstance(d0, DATASETS) and isinstance(d1, DATASETS):
+        if relation is not None or sensitivity is not None:
             raise InputError(
-                f"relation={array_relation!r} and sensitivity= are for array datasets; "
+                f"relation={relation!r} and sensitivity= are for array datasets; "
                 "UserDatasets are checked under relation='replace' or 'add-remove'"
             )
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
@@ -903,11 +912,11 @@ def _check_neighbours(
     numeric = (np.ndarray, int, float, np.integer, np.floating)
     arrays = all(isinstance(d, numeric) for d in (d0, d1))
     if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
-        check_array_neighbours(d0, d1, array_relation or claim.relation, sensitivity)
-        if array_relation == "unchecked":
+        check_array_neighbours(d0, d1, relation or claim.relation, sensitivity)
+        if relation == "unchecked":
             return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
         return []
-    if sensitivity is not None or array_relation == "query":
+    if sensitivity is not None or relation == "query":
         raise InputError(
             "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
         )

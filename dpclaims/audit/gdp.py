@@ -17,20 +17,9 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from ..errors import InputError, check_delta
+from ..errors import InputError, check_delta, check_positive
 
 __all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu"]
-
-
-def _check_mu(mu) -> float:
-    if (
-        isinstance(mu, bool)
-        or not isinstance(mu, (int, float, np.integer, np.floating))
-        or not (mu >= 0)
-        or not math.isfinite(mu)
-    ):
-        raise InputError(f"mu must be a finite number >= 0, got {mu!r}; pass e.g. mu=1.0")
-    return float(mu)
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
@@ -38,7 +27,7 @@ def gdp_delta(epsilon: float, mu: float) -> float:
 
     Computed in log space (``scipy.special.log_ndtr``) so large ε does not overflow.
     """
-    mu = _check_mu(mu)
+    mu = check_positive(mu, "mu", allow_zero=True)
     if not math.isfinite(epsilon) or epsilon < 0:
         raise InputError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
     if mu == 0.0:
@@ -56,7 +45,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     ``δ(ε)`` is strictly decreasing in ε, so the root is found by ``brentq`` on a
     bracket that is doubled until it contains it.  Returns 0 when ``δ ≥ δ(0)``.
     """
-    mu = _check_mu(mu)
+    mu = check_positive(mu, "mu", allow_zero=True)
     delta = check_delta(delta)
     if mu == 0.0 or gdp_delta(0.0, mu) <= delta:
         return 0.0

@@ -28,6 +28,7 @@ from ..errors import (
     InputError,
     MechanismError,
     check_confidence,
+    check_count,
     check_delta,
     check_epsilon,
     check_finite_array,
@@ -62,12 +63,12 @@ class OneRunResult:
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
-    for name, value in (("m", m), ("r", r), ("v", v)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
-    if not int(v) <= int(r) <= int(m):
+    m, r, v = (
+        check_count(value, name, minimum=0) for name, value in (("m", m), ("r", r), ("v", v))
+    )
+    if not v <= r <= m:
         raise InputError(f"need correct v <= guesses r <= canaries m, got v={v}, r={r}, m={m}")
-    return int(m), int(r), int(v)
+    return m, r, v
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
@@ -91,19 +92,20 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
 
 
 def one_run_epsilon(m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95) -> float:
-    """Largest ε (to bisection precision, rounded down) rejected at level ``1 - confidence``; 0 if none."""
+    """Largest ε (to bisection precision, rounded down) rejected at level ``1 - confidence``; 0 if
+    none."""
     m, r, v = _check_counts(m, r, v)
     significance = 1.0 - check_confidence(confidence)
-    if one_run_p_value(m, r, v, 0.0, delta) >= significance:
+    if one_run_p_value(m, r, v, epsilon=0.0, delta=delta) >= significance:
         return 0.0
     low, high = 0.0, 1.0
-    while one_run_p_value(m, r, v, high, delta) < significance:
+    while one_run_p_value(m, r, v, epsilon=high, delta=delta) < significance:
         low, high = high, 2.0 * high
         if high > 1e3:
             return low
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (low + high)
-        if one_run_p_value(m, r, v, mid, delta) < significance:
+        if one_run_p_value(m, r, v, epsilon=mid, delta=delta) < significance:
             low = mid
         else:
             high = mid
@@ -119,7 +121,8 @@ def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
             raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
     if k_plus + k_minus < 1 or k_plus + k_minus > m:
         raise InputError(
-            f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, k_minus={k_minus}"
+            f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, "
+            f"k_minus={k_minus}"
         )
     return int(k_plus), int(k_minus)
 
@@ -128,6 +131,7 @@ def one_run_audit(
     scores: Any,
     included: Any,
     epsilon: float,
+    *,
     delta: float = 0.0,
     k_plus: int | None = None,
     k_minus: int | None = None,
@@ -154,7 +158,8 @@ def one_run_audit(
         or not np.all(np.isin(included_arr, (0, 1)))
     ):
         raise InputError(
-            f"included must be a boolean array of shape {scores.shape} (one flag per canary), got {included_arr.shape}"
+            f"included must be a boolean array of shape {scores.shape} (one flag per canary), got "
+            f"{included_arr.shape}"
         )
     included_arr = included_arr.astype(bool)
     epsilon = check_epsilon(epsilon)
@@ -169,8 +174,8 @@ def one_run_audit(
         + np.count_nonzero(~included_arr[order[:k_minus]])
     )
     r = k_plus + k_minus
-    p_value = one_run_p_value(m, r, correct, epsilon, delta)
-    eps_lower = one_run_epsilon(m, r, correct, delta, confidence)
+    p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
+    eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
     return OneRunResult(
         epsilon_lower=eps_lower,
         p_value=p_value,
@@ -191,6 +196,7 @@ def one_run(
     mechanism: Callable,
     canaries: int,
     epsilon: float,
+    *,
     delta: float = 0.0,
     k_plus: int | None = None,
     k_minus: int | None = None,
@@ -209,7 +215,8 @@ def one_run(
         raise InputError(f"canaries must be >= 1, got {canaries}")
     if not callable(mechanism):
         raise InputError(
-            f"mechanism must be callable as mechanism(included, rng), got {type(mechanism).__name__}"
+            "mechanism must be callable as mechanism(included, rng), got "
+            f"{type(mechanism).__name__}"
         )
     included = np.random.default_rng(child_seed(seed, 0)).random(canaries) < 0.5
     try:
@@ -223,9 +230,17 @@ def one_run(
         ) from exc
     if raw.shape != (canaries,) or raw.dtype.kind not in "biuf" or not np.all(np.isfinite(raw)):
         raise MechanismError(
-            f"the one-run mechanism (or score) must return finite per-canary scores of shape ({canaries},), "
+            "the one-run mechanism (or score) must return finite per-canary scores of shape "
+            f"({canaries},), "
             f"got shape {raw.shape} and dtype {raw.dtype}"
         )
     return one_run_audit(
-        raw.astype(np.float64), included, epsilon, delta, k_plus, k_minus, confidence, seed
+        raw.astype(np.float64),
+        included,
+        epsilon,
+        delta=delta,
+        k_plus=k_plus,
+        k_minus=k_minus,
+        confidence=confidence,
+        seed=seed,
     )

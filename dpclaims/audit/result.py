@@ -1,21 +1,60 @@
-"""The result of an audit: a frozen dataclass that records every statistical choice,
-what the audit could have seen (its ceiling) and how to read it (:meth:`AuditResult.summary`)."""
+"""The result of an audit: the verdict, the bound and the counts on top, how the audit ran in a
+nested :class:`Provenance`, and how to read it (:meth:`AuditResult.summary`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
 
-__all__ = ["AuditResult"]
+__all__ = ["AuditResult", "Provenance"]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """How an audit ran: the test it certified, the split, the interval, the seed, the outputs.
+
+    ``statistic`` names the score; the test is the event ``direction`` at ``threshold``
+    (see :data:`dpclaims.audit.threshold.DIRECTIONS`), chosen by ``threshold_strategy``
+    (``grid_size`` thresholds or ranks per tail; 1 for a single test) on
+    ``calibration_trials`` trials per dataset (``calibration_fraction`` of them); each rate
+    is bounded with ``ci`` at failure probability ``ci_alpha``.  ``candidates`` maps each
+    learned score to the value it predicted on calibration data; ``tradeoff`` holds the
+    empirical (FPR, FNR) points of the chosen direction on the certification trials.
+    """
+
+    statistic: str
+    threshold: float
+    direction: str
+    calibration_trials: int
+    calibration_fraction: float
+    threshold_strategy: str
+    grid_size: int
+    ci: str
+    ci_alpha: float
+    seed: int
+    output_dim: int
+    discrete: bool
+    candidates: dict = field(default_factory=dict)
+    tradeoff: tuple = ()
+    wall_time: float = 0.0
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable fields (the threshold is None when infinite)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["tradeoff"] = [list(point) for point in self.tradeoff]
+        out["candidates"] = dict(self.candidates)
+        if not math.isfinite(out["threshold"]):
+            out["threshold"] = None
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
 class AuditResult:
     """What an audit certified (or estimated), and how.
 
     ``epsilon_lower`` is a lower bound on ε holding with probability ``confidence``
-    when ``certified`` is True (``kind == "certified"``); for ``method="gdp"`` it is a
-    parametric *estimate* (``certified`` False, ``kind == "estimate"``).
+    when :attr:`certified` (every method but ``"gdp"``); for ``method="gdp"`` it is a
+    parametric *estimate* (:attr:`kind` ``"estimate"``).
     ``verdict`` is ``"violation"`` iff ``epsilon_lower > epsilon``; otherwise
     ``"consistent"`` only when the audit had power to see the claim, else
     ``"inconclusive"`` with the ``reason`` (claim above the ``ceiling``, identical
@@ -27,53 +66,48 @@ class AuditResult:
     that the test saw no output of the negative dataset in its event while the
     positive dataset put a large share there (ε = ∞ on this pair as far as these trials
     can show: :attr:`infinite_message`).
-    Counts refer to the certification split and the chosen direction: the
-    negative dataset's trials inside the event are false positives, the positive
-    dataset's trials outside it false negatives.
+    Counts refer to the ``certification_trials`` (of ``trials`` per dataset) and the chosen
+    direction: the negative dataset's trials inside the event are false positives, the
+    positive dataset's trials outside it false negatives.  ``provenance`` records how the
+    audit ran (:class:`Provenance`).
     """
 
-    epsilon_lower: float
     verdict: str
+    reason: str = ""
+    epsilon_lower: float
     epsilon: float
     delta: float
+    unit: str
+    relation: str
     confidence: float
     method: str
-    certified: bool
-    kind: str
-    statistic: str
-    threshold: float
-    direction: str
+    mu: float | None
+    ceiling: float = math.inf
+    infinite: bool = False
+    identical_outputs: bool = False
+    trials_needed: int | None = None
+    reference_epsilon: float | None = None
+    reference_note: str = ""
     false_positives: int
     false_negatives: int
     n_negative: int
     n_positive: int
-    calibration_trials: int
-    certification_trials: int
     fpr_upper: float
     fnr_upper: float
-    ci: str
-    ci_alpha: float
-    threshold_strategy: str
-    grid_size: int
-    calibration_fraction: float
-    seed: int
     trials: int
-    unit: str
-    relation: str
-    output_dim: int
-    discrete: bool
-    mu: float | None
-    candidates: dict = field(default_factory=dict)
-    tradeoff: tuple = ()
-    wall_time: float = 0.0
-    ceiling: float = math.inf
-    trials_needed: int | None = None
-    reference_epsilon: float | None = None
-    reference_note: str = ""
-    reason: str = ""
-    infinite: bool = False
-    identical_outputs: bool = False
+    certification_trials: int
     warnings: tuple = ()
+    provenance: Provenance
+
+    @property
+    def certified(self) -> bool:
+        """Whether ``epsilon_lower`` is a certified bound (every method but ``"gdp"``)."""
+        return self.method != "gdp"
+
+    @property
+    def kind(self) -> str:
+        """``"certified"`` or ``"estimate"`` (``method="gdp"``)."""
+        return "certified" if self.certified else "estimate"
 
     @property
     def slack(self) -> float:
@@ -103,7 +137,9 @@ class AuditResult:
         """``ε = ∞ on this pair ...`` with the evidence, or "" when :attr:`infinite` is False."""
         if not self.infinite:
             return ""
-        negative, positive = ("d0", "d1") if self.direction.startswith("d1") else ("d1", "d0")
+        negative, positive = (
+            ("d0", "d1") if self.provenance.direction.startswith("d1") else ("d1", "d0")
+        )
         return (
             f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
             f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
@@ -127,6 +163,7 @@ class AuditResult:
     def summary(self) -> str:
         """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
         kind = "certified" if self.certified else "estimated (not certified)"
+        test = self.provenance
         lines = [
             f"claim      ({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}",
             f"{kind:<10} ε ≥ {self.epsilon_lower:.3f} at confidence {self.confidence:g} "
@@ -152,8 +189,8 @@ class AuditResult:
         elif self.power_message:
             lines.append(f"power      {self.power_message}")
         lines.append(
-            f"test       {self.method}, score {self.statistic}, event {self.direction} "
-            f"(t = {self.threshold:.4g})"
+            f"test       {self.method}, score {test.statistic}, event {test.direction} "
+            f"(t = {test.threshold:.4g})"
         )
         lines.append(
             f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
@@ -183,18 +220,16 @@ class AuditResult:
         return plot_tradeoff(self.to_dict(), ax=ax)
 
     def to_dict(self) -> dict:
-        """JSON-serialisable record (plain floats, ints, strings, lists; ``slack`` is None when infinite)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["tradeoff"] = [list(point) for point in self.tradeoff]
-        out["candidates"] = dict(self.candidates)
+        """JSON-serialisable record, flat: the top fields, :attr:`certified`, :attr:`kind`, the
+        provenance fields, ``fpr``, ``fnr`` and ``slack`` (plain floats, ints, strings, lists;
+        infinite values are None)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "provenance"}
+        out.update(certified=self.certified, kind=self.kind, **self.provenance.to_dict())
         out["warnings"] = list(self.warnings)
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None
-        for key in ("ceiling", "reference_epsilon"):
+        for key in ("ceiling", "reference_epsilon", "epsilon_lower"):
             if out[key] is not None and not math.isfinite(out[key]):
-                out[key] = None
-        for key in ("epsilon_lower", "threshold"):
-            if not math.isfinite(out[key]):
                 out[key] = None
         return out

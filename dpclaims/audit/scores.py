@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 MAX_DISCRETE_OUTCOMES = 64
-"""Outputs with at most this many distinct rows are treated as discrete (histogram likelihood ratio)."""
+"""Outputs with at most this many distinct rows are treated as discrete (histogram likelihood
+ratio)."""
 
 LDA_SHRINKAGE = 1e-3
 """Weight of ``trace(Σ)/k · I`` in the regularised pooled covariance of ``lda``."""
@@ -104,7 +105,8 @@ def apply_statistic(statistic: Callable, outputs: np.ndarray) -> np.ndarray:
         scores = np.asarray(statistic(outputs))
     except Exception as exc:
         raise InputError(
-            f"statistic raised {type(exc).__name__}: {exc}; it must map outputs (n, k) to scores (n,)"
+            f"statistic raised {type(exc).__name__}: {exc}; it must map outputs (n, k) to scores "
+            "(n,)"
         ) from exc
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, audit
 from .result import AuditResult
+from .threshold import strategy_named
 
 __all__ = [
     "SCREEN_TRIALS",
@@ -242,9 +243,8 @@ class CanaryPairs:
         y = None if self.data.y is None else self.data.y[self.user]
         if self.unit == "user":
             return replace_user(self.data, self.user, np.broadcast_to(value, self._shape()), y)
-        return replace_item(
-            self.data, self.user, self.item, value, None if y is None else y[self.item]
-        )
+        y_new = None if y is None else y[self.item]
+        return replace_item(self.data, self.user, self.item, x_new=value, y_new=y_new)
 
     def _pair(self, name: str, v0: np.ndarray, v1: np.ndarray | None) -> Pair:
         """``v1 = None``: the add-remove pair (user at ``v0``, user removed)."""
@@ -259,15 +259,17 @@ class CanaryPairs:
             point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
             labels = None if self.data.y is None else (self.data.y[self.user],) * 2
             if self.unit == "user":
-                made = extreme_user_pair(self.data, point, self.user, opposite, labels)
+                made = extreme_user_pair(
+                    self.data, point, user=self.user, opposite=opposite, labels=labels
+                )
             else:
                 made = extreme_item_pair(
                     self.data,
                     point,
-                    self.user,
-                    self.item,
-                    opposite,
-                    None if labels is None else (labels[0][self.item],) * 2,
+                    user=self.user,
+                    item=self.item,
+                    opposite=opposite,
+                    labels=None if labels is None else (labels[0][self.item],) * 2,
                 )
             return Pair(name, made.d0, made.d1, (v0, v1))
         return Pair(name, self._with(v0), self._with(v1), (v0, v1))
@@ -399,8 +401,9 @@ def _projected(r: AuditResult, trials: int) -> float:
     a screen's own bound undervalues rare, telling events at its small size (the optimism of
     a lucky rare event is what the later, larger rounds correct)."""
     n = max(1, round(trials * r.certification_trials / r.trials))
-    rates = np.array([(r.fpr, r.fnr), *r.tradeoff])
-    fpr, fnr = (rate_upper(n * rates[:, i], n, r.ci_alpha, r.ci) for i in (0, 1))
+    test = r.provenance
+    rates = np.array([(r.fpr, r.fnr), *test.tradeoff])
+    fpr, fnr = (rate_upper(n * rates[:, i], n, test.ci_alpha, test.ci) for i in (0, 1))
     return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
 
 
@@ -410,22 +413,20 @@ def _screen_seeds(seed: int, count: int) -> list[int]:
     return [int(s) if int(s) != int(seed) else int(s) + 1 for s in states]
 
 
+_WHERE = ("execution", "backend", "workers", "scheduler", "checkpoint", "chunk")
+"""Options of where trials run: the certifying audit's only."""
+
+
 def search(
     mechanism: Callable,
     pairs: QueryPairs | CanaryPairs | Sequence[Pair],
-    epsilon: float | None = None,
-    delta: float | None = None,
-    trials: int = 100_000,
-    confidence: float = 0.95,
-    seed: int = 0,
     *,
+    trials: int = 100_000,
+    seed: int = 0,
     screen_trials: int = SCREEN_TRIALS,
     random_pairs: int = RANDOM_PAIRS,
     local_steps: int = LOCAL_STEPS,
     rounds: Sequence[tuple[int, int]] = ROUNDS,
-    backend: str = "auto",
-    workers: int | None = None,
-    checkpoint: Any = None,
     **options: Any,
 ) -> SearchResult:
     """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
@@ -435,16 +436,17 @@ def search(
     mechanism : as for :func:`~dpclaims.audit.audit`
     pairs : a family (:class:`QueryPairs`, :class:`CanaryPairs`, see :func:`pairs_for`) or
         a fixed list of :class:`Pair` (no random pairs or local search then)
-    epsilon, delta, confidence, seed : as for :func:`~dpclaims.audit.audit`; the final
-        bound holds at ``confidence`` whatever the screening found (module docstring)
-    trials : trials per dataset of the certifying audit
+    trials, seed : trials per dataset and seed of the certifying audit (the screens draw
+        their own seeds from ``seed``); the final bound holds at ``confidence`` whatever
+        the screening found (module docstring)
     screen_trials : trials per dataset of each screening audit
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
     rounds : ``(keep, factor)`` rounds of successive halving after the first screen
         (:data:`ROUNDS`)
-    backend, workers, checkpoint : for the certifying audit (screening runs serially)
-    options : passed to every :func:`~dpclaims.audit.audit` call (``claim``, ``unit``,
-        ``relation``, ``method``, ``statistic``, ``ci``, ...)
+    options : passed to every :func:`~dpclaims.audit.audit` call (``epsilon``, ``delta``,
+        ``claim``, ``confidence``, ``unit``, ``relation``, ``method``, ``statistic``,
+        ``ci``, ...); where the trials run (``execution``, ``backend``, ``workers``,
+        ``checkpoint``, ...) only to the certifying audit: screens run serially
 
     Returns
     -------
@@ -475,6 +477,11 @@ def search(
     seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
+    screen_options = {k: v for k, v in options.items() if k not in _WHERE}
+    chosen_strategy = options.get("threshold", "auto")
+    screening = strategy_named(chosen_strategy)
+    if isinstance(chosen_strategy, str):  # a named strategy screens on half the trials
+        screening = replace(screening, fraction=SCREEN_CALIBRATION)
     scored: list[tuple[tuple[float, float], int, Pair]] = []
 
     def screen(pair: Pair, n: int) -> tuple[float, float]:
@@ -482,13 +489,10 @@ def search(
             mechanism,
             pair.d0,
             pair.d1,
-            epsilon,
-            delta,
             trials=n,
-            confidence=confidence,
             seed=next(seeds),
             backend="serial",
-            **{"calibration_fraction": SCREEN_CALIBRATION, **options},
+            **{**screen_options, "threshold": screening},
         )
         trace.append((pair.name, r.epsilon_lower))
         return (_projected(r, trials), r.epsilon_lower)
@@ -511,20 +515,7 @@ def search(
         ]
         spent += 2 * factor * screen_trials * len(scored)
     chosen = max(scored)[2]
-    result = audit(
-        mechanism,
-        chosen.d0,
-        chosen.d1,
-        epsilon,
-        delta,
-        trials=trials,
-        confidence=confidence,
-        seed=seed,
-        backend=backend,
-        workers=workers,
-        checkpoint=checkpoint,
-        **options,
-    )
+    result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(
         result=result,
         pair=chosen,

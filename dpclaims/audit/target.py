@@ -26,6 +26,8 @@ class AuditTarget:
         The (ε, δ) guarantee the mechanism is claimed to meet on them.
     name : str
         Short identifier (catalogue or mutant name), optional.
+    description : str
+        One line on what is audited (shown by ``dpclaims audit``), optional.
     """
 
     mechanism: Callable
@@ -33,6 +35,7 @@ class AuditTarget:
     d1: Any
     claim: PrivacyClaim
     name: str = ""
+    description: str = ""
 
     def __post_init__(self) -> None:
         if not callable(self.mechanism):
@@ -45,11 +48,3 @@ class AuditTarget:
                 f"claim must be a PrivacyClaim, got {type(self.claim).__name__}; pass e.g. "
                 "PrivacyClaim(epsilon=1.0, delta=1e-5)"
             )
-
-    @classmethod
-    def coerce(cls, built: Any) -> AuditTarget:
-        """``built`` as a target; a ``(mechanism, d0, d1, claim)`` tuple is converted."""
-        if isinstance(built, cls):
-            return built
-        mechanism, d0, d1, claim = built
-        return cls(mechanism=mechanism, d0=d0, d1=d1, claim=claim)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bounds import epsilon_from_rates, rate_upper
+from ..errors import InputError, check_choice, check_count
+from .bounds import CI_METHODS, epsilon_from_rates, rate_upper
 from .gdp import gdp_mu
 
 __all__ = [
@@ -33,6 +34,12 @@ __all__ = [
     "Quantiles",
     "Auto",
     "Strategy",
+    "STRATEGY_NAMES",
+    "strategy_named",
+    "Criterion",
+    "DEFAULT_CRITERION",
+    "Counts",
+    "Events",
     "quantile_ranks",
     "certify_quantiles",
     "ThresholdChoice",
@@ -55,7 +62,8 @@ DIRECTIONS = ("d1 if score > t", "d1 if score <= t", "d0 if score > t", "d0 if s
 
 PREDICTION_ALPHA = 0.02
 """Calibration rates are replaced by their 98% upper bounds when predicting what a test certifies
-(chosen on the tightness benchmark: less pessimism picks lucky extreme thresholds, more wastes power)."""
+(chosen on the tightness benchmark: less pessimism picks lucky extreme thresholds, more wastes
+power)."""
 
 MAX_THRESHOLDS_PER_TAIL = 256
 """Candidate thresholds per tail when scores take many values (geometrically spaced ranks)."""
@@ -74,6 +82,10 @@ class Split:
     """
 
     fraction: float = 0.2
+    name = "calibration"
+
+    def __post_init__(self) -> None:
+        _check_fraction(self.fraction)
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,11 @@ class Bonferroni:
 
     grid: int = 32
     fraction: float = 0.2
+    name = "bonferroni"
+
+    def __post_init__(self) -> None:
+        check_count(self.grid, "Bonferroni.grid", minimum=2)
+        _check_fraction(self.fraction)
 
 
 @dataclass(frozen=True)
@@ -115,6 +132,12 @@ class Quantiles:
 
     grid: int | None = None
     fraction: float = 0.2
+    name = "quantiles"
+
+    def __post_init__(self) -> None:
+        if self.grid is not None:
+            check_count(self.grid, "Quantiles.grid")
+        _check_fraction(self.fraction)
 
 
 @dataclass(frozen=True)
@@ -124,9 +147,95 @@ class Auto:
     histogram score; very long audits stream their certification)."""
 
     fraction: float = 0.2
+    name = "auto"
+
+    def __post_init__(self) -> None:
+        _check_fraction(self.fraction)
 
 
 Strategy = Split | Bonferroni | Quantiles | Auto
+
+STRATEGY_NAMES = ("auto", "calibration", "bonferroni", "quantiles")
+"""String forms of the strategies, each meaning the strategy with its default options."""
+
+
+def strategy_named(strategy: str | Strategy) -> Strategy:
+    """``strategy`` as a value: an instance as given, or a name of :data:`STRATEGY_NAMES`."""
+    if isinstance(strategy, (Split, Bonferroni, Quantiles, Auto)):
+        return strategy
+    check_choice(strategy, STRATEGY_NAMES, "threshold")
+    kinds = {"auto": Auto, "calibration": Split, "bonferroni": Bonferroni, "quantiles": Quantiles}
+    return kinds[strategy]()
+
+
+def _check_fraction(fraction: object) -> None:
+    number = isinstance(fraction, (int, float, np.integer, np.floating))
+    if isinstance(fraction, bool) or not number or not 0.0 < fraction < 1.0:
+        raise InputError(
+            f"the strategy's fraction must be a number in (0, 1), got {fraction!r}; "
+            "pass e.g. Split(fraction=0.2)"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Criterion:
+    """How a test's error counts become a bound: one-sided ``ci`` upper bounds on both rates,
+    tests ranked by ``objective`` (``"epsilon"`` at ``delta``, or ``"mu"`` for Gaussian DP)."""
+
+    delta: float = 0.0
+    ci: str = "clopper-pearson"
+    objective: str = "epsilon"
+
+    def __post_init__(self) -> None:
+        check_choice(self.ci, CI_METHODS, "ci")
+        check_choice(self.objective, ("epsilon", "mu"), "objective")
+
+
+DEFAULT_CRITERION = Criterion()
+"""Clopper–Pearson bounds ranking tests by ε at δ = 0."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Counts:
+    """Above counts ``#{score > t}`` (T,) of ``n0`` d0 and ``n1`` d1 trials at T fixed thresholds.
+
+    They add up over chunks of trials (see :func:`counts_above`); every error count of every
+    direction is a function of them (:func:`error_counts_from_above`).
+    """
+
+    above0: np.ndarray
+    n0: int
+    above1: np.ndarray
+    n1: int
+
+    @classmethod
+    def of(cls, s0: np.ndarray, s1: np.ndarray, thresholds: np.ndarray) -> Counts:
+        """The counts of scores ``s0 (n0,)``, ``s1 (n1,)`` at ``thresholds (T,)``."""
+        above0, above1 = counts_above(s0, thresholds), counts_above(s1, thresholds)
+        return cls(above0=above0, n0=len(s0), above1=above1, n1=len(s1))
+
+    def errors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`error_counts_from_above` of these counts."""
+        return error_counts_from_above(self.above0, self.n0, self.above1, self.n1)
+
+    def take(self, index: np.ndarray | slice) -> Counts:
+        """The counts at ``thresholds[index]``."""
+        above0, above1 = self.above0[index], self.above1[index]
+        return Counts(above0=above0, n0=self.n0, above1=above1, n1=self.n1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Events:
+    """Fixed tests: the event at ``thresholds[j]`` in direction ``directions[j]`` (both (T,))."""
+
+    thresholds: np.ndarray
+    directions: np.ndarray
+
+    def __post_init__(self) -> None:
+        thresholds = np.atleast_1d(np.asarray(self.thresholds, dtype=np.float64))
+        directions = np.atleast_1d(np.asarray(self.directions, dtype=np.int64))
+        object.__setattr__(self, "thresholds", thresholds)
+        object.__setattr__(self, "directions", directions)
 
 
 def default_grid(n: int) -> int:
@@ -146,11 +255,10 @@ def quantile_ranks(n: int, grid: int) -> np.ndarray:
 def certify_quantiles(
     s0: np.ndarray,
     s1: np.ndarray,
+    *,
     grid: int,
-    delta: float,
     confidence: float,
-    ci: str,
-    objective: str = "epsilon",
+    criterion: Criterion = DEFAULT_CRITERION,
 ) -> tuple[Certified, float]:
     """Certify the :class:`Quantiles` tests on certifying scores ``s0 (n0,)``, ``s1 (n1,)``.
 
@@ -177,13 +285,15 @@ def certify_quantiles(
     n_neg = np.concatenate([np.full(len(ranks), r[3]) for r in rows])
     n_pos = np.concatenate([np.full(len(ranks), r[4]) for r in rows])
     fp = np.tile(ranks, len(rows))
-    cert = _best_test(thresholds, direction, fp, n_neg, fn, n_pos, delta, alpha, ci, objective)
-    return cert, alpha
+    events = Events(thresholds=thresholds, directions=direction)
+    errors = (fp, n_neg, fn, n_pos)
+    return _best_test(events, errors, alpha=alpha, criterion=criterion), alpha
 
 
 @dataclass(frozen=True)
 class ThresholdChoice:
-    """A test chosen on calibration data and the value it predicts (ε, or μ for ``objective="mu"``)."""
+    """A test chosen on calibration data and the value it predicts (ε, or μ for
+    ``objective="mu"``)."""
 
     threshold: float
     direction: int
@@ -274,7 +384,8 @@ def error_counts(
 def error_counts_from_above(
     above0: np.ndarray, n0: int, above1: np.ndarray, n1: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`error_counts` from the above counts ``above0``, ``above1`` (T,) of ``n0``, ``n1`` trials."""
+    """:func:`error_counts` from the above counts ``above0``, ``above1`` (T,) of ``n0``, ``n1``
+    trials."""
     above0, above1 = np.asarray(above0), np.asarray(above1)
     fp = np.stack([above0, n0 - above0, above1, n1 - above1])
     fn = np.stack([n1 - above1, above1, n0 - above0, above0])
@@ -282,34 +393,36 @@ def error_counts_from_above(
 
 
 _SWAP = np.array([3, 2, 1, 0])
-"""``false_negatives == false_positives[_SWAP]`` and ``n_positive == n_negative[_SWAP]`` (see :func:`error_counts`)."""
+"""``false_negatives == false_positives[_SWAP]`` and ``n_positive == n_negative[_SWAP]`` (see
+:func:`error_counts`)."""
 
 
 def choose_threshold(
     s0: np.ndarray,
     s1: np.ndarray,
-    n0_certify: int,
-    n1_certify: int,
-    delta: float,
+    *,
+    n_certify: tuple[int, int],
     alpha: float,
-    ci: str,
-    objective: str = "epsilon",
+    criterion: Criterion = DEFAULT_CRITERION,
 ) -> ThresholdChoice:
     """Pick the test (threshold, direction) on calibration scores ``s0``, ``s1``.
 
-    The objective is what the test is predicted to certify on the certification
-    split: each calibration error rate is replaced by its one-sided upper bound at
-    level ``1 - PREDICTION_ALPHA`` (pessimistic, to damp the winner's curse of picking
-    the luckiest extreme threshold), scaled to the certification sizes, and put
-    through the same upper bounds (``alpha``, ``ci``) as the certification.
+    The objective is what the test is predicted to certify on ``n_certify = (n0, n1)``
+    certification trials of d0 and d1: each calibration error rate is replaced by its
+    one-sided upper bound at level ``1 - PREDICTION_ALPHA`` (pessimistic, to damp the winner's
+    curse of picking the luckiest extreme threshold), scaled to the certification size, and put
+    through the same upper bounds (``alpha``, ``criterion``) as the certification.
     """
+    ci, delta = criterion.ci, criterion.delta
     thresholds = candidate_thresholds(np.concatenate([s0, s1]))
     fp, n_neg, _, _ = error_counts(s0, s1, thresholds)
-    neg_cert = np.array([n0_certify, n0_certify, n1_certify, n1_certify])[:, None]
+    n0, n1 = n_certify
+    neg_cert = np.array([n0, n0, n1, n1])[:, None]
     fp_pred = rate_upper(fp, n_neg[:, None], PREDICTION_ALPHA, ci) * neg_cert
     fpr_u = rate_upper(fp_pred, neg_cert, alpha, ci)
     fnr_u = fpr_u[_SWAP]  # each direction's false negatives are another direction's false positives
-    value = gdp_mu(fpr_u, fnr_u) if objective == "mu" else epsilon_from_rates(fpr_u, fnr_u, delta)
+    mu = criterion.objective == "mu"
+    value = gdp_mu(fpr_u, fnr_u) if mu else epsilon_from_rates(fpr_u, fnr_u, delta)
     direction, index = np.unravel_index(int(np.argmax(value)), value.shape)
     return ThresholdChoice(float(thresholds[index]), int(direction), float(value[direction, index]))
 
@@ -317,68 +430,45 @@ def choose_threshold(
 def certify(
     s0: np.ndarray,
     s1: np.ndarray,
-    thresholds: np.ndarray,
-    directions: np.ndarray,
-    delta: float,
+    events: Events,
+    *,
     alpha: float,
-    ci: str,
-    objective: str = "epsilon",
+    criterion: Criterion = DEFAULT_CRITERION,
 ) -> Certified:
-    """Certify each (threshold, direction) pair on ``s0``, ``s1``; return the best one.
+    """Certify each fixed test of ``events`` on scores ``s0 (n0,)``, ``s1 (n1,)``; return the best.
 
     Every bound is at failure probability ``alpha``; the caller sets ``alpha`` so that
     all bounds computed here hold jointly (one pair → no correction; a fixed grid →
-    Bonferroni).  ``objective`` ("epsilon" or "mu") says which value ranks the pairs.
+    Bonferroni).  ``criterion.objective`` ("epsilon" or "mu") says which value ranks them.
     """
-    thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
-    return certify_counts(
-        counts_above(s0, thresholds),
-        len(s0),
-        counts_above(s1, thresholds),
-        len(s1),
-        thresholds,
-        directions,
-        delta,
-        alpha,
-        ci,
-        objective,
-    )
+    counts = Counts.of(s0, s1, events.thresholds)
+    return certify_counts(counts, events, alpha=alpha, criterion=criterion)
 
 
 def certify_counts(
-    above0: np.ndarray,
-    n0: int,
-    above1: np.ndarray,
-    n1: int,
-    thresholds: np.ndarray,
-    directions: np.ndarray,
-    delta: float,
-    alpha: float,
-    ci: str,
-    objective: str = "epsilon",
+    counts: Counts, events: Events, *, alpha: float, criterion: Criterion = DEFAULT_CRITERION
 ) -> Certified:
-    """:func:`certify` from above counts: ``above0``, ``above1`` (T,) are ``#{score > thresholds[j]}``
-    among the ``n0`` d0 and ``n1`` d1 certification trials (summed over chunks)."""
-    thresholds = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
-    directions = np.atleast_1d(np.asarray(directions, dtype=np.int64))
-    fp_all, n_neg_all, fn_all, n_pos_all = error_counts_from_above(above0, n0, above1, n1)
-    cols = np.arange(len(thresholds))
+    """:func:`certify` from :class:`Counts` at ``events.thresholds`` (summed over chunks)."""
+    fp_all, n_neg_all, fn_all, n_pos_all = counts.errors()
+    directions, cols = events.directions, np.arange(len(events.thresholds))
     fp, fn = fp_all[directions, cols], fn_all[directions, cols]
-    n_neg, n_pos = n_neg_all[directions], n_pos_all[directions]
-    return _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, objective)
+    errors = (fp, n_neg_all[directions], fn, n_pos_all[directions])
+    return _best_test(events, errors, alpha=alpha, criterion=criterion)
 
 
-def _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, objective):
-    """Bound every test ``(T,)`` (one-sided upper bounds on both error rates at ``alpha``) and
-    return the one ``objective`` ("epsilon" or "mu") ranks best, as :class:`Certified`."""
-    fpr_u = rate_upper(fp, n_neg, alpha, ci)
-    fnr_u = rate_upper(fn, n_pos, alpha, ci)
-    eps = epsilon_from_rates(fpr_u, fnr_u, delta)
+def _best_test(events: Events, errors: tuple, *, alpha: float, criterion: Criterion) -> Certified:
+    """Bound every test of ``events`` (T,) from its ``errors`` ``(fp, n_negative, fn,
+    n_positive)``, each (T,), with one-sided upper bounds at ``alpha`` on both rates, and
+    return the one ``criterion.objective`` ranks best, as :class:`Certified`."""
+    fp, n_neg, fn, n_pos = errors
+    fpr_u = rate_upper(fp, n_neg, alpha, criterion.ci)
+    fnr_u = rate_upper(fn, n_pos, alpha, criterion.ci)
+    eps = epsilon_from_rates(fpr_u, fnr_u, criterion.delta)
     mu = gdp_mu(fpr_u, fnr_u)
-    best = int(np.argmax(mu if objective == "mu" else eps))
+    best = int(np.argmax(mu if criterion.objective == "mu" else eps))
     return Certified(
-        threshold=float(thresholds[best]),
-        direction=int(directions[best]),
+        threshold=float(events.thresholds[best]),
+        direction=int(events.directions[best]),
         false_positives=int(fp[best]),
         n_negative=int(n_neg[best]),
         false_negatives=int(fn[best]),
@@ -391,7 +481,8 @@ def _best_test(thresholds, directions, fp, n_neg, fn, n_pos, delta, alpha, ci, o
 
 
 def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
-    """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels: (T,) sorted."""
+    """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels:
+    (T,) sorted."""
     return np.concatenate(
         [[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))]
     )
@@ -400,19 +491,17 @@ def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
 def tradeoff_curve(
     s0: np.ndarray, s1: np.ndarray, direction: int, points: int = 101
 ) -> list[list[float]]:
-    """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted by FPR."""
+    """Empirical (FPR, FNR) pairs of ``direction`` at ``points`` pooled-quantile thresholds, sorted
+    by FPR."""
     thresholds = tradeoff_thresholds(np.concatenate([s0, s1]), points)
-    return tradeoff_from_counts(
-        counts_above(s0, thresholds), len(s0), counts_above(s1, thresholds), len(s1), direction
-    )
+    return tradeoff_from_counts(Counts.of(s0, s1, thresholds), direction)
 
 
-def tradeoff_from_counts(
-    above0: np.ndarray, n0: int, above1: np.ndarray, n1: int, direction: int
-) -> list[list[float]]:
-    """Empirical (FPR, FNR) pairs of ``direction`` from above counts (T,) at fixed thresholds, sorted by FPR."""
-    fp, n_neg, fn, n_pos = error_counts_from_above(above0, n0, above1, n1)
+def tradeoff_from_counts(counts: Counts, direction: int) -> list[list[float]]:
+    """Empirical (FPR, FNR) pairs of ``direction`` from :class:`Counts` at fixed thresholds,
+    sorted by FPR."""
+    fp, n_neg, fn, n_pos = counts.errors()
     fpr = fp[direction] / n_neg[direction]
     fnr = fn[direction] / n_pos[direction]
     order = np.lexsort((-fnr, fpr))
-    return [[float(a), float(b)] for a, b in zip(fpr[order], fnr[order])]
+    return [[float(a), float(b)] for a, b in zip(fpr[order], fnr[order], strict=True)]

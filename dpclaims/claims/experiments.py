@@ -336,6 +336,8 @@ def _registration(claim: Claim) -> dict[str, str] | str | None:
     if claim.id in _FACTORIES:
         return _SKIPS.get(claim.id, {})
     paper = paper_of(claim)
+    if paper is not None and _IMPORTED.get(paper.experiments) is not None:
+        return f"experiments module {paper.experiments!r} failed to import"
     if paper is None or paper.experiments in _IMPORTED:
         return None
     path = module_file(paper.experiments, paper.folder)

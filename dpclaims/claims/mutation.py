@@ -20,7 +20,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..audit.target import AuditTarget
 from ..errors import InputError, check_choice
+from ..execution import Execution
 from .experiments import BUDGETS
 
 __all__ = [
@@ -116,16 +118,10 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     return {"trials": first.trials, "method": first.method, "confidence": first.confidence}
 
 
-def _audit_setup(built: Any) -> tuple | None:
-    """``(mechanism, d0, d1, claim)`` when ``built`` is an audit setup, else None (white-box)."""
-    from ..audit.target import AuditTarget
-    from ..privacy import PrivacyClaim
-
-    if isinstance(built, AuditTarget):
-        return built.mechanism, built.d0, built.d1, built.claim
-    if isinstance(built, tuple) and len(built) == 4 and isinstance(built[3], PrivacyClaim):
-        return built
-    return None
+def _audit_target(built: Any) -> AuditTarget | None:
+    """``built`` as the :class:`AuditTarget` to audit, or None when it is an algorithm object
+    (checked white-box)."""
+    return built if isinstance(built, AuditTarget) else None
 
 
 def _true(eps: float | None) -> float | str | None:
@@ -181,7 +177,7 @@ def kill_matrix(
                 f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF"
             )
         start = time.perf_counter()
-        setup = _audit_setup(mutant.build())
+        target = _audit_target(mutant.build())
         row = {
             "mutant": mutant.name,
             "paper": mutant.paper,
@@ -189,7 +185,7 @@ def kill_matrix(
             "true_epsilon": _true(mutant.true_epsilon),
             "caught_by": mutant.caught_by,
         }
-        if setup is None:
+        if target is None:
             row.update(
                 claimed_epsilon=None,
                 epsilon_lower=None,
@@ -198,20 +194,18 @@ def kill_matrix(
                 trials=0,
             )
         else:
-            mechanism, d0, d1, claim = setup
             settings = audit_settings(audit_id, budget)
             result = audit(
-                mechanism,
-                d0,
-                d1,
-                claim=claim,
+                target.mechanism,
+                target.d0,
+                target.d1,
+                claim=target.claim,
                 seed=seed,
-                backend=backend,
-                workers=workers,
+                execution=Execution(backend=backend, workers=workers),
                 **settings,
             )
             row.update(
-                claimed_epsilon=claim.epsilon,
+                claimed_epsilon=target.claim.epsilon,
                 epsilon_lower=_true(result.epsilon_lower),
                 verdict=result.verdict,
                 killed=result.verdict == "violation",
@@ -305,7 +299,7 @@ def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
     lines = [
         "  ".join(
             c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths))
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in cells
     ]

@@ -309,7 +309,7 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
             'experiments, e.g. experiments = "smith25_experiments"',
         )
     meta = {
-        name: _text(table, name, path, "[paper]", required)
+        name: _text(table, name, path, "[paper]", required=required)
         for name, required in _PAPER_FIELDS.items()
     }
     if not all(part.isidentifier() for part in meta["experiments"].split(".")):
@@ -534,7 +534,13 @@ def resolve(claim_id: str) -> Claim:
     has it): how :func:`~dpclaims.claims.register_experiment` finds a plugin's claims."""
     if not (isinstance(claim_id, str) and claim_id in _CLAIMS):
         _default()
-    return _lookup(claim_id, _CLAIMS)
+    try:
+        return _lookup(claim_id, _CLAIMS)
+    except UnknownClaimError as exc:
+        raise UnknownClaimError(
+            f"{exc}; a plugin's claims are known once its registry is loaded, e.g. "
+            "Registry.discover(folders=[DIR]) or 'dpclaims verify --registry DIR'"
+        ) from None
 
 
 def paper_of(claim: Claim) -> Paper | None:

@@ -54,7 +54,7 @@ from ..verdicts import Verdict
 from . import experiments as _experiments
 from .experiments import BUDGETS, NotCheckable, Skipped, import_experiments
 from .model import Claim
-from .registry import Registry, RegistryLike, _registry
+from .registry import RegistryLike, _registry, paper_of
 from .standard import DEFAULT_EXECUTION
 
 __all__ = [
@@ -414,7 +414,6 @@ def run_claims(
     budget: str = "quick",
     seed: int = 0,
     execution: Execution = DEFAULT_EXECUTION,
-    registry: Registry | None = None,
     papers: Sequence[str] | None = None,
     patterns: Sequence[str] | None = None,
     before: Callable[[Claim], None] | None = None,
@@ -427,8 +426,6 @@ def run_claims(
     ----------
     selected : claims, e.g. from :func:`select_claims`
     budget, seed, execution, confirm : see :func:`run_claim`
-    registry : the registry ``selected`` comes from (default: packaged and installed papers);
-        its papers' titles go in the document
     papers, patterns : the selection that produced ``selected``, recorded in ``settings``
     before, after : progress hooks called with the claim before it runs and its entry after
 
@@ -449,8 +446,8 @@ def run_claims(
             f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
         )
     start = time.perf_counter()
-    source = _registry(registry)
-    used_papers = [source.papers[p] for p in dict.fromkeys(c.paper for c in selected)]
+    used_papers = [paper_of(claim) for claim in selected]
+    used_papers = list({p.id: p for p in used_papers if p is not None}.values())
     load_errors = [
         {"module": name, "error": error} for name, error in import_experiments(used_papers).items()
     ]
@@ -463,7 +460,6 @@ def run_claims(
         entries.append(entry)
         if after is not None:
             after(entry)
-    titles = source.titles()
     used = {e["paper"] for e in entries}
     versions = _versions()
     results = {
@@ -490,7 +486,7 @@ def run_claims(
             "cpu_count": os.cpu_count(),
             "versions": versions,
         },
-        "papers": [{"id": pid, "title": title} for pid, title in titles.items() if pid in used],
+        "papers": [{"id": p.id, "title": p.title} for p in used_papers if p.id in used],
         "counts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
         "multiplicity": multiplicity(entries),
         "load_errors": load_errors,

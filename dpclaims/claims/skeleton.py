@@ -20,7 +20,7 @@ __all__ = ["write_skeleton", "module_name"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
-_TOML = Template('''\
+_TOML = Template("""\
 # Claims of the paper $paper_id, checked by the experiments in $module.py.
 # Run them:  dpclaims verify --registry $folder --papers $paper_id
 # Fields: see the docstring of dpclaims.claims.registry (or any packaged claims TOML).
@@ -53,7 +53,7 @@ source = "Theorem 2 (replace with yours)"
 exponents = {n = -0.5}
 bound = "upper"
 margin = 0.1
-''')
+""")
 
 _MODULE = Template('''\
 """Experiments checking the claims of $paper_id (claims.toml in this folder).
@@ -142,7 +142,6 @@ def test_claims_are_consistent_at_the_quick_budget():
         registry.select(paper="$paper_id"),
         budget="quick",
         execution=Execution(backend="serial"),
-        registry=registry,
     )
     verdicts = {entry["id"]: entry["verdict"] for entry in results["claims"]}
     assert verdicts == {

@@ -24,13 +24,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..execution import Execution
 from ..verdicts import Verdict, worst
+
+if TYPE_CHECKING:
+    from ..audit.target import AuditTarget
 
 __all__ = [
     "DEFAULT_EXECUTION",
@@ -55,7 +58,7 @@ class AuditExperiment:
     is none (every packaged audit gives one or the other).
     """
 
-    build: Callable[[], tuple[Any, Any, Any, Any]]
+    build: Callable[[], AuditTarget]
     trials: int
     method: str = "threshold"
     confidence: float = 0.95
@@ -67,7 +70,12 @@ class AuditExperiment:
         from ..audit import audit
         from ..audit.target import AuditTarget
 
-        target = AuditTarget.coerce(self.build())
+        target = self.build()
+        if not isinstance(target, AuditTarget):
+            raise InputError(
+                f"the audit builder {getattr(self.build, '__qualname__', self.build)!r} returned "
+                f"{type(target).__name__}; return an AuditTarget(mechanism=, d0=, d1=, claim=)"
+            )
         claim = target.claim
         result = audit(
             target.mechanism,
@@ -78,10 +86,7 @@ class AuditExperiment:
             confidence=self.confidence,
             seed=seed,
             method=self.method,
-            backend=execution.backend,
-            workers=execution.workers,
-            scheduler=execution.scheduler,
-            checkpoint=execution.checkpoint,
+            execution=execution,
             reference_epsilon=self.reference_epsilon,
             reference_note=self.reference_note,
             progress=False,
@@ -211,7 +216,9 @@ class RateExperiment:
                 f", tested as exponent {self.expected:g}" if self.stated.tested else ""
             )
         band = (self.expected - self.margin, self.expected + self.margin)
-        caveats = sweep_caveats(fit, result.values, result.errors, self.baseline, band)
+        caveats = sweep_caveats(
+            fit, result.values, result.errors, baseline=self.baseline, band=band
+        )
         verdict = apply_caveats(check.verdict, caveats)
         evidence["caveats"] = caveats
         if self.baseline is not None:
@@ -222,7 +229,7 @@ class RateExperiment:
 
 
 def _within(
-    measured: Any, expected: float, rtol: float, atol: float, relation: str = "=="
+    measured: Any, expected: float, *, rtol: float, atol: float, relation: str = "=="
 ) -> tuple[bool, dict]:
     """Compare a measured value with ``expected`` under ``relation`` (``==``, ``<=`` or ``>=``).
 
@@ -280,7 +287,9 @@ class ValueExperiment:
             raise InputError(f"the computation did not return the expected quantities {missing}")
         checks = {}
         for name, bound, relation in wanted:
-            ok, detail = _within(measured[name], float(bound), self.rtol, self.atol, relation)
+            ok, detail = _within(
+                measured[name], float(bound), rtol=self.rtol, atol=self.atol, relation=relation
+            )
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
         verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT

@@ -1,4 +1,4 @@
-"""Hard instances: distributions with known optima and the lower-bound constructions of the papers."""
+"""Hard instances: distributions with known optima, the papers' lower-bound constructions."""
 
 from . import canaries, lower_bounds
 from .base import Instance

@@ -1,29 +1,25 @@
-"""Argument checks and item samplers shared by the smooth / convex instances."""
+"""Argument checks and item samplers shared by the smooth / convex instances.
+
+The count and positivity checks are :mod:`dpclaims.errors`' (re-exported here for the
+instance modules that still import them from this module).
+"""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..errors import InputError, check_finite_array
+from ..errors import InputError, check_count, check_finite_array, check_positive
 
-
-def check_count(value, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int after checking it is a whole number ≥ ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def check_positive(value, name: str, allow_zero: bool = False) -> float:
-    """Return ``value`` as a float after checking it is finite and > 0 (≥ 0 with ``allow_zero``)."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(
-            f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}"
-        )
-    return float(value)
+__all__ = [
+    "check_count",
+    "check_positive",
+    "check_vector",
+    "check_rng",
+    "check_theta",
+    "uniform_sphere",
+    "signed_cube",
+    "cube_bias",
+]
 
 
 def check_vector(value, name: str, d: int | None = None) -> np.ndarray:
@@ -42,7 +38,8 @@ def check_rng(rng) -> np.random.Generator:
     """``rng`` must be a ``numpy.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
         raise InputError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+            "rng must be a numpy.random.Generator (np.random.default_rng(seed)), got "
+            f"{type(rng).__name__}"
         )
     return rng
 
@@ -62,19 +59,15 @@ def uniform_sphere(rng: np.random.Generator, shape: tuple, d: int) -> np.ndarray
     return g / np.where(norm > 0, norm, 1.0)
 
 
-def project_ball(v: np.ndarray, radius: float) -> np.ndarray:
-    """Projection of ``v (..., d)`` onto the centred ball of ``radius`` (``inf``: identity)."""
-    norm = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v * (radius / np.maximum(norm, radius))  # = v·min(1, radius/‖v‖)
-
-
 def signed_cube(rng: np.random.Generator, shape: tuple, prob_plus: np.ndarray) -> np.ndarray:
-    """Signs ``±1`` of shape ``(*shape, d)`` with ``P(+1) = prob_plus (d,)``, independent coordinates."""
+    """Signs ``±1`` of shape ``(*shape, d)`` with ``P(+1) = prob_plus (d,)``, independent
+    coordinates."""
     return np.where(rng.random(shape + prob_plus.shape) < prob_plus, 1.0, -1.0)
 
 
 def cube_bias(d: int, alpha, signs) -> np.ndarray:
-    """Per-coordinate bias ``E s_k = α_k ν_k ∈ [−1, 1]`` from a signal ``alpha`` (scalar or (d,)) and signs ν."""
+    """Per-coordinate bias ``E s_k = α_k ν_k ∈ [−1, 1]`` from a signal ``alpha`` (scalar or (d,))
+    and signs ν."""
     alpha = (
         np.broadcast_to(check_finite_array(alpha, "alpha"), (d,))
         if np.ndim(alpha) == 0

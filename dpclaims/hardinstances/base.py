@@ -40,7 +40,8 @@ class Instance(ABC):
         """A population minimiser over the domain, shape ``(d,)``."""
 
     def excess_risk(self, theta: np.ndarray) -> np.ndarray:
-        """``L(θ) − L(θ*)`` for ``theta (trials, d)`` → ``(trials,)``, clipped at 0 against round-off."""
+        """``L(θ) − L(θ*)`` for ``theta (trials, d)`` → ``(trials,)``, clipped at 0 against
+        round-off."""
         theta = np.asarray(theta, dtype=np.float64)
         gap = self.population_loss(theta) - self.population_loss(self.theta_star)
         return np.maximum(gap, 0.0)

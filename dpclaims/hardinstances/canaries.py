@@ -21,8 +21,15 @@ from ..data import (
     replace_item,
     replace_user,
 )
-from ..errors import InputError, NotNeighboursError, check_choice, check_finite_array
-from ._items import check_count, check_positive, check_vector
+from ..errors import (
+    InputError,
+    NotNeighboursError,
+    check_choice,
+    check_count,
+    check_finite_array,
+    check_positive,
+)
+from ._items import check_vector
 
 __all__ = [
     "NeighbourPair",
@@ -42,7 +49,8 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class NeighbourPair:
-    """Two neighbouring datasets ``D = d0`` and ``D' = d1``, with their unit, relation and source."""
+    """Two neighbouring datasets ``D = d0`` and ``D' = d1``, with their unit, relation and
+    source."""
 
     d0: UserDataset
     d1: UserDataset
@@ -99,7 +107,8 @@ def users_at_points(points, m: int) -> UserDataset:
 def extreme_user_pair(
     data: UserDataset, point, user: int = 0, opposite=None, labels=None
 ) -> NeighbourPair:
-    """User ``user``'s ``m`` items all at ``point`` in D and all at ``opposite`` (default ``−point``) in D'.
+    """User ``user``'s ``m`` items all at ``point`` in D and all at ``opposite`` (default
+    ``−point``) in D'.
 
     The generic worst case for user-level sensitivity: every item of the differing user
     pushes the gradient the same way, so the user's influence is m times an item's
@@ -114,22 +123,29 @@ def extreme_user_pair(
     d0 = replace_user(data, user, np.tile(p0, (data.m, 1)), y0)
     d1 = replace_user(data, user, np.tile(p1, (data.m, 1)), y1)
     return NeighbourPair(
-        d0, d1, "user", "replace", "spec 000 §7(a), spec 001 §7(a): user at an extreme point"
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a), spec 001 §7(a): user at an extreme point",
     )
 
 
 def extreme_item_pair(
     data: UserDataset, point, user: int = 0, item: int = 0, opposite=None, labels=None
 ) -> NeighbourPair:
-    """One item at ``point`` in D and at ``opposite`` (default ``−point``) in D'. Unit item, relation replace."""
+    """One item at ``point`` in D and at ``opposite`` (default ``−point``) in D'. Unit item,
+    relation replace."""
     if not isinstance(data, UserDataset):
         raise InputError("data must be a UserDataset")
     p0 = check_vector(point, "point", data.d)
     p1 = -p0 if opposite is None else check_vector(opposite, "opposite", data.d)
     y0, y1 = _pair_labels(data, labels, ())
-    d0 = replace_item(data, user, item, p0, y0)
-    d1 = replace_item(data, user, item, p1, y1)
-    return NeighbourPair(d0, d1, "item", "replace", "item at an extreme point")
+    d0 = replace_item(data, user, item, x_new=p0, y_new=y0)
+    d1 = replace_item(data, user, item, x_new=p1, y_new=y1)
+    return NeighbourPair(
+        d0=d0, d1=d1, unit="item", relation="replace", source="item at an extreme point"
+    )
 
 
 def _pair_labels(data: UserDataset, labels, shape: tuple):
@@ -146,7 +162,8 @@ def _pair_labels(data: UserDataset, labels, shape: tuple):
 
 
 def halting_threshold_size(size: int) -> int:
-    """Smallest ``k > size/2`` with ``s(D') = ((k−1)² + (size−k)² + 1)/size ≥ 4·size/5`` (spec 000 §7(a) P1; k ≈ 0.8873·size)."""
+    """Smallest ``k > size/2`` with ``s(D') = ((k−1)² + (size−k)² + 1)/size ≥ 4·size/5`` (spec 000
+    §7(a) P1; k ≈ 0.8873·size)."""
     c = check_count(size, "size", minimum=2)
     k = np.arange(c // 2 + 1, c + 1)
     ok = ((k - 1) ** 2 + (c - k) ** 2 + 1) / c >= 0.8 * c
@@ -173,7 +190,13 @@ def halting_threshold_pair(
     points[k:] = _axis(d, b)
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, 0, np.tile(_axis(d, -b), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P1/Q1: halting-threshold pair")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P1/Q1: halting-threshold pair",
+    )
 
 
 def far_outlier_pair(n: int, m: int, d: int = 1, displacement=-1.0, base=0.0) -> NeighbourPair:
@@ -187,7 +210,13 @@ def far_outlier_pair(n: int, m: int, d: int = 1, displacement=-1.0, base=0.0) ->
     b = _point(base, d, "base")
     d0 = users_at_points(np.tile(b, (n, 1)), m)
     d1 = replace_user(d0, 0, np.tile(b + _point(displacement, d, "displacement"), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P2/P3/Q2/Q3: far outlier user")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P2/P3/Q2/Q3: far outlier user",
+    )
 
 
 def balanced_clusters_pair(size: int, m: int, d: int = 1, majority: float = -1.0) -> NeighbourPair:
@@ -204,7 +233,13 @@ def balanced_clusters_pair(size: int, m: int, d: int = 1, majority: float = -1.0
     points[:a_count] = _axis(d, sign)
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, 0, np.tile(_axis(d, -sign), (d0.m, 1)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 000 §7(a) P4/Q4: balanced clusters")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 000 §7(a) P4/Q4: balanced clusters",
+    )
 
 
 # --------------------------------------------------------------------------- spec 001 §7(a)
@@ -226,7 +261,13 @@ def outlier_count_pair(n: int, m: int, k: int, d: int = 1, outlier=1.0) -> Neigh
     points[:k] = p
     d0 = users_at_points(points, m)
     d1 = replace_user(d0, k - 1, np.zeros((d0.m, d)))
-    return NeighbourPair(d0, d1, "user", "replace", "spec 001 §7(a): x^(k) vs x^(k-1) outlier pair")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="user",
+        relation="replace",
+        source="spec 001 §7(a): x^(k) vs x^(k-1) outlier pair",
+    )
 
 
 # --------------------------------------------------------------------------- spec 002 §7(a)
@@ -253,14 +294,20 @@ def blank_canary_pair(
     d0 = replace_user(UserDataset(x), position, g[None, :])
     if mode == "remove":
         return NeighbourPair(
-            d0,
-            remove_user(d0, position),
-            "item",
-            "add-remove",
-            "spec 002 §7(a): blank canary, removed",
+            d0=d0,
+            d1=remove_user(d0, position),
+            unit="item",
+            relation="add-remove",
+            source="spec 002 §7(a): blank canary, removed",
         )
     d1 = replace_user(d0, position, (np.zeros(d) if mode == "zero-out" else -g)[None, :])
-    return NeighbourPair(d0, d1, "item", "replace", f"spec 002 §7(a): blank canary, {mode}")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source=f"spec 002 §7(a): blank canary, {mode}",
+    )
 
 
 # --------------------------------------------------------------------------- spec 003 §7(a)
@@ -282,7 +329,13 @@ def heavy_outlier_pair(n: int = 200, weight: float = 1e6, target: float = 5.0) -
     a[0] = weight
     d0 = UserDataset(a[:, None], a * b)
     d1 = replace_user(d0, 0, np.array([weight]), np.array([weight * target]))
-    return NeighbourPair(d0, d1, "item", "replace", "spec 003 §7(a): heavy outlier flips sides")
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source="spec 003 §7(a): heavy outlier flips sides",
+    )
 
 
 # --------------------------------------------------------------------------- spec 004 §7(a)
@@ -312,6 +365,12 @@ def signed_quadratic_canary_pair(
     x = np.broadcast_to(c, (silos, per_silo, d))
     y = np.zeros((silos, per_silo))
     base = UserDataset(x, y)
-    d0 = replace_item(base, silo, record, c, 1.0)
-    d1 = replace_item(base, silo, record, c, -1.0)
-    return NeighbourPair(d0, d1, "item", "replace", "spec 004 §7(a): ±(λ/2)‖θ − c‖² canary record")
+    d0 = replace_item(base, silo, record, x_new=c, y_new=1.0)
+    d1 = replace_item(base, silo, record, x_new=c, y_new=-1.0)
+    return NeighbourPair(
+        d0=d0,
+        d1=d1,
+        unit="item",
+        relation="replace",
+        source="spec 004 §7(a): ±(λ/2)‖θ − c‖² canary record",
+    )

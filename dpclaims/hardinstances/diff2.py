@@ -1,4 +1,5 @@
-"""Regression data for DIFF2's §6: offline stand-ins (spec 004 §6.6 [DEFAULT] generators) and one real set.
+"""Regression data for DIFF2's §6: offline stand-ins (spec 004 §6.6 [DEFAULT] generators) and one
+real set.
 
 No downloads: each generator draws, from one seed, a dataset with the shape of the original
 (California Housing, Gas Turbine CO, BlogFeedback); the teacher is a random 10-unit softplus
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice
+from ..errors import InputError, check_choice, check_count
 from ..losses import SoftplusNetwork
-from ._items import check_count, check_rng
+from ._items import check_rng
 
 __all__ = ["STANDINS", "REAL_DATASETS", "RegressionSplit", "regression_standin", "regression_real"]
 
@@ -25,13 +26,14 @@ STANDINS = {"california_like": (20_640, 8), "gas_like": (36_733, 9), "blog_like"
 """Name → (samples, features) of the originals (spec 004 §6.1, Table 2)."""
 
 REAL_DATASETS = {"diabetes": (442, 10)}
-"""Name → (samples, features) of the real regression sets bundled with scikit-learn (offline): diabetes
-(Efron et al. 2004, raw features; the issue's suggested real-data check)."""
+"""Name → (samples, features) of the real regression sets bundled with scikit-learn (offline):
+diabetes (Efron et al. 2004, raw features; the issue's suggested real-data check)."""
 
 
 @dataclass(frozen=True, eq=False)
 class RegressionSplit:
-    """A preprocessed stand-in: ``train`` (P silos × n_p records, labelled), ``test_x (n_test, p)``, ``test_y``."""
+    """A preprocessed stand-in: ``train`` (P silos × n_p records, labelled), ``test_x (n_test, p)``,
+    ``test_y``."""
 
     name: str
     train: UserDataset
@@ -58,14 +60,16 @@ def _correlated(rng, n, p, rho):
 def regression_standin(
     name: str,
     rng: np.random.Generator,
+    *,
     silos: int = 10,
     samples: int | None = None,
     split_rng: np.random.Generator | None = None,
 ) -> RegressionSplit:
-    """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick runs.
+    """Draw the stand-in ``name`` (a key of :data:`STANDINS`); ``samples`` shrinks it for quick
+    runs.
 
-    ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos, so
-    repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
+    ``rng`` draws the dataset; ``split_rng`` (default: ``rng``) draws the 80/20 split and the silos,
+    so repetitions of an experiment on one dataset keep ``rng`` fixed and vary ``split_rng``.
 
     california_like: ``X ~ N(0, 0.5^{|i−j|})`` with two columns replaced by ``exp(N(0,1))``,
     ``y = teacher(X) + 0.3 N(0,1)`` capped at its 95th percentile; gas_like: ``0.8^{|i−j|}``,
@@ -93,12 +97,15 @@ def regression_standin(
             axis=1,
         )
         y = np.where(rng.random(n) < 0.6, 0.0, np.exp(_teacher(x, rng) + rng.standard_normal(n)))
-    return _preprocess(name, x, y, rng if split_rng is None else check_rng(split_rng), silos)
+    split_rng = rng if split_rng is None else check_rng(split_rng)
+    return _preprocess(name, x, y, split_rng=split_rng, silos=silos)
 
 
-def regression_real(name: str, split_rng: np.random.Generator, silos: int = 10) -> RegressionSplit:
-    """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files and
-    apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
+def regression_real(
+    name: str, split_rng: np.random.Generator, *, silos: int = 10
+) -> RegressionSplit:
+    """Load the real set ``name`` (a key of :data:`REAL_DATASETS`) from scikit-learn's bundled files
+    and apply the §6.1 preprocessing; ``split_rng`` draws the 80/20 split and the silos."""
     check_choice(name, tuple(REAL_DATASETS), "name")
     split_rng = check_rng(split_rng)
     try:
@@ -109,14 +116,14 @@ def regression_real(name: str, split_rng: np.random.Generator, silos: int = 10) 
             "pip install 'dpclaims[real]'"
         ) from None
     x, y = load_diabetes(return_X_y=True, scaled=False)
-    return _preprocess(name, x, y, split_rng, silos)
+    return _preprocess(name, x, y, split_rng=split_rng, silos=silos)
 
 
 def _preprocess(
-    name: str, x: np.ndarray, y: np.ndarray, split_rng: np.random.Generator, silos: int
+    name: str, x: np.ndarray, y: np.ndarray, *, split_rng: np.random.Generator, silos: int
 ) -> RegressionSplit:
-    """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with train
-    statistics, training set cut into ``silos`` equal silos."""
+    """§6.1: ``x (n, p)``, ``y (n,)`` → y / max|y|, random 80/20 split, features standardised with
+    train statistics, training set cut into ``silos`` equal silos."""
     n, p = x.shape
     y = y / np.max(np.abs(y))
     order = split_rng.permutation(n)
@@ -131,4 +138,4 @@ def _preprocess(
     train = UserDataset(
         x[tr[: per * silos]].reshape(silos, per, p), y[tr[: per * silos]].reshape(silos, per)
     )
-    return RegressionSplit(name, train, x[te], y[te])
+    return RegressionSplit(name=name, train=train, test_x=x[te], test_y=y[te])

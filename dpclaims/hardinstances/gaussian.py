@@ -1,4 +1,5 @@
-"""Gaussian hard instances: the user-level reduction, packing-indexed families, truncated-Gaussian fingerprinting.
+"""Gaussian hard instances: the user-level reduction, packing-indexed families, truncated-Gaussian
+fingerprinting.
 
 * :class:`UserLevelGaussianInstance` — items ``z ~ N(μ, σ² I_d)`` with the mean-estimation
   loss ``(s/2)‖θ − z‖²`` (population loss and optimum from
@@ -24,9 +25,16 @@ import numpy as np
 from scipy import stats
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_delta, check_epsilon
-from ..losses import LinearLoss, SquaredDistanceLoss
-from ._items import check_count, check_positive, check_rng, check_theta, check_vector, project_ball
+from ..errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from ..losses import LinearLoss, SquaredDistanceLoss, project_l2_ball
+from ._items import check_rng, check_theta, check_vector
 from .base import Instance
 from .lower_bounds import (
     ghazi_thm_d7_explicit_lower_bound,
@@ -77,7 +85,8 @@ def sample_user_level_gaussian(
 
 
 class UserLevelGaussianInstance(GaussianMeanInstance):
-    """``N(mean, σ² I_d)`` items, loss ``(strength/2)‖θ − x‖²`` on ``B(0, radius)``, user-level sampler.
+    """``N(mean, σ² I_d)`` items, loss ``(strength/2)‖θ − x‖²`` on ``B(0, radius)``, user-level
+    sampler.
 
     Same distribution, loss, ``population_loss``, ``population_grad`` and ``theta_star`` as
     :class:`~dpclaims.hardinstances.quadratic.GaussianMeanInstance`; :meth:`sample` goes
@@ -86,7 +95,7 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n`` users × ``m`` i.i.d. items via the user-mean reduction → ``x (n, m, d)``."""
-        x, _ = sample_user_level_gaussian(self.mean, self.sigma, n, m, rng)
+        x, _ = sample_user_level_gaussian(self.mean, self.sigma, n=n, m=m, rng=rng)
         return UserDataset(x)
 
     def sample_user_means(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -99,7 +108,8 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
     ) -> float:
         """Minimax excess over the box family containing this instance (Lemma D.5, Ghazi et al.).
 
-        The excess is ``(s/2)‖θ − μ‖²``, so ``(s/2)·user_gaussian_mean_lower_bound(n, m, d, σ, ε, ψ)``
+        The excess is ``(s/2)‖θ − μ‖²``, so ``(s/2)·user_gaussian_mean_lower_bound(n, m, d, σ, ε,
+        ψ)``
         lower-bounds the worst excess over means ``μ ∈ [−ψσ/√m, ψσ/√m]^d`` of any user-level
         (ε, δ)-DP algorithm, for δ small (the paper's δ condition is garbled and not checked).
         """
@@ -107,7 +117,9 @@ class UserLevelGaussianInstance(GaussianMeanInstance):
         return (
             0.5
             * self.strength
-            * user_gaussian_mean_lower_bound(n, m, self.d, self.sigma, epsilon, psi=psi)
+            * user_gaussian_mean_lower_bound(
+                n, m, self.d, sigma=self.sigma, epsilon=epsilon, psi=psi
+            )
         )
 
 
@@ -152,13 +164,14 @@ class GaussianPackingFamily:
 
     def member(self, index: int) -> UserLevelGaussianInstance:
         """The instance with mean ``scale·V[index]``."""
-        index = check_count(index, "index", 0)
+        index = check_count(index, "index", minimum=0)
         if index >= len(self):
             raise InputError(f"index must be < {len(self)} (the packing size), got {index}")
         return UserLevelGaussianInstance(self.means[index], self.sigma, self.radius, self.strength)
 
     def sample_mixture(self, n: int, m: int, rng: np.random.Generator) -> tuple[int, UserDataset]:
-        """Draw ``v`` uniformly from the packing (the Fano prior), then ``n × m`` items of member ``v``."""
+        """Draw ``v`` uniformly from the packing (the Fano prior), then ``n × m`` items of member
+        ``v``."""
         rng = check_rng(rng)
         index = int(rng.integers(len(self)))
         return index, self.member(index).sample(n, m, rng)
@@ -176,7 +189,8 @@ class GaussianPackingFamily:
 
 
 class TruncatedGaussianInstance(Instance):
-    """``x = z·1[‖z‖ ≤ B]``, ``z ~ N(χ, σ² I_d)`` (Definition D.1 of Ghazi et al.) on ``K = B(0, radius)``.
+    """``x = z·1[‖z‖ ≤ B]``, ``z ~ N(χ, σ² I_d)`` (Definition D.1 of Ghazi et al.) on ``K = B(0,
+    radius)``.
 
     Parameters
     ----------
@@ -197,7 +211,8 @@ class TruncatedGaussianInstance(Instance):
     Notes
     -----
     With ``b = B²/σ²`` and ``λ = ‖χ‖²/σ²`` (χ'² = non-central chi-square),
-    ``E x = χ·P(χ'²_{d+2}(λ) ≤ b)`` and ``E‖x‖² = σ²(d·P(χ'²_{d+2}(λ) ≤ b) + λ·P(χ'²_{d+4}(λ) ≤ b))``
+    ``E x = χ·P(χ'²_{d+2}(λ) ≤ b)`` and ``E‖x‖² = σ²(d·P(χ'²_{d+2}(λ) ≤ b) + λ·P(χ'²_{d+4}(λ) ≤
+    b))``
     (Stein-type identities), so the population loss is exact up to the accuracy of
     :func:`scipy.stats.ncx2.cdf`.
     """
@@ -258,7 +273,9 @@ class TruncatedGaussianInstance(Instance):
         truncation, sigma = ghazi_thm_d7_scales(d, lipschitz, strong_convexity, convention)
         half_width = sigma / math.sqrt(m)
         chi = check_rng(rng).uniform(-half_width, half_width, size=d)
-        inst = cls(chi, sigma, truncation, strong_convexity, truncation)
+        inst = cls(
+            chi, sigma=sigma, truncation=truncation, strength=strong_convexity, radius=truncation
+        )
         inst.lipschitz = float(lipschitz)
         inst.convention = convention
         inst.n, inst.m, inst.epsilon = n, m, epsilon
@@ -288,9 +305,10 @@ class TruncatedGaussianInstance(Instance):
 
     @property
     def theta_star(self) -> np.ndarray:
-        """``Π_K(χ^tr)`` (squared distance; = χ^tr up to ~e^{−10d}σ for Thm D.7) or ``radius·χ^tr/‖χ^tr‖``."""
+        """``Π_K(χ^tr)`` (squared distance; = χ^tr up to ~e^{−10d}σ for Thm D.7) or
+        ``radius·χ^tr/‖χ^tr‖``."""
         if self.loss_kind == "squared_distance":
-            return project_ball(self.chi_tr, self.radius)
+            return project_l2_ball(self.chi_tr[None, :], self.radius)[0]
         norm = float(np.linalg.norm(self.chi_tr))
         return self.radius * self.chi_tr / norm if norm > 0 else np.zeros(self.d)
 
@@ -319,4 +337,6 @@ class TruncatedGaussianInstance(Instance):
         epsilon = getattr(self, "epsilon", None) if epsilon is None else epsilon
         if n is None or m is None or epsilon is None:
             raise InputError("pass n, m and epsilon (or build the instance with from_theorem)")
-        return ghazi_thm_d7_explicit_lower_bound(n, m, self.d, epsilon, self.sigma, self.strength)
+        return ghazi_thm_d7_explicit_lower_bound(
+            n, m, self.d, epsilon=epsilon, sigma=self.sigma, strong_convexity=self.strength
+        )

@@ -1,8 +1,9 @@
-"""Instances for the rate tests of spec 001 §7(b) (Ghazi et al. 2023), as per-user sufficient statistics.
+"""Instances for the rate tests of spec 001 §7(b) (Ghazi et al. 2023), as per-user sufficient
+statistics.
 
 The losses of these tests (quadratic, linear, and the absolute loss on point-mass data)
 depend on the data only through item means, so datasets are built directly as
-:class:`~dpclaims.algorithms.ghazi_et_al_stability.GroupedMeans` with an exact "virtual m"
+:class:`~dpclaims.data.GroupedMeans` with an exact "virtual m"
 (spec §7(b) "per-user sufficient statistics"): cube items ``z ∈ (b/√d){±1}^d`` have group means
 ``(b/√d)(2·Binomial(size·m, p_k)/(size·m) − 1)`` exactly.
 """
@@ -13,9 +14,9 @@ import math
 
 import numpy as np
 
-from ..algorithms.ghazi_et_al_stability import GroupedMeans
-from ..errors import InputError
-from ._items import check_count, check_rng
+from ..data import GroupedMeans
+from ..errors import InputError, check_count
+from ._items import check_rng
 from .quadratic import QuadraticHypercubeInstance
 
 __all__ = [
@@ -28,7 +29,8 @@ __all__ = [
 
 
 def block_boundaries(n: int, blocks) -> np.ndarray:
-    """Sorted group boundaries ``0 = b_0 < … < b_g = n`` covering every ``(lo, hi)`` of ``blocks``."""
+    """Sorted group boundaries ``0 = b_0 < … < b_g = n`` covering every ``(lo, hi)`` of
+    ``blocks``."""
     n = check_count(n, "n")
     points = {0, n}
     for lo, hi in blocks:
@@ -37,7 +39,12 @@ def block_boundaries(n: int, blocks) -> np.ndarray:
 
 
 def cube_group_means(
-    instance: QuadraticHypercubeInstance, n: int, m: int, rng: np.random.Generator, boundaries=None
+    instance: QuadraticHypercubeInstance,
+    n: int,
+    m: int,
+    rng: np.random.Generator,
+    *,
+    boundaries=None,
 ) -> GroupedMeans:
     """Exact law of the group means of ``n × m`` i.i.d. cube items of ``instance``.
 
@@ -57,27 +64,30 @@ def cube_group_means(
     prob = (1.0 + instance.mean / scale) / 2.0
     items = sizes[:, None] * m
     counts = rng.binomial(items, prob[None, :])
-    return GroupedMeans(scale * (2.0 * counts - items) / items, sizes, m)
+    return GroupedMeans(means=scale * (2.0 * counts - items) / items, sizes=sizes, m=m)
 
 
 def prescribed_mean_data(n: int, m: int, mean) -> GroupedMeans:
     """One group of ``n`` users whose items average exactly ``mean (d,)`` (spec RT-6: the
     excess of the linear loss depends on the data only through x̄)."""
     mean = np.asarray(mean, dtype=np.float64)
-    return GroupedMeans(mean[None, :], np.array([check_count(n, "n")]), check_count(m, "m"))
+    sizes = np.array([check_count(n, "n")])
+    return GroupedMeans(means=mean[None, :], sizes=sizes, m=check_count(m, "m"))
 
 
 def point_mass_data(n: int, m: int, boundaries=None, value: float = 0.0) -> GroupedMeans:
     """Every item equals ``value`` (d = 1): the sharp-minimum distribution of spec RT-8."""
     n, m = check_count(n, "n"), check_count(m, "m")
     b = np.array([0, n]) if boundaries is None else np.asarray(boundaries, dtype=np.int64)
-    return GroupedMeans(np.full((len(b) - 1, 1), float(value)), np.diff(b), m, point_mass=True)
+    means = np.full((len(b) - 1, 1), float(value))
+    return GroupedMeans(means=means, sizes=np.diff(b), m=m, point_mass=True)
 
 
 def repeated_item_users(
     n: int, m: int, d: int, rng: np.random.Generator, scale: float = 1.0
 ) -> GroupedMeans:
-    """Worst-case, non-exchangeable data of spec RT-12: user u holds ``m`` copies of one cube item."""
+    """Worst-case, non-exchangeable data of spec RT-12: user u holds ``m`` copies of one cube
+    item."""
     n, m, d, rng = check_count(n, "n"), check_count(m, "m"), check_count(d, "d"), check_rng(rng)
     items = scale / math.sqrt(d) * rng.choice([-1.0, 1.0], size=(n, d))
     return GroupedMeans.per_user(items, m, point_mass=True)

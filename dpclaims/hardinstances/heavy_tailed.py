@@ -21,9 +21,10 @@ import numpy as np
 from scipy import special
 
 from ..data import UserDataset
-from ..errors import InputError
+from ..errors import InputError, check_count, check_positive
 from ..losses import AbsoluteLoss, LinearLoss
-from ._items import check_count, check_positive, check_rng, check_theta, uniform_sphere
+from ..problem import Problem
+from ._items import check_rng, check_theta, uniform_sphere
 from .base import Instance
 from .lower_bounds import (
     _check_moment_order,
@@ -38,7 +39,8 @@ __all__ = ["TwoPointInstance", "HeavyPackingInstance", "ParetoRadiusInstance"]
 
 
 class _LinearBallInstance(Instance):
-    """Linear loss ``−⟨w, z⟩`` on ``B(0, D/2)`` with item mean ``μ``: ``F(w) = −⟨w, μ⟩``, ``w* = (D/2)μ/‖μ‖``."""
+    """Linear loss ``−⟨w, z⟩`` on ``B(0, D/2)`` with item mean ``μ``: ``F(w) = −⟨w, μ⟩``, ``w* =
+    (D/2)μ/‖μ‖``."""
 
     mean: np.ndarray
 
@@ -59,7 +61,8 @@ class _LinearBallInstance(Instance):
 
 
 class TwoPointInstance(_LinearBallInstance):
-    """Prop G.2 family: ``z = +G e_1`` w.p. ``(1 + vδ)/2``, else ``−G e_1`` (spec 003 §5, ``two_point_np``).
+    """Prop G.2 family: ``z = +G e_1`` w.p. ``(1 + vδ)/2``, else ``−G e_1`` (spec 003 §5,
+    ``two_point_np``).
 
     Parameters
     ----------
@@ -74,8 +77,8 @@ class TwoPointInstance(_LinearBallInstance):
         ``v``.
     """
 
-    def __init__(self, d: int, moment: float, diameter: float, bias: float, sign: int = 1):
-        self.d = check_count(d, "d", 1)
+    def __init__(self, d: int, *, moment: float, diameter: float, bias: float, sign: int = 1):
+        self.d = check_count(d, "d", minimum=1)
         self.moment_value = check_positive(moment, "moment")
         self.diameter = check_positive(diameter, "diameter")
         self.radius = self.diameter / 2.0
@@ -90,16 +93,20 @@ class TwoPointInstance(_LinearBallInstance):
 
     @classmethod
     def from_theorem(
-        cls, n: int, d: int, moment: float, diameter: float, beta: float, sign: int = 1
+        cls, problem: Problem, *, moment: float, diameter: float, beta: float, sign: int = 1
     ) -> TwoPointInstance:
-        """Bias ``δ = √(ln(1/(4β))/(3n))`` (Prop G.2); ``n, β`` are kept for :meth:`lower_bound`."""
-        inst = cls(d, moment, diameter, two_point_bias(n, beta), sign)
+        """Bias ``δ = √(ln(1/(4β))/(3n))`` (Prop G.2) at ``n = problem.n`` in ``d = problem.d``
+        (the family is non-private: ``problem.epsilon`` is unused); ``n, β`` are kept for
+        :meth:`lower_bound`."""
+        n = problem.n
+        bias = two_point_bias(n, beta)
+        inst = cls(problem.d, moment=moment, diameter=diameter, bias=bias, sign=sign)
         inst.n, inst.beta = int(n), float(beta)
         return inst
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n × m`` i.i.d. items ``±G e_1`` → ``x (n, m, d)``."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         plus = check_rng(rng).random((n, m)) < (1.0 + self.sign * self.bias) / 2.0
         x = np.zeros((n, m, self.d))
         x[..., 0] = np.where(plus, self.moment_value, -self.moment_value)
@@ -117,7 +124,8 @@ class TwoPointInstance(_LinearBallInstance):
         delta: float = 0.0,
         beta: float | None = None,
     ) -> float:
-        """``(G D/4)·δ(n, β)`` (Prop G.2 + Lemma G.1): exceeded w.p. ≥ β for v = +1 or −1, by any algorithm.
+        """``(G D/4)·δ(n, β)`` (Prop G.2 + Lemma G.1): exceeded w.p. ≥ β for v = +1 or −1, by any
+        algorithm.
 
         ``epsilon``/``delta`` are ignored (the bound is non-private); ``n, β`` default to
         those of :meth:`from_theorem`.
@@ -132,7 +140,8 @@ class TwoPointInstance(_LinearBallInstance):
 
 
 class HeavyPackingInstance(_LinearBallInstance):
-    """Prop G.4 family: ``P_{v,p} = (1 − p)δ_0 + p δ_{A v}``, ``A = G p^{−1/k}`` (spec 003 §5, ``heavy_packing``).
+    """Prop G.4 family: ``P_{v,p} = (1 − p)δ_0 + p δ_{A v}``, ``A = G p^{−1/k}`` (spec 003 §5,
+    ``heavy_packing``).
 
     Parameters
     ----------
@@ -151,15 +160,23 @@ class HeavyPackingInstance(_LinearBallInstance):
     """
 
     def __init__(
-        self, packing: Packing, index: int, p: float, k: float, moment: float, diameter: float
+        self,
+        packing: Packing,
+        *,
+        index: int,
+        p: float,
+        k: float,
+        moment: float,
+        diameter: float,
     ):
         if not isinstance(packing, Packing) or packing.metric != "euclidean":
             raise InputError("packing must be a Euclidean Packing of the unit sphere")
         if not np.allclose(np.linalg.norm(packing.points, axis=1), 1.0, atol=1e-12):
             raise InputError(
-                "packing points must lie on the unit sphere (use sphere_packing or code.on_sphere())"
+                "packing points must lie on the unit sphere (use sphere_packing or "
+                "code.on_sphere())"
             )
-        index = check_count(index, "index", 0)
+        index = check_count(index, "index", minimum=0)
         if index >= packing.size:
             raise InputError(f"index must be < {packing.size} (the packing size), got {index}")
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not (0.0 < p <= 1.0):
@@ -179,9 +196,8 @@ class HeavyPackingInstance(_LinearBallInstance):
     @classmethod
     def from_theorem(
         cls,
-        n: int,
-        d: int,
-        epsilon: float,
+        problem: Problem,
+        *,
         k: float,
         moment: float,
         diameter: float,
@@ -190,22 +206,24 @@ class HeavyPackingInstance(_LinearBallInstance):
         index: int = 0,
         rng: np.random.Generator | None = None,
     ) -> HeavyPackingInstance:
-        """``p = heavy_packing_probability(n, ε, |V|, β)``; default ``V = sphere_packing(d, 1.0, rng)``.
+        """``p = heavy_packing_probability(n, ε, |V|, β)`` at ``problem.n, problem.epsilon``;
+        default ``V = sphere_packing(problem.d, 1.0, rng)``.
 
         ``n, ε, β`` are kept for :meth:`lower_bound`.
         """
+        n, d, epsilon = problem.n, problem.d, problem.epsilon
         if packing is None:
-            packing = sphere_packing(check_count(d, "d", 1), 1.0, rng)
+            packing = sphere_packing(check_count(d, "d", minimum=1), 1.0, rng)
         if packing.d != d:
             raise InputError(f"packing has dimension {packing.d}, but d={d}")
         p = heavy_packing_probability(n, epsilon, packing.size, beta)
-        inst = cls(packing, index, p, k, moment, diameter)
+        inst = cls(packing, index=index, p=p, k=k, moment=moment, diameter=diameter)
         inst.n, inst.epsilon, inst.beta = int(n), float(epsilon), float(beta)
         return inst
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``z = B·A·v``, ``B ~ Bernoulli(p)`` i.i.d. → ``x (n, m, d)``."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         heavy = check_rng(rng).random((n, m)) < self.p
         return UserDataset(heavy[..., None] * (self.atom * self.direction))
 
@@ -222,7 +240,8 @@ class HeavyPackingInstance(_LinearBallInstance):
         delta: float = 0.0,
         beta: float | None = None,
     ) -> float:
-        """``(s_V²/16)·G D·p(n, ε, β)^{1−1/k}`` (Prop G.4 + Lemma G.1): exceeded w.p. ≥ β for some v.
+        """``(s_V²/16)·G D·p(n, ε, β)^{1−1/k}`` (Prop G.4 + Lemma G.1): exceeded w.p. ≥ β for some
+        v.
 
         Pure DP only (``delta`` must be 0); ``n, ε, β`` default to those of :meth:`from_theorem`.
         """
@@ -236,14 +255,14 @@ class HeavyPackingInstance(_LinearBallInstance):
         if m != 1:
             raise InputError(f"spec 003's lower bounds are item level; m must be 1, got {m}")
         return heavy_packing_lower_bound(
-            n,
-            epsilon,
-            self.k,
-            self.moment_value,
-            self.diameter,
-            beta,
-            self.packing.size,
-            self.packing.min_distance,
+            n=n,
+            epsilon=epsilon,
+            k=self.k,
+            moment=self.moment_value,
+            diameter=self.diameter,
+            beta=beta,
+            packing_size=self.packing.size,
+            separation=self.packing.min_distance,
         )
 
 
@@ -278,11 +297,12 @@ class ParetoRadiusInstance(Instance):
         self,
         d: int,
         alpha: float,
+        *,
         scale: float = 1.0,
         radius: float = 1.0,
         half_width: float | None = None,
     ):
-        self.d = check_count(d, "d", 1)
+        self.d = check_count(d, "d", minimum=1)
         self.alpha = check_positive(alpha, "alpha")
         if self.alpha <= 1.0:
             raise InputError(
@@ -310,7 +330,7 @@ class ParetoRadiusInstance(Instance):
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``x (n, m, d) = a·u``, ``y (n, m) = a·b`` (inverse-CDF Pareto radii)."""
-        n, m = check_count(n, "n", 1), check_count(m, "m", 1)
+        n, m = check_count(n, "n", minimum=1), check_count(m, "m", minimum=1)
         rng = check_rng(rng)
         a = self.scale * (1.0 - rng.random((n, m))) ** (-1.0 / self.alpha)
         u = uniform_sphere(rng, (n, m), self.d)

@@ -14,11 +14,9 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
+from ..errors import InputError, check_count, check_positive
 from ..losses import L1DistanceLoss, LinearLoss
 from ._items import (
-    check_count,
-    check_positive,
     check_rng,
     check_theta,
     check_vector,
@@ -121,13 +119,15 @@ class LinearHypercubeInstance(_LinearInstance):
         return UserDataset(self.lipschitz / math.sqrt(self.d) * s)
 
     def user_means(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
-        """Exact law of the users' item means ``(n, d)``: ``(L/√d)(2·Binomial(m, p_k) − m)/m`` (spec 000 §5.2)."""
+        """Exact law of the users' item means ``(n, d)``: ``(L/√d)(2·Binomial(m, p_k) − m)/m`` (spec
+        000 §5.2)."""
         n, m = check_count(n, "n"), check_count(m, "m")
         counts = check_rng(rng).binomial(m, (1.0 + self._bias) / 2.0, size=(n, self.d))
         return self.lipschitz / math.sqrt(self.d) * (2.0 * counts - m) / m
 
     def normalised_risk(self, theta) -> np.ndarray:
-        """``r = excess/(radius·‖E z‖)`` ∈ [0, 2]: 1 for the zero output and for chance (spec 000 §5.2)."""
+        """``r = excess/(radius·‖E z‖)`` ∈ [0, 2]: 1 for the zero output and for chance (spec 000
+        §5.2)."""
         scale = self.radius * float(np.linalg.norm(self._mean))
         if scale == 0:
             raise InputError("normalised_risk needs a non-zero signal alpha")
@@ -184,7 +184,8 @@ class AbsoluteCubeInstance(Instance):
 
     @property
     def theta_star(self) -> np.ndarray:
-        """``aν``, the coordinate-wise median (``a·1`` when α = 0: then all of ``[−a, a]^d`` is optimal)."""
+        """``aν``, the coordinate-wise median (``a·1`` when α = 0: then all of ``[−a, a]^d`` is
+        optimal)."""
         star = self.a * np.sign(self._bias + (self._bias == 0))
         star.setflags(write=False)
         return star

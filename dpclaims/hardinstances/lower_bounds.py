@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import InputError, check_choice, check_epsilon
-from ._items import check_count, check_positive
+from ..errors import InputError, check_choice, check_count, check_epsilon, check_positive
 
 __all__ = [
     "user_level_sco_lower_bound",
@@ -59,7 +58,7 @@ def _check_moment_order(k) -> float:
     return float(k)
 
 
-# --------------------------------------------------------------------------- user-level (specs 000, 001)
+# ---------------------------------------------------------------------- user-level (specs 000, 001)
 
 
 def user_level_sco_lower_bound(
@@ -79,7 +78,7 @@ def user_level_sco_lower_bound(
     Ghazi et al. §1.2 / App. D), for n ≥ Ω(√d/ε).  ``part`` selects the statistical
     term, the private term or their sum.
     """
-    n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
+    n, m, d = check_count(n, "n"), check_count(m, "m"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
     scale = (
         check_positive(constant, "constant")
@@ -98,12 +97,20 @@ def user_level_erm_lower_bound(
     diameter: float = 1.0,
     constant: float = 1.0,
 ) -> float:
-    """Convex user-level DP-ERM lower bound ``constant · R G √d/(ε n √m)`` (spec 001 §5.1, App. D remark).
+    """Convex user-level DP-ERM lower bound ``constant · R G √d/(ε n √m)`` (spec 001 §5.1, App. D
+    remark).
 
     Regime: ``Ω(√d/ε) ≤ n ≤ O(d/ε²)``.
     """
     return user_level_sco_lower_bound(
-        n, m, d, epsilon, lipschitz, diameter, constant, part="private"
+        n,
+        m,
+        d,
+        epsilon,
+        lipschitz=lipschitz,
+        diameter=diameter,
+        constant=constant,
+        part="private",
     )
 
 
@@ -122,7 +129,7 @@ def user_level_sc_sco_lower_bound(
     ``constant · (G²/μ)(1/(nm) + d/(ε² n² m))`` for n ≥ √d/ε and δ small.  The
     proof's explicit private-term constant is :func:`ghazi_thm_d7_explicit_lower_bound`.
     """
-    n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
+    n, m, d = check_count(n, "n"), check_count(m, "m"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
     g = check_positive(lipschitz, "lipschitz")
     scale = (
@@ -148,7 +155,14 @@ def user_level_sc_erm_lower_bound(
     ``constant · G² d/(μ ε² n² m)`` for ``√d/ε ≤ n ≤ c·d/ε²``.
     """
     return user_level_sc_sco_lower_bound(
-        n, m, d, epsilon, lipschitz, strong_convexity, constant, part="private"
+        n,
+        m,
+        d,
+        epsilon,
+        lipschitz=lipschitz,
+        strong_convexity=strong_convexity,
+        constant=constant,
+        part="private",
     )
 
 
@@ -161,7 +175,7 @@ def ghazi_thm_d7_scales(
     exactly G-Lipschitz on ``B(0, B)``).  ``"paper"``: ``B = G/μ`` as printed in the proof
     of Thm D.7 (gradients reach 2G on ``K = B(0, G/μ)``; spec 001 [ERRATA?]).
     """
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     ratio = check_positive(lipschitz, "lipschitz") / check_positive(
         strong_convexity, "strong_convexity"
     )
@@ -172,7 +186,7 @@ def ghazi_thm_d7_scales(
 
 def ghazi_thm_d7_alpha(n: int, m: int, d: int, epsilon: float, sigma: float) -> float:
     """``α = dσ/(100 ε n √m)``: the accuracy the proof of Thm D.7 shows unattainable."""
-    n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
+    n, m, d = check_count(n, "n"), check_count(m, "m"), check_count(d, "d")
     return d * check_positive(sigma, "sigma") / (100.0 * check_epsilon(epsilon) * n * math.sqrt(m))
 
 
@@ -186,21 +200,22 @@ def ghazi_thm_d7_explicit_lower_bound(
     :func:`ghazi_thm_d7_scales` this is ``G² d/(8·10^10 μ ε² n² m)`` (lipschitz convention).
     Needs n ≥ √d/ε (so that ``α² ≤ dσ²/(12m)``) and δ small.
     """
-    alpha = ghazi_thm_d7_alpha(n, m, d, epsilon, sigma)
+    alpha = ghazi_thm_d7_alpha(n, m, d, epsilon, sigma=sigma)
     return 0.5 * check_positive(strong_convexity, "strong_convexity") * alpha**2
 
 
 def user_gaussian_mean_lower_bound(
     n: int, m: int, d: int, sigma: float, epsilon: float, psi: float = 1.0, truncated: bool = False
 ) -> float:
-    """Worst-case ``E‖χ̂ − χ‖²`` of user-level (ε, δ)-DP mean estimation, Lemma D.5 / D.6 (Ghazi et al.).
+    """Worst-case ``E‖χ̂ − χ‖²`` of user-level (ε, δ)-DP mean estimation, Lemma D.5 / D.6 (Ghazi et
+    al.).
 
     Lemma D.5 (from Thm D.4, Kamath et al. 2019): an estimator with ``E‖χ̂ − χ‖² ≤ α² ≤ dσ²ψ²/(6m)``
     for every ``χ ∈ [−ψσ/√m, ψσ/√m]^d`` needs ``n ≥ dσ/(24 α ε √m)``.  So the worst case is
     at least ``min(dσ²ψ²/(6m), (dσ/(24 ε n √m))²)``.  ``truncated=True`` uses Lemma D.6
     (truncated Gaussians; constants 12 and 50).  δ must be small (condition garbled, unchecked).
     """
-    n, m, d = check_count(n, "n", 1), check_count(m, "m", 1), check_count(d, "d", 1)
+    n, m, d = check_count(n, "n"), check_count(m, "m"), check_count(d, "d")
     sigma, epsilon = check_positive(sigma, "sigma"), check_epsilon(epsilon)
     psi = check_positive(psi, "psi")
     if psi > 1.0:
@@ -212,7 +227,7 @@ def user_gaussian_mean_lower_bound(
     )
 
 
-# --------------------------------------------------------------------------- item-level (specs 002, 004)
+# ---------------------------------------------------------------------- item-level (specs 002, 004)
 
 
 def dpsco_lower_bound(
@@ -228,7 +243,7 @@ def dpsco_lower_bound(
 
     ``constant · L R (1/√n + min{1, √p/(ε n)})`` (p = d) on a ball of radius R.
     """
-    n, d = check_count(n, "n", 1), check_count(d, "d", 1)
+    n, d = check_count(n, "n"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
     scale = (
         check_positive(constant, "constant")
@@ -253,7 +268,7 @@ def item_level_erm_lower_bound(
     Convex: ``constant · L R √d/(n ε)``; strongly convex: ``constant · L² d/(μ n² ε²)``
     (objective gap; spec 004 states them as ``Ω̃(√d/(nε))`` and ``Ω̃(d/(n²ε²))``).
     """
-    n, d = check_count(n, "n", 1), check_count(d, "d", 1)
+    n, d = check_count(n, "n"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
     lip, c = check_positive(lipschitz, "lipschitz"), check_positive(constant, "constant")
     if strongly_convex:
@@ -271,7 +286,7 @@ def nesterov_lower_bound(steps: int, smoothness: float, distance: float) -> floa
 
     Holds after ``t = steps`` queries on the Nesterov chain of dimension ``k = 2t + 1``.
     """
-    steps = check_count(steps, "steps", 0)
+    steps = check_count(steps, "steps", minimum=0)
     return (
         3.0
         * check_positive(smoothness, "smoothness")
@@ -280,7 +295,7 @@ def nesterov_lower_bound(steps: int, smoothness: float, distance: float) -> floa
     )
 
 
-# --------------------------------------------------------------------------- heavy tails, pure DP (spec 003 §5)
+# --------------------------------------------------------------- heavy tails, pure DP (spec 003 §5)
 
 
 def two_point_bias(n: int, beta: float) -> float:
@@ -288,11 +303,12 @@ def two_point_bias(n: int, beta: float) -> float:
 
     Needs ``n ≥ (4/3) ln(1/(4β))`` so that ``δ ≤ 1/2``.
     """
-    n, beta = check_count(n, "n", 1), _check_beta(beta)
+    n, beta = check_count(n, "n"), _check_beta(beta)
     need = 4.0 / 3.0 * math.log(1.0 / (4.0 * beta))
     if n < need:
         raise InputError(
-            f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, got {n}"
+            f"n must be >= (4/3) ln(1/(4 beta)) = {need:.3f} for the two-point bias to be <= 1/2, "
+            f"got {n}"
         )
     return math.sqrt(math.log(1.0 / (4.0 * beta)) / (3.0 * n))
 
@@ -305,7 +321,8 @@ def two_point_kl(bias: float) -> float:
 
 
 def two_point_lower_bound(n: int, moment: float, diameter: float, beta: float) -> float:
-    """Non-private term: excess ≥ ``(G D / 4)·δ`` w.p. ≥ β for some v (Prop G.2 + Lemma G.1; spec 003 §5).
+    """Non-private term: excess ≥ ``(G D / 4)·δ`` w.p. ≥ β for some v (Prop G.2 + Lemma G.1; spec
+    003 §5).
 
     ``δ = two_point_bias(n, β)``; ``G`` = ``moment`` (every G_j equals G on this bounded family).
     """
@@ -314,8 +331,9 @@ def two_point_lower_bound(n: int, moment: float, diameter: float, beta: float) -
 
 
 def heavy_packing_probability(n: int, epsilon: float, packing_size: int, beta: float) -> float:
-    """``p = min{1, ln((|V| − 1)/(2β)) / (8 ε n)}`` of the private family (Prop G.4; spec 003 §5, spec's constant)."""
-    n, size = check_count(n, "n", 1), check_count(packing_size, "packing_size", 2)
+    """``p = min{1, ln((|V| − 1)/(2β)) / (8 ε n)}`` of the private family (Prop G.4; spec 003 §5,
+    spec's constant)."""
+    n, size = check_count(n, "n"), check_count(packing_size, "packing_size", minimum=2)
     epsilon, beta = check_epsilon(epsilon), _check_beta(beta)
     return min(1.0, math.log((size - 1) / (2.0 * beta)) / (8.0 * epsilon * n))
 
@@ -330,7 +348,8 @@ def heavy_packing_lower_bound(
     packing_size: int,
     separation: float,
 ) -> float:
-    """Private term: excess ≥ ``(s_V²/16)·G D·p^{1−1/k}`` w.p. ≥ β for some v (Prop G.4 + Lemma G.1; spec 003 §5).
+    """Private term: excess ≥ ``(s_V²/16)·G D·p^{1−1/k}`` w.p. ≥ β for some v (Prop G.4 + Lemma G.1;
+    spec 003 §5).
 
     ``p = heavy_packing_probability(n, ε, |V|, β)``; ``G`` = ``moment`` (``E‖z‖^k = G^k``);
     ``s_V`` = ``separation`` of a packing of the unit sphere.
@@ -353,6 +372,7 @@ def heavy_tailed_sco_lower_bound(
     n: int,
     d: int,
     epsilon: float,
+    *,
     k: float,
     moment_2: float,
     moment_k: float,
@@ -361,12 +381,13 @@ def heavy_tailed_sco_lower_bound(
     constant: float = 1.0,
     part: str = "both",
 ) -> float:
-    """High-probability pure ε-DP SCO lower bound, Thm 4.1 / G.6 (spec 003 §5, claim ``lowy26.lb.sco``).
+    """High-probability pure ε-DP SCO lower bound, Thm 4.1 / G.6 (spec 003 §5, claim
+    ``lowy26.lb.sco``).
 
     ``constant · ( G_2 D √(log(1/β)/n) + G_k D min{1, (d + log(1/β))/(ε n)}^{1−1/k} )``,
     exceeded with probability ≥ β on some instance; β ∈ (0, 1/4).
     """
-    n, d = check_count(n, "n", 1), check_count(d, "d", 1)
+    n, d = check_count(n, "n"), check_count(d, "d")
     epsilon, beta, k = check_epsilon(epsilon), _check_beta(beta), _check_moment_order(k)
     diam = check_positive(diameter, "diameter")
     stat = check_positive(moment_2, "moment_2") * diam * math.sqrt(math.log(1.0 / beta) / n)
@@ -388,11 +409,12 @@ def heavy_tailed_mean_lower_bound(
     constant: float = 1.0,
     part: str = "both",
 ) -> float:
-    """Quantile squared-error lower bound for ε-DP heavy-tailed mean estimation, Thm G.5 (spec 003 claims).
+    """Quantile squared-error lower bound for ε-DP heavy-tailed mean estimation, Thm G.5 (spec 003
+    claims).
 
     ``constant · G² ( log(1/β)/n + min{1, (d + log(1/β))/(ε n)}^{2−2/k} )``.
     """
-    n, d = check_count(n, "n", 1), check_count(d, "d", 1)
+    n, d = check_count(n, "n"), check_count(d, "d")
     epsilon, beta, k = check_epsilon(epsilon), _check_beta(beta), _check_moment_order(k)
     g2 = check_positive(moment, "moment") ** 2
     stat = math.log(1.0 / beta) / n

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
-from ._items import check_count
+from ..errors import InputError, check_count
 from .canaries import NeighbourPair
 
 __all__ = ["padded_pair"]
@@ -38,9 +37,9 @@ def padded_pair(pair: NeighbourPair, n: int, filler=0.0) -> NeighbourPair:
         point = np.asarray(filler, dtype=np.float64).reshape(d0.d)
     pad = np.broadcast_to(point, (extra, d0.m, d0.d))
     return NeighbourPair(
-        UserDataset(np.concatenate([d0.x, pad])),
-        UserDataset(np.concatenate([d1.x, pad])),
-        pair.unit,
-        pair.relation,
-        pair.source + f" (padded to n = {n})",
+        d0=UserDataset(np.concatenate([d0.x, pad])),
+        d1=UserDataset(np.concatenate([d1.x, pad])),
+        unit=pair.unit,
+        relation=pair.relation,
+        source=pair.source + f" (padded to n = {n})",
     )

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
+from ..errors import InputError, check_count, check_positive
 from ..losses import CauchyLoss
-from ._items import check_count, check_positive, check_rng, check_theta
+from ._items import check_rng, check_theta
 from .base import Instance
 
 __all__ = ["CauchyCircleInstance"]
@@ -18,13 +18,13 @@ __all__ = ["CauchyCircleInstance"]
 class CauchyCircleInstance(Instance):
     """Cauchy loss around 8 points on a circle (spec 004 §7(b)); unconstrained (``radius = inf``).
 
-    ``ℓ(θ; z) = (s²/2)ln(1 + ‖θ − z‖²/s²)`` (``G = s/2``, ``L = 1``, non-convex), items
-    uniform over the base points ``b_j = (s/2)(cos(2πj/8), sin(2πj/8), 0, …, 0)`` (circle
-    radius 0.5 for s = 1).  ``f = (1/8)Σ_j ℓ(·; b_j)`` is the same function for every N.
-    ``θ* = 0`` with ``f* = (s²/2)ln 1.25`` (0.111572 for s = 1); by symmetry ∇f(0) = 0, the
-    Hessian there is ``I/1.25²`` in the circle's plane, and outside the disk of radius s/2 every
-    term grows along rays, so the minimum lies in that disk (checked on a grid in the tests).
-    The spec's start ``x₀ = 3e₁`` has ``Δ0 = f(x₀) − f* = 1.0410`` and ``‖∇f(x₀)‖² = 0.0891`` (s = 1).
+    ``ℓ(θ; z) = (s²/2)ln(1 + ‖θ − z‖²/s²)`` (``G = s/2``, ``L = 1``, non-convex), items uniform over
+    the base points ``b_j = (s/2)(cos(2πj/8), sin(2πj/8), 0, …, 0)`` (circle radius 0.5 for s = 1).
+    ``f = (1/8)Σ_j ℓ(·; b_j)`` is the same function for every N. ``θ* = 0`` with ``f* = (s²/2)ln
+    1.25`` (0.111572 for s = 1); by symmetry ∇f(0) = 0, the Hessian there is ``I/1.25²`` in the
+    circle's plane, and outside the disk of radius s/2 every term grows along rays, so the minimum
+    lies in that disk (checked on a grid in the tests). The spec's start ``x₀ = 3e₁`` has ``Δ0 =
+    f(x₀) − f* = 1.0410`` and ``‖∇f(x₀)‖² = 0.0891`` (s = 1).
     """
 
     points = 8

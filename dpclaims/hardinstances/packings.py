@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ..errors import InputError, check_choice, check_finite_array
-from ._items import check_count, check_positive, check_rng
+from ..errors import InputError, check_choice, check_count, check_finite_array, check_positive
+from ._items import check_rng
 
 __all__ = [
     "Packing",
@@ -122,7 +122,9 @@ class Packing:
                 "on_sphere() needs a code (metric='hamming'); this packing is already Euclidean"
             )
         return Packing(
-            self.points / math.sqrt(self.d), "euclidean", f"{self.construction} / sqrt(d)"
+            self.points / math.sqrt(self.d),
+            metric="euclidean",
+            construction=f"{self.construction} / sqrt(d)",
         )
 
     def to_dict(self) -> dict:
@@ -137,8 +139,9 @@ class Packing:
 
 
 def hamming_ball_volume(d: int, radius: int) -> int:
-    """``V(d, t) = Σ_{i=0}^{t} C(d, i)``: words within Hamming distance ``t`` of a word of length ``d``."""
-    d = check_count(d, "d", 1)
+    """``V(d, t) = Σ_{i=0}^{t} C(d, i)``: words within Hamming distance ``t`` of a word of length
+    ``d``."""
+    d = check_count(d, "d")
     if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)):
         raise InputError(f"radius must be a whole number, got {radius!r}")
     return sum(math.comb(d, i) for i in range(0, min(int(radius), d) + 1))
@@ -146,8 +149,8 @@ def hamming_ball_volume(d: int, radius: int) -> int:
 
 def gilbert_varshamov_bound(d: int, min_distance: int) -> int:
     """Gilbert–Varshamov size ``⌈2^d / V(d, r − 1)⌉`` of a binary code of length d, distance r."""
-    d = check_count(d, "d", 1)
-    r = check_count(min_distance, "min_distance", 1)
+    d = check_count(d, "d")
+    r = check_count(min_distance, "min_distance")
     if r > d:
         raise InputError(f"min_distance must be <= d = {d}, got {r}")
     return -(-(2**d) // hamming_ball_volume(d, r - 1))
@@ -203,15 +206,16 @@ def gilbert_varshamov_code(
         ``metric="hamming"``, ``points (size, d)`` in ``{−1, +1}``; its
         ``min_distance`` is certified over all pairs.
     """
-    d = check_count(d, "d", 1)
-    r = check_count(min_distance, "min_distance", 1)
+    d = check_count(d, "d")
+    r = check_count(min_distance, "min_distance")
     if r > d:
         raise InputError(f"min_distance must be <= d = {d}, got {r}")
-    target = gilbert_varshamov_bound(d, r) if size is None else check_count(size, "size", 2)
+    target = gilbert_varshamov_bound(d, r) if size is None else check_count(size, "size", minimum=2)
     rng = check_rng(rng)
     if target > max_size:
         raise InputError(
-            f"the code would need {target} words (> max_size={max_size}); pass a smaller size= or a larger min_distance"
+            f"the code would need {target} words (> max_size={max_size}); pass a smaller size= or "
+            "a larger min_distance"
         )
 
     def far_enough(a, b):
@@ -242,9 +246,10 @@ def gilbert_varshamov_code(
     words = words[:target]
     if len(words) < max(target, 2):
         raise InputError(
-            f"found only {len(words)} of {target} codewords within max_draws={max_draws}; raise max_draws or lower size"
+            f"found only {len(words)} of {target} codewords within max_draws={max_draws}; raise "
+            "max_draws or lower size"
         )
-    return Packing(words, "hamming", f"random greedy GV code (d={d}, r={r})")
+    return Packing(words, metric="hamming", construction=f"random greedy GV code (d={d}, r={r})")
 
 
 def _regular_polygon(count: int) -> np.ndarray:
@@ -269,7 +274,8 @@ _OCTAHEDRON = np.concatenate([np.eye(3), -np.eye(3)])
 
 
 def exact_sphere_packing(d: int, separation: float) -> Packing:
-    """Largest known-optimal configuration on ``S^{d−1}`` (d ≤ 3) with pairwise distance ≥ ``separation``.
+    """Largest known-optimal configuration on ``S^{d−1}`` (d ≤ 3) with pairwise distance ≥
+    ``separation``.
 
     d = 1: ``{±1}`` (distance 2).  d = 2: the regular ``N``-gon with
     ``N = ⌊2π / (2 asin(s/2))⌋`` (optimal on the circle; s = 1 gives the 6 points
@@ -278,20 +284,25 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
     Tammes configurations for these counts; for s ≤ 1.0515 the icosahedron is
     returned (as in spec 003 §5), which is then not maximal.
     """
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     s = check_positive(separation, "separation")
     if d > 3:
         raise InputError(
-            f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., method='greedy')"
+            f"exact packings exist here only for d <= 3, got d={d}; use sphere_packing(..., "
+            "method='greedy')"
         )
     if s > 2.0:
         raise InputError(f"separation must be <= 2 (the diameter of the unit sphere), got {s}")
     if d == 1:
-        return Packing(np.array([[1.0], [-1.0]]), "euclidean", "exact: {+1, -1}")
+        return Packing(
+            np.array([[1.0], [-1.0]]), metric="euclidean", construction="exact: {+1, -1}"
+        )
     if d == 2:
         count = int(math.floor(2.0 * math.pi / (2.0 * math.asin(s / 2.0)) + 1e-12))
         return Packing(
-            _regular_polygon(max(count, 2)), "euclidean", f"exact: regular {max(count, 2)}-gon"
+            _regular_polygon(max(count, 2)),
+            metric="euclidean",
+            construction=f"exact: regular {max(count, 2)}-gon",
         )
     for pts, name in (
         (_icosahedron(), "icosahedron"),
@@ -299,9 +310,11 @@ def exact_sphere_packing(d: int, separation: float) -> Packing:
         (_TETRAHEDRON, "tetrahedron"),
     ):
         if min_pairwise_distance(pts) >= s - 1e-12:
-            return Packing(pts, "euclidean", f"exact: {name}")
+            return Packing(pts, metric="euclidean", construction=f"exact: {name}")
     return Packing(
-        np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), "euclidean", "exact: antipodal pair"
+        np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]),
+        metric="euclidean",
+        construction="exact: antipodal pair",
     )
 
 
@@ -337,7 +350,7 @@ def sphere_packing(
     Packing
         ``metric="euclidean"``, certified ``min_distance ≥ separation``.
     """
-    d = check_count(d, "d", 1)
+    d = check_count(d, "d")
     s = check_positive(separation, "separation")
     check_choice(method, ("auto", "exact", "greedy"), "method")
     if s > 2.0:
@@ -349,7 +362,7 @@ def sphere_packing(
             "rng is required for greedy sphere packings; pass rng=np.random.default_rng(seed)"
         )
     rng = check_rng(rng)
-    target = max_size if size is None else check_count(size, "size", 2)
+    target = max_size if size is None else check_count(size, "size", minimum=2)
 
     def draw(gen, count):
         g = gen.standard_normal((count, d))
@@ -372,4 +385,4 @@ def sphere_packing(
     kept = kept[:target]
     if len(kept) < 2:
         raise InputError(f"could not place 2 points at distance {s} on S^{d - 1}; lower separation")
-    return Packing(kept, "euclidean", f"random greedy on S^{d - 1} (s={s})")
+    return Packing(kept, metric="euclidean", construction=f"random greedy on S^{d - 1} (s={s})")

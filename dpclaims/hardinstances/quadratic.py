@@ -15,16 +15,13 @@ import math
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError
-from ..losses import QuadraticFormLoss, SquaredDistanceLoss, SquaredLoss
+from ..errors import InputError, check_count, check_positive
+from ..losses import QuadraticFormLoss, SquaredDistanceLoss, SquaredLoss, project_l2_ball
 from ._items import (
-    check_count,
-    check_positive,
     check_rng,
     check_theta,
     check_vector,
     cube_bias,
-    project_ball,
     signed_cube,
     uniform_sphere,
 )
@@ -40,7 +37,8 @@ __all__ = [
 
 
 class _MeanEstimationInstance(Instance):
-    """``ℓ(θ; x) = (strength/2)‖θ − x‖²`` on the centred ball of ``radius``; items with mean ``mean``.
+    """``ℓ(θ; x) = (strength/2)‖θ − x‖²`` on the centred ball of ``radius``; items with mean
+    ``mean``.
 
     Subclasses set ``_mean (d,)``, ``trace_cov`` (= tr Cov x) and implement ``_draw``.
     """
@@ -71,7 +69,7 @@ class _MeanEstimationInstance(Instance):
     @property
     def theta_star(self) -> np.ndarray:
         """``Π_ball(E x)`` (isotropic quadratic ⇒ projection of the unconstrained minimiser)."""
-        return project_ball(self._mean, self.radius)
+        return project_l2_ball(self._mean[None, :], self.radius)[0]
 
     def sample(self, n: int, m: int, rng: np.random.Generator) -> UserDataset:
         """``n`` users × ``m`` i.i.d. items → ``UserDataset`` with ``x (n, m, d)``, no labels."""
@@ -84,7 +82,8 @@ class _MeanEstimationInstance(Instance):
 
 
 class GaussianMeanInstance(_MeanEstimationInstance):
-    """Gaussian mean estimation: ``x ~ N(mean, sigma² I_d)``, loss ``(strength/2)‖θ − x‖²`` on ``B(0, radius)``.
+    """Gaussian mean estimation: ``x ~ N(mean, sigma² I_d)``, loss ``(strength/2)‖θ − x‖²`` on
+    ``B(0, radius)``.
 
     ``F(θ) = (strength/2)(‖θ − mean‖² + d·sigma²)``.  Items are unbounded, so the
     Lipschitz constant holds only with high probability (``‖x‖ ≤ ‖mean‖ + sigma(√d + t)``).
@@ -160,7 +159,8 @@ class QuadraticHypercubeInstance(_MeanEstimationInstance):
         return self.scale / math.sqrt(self.d) * signed_cube(rng, shape, (1.0 + self._bias) / 2.0)
 
     def user_means(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
-        """Exact law of the ``n`` users' item means ``(n, d)`` without drawing items (spec 000 §5.2).
+        """Exact law of the ``n`` users' item means ``(n, d)`` without drawing items (spec 000
+        §5.2).
 
         Coordinate k is ``(scale/√d)(2·Binomial(m, p_k) − m)/m``; a sufficient statistic for
         this loss.  Valid for any ``m`` numpy's binomial accepts (≤ 9·10^18).
@@ -304,7 +304,8 @@ class NesterovChainInstance(Instance):
         return -self.smoothness * self.c / 8.0 * float(self._theta_star[0])
 
     def span_lower_bound(self, steps: int) -> float:
-        """``3M‖θ*‖²/(32(t+1)²)``: no span method from 0 gets closer after ``t`` queries (spec 002 §5 H1).
+        """``3M‖θ*‖²/(32(t+1)²)``: no span method from 0 gets closer after ``t`` queries (spec 002
+        §5 H1).
 
         Nesterov's bound is for the chain of length exactly ``k = 2t + 1`` (built by
         :meth:`for_steps`); other ``t`` raise ``InputError``.

@@ -24,7 +24,6 @@ fresh noise and stands only when the rerun is ``inconsistent`` on the same side.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ..errors import InputError, check_confidence, check_trials
+from ..errors import InputError, check_confidence, check_positive, check_trials
 from .caveats import apply_caveats, sweep_caveats
 from .fit import fit_power_law
 from .verdict import check_exponent
@@ -47,7 +46,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepShape:
     """A rate experiment's design: grid (G,), replicates, log-noise per value (G,), margin."""
 
@@ -56,6 +55,18 @@ class SweepShape:
     replicates: int
     sigma: tuple[float, ...]
     margin: float
+
+    @classmethod
+    def from_row(cls, row: tuple) -> SweepShape:
+        """From ``(name, values, replicates, sigma, margin)``, a row of a design table."""
+        name, values, replicates, sigma, margin = row
+        return cls(
+            name=name,
+            values=tuple(float(v) for v in values),
+            replicates=replicates,
+            sigma=tuple(sigma),
+            margin=margin,
+        )
 
     @property
     def slope_stderr(self) -> float:
@@ -79,95 +90,79 @@ class SweepShape:
         return v[:, None] ** slope * np.exp(s[:, None] * z)
 
 
-def _shape(name, values, replicates, sigma, margin) -> SweepShape:
-    return SweepShape(name, tuple(float(v) for v in values), replicates, tuple(sigma), margin)
-
-
 # fmt: off
-REGISTRY_SHAPES: tuple[SweepShape, ...] = (
-    _shape("lla24.alg1.risk", [4000, 8000, 16000, 40000], 3, [0.013, 0.024, 0.054, 0.039], 0.15),
-    _shape("lla24.alg1.suboptimality", [4000, 8000, 16000, 40000], 3,
-           [0.011, 0.017, 0.006, 0.03], 0.5),
-    _shape("lla24.lemma23.stability", [64, 256, 1024, 4096], 3, [0.003, 0.013, 0.027, 0.012], 0.1),
-    _shape("lla24.alg3.risk.stat", [4000, 8000, 16000, 40000], 2,
-           [0.939, 1.107, 0.028, 0.951], 0.15),
-    _shape("lla24.alg3.risk.priv", [4000, 8000, 16000, 40000], 2,
-           [0.908, 1.043, 0.181, 0.455], 0.15),
-    _shape("lla24.lemma35.variance", [10, 20, 40, 80, 160], 3,
-           [0.009, 0.046, 0.077, 0.007, 0.005], 0.1),
-    _shape("lla24.lemmaD1.smoothing", [0.001, 0.01, 0.1, 1], 3, [0.002, 0.011, 0.013, 0.018], 0.1),
-    _shape("lla24.alg3sc.risk.priv", [1, 2, 4, 10], 4, [2.147, 1.037, 0.993, 1.096], 0.15),
-    _shape("lla24.lb.lsa21.stat", [1000, 4000, 16000, 64000], 30,
-           [0.913, 1.052, 0.928, 0.96], 0.15),
-    _shape("lla24.lb.lsa21.priv", [4000, 8000, 16000, 40000], 2,
-           [0.607, 0.758, 0.245, 0.328], 0.15),
-    _shape("ghazi23.appC.fast_noise", [10000, 100000, 1000000, 10000000], 3,
-           [0.02, 0.018, 0.025, 0.064], 0.1),
-    _shape("ghazi23.lemma38.perm_concentration", [4, 16, 64, 256, 1024], 4,
-           [0.0, 0.0, 0.063, 0.002, 0.018], 0.1),
-    _shape("ghazi23.thm36.deletion_sensitivity", [30, 66, 140, 310], 4,
-           [0.336, 0.171, 0.234, 0.34], 0.15),
-    _shape("ghazi23.cor37.radius_r", [200, 440, 960, 2100], 4, [0.042, 0.03, 0.061, 0.051], 0.15),
-    _shape("ghazi23.propB1.emp_vs_pop", [1, 10, 100, 1000, 10000], 40,
-           [0.428, 0.454, 0.47, 0.385, 0.422], 0.1),
-    _shape("ghazi23.thm41.convex_erm", [200, 440, 960, 2100], 3,
-           [0.017, 0.014, 0.016, 0.027], 0.15),
-    _shape("ghazi23.thm43.sc_erm", [20000, 44000, 96000, 210000], 2,
-           [0.364, 0.173, 0.06, 0.035], 0.15),
-    _shape("ghazi23.thm51.convex_sco.privacy_term", [128, 280, 600, 1300], 3,
-           [0.006, 0.006, 0.006, 0.011], 0.15),
-    _shape("ghazi23.thm51.convex_sco.statistical_term[RT-7A_n]",
-           [4096, 8192, 16384, 32768, 65536], 3,
-           [0.342, 0.235, 0.198, 0.37, 0.321], 0.15),
-    _shape("ghazi23.thm51.convex_sco.statistical_term[RT-8_m]",
-           [100, 1000, 10000, 100000, 1000000], 3,
-           [0.007, 0.046, 0.009, 0.045, 0.04], 0.15),
-    _shape("ghazi23.thm53.sc_sco.privacy_term", [256, 512, 1024, 2048, 4096], 3,
-           [0.009, 0.007, 0.012, 0.016, 0.007], 0.15),
-    _shape("ghazi23.thm53.sc_sco.statistical_term", [4096, 8192, 16384, 32768, 65536], 4,
-           [0.358, 0.319, 0.433, 0.389, 0.5], 0.15),
-    _shape("ghazi23.remark.worst_case_erm", [1, 10, 100, 1000, 10000], 4,
-           [0.01, 0.01, 0.011, 0.01, 0.006], 0.1),
-    _shape("ghazi23.table1.item_sc_erm", [100, 400, 1600, 6400], 3,
-           [0.02, 0.028, 0.024, 0.02], 0.1),
-    _shape("ghazi23.table1.item_sc_sco", [10000, 31623, 100000, 316228], 10,
-           [1.686, 1.086, 1.962, 0.868], 0.15),
-    _shape("ghazi23.baseline.naive_user_outpert", [1, 10, 100, 1000, 10000], 3,
-           [0.042, 0.011, 0.034, 0.024, 0.033], 0.1),
-    _shape("cgt24.tree.error", [16, 64, 256, 1024], 4, [0.019, 0.008, 0.009, 0.003], 0.05),
-    _shape("cgt24.v1.sensitivity", [1, 2, 4, 8, 16], 3, [0.045, 0.009, 0.009, 0.015, 0.095], 0.55),
-    _shape("cgt24.v1.gradnorm_decay", [2, 4, 8, 16, 32], 3,
-           [0.063, 0.067, 0.07, 0.034, 0.076], 0.675),
-    _shape("cgt24.v1.rate.statistical", [1024, 4096, 16384, 65536], 5,
-           [0.135, 0.131, 0.116, 0.081], 0.1),
-    _shape("cgt24.v1.rate.privacy[rt3_slope_in_n]", [4096, 8192, 16384, 32768, 65536], 3,
-           [0.045, 0.051, 0.213, 0.196, 0.174], 0.65),
-    _shape("cgt24.v2.rate.statistical", [4096, 8192, 16384, 32768, 65536], 3,
-           [0.053, 0.018, 0.013, 0.003, 0.01], 0.1),
-    _shape("cgt24.v2.rate.batch_flat", [4, 8, 16, 32, 64], 3,
-           [0.012, 0.039, 0.046, 0.032, 0.042], 0.15),
-    _shape("cgt24.indep.rate", [16, 64, 256, 1024], 6, [0.18, 0.16, 0.207, 0.161], 0.45),
-    _shape("cgt24.srg.error", [16, 64, 256, 1024], 10, [0.099, 0.139, 0.229, 0.159], 0.1),
-    _shape("lowy26.erm.double_output_pert_distance[n]", [1000, 2154, 4642, 10000], 4,
-           [0.087, 0.069, 0.134, 0.063], 0.1),
-    _shape("lowy26.erm.double_output_pert_distance[eps]", [0.25, 0.5, 1, 2, 4], 3,
-           [0.085, 0.019, 0.115, 0.104, 0.051], 0.1),
-    _shape("lowy26.erm.double_output_pert_distance[d]", [1, 2, 4, 8, 16], 3,
-           [0.074, 0.124, 0.052, 0.043, 0.011], 0.1),
-    _shape("lowy26.reduction.pop_localization", [1000, 2154, 4642, 10000], 3,
-           [0.031, 0.023, 0.016, 0.013], 0.1),
-    _shape("lowy26.sco.upper.private_term", [1000, 2154, 4642, 10000], 3,
-           [0.082, 0.051, 0.028, 0.034], 0.1),
-    _shape("lowy26.sco.upper.nonprivate_term", [1000, 2154, 4642, 10000], 3,
-           [0.327, 0.69, 0.108, 0.618], 0.1),
-    _shape("diff2gd.thm43.utility[N]", [640, 1280, 2560, 6400], 3,
-           [0.003, 0.006, 0.009, 0.026], 0.1),
-    _shape("diff2gd.thm43.utility[d]", [8, 16, 32, 64, 128], 3,
-           [0.006, 0.009, 0.007, 0.008, 0.007], 0.1),
-    _shape("dpgd.utility[N]", [640, 1280, 2560, 6400], 3, [0.008, 0.004, 0.002, 0.001], 0.1),
-    _shape("dpgd.utility[d]", [8, 16, 32, 64, 128], 3, [0.005, 0.005, 0.003, 0.004, 0.003], 0.1),
-    _shape("diff2gd.remark44.improvement_regime", [640, 1280, 2560, 6400], 3,
-           [0.014, 0.016, 0.005, 0.016], 0.1),
+_REGISTRY_DESIGNS = (
+    # name, grid (G,), replicates, sd of log error per grid value (G,), margin
+    ("lla24.alg1.risk", (4000, 8000, 16000, 40000), 3, (0.013, 0.024, 0.054, 0.039), 0.15),
+    ("lla24.alg1.suboptimality", (4000, 8000, 16000, 40000), 3, (0.011, 0.017, 0.006, 0.03), 0.5),
+    ("lla24.lemma23.stability", (64, 256, 1024, 4096), 3, (0.003, 0.013, 0.027, 0.012), 0.1),
+    ("lla24.alg3.risk.stat", (4000, 8000, 16000, 40000), 2, (0.939, 1.107, 0.028, 0.951), 0.15),
+    ("lla24.alg3.risk.priv", (4000, 8000, 16000, 40000), 2, (0.908, 1.043, 0.181, 0.455), 0.15),
+    ("lla24.lemma35.variance", (10, 20, 40, 80, 160), 3, (0.009, 0.046, 0.077, 0.007, 0.005), 0.1),
+    ("lla24.lemmaD1.smoothing", (0.001, 0.01, 0.1, 1), 3, (0.002, 0.011, 0.013, 0.018), 0.1),
+    ("lla24.alg3sc.risk.priv", (1, 2, 4, 10), 4, (2.147, 1.037, 0.993, 1.096), 0.15),
+    ("lla24.lb.lsa21.stat", (1000, 4000, 16000, 64000), 30, (0.913, 1.052, 0.928, 0.96), 0.15),
+    ("lla24.lb.lsa21.priv", (4000, 8000, 16000, 40000), 2, (0.607, 0.758, 0.245, 0.328), 0.15),
+    ("ghazi23.appC.fast_noise", (10000, 100000, 1000000, 10000000), 3,
+     (0.02, 0.018, 0.025, 0.064), 0.1),
+    ("ghazi23.lemma38.perm_concentration", (4, 16, 64, 256, 1024), 4,
+     (0.0, 0.0, 0.063, 0.002, 0.018), 0.1),
+    ("ghazi23.thm36.deletion_sensitivity", (30, 66, 140, 310), 4,
+     (0.336, 0.171, 0.234, 0.34), 0.15),
+    ("ghazi23.cor37.radius_r", (200, 440, 960, 2100), 4, (0.042, 0.03, 0.061, 0.051), 0.15),
+    ("ghazi23.propB1.emp_vs_pop", (1, 10, 100, 1000, 10000), 40,
+     (0.428, 0.454, 0.47, 0.385, 0.422), 0.1),
+    ("ghazi23.thm41.convex_erm", (200, 440, 960, 2100), 3, (0.017, 0.014, 0.016, 0.027), 0.15),
+    ("ghazi23.thm43.sc_erm", (20000, 44000, 96000, 210000), 2, (0.364, 0.173, 0.06, 0.035), 0.15),
+    ("ghazi23.thm51.convex_sco.privacy_term", (128, 280, 600, 1300), 3,
+     (0.006, 0.006, 0.006, 0.011), 0.15),
+    ("ghazi23.thm51.convex_sco.statistical_term[RT-7A_n]", (4096, 8192, 16384, 32768, 65536), 3,
+     (0.342, 0.235, 0.198, 0.37, 0.321), 0.15),
+    ("ghazi23.thm51.convex_sco.statistical_term[RT-8_m]", (100, 1000, 10000, 100000, 1000000), 3,
+     (0.007, 0.046, 0.009, 0.045, 0.04), 0.15),
+    ("ghazi23.thm53.sc_sco.privacy_term", (256, 512, 1024, 2048, 4096), 3,
+     (0.009, 0.007, 0.012, 0.016, 0.007), 0.15),
+    ("ghazi23.thm53.sc_sco.statistical_term", (4096, 8192, 16384, 32768, 65536), 4,
+     (0.358, 0.319, 0.433, 0.389, 0.5), 0.15),
+    ("ghazi23.remark.worst_case_erm", (1, 10, 100, 1000, 10000), 4,
+     (0.01, 0.01, 0.011, 0.01, 0.006), 0.1),
+    ("ghazi23.table1.item_sc_erm", (100, 400, 1600, 6400), 3, (0.02, 0.028, 0.024, 0.02), 0.1),
+    ("ghazi23.table1.item_sc_sco", (10000, 31623, 100000, 316228), 10,
+     (1.686, 1.086, 1.962, 0.868), 0.15),
+    ("ghazi23.baseline.naive_user_outpert", (1, 10, 100, 1000, 10000), 3,
+     (0.042, 0.011, 0.034, 0.024, 0.033), 0.1),
+    ("cgt24.tree.error", (16, 64, 256, 1024), 4, (0.019, 0.008, 0.009, 0.003), 0.05),
+    ("cgt24.v1.sensitivity", (1, 2, 4, 8, 16), 3, (0.045, 0.009, 0.009, 0.015, 0.095), 0.55),
+    ("cgt24.v1.gradnorm_decay", (2, 4, 8, 16, 32), 3, (0.063, 0.067, 0.07, 0.034, 0.076), 0.675),
+    ("cgt24.v1.rate.statistical", (1024, 4096, 16384, 65536), 5, (0.135, 0.131, 0.116, 0.081), 0.1),
+    ("cgt24.v1.rate.privacy[rt3_slope_in_n]", (4096, 8192, 16384, 32768, 65536), 3,
+     (0.045, 0.051, 0.213, 0.196, 0.174), 0.65),
+    ("cgt24.v2.rate.statistical", (4096, 8192, 16384, 32768, 65536), 3,
+     (0.053, 0.018, 0.013, 0.003, 0.01), 0.1),
+    ("cgt24.v2.rate.batch_flat", (4, 8, 16, 32, 64), 3, (0.012, 0.039, 0.046, 0.032, 0.042), 0.15),
+    ("cgt24.indep.rate", (16, 64, 256, 1024), 6, (0.18, 0.16, 0.207, 0.161), 0.45),
+    ("cgt24.srg.error", (16, 64, 256, 1024), 10, (0.099, 0.139, 0.229, 0.159), 0.1),
+    ("lowy26.erm.double_output_pert_distance[n]", (1000, 2154, 4642, 10000), 4,
+     (0.087, 0.069, 0.134, 0.063), 0.1),
+    ("lowy26.erm.double_output_pert_distance[eps]", (0.25, 0.5, 1, 2, 4), 3,
+     (0.085, 0.019, 0.115, 0.104, 0.051), 0.1),
+    ("lowy26.erm.double_output_pert_distance[d]", (1, 2, 4, 8, 16), 3,
+     (0.074, 0.124, 0.052, 0.043, 0.011), 0.1),
+    ("lowy26.reduction.pop_localization", (1000, 2154, 4642, 10000), 3,
+     (0.031, 0.023, 0.016, 0.013), 0.1),
+    ("lowy26.sco.upper.private_term", (1000, 2154, 4642, 10000), 3,
+     (0.082, 0.051, 0.028, 0.034), 0.1),
+    ("lowy26.sco.upper.nonprivate_term", (1000, 2154, 4642, 10000), 3,
+     (0.327, 0.69, 0.108, 0.618), 0.1),
+    ("diff2gd.thm43.utility[N]", (640, 1280, 2560, 6400), 3, (0.003, 0.006, 0.009, 0.026), 0.1),
+    ("diff2gd.thm43.utility[d]", (8, 16, 32, 64, 128), 3, (0.006, 0.009, 0.007, 0.008, 0.007), 0.1),
+    ("dpgd.utility[N]", (640, 1280, 2560, 6400), 3, (0.008, 0.004, 0.002, 0.001), 0.1),
+    ("dpgd.utility[d]", (8, 16, 32, 64, 128), 3, (0.005, 0.005, 0.003, 0.004, 0.003), 0.1),
+    ("diff2gd.remark44.improvement_regime", (640, 1280, 2560, 6400), 3,
+     (0.014, 0.016, 0.005, 0.016), 0.1),
+)
+REGISTRY_SHAPES: tuple[SweepShape, ...] = tuple(
+    SweepShape.from_row(row) for row in _REGISTRY_DESIGNS
 )
 # fmt: on
 """Designs of the registry's stochastic rate experiments at the quick budget (grid, replicates,
@@ -207,11 +202,11 @@ def shapes_from_results(results: Mapping[str, Any]) -> list[SweepShape]:
                 continue
             shapes.append(
                 SweepShape(
-                    name,
-                    tuple(float(v) for v in sweep["values"]),
-                    int(logs.shape[1]),
-                    tuple(round(float(s), 3) for s in sigma),
-                    float(evidence["check"]["margin"]),
+                    name=name,
+                    values=tuple(float(v) for v in sweep["values"]),
+                    replicates=int(logs.shape[1]),
+                    sigma=tuple(round(float(s), 3) for s in sigma),
+                    margin=float(evidence["check"]["margin"]),
                 )
             )
     return shapes
@@ -332,13 +327,7 @@ def simulate(
     null_trials = check_trials(null_trials, "null_trials")
     power_trials = check_trials(power_trials, "power_trials")
     confidence = check_confidence(confidence)
-    if (
-        isinstance(gap, bool)
-        or not isinstance(gap, (int, float))
-        or not math.isfinite(gap)
-        or gap <= 0
-    ):
-        raise InputError(f"gap must be a positive number, got {gap!r}; pass e.g. gap=0.3")
+    gap = check_positive(gap, "gap")
     powered = [s for s in shapes if s.detectable_gap() <= gap]
     if not powered:
         raise InputError(
@@ -347,10 +336,10 @@ def simulate(
     false_first, false_confirmed = _run(shapes, 0.0, null_trials, seed)
     power_first, power_confirmed = _run(powered, float(gap), power_trials, seed + 1)
     return Calibration(
-        false_first=Rate(false_first, null_trials, confidence),
-        false_confirmed=Rate(false_confirmed, null_trials, confidence),
-        power_first=Rate(power_first, power_trials, confidence),
-        power_confirmed=Rate(power_confirmed, power_trials, confidence),
+        false_first=Rate(hits=false_first, trials=null_trials, confidence=confidence),
+        false_confirmed=Rate(hits=false_confirmed, trials=null_trials, confidence=confidence),
+        power_first=Rate(hits=power_first, trials=power_trials, confidence=confidence),
+        power_confirmed=Rate(hits=power_confirmed, trials=power_trials, confidence=confidence),
         gap=float(gap),
         shapes=tuple(s.name for s in shapes),
         underpowered=tuple(s.name for s in shapes if s not in powered),

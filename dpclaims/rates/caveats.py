@@ -89,7 +89,7 @@ def saturated_values(
     upper = errs.mean(axis=1) + stats.t.ppf(confidence, reps - 1) * errs.std(
         axis=1, ddof=1
     ) / math.sqrt(reps)
-    return [float(v) for v, u, b in zip(grid, upper, baseline.at(grid)) if u >= b]
+    return [float(v) for v, u, b in zip(grid, upper, baseline.at(grid), strict=True) if u >= b]
 
 
 def _drifts_to_band(fit: PowerLawFit, band: tuple[float, float] | None) -> bool:

@@ -40,10 +40,11 @@ from ..errors import InputError, check_choice, check_confidence, check_finite_ar
 from ..execution import child_seed
 from .grid import check_grid
 
-__all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms"]
+__all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
 
 METHODS = ("logs", "mom")
-"""``"logs"``: OLS on every replicate's log error; ``"mom"``: on the log of the median of group means."""
+"""``"logs"``: OLS on every replicate's log error; ``"mom"``: on the log of the median of group
+means."""
 
 
 def _num(x: Any) -> float | None:
@@ -59,26 +60,32 @@ def _check_errors(
     arr = check_finite_array(errors, name)
     if arr.ndim == 1 and minimum_replicates > 1:
         raise InputError(
-            f"{name} has shape {arr.shape}: a single replicate per grid value; pass a (G, R) array with R >= "
-            f"{minimum_replicates} replicates (e.g. sweep(..., replicates=10).errors) so the fit has an error bar"
+            f"{name} has shape {arr.shape}: a single replicate per grid value; pass a (G, R) array "
+            "with R >= "
+            f"{minimum_replicates} replicates (e.g. sweep(..., replicates=10).errors) so the fit "
+            "has an error bar"
         )
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != n_values:
         raise InputError(
-            f"{name} must have shape (G, R) = ({n_values}, replicates) to match values, got {arr.shape}"
+            f"{name} must have shape (G, R) = ({n_values}, replicates) to match values, got "
+            f"{arr.shape}"
         )
     if arr.shape[1] < minimum_replicates:
         raise InputError(
-            f"{name} has {arr.shape[1]} replicate(s) per grid value; pass at least {minimum_replicates} "
+            f"{name} has {arr.shape[1]} replicate(s) per grid value; pass at least "
+            f"{minimum_replicates} "
             "(sweep(..., replicates=10))"
         )
     bad = arr <= 0
     if np.any(bad):
         i, r = np.argwhere(bad)[0]
         raise InputError(
-            f"{name} contains {int(bad.sum())} zero or negative value(s) (first: {arr[i, r]:g} at row {i}, replicate {r}); "
-            "a power-law fit is on log(error) — add the floor you subtracted back, or drop grid values where the error vanishes"
+            f"{name} contains {int(bad.sum())} zero or negative value(s) (first: {arr[i, r]:g} at "
+            f"row {i}, replicate {r}); "
+            "a power-law fit is on log(error) — add the floor you subtracted back, or drop grid "
+            "values where the error vanishes"
         )
     return arr
 
@@ -95,7 +102,8 @@ def _slopes(x: np.ndarray, locations: np.ndarray) -> np.ndarray:
 
 
 def _mom(errors: np.ndarray, groups: int) -> np.ndarray:
-    """Median over ``groups`` contiguous replicate groups of the group-mean error: (G, R, ...) -> (G, ...)."""
+    """Median over ``groups`` contiguous replicate groups of the group-mean error: (G, R, ...) ->
+    (G, ...)."""
     bounds = np.array_split(np.arange(errors.shape[1]), groups)
     starts = np.array([b[0] for b in bounds])
     sizes = np.array([b.size for b in bounds], dtype=np.float64)
@@ -106,7 +114,8 @@ def _mom(errors: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _hc3_interval(slope: float, stderr: float, df: float, confidence: float) -> tuple[float, float]:
-    """``slope ± t_{df}(1/2 + confidence/2) · stderr`` (what statsmodels' conf_int gives with use_t)."""
+    """``slope ± t_{df}(1/2 + confidence/2) · stderr`` (what statsmodels' conf_int gives with
+    use_t)."""
     q = float(stats.t.ppf(0.5 + confidence / 2, df))
     return (float(slope - q * stderr), float(slope + q * stderr))
 
@@ -169,9 +178,16 @@ class PowerLawFit:
     def summary(self) -> str:
         """One line: exponent, interval, drift flag."""
         lo, hi = self.interval
-        text = f"exponent {self.exponent:.3f}, {100 * self.confidence:g}% CI [{lo:.3f}, {hi:.3f}] ({self.method}, Theil-Sen {self.theil_sen:.3f})"
+        text = (
+            f"exponent {self.exponent:.3f}, {100 * self.confidence:g}% CI [{lo:.3f}, {hi:.3f}] "
+            f"({self.method}, Theil-Sen {self.theil_sen:.3f})"
+        )
         if self.drifting:
-            text += f"; slope still drifting (curvature p={self.drift_pvalue:.2g}, local slopes {[round(s, 2) for s in self.local_slopes]})"
+            slopes = [round(s, 2) for s in self.local_slopes]
+            text += (
+                f"; slope still drifting (curvature p={self.drift_pvalue:.2g}, "
+                f"local slopes {slopes})"
+            )
         return text
 
     def to_dict(self) -> dict:
@@ -223,7 +239,8 @@ def fit_power_law(
     errors : array (G, R), R >= 2 positive replicate errors per grid value
     confidence : level of the reported intervals
     method : ``"logs"`` (OLS on all G·R log errors) or ``"mom"`` (median of means, heavy tails)
-    groups : number of replicate groups for ``"mom"`` (default ``max(3, round(sqrt(R)))``, at most R)
+    groups : number of replicate groups for ``"mom"`` (default ``max(3, round(sqrt(R)))``, at most
+    R)
     bootstrap : whole-replicate resamples (>= 100)
     drift_alpha : level of the curvature test that sets ``drifting``
     seed : seed of the bootstrap resampling
@@ -268,7 +285,10 @@ def fit_power_law(
         locations = np.log(_mom(errs, groups))
         xs, ys = x, locations
         boot_locations = np.log(_mom(errs[:, resample.T], groups))
-        fitted_on = f"log of the median over {groups} replicate groups of the group-mean error ({n_values} values)"
+        fitted_on = (
+            f"log of the median over {groups} replicate groups of the group-mean error "
+            f"({n_values} values)"
+        )
 
     linear = _hc3(ys, sm.add_constant(xs))
     xc = xs - x.mean()
@@ -338,7 +358,7 @@ class TermsFit:
     def predict(self, values: Sequence[float]) -> np.ndarray:
         """The fitted error at ``values`` (any shape)."""
         v = check_finite_array(values, "values")
-        return sum(c * v**r for c, r in zip(self.coefficients, self.exponents))
+        return sum(c * v**r for c, r in zip(self.coefficients, self.exponents, strict=True))
 
     def to_dict(self) -> dict:
         """JSON-serialisable fields."""
@@ -391,7 +411,8 @@ def fit_terms(
     rates = check_finite_array(exponents, "exponents", ndim=1)
     if rates.size == 0 or rates.size >= grid.size:
         raise InputError(
-            f"exponents must list between 1 and {grid.size - 1} rates (fewer than grid values), got {rates.tolist()}"
+            f"exponents must list between 1 and {grid.size - 1} rates (fewer than grid values), "
+            f"got {rates.tolist()}"
         )
     if np.unique(rates).size != rates.size:
         raise InputError(f"exponents must be distinct, got {rates.tolist()}")
@@ -407,16 +428,16 @@ def fit_terms(
         draws = np.array([_nnls_relative(design, boot_means[:, b]) for b in range(bootstrap)])
         alpha = 1 - confidence
         lows, highs = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
-        intervals = tuple((float(lo), float(hi)) for lo, hi in zip(lows, highs))
+        intervals = tuple((float(lo), float(hi)) for lo, hi in zip(lows, highs, strict=True))
     else:
         intervals = tuple((float(c), float(c)) for c in coefficients)
     crossovers = []
-    for k, l in itertools.combinations(range(rates.size), 2):
-        if coefficients[k] > 0 and coefficients[l] > 0:
-            point = float((coefficients[l] / coefficients[k]) ** (1.0 / (rates[k] - rates[l])))
+    for k, j in itertools.combinations(range(rates.size), 2):
+        if coefficients[k] > 0 and coefficients[j] > 0:
+            point = float((coefficients[j] / coefficients[k]) ** (1.0 / (rates[k] - rates[j])))
             crossovers.append(
                 {
-                    "exponents": [float(rates[k]), float(rates[l])],
+                    "exponents": [float(rates[k]), float(rates[j])],
                     "value": point,
                     "in_grid": bool(grid.min() <= point <= grid.max()),
                 }
@@ -432,3 +453,13 @@ def fit_terms(
         values=tuple(float(v) for v in grid),
         replicates=reps,
     )
+
+
+def loglog_slope(values: Sequence[float], results: Sequence[float]) -> float:
+    """Least-squares slope of ``log(results)`` against ``log(values)``, without uncertainty.
+
+    For a deterministic quantity (a formula's output over a grid) whose exponent is read off
+    directly; for noisy replicates use :func:`fit_power_law`.  ``values``, ``results``: (G,).
+    """
+    x = np.log(np.asarray(values, float))
+    return float(np.polyfit(x, np.log(np.asarray(results, float)), 1)[0])

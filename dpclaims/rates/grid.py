@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_finite_array, check_trials
+from ..errors import InputError, check_finite_array, check_positive, check_trials
 
 __all__ = ["MIN_POINTS", "MIN_DECADES", "geometric_grid", "check_grid"]
 
@@ -37,15 +37,7 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
     """
     points = check_trials(points, "points", minimum=MIN_POINTS)
     for name, value in (("low", low), ("high", high)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float, np.integer, np.floating))
-            or not np.isfinite(value)
-            or value <= 0
-        ):
-            raise InputError(
-                f"{name} must be a finite number > 0, got {value!r}; pass e.g. low=100, high=10_000"
-            )
+        check_positive(value, name)
     if high <= low:
         raise InputError(f"high must exceed low, got low={low!r}, high={high!r}")
     grid = np.geomspace(float(low), float(high), points)
@@ -53,8 +45,8 @@ def geometric_grid(low: float, high: float, points: int, integer: bool = False) 
         grid = np.rint(grid).astype(np.int64)
         if np.any(np.diff(grid) <= 0):
             raise InputError(
-                f"integer=True rounds the {points} points between {low} and {high} to repeated whole numbers "
-                f"({grid.tolist()}); use fewer points or a wider range"
+                f"integer=True rounds the {points} points between {low} and {high} to repeated "
+                f"whole numbers ({grid.tolist()}); use fewer points or a wider range"
             )
     check_grid(grid, "grid")
     return grid
@@ -81,13 +73,15 @@ def check_grid(values: Any, name: str = "values") -> np.ndarray:
     repeats = ordered[1:][np.diff(ordered) == 0]
     if repeats.size:
         raise InputError(
-            f"{name} contains repeated value(s) {np.unique(repeats).tolist()}; each grid value must appear once "
+            f"{name} contains repeated value(s) {np.unique(repeats).tolist()}; each grid value "
+            "must appear once "
             "(put repeated runs in the replicates axis instead)"
         )
     decades = float(np.log10(ordered[-1] / ordered[0]))
     if decades < MIN_DECADES:
         raise InputError(
-            f"{name} spans {decades:.2f} decade(s) ({ordered[0]:g} to {ordered[-1]:g}); an exponent fit needs at "
+            f"{name} spans {decades:.2f} decade(s) ({ordered[0]:g} to {ordered[-1]:g}); an "
+            "exponent fit needs at "
             f"least {MIN_DECADES:g} decade, e.g. values from 100 to 1000 or wider"
         )
     return grid

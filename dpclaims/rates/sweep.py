@@ -115,7 +115,8 @@ def _run_cell(
             arr = np.asarray(raw, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
             raise MechanismError(
-                f"the experiment returned {type(raw).__name__}, not a number or array of numbers, {where}"
+                f"the experiment returned {type(raw).__name__}, not a number or array of numbers, "
+                f"{where}"
             ) from None
         if arr.size == 0:
             raise MechanismError(
@@ -127,12 +128,13 @@ def _run_cell(
             )
         if np.any(arr < 0):
             raise MechanismError(
-                f"the experiment returned a negative error ({arr.min():g}) {where}; return a non-negative error "
-                "such as excess risk, a squared gradient norm or a count"
+                f"the experiment returned a negative error ({arr.min():g}) {where}; return a "
+                "non-negative error such as excess risk, a squared gradient norm or a count"
             )
         if rows and arr.size != rows[0].size:
             raise MechanismError(
-                f"the experiment returned {arr.size} errors {where} but {rows[0].size} before; keep the batch size fixed"
+                f"the experiment returned {arr.size} errors {where} but {rows[0].size} before; "
+                "keep the batch size fixed"
             )
         rows.append(arr)
     return np.stack(rows)
@@ -142,12 +144,12 @@ def sweep(
     experiment: Callable,
     param: str = "n",
     values: Sequence[float] = (),
+    *,
     replicates: int = 10,
     seed: int = 0,
     fixed: Mapping[str, Any] | None = None,
     backend: str = "auto",
     workers: int | None = None,
-    *,
     scheduler: str | None = None,
     checkpoint: str | os.PathLike | None = None,
 ) -> SweepResult:
@@ -159,7 +161,8 @@ def sweep(
         (averaged per replicate); must be picklable (module-level) for the process backend
     param : name of the swept parameter (for reports)
     values : the grid (G,), >= 4 distinct positive values over >= 1 decade; whole-number
-        arrays (e.g. from ``geometric_grid(..., integer=True)``) are passed to the experiment as ``int``
+        arrays (e.g. from ``geometric_grid(..., integer=True)``) are passed to the experiment as
+        ``int``
     replicates : independent runs per grid value, R >= 2
     seed : non-negative integer; replicate r of value index i uses ``child_seed(seed, i, r)``
     fixed : other keyword arguments of the experiment (d, epsilon, ...)
@@ -174,11 +177,13 @@ def sweep(
     """
     if not callable(experiment):
         raise InputError(
-            f"experiment must be callable as experiment(value, rng, **fixed), got {type(experiment).__name__}"
+            "experiment must be callable as experiment(value, rng, **fixed), got "
+            f"{type(experiment).__name__}"
         )
     if not isinstance(param, str) or not param:
         raise InputError(
-            f"param must be a non-empty string naming the swept parameter, got {param!r}; pass e.g. param='n'"
+            f"param must be a non-empty string naming the swept parameter, got {param!r}; pass "
+            "e.g. param='n'"
         )
     raw_values = np.asarray(values)
     grid = check_grid(values, "values")
@@ -189,11 +194,13 @@ def sweep(
         fixed = {}
     if not isinstance(fixed, Mapping) or not all(isinstance(k, str) for k in fixed):
         raise InputError(
-            f"fixed must be a dict of keyword arguments for the experiment, got {fixed!r}; pass e.g. fixed={{'d': 10}}"
+            f"fixed must be a dict of keyword arguments for the experiment, got {fixed!r}; pass "
+            f"e.g. fixed={{'d': 10}}"
         )
     if param in fixed:
         raise InputError(
-            f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets it)"
+            f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets "
+            "it)"
         )
     check_choice(backend, BACKENDS, "backend")
     n_workers = resolve_workers(workers)
@@ -238,13 +245,15 @@ def sweep(
             },
         ).stage("cells")
     start = time.perf_counter()
-    with session(backend, n_workers, scheduler, len(tasks), (experiment, tasks[:1])) as runner:
+    probe = (experiment, tasks[:1])
+    with session(backend, n_workers, scheduler=scheduler, tasks=len(tasks), probe=probe) as runner:
         parts = runner.map(_run_cell, tasks, stage)
     wall = time.perf_counter() - start
     batches = {p.shape[1] for p in parts}
     if len(batches) > 1:
         raise MechanismError(
-            f"the experiment returned batches of different sizes across grid values: {sorted(batches)}"
+            "the experiment returned batches of different sizes across grid values: "
+            f"{sorted(batches)}"
         )
     per_value = len(chunks)
     errors = np.stack(

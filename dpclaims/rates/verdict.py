@@ -91,7 +91,9 @@ def _finite(value: Any, name: str) -> float:
     return float(value)
 
 
-def _verdict(lo: float, hi: float, expected: float, margin: float, exponent_bound: str) -> Verdict:
+def _verdict(
+    lo: float, hi: float, *, expected: float, margin: float, exponent_bound: str
+) -> Verdict:
     """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
     top, bottom = expected + margin, expected - margin
     if exponent_bound == "upper":
@@ -149,7 +151,8 @@ def check_exponent(
     """
     if not isinstance(fit, PowerLawFit):
         raise InputError(
-            f"fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got {type(fit).__name__}"
+            "fit must be a PowerLawFit (from fit_power_law or SweepResult.fit()), got "
+            f"{type(fit).__name__}"
         )
     expected = _finite(expected, "expected")
     margin = _finite(margin, "margin")
@@ -161,7 +164,7 @@ def check_exponent(
     flip = {"upper": "lower", "lower": "upper", "order": "order"}
     exponent_bound = bound if limit == "large" else flip[bound]
     lo, hi = fit.interval_at(confidence)
-    verdict = _verdict(lo, hi, expected, margin, exponent_bound)
+    verdict = _verdict(lo, hi, expected=expected, margin=margin, exponent_bound=exponent_bound)
     below, above = ("faster", "slower") if limit == "large" else ("slower", "faster")
     direction = below if hi < expected else above if lo > expected else "indistinguishable"
     relation = (
@@ -171,13 +174,15 @@ def check_exponent(
     )
     claimed = _CLAIM_TEXT[exponent_bound].format(e=expected, m=margin)
     message = (
-        f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, {hi:.3f}] "
+        f"{verdict}: fitted exponent {fit.exponent:.3f}, {100 * confidence:g}% CI [{lo:.3f}, "
+        f"{hi:.3f}] "
         f"vs claimed {claimed} ({relation})"
     )
     if fit.drifting:
         message += (
             f"; warning: the local slope is still changing (curvature p={fit.drift_pvalue:.2g}, "
-            f"local slopes {[round(s, 3) for s in fit.local_slopes]}) — a lower-order term or a floor may bias the fit"
+            f"local slopes {[round(s, 3) for s in fit.local_slopes]}) — a lower-order term or a "
+            "floor may bias the fit"
         )
     return ExponentVerdict(
         verdict=verdict,

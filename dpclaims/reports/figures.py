@@ -165,7 +165,8 @@ _SECTION6_STYLE = {
 
 def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     """DIFF2 paper Fig. 1/2 layout: a row per dataset, a column per metric; mean ± std over seeds
-    against the communication round, log scale, the paired t-test's p-value and the seeds in each title.
+    against the communication round, log scale, the paired t-test's p-value and the seeds in each
+    title.
 
     ``summaries``: ``{dataset: Section6.summarize(...)}``.
     """
@@ -192,7 +193,8 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
             test = summary["tests"][metric]
             ax.set_yscale("log")
             ax.set_title(
-                f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, {summary['setup']['seeds']} seeds"
+                f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, "
+                f"{summary['setup']['seeds']} seeds"
                 f"{' (DIFF2-GD wins)' if test['wins'] else ''}",
                 fontsize=9,
                 loc="left",

@@ -57,7 +57,8 @@ _GLOSSARY = (
     (
         r"\bRT-?\d",
         "RT-n (RT-7A, RT-3n, ...)",
-        "rate test number n of the spec's plan; a suffix names a variant (e.g. the parameter swept)",
+        "rate test number n of the spec's plan; a suffix names a variant (e.g. the parameter "
+        "swept)",
     ),
     (
         r"\b[PQ][1-4]\b",

@@ -42,20 +42,25 @@ from .text import parts as split_parts
 __all__ = ["render_html"]
 
 _CSS = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1d2327;
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
+color:#1d2327;
 max-width:1100px;margin:0 auto;padding:24px 28px 60px;background:#fff}
-h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 8px;padding-top:10px;border-top:2px solid #e3e6e8}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 8px;padding-top:10px;
+border-top:2px solid #e3e6e8}
 h3{font-size:16px;margin:0 0 6px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .meta{color:#5f6b73;margin:0 0 14px}.lead{margin:8px 0 18px}
 table{border-collapse:collapse;width:100%;margin:8px 0 14px;font-size:13.5px}
 th,td{border-bottom:1px solid #e3e6e8;padding:5px 8px;text-align:left;vertical-align:top}
 th{background:#f5f7f8;font-weight:600}
-td.nw{white-space:nowrap}td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;white-space:nowrap}
+td.nw{white-space:nowrap}td.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+font-size:12.5px;white-space:nowrap}
 table.kv td:first-child{color:#5f6b73;width:170px;white-space:nowrap}
 a{color:#1558b0;text-decoration:none}a:hover{text-decoration:underline}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;white-space:nowrap;
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;
+white-space:nowrap;
 font-family:system-ui,sans-serif}
-.v-consistent{background:#e3f3e5;color:#1e6b25}.v-violation,.v-inconsistent,.v-error{background:#fbe4e4;color:#a31d1d}
+.v-consistent{background:#e3f3e5;color:#1e6b25}
+.v-violation,.v-inconsistent,.v-error{background:#fbe4e4;color:#a31d1d}
 .v-inconclusive{background:#fff1d6;color:#8a5300}.v-not_checkable{background:#eef0f2;color:#5f6b73}
 .counts .badge{margin-right:6px;font-size:13px;padding:3px 10px}
 section.claim{border:1px solid #e3e6e8;border-radius:6px;padding:12px 16px;margin:12px 0}
@@ -69,7 +74,8 @@ details{margin-top:6px}summary{cursor:pointer;color:#1558b0;font-size:13px}
 pre{background:#f5f7f8;padding:10px;overflow-x:auto;font-size:12px;max-height:420px}
 .error{color:#a31d1d;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
 .reason{color:#5f6b73;font-size:13.5px;margin:4px 0 0}
-.part{margin:12px 0 2px}.warning{background:#fbe4e4;border-left:4px solid #a31d1d;padding:8px 12px;margin:8px 0}
+.part{margin:12px 0 2px}.warning{background:#fbe4e4;border-left:4px solid #a31d1d;padding:8px 12px;
+margin:8px 0}
 """
 
 
@@ -97,7 +103,8 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     parts = [
         f'<section class="claim{" unchecked" if unchecked else ""}" id="{_anchor(entry["id"])}">',
         f"<h3>{escape(entry['id'])} {_badge(verdict)}</h3>",
-        f'<p class="where">{escape(entry["kind"])} · {escape(entry["source"])} · {escape(entry["algorithm"])}</p>',
+        f'<p class="where">{escape(entry["kind"])} · {escape(entry["source"])} · '
+        f"{escape(entry['algorithm'])}</p>",
         f"<blockquote>{escape(entry['statement'])}</blockquote>",
     ]
     if unchecked:
@@ -113,9 +120,9 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
         pieces = split_parts(entry)
         for piece in pieces:
             if len(pieces) > 1:
+                code, badge = escape(piece["id"]), _badge(piece["verdict"])
                 parts.append(
-                    f'<p class="part"><code>{escape(piece["id"])}</code> {_badge(piece["verdict"])} '
-                    f"{escape(piece['summary'])}</p>"
+                    f'<p class="part"><code>{code}</code> {badge} {escape(piece["summary"])}</p>'
                 )
             if piece["id"] not in figures:
                 figure = ""
@@ -125,16 +132,16 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
                 )
             else:
                 figure = _img(figures[piece["id"]], f"figure for {piece['id']}")
-            parts.append(
-                f'<div class="evidence">{_kv(evidence_rows(piece, footer=len(pieces) == 1))}{figure}</div>'
-            )
+            rows = _kv(evidence_rows(piece, footer=len(pieces) == 1))
+            parts.append(f'<div class="evidence">{rows}{figure}</div>')
         if len(pieces) > 1:
             parts.append(
                 f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in footer_rows(entry))}</p>'
             )
         evidence = json.dumps(entry["evidence"], indent=1, ensure_ascii=False)
         parts.append(
-            f"<details><summary>All evidence (JSON)</summary><pre>{escape(evidence)}</pre></details>"
+            "<details><summary>All evidence (JSON)</summary>"
+            f"<pre>{escape(evidence)}</pre></details>"
         )
     parts.append("</section>")
     return "\n".join(parts)
@@ -231,13 +238,17 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         "<title>dpclaims verification report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>dpclaims verification report</h1>",
-        f'<p class="meta">dpclaims {escape(results["dpclaims_version"])} · budget {escape(results["settings"]["budget"])}'
-        f" · seed {results['settings']['seed']} · {results['wall_time']:.1f} s · {escape(results['created'])}</p>",
+        f'<p class="meta">dpclaims {escape(results["dpclaims_version"])} · budget '
+        f"{escape(results['settings']['budget'])}"
+        f" · seed {results['settings']['seed']} · {results['wall_time']:.1f} s · "
+        f"{escape(results['created'])}</p>",
         f'<p class="counts">{badges}</p>',
         f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
         *(
-            f'<p class="warning"><strong>Warning:</strong> the check module <code>{escape(e["module"])}</code> failed '
-            f"to import ({escape(e['error'])}); the claims it registers are listed as not checkable.</p>"
+            '<p class="warning"><strong>Warning:</strong> the check module '
+            f"<code>{escape(e['module'])}</code> failed "
+            f"to import ({escape(e['error'])}); the claims it registers are listed as not "
+            "checkable.</p>"
             for e in results["load_errors"]
         ),
         *_findings_html(results, figures),
@@ -259,7 +270,8 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         "on ε exceeds the claimed ε; a rate claim is <em>inconsistent</em> when the fitted "
         "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
         "the interval is too wide to decide.</p>",
-        f"<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key figure</th></tr>{rows}</table>",
+        "<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key "
+        f"figure</th></tr>{rows}</table>",
     ]
     if SUMMARY_FIGURE in figures:
         out.append(_img(figures[SUMMARY_FIGURE], "claimed vs certified epsilon over all audits"))
@@ -267,7 +279,8 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in UNCHECKED for e in mine)
         out.append(
-            f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: {escape(paper["title"])}</h2>'
+            f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: '
+            f"{escape(paper['title'])}</h2>"
         )
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')

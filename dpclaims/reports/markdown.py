@@ -81,7 +81,8 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     for piece in pieces:
         if len(pieces) > 1:
             lines += [
-                f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: {_cell(piece['summary'])}",
+                f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: "
+                f"{_cell(piece['summary'])}",
                 "",
             ]
         lines += ["| | |", "|---|---|"]
@@ -224,16 +225,17 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
     lines += [
         "## All claims",
         "",
-        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the claimed ε; "
-        "a rate claim is *inconsistent* when the fitted exponent's interval excludes the claimed exponent "
-        "± margin, *inconclusive* when the interval is too wide to decide. Claims without an experiment are "
-        "listed as not checkable, with the reason.",
+        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the "
+        "claimed ε; a rate claim is *inconsistent* when the fitted exponent's interval excludes "
+        "the claimed exponent ± margin, *inconclusive* when the interval is too wide to decide. "
+        "Claims without an experiment are listed as not checkable, with the reason.",
         "",
         "| claim | paper | kind | verdict | key figure |",
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
+        f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | "
+        f"{_cell(key_figure(e))} |"
         for e in claims
     ]
     lines.append("")

@@ -50,7 +50,8 @@ CHECKED_VERDICTS = CHECKED
 """Verdicts an experiment returns; the others are set by the runner."""
 
 FAILING_VERDICTS = FAILING
-"""Verdicts that make ``dpclaims verify`` exit with code 1 (as does a check module that fails to import)."""
+"""Verdicts that make ``dpclaims verify`` exit with code 1 (as does a check module that fails to
+import)."""
 
 _NUMBER = {"type": "number"}
 _OPT_NUMBER = {"type": ["number", "null"]}
@@ -303,7 +304,8 @@ SCHEMA = {
 
 
 class ResultsError(InputError):
-    """A results document does not follow the schema; the message names the JSON path and the problem."""
+    """A results document does not follow the schema; the message names the JSON path and the
+    problem."""
 
 
 _TYPES = {
@@ -331,7 +333,8 @@ def validate(instance: Any, schema: dict, path: str = "$") -> None:
         raise ResultsError(f"results {path}: must be {schema['const']!r}, got {_short(instance)}")
     if "enum" in schema and instance not in schema["enum"]:
         raise ResultsError(
-            f"results {path}: must be one of {', '.join(map(str, schema['enum']))}, got {_short(instance)}"
+            f"results {path}: must be one of {', '.join(map(str, schema['enum']))}, got "
+            f"{_short(instance)}"
         )
     if "minimum" in schema and _TYPES["number"](instance) and instance < schema["minimum"]:
         raise ResultsError(f"results {path}: must be >= {schema['minimum']}, got {instance!r}")

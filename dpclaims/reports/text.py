@@ -48,9 +48,11 @@ def _exponent_bound(check: Mapping[str, Any]) -> str:
 
 
 def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """``[entry]``, or for a combined experiment (evidence ``{"parts": {name: result}}``) one entry per part.
+    """``[entry]``, or for a combined experiment (evidence ``{"parts": {name: result}}``) one entry
+    per part.
 
-    A part's entry has the id ``"<claim id> [<name>]"`` and the part's type, verdict, summary and evidence.
+    A part's entry has the id ``"<claim id> [<name>]"`` and the part's type, verdict, summary and
+    evidence.
     """
     sub = entry["evidence"].get("parts") if entry["verdict"] not in UNCHECKED else None
     if not isinstance(sub, Mapping):
@@ -97,7 +99,8 @@ def key_figure(entry: Mapping[str, Any]) -> str:
 
 
 def _brief(text: str, limit: int = 140) -> str:
-    """``text`` cut at a word boundary to at most ``limit`` characters (the claim's section has it whole)."""
+    """``text`` cut at a word boundary to at most ``limit`` characters (the claim's section has it
+    whole)."""
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0] + " …"
@@ -108,7 +111,8 @@ def _join(values: Any) -> str:
 
 
 def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[str, str]]:
-    """(label, value) rows with every statistical choice of a checked (single-part) entry's evidence.
+    """(label, value) rows with every statistical choice of a checked (single-part) entry's
+    evidence.
 
     ``footer`` adds the experiment seed and wall time.
     """
@@ -133,7 +137,8 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             ),
             (
                 "test",
-                f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold {_num(ev.get('threshold'))}",
+                f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold "
+                f"{_num(ev.get('threshold'))}",
             ),
             (
                 "errors",
@@ -162,7 +167,8 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
             ("fixed", ", ".join(f"{k}={v}" for k, v in sweep.get("fixed", {}).items()) or "none"),
             (
                 "fit",
-                f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, {fit['confidence']:.0%} interval "
+                f"{fit['method']}: slope {_num(fit['exponent'], '.4f')}, "
+                f"{fit['confidence']:.0%} interval "
                 f"[{_num(fit['interval'][0], '.4f')}, {_num(fit['interval'][1], '.4f')}]",
             ),
             (
@@ -221,7 +227,8 @@ def plural(count: int, noun: str) -> str:
 
 
 def counts_line(results: Mapping[str, Any]) -> str:
-    """E.g. ``"150 claims: 3 consistent, 1 violation, 146 not checkable"`` (zero counts left out)."""
+    """E.g. ``"150 claims: 3 consistent, 1 violation, 146 not checkable"`` (zero counts left
+    out)."""
     counts = results["counts"]
     parts = [f"{counts[v]} {VERDICT_LABELS[v].lower()}" for v in VERDICTS if counts.get(v)]
     return f"{plural(len(results['claims']), 'claim')}: " + ", ".join(parts)

@@ -1,4 +1,5 @@
-"""Write a whole report directory: ``results.json``, ``report.md``, ``report.html`` and ``figures/``.
+"""Write a whole report directory: ``results.json``, ``report.md``, ``report.html`` and
+``figures/``.
 
 The report is built in a staging folder and renamed into place (see :mod:`.atomic`),
 and everything is rendered from the JSON text written, so ``dpclaims report``
@@ -56,7 +57,7 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
         )
     else:
         pngs = [claim_figure(piece) for piece in drawn]
-    figures = {piece["id"]: png for piece, png in zip(drawn, pngs)}
+    figures = {piece["id"]: png for piece, png in zip(drawn, pngs, strict=True)}
     summary = summary_figure(pieces)
     if summary is not None:
         figures[SUMMARY_FIGURE] = summary

@@ -15,7 +15,8 @@ def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
     result = audit(
         target.mechanism, target.d0, target.d1, claim=claim, trials=50_000, seed=3, backend="serial"
     )
-    expected = "violation" if target.buggy else "consistent"
+    assert (target.name, target.claim, target.description) == (name, claim, TARGETS[name][0])
+    expected = "violation" if TARGETS[name][1] else "consistent"
     if name == "noisy-max":  # all counts move by one, no argmax moves: a powerless pair (#17)
         expected = "inconclusive"
     assert result.verdict == expected, (name, result.epsilon_lower, result.reason)

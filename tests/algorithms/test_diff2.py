@@ -1,4 +1,5 @@
-"""DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit, mutants."""
+"""DIFF2 (spec 004): calibration formulas against the spec's worked numbers, subroutines, audit,
+mutants."""
 
 import math
 import sys
@@ -22,10 +23,20 @@ from dpclaims.algorithms.diff2_privacy import (
     transcript_mu,
 )
 from dpclaims.algorithms.mutants import list_mutants
+from dpclaims.algorithms.mutants.diff2 import MeanSiloSize
 from dpclaims.audit import audit
+from dpclaims.audit.target import AuditTarget
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.diff2 import regression_real, regression_standin
 from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
+from dpclaims.problem import Problem
+
+
+def _cauchy(n, m, d, epsilon, **loss):
+    """The §7(b) problem class (G = 0.5, L = 1, δ = 1e-5) with P = n silos of m records."""
+    return Problem(
+        n=n, m=m, d=d, epsilon=epsilon, delta=1e-5, lipschitz=0.5, smoothness=1.0, **loss
+    )
 
 
 @pytest.mark.parametrize(
@@ -33,43 +44,51 @@ from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
 )
 def test_gdp_reference_table(eps, alpha, tight, b4):
     assert alpha_star(eps, 1e-5) == alpha
-    s1, s2 = diff2_gd_sigmas(5, 2, 200, 5, eps, 1e-5, 1.25)
-    mu = transcript_mu(5, 2, 200, 5, s1, s2)
+    s1, s2 = diff2_gd_sigmas(
+        n_min=5, silos=2, rounds=200, period=5, epsilon=eps, delta=1e-5, u=1.25
+    )
+    schedule = dict(n_p=5, silos=2, rounds=200, period=5, sigma1=s1, sigma2=s2)
+    mu = transcript_mu(**schedule)
     assert mu == pytest.approx(math.sqrt(eps / alpha))
     assert tight_epsilon(mu, 1e-5) == pytest.approx(tight, abs=6e-4)
     assert accountant_tight_epsilon(mu, 1e-5) == pytest.approx(tight, abs=6e-4)
-    assert diff2_rdp_epsilon(5, 2, 200, 5, s1, s2, 1e-5) == pytest.approx(b4, abs=1e-3)
-    assert diff2_rdp_epsilon(5, 2, 200, 5, s1, s2, 1e-5, alpha=alpha) <= eps
+    assert diff2_rdp_epsilon(**schedule, delta=1e-5) == pytest.approx(b4, abs=1e-3)
+    assert diff2_rdp_epsilon(**schedule, delta=1e-5, alpha=alpha) <= eps
 
 
 def test_section6_sigma_table():
-    assert dpgd_sigma(1651, 10, 2000, 3, 1e-5) == pytest.approx(0.00938, rel=2e-3)
-    assert diff2_gd_sigmas(1651, 10, 2000, 6, 3, 1e-5, 1.25) == pytest.approx(
+    common = dict(silos=10, rounds=2000, delta=1e-5)
+    assert dpgd_sigma(n_min=1651, epsilon=3, **common) == pytest.approx(0.00938, rel=2e-3)
+    assert diff2_gd_sigmas(n_min=1651, period=6, epsilon=3, u=1.25, **common) == pytest.approx(
         (0.00429, 0.0191), rel=3e-3
     )
-    assert diff2_gd_sigmas(4801, 10, 2000, 200, 5, 1e-5, 1.25) == pytest.approx(
+    assert diff2_gd_sigmas(n_min=4801, period=200, epsilon=5, u=1.25, **common) == pytest.approx(
         (0.00016, 0.0046), rel=0.03
     )
 
 
 def test_bvr_calibration_prototype_numbers():
-    assert bvr_sigma3_exact(1651, 10, 2000, 10, 13, 3, 1e-5) == pytest.approx(0.354, rel=3e-3)
-    assert bvr_sigma3_closed_form(1651, 10, 2000, 10, 13, 3, 1e-5) == pytest.approx(0.565, rel=3e-3)
-    assert bvr_sigma3_exact(4801, 10, 2000, 10, 16, 5, 1e-5) == pytest.approx(0.098, rel=5e-3)
-    assert bvr_sigma3_closed_form(4801, 10, 2000, 10, 16, 5, 1e-5) == pytest.approx(0.375, rel=3e-3)
-    assert bvr_minibatch(1651, 10, 2000, 10, 3, 1e-5) == 13
+    common = dict(silos=10, rounds=2000, local_steps=10, delta=1e-5)
+    first = dict(n_min=1651, batch=13, epsilon=3, **common)
+    second = dict(n_min=4801, batch=16, epsilon=5, **common)
+    assert bvr_sigma3_exact(**first) == pytest.approx(0.354, rel=3e-3)
+    assert bvr_sigma3_closed_form(**first) == pytest.approx(0.565, rel=3e-3)
+    assert bvr_sigma3_exact(**second) == pytest.approx(0.098, rel=5e-3)
+    assert bvr_sigma3_closed_form(**second) == pytest.approx(0.375, rel=3e-3)
+    assert bvr_minibatch(n_min=1651, epsilon=3, **common) == 13
 
 
 def test_theory_schedules_match_spec_prototype():
     inst = CauchyCircleInstance(d=10)
-    kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0)
-    a = DIFF2GD.from_theorem(10, 3200, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    kw = dict(initial_gap=inst.initial_gap, x0=inst.x0)
+    problem = _cauchy(10, 3200, 10, 1.0, loss=inst.loss)
+    a = DIFF2GD.from_theorem(problem, **kw)
     assert (a.rounds, a.period, a.eta) == (10297, 50, 0.5)
     assert (a.sigma1, a.sigma2) == pytest.approx((0.0063, 0.0444), abs=1e-4)
-    b = DPGD.from_theorem(10, 3200, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    b = DPGD.from_theorem(problem, **kw)
     assert (b.rounds, b.eta, b.period) == (2920, 0.5, 1)
     assert b.sigma1 == pytest.approx(0.0169, abs=1e-4)
-    small = DIFF2GD.from_theorem(10, 400, 10, 1.0, 1e-5, 0.5, 1.0, **kw)
+    small = DIFF2GD.from_theorem(problem.replace(m=400), **kw)
     assert (small.rounds, small.period) == (644, 12)
     assert a.privacy_claim.unit == "item" and a.privacy_claim.relation == "replace"
     assert a.params["tight_epsilon"] < a.params["rdp_epsilon"] <= 1.0
@@ -93,7 +112,7 @@ def test_merging_duplicates_is_exact():
     rng = np.random.default_rng(1)
     perturbed = UserDataset(data.x + 1e-3 * rng.standard_normal(data.x.shape))
     alg = DIFF2GD.from_theorem(
-        2, 16, 3, 2.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=20, period=4
+        _cauchy(2, 16, 3, 2.0, loss=inst.loss), initial_gap=1.0, rounds=20, period=4
     )
     r1 = alg.run(perturbed, np.random.default_rng(0), 4, transcript=True)
     r2 = alg.run(perturbed, np.random.default_rng(0), 4)
@@ -135,14 +154,7 @@ def test_restart_resets_and_noise_scales():
 def test_bvr_runs_and_counts():
     inst = CauchyCircleInstance(d=4)
     alg = DIFF2BVRLSGD.from_theorem(
-        10,
-        160,
-        4,
-        8.0,
-        1e-5,
-        0.5,
-        1.0,
-        loss=inst.loss,
+        _cauchy(10, 160, 4, 8.0, loss=inst.loss),
         initial_gap=inst.initial_gap,
         x0=inst.x0,
         rounds=30,
@@ -159,14 +171,16 @@ def test_bvr_runs_and_counts():
 
 def test_bad_inputs():
     inst = CauchyCircleInstance(d=2)
-    with pytest.raises(InputError, match="mutant"):
-        DIFF2GD.from_theorem(
-            2, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, mutant="nope"
-        )
+    with pytest.raises(TypeError, match="mutant"):
+        DIFF2GD.from_theorem(_cauchy(2, 8, 2, 1.0, loss=inst.loss), initial_gap=1.0, mutant="nope")
     with pytest.raises(InputError, match="silos"):
-        DIFF2GD.from_theorem(
-            3, 8, 2, 1.0, 1e-5, 0.5, 1.0, loss=inst.loss, initial_gap=1.0, rounds=5
-        ).run(inst.replicated(2, 8), np.random.default_rng(0), 2)
+        DIFF2GD.from_theorem(_cauchy(3, 8, 2, 1.0, loss=inst.loss), initial_gap=1.0, rounds=5).run(
+            inst.replicated(2, 8), np.random.default_rng(0), 2
+        )
+    with pytest.raises(InputError, match="smoothness"):
+        DIFF2GD.from_theorem(Problem(n=2, m=8, d=2, epsilon=1.0, delta=1e-5), initial_gap=1.0)
+    with pytest.raises(InputError, match="initial_gap"):
+        DPGD.from_theorem(_cauchy(2, 8, 2, 1.0, loss=inst.loss), initial_gap=-1.0)
     with pytest.raises(InputError):
         alpha_star(1.0, 0.0)
 
@@ -206,8 +220,17 @@ def test_real_set_without_scikit_learn_names_the_extra(monkeypatch):
 
 
 def test_transcript_audit_is_consistent_and_near_gaussian():
-    mech, d0, d1, claim = canary_audit_target(rounds=40, period=8)
-    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=0, method="gdp")
+    target = canary_audit_target(rounds=40, period=8)
+    assert isinstance(target, AuditTarget) and target.claim.epsilon == 3.0
+    res = audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=10_000,
+        seed=0,
+        method="gdp",
+    )
     assert res.verdict == "consistent"
     assert 0.45 < res.mu < 0.65  # claim μ = 0.577
 
@@ -224,8 +247,19 @@ def test_transcript_audit_is_consistent_and_near_gaussian():
 )
 def test_privacy_mutants_are_caught(name, method, options):
     mutant = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.name == name)
-    mech, d0, d1, claim = mutant.build(**options)
-    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=1, method=method)
+    target = mutant.build(**options)
+    assert type(target.mechanism.algorithm).__module__ == "dpclaims.algorithms.mutants.diff2"
+    assert isinstance(target.mechanism.algorithm, DIFF2GD)
+    assert type(target.mechanism.reference) is DIFF2GD  # the claim stays the paper's
+    res = audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=10_000,
+        seed=1,
+        method=method,
+    )
     assert res.verdict == "violation", res.epsilon_lower
 
 
@@ -247,10 +281,13 @@ def test_unequal_silos_use_only_real_records():
     padded = x.copy()
     padded[0, 3:] = 100.0  # silo 0 holds 3 real records; the padding must be ignored
     loss = WeightedSquaredDistanceLoss(1.0)
-    kw = dict(loss=loss, initial_gap=1.0, rounds=4, period=2, eta=0.1, clip1=50.0, clip2=50.0)
-    alg = DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), **kw)
+    kw = dict(initial_gap=1.0, rounds=4, period=2, eta=0.1, clip1=50.0, clip2=50.0)
+    problem = Problem(
+        n=2, m=6, d=2, epsilon=1.0, delta=1e-5, lipschitz=1.0, smoothness=1.0, loss=loss
+    )
+    alg = DIFF2GD.from_theorem(problem, silo_sizes=(3, 6), **kw)
     assert alg.n_min == 3 and alg.sigma1 == pytest.approx(
-        DIFF2GD.from_theorem(2, 3, 2, 1.0, 1e-5, 1.0, 1.0, **kw).sigma1
+        DIFF2GD.from_theorem(problem.replace(m=3), **kw).sigma1
     )
     y = np.ones((2, 6))
     a = alg.run(UserDataset(padded, y), np.random.default_rng(0), 3, transcript=True)
@@ -264,26 +301,33 @@ def test_unequal_silos_use_only_real_records():
     )
     assert np.array_equal(a.iterates, b.iterates)
     assert list(a.client_gradient_evaluations) == [3 * (2 + 2 * 2), 6 * (2 + 2 * 2)]
-    m4 = DIFF2GD.from_theorem(
-        2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 6), mutant="mean-silo-size", **kw
-    )
+    m4 = MeanSiloSize.from_theorem(problem, silo_sizes=(3, 6), **kw)
     assert m4.sigma1 == pytest.approx(alg.sigma1 * 3 / 4.5)
     with pytest.raises(InputError, match="silo_sizes"):
-        DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, mutant="mean-silo-size", **kw)
+        MeanSiloSize.from_theorem(problem, **kw)
     with pytest.raises(InputError, match="silo_sizes"):
-        DIFF2GD.from_theorem(2, 6, 2, 1.0, 1e-5, 1.0, 1.0, silo_sizes=(3, 7), **kw)
+        DIFF2GD.from_theorem(problem, silo_sizes=(3, 7), **kw)
 
 
 def test_unequal_silo_audit_is_consistent():
-    mech, d0, d1, claim = canary_audit_target(rounds=40, period=8, silo_sizes=(5, 50))
-    assert d0.m == 50 and mech.algorithm.n_min == 5
-    res = audit(mech, d0, d1, claim=claim, trials=10_000, seed=0, method="gdp")
+    target = canary_audit_target(rounds=40, period=8, silo_sizes=(5, 50))
+    assert target.d0.m == 50 and target.mechanism.algorithm.n_min == 5
+    res = audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=10_000,
+        seed=0,
+        method="gdp",
+    )
     assert res.verdict == "consistent"
     assert 0.45 < res.mu < 0.65  # μ = 0.577 for a record of the 5-record silo
 
 
 class _Unfactored:
-    """The same loss without ``grad_factors``: DIFF2 then takes the generic per-record-gradient path."""
+    """The same loss without ``grad_factors``: DIFF2 then takes the generic per-record-gradient
+    path."""
 
     def __init__(self, loss):
         self._loss = loss
@@ -302,14 +346,16 @@ def test_factored_softplus_path_matches_the_generic_one(algorithm):
     extra = {"period": 4, "clip2": 0.5} if algorithm is DIFF2GD else {}
     runs = [
         algorithm.from_theorem(
-            data.n,
-            data.m,
-            net.d,
-            3.0,
-            1e-5,
-            0.3,
-            1.0,
-            loss=loss,
+            Problem(
+                n=data.n,
+                m=data.m,
+                d=net.d,
+                epsilon=3.0,
+                delta=1e-5,
+                lipschitz=0.3,
+                smoothness=1.0,
+                loss=loss,
+            ),
             initial_gap=1.0,
             x0=x0,
             rounds=12,
@@ -325,32 +371,9 @@ def test_factored_softplus_path_matches_the_generic_one(algorithm):
 
 def test_scheduled_gradient_count_equals_a_runs_count():
     inst = CauchyCircleInstance(d=4)
-    bvr = DIFF2BVRLSGD.from_theorem(
-        10,
-        160,
-        4,
-        8.0,
-        1e-5,
-        0.5,
-        1.0,
-        loss=inst.loss,
-        initial_gap=inst.initial_gap,
-        x0=inst.x0,
-        rounds=30,
-    )
-    gd = DIFF2GD.from_theorem(
-        10,
-        160,
-        4,
-        1.0,
-        1e-5,
-        0.5,
-        1.0,
-        loss=inst.loss,
-        initial_gap=inst.initial_gap,
-        x0=inst.x0,
-        rounds=30,
-    )
+    kw = dict(initial_gap=inst.initial_gap, x0=inst.x0, rounds=30)
+    bvr = DIFF2BVRLSGD.from_theorem(_cauchy(10, 160, 4, 8.0, loss=inst.loss), **kw)
+    gd = DIFF2GD.from_theorem(_cauchy(10, 160, 4, 1.0, loss=inst.loss), **kw)
     for alg in (bvr, gd):
         run = alg.run(inst.replicated(10, 160), np.random.default_rng(0), 2)
         assert alg.scheduled_gradient_evaluations == run.gradient_evaluations
@@ -360,17 +383,19 @@ def test_bvr_sigma3_rules():
     """closed_form is Prop. E.2's proof formula; table1 its second branch √(6α*)/b; exact is the
     default."""
     inst = CauchyCircleInstance(d=4)
-    kw = dict(loss=inst.loss, initial_gap=inst.initial_gap, x0=inst.x0, rounds=30, batch=4)
-    exact = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, **kw)
-    closed = DIFF2BVRLSGD.from_theorem(
-        10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="closed_form", **kw
+    kw = dict(initial_gap=inst.initial_gap, x0=inst.x0, rounds=30, batch=4)
+    problem = _cauchy(10, 160, 4, 8.0, loss=inst.loss)
+    exact = DIFF2BVRLSGD.from_theorem(problem, **kw)
+    closed = DIFF2BVRLSGD.from_theorem(problem, sigma3_rule="closed_form", **kw)
+    table1 = DIFF2BVRLSGD.from_theorem(problem, sigma3_rule="table1", **kw)
+    schedule = dict(
+        n_min=160, silos=10, rounds=30, local_steps=10, batch=4, epsilon=8.0, delta=1e-5
     )
-    table1 = DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="table1", **kw)
-    assert exact.sigma3 == bvr_sigma3_exact(160, 10, 30, 10, 4, 8.0, 1e-5)
-    assert closed.sigma3 == bvr_sigma3_closed_form(160, 10, 30, 10, 4, 8.0, 1e-5) >= table1.sigma3
+    assert exact.sigma3 == bvr_sigma3_exact(**schedule)
+    assert closed.sigma3 == bvr_sigma3_closed_form(**schedule) >= table1.sigma3
     assert table1.sigma3 == pytest.approx(math.sqrt(6 * alpha_star(8.0, 1e-5)) / 4)
     with pytest.raises(InputError, match="sigma3_rule"):
-        DIFF2BVRLSGD.from_theorem(10, 160, 4, 8.0, 1e-5, 0.5, 1.0, sigma3_rule="other", **kw)
+        DIFF2BVRLSGD.from_theorem(problem, sigma3_rule="other", **kw)
 
 
 def test_subsampled_rdp_wor_survives_huge_sigma():
@@ -381,3 +406,19 @@ def test_subsampled_rdp_wor_survives_huge_sigma():
     huge = subsampled_rdp_wor(4, 1e153, 506, 25600)  # b²σ3² overflows to inf, so e2 = 0
     large = subsampled_rdp_wor(4, 1e6, 506, 25600)
     assert math.isfinite(huge) and 0 < huge <= large
+
+
+def test_calibration_mutants_change_only_their_line():
+    from dpclaims.algorithms.diff2 import CANARY_PROBLEM
+    from dpclaims.algorithms.mutants.diff2 import AddRemoveSensitivity, RestartsNotComposed
+    from dpclaims.losses import WeightedSquaredDistanceLoss
+
+    problem = CANARY_PROBLEM.replace(loss=WeightedSquaredDistanceLoss(1.0))
+    kw = dict(initial_gap=1.0, rounds=40, period=8, eta=0.01)
+    ref = DIFF2GD.from_theorem(problem, **kw)
+    half = AddRemoveSensitivity.from_theorem(problem, **kw)
+    assert (half.sigma1, half.sigma2) == (ref.sigma1 / 2, ref.sigma2 / 2)
+    once = RestartsNotComposed.from_theorem(problem, **kw)
+    assert once.sigma2 == ref.sigma2
+    assert once.sigma1 == pytest.approx(ref.sigma1 / math.sqrt(ref.restarts))
+    assert (once.rounds, once.period, once.eta) == (ref.rounds, ref.period, ref.eta)

@@ -31,6 +31,7 @@ from dpclaims.algorithms.dp_srgd_tree import (
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
 from dpclaims.audit import audit
 from dpclaims.audit.gdp import gdp_delta
+from dpclaims.audit.target import AuditTarget
 from dpclaims.claims import experiment as experiment_of
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
@@ -38,10 +39,32 @@ from dpclaims.execution import Execution
 from dpclaims.hardinstances.quadratic import LeastSquaresInstance, NesterovChainInstance
 from dpclaims.losses import LinearLoss, SquaredLoss
 from dpclaims.privacy import gaussian_epsilon
+from dpclaims.problem import Problem
 
 SERIAL = Execution(backend="serial")
 
 PAPER = "choquette-choo-et-al-2024"
+
+
+def _ls(n, *, d=16, loss=None, **changes):
+    """The spec's LS problem class (L = 2, M = 1, R = 1, ε = 1, δ = 1e-5)."""
+    values = dict(n=n, d=d, epsilon=1.0, delta=1e-5, lipschitz=2.0, smoothness=1.0, radius=1.0)
+    return Problem(**{**values, "loss": loss or SquaredLoss(), **changes})
+
+
+def _calibrated(loss, steps, batch, beta, clip, epsilon, delta=1e-5, **fields):
+    """AcceleratedDPSRGD.calibrated on R = 1 with the (T, B, β, C_Δ, ε, δ) of the test."""
+    return AcceleratedDPSRGD.calibrated(
+        epsilon=epsilon,
+        delta=delta,
+        loss=loss,
+        steps=steps,
+        batch_size=batch,
+        beta=beta,
+        clip=clip,
+        radius=fields.pop("radius", 1.0),
+        **fields,
+    )
 
 
 # --------------------------------------------------------------------------- §7.0.1 tree noise
@@ -51,9 +74,10 @@ PAPER = "choquette-choo-et-al-2024"
 def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     rng = np.random.default_rng(steps)
     sigma, trials = 0.7, 20_000
-    state = TreeNoise(steps, sigma).start(trials, 1)
+    state = TreeNoise(steps=steps, sigma=sigma).start(trials, 1)
     e = np.stack([state.next(rng)[:, 0] for _ in range(steps)], axis=1)  # (trials, T)
-    # (a) the recurrence realises e = W ξ: recover ξ by inverting W (unit lower-triangular) and re-sum
+    # (a) the recurrence realises e = W ξ: recover ξ by inverting W (unit lower-triangular) and re-
+    # sum
     w = prefix_matrix(steps)
     xi = np.linalg.solve(w, e.T).T
     assert np.allclose(xi @ w.T, e)
@@ -68,7 +92,8 @@ def test_tree_recurrence_equals_path_sums_and_covariance(steps):
     assert np.max(np.abs(emp - cov)) < 6 * sigma**2 * math.sqrt(
         2 * tree_height(steps) ** 2 / trials
     )
-    # (c) the most nodes any leaf is in: h = floor(log2 T) + 1, at leaf 0; W C_enc = lower-triangular ones
+    # (c) the most nodes any leaf is in: h = floor(log2 T) + 1, at leaf 0; W C_enc = lower-
+    # triangular ones
     counts = [len(up_path(t + 1, steps)) for t in range(steps)]
     assert max(counts) == counts[0] == tree_height(steps)
     assert np.allclose(w @ incidence_matrix(steps), np.tril(np.ones((steps, steps))))
@@ -83,27 +108,24 @@ def test_node_inversion_is_exact(steps, seed):
     rng = np.random.default_rng(seed)
     nodes = rng.standard_normal((3, steps, 2))
     prefixes = np.einsum("tm,rmp->rtp", prefix_matrix(steps), nodes)
-    assert np.allclose(TreeNoise(steps, 1.0).node_values(prefixes), nodes)
+    assert np.allclose(TreeNoise(steps=steps, sigma=1.0).node_values(prefixes), nodes)
 
 
 def test_tree_heights_and_error_bound():
     assert [tree_height(t) for t in (1, 2, 3, 4, 16, 17)] == [1, 2, 2, 3, 5, 5]
     assert [paper_height(t) for t in (1, 2, 3, 4, 16, 17)] == [1, 2, 3, 3, 5, 6]
     rng = np.random.default_rng(0)
-    state = TreeNoise(16, 1.0).start(2000, 64)
+    state = TreeNoise(steps=16, sigma=1.0).start(2000, 64)
     worst = max(np.linalg.norm(state.next(rng), axis=-1).max() for _ in range(16))
-    assert worst <= tree_error_bound(
-        1.0 / math.sqrt(5), 64, 1.0, 16, 1e-5
-    )  # σ = C sqrt(h)/μ with μ = 1
-    assert TreeNoise(16, 2.0).mu(1.0) == pytest.approx(math.sqrt(5) / 2)
+    # σ = C sqrt(h)/μ with μ = 1
+    assert worst <= tree_error_bound(1.0 / math.sqrt(5), p=64, mu=1.0, steps=16, delta=1e-5)
+    assert TreeNoise(steps=16, sigma=2.0).mu(1.0) == pytest.approx(math.sqrt(5) / 2)
 
 
 def test_tree_errors():
-    with pytest.raises(InputError, match="mode"):
-        TreeNoise(4, 1.0, "bogus")
     with pytest.raises(InputError, match="sigma"):
-        TreeNoise(4, -1.0)
-    state = TreeNoise(1, 1.0).start(2, 1)
+        TreeNoise(steps=4, sigma=-1.0)
+    state = TreeNoise(steps=1, sigma=1.0).start(2, 1)
     state.next(np.random.default_rng(0))
     with pytest.raises(InputError, match="leaves"):
         state.next(np.random.default_rng(0))
@@ -123,9 +145,7 @@ def test_exact_mu_golden_numbers_and_identity():
 
 
 def test_v1_practical_golden_numbers():
-    algo = AcceleratedDPSRGD.from_theorem(
-        2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss()
-    )
+    algo = AcceleratedDPSRGD.from_theorem(_ls(2**16))
     p = algo.params
     assert (p["steps"], p["batch_size"], p["beta"], p["clip"], p["tree_height"]) == (
         16,
@@ -143,52 +163,48 @@ def test_v1_practical_golden_numbers():
 
 
 def test_v2_golden_numbers_and_printed_calibrations():
-    v2 = AcceleratedDPSRGD.from_theorem(
-        2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), schedule="v2"
-    )
+    v2 = AcceleratedDPSRGD.from_theorem(_ls(2**16), schedule="v2")
     assert (v2.batch_size, v2.steps, v2.beta, v2.clip) == (256, 256, 8192.0, 16.0)
-    printed = AcceleratedDPSRGD.calibrated(
-        LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed"
-    )
-    paper = AcceleratedDPSRGD.calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "paper")
+    printed = _calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, calibration="printed")
+    paper = _calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 2.0, calibration="paper")
     # the printed Cor. 5.7 σ is sqrt(2h/log2 T) = sqrt(10/4) times smaller than Lemma 5.6 needs
     assert paper.sigma / printed.sigma == pytest.approx(math.sqrt(2 * 5 / 4))
     assert printed.epsilon_exact > 2.5 > 2.0 > paper.epsilon_exact
-    v2_printed = AcceleratedDPSRGD.calibrated(
-        LinearLoss(), 16, 10, 2.0, 4.0, 2.0, 1e-5, 1.0, "printed", "v2"
+    v2_printed = _calibrated(
+        LinearLoss(), 16, 10, 2.0, 4.0, 2.0, calibration="printed", schedule="v2"
     )
     assert v2_printed.sigma == pytest.approx(2 * math.sqrt(2) * printed.sigma)
     with pytest.raises(InputError, match="8.5"):
-        AcceleratedDPSRGD.calibrated(
-            LinearLoss(), 16, 10, 2.0, 4.0, 9.0, 1e-5, 1.0, "paper"
-        ).privacy_claim
+        _ = _calibrated(LinearLoss(), 16, 10, 2.0, 4.0, 9.0, calibration="paper").privacy_claim
 
 
 def test_paper_v1_constants_are_vacuous_and_refused():
-    c = v1_paper_constants(10**4, 16, 1.0, (10**4) ** -1.1, 1.0, 1.0)
+    c = v1_paper_constants(_ls(10**4, delta=(10**4) ** -1.1, lipschitz=1.0))
     assert c["c_dp"] == pytest.approx(1.4e4, rel=0.05) and c["batch"] < 1
     assert c_dp(10**6, (10**6) ** -1.1) == pytest.approx(4.4e4, rel=0.05)
     with pytest.raises(InputError, match="vacuous"):
-        AcceleratedDPSRGD.from_theorem(
-            2**16, 1, 16, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=SquaredLoss(), constants="paper"
-        )
+        AcceleratedDPSRGD.from_theorem(_ls(2**16), constants="paper")
 
 
 def test_input_errors():
     loss = SquaredLoss()
     with pytest.raises(InputError, match="m=1"):
-        AcceleratedDPSRGD.from_theorem(64, 2, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=loss)
+        AcceleratedDPSRGD.from_theorem(_ls(64, d=4, m=2, loss=loss))
+    with pytest.raises(InputError, match="smoothness"):
+        AcceleratedDPSRGD.from_theorem(_ls(64, d=4, smoothness=None))
+    with pytest.raises(InputError, match="Problem"):
+        AcceleratedDPSRGD.from_theorem(64)
     with pytest.raises(InputError, match="calibration"):
-        AcceleratedDPSRGD.calibrated(loss, 4, 4, 1.0, 1.0, 1.0, 1e-5, 1.0, "bogus")
+        _calibrated(loss, 4, 4, 1.0, 1.0, 1.0, calibration="bogus")
     with pytest.raises(InputError, match="epsilon"):
-        AcceleratedDPSRGD.calibrated(loss, 4, 4, 1.0, 1.0, -1.0, 1e-5, 1.0)
-    algo = AcceleratedDPSRGD.calibrated(loss, 4, 4, 1.0, 1.0, 1.0, 1e-5, 1.0)
+        _calibrated(loss, 4, 4, 1.0, 1.0, -1.0)
+    algo = _calibrated(loss, 4, 4, 1.0, 1.0, 1.0)
     with pytest.raises(InputError, match="pass more data"):
         algo.run(UserDataset(np.zeros((8, 1, 2)), np.zeros((8, 1))), np.random.default_rng(0), 2)
     with pytest.raises(InputError, match="m = 1"):
         algo.run(UserDataset(np.zeros((16, 2, 2)), np.zeros((16, 2))), np.random.default_rng(0), 2)
     with pytest.raises(InputError, match="no privacy claim"):
-        AcceleratedDPSRGD.calibrated(loss, 4, 4, 1.0, 1.0, math.inf, None, 1.0).privacy_claim
+        _ = _calibrated(loss, 4, 4, 1.0, 1.0, math.inf, None).privacy_claim
 
 
 # --------------------------------------------------------------------------- §7.0.3 potential (E0)
@@ -201,9 +217,7 @@ def test_potential_is_monotone_with_proof_step_and_final_bound_holds(beta):
     star, f_star = inst.theta_star, inst.optimal_value
     data = inst.sample(steps, 1, np.random.default_rng(0))
     for scale in (0.25, 1.0):
-        algo = AcceleratedDPSRGD.calibrated(
-            inst.loss, steps, 1, beta, math.inf, math.inf, None, 1.0, z_step_scale=scale
-        )
+        algo = _calibrated(inst.loss, steps, 1, beta, math.inf, math.inf, None, z_step_scale=scale)
         rec = algo.run(data, np.random.default_rng(0), 1, transcript=True).transcript
         t = np.arange(1, steps + 1)
         phi = t * (t + 1) / 2 * (inst.population_loss(rec.y[0]) - f_star) + 2 * beta * np.sum(
@@ -216,7 +230,7 @@ def test_potential_is_monotone_with_proof_step_and_final_bound_holds(beta):
         assert final <= 4 * beta * star @ star / (steps * (steps + 1))
 
 
-# --------------------------------------------------------------------------- §7.0.4 complexity counters
+# ----------------------------------------------------------------------- §7.0.4 complexity counters
 
 
 class _CountingLinear:
@@ -238,7 +252,7 @@ def test_gradient_evaluations_single_epoch_and_rounds():
     x = np.zeros((steps * batch, 1, 2))
     x[:, 0, 1] = np.arange(steps * batch)
     loss = _CountingLinear()
-    algo = AcceleratedDPSRGD.calibrated(loss, steps, batch, 1.0, 1.0, 1.0, 1e-5, 1.0)
+    algo = _calibrated(loss, steps, batch, 1.0, 1.0, 1.0)
     run = algo.run(UserDataset(x), np.random.default_rng(0), 3)
     n = steps * batch
     assert run.gradient_evaluations == 2 * n - batch == sum(len(c) for c in loss.calls)
@@ -248,13 +262,11 @@ def test_gradient_evaluations_single_epoch_and_rounds():
     assert (
         len({frozenset(b) for b in batches}) == steps
     )  # T adaptive rounds, each one batch, disjoint
-    indep = AcceleratedDPSRGD.calibrated(
-        LinearLoss(), steps, batch, 1.0, 1.0, 1.0, 1e-5, 1.0, estimator="independent"
-    )
+    indep = _calibrated(LinearLoss(), steps, batch, 1.0, 1.0, 1.0, estimator="independent")
     assert indep.run(UserDataset(x), np.random.default_rng(0), 2).gradient_evaluations == n
 
 
-# --------------------------------------------------------------------------- sensitivity (hypothesis)
+# ------------------------------------------------------------------------- sensitivity (hypothesis)
 
 
 @given(seed=st.integers(0, 10**6), clip=st.floats(0.1, 5.0), scale=st.floats(0.1, 20.0))
@@ -265,9 +277,7 @@ def test_leaf_change_is_bounded_by_leaf_sensitivity(seed, clip, scale):
     steps, batch, d = 4, 3, 3
     x = scale * rng.standard_normal((steps * batch, 1, d))
     y = rng.standard_normal((steps * batch, 1))
-    algo = AcceleratedDPSRGD.calibrated(
-        SquaredLoss(), steps, batch, 1.5, clip, math.inf, None, 10.0
-    )
+    algo = _calibrated(SquaredLoss(), steps, batch, 1.5, clip, math.inf, None, radius=10.0)
     victim = int(rng.integers(batch))
     other = x.copy()
     other[victim] = 0.0
@@ -282,13 +292,13 @@ def test_leaf_change_is_bounded_by_leaf_sensitivity(seed, clip, scale):
     assert np.all(run.max_difference_norm >= 0)
 
 
-# --------------------------------------------------------------------------- §7.0.6 SRG error identity
+# ------------------------------------------------------------------------ §7.0.6 SRG error identity
 
 
 def test_srg_error_matches_s2_over_bt():
     steps, batch, s = 4, 32, 0.5
     inst = NesterovChainInstance.for_steps(steps, noise=s)
-    algo = AcceleratedDPSRGD.calibrated(inst.loss, steps, batch, 2.0, math.inf, math.inf, None, 1.0)
+    algo = _calibrated(inst.loss, steps, batch, 2.0, math.inf, math.inf, None)
     rng = np.random.default_rng(3)
     errs = []
     for _ in range(300):
@@ -299,11 +309,12 @@ def test_srg_error_matches_s2_over_bt():
     assert np.allclose(mean, expected, rtol=0.2)
 
 
-# --------------------------------------------------------------------------- runs, variants, baseline
+# ------------------------------------------------------------------------- runs, variants, baseline
 
 
 def test_white_box_statistic_is_the_gaussian_shift():
-    mechanism, d0, d1, claim = canary_audit()
+    target = canary_audit()
+    mechanism, d0, d1, claim = target.mechanism, target.d0, target.d1, target.claim
     rng = np.random.default_rng(1)
     s0, s1 = mechanism(d0, rng, 20_000)[:, 0], mechanism(d1, rng, 20_000)[:, 0]
     algo = mechanism.algorithm
@@ -324,9 +335,7 @@ def test_variants_run_and_reproduce():
         {"schedule": "v2"},
         {"clip": False},
     ):
-        algo = AcceleratedDPSRGD.from_theorem(
-            1024, 1, 4, 1.0, 1e-5, 2.0, 1.0, 1.0, loss=inst.loss, **options
-        )
+        algo = AcceleratedDPSRGD.from_theorem(_ls(1024, d=4, loss=inst.loss), **options)
         a = algo.run(data, np.random.default_rng(5), 7).theta
         b = algo(data, np.random.default_rng(5), 7)
         assert (
@@ -334,7 +343,7 @@ def test_variants_run_and_reproduce():
             and np.array_equal(a, b)
             and np.all(np.linalg.norm(a, axis=1) <= 1 + 1e-12)
         )
-    base = single_epoch_dpsgd(inst.loss, 1024, 4, 1.0, 1e-5, 2.0, 1.0, 32)
+    base = single_epoch_dpsgd(_ls(1024, d=4, loss=inst.loss), batch_size=32)
     assert base.steps == 32 and base.sampling_rate == pytest.approx(32 / 1024)
     assert base.run(data, rng, 3).theta.shape == (3, 4)
 
@@ -350,22 +359,28 @@ def test_mutants_registered():
     assert get_mutant("cgt24-m3-printed-sigma").true_epsilon == pytest.approx(2.7, abs=0.05)
 
 
+def _audit(target: AuditTarget, *, trials: int, method: str = "threshold"):
+    """The serial seed-0 audit of ``target`` at its own claim."""
+    return audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=trials,
+        seed=0,
+        method=method,
+        backend="serial",
+    )
+
+
 @pytest.mark.parametrize("name", [m.name for m in list_mutants(paper=PAPER, kind="privacy")])
 def test_privacy_mutants_are_caught_by_the_audit(name):
     from dpclaims.algorithms.mutants.dp_srgd import AUDIT_METHODS
 
     mutant = get_mutant(name)
-    mechanism, d0, d1, claim = mutant.build()
-    result = audit(
-        mechanism,
-        d0,
-        d1,
-        claim=claim,
-        trials=30_000,
-        seed=0,
-        method=AUDIT_METHODS[name],
-        backend="serial",
-    )
+    target = mutant.build()
+    assert isinstance(target, AuditTarget)
+    result = _audit(target, trials=30_000, method=AUDIT_METHODS[name])
     assert result.verdict == "violation"
     assert result.epsilon_lower <= mutant.true_epsilon
 
@@ -373,22 +388,20 @@ def test_privacy_mutants_are_caught_by_the_audit(name):
 @pytest.mark.slow
 def test_reference_is_not_flagged_with_the_same_audits():
     for method in ("gdp", "threshold"):
-        mechanism, d0, d1, claim = canary_audit()
-        result = audit(
-            mechanism, d0, d1, claim=claim, trials=30_000, seed=0, method=method, backend="serial"
-        )
+        result = _audit(canary_audit(), trials=30_000, method=method)
         assert result.verdict == "consistent"
 
 
 def test_printed_calibration_is_a_certified_violation_at_t2():
-    """M3 at T = 2 (printed σ 2× too small): certified by the threshold audit, not only estimated."""
-    mechanism, d0, d1, claim = get_mutant("cgt24-m3-printed-sigma").build(steps=2)
-    result = audit(mechanism, d0, d1, claim=claim, trials=100_000, seed=0, backend="serial")
+    """M3 at T = 2 (printed σ 2× too small): certified by the threshold audit, not only
+    estimated."""
+    result = _audit(get_mutant("cgt24-m3-printed-sigma").build(steps=2), trials=100_000)
     assert result.verdict == "violation" and result.certified
 
 
 def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
-    """M6 (τ ≡ 0): the quick experiment of cgt24.utility.deterministic_accel with the mutant's one change is inconsistent."""
+    """M6 (τ ≡ 0): the quick experiment of cgt24.utility.deterministic_accel with the mutant's one
+    change is inconsistent."""
     from dataclasses import replace
 
     from dpclaims.algorithms.mutants.dp_srgd import UTILITY_CHANGES
@@ -396,10 +409,10 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
 
     claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.utility.deterministic_accel")
     experiment = experiment_of(claim, "quick")
-    change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
-    assert change == {"interpolation": "none"}
+    variant, change = UTILITY_CHANGES["cgt24-m6-unaccelerated"]
+    assert variant is AcceleratedDPSRGD and change == {"interpolation": "none"}
     mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(
-        seed=0, backend="serial"
+        seed=0, execution=SERIAL
     )
     assert mutated["verdict"] == "inconsistent", mutated["summary"]
     assert mutated["evidence"]["fit"]["exponent"] > -1.6
@@ -407,6 +420,7 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
 
 
 def test_utility_mutants_are_caught():
+    from dpclaims.algorithms.mutants.dp_srgd import MistunedInterpolation
     from dpclaims.claims.checks.dp_srgd import rt1_excess, rt3_excess
 
     # M6 / M6b: the acceleration slope in T is lost (RT1)
@@ -417,8 +431,9 @@ def test_utility_mutants_are_caught():
 
     assert -2.2 <= slope() <= -1.8
     assert slope(interpolation="none") > -1.5
-    # the spec's "wrong τ" 1/(t+2) still accelerates: not a utility bug a rate test can see (not registered)
-    assert -2.2 <= slope(interpolation="mistuned") <= -1.8
+    # the spec's "wrong τ" 1/(t+2) still accelerates: not a utility bug a rate test can see (not
+    # registered)
+    assert -2.2 <= slope(variant=MistunedInterpolation) <= -1.8
     # M1' / M7: RT3 level far above the reference (same data and seed)
     ref = np.mean(rt3_excess(2**14, np.random.default_rng(0), trials=8))
     for name in ("cgt24-m1p-independent-leaf-noise", "cgt24-m7-y-noise-unscaled"):

@@ -10,13 +10,10 @@ from hypothesis import strategies as st
 from dpclaims.algorithms.ghazi_et_al import (
     BottomChannel,
     DelOutputPert,
-    GroupedMeans,
     ItemLevelOutputPert,
-    LinearLoss,
     NaiveUserOutputPert,
     PhasedERM,
     PhasedSCO,
-    QuadraticLoss,
     SCOutputPert,
     StronglyConvexERM,
     StronglyConvexSCO,
@@ -26,24 +23,41 @@ from dpclaims.algorithms.ghazi_et_al import (
     phased_sco_n0,
 )
 from dpclaims.algorithms.ghazi_et_al_stability import (
-    AbsoluteLoss,
     Domain,
+    L1Minimiser,
+    LinearMinimiser,
+    QuadraticMinimiser,
     TDLap,
+    exact_minimiser,
     inner_privacy_params,
     kappa_fn,
     stability_profile,
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
+from dpclaims.algorithms.mutants.ghazi_et_al import SigmaNo8Kappa
 from dpclaims.audit import audit
 from dpclaims.claims.checks.ghazi_et_al import (
     noise_calibration,
     phased_erm_budget,
     phased_sco_blocks_check,
 )
+from dpclaims.data import GroupedMeans
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.hardinstances.canaries import outlier_count_pair
+from dpclaims.losses import L1DistanceLoss, LinearLoss, LogisticLoss, SquaredDistanceLoss
+from dpclaims.problem import Problem
 
-# --------------------------------------------------------------------------- formulas (spec §2.0, §2.2, §2.4)
+
+def _problem(n=20, m=1, d=1, epsilon=1.0, delta=1e-5, **kw):
+    return Problem(n=n, m=m, d=d, epsilon=epsilon, delta=delta, **kw)
+
+
+def _sc(n, m=1, *, beta=0.01, **kw):
+    """SCOutputPert at (1, 1e-5), G = 1, μ = 1 (the spec §2.2 reference values)."""
+    return SCOutputPert.from_theorem(_problem(n, m, strong_convexity=1.0), beta=beta, **kw)
+
+
+# ----------------------------------------------------------------- formulas (spec §2.0, §2.2, §2.4)
 
 
 @pytest.mark.parametrize(
@@ -70,18 +84,13 @@ def test_tdlap_properties_hold(eps, delta):
 
 
 def test_deloutputpert_sigma_and_noise_multiplier_match_spec():
-    mech = DelOutputPert.from_theorem(1.0, 1e-5, 1.0)
+    mech = DelOutputPert.from_theorem(_problem(), Delta=1.0)
     assert mech.sigma == pytest.approx(2350, rel=1e-3)  # σ/Δ of spec §2.2
-    exact = SCOutputPert.from_theorem(
-        1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01, path="exact", interior=True
-    )
+    exact = _sc(1000, path="exact", interior=True)
     assert exact.noise_multiplier == pytest.approx(3.7e5, rel=0.02)
-    fast = SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01, path="fast", interior=True)
+    fast = _sc(1000, path="fast", interior=True)
     assert fast.noise_multiplier / 1000 == pytest.approx(1.0e4, rel=0.05)  # σ√m μ/G at n = 1000
-    assert (
-        exact.c_delta == 5.0
-        and SCOutputPert.from_theorem(1000, 1, 1.0, 1e-5, 1.0, 1.0, 0.01).c_delta == 10.0
-    )
+    assert exact.c_delta == 5.0 and _sc(1000).c_delta == 10.0
     assert set(exact.params) >= {
         "kappa",
         "Delta",
@@ -100,35 +109,45 @@ def test_min_users_and_blocks():
     assert n0 == 2 * (4 * 28 + 1)
     blocks = phased_sco_blocks(10000, 64)
     assert len(blocks) == math.floor(math.log2(10000 / 64))
-    assert blocks[0] == (5000, 10000) and all(b[1] == a[0] for a, b in zip(blocks, blocks[1:]))
+    assert blocks[0] == (5000, 10000) and all(
+        b[1] == a[0] for a, b in zip(blocks, blocks[1:], strict=False)
+    )
 
 
 def test_input_errors():
     with pytest.raises(InputError, match="delta must be > 0"):
-        DelOutputPert.from_theorem(1.0, 0.0, 1.0)
+        DelOutputPert.from_theorem(_problem(delta=0.0), Delta=1.0)
+    with pytest.raises(InputError, match="problem must be"):
+        DelOutputPert.from_theorem(1.0, Delta=1.0)
+    with pytest.raises(TypeError):
+        DelOutputPert.from_theorem(_problem(), 1.0)  # knobs are keyword-only
     with pytest.raises(InputError, match="4\\*kappa \\+ 2"):
-        SCOutputPert.from_theorem(50, 10, 1.0, 1e-5, 1.0, 1.0, 0.01)
+        _sc(50, 10)
     with pytest.raises(InputError, match="not private"):
-        _ = SCOutputPert.from_theorem(
-            50, 10, 1.0, 1e-5, 1.0, 1.0, 0.01, mode="oracle"
-        ).privacy_claim
-    with pytest.raises(InputError, match="mutant"):
-        DelOutputPert.from_theorem(1.0, 1e-5, 1.0, mutant="typo")
+        _ = _sc(50, 10, oracle=1.0).privacy_claim
+    with pytest.raises(InputError, match="strong_convexity must be"):
+        SCOutputPert.from_theorem(_problem(1000), beta=0.01)  # μ = 0 is not strongly convex
+    with pytest.raises(InputError, match="exact minimiser"):
+        DelOutputPert.from_theorem(_problem(loss=LogisticLoss()), Delta=1.0)
+    with pytest.raises(InputError, match="bounded K"):
+        PhasedERM.from_theorem(_problem(1000, 10))
+    with pytest.raises(InputError, match="lam must be one of"):
+        PhasedERM.from_theorem(_problem(1000, 10, radius=1.0), lam="typo")
     with pytest.raises(InputError, match="data must be"):
-        DelOutputPert.from_theorem(1.0, 1e-5, 1.0).run(
+        DelOutputPert.from_theorem(_problem(), Delta=1.0).run(
             np.zeros((3, 1)), np.random.default_rng(0), 5
         )
-    mech = SCOutputPert.from_theorem(200, 10, 1.0, 1e-3, 1.0, 1.0, 0.01)
+    mech = SCOutputPert.from_theorem(_problem(200, 10, delta=1e-3, strong_convexity=1.0), beta=0.01)
     with pytest.raises(InputError, match="built for"):
         mech.run(GroupedMeans.per_user(np.zeros((150, 1)), 10), np.random.default_rng(0), 5)
 
 
-# --------------------------------------------------------------------------- the stability test (spec §2.1)
+# ------------------------------------------------------------------- the stability test (spec §2.1)
 
 
 @pytest.mark.parametrize("k", [1, 5, 17, 19, 20])
 def test_outlier_family_has_s_star_k(k):
-    mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
+    mech = DelOutputPert.from_theorem(_problem(delta=1e-3), Delta=1e-6)
     d0, _ = outlier_count_pair(20, 1, k)
     s_star, choice = mech.stability(d0)
     assert s_star == k and choice[0] == 0.0
@@ -138,14 +157,14 @@ def test_outlier_family_has_s_star_k(k):
 def _s_star(means, kappa, target):
     data = GroupedMeans.per_user(means, 1)
     values, counts = data.types()
-    loss = QuadraticLoss()
+    solver = QuadraticMinimiser(1.0)
     prof = stability_profile(
         values,
         counts,
-        lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
-        kappa,
-        target,
-        np.zeros((1, 1)),
+        lambda s: solver.minimiser(values, s, reg=0.0, centre=None, domain=Domain(math.inf)),
+        kappa=kappa,
+        delta_target=target,
+        empty_value=np.zeros((1, 1)),
     )
     return int(prof.s_star[0])
 
@@ -202,13 +221,13 @@ def test_observation_3_5_monotone(values, user, new, target):
 
 
 def test_exhaustive_test_refuses_infeasible_enumeration():
-    mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
+    mech = DelOutputPert.from_theorem(_problem(delta=1e-3), Delta=1e-6)
     data = GroupedMeans.per_user(np.arange(40.0)[:, None], 1)
     with pytest.raises(MechanismError, match="exhaustive stability test"):
         mech.run(data, np.random.default_rng(0), 10)
 
 
-# --------------------------------------------------------------------------- minimisers and projections (§2.8)
+# ---------------------------------------------------------------- minimisers and projections (§2.8)
 
 
 @settings(max_examples=40, deadline=None)
@@ -226,7 +245,7 @@ def test_two_ball_projection_is_feasible_and_nearest(d, radius, local, seed):
     ok = (np.linalg.norm(candidates, axis=1) <= radius) & (
         np.linalg.norm(candidates - centre, axis=1) <= local
     )
-    for point, proj in zip(y[0], p[0]):
+    for point, proj in zip(y[0], p[0], strict=True):
         assert (
             np.linalg.norm(point - proj)
             <= np.min(np.linalg.norm(candidates[ok] - point, axis=1), initial=np.inf) + 1e-9
@@ -235,21 +254,27 @@ def test_two_ball_projection_is_feasible_and_nearest(d, radius, local, seed):
 
 def test_closed_form_minimisers():
     values, weights = np.array([[1.0], [3.0]]), np.array([[1, 1]])
-    quad = QuadraticLoss(2.0).minimiser(values, weights, 2.0, np.array([[0.0]]), Domain(10.0))
-    assert quad[0, 0, 0] == pytest.approx((2 * 2 + 2 * 0) / 4)
-    lin = LinearLoss(1.0).minimiser(values, weights, 4.0, np.array([[0.1]]), Domain(10.0))
-    assert lin[0, 0, 0] == pytest.approx(0.1 + 2 / 4)
-    soft = AbsoluteLoss(1.0).minimiser(
-        np.array([[0.0]]), np.array([[5]]), 2.0, np.array([[2.0], [0.3]]), Domain(9.0)
-    )
-    assert soft[:, 0, 0] == pytest.approx([1.5, 0.0], abs=1e-9)  # soft-threshold at G/λ = 0.5
+    dom = Domain(10.0)
+    quad = exact_minimiser(SquaredDistanceLoss(2.0))
+    assert quad == QuadraticMinimiser(2.0)
+    out = quad.minimiser(values, weights, reg=2.0, centre=np.array([[0.0]]), domain=dom)
+    assert out[0, 0, 0] == pytest.approx((2 * 2 + 2 * 0) / 4)
+    lin = exact_minimiser(LinearLoss(1.0))
+    assert lin == LinearMinimiser(1.0)
+    out = lin.minimiser(values, weights, reg=4.0, centre=np.array([[0.1]]), domain=dom)
+    assert out[0, 0, 0] == pytest.approx(0.1 + 2 / 4)
+    soft = exact_minimiser(L1DistanceLoss(1.0))
+    assert soft == L1Minimiser(1.0)
+    centres = np.array([[2.0], [0.3]])
+    out = soft.minimiser(np.array([[0.0]]), np.array([[5]]), reg=2.0, centre=centres, domain=dom)
+    assert out[:, 0, 0] == pytest.approx([1.5, 0.0], abs=1e-9)  # soft-threshold at G/λ = 0.5
 
 
 # --------------------------------------------------------------------------- runs
 
 
 def test_deloutputpert_batched_run_and_encoding():
-    mech = DelOutputPert.from_theorem(1.0, 1e-3, 1e-6)
+    mech = DelOutputPert.from_theorem(_problem(delta=1e-3), Delta=1e-6)
     d0, _ = outlier_count_pair(20, 1, 19)
     out = mech.run(d0, np.random.default_rng(0), 4000, transcript=True)
     assert out.theta.shape == (4000, 1) and np.all(np.isnan(out.theta[out.bottom]))
@@ -262,12 +287,9 @@ def test_deloutputpert_batched_run_and_encoding():
 
 
 def test_fast_path_certificate_and_exact_fallback():
-    mech = get_mutant("ghazi23-m3-fast-no-fallback").build()[0]
-    exact = SCOutputPert.from_theorem(
-        mech.n, mech.m, 1.0, 1e-5, 2.0, 1.0, 0.01, radius=10.0, interior=True
-    )
-    from dpclaims.algorithms.mutants.ghazi_et_al import fast_path_pair
+    from dpclaims.algorithms.mutants.ghazi_et_al import fast_path_mechanism, fast_path_pair
 
+    exact = fast_path_mechanism()
     d0, d1 = fast_path_pair(exact)
     assert exact.certificate(d0)[0] and not exact.certificate(d1)[0]
     out = exact.run(d1, np.random.default_rng(1), 500)
@@ -282,14 +304,15 @@ def test_fast_path_certificate_and_exact_fallback():
 def test_phased_algorithms_run_batched():
     rng = np.random.default_rng(0)
     data = GroupedMeans.per_user(rng.uniform(-0.5, 0.5, size=(600, 3)), 10**9)
-    erm = PhasedERM.from_theorem(600, 10**9, 3, 1.0, 1e-5, 1.0, 1.0, mode="oracle")
+    problem = _problem(600, 10**9, 3, radius=1.0)
+    erm = PhasedERM.from_theorem(problem, oracle=1.0)
     run = erm.run(data, rng, 16, transcript=True)
     assert run.theta.shape == (16, 3) and run.phases.shape == (16, erm.phases, 3)
     assert np.all(np.linalg.norm(run.theta, axis=1) <= 1 + 1e-12)
-    sco = PhasedSCO.from_theorem(600, 10**9, 3, 1.0, 1e-5, 1.0, 1.0, n0=64, mode="oracle")
+    sco = PhasedSCO.from_theorem(problem, n0=64, oracle=1.0)
     assert sco.run(data, rng, 8).theta.shape == (8, 3)
     sc = StronglyConvexSCO.from_theorem(
-        600, 10**9, 3, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64
+        problem.replace(lipschitz=2.0, strong_convexity=1.0), oracle=1.0, n0=64
     )
     assert sc.run(data, rng, 8).theta.shape == (8, 3)
 
@@ -298,7 +321,8 @@ def test_strongly_convex_erm_paper_mode_is_accurate_and_private():
     rng = np.random.default_rng(0)
     n, m, d = 20000, 10**14, 4
     data = GroupedMeans.per_user(rng.uniform(-0.3, 0.3, size=(n, d)) / math.sqrt(m) + 0.1, m)
-    alg = StronglyConvexERM.from_theorem(n, m, d, 1.0, 1e-5, 2.0, 1.0, 1.0)
+    problem = _problem(n, m, d, lipschitz=2.0, strong_convexity=1.0, radius=1.0)
+    alg = StronglyConvexERM.from_theorem(problem)
     out = alg.run(data, rng, 10)
     assert alg.privacy_claim.epsilon == 1.0
     assert np.mean(0.5 * np.sum((out.theta - data.mean()) ** 2, axis=1)) < 1e-3
@@ -306,15 +330,18 @@ def test_strongly_convex_erm_paper_mode_is_accurate_and_private():
 
 
 def test_baselines_noise_and_contrast():
-    naive = NaiveUserOutputPert.from_theorem(100, 10, 1.0, 1e-5, 2.0, 1.0)
-    item = ItemLevelOutputPert.from_theorem(100, 10, 1.0, 1e-5, 2.0, 1.0)
+    problem = _problem(100, 10, lipschitz=2.0, strong_convexity=1.0)
+    naive = NaiveUserOutputPert.from_theorem(problem)
+    item = ItemLevelOutputPert.from_theorem(problem)
     assert naive.sensitivity == pytest.approx(
         10 * item.sensitivity
     ) and naive.sigma == pytest.approx(10 * item.sigma)
     assert item.privacy_claim.unit == "item" and naive.privacy_claim.unit == "user"
-    mech, d0, d1, claim = get_mutant("ghazi23-item-level-as-user").build()
-    assert claim.unit == "user" and mech.privacy_claim.unit == "item"
-    assert audit(mech, d0, d1, claim=claim, trials=20_000, seed=0).verdict == "violation"
+    t = get_mutant("ghazi23-item-level-as-user").build()
+    assert t.claim.unit == "user" and t.mechanism.privacy_claim.unit == "item"
+    assert audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0).verdict == (
+        "violation"
+    )
 
 
 # --------------------------------------------------------------------------- mutants caught
@@ -330,22 +357,21 @@ def test_baselines_noise_and_contrast():
     ],
 )
 def test_black_box_mutants_are_violations(name):
-    mutant = get_mutant(name)
-    mechanism, d0, d1, claim = mutant.build()
-    result = audit(mechanism, d0, d1, claim=claim, trials=20_000, seed=0)
+    t = get_mutant(name).build()
+    result = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0)
     assert result.verdict == "violation" and result.epsilon_lower > 3.0
 
 
 def test_exact_implementations_pass_the_same_pairs():
-    for name, mutant in (
-        ("ghazi23-m1-no-stability-test", None),
-        ("ghazi23-m6-tdlap-at-zero", None),
-    ):
-        mech, d0, d1, claim = get_mutant(name).build()
+    for name in ("ghazi23-m1-no-stability-test", "ghazi23-m6-tdlap-at-zero"):
+        t = get_mutant(name).build()
+        mech = t.mechanism
         inner = mech.mechanism if isinstance(mech, BottomChannel) else mech
-        exact = DelOutputPert.from_theorem(inner.epsilon, inner.delta, inner.Delta)
+        problem = _problem(epsilon=inner.epsilon, delta=inner.delta)
+        exact = DelOutputPert.from_theorem(problem, Delta=inner.Delta)
+        assert type(inner) is not DelOutputPert and isinstance(inner, DelOutputPert)
         target = BottomChannel(exact) if isinstance(mech, BottomChannel) else exact
-        result = audit(target, d0, d1, claim=claim, trials=20_000, seed=0)
+        result = audit(target, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0)
         # the exact mechanism cannot tell the pair apart: no violation, and it says why (#17)
         assert result.verdict == "inconclusive" and result.identical_outputs
 
@@ -353,20 +379,21 @@ def test_exact_implementations_pass_the_same_pairs():
 def test_white_box_mutants_are_caught():
     rng = np.random.default_rng(0)
     good = noise_calibration(rng, ns=(2000, 4000, 8000, 16000), trials=64)
-    bad = noise_calibration(rng, ns=(2000, 4000, 8000, 16000), trials=64, mutant="sigma-no-8kappa")
+    bad = noise_calibration(rng, ns=(2000, 4000, 8000, 16000), trials=64, algorithm=SigmaNo8Kappa)
     assert good["variance_over_sigma2"][1] <= 1.0 <= good["variance_over_sigma2"][2]
     assert bad["variance_over_sigma2"][2] < 0.01  # σ is (8κ)² too small in variance
     m5 = get_mutant("ghazi23-m5-phased-sco-reuse-users").build()
     assert phased_sco_blocks_check(m5)["max_phases_per_user"] > 1
-    assert phased_sco_blocks_check(replace_mutant(m5))["max_phases_per_user"] == 1
+    assert phased_sco_blocks_check(reference_of(m5))["max_phases_per_user"] == 1
     full = get_mutant("ghazi23-phased-erm-full-budget").build()
     assert phased_erm_budget(full)["epsilon_sum"] == pytest.approx(full.phases * full.epsilon)
 
 
-def replace_mutant(alg):
-    from dataclasses import replace
+def reference_of(alg):
+    """The reference algorithm with the fields of mutant ``alg`` (its parent class)."""
+    from dataclasses import fields
 
-    return replace(alg, mutant=None)
+    return type(alg).__mro__[1](**{f.name: getattr(alg, f.name) for f in fields(alg)})
 
 
 def test_mutant_corpus_entries():
@@ -378,3 +405,39 @@ def test_mutant_corpus_entries():
     } <= names
     assert all(m.kind == "privacy" for m in list_mutants(paper="ghazi-et-al-2023"))
     assert kappa_fn(0.5, 1e-3) == 15
+
+
+def test_auditor_checks_grouped_means_neighbours():
+    from dpclaims.claims.checks.ghazi_et_al import outlier_means_pair, sc_bottom_mechanism
+    from dpclaims.errors import NotNeighboursError
+
+    mech = sc_bottom_mechanism()
+    d0, d1 = outlier_means_pair(mech.n, mech.m, 3)
+    far = GroupedMeans.per_user(np.ones((mech.n, 1)), mech.m)  # every user moved
+    with pytest.raises(NotNeighboursError, match="not neighbours"):
+        audit(BottomChannel(mech), d0, far, claim=mech.privacy_claim, trials=200, seed=0)
+    result = audit(BottomChannel(mech), d0, d1, claim=mech.privacy_claim, trials=200, seed=0)
+    assert not any("cannot be checked" in w for w in result.warnings)
+
+
+def test_mutants_are_subclasses_overriding_one_method():
+    from dpclaims.algorithms.mutants import ghazi_et_al as mutants
+
+    pairs = {
+        mutants.NoStabilityTest: "_release",
+        mutants.FixedThreshold: "_draw_radius",
+        mutants.TDLapAtZero: "_draw_radius",
+        mutants.NoFallback: "_fallback",
+        mutants.SigmaNo8Kappa: "_sensitivity_factor",
+        mutants.ReuseUsers: "phase_blocks",
+        mutants.FullBudgetPerPhase: "_budget_share",
+    }
+    for cls, method in pairs.items():
+        own = {name for name in vars(cls) if not name.startswith("__")}
+        assert own == {method}, (cls.__name__, own)
+        assert cls.from_theorem.__func__ is cls.__mro__[1].from_theorem.__func__
+    m4 = get_mutant("ghazi23-m4-sigma-no-8kappa").build()
+    problem = _problem(2000, 10**6, lipschitz=2.0, strong_convexity=1.0, radius=1.0)
+    reference = SCOutputPert.from_theorem(problem, beta=0.01)
+    assert type(reference_of(m4)) is SCOutputPert and m4.Delta_fast == reference.Delta_fast
+    assert m4.sigma == pytest.approx(reference.sigma / (8 * reference.kappa), rel=1e-12)

@@ -1,4 +1,5 @@
-"""Spec 003 structured case (Prop D.6 / Cor D.7): ellipsoid and polytope domains for the PV-2 solver."""
+"""Spec 003 structured case (Prop D.6 / Cor D.7): ellipsoid and polytope domains for the PV-2
+solver."""
 
 import math
 
@@ -11,6 +12,7 @@ from scipy import optimize
 from dpclaims.algorithms.heavy_tailed import (
     DoubleOutputPert,
     Ellipsoid,
+    PolyhedralTerms,
     Polytope,
     polyhedral_form,
     pv2_minimize,
@@ -18,11 +20,12 @@ from dpclaims.algorithms.heavy_tailed import (
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
 from dpclaims.losses import AbsoluteLoss, HingeLoss, LinearLoss
+from dpclaims.problem import Problem
 
-ELL = Ellipsoid(np.array([0.3, -0.2]), np.array([[0.5, 0.2], [0.2, 0.25]]))
+ELL = Ellipsoid(center=np.array([0.3, -0.2]), shape_matrix=np.array([[0.5, 0.2], [0.2, 0.25]]))
 POLY = Polytope(
-    np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [1.0, -2.0], [-1.0, 0.5]]),
-    np.array([2.0, 1.5, 2.0, 3.0, 2.5]),
+    G=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [1.0, -2.0], [-1.0, 0.5]]),
+    h=np.array([2.0, 1.5, 2.0, 3.0, 2.5]),
 )
 GRID = np.stack(np.meshgrid(np.linspace(-4, 4, 801), np.linspace(-4, 4, 801)), -1).reshape(-1, 2)
 points = st.lists(st.floats(-6, 6), min_size=2, max_size=2).map(np.array)
@@ -34,7 +37,7 @@ def test_projection_matches_grid_brute_force(dom):
     p = dom.project(u)
     assert np.all(dom.contains(p))
     inside = GRID[dom.contains(GRID, 0.0)]
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         best = np.min(np.linalg.norm(inside - ui, axis=1))
         assert np.linalg.norm(pi - ui) <= best + 1e-12  # no grid point of the domain is closer
         assert np.linalg.norm(pi - ui) >= best - 0.01 * math.sqrt(2) / 2  # grid spacing 0.01
@@ -43,10 +46,10 @@ def test_projection_matches_grid_brute_force(dom):
 def test_ellipsoid_projection_kkt_and_brentq():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((3, 3))
-    dom = Ellipsoid(rng.standard_normal(3), a @ a.T + 0.1 * np.eye(3))
+    dom = Ellipsoid(center=rng.standard_normal(3), shape_matrix=a @ a.T + 0.1 * np.eye(3))
     u = dom.center + 5 * rng.standard_normal((50, 3))
     p = dom.project(u)
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         if dom.contains(ui, 0.0):
             assert np.array_equal(pi, ui)
             continue
@@ -57,7 +60,7 @@ def test_ellipsoid_projection_kkt_and_brentq():
         assert abs(dom._quad(pi) - 1.0) <= 1e-12
 
         # the same multiplier by scipy's brentq on the secular equation
-        def secular(m):
+        def secular(m, ui=ui):
             w = np.linalg.solve(np.eye(3) + m * dom.shape_matrix, ui - dom.center)
             return w @ dom.shape_matrix @ w - 1.0
 
@@ -67,7 +70,7 @@ def test_ellipsoid_projection_kkt_and_brentq():
 def test_polytope_projection_kkt():
     u = np.random.default_rng(2).uniform(-6, 6, (30, 2))
     p = POLY.project(u)
-    for ui, pi in zip(u, p):
+    for ui, pi in zip(u, p, strict=True):
         active = POLY.G @ pi >= POLY.h - 1e-7
         mult, *_ = (
             np.linalg.lstsq(POLY.G[active].T, ui - pi, rcond=None)
@@ -89,13 +92,13 @@ def test_projection_is_nonexpansive_and_idempotent(dom, u, v):
 
 def test_domain_validation():
     with pytest.raises(InputError, match="positive definite"):
-        Ellipsoid(np.zeros(2), np.diag([1.0, -1.0]))
+        Ellipsoid(center=np.zeros(2), shape_matrix=np.diag([1.0, -1.0]))
     with pytest.raises(InputError, match="bounded"):
-        Polytope(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0]))
+        Polytope(G=np.array([[1.0, 0.0], [0.0, 1.0]]), h=np.array([1.0, 1.0]))
     with pytest.raises(InputError, match="interior"):
         Polytope(
-            np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]]),
-            np.array([0.0, 0.0, 1.0, 1.0]),
+            G=np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]]),
+            h=np.array([0.0, 0.0, 1.0, 1.0]),
         )
     assert math.isclose(ELL.diameter, 2 / math.sqrt(np.linalg.eigvalsh(ELL.shape_matrix)[0]))
     assert POLY.diameter >= np.ptp(GRID[POLY.contains(GRID)], axis=0).max()
@@ -119,8 +122,10 @@ def test_structured_solver_matches_grid_minimizer_within_tau_half(loss, dom, loc
     center = rng.uniform(-1, 1, (2, d))
     local, r = (dom.project(rng.uniform(-3, 3, (2, d))), 0.8) if localized else (None, 0.0)
     target = lam * tau**2 / 8  # gap ≤ λτ²/8 ⇒ ‖w − argmin‖ ≤ τ/2 (the stage's α/4)
-    res = pv2_minimize(f, x, y, clip, lam, center, dom, local, r, target_gap=target)
-    ref = pv2_minimize(f, x, y, clip, lam, center, dom, local, r, target_gap=1e-12)
+    terms = PolyhedralTerms.from_loss(f, x, y, clip=clip)
+    where = {"lam": lam, "center": center, "domain": dom, "local": local, "r": r}
+    res = pv2_minimize(terms, target_gap=target, **where)
+    ref = pv2_minimize(terms, target_gap=1e-12, **where)
     assert (
         np.all(res.gap <= target)
         and np.all(dom.contains(res.point))
@@ -139,12 +144,15 @@ def test_structured_solver_matches_grid_minimizer_within_tau_half(loss, dom, loc
             assert np.linalg.norm(res.point[t] - local[t]) <= r + 1e-9
         best = np.argmin(obj[inside])
         brute, brute_value = GRID[inside][best], obj[inside][best]
-        value = lambda w: (
-            (c * np.maximum(hi * (w @ a.T + e), lo * (w @ a.T + e))).mean()
-            + 0.5 * lam * np.sum((w - center[t]) ** 2)
-        )
-        # the certified point is no worse than the grid minimiser beyond its gap, and (λ-strong convexity)
-        # the grid minimiser lies within √(2(P(brute) − P*)/λ) of the argmin, so within τ/2 + that of the point
+
+        def value(w, t=t):
+            data = (c * np.maximum(hi * (w @ a.T + e), lo * (w @ a.T + e))).mean()
+            return data + 0.5 * lam * np.sum((w - center[t]) ** 2)
+
+        # the certified point is no worse than the grid minimiser beyond its gap, and (λ-strong
+        # convexity)
+        # the grid minimiser lies within √(2(P(brute) − P*)/λ) of the argmin, so within τ/2 + that
+        # of the point
         assert value(res.point[t]) <= brute_value + res.gap[t] + 1e-12
         slack = math.sqrt(2 * (brute_value - value(res.point[t]) + res.gap[t]) / lam)
         assert np.linalg.norm(res.point[t] - brute) <= tau / 2 + slack + 1e-9
@@ -161,13 +169,13 @@ def test_double_output_pert_end_to_end_on_new_domains():
     n = 60
     x = rng.standard_t(3, (n, 1, 2))
     data = UserDataset(x, x[:, :, 0] - 0.5 * x[:, :, 1] + 0.1 * rng.standard_normal((n, 1)))
+    problem = Problem(n=n, d=2, epsilon=1.0, loss=AbsoluteLoss())
+    knobs = {"moment_k": 3.0, "k": 2, "lam": 1.0, "beta0": 0.1}
     for dom in (
-        Ellipsoid(np.zeros(2), np.diag([0.25, 1.0])),
+        Ellipsoid(center=np.zeros(2), shape_matrix=np.diag([0.25, 1.0])),
         Polytope.box_domain([-1.0, -2.0], [2.0, 1.0]),
     ):
-        alg = DoubleOutputPert.from_theorem(
-            n, 2, 1.0, 3.0, 2, 1.0, 0.1, dom, AbsoluteLoss(), solver="pv2"
-        )
+        alg = DoubleOutputPert.from_theorem(problem, domain=dom, solver="pv2", **knobs)
         res = alg.run(data, np.random.default_rng(0), 4, transcript=True)
         assert (
             res.theta.shape == (4, 2)
@@ -182,14 +190,8 @@ def test_double_output_pert_end_to_end_on_new_domains():
         assert alg(data, np.random.default_rng(1), 3).shape == (3, 4)
     with pytest.raises(InputError, match="pv2"):
         DoubleOutputPert.from_theorem(
-            n,
-            2,
-            1.0,
-            3.0,
-            2,
-            1.0,
-            0.1,
-            Polytope.box_domain([-1.0, -1.0], [1.0, 1.0]),
-            AbsoluteLoss(),
+            problem,
+            domain=Polytope.box_domain([-1.0, -1.0], [1.0, 1.0]),
             solver="adapsg",
+            **knobs,
         )

@@ -14,13 +14,26 @@ from dpclaims.algorithms.heavy_tailed_em import (
     LocalizedGridEM,
     gibbs_rejection,
     net,
-    uniform_ball,
 )
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
-from dpclaims.losses import AbsoluteLoss, HingeLoss
+from dpclaims.losses import AbsoluteLoss, HingeLoss, uniform_ball
+from dpclaims.problem import Problem
+
+
+def balls(rng, centers, radius, size):
+    """``size`` uniform points in each ball ``B(centers_t, radius)`` → ``(T, size, d)``."""
+    t, d = centers.shape
+    return centers[:, None, :] + uniform_ball(rng, shape=(t, size), d=d, radius=radius)
+
+
+def grid_em(n=200, *, d=2, lam=1.0, loss=None, **kw):
+    """Algorithm 7 on ``B(0, 10)`` (or ``kw["domain"]``), G_k = 1, k = 2, β = 0.1."""
+    loss = AbsoluteLoss() if loss is None else loss
+    problem = Problem(n=n, d=d, epsilon=1.0, radius=10.0, loss=loss)
+    return LocalizedGridEM.from_theorem(problem, moment_k=1.0, k=2, lam=lam, beta=0.1, **kw)
 
 
 def lift(data, d):
@@ -41,11 +54,12 @@ def small_instance(seed, n=20, d=2, loss="abs"):
 def test_uniform_ball_proposal_is_uniform(d):
     rng = np.random.default_rng(0)
     c = np.array([[1.0] * d, [-2.0] * d])
-    w = uniform_ball(rng, c, 1.5, 20_000)
+    w = balls(rng, c, 1.5, 20_000)
     radius = np.linalg.norm(w - c[:, None, :], axis=-1) / 1.5
     assert radius.max() <= 1.0
     assert stats.kstest(radius.ravel(), lambda t: np.clip(t, 0, 1) ** d).pvalue > 0.01
-    # isotropic: a fixed coordinate's sign is fair and the projection on e_1 has the ball's marginal law
+    # isotropic: a fixed coordinate's sign is fair and the projection on e_1 has the ball's
+    # marginal law
     proj = ((w - c[:, None, :])[..., 0] / 1.5).ravel()
     marginal = {
         2: lambda t: 0.5 + (t * np.sqrt(1 - t**2) + np.arcsin(t)) / np.pi,
@@ -63,7 +77,7 @@ def test_gibbs_rejection_in_d2_matches_the_integrated_density():
         return 3 * np.abs(w[..., 0] - 0.2) + 2 * w[..., 1] ** 2 + w[..., 0]
 
     def sample_uniform(rows, size, gen):
-        w = uniform_ball(gen, centers[rows], 1.0, size)
+        w = balls(gen, centers[rows], 1.0, size)
         return w, np.linalg.norm(w, axis=-1) <= 1.0  # K = B(0,1) ∩ B((0.3,0),1)
 
     samples, rounds = gibbs_rejection(psi, sample_uniform, np.full(trials, 0.2), rng)
@@ -71,7 +85,8 @@ def test_gibbs_rejection_in_d2_matches_the_integrated_density():
     assert np.all(np.linalg.norm(samples, axis=1) <= 1) and np.all(
         np.linalg.norm(samples - centers, axis=1) <= 1
     )
-    # numerically integrated density on a fine midpoint grid → 1-d marginal CDFs of w1 and of w1 + w2
+    # numerically integrated density on a fine midpoint grid → 1-d marginal CDFs of w1 and of w1 +
+    # w2
     h = 2.0 / 1500
     g = np.arange(-1 + h / 2, 1.3, h)
     w1, w2 = np.meshgrid(g, g, indexing="ij")
@@ -85,18 +100,21 @@ def test_gibbs_rejection_in_d2_matches_the_integrated_density():
         order = np.argsort(values.ravel())
         cdf = np.cumsum(dens.ravel()[order])
         cdf /= cdf[-1]
-        assert stats.kstest(proj, lambda t: np.interp(t, values.ravel()[order], cdf)).pvalue > 0.01
+        knots = values.ravel()[order]
+        assert stats.kstest(proj, lambda t, k=knots, c=cdf: np.interp(t, k, c)).pvalue > 0.01
     with pytest.raises(MechanismError, match="max_rounds"):
         gibbs_rejection(
-            lambda w, rows: 60.0 + 0 * w[..., 0], sample_uniform, np.zeros(3), rng, max_rounds=2
+            lambda w, rows: 60.0 + 0 * w[..., 0],
+            sample_uniform,
+            np.zeros(3),
+            rng,
+            max_rounds=2,
         )
 
 
 def test_stage2_rejection_draws_match_the_grid_em_marginal_density():
     data, loss = small_instance(3)
-    em = LocalizedGridEM.from_theorem(
-        20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, sampler="rejection"
-    )
+    em = grid_em(20, loss=loss, domain=Ball.centered(2, 3.0), sampler="rejection")
     trials = 20_000
     w_tilde = np.tile([1.5, -0.5], (trials, 1))
     out, evals = em.stage2(data, np.random.default_rng(2), w_tilde)
@@ -121,9 +139,7 @@ def test_stage2_rejection_draws_match_the_grid_em_marginal_density():
 
 def test_grid_sampler_is_the_exact_finite_em_on_the_net():
     data, loss = small_instance(4)
-    em = LocalizedGridEM.from_theorem(
-        20, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 3.0), loss, points=5
-    )
+    em = grid_em(20, loss=loss, domain=Ball.centered(2, 3.0), points=5)
     trials = 20_000
     w_tilde = np.tile([1.5, -0.5], (trials, 1))
     out, _ = em.stage2(data, np.random.default_rng(5), w_tilde)
@@ -147,14 +163,12 @@ def test_grid_sampler_is_the_exact_finite_em_on_the_net():
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from(["abs", "hinge"]))
 def test_certified_lower_bound_is_below_the_minimum_of_psi(seed, loss):
     data, f = small_instance(seed, n=15, loss=loss)
-    em = LocalizedGridEM.from_theorem(
-        15, 1.0, 1.0, 2, 0.7, 0.1, Ball.centered(2, 3.0), f, sampler="rejection"
-    )
+    em = grid_em(15, lam=0.7, loss=f, domain=Ball.centered(2, 3.0), sampler="rejection")
     rng = np.random.default_rng(seed)
     w_tilde = em.localizer.domain.project(rng.uniform(-3.5, 3.5, (3, 2)))
     psi = em.potential(data, w_tilde)
     m, _ = em.potential_lower_bound(data, w_tilde)
-    cand = uniform_ball(rng, w_tilde, em.localizer.radius, 40_000)
+    cand = balls(rng, w_tilde, em.localizer.radius, 40_000)
     cand = np.where((np.linalg.norm(cand, axis=-1) <= 3.0)[..., None], cand, w_tilde[:, None, :])
     values = psi(cand)
     assert np.all(m <= values.min(axis=1))
@@ -166,15 +180,8 @@ def test_certified_lower_bound_is_below_the_minimum_of_psi(seed, loss):
 @pytest.mark.parametrize("sampler", ["grid", "rejection"])
 def test_end_to_end_outputs_stay_in_K(d, sampler):
     d0 = lift(heavy_outlier_pair().d0, d)
-    em = LocalizedGridEM.from_theorem(
-        200,
-        1.0,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        Ball.centered(d, 10.0),
-        AbsoluteLoss(),
+    em = grid_em(
+        d=d,
         points=6,
         harness=WorstValidPoint.for_record(d0, 0),
         sampler=sampler,
@@ -193,16 +200,10 @@ def test_end_to_end_outputs_stay_in_K(d, sampler):
 
 def test_bad_inputs_raise():
     with pytest.raises(InputError, match="d must be <= 3"):
-        LocalizedGridEM.from_theorem(
-            200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(4, 10.0), AbsoluteLoss()
-        )
+        grid_em(d=4)
     with pytest.raises(InputError, match="net"):
-        LocalizedGridEM.from_theorem(
-            200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(3, 10.0), AbsoluteLoss(), points=80
-        )
-    em = LocalizedGridEM.from_theorem(
-        200, 1.0, 1.0, 2, 1.0, 0.1, Ball.centered(2, 10.0), AbsoluteLoss()
-    )
+        grid_em(d=3, points=80)
+    em = grid_em(d=2)
     with pytest.raises(InputError, match="pv2"):
         replace(em, localizer=replace(em.localizer, solver="adapsg"))
 
@@ -211,15 +212,8 @@ def test_bad_inputs_raise():
 @pytest.mark.parametrize("sampler", ["grid", "rejection"])
 def test_pure_dp_audit_in_d2_is_consistent(sampler):
     d0, d1 = (lift(x, 2) for x in heavy_outlier_pair())
-    em = LocalizedGridEM.from_theorem(
-        200,
-        1.0,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        Ball.centered(2, 10.0),
-        AbsoluteLoss(),
+    em = grid_em(
+        d=2,
         points=8,
         harness=WorstValidPoint.for_record(d0, 0),
         sampler=sampler,

@@ -1,4 +1,4 @@
-"""Lowy, Liu & Asi (2024), spec 000: parameter formulas, subroutines, white-box invariants, mutants."""
+"""Lowy, Liu & Asi (2024), spec 000: formulas, subroutines, white-box invariants, mutants."""
 
 import math
 
@@ -25,26 +25,36 @@ from dpclaims.algorithms.lowy_liu_asi_core import (
     distinct_users,
     keep_probability,
     paired_grad,
-    uniform_ball,
+    project_domain,
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
+from dpclaims.algorithms.mutants.lowy_liu_asi import (
+    ItemSigmaAlgorithm1,
+    ItemSigmaAlgorithm2,
+    Laplace2Algorithm1,
+    ReuseUsersAlgorithm1,
+    SigmaSqrtNAlgorithm3,
+    ThresholdPerStepAlgorithm2,
+)
 from dpclaims.audit import audit
 from dpclaims.claims.checks.lowy_liu_asi import (
     RT3N_LEVEL,
+    Alg1HaltRatio,
+    Alg2HaltingLaw,
     Alg3Level,
-    _Alg1Reference,
-    _Q1Law,
     reference_eps_experiment,
 )
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.linear import LinearHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
+from dpclaims.problem import Problem
 
-# --------------------------------------------------------------------------- formulas vs the spec's worked numbers
+# ----------------------------------------------------------- formulas vs the spec's worked numbers
 
 
 def test_alg1_schedule_matches_spec_worked_example():
-    algo, *_, info = alg1_audit("P1")
+    setup = alg1_audit("P1")
+    algo, info = setup.algorithm, setup.info
     assert algo.C == 1407  # spec §7(a): ceil(100 ln(20·7000·16·e²/1e-5)/2)
     assert algo.phase_sizes == (1407,) and algo.group_sizes == (1,) and algo.steps == (16,)
     assert algo.p == pytest.approx(math.log(16) / math.log(7000) + 1.5)
@@ -54,53 +64,61 @@ def test_alg1_schedule_matches_spec_worked_example():
 
 
 def test_alg1_noise_identity_and_paper_formulas():
-    a = Algorithm1.from_theorem(20000, 8, 3, 1.5, 1e-6, 2.0, radius=0.5)
+    problem = Problem(n=20000, m=8, d=3, epsilon=1.5, delta=1e-6, lipschitz=2.0, radius=0.5)
+    a = Algorithm1.from_theorem(problem)
     assert a.eta == pytest.approx(1.0 / (2.0 * math.sqrt(3 * 8 * 20000 * 1.5)))
-    for s, t, e, T in zip(a.sigmas, a.taus, a.step_sizes, a.steps):
+    for s, t, e, T in zip(a.sigmas, a.taus, a.step_sizes, a.steps, strict=True):
         assert s * a.epsilon * a.C / t == pytest.approx(100 * math.log(20000 / 1e-6) ** 2)
         assert t == pytest.approx(1000 * e * 2.0 * math.sqrt(T) * math.log(20000 * 3 * 8))
     assert a.gradient_count == sum(a.phase_sizes) * 8 <= 20000 * 8
 
 
 def test_alg3_paper_schedule_is_full_batch_and_sigma_identity():
-    algo, *_ = alg2_audit("Q2")
+    algo = alg2_audit("Q2").algorithm
     assert algo.batch == algo.n_phase == 10_000  # spec §2.3: K_i = n_i at every feasible scale
     assert algo.sigma * algo.epsilon * algo.n_phase / (
         algo.tau * math.sqrt(algo.steps)
     ) == pytest.approx(1000 * math.log(48000 * 1 * math.exp(2.0) / 1e-6))
-    a3 = Algorithm3.from_theorem(50000, 16, 4, 2.0, 1e-7)
+    a3 = Algorithm3.from_theorem(Problem(n=50000, m=16, d=4, epsilon=2.0, delta=1e-7, radius=1.0))
     assert a3.p == pytest.approx(3 * 0.5 + 2.5 + math.log(4) / math.log(50000))
     assert a3.lam == pytest.approx((1 / 2.0) * (1 / math.sqrt(50000 * 16) + 2 / (2 * 50000 * 4)))
-    assert a3.tau == pytest.approx(alg3_tau(50000, 16, 4, 2.0, 1.0))
-    assert all(k == n for k, n in zip(a3.batches, a3.phase_sizes))
+    assert a3.tau == pytest.approx(alg3_tau(n=50000, m=16, d=4, epsilon=2.0, lipschitz=1.0))
+    assert all(k == n for k, n in zip(a3.batches, a3.phase_sizes, strict=True))
 
 
 def test_smoothed_parameters_lemma_d1():
-    a = SmoothedAlgorithm3.from_theorem(
-        8000, 16, 2, 4.0, 1e-7, 1.0, radius=2.0, constants="relaxed"
-    )
+    problem = Problem(n=8000, m=16, d=2, epsilon=4.0, delta=1e-7, radius=2.0)
+    a = SmoothedAlgorithm3.from_theorem(problem, constants="relaxed")
     r = math.sqrt(2) * 4.0 / (4.0 * 8000 * 4)
     assert a.smoothing == pytest.approx(r)
     assert a.smoothness == pytest.approx(math.sqrt(2) / r)  # β_r = L√d/r = (L/R)εn√m
 
 
 def test_dry_run_counts_reproduce_prototype_slope():
-    c = [alg3_gradient_count(n, 1e3, 10, 1.0, 1e-12, 1e4, k_const=1.0) for n in (1e10, 1e13)]
+    sizes = {"m": 1e3, "d": 10, "epsilon": 1.0, "delta": 1e-12, "smoothness": 1e4, "k_const": 1.0}
+    c = [alg3_gradient_count(n=n, **sizes) for n in (1e10, 1e13)]
     assert math.log(c[1] / c[0]) / math.log(1e3) == pytest.approx(
         1.162, abs=0.01
     )  # spec RT-6 [PROTOTYPE]
 
 
 def test_input_errors_and_claims():
+    problem = Problem(n=1000, m=4, d=2, epsilon=1.0, delta=1e-6, radius=1.0)
     with pytest.raises(InputError, match="epsilon"):
-        Algorithm1.from_theorem(1000, 4, 2, 11.0, 1e-6)
+        Algorithm1.from_theorem(problem.replace(epsilon=11.0))
     with pytest.raises(InputError, match="delta"):
-        Algorithm3.from_theorem(1000, 4, 2, 1.0, 0.0)
+        Algorithm3.from_theorem(problem.replace(delta=0.0))
     with pytest.raises(InputError, match="constants"):
-        Algorithm3.from_theorem(1000, 4, 2, 1.0, 1e-6, constants="loose")
+        Algorithm3.from_theorem(problem, constants="loose")
+    with pytest.raises(InputError, match="n must be"):
+        Algorithm1.from_theorem(problem.replace(n=1))
+    with pytest.raises(InputError, match="diameter"):
+        Algorithm3.from_theorem(problem.replace(radius=math.inf))
     with pytest.raises(InputError, match="privacy claim"):
-        Algorithm3.from_theorem(5000, 4, 2, 1.0, 1e-6, constants="relaxed").privacy_claim
-    claim = Algorithm1.from_theorem(7000, 16, 1, 2.0, 1e-5).privacy_claim
+        _ = Algorithm3.from_theorem(problem.replace(n=5000), constants="relaxed").privacy_claim
+    claim = Algorithm1.from_theorem(
+        Problem(n=7000, m=16, d=1, epsilon=2.0, delta=1e-5, radius=1.0)
+    ).privacy_claim
     assert (claim.epsilon, claim.delta, claim.unit, claim.relation) == (
         2.0,
         1e-5,
@@ -110,13 +128,14 @@ def test_input_errors_and_claims():
 
 
 def test_baselines_are_configured_dpsgd():
-    u = user_level_dpsgd(LinearLoss(), 1.0, 1e-5, steps=10, step_size=0.1, clip_norm=1.0)
-    i = item_level_dpsgd(LinearLoss(), 1.0, 1e-5, steps=10, step_size=0.1, clip_norm=1.0)
+    problem = Problem(n=100, epsilon=1.0, delta=1e-5, loss=LinearLoss())
+    u = user_level_dpsgd(problem, steps=10, step_size=0.1, clip_norm=1.0)
+    i = item_level_dpsgd(problem, steps=10, step_size=0.1, clip_norm=1.0)
     assert u.level == "user" and i.level == "item" and u.relation == "replace"
     assert u.privacy_claim.epsilon == pytest.approx(1.0, abs=0.05)
 
 
-# --------------------------------------------------------------------------- subroutines
+# ------------------------------------------------------------------------------------- subroutines
 
 
 def _brute(points, counts, rs, rh):
@@ -157,12 +176,20 @@ def test_keep_probability_ramp():
     assert np.allclose(keep_probability(np.array([0, 5, 6, 7, 8, 12]), 12), [0, 0, 0, 0.5, 1, 1])
 
 
-def test_acsa_first_query_is_x_and_uniform_ball():
+def test_acsa_first_query_is_x():
     a, w_ag, w_x, g = acsa_coefficients(1, 10.0, 0.5)
     assert (a, w_ag, w_x) == (1.0, 0.0, 1.0) and g == 20.0
-    u = uniform_ball(np.random.default_rng(0), (20000,), 3, 2.0)
-    norms = np.linalg.norm(u, axis=1)
-    assert norms.max() <= 2.0 and np.mean((norms / 2.0) ** 3) == pytest.approx(0.5, abs=0.01)
+
+
+def test_project_domain_batches_and_infinite_radius_is_identity():
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=(3, 5, 2)) * 4
+    assert project_domain(theta, np.zeros(2), math.inf) is theta
+    out = project_domain(theta, np.ones(2), 1.5)
+    assert out.shape == theta.shape
+    assert np.all(np.linalg.norm(out - 1.0, axis=-1) <= 1.5 + 1e-12)
+    inside = np.linalg.norm(theta - 1.0, axis=-1) <= 1.5
+    assert np.array_equal(out[inside], theta[inside])
 
 
 def test_paired_grad_matches_loss_grad():
@@ -179,20 +206,19 @@ def test_distinct_users_roundtrip():
     assert table.shape[0] == 3 and np.array_equal(table[index], x)
 
 
-# --------------------------------------------------------------------------- runs and white-box invariants
+# ------------------------------------------------------------------- runs and white-box invariants
 
 
 def test_alg1_partition_disjoint_and_counts():
     inst = LinearHypercubeInstance(2, alpha=0.5)
     data = inst.sample(9000, 4, np.random.default_rng(0))
-    algo = Algorithm1.from_theorem(9000, 4, 2, 10.0, 1e-6, constants="relaxed")
+    problem = Problem(n=9000, m=4, d=2, epsilon=10.0, delta=1e-6, radius=1.0)
+    algo = Algorithm1.from_theorem(problem, constants="relaxed")
     run = algo.run(data, np.random.default_rng(1), 3, transcript=True)
     used = np.concatenate(run.users, axis=1)
     assert all(len(np.unique(row)) == row.size for row in used)  # each user in at most one phase
     assert np.all(run.gradient_evaluations[~run.halted] == algo.gradient_count)
-    mutant = Algorithm1.from_theorem(
-        9000, 4, 2, 10.0, 1e-6, constants="relaxed", mutant="reuse-users"
-    )
+    mutant = ReuseUsersAlgorithm1.from_theorem(problem, constants="relaxed")
     used = np.concatenate(
         mutant.run(data, np.random.default_rng(1), 1, transcript=True).users, axis=1
     )
@@ -202,7 +228,8 @@ def test_alg1_partition_disjoint_and_counts():
 def test_alg3_relaxed_good_event_and_beats_chance():
     inst = LinearHypercubeInstance(4, alpha=0.2)
     data = inst.sample(8000, 16, np.random.default_rng(2))
-    algo = Algorithm3.from_theorem(8000, 16, 4, 4.0, 1e-7, diameter=1.0, constants="relaxed")
+    problem = Problem(n=8000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
+    algo = Algorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
     run = algo.run(data, np.random.default_rng(3), 4)
     assert not run.halted.any() and run.kept_all.all()
     assert np.mean(inst.normalised_risk(run.theta)) < 0.8
@@ -210,27 +237,28 @@ def test_alg3_relaxed_good_event_and_beats_chance():
 
 
 def test_alg2_threshold_noise_drawn_once_transcript():
-    algo, d0, _, _, _ = alg2_audit("Q2")
-    run = algo.run(d0, np.random.default_rng(0), 50, transcript=True)
+    setup = alg2_audit("Q2")
+    run = setup.algorithm.run(setup.target.d0, np.random.default_rng(0), 50, transcript=True)
+    algo = setup.algorithm
     assert run.xi.shape == (50,) and not run.halted.any()
     assert run.noisy_gradients.shape == (50, algo.steps, 1)
 
 
 def test_seeded_runs_are_reproducible():
-    algo, d0, *_ = alg1_audit("P1")
-    a = algo(d0, np.random.default_rng(7), 300)
-    b = algo(d0, np.random.default_rng(7), 300)
+    target = alg1_audit("P1").target
+    a = target.mechanism(target.d0, np.random.default_rng(7), 300)
+    b = target.mechanism(target.d0, np.random.default_rng(7), 300)
     assert np.array_equal(a, b) and a.shape == (300, 1)
 
 
 @pytest.mark.slow
 def test_p1_halting_ratio_reaches_reference():
-    out = _Alg1Reference(100_000)(np.random.default_rng(11))
+    out = Alg1HaltRatio(100_000)(np.random.default_rng(11))
     est, lo, hi = out["log_halt_ratio"]
     assert lo <= out["formula"] <= hi and abs(est - 0.1775) < 0.03
 
 
-# --------------------------------------------------------------------------- mutants caught
+# ---------------------------------------------------------------------------------- mutants caught
 
 
 def test_mutant_corpus_registered():
@@ -252,34 +280,36 @@ def test_mutant_corpus_registered():
     ],
 )
 def test_audited_mutants_are_violations(name):
-    mech, d0, d1, claim = get_mutant(name).build()
-    assert (
-        audit(mech, d0, d1, claim=claim, trials=4000, seed=0, backend="serial").verdict
-        == "violation"
-    )
+    t = get_mutant(name).build()
+    res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
+    assert res.verdict == "violation"
 
 
 def test_honest_p4_and_q4_are_consistent():
     for builder, pair in ((alg1_audit, "P4"), (alg2_audit, "Q4")):
-        algo, d0, d1, claim, _ = builder(pair)
-        res = audit(algo, d0, d1, claim=claim, trials=4000, seed=0, backend="serial")
+        t = builder(pair).target
+        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
         # the honest algorithm cannot tell the pair apart: no violation, and it says why (#17)
         assert res.verdict == "inconclusive" and res.identical_outputs and res.epsilon_lower < 0.1
 
 
 def test_m2_item_sigma_caught_by_invariant():
-    honest, *_ = alg1_audit("P3")
-    bad = get_mutant("lla24-m2-alg1-item-sigma").build()[0]
-    ident = lambda a: a.sigmas[0] * a.epsilon * a.C / (a.taus[0] * math.log(a.n / a.delta) ** 2)  # noqa: E731
+    honest = alg1_audit("P3").algorithm
+    bad = get_mutant("lla24-m2-alg1-item-sigma").build().mechanism
+
+    def ident(a):
+        return a.sigmas[0] * a.epsilon * a.C / (a.taus[0] * math.log(a.n / a.delta) ** 2)
+
     assert ident(honest) == pytest.approx(100.0) and ident(bad) != pytest.approx(100.0)
-    paper_bad = Algorithm1.from_theorem(20000, 16, 2, 2.0, 1e-6, mutant="item-sigma")
+    problem = Problem(n=20000, m=16, d=2, epsilon=2.0, delta=1e-6, radius=1.0)
+    paper_bad = ItemSigmaAlgorithm1.from_theorem(problem)
     assert ident(paper_bad) < 0.01  # at the paper's τ_i the item-level σ is ~4·10^4 times too small
-    assert get_mutant("lla24-m2-alg2-item-sigma").build()[0].mutant == "item-sigma"
-    tau = alg3_tau(48000, 16, 1, 2.0, 1.0)  # the paper's τ ≈ L ln(·)/√m, vs item-level 2L/m
-    h2 = Algorithm2.from_theorem(10_000, 16, 1, 2.0, 1e-6, 20, tau, n_total=48000)
-    b2 = Algorithm2.from_theorem(
-        10_000, 16, 1, 2.0, 1e-6, 20, tau, n_total=48000, mutant="item-sigma"
-    )
+    assert isinstance(get_mutant("lla24-m2-alg2-item-sigma").build().mechanism, ItemSigmaAlgorithm2)
+    # the paper's τ ≈ L ln(·)/√m, vs item-level 2L/m
+    tau = alg3_tau(n=48000, m=16, d=1, epsilon=2.0, lipschitz=1.0)
+    phase = Problem(n=10_000, m=16, d=1, epsilon=2.0, delta=1e-6)
+    h2 = Algorithm2.from_theorem(phase, steps=20, tau=tau, n_total=48000)
+    b2 = ItemSigmaAlgorithm2.from_theorem(phase, steps=20, tau=tau, n_total=48000)
     ident2 = lambda a: a.sigma * a.epsilon * a.n_phase / (a.tau * math.sqrt(a.steps))  # noqa: E731
     assert (
         ident2(h2) == pytest.approx(1000 * (math.log(48000 / 1e-6) + 2.0))
@@ -288,36 +318,36 @@ def test_m2_item_sigma_caught_by_invariant():
 
 
 def test_m3c_caught_by_reference_eps_check():
-    out = _Alg1Reference(20_000, mutant="laplace-2")(np.random.default_rng(0))
+    out = Alg1HaltRatio(20_000, algorithm=Laplace2Algorithm1)(np.random.default_rng(0))
     assert (
         out["log_halt_ratio"][1] > 5 * out["formula"]
     )  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
     honest = reference_eps_experiment("quick").run(seed=0)
-    bad = reference_eps_experiment("quick", mutant="laplace-2").run(seed=0)
+    bad = reference_eps_experiment("quick", algorithm=Laplace2Algorithm1).run(seed=0)
     assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
     assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
-    # the audit's certified lower bound exceeds the exact reference: a certified detection (still below ε = 2)
-    mech, d0, d1, claim = get_mutant("lla24-m3c-alg1-laplace-2").build()
-    res = audit(mech, d0, d1, claim=claim, trials=20_000, seed=0, backend="serial")
-    reference = alg1_audit("P1")[4]["reference_epsilon"]
+    # the audit's certified lower bound exceeds the exact reference: a certified detection
+    # (still below ε = 2)
+    t = get_mutant("lla24-m3c-alg1-laplace-2").build()
+    res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0, backend="serial")
+    reference = alg1_audit("P1").info["reference_epsilon"]
     assert res.certified and res.epsilon_lower > 5 * reference and res.verdict == "consistent"
 
 
 @pytest.mark.slow
 def test_m3d_caught_by_halting_law():
-    assert _Q1Law(20_000)(np.random.default_rng(0))["halting_law_fits"] == 1.0
-    assert (
-        _Q1Law(20_000, mutant="threshold-per-step")(np.random.default_rng(0))["halting_law_fits"]
-        == 0.0
-    )
+    assert Alg2HaltingLaw(20_000)(np.random.default_rng(0))["halting_law_fits"] == 1.0
+    bad = Alg2HaltingLaw(20_000, algorithm=ThresholdPerStepAlgorithm2)
+    assert bad(np.random.default_rng(0))["halting_law_fits"] == 0.0
 
 
 @pytest.mark.slow
 def test_sigma_sqrt_n_mutant_fails_level_check():
-    """The σ ∝ 1/√n_i utility mutant: RT-3n's normalised risk at chance level, above the reference's level."""
+    """The σ ∝ 1/√n_i utility mutant: RT-3n's normalised risk at chance level, above the
+    reference's level."""
     honest = Alg3Level()(np.random.default_rng(0))
-    flag = get_mutant("lla24-alg3-sigma-sqrt-n").build().mutant
-    bad = Alg3Level(mutant=flag)(np.random.default_rng(0))
+    mutant = type(get_mutant("lla24-alg3-sigma-sqrt-n").build())
+    bad = Alg3Level(algorithm=mutant)(np.random.default_rng(0))
     assert honest["below_level"] == 1.0 and honest["normalised_risk"][2] < RT3N_LEVEL
     assert (
         bad["below_level"] == 0.0 and bad["normalised_risk"][1] > RT3N_LEVEL
@@ -326,5 +356,7 @@ def test_sigma_sqrt_n_mutant_fails_level_check():
 
 def test_sigma_sqrt_n_mutant_noise_scale():
     bad = get_mutant("lla24-alg3-sigma-sqrt-n").build()
-    good = Algorithm3.from_theorem(4000, 16, 4, 4.0, 1e-7, diameter=1.0, constants="relaxed")
+    assert isinstance(bad, SigmaSqrtNAlgorithm3)
+    problem = Problem(n=4000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
+    good = Algorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
     assert bad.sigmas[0] / good.sigmas[0] == pytest.approx(math.sqrt(good.phase_sizes[0]))

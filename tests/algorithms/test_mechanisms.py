@@ -1,4 +1,4 @@
-"""Reference mechanisms: calibration golden numbers, noise on samples, sensitivities on neighbours."""
+"""Reference mechanisms: calibration golden numbers, noise on samples, sensitivity on neighbours."""
 
 import math
 import pickle
@@ -26,7 +26,7 @@ from dpclaims.algorithms.mechanisms import (
 )
 from dpclaims.data import UserDataset, remove_user, replace_item, replace_user
 from dpclaims.errors import InputError, MechanismError
-from dpclaims.execution import run_trials
+from dpclaims.execution import Execution, run_trials
 
 
 def first_category(data):
@@ -131,9 +131,13 @@ def test_report_noisy_max_index_and_value_mutant():
 
 def test_same_seed_same_numbers_and_picklable():
     mech = GaussianMechanism.from_epsilon(user_mean_query(1.0), 1.0, 1e-5, n=4, m=1)
-    a = run_trials(mech, scalar_data(), 20_000, seed=7, backend="serial")
+    a = run_trials(mech, scalar_data(), 20_000, seed=7, execution=Execution(backend="serial"))
     b = run_trials(
-        pickle.loads(pickle.dumps(mech)), scalar_data(), 20_000, seed=7, backend="serial"
+        pickle.loads(pickle.dumps(mech)),
+        scalar_data(),
+        20_000,
+        seed=7,
+        execution=Execution(backend="serial"),
     )
     np.testing.assert_array_equal(a, b)
     assert mech.sensitivity == 0.5

@@ -24,8 +24,16 @@ def test_generic_mutants_are_registered_with_their_true_epsilon():
 
 @pytest.mark.parametrize("name", ["gaussian-half-noise", "laplace-half-scale"])
 def test_a_generic_mutant_builds_an_auditable_violation(name):
-    mechanism, d0, d1, claim = get_mutant(name).build()
-    result = audit(mechanism, d0, d1, claim=claim, trials=50_000, seed=1, backend="serial")
+    target = get_mutant(name).build()
+    result = audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=50_000,
+        seed=1,
+        backend="serial",
+    )
     assert result.verdict == "violation"
     assert result.epsilon_lower <= get_mutant(name).true_epsilon
 

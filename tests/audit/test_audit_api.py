@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
-from dpclaims.audit import AuditResult, audit
+from dpclaims.audit import AuditResult, Split, audit
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 
 
@@ -114,13 +114,17 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
         return data + rng.standard_normal((trials, 3))
 
     r = audit(vector, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=3, backend="serial")
-    assert r.statistic in ("lda", "logistic") and r.output_dim == 3 and r.verdict == "violation"
+    assert (
+        r.provenance.statistic in ("lda", "logistic")
+        and r.provenance.output_dim == 3
+        and r.verdict == "violation"
+    )
 
     def single(data, rng):
         return data + rng.standard_normal(2)
 
     r2 = audit(single, 0.0, 0.0, epsilon=1.0, trials=200, seed=0, backend="serial")
-    assert r2.output_dim == 2
+    assert r2.provenance.output_dim == 2
 
     def total(outputs):
         return outputs.sum(axis=1)
@@ -136,7 +140,11 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
         statistic=total,
         backend="serial",
     )
-    assert r3.statistic == "user:total" and r3.candidates == {} and r3.verdict == "violation"
+    assert (
+        r3.provenance.statistic == "user:total"
+        and r3.provenance.candidates == {}
+        and r3.verdict == "violation"
+    )
 
 
 def test_claim_object_and_neighbour_checks():
@@ -169,7 +177,7 @@ def test_claim_object_and_neighbour_checks():
         (dict(epsilon=1.0, method="bayes"), "method"),
         (dict(epsilon=1.0, threshold="max"), "threshold"),
         (dict(epsilon=1.0, ci="wald"), "ci"),
-        (dict(epsilon=1.0, calibration_fraction=1.5), "calibration_fraction"),
+        (dict(epsilon=1.0, threshold=Split(0.995)), "fraction of 0.995 leaves"),
         (dict(epsilon=1.0, unit="group"), "unit"),
         (dict(), "epsilon"),
         (dict(epsilon=1.0, statistic=lambda x: x[:10, 0]), "statistic"),

@@ -99,7 +99,7 @@ def test_no_certified_bound_exceeds_the_ceiling_and_separation_reaches_it():
                     backend="serial",
                     progress=False,
                 )
-                bounds = 1 if strategy == "calibration" else 2 * r.grid_size
+                bounds = 1 if strategy == "calibration" else 2 * r.provenance.grid_size
                 closed = epsilon_ceiling(
                     r.certification_trials, confidence=0.95, delta=1e-5, bounds_per_dataset=bounds
                 )

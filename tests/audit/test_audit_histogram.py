@@ -29,8 +29,8 @@ def test_histogram_reaches_the_exact_epsilon_of_randomized_response():
         seed=0,
         backend="serial",
     )
-    assert r.statistic == "histogram_lr"
-    assert r.discrete and r.certified
+    assert r.provenance.statistic == "histogram_lr"
+    assert r.provenance.discrete and r.certified
     assert 0.97 * exact <= r.epsilon_lower <= exact
     assert r.verdict == "consistent"
 
@@ -58,7 +58,7 @@ def categorical(data, rng, trials):
 
 def test_default_method_uses_the_histogram_score_for_discrete_vectors():
     r = audit(categorical, 0, 1, epsilon=0.5, delta=0.0, trials=20_000, seed=2, backend="serial")
-    assert "histogram_lr" in r.candidates
+    assert "histogram_lr" in r.provenance.candidates
     assert r.verdict == "violation"
     assert r.epsilon_lower <= math.log(4.0)
 

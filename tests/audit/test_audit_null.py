@@ -1,4 +1,5 @@
-"""Null calibration: on identical datasets a certified bound is positive in at most ~5% of audits."""
+"""Null calibration: on identical datasets a certified bound is positive in at most ~5% of
+audits."""
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_quantile_tests_on_identical_laws_rarely_certify(trials):
     grid = default_grid(trials)
     positive = [
         certify_quantiles(
-            rng.laplace(size=trials), rng.laplace(size=trials), grid, 0.0, 0.95, "clopper-pearson"
+            rng.laplace(size=trials), rng.laplace(size=trials), grid=grid, confidence=0.95
         )[0].epsilon_lower
         > 0
         for _ in range(AUDITS)

@@ -32,7 +32,8 @@ def run_audit(mech, d0, d1, trials, seed=0, **kwargs):
 
 
 def swapped_user_pair(n=10, m=1, bound=1.0):
-    """d0: user 0's items all at +bound, others 0; d1: user 0 at -bound (replace-one-user neighbours)."""
+    """d0: user 0's items all at +bound, others 0; d1: user 0 at -bound (replace-one-user
+    neighbours)."""
     x = np.zeros((n, m, 1))
     x[0] = bound
     d0 = UserDataset(x)

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from dpclaims.audit import audit, core
+from dpclaims.audit import audit, collect
 from dpclaims.cli import main
 from dpclaims.reports.figures import audit_figure
 
@@ -47,7 +47,7 @@ def test_summary_has_the_claim_bound_ceiling_reference_verdict_and_counts(result
         "reference  exact ε on this pair ∞",
         f"verdict    {result.verdict}",
         f"false positives {result.false_positives:,}/{result.n_negative:,}",
-        result.statistic,
+        result.provenance.statistic,
     ):
         assert piece in text
     assert str(result) == text
@@ -110,7 +110,7 @@ def test_progress_counts_every_trial(monkeypatch):
         def update(self, n):
             seen.append(n)
 
-    monkeypatch.setattr(core, "_progress_bar", lambda progress, total: Bar())
+    monkeypatch.setattr(collect, "_progress_bar", lambda progress, total: Bar())
     audit(gauss, 0.0, 1.0, epsilon=1.0, trials=30_000, backend="serial", chunk=8192)
     assert sum(seen) == 2 * 30_000 and len(seen) > 2
 

@@ -11,6 +11,7 @@ from dpclaims.audit import audit
 from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
 from dpclaims.audit.threshold import (
     DIRECTIONS,
+    Criterion,
     Quantiles,
     Split,
     candidate_thresholds,
@@ -63,8 +64,8 @@ def test_detects_a_mechanism_with_too_little_noise(strategy):
     )
     assert r.verdict == "violation"
     assert 1.0 < r.epsilon_lower < 4.38
-    assert r.certified and r.threshold_strategy == strategy
-    assert r.direction in DIRECTIONS
+    assert r.certified and r.provenance.threshold_strategy == strategy
+    assert r.provenance.direction in DIRECTIONS
 
 
 def test_both_tails_are_found():
@@ -90,9 +91,9 @@ def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, c
         backend="serial",
         threshold=threshold,
     )
-    assert r.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
-    fpr_u = rate_upper(r.false_positives, r.n_negative, r.ci_alpha)
-    fnr_u = rate_upper(r.false_negatives, r.n_positive, r.ci_alpha)
+    assert r.provenance.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
+    fpr_u = rate_upper(r.false_positives, r.n_negative, r.provenance.ci_alpha)
+    fnr_u = rate_upper(r.false_negatives, r.n_positive, r.provenance.ci_alpha)
     assert float(fpr_u) == pytest.approx(r.fpr_upper)
     assert float(epsilon_from_rates(fpr_u, fnr_u, r.delta)) == pytest.approx(r.epsilon_lower)
     assert r.n_negative == r.n_positive == r.certification_trials == certifying
@@ -117,20 +118,27 @@ def test_variance_change_is_found(threshold, statistic):
         backend="serial",
         threshold=threshold,
     )
-    assert r.statistic == statistic
+    assert r.provenance.statistic == statistic
     assert r.verdict == "violation"
 
 
 def test_auto_picks_the_strategy_from_the_outputs():
     cont = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
-    split = (cont.threshold_strategy, cont.calibration_trials, cont.certification_trials)
+    split = (
+        cont.provenance.threshold_strategy,
+        cont.provenance.calibration_trials,
+        cont.certification_trials,
+    )
     assert split == ("quantiles", 0, 2000)
 
     def coin(data, rng, trials):
         return (rng.random(trials) < 0.25 + 0.5 * data).astype(float)
 
     discrete = audit(coin, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
-    assert discrete.threshold_strategy == "calibration" and discrete.statistic == "identity"
+    assert (
+        discrete.provenance.threshold_strategy == "calibration"
+        and discrete.provenance.statistic == "identity"
+    )
 
     def gauss3(data, rng, trials):
         return data + rng.standard_normal((trials, 3))
@@ -145,16 +153,15 @@ def test_auto_picks_the_strategy_from_the_outputs():
         backend="serial",
         threshold=Quantiles(fraction=0.25),
     )
-    assert learned.calibration_trials == 500 and learned.certification_trials == 1500
+    assert learned.provenance.calibration_trials == 500 and learned.certification_trials == 1500
 
 
 def test_strategy_values_and_strings_agree():
     kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
-    by_name = audit(
-        gauss_sigma1, 0.0, 1.0, threshold="calibration", calibration_fraction=0.3, **kwargs
-    )
-    by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.3), **kwargs)
-    assert by_name.epsilon_lower == by_value.epsilon_lower and by_value.calibration_trials == 1200
+    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", **kwargs)
+    by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.2), **kwargs)
+    assert by_name.to_dict() | {"wall_time": 0} == by_value.to_dict() | {"wall_time": 0}
+    assert by_value.provenance.calibration_trials == 800
 
 
 def test_quantile_tests_match_brute_force():
@@ -162,7 +169,9 @@ def test_quantile_tests_match_brute_force():
     s0, s1 = rng.standard_normal(500), rng.standard_normal(400) + 1.0
     ranks = quantile_ranks(400, 6)
     assert ranks[0] == 0 and ranks[-1] == 200 and len(ranks) == 6
-    cert, alpha = certify_quantiles(s0, s1, 6, 1e-5, 0.95, "clopper-pearson")
+    cert, alpha = certify_quantiles(
+        s0, s1, grid=6, confidence=0.95, criterion=Criterion(delta=1e-5)
+    )
     assert alpha == pytest.approx(0.05 / 48)
     best = 0.0
     for neg, pos in ((s0, s1), (s1, s0)):
@@ -189,7 +198,8 @@ def test_mass_beyond_an_order_statistic_fails_its_bound_with_probability_alpha(t
 
 
 def analytic_sigma(epsilon, delta):
-    """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity 1)."""
+    """Balle & Wang (2018), Theorem 8: smallest sigma with delta(eps, sigma) <= delta (sensitivity
+    1)."""
 
     def gap(sigma):
         return (
@@ -210,7 +220,8 @@ class Gauss:
 
 
 def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
-    """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in hindsight."""
+    """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in
+    hindsight."""
     t = np.linspace(-10 * sigma, 10 * sigma + 1, 40_001)
     fp = np.round(stats.norm.sf(t / sigma) * trials)
     fn = np.round(stats.norm.cdf((t - 1) / sigma) * trials)
@@ -242,7 +253,7 @@ def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
         return data + rng.standard_normal((trials, 2))
 
     streamed = audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial")
-    assert streamed.threshold_strategy == "calibration"
+    assert streamed.provenance.threshold_strategy == "calibration"
     with pytest.raises(InputError, match="threshold=Quantiles holds all 1000 × 2 outputs"):
         audit(
             gauss2,

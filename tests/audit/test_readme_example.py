@@ -20,3 +20,14 @@ def test_python_api_example_output_is_true():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue() == shown
+
+
+def test_certify_scores_example_prints_the_bound_it_states():
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    code = next(block for block in blocks if "certify_scores(" in block)
+    stated = re.search(r"# a certified lower bound on ε = 1: (\d\.\d+)", code).group(1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue().strip() == stated and float(stated) <= 1.0

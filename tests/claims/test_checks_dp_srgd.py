@@ -1,5 +1,8 @@
 """Quick-budget run of every registered experiment of choquette-choo-et-al-2024 (spec 002)."""
 
+import math
+
+import numpy as np
 import pytest
 
 from dpclaims.claims import experiment as experiment_of
@@ -7,6 +10,7 @@ from dpclaims.claims import load, status
 from dpclaims.claims.checks.dp_srgd import RT8_C_GOLDEN, rt8_envelope_experiment
 from dpclaims.claims.standard import CombinedExperiment
 from dpclaims.execution import Execution
+from dpclaims.hardinstances.quadratic import LeastSquaresInstance
 
 SERIAL = Execution(backend="serial")
 
@@ -15,7 +19,8 @@ PAPER = "choquette-choo-et-al-2024"
 EXPECTED = {
     "cgt24.tree.gdp": "consistent",
     "cgt24.tree.error": "consistent",
-    "cgt24.v1.privacy.clipped": "inconsistent",  # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (finding)
+    # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (a finding)
+    "cgt24.v1.privacy.clipped": "inconsistent",
     "cgt24.v1.privacy.unclipped": "consistent",
     "cgt24.v1.sensitivity": "consistent",
     "cgt24.v2.sensitivity.deterministic": "consistent",
@@ -34,6 +39,7 @@ EXPECTED = {
     "cgt24.complexity.gradients": "consistent",
     "cgt24.complexity.v1_steps": "consistent",
     "cgt24.complexity.v2_steps": "consistent",
+    "cgt24.complexity.unaccelerated": "consistent",
     "cgt24.lb.first_order": "consistent",
 }
 
@@ -67,7 +73,8 @@ def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
 
 
 def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
-    """RT8 (spec §7(b)): max over ε and p of excess/(LR(1/√n + √p/(εn))) ≤ 1.5 C_golden on the reference."""
+    """RT8 (spec §7(b)): max over ε and p of excess/(LR(1/√n + √p/(εn))) ≤ 1.5 C_golden on the
+    reference."""
     result = rt8_envelope_experiment("quick").run(seed=0)
     checks = result["evidence"]["checks"]
     assert result["verdict"] == "consistent", result["summary"]
@@ -75,8 +82,46 @@ def test_rt8_envelope_quick_reference_is_within_the_golden_limit():
     worst = checks["max_envelope_ratio"]["value"]
     assert worst == max(c["value"] for c in checks.values())
     assert 0.3 * RT8_C_GOLDEN[2**12] < worst <= 1.5 * RT8_C_GOLDEN[2**12]
-    # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the golden constant
+    # the envelope is not trivially loose: the privacy-dominated corner (ε = 0.1) sits near the
+    # golden constant
     assert checks["ratio_eps0.1_p16"]["value"] > checks["ratio_eps4_p16"]["value"] * 3
+
+
+def test_unaccelerated_counters_catch_a_second_pass():
+    """cgt24.complexity.unaccelerated fails when the schedule is not single-epoch at B = O(1)."""
+    from dataclasses import replace
+
+    from dpclaims.claims.checks.dp_srgd import _unaccelerated_counts, unaccelerated_schedule
+
+    rng = np.random.default_rng(0)
+    counts = _unaccelerated_counts(rng, [2**8, 2**10])
+    assert all(value == pytest.approx(1.0) for value in counts.values())
+    algo = unaccelerated_schedule(2**10)
+    assert algo.interpolation == "none" and algo.steps == 2**8 and algo.beta == 8.0
+    # the same rounds at B = 2 use half the stream: its counter is not 2n − B
+    half = replace(algo, batch_size=2)
+    data = LeastSquaresInstance(4).sample(2**10, 1, rng)
+    assert half.run(data, rng, 1).gradient_evaluations == 2 * 2**9 - 2
+
+
+def test_unaccelerated_rounds_fit_fails_for_a_sqrt_n_schedule():
+    """The rate part tests exponent 1: T = √n rounds (the accelerated V2 schedule) is
+    inconsistent."""
+    from dataclasses import replace
+
+    from dpclaims.claims import load
+    from dpclaims.claims.standard import RateExperiment
+
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.complexity.unaccelerated")
+    rounds = experiment_of(claim, "quick").parts["rounds_in_n"]
+    assert isinstance(rounds, RateExperiment) and rounds.expected == 1.0
+    sqrt_rounds = replace(rounds, experiment=_sqrt_rounds)
+    assert sqrt_rounds.run(seed=0, execution=SERIAL)["verdict"] == "inconsistent"
+    assert rounds.run(seed=0, execution=SERIAL)["verdict"] == "consistent"
+
+
+def _sqrt_rounds(n, rng):
+    return float(math.isqrt(n))
 
 
 def test_printed_sigmas_of_cor57_and_cor511():

@@ -1,4 +1,5 @@
-"""Quick-budget run of every registered Ghazi et al. 2023 claim experiment, with the verdict we expect.
+"""Quick-budget run of every registered Ghazi et al. 2023 claim experiment, with the verdict we
+expect.
 
 Non-``consistent`` verdicts are findings or honest small-sweep outcomes (see the module notes):
 ``thm51.convex_sco.statistical_term`` is ``inconsistent`` because on RT-8's sharp minimum the last

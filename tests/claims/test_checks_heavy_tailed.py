@@ -1,8 +1,11 @@
-"""Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict expected."""
+"""Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict
+expected."""
 
+import numpy as np
 import pytest
 
 from dpclaims import claims
+from dpclaims.claims.checks.heavy_tailed import adapsg_route_runtime
 from dpclaims.execution import Execution
 
 SERIAL = Execution(backend="serial")
@@ -10,7 +13,6 @@ SERIAL = Execution(backend="serial")
 PAPER = "pure-dp-heavy-tails"
 NOT_CHECKABLE = {
     "lowy26.gap.upper_vs_lower",
-    "lowy26.complexity.main_runtime",
     "lowy26.complexity.impossibility",
 }
 INCONCLUSIVE_AT_QUICK = {
@@ -33,3 +35,11 @@ def test_quick_verdict(cid):
     result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
     assert result["verdict"] == expected, (cid, result["summary"])
+
+
+def test_adapsg_runtime_tracks_prop29_cap():
+    """The counter sits just under Prop 2.9's cap (the bound is tight for h = Φ), and the
+    event's polynomial is larger still."""
+    out = adapsg_route_runtime(np.random.default_rng(0), ns=(5, 6))
+    assert 0.5 <= out["evaluations_over_prop29_cap"] <= 1.0
+    assert out["evaluations_over_event_polynomial"] <= out["evaluations_over_prop29_cap"]

@@ -1,4 +1,5 @@
-"""Quick-budget run of every registered experiment of lowy-liu-asi-2024 (spec 000), with the verdict expected."""
+"""Quick-budget run of every registered experiment of lowy-liu-asi-2024 (spec 000), with the
+verdict expected."""
 
 import pytest
 
@@ -40,7 +41,8 @@ POWERLESS = {
     "lla24.alg3ns.privacy",
     "lla24.privacy.tau_free",
 }
-# tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict the claim
+# tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict
+# the claim
 NOT_CONTRADICTED = {
     "lla24.alg3.risk.priv",
     "lla24.alg3.risk.stat",

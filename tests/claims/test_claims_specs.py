@@ -38,7 +38,7 @@ def _unquote(value):
 
 
 def _exponents(text):
-    """Parse a YAML flow mapping like ``{n: "-1/2", ln(1/delta): "1/2"}`` (values hold no commas)."""
+    """Parse a YAML flow mapping like ``{n: "-1/2", ln(1/delta): "1/2"}`` (no commas in values)."""
     body = text.strip()[1:-1].strip()
     if not body:
         return {}

@@ -157,7 +157,7 @@ def test_to_jsonable():
 def test_bad_run_settings_fail_before_anything_runs():
     with pytest.raises(InputError, match="budget must be one of"):
         run_claims([get(CLAIM)], budget="huge")
-    with pytest.raises(InputError, match="workers must be a positive integer"):
+    with pytest.raises(InputError, match="workers must be a whole number >= 1"):
         run_claims([get(CLAIM)], execution=Execution(workers=0))
     with pytest.raises(InputError, match="backend must be one of"):
         run_claims([get(CLAIM)], execution=Execution(backend="gpu"))
@@ -213,7 +213,7 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     )
     registry = Registry.discover(folders=[broken, fine], installed=False)
     selected = registry.select(paper="broken-paper") + registry.select(paper="fine-paper")
-    results = run_claims(selected, execution=SERIAL, registry=registry)
+    results = run_claims(selected, execution=SERIAL)
     assert results["load_errors"] == [
         {"module": "run_test_broken", "error": "RuntimeError: half-written"}
     ]
@@ -224,6 +224,7 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     )
     assert second["verdict"] == "consistent" and exit_code(results) == 1
     assert [p["id"] for p in results["papers"]] == ["broken-paper", "fine-paper"]
+    assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
 
 
 def test_one_execution_reaches_each_experiment_with_a_checkpoint_folder_per_claim(

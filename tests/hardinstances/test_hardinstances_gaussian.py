@@ -1,4 +1,5 @@
-"""Gaussian instances: exact population loss, minimiser, user-level reduction, fingerprinting instance."""
+"""Gaussian instances: exact population loss, minimiser, user-level reduction, fingerprinting
+instance."""
 
 import math
 

@@ -15,6 +15,7 @@ from dpclaims.hardinstances.heavy_tailed import (
 from dpclaims.hardinstances.lower_bounds import heavy_packing_probability, two_point_bias
 from dpclaims.hardinstances.packings import exact_sphere_packing, sphere_packing
 from dpclaims.losses import project_l2_ball
+from dpclaims.problem import Problem
 
 MC_DRAWS = 10**6
 
@@ -49,7 +50,9 @@ def assert_theta_star_minimises(inst, seed):
 
 
 def test_two_point_exact_and_moments():
-    inst = TwoPointInstance.from_theorem(n=50, d=3, moment=2.0, diameter=3.0, beta=0.05, sign=-1)
+    inst = TwoPointInstance.from_theorem(
+        Problem(n=50, d=3, epsilon=1.0), moment=2.0, diameter=3.0, beta=0.05, sign=-1
+    )
     assert inst.bias == pytest.approx(math.sqrt(math.log(1 / 0.2) / 150))
     x, _ = item_arrays(inst, 1)
     # ‖z‖ ≡ G, so every moment is G^j exactly
@@ -92,9 +95,10 @@ def test_heavy_packing_exact_population_loss_and_minimiser():
 
 def test_heavy_packing_from_theorem_uses_spec_p():
     inst = HeavyPackingInstance.from_theorem(
-        n=1000, d=3, epsilon=0.5, k=2.0, moment=1.0, diameter=2.0, beta=0.1
+        Problem(n=1000, d=3, epsilon=0.5), k=2.0, moment=1.0, diameter=2.0, beta=0.1
     )
-    # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V| = 12)
+    # spec 003 §5: "p := min{1, ln((|V| − 1)/(2β)) / (8εn)}"; d = 3 packing is the icosahedron (|V|
+    # = 12)
     assert inst.packing.size == 12
     assert inst.p == pytest.approx(math.log(11 / 0.2) / (8 * 0.5 * 1000))
     assert inst.p == heavy_packing_probability(1000, 0.5, 12, 0.1)
@@ -122,8 +126,14 @@ def test_pareto_radius_population_loss_exact(d):
 def test_pareto_radius_population_loss_against_quadrature():
     inst = ParetoRadiusInstance(4, alpha=2.5, scale=0.7, radius=1.0, half_width=1.0)
     r = 2.7
-    dens = lambda t: (1 - t * t) ** ((4 - 3) / 2)  # noqa: E731  density of ⟨e, u⟩ on S^3, up to a constant
-    g = lambda s: (s * s + 1.0) / 2.0 if abs(s) <= 1.0 else abs(s)  # noqa: E731
+
+    def dens(t):
+        """Density of ⟨e, u⟩ on S^3, up to a constant."""
+        return (1 - t * t) ** ((4 - 3) / 2)
+
+    def g(s):
+        return (s * s + 1.0) / 2.0 if abs(s) <= 1.0 else abs(s)
+
     num = integrate.quad(lambda t: g(r * t) * dens(t), -1, 1, points=[-1 / r, 1 / r])[0]
     den = integrate.quad(dens, -1, 1)[0]
     theta = np.array([[r, 0.0, 0.0, 0.0]])
@@ -158,10 +168,14 @@ def test_heavy_tailed_bad_inputs():
     with pytest.raises(InputError, match="alpha"):
         ParetoRadiusInstance(2, alpha=1.0)
     with pytest.raises(InputError, match="k must"):
-        HeavyPackingInstance(exact_sphere_packing(1, 1.0), 0, 0.1, 1.5, 1.0, 1.0)
+        HeavyPackingInstance(
+            exact_sphere_packing(1, 1.0), index=0, p=0.1, k=1.5, moment=1.0, diameter=1.0
+        )
     with pytest.raises(InputError, match="p must"):
-        HeavyPackingInstance(exact_sphere_packing(1, 1.0), 0, 0.0, 2.0, 1.0, 1.0)
+        HeavyPackingInstance(
+            exact_sphere_packing(1, 1.0), index=0, p=0.0, k=2.0, moment=1.0, diameter=1.0
+        )
     with pytest.raises(InputError, match="n must be >="):
         two_point_bias(1, 0.01)
     with pytest.raises(InputError, match="sign"):
-        TwoPointInstance(2, 1.0, 1.0, 0.1, sign=0)
+        TwoPointInstance(2, moment=1.0, diameter=1.0, bias=0.1, sign=0)

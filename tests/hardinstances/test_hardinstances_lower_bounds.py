@@ -10,6 +10,7 @@ from dpclaims.errors import InputError
 from dpclaims.hardinstances import lower_bounds as lb
 from dpclaims.hardinstances.heavy_tailed import HeavyPackingInstance, TwoPointInstance
 from dpclaims.hardinstances.packings import exact_sphere_packing
+from dpclaims.problem import Problem
 
 
 def slope(func, name, lo, hi, **kwargs):
@@ -26,7 +27,8 @@ def test_user_level_sco_bound_terms_and_exponents():
     # spec 000 §5.1: "Ω( L·R·( 1/sqrt(n·m) + sqrt(d)/(ε·n·sqrt(m)) ) )"
     val = lb.user_level_sco_lower_bound(n=100, m=25, d=16, epsilon=0.5, lipschitz=2.0, diameter=3.0)
     assert val == pytest.approx(6.0 * (1 / 50 + 4 / (0.5 * 100 * 5)))
-    # "The exponents match the upper bound of §4.3 (stat: n −1/2, m −1/2; priv: n −1, m −1/2, d +1/2, ε −1)"
+    # "The exponents match the upper bound of §4.3 (stat: n −1/2, m −1/2; priv: n −1, m −1/2, d
+    # +1/2, ε −1)"
     base = dict(n=1000, m=100, d=64, epsilon=1.0)
     stat = lambda **k: lb.user_level_sco_lower_bound(**k, part="statistical")  # noqa: E731
     priv = lambda **k: lb.user_level_sco_lower_bound(**k, part="private")  # noqa: E731
@@ -55,7 +57,8 @@ def test_user_level_sco_bound_terms_and_exponents():
 
 
 def test_strongly_convex_user_level_bounds():
-    # spec 001 §5.1 Thm D.7: "Ω((G²/μ)(1/(nm) + d/(ε² n² m)))"; exponents "{n: -2, m: -1, d: 1, eps: -2}"
+    # spec 001 §5.1 Thm D.7: "Ω((G²/μ)(1/(nm) + d/(ε² n² m)))"; exponents "{n: -2, m: -1, d: 1, eps:
+    # -2}"
     val = lb.user_level_sc_sco_lower_bound(
         n=50, m=10, d=20, epsilon=0.5, lipschitz=3.0, strong_convexity=2.0
     )
@@ -73,7 +76,8 @@ def test_strongly_convex_user_level_bounds():
 
 def test_ghazi_d7_explicit_constants():
     # spec 001 §5.3: "B = G/(2*mu)", "sigma = B / (1000*sqrt(d))",
-    # "alpha = d*sigma/(100*eps*n*sqrt(m))", "The lower-bound value is (μ/2)·α² = Ω(G² d/(μ ε² n² m)),
+    # "alpha = d*sigma/(100*eps*n*sqrt(m))", "The lower-bound value is (μ/2)·α² = Ω(G² d/(μ ε² n²
+    # m)),
     # up to the constants 10^{-10} and 4"  ->  (μ/2)α² = G² d / (8·10^10 μ ε² n² m)
     d, n, m, eps, G, mu = 32, 200, 16, 0.7, 3.0, 0.5
     B, sigma = lb.ghazi_thm_d7_scales(d, G, mu)
@@ -120,7 +124,8 @@ def test_user_gaussian_mean_lemma_d5_d6():
 
 
 def test_item_level_cited_bounds():
-    # spec 002 §5: "Ω(LR·(1/√n + min{1, √p/(εn)}))"; "p ≤ ε²n² (otherwise the trivial output 0 already meets the bound)"
+    # spec 002 §5: "Ω(LR·(1/√n + min{1, √p/(εn)}))"; "p ≤ ε²n² (otherwise the trivial output 0
+    # already meets the bound)"
     assert lb.dpsco_lower_bound(
         n=100, d=400, epsilon=0.5, lipschitz=2.0, radius=1.5
     ) == pytest.approx(3.0 * (0.1 + 20 / 50))
@@ -153,7 +158,8 @@ def test_two_point_bias_kl_and_bound():
             stats.entropy(p_plus, p_plus[::-1]), abs=1e-15
         )
         assert lb.two_point_kl(delta) <= 3 * delta**2 + 1e-15
-    # "Take δ = √(ln(1/(4β))/(3n)); this needs n ≥ (4/3)ln(1/(4β))"; "Then KL(P_+^n ‖ P_−^n) ≤ ln(1/(4β))"
+    # "Take δ = √(ln(1/(4β))/(3n)); this needs n ≥ (4/3)ln(1/(4β))"; "Then KL(P_+^n ‖ P_−^n) ≤
+    # ln(1/(4β))"
     beta = 0.01
     n_min = math.ceil(4 / 3 * math.log(1 / (4 * beta)))
     delta = lb.two_point_bias(n_min, beta)
@@ -165,7 +171,9 @@ def test_two_point_bias_kl_and_bound():
     assert lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1) == pytest.approx(
         1.5 * math.sqrt(math.log(2.5) / 3000)
     )
-    inst = TwoPointInstance.from_theorem(1000, 2, 2.0, 3.0, 0.1)
+    inst = TwoPointInstance.from_theorem(
+        Problem(n=1000, d=2, epsilon=1.0), moment=2.0, diameter=3.0, beta=0.1
+    )
     assert inst.lower_bound() == lb.two_point_lower_bound(1000, 2.0, 3.0, 0.1)
 
 
@@ -176,7 +184,8 @@ def test_heavy_packing_bound_and_rt3_worked_number():
     assert p == pytest.approx(math.log(1 / (2 * beta)) / (8 * eps * n))
     val = lb.heavy_packing_lower_bound(n, eps, k, 1.0, 2.0, beta, packing_size=2, separation=2.0)
     assert val == pytest.approx(0.25 * 2.0 * p**0.5)
-    # §7b RT3: "0.9-quantile ≈ 0.93·G D p^{1−1/k} ≈ 3.7× the formula" (formula = (2²/16)·G D p^{1−1/k})
+    # §7b RT3: "0.9-quantile ≈ 0.93·G D p^{1−1/k} ≈ 3.7× the formula" (formula = (2²/16)·G D
+    # p^{1−1/k})
     assert 0.93 / (val / (2.0 * p**0.5)) == pytest.approx(3.7, abs=0.05)
     # "When p = 1 (εn ≲ d + ln(1/β)) the bound is the constant c·G D"
     assert lb.heavy_packing_probability(1, 0.01, 12, beta) == 1.0
@@ -185,14 +194,21 @@ def test_heavy_packing_bound_and_rt3_worked_number():
     )
     # the instance delegates with its packing's certified separation
     inst = HeavyPackingInstance.from_theorem(
-        n, 1, eps, k, 1.0, 2.0, beta, packing=exact_sphere_packing(1, 1.0)
+        Problem(n=n, d=1, epsilon=eps),
+        k=k,
+        moment=1.0,
+        diameter=2.0,
+        beta=beta,
+        packing=exact_sphere_packing(1, 1.0),
     )
     assert inst.lower_bound() == pytest.approx(val)
 
 
 def test_lemma_g1_reduction_holds_on_heavy_packing_instance():
     # spec 003 §5 Lemma G.1: "F_P(w) − F_P* = (D/2)ρ − ⟨w, μ⟩ ≥ (D/(4ρ))·‖μ̂ − μ‖²", μ̂ = (2ρ/D)·w
-    inst = HeavyPackingInstance(exact_sphere_packing(3, 1.0), 3, 0.02, 3.0, 1.0, 4.0)
+    inst = HeavyPackingInstance(
+        exact_sphere_packing(3, 1.0), index=3, p=0.02, k=3.0, moment=1.0, diameter=4.0
+    )
     rng = np.random.default_rng(0)
     w = rng.standard_normal((5000, 3))
     w *= (2.0 * rng.random(5000) ** (1 / 3) / np.linalg.norm(w, axis=1))[:, None]
@@ -207,12 +223,13 @@ def test_heavy_tailed_sco_and_mean_bounds():
     # spec 003 §5 Thm 4.1: "c·( G_2 D √(log(1/β)/n) + G_k D · min{1, (d + log(1/β))/(εn)}^{1−1/k} )"
     n, d, eps, k, beta = 10_000, 8, 0.5, 4.0, 0.05
     val = lb.heavy_tailed_sco_lower_bound(
-        n, d, eps, k, moment_2=1.0, moment_k=2.0, diameter=3.0, beta=beta
+        n, d, eps, k=k, moment_2=1.0, moment_k=2.0, diameter=3.0, beta=beta
     )
     stat = 3.0 * math.sqrt(math.log(20) / n)
     priv = 6.0 * ((8 + math.log(20)) / (0.5 * n)) ** 0.75
     assert val == pytest.approx(stat + priv)
-    # claim lowy26.lb.sco exponents "{n: -(1-1/k), eps: -(1-1/k), d: 1-1/k}" (private term, d ≫ log(1/β))
+    # claim lowy26.lb.sco exponents "{n: -(1-1/k), eps: -(1-1/k), d: 1-1/k}" (private term, d ≫
+    # log(1/β))
     priv_f = lambda **kw: lb.heavy_tailed_sco_lower_bound(**kw, part="private")  # noqa: E731
     common = dict(d=d, epsilon=eps, k=k, moment_2=1.0, moment_k=1.0, diameter=1.0, beta=beta)
     assert slope(priv_f, "n", 10_000, 80_000, **common) == pytest.approx(-0.75)
@@ -222,7 +239,9 @@ def test_heavy_tailed_sco_and_mean_bounds():
         4.0 * (math.log(20) / n + ((8 + math.log(20)) / (0.5 * n)) ** 1.5)
     )
     with pytest.raises(InputError, match="beta"):
-        lb.heavy_tailed_sco_lower_bound(n, d, eps, k, 1.0, 1.0, 1.0, beta=0.3)
+        lb.heavy_tailed_sco_lower_bound(
+            n, d, eps, k=k, moment_2=1.0, moment_k=1.0, diameter=1.0, beta=0.3
+        )
 
 
 def test_bad_inputs_name_the_argument():

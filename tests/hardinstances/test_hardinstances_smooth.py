@@ -9,7 +9,6 @@ import pytest
 
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
-from dpclaims.hardinstances._items import project_ball
 from dpclaims.hardinstances.linear import (
     AbsoluteCubeInstance,
     LinearBallInstance,
@@ -23,6 +22,7 @@ from dpclaims.hardinstances.quadratic import (
     QuadraticHypercubeInstance,
     SphereMeanInstance,
 )
+from dpclaims.losses import project_l2_ball
 
 INSTANCES = {
     "gauss": lambda: GaussianMeanInstance([0.3, -0.2, 0.1], sigma=0.7, radius=1.0, strength=2.0),
@@ -77,7 +77,7 @@ def test_theta_star_is_a_feasible_minimiser(name):
     # the points near θ* do no better either
     near = star + 1e-3 * rng.normal(size=(2000, inst.d))
     if not math.isinf(inst.radius):
-        near = project_ball(near, inst.radius)
+        near = project_l2_ball(near, inst.radius)
     assert np.min(inst.population_loss(near)) >= best - 1e-12
 
 
@@ -86,7 +86,11 @@ def test_projected_gradient_vanishes_at_theta_star(name):
     inst = INSTANCES[name]()
     star = inst.theta_star
     g = inst.population_grad(star)
-    step = project_ball(star - g, inst.radius) if not math.isinf(inst.radius) else star - g
+    step = (
+        project_l2_ball((star - g)[None, :], inst.radius)[0]
+        if not math.isinf(inst.radius)
+        else star - g
+    )
     assert np.linalg.norm(star - step) <= 1e-8
     # and population_grad is the gradient of population_loss (central differences)
     rng = np.random.default_rng(12)
@@ -146,7 +150,8 @@ def test_cauchy_instance_matches_spec_numbers():
     assert inst.population_loss(inst.theta_star) == pytest.approx(0.111572, abs=1e-6)
     assert inst.initial_gap == pytest.approx(1.0410, abs=1e-4)
     assert inst.gradient_norm_sq(inst.x0) == pytest.approx(0.0891, abs=1e-4)
-    # global minimum: outside the disk of radius 1/2 the loss grows along rays, so a grid of the disk suffices
+    # global minimum: outside the disk of radius 1/2 the loss grows along rays, so a grid of the
+    # disk suffices
     g = np.linspace(-0.5, 0.5, 201)
     grid = np.zeros((g.size**2, 10))
     grid[:, 0], grid[:, 1] = np.repeat(g, g.size), np.tile(g, g.size)
@@ -166,7 +171,8 @@ def test_nesterov_chain_optimum_and_span_lower_bound():
     assert np.linalg.norm(inst.theta_star) == pytest.approx(0.5)
     assert inst.population_loss(inst.theta_star) == pytest.approx(inst.optimal_value)
     assert inst.loss.smoothness(1.0) <= 2.0 + 1e-12
-    # t span queries from 0 reach at most span{e_1..e_t}; its best point is above F* + bound (k = 2t+1)
+    # t span queries from 0 reach at most span{e_1..e_t}; its best point is above F* + bound (k =
+    # 2t+1)
     ratios = []
     for t in range(1, 9):
         chain = NesterovChainInstance.for_steps(t, smoothness=2.0)

@@ -27,9 +27,15 @@ def test_confirmed_false_findings_stay_below_one_percent_and_power_above_ninety(
 
 
 def test_detectable_gap_follows_noise_and_replicates():
-    quiet = SweepShape("quiet", (10.0, 100.0, 1000.0, 10000.0), 3, (0.05,) * 4, 0.1)
-    loud = SweepShape("loud", quiet.values, 3, (0.5,) * 4, 0.1)
-    more = SweepShape("more", quiet.values, 12, (0.5,) * 4, 0.1)
+    quiet = SweepShape(
+        name="quiet",
+        values=(10.0, 100.0, 1000.0, 10000.0),
+        replicates=3,
+        sigma=(0.05,) * 4,
+        margin=0.1,
+    )
+    loud = SweepShape(name="loud", values=quiet.values, replicates=3, sigma=(0.5,) * 4, margin=0.1)
+    more = SweepShape(name="more", values=quiet.values, replicates=12, sigma=(0.5,) * 4, margin=0.1)
     assert quiet.detectable_gap() < more.detectable_gap() < loud.detectable_gap()
     assert loud.slope_stderr == pytest.approx(10 * quiet.slope_stderr)
 
@@ -70,7 +76,18 @@ def test_rate_bounds_are_exact_binomial():
 
 
 def test_simulate_rejects_bad_options():
-    with pytest.raises(InputError, match="gap must be a positive number"):
+    with pytest.raises(InputError, match="gap must be a finite number > 0"):
         simulate(REGISTRY_SHAPES[:1], gap=0)
     with pytest.raises(InputError, match="no design can detect"):
-        simulate([SweepShape("loud", (1.0, 10.0, 100.0, 1000.0), 2, (3.0,) * 4, 0.1)], gap=0.3)
+        simulate(
+            [
+                SweepShape(
+                    name="loud",
+                    values=(1.0, 10.0, 100.0, 1000.0),
+                    replicates=2,
+                    sigma=(3.0,) * 4,
+                    margin=0.1,
+                )
+            ],
+            gap=0.3,
+        )

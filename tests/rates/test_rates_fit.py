@@ -55,13 +55,15 @@ def test_exact_power_law_is_recovered_by_every_estimator():
         assert fit.exponent == pytest.approx(-0.75)
         assert fit.theil_sen == pytest.approx(-0.75)
         np.testing.assert_allclose(fit.local_slopes, -0.75)
-        # whole-replicate resampling shifts every grid value by the same replicate noise: slope unchanged
+        # whole-replicate resampling shifts every grid value by the same replicate noise: slope
+        # unchanged
         np.testing.assert_allclose(fit.interval_bootstrap, -0.75, atol=1e-9)
         assert fit.interval[0] <= -0.75 <= fit.interval[1]
 
 
 def test_median_of_means_uses_group_means():
-    # 2 grid-value pattern repeated: replicates [1, 1, 1, 1, 1, 100]; 3 groups of 2 -> means 1, 1, 50.5 -> median 1
+    # 2 grid-value pattern repeated: replicates [1, 1, 1, 1, 1, 100]; 3 groups of 2 -> means 1, 1,
+    # 50.5 -> median 1
     row = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 100.0])
     errors = GRID[:, None] ** -1.0 * row[None, :]
     fit = fit_power_law(GRID, errors, method="mom", groups=3)
@@ -111,7 +113,7 @@ def test_lower_order_term_is_flagged_and_terms_recovered(seed):
     terms = fit_terms(grid, errors, exponents=[-0.5, -1.0], seed=seed)
     assert terms.coefficients[0] == pytest.approx(1.0, rel=0.10)
     assert terms.coefficients[1] == pytest.approx(100.0, rel=0.10)
-    for (lo, hi), c in zip(terms.intervals, terms.coefficients):
+    for (lo, hi), c in zip(terms.intervals, terms.coefficients, strict=True):
         assert lo <= c <= hi
     (crossing,) = terms.crossovers
     assert crossing["exponents"] == [-0.5, -1.0]

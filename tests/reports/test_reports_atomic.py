@@ -1,4 +1,5 @@
-"""Atomic writes: a file or a report directory appears whole or not at all; nothing is silently replaced."""
+"""Atomic writes: a file or a report directory appears whole or not at all; nothing is silently
+replaced."""
 
 import os
 import stat

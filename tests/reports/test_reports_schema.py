@@ -16,7 +16,8 @@ CLAIM = "dpgd.calibration"
 
 @pytest.fixture(scope="module")
 def document():
-    """A real results document: one value check (registered for the run) and one claim without experiment."""
+    """A real results document: one value check (registered for the run) and one claim without
+    experiment."""
     from dpclaims.claims.experiments import _FACTORIES, registered_experiments
 
     registered_experiments()

@@ -38,8 +38,9 @@ class Mutant:
     kind : ``"privacy"`` (the claim is false) or ``"utility"`` (the rate is wrong)
     description : the one change, and where the correct algorithm differs
     true_epsilon : its real ε at the claim's δ: a float, ``inf``, or None when unknown
-    build : ``build(**options) -> (mechanism, d0, d1, claim)`` for privacy mutants (what to
-        audit), or the mutated algorithm object for utility mutants
+    build : ``build(**options) -> AuditTarget`` for privacy mutants (what to audit, see
+        :class:`dpclaims.audit.target.AuditTarget`), or the mutated algorithm object for
+        utility mutants
     caught_by : which check catches it (audit, rate test, white-box invariant)
     """
 
@@ -91,7 +92,8 @@ def _load() -> None:
 
 
 def list_mutants(paper: str | None = None, kind: str | None = None) -> list[Mutant]:
-    """Every registered mutant, optionally of one ``paper`` and/or ``kind``, in registration order."""
+    """Every registered mutant, optionally of one ``paper`` and/or ``kind``, in registration
+    order."""
     _load()
     if kind is not None:
         check_choice(kind, KINDS, "kind")

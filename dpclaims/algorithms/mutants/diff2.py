@@ -1,46 +1,127 @@
 """Known-buggy variants of DIFF2 (Murata & Suzuki 2023; spec 004 §7(c)).
 
-Each is :class:`~dpclaims.algorithms.diff2.DIFF2GD` with its ``mutant`` flag set (one documented
-change).  Privacy mutants build the §7(a) canary audit (``canary_audit_target``); their
-``true_epsilon`` is the exact GDP ε of the σ's they really use, at the audit's defaults
-(ε = 3, δ = 1e-5, R = 200, T = 5; M4 on silos n = (5, 50)), or None where the leak is not Gaussian.
+Each is a subclass of :class:`~dpclaims.algorithms.diff2.DIFF2GD` that overrides the one line it
+gets wrong.  Privacy mutants build the §7(a) canary audit
+(:func:`~dpclaims.algorithms.diff2.canary_audit_target`); their ``true_epsilon`` is the exact GDP
+ε of the σ's they really use, at the audit's defaults (ε = 3, δ = 1e-5, R = 200, T = 5; M4 on
+silos n = (5, 50)), or None where the leak is not Gaussian.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
+
 from ...audit.gdp import gdp_epsilon
+from ...errors import InputError
 from ...hardinstances.nonconvex import CauchyCircleInstance
+from ...problem import Problem
 from ..diff2 import DIFF2GD, canary_audit_target
+from ..diff2_privacy import prop41_scale
 from . import Mutant, register_mutant
+
+__all__ = [
+    "UnscaledDiffRadius",
+    "UnscaledRadiusBoth",
+    "RestartsNotComposed",
+    "AddRemoveSensitivity",
+    "NoiselessAccumulation",
+    "MeanSiloSize",
+    "M4_SILO_SIZES",
+    "build_utility_mutant",
+]
 
 PAPER = "murata-suzuki-2023"
 
 
-def _true_epsilon(mutant: str) -> float:
-    mech, _, _, claim = canary_audit_target(mutant)
-    return gdp_epsilon(mech.algorithm.mu, claim.delta)
+@dataclass(frozen=True)
+class UnscaledDiffRadius(DIFF2GD):
+    """M1: difference rounds clip to C2 instead of ``C_{2,r} = C2·‖x_{r−1} − x_{r−2}‖`` (Alg. 1
+    line 7) while the noise keeps ``σ2·C_{2,r}``."""
+
+    def _difference_radii(self, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.full(radius.shape, self.clip2), radius
+
+
+@dataclass(frozen=True)
+class UnscaledRadiusBoth(DIFF2GD):
+    """U1: ``C_{2,r} = C2`` in both the clip and the noise of a difference round (Alg. 1 lines
+    7-8): private, but the difference noise no longer shrinks with the step."""
+
+    def _difference_radii(self, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        unscaled = np.full(radius.shape, self.clip2)
+        return unscaled, unscaled
+
+
+@dataclass(frozen=True)
+class NoiselessAccumulation(DIFF2GD):
+    """M5: Alg. 1 line 13 accumulates the noiseless ``v_{r−1}`` instead of the released
+    ``ṽ_{r−1}``, so ``ṽ_r`` reveals the whole clipped sum since the last restart under one
+    round's noise."""
+
+    def _accumulated(self, *, v_clean: np.ndarray, v_released: np.ndarray) -> np.ndarray:
+        return v_clean
+
+
+@dataclass(frozen=True)
+class RestartsNotComposed(DIFF2GD):
+    """M2: σ1² calibrated for one restart, ``4uα*/(n_min²P²ε)``, instead of Prop. 4.1's
+    ``4uα*⌈R/T⌉/(n_min²P²ε)``."""
+
+    @classmethod
+    def _noise_multipliers(cls, **schedule) -> tuple[float, float]:
+        _, sigma2 = super()._noise_multipliers(**schedule)
+        scale = prop41_scale(
+            n_min=schedule["n_min"],
+            silos=schedule["silos"],
+            epsilon=schedule["epsilon"],
+            delta=schedule["delta"],
+        )
+        return math.sqrt(scale * schedule["u"]), sigma2
+
+
+@dataclass(frozen=True)
+class AddRemoveSensitivity(DIFF2GD):
+    """M3: noise sized for sensitivity ``C/(n_p P)`` (add/remove thinking) instead of Prop. 4.1's
+    replace-one ``2C/(n_p P)``: both σ's halved."""
+
+    @classmethod
+    def _noise_multipliers(cls, **schedule) -> tuple[float, float]:
+        sigma1, sigma2 = super()._noise_multipliers(**schedule)
+        return sigma1 / 2, sigma2 / 2
+
+
+@dataclass(frozen=True)
+class MeanSiloSize(DIFF2GD):
+    """M4: on unequal silos the σ's are calibrated with the mean silo size instead of Prop.
+    4.1's n_min (σ ∝ 1/n), so a record of the smallest silo gets too little noise."""
+
+    @classmethod
+    def _noise_multipliers(cls, **schedule) -> tuple[float, float]:
+        sizes = schedule["silo_sizes"]
+        if sizes is None:
+            raise InputError("MeanSiloSize (M4) needs unequal silos: pass silo_sizes=")
+        shrink = schedule["n_min"] / float(np.mean(sizes))
+        return tuple(shrink * s for s in super()._noise_multipliers(**schedule))
+
+
+def _true_epsilon(algorithm: type[DIFF2GD], **options) -> float:
+    target = canary_audit_target(algorithm, **options)
+    return gdp_epsilon(target.mechanism.algorithm.mu, target.claim.delta)
 
 
 def build_utility_mutant(
-    n: int = 10, m: int = 400, d: int = 10, epsilon: float = 1.0, delta: float = 1e-5
+    *, n: int = 10, m: int = 400, d: int = 10, epsilon: float = 1.0, delta: float = 1e-5
 ) -> DIFF2GD:
-    """U1 on the §7(b) Cauchy instance with the theory schedule (N = n·m)."""
+    """U1 on the §7(b) Cauchy instance with the theory schedule (N = n·m, G = 0.5, L = 1)."""
     inst = CauchyCircleInstance(d=d)
-    return DIFF2GD.from_theorem(
-        n,
-        m,
-        d,
-        epsilon,
-        delta,
-        0.5,
-        1.0,
-        loss=inst.loss,
-        initial_gap=inst.initial_gap,
-        x0=inst.x0,
-        mutant="unscaled-radius-both",
+    problem = Problem(
+        n=n, m=m, d=d, epsilon=epsilon, delta=delta, lipschitz=0.5, smoothness=1.0, loss=inst.loss
     )
+    return UnscaledRadiusBoth.from_theorem(problem, initial_gap=inst.initial_gap, x0=inst.x0)
 
 
 register_mutant(
@@ -48,10 +129,11 @@ register_mutant(
         name="diff2-m1-unscaled-diff-radius",
         paper=PAPER,
         kind="privacy",
-        description="M1: difference rounds clip to C2 instead of C2·‖x_{r−1} − x_{r−2}‖ while the noise keeps "
-        "σ2·C2·‖x_{r−1} − x_{r−2}‖ (Alg. 1 line 7); invisible to utility tests on smooth data",
+        description="M1: difference rounds clip to C2 instead of C2·‖x_{r−1} − x_{r−2}‖ while the "
+        "noise keeps σ2·C2·‖x_{r−1} − x_{r−2}‖ (Alg. 1 line 7); invisible to utility tests on "
+        "smooth data",
         true_epsilon=None,
-        build=partial(canary_audit_target, "unscaled-diff-radius"),
+        build=partial(canary_audit_target, UnscaledDiffRadius),
         caught_by="audit (transcript LR statistic, spec §7(a))",
     )
 )
@@ -61,9 +143,10 @@ register_mutant(
         paper=PAPER,
         kind="privacy",
         description="M2: σ1² calibrated for one restart instead of ⌈R/T⌉ (Prop. 4.1)",
-        true_epsilon=_true_epsilon("restarts-not-composed"),
-        build=partial(canary_audit_target, "restarts-not-composed"),
-        caught_by="audit (transcript LR statistic; parametric μ̂) and the Prop. 4.1 calibration check",
+        true_epsilon=_true_epsilon(RestartsNotComposed),
+        build=partial(canary_audit_target, RestartsNotComposed),
+        caught_by="audit (transcript LR statistic; parametric μ̂) and the Prop. 4.1 calibration "
+        "check",
     )
 )
 register_mutant(
@@ -71,9 +154,10 @@ register_mutant(
         name="diff2-m3-add-remove-sensitivity",
         paper=PAPER,
         kind="privacy",
-        description="M3: noise sized for sensitivity C/(n_p P) (add/remove thinking) instead of 2C/(n_p P): σ's halved",
-        true_epsilon=_true_epsilon("add-remove-sensitivity"),
-        build=partial(canary_audit_target, "add-remove-sensitivity"),
+        description="M3: noise sized for sensitivity C/(n_p P) (add/remove thinking) instead of "
+        "2C/(n_p P): σ's halved",
+        true_epsilon=_true_epsilon(AddRemoveSensitivity),
+        build=partial(canary_audit_target, AddRemoveSensitivity),
         caught_by="audit (transcript LR statistic; parametric μ̂)",
     )
 )
@@ -82,32 +166,27 @@ register_mutant(
         name="diff2-m5-noiseless-accumulation",
         paper=PAPER,
         kind="privacy",
-        description="M5: line 13 accumulates the noiseless v_{r−1} instead of the released ṽ_{r−1}, so ṽ_r reveals "
-        "the whole clipped sum since the last restart under one round's noise",
+        description="M5: line 13 accumulates the noiseless v_{r−1} instead of the released "
+        "ṽ_{r−1}, so ṽ_r reveals the whole clipped sum since the last restart under one round's "
+        "noise",
         true_epsilon=None,
-        build=partial(canary_audit_target, "noiseless-accumulation"),
+        build=partial(canary_audit_target, NoiselessAccumulation, accumulated=True),
         caught_by="audit (accumulated-mean LR statistic)",
     )
 )
 M4_SILO_SIZES = (5, 50)
 """Spec §7(c) M4: unequal silos n = (5, 50), the canary in the smallest."""
 
-
-def _true_epsilon_m4() -> float:
-    mech, _, _, claim = canary_audit_target("mean-silo-size", silo_sizes=M4_SILO_SIZES)
-    return gdp_epsilon(mech.algorithm.mu, claim.delta)
-
-
 register_mutant(
     Mutant(
         name="diff2-m4-mean-silo-size",
         paper=PAPER,
         kind="privacy",
-        description="M4: on unequal silos (n = (5, 50), padded to m = 50 with silo_sizes=) the σ's are calibrated "
-        "with the mean n_p (27.5) instead of n_min (5) (Prop. 4.1): noise n_mean/n_min = 5.5× too small "
-        "for a record of the smallest silo",
-        true_epsilon=_true_epsilon_m4(),
-        build=partial(canary_audit_target, "mean-silo-size", silo_sizes=M4_SILO_SIZES),
+        description="M4: on unequal silos (n = (5, 50), padded to m = 50 with silo_sizes=) the "
+        "σ's are calibrated with the mean n_p (27.5) instead of n_min (5) (Prop. 4.1): noise "
+        "n_mean/n_min = 5.5× too small for a record of the smallest silo",
+        true_epsilon=_true_epsilon(MeanSiloSize, silo_sizes=M4_SILO_SIZES),
+        build=partial(canary_audit_target, MeanSiloSize, silo_sizes=M4_SILO_SIZES),
         caught_by="audit (transcript LR statistic, canary in the smallest silo)",
     )
 )
@@ -116,10 +195,11 @@ register_mutant(
         name="diff2-u1-unscaled-radius-both",
         paper=PAPER,
         kind="utility",
-        description="U1: C_{2,r} = C2 in both clip and noise (private but no longer shrinking): the difference "
-        "noise swamps the estimator, the utility misses Prop. D.2's bound",
+        description="U1: C_{2,r} = C2 in both clip and noise (private but no longer shrinking): "
+        "the difference noise swamps the estimator, the utility misses Prop. D.2's bound",
         true_epsilon=None,
         build=build_utility_mutant,
-        caught_by="level check against Prop. D.2's bound (diff2gd.propD2.explicit_bound experiment)",
+        caught_by="level check against Prop. D.2's bound (diff2gd.propD2.explicit_bound "
+        "experiment)",
     )
 )

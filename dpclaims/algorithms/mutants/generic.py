@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ...audit.target import AuditTarget
 from ...privacy import PrivacyClaim
 from ..catalog import ITEMS, TARGETS, audit_target, default_unit
 from ..mechanisms import analytic_gaussian_sigma
@@ -14,10 +15,10 @@ from . import Mutant, register_mutant
 
 
 def _builder(name: str, delta: float):
-    def build(epsilon: float = 1.0, delta: float = delta):
-        claim = PrivacyClaim(epsilon, delta, default_unit(name), "replace")
-        target = audit_target(name, claim)
-        return target.mechanism, target.d0, target.d1, claim
+    def build(epsilon: float = 1.0, delta: float = delta) -> AuditTarget:
+        unit = default_unit(name)
+        claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation="replace")
+        return audit_target(name, claim)
 
     build.__name__ = f"build_{name.replace('-', '_')}"
     return build

@@ -1,143 +1,293 @@
 """Mutants M1–M8 of spec 003 §7(c) (pure ε-DP SCO with heavy tails, Lowy 2026).
 
-The spec's M9 (no localization, ``mutant="no_localization"`` of the reference class) is not a bug:
-it is ε-DP and meets Prop 3.2's rate (its minimizer shift is bounded D-free, like the paper's
-Bias/λ, and it spends all of ε on one release), so it is not in this corpus of known bugs;
-``tests/algorithms/test_heavy_tailed.py`` keeps it as a documented non-bug check.
+Each mutant is a subclass of a reference class of :mod:`dpclaims.algorithms.heavy_tailed` that
+overrides the one formula or method that differs (its docstring says which line of the paper it
+breaks).  Privacy mutants build an :class:`~dpclaims.audit.target.AuditTarget` at ε = 1, δ = 0 on
+the spec's worst-case pairs, with the "worst valid point" solver harness where the bug needs it;
+the utility mutant builds the mutated algorithm object.  True ε values are the spec's (M1: 2ε —
+the harness makes both stages lose twice their budget; M2: 1.5ε; M5: √2·ε in d = 2).
 
-Each is the reference class of :mod:`dpclaims.algorithms.heavy_tailed` with its ``mutant`` flag set
-(one documented change).  Privacy mutants build ``(mechanism, d0, d1, claim)`` at ε = 1, δ = 0 on the
-spec's worst-case pairs, with the "worst valid point" solver harness where the bug needs it; utility
-mutants build the mutated algorithm object.  True ε values are the spec's (M1: 2ε — the harness makes
-both stages lose twice their budget; M2: 1.5ε; M5: √2·ε in d = 2).
+The spec's M9 (:class:`NoLocalizationAlg4`, no localization) is not a bug: it is ε-DP and meets
+Prop 3.2's rate (its minimizer shift is bounded D-free, like the paper's Bias/λ, and it spends all
+of ε on one release), so it is not registered in this corpus of known bugs;
+``tests/algorithms/test_heavy_tailed.py`` keeps it as a documented non-bug check.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ...audit.target import AuditTarget
+from ...data import UserDataset
 from ...hardinstances.canaries import heavy_outlier_pair
 from ...hardinstances.heavy_tailed_sco import block_outlier_pair, light_replacement_pair, shift_pair
 from ...losses import AbsoluteLoss
+from ...problem import Problem
 from ..heavy_tailed import (
     PAPER_ID,
-    Ball,
     DoubleOutputPert,
     L2LaplaceMechanism,
+    OutPertLocalize,
     PopLocalize,
+    StageOne,
     WorstValidPoint,
 )
+from ..heavy_tailed.extension1d import item_arrays
+from ..heavy_tailed.noise import unit_directions
 from . import Mutant, register_mutant
+
+__all__ = [
+    "AUDIT_N",
+    "audit_problem",
+    "audit_alg4",
+    "audit_alg1",
+    "audit_sampler",
+    "exp_radius_laplace",
+    "ExpRadiusLaplace",
+    "CoordinatewiseLaplace",
+    "NoTauLocalize",
+    "NoExtensionLocalize",
+    "DataDependentClipLocalize",
+    "NoTauAlg4",
+    "StageTwoFullEpsilonAlg4",
+    "NoExtensionAlg4",
+    "DataDependentClipAlg4",
+    "WrongClipExponentAlg4",
+    "NoLocalizationAlg4",
+    "PhaseReusePopLocalize",
+]
 
 AUDIT_N = 200
 """Records of the §7(a) pair (99 × (1, −1), 100 × (1, +1) and the special point)."""
 
 
-def audit_alg4(mutant: str | None = None, epsilon: float = 1.0, harness: bool = True, pair=None):
-    """Algorithm 4 of §7(a) (d = 1, 𝒲 = [−10, 10], a|w − b|, λ = 1, k = 2, G_k = 1, β0 = 0.1) and its pair."""
+# --------------------------------------------------------------------------- Lap₂ sampler (M4, M5)
+
+
+def exp_radius_laplace(rng: np.random.Generator, trials: int, d: int, scale: float) -> np.ndarray:
+    """M4's sampler: the ``Lap₂`` direction with radius ``R ~ Exp(b)`` instead of ``Gamma(d, b)``
+    → ``(trials, d)`` (privacy loss → ∞ near the centre for d ≥ 2)."""
+    direction = unit_directions(rng, trials, d)
+    return rng.gamma(1.0, scale, size=(trials, 1)) * direction
+
+
+class ExpRadiusLaplace(L2LaplaceMechanism):
+    """M4: the Lap₂ radius is drawn from Exp(b), not Gamma(d, b) (breaks Lemma 2.4's density
+    ∝ exp(−‖ξ‖/b) for d ≥ 2)."""
+
+    def noise(self, rng: np.random.Generator, trials: int, d: int) -> np.ndarray:
+        return exp_radius_laplace(rng, trials, d, self.sensitivity / self.epsilon)
+
+
+class CoordinatewiseLaplace(L2LaplaceMechanism):
+    """M5: i.i.d. Laplace(Δ/ε) coordinates with the ℓ2 sensitivity as scale (true ε = √d·Δ/b
+    along a diagonal; breaks Lemma 2.4's ℓ2 calibration)."""
+
+    def noise(self, rng: np.random.Generator, trials: int, d: int) -> np.ndarray:
+        return rng.laplace(0.0, self.sensitivity / self.epsilon, size=(trials, d))
+
+
+# --------------------------------------------------------------------------- Algorithm 2 (M1, M3,
+# M6)
+
+
+class NoTauLocalize(OutPertLocalize):
+    """M1: Δ = 2C/(λn), the sensitivity of an exact minimizer; forgets the 2τ slack of the
+    certified solver (Lemma 2.4's Δ = 4C/(λn))."""
+
+    SENSITIVITY_FACTOR = 2.0
+
+
+class NoExtensionLocalize(OutPertLocalize):
+    """M3: minimizes the raw F̂_λ (C = ∞, no Lipschitz extension) while the noise is still
+    calibrated to C (breaks Lemma 2.4's use of the C-Lipschitz extension)."""
+
+    def stage_clip(self, data: UserDataset) -> float:
+        return math.inf
+
+
+class DataDependentClipLocalize(OutPertLocalize):
+    """M6: C = min(C_theorem, max_i L_{z_i}) computed from the data, and the noise scale follows
+    it (Prop 3.2's C must be data-independent)."""
+
+    def stage_clip(self, data: UserDataset) -> float:
+        x, _ = item_arrays(data)
+        return min(self.clip, float(np.linalg.norm(x, axis=1).max()))
+
+    def stage_noise_scale(self, data: UserDataset) -> float:
+        return self.noise_scale * self.stage_clip(data) / self.clip
+
+
+# --------------------------------------------------------------------------- Algorithm 4 (M1–M3,
+# M6, M8, M9)
+
+
+class NoTauAlg4(DoubleOutputPert):
+    """M1 in Algorithm 4: both stages use Δ = 2C/(λn) (:class:`NoTauLocalize`)."""
+
+    LOCALIZER = NoTauLocalize
+
+
+class StageTwoFullEpsilonAlg4(DoubleOutputPert):
+    """M2: the stage-2 Laplace noise uses ε instead of ε2 = ε/2 (breaks Prop 3.2's composition)."""
+
+    @classmethod
+    def stage2_epsilon(cls, epsilon: float) -> float:
+        return epsilon
+
+
+class NoExtensionAlg4(DoubleOutputPert):
+    """M3 in Algorithm 4: both solves minimize the raw F̂_λ (:class:`NoExtensionLocalize`)."""
+
+    LOCALIZER = NoExtensionLocalize
+
+
+class DataDependentClipAlg4(DoubleOutputPert):
+    """M6 in Algorithm 4: data-dependent C in both stages (:class:`DataDependentClipLocalize`)."""
+
+    LOCALIZER = DataDependentClipLocalize
+
+
+class WrongClipExponentAlg4(DoubleOutputPert):
+    """M8: ``C = G_k √(εn)`` for every k instead of Prop 3.2's ``G_k (εn/…)^{1/k}`` (a utility
+    bug: the k = 4 distance decays like n^{-1/2}, not n^{-3/4})."""
+
+    @classmethod
+    def theorem_clip(
+        cls, problem: Problem, *, moment_k: float, k: float, beta0: float, rule: str
+    ) -> float:
+        return moment_k * math.sqrt(problem.epsilon * problem.n)
+
+
+class NoLocalizationAlg4(DoubleOutputPert):
+    """M9 (not a bug): skip stage 1 and spend all of ε on the stage-2 release over 𝒲
+    (Laplace scale Δ/ε)."""
+
+    def stage_one(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, center: np.ndarray
+    ) -> StageOne:
+        loc = self.localizer
+        return StageOne(
+            w_tilde=loc.domain.project(center),
+            w0=center,
+            evaluations=np.zeros(trials),
+            local=None,
+            radius=0.0,
+            noise_scale=loc.sensitivity / self.epsilon,
+        )
+
+
+# --------------------------------------------------------------------------- Algorithm 1 (M7)
+
+
+class PhaseReusePopLocalize(PopLocalize):
+    """M7: every phase and repetition runs on the full dataset instead of disjoint blocks
+    (breaks Thm 2.1's parallel composition; true ε up to I·ε)."""
+
+    @classmethod
+    def block_layout(cls, n: int, *, block_size: int, count: int) -> tuple[int, tuple]:
+        return n, tuple((0, n) for _ in range(count))
+
+
+# --------------------------------------------------------------------------- audit targets
+
+
+def audit_problem(*, n: int = AUDIT_N, d: int = 1, epsilon: float = 1.0) -> Problem:
+    """The §7(a) problem: absolute loss a|w − b| on 𝒲 = B(0, 10), pure ε-DP, item level."""
+    return Problem(n=n, d=d, epsilon=epsilon, radius=10.0, loss=AbsoluteLoss())
+
+
+def audit_alg4(
+    *,
+    algorithm: type[DoubleOutputPert] = DoubleOutputPert,
+    epsilon: float = 1.0,
+    harness: bool = True,
+    pair=None,
+) -> AuditTarget:
+    """Algorithm 4 of §7(a) (d = 1, 𝒲 = [−10, 10], a|w − b|, λ = 1, k = 2, G_k = 1, β0 = 0.1) and
+    its pair."""
     d0, d1 = heavy_outlier_pair(AUDIT_N) if pair is None else pair
-    alg = DoubleOutputPert.from_theorem(
-        AUDIT_N,
-        1,
-        epsilon,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        Ball.centered(1, 10.0),
-        AbsoluteLoss(),
+    alg = algorithm.from_theorem(
+        audit_problem(epsilon=epsilon),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta0=0.1,
         harness=WorstValidPoint.for_record(d0, 0) if harness else None,
-        mutant=mutant,
     )
-    return alg, d0, d1, alg.privacy_claim
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
-def audit_alg1(mutant: str | None = None, epsilon: float = 1.0, phases: int = 4):
-    """Algorithm 1 (test constants, J = 1) releasing every phase output, outlier in the last phase's block."""
-    probe = PopLocalize.from_theorem(
-        AUDIT_N,
-        1,
-        epsilon,
-        1.0,
-        1.0,
-        2,
-        0.1,
-        Ball.centered(1, 10.0),
-        AbsoluteLoss(),
-        constants="test",
-        phases=phases,
-    )
+def audit_alg1(
+    *, algorithm: type[PopLocalize] = PopLocalize, epsilon: float = 1.0, phases: int = 4
+) -> AuditTarget:
+    """Algorithm 1 (test constants, J = 1) releasing every phase output, outlier in the last
+    phase's block."""
+    problem = audit_problem(epsilon=epsilon)
+    options = {"moment_2": 1.0, "moment_k": 1.0, "k": 2, "beta": 0.1, "constants": "test"}
+    probe = PopLocalize.from_theorem(problem, phases=phases, **options)
     position = probe.blocks[-1][0]
     d0, d1 = block_outlier_pair(AUDIT_N, position)
-    alg = PopLocalize.from_theorem(
-        AUDIT_N,
-        1,
-        epsilon,
-        1.0,
-        1.0,
-        2,
-        0.1,
-        Ball.centered(1, 10.0),
-        AbsoluteLoss(),
-        constants="test",
+    alg = algorithm.from_theorem(
+        problem,
         phases=phases,
         harness=WorstValidPoint.for_record(d0, position),
         output="phases",
-        mutant=mutant,
+        **options,
     )
-    return alg, d0, d1, alg.privacy_claim
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
 def audit_sampler(
-    radius: str = "gamma", coordinatewise: bool = False, d: int = 2, epsilon: float = 1.0
-):
+    *,
+    mechanism: type[L2LaplaceMechanism] = L2LaplaceMechanism,
+    d: int = 2,
+    epsilon: float = 1.0,
+) -> AuditTarget:
     """The Lap₂ sampler alone: diagonal shift Δ = 1 in d = 2, scale 1/ε."""
-    mech = L2LaplaceMechanism(epsilon, 1.0, radius, coordinatewise)
+    mech = mechanism(epsilon=epsilon, sensitivity=1.0)
     d0, d1 = shift_pair(d, 1.0)
-    return mech, d0, d1, mech.privacy_claim
+    return AuditTarget(mechanism=mech, d0=d0, d1=d1, claim=mech.privacy_claim)
 
 
 def _m1(**kw):
-    return audit_alg4("no_tau", **kw)
+    return audit_alg4(algorithm=NoTauAlg4, **kw)
 
 
 def _m2(**kw):
-    return audit_alg4("stage2_full_eps", **kw)
+    return audit_alg4(algorithm=StageTwoFullEpsilonAlg4, **kw)
 
 
 def _m3(**kw):
-    return audit_alg4("no_extension", **kw)
+    return audit_alg4(algorithm=NoExtensionAlg4, **kw)
 
 
 def _m4(**kw):
-    return audit_sampler(radius="exp", **kw)
+    return audit_sampler(mechanism=ExpRadiusLaplace, **kw)
 
 
 def _m5(**kw):
-    return audit_sampler(coordinatewise=True, **kw)
+    return audit_sampler(mechanism=CoordinatewiseLaplace, **kw)
 
 
 def _m6(**kw):
-    return audit_alg4("data_dependent_C", pair=light_replacement_pair(AUDIT_N), **kw)
+    return audit_alg4(algorithm=DataDependentClipAlg4, pair=light_replacement_pair(AUDIT_N), **kw)
 
 
 def _m7(**kw):
-    return audit_alg1("phase_reuse", **kw)
+    return audit_alg1(algorithm=PhaseReusePopLocalize, **kw)
 
 
 def _m8(n: int = 1000, k: float = 4.0, epsilon: float = 1.0):
-    return DoubleOutputPert.from_theorem(
-        n,
-        1,
-        epsilon,
-        1.0,
-        k,
-        1.0,
-        0.1,
-        Ball.centered(1, 10.0),
-        AbsoluteLoss(),
+    return WrongClipExponentAlg4.from_theorem(
+        audit_problem(n=n, epsilon=epsilon),
+        moment_k=1.0,
+        k=k,
+        lam=1.0,
+        beta0=0.1,
         output="final",
-        mutant="C_wrong_exponent",
     )
 
 

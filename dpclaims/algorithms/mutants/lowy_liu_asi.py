@@ -1,190 +1,314 @@
 """Mutants M1–M5 of spec 000 §7(c) (Lowy, Liu & Asi 2024), plus the §7(b) noise-calibration mutant.
 
-Each is the reference :class:`~dpclaims.algorithms.lowy_liu_asi.Algorithm1` /
-:class:`~dpclaims.algorithms.lowy_liu_asi.Algorithm2` / ``Algorithm3`` with one flag
-(``mutant=...``), built on the spec §7(a) pair that exposes it.  Privacy mutants' ``build()``
-returns ``(mechanism, d0, d1, claim)``; white-box-only ones (M2, M4) return the same audit
-setup, which a black-box audit cannot flag at the paper's over-provisioned constants (their
-``caught_by`` names the invariant test).  Utility mutants return the mutated algorithm.
+Each is a subclass of the reference :class:`~dpclaims.algorithms.lowy_liu_asi.Algorithm1` /
+``Algorithm2`` / ``Algorithm3`` that overrides the one step or formula it breaks, built on
+the spec §7(a) pair that exposes it.  Privacy mutants' ``build()`` returns an
+:class:`~dpclaims.audit.target.AuditTarget`; white-box-only ones (M2, M4) return the same
+audit setup, which a black-box audit cannot flag at the paper's over-provisioned constants
+(their ``caught_by`` names the invariant test).  Utility mutants return the mutated algorithm.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+import numpy as np
+
+from ...audit.target import AuditTarget
 from ...privacy import PrivacyClaim
-from ..lowy_liu_asi import PAPER_ID, Algorithm3, HaltIndicator, HaltingStep, alg1_audit, alg2_audit
+from ...problem import Problem
+from ..lowy_liu_asi import (
+    PAPER_ID,
+    Algorithm1,
+    Algorithm2,
+    Algorithm3,
+    HaltIndicator,
+    HaltingStep,
+    alg1_audit,
+    alg2_audit,
+)
+from ..lowy_liu_asi_core import concentration
+from ..lowy_liu_asi_schedule import ALG2_THRESHOLD_LAPLACE
 from . import Mutant, register_mutant
 
+# ------------------------------------------------------------------------------------- Algorithm 1
 
-def _alg1(pair: str, mutant: str, wrap=None):
-    def build():
-        algo, d0, d1, claim, _ = alg1_audit(pair, mutant)
-        return (algo if wrap is None else wrap(algo)), d0, d1, claim
 
-    build.__name__ = f"build_alg1_{mutant.replace('-', '_')}_{pair}"
+class NoFilterAlgorithm1(Algorithm1):
+    """M1: lines 13–17 skipped: every group iterate is averaged while σ_i stays ∝ τ_i."""
+
+    def _filter(self, counts, h, rng):
+        return counts
+
+
+class ItemSigmaAlgorithm1(Algorithm1):
+    """M2: line 22's σ_i uses the item-level sensitivity 2η_iL instead of τ_i."""
+
+    @staticmethod
+    def noise_sensitivity(*, eta_i: float, tau_i: float, lipschitz: float) -> float:
+        return 2.0 * eta_i * lipschitz
+
+
+class UnnormalisedScoreAlgorithm1(Algorithm1):
+    """M3(a): line 10's concentration score is not divided by C, so the test always passes."""
+
+    def _score(self, points, counts, tau):
+        return concentration(points, counts, tau, 2.0 * tau, normalise=False)
+
+
+class NoTestAlgorithm1(Algorithm1):
+    """M3(b): line 11's Laplace concentration test is skipped (never halts)."""
+
+    def _halts(self, noisy, halted):
+        return np.zeros_like(halted)
+
+
+class Laplace2Algorithm1(Algorithm1):
+    """M3(c): line 10's score noise is Lap(2/ε) instead of Lap(20/ε)."""
+
+    @property
+    def score_noise_scale(self) -> float:
+        return 2.0 / self.epsilon
+
+
+class ReuseUsersAlgorithm1(Algorithm1):
+    """M4: line 5 draws every phase's users from the start of the order (phases overlap)."""
+
+    def _phase_users(self, order, offset, n_i):
+        return order[:, 0:n_i]
+
+
+class LeakyHaltAlgorithm1(Algorithm1):
+    """M5: line 11's halt branch releases the pre-noise average of the group iterates, not 0."""
+
+    def _halt_output(self, points, counts):
+        return np.einsum("tu,tud->td", counts.astype(np.float64), points) / self.C
+
+
+# ------------------------------------------------------------------------------ Algorithms 2 and 3
+
+
+class NoFilterAlgorithm2(Algorithm2):
+    """M1: lines 8–12 skipped: every user gradient is averaged while σ stays ∝ τ."""
+
+    def _filter(self, batch, h, rng):
+        return batch
+
+
+class ItemSigmaAlgorithm2(Algorithm2):
+    """M2: line 14's σ_i uses the item-level sensitivity 2L/m instead of τ."""
+
+    @staticmethod
+    def noise_sensitivity(*, tau: float, lipschitz: float, m: int) -> float:
+        return 2.0 * lipschitz / m
+
+
+class UnnormalisedScoreAlgorithm2(Algorithm2):
+    """M3(a): line 6's concentration score is not divided by K."""
+
+    def _score(self, q, batch):
+        return concentration(q, batch, 2.0 * self.tau, 2.0 * self.tau, normalise=False)
+
+
+class ThresholdPerStepAlgorithm2(Algorithm2):
+    """M3(d): line 4's threshold noise is redrawn every step (the printed pseudo-code)."""
+
+    def _step_threshold(self, threshold, rng):
+        scale = ALG2_THRESHOLD_LAPLACE / self.epsilon
+        return 0.8 * self.batch + rng.laplace(0.0, scale, threshold.shape[0])
+
+
+class LeakyHaltAlgorithm2(Algorithm2):
+    """M5: line 7's halt branch releases the pre-noise minibatch gradient, not 0."""
+
+    def _halt_output(self, q, batch):
+        return np.einsum("tu,tud->td", batch.astype(np.float64), q) / self.batch
+
+
+class SigmaSqrtNAlgorithm2(Algorithm2):
+    """Spec §7(b): line 14's σ_i ∝ 1/√n_i instead of 1/n_i (more noise)."""
+
+    @staticmethod
+    def noise_size(n_i: int) -> float:
+        return math.sqrt(n_i)
+
+
+class SigmaSqrtNAlgorithm3(Algorithm3):
+    """Spec §7(b): Algorithm 3 whose phases use σ_i ∝ 1/√n_i (:class:`SigmaSqrtNAlgorithm2`)."""
+
+    phase_algorithm = SigmaSqrtNAlgorithm2
+
+
+# -------------------------------------------------------------------------------------- the corpus
+
+
+def _alg1(pair: str, algorithm: type[Algorithm1], wrap=None):
+    def build() -> AuditTarget:
+        target = alg1_audit(pair, algorithm=algorithm).target
+        if wrap is None:
+            return target
+        return replace(target, mechanism=wrap(target.mechanism))
+
+    build.__name__ = f"build_{algorithm.__name__}_{pair}"
     return build
 
 
-def _alg2(pair: str, mutant: str, wrap=None):
-    def build():
-        algo, d0, d1, claim, _ = alg2_audit(pair, mutant)
-        if wrap is HaltingStep:  # the halting pattern alone: ε/2-DP, pure (proof of Thm C.1)
-            return (
-                HaltingStep(algo),
-                d0,
-                d1,
-                PrivacyClaim(claim.epsilon / 2.0, 0.0, "user", "replace"),
-            )
-        return algo, d0, d1, claim
+def _alg2(pair: str, algorithm: type[Algorithm2], halting: bool = False):
+    def build() -> AuditTarget:
+        target = alg2_audit(pair, algorithm=algorithm).target
+        if not halting:
+            return target
+        # the halting pattern alone: ε/2-DP, pure (proof of Thm C.1)
+        claim = PrivacyClaim(epsilon=target.claim.epsilon / 2.0, delta=0.0)
+        return replace(target, mechanism=HaltingStep(target.mechanism), claim=claim)
 
-    build.__name__ = f"build_alg2_{mutant.replace('-', '_')}_{pair}"
+    build.__name__ = f"build_{algorithm.__name__}_{pair}"
     return build
 
 
-def _sigma_sqrt_n():
+def _sigma_sqrt_n() -> SigmaSqrtNAlgorithm3:
     """RT-3n's algorithm with σ ∝ 1/√n_i (relaxed constants; a utility mutant)."""
-    return Algorithm3.from_theorem(
-        4000,
-        16,
-        4,
-        4.0,
-        1e-7,
-        1.0,
-        0.0,
-        1.0,
-        diameter=1.0,
-        constants="relaxed",
-        mutant="sigma-sqrt-n",
-    )
+    problem = Problem(n=4000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
+    return SigmaSqrtNAlgorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
 
 
 _MUTANTS = [
     Mutant(
-        "lla24-m1-alg1-no-filter",
-        PAPER_ID,
-        "privacy",
-        "M1: Algorithm 1 averages every group iterate (outlier filter bypassed) while σ stays ∝ τ_i; "
-        "the sensitivity is unbounded",
-        math.inf,
-        _alg1("P2", "no-filter"),
-        "audit P2 (far outlier, tiny τ)",
+        name="lla24-m1-alg1-no-filter",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M1: Algorithm 1 averages every group iterate (outlier filter bypassed) while "
+        "σ stays ∝ τ_i; the sensitivity is unbounded",
+        true_epsilon=math.inf,
+        build=_alg1("P2", NoFilterAlgorithm1),
+        caught_by="audit P2 (far outlier, tiny τ)",
     ),
     Mutant(
-        "lla24-m1-alg2-no-filter",
-        PAPER_ID,
-        "privacy",
-        "M1: Algorithm 2 averages every user gradient (filter bypassed) while σ stays ∝ τ",
-        math.inf,
-        _alg2("Q2", "no-filter"),
-        "audit Q2 (far outlier, tiny τ)",
+        name="lla24-m1-alg2-no-filter",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M1: Algorithm 2 averages every user gradient (filter bypassed) while σ stays "
+        "∝ τ",
+        true_epsilon=math.inf,
+        build=_alg2("Q2", NoFilterAlgorithm2),
+        caught_by="audit Q2 (far outlier, tiny τ)",
     ),
     Mutant(
-        "lla24-m2-alg1-item-sigma",
-        PAPER_ID,
-        "privacy",
-        "M2: Algorithm 1's σ_i uses the item-level sensitivity 2η_iL instead of τ_i (filter unchanged)",
-        None,
-        _alg1("P3", "item-sigma"),
-        "white-box invariant sigma_i*eps*C/tau_i == 100 ln^2(n/delta)",
+        name="lla24-m2-alg1-item-sigma",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M2: Algorithm 1's σ_i uses the item-level sensitivity 2η_iL instead of τ_i "
+        "(filter unchanged)",
+        true_epsilon=None,
+        build=_alg1("P3", ItemSigmaAlgorithm1),
+        caught_by="white-box invariant sigma_i*eps*C/tau_i == 100 ln^2(n/delta)",
     ),
     Mutant(
-        "lla24-m2-alg2-item-sigma",
-        PAPER_ID,
-        "privacy",
-        "M2: Algorithm 2's σ_i uses the item-level sensitivity 2L/m instead of τ (filter unchanged)",
-        None,
-        _alg2("Q3", "item-sigma"),
-        "white-box invariant sigma_i*eps*n_i/(tau*sqrt(T_i)) == 1000 ln(nde^eps/delta)",
+        name="lla24-m2-alg2-item-sigma",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M2: Algorithm 2's σ_i uses the item-level sensitivity 2L/m instead of τ "
+        "(filter unchanged)",
+        true_epsilon=None,
+        build=_alg2("Q3", ItemSigmaAlgorithm2),
+        caught_by="white-box invariant sigma_i*eps*n_i/(tau*sqrt(T_i)) == 1000 ln(nde^eps/delta)",
     ),
     Mutant(
-        "lla24-m3a-alg1-unnormalised-score",
-        PAPER_ID,
-        "privacy",
-        "M3(a): Algorithm 1's concentration score is not divided by C, so the test always passes",
-        math.inf,
-        _alg1("P4", "unnormalised-score"),
-        "audit P4 (balanced clusters)",
+        name="lla24-m3a-alg1-unnormalised-score",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M3(a): Algorithm 1's concentration score is not divided by C, so the test "
+        "always passes",
+        true_epsilon=math.inf,
+        build=_alg1("P4", UnnormalisedScoreAlgorithm1),
+        caught_by="audit P4 (balanced clusters)",
     ),
     Mutant(
-        "lla24-m3a-alg2-unnormalised-score",
-        PAPER_ID,
-        "privacy",
-        "M3(a): Algorithm 2's concentration score is not divided by K",
-        math.inf,
-        _alg2("Q4", "unnormalised-score"),
-        "audit Q4 (balanced clusters)",
+        name="lla24-m3a-alg2-unnormalised-score",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M3(a): Algorithm 2's concentration score is not divided by K",
+        true_epsilon=math.inf,
+        build=_alg2("Q4", UnnormalisedScoreAlgorithm2),
+        caught_by="audit Q4 (balanced clusters)",
     ),
     Mutant(
-        "lla24-m3b-alg1-no-test",
-        PAPER_ID,
-        "privacy",
-        "M3(b): Algorithm 1's Laplace concentration test is skipped (never halts)",
-        math.inf,
-        _alg1("P4", "no-test"),
-        "audit P4 (balanced clusters)",
+        name="lla24-m3b-alg1-no-test",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M3(b): Algorithm 1's Laplace concentration test is skipped (never halts)",
+        true_epsilon=math.inf,
+        build=_alg1("P4", NoTestAlgorithm1),
+        caught_by="audit P4 (balanced clusters)",
     ),
     Mutant(
-        "lla24-m3c-alg1-laplace-2",
-        PAPER_ID,
-        "privacy",
-        "M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt bit leaks 10× more "
-        "(ε/10 → ε; 1.77 instead of 0.177 on P1 at ε = 2)",
-        None,
-        _alg1("P1", "laplace-2", HaltIndicator),
-        "calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% interval of the log halt "
-        "ratio [1.72, 1.84] vs the exact 0.177); the P1 audit's certified lower bound (1.72 at 2e4 trials) "
-        "exceeds the exact reference 0.177, itself a certified detection, though below the claimed eps = 2",
+        name="lla24-m3c-alg1-laplace-2",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt "
+        "bit leaks 10× more (ε/10 → ε; 1.77 instead of 0.177 on P1 at ε = 2)",
+        true_epsilon=None,
+        build=_alg1("P1", Laplace2Algorithm1, wrap=HaltIndicator),
+        caught_by="calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% "
+        "interval of the log halt ratio [1.72, 1.84] vs the exact 0.177); the P1 audit's "
+        "certified lower bound (1.72 at 2e4 trials) exceeds the exact reference 0.177, itself a "
+        "certified detection, though below the claimed eps = 2",
     ),
     Mutant(
-        "lla24-m3d-alg2-threshold-per-step",
-        PAPER_ID,
-        "privacy",
-        "M3(d): Algorithm 2 redraws the AboveThreshold threshold noise every step (the printed pseudo-code); "
-        "the T_i tests then compose",
-        None,
-        _alg2("Q1", "threshold-per-step", HaltingStep),
-        "goodness of fit of the halting step against the exact law (claim lla24.alg2.reference_eps)",
+        name="lla24-m3d-alg2-threshold-per-step",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M3(d): Algorithm 2 redraws the AboveThreshold threshold noise every step (the "
+        "printed pseudo-code); the T_i tests then compose",
+        true_epsilon=None,
+        build=_alg2("Q1", ThresholdPerStepAlgorithm2, halting=True),
+        caught_by="goodness of fit of the halting step against the exact law (claim "
+        "lla24.alg2.reference_eps)",
     ),
     Mutant(
-        "lla24-m4-alg1-reuse-users",
-        PAPER_ID,
-        "privacy",
-        "M4: every phase of Algorithm 1 draws its users from the start of the order (phases overlap)",
-        None,
-        _alg1("P2", "reuse-users"),
-        "white-box partition-disjointness test",
+        name="lla24-m4-alg1-reuse-users",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M4: every phase of Algorithm 1 draws its users from the start of the order "
+        "(phases overlap)",
+        true_epsilon=None,
+        build=_alg1("P2", ReuseUsersAlgorithm1),
+        caught_by="white-box partition-disjointness test",
     ),
     Mutant(
-        "lla24-m5-alg1-leaky-halt",
-        PAPER_ID,
-        "privacy",
-        "M5: Algorithm 1 releases the pre-noise average of the group iterates on a halt instead of 0",
-        math.inf,
-        _alg1("P4", "leaky-halt"),
-        "audit P4 (honest always halts)",
+        name="lla24-m5-alg1-leaky-halt",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M5: Algorithm 1 releases the pre-noise average of the group iterates on a "
+        "halt instead of 0",
+        true_epsilon=math.inf,
+        build=_alg1("P4", LeakyHaltAlgorithm1),
+        caught_by="audit P4 (honest always halts)",
     ),
     Mutant(
-        "lla24-m5-alg2-leaky-halt",
-        PAPER_ID,
-        "privacy",
-        "M5: Algorithm 2 releases the pre-noise minibatch gradient on a halt instead of 0",
-        math.inf,
-        _alg2("Q4", "leaky-halt"),
-        "audit Q4 (honest always halts)",
+        name="lla24-m5-alg2-leaky-halt",
+        paper=PAPER_ID,
+        kind="privacy",
+        description="M5: Algorithm 2 releases the pre-noise minibatch gradient on a halt instead "
+        "of 0",
+        true_epsilon=math.inf,
+        build=_alg2("Q4", LeakyHaltAlgorithm2),
+        caught_by="audit Q4 (honest always halts)",
     ),
     Mutant(
-        "lla24-alg3-sigma-sqrt-n",
-        PAPER_ID,
-        "utility",
-        "Algorithm 3 with σ_i ∝ 1/√n_i instead of 1/n_i (spec §7(b) noise-calibration mutant): more noise, "
-        "private but the risk sits at chance level",
-        None,
-        _sigma_sqrt_n,
-        "level check on RT-3n's instance (Alg3Level in dpclaims.claims.checks.lowy_liu_asi): mean normalised "
-        "risk 0.99 [0.82, 1.16] at n = 8000 (30 runs), above the level 0.6 that the reference, 0.45 [0.34, 0.56], "
-        "stays below; the RT-3n exponent alone does not catch it (r is at chance level, hence flat, at "
-        "every n of the sweep: -1.21 [-1.38, -1.04] vs the reference -1.13 [-1.32, -0.94], 8 reps)",
+        name="lla24-alg3-sigma-sqrt-n",
+        paper=PAPER_ID,
+        kind="utility",
+        description="Algorithm 3 with σ_i ∝ 1/√n_i instead of 1/n_i (spec §7(b) noise-calibration "
+        "mutant): more noise, private but the risk sits at chance level",
+        true_epsilon=None,
+        build=_sigma_sqrt_n,
+        caught_by="level check on RT-3n's instance (Alg3Level in "
+        "dpclaims.claims.checks.lowy_liu_asi): mean normalised risk 0.99 [0.82, 1.16] at n = 8000 "
+        "(30 runs), above the level 0.6 that the reference, 0.45 [0.34, 0.56], stays below; the "
+        "RT-3n exponent alone does not catch it (r is at chance level, hence flat, at every n of "
+        "the sweep: -1.21 [-1.38, -1.04] vs the reference -1.13 [-1.32, -0.94], 8 reps)",
     ),
 ]
 

@@ -4,16 +4,17 @@ Privacy: the §7(a) transcript audit (opposite-sign quadratic canary, log-likeli
 statistic) and value checks of the calibration formulas against the spec's worked numbers.
 Rates: the §7(b) Cauchy-circle instance with the theory schedules (spec §2.6.5/§2.6.6),
 utility = the uniform average of ‖∇f‖² over the analysed iterates (the theorems' output rule,
-Rao-Blackwellised), complexity from the algorithms' gradient counters.
+Rao-Blackwellised), complexity from the algorithms' gradient counters.  The §6 comparison on
+regression data runs the protocol of :mod:`dpclaims.claims.checks.diff2_section6`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-from scipy import stats
 
 from ...algorithms.baselines import DPSGD
 from ...algorithms.diff2 import (
@@ -21,6 +22,7 @@ from ...algorithms.diff2 import (
     DIFF2GD,
     DPGD,
     EXPERIMENT_U,
+    _clipped_mean,
     _GradientCache,
     _prepare,
     canary_audit_target,
@@ -39,11 +41,13 @@ from ...algorithms.diff2_privacy import (
     tight_epsilon,
     transcript_mu,
 )
-from ...algorithms.diff2_tuning import SIGNIFICANCE, STANDIN_GRID, Section6
 from ...data import UserDataset, replace_item
 from ...execution import Execution
 from ...hardinstances.nonconvex import CauchyCircleInstance
-from ..experiments import register_experiment
+from ...losses import WeightedSquaredDistanceLoss
+from ...problem import Problem
+from ...stats import gaussian_shift
+from ..experiments import Budget, register_experiment
 from ..standard import (
     DEFAULT_EXECUTION,
     AuditExperiment,
@@ -51,140 +55,134 @@ from ..standard import (
     RateExperiment,
     ValueExperiment,
 )
+from .diff2_section6 import HEADROOM, STANDIN_GRID, Section6, section6_verdict
 
 __all__ = [
-    "RATE_SETTINGS",
+    "RATE_PROBLEM",
+    "BVR_EPSILON",
     "utility",
     "utility_ratio",
     "schedule_rounds",
     "gradient_count",
-    "SECTION6_BUDGETS",
+    "prop41_slack",
+    "SECTION6_SETTINGS",
     "Section6Experiment",
-    "section6_verdict",
-    "holm",
 ]
 
-RATE_SETTINGS = dict(delta=1e-5, silos=10, lipschitz=0.5, smoothness=1.0)
-"""Spec §7(b): δ = 1e-5, P = 10, C1 = G = 0.5, C2 = L = 1 (u = 2 for DIFF2-GD); ε = 1 except for BVR (below)."""
+RATE_PROBLEM = Problem(n=10, m=8, d=10, epsilon=1.0, delta=1e-5, lipschitz=0.5, smoothness=1.0)
+"""Spec §7(b): P = 10 silos, δ = 1e-5, C1 = G = 0.5, C2 = L = 1 (u = 2 for DIFF2-GD), ε = 1
+(α* = 25) for DIFF2-GD and DP-GD; each sweep point sets N = P·n_min, d and the loss."""
 
-RATE_EPSILON = 1.0
-"""Spec §7(b): ε = 1 (α* = 25) for DIFF2-GD and DP-GD."""
+BVR_EPSILON = 8.0
+"""BVR runs at ε = 8: Prop. E.2's b-condition (b ≤ n_min/(2eα*)) needs n_min ≥ 160 there, ≥ 1000s
+at ε = 1."""
 
-BVR_SETTINGS = dict(RATE_SETTINGS, epsilon=8.0)
-"""BVR runs at ε = 8: Prop. E.2's b-condition (b ≤ n_min/(2eα*)) needs n_min ≥ 160 there, ≥ 1000s at ε = 1."""
+ALGORITHMS = {"diff2-gd": DIFF2GD, "dp-gd": DPGD, "diff2-bvr": DIFF2BVRLSGD}
+"""The algorithms a sweep names in its ``fixed`` settings."""
 
-_TRIALS = 16
-_GRIDS_N = {
-    "quick": [640, 1280, 2560, 6400],
-    "standard": [4000, 8000, 16000, 32000, 64000],
-    "full": [4000, 8000, 16000, 32000, 64000, 128000],
-}
-_REPS = {"quick": 3, "standard": 4, "full": 10}
+TRIALS = 16
+"""Trials per point of the utility sweeps (the utility is their mean)."""
+
+GRID_N = Budget(
+    quick=[640, 1280, 2560, 6400],
+    standard=[4000, 8000, 16000, 32000, 64000],
+    full=[4000, 8000, 16000, 32000, 64000, 128000],
+)
+"""N of the §7(b) sweeps in N."""
+
+REPLICATES = Budget(quick=3, standard=4, full=10)
+"""Replicates per point of the random sweeps."""
+
+COUNTED_REPLICATES = 3
+"""Replicates of the deterministic sweeps (counted rounds and gradients: identical replicates)."""
+
+COUNT_GRID_N = Budget(quick=GRID_N.quick, standard=GRID_N.standard)
+"""N of the gradient-count sweeps (one run each; the full budget keeps the standard grid)."""
 
 
-# --------------------------------------------------------------------------- rate experiment functions
+# --------------------------------------------------------------------------- rate experiment
+# functions
 
 
-def _build(
-    algorithm: str,
-    big_n: int,
-    d: int,
-    epsilon: float | None = None,
-    delta: float = 1e-5,
-    silos: int = 10,
-    lipschitz: float = 0.5,
-    smoothness: float = 1.0,
-    with_data: bool = True,
-    **extra,
-):
+def _problem(algorithm: str, big_n: int, d: int) -> tuple[CauchyCircleInstance, Problem]:
+    """The §7(b) instance and problem at N ≈ ``big_n`` (n_min a multiple of 8, for the
+    replicated data) and dimension ``d``."""
     inst = CauchyCircleInstance(d=int(d))
-    m = int(round(big_n / silos))
+    m = int(round(big_n / RATE_PROBLEM.n))
     m -= m % 8
-    cls = {"diff2-gd": DIFF2GD, "dp-gd": DPGD, "diff2-bvr": DIFF2BVRLSGD}[algorithm]
-    if epsilon is None:
-        epsilon = BVR_SETTINGS["epsilon"] if algorithm == "diff2-bvr" else RATE_EPSILON
-    alg = cls.from_theorem(
-        silos,
-        m,
-        int(d),
-        epsilon,
-        delta,
-        lipschitz,
-        smoothness,
-        loss=inst.loss,
-        initial_gap=inst.initial_gap,
-        x0=inst.x0,
-        **extra,
+    epsilon = BVR_EPSILON if algorithm == "diff2-bvr" else RATE_PROBLEM.epsilon
+    return inst, RATE_PROBLEM.replace(m=m, d=int(d), epsilon=epsilon, loss=inst.loss)
+
+
+def _build(algorithm: str, big_n: int, d: int, **options):
+    """``(instance, algorithm)``: ``algorithm`` (a key of :data:`ALGORITHMS`) from its theorem at
+    N ≈ ``big_n``, started at the instance's x0; ``options`` go to ``from_theorem``."""
+    inst, problem = _problem(algorithm, big_n, d)
+    alg = ALGORITHMS[algorithm].from_theorem(
+        problem, initial_gap=inst.initial_gap, x0=inst.x0, **options
     )
-    return inst, alg, inst.replicated(silos, m) if with_data else None
+    return inst, alg
 
 
-def utility(value, rng, param="N", algorithm="diff2-gd", N=4000, d=10, trials=_TRIALS, **settings):
-    """``(1/R)Σ_r ‖∇f(x_{r−1})‖²`` per trial ``(trials,)`` on the Cauchy instance (spec §7(b)); ``value`` is N or d."""
+def _data(inst: CauchyCircleInstance, alg) -> UserDataset:
+    """The spec's replicated data for ``alg``'s silos."""
+    return inst.replicated(alg.silos, alg.n_min)
+
+
+def utility(value, rng, *, param="N", algorithm="diff2-gd", N=4000, d=10, trials=TRIALS):
+    """``(1/R)Σ_r ‖∇f(x_{r−1})‖²`` per trial ``(trials,)`` on the Cauchy instance (spec §7(b));
+    ``value`` is N or d (``param``)."""
     big_n, dim = (value, d) if param == "N" else (N, value)
-    inst, alg, data = _build(algorithm, big_n, dim, **{**RATE_SETTINGS, **settings})
-    run = alg.run(data, rng, trials, transcript=True)
+    inst, alg = _build(algorithm, big_n, dim)
+    run = alg.run(_data(inst, alg), rng, trials, transcript=True)
     return inst.gradient_norm_sq(run.analysed_points()).mean(axis=1)
 
 
-def utility_ratio(value, rng, d=10, trials=_TRIALS, **settings):
+def utility_ratio(value, rng, *, d=10, trials=TRIALS):
     """Remark 4.4: mean utility of DIFF2-GD over that of DP-GD at N = ``value``."""
-    a = utility(value, rng, algorithm="diff2-gd", d=d, trials=trials, **settings)
-    b = utility(value, rng, algorithm="dp-gd", d=d, trials=trials, **settings)
+    a = utility(value, rng, algorithm="diff2-gd", d=d, trials=trials)
+    b = utility(value, rng, algorithm="dp-gd", d=d, trials=trials)
     return float(a.mean() / b.mean())
 
 
-def schedule_rounds(value, rng, algorithm="diff2-gd", d=10, **settings):
+def schedule_rounds(value, rng, *, algorithm="diff2-gd", d=10):
     """R chosen by ``from_theorem`` at N = ``value`` (Thm 4.3 / Thm 5.3 round counts)."""
-    return float(
-        _build(algorithm, value, d, with_data=False, **{**RATE_SETTINGS, **settings})[1].rounds
-    )
+    return float(_build(algorithm, value, d)[1].rounds)
 
 
-def gradient_count(value, rng, algorithm="diff2-gd", d=10, **settings):
+def gradient_count(value, rng, *, algorithm="diff2-gd", d=10):
     """Per-sample gradient evaluations counted by one run at N = ``value`` (Table 1)."""
-    _, alg, data = _build(algorithm, value, d, **{**RATE_SETTINGS, **settings})
-    return float(alg.run(data, rng, 1).gradient_evaluations)
-
-
-def _rate(claim, function, param, values, budget, fixed=None, note=""):
-    return RateExperiment.for_claim(
-        claim, function, param, values, replicates=_REPS[budget], fixed=dict(fixed or {}), note=note
-    )
+    inst, alg = _build(algorithm, value, d)
+    return float(alg.run(_data(inst, alg), rng, 1).gradient_evaluations)
 
 
 # --------------------------------------------------------------------------- privacy
 
 
-_AUDIT = {
-    "quick": dict(trials=10_000, rounds=40, period=8),
-    "standard": dict(trials=100_000, rounds=200, period=5),
-    "full": dict(trials=1_000_000, rounds=200, period=5),
-}
+AUDIT_TRIALS = Budget(quick=10_000, standard=100_000, full=1_000_000)
+AUDIT_ROUNDS = Budget(quick=40, standard=200)
+AUDIT_PERIOD = Budget(quick=8, standard=5)
+"""The §7(a) audit: trials per dataset, R and T of the audited run (ε = 3, u = 1.25)."""
 
 
-def _audit(budget, algorithm="diff2-gd", note=""):
-    cfg = _AUDIT[budget]
-    mech, *_ = canary_audit_target(rounds=cfg["rounds"], period=cfg["period"], algorithm=algorithm)
-
-    def build():
-        return canary_audit_target(rounds=cfg["rounds"], period=cfg["period"], algorithm=algorithm)
-
+def _canary_audit(budget: str, algorithm: type[DIFF2GD] = DIFF2GD, *, note: str = ""):
+    rounds, period = AUDIT_ROUNDS[budget], AUDIT_PERIOD[budget]
+    build = partial(canary_audit_target, algorithm, rounds=rounds, period=period)
     return AuditExperiment(
-        build,
-        trials=cfg["trials"],
-        reference_epsilon=round(mech.algorithm.tight_epsilon, 4),
+        build=build,
+        trials=AUDIT_TRIALS[budget],
+        reference_epsilon=round(build().mechanism.algorithm.tight_epsilon, 4),
         note=note
-        or f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
-        f"T={cfg['period']}, ε=3, u=1.25; exact GDP ε is the reference",
+        or f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={rounds}, "
+        f"T={period}, ε=3, u=1.25; exact GDP ε is the reference",
     )
 
 
 def prop41_slack(budget: str = "standard") -> dict:
     """The audited DIFF2-GD's claimed ε, its tight μ-GDP ε at the same δ, and how loose the claim
     is."""
-    cfg = _AUDIT[budget]
-    alg = canary_audit_target(rounds=cfg["rounds"], period=cfg["period"])[0].algorithm
+    target = canary_audit_target(rounds=AUDIT_ROUNDS[budget], period=AUDIT_PERIOD[budget])
+    alg = target.mechanism.algorithm
     tight = alg.tight_epsilon
     return {
         "claimed": alg.epsilon,
@@ -195,12 +193,12 @@ def prop41_slack(budget: str = "standard") -> dict:
 
 
 @register_experiment("diff2gd.prop41.rdp_to_dp")
-def _prop41_audit(claim, budget):
-    cfg, slack = _AUDIT[budget], prop41_slack(budget)
-    return _audit(
+def audit_diff2gd_transcript(claim, budget):
+    slack = prop41_slack(budget)
+    return _canary_audit(
         budget,
-        note=f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={cfg['rounds']}, "
-        f"T={cfg['period']}, u=1.25.  Prop. 4.1's (ε, δ) = ({slack['claimed']:g}, 1e-5) "
+        note=f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={AUDIT_ROUNDS[budget]}, "
+        f"T={AUDIT_PERIOD[budget]}, u=1.25.  Prop. 4.1's (ε, δ) = ({slack['claimed']:g}, 1e-5) "
         f"HOLDS; the transcript is μ-GDP and its tight ε at δ = 1e-5 is {slack['tight']:.3f}, "
         f"so the claim is loose by {slack['loose_by']:.2f} (×{slack['ratio']:.2f}), the slack "
         "of the generic RDP→DP conversion — conservative, not a failing claim",
@@ -208,14 +206,15 @@ def _prop41_audit(claim, budget):
 
 
 @register_experiment("dpgd.calibration")
-def _dpgd_audit(claim, budget):
-    return _audit(budget, "dp-gd")
+def audit_dpgd_transcript(claim, budget):
+    return _canary_audit(budget, DPGD)
 
 
 def _sensitivity_ratios(rng):
-    """Lemma C.1 white-box: ‖v_r(D) − v_r(D')‖ / (2C/(n_p P)) on the canary (=1) and on random data (≤1)."""
-    mech, d0, d1, _ = canary_audit_target(rounds=2, period=2)
-    alg = mech.algorithm
+    """Lemma C.1 white-box: ‖v_r(D) − v_r(D')‖ / (2C/(n_p P)) on the canary (=1) and on random
+    data (≤1)."""
+    target = canary_audit_target(rounds=2, period=2)
+    alg = target.mechanism.algorithm
     x_prev2 = rng.standard_normal((64, 2))
     x_prev = x_prev2 + 0.01 * rng.standard_normal((64, 2))
     out = {}
@@ -223,8 +222,8 @@ def _sensitivity_ratios(rng):
         ("restart", None, np.full(64, alg.clip1)),
         ("difference", x_prev2, alg.clip2 * np.linalg.norm(x_prev - x_prev2, axis=1)),
     ):
-        v0 = _GradientCache(alg, _prepare(d0), 64).mean(x_prev, prev, radius)
-        v1 = _GradientCache(alg, _prepare(d1), 64).mean(x_prev, prev, radius)
+        v0 = _GradientCache(alg, _prepare(target.d0), 64).mean(x_prev, prev, radius)
+        v1 = _GradientCache(alg, _prepare(target.d1), 64).mean(x_prev, prev, radius)
         out[f"{name}_ratio"] = float(
             np.max(np.linalg.norm(v0 - v1, axis=1) / (2 * radius / (alg.n_min * alg.silos)))
         )
@@ -257,16 +256,16 @@ def _sensitivity_ratios(rng):
 
 
 @register_experiment("diff2.lemmaC1.sensitivity")
-def _lemma_c1(claim, budget):
+def value_lemma_c1_sensitivity(claim, budget):
     return ValueExperiment(
-        _sensitivity_ratios,
-        {"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
+        compute=_sensitivity_ratios,
+        expected={"restart_ratio": 1.0, "difference_ratio": 1.0, "random_within_bound": 1.0},
         rtol=1e-6,
         note="canary attains 2C/(n_p P) exactly; random replace-one pairs stay within it",
     )
 
 
-_SIGMA_TABLE = {  # spec §6.3: (n_min, ε) -> DP-GD σ, {T: (σ1, σ2)}; R = 2000, P = 10, u = 1.25
+SIGMA_TABLE = {
     (1651, 3): (
         0.00938,
         {
@@ -295,24 +294,34 @@ _SIGMA_TABLE = {  # spec §6.3: (n_min, ε) -> DP-GD σ, {T: (σ1, σ2)}; R = 20
         },
     ),
 }
+"""Spec §6.3: (n_min, ε) → DP-GD σ, {T: (σ1, σ2)}; R = 2000, P = 10, u = 1.25."""
 
 
 def _calibration(rng):
     out = {}
-    for (n_min, eps), (dp, by_t) in _SIGMA_TABLE.items():
-        out[f"dpgd_sigma_n{n_min}_eps{eps}"] = dpgd_sigma(n_min, 10, 2000, eps, 1e-5)
-        for t, (s1, s2) in by_t.items():
-            a, b = diff2_gd_sigmas(n_min, 10, 2000, t, eps, 1e-5, EXPERIMENT_U)
+    for (n_min, eps), (_, by_t) in SIGMA_TABLE.items():
+        setting = dict(n_min=n_min, silos=10, rounds=2000, epsilon=eps, delta=1e-5)
+        out[f"dpgd_sigma_n{n_min}_eps{eps}"] = dpgd_sigma(**setting)
+        for t in by_t:
+            a, b = diff2_gd_sigmas(**setting, period=t, u=EXPERIMENT_U)
             out[f"sigma1_n{n_min}_eps{eps}_T{t}"], out[f"sigma2_n{n_min}_eps{eps}_T{t}"] = a, b
-            out[f"rdp_eps_at_alpha_n{n_min}_eps{eps}_T{t}"] = (
-                diff2_rdp_epsilon(n_min, 10, 2000, t, a, b, 1e-5, alpha=alpha_star(eps, 1e-5)) / eps
+            rdp = diff2_rdp_epsilon(
+                n_p=n_min,
+                silos=10,
+                rounds=2000,
+                period=t,
+                sigma1=a,
+                sigma2=b,
+                delta=1e-5,
+                alpha=alpha_star(eps, 1e-5),
             )
+            out[f"rdp_eps_at_alpha_n{n_min}_eps{eps}_T{t}"] = rdp / eps
     return out
 
 
 def _calibration_expected():
     exp = {}
-    for (n_min, eps), (dp, by_t) in _SIGMA_TABLE.items():
+    for (n_min, eps), (dp, by_t) in SIGMA_TABLE.items():
         exp[f"dpgd_sigma_n{n_min}_eps{eps}"] = dp
         for t, (s1, s2) in by_t.items():
             exp[f"sigma1_n{n_min}_eps{eps}_T{t}"], exp[f"sigma2_n{n_min}_eps{eps}_T{t}"] = s1, s2
@@ -320,36 +329,39 @@ def _calibration_expected():
 
 
 @register_experiment("diff2gd.prop41.calibration")
-def _prop41_calibration(claim, budget):
+def value_prop41_sigma_table(claim, budget):
     return ValueExperiment(
-        _calibration,
-        _calibration_expected(),
+        compute=_calibration,
+        expected=_calibration_expected(),
         rtol=0.03,
         atol=6e-6,
         note="spec §6.3 σ table (rounded to 2-3 digits in the spec)",
     )
 
 
+GDP_TRIALS = Budget(quick=5_000, standard=50_000, full=200_000)
+"""Trials per dataset of the canary's measured μ̂."""
+
+
 def _gdp_reference(rng, trials=10_000):
     out = {}
     for eps in (1, 3, 5):
-        s1, s2 = diff2_gd_sigmas(5, 2, 200, 5, eps, 1e-5, EXPERIMENT_U)
-        mu = transcript_mu(5, 2, 200, 5, s1, s2)
+        s1, s2 = diff2_gd_sigmas(
+            n_min=5, silos=2, rounds=200, period=5, epsilon=eps, delta=1e-5, u=EXPERIMENT_U
+        )
+        mu = transcript_mu(n_p=5, silos=2, rounds=200, period=5, sigma1=s1, sigma2=s2)
         out[f"tight_eps_{eps}"] = tight_epsilon(mu, 1e-5)
         out[f"accountant_eps_{eps}"] = accountant_tight_epsilon(mu, 1e-5)
-    mech, d0, d1, _ = canary_audit_target(rounds=40, period=8)
-    s0 = mech(d0, np.random.default_rng(rng.integers(2**32)), trials)[:, 0]
-    s1_ = mech(d1, np.random.default_rng(rng.integers(2**32)), trials)[:, 0]
-    pooled = math.sqrt((s0.var(ddof=1) + s1_.var(ddof=1)) / 2)
-    mu_hat = (s0.mean() - s1_.mean()) / pooled
-    half = stats.norm.ppf(0.995) * math.sqrt(2 / trials + mu_hat**2 / (4 * trials))
-    out["mu_hat_eps3"] = (mu_hat, mu_hat - half, mu_hat + half)
+    target = canary_audit_target(rounds=40, period=8)
+    mech = target.mechanism
+    s0 = mech(target.d0, np.random.default_rng(rng.integers(2**32)), trials)[:, 0]
+    s1_ = mech(target.d1, np.random.default_rng(rng.integers(2**32)), trials)[:, 0]
+    out["mu_hat_eps3"] = gaussian_shift(s0, s1_, confidence=0.99)
     return out
 
 
 @register_experiment("diff2gd.gdp_reference")
-def _gdp(claim, budget):
-    trials = {"quick": 5_000, "standard": 50_000, "full": 200_000}[budget]
+def value_gdp_reference(claim, budget):
     expected = {
         "tight_eps_1": 0.726,
         "tight_eps_3": 2.341,
@@ -360,8 +372,8 @@ def _gdp(claim, budget):
         "mu_hat_eps3": math.sqrt(3 / 9),
     }
     return ValueExperiment(
-        lambda rng: _gdp_reference(rng, trials),
-        expected,
+        compute=partial(_gdp_reference, trials=GDP_TRIALS[budget]),
+        expected=expected,
         rtol=2e-3,
         atol=0.0,
         note="exact GDP ε and dp-accounting PLD agree; the canary's measured μ̂ (99% CI) covers "
@@ -370,16 +382,22 @@ def _gdp(claim, budget):
 
 
 def _noise_sizes(rng, rounds=200, period=20):
-    """Remark 4.2: empirical restart-noise variance of DIFF2-GD over DP-GD's, on all-zero-gradient data."""
-    from ...losses import WeightedSquaredDistanceLoss
-
+    """Remark 4.2: empirical restart-noise variance of DIFF2-GD over DP-GD's, on all-zero-gradient
+    data."""
     data = UserDataset(np.zeros((10, 16, 4)), np.zeros((10, 16)))
-    loss = WeightedSquaredDistanceLoss(1.0)
-    kw = dict(loss=loss, initial_gap=1.0, rounds=rounds, clip1=1.0)
-    a = DIFF2GD.from_theorem(
-        10, 16, 4, 3.0, 1e-5, 1.0, 1.0, u=EXPERIMENT_U, period=period, eta=0.1, **kw
+    problem = Problem(
+        n=10,
+        m=16,
+        d=4,
+        epsilon=3.0,
+        delta=1e-5,
+        lipschitz=1.0,
+        smoothness=1.0,
+        loss=WeightedSquaredDistanceLoss(1.0),
     )
-    b = DPGD.from_theorem(10, 16, 4, 3.0, 1e-5, 1.0, 1.0, **kw)
+    kw = dict(initial_gap=1.0, rounds=rounds, clip1=1.0)
+    a = DIFF2GD.from_theorem(problem, u=EXPERIMENT_U, period=period, eta=0.1, **kw)
+    b = DPGD.from_theorem(problem, **kw)
     ra, rb = a.run(data, rng, 200, transcript=True), b.run(data, rng, 200, transcript=True)
     restart_var = ra.estimates[:, ::period].var()
     return {
@@ -389,20 +407,18 @@ def _noise_sizes(rng, rounds=200, period=20):
 
 
 @register_experiment("diff2.remark42.noise_size")
-def _remark42(claim, budget):
+def value_remark42_noise_size(claim, budget):
     return ValueExperiment(
-        _noise_sizes,
-        {"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20},
+        compute=_noise_sizes,
+        expected={"variance_ratio": EXPERIMENT_U / 20, "u_over_T": EXPERIMENT_U / 20},
         rtol=0.06,
         note="R=200, T=20, u=1.25: σ1²/σ² = u⌈R/T⌉/R = u/T; measured on pure-noise transcripts",
     )
 
 
 def _bvr_sensitivity(rng):
-    """Lemma E.1: one local step's v changes by exactly 2C3‖Δx‖/b when the canary is in the minibatch."""
-    from ...algorithms.diff2 import _clipped_mean
-    from ...losses import WeightedSquaredDistanceLoss
-
+    """Lemma E.1: one local step's v changes by exactly 2C3‖Δx‖/b when the canary is in the
+    minibatch."""
     loss = WeightedSquaredDistanceLoss(1e6)
     b, trials = 4, 32
     x_prev2 = rng.standard_normal((trials, 2))
@@ -423,36 +439,42 @@ def _bvr_sensitivity(rng):
 
 
 @register_experiment("diff2bvr.lemmaE1.sensitivity")
-def _lemma_e1(claim, budget):
+def value_lemma_e1_sensitivity(claim, budget):
     return ValueExperiment(
-        _bvr_sensitivity,
-        {"local_ratio": 1.0},
+        compute=_bvr_sensitivity,
+        expected={"local_ratio": 1.0},
         rtol=1e-6,
         note="canary in the minibatch: sensitivity 2·C3·‖x_{k−1}−x_{k−2}‖/b attained",
     )
 
 
-_BVR_CASES = ((1651, 13, 3.0, 0.354, 0.565), (4801, 16, 5.0, 0.098, 0.375))
+BVR_CASES = ((1651, 13, 3.0, 0.354, 0.565), (4801, 16, 5.0, 0.098, 0.375))
+"""Spec §2.6.3 [PROTOTYPE]: (n_min, b, ε, exact σ3, closed-form σ3) at K = 10, R = 2000, P = 10."""
 
 
 def _bvr_calibration(rng):
     out = {}
-    for n_min, b, eps, _, _ in _BVR_CASES:
-        out[f"sigma3_exact_n{n_min}"] = bvr_sigma3_exact(n_min, 10, 2000, 10, b, eps, 1e-5)
-        out[f"sigma3_closed_n{n_min}"] = bvr_sigma3_closed_form(n_min, 10, 2000, 10, b, eps, 1e-5)
-    out["b_n1651_eps3"] = float(bvr_minibatch(1651, 10, 2000, 10, 3.0, 1e-5))
+    for n_min, b, eps, _, _ in BVR_CASES:
+        setting = dict(
+            n_min=n_min, silos=10, rounds=2000, local_steps=10, batch=b, epsilon=eps, delta=1e-5
+        )
+        out[f"sigma3_exact_n{n_min}"] = bvr_sigma3_exact(**setting)
+        out[f"sigma3_closed_n{n_min}"] = bvr_sigma3_closed_form(**setting)
+    out["b_n1651_eps3"] = float(
+        bvr_minibatch(n_min=1651, silos=10, rounds=2000, local_steps=10, epsilon=3.0, delta=1e-5)
+    )
     return out
 
 
 @register_experiment("diff2bvr.propE2.calibration")
-def _prop_e2_calibration(claim, budget):
+def value_prop_e2_sigma3(claim, budget):
     expected = {}
-    for n_min, _, _, exact, closed in _BVR_CASES:
+    for n_min, _, _, exact, closed in BVR_CASES:
         expected[f"sigma3_exact_n{n_min}"], expected[f"sigma3_closed_n{n_min}"] = exact, closed
     expected["b_n1651_eps3"] = 13.0
     return ValueExperiment(
-        _bvr_calibration,
-        expected,
+        compute=_bvr_calibration,
+        expected=expected,
         rtol=0.01,
         note="spec §2.6.3 [PROTOTYPE] values (K=10, R=2000, P=10, δ=1e-5)",
     )
@@ -461,21 +483,9 @@ def _prop_e2_calibration(claim, budget):
 def _bvr_dp(rng):
     inst = CauchyCircleInstance(d=10)
     out = {}
-    for n_min, b, eps, _, _ in _BVR_CASES:
-        alg = DIFF2BVRLSGD.from_theorem(
-            10,
-            n_min,
-            10,
-            eps,
-            1e-5,
-            0.5,
-            1.0,
-            loss=inst.loss,
-            initial_gap=1.0,
-            batch=b,
-            rounds=2000,
-            period=20,
-        )
+    for n_min, b, eps, _, _ in BVR_CASES:
+        problem = RATE_PROBLEM.replace(m=n_min, epsilon=eps, loss=inst.loss)
+        alg = DIFF2BVRLSGD.from_theorem(problem, initial_gap=1.0, batch=b, rounds=2000, period=20)
         out[f"paper_eps_within_target_n{n_min}"] = float(alg.paper_epsilon <= eps * (1 + 1e-9))
         out[f"accountant_within_paper_n{n_min}"] = float(
             alg.accountant_epsilon <= alg.paper_epsilon
@@ -484,15 +494,15 @@ def _bvr_dp(rng):
 
 
 @register_experiment("diff2bvr.propE2.rdp_to_dp")
-def _prop_e2(claim, budget):
+def value_prop_e2_epsilon(claim, budget):
     expected = {
         f"{k}_n{c[0]}": 1.0
-        for c in _BVR_CASES
+        for c in BVR_CASES
         for k in ("paper_eps_within_target", "accountant_within_paper")
     }
     return ValueExperiment(
-        _bvr_dp,
-        expected,
+        compute=_bvr_dp,
+        expected=expected,
         note="Prop. E.2's ε at α* (exact Lemma B.7) ≤ target, and dp-accounting's "
         "RDP (REPLACE_ONE, sampling w/o replacement) ≤ Prop. E.2's ε",
     )
@@ -514,213 +524,214 @@ def _lemma_b8(rng):
 
 
 @register_experiment("rdp.lemmaB8.simple_subsampling")
-def _b8(claim, budget):
+def value_lemma_b8_bound(claim, budget):
     expected = {
         f"{k}_n{n}": 1.0
         for n in (10_000, 20_000, 5_000)
         for k in ("conditions_hold", "b7_within_b8")
     }
     return ValueExperiment(
-        _lemma_b8,
-        expected,
+        compute=_lemma_b8,
+        expected=expected,
         note="exact Lemma B.7 ≤ Lemma B.8's simple bound where its conditions hold",
     )
 
 
-# --------------------------------------------------------------------------- utility: explicit bounds
+# --------------------------------------------------------------------------- utility: explicit
+# bounds
 
 
-def _explicit_bound(
-    rng, algorithm="diff2-gd", points=((4000, 10), (32000, 10)), mutant=None, rounds=None
-):
+def _explicit_bound(rng, *, algorithm, points, rounds=None):
     out = {}
     for big_n, d in points:
-        extra = {"mutant": mutant} if mutant else {}
-        if rounds is not None:
-            extra["rounds"] = rounds
-        inst, alg, data = _build(algorithm, big_n, d, **RATE_SETTINGS, **extra)
+        extra = {} if rounds is None else {"rounds": rounds}
+        inst, alg = _build(algorithm, big_n, d, **extra)
         u = inst.gradient_norm_sq(
-            alg.run(data, rng, _TRIALS, transcript=True).analysed_points()
+            alg.run(_data(inst, alg), rng, TRIALS, transcript=True).analysed_points()
         ).mean()
         out[f"within_bound_N{big_n}_d{d}"] = float(u <= alg.utility_bound(inst.initial_gap))
     return out
 
 
+PROP_D2_POINTS = Budget(
+    quick=((800, 10), (4000, 10)),
+    standard=((4000, 10), (32000, 10), (4000, 128)),
+    full=((4000, 10), (32000, 10), (128000, 10), (4000, 128), (32000, 128)),
+)
+"""(N, d) where DIFF2-GD's utility is compared with Prop. D.2's bound."""
+
+
 @register_experiment("diff2gd.propD2.explicit_bound")
-def _prop_d2(claim, budget):
-    points = {
-        "quick": ((800, 10), (4000, 10)),
-        "standard": ((4000, 10), (32000, 10), (4000, 128)),
-        "full": ((4000, 10), (32000, 10), (128000, 10), (4000, 128), (32000, 128)),
-    }[budget]
+def value_prop_d2_bound(claim, budget):
+    points = PROP_D2_POINTS[budget]
     return ValueExperiment(
-        lambda rng: _explicit_bound(rng, "diff2-gd", points),
-        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        compute=partial(_explicit_bound, algorithm="diff2-gd", points=points),
+        expected={f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
         note="mean over 16 trials of (1/R)Σ‖∇f(x_{r−1})‖² ≤ 2Δ0/(ηR) + 2σ1²C1²d (Cauchy instance)",
     )
 
 
+PROP_F3_POINTS = Budget(
+    quick=((1600, 10),),
+    standard=((1600, 10), (6400, 10)),
+    full=((1600, 10), (6400, 10), (16000, 10)),
+)
+PROP_F3_ROUNDS = Budget(quick=150, standard=1000, full=0)
+"""(N, d) and R (0: the theory schedule's) where BVR's utility is compared with Prop. F.3's bound
+(the bound holds for any R)."""
+
+
 @register_experiment("diff2bvr.propF3.explicit_bound")
-def _prop_f3(claim, budget):
-    points = {
-        "quick": ((1600, 10),),
-        "standard": ((1600, 10), (6400, 10)),
-        "full": ((1600, 10), (6400, 10), (16000, 10)),
-    }[budget]
-    rounds = {"quick": 150, "standard": 1000, "full": None}[budget]
+def value_prop_f3_bound(claim, budget):
+    points = PROP_F3_POINTS[budget]
     return ValueExperiment(
-        lambda rng: _explicit_bound(rng, "diff2-bvr", points, rounds=rounds),
-        {f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
-        note="BVR (ε=8): mean of ‖∇f‖² over all local points ≤ 2Δ0/(ηKR) + 2eσ1²C1²d (Cauchy instance); the "
-        "bound holds for any R, so quick/standard shorten R (η from the caps at that R)",
+        compute=partial(
+            _explicit_bound,
+            algorithm="diff2-bvr",
+            points=points,
+            rounds=PROP_F3_ROUNDS[budget] or None,
+        ),
+        expected={f"within_bound_N{n}_d{d}": 1.0 for n, d in points},
+        note="BVR (ε=8): mean of ‖∇f‖² over all local points ≤ 2Δ0/(ηKR) + 2eσ1²C1²d (Cauchy "
+        "instance); the bound holds for any R, so quick/standard shorten R (η from the caps at "
+        "that R)",
     )
 
 
-# --------------------------------------------------------------------------- utility and complexity rates
+# --------------------------------------------------------------------------- utility and complexity
+# rates
 
 
-_GRIDS_D = {
-    "quick": [8, 16, 32, 64, 128],
-    "standard": [4, 8, 16, 32, 64, 128],
-    "full": [4, 8, 16, 32, 64, 128, 256],
-}
-_D_SWEEP_N = {"quick": 2400, "standard": 16000, "full": 32000}
+GRID_D = Budget(
+    quick=[8, 16, 32, 64, 128],
+    standard=[4, 8, 16, 32, 64, 128],
+    full=[4, 8, 16, 32, 64, 128, 256],
+)
+D_SWEEP_N = Budget(quick=2400, standard=16000, full=32000)
 """Spec §7(b) d sweeps at fixed N (quick uses a small N so that one sweep stays under ~2 s)."""
 
 
-def _d_rate(claim, algorithm, budget):
-    n = _D_SWEEP_N[budget]
-    return _rate(
+def _sweep_in_d(claim, algorithm, budget):
+    n = D_SWEEP_N[budget]
+    return RateExperiment.for_claim(
         claim,
         utility,
         "d",
-        _GRIDS_D[budget],
-        budget,
-        {"param": "d", "algorithm": algorithm, "N": n},
+        GRID_D[budget],
+        replicates=REPLICATES[budget],
+        fixed={"param": "d", "algorithm": algorithm, "N": n},
         note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d",
     )
 
 
 @register_experiment("diff2gd.thm43.utility")
-def _thm43(claim, budget):
+def sweep_diff2gd_utility(claim, budget):
     return CombinedExperiment(
-        {
-            "N": _rate(
+        parts={
+            "N": RateExperiment.for_claim(
                 claim,
                 utility,
                 "N",
-                _GRIDS_N[budget],
-                budget,
-                {"algorithm": "diff2-gd"},
-                note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope ≈ −1.24 at N ~ 10³",
+                GRID_N[budget],
+                replicates=REPLICATES[budget],
+                fixed={"algorithm": "diff2-gd"},
+                note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope "
+                "≈ −1.24 at N ~ 10³",
             ),
-            "d": _d_rate(claim, "diff2-gd", budget),
+            "d": _sweep_in_d(claim, "diff2-gd", budget),
         },
         note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)",
     )
 
 
 @register_experiment("dpgd.utility")
-def _dpgd_utility(claim, budget):
+def sweep_dpgd_utility(claim, budget):
     return CombinedExperiment(
-        {
-            "N": _rate(
+        parts={
+            "N": RateExperiment.for_claim(
                 claim,
                 utility,
                 "N",
-                _GRIDS_N[budget],
-                budget,
-                {"algorithm": "dp-gd"},
+                GRID_N[budget],
+                replicates=REPLICATES[budget],
+                fixed={"algorithm": "dp-gd"},
                 note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6",
             ),
-            "d": _d_rate(claim, "dp-gd", budget),
+            "d": _sweep_in_d(claim, "dp-gd", budget),
         },
         note="DP-GD exponents: N^(−1) and d^(1/2)",
     )
 
 
 @register_experiment("diff2gd.remark44.improvement_regime")
-def _remark44(claim, budget):
-    return _rate(
+def sweep_utility_ratio(claim, budget):
+    return RateExperiment.for_claim(
         claim,
         utility_ratio,
         "N",
-        _GRIDS_N[budget],
-        budget,
+        GRID_N[budget],
+        replicates=REPLICATES[budget],
         note="ratio of mean utilities DIFF2-GD / DP-GD against N (d = 10)",
     )
 
 
 @register_experiment("diff2gd.thm43.rounds")
-def _thm43_rounds(claim, budget):
-    return _rate(
+def sweep_diff2gd_rounds(claim, budget):
+    return RateExperiment.for_claim(
         claim,
         schedule_rounds,
         "N",
-        _GRIDS_N["full"],
-        "quick",
-        {"algorithm": "diff2-gd"},
+        GRID_N.full,
+        replicates=COUNTED_REPLICATES,
+        fixed={"algorithm": "diff2-gd"},
         note="R chosen by the theory schedule (deterministic; replicates identical)",
     )
 
 
-_BVR_CAPPED_GRID = [1_024_000, 2_048_000, 4_096_000, 8_192_000, 16_384_000]
-"""N where the BVR schedule's η sits at the cap 1/(2L) (ε = 8): there c1 of Thm 5.3 is its L/K term."""
+BVR_CAPPED_GRID = [1_024_000, 2_048_000, 4_096_000, 8_192_000, 16_384_000]
+"""N where the BVR schedule's η sits at the cap 1/(2L) (ε = 8): there c1 of Thm 5.3 is its L/K
+term."""
 
-_BVR_DEFAULT_GRID = [16_000, 64_000, 256_000, 1_024_000, 4_096_000, 16_384_000]
+BVR_DEFAULT_GRID = [16_000, 64_000, 256_000, 1_024_000, 4_096_000, 16_384_000]
 """N of the default BVR schedule (K = 10, b from the b-condition, so b grows with n_min)."""
 
-_TABLE1_GRID = [10**6, 10**7, 10**8, 10**9, 10**10]
+TABLE1_GRID = [10**6, 10**7, 10**8, 10**9, 10**10]
 """N for Table 1's K = b = √N schedule (σ3 = √(6α*)/b; counted, not run)."""
 
 
 def _bvr_eta_capped(rng):
-    etas = [
-        _build("diff2-bvr", n, 10, with_data=False, **RATE_SETTINGS)[1].eta
-        for n in _BVR_CAPPED_GRID
-    ]
+    etas = [_build("diff2-bvr", n, 10)[1].eta for n in BVR_CAPPED_GRID]
     return {
-        "eta_at_1/(2L)_on_whole_grid": float(
-            np.allclose(etas, 1 / (2 * RATE_SETTINGS["smoothness"]))
-        )
+        "eta_at_1/(2L)_on_whole_grid": float(np.allclose(etas, 1 / (2 * RATE_PROBLEM.smoothness)))
     }
 
 
 def bvr_c1(alg) -> float:
     """Thm 5.3's c1 with the schedule's constants: ``1/(Kη0)`` = max{2L/K, 2√(2e(ζ² + L²/(Kb) +
-    C3²σ3²d/K))} (the Θ(L/K + ζ + L/√(Kb)) + Θ̃(σ3) terms; L = RATE_SETTINGS' smoothness)."""
-    lsm, k = RATE_SETTINGS["smoothness"], alg.local_steps
+    C3²σ3²d/K))} (the Θ(L/K + ζ + L/√(Kb)) + Θ̃(σ3) terms; L = RATE_PROBLEM's smoothness)."""
+    lsm, k = RATE_PROBLEM.smoothness, alg.local_steps
     inner = alg.zeta**2 + lsm**2 / (k * alg.batch) + alg.clip3**2 * alg.sigma3**2 * alg.d / k
     return max(2 * lsm / k, 2 * math.sqrt(2 * math.e * inner))
 
 
-def bvr_rounds_over_c1(value, rng, d=10, **settings):
+def bvr_rounds_over_c1(value, rng, *, d=10):
     """R / c1 of the default BVR schedule at N = ``value``: ∝ 1/ε_opt ∝ N^{4/3} if R follows Thm
     5.3."""
-    alg = _build("diff2-bvr", value, d, with_data=False, **{**RATE_SETTINGS, **settings})[1]
+    alg = _build("diff2-bvr", value, d)[1]
     return alg.rounds / bvr_c1(alg)
 
 
 def _table1_schedule(big_n, d=10):
     k = round(math.sqrt(big_n))
-    return _build(
-        "diff2-bvr",
-        big_n,
-        d,
-        with_data=False,
-        local_steps=k,
-        batch=k,
-        sigma3_rule="table1",
-        **RATE_SETTINGS,
-    )[1]
+    return _build("diff2-bvr", big_n, d, local_steps=k, batch=k, sigma3_rule="table1")[1]
 
 
-def table1_rounds(value, rng, d=10):
+def table1_rounds(value, rng, *, d=10):
     """R of Table 1's K = b = √N schedule (Thm 5.3's schedule, σ3 = √(6α*)/b) at N = ``value``."""
     return float(_table1_schedule(value, d).rounds)
 
 
-def table1_gradient_complexity(value, rng, d=10):
+def table1_gradient_complexity(value, rng, *, d=10):
     """GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R of Table 1's K = b = √N schedule at N = ``value``
     (counted)."""
     return float(_table1_schedule(value, d).scheduled_gradient_evaluations)
@@ -735,31 +746,31 @@ _TABLE1_NOTE = (
 
 
 @register_experiment("diff2bvr.thm53.rounds")
-def _thm53_rounds(claim, budget):
+def sweep_bvr_rounds(claim, budget):
     return CombinedExperiment(
-        {
-            "rounds": _rate(
+        parts={
+            "rounds": RateExperiment.for_claim(
                 claim,
                 schedule_rounds,
                 "N",
-                _BVR_CAPPED_GRID,
-                "quick",
-                {"algorithm": "diff2-bvr"},
+                BVR_CAPPED_GRID,
+                replicates=COUNTED_REPLICATES,
+                fixed={"algorithm": "diff2-bvr"},
                 note="R of the BVR schedule at ε=8 (deterministic) for N = 1.0e6..1.6e7, where η "
                 "= 1/(2L) "
                 "and c1 = Θ(L/K) is constant",
             ),
             "regime": ValueExperiment(
-                _bvr_eta_capped,
-                {"eta_at_1/(2L)_on_whole_grid": 1.0},
+                compute=_bvr_eta_capped,
+                expected={"eta_at_1/(2L)_on_whole_grid": 1.0},
                 note="the sweep stays in the step-size-capped regime",
             ),
-            "rounds_over_c1": _rate(
+            "rounds_over_c1": RateExperiment.for_claim(
                 claim,
                 bvr_rounds_over_c1,
                 "N",
-                _BVR_DEFAULT_GRID,
-                "quick",
+                BVR_DEFAULT_GRID,
+                replicates=COUNTED_REPLICATES,
                 note="R/c1 of the default schedule (K = 10, b growing with n_min) for N = "
                 "1.6e4..1.6e7: "
                 "R itself grows more slowly (local slopes ≈ 0.7–1.3) because c1's L/√(Kb) and "
@@ -770,9 +781,9 @@ def _thm53_rounds(claim, budget):
                 claim,
                 table1_rounds,
                 "N",
-                _TABLE1_GRID,
+                TABLE1_GRID,
                 variable="N_table1",
-                replicates=_REPS["quick"],
+                replicates=COUNTED_REPLICATES,
                 note=f"{_TABLE1_NOTE}; Table 1's CC = GC/N ∝ N^(5/6)",
             ),
         },
@@ -783,36 +794,34 @@ def _thm53_rounds(claim, budget):
 
 
 @register_experiment("diff2gd.table1.gradient_complexity")
-def _gc_diff2(claim, budget):
-    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
-    return _rate(
+def sweep_diff2gd_gradient_count(claim, budget):
+    return RateExperiment.for_claim(
         claim,
         gradient_count,
         "N",
-        grid,
-        "quick",
-        {"algorithm": "diff2-gd"},
+        COUNT_GRID_N[budget],
+        replicates=COUNTED_REPLICATES,
+        fixed={"algorithm": "diff2-gd"},
         note="counted per-sample gradients of one run (2n_p per difference round)",
     )
 
 
 @register_experiment("dpgd.table1.complexity")
-def _gc_dpgd(claim, budget):
-    grid = _GRIDS_N["quick" if budget == "quick" else "standard"]
-    return _rate(
+def sweep_dpgd_gradient_count(claim, budget):
+    return RateExperiment.for_claim(
         claim,
         gradient_count,
         "N",
-        grid,
-        "quick",
-        {"algorithm": "dp-gd"},
+        COUNT_GRID_N[budget],
+        replicates=COUNTED_REPLICATES,
+        fixed={"algorithm": "dp-gd"},
         note="counted per-sample gradients of one run",
     )
 
 
 def _per_client(rng):
-    _, alg, data = _build("diff2-bvr", 1600, 10, rounds=100, **RATE_SETTINGS)
-    run = alg.run(data, rng, 1)
+    inst, alg = _build("diff2-bvr", 1600, 10, rounds=100)
+    run = alg.run(_data(inst, alg), rng, 1)
     n_p, k, b, rounds = alg.n_min, alg.local_steps, alg.batch, alg.rounds
     active = np.bincount(np.arange(1, rounds + 1) % alg.silos, minlength=alg.silos)
     formula = n_p * (2 * rounds - alg.restarts) + 2 * b * (k - 1) * active
@@ -824,32 +833,30 @@ def _per_client(rng):
 
 
 @register_experiment("diff2bvr.remark55.per_client_cost")
-def _remark55(claim, budget):
+def value_remark55_per_client_cost(claim, budget):
     return ValueExperiment(
-        _per_client,
-        {"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
-        note="per-client counter of a BVR run = n_p(2R − ⌈R/T⌉) + 2b(K−1)·#active rounds ≤ 2(n_p+Kb)R",
+        compute=_per_client,
+        expected={"counter_matches_formula": 1.0, "within_2x_of_(n_p+Kb)R": 1.0},
+        note="per-client counter of a BVR run = n_p(2R − ⌈R/T⌉) + 2b(K−1)·#active rounds "
+        "≤ 2(n_p+Kb)R",
     )
 
 
-# --------------------------------------------------------------------------- §6 experiment (stand-in data)
+# --------------------------------------------------------------------------- §6 experiment
+# (stand-in data)
 
 
-SECTION6_BUDGETS = {
-    "standard": dict(samples=2000, seeds=3, clips=(1.0, 10.0), period_fractions=(0.003, 0.01)),
-    "full": dict(STANDIN_GRID),
-}
-"""§6 budgets on california_like (ε = 5, R = 2000, the whole η ladder with App. A's early stopping).
-full = spec §6.6's stand-in protocol (C ∈ {1, 10, 100}, T ∈ {20, 60, 200}, 5 seeds, full-size data;
-``benchmarks/bench_diff2.py section6`` runs it on all three stand-ins, and App. A's whole grid with
-``grid="paper"``); standard keeps R = 2000 (so the σ's are those of R = 2000) on 2000 samples,
-C ∈ {1, 10}, T ∈ {6, 20}, 3 seeds.  The quick budget does not run §6 (outside the paper's regime)."""
-
-
-HEADROOM = 0.8
-"""The §6 claim is testable when non-private GD's mean train loss is below HEADROOM × DP-GD's (the
-paper's regime: privacy costs accuracy); otherwise an 'inconsistent' comparison is reported as
-inconclusive."""
+SECTION6_SETTINGS = Budget(
+    quick=None,
+    standard=dict(samples=2000, seeds=3, clips=(1.0, 10.0), period_fractions=(0.003, 0.01)),
+    full=dict(STANDIN_GRID),
+)
+"""§6 settings on california_like (ε = 5, R = 2000, the whole η ladder with App. A's early
+stopping).  full = spec §6.6's stand-in protocol (C ∈ {1, 10, 100}, T ∈ {20, 60, 200}, 5 seeds,
+full-size data; ``benchmarks/bench_diff2.py section6`` runs it on all three stand-ins, and App.
+A's whole grid with ``grid="paper"``); standard keeps R = 2000 (so the σ's are those of R = 2000)
+on 2000 samples, C ∈ {1, 10}, T ∈ {6, 20}, 3 seeds.  The quick budget does not run §6 (outside
+the paper's regime; ``quick=None`` stands for the standard settings, never used)."""
 
 
 @dataclass(frozen=True)
@@ -861,12 +868,7 @@ class Section6Experiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         setup = Section6("california_like", seed=seed, **self.settings)
-        summary = setup.run(
-            backend=execution.backend,
-            workers=execution.workers,
-            checkpoint=execution.checkpoint,
-            scheduler=execution.scheduler,
-        )
+        summary = setup.run(execution=execution)
         verdict, checks = section6_verdict(summary["tests"])
         train = summary["tests"]["train"]
         headroom = train["gd_mean"] < HEADROOM * train["dpgd_mean"]
@@ -885,7 +887,8 @@ class Section6Experiment:
         evidence = {
             "checks": checks,
             "privacy_headroom": bool(headroom),
-            "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A tuning per seed; "
+            "note": "california_like stand-in (spec §6.6), ε = 5, δ = 1e-5, R = 2000, App. A "
+            "tuning per seed; "
             "the privacy cost of tuning is not accounted for (as in the paper).  The claim is "
             "testable "
             f"only where non-private GD is clearly below DP-GD (train loss < {HEADROOM:g}x), the "
@@ -895,63 +898,29 @@ class Section6Experiment:
         return {"type": "value", "verdict": verdict, "summary": summary_text, "evidence": evidence}
 
 
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values, ``(m,)`` → ``(m,)``: statsmodels' ``multipletests(method="holm")``
-    values (tested), without the ``gc.collect()`` it runs on every call (50 ms; the verdict's calibration
-    test calls this thousands of times).  NaN p-values sort last and stay NaN."""
-    p = np.asarray(pvalues, dtype=float)
-    order = np.argsort(p)
-    adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(
-        np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))), 1.0
-    )
-    return adjusted
-
-
-def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dict]:
-    """Verdict on "DIFF2-GD beats DP-GD on every metric" from :meth:`Section6.summarize`'s ``tests``.
-
-    consistent: DIFF2-GD lower with one-sided paired p < α on every metric (an intersection-union test,
-    level α without correction); inconsistent: DP-GD lower on some metric, reverse p-values Holm-adjusted
-    over the metrics < α (family-wise false alarm ≤ α); otherwise inconclusive.  Returns the verdict and
-    one check per metric.
-    """
-    reverse = holm([t["reverse_pvalue"] for t in tests.values()])
-    checks = {}
-    for (metric, t), r in zip(tests.items(), reverse):
-        won = bool(t["diff2_mean"] < t["dpgd_mean"] and t["pvalue"] < alpha)  # NaN p: not won
-        checks[f"{metric}_diff2_wins"] = {
-            "value": float(won),
-            "expected": 1.0,
-            "ok": won,
-            **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
-            "reverse_pvalue_holm": float(r),
-        }
-    if all(c["ok"] for c in checks.values()):
-        return "consistent", checks
-    return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks
-
-
 @register_experiment(
     "experiments.regression",
     skip={
-        "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest faithful "
+        "quick": "the paper's §6 regime needs R = 2000 rounds and its T/η grid; the smallest "
+        "faithful "
         "run is the standard budget (a few minutes)"
     },
 )
-def _experiments_regression(claim, budget):
-    return Section6Experiment(SECTION6_BUDGETS[budget])
+def compare_section6_regression(claim, budget):
+    return Section6Experiment(settings=SECTION6_SETTINGS[budget])
 
 
-# --------------------------------------------------------------------------- formerly not-checkable claims
+# --------------------------------------------------------------------------- formerly not-checkable
+# claims
 
 
-_BVR_UTILITY = {
-    "standard": dict(values=[1600, 3200, 6400, 16000], replicates=2, trials=4),
-    "full": dict(values=[1600, 3200, 6400, 16000, 32000], replicates=4, trials=8),
-}
+BVR_UTILITY_GRID = Budget(
+    quick=None, standard=[1600, 3200, 6400, 16000], full=[1600, 3200, 6400, 16000, 32000]
+)
+BVR_UTILITY_REPLICATES = Budget(quick=None, standard=2, full=4)
+BVR_UTILITY_TRIALS = Budget(quick=None, standard=4, full=8)
 """Thm 5.3 utility sweep (ε = 8, K = 10, default schedule; N ≥ 1600 for n_min ≥ 160): one run at
-N = 16000 takes ~1-2 min on 2 busy cores."""
+N = 16000 takes ~1-2 min on 2 busy cores.  Skipped at quick (``None`` stands for standard)."""
 
 
 _BVR_UTILITY_QUICK = (
@@ -961,15 +930,14 @@ _BVR_UTILITY_QUICK = (
 
 
 @register_experiment("diff2bvr.thm53.utility", skip={"quick": _BVR_UTILITY_QUICK})
-def _thm53_utility(claim, budget):
-    cfg = _BVR_UTILITY[budget]
+def sweep_bvr_utility(claim, budget):
     return RateExperiment.for_claim(
         claim,
         utility,
         "N",
-        cfg["values"],
-        replicates=cfg["replicates"],
-        fixed={"algorithm": "diff2-bvr", "trials": cfg["trials"]},
+        BVR_UTILITY_GRID[budget],
+        replicates=BVR_UTILITY_REPLICATES[budget],
+        fixed={"algorithm": "diff2-bvr", "trials": BVR_UTILITY_TRIALS[budget]},
         note="spec §7(b) Cauchy instance, d = 10, DIFF2-BVR-L-SGD at ε = 8 (where Prop. E.2's "
         "b-condition is feasible, n_min ≥ 160) with its theory schedule; utility = uniform "
         "average of ‖∇f‖² over the analysed local points",
@@ -977,54 +945,53 @@ def _thm53_utility(claim, budget):
 
 
 @register_experiment("diff2bvr.table1.gradient_complexity")
-def _gc_bvr_table1(claim, budget):
-    return _rate(
+def sweep_bvr_table1_gradient_complexity(claim, budget):
+    return RateExperiment.for_claim(
         claim,
         table1_gradient_complexity,
         "N",
-        _TABLE1_GRID,
-        "quick",
+        TABLE1_GRID,
+        replicates=COUNTED_REPLICATES,
         note=f"{_TABLE1_NOTE}; GC = N(2R − ⌈R/T⌉) + 2b(K − 1)R (the counters of a run, "
         "DIFF2.scheduled_gradient_evaluations)",
     )
 
 
-_DP_SGD = {
-    "quick": dict(values=[200, 400, 800, 2000], replicates=2),
-    "standard": dict(values=[400, 800, 1600, 4000], replicates=4),
-    "full": dict(values=[400, 800, 1600, 4000, 8000], replicates=8),
-}
+DP_SGD_GRID = Budget(
+    quick=[200, 400, 800, 2000], standard=[400, 800, 1600, 4000], full=[400, 800, 1600, 4000, 8000]
+)
+DP_SGD_REPLICATES = Budget(quick=2, standard=4, full=8)
+"""N and replicates of the cited DP-SGD sweep."""
 
 
-def dp_sgd_utility(value, rng, d=10, sampling_rate=0.5, trials=16):
+def dp_sgd_utility(value, rng, *, d=10, sampling_rate=0.5, trials=16):
     """‖∇f(θ_τ)‖² ``(trials,)`` of item-level DP-SGD (:class:`DPSGD`, Poisson rate q, σ from the PLD
     accountant at (ε = 1, δ = 1e-5), replace-one) on the Cauchy instance with N = ``value``; τ
     uniform over the T = ⌈R/q⌉ steps, R and η = 1/(2L) and the clip C1 = G of DP-GD's theory
     schedule."""
-    inst, ref, data = _build("dp-gd", int(value), d, **RATE_SETTINGS)
+    inst, ref = _build("dp-gd", int(value), d)
     alg = DPSGD.from_accountant(
-        RATE_EPSILON,
-        RATE_SETTINGS["delta"],
-        inst.loss,
-        math.ceil(ref.rounds / sampling_rate),
-        ref.eta,
-        ref.clip1,
+        epsilon=RATE_PROBLEM.epsilon,
+        delta=RATE_PROBLEM.delta,
+        loss=inst.loss,
+        steps=math.ceil(ref.rounds / sampling_rate),
+        step_size=ref.eta,
+        clip_norm=ref.clip1,
         sampling_rate=sampling_rate,
         relation="replace",
         random_iterate=True,
     )
-    return inst.gradient_norm_sq(alg.run(data, rng, trials).theta[:, None, :])[:, 0]
+    return inst.gradient_norm_sq(alg.run(_data(inst, ref), rng, trials).theta[:, None, :])[:, 0]
 
 
 @register_experiment("cited.dp_sgd")
-def _cited_dp_sgd(claim, budget):
-    cfg = _DP_SGD[budget]
+def sweep_cited_dp_sgd_utility(claim, budget):
     return RateExperiment.for_claim(
         claim,
         dp_sgd_utility,
         "N",
-        cfg["values"],
-        replicates=cfg["replicates"],
+        DP_SGD_GRID[budget],
+        replicates=DP_SGD_REPLICATES[budget],
         note="the cited DP-SGD row run with the item-level DP-SGD baseline (Poisson q = 1/2, PLD "
         "calibration, random-iterate output) on the spec §7(b) Cauchy instance, d = 10, ε = 1; "
         "steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",

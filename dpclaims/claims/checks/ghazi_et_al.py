@@ -18,26 +18,25 @@ from statsmodels.stats.proportion import proportion_confint
 from ...algorithms.ghazi_et_al import (
     BottomChannel,
     DelOutputPert,
-    GroupedMeans,
     ItemLevelOutputPert,
-    LinearLoss,
     NaiveUserOutputPert,
     PhasedERM,
     PhasedSCO,
-    QuadraticLoss,
     SCOutputPert,
     StronglyConvexERM,
     StronglyConvexSCO,
-    TDLap,
     min_users,
 )
 from ...algorithms.ghazi_et_al_stability import (
-    AbsoluteLoss,
     Domain,
+    QuadraticMinimiser,
+    TDLap,
     inner_privacy_params,
     stability_profile,
 )
 from ...algorithms.mutants.ghazi_et_al import fast_path_mechanism, fast_path_pair
+from ...audit.target import AuditTarget
+from ...data import GroupedMeans, neighbour_distance
 from ...errors import InputError
 from ...hardinstances.canaries import outlier_count_pair
 from ...hardinstances.gaussian import TruncatedGaussianInstance, sample_user_level_gaussian
@@ -58,17 +57,22 @@ from ...hardinstances.lower_bounds import (
     user_level_sco_lower_bound,
 )
 from ...hardinstances.quadratic import QuadraticHypercubeInstance
+from ...losses import L1DistanceLoss, LinearLoss
 from ...privacy import gaussian_epsilon
-from ..experiments import register_experiment
+from ...problem import Problem
+from ...rates import loglog_slope
+from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
 
-def _pick(budget: str, quick, standard, full):
-    return {"quick": quick, "standard": standard, "full": full}[budget]
+def claimed_exponents(claim, **keys: str) -> dict[str, float]:
+    """``{key: the claim's exponent of variable}`` for each ``key=variable``: the expected
+    exponents of a value experiment, read from the claim rather than restated here."""
+    return {key: float(claim.exponents[variable]) for key, variable in keys.items()}
 
 
-def _slope(x, y) -> float:
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+LOWER_BOUND_VARIABLES = {"n": "n", "m": "m", "d": "d", "epsilon": "eps"}
+"""Keys of the lower-bound exponent checks and the claims' variables they test."""
 
 
 def _reference_bottom_epsilon(tdlap: TDLap, k: int, delta: float) -> float:
@@ -92,15 +96,16 @@ def best_bottom_k(tdlap: TDLap, delta: float, n: int) -> tuple[int, float]:
     return k, eps
 
 
-# --------------------------------------------------------------------------- TDLap, Observation 3.5, Thm 3.3
+# ---------------------------------------------------------------- TDLap, Observation 3.5, Thm 3.3
 
 BOTTOM_USERS = 20
-BOTTOM_BUDGET = (1.0, 1e-3)
+BOTTOM_PROBLEM = Problem(n=BOTTOM_USERS, epsilon=1.0, delta=1e-3)
+"""The ⊥-channel audits of spec §7(a): n = 20 users at (ε, δ) = (1, 1e-3)."""
 
 
 @register_experiment("ghazi23.def34.tdlap")
-def tdlap_properties(claim, budget):
-    trials = _pick(budget, 5_000, 100_000, 1_000_000)
+def value_def34_tdlap_and_bottom_frequencies(claim, budget):
+    trials = Budget(quick=5_000, standard=100_000, full=1_000_000)[budget]
 
     def compute(rng):
         out = {}
@@ -113,7 +118,7 @@ def tdlap_properties(claim, budget):
             out[f"ratio_ok_{name}"] = float(
                 props["max_log_ratio"] <= props["ratio_bound"] * (1 + 1e-12)
             )
-        mech = DelOutputPert.from_theorem(*BOTTOM_BUDGET, Delta=1e-6)
+        mech = DelOutputPert.from_theorem(BOTTOM_PROBLEM, Delta=1e-6)
         tdlap = mech.tdlap
         ks = (1,) + tuple(range(mech.kappa - 2, mech.kappa + 3))
         alpha = 0.01 / len(ks)
@@ -125,7 +130,7 @@ def tdlap_properties(claim, budget):
             out[f"cdf_k{k}"] = float(tdlap.cdf(k - 1))
         return out
 
-    mech = DelOutputPert.from_theorem(*BOTTOM_BUDGET, Delta=1e-6)
+    mech = DelOutputPert.from_theorem(BOTTOM_PROBLEM, Delta=1e-6)
     ks = (1,) + tuple(range(mech.kappa - 2, mech.kappa + 3))
     expected = {
         "kappa_a": 28,
@@ -157,21 +162,21 @@ def _random_small_dataset(rng, n):
 
 def _s_star(data, kappa, delta_target):
     values, counts = data.types()
-    loss = QuadraticLoss(1.0)
+    solver = QuadraticMinimiser(1.0)
     prof = stability_profile(
         values,
         counts,
-        lambda s: loss.minimiser(values, s, 0.0, None, Domain(math.inf)),
-        kappa,
-        delta_target,
-        np.zeros((1, 1)),
+        lambda s: solver.minimiser(values, s, reg=0.0, centre=None, domain=Domain(math.inf)),
+        kappa=kappa,
+        delta_target=delta_target,
+        empty_value=np.zeros((1, 1)),
     )
     return int(prof.s_star[0])
 
 
 @register_experiment("ghazi23.obs35.stable_monotone")
-def stable_monotone(claim, budget):
-    pairs = _pick(budget, 150, 1500, 10_000)
+def value_obs35_stability_monotone(claim, budget):
+    pairs = Budget(quick=150, standard=1500, full=10_000)[budget]
 
     def compute(rng):
         violations, informative = 0, 0
@@ -199,40 +204,46 @@ def stable_monotone(claim, budget):
 
 
 @register_experiment("ghazi23.thm33.deloutputpert_dp")
-def deloutputpert_audit(claim, budget):
-    trials = _pick(budget, 20_000, 100_000, 1_000_000)
-    mech = DelOutputPert.from_theorem(*BOTTOM_BUDGET, Delta=1e-6)
+def audit_alg1_bottom_channel(claim, budget):
+    trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
+    mech = DelOutputPert.from_theorem(BOTTOM_PROBLEM, Delta=1e-6)
     k, reference = best_bottom_k(mech.tdlap, mech.delta, BOTTOM_USERS)
 
     def build():
         d0, d1 = outlier_count_pair(BOTTOM_USERS, 1, k)
-        return BottomChannel(mech), d0, d1, mech.privacy_claim
+        return AuditTarget(mechanism=BottomChannel(mech), d0=d0, d1=d1, claim=mech.privacy_claim)
 
     return AuditExperiment(
         build,
         trials,
         reference_epsilon=round(reference, 4),
-        note=f"⊥ channel of x^({k}) vs x^({k - 1}) (n = {BOTTOM_USERS}, (ε, δ) = {BOTTOM_BUDGET}); "
+        note=f"⊥ channel of x^({k}) vs x^({k - 1}) (n = {BOTTOM_USERS}, (ε, δ) = "
+        f"({BOTTOM_PROBLEM.epsilon}, {BOTTOM_PROBLEM.delta})); "
         "exact ε of the pair from the TDLap CDF (spec §7(a)).",
     )
 
 
+def _deloutputpert_sigma(epsilon: float, delta: float, Delta: float) -> float:
+    """σ of Algorithm 1 at (ε, δ, Δ) (it does not depend on n)."""
+    problem = Problem(n=BOTTOM_USERS, epsilon=epsilon, delta=delta)
+    return DelOutputPert.from_theorem(problem, Delta=Delta).sigma
+
+
 @register_experiment("ghazi23.thm33.accuracy")
-def deloutputpert_accuracy(claim, budget):
-    trials = _pick(budget, 20_000, 200_000, 1_000_000)
+def value_thm33_accuracy_and_sigma(claim, budget):
+    trials = Budget(quick=20_000, standard=200_000, full=1_000_000)[budget]
 
     def compute(rng):
-        mech = DelOutputPert.from_theorem(1.0, 1e-5, Delta=1e-3)
-        data = GroupedMeans.per_user(
-            np.full((4 * mech.kappa + 8, 2), 0.3), 50
-        )  # Δ_{4κ} f(x) = 0 ≤ Δ, ∅ unreachable
+        users = 4 * inner_privacy_params(1.0, 1e-5)[2] + 8  # Δ_{4κ} f(x) = 0 ≤ Δ, ∅ unreachable
+        mech = DelOutputPert.from_theorem(Problem(n=users, epsilon=1.0, delta=1e-5), Delta=1e-3)
+        data = GroupedMeans.per_user(np.full((users, 2), 0.3), 50)
         out = mech.run(data, rng, trials)
         resid = out.theta - 0.3
         ss = float(np.sum(resid**2))
         dof = resid.size
         lo, hi = ss / stats.chi2.ppf(0.995, dof), ss / stats.chi2.ppf(0.005, dof)
         eps_grid = np.geomspace(0.05, 1.0, 8)
-        ratios = [DelOutputPert.from_theorem(e, 1e-5, 1.0).sigma for e in eps_grid]
+        ratios = [_deloutputpert_sigma(e, 1e-5, 1.0) for e in eps_grid]
         deltas = [0.5e-3, 1e-3, 2e-3, 4e-3]
         return {
             "bottom_rate": float(out.bottom.mean()),
@@ -241,10 +252,10 @@ def deloutputpert_accuracy(claim, budget):
                 lo / mech.sigma**2,
                 hi / mech.sigma**2,
             ),
-            "sigma_Delta_exponent": _slope(
-                deltas, [DelOutputPert.from_theorem(1.0, 1e-5, x).sigma for x in deltas]
+            "sigma_Delta_exponent": loglog_slope(
+                deltas, [_deloutputpert_sigma(1.0, 1e-5, x) for x in deltas]
             ),
-            "sigma_eps_exponent": _slope(eps_grid, ratios),
+            "sigma_eps_exponent": loglog_slope(eps_grid, ratios),
         }
 
     return ValueExperiment(
@@ -252,14 +263,13 @@ def deloutputpert_accuracy(claim, budget):
         {
             "bottom_rate": 0.0,
             "variance_over_sigma2": 1.0,
-            "sigma_Delta_exponent": 1.0,
-            "sigma_eps_exponent": -2.0,
+            **claimed_exponents(claim, sigma_Delta_exponent="Delta", sigma_eps_exponent="eps"),
         },
         rtol=1e-9,
         atol=0.1,
-        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output f(x) + N(0, σ²I) (99% χ² interval "
-        "on the variance ratio); σ exponents from the formula over ε ∈ [0.05, 1] at δ = 1e-5 "
-        "(σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).",
+        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output "
+        "f(x) + N(0, σ²I) (99% χ² interval on the variance ratio); σ exponents from the formula "
+        "over ε ∈ [0.05, 1] at δ = 1e-5 (σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).",
     )
 
 
@@ -269,19 +279,18 @@ SC_USERS, SC_ITEMS = 120, 10**12
 
 
 def sc_bottom_mechanism() -> SCOutputPert:
-    """Exact-path SCOutputPert at (1, 1e-5) whose formula Δ is below the outlier shift (m = 1e12 virtual items)."""
-    return SCOutputPert.from_theorem(
-        SC_USERS,
-        SC_ITEMS,
-        1.0,
-        1e-5,
+    """Exact-path SCOutputPert at (1, 1e-5) whose formula Δ is below the outlier shift
+    (m = 1e12 virtual items)."""
+    problem = Problem(
+        n=SC_USERS,
+        m=SC_ITEMS,
+        epsilon=1.0,
+        delta=1e-5,
         lipschitz=2.0,
         strong_convexity=1.0,
-        beta=0.01,
         radius=1.0,
-        interior=True,
-        path="exact",
     )
+    return SCOutputPert.from_theorem(problem, beta=0.01, interior=True, path="exact")
 
 
 def outlier_means_pair(n: int, m: int, k: int) -> tuple[GroupedMeans, GroupedMeans]:
@@ -291,20 +300,20 @@ def outlier_means_pair(n: int, m: int, k: int) -> tuple[GroupedMeans, GroupedMea
     x1 = x.copy()
     x1[k - 1] = 0.0
     d0, d1 = GroupedMeans.per_user(x, m), GroupedMeans.per_user(x1, m)
-    if int(np.sum(np.any(d0.means != d1.means, axis=1))) != 1:
+    if neighbour_distance(d0, d1) != 1:
         raise InputError("the pair must differ in exactly one user")
     return d0, d1
 
 
 @register_experiment("ghazi23.thm31.scoutputpert_dp")
-def scoutputpert_audit(claim, budget):
-    trials = _pick(budget, 20_000, 100_000, 1_000_000)
+def audit_alg2_bottom_channel(claim, budget):
+    trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
     mech = sc_bottom_mechanism()
     k, reference = best_bottom_k(mech.tdlap, mech.delta, SC_USERS)
 
     def build():
         d0, d1 = outlier_means_pair(SC_USERS, SC_ITEMS, k)
-        return BottomChannel(mech), d0, d1, mech.privacy_claim
+        return AuditTarget(mechanism=BottomChannel(mech), d0=d0, d1=d1, claim=mech.privacy_claim)
 
     return AuditExperiment(
         build,
@@ -316,22 +325,15 @@ def scoutputpert_audit(claim, budget):
     )
 
 
-def scoutputpert_noise_error(n, rng, m=10**6, d=4, trials=64, path="fast", mutant=None):
-    """‖θ̂ − θ*(x)‖² / (d σ_formula²) and the normalised noise for the RT-4 calibration."""
+def scoutputpert_noise_error(n, rng, m=10**6, d=4, trials=64, algorithm=SCOutputPert):
+    """One fast-path run of ``algorithm`` (SCOutputPert or a mutant) for the RT-4 calibration:
+    ``(run, θ*(x) (d,), mechanism)`` on quadratic cube data at (1, 1e-5), G = 2, μ = 1."""
     inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, n, m, rng)
-    mech = SCOutputPert.from_theorem(
-        n,
-        m,
-        1.0,
-        1e-5,
-        lipschitz=2.0,
-        strong_convexity=1.0,
-        beta=0.01,
-        radius=1.0,
-        path=path,
-        mutant=mutant,
+    problem = Problem(
+        n=n, m=m, epsilon=1.0, delta=1e-5, lipschitz=2.0, strong_convexity=1.0, radius=1.0
     )
+    mech = algorithm.from_theorem(problem, beta=0.01, path="fast")
     out = mech.run(data, rng, trials)
     return out, mech.minimiser(data)[0], mech
 
@@ -348,13 +350,16 @@ def spec_fast_sigma(
 
 
 def noise_calibration(
-    rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=256, mutant=None
+    rng, ns=(2000, 4000, 8000, 16000), m=10**6, d=4, trials=256, algorithm=SCOutputPert
 ) -> dict:
-    """RT-4: E‖θ̂ − θ*‖²/d against the spec's σ², certificate pass rate, and the n-exponent of σ/log-factor."""
+    """RT-4: E‖θ̂ − θ*‖²/d against the spec's σ², certificate pass rate, and the n-exponent of
+    σ/log-factor."""
     normalised, passed = [], []
     ss_total, dof_total = 0.0, 0
     for n in ns:
-        out, star, mech = scoutputpert_noise_error(n, rng, m, d, trials, mutant=mutant)
+        out, star, mech = scoutputpert_noise_error(
+            n, rng, m=m, d=d, trials=trials, algorithm=algorithm
+        )
         resid = out.theta - star
         sigma = spec_fast_sigma(n, m)
         ss_total += float(np.sum(resid**2)) / sigma**2
@@ -376,11 +381,15 @@ def noise_calibration(
 
 
 @register_experiment("ghazi23.thm31.noise")
-def scoutputpert_noise(claim, budget):
-    trials = _pick(budget, 128, 1024, 8192)
+def value_thm31_noise_calibration(claim, budget):
+    trials = Budget(quick=128, standard=1024, full=8192)[budget]
     return ValueExperiment(
         lambda rng: noise_calibration(rng, trials=trials),
-        {"variance_over_sigma2": 1.0, "certificate_pass_rate": 1.0, "n_exponent": -1.0},
+        {
+            "variance_over_sigma2": 1.0,
+            "certificate_pass_rate": 1.0,
+            **claimed_exponents(claim, n_exponent="n"),
+        },
         rtol=1e-9,
         atol=0.02,
         note="RT-4 (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output = "
@@ -390,8 +399,8 @@ def scoutputpert_noise(claim, budget):
 
 
 @register_experiment("ghazi23.appC.fast_equivalence")
-def fast_path_audit(claim, budget):
-    trials = _pick(budget, 20_000, 100_000, 1_000_000)
+def audit_appc_fast_path_fallback(claim, budget):
+    trials = Budget(quick=20_000, standard=100_000, full=1_000_000)[budget]
     mech = fast_path_mechanism()
     r = 4 * mech.kappa
     shift = mech.Delta_fast * (mech.n - r - 1) / (r + 1) / mech.n
@@ -399,7 +408,7 @@ def fast_path_audit(claim, budget):
 
     def build():
         d0, d1 = fast_path_pair(mech)
-        return mech, d0, d1, mech.privacy_claim
+        return AuditTarget(mechanism=mech, d0=d0, d1=d1, claim=mech.privacy_claim)
 
     return AuditExperiment(
         build,
@@ -412,64 +421,58 @@ def fast_path_audit(claim, budget):
 
 
 def fast_noise_error(m, rng, n=2000, d=4, trials=64):
-    out, star, _ = scoutputpert_noise_error(n, rng, int(m), d, trials)
+    out, star, _ = scoutputpert_noise_error(n, rng, m=int(m), d=d, trials=trials)
     return np.linalg.norm(out.theta - star, axis=1)
 
 
 @register_experiment("ghazi23.appC.fast_noise")
-def fast_noise(claim, budget):
-    values = _pick(
-        budget,
-        [10**4, 10**5, 10**6, 10**7],
-        [10**4, 10**5, 10**6, 10**7, 10**8],
-        [10**4, 10**5, 10**6, 10**7, 10**8, 10**9],
-    )
+def sweep_appc_fast_noise_in_m(claim, budget):
+    values = Budget(
+        quick=[10**4, 10**5, 10**6, 10**7],
+        standard=[10**4, 10**5, 10**6, 10**7, 10**8],
+        full=[10**4, 10**5, 10**6, 10**7, 10**8, 10**9],
+    )[budget]
     return RateExperiment.for_claim(
         claim,
         fast_noise_error,
         "m",
         values,
-        replicates=_pick(budget, 3, 8, 20),
-        fixed={"trials": _pick(budget, 64, 256, 1024)},
+        replicates=Budget(quick=3, standard=8, full=20)[budget],
+        fixed={"trials": Budget(quick=64, standard=256, full=1024)[budget]},
         note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.",
     )
 
 
+def _test_evaluations(mech: DelOutputPert, data: GroupedMeans) -> int:
+    """Sub-datasets on which the exhaustive test of ``mech`` evaluates f (quadratic loss)."""
+    values, counts = data.types()
+    solver, domain = QuadraticMinimiser(1.0), Domain(mech.radius)
+    return stability_profile(
+        values,
+        counts,
+        lambda s: solver.minimiser(values, s, reg=0.0, centre=None, domain=domain),
+        kappa=mech.kappa,
+        delta_target=mech.Delta,
+        empty_value=np.zeros((1, 1)),
+    ).f_evaluations
+
+
 @register_experiment("ghazi23.sec6.runtime")
-def runtime_count(claim, budget):
+def value_sec6_test_evaluations(claim, budget):
+    mech = DelOutputPert.from_theorem(Problem(n=200, epsilon=1.0, delta=0.5), Delta=1e-3)
+    limit = 4 * mech.kappa + 1
+
     def compute(rng):
         out = {}
-        mech = DelOutputPert.from_theorem(1.0, 0.5, 1e-3)
-        limit = 4 * mech.kappa + 1
         for n in (6, 10, 14):
             data = GroupedMeans.per_user(rng.normal(size=(n, 1)), 1)
-            values, counts = data.types()
-            prof = stability_profile(
-                values,
-                counts,
-                lambda s, v=values: QuadraticLoss().minimiser(v, s, 0.0, None, mech._domain()),
-                mech.kappa,
-                mech.Delta,
-                np.zeros((1, 1)),
-            )
-            out[f"evaluations_n{n}"] = prof.f_evaluations
+            out[f"evaluations_n{n}"] = _test_evaluations(mech, data)
         n, k = 200, 100
         data = GroupedMeans.per_user(np.r_[np.ones(k), np.zeros(n - k)][:, None], 1)
-        values, counts = data.types()
-        prof = stability_profile(
-            values,
-            counts,
-            lambda s: QuadraticLoss().minimiser(values, s, 0.0, None, mech._domain()),
-            mech.kappa,
-            mech.Delta,
-            np.zeros((1, 1)),
-        )
-        out["evaluations_two_types"] = prof.f_evaluations
+        out["evaluations_two_types"] = _test_evaluations(mech, data)
         out["limit"] = limit
         return out
 
-    mech = DelOutputPert.from_theorem(1.0, 0.5, 1e-3)
-    limit = 4 * mech.kappa + 1
     expected = {
         f"evaluations_n{n}": float(sum(math.comb(n, s) for s in range(min(n, limit) + 1)))
         for n in (6, 10, 14)
@@ -487,31 +490,33 @@ def runtime_count(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- building blocks (RT-1, 2, 3, 10)
+# ---------------------------------------------------------------- building blocks (RT-1, 2, 3, 10)
 
 
 def perm_concentration_q95(m, rng, draws=2000, G=1.0):
-    """RT-1: 0.95-quantile of ‖Σ_{j≤m} v_π(j)‖, v = ±G e1 (N/2 each, N = 64m), without replacement."""
+    """RT-1: 0.95-quantile of ‖Σ_{j≤m} v_π(j)‖, v = ±G e1 (N/2 each, N = 64m), without
+    replacement."""
     m = int(m)
     plus = rng.hypergeometric(32 * m, 32 * m, m, size=draws)
     return float(np.quantile(np.abs(G * (2 * plus - m)), 0.95))
 
 
 @register_experiment("ghazi23.lemma38.perm_concentration")
-def perm_concentration(claim, budget):
+def sweep_lemma38_concentration_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         perm_concentration_q95,
         "m",
         [4, 16, 64, 256, 1024],
-        replicates=_pick(budget, 4, 10, 30),
-        fixed={"draws": _pick(budget, 1000, 4000, 20000)},
+        replicates=Budget(quick=4, standard=10, full=30)[budget],
+        fixed={"draws": Budget(quick=1000, standard=4000, full=20000)[budget]},
         note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.",
     )
 
 
 def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
-    """RT-2: ‖θ*(x) − θ*(x_{−u})‖ for logistic loss + (μ/2)‖θ‖², i.i.d. items, exact L-BFGS solves."""
+    """RT-2: ‖θ*(x) − θ*(x_{−u})‖ for logistic loss + (μ/2)‖θ‖², i.i.d. items, exact L-BFGS
+    solves."""
     n = int(n)
     feats = rng.normal(size=(n, m, d))
     feats /= np.maximum(1.0, np.linalg.norm(feats, axis=-1, keepdims=True))
@@ -542,23 +547,26 @@ def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
 
 
 @register_experiment("ghazi23.thm36.deletion_sensitivity")
-def thm36(claim, budget):
-    values = _pick(
-        budget, [30, 66, 140, 310], [50, 100, 200, 400, 800], [50, 100, 200, 400, 800, 1600]
-    )
+def sweep_thm36_deletion_sensitivity_in_n(claim, budget):
+    values = Budget(
+        quick=[30, 66, 140, 310],
+        standard=[50, 100, 200, 400, 800],
+        full=[50, 100, 200, 400, 800, 1600],
+    )[budget]
     return RateExperiment.for_claim(
         claim,
         deletion_sensitivity,
         "n",
         values,
-        replicates=_pick(budget, 4, 20, 40),
-        fixed={"deletions": _pick(budget, 2, 4, 8)},
+        replicates=Budget(quick=4, standard=20, full=40)[budget],
+        fixed={"deletions": Budget(quick=2, standard=4, full=8)[budget]},
         note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).",
     )
 
 
 def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
-    """RT-3: greedy adversarial deletion of up to r users (each step maximising the shift of θ* = mean);
+    """RT-3: greedy adversarial deletion of up to r users (each step maximising the shift of
+    θ* = mean);
     the largest single-deletion shift seen (a lower-bound proxy for Δ_r θ*)."""
     if means is None:
         inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
@@ -577,19 +585,18 @@ def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
 
 
 @register_experiment("ghazi23.cor37.radius_r")
-def cor37(claim, budget):
-    values = _pick(
-        budget,
-        [200, 440, 960, 2100],
-        [200, 400, 800, 1600, 3200],
-        [200, 400, 800, 1600, 3200, 6400],
-    )
+def sweep_cor37_radius_sensitivity_in_n(claim, budget):
+    values = Budget(
+        quick=[200, 440, 960, 2100],
+        standard=[200, 400, 800, 1600, 3200],
+        full=[200, 400, 800, 1600, 3200, 6400],
+    )[budget]
     return RateExperiment.for_claim(
         claim,
         greedy_radius_sensitivity,
         "n",
         values,
-        replicates=_pick(budget, 4, 10, 30),
+        replicates=Budget(quick=4, standard=10, full=30)[budget],
         note="RT-3: quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); "
         "greedy lower-bound proxy for Δ_r θ*.",
     )
@@ -603,20 +610,20 @@ def emp_vs_pop(n, rng, m=100, d=4):
 
 
 @register_experiment("ghazi23.propB1.emp_vs_pop")
-def propb1(claim, budget):
+def sweep_propb1_emp_vs_pop_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         emp_vs_pop,
         "n",
         [1, 10, 100, 1000, 10000],
-        replicates=_pick(budget, 40, 200, 1000),
+        replicates=Budget(quick=40, standard=200, full=1000)[budget],
         note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.",
     )
 
 
 @register_experiment("ghazi23.lemmaC1.certificate")
-def lemma_c1(claim, budget):
-    cases = _pick(budget, 200, 2000, 20000)
+def value_lemmac1_certificate_bound(claim, budget):
+    cases = Budget(quick=200, standard=2000, full=20000)[budget]
 
     def compute(rng):
         worst = 0.0
@@ -625,17 +632,18 @@ def lemma_c1(claim, budget):
             r = int(rng.integers(1, n // 2))
             means = rng.normal(size=(n, d))
             radius = float(rng.choice([0.2, 1.0, 100.0]))  # active and inactive constraints
-            loss = QuadraticLoss(float(rng.uniform(0.5, 2.0)))
+            solver = QuadraticMinimiser(float(rng.uniform(0.5, 2.0)))
             data = GroupedMeans.per_user(means, 1)
-            gamma = loss.user_deviation(data)
+            gamma = solver.user_deviation(data)
             dom = Domain(radius)
-            full = loss.minimiser(data.mean()[None], np.ones((1, 1)), 0.0, None, dom)[0, 0]
+            one = np.ones((1, 1))
+            full = solver.minimiser(data.mean()[None], one, reg=0.0, centre=None, domain=dom)
             size = int(rng.integers(1, r + 2))
             gone = rng.choice(n, size=size, replace=False)
-            sub = np.delete(means, gone, axis=0)
-            part = loss.minimiser(sub.mean(axis=0)[None], np.ones((1, 1)), 0.0, None, dom)[0, 0]
-            bound = size * gamma / (loss.strong_convexity * (n - size))
-            worst = max(worst, float(np.linalg.norm(part - full) / bound))
+            sub = np.delete(means, gone, axis=0).mean(axis=0)[None]
+            part = solver.minimiser(sub, one, reg=0.0, centre=None, domain=dom)
+            bound = size * gamma / (solver.strong_convexity * (n - size))
+            worst = max(worst, float(np.linalg.norm(part[0, 0] - full[0, 0]) / bound))
         return {
             "violations": float(worst > 1 + 1e-9),
             "worst_ratio_below_one": float(worst <= 1 + 1e-9),
@@ -652,6 +660,14 @@ def lemma_c1(claim, budget):
 # --------------------------------------------------------------------------- composition invariants
 
 
+def _convex_problem(n: int, m: int, d: int, *, loss=None) -> Problem:
+    """The convex problems of the composition checks and RT-6/7/8: (ε, δ) = (1, 1e-5), G = 1,
+    K = B(0, 1)."""
+    return Problem(
+        n=int(n), m=int(m), d=int(d), epsilon=1.0, delta=1e-5, lipschitz=1.0, radius=1.0, loss=loss
+    )
+
+
 def phased_erm_budget(alg: PhasedERM) -> dict:
     calls = alg.calls
     return {
@@ -663,9 +679,9 @@ def phased_erm_budget(alg: PhasedERM) -> dict:
 
 
 @register_experiment("ghazi23.thm41.phased_erm_dp")
-def phased_erm_dp(claim, budget):
+def value_thm41_phased_erm_composition(claim, budget):
     n, m = 10**4, 10**4
-    alg = PhasedERM.from_theorem(n, m, 4, 1.0, 1e-5, 1.0, 1.0)
+    alg = PhasedERM.from_theorem(_convex_problem(n, m, 4))
     return ValueExperiment(
         lambda rng: phased_erm_budget(alg),
         {
@@ -690,14 +706,17 @@ def phased_sco_blocks_check(alg: PhasedSCO) -> dict:
         "per_call_epsilon": max(c.epsilon for c in calls) / alg.epsilon,
         "per_call_delta": max(c.delta for c in calls) / alg.delta,
         "blocks_big_enough": float(
-            all(hi - lo >= 4 * c.kappa + 2 for (lo, hi), c in zip(alg.phase_blocks, calls))
+            all(
+                hi - lo >= 4 * c.kappa + 2
+                for (lo, hi), c in zip(alg.phase_blocks, calls, strict=True)
+            )
         ),
     }
 
 
 @register_experiment("ghazi23.thm51.phased_sco_dp")
-def phased_sco_dp(claim, budget):
-    alg = PhasedSCO.from_theorem(20000, 10**6, 4, 1.0, 1e-5, 1.0, 1.0)
+def value_thm51_phased_sco_disjoint_blocks(claim, budget):
+    alg = PhasedSCO.from_theorem(_convex_problem(20000, 10**6, 4))
     return ValueExperiment(
         lambda rng: phased_sco_blocks_check(alg),
         {
@@ -712,28 +731,23 @@ def phased_sco_dp(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- convex rates (RT-6, 7, 8)
+# ------------------------------------------------------------------------ convex rates (RT-6, 7, 8)
 
 
-def convex_erm_worst(
-    n, rng, m=100, d=16, trials=200, phases=20, grid=tuple(0.25 * 2.0 ** np.arange(9))
-):
-    """RT-6: Phased-ERM oracle (C = 1, T fixed), linear loss on B(0,1), prescribed x̄ = c√d/(n√m)·e1;
-    worst case over c of the mean excess ‖x̄‖ − ⟨θ̂, x̄⟩."""
+RT6_GRID = tuple(0.25 * 2.0 ** np.arange(9))
+"""Signal strengths c of RT-6 (x̄ = c√d/(n√m)·e1)."""
+
+
+def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
+    """RT-6: Phased-ERM oracle (C = 1, T fixed), linear loss on B(0,1), prescribed
+    x̄ = c√d/(n√m)·e1; worst case over c of the mean excess ‖x̄‖ − ⟨θ̂, x̄⟩."""
     n, m, d = int(n), int(m), int(d)
     alg = PhasedERM.from_theorem(
-        n,
-        m,
-        d,
-        1.0,
-        1e-5,
-        1.0,
-        1.0,
-        LinearLoss(1.0),
+        _convex_problem(n, m, d, loss=LinearLoss(1.0)),
         diameter=1.0,
         phases=phases,
-        mode="oracle",
-        lam_rule="paper",
+        oracle=1.0,
+        lam="paper",
     )
     worst = 0.0
     for c in grid:
@@ -745,20 +759,19 @@ def convex_erm_worst(
 
 
 @register_experiment("ghazi23.thm41.convex_erm")
-def convex_erm(claim, budget):
-    values = _pick(
-        budget,
-        [200, 440, 960, 2100],
-        [200, 400, 800, 1600, 3200],
-        [200, 400, 800, 1600, 3200, 6400],
-    )
+def sweep_thm41_convex_erm_in_n(claim, budget):
+    values = Budget(
+        quick=[200, 440, 960, 2100],
+        standard=[200, 400, 800, 1600, 3200],
+        full=[200, 400, 800, 1600, 3200, 6400],
+    )[budget]
     return RateExperiment.for_claim(
         claim,
         convex_erm_worst,
         "n",
         values,
-        replicates=_pick(budget, 3, 8, 20),
-        fixed={"trials": _pick(budget, 100, 400, 2000)},
+        replicates=Budget(quick=3, standard=8, full=20)[budget],
+        fixed={"trials": Budget(quick=100, standard=400, full=2000)[budget]},
         note="RT-6 in ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, "
         "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
     )
@@ -767,12 +780,12 @@ def convex_erm(claim, budget):
 def convex_sco_worst(
     n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25, 1.0, 4.0, 16.0, 64.0)
 ):
-    """RT-7: Phased-SCO oracle (C = 1, N0 = 64, max-rule λ), linear loss, cube items with mean s·𝟙/√d;
+    """RT-7: Phased-SCO oracle (C = 1, N0 = 64, max-rule λ), linear loss, cube items with mean
+    s·𝟙/√d;
     worst case over s ∈ grid × max(rates) of the mean population excess ‖χ‖ − ⟨θ̂, χ⟩."""
     n, m, d = int(n), int(m), int(d)
-    alg = PhasedSCO.from_theorem(
-        n, m, d, 1.0, 1e-5, 1.0, 1.0, LinearLoss(1.0), diameter=1.0, n0=n0, mode="oracle"
-    )
+    problem = _convex_problem(n, m, d, loss=LinearLoss(1.0))
+    alg = PhasedSCO.from_theorem(problem, diameter=1.0, n0=n0, oracle=1.0)
     rate = max(1 / math.sqrt(n * m), math.sqrt(d) / (n * math.sqrt(m)))
     bounds = block_boundaries(n, alg.blocks)
     worst = 0.0
@@ -782,7 +795,8 @@ def convex_sco_worst(
         excess = [
             np.mean(
                 np.linalg.norm(chi)
-                - alg.run(cube_group_means(inst, n, m, rng, bounds), rng, trials).theta @ chi
+                - alg.run(cube_group_means(inst, n, m, rng, boundaries=bounds), rng, trials).theta
+                @ chi
             )
             for _ in range(datasets)
         ]
@@ -791,24 +805,29 @@ def convex_sco_worst(
 
 
 @register_experiment("ghazi23.thm51.convex_sco.privacy_term")
-def convex_sco_privacy(claim, budget):
-    values = _pick(
-        budget,
-        [128, 280, 600, 1300],
-        [1024, 2048, 4096, 8192, 16384],
-        [1024, 2048, 4096, 8192, 16384],
-    )
-    d = _pick(budget, 2**14, 2**15, 2**17)
+def sweep_thm51_privacy_term_in_n(claim, budget):
+    values = Budget(
+        quick=[128, 280, 600, 1300],
+        standard=[1024, 2048, 4096, 8192, 16384],
+        full=[1024, 2048, 4096, 8192, 16384],
+    )[budget]
+    d = Budget(quick=2**14, standard=2**15, full=2**17)[budget]
     return RateExperiment.for_claim(
         claim,
         convex_sco_worst,
         "n",
         values,
-        replicates=_pick(budget, 3, 6, 12),
-        fixed={"d": d, "datasets": 1, "trials": _pick(budget, 2, 8, 16)},
+        replicates=Budget(quick=3, standard=6, full=12)[budget],
+        fixed={"d": d, "datasets": 1, "trials": Budget(quick=2, standard=8, full=16)[budget]},
         note=f"RT-7(B) in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
         "N0 = 64, max-rule λ, worst case over the signal strength.",
     )
+
+
+def _sharp_minimum_sco(n, m, *, lam_rule: str, n0: int, growth: float) -> PhasedSCO:
+    """RT-8's Phased-SCO: ℓ = G|θ − z| in d = 1, oracle (C = 1), K = B(0, 1)."""
+    problem = _convex_problem(n, m, 1, loss=L1DistanceLoss(1.0))
+    return PhasedSCO.from_theorem(problem, n0=n0, oracle=1.0, lam=lam_rule, growth=growth)
 
 
 def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400, n0=64):
@@ -819,20 +838,7 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400
     λ = (G/R)·max{C_σ√d/(n√m), 1/√(nm)}, the reading under which Lemma 5.2 gives RG/√(nm);
     ``"paper"`` is the literal λ = G√d/(R n√m) of the proof of Thm 5.1 (a floor √n/√d larger).
     """
-    alg = PhasedSCO.from_theorem(
-        int(n),
-        int(m),
-        1,
-        1.0,
-        1e-5,
-        1.0,
-        1.0,
-        AbsoluteLoss(1.0),
-        n0=n0,
-        mode="oracle",
-        lam_rule=lam_rule,
-        growth=growth,
-    )
+    alg = _sharp_minimum_sco(n, m, lam_rule=lam_rule, n0=n0, growth=growth)
     data = point_mass_data(int(n), int(m), block_boundaries(int(n), alg.blocks))
     return np.abs(alg.run(data, rng, trials).theta[:, 0])
 
@@ -847,26 +853,14 @@ def sharp_minimum_ratio(m, rng, n=4096, lam_rule="max", trials=1000, n0=64):
 def sharp_minimum_floor(
     n: int, m: int, lam_rule: str = "max", n0: int = 64, growth: float = 4.0
 ) -> float:
-    """Predicted RT-8 excess: G·E|N(0, σ_T²)| = √(2/π)·G·σ_T, σ_T the last phase's output-perturbation σ.
+    """Predicted RT-8 excess: G·E|N(0, σ_T²)| = √(2/π)·G·σ_T, σ_T the last phase's
+    output-perturbation σ.
 
-    Oracle σ_i = C_σ·2G/(λ_i n_i √m) with λ_i = λ·growth^i; for n = N0·2^T, growth 4 and the max rule
-    (λ = (G/R)/√(nm) when n ≥ C_σ²d) this is √(2/π)·2C_σ·G·R·N0/n^{3/2}, independent of m.
+    Oracle σ_i = C_σ·2G/(λ_i n_i √m) with λ_i = λ·growth^i; for n = N0·2^T, growth 4 and the max
+    rule (λ = (G/R)/√(nm) when n ≥ C_σ²d) this is √(2/π)·2C_σ·G·R·N0/n^{3/2}, independent of m.
     Computed here from the block sizes and λ only (not from the algorithm's own σ).
     """
-    alg = PhasedSCO.from_theorem(
-        int(n),
-        int(m),
-        1,
-        1.0,
-        1e-5,
-        1.0,
-        1.0,
-        AbsoluteLoss(1.0),
-        n0=n0,
-        mode="oracle",
-        lam_rule=lam_rule,
-        growth=growth,
-    )
+    alg = _sharp_minimum_sco(n, m, lam_rule=lam_rule, n0=n0, growth=growth)
     lo, hi = alg.blocks[-1]
     lam_last = alg.lam * growth**alg.phases
     sigma_last = (
@@ -886,20 +880,19 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
 
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
-def convex_sco_statistical(claim, budget):
-    n_values = _pick(
-        budget,
-        [2**12, 2**13, 2**14, 2**15, 2**16],
-        [2**12, 2**13, 2**14, 2**15, 2**16],
-        [2**12, 2**13, 2**14, 2**15, 2**16, 2**17],
-    )
+def sweep_thm51_statistical_term(claim, budget):
+    n_values = Budget(
+        quick=[2**12, 2**13, 2**14, 2**15, 2**16],
+        standard=[2**12, 2**13, 2**14, 2**15, 2**16],
+        full=[2**12, 2**13, 2**14, 2**15, 2**16, 2**17],
+    )[budget]
     rt7a = RateExperiment.for_claim(
         claim,
         convex_sco_worst,
         "n",
         n_values,
-        replicates=_pick(budget, 3, 12, 30),
-        fixed={"datasets": _pick(budget, 4, 20, 40)},
+        replicates=Budget(quick=3, standard=12, full=30)[budget],
+        fixed={"datasets": Budget(quick=4, standard=20, full=40)[budget]},
         note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst "
         "case "
         "over the signal strength (the worst case of noisy means is biased upwards).",
@@ -910,8 +903,8 @@ def convex_sco_statistical(claim, budget):
         sharp_minimum_ratio,
         "m",
         [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
-        replicates=_pick(budget, 3, 8, 20),
-        fixed={"n": n, "trials": _pick(budget, 200, 1000, 4000)},
+        replicates=Budget(quick=3, standard=8, full=20)[budget],
+        fixed={"n": n, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
         note=f"RT-8 [finding]: sharp minimum ℓ = G|θ − z| on D = δ_0 (no sampling noise), ORACLE "
         f"mode (C_σ = 1), max-rule λ, n = {n}, d = 1.  Tested quantity: excess·√(nm)/(RG), "
         "which the statistical term RG/√(nm) bounds by a polylog (claimed m-exponent "
@@ -939,11 +932,26 @@ def convex_sco_statistical(claim, budget):
     )
 
 
+def _strongly_convex_problem(n: int, m: int, d: int) -> Problem:
+    """RT-5/RT-9's problem: (ε, δ) = (1, 1e-5), G = 2, μ = 1, K = B(0, 1)."""
+    return Problem(
+        n=int(n),
+        m=int(m),
+        d=int(d),
+        epsilon=1.0,
+        delta=1e-5,
+        lipschitz=2.0,
+        strong_convexity=1.0,
+        radius=1.0,
+    )
+
+
 def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.0, alpha=0.3):
-    """RT-9: Algorithm 6 (oracle), quadratic cube items with mean χ; population excess (μ/2)‖θ̂ − χ‖²."""
+    """RT-9: Algorithm 6 (oracle), quadratic cube items with mean χ; population excess
+    (μ/2)‖θ̂ − χ‖²."""
     n = int(n)
     alg = StronglyConvexSCO.from_theorem(
-        n, m, d, 1.0, 1e-5, 2.0, 1.0, 1.0, mode="oracle", n0=64, oracle_constant=oracle_constant
+        _strongly_convex_problem(n, m, d), oracle=oracle_constant, n0=64
     )
     inst = QuadraticHypercubeInstance(d, alpha=alpha, scale=1.0, strength=1.0, radius=1.0)
     bounds = block_boundaries(n, alg.stage_two(alg.localised_radius).blocks)
@@ -953,7 +961,9 @@ def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.
                 0.5
                 * np.sum(
                     (
-                        alg.run(cube_group_means(inst, n, m, rng, bounds), rng, trials).theta
+                        alg.run(
+                            cube_group_means(inst, n, m, rng, boundaries=bounds), rng, trials
+                        ).theta
                         - inst.mean
                     )
                     ** 2,
@@ -966,18 +976,18 @@ def sc_sco_excess(n, rng, m=100, d=1, trials=20, datasets=20, oracle_constant=1.
 
 
 @register_experiment("ghazi23.thm53.sc_sco.privacy_term")
-def sc_sco_privacy(claim, budget):
+def sweep_thm53_privacy_term_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         sc_sco_excess,
         "n",
         [256, 512, 1024, 2048, 4096],
-        replicates=_pick(budget, 3, 6, 12),
+        replicates=Budget(quick=3, standard=6, full=12)[budget],
         fixed={
             "m": 10**8,
-            "d": _pick(budget, 2**12, 2**14, 2**15),
+            "d": Budget(quick=2**12, standard=2**14, full=2**15)[budget],
             "datasets": 1,
-            "trials": _pick(budget, 4, 10, 20),
+            "trials": Budget(quick=4, standard=10, full=20)[budget],
             "oracle_constant": 1000.0,
         },
         note="RT-9 privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that "
@@ -988,14 +998,14 @@ def sc_sco_privacy(claim, budget):
 
 
 @register_experiment("ghazi23.thm53.sc_sco.statistical_term")
-def sc_sco_statistical(claim, budget):
+def sweep_thm53_statistical_term_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         sc_sco_excess,
         "n",
         [2**12, 2**13, 2**14, 2**15, 2**16],
-        replicates=_pick(budget, 4, 12, 30),
-        fixed={"datasets": _pick(budget, 10, 60, 200), "trials": 4},
+        replicates=Budget(quick=4, standard=12, full=30)[budget],
+        fixed={"datasets": Budget(quick=10, standard=60, full=200)[budget], "trials": 4},
         note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).",
     )
 
@@ -1006,46 +1016,44 @@ def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
     n = int(n)
     inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, n, int(m), rng)
-    alg = StronglyConvexERM.from_theorem(n, int(m), d, 1.0, 1e-5, 2.0, 1.0, 1.0)
+    alg = StronglyConvexERM.from_theorem(_strongly_convex_problem(n, m, d))
     return 0.5 * np.sum((alg.run(data, rng, trials).theta - data.mean()) ** 2, axis=1)
 
 
 @register_experiment("ghazi23.thm43.sc_erm")
-def sc_erm(claim, budget):
-    values = _pick(
-        budget,
-        [20000, 44000, 96000, 210000],
-        [20000, 40000, 80000, 160000, 320000],
-        [20000, 40000, 80000, 160000, 320000, 640000],
-    )
+def sweep_thm43_sc_erm_in_n(claim, budget):
+    values = Budget(
+        quick=[20000, 44000, 96000, 210000],
+        standard=[20000, 40000, 80000, 160000, 320000],
+        full=[20000, 40000, 80000, 160000, 320000, 640000],
+    )[budget]
     return RateExperiment.for_claim(
         claim,
         sc_erm_excess,
         "n",
         values,
-        replicates=_pick(budget, 2, 4, 10),
-        fixed={"trials": _pick(budget, 10, 40, 100)},
+        replicates=Budget(quick=2, standard=4, full=10)[budget],
+        fixed={"trials": Budget(quick=10, standard=40, full=100)[budget]},
         note="RT-5 in PAPER mode (private, exact constants, fast path); m = 1e14 because with the "
         "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.",
     )
 
 
 @register_experiment("ghazi23.sec6.convex_erm_eps")
-def convex_erm_eps(claim, budget):
+def value_sec6_convex_erm_eps_exponents(claim, budget):
     def noise_multiplier(eps, delta):
-        return SCOutputPert.from_theorem(
-            10**9, 10**6, eps, delta, 1.0, 1.0, 1e-12, path="exact"
-        ).noise_multiplier
+        problem = Problem(n=10**9, m=10**6, epsilon=eps, delta=delta, strong_convexity=1.0)
+        return SCOutputPert.from_theorem(problem, beta=1e-12, path="exact").noise_multiplier
 
     def compute(rng):
         eps = np.geomspace(0.05, 1.0, 8)
         deltas = np.geomspace(1e-60, 1e-20, 8)
         return {
-            "eps_exponent": _slope(eps, [noise_multiplier(e, 1e-5) for e in eps]),
-            "log_inv_delta_exponent": _slope(
+            "eps_exponent": loglog_slope(eps, [noise_multiplier(e, 1e-5) for e in eps]),
+            "log_inv_delta_exponent": loglog_slope(
                 np.log(1 / deltas), [noise_multiplier(1.0, x) for x in deltas]
             ),
-            "log_inv_delta_exponent_practical": _slope(
+            "log_inv_delta_exponent_practical": loglog_slope(
                 np.log(1 / np.geomspace(1e-12, 1e-4, 8)),
                 [noise_multiplier(1.0, x) for x in np.geomspace(1e-12, 1e-4, 8)],
             ),
@@ -1053,7 +1061,7 @@ def convex_erm_eps(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"eps_exponent": -2.5, "log_inv_delta_exponent": 2.0},
+        claimed_exponents(claim, eps_exponent="eps", log_inv_delta_exponent="ln_inv_delta"),
         atol=0.15,
         note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
         "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
@@ -1062,14 +1070,10 @@ def convex_erm_eps(claim, budget):
 
 
 @register_experiment("ghazi23.min_users")
-def min_users_check(claim, budget):
+def value_min_users(claim, budget):
     def compute(rng):
         req = [
-            4
-            * PhasedERM.from_theorem(10**4, 100, d, 1.0, 1e-5, 1.0, 1.0, mode="oracle")
-            .call(1)
-            .kappa
-            + 2
+            4 * PhasedERM.from_theorem(_convex_problem(10**4, 100, d), oracle=1.0).call(1).kappa + 2
             for d in (1, 10**4)
         ]
         return {
@@ -1087,19 +1091,20 @@ def min_users_check(claim, budget):
 
 
 def worst_case_sensitivity(m, rng, n=400, d=5, r=36):
-    """RT-12: radius-r deletion sensitivity proxy (greedy) when every user holds m copies of one item."""
+    """RT-12: radius-r deletion sensitivity proxy (greedy) when every user holds m copies of one
+    item."""
     data = repeated_item_users(n, int(m), d, rng)
     return greedy_radius_sensitivity(n, rng, means=np.asarray(data.means), r=r)
 
 
 @register_experiment("ghazi23.remark.worst_case_erm")
-def worst_case_erm(claim, budget):
+def sweep_remark_worst_case_sensitivity_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         worst_case_sensitivity,
         "m",
         [1, 10, 100, 1000, 10000],
-        replicates=_pick(budget, 4, 10, 30),
+        replicates=Budget(quick=4, standard=10, full=30)[budget],
         note="RT-12 negative control: with m copies of one item per user the deletion sensitivity "
         "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
         "under a random permutation.",
@@ -1119,7 +1124,7 @@ def _exponents(func, base: dict, names) -> dict:
 
 
 @register_experiment("ghazi23.lb.levy_convex_sco")
-def levy_lb(claim, budget):
+def value_levy_lower_bound_exponents(claim, budget):
     base = {"n": 1000, "m": 100, "d": 400, "epsilon": 0.5}
 
     def compute(rng):
@@ -1131,7 +1136,7 @@ def levy_lb(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="cited bound (Levy et al. 2021), constants unspecified: only the library formula's "
         "exponents are checkable (privacy term).",
@@ -1139,7 +1144,7 @@ def levy_lb(claim, budget):
 
 
 @register_experiment("ghazi23.lb.convex_erm")
-def convex_erm_lb(claim, budget):
+def value_convex_erm_lower_bound_exponents(claim, budget):
     base = {"n": 1000, "m": 100, "d": 400, "epsilon": 0.5}
 
     def compute(rng):
@@ -1147,18 +1152,20 @@ def convex_erm_lb(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -1.0, "m": -0.5, "d": 0.5, "epsilon": -1.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (the bound is Ω(·) with an unspecified constant).",
     )
 
 
 @register_experiment("ghazi23.thmD7.sc_sco_lb")
-def thm_d7(claim, budget):
+def value_thmd7_sc_sco_lower_bound(claim, budget):
     def compute(rng):
         n, m, d, eps, G, mu = 1000, 100, 64, 0.5, 2.0, 1.0
         _, sigma = ghazi_thm_d7_scales(d, G, mu)
-        explicit = ghazi_thm_d7_explicit_lower_bound(n, m, d, eps, sigma, mu)
+        explicit = ghazi_thm_d7_explicit_lower_bound(
+            n=n, m=m, d=d, epsilon=eps, sigma=sigma, strong_convexity=mu
+        )
         out = {"explicit_vs_closed_form": explicit / (G**2 * d / (8e10 * mu * eps**2 * n**2 * m))}
         out.update(
             _exponents(
@@ -1171,7 +1178,7 @@ def thm_d7(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"explicit_vs_closed_form": 1.0, "n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        {"explicit_vs_closed_form": 1.0, **claimed_exponents(claim, **LOWER_BOUND_VARIABLES)},
         rtol=1e-9,
         atol=1e-9,
         note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
@@ -1180,7 +1187,7 @@ def thm_d7(claim, budget):
 
 
 @register_experiment("ghazi23.thmD8.sc_erm_lb")
-def thm_d8(claim, budget):
+def value_thmd8_sc_erm_lower_bound_exponents(claim, budget):
     def compute(rng):
         return _exponents(
             user_level_sc_erm_lower_bound,
@@ -1190,20 +1197,22 @@ def thm_d8(claim, budget):
 
     return ValueExperiment(
         compute,
-        {"n": -2.0, "m": -1.0, "d": 1.0, "epsilon": -2.0},
+        claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (Ω(·) with an unspecified constant).",
     )
 
 
 @register_experiment("ghazi23.lemmaD2.truncation")
-def lemma_d2(claim, budget):
-    samples = _pick(budget, 20_000, 200_000, 2_000_000)
+def value_lemmad2_truncation_bias(claim, budget):
+    samples = Budget(quick=20_000, standard=200_000, full=2_000_000)[budget]
 
     def compute(rng):
         out = {}
         for d in (2, 8, 32):
-            inst = TruncatedGaussianInstance.from_theorem(d, 1000, 100, 1.0, 2.0, 1.0, rng)
+            inst = TruncatedGaussianInstance.from_theorem(
+                d=d, n=1000, m=100, strong_convexity=1.0, lipschitz=2.0, epsilon=1.0, rng=rng
+            )
             out[f"bias_over_sigma_d{d}"] = float(
                 np.linalg.norm(inst.chi_tr - inst.chi) / inst.sigma
             )
@@ -1225,12 +1234,12 @@ def lemma_d2(claim, budget):
 
 
 @register_experiment("ghazi23.lemmaD3.user_to_item")
-def lemma_d3(claim, budget):
-    n = _pick(budget, 2000, 20000, 100000)
+def value_lemmad3_user_to_item(claim, budget):
+    n = Budget(quick=2000, standard=20000, full=100000)[budget]
 
     def compute(rng):
         sigma, m, d = 2.0, 8, 3
-        x, means = sample_user_level_gaussian(np.zeros(d), sigma, n, m, rng)
+        x, means = sample_user_level_gaussian(np.zeros(d), sigma=sigma, n=n, m=m, rng=rng)
         items = x.reshape(-1, d)
         var, mvar = float(items.var()), float(means.var() * m)
         k1, k2 = items.size - 1, means.size - 1
@@ -1259,20 +1268,18 @@ def lemma_d3(claim, budget):
 
 
 @register_experiment("ghazi23.lemmaD5.user_fingerprinting")
-def lemma_d5(claim, budget):
+def value_lemmad5_fingerprinting_bound(claim, budget):
     def compute(rng):
         d, sigma, m, eps = 64, 1.0, 16, 0.5
         alpha = 0.5 * math.sqrt(d * sigma**2 / (6 * m))
         n = d * sigma / (24 * alpha * eps * math.sqrt(m))
         return {
             "bound_at_threshold_over_alpha2": user_gaussian_mean_lower_bound(
-                math.ceil(n), m, d, sigma, eps
+                n=math.ceil(n), m=m, d=d, sigma=sigma, epsilon=eps
             )
             / ((d * sigma / (24 * eps * math.ceil(n) * math.sqrt(m))) ** 2),
             **_exponents(
-                lambda **k: user_gaussian_mean_lower_bound(
-                    k["n"], k["m"], k["d"], sigma, k["epsilon"]
-                ),
+                lambda **k: user_gaussian_mean_lower_bound(**k, sigma=sigma),
                 {"n": 4000, "m": m, "d": d, "epsilon": eps},
                 ("n", "epsilon"),
             ),
@@ -1291,22 +1298,27 @@ def lemma_d5(claim, budget):
 # --------------------------------------------------------------------------- Table 1 / baselines
 
 
+def _output_pert_problem(n: int, m: int) -> Problem:
+    """The baselines' problem: (ε, δ) = (1, 1e-5), G = 2, μ = 1, unconstrained."""
+    return Problem(n=int(n), m=int(m), epsilon=1.0, delta=1e-5, lipschitz=2.0, strong_convexity=1.0)
+
+
 def item_sc_erm_excess(n, rng, d=4, trials=400):
     """Item-level output perturbation (m = 1) on the quadratic: empirical excess (μ/2)‖θ̂ − x̄‖²."""
     inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, int(n), 1, rng)
-    mech = ItemLevelOutputPert.from_theorem(int(n), 1, 1.0, 1e-5, 2.0, 1.0)
+    mech = ItemLevelOutputPert.from_theorem(_output_pert_problem(n, 1))
     return 0.5 * np.sum((mech.run(data, rng, trials).theta - data.mean()) ** 2, axis=1)
 
 
 @register_experiment("ghazi23.table1.item_sc_erm")
-def item_sc_erm(claim, budget):
+def sweep_item_sc_erm_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         item_sc_erm_excess,
         "n",
         [100, 400, 1600, 6400],
-        replicates=_pick(budget, 3, 10, 30),
+        replicates=Budget(quick=3, standard=10, full=30)[budget],
         note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.",
     )
 
@@ -1315,18 +1327,18 @@ def item_sc_sco_excess(n, rng, trials=100):
     """Item-level output perturbation, d = 1 population excess (statistical regime)."""
     inst = QuadraticHypercubeInstance(1, alpha=0.3, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, int(n), 1, rng)
-    mech = ItemLevelOutputPert.from_theorem(int(n), 1, 1.0, 1e-5, 2.0, 1.0)
+    mech = ItemLevelOutputPert.from_theorem(_output_pert_problem(n, 1))
     return 0.5 * np.sum((mech.run(data, rng, trials).theta - inst.mean) ** 2, axis=1)
 
 
 @register_experiment("ghazi23.table1.item_sc_sco")
-def item_sc_sco(claim, budget):
+def sweep_item_sc_sco_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         item_sc_sco_excess,
         "n",
         [10000, 31623, 100000, 316228],
-        replicates=_pick(budget, 10, 100, 400),
+        replicates=Budget(quick=10, standard=100, full=400)[budget],
         note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
         "output perturbation as the baseline.",
     )
@@ -1336,23 +1348,23 @@ def naive_user_excess(m, rng, n=200, d=4, trials=400):
     """Naive user-level output perturbation: SC-ERM excess does not improve with m."""
     inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
     data = cube_group_means(inst, n, int(m), rng)
-    mech = NaiveUserOutputPert.from_theorem(n, int(m), 1.0, 1e-5, 2.0, 1.0)
+    mech = NaiveUserOutputPert.from_theorem(_output_pert_problem(n, m))
     return 0.5 * np.sum((mech.run(data, rng, trials).theta - data.mean()) ** 2, axis=1)
 
 
 @register_experiment("ghazi23.baseline.naive_user_outpert")
-def naive_user(claim, budget):
+def sweep_naive_user_outpert_in_m(claim, budget):
     return RateExperiment.for_claim(
         claim,
         naive_user_excess,
         "m",
         [1, 10, 100, 1000, 10000],
-        replicates=_pick(budget, 3, 10, 30),
+        replicates=Budget(quick=3, standard=10, full=30)[budget],
         note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.",
     )
 
 
-# --------------------------------------------------------------------------- item-level DP-GD rows (Table 1)
+# -------------------------------------------------------------- item-level DP-GD rows (Table 1)
 
 
 def _item_dp_gd():
@@ -1361,10 +1373,16 @@ def _item_dp_gd():
     sends every output to the sphere: θ̂ = (x̄ + σ·z/n)/‖x̄ + σ·z/n‖ (the classic noisy-gradient
     step for linear losses)."""
     from ...algorithms.baselines import DPSGD
-    from ...losses import LinearLoss as GLMLinear
 
     return DPSGD.from_accountant(
-        1.0, 1e-5, GLMLinear(1.0), 1, 1e6, 1.0, relation="replace", radius=1.0
+        epsilon=1.0,
+        delta=1e-5,
+        loss=LinearLoss(1.0),
+        steps=1,
+        step_size=1e6,
+        clip_norm=1.0,
+        relation="replace",
+        radius=1.0,
     )
 
 
@@ -1414,7 +1432,7 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
 
 
 @register_experiment("ghazi23.table1.item_convex_erm")
-def item_convex_erm(claim, budget):
+def sweep_item_convex_erm_in_n_and_d(claim, budget):
     note = (
         "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
         "PLD-calibrated "
@@ -1427,8 +1445,8 @@ def item_convex_erm(claim, budget):
                 item_convex_erm_worst,
                 "n",
                 [250, 500, 1000, 2500],
-                replicates=_pick(budget, 3, 8, 20),
-                fixed={"trials": _pick(budget, 200, 1000, 4000)},
+                replicates=Budget(quick=3, standard=8, full=20)[budget],
+                fixed={"trials": Budget(quick=200, standard=1000, full=4000)[budget]},
                 note=note + "; d = 64",
             ),
             "d": RateExperiment.for_claim(
@@ -1436,8 +1454,8 @@ def item_convex_erm(claim, budget):
                 item_convex_erm_worst_d,
                 "d",
                 [16, 64, 256, 1024],
-                replicates=_pick(budget, 3, 8, 20),
-                fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
+                replicates=Budget(quick=3, standard=8, full=20)[budget],
+                fixed={"n": 1000, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
                 note=note + "; n = 1000",
             ),
         },
@@ -1446,7 +1464,7 @@ def item_convex_erm(claim, budget):
 
 
 @register_experiment("ghazi23.table1.item_convex_sco")
-def item_convex_sco(claim, budget):
+def sweep_item_convex_sco_in_n_and_d(claim, budget):
     note = (
         "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
         "PLD-calibrated "
@@ -1465,8 +1483,8 @@ def item_convex_sco(claim, budget):
                 "n",
                 [1000, 3000, 10000, 30000],
                 variable="n_statistical",
-                replicates=_pick(budget, 3, 6, 12),
-                fixed={"datasets": _pick(budget, 100, 200, 400)},
+                replicates=Budget(quick=3, standard=6, full=12)[budget],
+                fixed={"datasets": Budget(quick=100, standard=200, full=400)[budget]},
                 note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)",
             ),
             "n_privacy": RateExperiment.for_claim(
@@ -1475,8 +1493,8 @@ def item_convex_sco(claim, budget):
                 "n",
                 [250, 500, 1000, 2500],
                 variable="n_privacy",
-                replicates=_pick(budget, 3, 6, 12),
-                fixed={"trials": _pick(budget, 200, 1000, 4000)},
+                replicates=Budget(quick=3, standard=6, full=12)[budget],
+                fixed={"trials": Budget(quick=200, standard=1000, full=4000)[budget]},
                 note=note + point_mass + ", d = 64",
             ),
             "d": RateExperiment.for_claim(
@@ -1484,8 +1502,8 @@ def item_convex_sco(claim, budget):
                 item_convex_erm_worst_d,
                 "d",
                 [16, 64, 256, 1024],
-                replicates=_pick(budget, 3, 6, 12),
-                fixed={"n": 1000, "trials": _pick(budget, 200, 1000, 4000)},
+                replicates=Budget(quick=3, standard=6, full=12)[budget],
+                fixed={"n": 1000, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
                 note=note + point_mass + ", n = 1000",
             ),
         },

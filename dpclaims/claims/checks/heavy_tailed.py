@@ -27,7 +27,8 @@ from ...algorithms.heavy_tailed import (
     inexact_projection,
 )
 from ...algorithms.heavy_tailed_em import EMPGM, LocalizedGridEM, net, net_size_bound
-from ...algorithms.mutants.heavy_tailed import AUDIT_N, audit_alg1, audit_alg4
+from ...algorithms.mutants.heavy_tailed import AUDIT_N, audit_alg1, audit_alg4, audit_problem
+from ...audit.target import AuditTarget
 from ...data import UserDataset
 from ...hardinstances.canaries import heavy_outlier_pair
 from ...hardinstances.heavy_tailed import (
@@ -39,52 +40,68 @@ from ...hardinstances.heavy_tailed_sco import hinge_outlier_pair
 from ...hardinstances.lower_bounds import heavy_tailed_mean_lower_bound, two_point_lower_bound
 from ...hardinstances.packings import sphere_packing
 from ...losses import AbsoluteLoss, HingeLoss, LinearLoss, project_ball_intersection
-from ..experiments import register_experiment
+from ...problem import Problem
+from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
-AUDIT_TRIALS = {"quick": 20_000, "standard": 200_000, "full": 400_000}
+AUDIT_TRIALS = Budget(quick=20_000, standard=200_000, full=400_000)
 W10 = Ball.centered(1, 10.0)
+GRID_POINTS = Budget(quick=4, standard=5)
+"""Points of every geometric n grid."""
+N_MAX = Budget(quick=10_000, standard=100_000)
+"""Largest n of the RT1/RT2/RT4 sweeps (they start at n = 1000)."""
+SWEEP_TRIALS = Budget(quick=200, standard=1000)
+"""Trials per sweep point of RT1-eps, RT2 and RT4."""
+SWEEP_REPLICATES = Budget(quick=3, standard=6, full=10)
+"""Replicates per sweep point of RT2 and RT4."""
+LB_NS = Budget(quick=(1000, 10_000), standard=(1000, 4000, 16_000, 64_000))
+"""Sample sizes of the lower-bound checks (RT3)."""
+LB_TRIALS = Budget(quick=300, standard=1000)
+"""Trials per instance of the lower-bound checks."""
 
 
-def _pick(budget, quick, standard, full=None):
-    return {"quick": quick, "standard": standard, "full": standard if full is None else full}[
-        budget
-    ]
+def _problem(n: int, *, epsilon: float = 1.0, d: int = 1, radius: float = 10.0, loss=None):
+    """A pure-DP item-level problem on ``B(0, radius)`` (absolute loss unless given)."""
+    loss = AbsoluteLoss() if loss is None else loss
+    return Problem(n=n, d=d, epsilon=epsilon, radius=radius, loss=loss)
+
+
+def _pareto(d: int, alpha: float, *, radius: float = 10.0) -> ParetoRadiusInstance:
+    """The spec §7(b) Pareto(α) absolute-loss family (x_m = 1, half width 1/2)."""
+    return ParetoRadiusInstance(d, alpha, scale=1.0, radius=radius, half_width=0.5)
 
 
 # --------------------------------------------------------------------------- privacy
 
 
-def _build_alg2():
+def _build_alg2() -> AuditTarget:
     d0, d1 = heavy_outlier_pair(AUDIT_N)
-    clip = clip_level(AUDIT_N, 1, 1.0, 1.0, 2, 0.1)
+    clip = clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
     alg = OutPertLocalize.from_theorem(
-        AUDIT_N,
-        1,
-        1.0,
-        1.0,
-        clip,
-        0.1,
-        W10,
-        AbsoluteLoss(),
+        audit_problem(),
+        lam=1.0,
+        clip=clip,
+        beta=0.1,
         harness=WorstValidPoint.for_record(d0, 0),
     )
-    return alg, d0, d1, alg.privacy_claim
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
 @register_experiment("lowy26.privacy.alg2")
-def _alg2(claim, budget):
+def audit_alg2_privacy(claim, budget):
     return AuditExperiment(
         _build_alg2,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.9,
-        note="Algorithm 2 alone at eps1 = 1 on the §7(a) pair, worst-valid-point harness (shift = Delta)",
+        note="Algorithm 2 alone at eps1 = 1 on the §7(a) pair, worst-valid-point harness (shift = "
+        "Delta)",
     )
 
 
 @dataclass(frozen=True)
 class JointEvent:
-    """Post-processing of a joint release ``(w̃, w_out)`` to ``max`` over ``columns`` (default all) ``(trials, 1)``.
+    """Post-processing of a joint release ``(w̃, w_out)`` to ``max`` over ``columns`` (default all)
+    ``(trials, 1)``.
 
     Threshold events on it are the spec §7(a) events ``{w̃ ≤ t and w_out ≤ t}`` (and complements);
     post-processing cannot raise the privacy loss, so the audit stays valid.
@@ -100,24 +117,26 @@ class JointEvent:
         )
 
 
-def _build_alg4_joint():
-    mech, d0, d1, claim = audit_alg4()
-    return JointEvent(mech), d0, d1, claim
+def _build_alg4_joint() -> AuditTarget:
+    target = audit_alg4()
+    return AuditTarget(
+        mechanism=JointEvent(target.mechanism), d0=target.d0, d1=target.d1, claim=target.claim
+    )
 
 
 @register_experiment("lowy26.privacy.double_output_pert")
-def _alg4(claim, budget):
+def audit_alg4_privacy(claim, budget):
     return AuditExperiment(
         _build_alg4_joint,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.88,
-        note="joint (w_tilde, w_out) of Algorithm 4, §7(a) pair, harness, event {max(w_tilde, w_out) "
-        "<= t}; spec prototype 0.88 at 4e5 trials (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
+        note="joint (w_tilde, w_out) of Algorithm 4, §7(a) pair, harness, event {max(w_tilde, "
+        "w_out) <= t}; spec prototype 0.88 at 4e5 trials (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
     )
 
 
 @register_experiment("lowy26.privacy.main")
-def _main(claim, budget):
+def audit_alg1_privacy(claim, budget):
     why = (
         "not derived: the release composes I = 4 phases whose shifts on this pair depend on "
         "the data-dependent localization; only the claim bounds it"
@@ -127,52 +146,45 @@ def _main(claim, budget):
         AUDIT_TRIALS[budget],
         reference_epsilon=None,
         reference_note=why,
-        note="Algorithm 1 (test constants, I = 4, J = 1) releasing all phase outputs; outlier in the "
-        "last phase's block, harness in that call",
+        note="Algorithm 1 (test constants, I = 4, J = 1) releasing all phase outputs; outlier in "
+        "the last phase's block, harness in that call",
     )
 
 
-def _build_structured():
+ALG4_AUDIT = {"moment_k": 1.0, "k": 2, "lam": 1.0, "beta0": 0.1}
+"""Algorithm 4's knobs in the §7(a) audits (G_k = 1, k = 2, λ = 1, β0 = 0.1)."""
+
+
+def _build_structured() -> AuditTarget:
     d0, d1 = hinge_outlier_pair(AUDIT_N)
     alg = DoubleOutputPert.from_theorem(
-        AUDIT_N,
-        1,
-        1.0,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        W10,
-        HingeLoss(),
+        _problem(AUDIT_N, loss=HingeLoss()),
         harness=WorstValidPoint.for_record(d0, 0),
+        **ALG4_AUDIT,
     )
-    return alg, d0, d1, alg.privacy_claim
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
-def _build_structured_d2():
-    """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on B(0, 10), harness."""
+def _build_structured_d2() -> AuditTarget:
+    """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on
+    B(0, 10), harness."""
     d0, d1 = heavy_outlier_pair(AUDIT_N)
     pad = [
         UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)
     ]
     alg = DoubleOutputPert.from_theorem(
-        AUDIT_N,
-        2,
-        1.0,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        Ball.centered(2, 10.0),
-        AbsoluteLoss(),
+        audit_problem(d=2),
         solver="pv2",
         harness=WorstValidPoint.for_record(pad[0], 0),
+        **ALG4_AUDIT,
     )
-    return JointEvent(alg, (0, 2)), pad[0], pad[1], alg.privacy_claim
+    return AuditTarget(
+        mechanism=JointEvent(alg, (0, 2)), d0=pad[0], d1=pad[1], claim=alg.privacy_claim
+    )
 
 
 @register_experiment("lowy26.privacy.structured")
-def _structured(claim, budget):
+def audit_structured_losses_privacy(claim, budget):
     why = (
         "not derived: it depends on how far the exact hinge-loss solver's minimiser moves "
         "between the pair, through both noisy outputs; only the claim bounds it"
@@ -181,17 +193,18 @@ def _structured(claim, budget):
         _build_structured,
         AUDIT_TRIALS[budget],
         reference_note=why,
-        note="hinge loss (Cor D.7) with the deterministic exact polyhedral 1-d solver (breakpoints)",
+        note="hinge loss (Cor D.7) with the deterministic exact polyhedral 1-d solver "
+        "(breakpoints)",
     )
     if budget == "quick":
         return d1
     d2 = AuditExperiment(
         _build_structured_d2,
-        _pick(budget, 40_000, 40_000, 200_000),
+        Budget(quick=40_000, standard=40_000, full=200_000)[budget],
         reference_note="not derived: it depends on the PV-2 dual solver's "
         "minimiser shift in d = 2; only the claim bounds it",
-        note="d = 2 absolute loss with the certified PV-2 dual solver (solver='pv2', harness tau/2); "
-        "event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
+        note="d = 2 absolute loss with the certified PV-2 dual solver (solver='pv2', harness "
+        "tau/2); event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
     )
     return CombinedExperiment(
         {"d1-hinge-exact": d1, "d2-absolute-pv2": d2},
@@ -199,47 +212,50 @@ def _structured(claim, budget):
     )
 
 
-def _build_em():
+def _build_em() -> AuditTarget:
     d0, d1 = heavy_outlier_pair(AUDIT_N)
     em = EMPGM.from_theorem(
-        AUDIT_N, 1, 1.0, 1.0, 2, 1.0, 0.1, W10, AbsoluteLoss(), smoothing=W10.diameter / AUDIT_N
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
+        smoothing=W10.diameter / AUDIT_N,
     )
-    return em, d0, d1, em.privacy_claim
+    return AuditTarget(mechanism=em, d0=d0, d1=d1, claim=em.privacy_claim)
 
 
 @register_experiment("lowy26.privacy.em_pgm")
-def _em(claim, budget):
+def audit_em_pgm_privacy(claim, budget):
     return AuditExperiment(
         _build_em,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.5,
-        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the §7(a) pair; spec: between eps/2 and eps",
+        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the §7(a) pair; spec: between "
+        "eps/2 and eps",
     )
 
 
-def _build_alg7(sampler="grid"):
+def _build_alg7(sampler: str = "grid") -> AuditTarget:
     d0, d1 = heavy_outlier_pair(AUDIT_N)
     alg = LocalizedGridEM.from_theorem(
-        AUDIT_N,
-        1.0,
-        1.0,
-        2,
-        1.0,
-        0.1,
-        W10,
-        AbsoluteLoss(),
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
         harness=WorstValidPoint.for_record(d0, 0),
         sampler=sampler,
     )
-    return alg, d0, d1, alg.privacy_claim
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
-def _build_alg7_rejection():
+def _build_alg7_rejection() -> AuditTarget:
     return _build_alg7("rejection")
 
 
 @register_experiment("lowy26.privacy.localized_approx_em")
-def _alg7(claim, budget):
+def audit_alg7_privacy(claim, budget):
     why = (
         "not derived: the Laplace stage and the {} EM compose with no closed form on this "
         "pair; only the claim bounds it"
@@ -266,13 +282,13 @@ def _alg7(claim, budget):
 
 def _sensitivity(rng):
     d0, d1 = heavy_outlier_pair(AUDIT_N)
-    lam, clip = 1.0, clip_level(AUDIT_N, 1, 1.0, 1.0, 2, 0.1)
-    loc = OutPertLocalize.from_theorem(AUDIT_N, 1, 0.5, lam, clip, 0.1, W10, AbsoluteLoss())
+    lam, clip = 1.0, clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
+    loc = OutPertLocalize.from_theorem(audit_problem(epsilon=0.5), lam=lam, clip=clip, beta=0.1)
     harness = WorstValidPoint.for_record(d0, 0)
-    stage = loc._stage(d0)
+    stage = loc.stage(d0)
     c = np.zeros((1, 1))
-    exact = [stage.solve(d, c, None, 0.0, None)[0][0, 0] for d in (d0, d1)]
-    worst = [stage.solve(d, c, None, 0.0, harness)[0][0, 0] for d in (d0, d1)]
+    exact = [stage.solve(d, c)[0][0, 0] for d in (d0, d1)]
+    worst = [stage.solve(d, c, harness=harness)[0][0, 0] for d in (d0, d1)]
     # random neighbours: the exact shift never exceeds 2C/(λn)
     ratios = []
     for _ in range(200):
@@ -298,7 +314,7 @@ def _sensitivity(rng):
 
 
 @register_experiment("lowy26.privacy.sensitivity")
-def _sens(claim, budget):
+def value_minimizer_sensitivity(claim, budget):
     return ValueExperiment(
         _sensitivity,
         {
@@ -317,7 +333,7 @@ def _sens(claim, budget):
 
 def _bias(rng):
     k, alpha = 2.0, 2.5
-    inst = ParetoRadiusInstance(1, alpha, 1.0, 10.0, 0.5)
+    inst = _pareto(1, alpha)
     data = inst.sample(150, 1, rng)
     a, b = np.abs(data.x[:, 0, 0]), data.y[:, 0] / data.x[:, 0, 0]
     clip, lo, hi = 3.0, -0.4, 0.6
@@ -340,7 +356,7 @@ def _bias(rng):
 
 
 @register_experiment("lowy26.bias.extension")
-def _bias_exp(claim, budget):
+def value_extension_bias(claim, budget):
     return ValueExperiment(
         _bias,
         {
@@ -348,16 +364,17 @@ def _bias_exp(claim, budget):
             "bias_between_0_and_bound_holds": 1.0,
             "markov_layer_cake_bound_holds": 1.0,
         },
-        note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs the "
+        note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs "
+        "the "
         "min-over-K definition, 0 <= bias <= D_K mean(L - C)_+, E(L - C)_+ <= G_k^k/((k-1)C^(k-1))",
     )
 
 
 def _containment(rng, trials=20_000):
-    inst = ParetoRadiusInstance(1, 2.5, 1.0, 10.0, 0.5)
+    inst = _pareto(1, 2.5)
     data = inst.sample(200, 1, rng)
-    clip = clip_level(200, 1, 1.0, inst.moment_parameter(2), 2, 0.1)
-    loc = OutPertLocalize.from_theorem(200, 1, 0.5, 1.0, clip, 0.1, W10, AbsoluteLoss())
+    clip = clip_level(200, 1, 1.0, moment_k=inst.moment_parameter(2), k=2, beta0=0.1)
+    loc = OutPertLocalize.from_theorem(_problem(200, epsilon=0.5), lam=1.0, clip=clip, beta=0.1)
     w_c = np.clip(
         ClippedSlopes1D.from_data(data, AbsoluteLoss(), clip).root(np.zeros(1), 1.0), -10, 10
     )[0]
@@ -371,7 +388,7 @@ def _containment(rng, trials=20_000):
 
 
 @register_experiment("lowy26.localization.containment")
-def _contain(claim, budget):
+def value_localization_containment(claim, budget):
     return ValueExperiment(
         _containment,
         {"radius_matches_formula": 1.0, "coverage_at_least_1_minus_beta_holds": 1.0},
@@ -383,8 +400,10 @@ def _contain(claim, budget):
 def _trivial(rng):
     ok = []
     for inst in (
-        TwoPointInstance(2, 1.0, 2.0, 0.3),
-        HeavyPackingInstance(sphere_packing(2, 1.0, rng), 0, 0.01, 2, 1.0, 2.0),
+        TwoPointInstance(2, moment=1.0, diameter=2.0, bias=0.3),
+        HeavyPackingInstance(
+            sphere_packing(2, 1.0, rng), index=0, p=0.01, k=2, moment=1.0, diameter=2.0
+        ),
     ):
         w = inst.radius * rng.standard_normal((200, inst.d))
         w = Ball.centered(inst.d, inst.radius).project(w)
@@ -394,7 +413,7 @@ def _trivial(rng):
 
 
 @register_experiment("lowy26.sco.upper.trivial")
-def _triv(claim, budget):
+def value_trivial_upper_bound(claim, budget):
     return ValueExperiment(
         _trivial,
         {"fixed_points_within_G1_D_holds": 1.0},
@@ -402,29 +421,35 @@ def _triv(claim, budget):
     )
 
 
-# --------------------------------------------------------------------------- rate experiments (module level: picklable)
+# --------------------------------------------------------------------------- rate experiments
+# (module level: picklable)
 
 
 def rt1_distance(
-    value, rng, param="n", k=2.0, n=10_000, epsilon=1.0, trials=400, mutant=None, clip_rule="paper"
+    value,
+    rng,
+    *,
+    param="n",
+    k=2.0,
+    n=10_000,
+    epsilon=1.0,
+    trials=400,
+    algorithm=DoubleOutputPert,
+    clip_rule="paper",
 ):
-    """RT1: median ‖w_out − ŵ‖ of Algorithm 4 on the Pareto(k + ½) absolute-loss instance (d = 1, 𝒲 = [−10, 10])."""
+    """RT1: median ‖w_out − ŵ‖ of Algorithm 4 on the Pareto(k + ½) absolute-loss instance (d = 1, 𝒲
+    = [−10, 10])."""
     args = {"n": n, "epsilon": epsilon, param: value}
     n, epsilon = int(args["n"]), float(args["epsilon"])
-    inst = ParetoRadiusInstance(1, k + 0.5, 1.0, 10.0, 0.5)
+    inst = _pareto(1, k + 0.5)
     data = inst.sample(n, 1, rng)
-    alg = DoubleOutputPert.from_theorem(
-        n,
-        1,
-        epsilon,
-        inst.moment_parameter(k),
-        k,
-        1.0,
-        0.1,
-        W10,
-        AbsoluteLoss(),
+    alg = algorithm.from_theorem(
+        _problem(n, epsilon=epsilon),
+        moment_k=inst.moment_parameter(k),
+        k=k,
+        lam=1.0,
+        beta0=0.1,
         output="final",
-        mutant=mutant,
         clip_rule=clip_rule,
     )
     w_hat = np.clip(
@@ -434,38 +459,43 @@ def rt1_distance(
 
 
 def rt1_d_distance(
-    d, rng, k=2.0, n=5000, epsilon=1.0, trials=200, domain_radius=100.0, mutant=None
+    d,
+    rng,
+    *,
+    k=2.0,
+    n=5000,
+    epsilon=1.0,
+    trials=200,
+    domain_radius=100.0,
+    algorithm=DoubleOutputPert,
 ):
-    """RT1-d: **mean** ‖w_out − ŵ‖ of Algorithm 4 with the PV-2 solver on the linear-loss analogue (spec §7b note).
+    """RT1-d: **mean** ‖w_out − ŵ‖ of Algorithm 4 with the PV-2 solver on the linear-loss analogue
+    (spec §7b note).
 
-    ``x = a·u`` (``a ~ Pareto(k + ½)``, ``u`` uniform on ``S^{d−1}``), ``f = −⟨x, w⟩``, 𝒲 = B(0, 100) ≫ r,
-    λ = 1, w̄ = 0, β0 = 0.1, ``C = G_k(εn/d)^{1/k}`` (``clip_rule="rate-test"``).  ŵ = ``x̄/λ`` is the exact
-    unclipped regularized ERM.  The PV-2 term ``min(1, C/‖x‖)·f`` is the extension over ℝ^d (the spec's
-    labelled deviation: clipped-mean output perturbation), so this checks the noise-term d-scaling.
+    ``x = a·u`` (``a ~ Pareto(k + ½)``, ``u`` uniform on ``S^{d−1}``), ``f = −⟨x, w⟩``, 𝒲 = B(0,
+    100) ≫ r, λ = 1, w̄ = 0, β0 = 0.1, ``C = G_k(εn/d)^{1/k}`` (``clip_rule="rate-test"``).  ŵ =
+    ``x̄/λ`` is the exact unclipped regularized ERM.  The PV-2 term ``min(1, C/‖x‖)·f`` is the
+    extension over ℝ^d (the spec's labelled deviation: clipped-mean output perturbation), so this
+    checks the noise-term d-scaling.
     """
     d = int(d)
-    inst = ParetoRadiusInstance(d, k + 0.5, 1.0, domain_radius, 0.5)
+    inst = _pareto(d, k + 0.5, radius=domain_radius)
     data = inst.sample(int(n), 1, rng)
-    alg = DoubleOutputPert.from_theorem(
-        int(n),
-        d,
-        epsilon,
-        inst.moment_parameter(k),
-        k,
-        1.0,
-        0.1,
-        Ball.centered(d, domain_radius),
-        LinearLoss(),
+    alg = algorithm.from_theorem(
+        _problem(int(n), epsilon=epsilon, d=d, radius=domain_radius, loss=LinearLoss()),
+        moment_k=inst.moment_parameter(k),
+        k=k,
+        lam=1.0,
+        beta0=0.1,
         output="final",
         clip_rule="rate-test",
         solver="pv2",
-        mutant=mutant,
     )
     w_hat = Ball.centered(d, domain_radius).project(data.x[:, 0, :].mean(axis=0))
     return float(np.mean(np.linalg.norm(alg.run(data, rng, trials).theta - w_hat, axis=1)))
 
 
-def rt2_quantile(n, rng, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=200, beta=0.1):
+def rt2_quantile(n, rng, *, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=200, beta=0.1):
     """RT2: max over S of the (1 − β)-quantile excess of Algorithm 1 (test constants, J = 1) on
     ``z = A·Bern(p)``, ``p = S/(εn)`` (𝒲 = [−1, 1], f = −z·w), divided by ``⌈log2 n⌉^{1−1/k}``."""
     n = int(n)
@@ -473,18 +503,14 @@ def rt2_quantile(n, rng, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=2
     worst = 0.0
     for s in levels:
         p = min(1.0, s / (epsilon * n))
-        inst = HeavyPackingInstance(packing, 0, p, k, 1.0, 2.0)
+        inst = HeavyPackingInstance(packing, index=0, p=p, k=k, moment=1.0, diameter=2.0)
         data = inst.sample(n, 1, rng)
         alg = PopLocalize.from_theorem(
-            n,
-            1,
-            epsilon,
-            inst.moment(2.0) ** 0.5,
-            1.0,
-            k,
-            beta,
-            Ball.centered(1, 1.0),
-            LinearLoss(),
+            _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
+            moment_2=inst.moment(2.0) ** 0.5,
+            moment_k=1.0,
+            k=k,
+            beta=beta,
             constants="test",
         )
         excess = inst.excess_risk(alg.run(data, rng, trials).theta)
@@ -492,23 +518,20 @@ def rt2_quantile(n, rng, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=2
     return worst / math.ceil(math.log2(n)) ** (1 - 1 / k)
 
 
-def rt4_quantile(n, rng, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=200, beta=0.1):
-    """RT4: max over S of the 0.9-quantile excess of Algorithm 1 on the two-point family at δ = S/√n, large ε."""
+def rt4_quantile(n, rng, *, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=200, beta=0.1):
+    """RT4: max over S of the 0.9-quantile excess of Algorithm 1 on the two-point family at δ =
+    S/√n, large ε."""
     n = int(n)
     worst = 0.0
     for s in levels:
-        inst = TwoPointInstance(1, 1.0, 2.0, min(0.5, s / math.sqrt(n)))
+        inst = TwoPointInstance(1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(n)))
         data = inst.sample(n, 1, rng)
         alg = PopLocalize.from_theorem(
-            n,
-            1,
-            epsilon,
-            1.0,
-            1.0,
-            2.0,
-            beta,
-            Ball.centered(1, 1.0),
-            LinearLoss(),
+            _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
+            moment_2=1.0,
+            moment_k=1.0,
+            k=2.0,
+            beta=beta,
             constants="test",
         )
         worst = max(
@@ -518,21 +541,22 @@ def rt4_quantile(n, rng, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=200, bet
 
 
 def _grid(budget, low, high):
-    points = _pick(budget, 4, 5, 5)
+    points = GRID_POINTS[budget]
     return tuple(int(v) for v in np.rint(np.geomspace(low, high, points)))
 
 
 @register_experiment("lowy26.erm.double_output_pert_distance")
-def _rt1(claim, budget):
-    k_n, k_eps, k_d = 4.0, _pick(budget, 2.0, 4.0), _pick(budget, 2.0, 4.0)
+def sweep_alg4_distance_rates(claim, budget):
+    k_n = 4.0
+    k_eps = k_d = Budget(quick=2.0, standard=4.0)[budget]
     n_part = RateExperiment.for_claim(
         claim,
         rt1_distance,
         "n",
-        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        _grid(budget, 1000, N_MAX[budget]),
         at={"k": k_n},
-        replicates=_pick(budget, 4, 8, 12),
-        fixed={"param": "n", "k": k_n, "trials": _pick(budget, 200, 400)},
+        replicates=Budget(quick=4, standard=8, full=12)[budget],
+        fixed={"param": "n", "k": k_n, "trials": Budget(quick=200, standard=400)[budget]},
         note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM (Pareto(4.5))",
     )
     eps_part = RateExperiment.for_claim(
@@ -542,12 +566,12 @@ def _rt1(claim, budget):
         (0.25, 0.5, 1.0, 2.0, 4.0),
         variable="eps",
         at={"k": k_eps},
-        replicates=_pick(budget, 3, 4, 8),
+        replicates=Budget(quick=3, standard=4, full=8)[budget],
         fixed={
             "param": "epsilon",
             "k": k_eps,
-            "n": _pick(budget, 3000, 10_000),
-            "trials": _pick(budget, 200, 1000),
+            "n": Budget(quick=3000, standard=10_000)[budget],
+            "trials": SWEEP_TRIALS[budget],
         },
         note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)",
     )
@@ -555,10 +579,14 @@ def _rt1(claim, budget):
         claim,
         rt1_d_distance,
         "d",
-        _pick(budget, (1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32)),
+        Budget(quick=(1, 2, 4, 8, 16), standard=(1, 2, 4, 8, 16, 32))[budget],
         at={"k": k_d},
         replicates=3,
-        fixed={"k": k_d, "n": _pick(budget, 1500, 5000), "trials": _pick(budget, 60, 200)},
+        fixed={
+            "k": k_d,
+            "n": Budget(quick=1500, standard=5000)[budget],
+            "trials": Budget(quick=60, standard=200)[budget],
+        },
         note=f"RT1-d at k = {k_d:g}: PV-2 linear-loss analogue (clipped-mean output "
         "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
     )
@@ -569,45 +597,45 @@ def _rt1(claim, budget):
 
 
 @register_experiment("lowy26.reduction.pop_localization")
-def _rt2_k2(claim, budget):
+def sweep_alg1_excess_rate_k2(claim, budget):
     k = 2.0
     return RateExperiment.for_claim(
         claim,
         rt2_quantile,
         "n",
-        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        _grid(budget, 1000, N_MAX[budget]),
         at={"k": k},
-        replicates=_pick(budget, 3, 6, 10),
-        fixed={"k": k, "trials": _pick(budget, 200, 1000)},
+        replicates=SWEEP_REPLICATES[budget],
+        fixed={"k": k, "trials": SWEEP_TRIALS[budget]},
         note="RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 "
         "J = 1",
     )
 
 
 @register_experiment("lowy26.sco.upper.private_term")
-def _rt2_k4(claim, budget):
+def sweep_alg1_private_term_rate_k4(claim, budget):
     k = 4.0
     return RateExperiment.for_claim(
         claim,
         rt2_quantile,
         "n",
-        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
+        _grid(budget, 1000, N_MAX[budget]),
         at={"k": k},
-        replicates=_pick(budget, 3, 6, 10),
-        fixed={"k": k, "trials": _pick(budget, 200, 1000)},
+        replicates=SWEEP_REPLICATES[budget],
+        fixed={"k": k, "trials": SWEEP_TRIALS[budget]},
         note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out",
     )
 
 
 @register_experiment("lowy26.sco.upper.nonprivate_term")
-def _rt4(claim, budget):
+def sweep_alg1_nonprivate_term_rate(claim, budget):
     return RateExperiment.for_claim(
         claim,
         rt4_quantile,
         "n",
-        _grid(budget, 1000, _pick(budget, 10_000, 100_000)),
-        replicates=_pick(budget, 3, 6, 10),
-        fixed={"trials": _pick(budget, 200, 1000)},
+        _grid(budget, 1000, N_MAX[budget]),
+        replicates=SWEEP_REPLICATES[budget],
+        fixed={"trials": SWEEP_TRIALS[budget]},
         note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1",
     )
 
@@ -615,25 +643,27 @@ def _rt4(claim, budget):
 # --------------------------------------------------------------------------- lower bounds
 
 
-def _lb_private(rng, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, k=2.0):
+def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, k=2.0):
     packing = sphere_packing(1, 1.0)
     below, ratios_up = [], []
     for n in ns:
         worst = 0.0
         for v in range(packing.size):
             inst = HeavyPackingInstance.from_theorem(
-                n, 1, epsilon, k, 1.0, 2.0, beta, packing=packing, index=v
+                _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
+                k=k,
+                moment=1.0,
+                diameter=2.0,
+                beta=beta,
+                packing=packing,
+                index=v,
             )
             alg = PopLocalize.from_theorem(
-                n,
-                1,
-                epsilon,
-                inst.moment(2.0) ** 0.5,
-                1.0,
-                k,
-                beta,
-                Ball.centered(1, 1.0),
-                LinearLoss(),
+                _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
+                moment_2=inst.moment(2.0) ** 0.5,
+                moment_k=1.0,
+                k=k,
+                beta=beta,
                 constants="test",
             )
             excess = inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta)
@@ -653,32 +683,34 @@ def _lb_private(rng, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, 
 
 
 @register_experiment("lowy26.lb.sco")
-def _lb(claim, budget):
-    ns = _pick(budget, (1000, 10_000), (1000, 4000, 16_000, 64_000))
+def value_private_lower_bound(claim, budget):
+    ns = LB_NS[budget]
     return ValueExperiment(
-        lambda rng: _lb_private(rng, ns, _pick(budget, 300, 1000)),
+        lambda rng: _lb_private(rng, ns=ns, trials=LB_TRIALS[budget]),
         {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
         note="RT3: heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 "
         "vs (s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
     )
 
 
-def _lb_np(rng, ns=(1000, 10_000), trials=400, beta=0.1):
+def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
     above = []
     for n in ns:
         worst = 0.0
         for v in (1, -1):
-            inst = TwoPointInstance.from_theorem(n, 1, 1.0, 2.0, beta, sign=v)
+            inst = TwoPointInstance.from_theorem(
+                _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
+                moment=1.0,
+                diameter=2.0,
+                beta=beta,
+                sign=v,
+            )
             alg = PopLocalize.from_theorem(
-                n,
-                1,
-                1000.0,
-                1.0,
-                1.0,
-                2.0,
-                beta,
-                Ball.centered(1, 1.0),
-                LinearLoss(),
+                _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
+                moment_2=1.0,
+                moment_k=1.0,
+                k=2.0,
+                beta=beta,
                 constants="test",
             )
             worst = max(
@@ -699,12 +731,12 @@ def _lb_np(rng, ns=(1000, 10_000), trials=400, beta=0.1):
 
 
 @register_experiment("lowy26.lb.sco.nonprivate")
-def _lbnp(claim, budget):
+def value_nonprivate_lower_bound(claim, budget):
     return ValueExperiment(
         lambda rng: _lb_np(
             rng,
-            _pick(budget, (1000, 10_000), (1000, 4000, 16_000, 64_000)),
-            _pick(budget, 300, 1000),
+            ns=LB_NS[budget],
+            trials=LB_TRIALS[budget],
         ),
         {"formula_at_n1000_beta01": 1.0, "quantile_above_lower_bound_holds": 1.0},
         rtol=1e-9,
@@ -722,7 +754,9 @@ def _mean_lb(rng):
     lemma = bool(
         np.all(excess >= diameter / (4 * rho) * np.sum((mu_hat - mu) ** 2, axis=1) - 1e-12)
     )
-    private = heavy_tailed_mean_lower_bound(1000, 5, 1.0, 3.0, 1.0, 0.1, part="private")
+    private = heavy_tailed_mean_lower_bound(
+        n=1000, d=5, epsilon=1.0, k=3.0, moment=1.0, beta=0.1, part="private"
+    )
     return {
         "lemma_G1_reduction_holds": float(lemma),
         "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3),
@@ -730,7 +764,7 @@ def _mean_lb(rng):
 
 
 @register_experiment("lowy26.lb.mean_estimation")
-def _mlb(claim, budget):
+def value_mean_estimation_lower_bound(claim, budget):
     return ValueExperiment(
         _mean_lb,
         {"lemma_G1_reduction_holds": 1.0, "private_term_formula": 1.0},
@@ -743,8 +777,9 @@ def _mlb(claim, budget):
 # --------------------------------------------------------------------------- complexity
 
 
-def adapsg_iterations(alpha, rng, d=3, radius=1.0):
-    """Iterations AdaPSG needs to certify α on ``h(x) = ‖x − a‖₂`` over the unit ball, ‖a‖ = 2 (so ‖∂h‖ ≡ 1 on K)."""
+def adapsg_iterations(alpha, rng, *, d=3, radius=1.0):
+    """Iterations AdaPSG needs to certify α on ``h(x) = ‖x − a‖₂`` over the unit ball, ‖a‖ = 2 (so
+    ‖∂h‖ ≡ 1 on K)."""
     target = rng.standard_normal((1, d))
     target *= 2.0 / np.linalg.norm(target)
     ball = Ball.centered(d, radius)
@@ -754,21 +789,22 @@ def adapsg_iterations(alpha, rng, d=3, radius=1.0):
         ),
         lambda u, z: (ball.project(u), 1),
         np.zeros((1, d)),
-        2 * radius,
-        alpha,
+        radius=2 * radius,
+        alpha=alpha,
     )
     return float(res.iterations[0])
 
 
 @register_experiment("lowy26.complexity.adapsg")
-def _ada(claim, budget):
-    alphas = tuple(np.geomspace(1.0, _pick(budget, 0.1, 0.03), _pick(budget, 4, 6)))
+def sweep_adapsg_iterations_in_alpha(claim, budget):
+    smallest = Budget(quick=0.1, standard=0.03)[budget]
+    alphas = tuple(np.geomspace(1.0, smallest, Budget(quick=4, standard=6)[budget]))
     return RateExperiment.for_claim(
         claim,
         adapsg_iterations,
         "alpha",
         alphas,
-        replicates=_pick(budget, 3, 5),
+        replicates=Budget(quick=3, standard=5)[budget],
         note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
         "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
         "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0",
@@ -780,9 +816,14 @@ def _proj(rng):
     c = dom.project(rng.standard_normal((500, 3)))
     u = 6.0 * rng.standard_normal((500, 3))
     r, zeta = 0.5, 1e-6
-    p, calls = inexact_projection(u, dom, c, r, zeta)
+    p, calls = inexact_projection(u, dom, center=c, r=r, zeta=zeta)
     exact = np.stack(
-        [project_ball_intersection(u[i : i + 1], 2.0, np.zeros(3), r, c[i])[0] for i in range(500)]
+        [
+            project_ball_intersection(
+                u[i : i + 1], radius1=2.0, center1=np.zeros(3), radius2=r, center2=c[i]
+            )[0]
+            for i in range(500)
+        ]
     )
     dist = np.linalg.norm(u - c, axis=1)
     first = np.linalg.norm(dom.project(u) - c, axis=1) > r
@@ -801,7 +842,7 @@ def _proj(rng):
 
 
 @register_experiment("lowy26.complexity.inexact_projection")
-def _projx(claim, budget):
+def value_inexact_projection(claim, budget):
     return ValueExperiment(
         _proj,
         {"within_zeta_of_exact_holds": 1.0, "output_in_K_holds": 1.0, "calls_over_formula": 1.0},
@@ -811,21 +852,27 @@ def _projx(claim, budget):
     )
 
 
-def structured_evaluations(n, rng, weight=1e12):
-    """Subgradient evaluations of Algorithm 4's exact polyhedral solver with an L = 10¹² record (d = 1)."""
+def structured_evaluations(n, rng, *, weight=1e12):
+    """Subgradient evaluations of Algorithm 4's exact polyhedral solver with an L = 10¹² record (d
+    = 1)."""
     n = int(n)
-    inst = ParetoRadiusInstance(1, 2.5, 1.0, 10.0, 0.5)
+    inst = _pareto(1, 2.5)
     data = inst.sample(n, 1, rng)
     x, y = np.array(data.x), np.array(data.y)
     x[0], y[0] = weight, weight * 0.1
     alg = DoubleOutputPert.from_theorem(
-        n, 1, 1.0, inst.moment_parameter(2), 2, 1.0, 0.1, W10, AbsoluteLoss(), output="final"
+        _problem(n),
+        moment_k=inst.moment_parameter(2),
+        k=2,
+        lam=1.0,
+        beta0=0.1,
+        output="final",
     )
     return float(alg.run(UserDataset(x, y), rng, 4).gradient_evaluations[0])
 
 
 @register_experiment("lowy26.complexity.structured")
-def _struct(claim, budget):
+def sweep_structured_evaluations_in_n(claim, budget):
     return RateExperiment.for_claim(
         claim,
         structured_evaluations,
@@ -839,7 +886,86 @@ def _struct(claim, budget):
     )
 
 
-def net_points(inv_gamma, rng, d=2):
+RUNTIME_NS = Budget(quick=(5, 6, 8), standard=(5, 6, 8, 12))
+"""Sample sizes of the AdaPSG-route runtime check (its iterations grow like n^4 at k = 2)."""
+
+
+def _adapsg_stage_iterations(alg: DoubleOutputPert, lipschitz: float) -> int:
+    """Prop 2.9's cap ``⌈(5 R L_h/(2α))²⌉`` summed over Algorithm 4's two AdaPSG stages.
+
+    ``R = √(n+1)·diam`` with diam = D (stage 1, over 𝒲) and ``min(D, 2r)`` (stage 2, over
+    K = 𝒲 ∩ B(w̃, r)), exactly the radii the solver is given; ``L_h`` bounds ‖∂Φ‖ on K × K^n.
+    """
+    loc = alg.localizer
+    d_w = loc.domain.diameter
+    total = 0
+    for diam in (d_w, min(d_w, 2.0 * loc.radius)):
+        radius = math.sqrt(loc.n + 1) * diam
+        total += math.ceil((5.0 * radius * lipschitz / (2.0 * loc.alpha)) ** 2)
+    return total
+
+
+def _phi_lipschitz(alg: DoubleOutputPert, record_lipschitz: np.ndarray) -> float:
+    """``L_h`` of Φ (Lemma 2.7): ‖∂_wΦ‖ ≤ C + λD and ‖∂_{y_i}Φ‖ ≤ (L_{z_i} + C)/n."""
+    loc = alg.localizer
+    w_part = loc.clip + loc.lam * loc.domain.diameter
+    y_part = np.sum(((record_lipschitz + loc.clip) / loc.n) ** 2)
+    return math.sqrt(w_part**2 + float(y_part))
+
+
+def adapsg_route_runtime(rng, *, ns=(5, 6, 8), trials=4, radius=0.25, beta=0.1):
+    """Algorithm 4 with the paper's certified route (AdaPSG on Φ, ``solver="adapsg"``) at the
+    theorem's α = C²/(2λn²), on Pareto(2.5) absolute-loss samples in d = 1, 𝒲 = B(0, radius).
+
+    Returns the largest ratio, over n, of the measured gradient evaluations to ``n`` times
+    Prop 2.9's iteration cap at the realized Lipschitz constants, and to ``n`` times the same cap
+    with every L_{z_i} replaced by the event's bound ``G_k (n/β)^{1/k}`` (Thm 3.1: a polynomial
+    in n that holds w.p. ≥ 1 − β), over the samples inside that event.  An AdaPSG run that does
+    not certify within its iteration cap raises instead of returning.
+    """
+    realized, on_event = [], []
+    for n in ns:
+        inst = ParetoRadiusInstance(1, 2.5, scale=1.0, radius=radius, half_width=0.5 * radius)
+        data = inst.sample(n, 1, rng)
+        g_k = inst.moment_parameter(2)
+        alg = DoubleOutputPert.from_theorem(
+            _problem(n, radius=radius),
+            moment_k=g_k,
+            k=2,
+            lam=1.0,
+            beta0=beta,
+            solver="adapsg",
+            output="final",
+        )
+        evaluations = alg.run(data, rng, trials).gradient_evaluations.max()
+        lipschitz = np.abs(data.x[:, 0, 0])
+        cap = _adapsg_stage_iterations(alg, _phi_lipschitz(alg, lipschitz))
+        realized.append(evaluations / (n * cap))
+        event = g_k * (n / beta) ** 0.5
+        if lipschitz.max() <= event:
+            poly = _adapsg_stage_iterations(alg, _phi_lipschitz(alg, np.full(n, event)))
+            on_event.append(evaluations / (n * poly))
+    return {
+        "evaluations_over_prop29_cap": max(realized),
+        "evaluations_over_event_polynomial": max(on_event, default=math.nan),
+    }
+
+
+@register_experiment("lowy26.complexity.main_runtime")
+def value_alg4_adapsg_runtime(claim, budget):
+    ns = RUNTIME_NS[budget]
+    return ValueExperiment(
+        lambda rng: adapsg_route_runtime(rng, ns=ns),
+        le={"evaluations_over_prop29_cap": 1.0, "evaluations_over_event_polynomial": 1.0},
+        note=f"in part: Algorithm 4 via certified AdaPSG on Phi (Lemma 2.7) at alpha = "
+        f"C^2/(2 lambda n^2), n in {ns}, d = 1, W = B(0, 0.25), Pareto(2.5) absolute loss: "
+        "gradient evaluations vs n x Prop 2.9's cap ceil((5 R L_h/(2 alpha))^2) per stage at "
+        "the realized L, and at L_z <= G_k (n/beta)^(1/k) (the w.p. >= 1 - beta event, a "
+        "polynomial in n); larger n are out of reach (about n^4 iterations)",
+    )
+
+
+def net_points(inv_gamma, rng, *, d=2):
     """Points of :func:`net` of 𝒲 = B(0, 1) in d dimensions at γ = 1/inv_gamma."""
     return float(net(Ball.centered(d, 1.0), 1.0 / inv_gamma).shape[0])
 
@@ -860,7 +986,7 @@ def _net_bound(rng):
 
 
 @register_experiment("lowy26.complexity.em_pgm")
-def _emc(claim, budget):
+def check_em_pgm_net_size(claim, budget):
     if budget == "quick":
         return ValueExperiment(
             _net_bound,

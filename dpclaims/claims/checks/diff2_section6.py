@@ -1,11 +1,13 @@
 """DIFF2's experiment (paper §6 and App. A; spec 004 §6): DIFF2-GD vs DP-GD vs non-private GD.
 
-One *task* is a (seed, method, configuration) cell of App. A's grid: it walks the η ladder from the
-largest η down with the paper's early stopping and keeps the curves of the first η that survives all
-R rounds.  Tasks are independent (their random streams are keyed by the cell), so they run on any
-backend and worker count with the same numbers, and a checkpoint directory keeps each finished cell,
-so a long run resumes where it stopped.  :meth:`Section6.summarize` then applies App. A's selection
-and the paper's one-sided paired t-test.
+The experiment protocol behind the claim ``experiments.regression`` (registered in
+:mod:`dpclaims.claims.checks.diff2`).  One *task* is a (seed, method, configuration) cell of App.
+A's grid: it walks the η ladder from the largest η down with the paper's early stopping and keeps
+the curves of the first η that survives all R rounds.  Tasks are independent (their random streams
+are keyed by the cell), so they run on any backend and worker count with the same numbers, and a
+checkpoint directory keeps each finished cell, so a long run resumes where it stopped.
+:meth:`Section6.summarize` then applies App. A's selection and the paper's one-sided paired t-test,
+and :func:`section6_verdict` decides the claim.
 """
 
 from __future__ import annotations
@@ -16,18 +18,26 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from ..errors import InputError, check_choice, check_delta, check_epsilon
-from ..execution import map_tasks
-from ..hardinstances.diff2 import (
+from ...algorithms.diff2 import DIFF2GD, DPGD, EXPERIMENT_U
+from ...errors import (
+    InputError,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from ...execution import Execution, map_tasks
+from ...hardinstances.diff2 import (
     REAL_DATASETS,
     STANDINS,
     RegressionSplit,
     regression_real,
     regression_standin,
 )
-from .diff2 import DIFF2GD, DPGD, EXPERIMENT_U
+from ...problem import Problem
+from ...stats import holm, paired_pvalue
 
 __all__ = [
     "METHODS",
@@ -36,7 +46,9 @@ __all__ = [
     "PAPER_GRID",
     "STANDIN_GRID",
     "ETA_LADDER",
+    "HEADROOM",
     "Section6",
+    "section6_verdict",
 ]
 
 METHODS = ("gd", "dp-gd", "diff2-gd")
@@ -52,30 +64,36 @@ PAPER_GRID = {"clips": (1.0, 3.0, 10.0, 30.0, 100.0), "period_fractions": (0.003
 """App. A: C1 (and C2 for DIFF2-GD) ∈ {1, 3, 10, 30, 100}, T ∈ {0.003R, 0.01R, 0.03R, 0.1R}."""
 
 STANDIN_GRID = {"clips": (1.0, 10.0, 100.0), "period_fractions": (0.01, 0.03, 0.1)}
-"""Spec 004 §6.6's reduced grid for the offline stand-ins: C ∈ {1, 10, 100}, T ∈ {20, 60, 200} at R = 2000."""
+"""Spec 004 §6.6's reduced grid for the offline stand-ins: C ∈ {1, 10, 100}, T ∈ {20, 60, 200} at R
+= 2000."""
 
 ETA_LADDER = tuple(0.5**i for i in range(10))
 """App. A: η ∈ {0.5^i : i = 0..9}, tried from the largest down."""
 
 PATIENCE, TOLERANCE = 5, 1.05
-"""App. A's early stopping: give up an η when the train loss exceeds 1.05× the best so far 5 times."""
+"""App. A's early stopping: give up an η when the train loss exceeds 1.05× the best so far 5
+times."""
 
 OVERFLOW = 1e6
-"""[DEFAULT, ours] a train loss above this counts as NaN (the targets are scaled to |y| ≤ 1, so a loss
-this large has diverged; waiting for float overflow would only spend rounds)."""
+"""[DEFAULT, ours] a train loss above this counts as NaN (the targets are scaled to |y| ≤ 1, so a
+loss this large has diverged; waiting for float overflow would only spend rounds)."""
 
 
 class _Rejected(Exception):
     """App. A's early stopping rejected the learning rate."""
 
 
+DEFAULT_EXECUTION = Execution()
+
+
 @dataclass(frozen=True)
 class Section6:
-    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real set
-    (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
+    """The §6 comparison on one stand-in (:data:`~dpclaims.hardinstances.diff2.STANDINS`) or real
+    set (:data:`~dpclaims.hardinstances.diff2.REAL_DATASETS`, needs scikit-learn).
 
-    Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the whole
-    App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None: full size).
+    Defaults are the paper's settings: ε = 5 (App. A, Fig. 2), δ = 1e-5, R = 2000, 5 seeds, the
+    whole App. A grid, train loss checked every 20 rounds.  ``samples`` shrinks a stand-in (None:
+    full size).
     """
 
     name: str = "california_like"
@@ -100,21 +118,17 @@ class Section6:
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         for key, low in (("rounds", 1), ("seeds", 1), ("every", 1), ("seed", 0)):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"{key} must be a whole number >= {low}, got {value!r}")
+            object.__setattr__(self, key, check_count(getattr(self, key), key, minimum=low))
         if self.seeds < 2:
             raise InputError(
                 "seeds must be >= 2: the paper's paired t-test needs at least two seeds"
             )
         for key in ("clips", "period_fractions", "etas"):
             values = getattr(self, key)
-            if not values or any(
-                not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)) for v in values
-            ):
-                raise InputError(
-                    f"{key} must be a non-empty tuple of positive numbers, got {values!r}"
-                )
+            if not values:
+                raise InputError(f"{key} must be a non-empty tuple of positive numbers")
+            for v in values:
+                check_positive(v, f"{key} entries")
 
     def settings(self) -> dict:
         """The settings as plain JSON values (what a checkpoint is keyed by)."""
@@ -144,8 +158,9 @@ class Section6:
         ]
 
     def split(self, s: int) -> RegressionSplit:
-        """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the paper
-        repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per process)."""
+        """Repetition ``s``'s split of the dataset (a stand-in is drawn from ``seed`` alone, as the
+        paper repeats its runs on one dataset; the 80/20 split and silos vary with ``s``; cached per
+        process)."""
         if s not in self._cache:
             self._cache.clear()
             split_rng = np.random.default_rng([self.seed, s])
@@ -164,8 +179,8 @@ class Section6:
     # ------------------------------------------------------------------ one cell
 
     def run_task(self, s: int, method: str, index: int) -> dict | None:
-        """Walk the η ladder for one cell: ``{"eta", "config", "curves": {metric: list (R/every + 1)}}``,
-        or None when every η is rejected."""
+        """Walk the η ladder for one cell: ``{"eta", "config", "curves": {metric: list (R/every +
+        1)}}``, or None when every η is rejected."""
         split = self.split(s)
         net = split.model
         x0 = net.init(np.random.default_rng([self.seed, s, 1]), 1)[0]
@@ -177,68 +192,69 @@ class Section6:
                 with np.errstate(over="ignore", invalid="ignore"):
                     curves(0, x0[None])
                     if method == "gd":
-                        _gradient_descent(split, x0, eta, self.rounds, curves)
+                        _gradient_descent(split, x0=x0, eta=eta, rounds=self.rounds, monitor=curves)
                     else:
-                        self._algorithm(method, split, x0, eta, c1, c2, period).run(
-                            split.train, rng, 1, monitor=curves
+                        algorithm = self._algorithm(
+                            method, split=split, x0=x0, eta=eta, clips=(c1, c2), period=period
                         )
+                        algorithm.run(split.train, rng, 1, monitor=curves)
             except _Rejected:
                 continue
             return {"eta": eta, "config": [c1, c2, period], "curves": curves.values}
         return None
 
-    def _algorithm(self, method, split, x0, eta, c1, c2, period):
-        """DP-GD (Prop. 4.1 with T = 1, u → 1) or DIFF2-GD (Prop. 4.1 with u = 1.25), as in paper §6."""
-        p, m, d = split.train.n, split.train.m, split.model.d
-        common = dict(
-            loss=split.model, initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1
+    def _algorithm(self, method, *, split, x0, eta, clips, period):
+        """DP-GD (Prop. 4.1 with T = 1, u → 1) or DIFF2-GD (Prop. 4.1 with u = 1.25), as in paper
+        §6, with clipping radii ``clips = (C1, C2)`` (C2 None for DP-GD, where L = 1 is unused)."""
+        c1, c2 = clips
+        problem = Problem(
+            n=split.train.n,
+            m=split.train.m,
+            d=split.model.d,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            lipschitz=c1,
+            smoothness=1.0 if method == "dp-gd" else c2,
+            loss=split.model,
         )
+        common = dict(initial_gap=1.0, x0=x0, rounds=self.rounds, eta=eta, clip1=c1)
         if method == "dp-gd":
-            return DPGD.from_theorem(p, m, d, self.epsilon, self.delta, c1, 1.0, **common)
-        return DIFF2GD.from_theorem(
-            p,
-            m,
-            d,
-            self.epsilon,
-            self.delta,
-            c1,
-            c2,
-            period=period,
-            clip2=c2,
-            u=EXPERIMENT_U,
-            **common,
-        )
+            return DPGD.from_theorem(problem, **common)
+        return DIFF2GD.from_theorem(problem, period=period, clip2=c2, u=EXPERIMENT_U, **common)
 
     # ------------------------------------------------------------------ the whole run
 
-    def run(
-        self,
-        backend: str = "auto",
-        workers: int | None = None,
-        checkpoint: str | Path | None = None,
-        scheduler: str | None = None,
-    ) -> dict:
-        """Run every cell on ``backend`` (serial / processes / dask at ``scheduler``), resuming from
-        ``checkpoint`` (a directory) when given, and summarize."""
+    def run(self, *, execution: Execution = DEFAULT_EXECUTION) -> dict:
+        """Run every cell where ``execution`` says, resuming from its ``checkpoint`` folder when
+        given, and summarize."""
+        checkpoint = execution.checkpoint
         directory = None if checkpoint is None else _open_checkpoint(Path(checkpoint), self)
         tasks = self.tasks()
         done = {} if directory is None else _load(directory)
         todo = [t for t in tasks if _key(*t) not in done]
+        cells = [(self, *t, directory) for t in todo]
         fresh = (
-            map_tasks(_run_cell, [(self, *t, directory) for t in todo], backend, workers, scheduler)
+            map_tasks(
+                _run_cell,
+                cells,
+                backend=execution.backend,
+                workers=execution.workers,
+                scheduler=execution.scheduler,
+            )
             if todo
             else []
         )
-        done.update({_key(*t): r for t, r in zip(todo, fresh)})
+        done.update({_key(*t): r for t, r in zip(todo, fresh, strict=True)})
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
     def summarize_finished(self, checkpoint: str | Path) -> dict:
-        """The summary of a stopped run: over the leading seeds whose cells are all in ``checkpoint``
-        (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
+        """The summary of a stopped run: over the leading seeds whose cells are all in
+        ``checkpoint`` (``setup["seeds"]`` says how many; at least two, for the paired t-test)."""
         directory = Path(checkpoint)
         if not (directory / "manifest.json").is_file():
             raise InputError(
-                f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory given "
+                f"checkpoint {directory} holds no §6 run (no manifest.json); pass the directory "
+                "given "
                 "to run(checkpoint=...)"
             )
         done = _load(_open_checkpoint(directory, self))
@@ -249,7 +265,8 @@ class Section6:
             finished += 1
         if finished < 2:
             raise InputError(
-                f"checkpoint {directory} has {finished} finished seed(s); the paired t-test needs 2 "
+                f"checkpoint {directory} has {finished} finished seed(s); the paired t-test "
+                "needs 2 "
                 "(resume the run with run(checkpoint=...))"
             )
         part = replace(self, seeds=finished)
@@ -261,8 +278,8 @@ class Section6:
         Per seed and method: the train-loss and gradient-norm curves come from the cell minimising
         that criterion (min over rounds), the test-loss curve from the train-loss cell.  Per metric:
         the one-sided paired t-test of the per-seed minima (H1: DIFF2-GD lower; df = seeds − 1), the
-        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p < :data:`SIGNIFICANCE`.
-        Curves are mean and std over seeds.
+        reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p <
+        :data:`SIGNIFICANCE`. Curves are mean and std over seeds.
         """
         per_seed = {method: [] for method in METHODS}
         for s in range(self.seeds):
@@ -300,10 +317,8 @@ class Section6:
             }
             a, b = minima["diff2-gd"], minima["dp-gd"]
             finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
-            p = float(stats.ttest_rel(a, b, alternative="less").pvalue) if finite else math.nan
-            reverse = (
-                float(stats.ttest_rel(b, a, alternative="less").pvalue) if finite else math.nan
-            )
+            p = paired_pvalue(a, b) if finite else math.nan
+            reverse = paired_pvalue(b, a) if finite else math.nan
             out["tests"][metric] = {
                 "diff2_mean": float(a.mean()),
                 "dpgd_mean": float(b.mean()),
@@ -324,13 +339,15 @@ class Section6:
         return out
 
 
-# --------------------------------------------------------------------------- monitoring and plain GD
+# --------------------------------------------------------------------------- monitoring and plain
+# GD
 
 
 class _EarlyStopping:
-    """App. A's rule for one learning rate: :meth:`update` raises :class:`_Rejected` when the train loss is
-    NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the count goes
-    up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the loss improves."""
+    """App. A's rule for one learning rate: :meth:`update` raises :class:`_Rejected` when the train
+    loss is NaN (or above :data:`OVERFLOW`) or when the patience count reaches :data:`PATIENCE`; the
+    count goes up when the loss exceeds :data:`TOLERANCE` × the best so far and is reset when the
+    loss improves."""
 
     def __init__(self) -> None:
         self.best, self.patience = math.inf, 0
@@ -347,8 +364,8 @@ class _EarlyStopping:
 
 
 class _Curves:
-    """App. A's monitor: every ``every`` rounds record train loss, squared train gradient norm and test
-    loss of the current point, applying :class:`_EarlyStopping` to the train loss."""
+    """App. A's monitor: every ``every`` rounds record train loss, squared train gradient norm and
+    test loss of the current point, applying :class:`_EarlyStopping` to the train loss."""
 
     def __init__(self, split: RegressionSplit, every: int) -> None:
         self.net, self.every = split.model, every
@@ -379,7 +396,7 @@ def _mean_gradient(net, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 
 
 def _gradient_descent(
-    split: RegressionSplit, x0: np.ndarray, eta: float, rounds: int, monitor
+    split: RegressionSplit, *, x0: np.ndarray, eta: float, rounds: int, monitor
 ) -> None:
     """Non-private full-batch GD on the pooled training data (the paper's "GD (ref)")."""
     data, net = split.train, split.model
@@ -431,7 +448,42 @@ def _load(directory: Path) -> dict:
             cells[path.stem] = json.loads(path.read_text())
         except ValueError as exc:
             raise InputError(
-                f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it (the cell is "
+                f"checkpoint cell '{path}' is corrupt ({type(exc).__name__}); delete it "
+                "(the cell is "
                 "recomputed) or pass a new checkpoint directory"
             ) from None
     return cells
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+HEADROOM = 0.8
+"""The §6 claim is testable when non-private GD's mean train loss is below HEADROOM × DP-GD's (the
+paper's regime: privacy costs accuracy); otherwise an 'inconsistent' comparison is reported as
+inconclusive."""
+
+
+def section6_verdict(tests: dict, alpha: float = SIGNIFICANCE) -> tuple[str, dict]:
+    """Verdict on "DIFF2-GD beats DP-GD on every metric" from :meth:`Section6.summarize`'s
+    ``tests``.
+
+    consistent: DIFF2-GD lower with one-sided paired p < α on every metric (an intersection-union
+    test, level α without correction); inconsistent: DP-GD lower on some metric, reverse p-values
+    Holm-adjusted over the metrics < α (family-wise false alarm ≤ α); otherwise inconclusive.
+    Returns the verdict and one check per metric.
+    """
+    reverse = holm([t["reverse_pvalue"] for t in tests.values()])
+    checks = {}
+    for (metric, t), r in zip(tests.items(), reverse, strict=True):
+        won = bool(t["diff2_mean"] < t["dpgd_mean"] and t["pvalue"] < alpha)  # NaN p: not won
+        checks[f"{metric}_diff2_wins"] = {
+            "value": float(won),
+            "expected": 1.0,
+            "ok": won,
+            **{k: t[k] for k in ("pvalue", "reverse_pvalue", "diff2_mean", "dpgd_mean")},
+            "reverse_pvalue_holm": float(r),
+        }
+    if all(c["ok"] for c in checks.values()):
+        return "consistent", checks
+    return ("inconsistent" if (reverse < alpha).any() else "inconclusive"), checks

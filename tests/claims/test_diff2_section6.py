@@ -1,4 +1,5 @@
-"""DIFF2 §6 / App. A: the grid, the early-stopping rule, the selection and t-test, determinism, checkpoints."""
+"""DIFF2 §6 / App. A: the grid, the early-stopping rule, the selection and t-test, determinism,
+checkpoints."""
 
 import json
 import math
@@ -6,17 +7,20 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
-from dpclaims.algorithms import diff2_tuning
-from dpclaims.algorithms.diff2_tuning import (
+from dpclaims.claims.checks import diff2_section6
+from dpclaims.claims.checks.diff2_section6 import (
     METHODS,
     PAPER_GRID,
     STANDIN_GRID,
     Section6,
     _EarlyStopping,
     _Rejected,
+    section6_verdict,
 )
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 
 TINY = dict(
     samples=1000,
@@ -114,31 +118,31 @@ def test_summary_selects_per_criterion_and_runs_the_papers_t_test():
 
 def test_a_tiny_run_is_deterministic_across_backends_and_resumes(tmp_path, monkeypatch):
     setup = Section6(**TINY)
-    serial = setup.run(backend="serial")
+    serial = setup.run(execution=Execution(backend="serial"))
     for s in range(2):
         for method in METHODS:
             row = serial["per_seed"][method][s]
             if row:
                 assert len(row["train"]["curve"]) == TINY["rounds"] // TINY["every"] + 1
                 assert row["train"]["eta"] in TINY["etas"]
-    assert setup.run(backend="processes", workers=2) == serial
-    assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
+    assert setup.run(execution=Execution(backend="processes", workers=2)) == serial
+    assert setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck")) == serial
     assert len(list((tmp_path / "ck").glob("*-*-*.json"))) == len(setup.tasks())
     monkeypatch.setattr(
         Section6, "run_task", lambda *a: pytest.fail("a finished cell was recomputed")
     )
-    assert setup.run(backend="serial", checkpoint=tmp_path / "ck") == serial
+    assert setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck")) == serial
     with pytest.raises(InputError, match="different settings"):
-        Section6(**{**TINY, "seeds": 3}).run(checkpoint=tmp_path / "ck")
+        Section6(**{**TINY, "seeds": 3}).run(execution=Execution(checkpoint=tmp_path / "ck"))
 
 
 def test_a_stopped_run_is_summarized_over_its_finished_seeds(tmp_path):
     setup = Section6(**{**TINY, "seeds": 3})
-    setup.run(backend="serial", checkpoint=tmp_path / "ck")
+    setup.run(execution=Execution(backend="serial", checkpoint=tmp_path / "ck"))
     (tmp_path / "ck" / "2-dp-gd-1.json").unlink()  # seed 2 unfinished
     partial = setup.summarize_finished(tmp_path / "ck")
     assert partial["setup"]["seeds"] == 2
-    assert partial == Section6(**{**TINY, "seeds": 2}).run(backend="serial")
+    assert partial == Section6(**{**TINY, "seeds": 2}).run(execution=Execution(backend="serial"))
     (tmp_path / "ck" / "1-gd-0.json").unlink()
     with pytest.raises(InputError, match="1 finished seed"):
         setup.summarize_finished(tmp_path / "ck")
@@ -148,7 +152,9 @@ def test_a_stopped_run_is_summarized_over_its_finished_seeds(tmp_path):
 
 
 def test_summary_is_json_serialisable():
-    res = Section6(**{**TINY, "seeds": 2, "clips": (1.0,)}).run(backend="serial")
+    res = Section6(**{**TINY, "seeds": 2, "clips": (1.0,)}).run(
+        execution=Execution(backend="serial")
+    )
     assert json.loads(json.dumps(res))["setup"]["rounds"] == TINY["rounds"]
 
 
@@ -186,7 +192,9 @@ def test_gradient_descent_reference_is_plain_full_batch_gd():
     x, y = data.x.reshape(-1, data.d), data.y.reshape(-1)
     theta = net.init(np.random.default_rng(0), 1)
     seen = []
-    diff2_tuning._gradient_descent(split, theta[0], 0.5, 3, lambda r, t: seen.append(t.copy()))
+    diff2_section6._gradient_descent(
+        split, x0=theta[0], eta=0.5, rounds=3, monitor=lambda r, t: seen.append(t.copy())
+    )
     for r in range(3):
         theta = theta - 0.5 * net.grad(theta, x, y).mean(axis=1)
         np.testing.assert_allclose(seen[r], theta, rtol=1e-10, atol=1e-12)
@@ -197,8 +205,96 @@ def test_gradient_descent_reference_is_plain_full_batch_gd():
 def test_repetitions_share_the_dataset_and_vary_the_split():
     setup = Section6(**TINY)
     first, second = setup.split(0), setup.split(1)
-    targets = lambda split: np.sort(
-        np.concatenate([split.train.y.ravel(), split.test_y])
-    )  # 800 + 200, none dropped
+
+    def targets(split):  # 800 + 200, none dropped
+        return np.sort(np.concatenate([split.train.y.ravel(), split.test_y]))
+
     np.testing.assert_array_equal(targets(first), targets(second))
     assert not np.array_equal(first.test_y, second.test_y)
+
+
+def _summary(diff2_level, dpgd_level, seeds=5):
+    """A §6 summary whose per-seed minima are ``level + noise`` for each method."""
+    setup = Section6(seeds=seeds, rounds=20, every=20, clips=(1.0,), period_fractions=(0.1,))
+    rng = np.random.default_rng(0)
+    level = {"gd": 0.5, "dp-gd": dpgd_level, "diff2-gd": diff2_level}
+    cells = {}
+    for s in range(seeds):
+        for method in METHODS:
+            value = level[method] + 0.05 * rng.normal()
+            cells[(s, method, 0)] = {
+                "eta": 1.0,
+                "config": [1.0, None, 1],
+                "curves": {"train": [9.0, value], "grad": [9.0, value], "test": [9.0, value]},
+            }
+    return setup.summarize(cells)
+
+
+@pytest.mark.parametrize(
+    "levels,verdict",
+    [((1.0, 2.0), "consistent"), ((2.0, 1.0), "inconsistent"), ((1.5, 1.5), "inconclusive")],
+)
+def test_section6_verdict_rule(monkeypatch, levels, verdict):
+    from dpclaims.claims.checks.diff2 import Section6Experiment
+    from dpclaims.reports.figures import claim_figure
+
+    monkeypatch.setattr(Section6, "run", lambda self, **kw: _summary(*levels))
+    result = Section6Experiment({}).run(seed=0)
+    assert result["verdict"] == verdict, result["summary"]
+    assert set(result["evidence"]["checks"]) == {
+        "train_diff2_wins",
+        "grad_diff2_wins",
+        "test_diff2_wins",
+    }
+    png = claim_figure({"id": "experiments.regression", **result})
+    assert png.startswith(b"\x89PNG")
+
+
+def _tests_from_minima(diff2, dpgd):
+    """``Section6.summarize``'s ``tests`` from per-seed minima ``(reps, metrics, seeds)`` of each
+    method: one dict per repetition."""
+    p = stats.ttest_rel(diff2, dpgd, axis=-1, alternative="less").pvalue
+    reverse = stats.ttest_rel(dpgd, diff2, axis=-1, alternative="less").pvalue
+    a, b = diff2.mean(axis=-1), dpgd.mean(axis=-1)
+    return [
+        {
+            metric: {
+                "diff2_mean": a[r, k],
+                "dpgd_mean": b[r, k],
+                "pvalue": p[r, k],
+                "reverse_pvalue": reverse[r, k],
+            }
+            for k, metric in enumerate(("train", "grad", "test"))
+        }
+        for r in range(len(p))
+    ]
+
+
+def test_section6_verdict_false_alarm_rates_under_the_null():
+    """Equal methods, independent metrics, 5 seeds: neither 'inconsistent' (Holm over the three
+    reverse tests) nor 'consistent' (intersection-union) exceeds α = 0.05; without Holm the false
+    'inconsistent' rate would be about 1 − 0.95³ ≈ 0.14."""
+    reps = 4000
+    tests = _tests_from_minima(*np.random.default_rng(7).normal(size=(2, reps, 3, 5)))
+    verdicts = [section6_verdict(t)[0] for t in tests]
+    counts = {v: verdicts.count(v) for v in ("consistent", "inconsistent", "inconclusive")}
+    alarm = stats.binomtest(counts["inconsistent"], reps).proportion_ci(0.99)
+    assert alarm.low < 0.05 and counts["inconsistent"] / reps > 0.03  # Holm: close to, not above, α
+    assert (
+        counts["consistent"] / reps < 0.01
+    )  # all three must win: far below α when metrics are independent
+    uncorrected = np.mean([min(m["reverse_pvalue"] for m in t.values()) < 0.05 for t in tests])
+    assert uncorrected > 0.11
+
+
+def test_section6_verdict_power_and_holm_values():
+    rng = np.random.default_rng(8)
+    noise = rng.normal(size=(2, 1, 3, 5))
+    verdict, checks = section6_verdict(_tests_from_minima(noise[0] - 3.0, noise[1])[0])
+    assert verdict == "consistent" and all(c["ok"] for c in checks.values())
+    verdict, checks = section6_verdict(_tests_from_minima(noise[0] + 3.0, noise[1])[0])
+    assert verdict == "inconsistent" and not any(c["ok"] for c in checks.values())
+    holm_values = [c["reverse_pvalue_holm"] for c in checks.values()]
+    assert np.allclose(
+        holm_values, multipletests([c["reverse_pvalue"] for c in checks.values()], method="holm")[1]
+    )

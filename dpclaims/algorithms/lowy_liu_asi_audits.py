@@ -1,0 +1,298 @@
+"""Spec 000 §7(a) audit configurations of Lowy, Liu & Asi (2024), and their exact references.
+
+Each builder returns an :class:`AuditSetup`: the :class:`~dpclaims.audit.target.AuditTarget`
+(the algorithm, the neighbouring pair, the paper's claim) and the numbers that describe it
+(cluster sizes, the predicted exact ε).  ``algorithm=`` takes the reference class or a mutant
+subclass of :mod:`dpclaims.algorithms.mutants.lowy_liu_asi`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import integrate, stats
+
+from ..audit.target import AuditTarget
+from ..data import UserDataset
+from ..errors import check_choice
+from ..losses import LinearLoss
+from ..problem import Problem
+from .lowy_liu_asi_alg1 import Algorithm1
+from .lowy_liu_asi_alg2 import Algorithm2
+from .lowy_liu_asi_alg3 import Algorithm3
+from .lowy_liu_asi_schedule import ALG2_QUERY_LAPLACE, ALG2_THRESHOLD_LAPLACE, DEFAULT_Q
+
+__all__ = [
+    "AUDIT_EPSILON",
+    "AuditSetup",
+    "q1_cluster_size",
+    "alg1_audit",
+    "alg2_audit",
+    "alg3_audit",
+    "halting_law",
+    "profile_epsilon",
+    "q1_exact",
+    "HaltIndicator",
+    "HaltingStep",
+]
+
+AUDIT_EPSILON = 2.0
+"""Audits run at ε = 2 (spec §7(a): 10^4 trials suffice to flag a violation there)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSetup:
+    """An audit configuration: ``target`` (algorithm, d0, d1, claim) and its ``info`` numbers."""
+
+    target: AuditTarget
+    info: dict
+
+    @property
+    def algorithm(self) -> Any:
+        """The configured algorithm (the target's mechanism)."""
+        return self.target.mechanism
+
+
+def _audit_loss() -> LinearLoss:
+    """The audit loss ``f(x, z) = ⟨z, x⟩`` (gradient z) of spec §7(a)."""
+    return LinearLoss(scale=-1.0)
+
+
+def q1_cluster_size(size: int, offset: float = -1.0) -> int:
+    """k with ``s(D) − 4K/5 = (k² + (K−k)²)/K − 0.8K`` closest to ``offset`` (Q1, spec §7(a))."""
+    k = np.arange(size // 2 + 1, size + 1)
+    return int(k[np.argmin(np.abs((k**2 + (size - k) ** 2) / size - 0.8 * size - offset))])
+
+
+def _q1_scores(K: int, k: int) -> dict:
+    """Concentration scores of Q1's D and D' (cluster of k users, one moved)."""
+    return {
+        "score_d0": (k**2 + (K - k) ** 2) / K,
+        "score_d1": ((k - 1) ** 2 + (K - k) ** 2 + 1) / K,
+    }
+
+
+def alg1_audit(
+    pair: str = "P1",
+    *,
+    algorithm: type[Algorithm1] = Algorithm1,
+    n: int = 7000,
+    m: int = 16,
+    epsilon: float = AUDIT_EPSILON,
+    delta: float = 1e-5,
+) -> AuditSetup:
+    """Algorithm 1 end-to-end on a spec §7(a) pair.
+
+    n = 7000, m = 16, d = 1, η = 1, index partition (user 0 in phase 1, group 1), domain
+    radius 10³ηLm; τ-multiplier: τ_1 = D_c/4 (P1, P3), 10⁻⁶·D_c (P2), 10⁻³·D_c (P4: a small
+    σ makes a filter that runs off the gate visible; privacy holds for any τ, spec §3.7), with
+    D_c = η_1(m+1)/2 the cluster offset.  P3 places the outlier at 1.99τ_1.  ``info`` holds C,
+    k, D_c, τ_1 and the predicted exact ε.
+    """
+    from ..hardinstances.canaries import (
+        balanced_clusters_pair,
+        far_outlier_pair,
+        halting_threshold_pair,
+        halting_threshold_size,
+    )
+    from ..hardinstances.lowy_liu_asi import padded_pair
+
+    check_choice(pair, ("P1", "P2", "P3", "P4"), "pair")
+    problem = Problem(
+        n=n, m=m, d=1, epsilon=epsilon, delta=delta, radius=1000.0 * m, loss=_audit_loss()
+    )
+    probe = Algorithm1.from_theorem(problem, eta=1.0, partition="index")
+    eta1, steps = probe.step_sizes[0], probe.steps[0]
+    # D_c: a constant-gradient user's average iterate moves η_1(T+1)/2
+    offset = eta1 * (steps + 1) / 2.0
+    tau1 = offset * {"P1": 0.25, "P2": 1e-6, "P3": 0.25, "P4": 1e-3}[pair]
+    algo = algorithm.from_theorem(
+        problem, eta=1.0, partition="index", tau_const=tau1 / (eta1 * math.sqrt(steps))
+    )
+    C = algo.C
+    info = {"C": C, "D_c": offset, "tau_1": algo.taus[0], "reference_epsilon": 0.0}
+    if pair == "P1":
+        k = halting_threshold_size(C)
+        base = halting_threshold_pair(size=C, k=k, m=m, d=1, cluster_b=-1.0)
+        info.update(k=k, reference_epsilon=2.0 * (k - 1) * epsilon / (20.0 * C))
+    elif pair == "P2":
+        base = far_outlier_pair(n=C, m=m, d=1, displacement=-1.0)
+    elif pair == "P3":
+        base = far_outlier_pair(n=C, m=m, d=1, displacement=-1.99 * algo.taus[0] / offset)
+    else:
+        base = balanced_clusters_pair(size=C, m=m, d=1, majority=-1.0)
+    padded = padded_pair(base, n)
+    target = AuditTarget(mechanism=algo, d0=padded.d0, d1=padded.d1, claim=algo.privacy_claim)
+    return AuditSetup(target=target, info=info)
+
+
+def alg2_audit(
+    pair: str = "Q1",
+    *,
+    algorithm: type[Algorithm2] = Algorithm2,
+    n_phase: int = 10_000,
+    steps: int = 20,
+    epsilon: float = AUDIT_EPSILON,
+    delta: float = 1e-6,
+    n_total: int = 48_000,
+    smoothing: float = 0.0,
+) -> AuditSetup:
+    """Algorithm 2 (one phase, full batch K_i = n_i) on a spec §7(a) pair.
+
+    m = 16, d = 1, τ = 0.1 (Q1, Q4) or 10⁻⁶ (Q2); Q3 puts the outlier gradient at 1.99τ.
+    Q1 picks the cluster size k with s(D) − 4K/5 ≈ −1.  ``smoothing`` > 0 uses the smoothed
+    oracle of Thm 4.1 (the audit loss is linear, so its gradients are unchanged).
+    """
+    from ..hardinstances.canaries import (
+        balanced_clusters_pair,
+        far_outlier_pair,
+        halting_threshold_pair,
+    )
+
+    check_choice(pair, ("Q1", "Q2", "Q3", "Q4"), "pair")
+    tau = 1e-6 if pair == "Q2" else 0.1
+    problem = Problem(n=n_phase, m=16, d=1, epsilon=epsilon, delta=delta, loss=_audit_loss())
+    algo = algorithm.from_theorem(
+        problem, steps=steps, tau=tau, n_total=n_total, smoothing=smoothing
+    )
+    K = algo.batch
+    info = {"K": K, "tau": tau}
+    if pair == "Q1":
+        k = q1_cluster_size(K)
+        base = halting_threshold_pair(size=K, k=k, m=16, d=1, cluster_b=1.0)
+        info.update(k=k, **_q1_scores(K, k))
+    elif pair == "Q2":
+        base = far_outlier_pair(n=K, m=16, d=1, displacement=1.0)
+    elif pair == "Q3":
+        base = far_outlier_pair(n=K, m=16, d=1, displacement=1.99 * tau)
+    else:
+        base = balanced_clusters_pair(size=K, m=16, d=1, majority=1.0)
+    target = AuditTarget(mechanism=algo, d0=base.d0, d1=base.d1, claim=algo.privacy_claim)
+    return AuditSetup(target=target, info=info)
+
+
+def alg3_audit(
+    pair: str = "Q1",
+    *,
+    algorithm: type[Algorithm3] = Algorithm3,
+    epsilon: float = AUDIT_EPSILON,
+    delta: float = 1e-6,
+) -> AuditSetup:
+    """Algorithm 3 end-to-end (paper constants, index partition, β = 0), Q pair in phase 1.
+
+    n is chosen so that n_1 = 10⁴; the other phases' users are filler at 0 (concentrated).
+    """
+    from ..hardinstances.canaries import far_outlier_pair, halting_threshold_pair
+    from ..hardinstances.lowy_liu_asi import padded_pair
+
+    check_choice(pair, ("Q1", "Q2"), "pair")
+    n = int(math.ceil(10_000 / ((1 - 2**-DEFAULT_Q) / 2**DEFAULT_Q))) + 1
+    tau = 1e-6 if pair == "Q2" else 0.1
+    problem = Problem(
+        n=n, m=16, d=1, epsilon=epsilon, delta=delta, radius=1000.0, loss=_audit_loss()
+    )
+    algo = algorithm.from_theorem(problem, tau=tau, lam=1.0, partition="index")
+    K = algo.phase_sizes[0]
+    info = {"n": n, "K": K, "T_1": algo.steps[0], "tau": tau}
+    if pair == "Q1":
+        k = q1_cluster_size(K)
+        base = halting_threshold_pair(size=K, k=k, m=16, d=1, cluster_b=1.0)
+        info.update(k=k, **_q1_scores(K, k))
+    else:
+        base = far_outlier_pair(n=K, m=16, d=1, displacement=1.0)
+    padded = padded_pair(base, n)
+    target = AuditTarget(mechanism=algo, d0=padded.d0, d1=padded.d1, claim=algo.privacy_claim)
+    return AuditSetup(target=target, info=info)
+
+
+# -------------------------------------------------------------------------------- exact references
+
+
+def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
+    """Exact law of Algorithm 2's halting step H for a constant score (spec §7(a) Q1): ``(T+1,)``.
+
+    Index 0 is "never halted" (H = ∞), index t the halt at step t.  With ξ ~ Lap(8/ε) drawn
+    once, ``ρ(ξ) = P(s + Lap(16/ε) ≥ 4K/5 + ξ)``; ``P(H = t) = E_ξ[ρ^{t−1}(1 − ρ)]``,
+    ``P(H = ∞) = E_ξ[ρ^T]``.
+    """
+    b_thr, b_q = ALG2_THRESHOLD_LAPLACE / epsilon, ALG2_QUERY_LAPLACE / epsilon
+
+    def rho(xi):
+        return stats.laplace.sf(0.8 * K + xi - score, scale=b_q)
+
+    def moment(f):
+        val = 0.0
+        for lo, hi in ((-np.inf, 0.0), (0.0, np.inf)):
+            val += integrate.quad(
+                lambda xi: f(rho(xi)) * stats.laplace.pdf(xi, scale=b_thr), lo, hi, limit=200
+            )[0]
+        return val
+
+    law = np.empty(steps + 1)
+    law[0] = moment(lambda r: r**steps)
+    for t in range(1, steps + 1):
+        law[t] = moment(lambda r, t=t: r ** (t - 1) * (1 - r))
+    return law
+
+
+def profile_epsilon(p: np.ndarray, q: np.ndarray, delta: float) -> float:
+    """Smallest ε' with ``Σ max(p − e^ε' q, 0) ≤ δ`` in both directions (discrete laws)."""
+
+    def excess(eps, a, b):
+        return float(np.sum(np.maximum(a - math.exp(eps) * b, 0.0)))
+
+    best = 0.0
+    for a, b in ((p, q), (q, p)):
+        lo, hi = 0.0, 20.0
+        if excess(lo, a, b) <= delta:
+            continue
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if excess(mid, a, b) <= delta else (mid, hi)
+        best = max(best, hi)
+    return best
+
+
+def q1_exact(steps: int = 20, epsilon: float = AUDIT_EPSILON) -> dict:
+    """Exact halting laws ``p`` (D) and ``q`` (D') of Algorithm 2 on Q1, their ε at δ = 1e-5
+    and their pure ε."""
+    info = alg2_audit("Q1").info
+    p = halting_law(info["score_d0"], info["K"], steps, epsilon)
+    q = halting_law(info["score_d1"], info["K"], steps, epsilon)
+    return {
+        "p": p,
+        "q": q,
+        "eps_1e5": profile_epsilon(p, q, 1e-5),
+        "pure": float(np.max(np.abs(np.log(p / q)))),
+    }
+
+
+# ----------------------------------------------------------------------------- released statistics
+
+
+@dataclass(frozen=True)
+class HaltIndicator:
+    """Post-processing ``1[output = 0]`` of an algorithm's release (P1/Q1 statistic): ``(T, 1)``."""
+
+    algorithm: Any
+
+    def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return np.all(self.algorithm(data, rng, trials) == 0.0, axis=1, keepdims=True).astype(
+            np.float64
+        )
+
+
+@dataclass(frozen=True)
+class HaltingStep:
+    """White-box release of Algorithm 2's halting step H (0 = never halted): ``(T, 1)``.
+
+    The proof of Thm C.1 shows the halting pattern alone is ε/2-DP (AboveThreshold).
+    """
+
+    algorithm: Algorithm2
+
+    def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return self.algorithm.run(data, rng, trials).halt_step[:, None].astype(np.float64)

@@ -1,0 +1,238 @@
+"""Certifying: scores or counts, a strategy, an interval and a confidence → a certified bound.
+
+This step needs no trial runner: scores computed anywhere (another library, a cluster job, a
+one-off script) certify with :func:`certify_scores`, and above counts at tests fixed in advance
+with :func:`certify_fixed`.  :func:`dpclaims.audit.audit` collects its trials
+(:mod:`dpclaims.audit.collect`) and certifies them with the same functions.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> s0, s1 = rng.laplace(0.0, 1.0, 20_000), rng.laplace(1.0, 1.0, 20_000)
+>>> found = certify_scores(s0, s1, strategy=Quantiles(), confidence=0.95)
+>>> 0.5 < found.epsilon_lower <= 1.0
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError, check_confidence
+from .bounds import per_bound_alpha
+from .threshold import (
+    DEFAULT_CRITERION,
+    DIRECTIONS,
+    Auto,
+    Bonferroni,
+    Certified,
+    Counts,
+    Criterion,
+    Events,
+    Quantiles,
+    Split,
+    Strategy,
+    bonferroni_thresholds,
+    certify_counts,
+    certify_quantiles,
+    choose_threshold,
+    counts_above,
+    default_grid,
+    strategy_named,
+    tradeoff_from_counts,
+    tradeoff_thresholds,
+)
+
+__all__ = [
+    "TRADEOFF_POINTS",
+    "Certificate",
+    "FixedTests",
+    "certify_scores",
+    "certify_fixed",
+    "fixed_tests",
+    "split_alpha",
+]
+
+TRADEOFF_POINTS = 101
+"""Quantile levels of the pooled calibration scores at which the trade-off curve is counted."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Certificate:
+    """The certified test (:class:`~dpclaims.audit.threshold.Certified`: its counts, rate
+    bounds, ε lower bound and μ) with its bookkeeping: ``alpha`` the failure probability of each
+    rate bound, ``grid`` the tests per tail (1 for a single test), ``certification_trials`` the
+    certifying trials per dataset and ``tradeoff`` the empirical (FPR, FNR) points of the chosen
+    direction."""
+
+    test: Certified
+    alpha: float
+    grid: int
+    certification_trials: int
+    tradeoff: tuple
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The certified ε lower bound (at the criterion's δ)."""
+        return self.test.epsilon_lower
+
+    @property
+    def mu(self) -> float:
+        """The certified Gaussian-DP μ lower bound of the same test."""
+        return self.test.mu
+
+    @property
+    def direction(self) -> str:
+        """The certified event (one of :data:`~dpclaims.audit.threshold.DIRECTIONS`)."""
+        return DIRECTIONS[self.test.direction]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedTests:
+    """Tests fixed on calibration data before the certifying trials are drawn.
+
+    ``events`` (T,) are certified; ``thresholds`` are what the certifying trials are counted
+    at: the ``n_tests`` distinct test thresholds, then the trade-off curve's; ``grid`` the
+    size of the strategy's grid (1 for a single test).
+    """
+
+    events: Events
+    thresholds: np.ndarray
+    n_tests: int
+    grid: int = 1
+
+    def bounds(self) -> int:
+        """Distinct rate bounds per dataset: each event bounds one side (``> t`` or ``<= t``) of
+        each dataset's score law, and events sharing a side share the bound (1 for
+        :class:`Split`, ``2 * grid`` for :class:`Bonferroni`)."""
+        t, d = self.events.thresholds, self.events.directions
+        sides = (np.isin(d, (0, 3)), np.isin(d, (1, 2)))  # {score > t} for d0, for d1
+        return max(len(np.unique(np.stack([t, side]), axis=1).T) for side in sides)
+
+    def certify(self, counts: Counts, *, alpha: float, criterion: Criterion) -> Certificate:
+        """The best of ``events`` certified from ``counts`` at :attr:`thresholds`."""
+        per_test = np.repeat(np.arange(self.n_tests), len(self.events.thresholds) // self.n_tests)
+        test = certify_counts(counts.take(per_test), self.events, alpha=alpha, criterion=criterion)
+        curve = tradeoff_from_counts(counts.take(slice(self.n_tests, None)), test.direction)
+        return Certificate(
+            test=test,
+            alpha=alpha,
+            grid=self.grid,
+            certification_trials=counts.n0,
+            tradeoff=tuple(tuple(p) for p in curve),
+        )
+
+
+def split_alpha(strategy: Split | Bonferroni, confidence: float) -> float:
+    """Failure probability of each rate bound of a split strategy: one test (:class:`Split`) or
+    ``grid`` thresholds in 2 directions per dataset (:class:`Bonferroni`)."""
+    bounds = 1 if isinstance(strategy, Split) else 2 * strategy.grid
+    return per_bound_alpha(confidence, bounds)
+
+
+def fixed_tests(
+    strategy: Split | Bonferroni,
+    scores: tuple[np.ndarray, np.ndarray],
+    *,
+    n_certify: int,
+    alpha: float,
+    criterion: Criterion,
+) -> FixedTests:
+    """The tests ``strategy`` fixes on calibration ``scores`` ``(s0 (n0,), s1 (n1,))`` for
+    ``n_certify`` certifying trials per dataset: the one test :func:`choose_threshold` picks
+    (:class:`Split`), or ``grid`` pre-set quantiles of the pooled scores in every direction
+    (:class:`Bonferroni`)."""
+    s0, s1 = scores
+    pooled = np.concatenate([s0, s1])
+    grid = 1
+    if isinstance(strategy, Split):
+        choice = choose_threshold(
+            s0, s1, n_certify=(n_certify, n_certify), alpha=alpha, criterion=criterion
+        )
+        tests = np.array([choice.threshold])
+        events = Events(thresholds=tests, directions=np.array([choice.direction]))
+    else:
+        grid = strategy.grid
+        tests = bonferroni_thresholds(pooled, strategy.grid, n_certify)
+        directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
+        events = Events(thresholds=np.repeat(tests, len(DIRECTIONS)), directions=directions)
+    curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
+    counted = np.concatenate([tests, curve])
+    return FixedTests(events=events, thresholds=counted, n_tests=len(tests), grid=grid)
+
+
+def certify_fixed(
+    counts: Counts,
+    tests: FixedTests,
+    *,
+    confidence: float = 0.95,
+    criterion: Criterion = DEFAULT_CRITERION,
+) -> Certificate:
+    """Certify tests fixed in advance from their above ``counts`` at ``tests.thresholds``, with
+    a Bonferroni correction over the distinct rate bounds of each dataset (see
+    :meth:`FixedTests.bounds`).  The tests must not depend on the trials that were counted.
+    """
+    alpha = per_bound_alpha(check_confidence(confidence), tests.bounds())
+    return tests.certify(counts, alpha=alpha, criterion=criterion)
+
+
+def certify_quantile_scores(
+    s0: np.ndarray, s1: np.ndarray, *, grid: int | None, confidence: float, criterion: Criterion
+) -> Certificate:
+    """:class:`Quantiles` on certifying scores ``s0 (n0,)``, ``s1 (n1,)`` (``grid`` None: its
+    :func:`~dpclaims.audit.threshold.default_grid`), with the trade-off curve at the pooled
+    quantiles."""
+    grid = grid or default_grid(len(s0))
+    test, alpha = certify_quantiles(s0, s1, grid=grid, confidence=confidence, criterion=criterion)
+    curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
+    counts = Counts.of(s0, s1, curve)
+    return Certificate(
+        test=test,
+        alpha=alpha,
+        grid=grid,
+        certification_trials=len(s0),
+        tradeoff=tuple(tuple(p) for p in tradeoff_from_counts(counts, test.direction)),
+    )
+
+
+def certify_scores(
+    s0: np.ndarray,
+    s1: np.ndarray,
+    *,
+    strategy: str | Strategy = "auto",
+    confidence: float = 0.95,
+    criterion: Criterion = DEFAULT_CRITERION,
+) -> Certificate:
+    """Certify scores computed anywhere: ``s0 (n0,)``, ``s1 (n1,)`` are a fixed score of
+    independent trials of the mechanism on d0 and on d1.
+
+    The score must not have been chosen on these trials.  :class:`Quantiles` and
+    :class:`Auto` certify on every score; :class:`Split` and :class:`Bonferroni` fix their
+    tests on the first ``fraction`` of each array and certify them on the rest.
+    """
+    strategy = strategy_named(strategy)
+    confidence = check_confidence(confidence)
+    s0, s1 = (np.asarray(s, dtype=np.float64).ravel() for s in (s0, s1))
+    if min(len(s0), len(s1)) < 2:
+        raise InputError("certify_scores needs at least 2 scores of each dataset")
+    if isinstance(strategy, (Quantiles, Auto)):
+        grid = strategy.grid if isinstance(strategy, Quantiles) else None
+        return certify_quantile_scores(
+            s0, s1, grid=grid, confidence=confidence, criterion=criterion
+        )
+    n_cal = int(round(strategy.fraction * min(len(s0), len(s1))))
+    n_certify = min(len(s0), len(s1)) - n_cal
+    alpha = split_alpha(strategy, confidence)
+    calibration = (s0[:n_cal], s1[:n_cal])
+    tests = fixed_tests(
+        strategy, calibration, n_certify=n_certify, alpha=alpha, criterion=criterion
+    )
+    rest0, rest1 = s0[n_cal:], s1[n_cal:]
+    counts = Counts(
+        above0=counts_above(rest0, tests.thresholds),
+        n0=len(rest0),
+        above1=counts_above(rest1, tests.thresholds),
+        n1=len(rest1),
+    )
+    return tests.certify(counts, alpha=alpha, criterion=criterion)
