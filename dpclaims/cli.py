@@ -95,9 +95,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     width = max((len(c.id) for c in selected), default=2)
-    print(f"{'id':<{width}}  {'paper':<26}  {'kind':<12}  status")
+    paper_width = max((len(c.paper) for c in selected), default=5)
+    print(f"{'id':<{width}}  {'paper':<{paper_width}}  {'kind':<12}  status")
     for c, text in zip(selected, statuses, strict=True):
-        print(f"{c.id:<{width}}  {c.paper:<26}  {c.kind:<12}  {text}")
+        print(f"{c.id:<{width}}  {c.paper:<{paper_width}}  {c.kind:<12}  {text}")
     print(f"{len(selected)} claim{'' if len(selected) == 1 else 's'}")
     return 0
 
