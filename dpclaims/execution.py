@@ -564,7 +564,7 @@ def _die_with_parent(parent: int) -> None:
         with contextlib.suppress(OSError, AttributeError):
             import ctypes
 
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
     def watch() -> None:
         while os.getppid() == parent:
