@@ -47,6 +47,7 @@ from .heavy_tailed import (
     pv2_minimize,
 )
 from .heavy_tailed.extension1d import item_arrays
+from .heavy_tailed.formulas import lowy_claim
 from .heavy_tailed.localize import check_problem, problem_domain
 
 __all__ = [
@@ -314,13 +315,7 @@ class EMPGM:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Thm E.1 / E.5 (Algorithm 5)",
-        )
+        return lowy_claim(self.epsilon, "Thm E.1 / E.5 (Algorithm 5)")
 
     def _gradients(self, data: UserDataset) -> np.ndarray:
         """Per-record gradients at every net point ``(N, n, d)`` (smoothed in closed form with
@@ -494,13 +489,7 @@ class LocalizedGridEM:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Prop F.5 / Thm F.6 (Algorithm 7)",
-        )
+        return lowy_claim(self.epsilon, "Prop F.5 / Thm F.6 (Algorithm 7)")
 
     @property
     def _wbar(self) -> np.ndarray:

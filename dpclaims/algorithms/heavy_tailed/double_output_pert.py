@@ -15,7 +15,7 @@ from ...privacy import PrivacyClaim
 from ...problem import Problem
 from .adapsg import ADAPSG_MAX_ITERATIONS
 from .domains import Ball, Ellipsoid, Polytope
-from .formulas import c_a, clip_level
+from .formulas import c_a, clip_level, lowy_claim
 from .localize import EXTENSION_DOMAINS, OutPertLocalize, check_problem
 from .stage import HeavyTailedRun, WorstValidPoint, check_center
 
@@ -183,13 +183,7 @@ class DoubleOutputPert:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Prop 3.2 / D.1)."""
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Prop 3.2 / D.1 (Algorithm 4)",
-        )
+        return lowy_claim(self.epsilon, "Prop 3.2 / D.1 (Algorithm 4)")
 
     def stage_one(
         self, data: UserDataset, rng: np.random.Generator, trials: int, center: np.ndarray

@@ -18,6 +18,7 @@ from ...errors import (
     check_epsilon,
     check_positive,
 )
+from ...privacy import PrivacyClaim
 
 __all__ = [
     "PAPER_ID",
@@ -29,6 +30,7 @@ __all__ = [
     "gamma_radius",
     "c_a",
     "clip_level",
+    "lowy_claim",
 ]
 
 PAPER_ID = "pure-dp-heavy-tails"
@@ -95,3 +97,11 @@ def clip_level(
     if rule == "paper":
         return g * (epsilon * n / (beta0 * (d + math.log(1.0 / beta0)))) ** (1.0 / k)
     return g * (epsilon * n / d) ** (1.0 / k)
+
+
+def lowy_claim(epsilon: float, where: str) -> PrivacyClaim:
+    """The pure ε-DP guarantee of every Lowy 2026 algorithm: δ = 0, item level, replace-one;
+    ``where`` names the result (``source="Lowy 2026, <where>"``)."""
+    return PrivacyClaim(
+        epsilon=epsilon, delta=0.0, unit="item", relation="replace", source=f"Lowy 2026, {where}"
+    )

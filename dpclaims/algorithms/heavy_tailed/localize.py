@@ -23,7 +23,7 @@ from ...privacy import PrivacyClaim
 from ...problem import Problem
 from .adapsg import ADAPSG_MAX_ITERATIONS
 from .domains import Ball, Ellipsoid, Polytope
-from .formulas import gamma_radius
+from .formulas import gamma_radius, lowy_claim
 from .noise import l2_laplace
 from .stage import HeavyTailedRun, Stage, WorstValidPoint, check_center
 
@@ -199,13 +199,7 @@ class OutPertLocalize:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε1-DP, δ = 0, item level, replace-one (Lemma 2.4)."""
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Lemma 2.4 / C.2 (Algorithm 2)",
-        )
+        return lowy_claim(self.epsilon, "Lemma 2.4 / C.2 (Algorithm 2)")
 
     def stage_clip(self, data: UserDataset) -> float:
         """The extension level C the certified solve uses on ``data`` (the public C)."""

@@ -9,6 +9,7 @@ import numpy as np
 from ...data import UserDataset
 from ...errors import check_count, check_positive, check_trials
 from ...privacy import PrivacyClaim
+from .formulas import lowy_claim
 
 __all__ = ["unit_directions", "l2_laplace", "L2LaplaceMechanism"]
 
@@ -46,13 +47,7 @@ class L2LaplaceMechanism:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Lap2 mechanism (Lemma 2.4)",
-        )
+        return lowy_claim(self.epsilon, "Lap2 mechanism (Lemma 2.4)")
 
     def noise(self, rng: np.random.Generator, trials: int, d: int) -> np.ndarray:
         """``Lap₂(d, Δ/ε)`` draws ``(trials, d)``."""

@@ -14,7 +14,7 @@ from ...privacy import PrivacyClaim
 from ...problem import Problem
 from .domains import Ball
 from .double_output_pert import DoubleOutputPert
-from .formulas import BETA0_STRICT, C_J, C_LAMBDA, C_STAB, c_a
+from .formulas import BETA0_STRICT, C_J, C_LAMBDA, C_STAB, c_a, lowy_claim
 from .localize import check_problem, problem_domain
 from .stage import HeavyTailedRun, WorstValidPoint
 
@@ -156,13 +156,7 @@ class PopLocalize:
     @property
     def privacy_claim(self) -> PrivacyClaim:
         """ε-DP, δ = 0, item level, replace-one (Thm 2.1 / 3.1: parallel composition)."""
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=0.0,
-            unit="item",
-            relation="replace",
-            source="Lowy 2026, Thm 3.1 / D.2 (Algorithms 1 + 4)",
-        )
+        return lowy_claim(self.epsilon, "Thm 3.1 / D.2 (Algorithms 1 + 4)")
 
     def run(
         self,

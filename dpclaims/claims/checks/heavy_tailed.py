@@ -66,6 +66,29 @@ def _problem(n: int, *, epsilon: float = 1.0, d: int = 1, radius: float = 10.0, 
     return Problem(n=n, d=d, epsilon=epsilon, radius=radius, loss=loss)
 
 
+def _linear_problem(n: int, epsilon: float) -> Problem:
+    """The linear loss ``f = −⟨z, w⟩`` on 𝒲 = [−1, 1] (the RT2–RT4 instances)."""
+    return _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss())
+
+
+def _alg1_linear(n: int, *, epsilon: float, moment_2: float, k: float, beta: float) -> PopLocalize:
+    """Algorithm 1 with the test constants (J = 1) on :func:`_linear_problem`, ``G_k = 1``."""
+    return PopLocalize.from_theorem(
+        _linear_problem(n, epsilon),
+        moment_2=moment_2,
+        moment_k=1.0,
+        k=k,
+        beta=beta,
+        constants="test",
+    )
+
+
+def _excess_quantile(inst, alg, data: UserDataset, rng, *, trials: int, beta: float) -> float:
+    """The (1 − β)-quantile over ``trials`` runs of ``alg`` on ``data`` of ``inst``'s excess
+    risk."""
+    return float(np.quantile(inst.excess_risk(alg.run(data, rng, trials).theta), 1 - beta))
+
+
 def _pareto(d: int, alpha: float, *, radius: float = 10.0) -> ParetoRadiusInstance:
     """The spec §7(b) Pareto(α) absolute-loss family (x_m = 1, half width 1/2)."""
     return ParetoRadiusInstance(d, alpha, scale=1.0, radius=radius, half_width=0.5)
@@ -505,16 +528,8 @@ def rt2_quantile(n, rng, *, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trial
         p = min(1.0, s / (epsilon * n))
         inst = HeavyPackingInstance(packing, index=0, p=p, k=k, moment=1.0, diameter=2.0)
         data = inst.sample(n, 1, rng)
-        alg = PopLocalize.from_theorem(
-            _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
-            moment_2=inst.moment(2.0) ** 0.5,
-            moment_k=1.0,
-            k=k,
-            beta=beta,
-            constants="test",
-        )
-        excess = inst.excess_risk(alg.run(data, rng, trials).theta)
-        worst = max(worst, float(np.quantile(excess, 1 - beta)))
+        alg = _alg1_linear(n, epsilon=epsilon, moment_2=inst.moment(2.0) ** 0.5, k=k, beta=beta)
+        worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
     return worst / math.ceil(math.log2(n)) ** (1 - 1 / k)
 
 
@@ -526,17 +541,8 @@ def rt4_quantile(n, rng, *, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=200, 
     for s in levels:
         inst = TwoPointInstance(1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(n)))
         data = inst.sample(n, 1, rng)
-        alg = PopLocalize.from_theorem(
-            _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
-            moment_2=1.0,
-            moment_k=1.0,
-            k=2.0,
-            beta=beta,
-            constants="test",
-        )
-        worst = max(
-            worst, float(np.quantile(inst.excess_risk(alg.run(data, rng, trials).theta), 1 - beta))
-        )
+        alg = _alg1_linear(n, epsilon=epsilon, moment_2=1.0, k=2.0, beta=beta)
+        worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
     return worst / math.sqrt(math.ceil(math.log2(n)))
 
 
@@ -596,48 +602,38 @@ def sweep_alg4_distance_rates(claim, budget):
     )
 
 
-@register_experiment("lowy26.reduction.pop_localization")
-def sweep_alg1_excess_rate_k2(claim, budget):
-    k = 2.0
+def _alg1_n_sweep(claim, budget, measure, *, note: str, k: float | None = None) -> RateExperiment:
+    """The RT2 / RT4 sweep of Algorithm 1 over n in [1000, N_MAX]; ``k`` (when given) is fixed
+    in the measure and evaluates the claim's exponent."""
+    at = {} if k is None else {"k": k}
     return RateExperiment.for_claim(
         claim,
-        rt2_quantile,
+        measure,
         "n",
         _grid(budget, 1000, N_MAX[budget]),
-        at={"k": k},
+        at=at,
         replicates=SWEEP_REPLICATES[budget],
-        fixed={"k": k, "trials": SWEEP_TRIALS[budget]},
-        note="RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 "
-        "J = 1",
+        fixed={**at, "trials": SWEEP_TRIALS[budget]},
+        note=note,
     )
+
+
+@register_experiment("lowy26.reduction.pop_localization")
+def sweep_alg1_excess_rate_k2(claim, budget):
+    note = "RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 J = 1"
+    return _alg1_n_sweep(claim, budget, rt2_quantile, k=2.0, note=note)
 
 
 @register_experiment("lowy26.sco.upper.private_term")
 def sweep_alg1_private_term_rate_k4(claim, budget):
-    k = 4.0
-    return RateExperiment.for_claim(
-        claim,
-        rt2_quantile,
-        "n",
-        _grid(budget, 1000, N_MAX[budget]),
-        at={"k": k},
-        replicates=SWEEP_REPLICATES[budget],
-        fixed={"k": k, "trials": SWEEP_TRIALS[budget]},
-        note="RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out",
-    )
+    note = "RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out"
+    return _alg1_n_sweep(claim, budget, rt2_quantile, k=4.0, note=note)
 
 
 @register_experiment("lowy26.sco.upper.nonprivate_term")
 def sweep_alg1_nonprivate_term_rate(claim, budget):
-    return RateExperiment.for_claim(
-        claim,
-        rt4_quantile,
-        "n",
-        _grid(budget, 1000, N_MAX[budget]),
-        replicates=SWEEP_REPLICATES[budget],
-        fixed={"trials": SWEEP_TRIALS[budget]},
-        note="RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1",
-    )
+    note = "RT4: two-point family at delta = S/sqrt(n), eps = 1000, 0.9-quantile, Alg 1 J = 1"
+    return _alg1_n_sweep(claim, budget, rt4_quantile, note=note)
 
 
 # --------------------------------------------------------------------------- lower bounds
@@ -650,7 +646,7 @@ def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.
         worst = 0.0
         for v in range(packing.size):
             inst = HeavyPackingInstance.from_theorem(
-                _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
+                _linear_problem(n, epsilon),
                 k=k,
                 moment=1.0,
                 diameter=2.0,
@@ -658,16 +654,9 @@ def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.
                 packing=packing,
                 index=v,
             )
-            alg = PopLocalize.from_theorem(
-                _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss()),
-                moment_2=inst.moment(2.0) ** 0.5,
-                moment_k=1.0,
-                k=k,
-                beta=beta,
-                constants="test",
-            )
-            excess = inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta)
-            worst = max(worst, float(np.quantile(excess, 1 - beta)))
+            alg = _alg1_linear(n, epsilon=epsilon, moment_2=inst.moment(2.0) ** 0.5, k=k, beta=beta)
+            data = inst.sample(n, 1, rng)
+            worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
         below.append(worst / inst.lower_bound())
         upper = (
             1.0
@@ -699,29 +688,15 @@ def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
         worst = 0.0
         for v in (1, -1):
             inst = TwoPointInstance.from_theorem(
-                _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
+                _linear_problem(n, 1000.0),
                 moment=1.0,
                 diameter=2.0,
                 beta=beta,
                 sign=v,
             )
-            alg = PopLocalize.from_theorem(
-                _problem(n, epsilon=1000.0, radius=1.0, loss=LinearLoss()),
-                moment_2=1.0,
-                moment_k=1.0,
-                k=2.0,
-                beta=beta,
-                constants="test",
-            )
-            worst = max(
-                worst,
-                float(
-                    np.quantile(
-                        inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta),
-                        1 - beta,
-                    )
-                ),
-            )
+            alg = _alg1_linear(n, epsilon=1000.0, moment_2=1.0, k=2.0, beta=beta)
+            data = inst.sample(n, 1, rng)
+            worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
         above.append(worst / inst.lower_bound())
     value = two_point_lower_bound(1000, 1.0, 2.0, 0.1)
     return {
