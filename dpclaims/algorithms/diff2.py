@@ -750,29 +750,11 @@ class DIFF2GD(DIFF2):
         )
 
     @classmethod
-    def _noise_multipliers(
-        cls,
-        *,
-        n_min: int,
-        silos: int,
-        rounds: int,
-        period: int,
-        epsilon: float,
-        delta: float,
-        u: float,
-        silo_sizes: tuple[int, ...] | None,
-    ) -> tuple[float, float]:
-        """``(σ1, σ2)`` of Proposition 4.1 for the smallest silo (``silo_sizes`` enter through
-        ``n_min`` only)."""
-        return diff2_gd_sigmas(
-            n_min=n_min,
-            silos=silos,
-            rounds=rounds,
-            period=period,
-            epsilon=epsilon,
-            delta=delta,
-            u=u,
-        )
+    def _noise_multipliers(cls, *, silo_sizes, **schedule) -> tuple[float, float]:
+        """``(σ1, σ2)`` of Proposition 4.1 for the smallest silo; ``schedule``: the keywords of
+        :func:`diff2_gd_sigmas` (n_min, silos, rounds, period, epsilon, delta, u; ``silo_sizes``
+        enter through n_min only)."""
+        return diff2_gd_sigmas(**schedule)
 
 
 @dataclass(frozen=True)
@@ -828,23 +810,10 @@ class DPGD(DIFF2GD):
         )
 
     @classmethod
-    def _noise_multipliers(
-        cls,
-        *,
-        n_min: int,
-        silos: int,
-        rounds: int,
-        period: int,
-        epsilon: float,
-        delta: float,
-        u: float,
-        silo_sizes: tuple[int, ...] | None,
-    ) -> tuple[float, float]:
+    def _noise_multipliers(cls, *, period, u, silo_sizes, **schedule) -> tuple[float, float]:
         """``(σ, 0)``: Prop. 4.1 with T = 1 and u → 1 (``period``, ``u`` and ``silo_sizes`` are
-        DIFF2-GD's)."""
-        return dpgd_sigma(
-            n_min=n_min, silos=silos, rounds=rounds, epsilon=epsilon, delta=delta
-        ), 0.0
+        DIFF2-GD's; ``schedule``: n_min, silos, rounds, epsilon, delta)."""
+        return dpgd_sigma(**schedule), 0.0
 
 
 @dataclass(frozen=True)
