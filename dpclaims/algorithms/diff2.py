@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -272,6 +272,8 @@ class DIFF2:
     :meth:`DIFF2GD._noise_multipliers`).  Noise multipliers are std ÷ radius (spec §2.6).
     """
 
+    CLAIM_SOURCE: ClassVar[str] = "Proposition 4.1"
+    """The paper's result behind :attr:`privacy_claim`."""
     loss: Any
     """Per-sample loss with ``grad(theta (T, d), x (*batch, d_in), y) -> (T, *batch, d)``."""
     d: int
@@ -393,13 +395,13 @@ class DIFF2:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1)."""
+        """(ε, δ)-DP w.r.t. replacing one record of one silo (the result ``CLAIM_SOURCE`` names)."""
         return PrivacyClaim(
             epsilon=self.epsilon,
             delta=self.delta,
             unit="item",
             relation="replace",
-            source="Murata & Suzuki 2023, Proposition 4.1",
+            source=f"Murata & Suzuki 2023, {self.CLAIM_SOURCE}",
         )
 
     @property
@@ -615,6 +617,27 @@ def _smoothness(problem: Problem) -> float:
     return problem.smoothness
 
 
+def _problem_constants(problem: Problem, *, initial_gap, clip1, clip2=None) -> tuple:
+    """``(G, L, Δ0, C1, C2)`` of a ``from_theorem``: C1 = G and C2 = L unless overridden."""
+    g, lsm = problem.lipschitz, _smoothness(problem)
+    gap = check_positive(initial_gap, "initial_gap")
+    c1 = g if clip1 is None else check_positive(clip1, "clip1")
+    c2 = lsm if clip2 is None else check_positive(clip2, "clip2")
+    return g, lsm, gap, c1, c2
+
+
+def _problem_fields(problem: Problem, n_min: int) -> dict:
+    """The fields every DIFF2 variant copies from ``problem`` (``n_min``: the smallest silo)."""
+    return dict(
+        loss=problem.loss,
+        d=problem.d,
+        silos=problem.n,
+        n_min=n_min,
+        epsilon=problem.epsilon,
+        delta=problem.delta,
+    )
+
+
 @dataclass(frozen=True)
 class DIFF2GD(DIFF2):
     """DIFF2-GD: DIFF2 with GD-Routine (Algorithm 3), σ's of Proposition 4.1, schedule of Thm 4.3.
@@ -669,10 +692,9 @@ class DIFF2GD(DIFF2):
                 )
             n_min = min(check_count(s, "silo_sizes entries") for s in silo_sizes)
         eps, dl = problem.epsilon, problem.delta
-        g, lsm = problem.lipschitz, _smoothness(problem)
-        gap = check_positive(initial_gap, "initial_gap")
-        c1 = g if clip1 is None else check_positive(clip1, "clip1")
-        c2 = lsm if clip2 is None else check_positive(clip2, "clip2")
+        g, lsm, gap, c1, c2 = _problem_constants(
+            problem, initial_gap=initial_gap, clip1=clip1, clip2=clip2
+        )
         if not u > 1:
             raise InputError(f"u must be > 1, got {u!r}")
         alpha, big_n = alpha_star(eps, dl), n_min * p
@@ -714,12 +736,7 @@ class DIFF2GD(DIFF2):
             else:
                 eta = 1 / (2 * max(lsm, math.sqrt(period) * lsm * s2 * math.sqrt(d)))
         return cls(
-            loss=problem.loss,
-            d=d,
-            silos=p,
-            n_min=n_min,
-            epsilon=eps,
-            delta=dl,
+            **_problem_fields(problem, n_min),
             rounds=rounds,
             period=period,
             sigma1=s1,
@@ -733,35 +750,19 @@ class DIFF2GD(DIFF2):
         )
 
     @classmethod
-    def _noise_multipliers(
-        cls,
-        *,
-        n_min: int,
-        silos: int,
-        rounds: int,
-        period: int,
-        epsilon: float,
-        delta: float,
-        u: float,
-        silo_sizes: tuple[int, ...] | None,
-    ) -> tuple[float, float]:
-        """``(σ1, σ2)`` of Proposition 4.1 for the smallest silo (``silo_sizes`` enter through
-        ``n_min`` only)."""
-        return diff2_gd_sigmas(
-            n_min=n_min,
-            silos=silos,
-            rounds=rounds,
-            period=period,
-            epsilon=epsilon,
-            delta=delta,
-            u=u,
-        )
+    def _noise_multipliers(cls, *, silo_sizes, **schedule) -> tuple[float, float]:
+        """``(σ1, σ2)`` of Proposition 4.1 for the smallest silo; ``schedule``: the keywords of
+        :func:`diff2_gd_sigmas` (n_min, silos, rounds, period, epsilon, delta, u; ``silo_sizes``
+        enter through n_min only)."""
+        return diff2_gd_sigmas(**schedule)
 
 
 @dataclass(frozen=True)
 class DPGD(DIFF2GD):
     """DP-GD baseline: DIFF2-GD with T = 1 (every round restarts), ``σ² = 4α*R/(n_min²P²ε)``
     (spec §2.4)."""
+
+    CLAIM_SOURCE: ClassVar[str] = "Proposition 4.1 with T = 1 (Sec. 6)"
 
     @classmethod
     def from_theorem(
@@ -781,9 +782,7 @@ class DPGD(DIFF2GD):
         """
         p, n_min, d = problem.n, problem.m, problem.d
         eps, dl = problem.epsilon, problem.delta
-        g, lsm = problem.lipschitz, _smoothness(problem)
-        gap = check_positive(initial_gap, "initial_gap")
-        c1 = g if clip1 is None else check_positive(clip1, "clip1")
+        _, lsm, gap, c1, _ = _problem_constants(problem, initial_gap=initial_gap, clip1=clip1)
         alpha = alpha_star(eps, dl)
         if rounds is None:
             rounds = max(1, round(n_min * p * math.sqrt(lsm * gap * eps / (2 * alpha * c1**2 * d))))
@@ -798,12 +797,7 @@ class DPGD(DIFF2GD):
             silo_sizes=None,
         )
         return cls(
-            loss=problem.loss,
-            d=d,
-            silos=p,
-            n_min=n_min,
-            epsilon=eps,
-            delta=dl,
+            **_problem_fields(problem, n_min),
             rounds=rounds,
             period=1,
             sigma1=sigma,
@@ -816,34 +810,10 @@ class DPGD(DIFF2GD):
         )
 
     @classmethod
-    def _noise_multipliers(
-        cls,
-        *,
-        n_min: int,
-        silos: int,
-        rounds: int,
-        period: int,
-        epsilon: float,
-        delta: float,
-        u: float,
-        silo_sizes: tuple[int, ...] | None,
-    ) -> tuple[float, float]:
+    def _noise_multipliers(cls, *, period, u, silo_sizes, **schedule) -> tuple[float, float]:
         """``(σ, 0)``: Prop. 4.1 with T = 1 and u → 1 (``period``, ``u`` and ``silo_sizes`` are
-        DIFF2-GD's)."""
-        return dpgd_sigma(
-            n_min=n_min, silos=silos, rounds=rounds, epsilon=epsilon, delta=delta
-        ), 0.0
-
-    @property
-    def privacy_claim(self) -> PrivacyClaim:
-        """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. 4.1 with T = 1)."""
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            unit="item",
-            relation="replace",
-            source="Murata & Suzuki 2023, Proposition 4.1 with T = 1 (Sec. 6)",
-        )
+        DIFF2-GD's; ``schedule``: n_min, silos, rounds, epsilon, delta)."""
+        return dpgd_sigma(**schedule), 0.0
 
 
 @dataclass(frozen=True)
@@ -856,6 +826,7 @@ class DIFF2BVRLSGD(DIFF2):
     a uniform draw over the local points ``x_{k,r−1}``, k = 0..K−1, r = 1..R.
     """
 
+    CLAIM_SOURCE: ClassVar[str] = "Proposition E.2 / 5.1"
     local_steps: int = DEFAULT_LOCAL_STEPS
     """K (Alg. 4); [DEFAULT] 10."""
     batch: int = 1
@@ -888,17 +859,6 @@ class DIFF2BVRLSGD(DIFF2):
     def analysed_points(self) -> int:
         """R·K local points ``x_{k,r−1}``, k = 0..K−1."""
         return self.rounds * self.local_steps
-
-    @property
-    def privacy_claim(self) -> PrivacyClaim:
-        """(ε, δ)-DP w.r.t. replacing one record of one silo (Prop. E.2 / 5.1)."""
-        return PrivacyClaim(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            unit="item",
-            relation="replace",
-            source="Murata & Suzuki 2023, Proposition E.2 / 5.1",
-        )
 
     @property
     def local_rdp_epsilon(self) -> float:
@@ -977,12 +937,11 @@ class DIFF2BVRLSGD(DIFF2):
         """
         p, n_min, d = problem.n, problem.m, problem.d
         eps, dl = problem.epsilon, problem.delta
-        g, lsm = problem.lipschitz, _smoothness(problem)
-        gap = check_positive(initial_gap, "initial_gap")
+        _, lsm, gap, c1, c2 = _problem_constants(
+            problem, initial_gap=initial_gap, clip1=clip1, clip2=clip2
+        )
         k = check_count(local_steps, "local_steps")
         check_choice(sigma3_rule, ("exact", "closed_form", "table1"), "sigma3_rule")
-        c1 = g if clip1 is None else check_positive(clip1, "clip1")
-        c2 = lsm if clip2 is None else check_positive(clip2, "clip2")
         alpha, big_n = alpha_star(eps, dl), n_min * p
         a1, a2 = 4 * u1 * alpha / eps, 4 * u2 * alpha / eps
         frac = min(
@@ -1038,12 +997,7 @@ class DIFF2BVRLSGD(DIFF2):
             )
             eta = min(eta0, cap3)
         return cls(
-            loss=problem.loss,
-            d=d,
-            silos=p,
-            n_min=n_min,
-            epsilon=eps,
-            delta=dl,
+            **_problem_fields(problem, n_min),
             rounds=rounds,
             period=period,
             sigma1=s1,

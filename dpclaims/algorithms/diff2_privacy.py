@@ -72,6 +72,11 @@ def restart_rounds(rounds: int, period: int) -> int:
     return -(-rounds // period)
 
 
+def _active_rounds(rounds: int, silos: int) -> int:
+    """``⌈R/P⌉``: the rounds in which one silo runs its local steps (Prop. E.2)."""
+    return -(-check_count(rounds, "rounds") // check_count(silos, "silos"))
+
+
 def prop41_scale(*, n_min: int, silos: int, epsilon: float, delta: float) -> float:
     """``4α*/(n_min²P²ε)``: Prop. 4.1's σ² per unit of budget share and round (sensitivity
     ``2C/(n_min P)`` of a replaced record)."""
@@ -281,7 +286,7 @@ def bvr_sigma3_exact(
     [PROTOTYPE] 0.354 at (n_min=1651, b=13, K=10, R=2000, P=10, ε=3, δ=1e-5).
     """
     alpha = alpha_star(epsilon, delta)
-    active = -(-check_count(rounds, "rounds") // check_count(silos, "silos"))
+    active = _active_rounds(rounds, silos)
     steps = 2 * check_count(local_steps, "local_steps") * active
     target = _local_budget(epsilon, u1, u2)
 
@@ -310,7 +315,7 @@ def bvr_sigma3_closed_form(
     """Proof of Prop. E.2 (u1 = u2 = 3): ``σ3² = max{16(4+e)α*²/(α*−1)·K⌈R/P⌉/(n_min²ε),
     6α*/b²}``."""
     alpha = alpha_star(epsilon, delta)
-    active = -(-check_count(rounds, "rounds") // check_count(silos, "silos"))
+    active = _active_rounds(rounds, silos)
     first = (
         16.0
         * (4.0 + math.e)
@@ -377,7 +382,7 @@ def bvr_accountant_epsilon(algorithm) -> float:
     local_steps, batch = algorithm.local_steps, algorithm.batch
     sigma1, sigma2, sigma3 = algorithm.sigma1, algorithm.sigma2 or 1.0, algorithm.sigma3
     restarts = restart_rounds(rounds, algorithm.period)
-    active = -(-rounds // check_count(silos, "silos"))
+    active = _active_rounds(rounds, silos)
     events = [
         dp_accounting.SelfComposedDpEvent(
             dp_accounting.GaussianDpEvent(sigma1 * n_p * silos / 2), restarts

@@ -44,6 +44,14 @@ def _parts(stat: float, priv: float, part: str) -> float:
     return {"both": stat + priv, "statistical": stat, "private": priv}[part]
 
 
+def _positive_product(**factors: float) -> float:
+    """The product of the named factors, each checked positive in the order given."""
+    product = 1.0
+    for name, value in factors.items():
+        product *= check_positive(value, name)
+    return product
+
+
 def _check_beta(beta, upper: float = 0.25) -> float:
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0.0 < beta < upper):
         raise InputError(f"beta must be a number in (0, {upper}), got {beta!r}; pass e.g. beta=0.1")
@@ -80,11 +88,7 @@ def user_level_sco_lower_bound(
     """
     n, m, d = check_count(n, "n"), check_count(m, "m"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
-    scale = (
-        check_positive(constant, "constant")
-        * check_positive(lipschitz, "lipschitz")
-        * check_positive(diameter, "diameter")
-    )
+    scale = _positive_product(constant=constant, lipschitz=lipschitz, diameter=diameter)
     return scale * _parts(1.0 / math.sqrt(n * m), math.sqrt(d) / (epsilon * n * math.sqrt(m)), part)
 
 
@@ -245,11 +249,7 @@ def dpsco_lower_bound(
     """
     n, d = check_count(n, "n"), check_count(d, "d")
     epsilon = check_epsilon(epsilon)
-    scale = (
-        check_positive(constant, "constant")
-        * check_positive(lipschitz, "lipschitz")
-        * check_positive(radius, "radius")
-    )
+    scale = _positive_product(constant=constant, lipschitz=lipschitz, radius=radius)
     return scale * _parts(1.0 / math.sqrt(n), min(1.0, math.sqrt(d) / (epsilon * n)), part)
 
 

@@ -219,18 +219,23 @@ def test_real_set_without_scikit_learn_names_the_extra(monkeypatch):
         regression_real("diabetes", np.random.default_rng(0))
 
 
-def test_transcript_audit_is_consistent_and_near_gaussian():
-    target = canary_audit_target(rounds=40, period=8)
-    assert isinstance(target, AuditTarget) and target.claim.epsilon == 3.0
-    res = audit(
+def _audit(target, *, seed, method):
+    """10 000-trial audit of a canary target against its claim."""
+    return audit(
         target.mechanism,
         target.d0,
         target.d1,
         claim=target.claim,
         trials=10_000,
-        seed=0,
-        method="gdp",
+        seed=seed,
+        method=method,
     )
+
+
+def test_transcript_audit_is_consistent_and_near_gaussian():
+    target = canary_audit_target(rounds=40, period=8)
+    assert isinstance(target, AuditTarget) and target.claim.epsilon == 3.0
+    res = _audit(target, seed=0, method="gdp")
     assert res.verdict == "consistent"
     assert 0.45 < res.mu < 0.65  # claim μ = 0.577
 
@@ -251,15 +256,7 @@ def test_privacy_mutants_are_caught(name, method, options):
     assert type(target.mechanism.algorithm).__module__ == "dpclaims.algorithms.mutants.diff2"
     assert isinstance(target.mechanism.algorithm, DIFF2GD)
     assert type(target.mechanism.reference) is DIFF2GD  # the claim stays the paper's
-    res = audit(
-        target.mechanism,
-        target.d0,
-        target.d1,
-        claim=target.claim,
-        trials=10_000,
-        seed=1,
-        method=method,
-    )
+    res = _audit(target, seed=1, method=method)
     assert res.verdict == "violation", res.epsilon_lower
 
 
@@ -312,15 +309,7 @@ def test_unequal_silos_use_only_real_records():
 def test_unequal_silo_audit_is_consistent():
     target = canary_audit_target(rounds=40, period=8, silo_sizes=(5, 50))
     assert target.d0.m == 50 and target.mechanism.algorithm.n_min == 5
-    res = audit(
-        target.mechanism,
-        target.d0,
-        target.d1,
-        claim=target.claim,
-        trials=10_000,
-        seed=0,
-        method="gdp",
-    )
+    res = _audit(target, seed=0, method="gdp")
     assert res.verdict == "consistent"
     assert 0.45 < res.mu < 0.65  # μ = 0.577 for a record of the 5-record silo
 

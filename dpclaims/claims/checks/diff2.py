@@ -624,8 +624,8 @@ def _sweep_in_d(claim, algorithm, budget):
     )
 
 
-@register_experiment("diff2gd.thm43.utility")
-def sweep_diff2gd_utility(claim, budget):
+def _sweep_in_n_and_d(claim, algorithm, budget, *, n_note, note):
+    """The N sweep at d = 10 (with ``n_note``) and :func:`_sweep_in_d` of ``algorithm``."""
     return CombinedExperiment(
         parts={
             "N": RateExperiment.for_claim(
@@ -634,31 +634,34 @@ def sweep_diff2gd_utility(claim, budget):
                 "N",
                 GRID_N[budget],
                 replicates=REPLICATES[budget],
-                fixed={"algorithm": "diff2-gd"},
-                note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope "
-                "≈ −1.24 at N ~ 10³",
+                fixed={"algorithm": algorithm},
+                note=n_note,
             ),
-            "d": _sweep_in_d(claim, "diff2-gd", budget),
+            "d": _sweep_in_d(claim, algorithm, budget),
         },
+        note=note,
+    )
+
+
+@register_experiment("diff2gd.thm43.utility")
+def sweep_diff2gd_utility(claim, budget):
+    return _sweep_in_n_and_d(
+        claim,
+        "diff2-gd",
+        budget,
+        n_note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope "
+        "≈ −1.24 at N ~ 10³",
         note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)",
     )
 
 
 @register_experiment("dpgd.utility")
 def sweep_dpgd_utility(claim, budget):
-    return CombinedExperiment(
-        parts={
-            "N": RateExperiment.for_claim(
-                claim,
-                utility,
-                "N",
-                GRID_N[budget],
-                replicates=REPLICATES[budget],
-                fixed={"algorithm": "dp-gd"},
-                note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6",
-            ),
-            "d": _sweep_in_d(claim, "dp-gd", budget),
-        },
+    return _sweep_in_n_and_d(
+        claim,
+        "dp-gd",
+        budget,
+        n_note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6",
         note="DP-GD exponents: N^(−1) and d^(1/2)",
     )
 
@@ -793,29 +796,32 @@ def sweep_bvr_rounds(claim, budget):
     )
 
 
-@register_experiment("diff2gd.table1.gradient_complexity")
-def sweep_diff2gd_gradient_count(claim, budget):
+def _gradient_count_sweep(claim, algorithm, budget, *, note):
     return RateExperiment.for_claim(
         claim,
         gradient_count,
         "N",
         COUNT_GRID_N[budget],
         replicates=COUNTED_REPLICATES,
-        fixed={"algorithm": "diff2-gd"},
+        fixed={"algorithm": algorithm},
+        note=note,
+    )
+
+
+@register_experiment("diff2gd.table1.gradient_complexity")
+def sweep_diff2gd_gradient_count(claim, budget):
+    return _gradient_count_sweep(
+        claim,
+        "diff2-gd",
+        budget,
         note="counted per-sample gradients of one run (2n_p per difference round)",
     )
 
 
 @register_experiment("dpgd.table1.complexity")
 def sweep_dpgd_gradient_count(claim, budget):
-    return RateExperiment.for_claim(
-        claim,
-        gradient_count,
-        "N",
-        COUNT_GRID_N[budget],
-        replicates=COUNTED_REPLICATES,
-        fixed={"algorithm": "dp-gd"},
-        note="counted per-sample gradients of one run",
+    return _gradient_count_sweep(
+        claim, "dp-gd", budget, note="counted per-sample gradients of one run"
     )
 
 
