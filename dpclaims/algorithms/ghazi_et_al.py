@@ -661,8 +661,59 @@ def _diameter(problem: Problem, diameter: float | None) -> float:
     return 2.0 * problem.radius
 
 
+def _phased_fields(problem: Problem, *, diameter, beta, growth, path, interior, oracle) -> dict:
+    """The checked fields Algorithms 3 and 4 share, from ``problem`` (loss default
+    ``LinearLoss(1)``, β = 1/(nm) unless given); λ is a placeholder 1 until the rule sets it."""
+    epsilon, delta = _check_budget(problem)
+    n, m = problem.n, problem.m
+    mode, oracle_constant = _mode(oracle)
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "beta": 1.0 / (n * m) if beta is None else check_positive(beta, "beta"),
+        "lam": 1.0,
+        "lipschitz": problem.lipschitz,
+        "radius": problem.radius,
+        "diameter": _diameter(problem, diameter),
+        "n": n,
+        "m": m,
+        "d": problem.d,
+        "loss": _check_loss(problem.loss, LinearLoss(1.0)),
+        "growth": check_positive(growth, "growth"),
+        "mode": mode,
+        "path": path,
+        "interior": bool(interior),
+        "oracle_constant": oracle_constant,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Phased:
-    """What Algorithms 3 and 4 share: the phase-i call and the run over the phase blocks."""
+    """What Algorithms 3 and 4 share: their fields, the phase-i call and the run over the phase
+    blocks."""
+
+    epsilon: float
+    delta: float
+    beta: float
+    lam: float
+    lipschitz: float
+    radius: float
+    diameter: float
+    """R of the theorem (default 2·radius)."""
+    n: int
+    m: int
+    d: int
+    loss: Any
+    growth: float = 4.0
+    mode: str = "paper"
+    path: str = "fast"
+    interior: bool = False
+    oracle_constant: float = 1.0
+    lam_rule: str
+
+    def _paper_lam(self) -> float:
+        """λ of the paper's rule, ``G√d/(R n √m)`` (Thms 4.1/5.1 proofs)."""
+        return self.lipschitz * math.sqrt(self.d) / (self.diameter * self.n * math.sqrt(self.m))
 
     def _run(self, data, rng, trials: int, *, blocks, domain, transcript) -> PhasedRun:
         """θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1}, then Π_K, from θ_0 = centre of
@@ -729,27 +780,11 @@ class PhasedERM(_Phased):
     ``θ_i = SCOutputPert_{ε/T, δ/T, β/T, 2G, λ_i, K_i}(ℓ_i; x)`` (basic composition).
     """
 
-    epsilon: float
-    delta: float
-    beta: float
     lam: float
     """λ: ``G√d/(R n √m)`` (Thm 4.1 proof, rule ``"paper"``) × C_σ (``"balanced"``, [DEFAULT]
     recommended)."""
-    lipschitz: float
-    radius: float
-    diameter: float
-    """R of the theorem (default 2·radius)."""
-    n: int
-    m: int
-    d: int
-    loss: Any
     phases: int
     """T = ⌈log2(nm)⌉ (paper: "log(nm)", base [DEFAULT] 2)."""
-    growth: float = 4.0
-    mode: str = "paper"
-    path: str = "fast"
-    interior: bool = False
-    oracle_constant: float = 1.0
     lam_rule: str = "balanced"
 
     @classmethod
@@ -770,35 +805,21 @@ class PhasedERM(_Phased):
         ``LinearLoss(1)``): β = 1/(nm), T = ⌈log2(nm)⌉ and λ by the rule ``lam`` (``"paper"``
         or ``"balanced"``) unless given; ``path``, ``interior`` and ``oracle`` are passed to
         every :class:`SCOutputPert` call."""
-        epsilon, delta = _check_budget(problem)
-        n, m, d = problem.n, problem.m, problem.d
-        G, diameter = problem.lipschitz, _diameter(problem, diameter)
-        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
-        phases = max(1, math.ceil(math.log2(n * m))) if phases is None else phases
-        lam_rule, lam = _lam_choice(lam, ("paper", "balanced"))
-        mode, oracle_constant = _mode(oracle)
-        obj = cls(
-            epsilon=epsilon,
-            delta=delta,
-            beta=beta,
-            lam=1.0,
-            lipschitz=G,
-            radius=problem.radius,
+        shared = _phased_fields(
+            problem,
             diameter=diameter,
-            n=n,
-            m=m,
-            d=d,
-            loss=_check_loss(problem.loss, LinearLoss(1.0)),
-            phases=check_count(phases, "phases"),
-            growth=check_positive(growth, "growth"),
-            mode=mode,
+            beta=beta,
+            growth=growth,
             path=path,
-            interior=bool(interior),
-            oracle_constant=oracle_constant,
-            lam_rule=lam_rule,
+            interior=interior,
+            oracle=oracle,
         )
+        nm = problem.n * problem.m
+        phases = max(1, math.ceil(math.log2(nm))) if phases is None else phases
+        lam_rule, lam = _lam_choice(lam, ("paper", "balanced"))
+        obj = cls(**shared, phases=check_count(phases, "phases"), lam_rule=lam_rule)
         if lam is None:
-            base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
+            base = obj._paper_lam()
             lam = base * (obj.call(1, lam=base).noise_multiplier if lam_rule == "balanced" else 1.0)
         return replace(obj, lam=check_positive(lam, "lam"))
 
@@ -860,28 +881,13 @@ class PhasedSCO(_Phased):
     that floor by 2^T but does NOT fix it: the excess is still flat in m.
     """
 
-    epsilon: float
-    delta: float
-    beta: float
     lam: float
     """λ: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` ([DEFAULT] max rule) or ``G√d/(R n √m)``
     (paper, [ERRATA?])."""
-    lipschitz: float
-    radius: float
-    diameter: float
-    n: int
-    m: int
-    d: int
-    loss: Any
     n0: int
     """N0 = 2(4κ+1) [DEFAULT] (paper: C ln(1/δ)/ε)."""
     blocks: tuple
     """((lo, hi), ...) per phase; T = ⌊log2(n/N0)⌋."""
-    growth: float = 4.0
-    mode: str = "paper"
-    path: str = "fast"
-    interior: bool = False
-    oracle_constant: float = 1.0
     lam_rule: str = "max"
 
     @classmethod
@@ -901,41 +907,28 @@ class PhasedSCO(_Phased):
         """Parameters of Algorithm 4 from ``problem`` (loss default ``LinearLoss(1)``): β =
         1/(nm), N0 by :func:`phased_sco_n0` and λ by the rule ``lam`` (``"max"`` or
         ``"paper"``) unless given."""
-        epsilon, delta = _check_budget(problem)
+        shared = _phased_fields(
+            problem,
+            diameter=diameter,
+            beta=beta,
+            growth=growth,
+            path=path,
+            interior=interior,
+            oracle=oracle,
+        )
         n, m, d = problem.n, problem.m, problem.d
-        G, diameter = problem.lipschitz, _diameter(problem, diameter)
-        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
-        n0 = phased_sco_n0(epsilon, delta) if n0 is None else check_count(n0, "n0")
+        G, diameter = shared["lipschitz"], shared["diameter"]
+        n0 = phased_sco_n0(shared["epsilon"], shared["delta"]) if n0 is None else n0
+        n0 = check_count(n0, "n0")
         blocks = tuple(phased_sco_blocks(n, n0))
         if not blocks:
             raise InputError(
                 f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}"
             )
         lam_rule, lam = _lam_choice(lam, ("paper", "max"))
-        mode, oracle_constant = _mode(oracle)
-        obj = cls(
-            epsilon=epsilon,
-            delta=delta,
-            beta=beta,
-            lam=1.0,
-            lipschitz=G,
-            radius=problem.radius,
-            diameter=diameter,
-            n=n,
-            m=m,
-            d=d,
-            loss=_check_loss(problem.loss, LinearLoss(1.0)),
-            n0=n0,
-            blocks=blocks,
-            growth=check_positive(growth, "growth"),
-            mode=mode,
-            path=path,
-            interior=bool(interior),
-            oracle_constant=oracle_constant,
-            lam_rule=lam_rule,
-        )
+        obj = cls(**shared, n0=n0, blocks=blocks, lam_rule=lam_rule)
         if lam is None:
-            base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
+            base = obj._paper_lam()
             if lam_rule == "max":
                 c_sigma = obj.call(1, lam=base).noise_multiplier
                 lam = (G / diameter) * max(
