@@ -571,34 +571,35 @@ class SCOutputPert(_StableRelease):
                 "from_theorem"
             )
         domain = Domain(self.radius) if domain is None else domain
-        d = data.d
         if self.mode == "oracle":
-            theta = self.minimiser(data, centre, domain)
-            theta = theta + self.sigma * rng.standard_normal((trials, d))
-            return OutputPertRun(
-                theta=theta,
-                bottom=np.zeros(trials, bool),
-                gradient_evaluations=0,
-                f_evaluations=1,
-                sigma=self.sigma,
+            return self._perturbed(
+                data, rng, trials, centre=centre, domain=domain, gradient_evaluations=0
             )
         if self.path == "fast":
             certified, _ = self.certificate(data)
             if certified:
-                theta = self.minimiser(data, centre, domain)
-                theta = theta + self.sigma * rng.standard_normal((trials, d))
-                return OutputPertRun(
-                    theta=theta,
-                    bottom=np.zeros(trials, bool),
+                return self._perturbed(
+                    data,
+                    rng,
+                    trials,
+                    centre=centre,
+                    domain=domain,
                     gradient_evaluations=self.n * self.m,
-                    f_evaluations=1,
-                    sigma=self.sigma,
                     certified=True,
                 )
             return self._fallback(
                 data, rng, trials, centre=centre, domain=domain, transcript=transcript
             )
         return self._exact(data, rng, trials, centre=centre, domain=domain, transcript=transcript)
+
+    def _perturbed(self, data, rng, trials: int, *, centre, domain, **counts) -> OutputPertRun:
+        """θ* + N(0, σ²I) ``(trials, d)`` with no ⊥ (oracle mode, or the certified fast path);
+        ``counts`` are the run's gradient count and certificate flag."""
+        theta = self.minimiser(data, centre, domain)
+        theta = theta + self.sigma * rng.standard_normal((trials, data.d))
+        return OutputPertRun(
+            theta=theta, bottom=np.zeros(trials, bool), f_evaluations=1, sigma=self.sigma, **counts
+        )
 
     def _fallback(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
         """Appendix C: the certificate failed, so run the exhaustive test (n·m gradients spent)."""
