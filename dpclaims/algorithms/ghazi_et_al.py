@@ -1075,6 +1075,24 @@ class _StronglyConvex:
             oracle=self._oracle,
         )
 
+    def stage_two(self, rp: float) -> _Phased:
+        """The phased algorithm (class attribute ``phased``) at (ε/2, δ/2), β, R = ``rp`` and
+        the class's λ rule, run on ``K' = K ∩ B(θ0, R')`` (line 5)."""
+        return self.phased.from_theorem(
+            self._problem(),
+            diameter=rp,
+            beta=self.beta,
+            lam=self.lam_rule,
+            path=self.path,
+            interior=self.interior,
+            oracle=self._oracle,
+            **self._phased_knobs(),
+        )
+
+    def _phased_knobs(self) -> dict:
+        """The phased algorithm's own knobs."""
+        return {}
+
     @property
     def sigma0(self) -> float:
         return self.stage_one().sigma
@@ -1135,21 +1153,11 @@ class StronglyConvexERM(_StronglyConvex):
 
     theorem = "Theorem 4.3"
     default_lam_rule = "balanced"
+    phased = PhasedERM
 
     @property
     def localised_radius(self) -> float:
         return _localised_radius(self.sigma0, self.d, self.beta)
-
-    def stage_two(self, rp: float) -> PhasedERM:
-        return PhasedERM.from_theorem(
-            self._problem(),
-            diameter=rp,
-            beta=self.beta,
-            lam=self.lam_rule,
-            path=self.path,
-            interior=self.interior,
-            oracle=self._oracle,
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1159,6 +1167,7 @@ class StronglyConvexSCO(_StronglyConvex):
 
     theorem = "Theorem 5.3"
     default_lam_rule = "max"
+    phased = PhasedSCO
 
     @property
     def localised_radius(self) -> float:
@@ -1170,17 +1179,9 @@ class StronglyConvexSCO(_StronglyConvex):
         )
         return _localised_radius(self.sigma0, self.d, self.beta) + stat
 
-    def stage_two(self, rp: float) -> PhasedSCO:
-        return PhasedSCO.from_theorem(
-            self._problem(),
-            diameter=rp,
-            beta=self.beta,
-            lam=self.lam_rule,
-            path=self.path,
-            n0=self.n0,
-            interior=self.interior,
-            oracle=self._oracle,
-        )
+    def _phased_knobs(self) -> dict:
+        """Phased-SCO's N0."""
+        return {"n0": self.n0}
 
 
 # --------------------------------------------------------------------------- baselines (spec §2.9)
