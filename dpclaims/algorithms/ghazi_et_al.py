@@ -280,6 +280,24 @@ class _StableRelease:
         theta = np.where(bottom[:, None], np.nan, np.broadcast_to(choice, (trials, d)) + noise)
         return theta, bottom, r1, s_star, evaluations
 
+    def _release_run(
+        self, data: GroupedMeans, rng, trials: int, *, reg, centre, domain, target, transcript
+    ) -> OutputPertRun:
+        """:meth:`_release` as a run (no gradients spent; ``r1`` and ``s_star`` kept with
+        ``transcript``)."""
+        theta, bottom, r1, s_star, evaluations = self._release(
+            data, rng, trials, reg=reg, centre=centre, domain=domain, target=target
+        )
+        return OutputPertRun(
+            theta=theta,
+            bottom=bottom,
+            gradient_evaluations=0,
+            f_evaluations=evaluations,
+            sigma=self.sigma,
+            r1=r1 if transcript else None,
+            s_star=s_star if transcript else None,
+        )
+
 
 def _require_atoms(data: GroupedMeans) -> None:
     if not data.point_mass:
@@ -370,17 +388,15 @@ class DelOutputPert(_StableRelease):
         """``trials`` independent runs: θ (NaN on ⊥) and the ⊥ flags."""
         trials = check_trials(trials)
         data = as_grouped(data)
-        theta, bottom, r1, s_star, evaluations = self._release(
-            data, rng, trials, reg=0.0, centre=None, domain=self._domain(), target=self.Delta
-        )
-        return OutputPertRun(
-            theta=theta,
-            bottom=bottom,
-            gradient_evaluations=0,
-            f_evaluations=evaluations,
-            sigma=self.sigma,
-            r1=r1 if transcript else None,
-            s_star=s_star if transcript else None,
+        return self._release_run(
+            data,
+            rng,
+            trials,
+            reg=0.0,
+            centre=None,
+            domain=self._domain(),
+            target=self.Delta,
+            transcript=transcript,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -608,17 +624,15 @@ class SCOutputPert(_StableRelease):
 
     def _exact(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
         """Algorithm 1 on this call's objective (the exhaustive stability test)."""
-        theta, bottom, r1, s_star, evaluations = self._release(
-            data, rng, trials, reg=self.reg, centre=centre, domain=domain, target=self.target
-        )
-        return OutputPertRun(
-            theta=theta,
-            bottom=bottom,
-            gradient_evaluations=0,
-            f_evaluations=evaluations,
-            sigma=self.sigma,
-            r1=r1 if transcript else None,
-            s_star=s_star if transcript else None,
+        return self._release_run(
+            data,
+            rng,
+            trials,
+            reg=self.reg,
+            centre=centre,
+            domain=domain,
+            target=self.target,
+            transcript=transcript,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
