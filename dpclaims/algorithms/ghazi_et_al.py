@@ -726,6 +726,16 @@ class _Phased:
     oracle_constant: float = 1.0
     lam_rule: str
 
+    @classmethod
+    def _with_lam(cls, lam: float | str, rules: tuple[str, ...], /, **fields) -> _Phased:
+        """The algorithm from its ``fields`` with λ given, or by the rule ``lam`` (one of
+        ``rules``) through :meth:`_rule_lam`."""
+        lam_rule, lam = _lam_choice(lam, rules)
+        obj = cls(**fields, lam_rule=lam_rule)
+        if lam is None:
+            lam = obj._rule_lam()
+        return replace(obj, lam=check_positive(lam, "lam"))
+
     def _paper_lam(self) -> float:
         """λ of the paper's rule, ``G√d/(R n √m)`` (Thms 4.1/5.1 proofs)."""
         return self.lipschitz * math.sqrt(self.d) / (self.diameter * self.n * math.sqrt(self.m))
@@ -831,12 +841,15 @@ class PhasedERM(_Phased):
         )
         nm = problem.n * problem.m
         phases = max(1, math.ceil(math.log2(nm))) if phases is None else phases
-        lam_rule, lam = _lam_choice(lam, ("paper", "balanced"))
-        obj = cls(**shared, phases=check_count(phases, "phases"), lam_rule=lam_rule)
-        if lam is None:
-            base = obj._paper_lam()
-            lam = base * (obj.call(1, lam=base).noise_multiplier if lam_rule == "balanced" else 1.0)
-        return replace(obj, lam=check_positive(lam, "lam"))
+        phases = check_count(phases, "phases")
+        return cls._with_lam(lam, ("paper", "balanced"), **shared, phases=phases)
+
+    def _rule_lam(self) -> float:
+        """λ of the rule: ``G√d/(R n √m)`` (``"paper"``), × C_σ (``"balanced"``)."""
+        base = self._paper_lam()
+        return base * (
+            self.call(1, lam=base).noise_multiplier if self.lam_rule == "balanced" else 1.0
+        )
 
     def _budget_share(self) -> int:
         """Basic composition: every phase gets (ε/T, δ/T)."""
@@ -931,8 +944,7 @@ class PhasedSCO(_Phased):
             interior=interior,
             oracle=oracle,
         )
-        n, m, d = problem.n, problem.m, problem.d
-        G, diameter = shared["lipschitz"], shared["diameter"]
+        n = problem.n
         n0 = phased_sco_n0(shared["epsilon"], shared["delta"]) if n0 is None else n0
         n0 = check_count(n0, "n0")
         blocks = tuple(phased_sco_blocks(n, n0))
@@ -940,18 +952,19 @@ class PhasedSCO(_Phased):
             raise InputError(
                 f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}"
             )
-        lam_rule, lam = _lam_choice(lam, ("paper", "max"))
-        obj = cls(**shared, n0=n0, blocks=blocks, lam_rule=lam_rule)
-        if lam is None:
-            base = obj._paper_lam()
-            if lam_rule == "max":
-                c_sigma = obj.call(1, lam=base).noise_multiplier
-                lam = (G / diameter) * max(
-                    c_sigma * math.sqrt(d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m)
-                )
-            else:
-                lam = base
-        return replace(obj, lam=check_positive(lam, "lam"))
+        return cls._with_lam(lam, ("paper", "max"), **shared, n0=n0, blocks=blocks)
+
+    def _rule_lam(self) -> float:
+        """λ of the rule: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` (``"max"``) or ``G√d/(R n √m)``
+        (``"paper"``)."""
+        base = self._paper_lam()
+        if self.lam_rule != "max":
+            return base
+        n, m = self.n, self.m
+        c_sigma = self.call(1, lam=base).noise_multiplier
+        return (self.lipschitz / self.diameter) * max(
+            c_sigma * math.sqrt(self.d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m)
+        )
 
     @property
     def phases(self) -> int:
