@@ -280,6 +280,24 @@ class _StableRelease:
         theta = np.where(bottom[:, None], np.nan, np.broadcast_to(choice, (trials, d)) + noise)
         return theta, bottom, r1, s_star, evaluations
 
+    def _release_run(
+        self, data: GroupedMeans, rng, trials: int, *, reg, centre, domain, target, transcript
+    ) -> OutputPertRun:
+        """:meth:`_release` as a run (no gradients spent; ``r1`` and ``s_star`` kept with
+        ``transcript``)."""
+        theta, bottom, r1, s_star, evaluations = self._release(
+            data, rng, trials, reg=reg, centre=centre, domain=domain, target=target
+        )
+        return OutputPertRun(
+            theta=theta,
+            bottom=bottom,
+            gradient_evaluations=0,
+            f_evaluations=evaluations,
+            sigma=self.sigma,
+            r1=r1 if transcript else None,
+            s_star=s_star if transcript else None,
+        )
+
 
 def _require_atoms(data: GroupedMeans) -> None:
     if not data.point_mass:
@@ -370,17 +388,15 @@ class DelOutputPert(_StableRelease):
         """``trials`` independent runs: θ (NaN on ⊥) and the ⊥ flags."""
         trials = check_trials(trials)
         data = as_grouped(data)
-        theta, bottom, r1, s_star, evaluations = self._release(
-            data, rng, trials, reg=0.0, centre=None, domain=self._domain(), target=self.Delta
-        )
-        return OutputPertRun(
-            theta=theta,
-            bottom=bottom,
-            gradient_evaluations=0,
-            f_evaluations=evaluations,
-            sigma=self.sigma,
-            r1=r1 if transcript else None,
-            s_star=s_star if transcript else None,
+        return self._release_run(
+            data,
+            rng,
+            trials,
+            reg=0.0,
+            centre=None,
+            domain=self._domain(),
+            target=self.Delta,
+            transcript=transcript,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -571,34 +587,35 @@ class SCOutputPert(_StableRelease):
                 "from_theorem"
             )
         domain = Domain(self.radius) if domain is None else domain
-        d = data.d
         if self.mode == "oracle":
-            theta = self.minimiser(data, centre, domain)
-            theta = theta + self.sigma * rng.standard_normal((trials, d))
-            return OutputPertRun(
-                theta=theta,
-                bottom=np.zeros(trials, bool),
-                gradient_evaluations=0,
-                f_evaluations=1,
-                sigma=self.sigma,
+            return self._perturbed(
+                data, rng, trials, centre=centre, domain=domain, gradient_evaluations=0
             )
         if self.path == "fast":
             certified, _ = self.certificate(data)
             if certified:
-                theta = self.minimiser(data, centre, domain)
-                theta = theta + self.sigma * rng.standard_normal((trials, d))
-                return OutputPertRun(
-                    theta=theta,
-                    bottom=np.zeros(trials, bool),
+                return self._perturbed(
+                    data,
+                    rng,
+                    trials,
+                    centre=centre,
+                    domain=domain,
                     gradient_evaluations=self.n * self.m,
-                    f_evaluations=1,
-                    sigma=self.sigma,
                     certified=True,
                 )
             return self._fallback(
                 data, rng, trials, centre=centre, domain=domain, transcript=transcript
             )
         return self._exact(data, rng, trials, centre=centre, domain=domain, transcript=transcript)
+
+    def _perturbed(self, data, rng, trials: int, *, centre, domain, **counts) -> OutputPertRun:
+        """θ* + N(0, σ²I) ``(trials, d)`` with no ⊥ (oracle mode, or the certified fast path);
+        ``counts`` are the run's gradient count and certificate flag."""
+        theta = self.minimiser(data, centre, domain)
+        theta = theta + self.sigma * rng.standard_normal((trials, data.d))
+        return OutputPertRun(
+            theta=theta, bottom=np.zeros(trials, bool), f_evaluations=1, sigma=self.sigma, **counts
+        )
 
     def _fallback(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
         """Appendix C: the certificate failed, so run the exhaustive test (n·m gradients spent)."""
@@ -607,17 +624,15 @@ class SCOutputPert(_StableRelease):
 
     def _exact(self, data, rng, trials: int, *, centre, domain, transcript) -> OutputPertRun:
         """Algorithm 1 on this call's objective (the exhaustive stability test)."""
-        theta, bottom, r1, s_star, evaluations = self._release(
-            data, rng, trials, reg=self.reg, centre=centre, domain=domain, target=self.target
-        )
-        return OutputPertRun(
-            theta=theta,
-            bottom=bottom,
-            gradient_evaluations=0,
-            f_evaluations=evaluations,
-            sigma=self.sigma,
-            r1=r1 if transcript else None,
-            s_star=s_star if transcript else None,
+        return self._release_run(
+            data,
+            rng,
+            trials,
+            reg=self.reg,
+            centre=centre,
+            domain=domain,
+            target=self.target,
+            transcript=transcript,
         )
 
     def __call__(self, data, rng: np.random.Generator, trials: int) -> np.ndarray:
@@ -661,8 +676,69 @@ def _diameter(problem: Problem, diameter: float | None) -> float:
     return 2.0 * problem.radius
 
 
+def _phased_fields(problem: Problem, *, diameter, beta, growth, path, interior, oracle) -> dict:
+    """The checked fields Algorithms 3 and 4 share, from ``problem`` (loss default
+    ``LinearLoss(1)``, β = 1/(nm) unless given); λ is a placeholder 1 until the rule sets it."""
+    epsilon, delta = _check_budget(problem)
+    n, m = problem.n, problem.m
+    mode, oracle_constant = _mode(oracle)
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "beta": 1.0 / (n * m) if beta is None else check_positive(beta, "beta"),
+        "lam": 1.0,
+        "lipschitz": problem.lipschitz,
+        "radius": problem.radius,
+        "diameter": _diameter(problem, diameter),
+        "n": n,
+        "m": m,
+        "d": problem.d,
+        "loss": _check_loss(problem.loss, LinearLoss(1.0)),
+        "growth": check_positive(growth, "growth"),
+        "mode": mode,
+        "path": path,
+        "interior": bool(interior),
+        "oracle_constant": oracle_constant,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Phased:
-    """What Algorithms 3 and 4 share: the phase-i call and the run over the phase blocks."""
+    """What Algorithms 3 and 4 share: their fields, the phase-i call and the run over the phase
+    blocks."""
+
+    epsilon: float
+    delta: float
+    beta: float
+    lam: float
+    lipschitz: float
+    radius: float
+    diameter: float
+    """R of the theorem (default 2·radius)."""
+    n: int
+    m: int
+    d: int
+    loss: Any
+    growth: float = 4.0
+    mode: str = "paper"
+    path: str = "fast"
+    interior: bool = False
+    oracle_constant: float = 1.0
+    lam_rule: str
+
+    @classmethod
+    def _with_lam(cls, lam: float | str, rules: tuple[str, ...], /, **fields) -> _Phased:
+        """The algorithm from its ``fields`` with λ given, or by the rule ``lam`` (one of
+        ``rules``) through :meth:`_rule_lam`."""
+        lam_rule, lam = _lam_choice(lam, rules)
+        obj = cls(**fields, lam_rule=lam_rule)
+        if lam is None:
+            lam = obj._rule_lam()
+        return replace(obj, lam=check_positive(lam, "lam"))
+
+    def _paper_lam(self) -> float:
+        """λ of the paper's rule, ``G√d/(R n √m)`` (Thms 4.1/5.1 proofs)."""
+        return self.lipschitz * math.sqrt(self.d) / (self.diameter * self.n * math.sqrt(self.m))
 
     def _run(self, data, rng, trials: int, *, blocks, domain, transcript) -> PhasedRun:
         """θ_i = SCOutputPert_i(ℓ_i; block_i) with ⊥ → θ_{i−1}, then Π_K, from θ_0 = centre of
@@ -729,27 +805,11 @@ class PhasedERM(_Phased):
     ``θ_i = SCOutputPert_{ε/T, δ/T, β/T, 2G, λ_i, K_i}(ℓ_i; x)`` (basic composition).
     """
 
-    epsilon: float
-    delta: float
-    beta: float
     lam: float
     """λ: ``G√d/(R n √m)`` (Thm 4.1 proof, rule ``"paper"``) × C_σ (``"balanced"``, [DEFAULT]
     recommended)."""
-    lipschitz: float
-    radius: float
-    diameter: float
-    """R of the theorem (default 2·radius)."""
-    n: int
-    m: int
-    d: int
-    loss: Any
     phases: int
     """T = ⌈log2(nm)⌉ (paper: "log(nm)", base [DEFAULT] 2)."""
-    growth: float = 4.0
-    mode: str = "paper"
-    path: str = "fast"
-    interior: bool = False
-    oracle_constant: float = 1.0
     lam_rule: str = "balanced"
 
     @classmethod
@@ -770,37 +830,26 @@ class PhasedERM(_Phased):
         ``LinearLoss(1)``): β = 1/(nm), T = ⌈log2(nm)⌉ and λ by the rule ``lam`` (``"paper"``
         or ``"balanced"``) unless given; ``path``, ``interior`` and ``oracle`` are passed to
         every :class:`SCOutputPert` call."""
-        epsilon, delta = _check_budget(problem)
-        n, m, d = problem.n, problem.m, problem.d
-        G, diameter = problem.lipschitz, _diameter(problem, diameter)
-        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
-        phases = max(1, math.ceil(math.log2(n * m))) if phases is None else phases
-        lam_rule, lam = _lam_choice(lam, ("paper", "balanced"))
-        mode, oracle_constant = _mode(oracle)
-        obj = cls(
-            epsilon=epsilon,
-            delta=delta,
-            beta=beta,
-            lam=1.0,
-            lipschitz=G,
-            radius=problem.radius,
+        shared = _phased_fields(
+            problem,
             diameter=diameter,
-            n=n,
-            m=m,
-            d=d,
-            loss=_check_loss(problem.loss, LinearLoss(1.0)),
-            phases=check_count(phases, "phases"),
-            growth=check_positive(growth, "growth"),
-            mode=mode,
+            beta=beta,
+            growth=growth,
             path=path,
-            interior=bool(interior),
-            oracle_constant=oracle_constant,
-            lam_rule=lam_rule,
+            interior=interior,
+            oracle=oracle,
         )
-        if lam is None:
-            base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
-            lam = base * (obj.call(1, lam=base).noise_multiplier if lam_rule == "balanced" else 1.0)
-        return replace(obj, lam=check_positive(lam, "lam"))
+        nm = problem.n * problem.m
+        phases = max(1, math.ceil(math.log2(nm))) if phases is None else phases
+        phases = check_count(phases, "phases")
+        return cls._with_lam(lam, ("paper", "balanced"), **shared, phases=phases)
+
+    def _rule_lam(self) -> float:
+        """λ of the rule: ``G√d/(R n √m)`` (``"paper"``), × C_σ (``"balanced"``)."""
+        base = self._paper_lam()
+        return base * (
+            self.call(1, lam=base).noise_multiplier if self.lam_rule == "balanced" else 1.0
+        )
 
     def _budget_share(self) -> int:
         """Basic composition: every phase gets (ε/T, δ/T)."""
@@ -860,28 +909,13 @@ class PhasedSCO(_Phased):
     that floor by 2^T but does NOT fix it: the excess is still flat in m.
     """
 
-    epsilon: float
-    delta: float
-    beta: float
     lam: float
     """λ: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` ([DEFAULT] max rule) or ``G√d/(R n √m)``
     (paper, [ERRATA?])."""
-    lipschitz: float
-    radius: float
-    diameter: float
-    n: int
-    m: int
-    d: int
-    loss: Any
     n0: int
     """N0 = 2(4κ+1) [DEFAULT] (paper: C ln(1/δ)/ε)."""
     blocks: tuple
     """((lo, hi), ...) per phase; T = ⌊log2(n/N0)⌋."""
-    growth: float = 4.0
-    mode: str = "paper"
-    path: str = "fast"
-    interior: bool = False
-    oracle_constant: float = 1.0
     lam_rule: str = "max"
 
     @classmethod
@@ -901,49 +935,36 @@ class PhasedSCO(_Phased):
         """Parameters of Algorithm 4 from ``problem`` (loss default ``LinearLoss(1)``): β =
         1/(nm), N0 by :func:`phased_sco_n0` and λ by the rule ``lam`` (``"max"`` or
         ``"paper"``) unless given."""
-        epsilon, delta = _check_budget(problem)
-        n, m, d = problem.n, problem.m, problem.d
-        G, diameter = problem.lipschitz, _diameter(problem, diameter)
-        beta = 1.0 / (n * m) if beta is None else check_positive(beta, "beta")
-        n0 = phased_sco_n0(epsilon, delta) if n0 is None else check_count(n0, "n0")
+        shared = _phased_fields(
+            problem,
+            diameter=diameter,
+            beta=beta,
+            growth=growth,
+            path=path,
+            interior=interior,
+            oracle=oracle,
+        )
+        n = problem.n
+        n0 = phased_sco_n0(shared["epsilon"], shared["delta"]) if n0 is None else n0
+        n0 = check_count(n0, "n0")
         blocks = tuple(phased_sco_blocks(n, n0))
         if not blocks:
             raise InputError(
                 f"Phased-SCO needs n >= 2*N0 = {2 * n0} users for one phase, got n = {n}"
             )
-        lam_rule, lam = _lam_choice(lam, ("paper", "max"))
-        mode, oracle_constant = _mode(oracle)
-        obj = cls(
-            epsilon=epsilon,
-            delta=delta,
-            beta=beta,
-            lam=1.0,
-            lipschitz=G,
-            radius=problem.radius,
-            diameter=diameter,
-            n=n,
-            m=m,
-            d=d,
-            loss=_check_loss(problem.loss, LinearLoss(1.0)),
-            n0=n0,
-            blocks=blocks,
-            growth=check_positive(growth, "growth"),
-            mode=mode,
-            path=path,
-            interior=bool(interior),
-            oracle_constant=oracle_constant,
-            lam_rule=lam_rule,
+        return cls._with_lam(lam, ("paper", "max"), **shared, n0=n0, blocks=blocks)
+
+    def _rule_lam(self) -> float:
+        """λ of the rule: ``(G/R)·max{C_σ√d/(n√m), 1/√(nm)}`` (``"max"``) or ``G√d/(R n √m)``
+        (``"paper"``)."""
+        base = self._paper_lam()
+        if self.lam_rule != "max":
+            return base
+        n, m = self.n, self.m
+        c_sigma = self.call(1, lam=base).noise_multiplier
+        return (self.lipschitz / self.diameter) * max(
+            c_sigma * math.sqrt(self.d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m)
         )
-        if lam is None:
-            base = G * math.sqrt(d) / (diameter * n * math.sqrt(m))
-            if lam_rule == "max":
-                c_sigma = obj.call(1, lam=base).noise_multiplier
-                lam = (G / diameter) * max(
-                    c_sigma * math.sqrt(d) / (n * math.sqrt(m)), 1.0 / math.sqrt(n * m)
-                )
-            else:
-                lam = base
-        return replace(obj, lam=check_positive(lam, "lam"))
 
     @property
     def phases(self) -> int:
@@ -1081,6 +1102,24 @@ class _StronglyConvex:
             oracle=self._oracle,
         )
 
+    def stage_two(self, rp: float) -> _Phased:
+        """The phased algorithm (class attribute ``phased``) at (ε/2, δ/2), β, R = ``rp`` and
+        the class's λ rule, run on ``K' = K ∩ B(θ0, R')`` (line 5)."""
+        return self.phased.from_theorem(
+            self._problem(),
+            diameter=rp,
+            beta=self.beta,
+            lam=self.lam_rule,
+            path=self.path,
+            interior=self.interior,
+            oracle=self._oracle,
+            **self._phased_knobs(),
+        )
+
+    def _phased_knobs(self) -> dict:
+        """The phased algorithm's own knobs."""
+        return {}
+
     @property
     def sigma0(self) -> float:
         return self.stage_one().sigma
@@ -1141,21 +1180,11 @@ class StronglyConvexERM(_StronglyConvex):
 
     theorem = "Theorem 4.3"
     default_lam_rule = "balanced"
+    phased = PhasedERM
 
     @property
     def localised_radius(self) -> float:
         return _localised_radius(self.sigma0, self.d, self.beta)
-
-    def stage_two(self, rp: float) -> PhasedERM:
-        return PhasedERM.from_theorem(
-            self._problem(),
-            diameter=rp,
-            beta=self.beta,
-            lam=self.lam_rule,
-            path=self.path,
-            interior=self.interior,
-            oracle=self._oracle,
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1165,6 +1194,7 @@ class StronglyConvexSCO(_StronglyConvex):
 
     theorem = "Theorem 5.3"
     default_lam_rule = "max"
+    phased = PhasedSCO
 
     @property
     def localised_radius(self) -> float:
@@ -1176,17 +1206,9 @@ class StronglyConvexSCO(_StronglyConvex):
         )
         return _localised_radius(self.sigma0, self.d, self.beta) + stat
 
-    def stage_two(self, rp: float) -> PhasedSCO:
-        return PhasedSCO.from_theorem(
-            self._problem(),
-            diameter=rp,
-            beta=self.beta,
-            lam=self.lam_rule,
-            path=self.path,
-            n0=self.n0,
-            interior=self.interior,
-            oracle=self._oracle,
-        )
+    def _phased_knobs(self) -> dict:
+        """Phased-SCO's N0."""
+        return {"n0": self.n0}
 
 
 # --------------------------------------------------------------------------- baselines (spec §2.9)

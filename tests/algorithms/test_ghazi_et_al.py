@@ -31,7 +31,6 @@ from dpclaims.algorithms.ghazi_et_al_stability import (
     exact_minimiser,
     inner_privacy_params,
     kappa_fn,
-    stability_profile,
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
 from dpclaims.algorithms.mutants.ghazi_et_al import SigmaNo8Kappa
@@ -40,6 +39,7 @@ from dpclaims.claims.checks.ghazi_et_al import (
     noise_calibration,
     phased_erm_budget,
     phased_sco_blocks_check,
+    quadratic_s_star,
 )
 from dpclaims.data import GroupedMeans
 from dpclaims.errors import InputError, MechanismError
@@ -155,18 +155,7 @@ def test_outlier_family_has_s_star_k(k):
 
 
 def _s_star(means, kappa, target):
-    data = GroupedMeans.per_user(means, 1)
-    values, counts = data.types()
-    solver = QuadraticMinimiser(1.0)
-    prof = stability_profile(
-        values,
-        counts,
-        lambda s: solver.minimiser(values, s, reg=0.0, centre=None, domain=Domain(math.inf)),
-        kappa=kappa,
-        delta_target=target,
-        empty_value=np.zeros((1, 1)),
-    )
-    return int(prof.s_star[0])
+    return quadratic_s_star(GroupedMeans.per_user(means, 1), kappa, target)
 
 
 def _brute_s_star(means, kappa, target):

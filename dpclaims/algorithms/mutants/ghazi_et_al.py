@@ -125,6 +125,19 @@ def _bottom_problem(epsilon: float, delta: float) -> Problem:
     return Problem(n=AUDIT_USERS, epsilon=epsilon, delta=delta)
 
 
+def _quadratic_problem(n: int, m: int, *, epsilon: float, delta: float, radius: float) -> Problem:
+    """The strongly convex problems of M3, M4 and the item-level contrast: G = 2, μ = 1."""
+    return Problem(
+        n=n,
+        m=m,
+        epsilon=epsilon,
+        delta=delta,
+        lipschitz=2.0,
+        strong_convexity=1.0,
+        radius=radius,
+    )
+
+
 def build_no_stability_test(epsilon: float = 1.0, delta: float = 1e-3) -> AuditTarget:
     """M1 on the secondary pair x^(1) vs x^(0) with the auditor's Δ = 1e-4·p/n."""
     mech = NoStabilityTest.from_theorem(_bottom_problem(epsilon, delta), Delta=1e-4 / AUDIT_USERS)
@@ -165,15 +178,7 @@ def fast_path_mechanism(
 ) -> SCOutputPert:
     """Fast-path ``algorithm`` (SCOutputPert or a mutant) for the M3 pair (quadratic, μ = 1,
     G = 2, β = 0.01, interior)."""
-    problem = Problem(
-        n=M3_USERS,
-        m=M3_ITEMS,
-        epsilon=epsilon,
-        delta=delta,
-        lipschitz=2.0,
-        strong_convexity=1.0,
-        radius=10.0,
-    )
+    problem = _quadratic_problem(M3_USERS, M3_ITEMS, epsilon=epsilon, delta=delta, radius=10.0)
     return algorithm.from_theorem(problem, beta=0.01, interior=True, path="fast")
 
 
@@ -191,14 +196,8 @@ CONTRAST_USERS, CONTRAST_ITEMS = 10, 10
 def build_item_level_as_user(epsilon: float = 1.0, delta: float = 1e-5) -> AuditTarget:
     """Item-level output perturbation (Chaudhuri et al.) audited with user-level neighbours
     (spec §2.9)."""
-    problem = Problem(
-        n=CONTRAST_USERS,
-        m=CONTRAST_ITEMS,
-        epsilon=epsilon,
-        delta=delta,
-        lipschitz=2.0,
-        strong_convexity=1.0,
-        radius=1.0,
+    problem = _quadratic_problem(
+        CONTRAST_USERS, CONTRAST_ITEMS, epsilon=epsilon, delta=delta, radius=1.0
     )
     mech = ItemLevelOutputPert.from_theorem(problem)
     base = UserDataset(np.zeros((CONTRAST_USERS, CONTRAST_ITEMS, 1)))
@@ -215,9 +214,7 @@ def build_item_level_as_user(epsilon: float = 1.0, delta: float = 1e-5) -> Audit
 
 def build_sigma_no_8kappa(n: int = 2000, m: int = 10**6) -> SigmaNo8Kappa:
     """M4: σ without the 8κ factor (white-box; black-box pairs stay within ε)."""
-    problem = Problem(
-        n=n, m=m, epsilon=1.0, delta=1e-5, lipschitz=2.0, strong_convexity=1.0, radius=1.0
-    )
+    problem = _quadratic_problem(n, m, epsilon=1.0, delta=1e-5, radius=1.0)
     return SigmaNo8Kappa.from_theorem(problem, beta=0.01)
 
 

@@ -65,6 +65,20 @@ from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
 
+def _grid(start: int, ratio: int, *, quick: list) -> Budget:
+    """A sweep's values: ``quick`` at the quick budget, ``start·ratio^k`` for k < 5 (standard) and
+    k < 6 (full)."""
+    return Budget(
+        quick=quick,
+        standard=[start * ratio**k for k in range(5)],
+        full=[start * ratio**k for k in range(6)],
+    )
+
+
+N_FROM_200 = _grid(200, 2, quick=[200, 440, 960, 2100])
+"""The n values of RT-3 and RT-6."""
+
+
 def claimed_exponents(claim, **keys: str) -> dict[str, float]:
     """``{key: the claim's exponent of variable}`` for each ``key=variable``: the expected
     exponents of a value experiment, read from the claim rather than restated here."""
@@ -160,7 +174,8 @@ def _random_small_dataset(rng, n):
     return GroupedMeans.per_user(rng.choice(levels, size=(n, 1)) * rng.uniform(0.5, 1.5), 1)
 
 
-def _s_star(data, kappa, delta_target):
+def quadratic_s_star(data: GroupedMeans, kappa: int, delta_target: float) -> int:
+    """s* of Algorithm 1's stability test for the unconstrained quadratic (μ = 1) on ``data``."""
     values, counts = data.types()
     solver = QuadraticMinimiser(1.0)
     prof = stability_profile(
@@ -189,7 +204,7 @@ def value_obs35_stability_monotone(claim, budget):
             means[rng.integers(n)] = rng.choice([0.0, 0.05, 1.0, 3.0])
             x1 = GroupedMeans.per_user(means, 1)
             target = float(10 ** rng.uniform(-3, 0))
-            s0, s1 = _s_star(x, kappa, target), _s_star(x1, kappa, target)
+            s0, s1 = quadratic_s_star(x, kappa, target), quadratic_s_star(x1, kappa, target)
             informative += int(min(s0, s1) <= 2 * kappa)
             violations += int(s0 > s1 + 1) + int(s1 > s0 + 1)
         return {"violations": violations, "informative_fraction": (informative / pairs, 0.0, 1.0)}
@@ -427,11 +442,7 @@ def fast_noise_error(m, rng, n=2000, d=4, trials=64):
 
 @register_experiment("ghazi23.appC.fast_noise")
 def sweep_appc_fast_noise_in_m(claim, budget):
-    values = Budget(
-        quick=[10**4, 10**5, 10**6, 10**7],
-        standard=[10**4, 10**5, 10**6, 10**7, 10**8],
-        full=[10**4, 10**5, 10**6, 10**7, 10**8, 10**9],
-    )[budget]
+    values = _grid(10**4, 10, quick=[10**4, 10**5, 10**6, 10**7])[budget]
     return RateExperiment.for_claim(
         claim,
         fast_noise_error,
@@ -548,11 +559,7 @@ def deletion_sensitivity(n, rng, m=20, d=5, mu=0.1, deletions=3):
 
 @register_experiment("ghazi23.thm36.deletion_sensitivity")
 def sweep_thm36_deletion_sensitivity_in_n(claim, budget):
-    values = Budget(
-        quick=[30, 66, 140, 310],
-        standard=[50, 100, 200, 400, 800],
-        full=[50, 100, 200, 400, 800, 1600],
-    )[budget]
+    values = _grid(50, 2, quick=[30, 66, 140, 310])[budget]
     return RateExperiment.for_claim(
         claim,
         deletion_sensitivity,
@@ -586,11 +593,7 @@ def greedy_radius_sensitivity(n, rng, m=50, d=5, r=36, means=None):
 
 @register_experiment("ghazi23.cor37.radius_r")
 def sweep_cor37_radius_sensitivity_in_n(claim, budget):
-    values = Budget(
-        quick=[200, 440, 960, 2100],
-        standard=[200, 400, 800, 1600, 3200],
-        full=[200, 400, 800, 1600, 3200, 6400],
-    )[budget]
+    values = N_FROM_200[budget]
     return RateExperiment.for_claim(
         claim,
         greedy_radius_sensitivity,
@@ -760,11 +763,7 @@ def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
 
 @register_experiment("ghazi23.thm41.convex_erm")
 def sweep_thm41_convex_erm_in_n(claim, budget):
-    values = Budget(
-        quick=[200, 440, 960, 2100],
-        standard=[200, 400, 800, 1600, 3200],
-        full=[200, 400, 800, 1600, 3200, 6400],
-    )[budget]
+    values = N_FROM_200[budget]
     return RateExperiment.for_claim(
         claim,
         convex_erm_worst,
@@ -881,11 +880,7 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
 
 @register_experiment("ghazi23.thm51.convex_sco.statistical_term")
 def sweep_thm51_statistical_term(claim, budget):
-    n_values = Budget(
-        quick=[2**12, 2**13, 2**14, 2**15, 2**16],
-        standard=[2**12, 2**13, 2**14, 2**15, 2**16],
-        full=[2**12, 2**13, 2**14, 2**15, 2**16, 2**17],
-    )[budget]
+    n_values = _grid(2**12, 2, quick=[2**12, 2**13, 2**14, 2**15, 2**16])[budget]
     rt7a = RateExperiment.for_claim(
         claim,
         convex_sco_worst,
@@ -1022,11 +1017,7 @@ def sc_erm_excess(n, rng, m=10**14, d=10, trials=20):
 
 @register_experiment("ghazi23.thm43.sc_erm")
 def sweep_thm43_sc_erm_in_n(claim, budget):
-    values = Budget(
-        quick=[20000, 44000, 96000, 210000],
-        standard=[20000, 40000, 80000, 160000, 320000],
-        full=[20000, 40000, 80000, 160000, 320000, 640000],
-    )[budget]
+    values = _grid(20000, 2, quick=[20000, 44000, 96000, 210000])[budget]
     return RateExperiment.for_claim(
         claim,
         sc_erm_excess,
@@ -1431,45 +1422,56 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
     return worst
 
 
+ITEM_DP_GD_NOTE = (
+    "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
+    "PLD-calibrated to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength"
+)
+
+
+def item_dp_gd_sweeps(claim, budget, *, n_variable: str, replicates: int, note: str) -> dict:
+    """The sweeps of :func:`item_convex_erm_worst` in n (d = 64; the claim's exponent of
+    ``n_variable``) and in d (n = 1000), noted ``note + "d = 64"`` and ``note + "n = 1000"``."""
+    trials = Budget(quick=200, standard=1000, full=4000)[budget]
+    return {
+        n_variable: RateExperiment.for_claim(
+            claim,
+            item_convex_erm_worst,
+            "n",
+            [250, 500, 1000, 2500],
+            variable=n_variable,
+            replicates=replicates,
+            fixed={"trials": trials},
+            note=note + "d = 64",
+        ),
+        "d": RateExperiment.for_claim(
+            claim,
+            item_convex_erm_worst_d,
+            "d",
+            [16, 64, 256, 1024],
+            replicates=replicates,
+            fixed={"n": 1000, "trials": trials},
+            note=note + "n = 1000",
+        ),
+    }
+
+
 @register_experiment("ghazi23.table1.item_convex_erm")
 def sweep_item_convex_erm_in_n_and_d(claim, budget):
-    note = (
-        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
-        "PLD-calibrated "
-        "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength c√d/n)"
-    )
     return CombinedExperiment(
-        {
-            "n": RateExperiment.for_claim(
-                claim,
-                item_convex_erm_worst,
-                "n",
-                [250, 500, 1000, 2500],
-                replicates=Budget(quick=3, standard=8, full=20)[budget],
-                fixed={"trials": Budget(quick=200, standard=1000, full=4000)[budget]},
-                note=note + "; d = 64",
-            ),
-            "d": RateExperiment.for_claim(
-                claim,
-                item_convex_erm_worst_d,
-                "d",
-                [16, 64, 256, 1024],
-                replicates=Budget(quick=3, standard=8, full=20)[budget],
-                fixed={"n": 1000, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
-                note=note + "; n = 1000",
-            ),
-        },
+        item_dp_gd_sweeps(
+            claim,
+            budget,
+            n_variable="n",
+            replicates=Budget(quick=3, standard=8, full=20)[budget],
+            note=ITEM_DP_GD_NOTE + " c√d/n); ",
+        ),
         note="Bassily et al. 2014's item-level DP-ERM rate RG√d/n",
     )
 
 
 @register_experiment("ghazi23.table1.item_convex_sco")
 def sweep_item_convex_sco_in_n_and_d(claim, budget):
-    note = (
-        "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
-        "PLD-calibrated "
-        "to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength)"
-    )
+    note = ITEM_DP_GD_NOTE + ")"
     point_mass = (
         "; privacy term on a point-mass population (every item equals χ = c√d/n·e1: no sampling "
         "error, "
@@ -1487,24 +1489,12 @@ def sweep_item_convex_sco_in_n_and_d(claim, budget):
                 fixed={"datasets": Budget(quick=100, standard=200, full=400)[budget]},
                 note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)",
             ),
-            "n_privacy": RateExperiment.for_claim(
+            **item_dp_gd_sweeps(
                 claim,
-                item_convex_erm_worst,
-                "n",
-                [250, 500, 1000, 2500],
-                variable="n_privacy",
+                budget,
+                n_variable="n_privacy",
                 replicates=Budget(quick=3, standard=6, full=12)[budget],
-                fixed={"trials": Budget(quick=200, standard=1000, full=4000)[budget]},
-                note=note + point_mass + ", d = 64",
-            ),
-            "d": RateExperiment.for_claim(
-                claim,
-                item_convex_erm_worst_d,
-                "d",
-                [16, 64, 256, 1024],
-                replicates=Budget(quick=3, standard=6, full=12)[budget],
-                fixed={"n": 1000, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
-                note=note + point_mass + ", n = 1000",
+                note=note + point_mass + ", ",
             ),
         },
         note="Bassily et al. 2019's item-level DP-SCO rate RG(1/√n + √d/n)",
