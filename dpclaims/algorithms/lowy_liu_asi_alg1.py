@@ -13,19 +13,21 @@ from typing import Any
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_positive, check_trials
+from ..errors import check_choice, check_positive, check_trials
 from ..losses import LinearLoss
 from ..privacy import PrivacyClaim
 from ..problem import Problem
 from .lowy_liu_asi_core import (
-    check_loss,
     concentration,
     distinct_users,
+    domain_diameter,
     keep_probability,
     ln,
     paired_grad,
     partition_order,
+    problem_loss,
     project_domain,
+    run_summary,
     stack_runs,
     trial_chunk,
     user_counts,
@@ -74,12 +76,7 @@ class Algorithm1Run:
 
     def to_dict(self) -> dict:
         """Summary: trials, halts, empty filtered sets and mean gradient count."""
-        return {
-            "trials": int(self.theta.shape[0]),
-            "d": int(self.theta.shape[1]),
-            "halt_rate": float(np.mean(self.halted)),
-            "gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-        }
+        return run_summary(self)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -150,9 +147,7 @@ class Algorithm1:
         check_choice(constants, CONSTANTS, "constants")
         check_choice(partition, PARTITIONS, "partition")
         lipschitz, radius = problem.lipschitz, problem.radius
-        diameter = 2.0 * radius if diameter is None else check_positive(diameter, "diameter")
-        if math.isinf(diameter):
-            raise InputError("diameter must be finite when radius is infinite; pass diameter=R")
+        diameter = domain_diameter(radius, diameter)
         q = check_positive(q, "q")
         J = (
             max(math.log(m) / math.log(n), 0.0)
@@ -160,8 +155,7 @@ class Algorithm1:
             else check_positive(J, "J", allow_zero=True)
         )
         p = J + 1.5
-        loss = LinearLoss() if problem.loss is None else problem.loss
-        check_loss(loss)
+        loss = problem_loss(problem)
         if eta is None:
             base = diameter / (lipschitz * math.sqrt(d * m * n * epsilon))
             if eta_const is None and constants == "relaxed":

@@ -18,17 +18,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_positive, check_trials
+from ..errors import check_choice, check_positive, check_trials
 from ..losses import LinearLoss
 from ..privacy import PrivacyClaim
 from ..problem import Problem
 from .lowy_liu_asi_alg2 import Algorithm2
 from .lowy_liu_asi_core import (
-    check_loss,
     distinct_users,
+    domain_diameter,
     ln,
     partition_order,
+    problem_loss,
     project_domain,
+    run_summary,
     stack_runs,
     trial_chunk,
     user_counts,
@@ -79,13 +81,7 @@ class Algorithm3Run:
     users: list | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "trials": int(self.theta.shape[0]),
-            "d": int(self.theta.shape[1]),
-            "halt_rate": float(np.mean(self.halted)),
-            "removal_rate": float(np.mean(~self.kept_all)),
-            "gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-        }
+        return run_summary(self, removal_rate=float(np.mean(~self.kept_all)))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -155,11 +151,8 @@ class Algorithm3:
         check_choice(partition, PARTITIONS, "partition")
         check_choice(sampling, SAMPLINGS, "sampling")
         radius = problem.radius
-        diameter = 2.0 * radius if diameter is None else check_positive(diameter, "diameter")
-        if math.isinf(diameter):
-            raise InputError("diameter must be finite when radius is infinite; pass diameter=R")
-        loss = LinearLoss() if problem.loss is None else problem.loss
-        check_loss(loss)
+        diameter = domain_diameter(radius, diameter)
+        loss = problem_loss(problem)
         noise_mult = check_positive(noise_mult, "noise_mult", allow_zero=True)
         s = cls.schedule(
             problem,
