@@ -39,9 +39,11 @@ from .lowy_liu_asi_schedule import (
     CONSTANTS,
     DEFAULT_Q,
     PARTITIONS,
+    alg1_group_size,
     as_vector,
     check_data,
     paper_privacy_claim,
+    phase_size,
     privacy_target,
     problem_sizes,
 )
@@ -159,8 +161,8 @@ class Algorithm1:
         if eta is None:
             base = diameter / (lipschitz * math.sqrt(d * m * n * epsilon))
             if eta_const is None and constants == "relaxed":
-                C = math.ceil(100.0 * ln(20.0 * n * m * math.exp(epsilon) / delta) / epsilon)
-                n1 = (1.0 - 2.0 ** (-q)) * n / 2.0**q
+                C = alg1_group_size(n=n, m=m, epsilon=epsilon, delta=delta)
+                n1 = phase_size(n, q, 1)
                 eta_const = math.sqrt(C * n * epsilon / n1)
             eta = base * (1.0 if eta_const is None else check_positive(eta_const, "eta_const"))
         eta = check_positive(eta, "eta")
@@ -219,7 +221,7 @@ class Algorithm1:
         n, m, d = problem.n, problem.m, problem.d
         epsilon, delta, lipschitz = problem.epsilon, problem.delta, problem.lipschitz
         levels = int(math.floor(math.log2(n)))
-        C = int(math.ceil(100.0 * ln(20.0 * n * m * math.exp(epsilon) / delta) / epsilon))
+        C = alg1_group_size(n=n, m=m, epsilon=epsilon, delta=delta)
         if tau_const is None:
             tau_const = (
                 ALG1_PAPER_TAU * ln(n * d * m)
@@ -229,7 +231,7 @@ class Algorithm1:
         keys = ("n_i", "N_i", "T_i", "eta_i", "tau_i", "sigma_i")
         out = {"C": C, "levels": levels, "tau_const": float(tau_const), **{k: [] for k in keys}}
         for i in range(1, levels + 1):
-            n_i = int(math.floor((1.0 - 2.0 ** (-q)) * n / 2.0 ** (i * q)))
+            n_i = int(math.floor(phase_size(n, q, i)))
             groups = n_i // C
             if groups < 1:
                 break

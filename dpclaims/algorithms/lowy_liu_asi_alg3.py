@@ -48,6 +48,7 @@ from .lowy_liu_asi_schedule import (
     as_vector,
     check_data,
     paper_privacy_claim,
+    phase_size,
     privacy_target,
     problem_sizes,
 )
@@ -222,7 +223,7 @@ class Algorithm3:
         if tau is None:
             tau = alg3_tau(n=n, m=m, d=d, epsilon=epsilon, lipschitz=lipschitz)
         p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)  # Thm C.3, equality [DEFAULT]
-        n1 = (1 - 2 ** (-q)) * n / 2**q
+        n1 = phase_size(n, q, 1)
         if lam is None:
             if constants == "paper":  # Thm C.3
                 lam = (lipschitz / diameter) * (
@@ -239,7 +240,7 @@ class Algorithm3:
         out = {"lam": lam, "p": p, "q": q, "tau": tau, "levels": levels, **{k: [] for k in keys}}
         sizes = {"m": m, "n": n, "levels": levels, "epsilon": epsilon, "delta": delta}
         for i in range(1, levels + 1):
-            n_i = (1 - 2 ** (-q)) * n / 2 ** (i * q)
+            n_i = phase_size(n, q, i)
             n_i = n_i if dry_run else int(math.floor(n_i))
             lam_i = lam * 2 ** (p * i)
             # proof of D.3 [DEFAULT]
