@@ -13,19 +13,21 @@ from typing import Any
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_positive, check_trials
+from ..errors import check_choice, check_positive, check_trials
 from ..losses import LinearLoss
 from ..privacy import PrivacyClaim
 from ..problem import Problem
 from .lowy_liu_asi_core import (
-    check_loss,
     concentration,
     distinct_users,
+    domain_diameter,
     keep_probability,
     ln,
     paired_grad,
     partition_order,
+    problem_loss,
     project_domain,
+    run_summary,
     stack_runs,
     trial_chunk,
     user_counts,
@@ -37,9 +39,11 @@ from .lowy_liu_asi_schedule import (
     CONSTANTS,
     DEFAULT_Q,
     PARTITIONS,
+    alg1_group_size,
     as_vector,
     check_data,
     paper_privacy_claim,
+    phase_size,
     privacy_target,
     problem_sizes,
 )
@@ -74,12 +78,7 @@ class Algorithm1Run:
 
     def to_dict(self) -> dict:
         """Summary: trials, halts, empty filtered sets and mean gradient count."""
-        return {
-            "trials": int(self.theta.shape[0]),
-            "d": int(self.theta.shape[1]),
-            "halt_rate": float(np.mean(self.halted)),
-            "gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-        }
+        return run_summary(self)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -150,9 +149,7 @@ class Algorithm1:
         check_choice(constants, CONSTANTS, "constants")
         check_choice(partition, PARTITIONS, "partition")
         lipschitz, radius = problem.lipschitz, problem.radius
-        diameter = 2.0 * radius if diameter is None else check_positive(diameter, "diameter")
-        if math.isinf(diameter):
-            raise InputError("diameter must be finite when radius is infinite; pass diameter=R")
+        diameter = domain_diameter(radius, diameter)
         q = check_positive(q, "q")
         J = (
             max(math.log(m) / math.log(n), 0.0)
@@ -160,13 +157,12 @@ class Algorithm1:
             else check_positive(J, "J", allow_zero=True)
         )
         p = J + 1.5
-        loss = LinearLoss() if problem.loss is None else problem.loss
-        check_loss(loss)
+        loss = problem_loss(problem)
         if eta is None:
             base = diameter / (lipschitz * math.sqrt(d * m * n * epsilon))
             if eta_const is None and constants == "relaxed":
-                C = math.ceil(100.0 * ln(20.0 * n * m * math.exp(epsilon) / delta) / epsilon)
-                n1 = (1.0 - 2.0 ** (-q)) * n / 2.0**q
+                C = alg1_group_size(n=n, m=m, epsilon=epsilon, delta=delta)
+                n1 = phase_size(n, q, 1)
                 eta_const = math.sqrt(C * n * epsilon / n1)
             eta = base * (1.0 if eta_const is None else check_positive(eta_const, "eta_const"))
         eta = check_positive(eta, "eta")
@@ -225,7 +221,7 @@ class Algorithm1:
         n, m, d = problem.n, problem.m, problem.d
         epsilon, delta, lipschitz = problem.epsilon, problem.delta, problem.lipschitz
         levels = int(math.floor(math.log2(n)))
-        C = int(math.ceil(100.0 * ln(20.0 * n * m * math.exp(epsilon) / delta) / epsilon))
+        C = alg1_group_size(n=n, m=m, epsilon=epsilon, delta=delta)
         if tau_const is None:
             tau_const = (
                 ALG1_PAPER_TAU * ln(n * d * m)
@@ -235,7 +231,7 @@ class Algorithm1:
         keys = ("n_i", "N_i", "T_i", "eta_i", "tau_i", "sigma_i")
         out = {"C": C, "levels": levels, "tau_const": float(tau_const), **{k: [] for k in keys}}
         for i in range(1, levels + 1):
-            n_i = int(math.floor((1.0 - 2.0 ** (-q)) * n / 2.0 ** (i * q)))
+            n_i = int(math.floor(phase_size(n, q, i)))
             groups = n_i // C
             if groups < 1:
                 break

@@ -20,12 +20,13 @@ from ..problem import Problem
 from .lowy_liu_asi_core import (
     MEAN_SUFFICIENT,
     acsa_coefficients,
-    check_loss,
     concentration,
     distinct_users,
     keep_probability,
     paired_grad,
+    problem_loss,
     project_domain,
+    run_summary,
     stack_runs,
     trial_chunk,
     user_gradients,
@@ -70,12 +71,7 @@ class Algorithm2Run:
     xi: np.ndarray | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "trials": int(self.theta.shape[0]),
-            "d": int(self.theta.shape[1]),
-            "halt_rate": float(np.mean(self.halted)),
-            "gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-        }
+        return run_summary(self)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -157,8 +153,7 @@ class Algorithm2:
         batch = check_count(batch, "batch")
         if batch > n_phase:
             raise InputError(f"batch must be <= n_phase = {n_phase}, got {batch}")
-        loss = LinearLoss() if problem.loss is None else problem.loss
-        check_loss(loss)
+        loss = problem_loss(problem)
         sigma = alg2_sigma(
             constants=constants,
             sensitivity=cls.noise_sensitivity(tau=tau, lipschitz=problem.lipschitz, m=m),

@@ -18,17 +18,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import UserDataset
-from ..errors import InputError, check_choice, check_positive, check_trials
+from ..errors import check_choice, check_positive, check_trials
 from ..losses import LinearLoss
 from ..privacy import PrivacyClaim
 from ..problem import Problem
 from .lowy_liu_asi_alg2 import Algorithm2
 from .lowy_liu_asi_core import (
-    check_loss,
     distinct_users,
+    domain_diameter,
     ln,
     partition_order,
+    problem_loss,
     project_domain,
+    run_summary,
     stack_runs,
     trial_chunk,
     user_counts,
@@ -46,6 +48,7 @@ from .lowy_liu_asi_schedule import (
     as_vector,
     check_data,
     paper_privacy_claim,
+    phase_size,
     privacy_target,
     problem_sizes,
 )
@@ -79,13 +82,7 @@ class Algorithm3Run:
     users: list | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "trials": int(self.theta.shape[0]),
-            "d": int(self.theta.shape[1]),
-            "halt_rate": float(np.mean(self.halted)),
-            "removal_rate": float(np.mean(~self.kept_all)),
-            "gradient_evaluations": float(np.mean(self.gradient_evaluations)),
-        }
+        return run_summary(self, removal_rate=float(np.mean(~self.kept_all)))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -155,11 +152,8 @@ class Algorithm3:
         check_choice(partition, PARTITIONS, "partition")
         check_choice(sampling, SAMPLINGS, "sampling")
         radius = problem.radius
-        diameter = 2.0 * radius if diameter is None else check_positive(diameter, "diameter")
-        if math.isinf(diameter):
-            raise InputError("diameter must be finite when radius is infinite; pass diameter=R")
-        loss = LinearLoss() if problem.loss is None else problem.loss
-        check_loss(loss)
+        diameter = domain_diameter(radius, diameter)
+        loss = problem_loss(problem)
         noise_mult = check_positive(noise_mult, "noise_mult", allow_zero=True)
         s = cls.schedule(
             problem,
@@ -229,7 +223,7 @@ class Algorithm3:
         if tau is None:
             tau = alg3_tau(n=n, m=m, d=d, epsilon=epsilon, lipschitz=lipschitz)
         p = 3 * q + 2.5 + math.log(math.sqrt(m)) / math.log(n)  # Thm C.3, equality [DEFAULT]
-        n1 = (1 - 2 ** (-q)) * n / 2**q
+        n1 = phase_size(n, q, 1)
         if lam is None:
             if constants == "paper":  # Thm C.3
                 lam = (lipschitz / diameter) * (
@@ -246,7 +240,7 @@ class Algorithm3:
         out = {"lam": lam, "p": p, "q": q, "tau": tau, "levels": levels, **{k: [] for k in keys}}
         sizes = {"m": m, "n": n, "levels": levels, "epsilon": epsilon, "delta": delta}
         for i in range(1, levels + 1):
-            n_i = (1 - 2 ** (-q)) * n / 2 ** (i * q)
+            n_i = phase_size(n, q, i)
             n_i = n_i if dry_run else int(math.floor(n_i))
             lam_i = lam * 2 ** (p * i)
             # proof of D.3 [DEFAULT]

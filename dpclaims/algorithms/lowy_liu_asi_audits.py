@@ -9,7 +9,7 @@ subclass of :mod:`dpclaims.algorithms.mutants.lowy_liu_asi`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..audit.target import AuditTarget
 from ..data import UserDataset
 from ..errors import check_choice
 from ..losses import LinearLoss
+from ..privacy import PrivacyClaim
 from ..problem import Problem
 from .lowy_liu_asi_alg1 import Algorithm1
 from .lowy_liu_asi_alg2 import Algorithm2
@@ -32,6 +33,7 @@ __all__ = [
     "alg1_audit",
     "alg2_audit",
     "alg3_audit",
+    "audit_builder",
     "halting_law",
     "profile_epsilon",
     "q1_exact",
@@ -296,3 +298,27 @@ class HaltingStep:
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         return self.algorithm.run(data, rng, trials).halt_step[:, None].astype(np.float64)
+
+
+# ---------------------------------------------------------------------------- audit-target builders
+
+
+def audit_builder(audit, pair: str, *, wrap=None, halting: bool = False, **options):
+    """A zero-argument builder of ``audit(pair, **options).target`` (an audit experiment's or a
+    mutant's ``build``).
+
+    ``wrap`` post-processes the mechanism (e.g. :class:`HaltIndicator`); ``halting`` releases
+    Algorithm 2's halting step alone (:class:`HaltingStep`) against its pure ε/2 claim (proof of
+    Thm C.1).  With ``algorithm=`` among the options the builder is named after it and the pair.
+    """
+
+    def build() -> AuditTarget:
+        target = audit(pair, **options).target
+        if halting:
+            claim = PrivacyClaim(epsilon=target.claim.epsilon / 2.0, delta=0.0)
+            return replace(target, mechanism=HaltingStep(target.mechanism), claim=claim)
+        return target if wrap is None else replace(target, mechanism=wrap(target.mechanism))
+
+    if "algorithm" in options:
+        build.__name__ = f"build_{options['algorithm'].__name__}_{pair}"
+    return build

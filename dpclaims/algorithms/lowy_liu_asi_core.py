@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..errors import InputError
+from ..errors import InputError, check_positive
 from ..losses import (
     CauchyLoss,
     L1DistanceLoss,
@@ -33,6 +33,9 @@ from ..losses import (
 )
 
 __all__ = [
+    "domain_diameter",
+    "problem_loss",
+    "run_summary",
     "MEMORY_BUDGET",
     "MEAN_SUFFICIENT",
     "POINT_LOSSES",
@@ -76,6 +79,32 @@ def check_loss(loss) -> None:
         f"{[c.__name__ for c in POINT_LOSSES]}, got "
         f"{type(loss).__name__}; these algorithms pair every trial's point with its own items"
     )
+
+
+def problem_loss(problem):
+    """The problem's loss (default linear), checked by :func:`check_loss`."""
+    loss = LinearLoss() if problem.loss is None else problem.loss
+    check_loss(loss)
+    return loss
+
+
+def domain_diameter(radius: float, diameter: float | None) -> float:
+    """R of the paper's formulas: ``diameter`` if given (positive), else ``2·radius`` (finite)."""
+    diameter = 2.0 * radius if diameter is None else check_positive(diameter, "diameter")
+    if math.isinf(diameter):
+        raise InputError("diameter must be finite when radius is infinite; pass diameter=R")
+    return diameter
+
+
+def run_summary(run, **extra) -> dict:
+    """A run's summary: trials, d, halt rate, ``extra`` rates and the mean gradient count."""
+    return {
+        "trials": int(run.theta.shape[0]),
+        "d": int(run.theta.shape[1]),
+        "halt_rate": float(np.mean(run.halted)),
+        **extra,
+        "gradient_evaluations": float(np.mean(run.gradient_evaluations)),
+    }
 
 
 def paired_grad(loss, theta: np.ndarray, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:

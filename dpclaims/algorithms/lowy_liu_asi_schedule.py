@@ -30,6 +30,8 @@ __all__ = [
     "as_vector",
     "check_data",
     "paper_privacy_claim",
+    "phase_size",
+    "alg1_group_size",
     "alg3_tau",
     "alg2_sigma",
     "alg2_batch",
@@ -157,6 +159,17 @@ def paper_privacy_claim(algorithm: Any, source: str) -> PrivacyClaim:
 
 
 # --------------------------------------------------------------------------------- shared formulas
+
+
+def phase_size(n: float, q: float, i: int) -> float:
+    """Users of phase i (1-based) before rounding: ``(1 − 2^{−q})·n/2^{iq}`` (Alg. 1 line 4,
+    Alg. 3 line 3)."""
+    return (1.0 - 2.0 ** (-q)) * n / 2.0 ** (i * q)
+
+
+def alg1_group_size(*, n: float, m: float, epsilon: float, delta: float) -> int:
+    """Algorithm 1 line 2: the group size ``C = ⌈100 ln(20nme^ε/δ)/ε⌉``."""
+    return int(math.ceil(100.0 * ln(20.0 * n * m * math.exp(epsilon) / delta) / epsilon))
 
 
 def alg3_tau(*, n: float, m: float, d: float, epsilon: float, lipschitz: float) -> float:

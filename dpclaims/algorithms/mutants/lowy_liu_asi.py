@@ -11,12 +11,9 @@ audit setup, which a black-box audit cannot flag at the paper's over-provisioned
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from ...audit.target import AuditTarget
-from ...privacy import PrivacyClaim
 from ...problem import Problem
 from ..lowy_liu_asi import (
     PAPER_ID,
@@ -24,10 +21,10 @@ from ..lowy_liu_asi import (
     Algorithm2,
     Algorithm3,
     HaltIndicator,
-    HaltingStep,
     alg1_audit,
     alg2_audit,
 )
+from ..lowy_liu_asi_audits import audit_builder
 from ..lowy_liu_asi_core import concentration
 from ..lowy_liu_asi_schedule import ALG2_THRESHOLD_LAPLACE
 from . import Mutant, register_mutant
@@ -143,157 +140,114 @@ class SigmaSqrtNAlgorithm3(Algorithm3):
 # -------------------------------------------------------------------------------------- the corpus
 
 
-def _alg1(pair: str, algorithm: type[Algorithm1], wrap=None):
-    def build() -> AuditTarget:
-        target = alg1_audit(pair, algorithm=algorithm).target
-        if wrap is None:
-            return target
-        return replace(target, mechanism=wrap(target.mechanism))
-
-    build.__name__ = f"build_{algorithm.__name__}_{pair}"
-    return build
-
-
-def _alg2(pair: str, algorithm: type[Algorithm2], halting: bool = False):
-    def build() -> AuditTarget:
-        target = alg2_audit(pair, algorithm=algorithm).target
-        if not halting:
-            return target
-        # the halting pattern alone: ε/2-DP, pure (proof of Thm C.1)
-        claim = PrivacyClaim(epsilon=target.claim.epsilon / 2.0, delta=0.0)
-        return replace(target, mechanism=HaltingStep(target.mechanism), claim=claim)
-
-    build.__name__ = f"build_{algorithm.__name__}_{pair}"
-    return build
-
-
 def _sigma_sqrt_n() -> SigmaSqrtNAlgorithm3:
     """RT-3n's algorithm with σ ∝ 1/√n_i (relaxed constants; a utility mutant)."""
     problem = Problem(n=4000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
     return SigmaSqrtNAlgorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
 
 
+def _privacy(**fields) -> Mutant:
+    """A privacy mutant of this paper."""
+    return Mutant(paper=PAPER_ID, kind="privacy", **fields)
+
+
 _MUTANTS = [
-    Mutant(
+    _privacy(
         name="lla24-m1-alg1-no-filter",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M1: Algorithm 1 averages every group iterate (outlier filter bypassed) while "
         "σ stays ∝ τ_i; the sensitivity is unbounded",
         true_epsilon=math.inf,
-        build=_alg1("P2", NoFilterAlgorithm1),
+        build=audit_builder(alg1_audit, "P2", algorithm=NoFilterAlgorithm1),
         caught_by="audit P2 (far outlier, tiny τ)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m1-alg2-no-filter",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M1: Algorithm 2 averages every user gradient (filter bypassed) while σ stays "
         "∝ τ",
         true_epsilon=math.inf,
-        build=_alg2("Q2", NoFilterAlgorithm2),
+        build=audit_builder(alg2_audit, "Q2", algorithm=NoFilterAlgorithm2),
         caught_by="audit Q2 (far outlier, tiny τ)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m2-alg1-item-sigma",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M2: Algorithm 1's σ_i uses the item-level sensitivity 2η_iL instead of τ_i "
         "(filter unchanged)",
         true_epsilon=None,
-        build=_alg1("P3", ItemSigmaAlgorithm1),
+        build=audit_builder(alg1_audit, "P3", algorithm=ItemSigmaAlgorithm1),
         caught_by="white-box invariant sigma_i*eps*C/tau_i == 100 ln^2(n/delta)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m2-alg2-item-sigma",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M2: Algorithm 2's σ_i uses the item-level sensitivity 2L/m instead of τ "
         "(filter unchanged)",
         true_epsilon=None,
-        build=_alg2("Q3", ItemSigmaAlgorithm2),
+        build=audit_builder(alg2_audit, "Q3", algorithm=ItemSigmaAlgorithm2),
         caught_by="white-box invariant sigma_i*eps*n_i/(tau*sqrt(T_i)) == 1000 ln(nde^eps/delta)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m3a-alg1-unnormalised-score",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M3(a): Algorithm 1's concentration score is not divided by C, so the test "
         "always passes",
         true_epsilon=math.inf,
-        build=_alg1("P4", UnnormalisedScoreAlgorithm1),
+        build=audit_builder(alg1_audit, "P4", algorithm=UnnormalisedScoreAlgorithm1),
         caught_by="audit P4 (balanced clusters)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m3a-alg2-unnormalised-score",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M3(a): Algorithm 2's concentration score is not divided by K",
         true_epsilon=math.inf,
-        build=_alg2("Q4", UnnormalisedScoreAlgorithm2),
+        build=audit_builder(alg2_audit, "Q4", algorithm=UnnormalisedScoreAlgorithm2),
         caught_by="audit Q4 (balanced clusters)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m3b-alg1-no-test",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M3(b): Algorithm 1's Laplace concentration test is skipped (never halts)",
         true_epsilon=math.inf,
-        build=_alg1("P4", NoTestAlgorithm1),
+        build=audit_builder(alg1_audit, "P4", algorithm=NoTestAlgorithm1),
         caught_by="audit P4 (balanced clusters)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m3c-alg1-laplace-2",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt "
         "bit leaks 10× more (ε/10 → ε; 1.77 instead of 0.177 on P1 at ε = 2)",
         true_epsilon=None,
-        build=_alg1("P1", Laplace2Algorithm1, wrap=HaltIndicator),
+        build=audit_builder(alg1_audit, "P1", algorithm=Laplace2Algorithm1, wrap=HaltIndicator),
         caught_by="calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% "
         "interval of the log halt ratio [1.72, 1.84] vs the exact 0.177); the P1 audit's "
         "certified lower bound (1.72 at 2e4 trials) exceeds the exact reference 0.177, itself a "
         "certified detection, though below the claimed eps = 2",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m3d-alg2-threshold-per-step",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M3(d): Algorithm 2 redraws the AboveThreshold threshold noise every step (the "
         "printed pseudo-code); the T_i tests then compose",
         true_epsilon=None,
-        build=_alg2("Q1", ThresholdPerStepAlgorithm2, halting=True),
+        build=audit_builder(alg2_audit, "Q1", algorithm=ThresholdPerStepAlgorithm2, halting=True),
         caught_by="goodness of fit of the halting step against the exact law (claim "
         "lla24.alg2.reference_eps)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m4-alg1-reuse-users",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M4: every phase of Algorithm 1 draws its users from the start of the order "
         "(phases overlap)",
         true_epsilon=None,
-        build=_alg1("P2", ReuseUsersAlgorithm1),
+        build=audit_builder(alg1_audit, "P2", algorithm=ReuseUsersAlgorithm1),
         caught_by="white-box partition-disjointness test",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m5-alg1-leaky-halt",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M5: Algorithm 1 releases the pre-noise average of the group iterates on a "
         "halt instead of 0",
         true_epsilon=math.inf,
-        build=_alg1("P4", LeakyHaltAlgorithm1),
+        build=audit_builder(alg1_audit, "P4", algorithm=LeakyHaltAlgorithm1),
         caught_by="audit P4 (honest always halts)",
     ),
-    Mutant(
+    _privacy(
         name="lla24-m5-alg2-leaky-halt",
-        paper=PAPER_ID,
-        kind="privacy",
         description="M5: Algorithm 2 releases the pre-noise minibatch gradient on a halt instead "
         "of 0",
         true_epsilon=math.inf,
-        build=_alg2("Q4", LeakyHaltAlgorithm2),
+        build=audit_builder(alg2_audit, "Q4", algorithm=LeakyHaltAlgorithm2),
         caught_by="audit Q4 (honest always halts)",
     ),
     Mutant(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -22,7 +21,6 @@ from ...algorithms.lowy_liu_asi import (
     Algorithm2,
     Algorithm3,
     HaltIndicator,
-    HaltingStep,
     SmoothedAlgorithm3,
     StronglyConvexAlgorithm3,
     alg1_audit,
@@ -30,14 +28,13 @@ from ...algorithms.lowy_liu_asi import (
     alg3_audit,
     alg3_gradient_count,
 )
-from ...algorithms.lowy_liu_asi_audits import q1_exact
+from ...algorithms.lowy_liu_asi_audits import audit_builder, q1_exact
 from ...algorithms.lowy_liu_asi_core import acsa_coefficients, concentration
 from ...algorithms.lowy_liu_asi_schedule import ACSA_STAGE
-from ...audit.target import AuditTarget
 from ...hardinstances.linear import AbsoluteCubeInstance, LinearHypercubeInstance
 from ...hardinstances.quadratic import QuadraticHypercubeInstance
 from ...losses import SquaredDistanceLoss, project_l2_ball, uniform_ball
-from ...privacy import PrivacyClaim, laplace_epsilon
+from ...privacy import laplace_epsilon
 from ...problem import Problem
 from ...rates.caveats import Baseline
 from ...stats import (
@@ -52,38 +49,12 @@ from ..standard import AuditExperiment, RateExperiment, ValueExperiment
 # --------------------------------------------------------------------------------- privacy: audits
 
 
-def _alg1_target(pair: str, wrap=None):
-    def build() -> AuditTarget:
-        target = alg1_audit(pair).target
-        return target if wrap is None else replace(target, mechanism=wrap(target.mechanism))
-
-    return build
-
-
-def _alg3_target(pair: str):
-    def build() -> AuditTarget:
-        return alg3_audit(pair).target
-
-    return build
-
-
-def _alg2_target(pair: str, *, halting: bool = False, smoothing: float = 0.0):
-    def build() -> AuditTarget:
-        target = alg2_audit(pair, smoothing=smoothing).target
-        if not halting:
-            return target
-        claim = PrivacyClaim(epsilon=target.claim.epsilon / 2.0, delta=0.0)
-        return replace(target, mechanism=HaltingStep(target.mechanism), claim=claim)
-
-    return build
-
-
 @register_experiment("lla24.alg1.privacy")
 def audit_alg1_p1_halting(claim, budget):
     """P1 end-to-end through Algorithm 1, statistic 1[output = 0]; exact ε ≈ 0.177 at ε = 2."""
     ref = alg1_audit("P1").info["reference_epsilon"]
     return AuditExperiment(
-        _alg1_target("P1", HaltIndicator),
+        audit_builder(alg1_audit, "P1", wrap=HaltIndicator),
         trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
         reference_epsilon=ref,
         note="spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5",
@@ -94,7 +65,7 @@ def audit_alg1_p1_halting(claim, budget):
 def audit_alg1_p2_tiny_tau(claim, budget):
     """P2 with an adversarially tiny τ_1 = 10⁻⁶·D_c (privacy must hold for any τ): ε̂ ≈ 0."""
     return AuditExperiment(
-        _alg1_target("P2"),
+        audit_builder(alg1_audit, "P2"),
         trials=Budget(quick=10_000, standard=100_000, full=1_000_000)[budget],
         reference_epsilon=0.0,
         note="spec 000 §7(a) P2 with tau_1 = 1e-6 D_c; the far outlier must be filtered out",
@@ -105,7 +76,7 @@ def audit_alg1_p2_tiny_tau(claim, budget):
 def audit_alg3_q2_far_outlier(claim, budget):
     """Q2 (far outlier, τ = 10⁻⁶) in phase 1 of Algorithm 3 end-to-end: ε̂ ≈ 0."""
     return AuditExperiment(
-        _alg3_target("Q2"),
+        audit_builder(alg3_audit, "Q2"),
         trials=Budget(quick=4_000, standard=50_000, full=400_000)[budget],
         reference_epsilon=0.0,
         note="spec 000 §7(a) end-to-end Q2; paper constants, n_1 = 10^4 = K_1, beta = 0",
@@ -116,7 +87,7 @@ def audit_alg3_q2_far_outlier(claim, budget):
 def audit_alg2_q1_halting_step(claim, budget):
     """White-box halting step H of Algorithm 2 on Q1 against the pure ε/2 = 1 claim."""
     return AuditExperiment(
-        _alg2_target("Q1", halting=True),
+        audit_builder(alg2_audit, "Q1", halting=True),
         trials=Budget(quick=5_000, standard=100_000, full=400_000)[budget],
         method="histogram",
         reference_epsilon=round(q1_exact()["pure"], 3),
@@ -132,7 +103,7 @@ def audit_smoothed_oracle_q2(claim, budget):
     privacy holds for any β (spec §3.4, §3.7), so the audit runs the smoothed phase at T = 20.
     """
     return AuditExperiment(
-        _alg2_target("Q2", smoothing=1e-3),
+        audit_builder(alg2_audit, "Q2", smoothing=1e-3),
         trials=Budget(quick=4_000, standard=50_000, full=400_000)[budget],
         reference_epsilon=0.0,
         note="Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q2",
