@@ -817,7 +817,7 @@ def _identical_outputs(streams: Streams, probe: int) -> str:
     gives them identical outputs on the same ``probe`` random draws of d0's stream (it then
     ignores where they differ), else ""."""
     d0, d1 = streams.d0, streams.d1
-    if d0 is d1 or _same_data(d0, d1):
+    if d0 is d1 or same_data(d0, d1):
         return "data"
     block, seed = [(0, probe, 0, probe)], child_seed(streams.seed, 0)
     first = run_blocks(streams.mechanism, d0, seed, block)
@@ -826,13 +826,13 @@ def _identical_outputs(streams: Streams, probe: int) -> str:
     return "outputs" if same else ""
 
 
-def _same_data(d0, d1) -> bool:
+def same_data(d0, d1) -> bool:
     """Equal arrays, equal numbers, or ``UserDataset`` s with equal ``x`` and ``y``."""
     if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
         return (
-            _same_data(d0.x, d1.x)
+            same_data(d0.x, d1.x)
             and (d0.y is None) == (d1.y is None)
-            and (d0.y is None or _same_data(d0.y, d1.y))
+            and (d0.y is None or same_data(d0.y, d1.y))
         )
     numeric = (np.ndarray, int, float, np.number)
     if isinstance(d0, numeric) and isinstance(d1, numeric) and not isinstance(d0, bool):

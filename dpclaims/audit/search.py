@@ -59,7 +59,7 @@ from ..errors import InputError, check_choice, check_trials
 from ..execution import child_seed
 from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
 from .bounds import epsilon_from_rates, rate_upper
-from .core import MIN_TRIALS, audit
+from .core import MIN_TRIALS, audit, same_data
 from .result import AuditResult
 from .threshold import strategy_named
 
@@ -407,6 +407,15 @@ def _projected(r: AuditResult, trials: int) -> float:
     return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
 
 
+def _differs(pair: Any) -> bool:
+    """A :class:`Pair` whose two datasets are not the same data (anything else is refused)."""
+    if not isinstance(pair, Pair):
+        raise InputError(
+            f"pairs must hold dpclaims.audit.search.Pair values, got {type(pair).__name__}"
+        )
+    return not same_data(pair.d0, pair.d1)
+
+
 def _screen_seeds(seed: int, count: int) -> list[int]:
     """``count`` integer seeds from ``child_seed(seed, _SEARCH_KEY)``, none equal to ``seed``."""
     states = child_seed(seed, _SEARCH_KEY).generate_state(count)
@@ -468,11 +477,13 @@ def search(
             "pairs must be a QueryPairs/CanaryPairs family or a list of Pair "
             "(see dpclaims.audit.search)"
         )
-    fixed = list(pairs) if family is None else family.patterns()
+    fixed = [p for p in (list(pairs) if family is None else family.patterns()) if _differs(p)]
     if family is not None and hasattr(family, "neighbour_options"):
         options = {**family.neighbour_options(), **options}
-    if not fixed or not all(isinstance(p, Pair) for p in fixed):
-        raise InputError("pairs must hold at least one dpclaims.audit.search.Pair")
+    if not fixed:
+        raise InputError(
+            "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"
+        )
     extra = 0 if family is None else random_pairs + local_steps
     seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
     rng = np.random.default_rng(next(seeds))
@@ -498,7 +509,8 @@ def search(
         return (_projected(r, trials), r.epsilon_lower)
 
     def add(pair: Pair) -> None:
-        scored.append((screen(pair, screen_trials), len(scored), pair))
+        if _differs(pair):  # the same data on both sides can only win a screen by luck
+            scored.append((screen(pair, screen_trials), len(scored), pair))
 
     for pair in fixed:
         add(pair)

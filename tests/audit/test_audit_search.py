@@ -87,6 +87,19 @@ def test_search_over_a_fixed_list_certifies_on_the_seed_itself():
     assert again.epsilon_lower == found.epsilon_lower
 
 
+def test_pairs_of_the_same_data_are_never_screened_nor_certified():
+    """The same data on both sides can only win a screen by a lucky rare event (it once did,
+    and the search certified 0 on Laplace); such pairs are dropped, random ones included."""
+    same, last = Pair("same", np.ones(2), np.ones(2)), Pair("last", np.zeros(2), np.eye(2)[1])
+    found = search(_leaky_last, [same, last], epsilon=1.0, trials=2_000, screen_trials=500)
+    assert [name for name, _ in found.screened] == ["last"] * len(found.screened)
+    with pytest.raises(InputError, match="whose d0 and d1 differ"):
+        search(_leaky_last, [same], epsilon=1.0, trials=2_000)
+    for seed in range(3):  # QueryPairs(1).random draws b = a a third of the time
+        found = search(_leaky_last, QueryPairs(1), epsilon=1.0, trials=2_000, seed=seed)
+        assert found.pair.d0[0] != found.pair.d1[0]
+
+
 @pytest.mark.slow
 def test_search_keeps_its_confidence_on_identical_mechanisms():
     """Must-show 2: ε_lb > 0 in at most 5% of 200 searches when no pair leaks (confidence 0.95)."""
