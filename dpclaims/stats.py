@@ -89,7 +89,13 @@ def _tails(confidence: float) -> tuple[float, float]:
 def log_ratio_interval(
     hits0: int, hits1: int, n0: int, n1: int, *, confidence: float = 0.99
 ) -> tuple[float, float, float]:
-    """``ln(p1/p0)`` of two binomial proportions ``hits/n`` with Katz's log interval."""
+    """``ln(p1/p0)`` of two binomial proportions ``hits/n`` with Katz's log interval.
+
+    Needs at least one hit on each side (the log ratio of an empty count is not finite).
+    """
+    n0, n1 = check_count(n0, "n0"), check_count(n1, "n1")
+    hits0 = check_count(hits0, "hits0", minimum=1, example=max(1, n0 // 10))
+    hits1 = check_count(hits1, "hits1", minimum=1, example=max(1, n1 // 10))
     p0, p1 = hits0 / n0, hits1 / n1
     se = math.sqrt((1 - p0) / (n0 * p0) + (1 - p1) / (n1 * p1))
     z = stats.norm.ppf(_tails(confidence)[1])
@@ -109,7 +115,9 @@ def std_ratio_interval(
 
 
 def mean_interval(values: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``values (k,)`` with its Student-t interval."""
+    """Mean of ``values (k,)``, k >= 2, with its Student-t interval."""
+    values = np.asarray(values, dtype=np.float64)
+    check_count(values.size, "len(values)", minimum=2)
     half = (
         stats.t.ppf(_tails(confidence)[1], values.size - 1)
         * values.std(ddof=1)

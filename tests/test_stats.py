@@ -109,3 +109,10 @@ def test_exceedance_interval_covers_at_its_level():
     runs = [exceedance_interval(int(k), 400, alpha=0.05) for k in rng.binomial(400, 0.03, 2000)]
     assert _coverage(runs, 0.03) >= 0.95  # Clopper-Pearson is conservative
     assert exceedance_interval(0, 100, alpha=0.05)[2] == pytest.approx(1 - 0.05 ** (1 / 100))
+
+
+def test_degenerate_inputs_name_the_argument():
+    with pytest.raises(InputError, match="len\\(values\\) must be a whole number >= 2"):
+        mean_interval(np.ones(1))
+    with pytest.raises(InputError, match="hits0 must be a whole number >= 1"):
+        log_ratio_interval(0, 5, 100, 100)
