@@ -29,10 +29,12 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpclaims.audit import Bonferroni, Quantiles, Split, audit
-from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
+from dpclaims.audit.bounds import epsilon_from_rates, rate_upper
 
 GAUSS_DELTA = 1e-5
 CONFIDENCE = 0.95
+LIMIT_ALPHA = 1.0 - math.sqrt(CONFIDENCE)
+"""The limit's two separate Clopper–Pearson bounds, each at 1 - sqrt(confidence) (issue #21)."""
 
 
 def analytic_sigma(epsilon: float, delta: float) -> float:
@@ -84,7 +86,7 @@ def limit(noise, delta: float, trials: int) -> tuple[float, float]:
     t = np.linspace(-12 * spread, 12 * spread + 1, 40_001)
     fp = np.round(noise.sf(t) * trials)
     fn = np.round(noise.cdf(t - 1.0) * trials)
-    alpha = per_bound_alpha(CONFIDENCE)
+    alpha = LIMIT_ALPHA
     eps = epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)
     return float(np.max(eps)), float(t[np.argmax(eps)])
 
@@ -94,7 +96,7 @@ def oracle(mechanism, delta: float, trials: int, threshold: float, seed: int) ->
     rng = np.random.default_rng(seed)
     above0 = np.sum(mechanism(0.0, rng, trials) > threshold)
     above1 = np.sum(mechanism(1.0, rng, trials) > threshold)
-    alpha = per_bound_alpha(CONFIDENCE)
+    alpha = LIMIT_ALPHA
     fpr, fnr = rate_upper(above0, trials, alpha), rate_upper(trials - above1, trials, alpha)
     return float(epsilon_from_rates(fpr, fnr, delta))
 

@@ -9,10 +9,11 @@ Jagielski (2023).
 
 from .bounds import (
     CI_METHODS,
+    alpha_per_test,
     epsilon_ceiling,
     epsilon_from_counts,
     epsilon_from_rates,
-    per_bound_alpha,
+    joint_levels,
     rate_upper,
     trials_for_epsilon,
     trials_to_certify,
@@ -55,7 +56,8 @@ __all__ = [
     "rate_upper",
     "epsilon_from_rates",
     "epsilon_from_counts",
-    "per_bound_alpha",
+    "alpha_per_test",
+    "joint_levels",
     "epsilon_ceiling",
     "trials_for_epsilon",
     "trials_to_certify",

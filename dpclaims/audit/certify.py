@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError, check_confidence
-from .bounds import per_bound_alpha
+from .bounds import alpha_per_test, tilt_of
 from .threshold import (
     DEFAULT_CRITERION,
     DIRECTIONS,
@@ -39,6 +39,7 @@ from .threshold import (
     choose_threshold,
     counts_above,
     default_grid,
+    error_counts,
     strategy_named,
     tradeoff_from_counts,
     tradeoff_thresholds,
@@ -62,15 +63,16 @@ TRADEOFF_POINTS = 101
 class Certificate:
     """The certified test (:class:`~dpclaims.audit.threshold.Certified`: its counts, rate
     bounds, ε lower bound and μ) with its bookkeeping: ``alpha`` the failure probability of each
-    rate bound, ``grid`` the tests per tail (1 for a single test), ``certification_trials`` the
-    certifying trials per dataset and ``tradeoff`` the empirical (FPR, FNR) points of the chosen
-    direction."""
+    test's joint bound on its two rates, ``grid`` the tests per tail (1 for a single test),
+    ``certification_trials`` the certifying trials per dataset and ``tradeoff`` the empirical
+    (FPR, FNR) points of the chosen direction."""
 
     test: Certified
     alpha: float
     grid: int
     certification_trials: int
     tradeoff: tuple
+    tilts: tuple = (1.0,)
 
     @property
     def epsilon_lower(self) -> float:
@@ -102,13 +104,10 @@ class FixedTests:
     n_tests: int
     grid: int = 1
 
-    def bounds(self) -> int:
-        """Distinct rate bounds per dataset: each event bounds one side (``> t`` or ``<= t``) of
-        each dataset's score law, and events sharing a side share the bound (1 for
-        :class:`Split`, ``2 * grid`` for :class:`Bonferroni`)."""
-        t, d = self.events.thresholds, self.events.directions
-        sides = (np.isin(d, (0, 3)), np.isin(d, (1, 2)))  # {score > t} for d0, for d1
-        return max(len(np.unique(np.stack([t, side]), axis=1).T) for side in sides)
+    def tests(self) -> int:
+        """Distinct certified tests (threshold, direction): 1 for :class:`Split`, ``4 * grid``
+        for :class:`Bonferroni`."""
+        return len(np.unique(np.stack([self.events.thresholds, self.events.directions]), axis=1).T)
 
     def certify(self, counts: Counts, *, alpha: float, criterion: Criterion) -> Certificate:
         """The best of ``events`` certified from ``counts`` at :attr:`thresholds`."""
@@ -121,14 +120,15 @@ class FixedTests:
             grid=self.grid,
             certification_trials=counts.n0,
             tradeoff=tuple(tuple(p) for p in curve),
+            tilts=tuple(float(t) for t in np.unique(self.events.tilts)),
         )
 
 
 def split_alpha(strategy: Split | Bonferroni, confidence: float) -> float:
-    """Failure probability of each rate bound of a split strategy: one test (:class:`Split`) or
-    ``grid`` thresholds in 2 directions per dataset (:class:`Bonferroni`)."""
-    bounds = 1 if isinstance(strategy, Split) else 2 * strategy.grid
-    return per_bound_alpha(confidence, bounds)
+    """Failure probability of each test's joint bound under a split strategy: one test
+    (:class:`Split`) or ``grid`` thresholds in 4 directions (:class:`Bonferroni`)."""
+    tests = 1 if isinstance(strategy, Split) else len(DIRECTIONS) * strategy.grid
+    return alpha_per_test(confidence, tests)
 
 
 def fixed_tests(
@@ -142,7 +142,7 @@ def fixed_tests(
     """The tests ``strategy`` fixes on calibration ``scores`` ``(s0 (n0,), s1 (n1,))`` for
     ``n_certify`` certifying trials per dataset: the one test :func:`choose_threshold` picks
     (:class:`Split`), or ``grid`` pre-set quantiles of the pooled scores in every direction
-    (:class:`Bonferroni`)."""
+    (:class:`Bonferroni`), each test's joint region shaped by its calibration counts."""
     s0, s1 = scores
     pooled = np.concatenate([s0, s1])
     grid = 1
@@ -151,12 +151,16 @@ def fixed_tests(
             s0, s1, n_certify=(n_certify, n_certify), alpha=alpha, criterion=criterion
         )
         tests = np.array([choice.threshold])
-        events = Events(thresholds=tests, directions=np.array([choice.direction]))
+        directions = np.array([choice.direction])
+        events = Events(thresholds=tests, directions=directions, tilts=np.array([choice.tilt]))
     else:
         grid = strategy.grid
         tests = bonferroni_thresholds(pooled, strategy.grid, n_certify)
         directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
-        events = Events(thresholds=np.repeat(tests, len(DIRECTIONS)), directions=directions)
+        fp, n_neg, fn, n_pos = error_counts(s0, s1, tests)
+        tilts = tilt_of(fp, n_neg[:, None], fn, n_pos[:, None]).T.ravel()  # by threshold
+        thresholds = np.repeat(tests, len(DIRECTIONS))
+        events = Events(thresholds=thresholds, directions=directions, tilts=tilts)
     curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
     counted = np.concatenate([tests, curve])
     return FixedTests(events=events, thresholds=counted, n_tests=len(tests), grid=grid)
@@ -170,10 +174,10 @@ def certify_fixed(
     criterion: Criterion = DEFAULT_CRITERION,
 ) -> Certificate:
     """Certify tests fixed in advance from their above ``counts`` at ``tests.thresholds``, with
-    a Bonferroni correction over the distinct rate bounds of each dataset (see
-    :meth:`FixedTests.bounds`).  The tests must not depend on the trials that were counted.
+    a Bonferroni correction over the distinct tests (see :meth:`FixedTests.tests`).  The tests
+    must not depend on the trials that were counted.
     """
-    alpha = per_bound_alpha(check_confidence(confidence), tests.bounds())
+    alpha = alpha_per_test(check_confidence(confidence), tests.tests())
     return tests.certify(counts, alpha=alpha, criterion=criterion)
 
 
@@ -184,7 +188,9 @@ def certify_quantile_scores(
     :func:`~dpclaims.audit.threshold.default_grid`), with the trade-off curve at the pooled
     quantiles."""
     grid = grid or default_grid(len(s0))
-    test, alpha = certify_quantiles(s0, s1, grid=grid, confidence=confidence, criterion=criterion)
+    test, alpha, tilts = certify_quantiles(
+        s0, s1, grid=grid, confidence=confidence, criterion=criterion
+    )
     curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
     counts = Counts.of(s0, s1, curve)
     return Certificate(
@@ -193,6 +199,7 @@ def certify_quantile_scores(
         grid=grid,
         certification_trials=len(s0),
         tradeoff=tuple(tuple(p) for p in tradeoff_from_counts(counts, test.direction)),
+        tilts=tuple(float(t) for t in np.unique(tilts)),
     )
 
 

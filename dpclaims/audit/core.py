@@ -78,9 +78,10 @@ from ..privacy import PrivacyClaim
 from ..resources import LONG_RUN, Limits, Workload, check_budget, probe
 from .bounds import (
     CI_METHODS,
+    alpha_per_test,
+    epsilon_ceiling,
     epsilon_from_rates,
-    per_bound_alpha,
-    rate_upper,
+    joint_upper,
     trials_for_epsilon,
     trials_to_certify,
 )
@@ -96,6 +97,7 @@ from .gdp import gdp_epsilon
 from .result import AuditResult, Provenance
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import (
+    DIRECTIONS,
     STRATEGY_NAMES,
     Auto,
     Bonferroni,
@@ -167,7 +169,8 @@ class AuditPlan:
 
     @property
     def alpha(self) -> float:
-        """Per-bound failure probability of a split strategy (:func:`split_alpha`)."""
+        """Failure probability of each test's joint bound under a split strategy
+        (:func:`split_alpha`)."""
         return split_alpha(self.strategy, self.confidence)
 
     def calibration_trials(self) -> int:
@@ -350,6 +353,7 @@ def audit(
         grid_size=certificate.grid,
         ci=plan.criterion.ci,
         ci_alpha=certificate.alpha,
+        ci_tilt=certificate.test.tilt,
         seed=int(seed),
         output_dim=int(calibration.cal0.shape[1]),
         discrete=bool(discrete),
@@ -558,7 +562,7 @@ def _certify_held(
             discrete=discrete,
             n_cert=len(run0) - n_fit,
             rng=rng,
-            alpha=per_bound_alpha(plan.confidence),
+            alpha=alpha_per_test(plan.confidence),
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     certificate = certify_quantile_scores(
@@ -633,7 +637,7 @@ def _result(
         eps_lower, mu = float(gdp_epsilon(test.mu, claim.delta)), test.mu
     else:
         eps_lower, mu = test.epsilon_lower, None
-    ceiling = _ceiling(n_cert, alpha, ci, claim.delta)
+    ceiling = _ceiling(n_cert, alpha, ci, claim.delta, certificate.tilts)
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     fraction = provenance.calibration_fraction
     needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
@@ -697,12 +701,13 @@ def audit_ceiling(
     threshold: str | Split | Bonferroni = "calibration",
     ci: str = "clopper-pearson",
 ) -> float:
-    """The largest ε :func:`audit` with a split strategy (:class:`Split` or :class:`Bonferroni`,
-    or their names) can certify, known before running it.
+    """The most :func:`audit` with a split strategy (:class:`Split` or :class:`Bonferroni`, or
+    their names) can certify, known before running it.
 
-    It is the bound of an error-free test on the certification split (see
+    It bounds the bound of an error-free test on the certification split (see
     :func:`~dpclaims.audit.bounds.epsilon_ceiling`); a claim at or above it comes out
-    ``inconclusive``, whatever the mechanism.
+    ``inconclusive``, whatever the mechanism.  The audit's own ``ceiling``, that of the region
+    its test ends up with, is at most this.
     """
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     strategy = strategy_named(threshold)
@@ -714,8 +719,8 @@ def audit_ceiling(
     check_choice(ci, CI_METHODS, "ci")
     _check_calibration(strategy.fraction, trials)
     n_cert = trials - min(int(round(strategy.fraction * trials)), MAX_CALIBRATION_TRIALS)
-    alpha = split_alpha(strategy, check_confidence(confidence))
-    return _ceiling(n_cert, alpha, ci, check_delta(delta))
+    tests = 1 if isinstance(strategy, Split) else len(DIRECTIONS) * strategy.grid
+    return epsilon_ceiling(n_cert, confidence=confidence, delta=delta, tests=tests)
 
 
 def _check_reference(reference: Any) -> float | None:
@@ -732,10 +737,11 @@ def _check_reference(reference: Any) -> float | None:
     return float(reference)
 
 
-def _ceiling(n_cert: int, alpha: float, ci: str, delta: float) -> float:
-    """The bound of zero false positives and zero false negatives among ``n_cert`` trials each."""
-    zero = rate_upper(0, n_cert, alpha, ci)
-    return float(epsilon_from_rates(zero, zero, delta))
+def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> float:
+    """The largest bound of zero false positives and zero false negatives among ``n_cert``
+    trials each, over the regions of the certified tests (``tilts``)."""
+    bounds = joint_upper(0, n_cert, 0, n_cert, alpha, ci, np.array(tilts))
+    return float(np.max(np.min(epsilon_from_rates(*bounds, delta), axis=0)))
 
 
 def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:
@@ -802,8 +808,8 @@ def _trials_needed(claim, cert, *, ceiling, alpha, ci, fraction) -> int | None:
 
 
 def _confidence_of(alpha: float) -> float:
-    """The confidence whose :func:`per_bound_alpha` is ``alpha`` (one bound per dataset)."""
-    return (1.0 - alpha) ** 2
+    """The confidence whose :func:`alpha_per_test` is ``alpha`` (one test)."""
+    return 1.0 - alpha
 
 
 def _round_up(n: int) -> int:

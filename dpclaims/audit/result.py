@@ -16,10 +16,12 @@ class Provenance:
     ``statistic`` names the score; the test is the event ``direction`` at ``threshold``
     (see :data:`dpclaims.audit.threshold.DIRECTIONS`), chosen by ``threshold_strategy``
     (``grid_size`` thresholds or ranks per tail; 1 for a single test) on
-    ``calibration_trials`` trials per dataset (``calibration_fraction`` of them); each rate
-    is bounded with ``ci`` at failure probability ``ci_alpha``.  ``candidates`` maps each
-    learned score to the value it predicted on calibration data; ``tradeoff`` holds the
-    empirical (FPR, FNR) points of the chosen direction on the certification trials.
+    ``calibration_trials`` trials per dataset (``calibration_fraction`` of them); each test's
+    two rates are bounded jointly with ``ci``, failing with probability ``ci_alpha``, in the
+    region shaped by ``ci_tilt`` (:func:`dpclaims.audit.bounds.joint_upper`).
+    ``candidates`` maps each learned score to the value it predicted on calibration data;
+    ``tradeoff`` holds the empirical (FPR, FNR) points of the chosen direction on the
+    certification trials.
     """
 
     statistic: str
@@ -31,6 +33,7 @@ class Provenance:
     grid_size: int
     ci: str
     ci_alpha: float
+    ci_tilt: float
     seed: int
     output_dim: int
     discrete: bool

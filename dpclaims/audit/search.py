@@ -58,7 +58,7 @@ from ..data import RELATIONS, UNITS, UserDataset, remove_user, replace_item, rep
 from ..errors import InputError, check_choice, check_trials
 from ..execution import child_seed
 from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
-from .bounds import epsilon_from_rates, rate_upper
+from .bounds import epsilon_from_rates, joint_upper, tilt_of
 from .core import MIN_TRIALS, audit, same_data
 from .result import AuditResult
 from .threshold import strategy_named
@@ -403,8 +403,9 @@ def _projected(r: AuditResult, trials: int) -> float:
     n = max(1, round(trials * r.certification_trials / r.trials))
     test = r.provenance
     rates = np.array([(r.fpr, r.fnr), *test.tradeoff])
-    fpr, fnr = (rate_upper(n * rates[:, i], n, test.ci_alpha, test.ci) for i in (0, 1))
-    return float(np.max(epsilon_from_rates(fpr, fnr, r.delta)))
+    fp, fn = n * rates[:, 0], n * rates[:, 1]
+    bounds = joint_upper(fp, n, fn, n, test.ci_alpha, test.ci, tilt_of(fp, n, fn, n))
+    return float(np.max(np.min(epsilon_from_rates(*bounds, r.delta), axis=0)))
 
 
 def _differs(pair: Any) -> bool:

@@ -50,6 +50,7 @@ def test_result_record_is_complete_and_json_serialisable():
         "fnr_upper",
         "ci",
         "ci_alpha",
+        "ci_tilt",
         "threshold_strategy",
         "calibration_fraction",
         "seed",

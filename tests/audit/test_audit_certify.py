@@ -62,7 +62,7 @@ def test_counts_add_up_over_chunks_counted_anywhere():
     )
     assert certify_fixed(summed, tests) == certify_fixed(whole, tests)
     assert certify_fixed(whole, tests) == certify_scores(s0, s1, strategy=strategy)
-    assert tests.bounds() == 1
+    assert tests.tests() == 1
 
 
 def gauss(data, rng, trials):

@@ -8,9 +8,10 @@ import pytest
 from scipy import optimize, stats
 
 from dpclaims.audit import audit
-from dpclaims.audit.bounds import epsilon_from_rates, per_bound_alpha, rate_upper
+from dpclaims.audit.bounds import epsilon_from_rates, joint_upper, rate_upper, tilt_of
 from dpclaims.audit.threshold import (
     DIRECTIONS,
+    QUANTILE_TRUE_POSITIVES,
     Criterion,
     Quantiles,
     Split,
@@ -77,7 +78,7 @@ def test_both_tails_are_found():
 
 @pytest.mark.parametrize(
     ("threshold", "alpha", "certifying"),
-    [("calibration", per_bound_alpha(0.95), 16_000), ("auto", 0.05 / (8 * 12), 20_000)],
+    [("calibration", 0.05, 16_000), ("auto", 0.05 / (4 * 12), 20_000)],
 )
 def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, certifying):
     r = audit(
@@ -91,11 +92,14 @@ def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, c
         backend="serial",
         threshold=threshold,
     )
-    assert r.provenance.ci_alpha == pytest.approx(alpha)  # auto: 8 bounds for each of the 12 ranks
-    fpr_u = rate_upper(r.false_positives, r.n_negative, r.provenance.ci_alpha)
-    fnr_u = rate_upper(r.false_negatives, r.n_positive, r.provenance.ci_alpha)
-    assert float(fpr_u) == pytest.approx(r.fpr_upper)
-    assert float(epsilon_from_rates(fpr_u, fnr_u, r.delta)) == pytest.approx(r.epsilon_lower)
+    assert r.provenance.ci_alpha == pytest.approx(alpha)  # auto: 4 tests for each of 12 ranks
+    counts, test = (r.false_positives, r.n_negative, r.false_negatives, r.n_positive), r.provenance
+    fpr_u, fnr_u = joint_upper(*counts, r.provenance.ci_alpha, "clopper-pearson", test.ci_tilt)
+    eps = epsilon_from_rates(fpr_u, fnr_u, r.delta)
+    corner = int(np.argmin(eps))
+    assert float(eps[corner]) == pytest.approx(r.epsilon_lower)
+    assert float(fpr_u[corner]) == pytest.approx(r.fpr_upper)
+    assert float(fnr_u[corner]) == pytest.approx(r.fnr_upper)
     assert r.n_negative == r.n_positive == r.certification_trials == certifying
 
 
@@ -169,10 +173,10 @@ def test_quantile_tests_match_brute_force():
     s0, s1 = rng.standard_normal(500), rng.standard_normal(400) + 1.0
     ranks = quantile_ranks(400, 6)
     assert ranks[0] == 0 and ranks[-1] == 200 and len(ranks) == 6
-    cert, alpha = certify_quantiles(
+    cert, alpha, _ = certify_quantiles(
         s0, s1, grid=6, confidence=0.95, criterion=Criterion(delta=1e-5)
     )
-    assert alpha == pytest.approx(0.05 / 48)
+    assert alpha == pytest.approx(0.05 / 24)  # 4 tests per rank
     best = 0.0
     for neg, pos in ((s0, s1), (s1, s0)):
         for k in ranks:
@@ -180,9 +184,10 @@ def test_quantile_tests_match_brute_force():
             lower = np.sort(neg)[k]
             assert np.sum(neg > upper) == k and np.sum(neg < lower) == k
             for fn in (np.sum(pos <= upper), np.sum(pos >= lower)):
-                fpr_u = rate_upper(k, len(neg), alpha)
-                fnr_u = rate_upper(fn, len(pos), alpha)
-                best = max(best, float(epsilon_from_rates(fpr_u, fnr_u, 1e-5)))
+                tp = min(k + QUANTILE_TRUE_POSITIVES, len(pos))  # the rank's assumed count
+                tilt = tilt_of(k, len(neg), len(pos) - tp, len(pos))
+                bounds = joint_upper(k, len(neg), fn, len(pos), alpha, "clopper-pearson", tilt)
+                best = max(best, float(np.min(epsilon_from_rates(*bounds, 1e-5))))
     assert cert.epsilon_lower == pytest.approx(best)
 
 
@@ -221,11 +226,11 @@ class Gauss:
 
 def best_threshold_limit(sigma, trials, delta=1e-5, confidence=0.95):
     """Best CP-certified epsilon of any threshold test, expected counts, threshold chosen in
-    hindsight."""
+    hindsight, each rate bounded separately at 1 - sqrt(confidence) (issue #21's limit)."""
     t = np.linspace(-10 * sigma, 10 * sigma + 1, 40_001)
     fp = np.round(stats.norm.sf(t / sigma) * trials)
     fn = np.round(stats.norm.cdf((t - 1) / sigma) * trials)
-    alpha = per_bound_alpha(confidence)
+    alpha = 1 - math.sqrt(confidence)
     return float(
         np.max(
             epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)
