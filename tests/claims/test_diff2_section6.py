@@ -213,11 +213,11 @@ def test_repetitions_share_the_dataset_and_vary_the_split():
     assert not np.array_equal(first.test_y, second.test_y)
 
 
-def _summary(diff2_level, dpgd_level, seeds=5):
+def _summary(diff2_level, dpgd_level, seeds=5, gd_level=0.5):
     """A §6 summary whose per-seed minima are ``level + noise`` for each method."""
     setup = Section6(seeds=seeds, rounds=20, every=20, clips=(1.0,), period_fractions=(0.1,))
     rng = np.random.default_rng(0)
-    level = {"gd": 0.5, "dp-gd": dpgd_level, "diff2-gd": diff2_level}
+    level = {"gd": gd_level, "dp-gd": dpgd_level, "diff2-gd": diff2_level}
     cells = {}
     for s in range(seeds):
         for method in METHODS:
@@ -248,6 +248,33 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
     }
     png = claim_figure({"id": "experiments.regression", **result})
     assert png.startswith(b"\x89PNG")
+
+
+def test_section6_experiment_runs_on_the_calibrated_standin_and_reports_its_headroom(monkeypatch):
+    from dpclaims.claims.checks.diff2 import SECTION6_SETTINGS, Section6Experiment
+
+    assert SECTION6_SETTINGS["standard"]["name"] == SECTION6_SETTINGS["full"]["name"]
+    assert SECTION6_SETTINGS["standard"]["name"] == "calibrated"
+    names = []
+
+    def fake_run(self, **kw):
+        names.append(self.name)
+        return _summary(*levels, gd_level=gd_level)
+
+    monkeypatch.setattr(Section6, "run", fake_run)
+    levels, gd_level = (2.0, 1.0), 0.5  # DP-GD wins, GD at half of DP-GD: headroom
+    result = Section6Experiment(SECTION6_SETTINGS["standard"]).run(seed=0)
+    assert names == ["calibrated"] and result["verdict"] == "inconsistent"
+    evidence = result["evidence"]
+    assert evidence["standin"] == "calibrated" and evidence["privacy_headroom"]
+    assert evidence["headroom_ratio"] == pytest.approx(0.5, abs=0.05)
+    assert f"is {evidence['headroom_ratio']:.2f}x DP-GD's (privacy headroom" in result["summary"]
+    assert "calibrated stand-in (2,000 records" in evidence["note"]
+    levels, gd_level = (2.0, 1.0), 1.2  # GD above DP-GD: no headroom, not testable
+    result = Section6Experiment({"name": "gas_like"}).run(seed=0)
+    assert result["verdict"] == "inconclusive" and not result["evidence"]["privacy_headroom"]
+    assert "not testable on this stand-in" in result["summary"]
+    assert "gas_like stand-in" in result["evidence"]["note"]
 
 
 def _tests_from_minima(diff2, dpgd):
