@@ -177,3 +177,21 @@ def test_search_screens_with_the_users_statistic_and_canary_pairs():
     )
     assert found.result.provenance.statistic.startswith("user:")
     assert found.epsilon_lower > 0.5  # a canary moves the sum by up to 10 (the far outlier)
+
+
+def test_the_screens_quadratic_score_is_lda_on_the_quadratic_features():
+    from dpclaims.audit.scores import fit_score
+    from dpclaims.audit.search import _fit_quadratic
+
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(400, 3)), rng.normal(0.3, 2.0, size=(400, 3))
+    pooled = np.concatenate([x0, x1])
+    center, spread = pooled.mean(axis=0), pooled.std(axis=0)
+
+    def features(x):
+        z = (x - center) / spread
+        return np.concatenate([z, z * z], axis=1)
+
+    lda = fit_score("lda", features(x0), features(x1), rng)
+    y = rng.normal(size=(50, 3))
+    assert np.allclose(_fit_quadratic("logistic", x0, x1, rng)(y), lda(features(y)))
