@@ -67,7 +67,7 @@ from ..data import (
 from ..errors import InputError, check_choice, check_confidence, check_delta, check_trials
 from ..execution import SEED_BLOCK, as_batched, child_seed, run_blocks
 from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
-from .bounds import CI_METHODS, epsilon_from_rates, per_bound_alpha, rate_upper
+from .bounds import CI_METHODS, epsilon_from_rates, rate_upper
 from .core import METHODS, MIN_TRIALS, audit, same_data
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
@@ -438,7 +438,7 @@ class _Screener:
     mechanism: Callable
     trials: int
     delta: float
-    alpha: float
+    alpha: float  # of each rate's bound: 1 - sqrt(confidence), as for one test's two bounds
     ci: str
     method: str
     statistic: Callable | None
@@ -459,7 +459,7 @@ class _Screener:
             mechanism=as_batched(mechanism),
             trials=trials,
             delta=0.0 if delta is None else check_delta(delta),
-            alpha=per_bound_alpha(check_confidence(options.get("confidence", 0.95))),
+            alpha=1.0 - math.sqrt(check_confidence(options.get("confidence", 0.95))),
             ci=check_choice(options.get("ci", "clopper-pearson"), CI_METHODS, "ci"),
             method=check_choice(options.get("method", "threshold"), METHODS, "method"),
             statistic=statistic,
