@@ -195,3 +195,13 @@ def test_the_screens_quadratic_score_is_lda_on_the_quadratic_features():
     lda = fit_score("lda", features(x0), features(x1), rng)
     y = rng.normal(size=(50, 3))
     assert np.allclose(_fit_quadratic("logistic", x0, x1, rng)(y), lda(features(y)))
+
+
+def test_outcome_codes_keep_distinct_rows_distinct():
+    from dpclaims.audit.search import _outcome_codes
+
+    rows = (np.arange(3**6)[:, None] // 3 ** np.arange(6) % 3).astype(float)  # {0, 1, 2}^6
+    codes = _outcome_codes(rows)
+    assert codes.shape == (len(rows), 1) and len(np.unique(codes)) == len(rows)
+    single = np.arange(5.0)[:, None]
+    assert _outcome_codes(single) is single
