@@ -56,8 +56,16 @@ TIME_LIMIT = 2.0
 """A tenth of DP-Sniper's fastest run (20 s)."""
 
 
-def _answers(q: np.ndarray, trials: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(q, dtype=np.float64), (trials, len(q)))
+def laplace(rng: np.random.Generator, scale: float, shape: tuple) -> np.ndarray:
+    """``Lap(0, scale)`` draws of ``shape``: ``scale · Exp(1)`` with a fair random sign, one random
+    bit each (exactly Laplace: ``|Lap(0, b)| ~ Exp(b)``, its sign a fair coin independent of it);
+    a third of the time of ``rng.laplace``, which takes a logarithm per draw."""
+    draws = rng.standard_exponential(shape)
+    bits = np.unpackbits(
+        rng.integers(0, 256, (draws.size + 7) // 8, dtype=np.uint8), count=draws.size
+    )
+    draws *= np.float64(scale) - np.float64(2.0 * scale) * bits.reshape(draws.shape)
+    return draws
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,9 @@ class Laplace:
     scale: float = 1.0 / EPSILON
 
     def __call__(self, q, rng, trials):
-        return _answers(q, trials) + rng.laplace(0.0, self.scale, (trials, len(q)))
+        noisy = laplace(rng, self.scale, (trials, len(q)))
+        noisy += np.asarray(q, dtype=np.float64)
+        return noisy
 
 
 @dataclass(frozen=True)
@@ -73,29 +83,50 @@ class NoisyMax:
     return_value: bool = False
 
     def __call__(self, q, rng, trials):
-        noisy = _answers(q, trials) + rng.laplace(0.0, 2.0 / EPSILON, (trials, len(q)))
-        return (
-            noisy.max(axis=1) if self.return_value else noisy.argmax(axis=1).astype(np.float64)
-        )[:, None]
+        q = np.asarray(q, dtype=np.float64)
+        if self.return_value:  # one row per query: the maximum is then elementwise (25× faster)
+            noisy = laplace(rng, 2.0 / EPSILON, (len(q), trials))
+            noisy += q[:, None]
+            return noisy.max(axis=0)[:, None]
+        noisy = laplace(rng, 2.0 / EPSILON, (trials, len(q)))
+        noisy += q
+        return noisy.argmax(axis=1).astype(np.float64)[:, None]
 
 
 @dataclass(frozen=True)
 class SparseVector:
     """Lyu, Su & Li 2017, Fig. 1 as ``(query_noise, cutoff)``: Alg. 1 ``(4c/ε, c)``,
-    Alg. 5 ``(0, None)``, Alg. 6 ``(2/ε, None)``."""
+    Alg. 5 ``(0, None)``, Alg. 6 ``(2/ε, None)``.
+
+    With the cut-off (c = 1) the queries are answered in order and each query's noise is drawn
+    only for the trials still running, as the algorithm does: about a third of the draws."""
 
     query_noise: float
     cutoff: int | None  # 1 or None (no cut-off)
     threshold: float = 1.0
 
     def __call__(self, q, rng, trials):
-        rho = rng.laplace(0.0, 2.0 / EPSILON, (trials, 1))
-        nu = rng.laplace(0.0, self.query_noise, (trials, len(q))) if self.query_noise > 0 else 0.0
-        above = (_answers(q, trials) + nu >= self.threshold + rho).astype(np.float64)
-        if self.cutoff is None:
-            return above
-        first = np.where(above.any(axis=1), above.argmax(axis=1), len(q))  # ⊥^j ⊤, then the abort
-        return first[:, None].astype(np.float64)
+        q = np.asarray(q, dtype=np.float64)
+        if self.cutoff is not None:
+            return self._first_above(q, rng, trials)[:, None].astype(np.float64)
+        noisy_threshold = self.threshold + laplace(rng, 2.0 / EPSILON, (trials, 1))
+        if self.query_noise > 0:  # q + ν ≥ T + ρ  ⟺  ν − (T + ρ) ≥ −q
+            nu = laplace(rng, self.query_noise, (trials, len(q)))
+            nu -= noisy_threshold
+            return (nu >= -q).astype(np.float64)
+        return (q >= noisy_threshold).astype(np.float64)
+
+    def _first_above(self, q: np.ndarray, rng: np.random.Generator, trials: int) -> np.ndarray:
+        """``(trials,)``: the index j of the first ⊤ (⊥^j ⊤, then the abort), ``len(q)`` when every
+        answer is ⊥."""
+        noisy_threshold = self.threshold + laplace(rng, 2.0 / EPSILON, trials)
+        first = np.full(trials, len(q))
+        running = np.arange(trials)
+        for i, answer in enumerate(q):
+            above = laplace(rng, self.query_noise, len(running)) >= noisy_threshold - answer
+            first[running[above]] = i
+            running, noisy_threshold = running[~above], noisy_threshold[~above]
+        return first
 
 
 @dataclass(frozen=True)
@@ -103,7 +134,10 @@ class Gaussian:
     sigma: float
 
     def __call__(self, q, rng, trials):
-        return _answers(q, trials) + self.sigma * rng.standard_normal((trials, len(q)))
+        noisy = rng.standard_normal((trials, len(q)))
+        noisy *= self.sigma
+        noisy += np.asarray(q, dtype=np.float64)
+        return noisy
 
 
 CASES = {

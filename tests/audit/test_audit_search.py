@@ -121,3 +121,87 @@ def test_search_keeps_its_confidence_on_identical_mechanisms():
         for seed in range(200)
     )
     assert positives <= 10
+
+
+def _spread(q, rng, trials):
+    """Two outputs whose spread, not mean, carries the data: N(0, (1 + |q|)²) per answer."""
+    return rng.standard_normal((trials, 2)) * (1.0 + np.abs(np.asarray(q)))
+
+
+def test_search_is_reproducible_from_its_seed():
+    runs = [
+        search(_leaky_last, QueryPairs(3), epsilon=1.0, trials=4_000, screen_trials=500, seed=5)
+        for _ in range(2)
+    ]
+    assert runs[0].screened == runs[1].screened and runs[0].pair.name == runs[1].pair.name
+    assert runs[0].epsilon_lower == runs[1].epsilon_lower
+
+
+def test_screens_rank_a_leak_in_the_spread_first():
+    """Screens rank the one pair that changes the outputs' spread above four that change
+    nothing, wherever it sits in the list."""
+    pairs = [Pair("spread", np.zeros(2), np.array([2.0, 2.0]))] + [
+        Pair(f"null {i}", np.array([-1.0, 1.0]) * s, np.array([1.0, -1.0]) * s)
+        for i, s in enumerate((1.0, -1.0, 0.5, -0.5))
+    ]
+    for seed in range(3):
+        found = search(
+            _spread,
+            pairs[seed % 2 :] + pairs[: seed % 2],
+            epsilon=1.0,
+            trials=2_000,
+            screen_trials=2_000,
+            rounds=(),
+            seed=seed,
+            relation="query",
+            sensitivity=2.0,
+        )
+        assert found.pair.name == "spread"
+
+
+def test_search_screens_with_the_users_statistic_and_canary_pairs():
+    def noisy_sum(data, rng, trials):
+        total = data.x.sum(axis=(0, 1))
+        return total[None, :] + rng.laplace(0.0, 1.0, (trials, len(total)))
+
+    rng = np.random.default_rng(2)
+    data = UserDataset(np.clip(rng.standard_normal((5, 1, 2)), -1, 1))
+    found = search(
+        noisy_sum,
+        CanaryPairs(data, scale=1.0),
+        epsilon=0.5,
+        trials=4_000,
+        screen_trials=500,
+        local_steps=2,
+        statistic=lambda x: x[:, 0],
+    )
+    assert found.result.provenance.statistic.startswith("user:")
+    assert found.epsilon_lower > 0.5  # a canary moves the sum by up to 10 (the far outlier)
+
+
+def test_the_screens_quadratic_score_is_lda_on_the_quadratic_features():
+    from dpclaims.audit.scores import fit_score
+    from dpclaims.audit.search import _fit_quadratic
+
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=(400, 3)), rng.normal(0.3, 2.0, size=(400, 3))
+    pooled = np.concatenate([x0, x1])
+    center, spread = pooled.mean(axis=0), pooled.std(axis=0)
+
+    def features(x):
+        z = (x - center) / spread
+        return np.concatenate([z, z * z], axis=1)
+
+    lda = fit_score("lda", features(x0), features(x1), rng)
+    y = rng.normal(size=(50, 3))
+    assert np.allclose(_fit_quadratic("logistic", x0, x1, rng)(y), lda(features(y)))
+
+
+def test_outcome_codes_keep_distinct_rows_distinct():
+    from dpclaims.audit.search import _outcome_codes
+
+    rows = (np.arange(3**6)[:, None] // 3 ** np.arange(6) % 3).astype(float)  # {0, 1, 2}^6
+    codes = _outcome_codes(rows)
+    assert codes.shape == (len(rows), 1) and len(np.unique(codes)) == len(rows)
+    single = np.arange(5.0)[:, None]
+    assert _outcome_codes(single) is single
