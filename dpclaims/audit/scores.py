@@ -190,7 +190,12 @@ def _fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
     beta = optimize.minimize(
         objective, np.zeros(design.shape[1]), jac=True, hess=hessian, method="trust-exact"
     ).x
-    return lambda x: features(x) @ beta[1:]
+    # features(x) @ beta[1:] expanded in x and x**2, without the (n, 2k) feature array
+    k = len(center)
+    linear, square = beta[1 : k + 1] / spread, beta[k + 1 :] / spread**2
+    weights = linear - 2.0 * center * square
+    offset = float(center**2 @ square - center @ linear - beta[k + 1 :].sum())
+    return lambda x: x @ weights + (x * x) @ square + offset
 
 
 def _fit_histogram(x0: np.ndarray, x1: np.ndarray) -> Callable:
