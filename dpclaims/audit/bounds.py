@@ -228,6 +228,11 @@ def joint_upper(
     )
     shape = counts[0].shape
     fp, n_neg, fn, n_pos, tilts = (v.ravel() for v in counts)
+    if not np.all(np.isfinite(tilts) & (tilts > 0)):
+        raise InputError(
+            "tilt must be a positive finite number (the ratio of the two rates' standard "
+            "errors, e.g. from tilt_of); pass tilt=1.0 for a balanced region"
+        )
     nearest = np.abs(np.log(tilts)[:, None] - np.log(TILTS)).argmin(axis=1)
     fpr_levels = np.empty((JOINT_CORNERS, len(fp)))
     fnr_levels = np.empty_like(fpr_levels)

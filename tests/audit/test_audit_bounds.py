@@ -15,7 +15,7 @@ from dpclaims.audit import (
     joint_levels,
     rate_upper,
 )
-from dpclaims.audit.bounds import JOINT_CORNERS
+from dpclaims.audit.bounds import JOINT_CORNERS, joint_upper
 from dpclaims.errors import InputError
 
 
@@ -70,6 +70,34 @@ def test_joint_levels_staircase_fails_with_probability_alpha(alpha):
         u = np.random.default_rng(0).random((2, 400_000))
         missed = np.all((u[0][:, None] <= a) | (u[1][:, None] <= b), axis=1)
         assert abs(missed.mean() - alpha) < 4 * math.sqrt(alpha / 400_000)
+
+
+@pytest.mark.parametrize("tilt", [1 / 32, 0.2, 3.0, 32.0])
+def test_tilted_staircases_fail_with_probability_alpha(tilt):
+    # a tilt > 1 is the mirror image of 1 / tilt: both must keep the area at alpha
+    for alpha in (0.05, 1e-3):
+        a, b = (np.array(v) for v in joint_levels(alpha, tilt))
+        assert np.all(np.diff(a) >= 0) and np.all(np.diff(b) <= 0)
+        area = a[0] + np.sum(np.diff(a) * b[:-1]) + (1 - a[-1]) * b[-1]
+        assert area <= alpha and area == pytest.approx(alpha, rel=1e-9)
+
+
+@pytest.mark.parametrize("tilt", [0.05, 0.3, 4.0])
+def test_tilted_joint_bound_covers_the_true_epsilon(tilt):
+    # whatever the region's shape, a fixed test's bound exceeds the truth in <= 5% of audits
+    rng = np.random.default_rng(2)
+    fpr, fnr, n = 0.01, 0.9, 5000
+    fp, fn = rng.binomial(n, fpr, 20_000), rng.binomial(n, fnr, 20_000)
+    bounds = joint_upper(fp, n, fn, n, 0.05, "clopper-pearson", tilt)
+    bound = np.min(epsilon_from_rates(*bounds, 0.0), axis=0)
+    exceed = np.mean(bound > math.log((1 - fnr) / fpr))
+    assert exceed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 20_000)
+
+
+@pytest.mark.parametrize("tilt", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_bad_tilt_is_refused_naming_it(tilt):
+    with pytest.raises(InputError, match="tilt must be a positive finite number"):
+        joint_upper(3, 100, 40, 100, 0.05, "clopper-pearson", tilt)
 
 
 @pytest.mark.parametrize(
