@@ -252,11 +252,11 @@ def _print_audit(args: argparse.Namespace, description: str, result, *, figure, 
         print(
             f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, as given)"
         )
-    print(f"verdict       {result.verdict}" + (f": {result.reason}" if result.reason else ""))
+    print(f"verdict       {result.verdict_line}")
+    if result.reach is not None and result.verdict != "violation":
+        print(f"reach         {result.reach.describe()}")
     if result.infinite:
         print(f"              {result.infinite_message}")
-    elif result.power_message:
-        print(f"power         {result.power_message}")
     if figure is not None:
         print(f"figure        {figure}")
 

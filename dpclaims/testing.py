@@ -27,7 +27,7 @@ from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
 
-__all__ = ["MARKERS", "assert_exponent", "assert_private", "pytest_configure"]
+__all__ = ["MARKERS", "WEAK_ACTIONS", "assert_exponent", "assert_private", "pytest_configure"]
 
 MARKERS = {
     "dpclaims_rate": (
@@ -71,6 +71,11 @@ def assert_exponent(
     return verdict
 
 
+WEAK_ACTIONS = ("fail", "skip")
+"""What :func:`assert_private` does with an audit that could not have caught a violation of
+its reach limit (``on_weak=``): fail the check (the default) or skip it with the reason."""
+
+
 def assert_private(
     mechanism: Callable,
     d0: Any,
@@ -79,23 +84,33 @@ def assert_private(
     epsilon: float,
     delta: float,
     trials: int,
+    on_weak: str = "fail",
     **options: Any,
 ):
-    """Audit ``mechanism`` on the neighbours ``d0``, ``d1`` and fail on a privacy violation.
+    """Audit ``mechanism`` on the neighbours ``d0``, ``d1``; pass only when the audit could
+    have caught a violation and did not.
 
     Runs :func:`dpclaims.audit.audit` in strict mode (a mechanism that ignores its ``rng``
     is an error: a CI gate must give the same answer on every run); ``options`` go to
     ``audit``: ``confidence`` (0.95), ``seed`` (0), ``unit`` and ``relation`` (default
     user/replace; ``"query"`` with ``sensitivity`` or ``"unchecked"`` for array datasets)
-    state the claim's neighbour relation, and e.g. ``method``, ``execution``.  Raises
-    ``AssertionError`` (with the certified ε lower bound and the claimed ε in the message)
-    when the verdict is ``"violation"``, i.e. when ε is certified, at ``confidence``, to
-    exceed the claim.  Returns the audit result otherwise.
+    state the claim's neighbour relation, ``reach_limit`` (2) and e.g. ``method``,
+    ``execution``.
+
+    Raises ``AssertionError`` when the verdict is ``"violation"`` (ε certified, at
+    ``confidence``, to exceed the claim), and, unless ``on_weak="skip"``, when the audit had
+    no power: ``"inconclusive"`` (the same data twice, a pair the mechanism does not separate,
+    a claim above what the trials can certify) or ``"consistent_weak"`` (it would have caught
+    only a violation beyond ``reach_limit`` times the pair's leakage); a gate that cannot fail
+    must not pass.  With ``on_weak="skip"`` such a check is skipped with the reason
+    (``pytest.skip``).  Returns the audit result otherwise; its ``verdict_line`` says when the
+    test's estimate is above the claim.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     from .audit import audit
-    from .errors import InputError
+    from .errors import InputError, check_choice
 
+    check_choice(on_weak, WEAK_ACTIONS, "on_weak")
     if "strict" in options:
         raise InputError(
             "assert_private always runs in strict mode; call dpclaims.audit.audit(..., "
@@ -104,13 +119,22 @@ def assert_private(
     result = audit(
         mechanism, d0, d1, epsilon=epsilon, delta=delta, trials=trials, strict=True, **options
     )
+    where = (
+        f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level "
+        f"{result.relation}, {trials} trials, seed={result.provenance.seed})"
+    )
     if result.verdict == "violation":
         raise AssertionError(
             f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
-            f"confidence {result.confidence:g} (claimed epsilon={epsilon:g}, delta={delta:g}, "
-            f"{result.unit}-level {result.relation}, {trials} trials, "
-            f"seed={result.provenance.seed})"
+            f"confidence {result.confidence:g} {where}"
         )
+    if result.verdict in ("inconclusive", "consistent_weak"):
+        message = f"privacy audit too weak to gate on: {result.verdict_line} {where}"
+        if on_weak == "skip":
+            import pytest
+
+            pytest.skip(message)
+        raise AssertionError(message + '; pass on_weak="skip" to skip such a check instead')
     return result
 
 

@@ -5,9 +5,13 @@
 
 Severity, mildest first (a combined check reports its worst part)::
 
-    consistent < skipped < not_checkable < inconclusive < inconsistent < violation < error
+    consistent < consistent_weak < skipped < not_checkable < inconclusive < inconsistent
+    < violation < error
 
 * ``consistent``    — the experiment could have failed and did not;
+* ``consistent_weak`` — a privacy audit that did not fail but could only have caught a
+  violation many times the leakage its pair shows (its reach, :mod:`dpclaims.audit.reach`);
+  it passes as ``consistent`` does and is counted apart;
 * ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);
 * ``not_checkable`` — no finite experiment can decide the claim (or none exists yet);
 * ``inconclusive``  — the experiment ran but its evidence does not decide;
@@ -30,6 +34,7 @@ class Verdict(StrEnum):
     """One claim's verdict (see the module docstring for the meaning of each)."""
 
     CONSISTENT = "consistent"
+    CONSISTENT_WEAK = "consistent_weak"
     SKIPPED = "skipped"
     NOT_CHECKABLE = "not_checkable"
     INCONCLUSIVE = "inconclusive"
@@ -48,6 +53,7 @@ SEVERITY: tuple[Verdict, ...] = tuple(Verdict)
 
 CHECKED: tuple[Verdict, ...] = (
     Verdict.CONSISTENT,
+    Verdict.CONSISTENT_WEAK,
     Verdict.INCONCLUSIVE,
     Verdict.INCONSISTENT,
     Verdict.VIOLATION,

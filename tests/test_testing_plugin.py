@@ -226,6 +226,37 @@ def test_assert_private_passes_honest_and_fails_buggy_mechanism():
         assert_private(laplace(0.25), d0, d1, epsilon=1.0, delta=0.0, trials=20_000)
 
 
+def test_a_gate_that_cannot_fail_does_not_pass():
+    """The must-fail CI example: the same dataset twice fails (or skips, if asked), the noise
+    halved fails, the correct Gaussian mechanism on a pair that attains its sensitivity passes."""
+    d0 = UserDataset(np.zeros((5, 1, 1)))
+    d1 = replace_user(d0, 0, np.ones((1, 1)))
+    claim = dict(epsilon=1.0, delta=1e-5, trials=100_000)
+    with pytest.raises(AssertionError, match="too weak to gate on: inconclusive: d0 and d1 are"):
+        assert_private(gaussian(1.0), d0, d0, **claim)
+    with pytest.raises(pytest.skip.Exception, match="the same data"):
+        assert_private(gaussian(1.0), d0, d0, on_weak="skip", **claim)
+    with pytest.raises(AssertionError, match="privacy claim violated"):
+        assert_private(gaussian(0.5), d0, d1, **claim)
+    passed = assert_private(gaussian(1.0), d0, d1, **claim)
+    assert passed.verdict == "consistent" and passed.reach.factor <= 2
+    with pytest.raises(InputError, match="on_weak"):
+        assert_private(gaussian(1.0), d0, d1, on_weak="ignore", **claim)
+
+
+def gaussian(noise_share: float):
+    """The Gaussian mechanism calibrated for (1, 1e-5)-DP at sensitivity 1, its noise scaled by
+    ``noise_share`` (0.5: the most common calibration bug, the noise halved)."""
+    from dpclaims.algorithms.mechanisms import analytic_gaussian_sigma
+
+    sigma = noise_share * analytic_gaussian_sigma(1.0, 1e-5, sensitivity=1.0)
+
+    def mechanism(data, rng, trials):
+        return data.x.sum() + sigma * rng.standard_normal(trials)
+
+    return mechanism
+
+
 def dpsgd_add_remove(clip: bool):
     """Item-level DP-SGD (Poisson q = 0.5, 3 steps), a canary item and its add/remove neighbour."""
     from dpclaims.algorithms.baselines import DPSGD
@@ -257,11 +288,11 @@ def test_assert_private_checks_an_add_remove_dpsgd_claim():
     kwargs = dict(
         epsilon=claim.epsilon, delta=claim.delta, trials=4000, unit="item", relation="add-remove"
     )
-    result = assert_private(algo, d0, d1, **kwargs)
-    assert (result.unit, result.relation) == (
-        "item",
-        "add-remove",
-    ) and result.epsilon_lower <= claim.epsilon
+    # 4000 trials on this pair could catch only a ~5x violation: the gate says so and fails
+    with pytest.raises(AssertionError, match="too weak to gate on: consistent_weak"):
+        assert_private(algo, d0, d1, **kwargs)
+    with pytest.raises(pytest.skip.Exception, match="item-level add-remove"):
+        assert_private(algo, d0, d1, on_weak="skip", **kwargs)
     mutant, _, _ = dpsgd_add_remove(clip=False)
     with pytest.raises(AssertionError, match="item-level add-remove"):
         assert_private(mutant, d0, d1, **kwargs)

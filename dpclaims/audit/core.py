@@ -94,6 +94,7 @@ from .certify import (
 )
 from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
 from .gdp import gdp_epsilon
+from .reach import REACH_LIMIT, Reach, reach
 from .result import AuditResult, Provenance
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import (
@@ -224,6 +225,7 @@ def audit(
     strict: bool | None = None,
     max_seconds: float | None = None,
     max_memory: float | None = None,
+    reach_limit: float = REACH_LIMIT,
 ) -> AuditResult:
     """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
 
@@ -369,6 +371,7 @@ def audit(
         reference=reference,
         relation=array_relation or claim.relation,
         notes=notes,
+        reach_limit=_check_reach_limit(reach_limit),
     )
 
 
@@ -629,8 +632,10 @@ def _result(
     reference: tuple,
     relation: str,
     notes: list,
+    reach_limit: float = REACH_LIMIT,
 ) -> AuditResult:
-    """The :class:`AuditResult`: the bound (or the GDP estimate), the ceiling, the verdict."""
+    """The :class:`AuditResult`: the bound (or the GDP estimate), the ceiling, the reach, the
+    verdict."""
     claim, test, ci = plan.claim, certificate.test, plan.criterion.ci
     n_cert, alpha = certificate.certification_trials, certificate.alpha
     if plan.method == "gdp":
@@ -641,6 +646,19 @@ def _result(
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     fraction = provenance.calibration_fraction
     needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
+    found = None
+    if plan.method != "gdp":
+        found = reach(
+            false_positives=test.false_positives,
+            n_negative=test.n_negative,
+            false_negatives=test.false_negatives,
+            n_positive=test.n_positive,
+            claim=claim.epsilon,
+            delta=claim.delta,
+            alpha=alpha,
+            tradeoff=certificate.tradeoff,
+            ci=ci,
+        )
     evidence = _Evidence(
         ceiling=ceiling,
         needed=needed,
@@ -648,6 +666,8 @@ def _result(
         identical=identical,
         probe=min(plan.trials, IDENTITY_PROBE),
         reference=reference[0],
+        reach=found,
+        reach_limit=reach_limit,
     )
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, evidence)
     return AuditResult(
@@ -665,6 +685,7 @@ def _result(
         infinite=bool(test.false_positives == 0 and near_ceiling),
         identical_outputs=bool(identical),
         trials_needed=needed,
+        reach=found,
         reference_epsilon=reference[0],
         reference_note=reference[1],
         false_positives=test.false_positives,
@@ -683,7 +704,8 @@ def _result(
 @dataclass(frozen=True, kw_only=True)
 class _Evidence:
     """What the verdict weighs beside the bound: the ``ceiling``, the ``needed`` trials, the
-    ``trials`` run, identical data or outputs on ``probe`` draws, the ``reference`` ε."""
+    ``trials`` run, identical data or outputs on ``probe`` draws, the ``reference`` ε, the
+    audit's ``reach`` (None for an estimate) and the ``reach_limit`` of a ``consistent``."""
 
     ceiling: float
     needed: int | None
@@ -691,6 +713,8 @@ class _Evidence:
     identical: str
     probe: int
     reference: float | None
+    reach: Reach | None = None
+    reach_limit: float = REACH_LIMIT
 
 
 def audit_ceiling(
@@ -721,6 +745,17 @@ def audit_ceiling(
     n_cert = trials - min(int(round(strategy.fraction * trials)), MAX_CALIBRATION_TRIALS)
     tests = 1 if isinstance(strategy, Split) else len(DIRECTIONS) * strategy.grid
     return epsilon_ceiling(n_cert, confidence=confidence, delta=delta, tests=tests)
+
+
+def _check_reach_limit(limit: Any) -> float:
+    """``reach_limit`` as a float ≥ 1 (``math.inf``: every audit with power is consistent)."""
+    number = (int, float, np.integer, np.floating)
+    if not isinstance(limit, number) or isinstance(limit, bool) or not limit >= 1:
+        raise InputError(
+            f"reach_limit must be a number >= 1 (a leakage multiple), got {limit!r}; pass e.g. "
+            "reach_limit=2.0"
+        )
+    return float(limit)
 
 
 def _check_reference(reference: Any) -> float | None:
@@ -781,6 +816,13 @@ def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str
                 "more trials, or a pair nearer the claim"
             )
         return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
+    found = evidence.reach
+    if found is not None and not found.factor <= evidence.reach_limit:
+        shown = f"{found.factor:.3g}×" if math.isfinite(found.factor) else "no"
+        return "consistent_weak", (
+            f"would catch only a {shown} violation of this pair's leakage (reach limit "
+            f"{evidence.reach_limit:g}×): use a pair nearer the claim, or more trials"
+        )
     return "consistent", ""
 
 

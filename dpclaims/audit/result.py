@@ -6,7 +6,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
-__all__ = ["AuditResult", "Provenance"]
+from .reach import Reach
+
+__all__ = ["AuditResult", "Provenance", "format_epsilon"]
+
+
+def format_epsilon(value: float) -> str:
+    """An ε for people: 3 decimals, or 2 significant digits below 0.01 (0.0004 is not 0.000),
+    "∞" when infinite."""
+    if not math.isfinite(value):
+        return "∞"
+    return f"{value:.3f}" if value == 0 or abs(value) >= 0.01 else f"{value:.2g}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,7 +78,9 @@ class AuditResult:
     (``reference_note`` says where it comes from, or why there is none); ``infinite``
     that the test saw no output of the negative dataset in its event while the
     positive dataset put a large share there (ε = ∞ on this pair as far as these trials
-    can show: :attr:`infinite_message`).
+    can show: :attr:`infinite_message`).  ``reach`` is the smallest violation the audit would
+    have caught (:class:`~dpclaims.audit.reach.Reach`; None for an estimate): a ``consistent``
+    verdict needs it within the audit's reach limit, else the verdict is ``consistent_weak``.
     Counts refer to the ``certification_trials`` (of ``trials`` per dataset) and the chosen
     direction: the negative dataset's trials inside the event are false positives, the
     positive dataset's trials outside it false negatives.  ``provenance`` records how the
@@ -89,6 +101,7 @@ class AuditResult:
     infinite: bool = False
     identical_outputs: bool = False
     trials_needed: int | None = None
+    reach: Reach | None = None
     reference_epsilon: float | None = None
     reference_note: str = ""
     false_positives: int
@@ -152,16 +165,33 @@ class AuditResult:
         )
 
     @property
-    def power_message(self) -> str:
-        """When the test's estimate is above the claim but its bound is not: the trials that
-        would certify the violation if the estimate holds ("" otherwise, or when the verdict
-        gives a reason)."""
-        if self.trials_needed is None or self.reason or self.infinite:
-            return ""
+    def estimate_above_claim(self) -> bool:
+        """Whether the certified test's point estimate is above the claim while its bound is
+        not (the verdict line then says so)."""
         return (
-            f"the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim; if it "
-            f"holds, about {self.trials_needed:,} trials per dataset would certify a violation"
+            self.certified
+            and self.verdict != "violation"
+            and not self.infinite
+            and self.epsilon_estimate > self.epsilon
         )
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict with its reason, and, when the test's estimate is above the claim, that
+        warning too: a ``consistent`` never reads as a clean pass while the estimate says
+        otherwise."""
+        line = self.verdict + (f": {self.reason}" if self.reason else "")
+        if self.estimate_above_claim:
+            line += (
+                f"; but the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim "
+                f"{self.epsilon:g}"
+            )
+            if self.trials_needed is not None:
+                line += (
+                    f" (if it holds, about {self.trials_needed:,} trials per dataset would certify "
+                    "a violation)"
+                )
+        return line
 
     def summary(self) -> str:
         """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
@@ -169,7 +199,8 @@ class AuditResult:
         test = self.provenance
         lines = [
             f"claim      ({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}",
-            f"{kind:<10} ε ≥ {self.epsilon_lower:.3f} at confidence {self.confidence:g} "
+            f"{kind:<10} ε ≥ {format_epsilon(self.epsilon_lower)} at confidence "
+            f"{self.confidence:g} "
             f"({self.certification_trials:,} of {self.trials:,} trials per dataset certify)",
             f"ceiling    {self.ceiling:.3f}: the most these trials can certify",
         ]
@@ -186,11 +217,11 @@ class AuditResult:
             )
         elif self.reference_note:
             lines.append(f"reference  none: {self.reference_note}")
-        lines.append(f"verdict    {self.verdict}" + (f": {self.reason}" if self.reason else ""))
+        lines.append(f"verdict    {self.verdict_line}")
+        if self.reach is not None and self.verdict != "violation":
+            lines.append(f"reach      {self.reach.describe()}")
         if self.infinite:
             lines.append(f"           {self.infinite_message}")
-        elif self.power_message:
-            lines.append(f"power      {self.power_message}")
         lines.append(
             f"test       {self.method}, score {test.statistic}, event {test.direction} "
             f"(t = {test.threshold:.4g})"
@@ -226,9 +257,16 @@ class AuditResult:
         """JSON-serialisable record, flat: the top fields, :attr:`certified`, :attr:`kind`, the
         provenance fields, ``fpr``, ``fnr`` and ``slack`` (plain floats, ints, strings, lists;
         infinite values are None)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "provenance"}
+        out = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("provenance", "reach")
+        }
         out.update(certified=self.certified, kind=self.kind, **self.provenance.to_dict())
         out["warnings"] = list(self.warnings)
+        reach = self.reach.to_dict() if self.reach is not None else {}
+        for key in ("factor", "epsilon", "model"):
+            out[f"reach_{key}"] = reach.get(key)
         out["fpr"] = self.fpr
         out["fnr"] = self.fnr
         out["slack"] = self.slack if math.isfinite(self.slack) else None

@@ -68,6 +68,7 @@ class AuditExperiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         from ..audit import audit
+        from ..audit.result import format_epsilon
         from ..audit.target import AuditTarget
 
         target = self.build()
@@ -93,12 +94,16 @@ class AuditExperiment:
         )
         label = "certified" if result.certified else "estimated (not certified)"
         summary = (
-            f"{label} eps >= {result.epsilon_lower:.3f} vs claimed {claim.epsilon:g} "
-            f"(ceiling {result.ceiling:.2f}"
+            f"{label} eps >= {format_epsilon(result.epsilon_lower)} vs claimed "
+            f"{claim.epsilon:g} (ceiling {result.ceiling:.2f}"
         )
         if self.reference_epsilon is not None:
             summary += f", exact implementation: ~{self.reference_epsilon:g}"
+        if result.reach is not None and math.isfinite(result.reach.factor):
+            summary += f", reach {result.reach.factor:.3g}×"
         summary += ")" + (f"; {result.reason}" if result.reason else "")
+        if result.estimate_above_claim:
+            summary += f"; the test's estimate ε ≈ {result.epsilon_estimate:.3f} is above the claim"
         if result.infinite:
             summary += f"; {result.infinite_message}"
         evidence = {**result.to_dict(), "note": self.note}

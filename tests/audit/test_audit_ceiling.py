@@ -139,10 +139,9 @@ def test_a_finite_violation_missed_at_few_trials_is_caught_at_the_suggested_coun
         method="histogram",
         backend="serial",
     )
-    assert (
-        first.verdict == "consistent" and first.epsilon_estimate > 1.0
-    )  # missed, but the power line says so
-    assert first.trials_needed is not None and "would certify a violation" in first.summary()
+    assert first.verdict in ("consistent", "consistent_weak") and first.epsilon_estimate > 1.0
+    # missed, but the verdict line says so
+    assert first.trials_needed is not None and "would certify a violation" in first.verdict_line
     verdicts = [
         audit(
             rare_response,
