@@ -43,6 +43,7 @@ SUMMARY_FIGURE = "summary"
 _DPI = 100
 _COLORS = {
     "consistent": "#2e7d32",
+    "consistent_weak": "#7a9a3a",
     "violation": "#c62828",
     "inconsistent": "#c62828",
     "inconclusive": "#b26a00",

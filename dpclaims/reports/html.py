@@ -60,6 +60,7 @@ a{color:#1558b0;text-decoration:none}a:hover{text-decoration:underline}
 white-space:nowrap;
 font-family:system-ui,sans-serif}
 .v-consistent{background:#e3f3e5;color:#1e6b25}
+.v-consistent_weak{background:#eef3e0;color:#4d6b1e}
 .v-violation,.v-inconsistent,.v-error{background:#fbe4e4;color:#a31d1d}
 .v-inconclusive{background:#fff1d6;color:#8a5300}.v-not_checkable{background:#eef0f2;color:#5f6b73}
 .counts .badge{margin-right:6px;font-size:13px;padding:3px 10px}

@@ -37,6 +37,7 @@ SCHEMA_VERSION = 2
 
 VERDICTS = (
     Verdict.CONSISTENT,
+    Verdict.CONSISTENT_WEAK,
     Verdict.VIOLATION,
     Verdict.INCONSISTENT,
     Verdict.INCONCLUSIVE,

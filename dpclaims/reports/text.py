@@ -23,6 +23,7 @@ __all__ += ["plural"]
 
 VERDICT_LABELS = {
     "consistent": "consistent",
+    "consistent_weak": "consistent (weak)",
     "violation": "VIOLATION",
     "inconsistent": "INCONSISTENT",
     "inconclusive": "inconclusive",
