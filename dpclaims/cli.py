@@ -955,7 +955,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as exc:
         if exc.filename is None:
-            _fail(_internal(exc), debug)
+            _fail(_internal(exc, args.command), debug)
             return 3
         _fail(
             f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
@@ -969,17 +969,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpclaims: interrupted{resume}", file=sys.stderr)
         return 130
     except Exception as exc:
-        _fail(_internal(exc), debug)
+        _fail(_internal(exc, args.command), debug)
         return 3
 
 
-def _internal(exc: BaseException) -> str:
+_SIZE_OPTIONS = {
+    "audit": "--trials or --workers",
+    "rate": "--values or --replicates",
+    "verify": "--budget or --workers",
+    "mutants": "--budget or --workers",
+    "report": "--workers",
+}
+"""The options that size each command's run, named when it runs out of memory."""
+
+
+def _internal(exc: BaseException, command: str) -> str:
     from concurrent.futures.process import BrokenProcessPool
 
     if isinstance(exc, (MemoryError, BrokenProcessPool)):
+        lower = _SIZE_OPTIONS.get(command, "the run's size")
         return (
             f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
-            "killed; lower --trials or --workers (rerun with --debug for the traceback)"
+            f"killed; lower {lower} (rerun with --debug for the traceback)"
         )
     return (
         f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from dpclaims.checkpoint import KEY, MANIFEST
 from dpclaims.claims import Registry
@@ -234,3 +235,76 @@ def test_defect17_run_options_are_the_same_on_every_running_command():
     for command in ("verify", "audit", "rate", "mutants"):
         options = {o for a in sub.choices[command]._actions for o in a.option_strings}
         assert {"--seed", "--backend", "--workers", "--scheduler", "--checkpoint"} <= options
+
+
+# --- defect 7: rate sweeps are bounded; a MemoryError names the command's own options ------
+
+MODULE = "def f(n, rng):\n    return float(n) ** -0.5 * (1.0 + 0.1 * rng.random())\n"
+
+
+def test_defect07_rate_sweep_over_the_memory_bound_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mymod.py").write_text(MODULE)
+    before = _tree(tmp_path)
+    argv = ["rate", "mymod:f", "--values", "100,1000,10000,100000", "--expected", "-0.5"]
+    start = time.monotonic()
+    assert main([*argv, "--replicates", "1000000000"]) == 2
+    line = _error_line(capsys)
+    assert time.monotonic() - start < 5
+    assert "4 values x 1_000_000_000 replicates" in line and "--values/--replicates" in line
+    assert _tree(tmp_path) == before
+
+
+def test_defect07_theil_sen_memory_is_bounded(tmp_path):
+    import tracemalloc
+
+    from dpclaims.rates import fit_power_law
+
+    values = np.geomspace(100, 1e5, 800)
+    rng = np.random.default_rng(0)
+    errors = values[:, None] ** -0.5 * np.exp(0.1 * rng.standard_normal((800, 10)))
+    tracemalloc.start()
+    fit = fit_power_law(values, errors)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 700 * 2**20, peak / 2**20  # 8,000 points: about 1.4 GB without a subsample
+    assert abs(fit.theil_sen + 0.5) < 0.01
+    few_values, few = values[::16], errors[::16]  # 500 points: every pair, as before
+    every_pair = stats.theilslopes(np.log(few).ravel(), np.repeat(np.log(few_values), 10))
+    assert fit_power_law(few_values, few).theil_sen == every_pair.slope
+
+
+@pytest.mark.parametrize(
+    "argv, knobs",
+    [
+        (["rate", "lla24.alg1.risk"], "lower --values or --replicates"),
+        (["audit", "gaussian"], "lower --trials or --workers"),
+        (["verify", "--claims", "lla24.alg1.risk", "--out", "out"], "lower --budget or --workers"),
+    ],
+)
+def test_defect07_memory_error_names_the_commands_options(
+    tmp_path, monkeypatch, capsys, argv, knobs
+):
+    monkeypatch.chdir(tmp_path)
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    for name in ("_run_rate", "_print_audit", "_report_summary"):
+        monkeypatch.setattr(f"dpclaims.cli.{name}", out_of_memory)
+    monkeypatch.setattr("dpclaims.claims.run.run_claims", out_of_memory)
+    assert main([*argv, "--backend", "serial"] + (["--trials", "1000"] if "audit" in argv else []))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and knobs in err[0], err
+
+
+# --- defect 16: the estimate names the workers it counts -------------------------------------
+
+
+def test_defect16_serial_estimate_counts_one_worker():
+    from dpclaims.audit import audit
+
+    with pytest.raises(InputError, match=r"1 worker\(s\)"):
+        audit(
+            gauss, 0.0, 1.0, epsilon=1.0, trials=10**12, max_seconds=60, backend="serial", workers=2
+        )
