@@ -4,8 +4,14 @@ A checkpoint directory holds one run:
 
 - ``manifest.json``: format, dpclaims version, the run's arguments (the mechanism's
   and data's fingerprints, trials, seed, chunk layout, method, ...) and their hash;
+- ``.hmac-key``: 32 random bytes made when the directory becomes a checkpoint, readable
+  only by its owner (mode 0600);
 - ``<stage>-<chunk>.npz``: one finished chunk's result (an array), the key of its
-  stage and a SHA-256 digest of the result.
+  stage and an HMAC-SHA256 of both under ``.hmac-key``.
+
+The HMAC stops a chunk forged by someone who cannot read ``.hmac-key`` (a recomputed
+plain checksum no longer passes) and chunks mixed up between runs; whoever can read the
+key can forge chunks, so a checkpoint directory is trusted input, like the code it runs.
 
 Every file is written to a temporary name in the directory, flushed to disk and
 renamed with ``os.replace``, so a reader sees a whole file or none.  Opening a
@@ -16,6 +22,7 @@ damaged file, raises :class:`~dpclaims.errors.InputError`: results are never mix
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import marshal
 import os
@@ -30,12 +37,29 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["FORMAT", "MANIFEST", "Checkpoint", "Stage", "fingerprint", "open_checkpoint"]
+__all__ = [
+    "FORMAT",
+    "KEY",
+    "MANIFEST",
+    "Checkpoint",
+    "Stage",
+    "check_checkpoint_tree",
+    "fingerprint",
+    "open_checkpoint",
+]
 
-FORMAT = 1
-"""Version of the on-disk layout."""
+FORMAT = 2
+"""Version of the on-disk layout (2: chunk digests are HMACs under :data:`KEY`)."""
 
 MANIFEST = "manifest.json"
+
+KEY = ".hmac-key"
+"""The checkpoint's secret: random bytes, mode 0600, made with the directory's manifest."""
+
+_KEY_BYTES = 32
+
+_STALE = re.compile(r"^\..*\.tmp$")
+"""A temporary file of an interrupted write (removed when the checkpoint is opened)."""
 
 _CHUNK_FILE = re.compile(r"^(?P<stage>[a-z0-9_]+)-(?P<index>\d{6,})\.npz$")
 
@@ -110,9 +134,9 @@ def _jsonable(arguments: dict) -> dict:
         raise InputError(f"checkpoint arguments must be JSON-serialisable: {exc}") from None
 
 
-def _write_atomic(path: Path, write) -> None:
+def _write_atomic(path: Path, write, mode: int = 0o666) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as handle:
         write(handle)
         handle.flush()
         os.fsync(handle.fileno())
@@ -122,10 +146,11 @@ def _write_atomic(path: Path, write) -> None:
 class Checkpoint:
     """An open checkpoint directory for one run (see :func:`open_checkpoint`)."""
 
-    def __init__(self, directory: Path, arguments: dict, key: str) -> None:
+    def __init__(self, directory: Path, arguments: dict, key: str, secret: bytes) -> None:
         self.directory = directory
         self.arguments = arguments
         self.key = key
+        self.secret = secret
 
     def stage(self, name: str, **extra: Any) -> Stage:
         """The chunk store of one stage of the run; ``extra`` (e.g. thresholds chosen
@@ -136,16 +161,17 @@ class Checkpoint:
                 f"checkpoint stage name must be lower-case letters, digits or '_', got {name!r}"
             )
         key = _sha(f"{self.key}:{name}:{fingerprint(extra)}".encode())
-        return Stage(self.directory, name, key)
+        return Stage(self.directory, name, key, self.secret)
 
 
 class Stage:
     """Finished chunks of one stage: :meth:`load` the saved ones, :meth:`save` a new one."""
 
-    def __init__(self, directory: Path, name: str, key: str) -> None:
+    def __init__(self, directory: Path, name: str, key: str, secret: bytes) -> None:
         self.directory = directory
         self.name = name
         self.key = key
+        self.secret = secret
 
     def _path(self, index: int) -> Path:
         return self.directory / f"{self.name}-{index:06d}.npz"
@@ -184,9 +210,10 @@ class Stage:
                 f"checkpoint file {str(path)!r} is corrupt (not a readable chunk archive: "
                 f"{type(exc).__name__}); {fix}"
             ) from None
-        if digest != _digest(result):
+        if not hmac.compare_digest(digest, _digest(self.secret, key, result)):
             raise InputError(
-                f"checkpoint file {str(path)!r} is corrupt (its checksum does not match); {fix}"
+                f"checkpoint file {str(path)!r} is corrupt or forged (its HMAC does not match "
+                f"the checkpoint's key); {fix}"
             )
         if key != self.key:
             raise InputError(
@@ -198,18 +225,21 @@ class Stage:
     def save(self, index: int, result: Any) -> None:
         """Write chunk ``index`` atomically (temporary file + ``os.replace``)."""
         result = np.asarray(result)
+        digest = _digest(self.secret, self.key, result)
         _write_atomic(
             self._path(index),
             lambda handle: np.savez(
-                handle, result=result, key=np.array(self.key), digest=np.array(_digest(result))
+                handle, result=result, key=np.array(self.key), digest=np.array(digest)
             ),
         )
 
 
-def _digest(result: np.ndarray) -> str:
-    return _sha(
-        f"{result.dtype.str}:{result.shape}:".encode() + np.ascontiguousarray(result).tobytes()
-    )
+def _digest(secret: bytes, key: str, result: np.ndarray) -> str:
+    """HMAC-SHA256 under ``secret`` of a chunk's stage ``key`` and its ``result``."""
+    message = f"{key}:{result.dtype.str}:{result.shape}:".encode()
+    return hmac.new(
+        secret, message + np.ascontiguousarray(result).tobytes(), hashlib.sha256
+    ).hexdigest()
 
 
 def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
@@ -254,18 +284,60 @@ def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
         ) from None
     if target.exists():
         _check_manifest(target, manifest)
+        secret = _read_secret(path)
         for stale in path.glob(".*.tmp"):
             stale.unlink(missing_ok=True)
     else:
         others = [p.name for p in path.iterdir() if not p.name.startswith(".")]
         if others:
-            raise InputError(
-                f"checkpoint directory {str(path)!r} is not empty and has no {MANIFEST} (found "
-                f"{others[0]!r}); it is not a dpclaims checkpoint: pass an empty or new directory"
-            )
+            raise InputError(_not_a_checkpoint(path, others[0]))
+        secret = os.urandom(_KEY_BYTES)
+        _write_atomic(path / KEY, lambda handle: handle.write(secret), mode=0o600)
         payload = json.dumps(manifest, indent=1, sort_keys=True).encode()
         _write_atomic(target, lambda handle: handle.write(payload))
-    return Checkpoint(path, arguments, key)
+    return Checkpoint(path, arguments, key, secret)
+
+
+def _not_a_checkpoint(path: Path, found: str) -> str:
+    return (
+        f"checkpoint directory {str(path)!r} is not empty and has no {MANIFEST} (found "
+        f"{found!r}); it is not a dpclaims checkpoint: pass an empty or new directory"
+    )
+
+
+def _read_secret(path: Path) -> bytes:
+    try:
+        secret = (path / KEY).read_bytes()
+    except OSError:
+        secret = b""
+    if len(secret) != _KEY_BYTES:
+        raise InputError(
+            f"checkpoint {str(path)!r} has no readable {KEY} (its {_KEY_BYTES}-byte secret); "
+            f"its chunks cannot be checked: pass a new checkpoint directory (or delete "
+            f"{str(path)!r})"
+        )
+    return secret
+
+
+def check_checkpoint_tree(directory: Any) -> None:
+    """Refuse a ``directory`` that is neither missing, empty nor a dpclaims checkpoint tree
+    (folders whose leaves are checkpoints: a manifest, or only such folders), before a run
+    writes into it (:class:`InputError`, as :func:`open_checkpoint` refuses it)."""
+    path = Path(directory)
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise InputError(
+            f"checkpoint {str(path)!r} is a file, not a directory; pass a directory path for "
+            "checkpoint"
+        )
+    if (path / MANIFEST).exists():
+        return
+    for entry in path.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            check_checkpoint_tree(entry)
+        elif entry.name != KEY and not _STALE.match(entry.name):
+            raise InputError(_not_a_checkpoint(path, entry.name))
 
 
 def _check_manifest(target: Path, manifest: dict) -> None:
@@ -278,6 +350,12 @@ def _check_manifest(target: Path, manifest: dict) -> None:
         raise InputError(
             f"checkpoint manifest {str(target)!r} is corrupt ({type(exc).__name__}: {exc}); {fix}"
         ) from None
+    if isinstance(stored_format, int) and stored_format < FORMAT:
+        raise InputError(
+            f"checkpoint {str(target.parent)!r} was written by an older dpclaims (format "
+            f"{stored_format}, this one writes format {FORMAT}: keyed chunk digests); delete it "
+            "or choose a new checkpoint directory"
+        )
     if stored_format != FORMAT or version != manifest["dpclaims_version"]:
         raise InputError(
             f"checkpoint {str(target.parent)!r} was written by dpclaims {version} (format "

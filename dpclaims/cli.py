@@ -140,6 +140,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds,
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
+    execution = _execution(args)
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
@@ -154,8 +155,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             seed=args.seed,
             method=args.method,
-            backend=args.backend,
-            workers=args.workers,
+            execution=execution,
             **limits,
             screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)),
         )
@@ -170,8 +170,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             seed=args.seed,
             method=args.method,
-            backend=args.backend,
-            workers=args.workers,
+            execution=execution,
             reference_epsilon=args.reference,
             **(
                 {"relation": array_relation, "sensitivity": args.sensitivity}
@@ -209,11 +208,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
     report = kill_matrix(
-        papers=args.paper,
-        budget=args.budget,
-        seed=args.seed,
-        backend=args.backend,
-        workers=args.workers,
+        papers=args.paper, budget=args.budget, seed=args.seed, execution=_execution(args)
     )
     if args.json:
         _print_json(report)
@@ -324,15 +319,19 @@ def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
 
 
 def _execution(args: argparse.Namespace):
-    """The one Execution of a command, from --backend, --workers, --scheduler, --checkpoint."""
+    """The one Execution of a command, from --backend, --workers, --scheduler, --checkpoint,
+    checked before anything runs (the scheduler answers, the checkpoint folder is usable and
+    apart from --out)."""
     from .execution import Execution
 
-    return Execution(
+    execution = Execution(
         backend=args.backend,
         workers=args.workers,
-        scheduler=getattr(args, "scheduler", None),
-        checkpoint=getattr(args, "checkpoint", None),
+        scheduler=args.scheduler,
+        checkpoint=args.checkpoint,
     )
+    execution.check(out=getattr(args, "out", None), option="--{}".format)
+    return execution
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -343,8 +342,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     papers, patterns = _split(args.papers), _split(args.claims)
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
-    check_output_dir(args.out, args.force)
     execution = _execution(args)
+    check_output_dir(args.out, args.force)
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
             selected,
@@ -363,8 +362,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             papers=papers or None,
             budget=args.budget,
             seed=args.seed,
-            backend=execution.backend,
-            workers=execution.workers,
+            execution=execution.narrowed("mutants"),
         )
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
@@ -613,8 +611,6 @@ def _build_parser() -> argparse.ArgumentParser:
         help="replace a report directory dpclaims wrote (never any other folder)",
     )
     _add_run_options(p)
-    p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--mutants",
@@ -765,19 +761,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)"
     )
-    p.add_argument("--seed", type=int, default=0)
+    _add_run_options(p, seed_help="seed of the trials (default 0)")
     p.add_argument(
         "--d0", help=".npz file (arrays x, optional y) with the first dataset, for a user mechanism"
     )
     p.add_argument("--d1", help=".npz file with the neighbouring dataset, for a user mechanism")
-    p.add_argument(
-        "--backend",
-        default="auto",
-        help="auto (default), serial, processes or dask (when installed)",
-    )
-    p.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: all cores)"
-    )
     p.add_argument(
         "--search",
         action="store_true",
@@ -858,13 +846,13 @@ def _add_registry_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="run seed (default 0); each claim derives its own from it",
-    )
+def _add_run_options(
+    p: argparse.ArgumentParser,
+    seed_help: str = "run seed (default 0); each claim derives its own from it",
+) -> None:
+    """--seed and the options of the one Execution: --backend, --workers, --scheduler,
+    --checkpoint."""
+    p.add_argument("--seed", type=int, default=0, help=seed_help)
     p.add_argument(
         "--backend",
         default="auto",
@@ -872,6 +860,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
+    )
+    p.add_argument(
+        "--scheduler",
+        help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (a trusted machine: "
+        "it runs the code it is sent)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        help="new, empty or checkpoint folder: finished chunks are saved there and the same "
+        "command resumes from them",
     )
 
 
@@ -957,7 +955,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as exc:
         if exc.filename is None:
-            _fail(_internal(exc), debug)
+            _fail(_internal(exc, args.command), debug)
             return 3
         _fail(
             f"error: cannot use {exc.filename!r}: {exc.strerror or _first_line(exc)}; "
@@ -971,17 +969,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpclaims: interrupted{resume}", file=sys.stderr)
         return 130
     except Exception as exc:
-        _fail(_internal(exc), debug)
+        _fail(_internal(exc, args.command), debug)
         return 3
 
 
-def _internal(exc: BaseException) -> str:
+_SIZE_OPTIONS = {
+    "audit": "--trials or --workers",
+    "rate": "--values or --replicates",
+    "verify": "--budget or --workers",
+    "mutants": "--budget or --workers",
+    "report": "--workers",
+}
+"""The options that size each command's run, named when it runs out of memory."""
+
+
+def _internal(exc: BaseException, command: str) -> str:
     from concurrent.futures.process import BrokenProcessPool
 
     if isinstance(exc, (MemoryError, BrokenProcessPool)):
+        lower = _SIZE_OPTIONS.get(command, "the run's size")
         return (
             f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
-            "killed; lower --trials or --workers (rerun with --debug for the traceback)"
+            f"killed; lower {lower} (rerun with --debug for the traceback)"
         )
     return (
         f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "

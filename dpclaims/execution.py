@@ -20,6 +20,7 @@ With ``checkpoint=DIR`` every finished chunk is written atomically to ``DIR``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import math
 import multiprocessing
@@ -86,6 +87,9 @@ BACKENDS = ("auto", "serial", "processes", "dask")
 DASK_CONNECT_TIMEOUT = 10
 """Seconds to wait for a Dask scheduler given by address before giving up with an InputError."""
 
+SCHEDULER_CHECK_TIMEOUT = 3
+"""Seconds :meth:`Execution.check` waits for the scheduler before anything runs."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Execution:
@@ -113,6 +117,92 @@ class Execution:
         check_choice(self.backend, BACKENDS, "backend")
         if self.workers is not None:
             resolve_workers(self.workers)
+        _check_scheduler(self.backend, self.scheduler)
+
+    def narrowed(self, name: str) -> Execution:
+        """This execution checkpointing into the subfolder ``name`` of its checkpoint folder
+        (one checkpoint folder, one run); unchanged without a checkpoint."""
+        if self.checkpoint is None:
+            return self
+        return dataclasses.replace(self, checkpoint=os.path.join(self.checkpoint, name))
+
+    def check(self, *, out: Any = None, option: Callable[[str], str] = "{}=".format) -> None:
+        """Check, once and before anything runs, that this execution can run: Dask is
+        installed when it is used, the ``scheduler`` answers one connection within
+        :data:`SCHEDULER_CHECK_TIMEOUT` seconds, and the ``checkpoint`` folder is new, empty or
+        a dpclaims checkpoint tree, neither inside ``out`` (a report folder) nor holding it.
+        ``option(field)`` is how the caller spells a field in messages (``"--scheduler"`` on
+        the command line)."""
+        if self.backend == "dask" or self.scheduler is not None:
+            _require_dask()
+        if self.scheduler is not None:
+            _reach_scheduler(self.scheduler, option("scheduler"))
+        if self.checkpoint is not None:
+            from .checkpoint import check_checkpoint_tree
+
+            check_checkpoint_tree(self.checkpoint)
+            if out is not None:
+                _check_apart(self.checkpoint, out, option)
+
+
+def _check_scheduler(backend: str, scheduler: Any) -> None:
+    """A ``scheduler`` is a Dask address and goes with backend ``"dask"`` (or ``"auto"``)."""
+    if scheduler is None:
+        return
+    if not isinstance(scheduler, str) or not scheduler:
+        raise InputError(
+            "scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got "
+            f"{scheduler!r}"
+        )
+    if backend not in ("auto", "dask"):
+        raise InputError(
+            "scheduler= is a Dask scheduler address and needs backend='dask', got "
+            f"backend={backend!r}"
+        )
+
+
+_NO_DASK = (
+    "backend='dask' and scheduler= need the optional dependency dask[distributed], which is "
+    'not installed: pip install "dpclaims[dask]"'
+)
+
+
+def _require_dask() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError(_NO_DASK) from None
+
+
+def _reach_scheduler(address: str, name: str) -> None:
+    """One connection to the Dask scheduler at ``address``, closed at once."""
+    from distributed import Client
+
+    try:
+        Client(address, timeout=SCHEDULER_CHECK_TIMEOUT).close()
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(
+            f"cannot reach {name} {address}: {type(exc).__name__}: {_one_line(exc)}; start the "
+            f"scheduler or drop {name}"
+        ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _check_apart(checkpoint: Any, out: Any, option: Callable[[str], str]) -> None:
+    """A checkpoint folder inside the report folder ``out`` (or holding it) is refused: the
+    report replaces ``out`` whole."""
+    from pathlib import Path
+
+    cp, report = Path(checkpoint).resolve(), Path(out).resolve()
+    if cp == report or report in cp.parents or cp in report.parents:
+        where = "is" if cp == report else "is inside" if report in cp.parents else "holds"
+        raise InputError(
+            f"{option('checkpoint')} {str(checkpoint)!r} {where} {option('out')} {str(out)!r}, "
+            f"the report folder the run writes; choose a {option('checkpoint')} folder outside it"
+        )
 
 
 _DEFAULT = Execution()
@@ -634,10 +724,7 @@ class _Dask:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise InputError(
-                "backend='dask' needs the optional dependency dask[distributed]: pip install "
-                "'dpclaims[dask]'"
-            ) from None
+            raise InputError(_NO_DASK) from None
         self.cluster = None
         try:
             if scheduler is None:
@@ -753,19 +840,9 @@ def _resolve_backend(
     backend: str, scheduler: str | None, *, tasks: int, workers: int, probe: Any
 ) -> str:
     check_choice(backend, BACKENDS, "backend")
+    _check_scheduler(backend, scheduler)
     if scheduler is not None:
-        if not isinstance(scheduler, str) or not scheduler:
-            raise InputError(
-                "scheduler must be a Dask scheduler address such as 'tcp://10.0.0.5:8786', got "
-                f"{scheduler!r}"
-            )
-        if backend == "auto":
-            return "dask"
-        if backend != "dask":
-            raise InputError(
-                "scheduler= is a Dask scheduler address and needs backend='dask', got "
-                f"backend={backend!r}"
-            )
+        return "dask"
     if backend == "auto":
         return "processes" if tasks > 1 and workers > 1 and _picklable(probe) else "serial"
     return backend

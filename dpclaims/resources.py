@@ -37,6 +37,7 @@ __all__ = [
     "Probe",
     "Workload",
     "check_budget",
+    "describe_bytes",
     "physical_memory",
     "probe",
 ]
@@ -88,7 +89,7 @@ class Estimate:
     memory: float
 
     def describe(self) -> str:
-        return f"about {_duration(self.seconds)} and {_bytes(self.memory)} of memory"
+        return f"about {_duration(self.seconds)} and {describe_bytes(self.memory)} of memory"
 
 
 def _duration(seconds: float) -> str:
@@ -98,7 +99,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s"
 
 
-def _bytes(size: float) -> str:
+def describe_bytes(size: float) -> str:
+    """``size`` bytes for people: ``"1.5 GB"``."""
     for unit, scale in (("TB", 2.0**40), ("GB", 2.0**30), ("MB", 2.0**20)):
         if size >= scale:
             return f"{size / scale:.3g} {unit}"
@@ -259,15 +261,17 @@ def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
     if guess.seconds > max_seconds:
         what.append(f"max_seconds={max_seconds:g}")
     if guess.memory > max_memory:
-        what.append(f"max_memory={max_memory:.4g} bytes ({_bytes(max_memory)})")
-    rate = f"{found.seconds_per_trial * 1e6:.3g} µs and {_bytes(found.bytes_per_trial)} per trial"
+        what.append(f"max_memory={max_memory:.4g} bytes ({describe_bytes(max_memory)})")
+    per_trial = describe_bytes(found.bytes_per_trial)
+    rate = f"{found.seconds_per_trial * 1e6:.3g} µs and {per_trial} per trial"
     if lo < minimum:
         advice = "no trial count fits: pass fewer workers or raise the limit"
     else:
         largest = _round_down(lo)
         advice = f"the largest count that fits is trials={largest:_}; pass that or raise the limit"
     raise InputError(
-        f"trials={trials:_} would need {guess.describe()} (probe: {rate}, {workers} worker(s)), "
+        f"trials={trials:_} would need {guess.describe()} (probe: {rate}, "
+        f"{workers if work.parallel else 1} worker(s)), "
         f"over the limit {' and '.join(what)}; {advice} "
         "(max_seconds=/max_memory=, or --max-seconds/--max-memory-gb)"
     )

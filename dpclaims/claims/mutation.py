@@ -22,7 +22,7 @@ from typing import Any
 
 from ..audit.target import AuditTarget
 from ..errors import InputError, check_choice
-from ..execution import Execution
+from ..execution import Execution, resolve_execution
 from .experiments import BUDGETS
 
 __all__ = [
@@ -132,14 +132,17 @@ def kill_matrix(
     papers: str | Sequence[str] | None = None,
     budget: str = "quick",
     seed: int = 0,
-    backend: str = "auto",
+    backend: str | None = None,
     workers: int | None = None,
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
+    execution: Execution | None = None,
 ) -> dict:
     """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
 
     ``papers`` is one paper id (``"generic"`` for the textbook mechanisms), several, or None (all).
+    The audits run where ``execution`` says (or ``backend``/``workers`` passed loose), each
+    mutant checkpointing into its own subfolder of a checkpoint folder.
 
     Returns
     -------
@@ -154,6 +157,7 @@ def kill_matrix(
     from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
+    execution = resolve_execution(execution, backend=backend, workers=workers)
     wanted = [papers] if isinstance(papers, str) else papers
     mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
     if wanted is not None and not mutants:
@@ -201,7 +205,7 @@ def kill_matrix(
                 target.d1,
                 claim=target.claim,
                 seed=seed,
-                execution=Execution(backend=backend, workers=workers),
+                execution=execution.narrowed(mutant.name),
                 **settings,
             )
             row.update(

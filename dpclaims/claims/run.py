@@ -35,8 +35,6 @@ import platform
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -191,13 +189,6 @@ def _entry(claim: Any, **fields: Any) -> dict:
     return base
 
 
-def _for_claim(execution: Execution, name: str) -> Execution:
-    """``execution`` checkpointing into the subfolder ``name`` (one checkpoint folder, one run)."""
-    if execution.checkpoint is None:
-        return execution
-    return replace(execution, checkpoint=str(Path(execution.checkpoint) / name))
-
-
 def run_claim(
     claim: Claim,
     *,
@@ -221,7 +212,7 @@ def run_claim(
     dict
         One entry of ``results["claims"]`` (see :data:`dpclaims.reports.schema.CLAIM_RESULT`).
     """
-    execution = _for_claim(execution, claim.id)
+    execution = execution.narrowed(claim.id)
     start = time.perf_counter()
     try:
         experiment = _experiments.experiment(claim, budget)
@@ -297,7 +288,7 @@ def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
 def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> dict:
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     try:
-        rerun = _execute(experiment, seed, _for_claim(execution, "confirmation"))
+        rerun = _execute(experiment, seed, execution.narrowed("confirmation"))
     except KeyboardInterrupt:
         raise
     except Exception as exc:
@@ -432,7 +423,8 @@ def run_claims(
     Raises
     ------
     InputError
-        A bad budget, seed, backend or workers value (checked before anything runs).
+        A bad budget, seed, backend or workers value, an unreachable scheduler or an unusable
+        checkpoint folder (checked before anything runs, see :meth:`Execution.check`).
     """
     budget = check_choice(budget, BUDGETS, "budget")
     backend, workers = execution.backend, execution.workers
@@ -445,6 +437,7 @@ def run_claims(
         raise InputError(
             f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
         )
+    execution.check()
     start = time.perf_counter()
     used_papers = [paper_of(claim) for claim in selected]
     used_papers = list({p.id: p for p in used_papers if p is not None}.values())

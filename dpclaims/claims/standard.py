@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -305,13 +304,6 @@ class ValueExperiment:
         return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
 
 
-def _subfolder(execution: Execution, name: str) -> Execution:
-    """``execution`` with its checkpoint folder (if any) narrowed to the subfolder ``name``."""
-    if execution.checkpoint is None:
-        return execution
-    return replace(execution, checkpoint=str(Path(execution.checkpoint) / name))
-
-
 @dataclass(frozen=True)
 class CombinedExperiment:
     """Several experiments checking one claim together; the verdict is the worst of theirs
@@ -322,7 +314,7 @@ class CombinedExperiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         results = {
-            name: part.run(seed=seed, execution=_subfolder(execution, name))
+            name: part.run(seed=seed, execution=execution.narrowed(name))
             for name, part in self.parts.items()
         }
         verdict = worst(r["verdict"] for r in results.values())

@@ -16,7 +16,8 @@ averaged within groups, and the fit is on the log of the median group mean
   whenever either does — the HC3 interval alone can be short with few points,
   and the percentile bootstrap is short by a factor ``sqrt((R-1)/R)`` with
   few replicates;
-* the Theil–Sen slope (``scipy.stats.theilslopes``) as a robustness figure;
+* the Theil–Sen slope (``scipy.stats.theilslopes``) as a robustness figure, on at most
+  :data:`THEIL_SEN_POINTS` points (a seeded subsample beyond: its memory is quadratic);
 * local slopes between consecutive grid values and a *drift* test: a quadratic
   term in centred log(value) is added and its HC3 t-test flags a sweep whose
   slope is still changing (a lower-order term or a floor in the way).
@@ -41,6 +42,10 @@ from ..execution import child_seed
 from .grid import check_grid
 
 __all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
+
+THEIL_SEN_POINTS = 5000
+"""Most points the Theil–Sen slope uses (about 560 MB for its pair matrices); a fit on more
+uses a seeded subsample of this many (every budget's sweep stays below it)."""
 
 METHODS = ("logs", "mom")
 """``"logs"``: OLS on every replicate's log error; ``"mom"``: on the log of the median of group
@@ -88,6 +93,16 @@ def _check_errors(
             "values where the error vanishes"
         )
     return arr
+
+
+def _theil_sen(xs: np.ndarray, ys: np.ndarray, confidence: float, seed: int):
+    """``scipy.stats.theilslopes`` on every point, or on :data:`THEIL_SEN_POINTS` of them drawn
+    with ``child_seed(seed, 1)`` when there are more (bounded memory, same estimator)."""
+    if xs.size > THEIL_SEN_POINTS:
+        rng = np.random.default_rng(child_seed(seed, 1))
+        keep = np.sort(rng.choice(xs.size, size=THEIL_SEN_POINTS, replace=False))
+        xs, ys = xs[keep], ys[keep]
+    return stats.theilslopes(ys, xs, alpha=confidence)
 
 
 def _hc3(y: np.ndarray, design: np.ndarray):
@@ -296,7 +311,7 @@ def fit_power_law(
     slope, se = float(linear.params[1]), float(linear.bse[1])
     curvature, curvature_se = float(quadratic.params[2]), float(quadratic.bse[2])
     drift_p = float(quadratic.pvalues[2])
-    theil = stats.theilslopes(ys, xs, alpha=confidence)
+    theil = _theil_sen(xs, ys, confidence, seed)
     boot_slopes = _slopes(x, boot_locations)
 
     df_resid = float(linear.df_resid)

@@ -27,7 +27,30 @@ from ..errors import DPClaimsError, InputError, MechanismError, check_choice, ch
 from ..execution import BACKENDS, child_seed, resolve_workers, session
 from .grid import check_grid
 
-__all__ = ["SweepResult", "sweep"]
+__all__ = ["BYTES_PER_CELL", "SweepResult", "check_sweep_size", "sweep"]
+
+BYTES_PER_CELL = 8 * (400 + 8)
+"""Memory of one (grid value, replicate) cell: its error and its share of the fit, whose
+whole-replicate bootstrap (400 resamples) holds a (G, 400, R) array, plus a few (G, R) copies."""
+
+
+def check_sweep_size(values: int, replicates: int) -> None:
+    """Refuse a sweep of ``values`` grid values × ``replicates`` whose errors and fit would need
+    more than the memory limit (:class:`~dpclaims.resources.Limits`: half the physical memory),
+    before any cell runs."""
+    from ..resources import Limits, describe_bytes
+
+    limit = Limits.checked().max_memory
+    need = float(values) * replicates * BYTES_PER_CELL
+    if need > limit:
+        fits = max(int(limit // (values * BYTES_PER_CELL)), 0)
+        raise InputError(
+            f"a sweep of {values:_} values x {replicates:_} replicates would need about "
+            f"{describe_bytes(need)} of memory for its errors and their fit, over the limit "
+            f"({describe_bytes(limit)}, half the memory); with {values:_} values at most "
+            f"{fits:_} replicates fit: pass fewer values or replicates "
+            "(values=/replicates=, or --values/--replicates)"
+        )
 
 
 @dataclass(frozen=True)
@@ -189,6 +212,7 @@ def sweep(
     grid = check_grid(values, "values")
     integral = raw_values.dtype.kind in "iu"
     replicates = check_trials(replicates, "replicates", minimum=2)
+    check_sweep_size(grid.size, replicates)
     child_seed(seed)  # validates the seed
     if fixed is None:
         fixed = {}
