@@ -36,10 +36,16 @@ import threading  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Iterator, Sequence  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from typing import Any  # noqa: E402
+from contextlib import contextmanager, redirect_stdout, suppress  # noqa: E402
+from typing import Any, TextIO  # noqa: E402
 
-from .errors import DPClaimsError, InputError, check_positive, check_trials  # noqa: E402
+from .errors import (  # noqa: E402
+    DPClaimsError,
+    InputError,
+    called_exit,
+    check_positive,
+    check_trials,
+)
 from .userfiles import first_line as _first_line  # noqa: E402
 from .userfiles import load_callable as _load_callable  # noqa: E402
 from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
@@ -68,10 +74,15 @@ _WARNINGS: list[dict[str, str]] = []
 """The warnings of the running command (category, one-line message), in order, no repeats."""
 
 
+_JSON_STDOUT: list[TextIO] = []
+"""With ``--json``, the stream on the real stdout that the JSON object alone is written to."""
+
+
 def _print_json(payload: Any) -> None:
     if isinstance(payload, dict):
         payload = {**payload, "warnings": list(_WARNINGS)}
-    print(json.dumps(payload, indent=2, default=float))
+    stream = _JSON_STDOUT[-1] if _JSON_STDOUT else sys.stdout
+    print(json.dumps(payload, indent=2, default=float), file=stream, flush=True)
 
 
 def _registry(args: argparse.Namespace):
@@ -927,6 +938,39 @@ def _quiet_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextmanager
+def _stdout_for_json(active: bool) -> Iterator[None]:
+    """With ``--json`` (``active``), stdout carries the JSON object alone: whatever else is
+    printed while the command runs (by user code, a C extension, a child process) goes to
+    stderr, also at the file-descriptor level when stdout has a descriptor."""
+    if not active:
+        yield
+        return
+    stream = sys.stdout
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor, e.g. StringIO
+        fd = None
+    if fd is None:
+        json_stream = stream
+    else:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        json_stream = open(os.dup(fd), "w", encoding=encoding)  # noqa: SIM115
+        os.dup2(sys.stderr.fileno(), fd)
+    _JSON_STDOUT.append(json_stream)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _JSON_STDOUT.pop()
+        sys.stderr.flush()
+        if fd is not None:
+            os.dup2(json_stream.fileno(), fd)
+            with suppress(BrokenPipeError):  # a closed pipe is reported once, by main()
+                json_stream.close()
+
+
 def _fail(message: str, debug: bool) -> None:
     if debug:
         traceback.print_exc()
@@ -944,7 +988,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     debug = args.debug
     try:
-        with _collect_warnings(), _quiet_interrupt():
+        with (
+            _collect_warnings(),
+            _quiet_interrupt(),
+            _stdout_for_json(getattr(args, "json", False)),
+        ):
             code = args.handler(args)
             sys.stdout.flush()  # a closed pipe shows here, not as noise at interpreter exit
             return code
@@ -964,6 +1012,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "check the path and its permissions",
             debug,
         )
+        return 2
+    except SystemExit as exc:  # user code ended the program; a CI gate must not pass silently
+        _fail(f"error: {called_exit(exc, 'user code', 'it must return instead')}", debug)
         return 2
     except KeyboardInterrupt:
         checkpoint = getattr(args, "checkpoint", None)

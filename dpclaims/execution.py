@@ -36,7 +36,14 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from .errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
+from .errors import (
+    DPClaimsError,
+    InputError,
+    MechanismError,
+    called_exit,
+    check_choice,
+    check_trials,
+)
 
 __all__ = [
     "Execution",
@@ -369,6 +376,9 @@ def call_block(
         raw = mechanism(data, rng, size)
     except DPClaimsError:
         raise
+    except SystemExit as exc:
+        who, fix = "the mechanism", "a mechanism must return its outputs"
+        raise MechanismError(called_exit(exc, who, fix)) from None
     except Exception as exc:
         if isinstance(exc, ValueError) and "read-only" in str(exc):
             raise MechanismError(

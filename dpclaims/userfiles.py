@@ -12,13 +12,14 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, called_exit
 
 __all__ = ["load_npz_dataset", "load_callable", "first_line"]
 
@@ -86,8 +87,10 @@ def _user_module(location: str, spec: str, role: str) -> Any:
     """Import ``location``: a module name (found from the current folder) or a .py file's path.
 
     As pytest and uvicorn do, the current folder goes first on ``sys.path`` for a module name;
-    a file is imported from its path with its own folder on ``sys.path`` (so it may import the
-    modules beside it, also when the callable runs in worker processes).
+    a file is imported from its path with its own folder first on ``sys.path`` (so it may import
+    the modules beside it).  Only while the module is imported: then ``sys.path`` is restored
+    exactly, so dpclaims' own later imports (matplotlib, tqdm) never run a local file of that
+    name; worker processes find the module in ``sys.modules`` (they are forked).
     """
     cwd = os.getcwd()
     named = f"{role} {spec!r}"
@@ -101,7 +104,7 @@ def _user_module(location: str, spec: str, role: str) -> Any:
         name = re.sub(r"\W", "_", path.stem)
         if name in sys.modules or not name.isidentifier():
             name = f"dpclaims_user_{name}"
-        _prepend(str(path.resolve().parent))
+        folder = str(path.resolve().parent)
         module_spec = importlib.util.spec_from_file_location(name, path)
 
         def load():
@@ -114,13 +117,14 @@ def _user_module(location: str, spec: str, role: str) -> Any:
                 raise
             return module
     else:
-        _prepend(cwd)
+        folder = cwd
 
         def load():
             return importlib.import_module(location)
 
     try:
-        return load()
+        with _first_on_path(folder):
+            return load()
     except InputError:
         raise
     except ModuleNotFoundError as exc:
@@ -134,6 +138,9 @@ def _user_module(location: str, spec: str, role: str) -> Any:
             f"importing {location!r} for {named} failed: it needs module "
             f"{exc.name!r}, which is not installed; install it"
         ) from None
+    except SystemExit as exc:
+        exited = called_exit(exc, "the module", "fix the module")
+        raise InputError(f"importing {location!r} for {named} failed: {exited}") from None
     except Exception as exc:  # anything the user's module raises while it is imported
         where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" at {where.filename}:{where.lineno}" if where else ""
@@ -144,10 +151,15 @@ def _user_module(location: str, spec: str, role: str) -> Any:
         ) from None
 
 
-def _prepend(folder: str) -> None:
-    """Put ``folder`` first on ``sys.path`` (where ``""``, the current folder, does not already)."""
-    if folder not in sys.path and not (folder == os.getcwd() and "" in sys.path):
-        sys.path.insert(0, folder)
+@contextmanager
+def _first_on_path(folder: str) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` inside the block; afterwards ``sys.path`` as it was."""
+    saved = list(sys.path)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 def _shadowed(module: Any, location: str) -> str:

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..errors import DPClaimsError, InputError, check_choice
+from ..errors import DPClaimsError, InputError, called_exit, check_choice
 from .model import Claim, Paper
 from .plugins import module_file
 from .registry import paper_of, resolve
@@ -241,6 +241,8 @@ def _import(paper: Paper) -> str | None:
             sys.path.insert(0, str(paper.folder))
         try:
             importlib.import_module(name)
+        except SystemExit as exc:
+            error = called_exit(exc, "the experiments module", "fix the module")
         except Exception as exc:  # reported per claim and in the results' load_errors
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_choice
+from ..errors import InputError, called_exit, check_choice
 from ..execution import BACKENDS, Execution
 from ..reports.schema import (
     CHECKED_VERDICTS,
@@ -245,14 +245,12 @@ def run_claim(
             reason=exc.reason,
             wall_time=time.perf_counter() - start,
         )
-    except Exception as exc:  # a broken factory or module must not stop the report
+    except (Exception, SystemExit) as exc:  # a broken factory or module must not stop the report
         return _error(claim, exc, None, start)
     own_seed = claim_seed(seed, claim.id)
     try:
         result = _execute(experiment, own_seed, execution)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # the report completes; the claim records what went wrong
+    except (Exception, SystemExit) as exc:  # the report completes; the claim records the fault
         return _error(claim, exc, own_seed, start)
     entry = _entry(
         claim,
@@ -298,9 +296,7 @@ def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> d
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     try:
         rerun = _execute(experiment, seed, _for_claim(execution, "confirmation"))
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
         return {
             **entry,
@@ -337,7 +333,9 @@ def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> d
 
 
 def _message(exc: BaseException) -> str:
-    """``"Type: first line of the message"``."""
+    """``"Type: first line of the message"``; for ``sys.exit`` in user code, what it must do."""
+    if isinstance(exc, SystemExit):
+        return called_exit(exc, "the experiment", "an experiment must return its result")
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -1,0 +1,255 @@
+"""Fault campaign of issue #30, user code and user input files: each defect reproduced.
+
+User code (mechanisms, experiments modules, experiments) may call ``sys.exit``, print, loop
+forever or shadow dpclaims' own imports; user files (.npz datasets, claims TOMLs) may be zip
+bombs, FIFOs or ``/dev/zero``.  dpclaims answers each with one line, the right exit code and
+nothing half-written, and a CI gate never passes silently.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from dpclaims.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MECHANISM = textwrap.dedent(
+    """
+    import numpy as np
+
+    def noisy(data, rng, trials):
+        return data.x.mean(axis=(0, 1)) + rng.standard_normal((trials, data.d))
+    """
+)
+
+PAPER = textwrap.dedent(
+    """
+    [paper]
+    id = "{paper}"
+    title = "A fault campaign paper"
+    experiments = "{module}"
+
+    [[claims]]
+    id = "{paper}.value"
+    paper = "{paper}"
+    kind = "complexity"
+    algorithm = "Toy"
+    statement = "sigma is 2."
+    formula = "sigma = 2"
+    regime = "all"
+    source = "Lemma 1"
+    exponents = {{}}
+
+    [[claims]]
+    id = "{paper}.other"
+    paper = "{paper}"
+    kind = "complexity"
+    algorithm = "Toy"
+    statement = "tau is 3."
+    formula = "tau = 3"
+    regime = "all"
+    source = "Lemma 2"
+    exponents = {{}}
+    """
+)
+
+EXPERIMENTS = textwrap.dedent(
+    """
+    import sys
+
+    from dpclaims.claims import register_experiment
+    from dpclaims.claims.standard import ValueExperiment
+
+    {at_import}
+
+    class Exits:
+        def run(self, *, seed=0, execution=None):
+            sys.exit(0)
+
+
+    def sigma(rng):
+        {in_compute}
+        return {{"sigma": 2.0}}
+
+
+    @register_experiment("{paper}.value")
+    def value_sigma(claim, budget):
+        return {experiment}
+    """
+)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _launch(cwd, *argv, timeout=120):
+    """``dpclaims ARGV`` in ``cwd`` as the console script runs it (``sys.path[0]`` is the
+    script's folder, not the working folder)."""
+    launcher = cwd.parent / f"{cwd.name}-bin" / "dpclaims_launcher.py"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text("import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, str(launcher), *map(str, argv)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _datasets(folder: Path) -> list[str]:
+    np.savez(folder / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(folder / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    return ["--d0", "d0.npz", "--d1", "d1.npz"]
+
+
+def _paper(folder: Path, paper: str, *, at_import="", in_compute="", experiment=None) -> Path:
+    """A --registry folder whose experiments module (named after ``paper``) is made hostile by
+    the code ``at_import`` / ``in_compute`` or the ``experiment`` its factory returns."""
+    module = "faults_" + paper.replace("-", "_")
+    folder.mkdir(parents=True)
+    (folder / "claims.toml").write_text(PAPER.format(paper=paper, module=module))
+    experiment = experiment or 'ValueExperiment(sigma, expected={"sigma": 2.0})'
+    source = EXPERIMENTS.format(
+        paper=paper, at_import=at_import, in_compute=in_compute, experiment=experiment
+    )
+    (folder / f"{module}.py").write_text(source)
+    return folder
+
+
+def _verify(folder: Path, out: Path, *extra) -> list:
+    paper = folder.name
+    return ["verify", "--registry", folder, "--papers", paper, "--out", out, "--quiet", *extra]
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# --- defect 2: sys.exit() in user code ---------------------------------------------------
+
+
+def test_defect02_sys_exit_in_a_mechanism_is_a_mechanism_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    quitter = "import sys\n\ndef noisy(data, rng, trials):\n    sys.exit(0)\n"
+    (tmp_path / "quitter.py").write_text(quitter)
+    files = _datasets(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    argv = ["audit", "quitter:noisy", *files, "--trials", 1000, "--backend", "serial"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert _one_line(err) == (
+        "dpclaims: error: the mechanism called sys.exit(0); a mechanism must return its outputs"
+    )
+    assert sorted(os.listdir(tmp_path)) == before
+    done = _launch(tmp_path, *argv[:-1], "processes", "--workers", 2)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "the mechanism called sys.exit(0)" in _one_line(done.stderr)
+
+
+def test_defect02_sys_exit_while_importing_user_code_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "early.py").write_text("import sys\nsys.exit(0)\n")
+    code, out, err = run(capsys, "audit", "early:noisy", *_datasets(tmp_path))
+    assert code == 2 and out == ""
+    assert _one_line(err) == (
+        "dpclaims: error: importing 'early' for mechanism 'early:noisy' failed: the module "
+        "called sys.exit(0); fix the module"
+    )
+
+
+def test_defect02_sys_exit_in_an_experiments_module_is_a_claim_error(tmp_path, capsys):
+    folder = _paper(tmp_path / "exit-at-import", "exit-at-import", at_import="sys.exit(0)")
+    code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
+    assert code == 1, (out, err)
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert [e["verdict"] for e in results["claims"]] == ["error", "error"]
+    assert "the experiments module called sys.exit(0)" in results["claims"][0]["error"]
+    done = _launch(tmp_path, *_verify(folder, tmp_path / "report2"))
+    assert done.returncode == 1, done.stderr
+    assert "2 claims: 2 error" in done.stdout and (tmp_path / "report2" / "report.html").is_file()
+
+
+def test_defect02_sys_exit_in_an_experiment_run_is_a_claim_error(tmp_path, capsys):
+    folder = _paper(tmp_path / "exit-in-run", "exit-in-run", experiment="Exits()")
+    code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
+    assert code == 1, (out, err)
+    value = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+    assert value["verdict"] == "error"
+    assert value["error"] == (
+        "the experiment called sys.exit(0); an experiment must return its result"
+    )
+    done = _launch(tmp_path, *_verify(folder, tmp_path / "report2"))
+    assert done.returncode == 1 and " 1 error" in done.stdout, done.stderr
+
+
+def test_defect02_sys_exit_in_a_rate_function_or_statistic(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exitrate.py").write_text("import sys\n\ndef f(n, rng):\n    sys.exit(3)\n")
+    argv = ["rate", "exitrate:f", "--values", "10,100,1000,10000", "--expected", "-0.5"]
+    code, out, err = run(capsys, *argv, "--backend", "serial")
+    assert code == 2 and out == ""
+    assert "the experiment called sys.exit(3)" in _one_line(err)
+    assert not (tmp_path / "exitrate.f.png").exists()
+
+
+def test_defect02_keyboard_interrupt_in_user_code_still_stops(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ctrlc.py").write_text(
+        "def noisy(data, rng, trials):\n    raise KeyboardInterrupt\n"
+    )
+    argv = ["audit", "ctrlc:noisy", *_datasets(tmp_path), "--trials", 1000, "--backend", "serial"]
+    code, out, err = run(capsys, *argv)
+    assert code == 130 and _one_line(err) == "dpclaims: interrupted"
+
+
+# --- defect 9: --json stdout corrupted by user output -------------------------------------
+
+
+def test_defect09_json_stdout_stays_json_when_user_code_prints(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    chatty = MECHANISM.replace(
+        "def noisy(data, rng, trials):",
+        "print('loading the model')\n\ndef noisy(data, rng, trials):\n"
+        "    print('running', trials)\n    os.system('echo from a child process')",
+    )
+    (tmp_path / "chatty.py").write_text("import os\n" + chatty)
+    argv = ["audit", "chatty:noisy", *_datasets(tmp_path), "--trials", 1000, "--json"]
+    code, out, err = run(capsys, *argv, "--backend", "serial")
+    assert code == 0 and json.loads(out)["verdict"] in ("consistent", "inconclusive")
+    assert "loading the model" in err and "running" in err
+    done = _launch(tmp_path, *argv, "--backend", "processes", "--workers", 2)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mechanism"] == "chatty:noisy"
+    assert "from a child process" in done.stderr and "running" in done.stderr
+
+
+# --- defect 12: the working folder stays on sys.path after importing the user's module ----
+
+
+def test_defect12_local_modules_do_not_shadow_dpclaims_imports(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mymech.py").write_text(MECHANISM)
+    for name in ("tqdm", "matplotlib", "scipy"):
+        (tmp_path / f"{name}.py").write_text(f"raise ImportError('the local {name}.py ran')\n")
+    files = _datasets(tmp_path)
+    path = list(sys.path)
+    argv = ["audit", "mymech:noisy", *files, "--trials", 1000, "--backend", "serial"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and sys.path == path, err
+    done = _launch(tmp_path, *argv, "--figure", "trade-off.png")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (tmp_path / "trade-off.png").read_bytes().startswith(b"\x89PNG")
