@@ -6,14 +6,18 @@ bombs, FIFOs or ``/dev/zero``.  dpclaims answers each with one line, the right e
 nothing half-written, and a CI gate never passes silently.
 """
 
+import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dpclaims.cli import main
 
@@ -253,3 +257,123 @@ def test_defect12_local_modules_do_not_shadow_dpclaims_imports(tmp_path, monkeyp
     done = _launch(tmp_path, *argv, "--figure", "trade-off.png")
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert (tmp_path / "trade-off.png").read_bytes().startswith(b"\x89PNG")
+
+
+# --- defects 7, 8 and 16: hostile .npz datasets and claims TOMLs ---------------------------
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _forged_npy(shape: bytes) -> bytes:
+    """A .npy of one float whose header declares ``shape`` (less padding: the same length)."""
+    grow = len(shape) - len(b"(1, 1, 1)")
+    return _npy(np.zeros((1, 1, 1))).replace(b"(1, 1, 1), }" + b" " * grow, shape + b", }", 1)
+
+
+def _bad_npz(case: str, path: Path) -> None:
+    """Write the hostile dataset ``case`` to ``path``."""
+    if case == "bomb":  # 10 MB on disk, 2.2 GB inflated (built in about 4 s)
+        header = _forged_npy(b"(275000000, 1, 1)")[:128]
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+            with archive.open("x.npy", "w", force_zip64=True) as member:
+                member.write(header)
+                chunk = bytes(2**24)
+                for _ in range(2_200_000_000 // 2**24):
+                    member.write(chunk)
+                member.write(bytes(2_200_000_000 % 2**24))
+    elif case == "lying-header":  # a small member whose header declares 8 TB
+        _zip(path, {"x.npy": _forged_npy(b"(10000000000000, 1, 1)")})
+    elif case == "duplicate":  # numpy takes the last of two x.npy members
+        with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as archive:
+            warnings.simplefilter("ignore")  # zipfile warns of the duplicate name
+            archive.writestr("x.npy", _npy(np.zeros((3, 1, 1))))
+            archive.writestr("x.npy", _npy(np.ones((3, 1, 1))))
+    elif case == "complex":
+        np.savez(path, x=np.zeros((3, 1, 1), dtype=complex))
+    elif case == "datetime":
+        np.savez(path, x=np.zeros((3, 1, 1), dtype="datetime64[s]"))
+    elif case == "timedelta-y":
+        np.savez(path, x=np.zeros((3, 1, 1)), y=np.zeros((3, 1), dtype="timedelta64[s]"))
+
+
+BAD_NPZ = {
+    "bomb": "--d0 file 'bad.npz' inflates to 2,200,000,128 bytes, over the limit of "
+    "2,147,483,648 bytes (DPCLAIMS_MAX_NPZ_BYTES); pass a smaller dataset",
+    "lying-header": "--d0 file 'bad.npz' is damaged or truncated (array 'x' declares "
+    "80,000,000,000,000 bytes in a member of 136); save the dataset with numpy.savez",
+    "duplicate": "--d0 file 'bad.npz' holds two members named 'x.npy'",
+    "complex": "--d0 file 'bad.npz': array 'x' has dtype complex128, not real numbers",
+    "datetime": "--d0 file 'bad.npz': array 'x' has dtype datetime64[s], not real numbers",
+    "timedelta-y": "--d0 file 'bad.npz': array 'y' has dtype timedelta64[s], not real numbers",
+}
+
+
+@pytest.mark.parametrize("case", BAD_NPZ)
+def test_defect07_16_hostile_npz_is_refused_before_it_is_read(case, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mymech.py").write_text(MECHANISM)
+    files = _datasets(tmp_path)
+    _bad_npz(case, tmp_path / "bad.npz")
+    before = sorted(os.listdir(tmp_path))
+    code, out, err = run(capsys, "audit", "mymech:noisy", "--d0", "bad.npz", *files[2:])
+    assert code == 2 and out == ""
+    assert _one_line(err).startswith("dpclaims: error: " + BAD_NPZ[case]), err
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_defect07_npz_cap_can_be_lowered(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mymech.py").write_text(MECHANISM)
+    files = _datasets(tmp_path)
+    monkeypatch.setenv("DPCLAIMS_MAX_NPZ_BYTES", "100")
+    code, _, err = run(capsys, "audit", "mymech:noisy", *files)
+    assert code == 2 and "over the limit of 100 bytes (DPCLAIMS_MAX_NPZ_BYTES)" in err
+    monkeypatch.setenv("DPCLAIMS_MAX_NPZ_BYTES", "lots")
+    code, _, err = run(capsys, "audit", "mymech:noisy", *files)
+    assert code == 2 and "DPCLAIMS_MAX_NPZ_BYTES must be a whole number of bytes" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_defect08_a_fifo_dataset_or_claims_file_never_blocks(tmp_path):
+    (tmp_path / "mymech.py").write_text(MECHANISM)
+    files = _datasets(tmp_path)
+    os.mkfifo(tmp_path / "fifo.npz")
+    done = _launch(tmp_path, "audit", "mymech:noisy", "--d0", "fifo.npz", *files[2:], timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert _one_line(done.stderr) == (
+        "dpclaims: error: --d0 file 'fifo.npz' is not a regular file (it is a FIFO); "
+        "pass an .npz file saved with numpy.savez(path, x=..., y=...)"
+    )
+    folder = _paper(tmp_path / "fifo-paper", "fifo-paper")
+    os.mkfifo(folder / "more.toml")
+    done = _launch(tmp_path, "list", "--registry", folder, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert _one_line(done.stderr) == (
+        f"dpclaims: error: {folder / 'more.toml'}: file: not a regular file (it is a FIFO); "
+        "a claims file is a TOML text file"
+    )
+
+
+def test_defect07_a_device_or_huge_claims_file_is_refused(tmp_path, monkeypatch, capsys):
+    folder = _paper(tmp_path / "huge-paper", "huge-paper")
+    (folder / "zero.toml").symlink_to("/dev/zero")
+    code, out, err = run(capsys, "list", "--registry", folder)
+    assert code == 2 and "zero.toml: file: not a regular file (it is a character device)" in err
+    (folder / "zero.toml").unlink()
+    with open(folder / "big.toml", "wb") as stream:
+        stream.truncate(17 * 2**20)
+    code, out, err = run(capsys, "list", "--registry", folder)
+    assert code == 2 and out == ""
+    assert _one_line(err).endswith(
+        "big.toml: file: 17,825,792 bytes, over the limit of 16,777,216 bytes for a claims file"
+    )

@@ -55,6 +55,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, check_choice
+from ..userfiles import regular_file_problem
 from .model import BOUNDS, KINDS, LIMITS, Claim, Paper
 from .plugins import Source, sources
 
@@ -281,9 +282,31 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     )
 
 
+MAX_CLAIMS_FILE_BYTES = 16 * 2**20
+"""Largest claims TOML read (16 MiB; the packaged ones are under 100 kB)."""
+
+
+def _read_text(path: Path) -> str:
+    """The text of claims file ``path``: only a regular file (a FIFO would block, /dev/zero
+    never end) of at most :data:`MAX_CLAIMS_FILE_BYTES`."""
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise _fail(path, "file", f"{problem}; a claims file is a TOML text file")
+    with open(path, "rb") as stream:
+        data = stream.read(MAX_CLAIMS_FILE_BYTES + 1)
+    if len(data) > MAX_CLAIMS_FILE_BYTES:
+        size = max(len(data), path.stat().st_size)
+        raise _fail(
+            path,
+            "file",
+            f"{size:,} bytes, over the limit of {MAX_CLAIMS_FILE_BYTES:,} bytes for a claims file",
+        )
+    return data.decode("utf-8")
+
+
 def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_text(path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise _fail(path, "file", f"not valid TOML: {exc}") from None
     unknown = sorted(data.keys() - {"paper", "claims"})
