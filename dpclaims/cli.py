@@ -355,6 +355,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
     check_output_dir(args.out, args.force)
+    if args.claim_timeout is not None:
+        check_positive(args.claim_timeout, "--claim-timeout")
     execution = _execution(args)
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
@@ -364,6 +366,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             execution=execution,
             papers=papers,
             patterns=patterns,
+            claim_timeout=args.claim_timeout,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True),
             after=lambda entry: bar.update(1),
         )
@@ -626,6 +629,14 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_options(p)
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
     p.add_argument("--checkpoint", help="directory for checkpoints of long experiments")
+    p.add_argument(
+        "--claim-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each claim (its experiment, and its experiments module's import); "
+        "a claim over it is an error and the run goes on (default: no limit)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--mutants",

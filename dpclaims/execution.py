@@ -44,6 +44,7 @@ from .errors import (
     check_choice,
     check_trials,
 )
+from .timelimit import TimeLimitExceeded
 
 __all__ = [
     "Execution",
@@ -636,6 +637,11 @@ class _Processes:
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
+    def kill_workers(self) -> None:
+        """End the worker processes now, whatever they run (the pool is then broken)."""
+        for process in list(self.pool._processes.values()):
+            process.kill()
+
 
 class _Dask:
     name = "dask"
@@ -817,6 +823,10 @@ def session(
         runner = _Dask(workers, scheduler)
     try:
         yield Session(runner)
+    except TimeLimitExceeded:
+        if chosen == "processes":
+            runner.kill_workers()  # a worker stuck in user code would block the pool's close
+        raise
     finally:
         if chosen != "serial":
             runner.close()

@@ -377,3 +377,61 @@ def test_defect07_a_device_or_huge_claims_file_is_refused(tmp_path, monkeypatch,
     assert _one_line(err).endswith(
         "big.toml: file: 17,825,792 bytes, over the limit of 16,777,216 bytes for a claims file"
     )
+
+
+# --- defect 8: an experiment that never ends ----------------------------------------------
+
+
+def test_defect08_a_claim_over_its_time_limit_is_an_error_and_the_run_goes_on(tmp_path):
+    loop = "while True:\n            pass"
+    folder = _paper(tmp_path / "loops-in-run", "loops-in-run", in_compute=loop)
+    argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 2, "--json"]
+    done = _launch(tmp_path, *argv, timeout=60)
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    assert [c["verdict"] for c in summary["claims"]] == ["error", "not_checkable"]
+    assert summary["claims"][0]["summary"] == (
+        "error: exceeded the time limit of 2 s (--claim-timeout)"
+    )
+    assert summary["wall_time"] < 20
+
+
+def test_defect08_an_experiments_module_that_never_finishes_importing(tmp_path, capsys):
+    folder = _paper(tmp_path / "loops-at-import", "loops-at-import", at_import="while True: pass")
+    argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 1, "--backend", "serial"]
+    code, out, err = run(capsys, *argv)
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert code == 1 and [e["verdict"] for e in results["claims"]] == ["error", "error"]
+    assert results["load_errors"][0]["error"] == (
+        "exceeded the time limit of 1 s (--claim-timeout)"
+    )
+    assert results["wall_time"] < 10  # the module is tried once, not once per claim
+
+
+def test_defect08_worker_processes_stuck_in_a_mechanism_are_ended(tmp_path, capsys):
+    assert main(["new-paper", "stuck-workers", str(tmp_path / "stuck-workers")]) == 0
+    module = tmp_path / "stuck-workers" / "stuck_workers_experiments.py"
+    source = module.read_text().replace(
+        "    values = np.clip(",
+        "    while os.getpid() != PARENT:  # only the worker processes loop\n"
+        "        pass\n    values = np.clip(",
+    )
+    module.write_text("import os\n\nPARENT = os.getpid()\n" + source)
+    folder = tmp_path / "stuck-workers"
+    argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 5]
+    done = _launch(tmp_path, *argv, "--backend", "processes", "--workers", 2, timeout=120)
+    assert done.returncode == 1, done.stderr
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    verdicts = {e["id"]: (e["verdict"], e["summary"]) for e in results["claims"]}
+    assert verdicts["stuck-workers.mean.privacy"] == (
+        "error",
+        "error: exceeded the time limit of 5 s (--claim-timeout)",
+    )
+    assert verdicts["stuck-workers.mean.rate"][0] in ("consistent", "inconclusive")
+
+
+def test_defect08_claim_timeout_must_be_positive(tmp_path, capsys):
+    folder = _paper(tmp_path / "timeout-zero", "timeout-zero")
+    code, out, err = run(capsys, *_verify(folder, tmp_path / "report"), "--claim-timeout", 0)
+    assert code == 2 and not (tmp_path / "report").exists()
+    assert _one_line(err).startswith("dpclaims: error: --claim-timeout must be a finite number > 0")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import DPClaimsError, InputError, called_exit, check_choice
+from ..timelimit import TimeLimitExceeded
 from .model import Claim, Paper
 from .plugins import module_file
 from .registry import paper_of, resolve
@@ -243,6 +244,8 @@ def _import(paper: Paper) -> str | None:
             importlib.import_module(name)
         except SystemExit as exc:
             error = called_exit(exc, "the experiments module", "fix the module")
+        except TimeLimitExceeded as exc:  # recorded, so that no claim imports it again
+            error = str(exc)
         except Exception as exc:  # reported per claim and in the results' load_errors
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
