@@ -435,3 +435,50 @@ def test_defect08_claim_timeout_must_be_positive(tmp_path, capsys):
     code, out, err = run(capsys, *_verify(folder, tmp_path / "report"), "--claim-timeout", 0)
     assert code == 2 and not (tmp_path / "report").exists()
     assert _one_line(err).startswith("dpclaims: error: --claim-timeout must be a finite number > 0")
+
+
+# --- defect 10: what a registry's experiments module may be -------------------------------
+
+
+@pytest.mark.parametrize("module", ["this", "http.server", "json"])
+def test_defect10_a_registry_toml_cannot_import_any_installed_module(module, tmp_path, capsys):
+    folder = tmp_path / "foreign-module"
+    folder.mkdir()
+    (folder / "claims.toml").write_text(PAPER.format(paper="foreign-module", module=module))
+    code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
+    assert code == 2 and out == "" and not (tmp_path / "report").exists()
+    assert _one_line(err).startswith(
+        f"dpclaims: error: {folder / 'claims.toml'}: [paper]: experiments module {module!r} is "
+    )
+    assert f"outside the registry folder {folder}; put the experiments module in" in err
+    assert "Zen of Python" not in out + err
+
+
+def test_defect10_a_module_that_registers_nothing_makes_its_claims_errors(tmp_path, capsys):
+    folder = tmp_path / "registers-nothing"
+    folder.mkdir()
+    module = "faults_registers_nothing"
+    (folder / "claims.toml").write_text(PAPER.format(paper="registers-nothing", module=module))
+    (folder / f"{module}.py").write_text("import numpy as np\n")
+    message = (
+        f"experiments module {module!r} registered no experiment for this claim (nor for any "
+        "other claim of its paper); decorate a factory with @register_experiment(claim id)"
+    )
+    code, out, _ = run(capsys, "list", "--registry", folder, "--paper", "registers-nothing")
+    assert code == 0 and out.count(f"error: {message}") == 2
+    code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert code == 1 and [e["verdict"] for e in results["claims"]] == ["error", "error"]
+    assert results["claims"][0]["error"] == f"DPClaimsError: {message}"
+
+
+def test_defect10_verify_registry_finds_its_module_from_any_folder(tmp_path, monkeypatch, capsys):
+    folder = _paper(tmp_path / "elsewhere" / "from-anywhere", "from-anywhere")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *_verify(folder.relative_to(tmp_path), tmp_path / "report"))
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert code == 0 and [e["verdict"] for e in results["claims"]] == [
+        "consistent",
+        "not_checkable",
+    ]
+    assert results["claims"][1]["reason"] == "no experiment yet"  # the module registered one

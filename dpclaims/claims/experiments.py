@@ -352,7 +352,14 @@ def _registration(claim: Claim) -> dict[str, str] | str | None:
         declared = _declared(path, path.stat().st_mtime_ns, paper.experiments)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         return f"experiments module {paper.experiments!r} unreadable ({type(exc).__name__})"
-    return declared.get(claim.id)
+    return declared.get(claim.id) if declared else _registers_nothing(paper.experiments)
+
+
+def _registers_nothing(module: str) -> str:
+    return (
+        f"experiments module {module!r} registered no experiment for this claim (nor for any "
+        "other claim of its paper); decorate a factory with @register_experiment(claim id)"
+    )
 
 
 def status(claim: Claim, budget: str | None = None) -> str:
@@ -408,6 +415,9 @@ def experiment(claim: Claim, budget: str = "standard") -> Experiment:
             )
     factory = _FACTORIES.get(claim.id)
     if factory is None:
+        paper = _module_of(claim)
+        if not any(resolve(claim_id).paper == paper.id for claim_id in _FACTORIES):
+            raise DPClaimsError(_registers_nothing(paper.experiments))
         raise NotCheckable(claim.id, NO_EXPERIMENT_YET)
     skips = _SKIPS.get(claim.id, {})
     if budget in skips:

@@ -57,7 +57,7 @@ from typing import Any
 from ..errors import InputError, check_choice
 from ..userfiles import regular_file_problem
 from .model import BOUNDS, KINDS, LIMITS, Claim, Paper
-from .plugins import Source, sources
+from .plugins import Source, module_origin, sources
 
 __all__ = [
     "ClaimsFileError",
@@ -342,6 +342,8 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
             f"field 'experiments' must be a dotted module name such as "
             f"'smith25_experiments', got {meta['experiments']!r}",
         )
+    if source.on_path:
+        _check_module_in_folder(path, meta["experiments"], source.folder)
     paper = Paper(
         **meta,
         file=path,
@@ -352,6 +354,26 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
     if not isinstance(claims, list) or not claims:
         raise _fail(path, "file", "no [[claims]] entries")
     return paper, [_claim(table, i, paper.id, path) for i, table in enumerate(claims)]
+
+
+def _check_module_in_folder(path: Path, module: str, folder: Path) -> None:
+    """The experiments module of a --registry folder's TOML must be a file in that folder or
+    a packaged or installed paper's module: a TOML may not import any installed module
+    (``http.server``, ``this``).  A module not found at all is reported when it is needed."""
+    origin = module_origin(module, folder)
+    if origin is None:
+        return
+    allowed = [folder, *(s.folder for s in sources() if not s.on_path)]
+    where = Path(origin).resolve() if Path(origin).is_absolute() else None
+    if where is not None and any(root.resolve() in where.parents for root in allowed):
+        return
+    raise _fail(
+        path,
+        "[paper]",
+        f"experiments module {module!r} is {where or origin}, outside the registry folder "
+        f"{folder}; put the experiments module in that folder beside the TOML (or name the "
+        "module of an installed dpclaims.papers plugin)",
+    )
 
 
 def _read_source(source: Source) -> list[tuple[Paper, list[Claim]]]:
