@@ -36,10 +36,16 @@ import threading  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Iterator, Sequence  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from typing import Any  # noqa: E402
+from contextlib import contextmanager, redirect_stdout, suppress  # noqa: E402
+from typing import Any, TextIO  # noqa: E402
 
-from .errors import DPClaimsError, InputError, check_positive, check_trials  # noqa: E402
+from .errors import (  # noqa: E402
+    DPClaimsError,
+    InputError,
+    called_exit,
+    check_positive,
+    check_trials,
+)
 from .userfiles import first_line as _first_line  # noqa: E402
 from .userfiles import load_callable as _load_callable  # noqa: E402
 from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
@@ -68,10 +74,15 @@ _WARNINGS: list[dict[str, str]] = []
 """The warnings of the running command (category, one-line message), in order, no repeats."""
 
 
+_JSON_STDOUT: list[TextIO] = []
+"""With ``--json``, the stream on the real stdout that the JSON object alone is written to."""
+
+
 def _print_json(payload: Any) -> None:
     if isinstance(payload, dict):
         payload = {**payload, "warnings": list(_WARNINGS)}
-    print(json.dumps(payload, indent=2, default=float))
+    stream = _JSON_STDOUT[-1] if _JSON_STDOUT else sys.stdout
+    print(json.dumps(payload, indent=2, default=float), file=stream, flush=True)
 
 
 def _registry(args: argparse.Namespace):
@@ -342,6 +353,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     papers, patterns = _split(args.papers), _split(args.claims)
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
+    if args.claim_timeout is not None:
+        check_positive(args.claim_timeout, "--claim-timeout")
     execution = _execution(args)
     check_output_dir(args.out, args.force)
     with _progress(len(selected), args.quiet) as bar:
@@ -352,6 +365,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             execution=execution,
             papers=papers,
             patterns=patterns,
+            claim_timeout=args.claim_timeout,
             before=lambda claim: bar.set_postfix_str(claim.id, refresh=True),
             after=lambda entry: bar.update(1),
         )
@@ -611,6 +625,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="replace a report directory dpclaims wrote (never any other folder)",
     )
     _add_run_options(p)
+    p.add_argument(
+        "--claim-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each claim (its experiment, and its experiments module's import); "
+        "a claim over it is an error and the run goes on (default: no limit)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--mutants",
@@ -925,6 +947,39 @@ def _quiet_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextmanager
+def _stdout_for_json(active: bool) -> Iterator[None]:
+    """With ``--json`` (``active``), stdout carries the JSON object alone: whatever else is
+    printed while the command runs (by user code, a C extension, a child process) goes to
+    stderr, also at the file-descriptor level when stdout has a descriptor."""
+    if not active:
+        yield
+        return
+    stream = sys.stdout
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor, e.g. StringIO
+        fd = None
+    if fd is None:
+        json_stream = stream
+    else:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        json_stream = open(os.dup(fd), "w", encoding=encoding)  # noqa: SIM115
+        os.dup2(sys.stderr.fileno(), fd)
+    _JSON_STDOUT.append(json_stream)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _JSON_STDOUT.pop()
+        sys.stderr.flush()
+        if fd is not None:
+            os.dup2(json_stream.fileno(), fd)
+            with suppress(BrokenPipeError):  # a closed pipe is reported once, by main()
+                json_stream.close()
+
+
 def _fail(message: str, debug: bool) -> None:
     if debug:
         traceback.print_exc()
@@ -942,7 +997,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     debug = args.debug
     try:
-        with _collect_warnings(), _quiet_interrupt():
+        with (
+            _collect_warnings(),
+            _quiet_interrupt(),
+            _stdout_for_json(getattr(args, "json", False)),
+        ):
             code = args.handler(args)
             sys.stdout.flush()  # a closed pipe shows here, not as noise at interpreter exit
             return code
@@ -962,6 +1021,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "check the path and its permissions",
             debug,
         )
+        return 2
+    except SystemExit as exc:  # user code ended the program; a CI gate must not pass silently
+        _fail(f"error: {called_exit(exc, 'user code', 'it must return instead')}", debug)
         return 2
     except KeyboardInterrupt:
         checkpoint = getattr(args, "checkpoint", None)

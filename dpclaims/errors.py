@@ -17,6 +17,7 @@ __all__ = [
     "InputError",
     "MechanismError",
     "NotNeighboursError",
+    "called_exit",
     "check_epsilon",
     "check_delta",
     "check_trials",
@@ -42,6 +43,16 @@ class MechanismError(DPClaimsError, ValueError):
 
 class NotNeighboursError(InputError):
     """Two datasets are not neighbours under the claimed unit and relation."""
+
+
+def called_exit(exc: SystemExit, who: str, fix: str) -> str:
+    """The message for user code (``who``: "the mechanism") that called ``sys.exit``.
+
+    User code runs inside dpclaims, so its ``sys.exit(0)`` must not end the command with that
+    code and no output (a CI gate would pass silently); ``fix`` says what it should do instead.
+    """
+    code = "" if exc.code is None else repr(exc.code)
+    return f"{who} called sys.exit({code}); {fix}"
 
 
 def _is_real_number(value: Any) -> bool:

@@ -37,7 +37,15 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from .errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
+from .errors import (
+    DPClaimsError,
+    InputError,
+    MechanismError,
+    called_exit,
+    check_choice,
+    check_trials,
+)
+from .timelimit import TimeLimitExceeded
 
 __all__ = [
     "Execution",
@@ -459,6 +467,9 @@ def call_block(
         raw = mechanism(data, rng, size)
     except DPClaimsError:
         raise
+    except SystemExit as exc:
+        who, fix = "the mechanism", "a mechanism must return its outputs"
+        raise MechanismError(called_exit(exc, who, fix)) from None
     except Exception as exc:
         if isinstance(exc, ValueError) and "read-only" in str(exc):
             raise MechanismError(
@@ -716,6 +727,11 @@ class _Processes:
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
+    def kill_workers(self) -> None:
+        """End the worker processes now, whatever they run (the pool is then broken)."""
+        for process in list(self.pool._processes.values()):
+            process.kill()
+
 
 class _Dask:
     name = "dask"
@@ -884,6 +900,10 @@ def session(
         runner = _Dask(workers, scheduler)
     try:
         yield Session(runner)
+    except TimeLimitExceeded:
+        if chosen == "processes":
+            runner.kill_workers()  # a worker stuck in user code would block the pool's close
+        raise
     finally:
         if chosen != "serial":
             runner.close()

@@ -8,31 +8,148 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
 import re
+import stat
 import sys
 import traceback
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, called_exit
 
-__all__ = ["load_npz_dataset", "load_callable", "first_line"]
+__all__ = [
+    "MAX_NPZ_BYTES",
+    "load_npz_dataset",
+    "load_callable",
+    "first_line",
+    "regular_file_problem",
+]
 
 _NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
+
+MAX_NPZ_BYTES = 2 * 2**30
+"""Most bytes the members of a dataset .npz may inflate to (2 GiB), checked before any is read,
+so a zip bomb is refused; the environment variable ``DPCLAIMS_MAX_NPZ_BYTES`` overrides it."""
+
+_REAL_KINDS = "biuf"
+"""numpy dtype kinds of a dataset's arrays: bool, signed and unsigned integer, float."""
+
+_FILE_KINDS = {
+    stat.S_ISDIR: "a directory",
+    stat.S_ISFIFO: "a FIFO",
+    stat.S_ISCHR: "a character device",
+    stat.S_ISBLK: "a block device",
+    stat.S_ISSOCK: "a socket",
+}
+
+
+def regular_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a regular file ("not a regular file (it is a FIFO)"), or None.
+
+    Checked before a user's file is opened: opening a FIFO blocks until a writer comes, and a
+    device such as /dev/zero never ends.  ``OSError`` when ``path`` cannot be looked at.
+    """
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _FILE_KINDS.items() if test(mode)), "not a file")
+    return f"not a regular file (it is {kind})"
+
+
+def _max_npz_bytes() -> int:
+    text = os.environ.get("DPCLAIMS_MAX_NPZ_BYTES")
+    if text is None:
+        return MAX_NPZ_BYTES
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        raise InputError(
+            f"DPCLAIMS_MAX_NPZ_BYTES must be a whole number of bytes, got {text!r}; "
+            f"unset it for the default {MAX_NPZ_BYTES:,}"
+        ) from None
+
+
+def _check_npz_members(path: str, name: str) -> None:
+    """Refuse, before any array is read: members inflating past the cap, duplicate member
+    names (numpy would take the last), and arrays ``x``/``y`` that are not real numbers or whose
+    header declares more bytes than their member holds."""
+    limit = _max_npz_bytes()
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        names = [member.filename for member in members]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InputError(
+                f"{name} file {path!r} holds two members named {twice[0]!r}, and only one would "
+                f"be read; {_NPZ_FIX}"
+            )
+        total = sum(member.file_size for member in members)
+        if total > limit:
+            raise InputError(
+                f"{name} file {path!r} inflates to {total:,} bytes, over the limit of "
+                f"{limit:,} bytes (DPCLAIMS_MAX_NPZ_BYTES); pass a smaller dataset, or raise "
+                "DPCLAIMS_MAX_NPZ_BYTES if the machine has the memory"
+            )
+        for member in members:
+            array = member.filename.removesuffix(".npy")
+            if array in ("x", "y"):
+                with archive.open(member) as stream:
+                    shape, dtype = _npy_header(stream)
+                _check_array(path, name, array, shape, dtype, member.file_size)
+
+
+def _npy_header(stream: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype from the header of a .npy stream, reading nothing else."""
+    version = np.lib.format.read_magic(stream)
+    read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+        version, np.lib.format.read_array_header_2_0
+    )
+    shape, _, dtype = read(stream)
+    return shape, dtype
+
+
+def _check_array(path: str, name: str, array: str, shape, dtype: np.dtype, size: int) -> None:
+    if dtype.hasobject:
+        raise InputError(
+            f"{name} file {path!r} holds Python objects (pickled data), which "
+            f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}"
+        )
+    if dtype.kind not in _REAL_KINDS:
+        raise InputError(
+            f"{name} file {path!r}: array {array!r} has dtype {dtype}, not real numbers; store "
+            "bool, integer or float arrays (e.g. the real part of complex data, or datetimes "
+            "as numbers: a.astype(np.int64))"
+        )
+    declared = math.prod(shape) * dtype.itemsize
+    if declared > size:
+        raise InputError(
+            f"{name} file {path!r} is damaged or truncated (array {array!r} declares "
+            f"{declared:,} bytes in a member of {size:,}); {_NPZ_FIX}"
+        )
 
 
 def load_npz_dataset(path: str, name: str) -> Any:
     """The UserDataset in the .npz file ``path`` given as ``name`` (--d0 or --d1).
 
-    Raises InputError, naming the file and the fix, when it cannot be read.
+    Raises InputError, naming the file and the fix, when it cannot be read, is not a regular
+    file, would inflate past :data:`MAX_NPZ_BYTES`, or holds anything but real-number arrays.
     """
     from .data import UserDataset
 
     try:
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise InputError(
+                f"{name} file {path!r} is {problem}; pass an .npz file saved with "
+                "numpy.savez(path, x=..., y=...)"
+            )
         with open(path, "rb") as stream:
             magic = stream.read(6)
     except OSError as exc:
@@ -47,6 +164,7 @@ def load_npz_dataset(path: str, name: str) -> Any:
     if not magic.startswith(b"PK"):
         raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
     try:
+        _check_npz_members(path, name)
         with np.load(path, allow_pickle=False) as archive:
             if "x" not in archive.files:
                 held = ", ".join(repr(f) for f in archive.files) or "no arrays"
@@ -57,13 +175,8 @@ def load_npz_dataset(path: str, name: str) -> Any:
     except InputError:
         raise
     except ValueError as exc:
-        if "allow_pickle" not in str(exc):
-            raise InputError(
-                f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}"
-            ) from None
         raise InputError(
-            f"{name} file {path!r} holds Python objects (pickled data), which "
-            f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}"
+            f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}"
         ) from None
     except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
         raise InputError(
@@ -86,8 +199,10 @@ def _user_module(location: str, spec: str, role: str) -> Any:
     """Import ``location``: a module name (found from the current folder) or a .py file's path.
 
     As pytest and uvicorn do, the current folder goes first on ``sys.path`` for a module name;
-    a file is imported from its path with its own folder on ``sys.path`` (so it may import the
-    modules beside it, also when the callable runs in worker processes).
+    a file is imported from its path with its own folder first on ``sys.path`` (so it may import
+    the modules beside it).  Only while the module is imported: then ``sys.path`` is restored
+    exactly, so dpclaims' own later imports (matplotlib, tqdm) never run a local file of that
+    name; worker processes find the module in ``sys.modules`` (they are forked).
     """
     cwd = os.getcwd()
     named = f"{role} {spec!r}"
@@ -101,7 +216,7 @@ def _user_module(location: str, spec: str, role: str) -> Any:
         name = re.sub(r"\W", "_", path.stem)
         if name in sys.modules or not name.isidentifier():
             name = f"dpclaims_user_{name}"
-        _prepend(str(path.resolve().parent))
+        folder = str(path.resolve().parent)
         module_spec = importlib.util.spec_from_file_location(name, path)
 
         def load():
@@ -114,13 +229,14 @@ def _user_module(location: str, spec: str, role: str) -> Any:
                 raise
             return module
     else:
-        _prepend(cwd)
+        folder = cwd
 
         def load():
             return importlib.import_module(location)
 
     try:
-        return load()
+        with _first_on_path(folder):
+            return load()
     except InputError:
         raise
     except ModuleNotFoundError as exc:
@@ -134,6 +250,9 @@ def _user_module(location: str, spec: str, role: str) -> Any:
             f"importing {location!r} for {named} failed: it needs module "
             f"{exc.name!r}, which is not installed; install it"
         ) from None
+    except SystemExit as exc:
+        exited = called_exit(exc, "the module", "fix the module")
+        raise InputError(f"importing {location!r} for {named} failed: {exited}") from None
     except Exception as exc:  # anything the user's module raises while it is imported
         where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" at {where.filename}:{where.lineno}" if where else ""
@@ -144,10 +263,15 @@ def _user_module(location: str, spec: str, role: str) -> Any:
         ) from None
 
 
-def _prepend(folder: str) -> None:
-    """Put ``folder`` first on ``sys.path`` (where ``""``, the current folder, does not already)."""
-    if folder not in sys.path and not (folder == os.getcwd() and "" in sys.path):
-        sys.path.insert(0, folder)
+@contextmanager
+def _first_on_path(folder: str) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` inside the block; afterwards ``sys.path`` as it was."""
+    saved = list(sys.path)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 def _shadowed(module: Any, location: str) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from ..errors import InputError
+from ..errors import InputError, called_exit
 
 __all__ = [
     "MAX_DISCRETE_OUTCOMES",
@@ -103,6 +103,8 @@ def apply_statistic(statistic: Callable, outputs: np.ndarray) -> np.ndarray:
     """Call a user ``statistic(outputs (n, k)) -> (n,)`` and check its result."""
     try:
         scores = np.asarray(statistic(outputs))
+    except SystemExit as exc:
+        raise InputError(called_exit(exc, "the statistic", "it must return scores")) from None
     except Exception as exc:
         raise InputError(
             f"statistic raised {type(exc).__name__}: {exc}; it must map outputs (n, k) to scores "

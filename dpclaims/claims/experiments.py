@@ -34,7 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..errors import DPClaimsError, InputError, check_choice
+from ..errors import DPClaimsError, InputError, called_exit, check_choice
+from ..timelimit import TimeLimitExceeded
 from .model import Claim, Paper
 from .plugins import module_file
 from .registry import paper_of, resolve
@@ -241,6 +242,10 @@ def _import(paper: Paper) -> str | None:
             sys.path.insert(0, str(paper.folder))
         try:
             importlib.import_module(name)
+        except SystemExit as exc:
+            error = called_exit(exc, "the experiments module", "fix the module")
+        except TimeLimitExceeded as exc:  # recorded, so that no claim imports it again
+            error = str(exc)
         except Exception as exc:  # reported per claim and in the results' load_errors
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -347,7 +352,14 @@ def _registration(claim: Claim) -> dict[str, str] | str | None:
         declared = _declared(path, path.stat().st_mtime_ns, paper.experiments)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         return f"experiments module {paper.experiments!r} unreadable ({type(exc).__name__})"
-    return declared.get(claim.id)
+    return declared.get(claim.id) if declared else _registers_nothing(paper.experiments)
+
+
+def _registers_nothing(module: str) -> str:
+    return (
+        f"experiments module {module!r} registered no experiment for this claim (nor for any "
+        "other claim of its paper); decorate a factory with @register_experiment(claim id)"
+    )
 
 
 def status(claim: Claim, budget: str | None = None) -> str:
@@ -403,6 +415,9 @@ def experiment(claim: Claim, budget: str = "standard") -> Experiment:
             )
     factory = _FACTORIES.get(claim.id)
     if factory is None:
+        paper = _module_of(claim)
+        if not any(resolve(claim_id).paper == paper.id for claim_id in _FACTORIES):
+            raise DPClaimsError(_registers_nothing(paper.experiments))
         raise NotCheckable(claim.id, NO_EXPERIMENT_YET)
     skips = _SKIPS.get(claim.id, {})
     if budget in skips:

@@ -8,7 +8,8 @@ Three kinds of source, read by the same code (:func:`sources`):
   ``smith25 = "smith25_paper"``); its folder is found with :func:`importlib.util.find_spec`,
   so the package is not imported;
 - folders given with ``dpclaims verify --registry DIR`` (``Registry.discover(folders=[DIR])``);
-  DIR is put on ``sys.path`` while the paper's experiments module is imported.
+  DIR is put on ``sys.path`` while the paper's experiments module is imported, which must be
+  a file in DIR or the module of a packaged or installed paper (never any installed module).
 
 Each source is a folder whose ``*.toml`` files are claims files (see
 :mod:`dpclaims.claims.registry`).
@@ -26,7 +27,15 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["GROUP", "PACKAGED", "Source", "sources", "package_folder", "module_file"]
+__all__ = [
+    "GROUP",
+    "PACKAGED",
+    "Source",
+    "sources",
+    "package_folder",
+    "module_file",
+    "module_origin",
+]
 
 GROUP = "dpclaims.papers"
 """Entry-point group of installed paper plugins; each value is a package holding claims TOMLs."""
@@ -79,15 +88,20 @@ def package_folder(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def module_file(name: str, folder: Path | None = None) -> Path | None:
-    """The source file of module ``name`` (looked up first in ``folder``), without importing it."""
+def module_origin(name: str, folder: Path | None = None) -> str | None:
+    """Where module ``name`` (looked up first in ``folder``) would be imported from, without
+    importing it: a file's path, ``"built-in"``, ``"frozen"``, ...; None when it is not found."""
     try:
         spec = _spec(name, folder)
     except (ImportError, ValueError):
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
+    return None if spec is None else spec.origin or "a namespace package"
+
+
+def module_file(name: str, folder: Path | None = None) -> Path | None:
+    """The source file of module ``name`` (looked up first in ``folder``), without importing it."""
+    origin = module_origin(name, folder)
+    return Path(origin) if origin is not None and origin.endswith(".py") else None
 
 
 def _installed() -> list[Source]:

@@ -55,8 +55,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, check_choice
+from ..userfiles import regular_file_problem
 from .model import BOUNDS, KINDS, LIMITS, Claim, Paper
-from .plugins import Source, sources
+from .plugins import Source, module_origin, sources
 
 __all__ = [
     "ClaimsFileError",
@@ -281,9 +282,31 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     )
 
 
+MAX_CLAIMS_FILE_BYTES = 16 * 2**20
+"""Largest claims TOML read (16 MiB; the packaged ones are under 100 kB)."""
+
+
+def _read_text(path: Path) -> str:
+    """The text of claims file ``path``: only a regular file (a FIFO would block, /dev/zero
+    never end) of at most :data:`MAX_CLAIMS_FILE_BYTES`."""
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise _fail(path, "file", f"{problem}; a claims file is a TOML text file")
+    with open(path, "rb") as stream:
+        data = stream.read(MAX_CLAIMS_FILE_BYTES + 1)
+    if len(data) > MAX_CLAIMS_FILE_BYTES:
+        size = max(len(data), path.stat().st_size)
+        raise _fail(
+            path,
+            "file",
+            f"{size:,} bytes, over the limit of {MAX_CLAIMS_FILE_BYTES:,} bytes for a claims file",
+        )
+    return data.decode("utf-8")
+
+
 def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_text(path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise _fail(path, "file", f"not valid TOML: {exc}") from None
     unknown = sorted(data.keys() - {"paper", "claims"})
@@ -319,6 +342,8 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
             f"field 'experiments' must be a dotted module name such as "
             f"'smith25_experiments', got {meta['experiments']!r}",
         )
+    if source.on_path:
+        _check_module_in_folder(path, meta["experiments"], source.folder)
     paper = Paper(
         **meta,
         file=path,
@@ -329,6 +354,26 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
     if not isinstance(claims, list) or not claims:
         raise _fail(path, "file", "no [[claims]] entries")
     return paper, [_claim(table, i, paper.id, path) for i, table in enumerate(claims)]
+
+
+def _check_module_in_folder(path: Path, module: str, folder: Path) -> None:
+    """The experiments module of a --registry folder's TOML must be a file in that folder or
+    a packaged or installed paper's module: a TOML may not import any installed module
+    (``http.server``, ``this``).  A module not found at all is reported when it is needed."""
+    origin = module_origin(module, folder)
+    if origin is None:
+        return
+    allowed = [folder, *(s.folder for s in sources() if not s.on_path)]
+    where = Path(origin).resolve() if Path(origin).is_absolute() else None
+    if where is not None and any(root.resolve() in where.parents for root in allowed):
+        return
+    raise _fail(
+        path,
+        "[paper]",
+        f"experiments module {module!r} is {where or origin}, outside the registry folder "
+        f"{folder}; put the experiments module in that folder beside the TOML (or name the "
+        "module of an installed dpclaims.papers plugin)",
+    )
 
 
 def _read_source(source: Source) -> list[tuple[Paper, list[Claim]]]:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, check_choice
+from ..errors import InputError, called_exit, check_choice, check_positive
 from ..execution import BACKENDS, Execution
 from ..reports.schema import (
     CHECKED_VERDICTS,
@@ -48,6 +48,7 @@ from ..reports.schema import (
     validate_experiment_result,
     validate_results,
 )
+from ..timelimit import TimeLimitExceeded, time_limit
 from ..verdicts import Verdict
 from . import experiments as _experiments
 from .experiments import BUDGETS, NotCheckable, Skipped, import_experiments
@@ -196,6 +197,7 @@ def run_claim(
     seed: int = 0,
     execution: Execution = DEFAULT_EXECUTION,
     confirm: bool = True,
+    claim_timeout: float | None = None,
 ) -> dict:
     """Run the experiment of one claim; its result entry (never raises for the experiment's faults).
 
@@ -206,12 +208,24 @@ def run_claim(
     seed : the run's seed; the experiment gets :func:`claim_seed` ``(seed, claim.id)``
     execution : where the experiment runs; a checkpoint folder gets a subfolder per claim
     confirm : rerun a finding on :func:`confirmation_seed`; keep it only when confirmed
+    claim_timeout : seconds the claim may take (its experiment and confirmation together); past
+        it the claim is ``error`` (see :mod:`dpclaims.timelimit`).  None: no limit
 
     Returns
     -------
     dict
         One entry of ``results["claims"]`` (see :data:`dpclaims.reports.schema.CLAIM_RESULT`).
     """
+    start = time.perf_counter()
+    try:
+        with time_limit(claim_timeout, "--claim-timeout"):
+            return _run_claim(claim, budget, seed, execution, confirm)
+    except TimeLimitExceeded as exc:
+        return _error(claim, exc, claim_seed(seed, claim.id), start)
+
+
+def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confirm: bool) -> dict:
+    """:func:`run_claim` without the time limit."""
     execution = execution.narrowed(claim.id)
     start = time.perf_counter()
     try:
@@ -236,14 +250,12 @@ def run_claim(
             reason=exc.reason,
             wall_time=time.perf_counter() - start,
         )
-    except Exception as exc:  # a broken factory or module must not stop the report
+    except (Exception, SystemExit) as exc:  # a broken factory or module must not stop the report
         return _error(claim, exc, None, start)
     own_seed = claim_seed(seed, claim.id)
     try:
         result = _execute(experiment, own_seed, execution)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # the report completes; the claim records what went wrong
+    except (Exception, SystemExit) as exc:  # the report completes; the claim records the fault
         return _error(claim, exc, own_seed, start)
     entry = _entry(
         claim,
@@ -289,9 +301,7 @@ def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> d
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     try:
         rerun = _execute(experiment, seed, execution.narrowed("confirmation"))
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
         return {
             **entry,
@@ -328,7 +338,11 @@ def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> d
 
 
 def _message(exc: BaseException) -> str:
-    """``"Type: first line of the message"``."""
+    """``"Type: first line of the message"``; for ``sys.exit`` in user code, what it must do."""
+    if isinstance(exc, SystemExit):
+        return called_exit(exc, "the experiment", "an experiment must return its result")
+    if isinstance(exc, TimeLimitExceeded):
+        return str(exc)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -410,13 +424,15 @@ def run_claims(
     before: Callable[[Claim], None] | None = None,
     after: Callable[[dict], None] | None = None,
     confirm: bool = True,
+    claim_timeout: float | None = None,
 ) -> dict:
     """Run every selected claim and return the results document (validated against the schema).
 
     Parameters
     ----------
     selected : claims, e.g. from :func:`select_claims`
-    budget, seed, execution, confirm : see :func:`run_claim`
+    budget, seed, execution, confirm, claim_timeout : see :func:`run_claim`; the time limit
+        also bounds the import of each paper's experiments module
     papers, patterns : the selection that produced ``selected``, recorded in ``settings``
     before, after : progress hooks called with the claim before it runs and its entry after
 
@@ -438,18 +454,29 @@ def run_claims(
             f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
         )
     execution.check()
+    if claim_timeout is not None:
+        check_positive(claim_timeout, "claim_timeout")
     start = time.perf_counter()
     used_papers = [paper_of(claim) for claim in selected]
     used_papers = list({p.id: p for p in used_papers if p is not None}.values())
-    load_errors = [
-        {"module": name, "error": error} for name, error in import_experiments(used_papers).items()
-    ]
+    load_errors = []
+    for paper in used_papers:
+        with time_limit(claim_timeout, "--claim-timeout"):
+            failed = import_experiments([paper])
+        load_errors += [{"module": name, "error": error} for name, error in failed.items()]
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     entries = []
     for claim in selected:
         if before is not None:
             before(claim)
-        entry = run_claim(claim, budget=budget, seed=seed, execution=execution, confirm=confirm)
+        entry = run_claim(
+            claim,
+            budget=budget,
+            seed=seed,
+            execution=execution,
+            confirm=confirm,
+            claim_timeout=claim_timeout,
+        )
         entries.append(entry)
         if after is not None:
             after(entry)

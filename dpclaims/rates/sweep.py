@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DPClaimsError, InputError, MechanismError, check_choice, check_trials
+from ..errors import (
+    DPClaimsError,
+    InputError,
+    MechanismError,
+    called_exit,
+    check_choice,
+    check_trials,
+)
 from ..execution import BACKENDS, child_seed, resolve_workers, session
 from .grid import check_grid
 
@@ -130,6 +137,9 @@ def _run_cell(
             raw = experiment(value, rng, **fixed)
         except DPClaimsError:
             raise
+        except SystemExit as exc:
+            fix = f"an experiment must return its error ({where})"
+            raise MechanismError(called_exit(exc, "the experiment", fix)) from None
         except Exception as exc:
             raise MechanismError(
                 f"the experiment raised {type(exc).__name__}: {exc} {where}"
