@@ -159,7 +159,8 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
         "cited.dp_srm"
     ]
     assert set(by_id) == set(selected)
-    assert by_id[AUDIT_OK]["verdict"] == "consistent" and by_id[AUDIT_OK]["type"] == "audit"
+    # 4000 trials: the audit could catch only a violation beyond 2× its pair's leakage
+    assert by_id[AUDIT_OK]["verdict"] == "consistent_weak" and by_id[AUDIT_OK]["type"] == "audit"
     assert by_id[AUDIT_BAD]["verdict"] == "violation"
     assert by_id[AUDIT_BAD]["evidence"]["epsilon_lower"] > 1.0
     assert (
@@ -173,7 +174,8 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
     assert cited["verdict"] == "not_checkable" and "not verified here" in cited["reason"]
     assert by_id["diff2gd.prop41.rdp_to_dp"]["reason"] == "no experiment yet"
     assert all(e["seed"] is not None and e["wall_time"] > 0 for e in results["claims"] if e["type"])
-    assert results["counts"]["consistent"] == 5 and results["counts"]["not_checkable"] == 2
+    assert results["counts"]["consistent"] == 4 and results["counts"]["consistent_weak"] == 1
+    assert results["counts"]["not_checkable"] == 2
     assert set(by_id[COMBINED]["evidence"]["parts"]) == {"slope", "formula"}
 
 

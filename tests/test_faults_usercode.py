@@ -233,7 +233,11 @@ def test_defect09_json_stdout_stays_json_when_user_code_prints(tmp_path, monkeyp
     (tmp_path / "chatty.py").write_text("import os\n" + chatty)
     argv = ["audit", "chatty:noisy", *_datasets(tmp_path), "--trials", 1000, "--json"]
     code, out, err = run(capsys, *argv, "--backend", "serial")
-    assert code == 0 and json.loads(out)["verdict"] in ("consistent", "inconclusive")
+    assert code == 0 and json.loads(out)["verdict"] in (
+        "consistent",
+        "consistent_weak",
+        "inconclusive",
+    )
     assert "loading the model" in err and "running" in err
     done = _launch(tmp_path, *argv, "--backend", "processes", "--workers", 2)
     assert done.returncode == 0, done.stderr

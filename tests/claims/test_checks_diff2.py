@@ -9,9 +9,9 @@ SERIAL = Execution(backend="serial")
 
 EXPECTED = {
     "diff2.lemmaC1.sensitivity": "consistent",
-    "diff2gd.prop41.rdp_to_dp": "consistent",
+    "diff2gd.prop41.rdp_to_dp": "consistent_weak",  # reach 2.8×: Prop 4.1 over-provisions
     "diff2gd.prop41.calibration": "consistent",
-    "dpgd.calibration": "consistent",
+    "dpgd.calibration": "consistent_weak",  # reach 3.0× at quick
     "diff2gd.gdp_reference": "consistent",
     "diff2.remark42.noise_size": "consistent",
     "diff2bvr.lemmaE1.sensitivity": "consistent",

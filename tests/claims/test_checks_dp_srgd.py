@@ -17,7 +17,7 @@ SERIAL = Execution(backend="serial")
 PAPER = "choquette-choo-et-al-2024"
 
 EXPECTED = {
-    "cgt24.tree.gdp": "consistent",
+    "cgt24.tree.gdp": "consistent_weak",  # reach 2.02× at quick (exact ε 2 = the claim)
     "cgt24.tree.error": "consistent",
     # Lemma 5.6's σ holds; Cor. 5.7's printed σ does not (a finding)
     "cgt24.v1.privacy.clipped": "inconsistent",
@@ -25,7 +25,7 @@ EXPECTED = {
     "cgt24.v1.sensitivity": "consistent",
     "cgt24.v2.sensitivity.deterministic": "consistent",
     "cgt24.v2.clip_inactive": "consistent",
-    "cgt24.v2.privacy": "consistent",
+    "cgt24.v2.privacy": "consistent_weak",  # pair exact ε 0.86 of 2: reach 5×
     "cgt24.utility.generic": "consistent",
     "cgt24.utility.deterministic_accel": "consistent",
     "cgt24.v1.gradnorm_decay": "consistent",

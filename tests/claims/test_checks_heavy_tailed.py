@@ -19,6 +19,13 @@ INCONCLUSIVE_AT_QUICK = {
     "lowy26.erm.double_output_pert_distance",
     "lowy26.sco.upper.nonprivate_term",
 }
+# audits whose pairs show well under half the claim: reach above 2× (#26)
+WEAK_AT_QUICK = {
+    "lowy26.privacy.main",
+    "lowy26.privacy.structured",
+    "lowy26.privacy.em_pgm",
+    "lowy26.privacy.localized_approx_em",
+}
 # lowy26.sco.upper.private_term decays faster than its O(n^-3/4) (-0.83 [-0.86, -0.79]): consistent
 IDS = [c.id for c in claims.load(paper=PAPER)]
 
@@ -34,6 +41,7 @@ def test_every_claim_has_an_experiment_or_a_reason():
 def test_quick_verdict(cid):
     result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
+    expected = "consistent_weak" if cid in WEAK_AT_QUICK else expected
     assert result["verdict"] == expected, (cid, result["summary"])
 
 

@@ -11,7 +11,6 @@ SERIAL = Execution(backend="serial")
 PAPER = "lowy-liu-asi-2024"
 
 CONSISTENT = {
-    "lla24.alg1.privacy",
     "lla24.alg1.score_test",
     "lla24.alg1.noise_calibration",
     "lla24.alg1.reference_eps",
@@ -52,7 +51,9 @@ NOT_CONTRADICTED = {
 # the spec's strongly convex wrapper (§2.5, not from the paper) is flat in m with privacy noise,
 # but at the quick budget its excess never gets below that of outputting the origin: saturated,
 # so inconclusive
-OBSERVED: dict = {"lla24.alg3sc.risk.priv": "inconclusive"}
+# Algorithm 1's audit pair shows ε ≈ 0.18 of the claimed 2: it could catch only a ~12×
+# violation (its reach), so it is consistent_weak (#26)
+OBSERVED: dict = {"lla24.alg3sc.risk.priv": "inconclusive", "lla24.alg1.privacy": "consistent_weak"}
 # full Algorithm 3 sweeps: ~2 s each alone, > 5 s on a loaded machine
 SLOW = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv"}
 # RT-9 (smoothed Algorithm 3): registered for standard/full; no sweep fits the quick budget
@@ -109,4 +110,6 @@ def test_quick_verdict(claim_id):
     elif claim_id in OBSERVED:
         assert result["verdict"] == OBSERVED[claim_id], result["summary"]
     else:
-        assert result["verdict"] in ("consistent", "inconclusive"), result["summary"]
+        assert result["verdict"] in ("consistent", "consistent_weak", "inconclusive"), result[
+            "summary"
+        ]

@@ -28,7 +28,7 @@ def build_gaussian(noise="gaussian"):
 
 
 def test_audit_experiment_reports_verdict_and_reference():
-    out = AuditExperiment(build_gaussian, trials=20_000, reference_epsilon=1.0).run(
+    out = AuditExperiment(build_gaussian, trials=100_000, reference_epsilon=1.0).run(
         seed=0, execution=SERIAL
     )
     assert out["type"] == "audit" and out["verdict"] == "consistent"
