@@ -8,6 +8,10 @@ audit says ``violation`` (its certified lower bound exceeds the claimed ε).  Mu
 whose ``build()`` returns an algorithm object rather than an audit setup are caught by
 white-box checks (named in their ``caught_by``); they are listed, not audited.
 
+A paper plugin's mutants are registered when its experiments module is imported, each naming
+its audit (:attr:`~dpclaims.algorithms.mutants.Mutant.audit`); :func:`kill_matrix` imports the
+experiments modules of the selected plugin papers first (:func:`import_plugin_mutants`).
+
 The mutation score is the fraction of the audited privacy mutants that are killed.  The
 generic textbook mutants have no registry claim; their audit is the built-in target of
 the correct mechanism (``catalog:NAME``) with :data:`CATALOG_TRIALS` trials.
@@ -27,6 +31,8 @@ from .experiments import BUDGETS
 
 __all__ = [
     "AUDIT_OF",
+    "audit_of",
+    "import_plugin_mutants",
     "CATALOG_TRIALS",
     "kill_matrix",
     "audit_settings",
@@ -91,6 +97,27 @@ AUDIT_OF = {
     "lla24-m3d-alg2-threshold-per-step": "lla24.alg2.abovethreshold",
 }
 """Privacy mutant -> the registry audit (claim id, or ``catalog:TARGET``) meant to catch it."""
+
+
+def audit_of(mutant: Any) -> str | None:
+    """The registry audit meant to catch ``mutant``: :data:`AUDIT_OF`, else its own ``audit``."""
+    return AUDIT_OF.get(mutant.name) or getattr(mutant, "audit", None)
+
+
+def import_plugin_mutants(papers: Sequence[str] | None = None) -> dict[str, str]:
+    """Import the experiments modules of the installed plugin papers (of ``papers``, or all), which
+    register their mutants; the packaged papers' mutants are registered by
+    :mod:`dpclaims.algorithms.mutants` itself.  Returns ``{module: error}`` for modules that
+    failed to import (their mutants are then missing)."""
+    from .experiments import import_experiments
+    from .registry import _default
+
+    chosen = [
+        paper
+        for paper in _default().papers.values()
+        if paper.source != "dpclaims" and (papers is None or paper.id in papers)
+    ]
+    return import_experiments(chosen)
 
 
 def audit_settings(audit_id: str, budget: str) -> dict:
@@ -159,6 +186,7 @@ def kill_matrix(
     check_choice(budget, BUDGETS, "budget")
     execution = resolve_execution(execution, backend=backend, workers=workers)
     wanted = [papers] if isinstance(papers, str) else papers
+    import_plugin_mutants(wanted)
     mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
     if wanted is not None and not mutants:
         known = sorted({m.paper for m in list_mutants(kind="privacy")})
@@ -175,10 +203,11 @@ def kill_matrix(
         mutants = [m for m in mutants if m.name in set(names)]
     rows = []
     for mutant in mutants:
-        audit_id = AUDIT_OF.get(mutant.name)
+        audit_id = audit_of(mutant)
         if audit_id is None:
             raise InputError(
-                f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF"
+                f"privacy mutant {mutant.name!r} names no registry audit; add it to AUDIT_OF "
+                "(or, for a plugin's mutant, pass Mutant(audit=CLAIM_ID))"
             )
         start = time.perf_counter()
         target = _audit_target(mutant.build())

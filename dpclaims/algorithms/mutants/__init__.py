@@ -4,7 +4,10 @@ Each mutant is the reference algorithm with one documented change (a flag or a s
 subclass), never a copy.  Anyone can use the corpus to test an auditor: a sound and
 powerful auditor says ``violation`` for every privacy mutant whose ``true_epsilon``
 exceeds its claim.  One module per paper in this package registers that paper's
-mutants on import; :func:`list_mutants` imports them all.
+mutants on import; :func:`list_mutants` imports them all.  A paper plugin registers its own
+with :func:`register_mutant` when its experiments module is imported, naming the registry
+audit meant to catch each (``audit``); :func:`dpclaims.claims.mutation.kill_matrix` imports
+the plugins' experiments modules before listing.
 
 >>> from dpclaims.algorithms.mutants import list_mutants
 >>> [m.name for m in list_mutants(paper="generic")][:2]
@@ -42,6 +45,9 @@ class Mutant:
         :class:`dpclaims.audit.target.AuditTarget`), or the mutated algorithm object for
         utility mutants
     caught_by : which check catches it (audit, rate test, white-box invariant)
+    audit : the registry audit meant to catch it (a claim id, or ``catalog:TARGET``); the
+        packaged mutants' are in :data:`dpclaims.claims.mutation.AUDIT_OF`, a plugin's
+        mutants name theirs here
     """
 
     name: str
@@ -51,6 +57,7 @@ class Mutant:
     true_epsilon: float | None
     build: Callable[..., Any]
     caught_by: str = "audit"
+    audit: str | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, KINDS, "kind")
