@@ -976,14 +976,14 @@ def _start(
         ignores_rng(batched, strict_default(strict))
     parallel = execution.backend != "serial" and workers > 1
     long_run = min(LONG_RUN, limits.max_seconds)
+    work = Workload(trials=trials, held=job.held, workers=workers, parallel=parallel, sides=1)
     found = probe(
         lambda n: call_block(batched, job.data, root, index=0, size=n),
         seconds,
         first.shape[1],
-        trials,
-        refine=lambda per_trial: trials * per_trial / (workers if parallel else 1) > long_run,
+        work,
+        long_run,
     )
-    work = Workload(trials=trials, held=job.held, workers=workers, parallel=parallel, sides=1)
     check_budget(found, work, limits)
     stage = None
     if execution.checkpoint is not None:

@@ -3,7 +3,8 @@
 Before an audit, the mechanism is called on a few small seed blocks (:func:`probe`):
 the calls give the output width, the working memory per trial (``tracemalloc``
 peaks of two call sizes, when ``tracemalloc`` is not already in use) and, for a run
-estimated to be long, the time per trial on calls of at least :data:`PROBE_SECONDS`.
+estimated to be long, the time of a call of ``n`` trials fitted as ``a + b·n`` from two
+warm calls (the cold first call, which carries one-off costs, is not used).
 :func:`check_budget` refuses a run whose estimate exceeds ``max_seconds`` or
 ``max_memory`` with one line giving the largest trial count that fits.
 
@@ -52,11 +53,31 @@ LONG_RUN = 10.0
 """Runs estimated to take longer (seconds) get a refined time probe and a logged estimate."""
 
 PROBE_SECONDS = 0.2
-"""A time probe doubles its call size (up to one seed block) until one call takes this long."""
+"""A time probe quadruples its call size (up to one seed block) until one call takes this long."""
 
-OVERHEAD = 2.0
-"""Factor from the probe's time per trial (mechanism and counting in one process) to a run's:
-learned scores, transfers between processes and workers sharing the machine (measured 1.5-2×)."""
+CHEAP_CALL = 0.02
+"""Probe calls shorter than this (seconds) are timed twice and the shorter time kept."""
+
+OVERHEAD = 3.0
+"""Safety factor from the probe's model of one seed block (mechanism and counting in one
+process, warm) to a run's time per block: fresh memory and caches, learned scores and
+transfers between processes (measured 2.5-3× for ``dpclaims audit gaussian``).  With
+:data:`HELD_SECONDS`, :data:`FIXED_SECONDS` and :data:`WORKER_SHARE` the estimate of
+``dpclaims audit gaussian --trials N`` (N = 1e6, 5e6, 2e7; serial and processes on a
+shared 2-core machine) is within 1.5× of the wall time either way."""
+
+WORKER_SHARE = 0.5
+"""Speed-up each worker beyond the first adds (workers share cores, memory bandwidth and
+the main process): ``1 + WORKER_SHARE × (workers - 1)``."""
+
+FIXED_SECONDS = 0.3
+"""Seconds of a run that do not grow with its trials: starting workers, fitting the score,
+choosing thresholds and bounds (measured 0.2-1.5 s)."""
+
+HELD_SECONDS = 1.2e-7
+"""Seconds per output value held in the main process (joining, checking, sorting and
+partitioning the held outputs), measured ~1.5e-7 for ``dpclaims audit gaussian``; twice
+that with worker processes, whose held outputs are also sent to the main process."""
 
 HELD_COPIES = 3
 """Copies of the calibration outputs alive at once in the main process (parts, joined, scores)."""
@@ -68,9 +89,10 @@ log = logging.getLogger("dpclaims")
 class Probe:
     """What a few small calls of a mechanism tell about a long run.
 
-    ``seconds_per_trial`` from the largest timed call; working memory of one call of
-    ``n`` trials ≈ ``bytes_fixed + bytes_per_trial × n`` (0 when not measured);
-    ``width`` output columns; ``trials`` the size of the largest timed call.
+    The time of one call of ``n`` trials ≈ ``seconds_per_call + seconds_per_trial × n``
+    (fitted on warm calls); working memory of one call of ``n`` trials ≈
+    ``bytes_fixed + bytes_per_trial × n`` (0 when not measured); ``width`` output columns;
+    ``trials`` the size of the largest timed call.
     """
 
     seconds_per_trial: float
@@ -78,6 +100,7 @@ class Probe:
     bytes_fixed: float
     width: int
     trials: int
+    seconds_per_call: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -177,40 +200,74 @@ def _peak(call: Callable[[int], Any], n: int) -> float:
         tracemalloc.stop()
 
 
+def _warm(call: Callable[[int], Any], n: int) -> float:
+    """CPU seconds of a warm ``call(n)``: the shorter of two when the call is cheap."""
+    seconds = _timed(call, n)
+    return min(seconds, _timed(call, n)) if seconds < CHEAP_CALL else seconds
+
+
+def _fit(small: int, t_small: float, large: int, t_large: float) -> tuple[float, float]:
+    """``(a, b)`` with ``a + b·n`` through the two timed calls, exact at the larger one; when
+    noise makes the larger call the faster, all of its time per trial (``a = 0``)."""
+    slope = (t_large - t_small) / (large - small) if large > small else 0.0
+    if slope <= 0.0:
+        return 0.0, t_large / large
+    return max(t_large - slope * large, 0.0), slope
+
+
 def probe(
     call: Callable[[int], np.ndarray],
     first: float,
     width: int,
-    trials: int,
-    refine: Callable[[float], bool],
+    work: Workload,
+    long_run: float,
 ) -> Probe:
-    """Probe ``call(n) -> outputs (n, k)`` (one seed block of ``n`` trials).
+    """Probe ``call(n) -> outputs (n, k)`` (one seed block of ``n`` trials) for ``work``.
 
     ``first`` is the time of a call of 32 trials already made (the determinism check)
     and ``width`` its output width.  Memory: ``tracemalloc`` peaks of calls of 32
     and 64 trials (skipped when ``tracemalloc`` is already tracing, so a caller's
-    own measurement is not disturbed).  Time: when ``refine(seconds per trial)`` says
-    the run would be long, calls of 128, 512, ... trials (at most one seed block,
-    at most ``trials``) until one takes :data:`PROBE_SECONDS`.
+    own measurement is not disturbed).  Time: ``first`` (a cold call: imports, caches,
+    compilation) counts as all per-trial time; when that estimate of ``work`` (with
+    :data:`OVERHEAD`) exceeds ``long_run`` seconds, warm calls of 32 and 128 trials,
+    then 512, ... (at most one seed block, at most ``work.trials``, until one takes
+    :data:`PROBE_SECONDS`) fit the time of a call as ``a + b·n``
+    from the last two sizes; ``a`` is counted once per seed block of the run.
     """
     from .execution import DETERMINISM_PROBE, SEED_BLOCK
 
-    n, seconds = DETERMINISM_PROBE, first
+    trials = work.trials
+    n = DETERMINISM_PROBE
     per_trial, fixed = 0.0, 0.0
     if not tracemalloc.is_tracing() and trials > DETERMINISM_PROBE:
         small, large = _peak(call, DETERMINISM_PROBE), _peak(call, 2 * DETERMINISM_PROBE)
         per_trial = max((large - small) / DETERMINISM_PROBE, 8.0 * width)
         fixed = max(small - per_trial * DETERMINISM_PROBE, 0.0)
-    while refine(seconds / n) and seconds < PROBE_SECONDS and n < min(SEED_BLOCK, trials):
-        n = min(4 * n, SEED_BLOCK, trials)
-        seconds = _timed(call, n)
-    return Probe(
-        seconds_per_trial=seconds / n,
-        bytes_per_trial=per_trial,
-        bytes_fixed=fixed,
-        width=width,
-        trials=n,
-    )
+
+    def found(a: float, b: float, n: int) -> Probe:
+        return Probe(
+            seconds_per_trial=b,
+            bytes_per_trial=per_trial,
+            bytes_fixed=fixed,
+            width=width,
+            trials=n,
+            seconds_per_call=a,
+        )
+
+    def long(p: Probe) -> bool:
+        return estimate(p, work, trials).seconds > long_run
+
+    current = found(0.0, first / n, n)
+    top = min(SEED_BLOCK, trials)
+    if not long(current) or n >= top:
+        return current
+    seconds = _warm(call, n)
+    while n < top and seconds < PROBE_SECONDS:
+        large = min(4 * n, top)
+        t_large = _warm(call, large)
+        current = found(*_fit(n, seconds, large, t_large), large)
+        n, seconds = large, t_large
+    return current
 
 
 def estimate(found: Probe, work: Workload, trials: int) -> Estimate:
@@ -225,7 +282,12 @@ def estimate(found: Probe, work: Workload, trials: int) -> Estimate:
     )
     main = HELD_COPIES * sides * held * 8.0 * found.width + block
     memory = main + (workers * block if parallel else 0.0)
-    seconds = OVERHEAD * sides * trials * found.seconds_per_trial / (workers if parallel else 1)
+    blocks = -(-trials // SEED_BLOCK)
+    stream = blocks * found.seconds_per_call + trials * found.seconds_per_trial
+    speedup = 1.0 + WORKER_SHARE * (workers - 1) if parallel else 1.0
+    seconds = OVERHEAD * sides * stream / speedup
+    per_held = HELD_SECONDS * (2.0 if parallel else 1.0)
+    seconds += per_held * sides * held * found.width + FIXED_SECONDS
     return Estimate(trials=trials, seconds=seconds, memory=memory)
 
 
@@ -240,6 +302,8 @@ def _round_down(value: int) -> int:
 def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
     """The estimate of ``work``; :class:`InputError` with the largest count that fits when it
     exceeds the ``limits``."""
+    from .execution import SEED_BLOCK
+
     trials, workers = work.trials, work.workers
     max_seconds, max_memory = limits.max_seconds, limits.max_memory
     guess = estimate(found, work, trials)
@@ -263,7 +327,8 @@ def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
     if guess.memory > max_memory:
         what.append(f"max_memory={max_memory:.4g} bytes ({describe_bytes(max_memory)})")
     per_trial = describe_bytes(found.bytes_per_trial)
-    rate = f"{found.seconds_per_trial * 1e6:.3g} µs and {per_trial} per trial"
+    per_block = found.seconds_per_call / SEED_BLOCK + found.seconds_per_trial
+    rate = f"{per_block * 1e6:.3g} µs and {per_trial} per trial"
     if lo < minimum:
         advice = "no trial count fits: pass fewer workers or raise the limit"
     else:

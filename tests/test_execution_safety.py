@@ -18,7 +18,15 @@ from dpclaims.execution import (
     run_trials,
     session,
 )
-from dpclaims.resources import Limits, Probe, Workload, check_budget
+from dpclaims.resources import (
+    FIXED_SECONDS,
+    HELD_SECONDS,
+    OVERHEAD,
+    Limits,
+    Probe,
+    Workload,
+    check_budget,
+)
 
 FAST = dict(epsilon=1.0, delta=1e-5, trials=2000, backend="serial", strict=False)
 
@@ -81,10 +89,14 @@ def budget(found, trials, *, max_seconds=math.inf, max_memory=math.inf):
 
 
 def test_a_run_over_the_time_limit_is_refused_with_the_largest_count_that_fits():
-    assert budget(probe(), 10**6, max_seconds=3600).seconds == pytest.approx(2.0)
+    # OVERHEAD × 2 sides × 1e6 × 1 µs / (1 + 0.5 × 1 extra worker) + held outputs + fixed
+    held = HELD_SECONDS * 2 * 2 * SEED_BLOCK
+    assert budget(probe(), 10**6, max_seconds=3600).seconds == pytest.approx(
+        OVERHEAD * 2 * 1.0 / 1.5 + held + FIXED_SECONDS
+    )
     with pytest.raises(
         InputError,
-        match=r"max_seconds=3600; the largest count that fits is trials=1_800_000_000;",
+        match=r"max_seconds=3600; the largest count that fits is trials=890_000_000;",
     ):
         budget(probe(), 10**12, max_seconds=3600)
     with pytest.raises(

@@ -308,3 +308,31 @@ def test_defect16_serial_estimate_counts_one_worker():
         audit(
             gauss, 0.0, 1.0, epsilon=1.0, trials=10**12, max_seconds=60, backend="serial", workers=2
         )
+
+
+def test_defect16_estimate_is_calibrated(monkeypatch):
+    """The probe fits a call's time as a + b·n on warm calls (the cold first call is not used)
+    and counts a once per seed block: with a clock where a call of n trials takes exactly
+    a + b·n, the run's stream time is OVERHEAD × (blocks × a + trials × b), within 1.5×."""
+    import dpclaims.resources as resources
+    from dpclaims.execution import SEED_BLOCK
+    from dpclaims.resources import OVERHEAD, Limits, Workload, check_budget, probe
+
+    a, b, clock = 2e-3, 1e-7, [0.0]
+    monkeypatch.setattr(resources.time, "process_time", lambda: clock[0])
+
+    def call(n):
+        clock[0] += a + b * n
+        return np.zeros((n, 1))
+
+    trials = 20_000_000
+    work = Workload(trials=trials, held=lambda n: 0, workers=1, parallel=False, sides=1)
+    found = probe(call, first=5.0, width=1, work=work, long_run=10.0)  # a slow cold call
+    assert found.seconds_per_call == pytest.approx(a) and found.seconds_per_trial == pytest.approx(
+        b
+    )
+    blocks = -(-trials // SEED_BLOCK)
+    true = blocks * a + trials * b
+    seconds = check_budget(found, work, Limits(max_seconds=1e6, max_memory=float("inf"))).seconds
+    stream = (seconds - resources.FIXED_SECONDS) / OVERHEAD
+    assert true / 1.5 <= stream <= 1.5 * true  # the cold call alone: 5 s per 32 trials

@@ -460,10 +460,6 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
         outputs = call_block(streams.mechanism, streams.d0, seed_0, index=0, size=n)
         return counts_above(outputs.sum(axis=1), stand_in)
 
-    def refine(per_trial: float) -> bool:
-        return 2 * trials * per_trial / (workers if parallel else 1) > long_run
-
-    found = probe(probe_call, seconds, outputs.shape[1], trials, refine=refine)
     held = isinstance(plan.strategy, Quantiles)
 
     def kept(n: int) -> int:
@@ -478,6 +474,7 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
     work = Workload(
         trials=trials, held=kept, workers=workers, parallel=parallel, minimum=MIN_TRIALS
     )
+    found = probe(probe_call, seconds, outputs.shape[1], work, long_run)
     check_budget(found, work, limits)
 
 
