@@ -325,7 +325,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
     assert payload["evidence"]["sweep"]["values"] == [10, 30, 100, 300, 1000]
     assert payload["evidence"]["sweep"]["replicates"] == 3
     assert figure.read_bytes().startswith(b"\x89PNG") and payload["figure"] == str(figure)
-    code, out, _ = run(capsys, "rate", RATE, "--figure", figure, "--backend", "serial")
+    code, out, _ = run(capsys, "rate", RATE, "--figure", figure, "--force", "--backend", "serial")
     assert (
         code == 0
         and "verdict       consistent" in out

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,7 +54,11 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
-        os.chmod(temp, 0o666 & ~_umask())
+        try:  # a file replaced (--force) keeps its permissions: a private file stays private
+            mode = stat.S_IMODE(os.stat(path, follow_symlinks=False).st_mode)
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -61,19 +66,35 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     return path
 
 
-def check_output_file(path: str | Path, name: str) -> Path:
+def check_output_file(
+    path: str | Path, name: str, force: bool = False, default: bool = False
+) -> Path:
     """Check, before any work, that :func:`write_atomic` can write ``path`` (given as ``name``).
+
+    An existing ``path`` is replaced only with ``force``, and never when ``path`` is a
+    ``default`` name the user did not choose.
 
     Raises
     ------
     InputError
-        ``path`` is a directory, or its folder does not exist or cannot be written.
+        ``path`` is a directory, exists (without ``force``, or as a default name), or its
+        folder does not exist or cannot be written.
     """
     path = Path(path).expanduser()
     folder = path.parent
     if path.is_dir():
         raise InputError(
             f"{name} {str(path)!r} is a directory; pass a file name such as figure.png"
+        )
+    if default and (path.exists() or path.is_symlink()):
+        raise InputError(
+            f"the default figure file {str(path)!r} already exists and dpclaims does not "
+            f"overwrite it; pass {name} PATH to name the file (with --force to replace it)"
+        )
+    if not force and (path.exists() or path.is_symlink()):
+        raise InputError(
+            f"{name} {str(path)!r} already exists; pass --force to replace it, or choose "
+            f"another {name} path"
         )
     if not folder.is_dir():
         raise InputError(
