@@ -7,7 +7,10 @@ dpclaims did not write deleted or overwritten, no half-written output, results n
 
 import contextlib
 import io
+import json
+import os
 import stat
+import threading
 
 import pytest
 
@@ -87,3 +90,189 @@ def test_defect01_rate_never_overwrites_with_its_default_name(tmp_path, monkeypa
     assert code == 2 and out == ""
     _one_error_line(err, "'lla24.alg1.risk.png' already exists", "--figure PATH")
     assert _tree(tmp_path) == before
+
+
+# ------------------------------------------------------------------------------------------
+# A small registry (the `new-paper` skeleton) and one verify run shared by the tests below.
+# ------------------------------------------------------------------------------------------
+
+
+def _registry(folder, paper, replace=()):
+    """The new-paper skeleton of ``paper`` in ``folder``, with ``(old, new)`` text replacements
+    applied to its claims TOML and experiments module."""
+    from dpclaims.claims.skeleton import write_skeleton
+
+    written = write_skeleton(paper, str(folder))
+    for path in written[:2]:
+        text = path.read_text()
+        for old, new in replace:
+            text = text.replace(old, new)
+        path.write_text(text)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory):
+    """(registry folder, report folder) of one `dpclaims verify` run of a skeleton paper."""
+    root = tmp_path_factory.mktemp("verified")
+    registry = _registry(root / "registry", "faults-files-a")
+    out = root / "report"
+    code, _, err = cli(
+        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", out,
+        "--backend", "serial", "--quiet",
+    )  # fmt: skip
+    assert code == 0 and err == "", err
+    return registry, out
+
+
+def _document(verified):
+    return json.loads((verified[1] / "results.json").read_text())
+
+
+# ------------------------------------------------------------------------------------------
+# 4. `dpclaims report` on a tampered results.json exited 3 ("a bug in dpclaims").
+# ------------------------------------------------------------------------------------------
+
+
+def _set(path):
+    """A tampering that sets the field at ``path`` (keys and indices) to a value."""
+
+    def tamper(document, value):
+        *parents, last = path
+        for key in parents:
+            document = document[key]
+        document[last] = value
+
+    return tamper
+
+
+AUDIT_EVIDENCE = ("claims", 0, "evidence")
+RATE_SWEEP = ("claims", 1, "evidence", "sweep")
+TAMPERED = {
+    # case: (the text of results.json from the document, the JSON path the error names)
+    "nan": (lambda d: json.dumps({**d, "wall_time": float("nan")}), "$.wall_time: the non-finite"),
+    "deep-but-parsable": (
+        lambda d: _nested(d, 500),
+        "$.claims[0].evidence.note[0]",
+    ),
+    "infinity": (
+        lambda d: json.dumps(d).replace('"epsilon": 1.0', '"epsilon": Infinity', 1),
+        "$.claims[0].evidence.epsilon: the non-finite number Infinity",
+    ),
+    "overflowing-float": (
+        lambda d: json.dumps(d).replace('"epsilon": 1.0', '"epsilon": 1e999', 1),
+        "$.claims[0].evidence.epsilon: 1e999, which overflows to inf",
+    ),
+    "deep-nesting": (
+        lambda d: _nested(d, 100_000),
+        "nested deeper than",
+    ),
+    "5000-digit-integer": (
+        lambda d: json.dumps(d).replace('"seed": 0', '"seed": ' + "9" * 5000, 1),
+        "$.settings.seed: a number of 5000 characters",
+    ),
+    "delta-above-one": (
+        lambda d: _tampered(d, _set(AUDIT_EVIDENCE + ("delta",)), 5),
+        "$.claims[0].evidence.delta",
+    ),
+    "epsilon-negative": (
+        lambda d: _tampered(d, _set(AUDIT_EVIDENCE + ("epsilon",)), -1.0),
+        "$.claims[0].evidence.epsilon",
+    ),
+    "confidence-above-one": (
+        lambda d: _tampered(d, _set(AUDIT_EVIDENCE + ("confidence",)), 2.0),
+        "$.claims[0].evidence.confidence",
+    ),
+    "ragged-replicates": (
+        lambda d: _tampered(d, _set(RATE_SWEEP + ("errors", 2)), [0.1, 0.2]),
+        "$.claims[1].evidence.sweep.errors[2]",
+    ),
+    "sweep-value-zero": (
+        lambda d: _tampered(d, _set(RATE_SWEEP + ("values", 0)), 0),
+        "$.claims[1].evidence.sweep.values[0]",
+    ),
+    "mutants-string": (lambda d: json.dumps({**d, "mutants": "junk"}), "$.mutants"),
+    "mutants-bad-row": (
+        lambda d: json.dumps({**d, "mutants": {**MUTANTS, "matrix": [{"mutant": 1}]}}),
+        "$.mutants.matrix[0]",
+    ),
+    "mutants-bad-audits": (
+        lambda d: json.dumps({**d, "mutants": {**MUTANTS, "audits": {"a": {"kills": 3}}}}),
+        "$.mutants.audits.a",
+    ),
+}
+MUTANTS = {
+    "budget": "quick",
+    "mutation_score": None,
+    "privacy_mutants": 0,
+    "audited": 0,
+    "killed": 0,
+    "matrix": [],
+    "audits": {},
+}
+
+
+def _nested(document, depth):
+    """The document with the audit's note replaced by ``depth`` nested arrays."""
+    text = _tampered(document, _set(AUDIT_EVIDENCE + ("note",)), "DEEP")
+    return text.replace('"DEEP"', "[" * depth + "]" * depth)
+
+
+def _tampered(document, tamper, value):
+    tamper(document, value)
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize("case", list(TAMPERED))
+def test_defect04_tampered_results_json_is_one_line_naming_file_and_field(
+    verified, tmp_path, monkeypatch, case
+):
+    make, fragment = TAMPERED[case]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results.json").write_text(make(_document(verified)))
+    before = _tree(tmp_path)
+    code, out, err = cli("report", "results.json", "--out", "report", "--workers", 1)
+    assert code == 2 and out == ""
+    _one_error_line(err, "results file 'results.json'", fragment)
+    assert _tree(tmp_path) == before
+
+
+def test_defect04_valid_mutants_and_an_untampered_file_still_render(verified, tmp_path):
+    document = _document(verified)
+    (tmp_path / "results.json").write_text(json.dumps({**document, "mutants": MUTANTS}))
+    code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
+    assert code == 0 and err == "" and (tmp_path / "r" / "report.md").is_file()
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "folder"])
+def test_defect04_results_that_is_not_a_regular_file_is_refused_without_blocking(
+    tmp_path, monkeypatch, special
+):
+    monkeypatch.chdir(tmp_path)
+    path = {"fifo": "pipe", "/dev/zero": "/dev/zero", "folder": "folder"}[special]
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        os.mkdir(path)
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(result=cli("report", path)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    if worker.is_alive():  # unblock the reader of the FIFO, then fail
+        with open(path, "wb") if special == "fifo" else contextlib.nullcontext():
+            pass
+        pytest.fail(f"dpclaims report {path} blocked")
+    code, out, err = done["result"]
+    assert code == 2 and out == ""
+    _one_error_line(err, f"results file {path!r}", "not a regular file")
+    assert not (tmp_path / "dpclaims-report").exists()
+
+
+def test_defect04_oversized_results_file_is_refused(tmp_path, monkeypatch):
+    from dpclaims.reports import results
+
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 1000)
+    (tmp_path / "results.json").write_text(" " * 1001 + "{}")
+    code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
+    assert code == 2 and not (tmp_path / "r").exists()
+    _one_error_line(err, "larger than 1000 bytes")
