@@ -348,7 +348,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["verify", "--claims", VALUE, "--out", "FILE"], "is not a directory"),
         (["report", "MISSING"], "cannot read results file"),
         (["report", "FILE"], "is not valid JSON"),
-        (["report", "BADSCHEMA"], "results $.claims: expected array"),
+        (["report", "BADSCHEMA"], "bad.json': $.claims: expected array"),
         (["report", "OLD"], f"reads version {SCHEMA_VERSION}"),
         (["rate", "nope.claim"], "unknown claim id"),
         (

@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import stat
 import threading
 
@@ -276,3 +277,31 @@ def test_defect04_oversized_results_file_is_refused(tmp_path, monkeypatch):
     code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
     assert code == 2 and not (tmp_path / "r").exists()
     _one_error_line(err, "larger than 1000 bytes")
+
+
+# ------------------------------------------------------------------------------------------
+# 11. report.md was not HTML-escaped: a hostile registry put raw tags in it.
+# ------------------------------------------------------------------------------------------
+
+HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> a | b `code` &amp;"
+
+
+def test_defect11_report_md_escapes_every_text_from_the_registry(tmp_path):
+    fields = ("title", "algorithm", "statement", "formula", "regime", "source")
+    replace = [
+        (f'{name} = "', f'{name} = "{HOSTILE.replace(chr(34), "")} ') for name in fields
+    ]  # fmt: skip
+    registry = _registry(tmp_path / "hostile", "faults-files-b", replace)
+    out = tmp_path / "report"
+    code, _, err = cli(
+        "verify", "--registry", registry, "--papers", "faults-files-b", "--out", out,
+        "--backend", "serial", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    markdown = (out / "report.md").read_text()
+    assert HOSTILE.split()[0] in (out / "results.json").read_text()  # kept verbatim in the data
+    assert re.findall(r"<\s*/?\s*[A-Za-z!]", markdown) == []  # no raw tag survives
+    assert "&lt;script&gt;" in markdown and "&lt;img src=x onerror=alert(2)&gt;" in markdown
+    for row in [line for line in markdown.splitlines() if line.startswith("|")]:
+        header = row.count("|") - row.count("\\|")
+        assert header in (3, 4, 6), row  # a `|` in a cell never adds a column
