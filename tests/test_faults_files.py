@@ -305,3 +305,73 @@ def test_defect11_report_md_escapes_every_text_from_the_registry(tmp_path):
     for row in [line for line in markdown.splitlines() if line.startswith("|")]:
         header = row.count("|") - row.count("\\|")
         assert header in (3, 4, 6), row  # a `|` in a cell never adds a column
+
+
+# ------------------------------------------------------------------------------------------
+# 3. A claim id the registry accepted broke the report after every experiment ran.
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad_id, fragment",
+    [
+        ("x" * 300, "at most 120 characters"),
+        ("smith.$x^{2$.privacy", "letters, digits"),
+        ("smith.<b>.privacy", "letters, digits"),
+    ],
+)
+@pytest.mark.parametrize("command", ["verify", "list"])
+def test_defect03_registry_refuses_a_claim_id_that_cannot_name_a_figure(
+    tmp_path, monkeypatch, bad_id, fragment, command
+):
+    paper = f"faults-files-c{len(bad_id)}"
+    registry = _registry(tmp_path / "r", paper, [(f'"{paper}.mean.privacy"', f'"{bad_id}"')])
+    monkeypatch.chdir(tmp_path)
+    before = _tree(tmp_path)
+    extra = ["--out", "report", "--backend", "serial", "--quiet"] if command == "verify" else []
+    code, out, err = cli(command, "--registry", registry, *extra)
+    assert code == 2 and out == ""
+    line = _one_error_line(err, "claims.toml", fragment, "[A-Za-z0-9_.-]")
+    assert bad_id[:40] in line and len(line) < 400
+    assert _tree(tmp_path) == before
+
+
+def test_defect03_report_of_any_id_and_mathtext_draws_safe_unique_figure_names(verified, tmp_path):
+    document = _document(verified)
+    ids = ["x" * 300 + "$\\alpha_{$", "y/../$x^2$"]
+    for entry, new in zip(document["claims"], ids, strict=True):
+        entry["id"] = new
+    document["claims"][1]["evidence"]["sweep"]["param"] = "$\\frac{1}{$"
+    document["claims"][1]["evidence"]["check"]["claimed"] = "O($n^{-1/2$)"
+    (tmp_path / "results.json").write_text(json.dumps(document))
+    code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
+    assert code == 0 and err == "", err
+    names = sorted(p.name for p in (tmp_path / "r" / "figures").iterdir())
+    assert len(names) == 3 and all(len(n) <= 100 and re.fullmatch(r"[\w.-]+", n) for n in names)
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert all(f"figures/{name}" in markdown for name in names)
+
+
+def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path, monkeypatch):
+    from dpclaims.reports import writer
+
+    def broken(entry):
+        raise ValueError(f"cannot draw {entry['id']}\nsecond line")
+
+    monkeypatch.setattr(writer, "claim_figure", broken)
+    registry = _registry(tmp_path / "r", "faults-files-d")
+    out = tmp_path / "report"
+    code, stdout, err = cli(
+        "verify", "--registry", registry, "--papers", "faults-files-d", "--out", out,
+        "--backend", "serial", "--quiet",
+    )  # fmt: skip
+    assert code == 0 and "2 claims: 2 consistent" in stdout
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(
+        line.startswith("dpclaims: warning: figure of") for line in lines
+    )
+    assert "faults-files-d.mean.privacy" in lines[0] and "ValueError: cannot draw" in lines[0]
+    document = json.loads((out / "results.json").read_text())
+    assert [e["verdict"] for e in document["claims"]] == ["consistent", "consistent"]
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["summary.png"]
+    assert (out / "report.md").is_file() and (out / "report.html").is_file()
