@@ -138,7 +138,10 @@ def test_verify_writes_three_outputs_and_exits_one_on_a_violation(report):
     assert names == [".dpclaims-report", "figures", "report.html", "report.md", "results.json"]
     written = (out / ".dpclaims-report").read_text().splitlines()[1:]
     files = [p for p in out.rglob("*") if p.is_file() and p.name[0] != "."]
-    assert written == sorted(str(p.relative_to(out)) for p in files)
+    assert [line.split("  ")[-1] for line in written if not line.endswith("/")] == sorted(
+        str(p.relative_to(out)) for p in files
+    )
+    assert [line for line in written if line.endswith("/")] == ["figures/"]
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no staging folder left
 
 

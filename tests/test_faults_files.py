@@ -10,7 +10,12 @@ import io
 import json
 import os
 import re
+import shutil
+import signal
+import socket
 import stat
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -375,3 +380,152 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
     assert [e["verdict"] for e in document["claims"]] == ["consistent", "consistent"]
     assert sorted(p.name for p in (out / "figures").iterdir()) == ["summary.png"]
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
+
+
+# ------------------------------------------------------------------------------------------
+# 14. kill -9 during the report swap left --out missing, or a staging folder nobody removed.
+# ------------------------------------------------------------------------------------------
+
+KILLED_WRITE = """
+import os, shutil, signal, sys, tempfile
+from pathlib import Path
+from dpclaims.reports import atomic
+
+out, text, kill_at, exchange = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+steps = [0]
+
+
+def step(function):
+    def counted(*args, **kwargs):
+        steps[0] += 1
+        if steps[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return function(*args, **kwargs)
+    return counted
+
+
+if not exchange:
+    atomic._exchange = lambda a, b: False
+for module, name in [(os, "replace"), (os, "mkdir"), (os, "rmdir"), (os, "unlink"),
+                     (os, "rename"), (atomic, "_exchange"), (atomic, "_write_marker")]:
+    setattr(module, name, step(getattr(module, name)))
+Path.write_text = step(Path.write_text)
+with atomic.staged_directory(out, force=True) as staging:
+    (staging / "figures").mkdir()
+    (staging / "figures" / "a.png").write_text(text)
+    (staging / "report.md").write_text(text)
+print(steps[0])
+"""
+
+
+def _report_text(out):
+    """The text of the complete report at ``out`` (its marker lists exactly what it holds)."""
+    from dpclaims.reports.atomic import _foreign_entry
+
+    assert _foreign_entry(out) is None and (out / "figures" / "a.png").is_file()
+    return (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_report(
+    tmp_path, exchange
+):
+    from dpclaims.reports.atomic import check_output_dir, staged_directory
+
+    script = tmp_path / "write.py"
+    script.write_text(KILLED_WRITE)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    out = folder / "report"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def write(text, kill_at):
+        argv = [sys.executable, str(script), str(out), text, str(kill_at), str(int(exchange))]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+    assert write("old", 0).returncode == 0 and _report_text(out) == "old"
+    kill_at = 1
+    while True:
+        done = write("new", kill_at)
+        if done.returncode == 0:
+            break
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        if not exchange and not out.exists():  # killed between the two renames: the next
+            check_output_dir(out, force=True)  # check (of any run) puts the old report back
+        assert _report_text(out) in ("old", "new"), kill_at  # never missing nor half-written
+        with staged_directory(out, force=True) as staging:  # the next run recovers and sweeps
+            (staging / "figures").mkdir()
+            (staging / "figures" / "a.png").write_text("old")
+            (staging / "report.md").write_text("old")
+        assert _report_text(out) == "old"
+        assert sorted(p.name for p in folder.iterdir()) == ["report"], kill_at
+        kill_at += 1
+    assert kill_at > 8 and _report_text(out) == "new"  # every step was killed once
+    assert sorted(p.name for p in folder.iterdir()) == ["report"]
+
+
+def test_defect14_a_work_folder_of_a_live_process_or_not_dpclaims_is_left_alone(tmp_path):
+    from dpclaims.reports.atomic import OWNER, check_output_dir
+
+    alive = tmp_path / ".report.dpclaims-work.live"
+    alive.mkdir()
+    (alive / OWNER).write_text(f"{os.getpid()} {socket.gethostname()}\n")
+    foreign = tmp_path / ".report.dpclaims-work.mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("no owner file: not dpclaims'")
+    before = _tree(tmp_path)
+    check_output_dir(tmp_path / "report")
+    assert _tree(tmp_path) == before
+
+
+# ------------------------------------------------------------------------------------------
+# 15. --force and symlinks touched user entries; bad input left empty parent folders.
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (lambda out: (out / "mine").mkdir(), "'mine', which dpclaims did not write"),
+        (lambda out: (out / "figures" / "empty").mkdir(), "'figures/empty', which dpclaims"),
+        (
+            lambda out: (out / "report.md").write_text("my notes on the findings"),
+            "'report.md', changed since dpclaims wrote it",
+        ),
+    ],
+    ids=["empty-folder", "empty-subfolder", "edited-report"],
+)
+def test_defect15_force_leaves_a_report_with_user_entries_alone(verified, tmp_path, change, named):
+    out = tmp_path / "report"
+    shutil.copytree(verified[1], out)
+    change(out)
+    before = _tree(tmp_path)
+    code, stdout, err = cli("report", out / "results.json", "--out", out, "--force")
+    assert code == 2 and stdout == ""
+    _one_error_line(err, named, "--force leaves the folder alone")
+    assert _tree(tmp_path) == before
+
+
+def test_defect15_a_symlinked_out_is_refused_naming_the_folder_it_points_to(verified, tmp_path):
+    real = tmp_path / "real"
+    shutil.copytree(verified[1], real)
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    before = _tree(tmp_path)
+    code, _, err = cli("report", real / "results.json", "--out", link, "--force")
+    assert code == 2
+    _one_error_line(err, "is a symbolic link", f"--out {str(real)!r}")
+    assert _tree(tmp_path) == before and link.is_symlink()
+    code, _, err = cli("report", real / "results.json", "--out", real, "--force")
+    assert code == 0 and link.is_symlink() and link.resolve() == real
+
+
+def test_defect15_bad_input_found_late_creates_no_parent_folder(verified, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    registry = verified[0]
+    code, _, err = cli(
+        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", "a/b/report",
+        "--workers", "0",
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
