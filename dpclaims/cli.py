@@ -968,6 +968,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
+        from .reports.atomic import full_disk_error
+
+        full = full_disk_error(exc, exc.filename or "the output", "--out")
+        if full is not None:
+            _fail(f"error: {full}", debug)
+            return 2
         if exc.filename is None:
             _fail(_internal(exc), debug)
             return 3

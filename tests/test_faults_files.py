@@ -6,6 +6,7 @@ dpclaims did not write deleted or overwritten, no half-written output, results n
 """
 
 import contextlib
+import errno
 import io
 import json
 import os
@@ -528,4 +529,63 @@ def test_defect15_bad_input_found_late_creates_no_parent_folder(verified, tmp_pa
         "--workers", "0",
     )  # fmt: skip
     assert code == 2 and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------
+# 5. A full disk was an internal error (exit 3) for verify, report and --figure.
+# ------------------------------------------------------------------------------------------
+
+
+def _disk_fills_after(monkeypatch, writes, code=errno.ENOSPC):
+    """Path.write_text / write_bytes fail with ``code`` after ``writes`` writes."""
+    from pathlib import Path
+
+    count = [0]
+
+    def failing(write):
+        def attempt(self, *args, **kwargs):
+            count[0] += 1
+            if count[0] > writes:
+                raise OSError(code, os.strerror(code))
+            return write(self, *args, **kwargs)
+
+        return attempt
+
+    monkeypatch.setattr(Path, "write_text", failing(Path.write_text))
+    monkeypatch.setattr(Path, "write_bytes", failing(Path.write_bytes))
+
+
+@pytest.mark.parametrize("writes", [0, 1, 3])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS])
+def test_defect05_a_full_disk_while_writing_the_report_is_one_line_and_leaves_nothing(
+    verified, tmp_path, monkeypatch, writes, code
+):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(verified[1] / "results.json", tmp_path / "results.json")
+    before = _tree(tmp_path)
+    with monkeypatch.context() as patched:
+        _disk_fills_after(patched, writes, code)
+        result = cli("report", "results.json", "--out", "new/report")
+    code_, out, err = result
+    assert code_ == 2 and out == ""
+    _one_error_line(err, "cannot write 'new/report'", os.strerror(code).lower(), "--out")
+    assert _tree(tmp_path) == before  # no work folder, no parent folder, nothing half-written
+
+
+def test_defect05_a_full_disk_while_writing_the_figure_is_one_line_and_leaves_nothing(
+    tmp_path, monkeypatch
+):
+    from dpclaims.reports import atomic
+
+    monkeypatch.chdir(tmp_path)
+
+    def full(fd, mode):
+        os.close(fd)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic.os, "fdopen", full)
+    code, out, err = cli(*AUDIT, "--figure", "figure.png")
+    assert code == 2
+    _one_error_line(err, "figure.png", "no space left on device")
     assert list(tmp_path.iterdir()) == []

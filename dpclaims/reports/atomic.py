@@ -35,7 +35,14 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["MARKER", "write_atomic", "check_output_file", "check_output_dir", "staged_directory"]
+__all__ = [
+    "MARKER",
+    "write_atomic",
+    "check_output_file",
+    "check_output_dir",
+    "staged_directory",
+    "full_disk_error",
+]
 
 MARKER = ".dpclaims-report"
 """The marker file of every report directory: a header line, then each folder (``path/``) and
@@ -46,6 +53,21 @@ WORK = "dpclaims-work"
 
 OWNER = ".dpclaims-owner"
 """The file in a work folder naming the process that made it: ``PID HOST``."""
+
+
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+"""Errors of a write that the user fixes by freeing space or writing elsewhere."""
+
+
+def full_disk_error(exc: BaseException, what: str | Path, option: str) -> InputError | None:
+    """The one-line error for a write to ``what`` that failed for want of space (or on a
+    read-only file system); None for any other exception."""
+    if not isinstance(exc, OSError) or exc.errno not in FULL_DISK:
+        return None
+    return InputError(
+        f"cannot write {str(what)!r}: {os.strerror(exc.errno).lower()}; free space or choose "
+        f"another {option}"
+    )
 
 
 def _umask() -> int:
@@ -80,8 +102,11 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
             mode = 0o666 & ~_umask()
         os.chmod(temp, mode)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
+        full = full_disk_error(exc, path, "path")
+        if full is not None:
+            raise full from None
         raise
     return path
 
@@ -417,7 +442,7 @@ def staged_directory(out: str | Path, force: bool = False) -> Iterator[Path]:
             os.replace(target, work / "old")  # a kill here: _recover puts it back
             os.replace(staging, target)
         _remove_work(work)
-    except BaseException:
+    except BaseException as exc:
         if work is not None:
             if (work / "old").is_dir() and not target.exists():
                 os.replace(work / "old", target)
@@ -426,4 +451,7 @@ def staged_directory(out: str | Path, force: bool = False) -> Iterator[Path]:
         for folder in created:
             with suppress(OSError):
                 folder.rmdir()  # only if still empty
+        full = full_disk_error(exc, out, "--out")
+        if full is not None:
+            raise full from None
         raise
