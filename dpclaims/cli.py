@@ -103,6 +103,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_AUDIT_EPSILON = 700.0
+"""The largest claimed epsilon ``dpclaims audit`` takes: e^epsilon must stay a finite float."""
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .algorithms.catalog import audit_target, default_unit
     from .audit import audit
@@ -113,6 +117,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     array_relation = args.relation if args.relation in ("query", "unchecked") else None
     relation = "replace" if array_relation else args.relation
     claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
+    if claim.epsilon > MAX_AUDIT_EPSILON:
+        raise InputError(
+            f"--epsilon {args.epsilon:g} is too large to audit (e^epsilon overflows a float "
+            f"beyond {MAX_AUDIT_EPSILON:g}); pass a claimed epsilon <= {MAX_AUDIT_EPSILON:g}"
+        )
     _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):

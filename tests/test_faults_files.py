@@ -589,3 +589,26 @@ def test_defect05_a_full_disk_while_writing_the_figure_is_one_line_and_leaves_no
     assert code == 2
     _one_error_line(err, "figure.png", "no space left on device")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------
+# 16 (part). ±1e308 gave several stderr lines (numpy overflow warnings, then an error).
+# ------------------------------------------------------------------------------------------
+
+
+def test_defect16_an_epsilon_of_1e308_is_one_line():
+    code, out, err = cli(*AUDIT, "--epsilon", "1e308")
+    assert code == 2 and out == ""
+    _one_error_line(err, "--epsilon 1e+308 is too large", "<= 700")
+
+
+def test_defect16_a_report_of_huge_values_warns_at_most_once_per_figure(verified, tmp_path):
+    document = _document(verified)
+    document["claims"][0]["evidence"].update(epsilon=1e308, epsilon_lower=1e308)
+    sweep = document["claims"][1]["evidence"]["sweep"]
+    sweep["errors"] = [[1e308] * len(row) for row in sweep["errors"]]
+    (tmp_path / "results.json").write_text(json.dumps(document))
+    code, _, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
+    assert code == 0 and "overflow encountered" not in err
+    assert all(line.startswith("dpclaims: warning: figure of") for line in err.splitlines())
+    assert len(err.splitlines()) <= 1 and (tmp_path / "r" / "report.md").is_file()

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 from ..execution import map_tasks
 from ..userfiles import first_line
@@ -38,7 +40,8 @@ PARALLEL_FIGURES = 16
 def _draw(piece: Mapping[str, Any]) -> bytes | str:
     """The PNG bytes of a claim's figure, or why it could not be drawn (one line)."""
     try:
-        return claim_figure(piece)
+        with np.errstate(all="ignore"):  # huge values: the figure fails as a whole, or draws
+            return claim_figure(piece)
     except Exception as exc:  # a figure is an illustration: the report goes on without it
         return f"{type(exc).__name__}: {first_line(exc)}"
 
@@ -78,7 +81,8 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
 
 def _draw_summary(pieces: list[Mapping[str, Any]]) -> bytes | str | None:
     try:
-        return summary_figure(pieces)
+        with np.errstate(all="ignore"):
+            return summary_figure(pieces)
     except Exception as exc:
         return f"{type(exc).__name__}: {first_line(exc)}"
 
