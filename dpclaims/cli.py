@@ -114,6 +114,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_AUDIT_EPSILON = 700.0
+"""The largest claimed epsilon ``dpclaims audit`` takes: e^epsilon must stay a finite float."""
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .algorithms.catalog import audit_target, default_unit
     from .audit import audit
@@ -124,6 +128,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     array_relation = args.relation if args.relation in ("query", "unchecked") else None
     relation = "replace" if array_relation else args.relation
     claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
+    if claim.epsilon > MAX_AUDIT_EPSILON:
+        raise InputError(
+            f"--epsilon {args.epsilon:g} is too large to audit (e^epsilon overflows a float "
+            f"beyond {MAX_AUDIT_EPSILON:g}); pass a claimed epsilon <= {MAX_AUDIT_EPSILON:g}"
+        )
     _log_estimates()
     if user_code:
         if not (args.d0 and args.d1):
@@ -145,7 +154,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.figure:
         from .reports.atomic import check_output_file
 
-        figure_path = check_output_file(args.figure, "--figure")
+        figure_path = check_output_file(args.figure, "--figure", force=args.force)
     limits = dict(
         strict=args.strict,
         max_seconds=args.max_seconds,
@@ -427,24 +436,32 @@ _USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", 
 
 
 def _cmd_rate(args: argparse.Namespace) -> int:
-    from .reports.atomic import check_output_file
-    from .reports.text import figure_name
-
     if args.replicates is not None:
         check_trials(args.replicates, "--replicates", minimum=2, example=20)
     if ":" in args.claim_id:
         experiment, seed, name = _user_rate_experiment(args)
-        figure_path = check_output_file(args.figure or figure_name(name), "--figure")
+        figure_path = _rate_figure_path(args, name)
         header = {"experiment": args.claim_id}
         title = f"experiment    {args.claim_id}"
     else:
         experiment, seed, claim = _claim_rate_experiment(args)
-        figure_path = check_output_file(args.figure or figure_name(claim.id), "--figure")
+        figure_path = _rate_figure_path(args, claim.id)
         header = {"id": claim.id, "paper": claim.paper, "kind": claim.kind}
         title = f"claim         {claim.id} ({claim.paper}, {claim.source})"
     return _run_rate(
         args, experiment, seed=seed, figure_path=figure_path, header=header, title=title
     )
+
+
+def _rate_figure_path(args: argparse.Namespace, name: str):
+    """``--figure``, checked (an existing file only with --force), else NAME.png here, which
+    must not exist."""
+    from .reports.atomic import check_output_file
+    from .reports.text import figure_name
+
+    if args.figure:
+        return check_output_file(args.figure, "--figure", force=args.force)
+    return check_output_file(figure_name(name), "--figure", default=True)
 
 
 def _user_rate_experiment(args: argparse.Namespace):
@@ -695,8 +712,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="size of a claim's experiment (default quick)",
     )
     p.add_argument(
-        "--figure", help="PNG file for the figure (default: CLAIM_ID.png in the current folder)"
+        "--figure",
+        help="PNG file for the figure (default: CLAIM_ID.png in the current folder, which must "
+        "not exist)",
     )
+    p.add_argument("--force", action="store_true", help="replace an existing --figure file")
     _add_registry_option(p)
     own = p.add_argument_group("your own function (module:function)")
     own.add_argument("--param", help="name of the swept parameter (default n)")
@@ -803,6 +823,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--figure", default=None, help="write the trade-off figure (PNG, log axes) to this path"
     )
+    p.add_argument("--force", action="store_true", help="replace an existing --figure file")
     p.add_argument(
         "--strict",
         action=argparse.BooleanOptionalAction,
@@ -1013,6 +1034,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
+        from .reports.atomic import full_disk_error
+
+        full = full_disk_error(exc, exc.filename or "the output", "--out")
+        if full is not None:
+            _fail(f"error: {full}", debug)
+            return 2
         if exc.filename is None:
             _fail(_internal(exc, args.command), debug)
             return 3

@@ -138,7 +138,10 @@ def test_verify_writes_three_outputs_and_exits_one_on_a_violation(report):
     assert names == [".dpclaims-report", "figures", "report.html", "report.md", "results.json"]
     written = (out / ".dpclaims-report").read_text().splitlines()[1:]
     files = [p for p in out.rglob("*") if p.is_file() and p.name[0] != "."]
-    assert written == sorted(str(p.relative_to(out)) for p in files)
+    assert [line.split("  ")[-1] for line in written if not line.endswith("/")] == sorted(
+        str(p.relative_to(out)) for p in files
+    )
+    assert [line for line in written if line.endswith("/")] == ["figures/"]
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no staging folder left
 
 
@@ -330,7 +333,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
     assert payload["evidence"]["sweep"]["values"] == [10, 30, 100, 300, 1000]
     assert payload["evidence"]["sweep"]["replicates"] == 3
     assert figure.read_bytes().startswith(b"\x89PNG") and payload["figure"] == str(figure)
-    code, out, _ = run(capsys, "rate", RATE, "--figure", figure, "--backend", "serial")
+    code, out, _ = run(capsys, "rate", RATE, "--figure", figure, "--force", "--backend", "serial")
     assert (
         code == 0
         and "verdict       consistent" in out
@@ -353,7 +356,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["verify", "--claims", VALUE, "--out", "FILE"], "is not a directory"),
         (["report", "MISSING"], "cannot read results file"),
         (["report", "FILE"], "is not valid JSON"),
-        (["report", "BADSCHEMA"], "results $.claims: expected array"),
+        (["report", "BADSCHEMA"], "bad.json': $.claims: expected array"),
         (["report", "OLD"], f"reads version {SCHEMA_VERSION}"),
         (["rate", "nope.claim"], "unknown claim id"),
         (

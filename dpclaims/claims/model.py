@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -27,7 +28,33 @@ __all__ = [
     "Claim",
     "RateClaim",
     "exponent_expression_names",
+    "CLAIM_ID_PATTERN",
+    "MAX_CLAIM_ID",
+    "claim_id_problem",
 ]
+
+CLAIM_ID_PATTERN = "[A-Za-z0-9_.-]"
+"""The characters of a claim id: it names the claim's figure file and appears in reports."""
+
+MAX_CLAIM_ID = 120
+"""The longest claim id (a figure's file name must stay well under the 255 bytes of a name)."""
+
+
+def claim_id_problem(claim_id: str) -> str | None:
+    """What makes ``claim_id`` unfit as a claim id (``None`` when it is fit): see
+    :data:`CLAIM_ID_PATTERN` and :data:`MAX_CLAIM_ID`."""
+    if len(claim_id) > MAX_CLAIM_ID:
+        return (
+            f"claim id {claim_id[:60] + '...'!r} has {len(claim_id)} characters; use at most "
+            f"{MAX_CLAIM_ID} characters of {CLAIM_ID_PATTERN}"
+        )
+    if not re.fullmatch(f"{CLAIM_ID_PATTERN}+", claim_id):
+        return (
+            f"claim id {claim_id!r} may hold only letters, digits, '_', '.' and '-' "
+            f"({CLAIM_ID_PATTERN}, at most {MAX_CLAIM_ID} characters); rename it"
+        )
+    return None
+
 
 BOUNDS = ("upper", "lower", "order")
 """What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
@@ -241,6 +268,9 @@ class Claim:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        problem = claim_id_problem(self.id)
+        if problem is not None:
+            raise InputError(problem)
         for name in ("exponents", "symbolic_exponents", "limits", "tested_exponents", "extra"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 

@@ -56,7 +56,7 @@ from typing import Any
 
 from ..errors import InputError, check_choice
 from ..userfiles import regular_file_problem
-from .model import BOUNDS, KINDS, LIMITS, Claim, Paper
+from .model import BOUNDS, KINDS, LIMITS, Claim, Paper, claim_id_problem
 from .plugins import Source, module_origin, sources
 
 __all__ = [
@@ -247,8 +247,9 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     if isinstance(table.get("id"), str):
         where = f"claim {table['id']!r}"
     text = {name: _text(table, name, path, where) for name in _TEXT_FIELDS}
-    if any(ch.isspace() for ch in text["id"]):
-        raise _fail(path, where, "field 'id' must not contain whitespace")
+    problem = claim_id_problem(text["id"])
+    if problem is not None:
+        raise _fail(path, f"claim #{index + 1}", problem)
     if text["paper"] != paper_id:
         raise _fail(
             path,

@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -50,6 +51,18 @@ _COLORS = {
 }
 
 
+def _plain_text(draw: Callable[..., bytes]) -> Callable[..., bytes]:
+    """Draw with mathtext off: ids, parameters and claims come from users, and a ``$`` in one
+    is text, never a formula matplotlib fails to parse."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Any, **kwargs: Any) -> bytes:
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
+
+
 def _png(fig: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
@@ -65,6 +78,7 @@ def _title(ax: Any, entry: Mapping[str, Any]) -> None:
         ax.figure.subplots_adjust(top=ax.figure.subplotpars.top - 0.045)
 
 
+@_plain_text
 def rate_figure(entry: Mapping[str, Any]) -> bytes:
     """Log-log sweep of a rate claim's entry (type ``"rate"``), as PNG bytes."""
     evidence = entry["evidence"]
@@ -135,6 +149,7 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
     return _png(fig)
 
 
+@_plain_text
 def audit_figure(entry: Any) -> bytes:
     """Trade-off plot of a privacy audit as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
 
@@ -164,6 +179,7 @@ _SECTION6_STYLE = {
 }
 
 
+@_plain_text
 def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     """DIFF2 paper Fig. 1/2 layout: a row per dataset, a column per metric; mean ± std over seeds
     against the communication round, log scale, the paired t-test's p-value and the seeds in each
@@ -229,6 +245,7 @@ def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
     return None
 
 
+@_plain_text
 def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
     """Claimed ε vs certified lower bound for every checked audit entry; None when there is none.
 

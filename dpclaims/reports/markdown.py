@@ -8,7 +8,9 @@ re-rendering saved results gives the same file byte for byte.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from html import escape
 from typing import Any
 
 from ..verdicts import FAILING, UNCHECKED
@@ -41,8 +43,16 @@ __all__ = ["render_markdown"]
 
 
 def _cell(text: Any) -> str:
-    """A table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for a line or a table cell: one line, HTML escaped (no raw tag from a registry or a
+    results file survives), pipes and backticks escaped (a cell stays one cell)."""
+    one_line = escape(" ".join(str(text).split()), quote=False)
+    return one_line.replace("|", "\\|").replace("`", "\\`")
+
+
+def _code(text: Any) -> str:
+    """An id as inline code; escaped text (:func:`_cell`) when it holds anything an id does not."""
+    text = str(text)
+    return f"`{text}`" if re.fullmatch(r"[\w.+ \[\]-]+", text) else _cell(text)
 
 
 def _verdict(verdict: str) -> str:
@@ -52,9 +62,9 @@ def _verdict(verdict: str) -> str:
 
 def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
     lines = [
-        f"#### `{entry['id']}` — {_verdict(entry['verdict'])}",
+        f"#### {_code(entry['id'])} — {_verdict(entry['verdict'])}",
         "",
-        f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+        f"*{_cell(entry['kind'])}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
         "",
         f"> {_cell(entry['statement'])}",
         "",
@@ -68,7 +78,7 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
         ]
     if entry["verdict"] == "error":
         return lines + [
-            f"The experiment failed: `{_cell(entry['error'])}`",
+            f"The experiment failed: {_cell(entry['error'])}",
             "",
             f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.",
             "",
@@ -131,9 +141,9 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
     ]
     for entry in found:
         lines += [
-            f"### `{entry['id']}` — {_verdict(entry['verdict'])}",
+            f"### {_code(entry['id'])} — {_verdict(entry['verdict'])}",
             "",
-            f"*{entry['kind']}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+            f"*{_cell(entry['kind'])}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
             "",
             f"> {_cell(entry['statement'])}",
             "",
@@ -161,13 +171,15 @@ def _undecided_section(results: Mapping[str, Any]) -> list[str]:
     if open_:
         lines += ["| claim | verdict | why |", "|---|---|---|"]
         lines += [
-            f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |" for e in open_
+            f"| {_code(e['id'])} | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |"
+            for e in open_
         ]
         lines.append("")
     if skipped:
         lines += ["| not checked | status | why |", "|---|---|---|"]
         lines += [
-            f"| `{e['id']}` | {_verdict(e['verdict'])} | {_cell(e['reason'])} |" for e in skipped
+            f"| {_code(e['id'])} | {_verdict(e['verdict'])} | {_cell(e['reason'])} |"
+            for e in skipped
         ]
         lines.append("")
     return lines
@@ -190,14 +202,16 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
     lines = [
         "# dpclaims verification report",
         "",
-        f"dpclaims {results['dpclaims_version']} · budget `{results['settings']['budget']}` · "
+        f"dpclaims {_cell(results['dpclaims_version'])} · budget "
+        f"{_code(results['settings']['budget'])} · "
         f"seed {results['settings']['seed']} · {results['wall_time']:.1f} s",
         "",
         f"**{counts_line(results)}.** The run {status}.",
         "",
     ]
     lines += [
-        f"**Warning:** the check module `{e['module']}` failed to import (`{_cell(e['error'])}`); "
+        f"**Warning:** the check module {_code(e['module'])} failed to import "
+        f"({_cell(e['error'])}); "
         "the claims it registers are listed as not checkable."
         for e in results["load_errors"]
     ]
@@ -234,8 +248,8 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| `{e['id']}` | {e['paper']} | {e['kind']} | {_verdict(e['verdict'])} | "
-        f"{_cell(key_figure(e))} |"
+        f"| {_code(e['id'])} | {_cell(e['paper'])} | {_cell(e['kind'])} | "
+        f"{_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
         for e in claims
     ]
     lines.append("")
@@ -245,7 +259,7 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         mine = [e for e in claims if e["paper"] == paper["id"]]
         checked = sum(e["verdict"] not in UNCHECKED for e in mine)
         lines += [
-            f"### {paper['id']}: {_cell(paper['title'])}",
+            f"### {_cell(paper['id'])}: {_cell(paper['title'])}",
             "",
             f"{plural(len(mine), 'claim')}, {checked} checked by experiment.",
             "",

@@ -2,10 +2,12 @@
 
 The schema is a plain dict using the keywords ``type`` (a name or a list of names
 among object, array, string, number, integer, boolean, null), ``enum``, ``const``,
-``required``, ``properties``, ``items`` and ``minimum``.  :func:`validate_results`
-applies it, then the rules a schema cannot state: a ``skipped`` or ``not_checkable``
-result has a reason, an ``error`` result a message, a checked audit or rate result the evidence
-its figure is drawn from, the counts add up and ids are unique.
+``required``, ``properties``, ``values`` (the schema of every value of an object), ``items``,
+``length`` (of an array), ``minimum``, ``maximum``, ``above`` and ``below`` (exclusive bounds).
+:func:`validate_results` applies it, then the rules a schema cannot state: a ``skipped`` or
+``not_checkable`` result has a reason, an ``error`` result a message, a checked audit or rate
+result the evidence its figure is drawn from, a sweep one row of replicates per value, all of
+one length, the counts add up and ids are unique.
 
 Version history: 1 — first release; 2 — the ``skipped`` verdict (budget too small), split
 from ``not_checkable``.  Later additions are
@@ -26,6 +28,7 @@ __all__ = [
     "CHECKED_VERDICTS",
     "FAILING_VERDICTS",
     "SCHEMA",
+    "MUTANTS",
     "EVIDENCE_SCHEMAS",
     "ResultsError",
     "validate",
@@ -58,7 +61,11 @@ _NUMBER = {"type": "number"}
 _OPT_NUMBER = {"type": ["number", "null"]}
 _INTEGER = {"type": "integer", "minimum": 0}
 _STRING = {"type": "string"}
-_PAIR = {"type": "array", "items": _OPT_NUMBER}
+_PAIR = {"type": "array", "items": _OPT_NUMBER, "length": 2}
+_EPSILON = {"type": "number", "above": 0}
+_DELTA = {"type": "number", "minimum": 0, "below": 1}
+_PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
+_LEVEL = {"type": "number", "above": 0, "below": 1}
 
 AUDIT_EVIDENCE = {
     "type": "object",
@@ -86,9 +93,9 @@ AUDIT_EVIDENCE = {
     ],
     "properties": {
         "epsilon_lower": _OPT_NUMBER,
-        "epsilon": _NUMBER,
-        "delta": _NUMBER,
-        "confidence": _NUMBER,
+        "epsilon": _EPSILON,
+        "delta": _DELTA,
+        "confidence": _LEVEL,
         "method": _STRING,
         "certified": {"type": "boolean"},
         "ci": _STRING,
@@ -99,8 +106,8 @@ AUDIT_EVIDENCE = {
         "false_negatives": _INTEGER,
         "n_negative": _INTEGER,
         "n_positive": _INTEGER,
-        "fpr_upper": _NUMBER,
-        "fnr_upper": _NUMBER,
+        "fpr_upper": _PROBABILITY,
+        "fnr_upper": _PROBABILITY,
         "calibration_trials": _INTEGER,
         "certification_trials": _INTEGER,
         "unit": _STRING,
@@ -118,7 +125,7 @@ RATE_EVIDENCE = {
             "required": ["param", "values", "errors", "replicates", "seed"],
             "properties": {
                 "param": _STRING,
-                "values": {"type": "array", "items": _NUMBER},
+                "values": {"type": "array", "items": {"type": "number", "above": 0}},
                 "errors": {"type": "array", "items": {"type": "array", "items": _NUMBER}},
                 "replicates": _INTEGER,
                 "seed": _INTEGER,
@@ -131,7 +138,7 @@ RATE_EVIDENCE = {
                 "exponent": _OPT_NUMBER,
                 "intercept": _OPT_NUMBER,
                 "interval": _PAIR,
-                "confidence": _NUMBER,
+                "confidence": _LEVEL,
                 "method": _STRING,
             },
         },
@@ -143,8 +150,8 @@ RATE_EVIDENCE = {
                 "exponent": _NUMBER,
                 "interval": _PAIR,
                 "expected": _NUMBER,
-                "margin": _NUMBER,
-                "confidence": _NUMBER,
+                "margin": {"type": "number", "minimum": 0},
+                "confidence": _LEVEL,
             },
         },
     },
@@ -213,6 +220,55 @@ CLAIM_RESULT = {
 ``confirmation`` (absent in files written before it existed) is the rerun of a finding: its
 seed, verdict, summary and evidence, and whether it confirmed the finding; None when the first
 run found nothing."""
+
+_KILLS = {"type": "array", "items": _STRING}
+MUTANTS = {
+    "type": "object",
+    "required": ["budget", "mutation_score", "privacy_mutants", "audited", "killed", "matrix"],
+    "properties": {
+        "budget": _STRING,
+        "mutation_score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "privacy_mutants": _INTEGER,
+        "audited": _INTEGER,
+        "killed": _INTEGER,
+        "matrix": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "mutant",
+                    "audit",
+                    "true_epsilon",
+                    "claimed_epsilon",
+                    "epsilon_lower",
+                    "verdict",
+                    "killed",
+                    "seconds",
+                ],
+                "properties": {
+                    "mutant": _STRING,
+                    "audit": _STRING,
+                    "true_epsilon": {"type": ["number", "string", "null"]},
+                    "claimed_epsilon": _OPT_NUMBER,
+                    "epsilon_lower": {"type": ["number", "string", "null"]},
+                    "verdict": _STRING,
+                    "killed": {"type": "boolean"},
+                    "seconds": {"type": "number", "minimum": 0},
+                },
+            },
+        },
+        "audits": {
+            "type": "object",
+            "values": {
+                "type": "object",
+                "required": ["kills", "survivors"],
+                "properties": {"kills": _KILLS, "survivors": _KILLS, "white_box": _KILLS},
+            },
+        },
+    },
+}
+"""The kill matrix of ``dpclaims verify --mutants`` (:func:`dpclaims.claims.mutation.kill_matrix`),
+optional in ``results.json``."""
 
 SCHEMA = {
     "type": "object",
@@ -299,6 +355,7 @@ SCHEMA = {
         },
         "wall_time": {"type": "number", "minimum": 0},
         "claims": {"type": "array", "items": CLAIM_RESULT},
+        "mutants": {**MUTANTS, "type": ["object", "null"]},
     },
 }
 """Schema of ``results.json`` (version :data:`SCHEMA_VERSION`)."""
@@ -337,8 +394,12 @@ def validate(instance: Any, schema: dict, path: str = "$") -> None:
             f"results {path}: must be one of {', '.join(map(str, schema['enum']))}, got "
             f"{_short(instance)}"
         )
-    if "minimum" in schema and _TYPES["number"](instance) and instance < schema["minimum"]:
-        raise ResultsError(f"results {path}: must be >= {schema['minimum']}, got {instance!r}")
+    if _TYPES["number"](instance):
+        for keyword, holds, relation in _BOUNDS:
+            if keyword in schema and not holds(instance, schema[keyword]):
+                raise ResultsError(
+                    f"results {path}: must be {relation} {schema[keyword]}, got {_short(instance)}"
+                )
     if isinstance(instance, dict):
         for key in schema.get("required", ()):
             if key not in instance:
@@ -346,9 +407,25 @@ def validate(instance: Any, schema: dict, path: str = "$") -> None:
         for key, sub in schema.get("properties", {}).items():
             if key in instance:
                 validate(instance[key], sub, f"{path}.{key}")
-    if isinstance(instance, list) and "items" in schema:
-        for i, item in enumerate(instance):
+        if "values" in schema:
+            for key, value in instance.items():
+                validate(value, schema["values"], f"{path}.{key}")
+    if isinstance(instance, list):
+        if "length" in schema and len(instance) != schema["length"]:
+            raise ResultsError(
+                f"results {path}: must have {schema['length']} items, got {len(instance)}"
+            )
+        for i, item in enumerate(instance if "items" in schema else ()):
             validate(item, schema["items"], f"{path}[{i}]")
+
+
+_BOUNDS = (
+    ("minimum", lambda value, bound: value >= bound, ">="),
+    ("maximum", lambda value, bound: value <= bound, "<="),
+    ("above", lambda value, bound: value > bound, ">"),
+    ("below", lambda value, bound: value < bound, "<"),
+)
+"""Range keywords: (keyword, the test a number must pass, the relation in the message)."""
 
 
 def _short(value: Any) -> str:
@@ -387,6 +464,24 @@ def validate_experiment_result(result: Any, where: str = "$") -> None:
     schema = EVIDENCE_SCHEMAS.get(result["type"])
     if schema is not None:
         validate(result["evidence"], schema, f"{where}.evidence")
+    if result["type"] == "rate":
+        _check_replicates(result["evidence"]["sweep"], f"{where}.evidence.sweep")
+
+
+def _check_replicates(sweep: dict, where: str) -> None:
+    """A sweep's ``errors`` hold one row per value, every row as long as the first."""
+    values, rows = sweep["values"], sweep["errors"]
+    if len(rows) != len(values):
+        raise ResultsError(
+            f"results {where}.errors: {len(rows)} rows of replicates for {len(values)} values; "
+            "a sweep has one row per value"
+        )
+    for i, row in enumerate(rows):
+        if len(row) != len(rows[0]) or not row:
+            raise ResultsError(
+                f"results {where}.errors[{i}]: {len(row)} replicates where row 0 has "
+                f"{len(rows[0])}; every value has the same number of replicates (at least one)"
+            )
 
 
 def validate_results(results: Any) -> None:

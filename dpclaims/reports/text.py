@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -217,9 +218,20 @@ def footer_rows(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [("experiment seed", str(entry["seed"])), ("wall time", f"{entry['wall_time']:.2f} s")]
 
 
+MAX_FIGURE_STEM = 80
+"""The longest figure file name (without the suffix) taken from an id as it is."""
+
+
 def figure_name(claim_id: str) -> str:
-    """File name of a claim's figure: the id with anything but ``[A-Za-z0-9._-]`` replaced."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", claim_id) + ".png"
+    """File name of a claim's figure: the id with ``.png`` when it is at most
+    :data:`MAX_FIGURE_STEM` characters of ``[A-Za-z0-9._-]`` not starting with a dot; else its
+    first such characters (anything else replaced by ``_``) and a digest of the whole id, so
+    that two ids never share a file and a name stays short."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", claim_id)
+    if safe == claim_id and len(safe) <= MAX_FIGURE_STEM and not safe.startswith("."):
+        return f"{safe}.png"
+    digest = hashlib.sha256(claim_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{safe.lstrip('.')[: MAX_FIGURE_STEM - 13]}-{digest}.png"
 
 
 def plural(count: int, noun: str) -> str:

@@ -9,12 +9,16 @@ re-renders saved results into the same files.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 from ..execution import map_tasks
+from ..userfiles import first_line
 from ..verdicts import UNCHECKED
 from .atomic import check_output_dir, staged_directory
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
@@ -33,11 +37,21 @@ PARALLEL_FIGURES = 16
 """From this many figures on, :func:`render_figures` draws them in worker processes."""
 
 
+def _draw(piece: Mapping[str, Any]) -> bytes | str:
+    """The PNG bytes of a claim's figure, or why it could not be drawn (one line)."""
+    try:
+        with np.errstate(all="ignore"):  # huge values: the figure fails as a whole, or draws
+            return claim_figure(piece)
+    except Exception as exc:  # a figure is an illustration: the report goes on without it
+        return f"{type(exc).__name__}: {first_line(exc)}"
+
+
 def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[str, bytes]:
     """Claim id (or part id, and ``"summary"``) -> PNG bytes, for every checked audit and rate.
 
     ``workers`` other than 1 draws many figures in parallel (None: all cores); the
-    bytes do not depend on it.
+    bytes do not depend on it.  A figure that cannot be drawn is left out with a warning
+    naming the claim and the reason; the other figures and the report are written.
     """
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
@@ -52,16 +66,25 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
         if piece["verdict"] not in UNCHECKED and piece["type"] in ("audit", "rate")
     ]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
-        pngs = map_tasks(
-            claim_figure, [(piece,) for piece in drawn], backend="processes", workers=workers
-        )
+        pngs = map_tasks(_draw, [(piece,) for piece in drawn], backend="processes", workers=workers)
     else:
-        pngs = [claim_figure(piece) for piece in drawn]
-    figures = {piece["id"]: png for piece, png in zip(drawn, pngs, strict=True)}
-    summary = summary_figure(pieces)
-    if summary is not None:
-        figures[SUMMARY_FIGURE] = summary
+        pngs = [_draw(piece) for piece in drawn]
+    pngs.append(_draw_summary(pieces))
+    figures = {}
+    for name, png in zip([piece["id"] for piece in drawn] + [SUMMARY_FIGURE], pngs, strict=True):
+        if isinstance(png, str):
+            warnings.warn(f"figure of {name!r} left out of the report: {png}", stacklevel=2)
+        elif png is not None:
+            figures[name] = png
     return figures
+
+
+def _draw_summary(pieces: list[Mapping[str, Any]]) -> bytes | str | None:
+    try:
+        with np.errstate(all="ignore"):
+            return summary_figure(pieces)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {first_line(exc)}"
 
 
 def write_report(
@@ -91,13 +114,13 @@ def write_report(
     text = dumps_results(results)
     document = json.loads(text)
     validate_results(document)
-    figures = render_figures(document, workers)
-    paths = {name: f"figures/{figure_name(name)}" for name in figures}
     with staged_directory(out, force) as staging:
+        (staging / "results.json").write_text(text, encoding="utf-8")
+        figures = render_figures(document, workers)
+        paths = {name: f"figures/{figure_name(name)}" for name in figures}
         (staging / "figures").mkdir()
         for name, png in figures.items():
             (staging / paths[name]).write_bytes(png)
-        (staging / "results.json").write_text(text, encoding="utf-8")
         (staging / "report.md").write_text(render_markdown(document, paths), encoding="utf-8")
         (staging / "report.html").write_text(render_html(document, figures), encoding="utf-8")
     return {name: target / name for name in (*REPORT_FILES, "figures")}

@@ -245,7 +245,11 @@ def test_valid_temp_directory_loads(tmp_path):
             ["field 'paper' is 'other-paper'"],
         ),
         ('source = "Theorem 1"', "source = 1", ["field 'source' must be a non-empty string"]),
-        ('id = "toy.claim.one"', 'id = "toy claim"', ["field 'id' must not contain whitespace"]),
+        (
+            'id = "toy.claim.one"',
+            'id = "toy claim"',
+            ["claim #1", "claim id 'toy claim' may hold only letters"],
+        ),
         ('id = "toy.claim.one"', "", ["claim #1", "missing required field 'id'"]),
         ('confidence = "high"', "checkable = false", ["needs a field 'reason'"]),
         (

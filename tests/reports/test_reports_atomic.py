@@ -1,6 +1,7 @@
 """Atomic writes: a file or a report directory appears whole or not at all; nothing is silently
 replaced."""
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -35,7 +36,8 @@ def test_staged_directory_publishes_on_success_only(tmp_path):
     assert (out / "report.md").read_text() == "whole" and [p.name for p in tmp_path.iterdir()] == [
         "report"
     ]
-    assert (out / MARKER).read_text().splitlines()[1:] == ["report.md"]
+    digest = hashlib.sha256(b"whole").hexdigest()
+    assert (out / MARKER).read_text().splitlines()[1:] == [f"{digest}  report.md"]
     assert "dpclaims" in (out / MARKER).read_text().splitlines()[0]
 
 
@@ -87,13 +89,22 @@ def test_force_refuses_a_folder_dpclaims_did_not_write(tmp_path, make):
     assert _tree(out) == before and [p.name for p in tmp_path.iterdir()] == ["important"]
 
 
-@pytest.mark.parametrize("extra", ["notes.txt", "figures/mine.png", "sub/deep/file"])
-def test_force_refuses_a_report_folder_holding_a_file_dpclaims_did_not_write(tmp_path, extra):
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        ("notes.txt", "notes.txt"),
+        ("figures/mine.png", "figures/mine.png"),
+        ("sub/deep/file", "sub"),
+    ],
+)
+def test_force_refuses_a_report_folder_holding_a_file_dpclaims_did_not_write(
+    tmp_path, extra, named
+):
     out = _report(tmp_path / "report", "report.md", "figures/a.png")
     (out / extra).parent.mkdir(parents=True, exist_ok=True)
     (out / extra).write_text("mine")
     before = _tree(out)
-    with pytest.raises(InputError, match=f"holds '{extra}', which dpclaims did not write"):
+    with pytest.raises(InputError, match=f"holds '{named}', which dpclaims did not write"):
         check_output_dir(out, force=True)
     assert _tree(out) == before
 
@@ -139,7 +150,11 @@ def test_report_folder_and_files_follow_the_umask(tmp_path):
 def test_empty_existing_directory_and_missing_parents_are_fine(tmp_path):
     (tmp_path / "empty").mkdir()
     assert check_output_dir(tmp_path / "empty") == tmp_path / "empty"
-    assert check_output_dir(tmp_path / "a" / "b" / "report").parent.is_dir()
+    assert check_output_dir(tmp_path / "a" / "b" / "report") == tmp_path / "a" / "b" / "report"
+    assert not (tmp_path / "a").exists()  # checking creates nothing: parents come with the report
+    with staged_directory(tmp_path / "a" / "b" / "report") as staging:
+        (staging / "report.md").write_text("whole")
+    assert (tmp_path / "a" / "b" / "report" / "report.md").is_file()
 
 
 def test_unwritable_or_file_targets_are_input_errors(tmp_path):

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -143,7 +144,10 @@ def test_key_figures_and_rows():
         and "audit seed" not in rows
     )
     assert dict(evidence_rows(_rate_entry()))["fixed"] == "d=2"
-    assert figure_name("a b/c.d") == "a_b_c.d.png"
+    assert figure_name("a_b.c-d") == "a_b.c-d.png"
+    assert re.fullmatch(r"a_b_c\.d-[0-9a-f]{12}\.png", figure_name("a b/c.d"))
+    assert figure_name("a b/c.d") != figure_name("a_b_c.d") != figure_name("a b_c.d")
+    assert len(figure_name("x" * 5000)) <= 84 and not figure_name("..").startswith(".")
 
 
 def _document(entries):
