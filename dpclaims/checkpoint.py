@@ -135,12 +135,18 @@ def _jsonable(arguments: dict) -> dict:
 
 
 def _write_atomic(path: Path, write, mode: int = 0o666) -> None:
+    """Write ``path`` through a temporary file and a rename; a failed write (a full disk, an
+    interrupt) leaves no temporary file behind."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as handle:
-        write(handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class Checkpoint:

@@ -336,3 +336,21 @@ def test_defect16_estimate_is_calibrated(monkeypatch):
     seconds = check_budget(found, work, Limits(max_seconds=1e6, max_memory=float("inf"))).seconds
     stream = (seconds - resources.FIXED_SECONDS) / OVERHEAD
     assert true / 1.5 <= stream <= 1.5 * true  # the cold call alone: 5 s per 32 trials
+
+
+def test_defect05_a_failed_checkpoint_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A full disk while a chunk is written: the error propagates (the CLI maps ENOSPC to one
+    line, exit 2) and the checkpoint folder holds no partial .tmp file."""
+    import errno
+
+    from dpclaims import checkpoint
+
+    target = tmp_path / "outputs-000000.npz"
+
+    def full_disk(handle):
+        handle.write(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        checkpoint._write_atomic(target, full_disk)
+    assert list(tmp_path.iterdir()) == []
