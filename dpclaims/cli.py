@@ -326,7 +326,9 @@ def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
             }
         )
         return
-    shown = [e for e in results["claims"] if e["verdict"] != "not_checkable"]
+    shown = [
+        e for e in results["claims"] if e["verdict"] not in ("not_checkable", "not_implemented")
+    ]
     if shown:
         width = max(len(e["id"]) for e in shown)
         print(f"{'claim':<{width}}  {'verdict':<13}  key figure")

@@ -5,15 +5,19 @@
 
 Severity, mildest first (a combined check reports its worst part)::
 
-    consistent < consistent_weak < skipped < not_checkable < inconclusive < inconsistent
-    < violation < error
+    consistent < consistent_weak < formula < skipped < not_checkable < not_implemented
+    < inconclusive < inconsistent < violation < error
 
 * ``consistent``    — the experiment could have failed and did not;
 * ``consistent_weak`` — a privacy audit that did not fail but could only have caught a
   violation many times the leakage its pair shows (its reach, :mod:`dpclaims.audit.reach`);
   it passes as ``consistent`` does and is counted apart;
+* ``formula``       — a computed quantity matches the paper's formula: it checks a
+  transcription (of a constant, a bound, a step count), not an algorithm's behaviour;
 * ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);
 * ``not_checkable`` — no finite experiment can decide the claim (or none exists yet);
+* ``not_implemented`` — an experiment could decide it, but the algorithm or the data it needs
+  is not available here;
 * ``inconclusive``  — the experiment ran but its evidence does not decide;
 * ``inconsistent``  — a rate or value significantly outside what the claim allows;
 * ``violation``     — a certified privacy loss above the claimed one;
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
-__all__ = ["Verdict", "SEVERITY", "CHECKED", "UNCHECKED", "FAILING", "worst"]
+__all__ = ["Verdict", "SEVERITY", "CHECKED", "NOT_RUN", "UNCHECKED", "FAILING", "worst"]
 
 
 class Verdict(StrEnum):
@@ -35,8 +39,10 @@ class Verdict(StrEnum):
 
     CONSISTENT = "consistent"
     CONSISTENT_WEAK = "consistent_weak"
+    FORMULA = "formula"
     SKIPPED = "skipped"
     NOT_CHECKABLE = "not_checkable"
+    NOT_IMPLEMENTED = "not_implemented"
     INCONCLUSIVE = "inconclusive"
     INCONSISTENT = "inconsistent"
     VIOLATION = "violation"
@@ -54,13 +60,17 @@ SEVERITY: tuple[Verdict, ...] = tuple(Verdict)
 CHECKED: tuple[Verdict, ...] = (
     Verdict.CONSISTENT,
     Verdict.CONSISTENT_WEAK,
+    Verdict.FORMULA,
     Verdict.INCONCLUSIVE,
     Verdict.INCONSISTENT,
     Verdict.VIOLATION,
 )
 """Verdicts an experiment returns after running; the runner sets the others."""
 
-UNCHECKED: tuple[Verdict, ...] = (Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.ERROR)
+NOT_RUN: tuple[Verdict, ...] = (Verdict.SKIPPED, Verdict.NOT_CHECKABLE, Verdict.NOT_IMPLEMENTED)
+"""Verdicts of a claim whose experiment did not run, each with its ``reason``."""
+
+UNCHECKED: tuple[Verdict, ...] = (*NOT_RUN, Verdict.ERROR)
 """Verdicts of a claim whose experiment did not run to the end."""
 
 FAILING: tuple[Verdict, ...] = (Verdict.INCONSISTENT, Verdict.VIOLATION, Verdict.ERROR)

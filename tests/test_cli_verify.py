@@ -174,11 +174,11 @@ def test_results_json_follows_the_schema_and_records_every_verdict(report):
     assert by_id[BROKEN]["verdict"] == "error"
     assert by_id[BROKEN]["error"] == "RuntimeError: the fake experiment broke"
     cited = by_id["cited.dp_srm"]
-    assert cited["verdict"] == "not_checkable" and "not verified here" in cited["reason"]
+    assert cited["verdict"] == "not_implemented" and "not verified here" in cited["reason"]
     assert by_id["diff2gd.prop41.rdp_to_dp"]["reason"] == "no experiment yet"
     assert all(e["seed"] is not None and e["wall_time"] > 0 for e in results["claims"] if e["type"])
     assert results["counts"]["consistent"] == 4 and results["counts"]["consistent_weak"] == 1
-    assert results["counts"]["not_checkable"] == 2
+    assert results["counts"]["not_checkable"] == 1 and results["counts"]["not_implemented"] == 1
     assert set(by_id[COMBINED]["evidence"]["parts"]) == {"slope", "formula"}
 
 

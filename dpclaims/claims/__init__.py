@@ -9,7 +9,7 @@ checked, and :mod:`.run` runs claims into a results document.
 >>> from dpclaims import claims
 >>> claims.get("diff2gd.prop41.calibration").kind
 'privacy'
->>> claims.status(claims.get("cited.dp_srm")).startswith("not checkable")
+>>> claims.status(claims.get("cited.dp_srm")).startswith("not implemented")
 True
 """
 

@@ -97,11 +97,15 @@ class NotCheckable(DPClaimsError):
     claim_id : str
     reason : str
         ``"no experiment yet"`` or the registry's reason the claim cannot be checked.
+    implemented : bool
+        False when the claim is marked ``implemented = false`` (an experiment could decide it,
+        but the algorithm or data is not available here).
     """
 
-    def __init__(self, claim_id: str, reason: str) -> None:
+    def __init__(self, claim_id: str, reason: str, implemented: bool = True) -> None:
         self.claim_id = claim_id
         self.reason = reason
+        self.implemented = implemented
         super().__init__(f"claim {claim_id!r} cannot be checked by experiment: {reason}")
 
 
@@ -373,7 +377,8 @@ def status(claim: Claim, budget: str | None = None) -> str:
     if budget is not None:
         budget = check_choice(budget, BUDGETS, "budget")
     if claim.uncheckable_reason is not None:
-        return f"not checkable: {claim.uncheckable_reason}"
+        label = "not checkable" if claim.implemented else "not implemented"
+        return f"{label}: {claim.uncheckable_reason}"
     skips = _registration(claim)
     if isinstance(skips, str):
         return f"error: {skips}"
@@ -404,7 +409,7 @@ def experiment(claim: Claim, budget: str = "standard") -> Experiment:
     """
     budget = check_choice(budget, BUDGETS, "budget")
     if claim.uncheckable_reason is not None:
-        raise NotCheckable(claim.id, claim.uncheckable_reason)
+        raise NotCheckable(claim.id, claim.uncheckable_reason, claim.implemented)
     if claim.id not in _FACTORIES:
         paper = _module_of(claim)
         error = _import(paper)

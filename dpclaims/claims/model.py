@@ -232,7 +232,11 @@ class Claim:
         Exponents the spec writes as something other than a number, verbatim: an
         expression in a parameter (``"-(1-1/k)"``) or an annotated value.
     uncheckable_reason : str or None
-        Why the claim cannot be checked by experiment (context only), else None.
+        Why the claim is not checked by experiment here, else None.
+    implemented : bool
+        False when an experiment could decide the claim but the algorithm or data it needs is
+        not available here (``not_implemented``); True for a claim no finite experiment can
+        decide (``not_checkable``) and for every checked claim.
     bound : str or None
         One of :data:`BOUNDS` (required when the claim has exponents): O(·), Ω(·) or Θ(·).
     margin : float or None
@@ -259,6 +263,7 @@ class Claim:
     exponents: Mapping[str, float] = field(default_factory=dict)
     symbolic_exponents: Mapping[str, str] = field(default_factory=dict)
     uncheckable_reason: str | None = None
+    implemented: bool = True
     bound: str | None = None
     margin: float | None = None
     limits: Mapping[str, str] = field(default_factory=dict)
@@ -395,6 +400,7 @@ class Claim:
             "exponents": dict(self.exponents),
             "symbolic_exponents": dict(self.symbolic_exponents),
             "uncheckable_reason": self.uncheckable_reason,
+            "implemented": self.implemented,
             "bound": self.bound,
             "margin": self.margin,
             "limits": dict(self.limits),

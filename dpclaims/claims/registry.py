@@ -76,6 +76,7 @@ _STRUCTURED_FIELDS = (
     "exponents",
     "symbolic_exponents",
     "checkable",
+    "implemented",
     "reason",
     "bound",
     "margin",
@@ -165,18 +166,37 @@ def _exponents(
     return {k: float(v) for k, v in numeric.items()}, dict(symbolic)
 
 
-def _checkability(table: dict[str, Any], path: Path, where: str) -> str | None:
-    checkable = table.get("checkable", True)
-    if not isinstance(checkable, bool):
-        raise _fail(path, where, f"field 'checkable' must be true or false, got {checkable!r}")
-    if checkable:
-        if "reason" in table:
-            raise _fail(path, where, "field 'reason' is only allowed with `checkable = false`")
-        return None
-    reason = _text(table, "reason", path, where, required=False)
-    if reason is None:
-        raise _fail(path, where, "`checkable = false` needs a field 'reason' saying why")
-    return reason
+def _checkability(table: dict[str, Any], path: Path, where: str) -> tuple[str | None, bool]:
+    """``(reason, implemented)``: the reason a claim is not checked here (None when it is), and
+    False when that is ``implemented = false`` (an experiment could decide it, but the algorithm
+    or data is not available here) rather than ``checkable = false`` (no finite experiment
+    can)."""
+    flags = {}
+    for name in ("checkable", "implemented"):
+        flags[name] = table.get(name, True)
+        if not isinstance(flags[name], bool):
+            raise _fail(path, where, f"field {name!r} must be true or false, got {flags[name]!r}")
+    if not (flags["checkable"] and flags["implemented"]):
+        if not flags["checkable"] and not flags["implemented"]:
+            raise _fail(
+                path,
+                where,
+                "`checkable = false` (no finite experiment can decide the claim) and "
+                "`implemented = false` (one could, but it is not implemented here) exclude "
+                "each other: keep the one that is true",
+            )
+        reason = _text(table, "reason", path, where, required=False)
+        if reason is None:
+            name = "checkable" if not flags["checkable"] else "implemented"
+            raise _fail(path, where, f"`{name} = false` needs a field 'reason' saying why")
+        return reason, flags["implemented"]
+    if "reason" in table:
+        raise _fail(
+            path,
+            where,
+            "field 'reason' is only allowed with `checkable = false` or `implemented = false`",
+        )
+    return None, True
 
 
 def _rate_fields(
@@ -261,7 +281,7 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
             path, where, f"field 'kind' must be one of {', '.join(KINDS)}, got {text['kind']!r}"
         )
     exponents, symbolic = _exponents(table, path, where)
-    reason = _checkability(table, path, where)
+    reason, implemented = _checkability(table, path, where)
     rate = _rate_fields(table, set(exponents) | set(symbolic), path, where)
     extra = {
         k: v for k, v in table.items() if k not in _TEXT_FIELDS and k not in _STRUCTURED_FIELDS
@@ -278,6 +298,7 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
         exponents=exponents,
         symbolic_exponents=symbolic,
         uncheckable_reason=reason,
+        implemented=implemented,
         **rate,
         extra=extra,
     )

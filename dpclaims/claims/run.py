@@ -243,10 +243,11 @@ def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confi
             wall_time=time.perf_counter() - start,
         )
     except NotCheckable as exc:
+        verdict = Verdict.NOT_CHECKABLE if exc.implemented else Verdict.NOT_IMPLEMENTED
         return _entry(
             claim,
-            verdict="not_checkable",
-            summary=f"not checkable: {exc.reason}",
+            verdict=verdict,
+            summary=f"{verdict.replace('_', ' ')}: {exc.reason}",
             reason=exc.reason,
             wall_time=time.perf_counter() - start,
         )

@@ -269,6 +269,9 @@ class ValueExperiment:
     passes when it covers the expected value (widened by ``atol``).  ``le`` / ``ge``: one-sided
     bounds; a point value passes when it is at most / at least the bound (up to ``atol``), an
     interval unless it lies wholly above / below it.  Every named quantity must be computed.
+    ``transcription``: the quantities are the toolkit's own formulas evaluated (a constant, a
+    bound's exponents, a step count), so a match checks a transcription of the paper, not an
+    algorithm's behaviour: the verdict is ``formula`` (``inconsistent`` on a mismatch).
     """
 
     compute: Callable[[np.random.Generator], Mapping[str, Any]]
@@ -278,6 +281,7 @@ class ValueExperiment:
     note: str = ""
     le: Mapping[str, float] = field(default_factory=dict)
     ge: Mapping[str, float] = field(default_factory=dict)
+    transcription: bool = False
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
         """Compute and compare (serially: value checks are small; ``execution`` is unused)."""
@@ -296,7 +300,8 @@ class ValueExperiment:
             )
             checks[name] = {**detail, "ok": ok}
         failed = [name for name, c in checks.items() if not c["ok"]]
-        verdict = Verdict.INCONSISTENT if failed else Verdict.CONSISTENT
+        matched = Verdict.FORMULA if self.transcription else Verdict.CONSISTENT
+        verdict = Verdict.INCONSISTENT if failed else matched
         summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (
             f"; off: {', '.join(failed)}" if failed else ""
         )

@@ -190,7 +190,7 @@ def shapes_from_results(results: Mapping[str, Any]) -> list[SweepShape]:
     """
     shapes = []
     for entry in results["claims"]:
-        if entry["verdict"] in ("not_checkable", "error"):
+        if entry["verdict"] in ("not_checkable", "not_implemented", "error"):
             continue
         for name, evidence in _rate_leaves(entry, entry["id"]):
             sweep = evidence["sweep"]

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..verdicts import NOT_RUN
 from .text import _join, _num, key_figure, parts
 
 __all__ = [
@@ -126,8 +127,8 @@ def undecided(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def unchecked(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Entries not checked by experiment in this run (``skipped`` at this budget, or
-    ``not_checkable`` at any), skipped first."""
-    entries = [e for e in results["claims"] if e["verdict"] in ("skipped", "not_checkable")]
+    ``not_checkable`` or ``not_implemented`` at any), skipped first."""
+    entries = [e for e in results["claims"] if e["verdict"] in NOT_RUN]
     return sorted(entries, key=lambda e: e["verdict"] != "skipped")
 
 

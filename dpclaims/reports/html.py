@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from ..verdicts import UNCHECKED
+from ..verdicts import NOT_RUN, UNCHECKED
 from .figures import SUMMARY_FIGURE
 from .findings import (
     confirmation_line,
@@ -62,7 +62,8 @@ font-family:system-ui,sans-serif}
 .v-consistent{background:#e3f3e5;color:#1e6b25}
 .v-consistent_weak{background:#eef3e0;color:#4d6b1e}
 .v-violation,.v-inconsistent,.v-error{background:#fbe4e4;color:#a31d1d}
-.v-inconclusive{background:#fff1d6;color:#8a5300}.v-not_checkable{background:#eef0f2;color:#5f6b73}
+.v-inconclusive{background:#fff1d6;color:#8a5300}.v-not_checkable,.v-not_implemented{background:#eef0f2;color:#5f6b73}
+.v-formula{background:#eef0f2;color:#2e5f73}
 .counts .badge{margin-right:6px;font-size:13px;padding:3px 10px}
 section.claim{border:1px solid #e3e6e8;border-radius:6px;padding:12px 16px;margin:12px 0}
 section.claim.unchecked{padding:8px 16px;background:#fafbfb}
@@ -100,7 +101,7 @@ def _kv(rows: list[tuple[str, str]]) -> str:
 
 def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     verdict = entry["verdict"]
-    unchecked = verdict in ("skipped", "not_checkable")
+    unchecked = verdict in NOT_RUN
     parts = [
         f'<section class="claim{" unchecked" if unchecked else ""}" id="{_anchor(entry["id"])}">',
         f"<h3>{escape(entry['id'])} {_badge(verdict)}</h3>",
@@ -191,7 +192,8 @@ def _undecided_html(results: Mapping[str, Any]) -> list[str]:
     out = [
         '<h2 id="undecided">What could not be decided</h2>',
         f"<p>{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
-        "(skipped at this budget, or not checkable by any finite experiment).</p>",
+        "(skipped at this budget, not checkable by any finite experiment, or not implemented "
+        "here).</p>",
     ]
     if open_:
         rows = "".join(

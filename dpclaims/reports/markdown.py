@@ -71,6 +71,8 @@ def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list
     ]
     if entry["verdict"] == "not_checkable":
         return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
+    if entry["verdict"] == "not_implemented":
+        return lines + [f"Not implemented here: {_cell(entry['reason'])}.", ""]
     if entry["verdict"] == "skipped":
         return lines + [
             f"Skipped at this budget (run it with a larger --budget): {_cell(entry['reason'])}.",
@@ -165,7 +167,8 @@ def _undecided_section(results: Mapping[str, Any]) -> list[str]:
         "## What could not be decided",
         "",
         f"{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
-        "(skipped at this budget, or not checkable by any finite experiment).",
+        "(skipped at this budget, not checkable by any finite experiment, or not implemented "
+        "here).",
         "",
     ]
     if open_:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InputError
-from ..verdicts import CHECKED, FAILING, Verdict
+from ..verdicts import CHECKED, FAILING, NOT_RUN, Verdict
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -41,11 +41,13 @@ SCHEMA_VERSION = 2
 VERDICTS = (
     Verdict.CONSISTENT,
     Verdict.CONSISTENT_WEAK,
+    Verdict.FORMULA,
     Verdict.VIOLATION,
     Verdict.INCONSISTENT,
     Verdict.INCONCLUSIVE,
     Verdict.SKIPPED,
     Verdict.NOT_CHECKABLE,
+    Verdict.NOT_IMPLEMENTED,
     Verdict.ERROR,
 )
 """Every verdict a claim can get, in the order reports list them."""
@@ -510,7 +512,7 @@ def validate_results(results: Any) -> None:
                 f"results {where}.paper: {entry['paper']!r} is not listed in $.papers"
             )
         verdict = entry["verdict"]
-        if verdict in (Verdict.SKIPPED, Verdict.NOT_CHECKABLE) and not entry["reason"]:
+        if verdict in NOT_RUN and not entry["reason"]:
             raise ResultsError(f"results {where}.reason: a {verdict} claim needs the reason")
         if verdict == "error" and not entry["error"]:
             raise ResultsError(f"results {where}.error: an error result needs the message")

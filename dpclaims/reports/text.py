@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..verdicts import UNCHECKED
+from ..verdicts import NOT_RUN, UNCHECKED
 from .schema import VERDICTS
 
 __all__ = [
@@ -25,11 +25,13 @@ __all__ += ["plural"]
 VERDICT_LABELS = {
     "consistent": "consistent",
     "consistent_weak": "consistent (weak)",
+    "formula": "formula",
     "violation": "VIOLATION",
     "inconsistent": "INCONSISTENT",
     "inconclusive": "inconclusive",
     "skipped": "skipped",
     "not_checkable": "not checkable",
+    "not_implemented": "not implemented",
     "error": "ERROR",
 }
 
@@ -81,7 +83,7 @@ def _num(value: Any, spec: str = ".3g") -> str:
 def key_figure(entry: Mapping[str, Any]) -> str:
     """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
     verdict, ev = entry["verdict"], entry["evidence"]
-    if verdict in ("skipped", "not_checkable"):
+    if verdict in NOT_RUN:
         return _brief(entry["reason"])
     if verdict == "error":
         return _brief(entry["error"])

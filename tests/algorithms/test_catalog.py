@@ -19,6 +19,8 @@ def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
     expected = "violation" if TARGETS[name][1] else "consistent"
     if name == "noisy-max":  # all counts move by one, no argmax moves: a powerless pair (#17)
         expected = "inconclusive"
+    if name == "dp-sgd":  # a final-model black-box audit sees a small share of the claim: its
+        expected = "consistent_weak"  # reach is far above 2x (white-box audits: issue #27)
     assert result.verdict == expected, (name, result.epsilon_lower, result.reason)
 
 

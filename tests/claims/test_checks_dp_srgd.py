@@ -37,7 +37,7 @@ EXPECTED = {
     "cgt24.indep.rate": "consistent",
     "cgt24.srg.error": "consistent",
     "cgt24.complexity.gradients": "consistent",
-    "cgt24.complexity.v1_steps": "consistent",
+    "cgt24.complexity.v1_steps": "formula",  # eq. (19) evaluated: a transcription check
     "cgt24.complexity.v2_steps": "consistent",
     "cgt24.complexity.unaccelerated": "consistent",
     "cgt24.lb.first_order": "consistent",

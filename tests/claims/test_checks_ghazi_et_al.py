@@ -23,6 +23,14 @@ EXPECTED = {
     "ghazi23.table1.item_sc_sco": "inconclusive",
     # exact ε 0 on the pair: the audit certifies 0 and says inconclusive (#17)
     "ghazi23.appC.fast_equivalence": "inconclusive",
+    # the toolkit's own formulas evaluated: a transcription check, not behaviour (#26)
+    "ghazi23.lemmaC1.certificate": "formula",
+    "ghazi23.sec6.convex_erm_eps": "formula",
+    "ghazi23.lb.levy_convex_sco": "formula",
+    "ghazi23.lb.convex_erm": "formula",
+    "ghazi23.thmD7.sc_sco_lb": "formula",
+    "ghazi23.thmD8.sc_erm_lb": "formula",
+    "ghazi23.lemmaD5.user_fingerprinting": "formula",
     # output perturbation audited on pairs of exact ε ≈ 0.5 of the claimed 1: reach ~2.07×
     "ghazi23.thm33.deloutputpert_dp": "consistent_weak",
     "ghazi23.thm31.scoutputpert_dp": "consistent_weak",

@@ -136,7 +136,12 @@ def test_context_only_claims_carry_their_reason():
     assert CONTEXT_ONLY <= set(marked)
     assert all(reason.strip() for reason in marked.values())
     claim = claims.get("cited.dp_srm")
-    assert claims.status(claim).startswith("not checkable: cited result")
+    assert claims.status(claim).startswith("not implemented: cited result")
+    assert not claim.implemented
+    proven_for_all = claims.get("cgt24.lb.dpsco")  # a minimax bound: no finite experiment
+    assert proven_for_all.implemented and claims.status(proven_for_all).startswith(
+        "not checkable: a cited minimax lower bound"
+    )
 
 
 def test_symbolic_exponents():
@@ -290,6 +295,17 @@ def test_valid_temp_directory_loads(tmp_path):
             ["'why' is only allowed with 'tested_exponents'"],
         ),
         ('statement = "Toy is DP."', 'statement = "Toy is DP.', ["not valid TOML"]),
+        (
+            'bound = "order"',
+            'bound = "order"\nimplemented = false',
+            ["`implemented = false` needs a field 'reason'"],
+        ),
+        (
+            'bound = "order"',
+            'bound = "order"\nimplemented = false\ncheckable = false\nreason = "x"',
+            ["exclude each other"],
+        ),
+        ('bound = "order"', 'bound = "order"\nimplemented = "no"', ["'implemented' must be true"]),
     ],
 )
 def test_malformed_file_names_file_claim_and_field(tmp_path, old, new, fragments):

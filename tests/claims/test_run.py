@@ -125,8 +125,8 @@ def test_a_budget_skip_is_skipped_not_not_checkable():
     skipped, unchecked = quick["claims"]
     assert skipped["verdict"] == "skipped" and "R = 2000 rounds" in skipped["reason"]
     assert "--budget standard or full" in skipped["summary"] and skipped["seed"] is None
-    assert unchecked["verdict"] == "not_checkable"
-    assert quick["counts"]["skipped"] == 1 and quick["counts"]["not_checkable"] == 1
+    assert unchecked["verdict"] == "not_implemented"  # a cited algorithm not implemented here
+    assert quick["counts"]["skipped"] == 1 and quick["counts"]["not_implemented"] == 1
     assert exit_code(quick) == 0
 
 

@@ -780,6 +780,7 @@ def value_v1_schedule_constants(claim, budget):
             "steps_times_batch_over_n": 1.0,
         },
         note="δ = n^{-1.1}; the paper's V1 constants give T > n for every n <= 1e6 (vacuous)",
+        transcription=True,
     )
 
 

@@ -657,6 +657,7 @@ def value_lemmac1_certificate_bound(claim, budget):
         {"violations": 0.0, "worst_ratio_below_one": 1.0},
         note="Lemma C.1 (explicit form): ‖θ*(x_{−S}) − θ*(x)‖ ≤ |S|γ/(μ(n−|S|)) for random "
         "quadratic data, |S| ≤ r+1, with and without an active ball constraint.",
+        transcription=True,
     )
 
 
@@ -1057,6 +1058,7 @@ def value_sec6_convex_erm_eps_exponents(claim, budget):
         note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
         "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
         "δ ∈ [1e-12, 1e-4] is reported (≈ 1.7: lower-order terms).",
+        transcription=True,
     )
 
 
@@ -1131,6 +1133,7 @@ def value_levy_lower_bound_exponents(claim, budget):
         atol=1e-9,
         note="cited bound (Levy et al. 2021), constants unspecified: only the library formula's "
         "exponents are checkable (privacy term).",
+        transcription=True,
     )
 
 
@@ -1146,6 +1149,7 @@ def value_convex_erm_lower_bound_exponents(claim, budget):
         claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (the bound is Ω(·) with an unspecified constant).",
+        transcription=True,
     )
 
 
@@ -1174,6 +1178,7 @@ def value_thmd7_sc_sco_lower_bound(claim, budget):
         atol=1e-9,
         note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
         "(spec §5.3); exponents of the privacy term.",
+        transcription=True,
     )
 
 
@@ -1191,6 +1196,7 @@ def value_thmd8_sc_erm_lower_bound_exponents(claim, budget):
         claimed_exponents(claim, **LOWER_BOUND_VARIABLES),
         atol=1e-9,
         note="formula exponents only (Ω(·) with an unspecified constant).",
+        transcription=True,
     )
 
 
@@ -1283,6 +1289,7 @@ def value_lemmad5_fingerprinting_bound(claim, budget):
         atol=1e-9,
         note="n ≥ dσ/(24αε√m) inverted: the worst-case squared error is "
         "(dσ/(24εn√m))² below the cap dσ²/(6m) (Lemma D.5).",
+        transcription=True,
     )
 
 
