@@ -314,9 +314,11 @@ def test_correct_alg4_audit_is_consistent_and_near_the_reference():
     assert result.verdict == "consistent" and 0.6 <= result.epsilon_lower <= 1.0
 
 
+# statistics on the raw d = 2 sampler output; the registered M4/M5 builds release the fixed
+# quadrant statistic min(x1, x2) themselves (QuadrantStatistic)
 STATISTICS = {
-    "heavy-tailed-m4-radius-exp": lambda x: -np.linalg.norm(x, axis=1),
-    "heavy-tailed-m5-coordwise-laplace": lambda x: -np.max(x, axis=1),
+    "small-ball": lambda x: -np.linalg.norm(x, axis=1),
+    "quadrant-low": lambda x: -np.max(x, axis=1),
 }
 
 
@@ -333,7 +335,6 @@ def test_privacy_mutants_are_caught(mutant):
         claim=t.claim,
         trials=50_000,
         seed=0,
-        statistic=STATISTICS.get(mutant),
     )
     assert result.verdict == "violation", (mutant, result.epsilon_lower)
 
@@ -341,14 +342,15 @@ def test_privacy_mutants_are_caught(mutant):
 def test_sampler_audit_of_the_correct_laplace_is_consistent():
     from dpclaims.algorithms.mutants.heavy_tailed import audit_sampler
 
-    t = audit_sampler()
-    for stat in STATISTICS.values():
-        assert (
-            audit(
-                t.mechanism, t.d0, t.d1, claim=t.claim, trials=50_000, seed=0, statistic=stat
-            ).verdict
-            == "consistent"
-        )
+    t = audit_sampler(statistic="raw")
+    q = audit_sampler()
+    assert (
+        audit(q.mechanism, q.d0, q.d1, claim=q.claim, trials=50_000, seed=0).verdict == "consistent"
+    )
+    for stat in STATISTICS.values():  # weaker events (reach above 2×), never a violation
+        assert audit(
+            t.mechanism, t.d0, t.d1, claim=t.claim, trials=50_000, seed=0, statistic=stat
+        ).verdict in ("consistent", "consistent_weak")
 
 
 def _rt1_fit(k, algorithm=DoubleOutputPert, reps=4):
@@ -465,7 +467,8 @@ def test_alg7_with_the_exact_continuous_sampler_is_audited_consistent():
     assert np.all(np.abs(out.theta - out.transcript["w_tilde"]) <= em.localizer.radius + 1e-12)
     assert len(np.unique(out.theta)) == 2000  # continuous, not a grid
     result = audit(em, d0, d1, claim=em.privacy_claim, trials=30_000, seed=0)
-    assert result.verdict == "consistent" and result.epsilon_lower >= 0.3
+    # the pair shows about 0.45 of the claim: consistent but weak (reach above 2×, issue #26)
+    assert result.verdict in ("consistent", "consistent_weak") and result.epsilon_lower >= 0.3
 
 
 @pytest.mark.parametrize("loss", ["abs", "hinge", "lin"])
@@ -554,3 +557,49 @@ def test_rt1_epsilon_and_d_exponents():
         backend="serial",
     )
     assert check_exponent(fit_power_law(result.values, result.errors), 0.75).verdict == "consistent"
+
+
+def test_raw_sampler_mutants_die_with_the_fixed_statistics():
+    from dpclaims.algorithms.mutants.heavy_tailed import (
+        CoordinatewiseLaplace,
+        ExpRadiusLaplace,
+        audit_sampler,
+    )
+
+    for mech, stat in ((ExpRadiusLaplace, "small-ball"), (CoordinatewiseLaplace, "quadrant-low")):
+        t = audit_sampler(mechanism=mech, statistic="raw")
+        r = audit(
+            t.mechanism,
+            t.d0,
+            t.d1,
+            claim=t.claim,
+            trials=50_000,
+            seed=0,
+            statistic=STATISTICS[stat],
+        )
+        assert r.verdict == "violation", (mech, r.epsilon_lower)
+
+
+def test_pop_localize_transcript_output():
+    """``output="transcript"`` releases (w̃_i, w_i) per phase; its w_i are the ``"phases"``
+    release drawn with the same seed (the transcript flag draws nothing extra)."""
+    from dataclasses import replace as _replace
+
+    from dpclaims.algorithms.mutants.heavy_tailed import audit_problem
+    from dpclaims.hardinstances.canaries import heavy_outlier_pair
+
+    alg = PopLocalize.from_theorem(
+        audit_problem(),
+        moment_2=1.0,
+        moment_k=1.0,
+        k=2,
+        beta=0.1,
+        constants="test",
+        phases=4,
+        output="transcript",
+    )
+    d0, _ = heavy_outlier_pair(200)
+    out = alg(d0, np.random.default_rng(3), 7)
+    phases = _replace(alg, output="phases")(d0, np.random.default_rng(3), 7)
+    assert out.shape == (7, 8)
+    np.testing.assert_array_equal(out[:, 1::2], phases)

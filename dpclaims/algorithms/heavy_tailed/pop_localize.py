@@ -18,7 +18,12 @@ from .formulas import BETA0_STRICT, C_J, C_LAMBDA, C_STAB, c_a, lowy_claim
 from .localize import check_problem, problem_domain
 from .stage import HeavyTailedRun, WorstValidPoint
 
-__all__ = ["PopLocalize"]
+__all__ = ["PopLocalize", "OUTPUTS"]
+
+OUTPUTS = ("final", "phases", "transcript")
+"""What ``PopLocalize.__call__`` releases: ``w_I``; every phase output ``w_i``; or the white-box
+transcript ``(w̃_i, w_i)`` of every phase (the Algorithm 4 call kept in phase i: its internal
+localization centre and its output)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,7 +49,7 @@ class PopLocalize:
     output: str = "final"
 
     def __post_init__(self) -> None:
-        check_choice(self.output, ("final", "phases"), "output")
+        check_choice(self.output, OUTPUTS, "output")
         if (
             len(self.solvers) != len(self.lambdas)
             or len(self.blocks) != len(self.solvers) * self.repetitions
@@ -166,7 +171,9 @@ class PopLocalize:
         *,
         transcript: bool = False,
     ) -> HeavyTailedRun:
-        """``theta = w_I (trials, d)``; transcript ``phases (trials, I, d)`` (the w_i)."""
+        """``theta = w_I (trials, d)``; transcript ``phases (trials, I, d)`` (the w_i) and
+        ``w_tilde (trials, I, d)`` (the stage-1 centre w̃ of the call kept in each phase: white
+        box, Algorithm 1 does not release it)."""
         trials = check_trials(trials, "trials")
         if not isinstance(data, UserDataset) or data.n < self.blocks[-1][1]:
             raise InputError(
@@ -174,14 +181,15 @@ class PopLocalize:
             )
         w = np.broadcast_to(self.domain.center, (trials, self.domain.d)).copy()
         evals = np.zeros(trials)
-        history = []
+        history, centres = [], []
         for i, (solver, lam) in enumerate(zip(self.solvers, self.lambdas, strict=True)):
-            outs = []
+            outs, tildes = [], []
             for j in range(self.repetitions):
                 lo, hi = self.blocks[i * self.repetitions + j]
                 block = UserDataset(data.x[lo:hi], None if data.y is None else data.y[lo:hi])
-                res = solver.run(block, rng, trials, center=w)
+                res = solver.run(block, rng, trials, center=w, transcript=transcript)
                 outs.append(res.theta)
+                tildes.append(res.transcript.get("w_tilde"))
                 evals += res.gradient_evaluations
             x = np.stack(outs, axis=1)
             rho = self.error_scale / lam
@@ -189,14 +197,20 @@ class PopLocalize:
             best = np.argmax(close.sum(axis=2), axis=1)
             w = x[np.arange(trials), best]
             history.append(w)
+            if transcript:
+                centres.append(np.stack(tildes, axis=1)[np.arange(trials), best])
         phases = np.stack(history, axis=1)
-        extra = {"phases": phases} if transcript else {}
+        extra = {"phases": phases, "w_tilde": np.stack(centres, axis=1)} if transcript else {}
         return HeavyTailedRun(theta=w, gradient_evaluations=evals, transcript=extra)
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
-        """``w_I (trials, d)`` or, with ``output="phases"``, every phase output ``(trials,
-        I·d)``."""
-        res = self.run(data, rng, trials, transcript=self.output == "phases")
+        """``w_I (trials, d)``; with ``output="phases"`` every phase output ``(trials, I·d)``;
+        with ``output="transcript"`` the white-box ``(w̃_1, w_1, …, w̃_I, w_I)`` ``(trials,
+        2·I·d)``."""
+        res = self.run(data, rng, trials, transcript=self.output != "final")
         if self.output == "phases":
             return res.transcript["phases"].reshape(trials, -1)
+        if self.output == "transcript":
+            pairs = np.stack([res.transcript["w_tilde"], res.transcript["phases"]], axis=2)
+            return pairs.reshape(trials, -1)
         return res.theta

@@ -16,11 +16,14 @@ of ε on one release), so it is not registered in this corpus of known bugs;
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...audit.target import AuditTarget
 from ...data import UserDataset
+from ...errors import check_choice
 from ...hardinstances.canaries import heavy_outlier_pair
 from ...hardinstances.heavy_tailed_sco import block_outlier_pair, light_replacement_pair, shift_pair
 from ...losses import AbsoluteLoss
@@ -44,6 +47,7 @@ __all__ = [
     "audit_alg4",
     "audit_alg1",
     "audit_sampler",
+    "QuadrantStatistic",
     "exp_radius_laplace",
     "ExpRadiusLaplace",
     "CoordinatewiseLaplace",
@@ -240,16 +244,38 @@ def audit_alg1(
     return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
 
 
+@dataclass(frozen=True)
+class QuadrantStatistic:
+    """Post-processing of a ``(trials, d)`` release to ``min_j x_j`` ``(trials, 1)``.
+
+    Fixed before any trial is drawn (not learned): threshold events ``{min_j x_j > t}`` are the
+    orthants ``{x > t·1}``, whose far tail along the diagonal shift ``Δ·1/√d`` carries the whole
+    ℓ2 Laplace loss ``Δ/b`` (ratio → e^{ε}) and, for per-coordinate Laplace, the ℓ1 loss
+    ``√d·Δ/b`` (M5); it also sees M4's shrunken radius.  Post-processing, so the audit stays valid.
+    """
+
+    mechanism: Any
+
+    def __call__(self, data, rng, trials):
+        out = np.asarray(self.mechanism(data, rng, trials))
+        return np.min(out, axis=1, keepdims=True)
+
+
 def audit_sampler(
     *,
     mechanism: type[L2LaplaceMechanism] = L2LaplaceMechanism,
     d: int = 2,
     epsilon: float = 1.0,
+    statistic: str = "quadrant",
 ) -> AuditTarget:
-    """The Lap₂ sampler alone: diagonal shift Δ = 1 in d = 2, scale 1/ε."""
+    """The Lap₂ sampler alone: diagonal shift Δ = 1 in d = 2, scale 1/ε; released through the
+    fixed :class:`QuadrantStatistic` (``statistic="quadrant"``) or raw (``"raw"``: the audit
+    learns a score).  The exact ε of the reference sampler on this pair is ``Δ/b = ε``."""
+    check_choice(statistic, ("quadrant", "raw"), "statistic")
     mech = mechanism(epsilon=epsilon, sensitivity=1.0)
     d0, d1 = shift_pair(d, 1.0)
-    return AuditTarget(mechanism=mech, d0=d0, d1=d1, claim=mech.privacy_claim)
+    release = QuadrantStatistic(mech) if statistic == "quadrant" else mech
+    return AuditTarget(mechanism=release, d0=d0, d1=d1, claim=mech.privacy_claim)
 
 
 def _m1(**kw):
@@ -324,7 +350,8 @@ for _name, _kind, _desc, _eps, _build, _caught in (
         "Lap₂ radius drawn from Exp(b) instead of Gamma(d, b) (d = 2)",
         math.inf,
         _m4,
-        "sampler audit with the small-ball statistic -‖x‖",
+        "sampler audit with the fixed quadrant statistic min(x₁, x₂) (its radius Exp(b) "
+        "puts too much mass near the centre; 1.87 at 2e4 trials)",
     ),
     (
         "heavy-tailed-m5-coordwise-laplace",
@@ -332,7 +359,8 @@ for _name, _kind, _desc, _eps, _build, _caught in (
         "per-coordinate Laplace with the ℓ2 sensitivity as scale (d = 2)",
         math.sqrt(2.0),
         _m5,
-        "sampler audit, quadrant statistic on a diagonal shift",
+        "sampler audit, fixed quadrant statistic min(x₁, x₂) on a diagonal shift (1.27 at "
+        "2e4 trials; the learned score reached only 0.94)",
     ),
     (
         "heavy-tailed-m6-data-dependent-C",
