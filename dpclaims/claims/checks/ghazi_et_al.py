@@ -119,7 +119,14 @@ def bottom_gaussian_pair_epsilon(p: float, q: float, mu: float, delta: float) ->
     def excess(eps):
         return max(_hockey_stick(eps, p, q, mu), _hockey_stick(eps, q, p, mu)) - delta
 
-    return 0.0 if excess(0.0) <= 0 else float(optimize.brentq(excess, 0.0, 50.0, xtol=1e-12))
+    if excess(0.0) <= 0:
+        return 0.0
+    hi = 8.0
+    while excess(hi) > 0:
+        if hi >= 512:
+            return math.inf  # beyond any ε worth resolving (e^ε overflows past ~700)
+        hi *= 2
+    return float(optimize.brentq(excess, 0.0, hi, xtol=1e-12))
 
 
 def best_bottom_k(tdlap: TDLap, delta: float, n: int) -> tuple[int, float]:
