@@ -235,11 +235,18 @@ class _StableRelease:
         """``R1 ~ TDLap(ε1, δ1)`` (Algorithm 1 line 3), one per trial."""
         return self.tdlap.sample(rng, trials)
 
+    def _solver(self) -> Any:
+        """The f of Algorithm 1: an object with ``minimiser(values, weights, *, reg, centre,
+        domain) -> (B, N, d)``; ``θ*_{ℓ,K}`` (:func:`exact_minimiser`) unless a generic ``f``
+        was given (Theorem 3.3 holds for every deterministic f)."""
+        generic = getattr(self, "f", None)
+        return exact_minimiser(self.loss) if generic is None else generic
+
     def _user_types(self, data: GroupedMeans) -> tuple[np.ndarray, np.ndarray]:
         """Distinct users ``(t, d)`` and their counts ``(t,)``, after checking the data suit
         the exhaustive test (per-user statistics; point masses for the l1 loss)."""
         data.require_per_user("the exhaustive stability test")
-        if isinstance(exact_minimiser(self.loss), L1Minimiser):
+        if isinstance(self._solver(), L1Minimiser):
             _require_atoms(data)
         return data.types()
 
@@ -250,7 +257,7 @@ class _StableRelease:
         number of f evaluations.
         """
         values, counts = self._user_types(data)
-        solver = exact_minimiser(self.loss)
+        solver = self._solver()
         d = data.d
         batches = (
             [None]
@@ -331,11 +338,15 @@ class DelOutputPert(_StableRelease):
     sigma: float = 0.0
     """``σ = √(2 ln(2/δ1))·8κΔ/ε1`` (Algorithm 1 line 2 [RECON]: Gaussian mechanism,
     sensitivity 8κΔ)."""
+    f: Any = None
+    """A generic deterministic f of the type counts (``minimiser(values, weights, *, reg,
+    centre, domain) -> (B, N, d)``, weights = users per type); None: ``θ*_{ℓ,K}``."""
 
     @classmethod
-    def from_theorem(cls, problem: Problem, *, Delta: float) -> DelOutputPert:
+    def from_theorem(cls, problem: Problem, *, Delta: float, f: Any = None) -> DelOutputPert:
         """Every parameter of Algorithm 1 from (ε, δ, Δ); ``problem`` gives ε, δ, the radius of K
-        and the loss (default ``SquaredDistanceLoss(1)``); n, m, d are read from the data."""
+        and the loss (default ``SquaredDistanceLoss(1)``); n, m, d are read from the data.
+        ``f`` replaces ``θ*_{ℓ,K}`` by a generic function (Theorem 3.3 holds for every f)."""
         epsilon, delta = _check_budget(problem)
         Delta = check_positive(Delta, "Delta")
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
@@ -349,6 +360,7 @@ class DelOutputPert(_StableRelease):
             delta1=delta1,
             kappa=kappa,
             sigma=cls._gaussian_scale(eps1, delta1, kappa, Delta),
+            f=f,
         )
 
     @property
@@ -364,7 +376,7 @@ class DelOutputPert(_StableRelease):
         always ⊥."""
         data = as_grouped(data)
         values, counts = data.types()
-        solver = exact_minimiser(self.loss)
+        solver = self._solver()
         profile = stability_profile(
             values,
             counts,

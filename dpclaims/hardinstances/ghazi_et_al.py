@@ -11,10 +11,11 @@ depend on the data only through item means, so datasets are built directly as
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import GroupedMeans
+from ..data import GroupedMeans, neighbour_distance
 from ..errors import InputError, check_count
 from ._items import check_rng
 from .quadratic import QuadraticHypercubeInstance
@@ -25,6 +26,8 @@ __all__ = [
     "point_mass_data",
     "repeated_item_users",
     "block_boundaries",
+    "TwoCampCount",
+    "tie_break_pair",
 ]
 
 
@@ -91,3 +94,49 @@ def repeated_item_users(
     n, m, d, rng = check_count(n, "n"), check_count(m, "m"), check_count(d, "d"), check_rng(rng)
     items = scale / math.sqrt(d) * rng.choice([-1.0, 1.0], size=(n, d))
     return GroupedMeans.per_user(items, m, point_mass=True)
+
+
+@dataclass(frozen=True)
+class TwoCampCount:
+    """A generic f for Algorithm 1 (Theorem 3.3 holds for every deterministic f) whose release
+    moves as far as the proof allows between neighbours.
+
+    Users are in camp A (mean < 0) or camp B (mean > 0).  On a sub-dataset with ``a`` A-users
+    and ``b`` B-users, ``f = unit·(b − a)`` when one camp is empty (every deletion moves f by at
+    most ``unit``: stable at every radius when ``unit ≤ Δ``) and ``f = jump·a·b`` when both are
+    present (any deletion inside moves f by ≥ jump: unstable).  So ``s*(x) = min(a, b)`` and
+    the chosen set deletes the smaller camp (the A camp on a tie: the first state in C order).
+    ``minimiser(values (t, 1), weights (N, t)) -> (B, N, 1)``, the interface of the exact
+    minimisers of :mod:`dpclaims.algorithms.ghazi_et_al_stability`.
+    """
+
+    unit: float = 1.0
+    jump: float = 1e6
+
+    def minimiser(self, values, weights, *, reg, centre, domain) -> np.ndarray:
+        w = np.asarray(weights, dtype=np.float64)
+        v = np.asarray(values, dtype=np.float64)[:, 0]
+        a, b = w[:, v < 0].sum(axis=1), w[:, v > 0].sum(axis=1)
+        out = np.where((a > 0) & (b > 0), self.jump * a * b, self.unit * (b - a))
+        rows = 1 if centre is None else np.asarray(centre).shape[0]
+        return np.broadcast_to(out[None, :, None], (rows, w.shape[0], 1)).copy()
+
+
+def tie_break_pair(s: int, m: int = 1) -> tuple[GroupedMeans, GroupedMeans]:
+    """The pair of :class:`TwoCampCount` on which Algorithm 1's release moves most.
+
+    ``x`` has ``s + 2`` A-users and ``s`` B-users (``s*(x) = s``: the B camp is deleted, f =
+    −(s+2)·unit); ``x'`` turns one A-user into a B-user (``s + 1`` of each, ``s*(x') = s + 1``,
+    a tie: the A camp is deleted, f = +(s+1)·unit).  The releases differ by ``(2s + 3)·unit =
+    (s*(x) + s*(x') + 2)·unit``, the most the proof of Theorem 3.3 allows (|S| + |S'| + 2
+    deletions of at most Δ each), while Pr[⊥] is ``CDF(s−1)`` vs ``CDF(s)``: both channels of
+    the mechanism leak at once.
+    """
+    s = check_count(s, "s")
+    x = np.array([-1.0] * (s + 2) + [1.0] * s)[:, None]
+    x1 = x.copy()
+    x1[s + 1] = 1.0
+    d0, d1 = GroupedMeans.per_user(x, m), GroupedMeans.per_user(x1, m)
+    if neighbour_distance(d0, d1) != 1:
+        raise InputError("the pair must differ in exactly one user")
+    return d0, d1
