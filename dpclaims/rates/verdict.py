@@ -62,6 +62,7 @@ class ExponentVerdict:
     message: str
     bound: str = "order"
     limit: str = "large"
+    reason: str = ""
 
     @property
     def passed(self) -> bool:
@@ -82,6 +83,7 @@ class ExponentVerdict:
             "limit": self.limit,
             "drifting": bool(self.drifting),
             "message": self.message,
+            "reason": self.reason,
         }
 
 
@@ -122,6 +124,66 @@ _CLAIM_TEXT = {
     "upper": "exponent ≤ {e:g} + {m:g} (one-sided)",
     "lower": "exponent ≥ {e:g} − {m:g} (one-sided)",
 }
+
+
+def _reason(
+    verdict: Verdict,
+    lo: float,
+    hi: float,
+    *,
+    expected: float,
+    margin: float,
+    bound: str,
+    exponent_bound: str,
+    limit: str,
+    confidence: float,
+) -> str:
+    """One sentence: why ``[lo, hi]`` gives ``verdict``, naming only the edges the test uses.
+
+    A one-sided test (``exponent_bound`` ``"upper"`` or ``"lower"``) tests one edge of the band:
+    the text names that edge alone, never "the band", since an exponent beyond the other edge
+    is no evidence against the claim.
+    """
+    interval = f"the slope's {100 * confidence:g}% interval [{lo:.3f}, {hi:.3f}]"
+    top, bottom = expected + margin, expected - margin
+    if exponent_bound == "order":
+        band = f"the claimed band {expected:.4g} ± {margin:.4g} = [{bottom:.4g}, {top:.4g}]"
+        if verdict == Verdict.CONSISTENT:
+            return f"{interval} lies inside {band}"
+        if verdict == Verdict.INCONSISTENT:
+            side, edge = ("below", "lower") if hi < bottom else ("above", "upper")
+            value = bottom if hi < bottom else top
+            return f"{interval} lies entirely {side} the {edge} edge {value:.4g} of {band}"
+        edges = [(name, v) for name, v in (("lower", bottom), ("upper", top)) if lo < v < hi]
+        which = f"the {edges[0][0]} edge {edges[0][1]:.4g}" if len(edges) == 1 else "both edges"
+        return (
+            f"{interval} straddles {which} of {band}: this sweep cannot tell whether the "
+            "exponent lies inside the band"
+        )
+    upper = exponent_bound == "upper"
+    edge, name = (top, "upper") if upper else (bottom, "lower")
+    sign = "+" if upper else "−"
+    # what an exponent beyond the tested edge means for the quantity, in the claim's limit
+    kind = {
+        ("large", True): "decaying slower than claimed",
+        ("large", False): "decaying faster than claimed",
+        ("small", True): "shrinking faster than claimed as the variable goes to 0",
+        ("small", False): "shrinking slower than claimed as the variable goes to 0",
+    }[limit, upper]
+    text = (
+        f"bound {bound!r}: only exponents {'above' if upper else 'below'} {expected:.4g} {sign} "
+        f"{margin:.4g}, the quantity {kind}, are inconsistent"
+    )
+    if verdict == Verdict.CONSISTENT:
+        where = "at or below" if upper else "at or above"
+        return f"{interval} lies {where} the claimed {name} edge {edge:.4g} ({text})"
+    if verdict == Verdict.INCONSISTENT:
+        where = "above" if upper else "below"
+        return f"{interval} lies entirely {where} the claimed {name} edge {edge:.4g} ({text})"
+    return (
+        f"{interval} straddles the claimed {name} edge {edge:.4g} ({text}): this sweep cannot "
+        f"tell on which side of {edge:.4g} the exponent lies"
+    )
 
 
 def check_exponent(
@@ -196,4 +258,15 @@ def check_exponent(
         message=message,
         bound=bound,
         limit=limit,
+        reason=_reason(
+            verdict,
+            lo,
+            hi,
+            expected=expected,
+            margin=margin,
+            bound=bound,
+            exponent_bound=exponent_bound,
+            limit=limit,
+            confidence=confidence,
+        ),
     )

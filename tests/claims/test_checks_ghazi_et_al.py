@@ -18,10 +18,8 @@ SERIAL = Execution(backend="serial")
 PAPER = "ghazi-et-al-2023"
 EXPECTED = {
     "ghazi23.thm51.convex_sco.statistical_term": "inconsistent",
-    "ghazi23.thm43.sc_erm": "inconclusive",
-    "ghazi23.thm36.deletion_sensitivity": "inconclusive",
-    "ghazi23.thm53.sc_sco.statistical_term": "inconclusive",
-    "ghazi23.table1.item_sc_sco": "inconclusive",
+    # thm43.sc_erm, thm36.deletion_sensitivity, thm53.sc_sco.statistical_term and
+    # table1.item_sc_sco are sized to be decided at quick (issue #26 item 6): consistent
     # the toolkit's own formulas evaluated: a transcription check, not behaviour (#26)
     "ghazi23.lemmaC1.certificate": "formula",
     "ghazi23.sec6.convex_erm_eps": "formula",

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -201,3 +202,39 @@ def test_one_sided_calibration_and_power(bound, sign):
         for f in _simulated_fits(expected - sign * 0.3, 200, seed=4)
     )
     assert faster / 200 >= 0.90, faster
+
+
+def test_one_sided_reason_names_only_the_edge_tested(fit):
+    # upper bound, claimed edge at the estimate: inconclusive, and the text names the upper edge
+    upper = check_exponent(fit, fit.exponent - 0.1, margin=0.1, bound="upper")
+    edge = f"{fit.exponent:.4g}"
+    assert upper.verdict == "inconclusive"
+    assert f"straddles the claimed upper edge {edge}" in upper.reason
+    assert "bound 'upper'" in upper.reason and "decaying slower than claimed" in upper.reason
+    assert not re.search(r"\blower\b|band|±", upper.reason)
+    lower = check_exponent(fit, fit.exponent + 0.1, margin=0.1, bound="lower")
+    assert lower.verdict == "inconclusive"
+    assert f"straddles the claimed lower edge {edge}" in lower.reason
+    assert not re.search(r"\bupper\b|band|±", lower.reason)
+    assert lower.to_dict()["reason"] == lower.reason
+
+
+def test_one_sided_reason_for_decided_verdicts_and_small_limit(fit):
+    assert "at or below the claimed upper edge -0.4" in (
+        check_exponent(fit, -0.5, margin=0.1, bound="upper").reason
+    )
+    assert "entirely above the claimed upper edge -0.9" in (
+        check_exponent(fit, -1.0, margin=0.1, bound="upper").reason
+    )
+    # an O(·) claim as the variable goes to 0 tests the lower edge of the exponent
+    small = check_exponent(fit, -0.5, margin=0.1, bound="upper", limit="small")
+    assert "claimed lower edge -0.6" in small.reason and "goes to 0" in small.reason
+
+
+def test_two_sided_reason_names_the_band_and_the_edge_straddled(fit):
+    inside = check_exponent(fit, -0.5, margin=0.1)
+    assert "inside the claimed band -0.5 ± 0.1 = [-0.6, -0.4]" in inside.reason
+    edge = check_exponent(fit, fit.exponent - 0.1, margin=0.1)
+    assert f"straddles the upper edge {fit.exponent:.4g} of the claimed band" in edge.reason
+    assert "both edges" in check_exponent(fit, -0.5, margin=0.01).reason
+    assert "entirely above the upper edge -0.9" in check_exponent(fit, -1.0, margin=0.1).reason
