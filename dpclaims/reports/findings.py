@@ -151,7 +151,7 @@ def _piece_why(piece: Mapping[str, Any]) -> str:
     check = ev["check"]
     if caveats and check["verdict"] == "inconsistent":  # the caveats alone made it undecided
         return caveats
-    why = (
+    why = check.get("reason") or (  # results written before checks carried their reason
         f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles an "
         f"edge of the claimed {check['expected']:g} ± {check['margin']:g}: this sweep cannot "
         "tell whether the exponent lies inside the band"
