@@ -161,8 +161,8 @@ def gradient_count(value, rng, *, algorithm="diff2-gd", d=10):
 
 
 AUDIT_TRIALS = Budget(quick=500_000, standard=1_000_000, full=2_000_000)
-AUDIT_ROUNDS = Budget(quick=10, standard=40, full=200)
-AUDIT_PERIOD = Budget(quick=5, standard=8, full=5)
+AUDIT_ROUNDS = Budget(quick=10, standard=20, full=200)
+AUDIT_PERIOD = Budget(quick=5, standard=4, full=5)
 """The §7(a) audit: trials per dataset, R and T of the audited run (ε = 3, u = 1.25).
 
 The canary's log-likelihood ratio S is N(±μ²/2, μ²) with μ = sqrt(ε/α*) = 0.577 whatever R and T
@@ -171,8 +171,8 @@ per trial and round) and how many restarts and difference rounds the transcript 
 reach depends on the trials alone.  Against the claim ε = 3 a threshold test on S reaches (90%
 power, 95% confidence) 2.8× the pair's leakage at 1e4 trials, 1.9× at 3e5, 1.82× at 5e5 and
 1.73× at 1e6, so quick runs R = 10, T = 5 (2 restarts, 8 difference rounds) at 5e5 trials (≈ 5 s
-per claim), standard R = 40, T = 8 (5 restarts) at 1e6, full the spec's R = 200, T = 5 (40
-restarts) at 2e6."""
+per claim), standard R = 20, T = 4 (5 restarts, 15 difference rounds) at 1e6 (the cost of the
+former 1e5 trials at R = 200), full the spec's R = 200, T = 5 (40 restarts) at 2e6."""
 
 REFERENCE_NOTE = (
     "exact ε of the pair: the canary attains Lemma C.1's sensitivity 2C/(n_p P) in every round, "
