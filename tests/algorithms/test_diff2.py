@@ -411,3 +411,35 @@ def test_calibration_mutants_change_only_their_line():
     assert once.sigma2 == ref.sigma2
     assert once.sigma1 == pytest.approx(ref.sigma1 / math.sqrt(ref.restarts))
     assert (once.rounds, once.period, once.eta) == (ref.rounds, ref.period, ref.eta)
+
+
+def test_mutant_audits_run_at_the_quick_registry_setting():
+    """The mutants' canary audits use the quick registry audit's R and T (M2: R = 20, T = 2);
+    their true ε is the GDP ε of the σ's they use (M3 halves both: μ doubles to 1.155)."""
+    from dpclaims.algorithms.mutants.diff2 import M2_AUDIT, MUTANT_AUDIT
+    from dpclaims.claims.checks.diff2 import AUDIT_PERIOD, AUDIT_ROUNDS
+
+    assert MUTANT_AUDIT == {"rounds": AUDIT_ROUNDS["quick"], "period": AUDIT_PERIOD["quick"]}
+    true = {m.name: m.true_epsilon for m in list_mutants(paper="murata-suzuki-2023")}
+    assert true["diff2-m2-restarts-not-composed"] == pytest.approx(7.93, abs=0.01)
+    assert true["diff2-m3-add-remove-sensitivity"] == pytest.approx(5.17, abs=0.01)
+    assert true["diff2-m4-mean-silo-size"] == pytest.approx(17.95, abs=0.01)
+    m2 = next(m for m in list_mutants(paper="murata-suzuki-2023") if m.name.startswith("diff2-m2"))
+    alg = m2.build().mechanism.algorithm
+    assert (alg.rounds, alg.period) == (M2_AUDIT["rounds"], M2_AUDIT["period"])
+
+
+@pytest.mark.slow
+def test_add_remove_mutant_dies_at_quick():
+    """M3 (σ's halved, true ε 5.17) survived the 1e4-trial audit (2.99 ≤ 3); the quick registry
+    audit (5e5 trials) kills it."""
+    from dpclaims.claims.mutation import kill_matrix
+
+    report = kill_matrix(
+        "murata-suzuki-2023",
+        budget="quick",
+        names=["diff2-m3-add-remove-sensitivity"],
+        backend="serial",
+    )
+    row = report["matrix"][0]
+    assert row["killed"] and row["epsilon_lower"] > 3.3, row

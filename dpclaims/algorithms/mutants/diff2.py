@@ -2,9 +2,10 @@
 
 Each is a subclass of :class:`~dpclaims.algorithms.diff2.DIFF2GD` that overrides the one line it
 gets wrong.  Privacy mutants build the §7(a) canary audit
-(:func:`~dpclaims.algorithms.diff2.canary_audit_target`); their ``true_epsilon`` is the exact GDP
-ε of the σ's they really use, at the audit's defaults (ε = 3, δ = 1e-5, R = 200, T = 5; M4 on
-silos n = (5, 50)), or None where the leak is not Gaussian.
+(:func:`~dpclaims.algorithms.diff2.canary_audit_target`) at :data:`MUTANT_AUDIT` (ε = 3,
+δ = 1e-5, R = 10, T = 5, the quick registry audit's R and T, so that its 5e5 trials per
+dataset cost seconds; M2 at :data:`M2_AUDIT`, M4 on silos n = (5, 50)); their ``true_epsilon``
+is the exact GDP ε of the σ's they really use there, or None where the leak is not Gaussian.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ __all__ = [
     "NoiselessAccumulation",
     "MeanSiloSize",
     "M4_SILO_SIZES",
+    "MUTANT_AUDIT",
+    "M2_AUDIT",
     "build_utility_mutant",
 ]
 
@@ -108,8 +111,21 @@ class MeanSiloSize(DIFF2GD):
         return tuple(shrink * s for s in super()._noise_multipliers(**schedule))
 
 
+MUTANT_AUDIT = {"rounds": 10, "period": 5}
+"""R and T of the mutants' canary audits: the quick registry audit's (``AUDIT_ROUNDS`` and
+``AUDIT_PERIOD`` of :mod:`dpclaims.claims.checks.diff2`); S's law does not depend on them for a
+correct implementation, and a trial costs ≈ 0.5 µs per round."""
+
+M2_AUDIT = {"rounds": 20, "period": 2}
+"""R and T of M2's audit: its leak grows with the number of restarts ⌈R/T⌉ (σ1 too small by
+sqrt(⌈R/T⌉)); at R = 20, T = 2 that is 10 restarts, true ε 7.93 (5.32 at R = 10, T = 2; 18.7 at
+the spec's R = 200, T = 5).  The registry statistic weighs the rounds with the *claimed* σ's, which
+under-weighs M2's restarts: at 5e5 trials it certifies 3.35 at R = 20, T = 2 (seeds 0, 1), only
+3.1 at R = 10, T = 2."""
+
+
 def _true_epsilon(algorithm: type[DIFF2GD], **options) -> float:
-    target = canary_audit_target(algorithm, **options)
+    target = canary_audit_target(algorithm, **{**MUTANT_AUDIT, **options})
     return gdp_epsilon(target.mechanism.algorithm.mu, target.claim.delta)
 
 
@@ -133,7 +149,7 @@ register_mutant(
         "noise keeps σ2·C2·‖x_{r−1} − x_{r−2}‖ (Alg. 1 line 7); invisible to utility tests on "
         "smooth data",
         true_epsilon=None,
-        build=partial(canary_audit_target, UnscaledDiffRadius),
+        build=partial(canary_audit_target, UnscaledDiffRadius, **MUTANT_AUDIT),
         caught_by="audit (transcript LR statistic, spec §7(a))",
     )
 )
@@ -142,9 +158,10 @@ register_mutant(
         name="diff2-m2-restarts-not-composed",
         paper=PAPER,
         kind="privacy",
-        description="M2: σ1² calibrated for one restart instead of ⌈R/T⌉ (Prop. 4.1)",
-        true_epsilon=_true_epsilon(RestartsNotComposed),
-        build=partial(canary_audit_target, RestartsNotComposed),
+        description="M2: σ1² calibrated for one restart instead of ⌈R/T⌉ (Prop. 4.1); audited at "
+        "R = 20, T = 2 (10 restarts)",
+        true_epsilon=_true_epsilon(RestartsNotComposed, **M2_AUDIT),
+        build=partial(canary_audit_target, RestartsNotComposed, **M2_AUDIT),
         caught_by="audit (transcript LR statistic; parametric μ̂) and the Prop. 4.1 calibration "
         "check",
     )
@@ -157,7 +174,7 @@ register_mutant(
         description="M3: noise sized for sensitivity C/(n_p P) (add/remove thinking) instead of "
         "2C/(n_p P): σ's halved",
         true_epsilon=_true_epsilon(AddRemoveSensitivity),
-        build=partial(canary_audit_target, AddRemoveSensitivity),
+        build=partial(canary_audit_target, AddRemoveSensitivity, **MUTANT_AUDIT),
         caught_by="audit (transcript LR statistic; parametric μ̂)",
     )
 )
@@ -170,7 +187,7 @@ register_mutant(
         "ṽ_{r−1}, so ṽ_r reveals the whole clipped sum since the last restart under one round's "
         "noise",
         true_epsilon=None,
-        build=partial(canary_audit_target, NoiselessAccumulation, accumulated=True),
+        build=partial(canary_audit_target, NoiselessAccumulation, accumulated=True, **MUTANT_AUDIT),
         caught_by="audit (accumulated-mean LR statistic)",
     )
 )
@@ -186,7 +203,7 @@ register_mutant(
         "σ's are calibrated with the mean n_p (27.5) instead of n_min (5) (Prop. 4.1): noise "
         "n_mean/n_min = 5.5× too small for a record of the smallest silo",
         true_epsilon=_true_epsilon(MeanSiloSize, silo_sizes=M4_SILO_SIZES),
-        build=partial(canary_audit_target, MeanSiloSize, silo_sizes=M4_SILO_SIZES),
+        build=partial(canary_audit_target, MeanSiloSize, silo_sizes=M4_SILO_SIZES, **MUTANT_AUDIT),
         caught_by="audit (transcript LR statistic, canary in the smallest silo)",
     )
 )
