@@ -230,7 +230,10 @@ def test_pure_dp_audit_in_d2_is_consistent(sampler):
         seed=0,
         backend="serial",
     )
-    assert result.verdict == "consistent" and 0.15 <= result.epsilon_lower <= 1.0
+    # not a violation; the outlier pair shows about half the claim, so the audit's reach is
+    # above 2x and the verdict says so (issue #26)
+    assert result.verdict == "consistent_weak" and 0.15 <= result.epsilon_lower <= 1.0
+    assert result.reach.factor > 2
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])
