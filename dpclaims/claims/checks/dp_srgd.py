@@ -11,12 +11,13 @@ upper bound: decaying faster is consistent) and margin from the claim
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ...algorithms.dp_srgd import AcceleratedDPSRGD, c_dp, canary_audit
 from ...algorithms.dp_srgd_tree import TreeNoise, tree_height
-from ...audit.gdp import gdp_epsilon
+from ...audit.gdp import gdp_delta, gdp_epsilon
 from ...audit.target import AuditTarget
 from ...hardinstances.linear import LinearBallInstance
 from ...hardinstances.quadratic import LeastSquaresInstance, NesterovChainInstance
@@ -26,7 +27,10 @@ from ...stats import exceedance_interval, mean_interval
 from ..experiments import Budget, register_experiment
 from ..standard import AuditExperiment, CombinedExperiment, RateExperiment, ValueExperiment
 
-AUDIT_TRIALS = Budget(quick=30_000, standard=1_000_000, full=4_000_000)
+AUDIT_TRIALS = Budget(quick=300_000, standard=1_000_000, full=4_000_000)
+"""Trials per dataset of the tree and V1 audits (B = 1 canary runs: ~3 s per 3e5 at T = 16)."""
+V2_AUDIT_TRIALS = Budget(quick=100_000, standard=300_000, full=1_000_000)
+"""Trials per dataset of each V2 audit part (n = 256, B = 16: ~5× the cost per trial)."""
 REPLICATES = Budget(quick=3, standard=10)
 
 
@@ -293,22 +297,32 @@ def unaccelerated_rounds(n: int, rng) -> float:
 # --------------------------------------------------------------------------- privacy
 
 
+CANARY_BATCH = 1
+"""Batch size B of the privacy audits' canary runs.  B does not change the canary's privacy (the
+leaf moves by C_Δ/(Bβ) and σ is calibrated ∝ 1/(Bβ)), so the cheapest run, B = 1, is used."""
+
+
+def _tree_audit() -> AuditTarget:
+    return canary_audit(AcceleratedDPSRGD.for_canary(batch_size=CANARY_BATCH))
+
+
 @register_experiment("cgt24.tree.gdp")
 def audit_tree_gdp(claim, budget):
     """Tree release with σ = C sqrt(h)/μ*, μ* = μ*(2, 1e-5): exactly (2, 1e-5)-DP; certified
     audit."""
     return AuditExperiment(
-        build=canary_audit,
+        build=_tree_audit,
         trials=AUDIT_TRIALS[budget],
         reference_epsilon=2.0,
-        note="white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, exact "
-        "calibration; 10^6 trials certify ~1.45 (the Clopper-Pearson limit at δ = 1e-5 is "
-        "~1.56), the parametric GDP estimate reaches ~1.97",
+        reference_note="exact: the node statistic of the first-batch canary is N(0, hσ²) vs "
+        "N(h C/(Bβ), hσ²), i.e. μ*(2, 1e-5)-GDP, whose ε at δ = 1e-5 is 2 by construction",
+        note=f"white-box node statistic, canary in batch 0 (h = 5 nodes), T = 16, "
+        f"B = {CANARY_BATCH}, exact calibration; the pair attains the claim (exact ε = 2)",
     )
 
 
 def _paper_clipped_audit() -> AuditTarget:
-    return canary_audit(AcceleratedDPSRGD.for_canary(calibration="paper"))
+    return canary_audit(AcceleratedDPSRGD.for_canary(calibration="paper", batch_size=CANARY_BATCH))
 
 
 def printed_sigma_epsilons(schedule: str = "v1", steps: int = 16) -> dict:
@@ -318,7 +332,8 @@ def printed_sigma_epsilons(schedule: str = "v1", steps: int = 16) -> dict:
     μ = ε/sqrt(2 ln(2.5/δ)) (= target μ / its μ): sqrt(log₂T/(2(1+⌈log₂T⌉))) for Cor. 5.7
     (too small), 2·sqrt(log₂T/(1+⌈log₂T⌉)) for Cor. 5.11 (too large).  ε's are the tight GDP
     ε of the μ the printed σ gives, at δ/2 = 5e-6 (the claim's convention: the clipped
-    algorithm is (ε, δ/2)-DP, the unclipped one is δ/2 from it in TV) and at δ.
+    algorithm is (ε, δ/2)-DP, the unclipped one is δ/2 from it in TV) and at δ;
+    ``delta_at_claimed_epsilon`` is the tight δ of that μ at the claimed ε.
     """
     if schedule == "v1":
         algo = AcceleratedDPSRGD.for_canary(calibration="printed", steps=steps)
@@ -335,74 +350,151 @@ def printed_sigma_epsilons(schedule: str = "v1", steps: int = 16) -> dict:
         ),
         "epsilon_at_delta/2": gdp_epsilon(algo.mu, 5e-6),
         "epsilon_at_delta": gdp_epsilon(algo.mu, 1e-5),
+        "delta_at_claimed_epsilon": gdp_delta(algo.privacy_claim.epsilon, algo.mu),
         "claimed_epsilon": algo.privacy_claim.epsilon,
     }
 
 
 @register_experiment("cgt24.v1.privacy.clipped")
-def audit_v1_clipped_and_printed_sigma(claim, budget):
-    """Clipped V1: the Lemma 5.6 σ audited (consistent), and the σ printed in Cor. 5.7 computed
-    exactly (a finding)."""
+def audit_v1_clipped_lemma56_sigma(claim, budget):
+    """Clipped V1 with the σ Lemma 5.6 needs for μ = ε/sqrt(2 ln(2.5/δ)): (ε, δ/2)-DP (holds).
+
+    The pair's exact ε is 1.63 at δ/2 for a claim of 2: the GDP→DP conversion of the paper
+    is conservative by 1.23×.  The σ *printed* in Cor. 5.7 is the claim
+    ``cgt24.v1.privacy.printed_sigma``.
+    """
     algo = _paper_clipped_audit().mechanism.algorithm
-    audit = AuditExperiment(
+    return AuditExperiment(
         build=_paper_clipped_audit,
         trials=AUDIT_TRIALS[budget],
-        reference_epsilon=algo.epsilon_exact,
-        note="calibration='paper': σ = C_Δ sqrt(1+⌈log₂T⌉)/(Bβμ), the σ Lemma 5.6 needs for "
-        "μ = ε/sqrt(2 ln(2.5/δ)); holds",
+        reference_epsilon=round(algo.epsilon_exact, 4),
+        reference_note="exact GDP ε at δ/2 = 5e-6 of μ = ε/sqrt(2 ln(2.5/δ)) = "
+        f"{algo.mu:.4f} (the node statistic of the first-batch canary attains μ)",
+        note="calibration='paper': σ = C_Δ sqrt(1+⌈log₂T⌉)/(Bβμ), μ = ε/sqrt(2 ln(2.5/δ)), "
+        f"T = 16, B = {CANARY_BATCH}, first-batch canary (h = 5 nodes); the pair's exact ε is "
+        f"{algo.epsilon_exact:.2f} at δ/2 for the claimed 2 (the paper's GDP→DP conversion "
+        f"is conservative by {2.0 / algo.epsilon_exact:.2f}×); the σ printed in Cor. 5.7 is "
+        "checked by cgt24.v1.privacy.printed_sigma",
     )
+
+
+@dataclass(frozen=True)
+class _FindingValue(ValueExperiment):
+    """A :class:`ValueExperiment` whose summary opens with ``headline`` (the finding in words)."""
+
+    headline: str = ""
+
+    def run(self, **kwargs) -> dict:
+        out = super().run(**kwargs)
+        return {**out, "summary": f"{self.headline}; {out['summary']}"}
+
+
+@register_experiment("cgt24.v1.privacy.printed_sigma")
+def value_v1_printed_sigma(claim, budget):
+    """Cor. 5.7 as printed: its σ gives ε 2.705 at δ/2 (2.603 at δ) for the claimed 2 (exact)."""
     printed = printed_sigma_epsilons("v1")
+    factor = 1 / printed["factor"]
 
     def compute(rng):
-        return {"epsilon_at_delta/2_of_printed_sigma": printed["epsilon_at_delta/2"]}
+        return {
+            "epsilon_at_delta/2": printed["epsilon_at_delta/2"],
+            "epsilon_at_delta": printed["epsilon_at_delta"],
+            "delta_at_claimed_epsilon": printed["delta_at_claimed_epsilon"],
+            "sigma_shortfall": factor,
+        }
 
-    finding = ValueExperiment(
+    return _FindingValue(
         compute=compute,
-        expected={"epsilon_at_delta/2_of_printed_sigma": printed["claimed_epsilon"]},
-        rtol=1e-3,
-        note="FINDING about the paper (exact, white-box): the σ printed in Cor. 5.7, "
-        "c_DP L sqrt(log T ln(2.5/δ))/(εBβ) with log = log₂, is too small by "
-        "sqrt(2(1+⌈log₂T⌉)/log₂T) = "
-        f"{1 / printed['factor']:.3f} at T = 16 (Lemma 5.6 needs sqrt(1+⌈log₂T⌉)·"
-        "sqrt(2 ln(2.5/δ))/ε).  Its true ε is "
-        f"{printed['epsilon_at_delta/2']:.2f} at δ/2 = 5e-6 (the claim's convention: the "
-        "clipped algorithm is (ε, δ/2)-DP, the unclipped one within δ/2 in TV) and "
-        f"{printed['epsilon_at_delta']:.2f} at δ = 1e-5, for a claimed ε = 2; registered "
-        "as mutant cgt24-m3-printed-sigma (at T = 2 the threshold audit certifies "
-        "ε ≥ 2.10 > 2 with 10^5 trials)",
-    )
-    return CombinedExperiment(
-        parts={"lemma56_sigma": audit, "printed_sigma": finding},
-        note="Cor. 5.7 with the σ Lemma 5.6 derives holds; the σ as printed does not",
+        le={
+            "epsilon_at_delta/2": printed["claimed_epsilon"],
+            "epsilon_at_delta": printed["claimed_epsilon"],
+            "delta_at_claimed_epsilon": 1e-5,
+        },
+        expected={"sigma_shortfall": 1 / printed["formula_factor"]},
+        rtol=1e-9,
+        headline=(
+            "FINDING (exact, white-box): Cor. 5.7's printed σ is too small by "
+            f"√(2(1+⌈log₂T⌉)/log₂T) = {factor:.3f} at T = 16; its ε is "
+            f"{printed['epsilon_at_delta/2']:.3f} at δ/2 = 5e-6 and "
+            f"{printed['epsilon_at_delta']:.3f} at δ = 1e-5 for the claimed ε = 2, and its δ at "
+            f"ε = 2 is {printed['delta_at_claimed_epsilon']:.2g} (36× δ)"
+        ),
+        note="σ = c_DP L sqrt(log T ln(2.5/δ))/(εBβ) with log = log₂, as printed in Cor. 5.7 "
+        "(and Thm 5.8), against the σ = c_DP L sqrt(1+⌈log₂T⌉)·sqrt(2 ln(2.5/δ))/(εBβ) that "
+        "Lemma 5.6 needs for μ = ε/sqrt(2 ln(2.5/δ)); the ε's and δ are the tight Gaussian-DP "
+        "values of the μ the printed σ gives on the first-batch canary (h = 5 nodes), which "
+        "attains it.  The Lemma 5.6 σ holds (cgt24.v1.privacy.clipped).  Registered as mutant "
+        "cgt24-m3-printed-sigma, audited at T = 2 (shortfall 2×), where the tree audit "
+        "certifies ε > 2",
     )
 
 
-def _v2_printed_audit() -> AuditTarget:
+def _v2_printed_audit(*, relaxed: bool = False) -> AuditTarget:
     problem = Problem(n=256, epsilon=2.0, delta=1e-5, lipschitz=1.0, radius=1.0, loss=LinearLoss())
     algo = AcceleratedDPSRGD.from_theorem(
         problem, schedule="v2", constants="paper", calibration="printed"
     )
-    return canary_audit(algo)
+    target = canary_audit(algo)
+    if not relaxed:
+        return target
+    tight = round(algo.epsilon_exact, 3)
+    return replace(
+        target,
+        claim=replace(
+            target.claim,
+            epsilon=tight,
+            source=f"RELAXED (not the paper's claim): the mechanism's tight ε {tight} at δ/2",
+        ),
+        name=f"{target.name} (relaxed claim: tight ε)",
+    )
+
+
+def _v2_relaxed_audit() -> AuditTarget:
+    return _v2_printed_audit(relaxed=True)
 
 
 @register_experiment("cgt24.v2.privacy")
 def audit_v2_printed_sigma(claim, budget):
     """V2 (n = 256, B = T = 16, β = 8Ln^{3/2}/(RB²), C_Δ = 4L), the σ printed in Cor. 5.11.
 
-    Claimed (2, δ/2).
+    Claimed (2, δ/2).  The printed σ over-noises (tight ε 0.86), so no audit of the paper's
+    claim can reach a 2× violation of it; the second part audits the same pair against its
+    tight ε (a relaxed claim, labelled), which a 2× leakage error would exceed.
     """
     algo = _v2_printed_audit().mechanism.algorithm
     printed = printed_sigma_epsilons("v2")
-    return AuditExperiment(
+    exact = round(algo.epsilon_exact, 4)
+    reference_note = (
+        f"exact GDP ε at δ/2 = 5e-6 of the printed σ's μ = {algo.mu:.4f} (the first-batch "
+        "canary's node statistic attains μ)"
+    )
+    claim_part = AuditExperiment(
         build=_v2_printed_audit,
-        trials=AUDIT_TRIALS[budget],
-        reference_epsilon=algo.epsilon_exact,
+        trials=V2_AUDIT_TRIALS[budget],
+        reference_epsilon=exact,
+        reference_note=reference_note,
         note="Cor. 5.11's printed σ, (16√2c_M+8√2)L sqrt(log T ln(2.5/δ))/(εBβ), is CONSERVATIVE: "
         "it over-noises by 2·sqrt(log₂T/(1+⌈log₂T⌉)) = "
         f"{printed['factor']:.2f}x at T = 16 (μ = {1 / printed['factor']:.2f}x the target "
         f"ε/sqrt(2 ln(2.5/δ))), so its true ε is {printed['epsilon_at_delta/2']:.2f} at "
         f"δ/2 = 5e-6 ({printed['epsilon_at_delta']:.2f} at δ) for a claimed 2: the claim "
-        "holds with room to spare (a finding about the constant, not a failing claim)",
+        f"is conservative by {2.0 / printed['epsilon_at_delta/2']:.2f}× (a finding about the "
+        "constant, not a failing claim); no audit of this claim can reach 2 (see tight_epsilon)",
+    )
+    tight_part = AuditExperiment(
+        build=_v2_relaxed_audit,
+        trials=V2_AUDIT_TRIALS[budget],
+        reference_epsilon=exact,
+        reference_note=reference_note,
+        note=f"RELAXED claim (not the paper's): the same pair held to its tight ε "
+        f"{round(algo.epsilon_exact, 3)} at δ/2, so that the reach is relative to the tight ε "
+        "(the audit would catch a 2× leakage error of the implementation)",
+    )
+    return CombinedExperiment(
+        parts={"paper_claim": claim_part, "tight_epsilon": tight_part},
+        note=f"the paper's claim (2, δ/2) holds with room: conservative by "
+        f"{2.0 / printed['epsilon_at_delta/2']:.2f}× (tight ε "
+        f"{printed['epsilon_at_delta/2']:.2f}); audited against 2 and against the tight ε",
     )
 
 
