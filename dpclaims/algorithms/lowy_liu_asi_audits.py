@@ -90,6 +90,8 @@ def alg1_audit(
     m: int = 16,
     epsilon: float = AUDIT_EPSILON,
     delta: float = 1e-5,
+    tau_multiplier: float | None = None,
+    radius: float | None = None,
 ) -> AuditSetup:
     """Algorithm 1 end-to-end on a spec §7(a) pair.
 
@@ -97,7 +99,9 @@ def alg1_audit(
     radius 10³ηLm; τ-multiplier: τ_1 = D_c/4 (P1, P3), 10⁻⁶·D_c (P2), 10⁻³·D_c (P4: a small
     σ makes a filter that runs off the gate visible; privacy holds for any τ, spec §3.7), with
     D_c = η_1(m+1)/2 the cluster offset.  P3 places the outlier at 1.99τ_1.  ``info`` holds C,
-    k, D_c, τ_1 and the predicted exact ε.
+    k, D_c, τ_1 and the predicted exact ε.  ``tau_multiplier`` overrides τ_1/D_c and ``radius``
+    the domain radius (privacy holds for any τ and domain, spec §3.5: a large τ with an outlier
+    at 1.99τ_1 exposes noise that does not scale with τ).
     """
     from ..hardinstances.canaries import (
         balanced_clusters_pair,
@@ -109,13 +113,21 @@ def alg1_audit(
 
     check_choice(pair, ("P1", "P2", "P3", "P4"), "pair")
     problem = Problem(
-        n=n, m=m, d=1, epsilon=epsilon, delta=delta, radius=1000.0 * m, loss=_audit_loss()
+        n=n,
+        m=m,
+        d=1,
+        epsilon=epsilon,
+        delta=delta,
+        radius=1000.0 * m if radius is None else radius,
+        loss=_audit_loss(),
     )
     probe = Algorithm1.from_theorem(problem, eta=1.0, partition="index")
     eta1, steps = probe.step_sizes[0], probe.steps[0]
     # D_c: a constant-gradient user's average iterate moves η_1(T+1)/2
     offset = eta1 * (steps + 1) / 2.0
-    tau1 = offset * {"P1": 0.25, "P2": 1e-6, "P3": 0.25, "P4": 1e-3}[pair]
+    if tau_multiplier is None:
+        tau_multiplier = {"P1": 0.25, "P2": 1e-6, "P3": 0.25, "P4": 1e-3}[pair]
+    tau1 = offset * tau_multiplier
     algo = algorithm.from_theorem(
         problem, eta=1.0, partition="index", tau_const=tau1 / (eta1 * math.sqrt(steps))
     )
