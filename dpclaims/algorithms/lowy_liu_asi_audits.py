@@ -92,6 +92,7 @@ def alg1_audit(
     delta: float = 1e-5,
     tau_multiplier: float | None = None,
     radius: float | None = None,
+    side: str = "above",
 ) -> AuditSetup:
     """Algorithm 1 end-to-end on a spec §7(a) pair.
 
@@ -101,7 +102,10 @@ def alg1_audit(
     D_c = η_1(m+1)/2 the cluster offset.  P3 places the outlier at 1.99τ_1.  ``info`` holds C,
     k, D_c, τ_1 and the predicted exact ε.  ``tau_multiplier`` overrides τ_1/D_c and ``radius``
     the domain radius (privacy holds for any τ and domain, spec §3.5: a large τ with an outlier
-    at 1.99τ_1 exposes noise that does not scale with τ).
+    at 1.99τ_1 exposes noise that does not scale with τ).  ``side`` (P1): "above" puts s(D') at
+    or just above the threshold 4C/5 (both scores pass: the halt event is the Laplace lower tail),
+    "below" puts s(D) at or just below it (the pass event is the upper tail, so repeated tests of
+    the same users, mutant M4, multiply its ratio).
     """
     from ..hardinstances.canaries import (
         balanced_clusters_pair,
@@ -133,8 +137,13 @@ def alg1_audit(
     )
     C = algo.C
     info = {"C": C, "D_c": offset, "tau_1": algo.taus[0], "reference_epsilon": 0.0}
+    check_choice(side, ("above", "below"), "side")
     if pair == "P1":
         k = halting_threshold_size(C)
+        if side == "below":  # largest k with s(D) = (k² + (C−k)²)/C ≤ 4C/5
+            k -= 1
+            while (k**2 + (C - k) ** 2) / C > 0.8 * C:
+                k -= 1
         base = halting_threshold_pair(size=C, k=k, m=m, d=1, cluster_b=-1.0)
         info.update(k=k, reference_epsilon=2.0 * (k - 1) * epsilon / (20.0 * C))
     elif pair == "P2":

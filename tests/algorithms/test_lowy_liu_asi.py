@@ -21,6 +21,7 @@ from dpclaims.algorithms.lowy_liu_asi import (
     user_level_dpsgd,
 )
 from dpclaims.algorithms.lowy_liu_asi_audits import (
+    HaltIndicator,
     HaltingTime,
     alg1_halt_claim,
     halting_time_claim,
@@ -286,6 +287,7 @@ def test_mutant_corpus_registered():
         "lla24-m5-alg2-leaky-halt",
         "lla24-m2-alg1-item-sigma",
         "lla24-m2-alg2-item-sigma",
+        "lla24-m4-alg1-reuse-users",
     ],
 )
 def test_audited_mutants_are_violations(name):
@@ -369,6 +371,24 @@ def test_sigma_sqrt_n_mutant_noise_scale():
     problem = Problem(n=4000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
     good = Algorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
     assert bad.sigmas[0] / good.sigmas[0] == pytest.approx(math.sqrt(good.phase_sizes[0]))
+
+
+def test_m4_pair_leaves_the_reference_within_its_tight_epsilon():
+    """Two phases, s(D) just below 4C/5: the reference's halt bit keeps its one test's ε."""
+    setup = alg1_audit("P1", n=12_000, side="below")
+    C, k = setup.algorithm.C, setup.info["k"]
+    assert len(setup.algorithm.params["n_i"]) == 2 and (k**2 + (C - k) ** 2) / C <= 0.8 * C
+    t = setup.target
+    res = audit(
+        HaltIndicator(t.mechanism),
+        t.d0,
+        t.d1,
+        claim=alg1_halt_claim(t.mechanism),
+        trials=20_000,
+        seed=0,
+        backend="serial",
+    )
+    assert res.verdict == "consistent" and res.epsilon_lower < setup.info["reference_epsilon"]
 
 
 def test_m2_pairs_leave_the_reference_private():

@@ -266,10 +266,24 @@ _MUTANTS = [
     _privacy(
         name="lla24-m4-alg1-reuse-users",
         description="M4: every phase of Algorithm 1 draws its users from the start of the order "
-        "(phases overlap)",
+        "(phases overlap): a user sits in every phase's score test, so the halt bit's tests "
+        "compose instead of running in parallel (l phases: l·ε(C−1)/(10C); 0.355 on the "
+        "two-phase P1 below the threshold, vs the halt bit's tight ε 0.2). Audited, as "
+        "lla24.alg1.privacy is, against the halt bit's tight ε (the whole mechanism stays below "
+        "the theorem's ε = 2 for few phases, hence true ε unknown)",
         true_epsilon=None,
-        build=audit_builder(alg1_audit, "P2", algorithm=ReuseUsersAlgorithm1),
-        caught_by="white-box partition-disjointness test",
+        build=audit_builder(
+            alg1_audit,
+            "P1",
+            algorithm=ReuseUsersAlgorithm1,
+            wrap=HaltIndicator,
+            claim_of=alg1_halt_claim,
+            n=12_000,
+            side="below",
+        ),
+        caught_by="audit of the halt bit on P1 with n = 12000 (two phases, the same users in "
+        "both) and s(D) just below 4C/5, against the tight ε 0.2: certified 0.295 at 2e4 trials "
+        "(the reference: 0.154); also the white-box partition-disjointness test",
     ),
     _privacy(
         name="lla24-m5-alg1-leaky-halt",
