@@ -287,7 +287,6 @@ def test_mutant_corpus_registered():
         "lla24-m5-alg2-leaky-halt",
         "lla24-m2-alg1-item-sigma",
         "lla24-m2-alg2-item-sigma",
-        "lla24-m4-alg1-reuse-users",
     ],
 )
 def test_audited_mutants_are_violations(name):
@@ -389,6 +388,9 @@ def test_m4_pair_leaves_the_reference_within_its_tight_epsilon():
         backend="serial",
     )
     assert res.verdict == "consistent" and res.epsilon_lower < setup.info["reference_epsilon"]
+    bad = get_mutant("lla24-m4-alg1-reuse-users").build()
+    res = audit(bad.mechanism, bad.d0, bad.d1, claim=bad.claim, trials=20_000, seed=0)
+    assert res.verdict == "violation" and res.epsilon_lower > 0.25  # exact 2 × 0.177
 
 
 def test_m2_pairs_leave_the_reference_private():
