@@ -71,6 +71,8 @@ class Algorithm3Run:
     kept_all : (T,) True when no user was ever filtered out (the good event of spec §4.8)
     phases : list of per-phase :class:`Algorithm2Run` (transcript only)
     users : list of (T, n_i) users of each phase (transcript only)
+    halt_step : (T,) 1-based step of the halt within its phase, 0 if none (None where a variant
+    does not record it)
     """
 
     theta: np.ndarray
@@ -80,6 +82,7 @@ class Algorithm3Run:
     kept_all: np.ndarray
     phases: list | None = None
     users: list | None = None
+    halt_step: np.ndarray | None = None
 
     def to_dict(self) -> dict:
         return run_summary(self, removal_rate=float(np.mean(~self.kept_all)))
@@ -380,6 +383,7 @@ class Algorithm3:
         x = np.broadcast_to(np.asarray(self.start), (trials, self.d)).copy()
         halted = np.zeros(trials, dtype=bool)
         halt_phase = np.zeros(trials, dtype=np.int64)
+        halt_step = np.zeros(trials, dtype=np.int64)
         out = np.zeros((trials, self.d))
         grads = np.zeros(trials, dtype=np.int64)
         kept_all = np.ones(trials, dtype=bool)
@@ -401,6 +405,7 @@ class Algorithm3:
             halt_now = live & res.halted
             out[halt_now] = res.theta[halt_now]  # 0, or a mutant's leak
             halt_phase[halt_now] = i + 1
+            halt_step[halt_now] = res.halt_step[halt_now]
             halted |= halt_now
             x = np.where(halted[:, None], x, res.theta)
             if transcript:
@@ -415,6 +420,7 @@ class Algorithm3:
             kept_all=kept_all,
             phases=phases if transcript else None,
             users=users_log if transcript else None,
+            halt_step=halt_step,
         )
 
 

@@ -309,7 +309,12 @@ def stack_runs(cls, parts: list):
         if values[0] is None:
             stacked[f.name] = None
         elif isinstance(values[0], list):
-            stacked[f.name] = [np.concatenate(v) for v in zip(*values, strict=True)]
+            stacked[f.name] = [
+                stack_runs(type(v[0]), list(v))
+                if dataclasses.is_dataclass(v[0])
+                else np.concatenate(v)
+                for v in zip(*values, strict=True)
+            ]
         elif np.ndim(values[0]) == 0:
             stacked[f.name] = values[0]
         else:

@@ -14,10 +14,18 @@ from dpclaims.algorithms.lowy_liu_asi import (
     SmoothedAlgorithm3,
     alg1_audit,
     alg2_audit,
+    alg3_audit,
     alg3_gradient_count,
     alg3_tau,
     item_level_dpsgd,
     user_level_dpsgd,
+)
+from dpclaims.algorithms.lowy_liu_asi_audits import (
+    HaltIndicator,
+    HaltingTime,
+    alg1_halt_claim,
+    halting_time_claim,
+    q1_exact,
 )
 from dpclaims.algorithms.lowy_liu_asi_core import (
     acsa_coefficients,
@@ -277,6 +285,8 @@ def test_mutant_corpus_registered():
         "lla24-m3b-alg1-no-test",
         "lla24-m5-alg1-leaky-halt",
         "lla24-m5-alg2-leaky-halt",
+        "lla24-m2-alg1-item-sigma",
+        "lla24-m2-alg2-item-sigma",
     ],
 )
 def test_audited_mutants_are_violations(name):
@@ -326,12 +336,12 @@ def test_m3c_caught_by_reference_eps_check():
     bad = reference_eps_experiment("quick", algorithm=Laplace2Algorithm1).run(seed=0)
     assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
     assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
-    # the audit's certified lower bound exceeds the exact reference: a certified detection
-    # (still below ε = 2)
+    # against the halt bit's tight ε ≈ 0.2 (proof of Thm B.1 step 2) the audit kills it
     t = get_mutant("lla24-m3c-alg1-laplace-2").build()
     res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0, backend="serial")
     reference = alg1_audit("P1").info["reference_epsilon"]
-    assert res.certified and res.epsilon_lower > 5 * reference and res.verdict == "consistent"
+    assert t.claim.epsilon == pytest.approx(0.2, abs=1e-3)
+    assert res.epsilon_lower > 5 * reference and res.verdict == "violation"
 
 
 @pytest.mark.slow
@@ -360,3 +370,90 @@ def test_sigma_sqrt_n_mutant_noise_scale():
     problem = Problem(n=4000, m=16, d=4, epsilon=4.0, delta=1e-7, radius=1.0)
     good = Algorithm3.from_theorem(problem, diameter=1.0, constants="relaxed")
     assert bad.sigmas[0] / good.sigmas[0] == pytest.approx(math.sqrt(good.phase_sizes[0]))
+
+
+def test_m4_pair_leaves_the_reference_within_its_tight_epsilon():
+    """Two phases, s(D) just below 4C/5: the reference's halt bit keeps its one test's ε."""
+    setup = alg1_audit("P1", n=12_000, side="below")
+    C, k = setup.algorithm.C, setup.info["k"]
+    assert len(setup.algorithm.params["n_i"]) == 2 and (k**2 + (C - k) ** 2) / C <= 0.8 * C
+    t = setup.target
+    res = audit(
+        HaltIndicator(t.mechanism),
+        t.d0,
+        t.d1,
+        claim=alg1_halt_claim(t.mechanism),
+        trials=20_000,
+        seed=0,
+        backend="serial",
+    )
+    assert res.verdict == "consistent" and res.epsilon_lower < setup.info["reference_epsilon"]
+    bad = get_mutant("lla24-m4-alg1-reuse-users").build()
+    res = audit(bad.mechanism, bad.d0, bad.d1, claim=bad.claim, trials=20_000, seed=0)
+    assert res.verdict == "violation" and res.epsilon_lower > 0.25  # exact 2 × 0.177
+
+
+def test_m2_pairs_leave_the_reference_private():
+    """The large-τ kept-outlier pairs that kill M2: σ ∝ τ keeps the reference at ε̂ = 0."""
+    for builder, pair, options in (
+        (alg1_audit, "P3", {"tau_multiplier": 1e4, "radius": 1e12}),
+        (alg2_audit, "Q3", {"tau": 1e4}),
+    ):
+        t = builder(pair, **options).target
+        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
+        assert res.epsilon_lower < 0.1 and res.verdict != "violation"
+
+
+def test_m3d_is_reported_as_an_ambiguity_of_the_paper():
+    mutant = get_mutant("lla24-m3d-alg2-threshold-per-step")
+    assert "AMBIGUITY OF THE PAPER" in mutant.description and "printed" in mutant.description
+    assert mutant.build().claim.epsilon == 1.0 and mutant.build().claim.delta == 0.0
+
+
+# ------------------------------------------------------------------- exact ε of the audit pairs
+
+
+@pytest.mark.parametrize("steps", [6, 14, 20])
+def test_q1_exact_epsilon_is_the_threshold_shift(steps):
+    """Q1's halting-time law is pure Δs·ε/8-DP exactly (constant scores: s shifts ξ ~ Lap(8/ε))."""
+    info = alg2_audit("Q1").info
+    shift = (info["score_d0"] - info["score_d1"]) * 2.0 / 8.0
+    exact = q1_exact(steps=steps)["pure"]
+    assert exact <= shift + 1e-9 and exact == pytest.approx(0.4435, abs=0.01)
+    if steps >= 14:
+        assert exact == pytest.approx(shift, abs=1e-3)
+    claim = halting_time_claim(alg2_audit("Q1").algorithm)
+    assert claim.epsilon == pytest.approx(2.0 * 9999 / 40000) and exact / claim.epsilon > 0.8
+
+
+def test_p1_exact_epsilon_and_alg1_tight_claim():
+    """P1's halt bit: (s(D) − s(D'))·ε/20 with both scores at/above 4C/5; tight ε(C−1)/(10C)."""
+    setup = alg1_audit("P1")
+    algo, k = setup.algorithm, setup.info["k"]
+    C = algo.C
+    s0 = (k**2 + (C - k) ** 2) / C
+    s1 = ((k - 1) ** 2 + (C - k) ** 2 + 1) / C
+    assert setup.info["reference_epsilon"] == pytest.approx((s0 - s1) * algo.epsilon / 20.0)
+    assert s1 >= 0.8 * C - 1e-9
+    tight = alg1_halt_claim(algo)
+    assert tight.epsilon == pytest.approx(algo.epsilon * (C - 1) / (10 * C), abs=1e-4)
+    assert setup.info["reference_epsilon"] / tight.epsilon > 0.8
+    assert 9.5 < algo.epsilon / tight.epsilon < 10.5  # the theorem's ε over-provisions 10×
+
+
+def test_halting_time_matches_the_exact_law():
+    """Algorithm 2 and Algorithm 3 (phase 1 of 4) on Q1: the released halting time follows the
+    quadrature law of phase 1 (never halted coded last)."""
+    from dpclaims.stats import pooled_chisquare_pvalue
+
+    for builder, steps in ((alg2_audit, 20), (alg3_audit, 14)):
+        t = builder("Q1").target
+        rel = HaltingTime(t.mechanism)
+        law = q1_exact(steps=steps)["p"]
+        law = np.concatenate([law[1:], law[:1]])  # never halted last
+        h = rel(t.d0, np.random.default_rng(3), 6000)[:, 0].astype(int)
+        total = sum(t.mechanism.steps) if builder is alg3_audit else steps
+        h = np.where(h > steps, steps + 1, h)  # phases 2+ never halt on filler
+        assert np.all((h >= 1) & (h <= steps + 1)) and total >= steps
+        counts = np.bincount(h - 1, minlength=steps + 1)
+        assert pooled_chisquare_pvalue(counts, law) > 1e-4

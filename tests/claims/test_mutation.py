@@ -29,7 +29,7 @@ def test_audit_settings_follow_the_registry_budget():
         audit_settings("lla24.alg2.abovethreshold", "quick"),
         audit_settings("lla24.alg2.abovethreshold", "standard"),
     )
-    assert quick["method"] == "histogram" and standard["trials"] > quick["trials"]
+    assert quick["method"] == "threshold" and standard["trials"] > quick["trials"]
     assert audit_settings("catalog:laplace", "quick") == {
         "trials": 20_000,
         "method": "threshold",

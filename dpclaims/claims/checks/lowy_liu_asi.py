@@ -28,7 +28,13 @@ from ...algorithms.lowy_liu_asi import (
     alg3_audit,
     alg3_gradient_count,
 )
-from ...algorithms.lowy_liu_asi_audits import audit_builder, q1_exact
+from ...algorithms.lowy_liu_asi_audits import (
+    HaltingTime,
+    alg1_halt_claim,
+    audit_builder,
+    halting_time_claim,
+    q1_exact,
+)
 from ...algorithms.lowy_liu_asi_core import acsa_coefficients, concentration
 from ...algorithms.lowy_liu_asi_schedule import ACSA_STAGE
 from ...hardinstances.linear import AbsoluteCubeInstance, LinearHypercubeInstance
@@ -49,64 +55,162 @@ from ..standard import AuditExperiment, RateExperiment, ValueExperiment
 # --------------------------------------------------------------------------------- privacy: audits
 
 
-@register_experiment("lla24.alg1.privacy")
-def audit_alg1_p1_halting(claim, budget):
-    """P1 end-to-end through Algorithm 1, statistic 1[output = 0]; exact ε ≈ 0.177 at ε = 2."""
-    ref = alg1_audit("P1").info["reference_epsilon"]
-    return AuditExperiment(
-        audit_builder(alg1_audit, "P1", wrap=HaltIndicator),
-        trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
-        note="spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5",
+# Every Algorithm-1/2/3 audit below runs against the TIGHT ε of the released statistic, a bound
+# the paper's own proof gives for it, not the theorem's ε: the theorem's constants over-provision
+# the mechanism (spec §3.6), so no pair comes within 2× of ε = 2 and an audit against it could
+# only catch a >10× (Algorithm 1) or >4.5× (Algorithms 2/3) violation.  Against the tight ε the
+# audit catches a 2× calibration error (reach ≤ 2); consistent with the tight ε implies consistent
+# with the theorem's.  Each note states the slack ("claim conservative by k×").
+
+
+def _tight_note(pair: str, tight: str, exact: float, claimed: float, tight_eps: float) -> str:
+    return (
+        f"{pair}; audited against the TIGHT eps {tight_eps:.4g} ({tight}), not the theorem's "
+        f"eps = {claimed:g}: claim conservative by {claimed / tight_eps:.1f}x; the pair's exact "
+        f"eps {exact:.4g} = {exact / tight_eps:.2f} x tight"
     )
 
 
-@register_experiment("lla24.privacy.tau_free")
-def audit_alg1_p2_tiny_tau(claim, budget):
-    """P2 with an adversarially tiny τ_1 = 10⁻⁶·D_c (privacy must hold for any τ): ε̂ ≈ 0."""
+@register_experiment("lla24.alg1.privacy")
+def audit_alg1_p1_halting(claim, budget):
+    """P1 end-to-end through Algorithm 1, statistic 1[output = 0], vs the halt bit's tight ε.
+
+    Exact ε of the pair: (s(D) − s(D'))·ε/20 = 2(k−1)ε/(20C) ≈ 0.177 at ε = 2 (both scores at or
+    above the threshold 4C/5, so the Laplace lower tails have exactly this ratio); the tight ε of
+    the halt bit is ε(C−1)/(10C) plus the Gaussian part's ≈ 1e-5 (:func:`alg1_halt_claim`).
+    """
+    setup = alg1_audit("P1")
+    ref = setup.info["reference_epsilon"]
+    tight = alg1_halt_claim(setup.algorithm)
     return AuditExperiment(
-        audit_builder(alg1_audit, "P2"),
-        trials=Budget(quick=10_000, standard=100_000, full=1_000_000)[budget],
-        reference_epsilon=0.0,
-        note="spec 000 §7(a) P2 with tau_1 = 1e-6 D_c; the far outlier must be filtered out",
+        audit_builder(alg1_audit, "P1", wrap=HaltIndicator, claim_of=alg1_halt_claim),
+        trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
+        reference_epsilon=ref,
+        reference_note="exact eps of P1's halt bit: (s(D) - s(D'))*eps/20 = 2(k-1)eps/(20C)",
+        note=_tight_note(
+            "spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5, white-box halt bit",
+            "Laplace score test eps(C-1)/(10C), proof of Thm B.1 step 2, + Gaussian part",
+            ref,
+            setup.algorithm.epsilon,
+            tight.epsilon,
+        ),
+    )
+
+
+def _halting_reference(steps: int) -> float:
+    """Exact pure ε of Q1's halting time at ``steps`` steps (quadrature; = Δs·ε/8 = 0.4435)."""
+    return round(q1_exact(steps=steps)["pure"], 4)
+
+
+_HALTING_TIGHT = "halting time on constant scores: eps(K-1)/(4K) (threshold-shift argument)"
+
+
+@register_experiment("lla24.privacy.tau_free")
+def audit_alg2_q1_tiny_tau(claim, budget):
+    """Q1 through Algorithm 2 with an adversarially tiny τ = 10⁻⁶ (privacy holds for any τ).
+
+    Q1's users are identical or at distance 1 ≫ 2τ, so its scores, hence its halting law and
+    exact ε (0.4435, as at τ = 0.1), do not depend on τ; σ ∝ τ makes the Gaussian part vanish.
+    """
+    setup = alg2_audit("Q1", tau=1e-6)
+    tight = halting_time_claim(setup.algorithm)
+    ref = _halting_reference(setup.algorithm.steps)
+    return AuditExperiment(
+        audit_builder(alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim, tau=1e-6),
+        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        reference_epsilon=ref,
+        reference_note="exact pure eps of Q1's halting-time law by quadrature (halting_law)",
+        note=_tight_note(
+            "spec 000 §7(a) Q1 with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box "
+            "halting time",
+            _HALTING_TIGHT,
+            ref,
+            setup.algorithm.epsilon,
+            tight.epsilon,
+        ),
     )
 
 
 @register_experiment("lla24.alg3.privacy")
-def audit_alg3_q2_far_outlier(claim, budget):
-    """Q2 (far outlier, τ = 10⁻⁶) in phase 1 of Algorithm 3 end-to-end: ε̂ ≈ 0."""
+def audit_alg3_q1_halting_time(claim, budget):
+    """Q1 in phase 1 of Algorithm 3 end-to-end (paper constants), white-box halting time.
+
+    The later phases' users are filler at 0 whose linear-loss gradients do not depend on the
+    iterate, so the halting time's law is phase 1's: exact pure ε 0.4435 at T_1 = 14.
+    """
+    setup = alg3_audit("Q1")
+    tight = halting_time_claim(setup.algorithm)
+    ref = _halting_reference(setup.info["T_1"])
     return AuditExperiment(
-        audit_builder(alg3_audit, "Q2"),
-        trials=Budget(quick=4_000, standard=50_000, full=400_000)[budget],
-        reference_epsilon=0.0,
-        note="spec 000 §7(a) end-to-end Q2; paper constants, n_1 = 10^4 = K_1, beta = 0",
+        audit_builder(alg3_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim),
+        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        reference_epsilon=ref,
+        reference_note="exact pure eps of Q1's phase-1 halting-time law by quadrature",
+        note=_tight_note(
+            "spec 000 §7(a) Q1 in phase 1 of Algorithm 3, paper constants, n_1 = K_1 = 10^4, "
+            "T_1 = 14, white-box global halting time",
+            _HALTING_TIGHT,
+            ref,
+            setup.algorithm.epsilon,
+            tight.epsilon,
+        ),
     )
 
 
 @register_experiment("lla24.alg2.abovethreshold")
 def audit_alg2_q1_halting_step(claim, budget):
-    """White-box halting step H of Algorithm 2 on Q1 against the pure ε/2 = 1 claim."""
+    """White-box halting time of Algorithm 2 on Q1 against its tight ε (not the ε/2 = 1 bound).
+
+    AboveThreshold's ε/2 covers score sequences moving in both directions; on constant scores
+    (every linear-loss full-batch pair) the exact ε is Δs·ε/8 ≤ ε(K−1)/(4K) ≈ 0.5: the claim is
+    conservative by 2×, and Q1 (exact 0.4435) is within 2.25× of it.
+    """
+    setup = alg2_audit("Q1")
+    tight = halting_time_claim(setup.algorithm)
+    ref = _halting_reference(setup.algorithm.steps)
     return AuditExperiment(
-        audit_builder(alg2_audit, "Q1", halting=True),
-        trials=Budget(quick=5_000, standard=100_000, full=400_000)[budget],
-        method="histogram",
-        reference_epsilon=round(q1_exact()["pure"], 3),
-        note="halting pattern alone, claim (eps/2, 0); reference = exact pure eps of the H law",
+        audit_builder(alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim),
+        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        reference_epsilon=ref,
+        reference_note="exact pure eps of Q1's halting-time law by quadrature (= ds*eps/8)",
+        note=_tight_note(
+            "spec 000 §7(a) Q1 (Algorithm 2, K = 10^4, T = 20), halting time with 'never' coded "
+            "T+1; claim (eps/2, 0)",
+            _HALTING_TIGHT,
+            ref,
+            setup.algorithm.epsilon / 2.0,
+            tight.epsilon,
+        ),
     )
 
 
 @register_experiment("lla24.alg3ns.privacy")
-def audit_smoothed_oracle_q2(claim, budget):
-    """Q2 through Algorithm 2 with the smoothed oracle of Thm 4.1 (u ~ Unif(B(0, r))): ε̂ ≈ 0.
+def audit_smoothed_oracle_q1(claim, budget):
+    """Q1 through Algorithm 2 with the smoothed oracle of Thm 4.1 (u ~ Unif(B(0, r))).
 
-    The full smoothed Algorithm 3 at paper constants needs T_i ~ 10⁵ steps (β_r = εn√m);
-    privacy holds for any β (spec §3.4, §3.7), so the audit runs the smoothed phase at T = 20.
+    The full smoothed Algorithm 3 at paper constants needs T_i ~ 10⁵ steps (β_r = εn√m); privacy
+    holds for any β and T (spec §3.4, §3.7), so the audit runs one smoothed phase at T = 6.  The
+    audit loss is linear, so smoothing leaves the gradients, hence Q1's halting law, unchanged:
+    exact pure ε 0.4361 at T = 6.
     """
+    setup = alg2_audit("Q1", smoothing=1e-3, steps=6)
+    tight = halting_time_claim(setup.algorithm)
+    ref = _halting_reference(6)
     return AuditExperiment(
-        audit_builder(alg2_audit, "Q2", smoothing=1e-3),
-        trials=Budget(quick=4_000, standard=50_000, full=400_000)[budget],
-        reference_epsilon=0.0,
-        note="Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q2",
+        audit_builder(
+            alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim, smoothing=1e-3, steps=6
+        ),
+        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        reference_epsilon=ref,
+        reference_note="exact pure eps of Q1's halting-time law at T = 6 by quadrature",
+        note=_tight_note(
+            "Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q1, T = 6, white-box "
+            "halting time",
+            _HALTING_TIGHT,
+            ref,
+            setup.algorithm.epsilon,
+            tight.epsilon,
+        ),
     )
 
 
@@ -602,7 +706,8 @@ def sweep_alg1_normalised_risk_on_critical_family(claim, budget):
         note="RT-5b: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its "
         "normalised risk r must rise with n. Band [0, 1] around the asymptotic sqrt(n eps) gap "
         "exponent 1/2: consistent means r rises significantly (r <= 1 saturates, so the spec's "
-        "prototype saw +0.20). Alg 3 on the same family stays flat (lla24.lb.lsa21.priv).",
+        "prototype saw +0.20). Alg 3's r on the same family rises far less: +0.245 [0.106, 0.383] "
+        "at standard (lla24.lb.lsa21.priv).",
     )
 
 
@@ -615,8 +720,13 @@ def sweep_alg3_normalised_risk_on_critical_family(claim, budget):
         _GRID_N[budget],
         replicates=_REPS_ALG3[budget],
         fixed={"param": "n", "alpha0": 0.4, "alpha_exp": -1.0, "normalised": True},
-        note="normalised risk r of Alg 3 on the critical family alpha ~ 1/n stays flat "
-        "(exponent 0): the private lower-bound rate is attained and not beaten",
+        note="normalised risk r = risk/(R |mu|) of Alg 3 on the critical family alpha = 0.4 "
+        "(4000/n) (|mu| ~ alpha ~ 1/n, the claimed rate's scale); tested: r does not fall "
+        "(exponent >= 0), i.e. Alg 3 does not beat the Omega(1/n) rate. Measured at standard "
+        "(seed 0): r RISES as n^0.245 [0.106, 0.383] over n = 4000..64000, so Alg 3 does not "
+        "attain the rate on this range either: its raw risk falls as n^-0.873 [-1.057, -0.700] "
+        "(lla24.alg3.risk.priv, the same algorithm and family, inconclusive against O(1/n); "
+        "r's slope is the raw slope + 1)",
         baseline=_h1_origin(0.4, -1.0, normalised=True),
     )
 
