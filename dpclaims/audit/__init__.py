@@ -29,8 +29,21 @@ from .core import (
     audit,
     audit_ceiling,
 )
-from .gdp import gdp_delta, gdp_epsilon, gdp_mu
-from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
+from .gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of
+from .one_run import (
+    ASSUMPTIONS,
+    GUESS_FRACTIONS,
+    OneRunAudit,
+    OneRunResult,
+    audit_one_run_scores,
+    one_run,
+    one_run_audit,
+    one_run_epsilon,
+    one_run_gdp_epsilon,
+    one_run_gdp_mu,
+    one_run_gdp_rejects,
+    one_run_p_value,
+)
 from .result import AuditResult, Provenance
 from .target import AuditTarget
 from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
@@ -64,11 +77,19 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
+    "gdp_mu_of",
     "one_run",
     "one_run_audit",
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",
+    "OneRunAudit",
+    "audit_one_run_scores",
+    "one_run_gdp_rejects",
+    "one_run_gdp_mu",
+    "one_run_gdp_epsilon",
+    "ASSUMPTIONS",
+    "GUESS_FRACTIONS",
     "Auto",
     "Bonferroni",
     "Quantiles",
