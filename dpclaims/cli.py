@@ -123,6 +123,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit
     from .privacy import PrivacyClaim
 
+    if args.scores is not None:
+        return _cmd_audit_scores(args)
+    if args.mechanism is None:
+        raise InputError(
+            "name a mechanism to audit (a built-in, 'module:function' or "
+            "'path/to/file.py:function'), or pass --scores scores.npz"
+        )
+
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
     array_relation = args.relation if args.relation in ("query", "unchecked") else None
@@ -211,6 +219,76 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         _print_json({"mechanism": args.mechanism, "description": description, **record, **extra})
     else:
         _print_audit(args, description, result, figure=figure, found=found)
+    return 1 if result.verdict == "violation" else 0
+
+
+def _cmd_audit_scores(args: argparse.Namespace) -> int:
+    """``dpclaims audit --scores FILE``: certify scores computed anywhere (see
+    :func:`dpclaims.userfiles.load_npz_scores` for the two layouts)."""
+    from .audit import audit_one_run_scores, audit_scores
+    from .privacy import PrivacyClaim
+    from .userfiles import load_npz_scores
+
+    given = [
+        option
+        for option, value in (
+            ("a mechanism", args.mechanism),
+            ("--d0", args.d0),
+            ("--d1", args.d1),
+            ("--search", args.search),
+            ("--checkpoint", args.checkpoint),
+        )
+        if value
+    ]
+    if given:
+        raise InputError(
+            f"--scores audits scores computed elsewhere; drop {', '.join(given)} (or drop "
+            "--scores to run a mechanism)"
+        )
+    claim = PrivacyClaim(args.epsilon, args.delta, args.unit or "user", args.relation)
+    layout, first, second = load_npz_scores(args.scores)
+    if layout == "one-run":
+        if args.figure:
+            raise InputError("--figure draws a multi-run audit's trade-off; drop it for one run")
+        found = audit_one_run_scores(
+            first,
+            second,
+            epsilon=claim.epsilon,
+            delta=claim.delta,
+            confidence=args.confidence,
+            seed=args.seed,
+        )
+        if args.json:
+            _print_json({"scores": args.scores, "layout": layout, **found.to_dict()})
+        else:
+            print(f"scores        {args.scores}: one run, per-canary scores and inclusion")
+            print(found.summary())
+        return 1 if found.verdict == "violation" else 0
+    if args.figure:
+        from .reports.atomic import check_output_file
+
+        figure_path = check_output_file(args.figure, "--figure", force=args.force)
+    result = audit_scores(
+        first,
+        second,
+        claim=claim,
+        confidence=args.confidence,
+        reference_epsilon=args.reference,
+    )
+    figure = None
+    if args.figure:
+        from .reports import write_atomic
+        from .reports.figures import audit_figure
+
+        figure = write_atomic(figure_path, audit_figure(result))
+    if args.json:
+        extra = {} if figure is None else {"figure": str(figure)}
+        _print_json({"scores": args.scores, "layout": layout, **result.to_dict(), **extra})
+    else:
+        args.mechanism = args.scores
+        _print_audit(
+            args, "scores of runs without (s0) and with (s1) the canary", result, figure=figure
+        )
     return 1 if result.verdict == "violation" else 0
 
 
@@ -769,8 +847,16 @@ def _build_parser() -> argparse.ArgumentParser:
     p.lazy_epilog = _targets_epilog
     p.add_argument(
         "mechanism",
+        nargs="?",
+        default=None,
         help="built-in name (see 'dpclaims audit --help'), or your own 'module:function' "
-        "(found from the current folder) or 'path/to/file.py:function'",
+        "(found from the current folder) or 'path/to/file.py:function'; none with --scores",
+    )
+    p.add_argument(
+        "--scores",
+        default=None,
+        help="audit scores computed anywhere instead of a mechanism: an .npz with arrays s0, s1 "
+        "(one score per run without / with the canary) or scores, included (one run's canaries)",
     )
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon (default 1)")
     p.add_argument(

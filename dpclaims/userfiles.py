@@ -27,6 +27,8 @@ from .errors import InputError, called_exit
 __all__ = [
     "MAX_NPZ_BYTES",
     "load_npz_dataset",
+    "load_npz_scores",
+    "SCORE_ARRAYS",
     "load_callable",
     "first_line",
     "regular_file_problem",
@@ -76,7 +78,9 @@ def _max_npz_bytes() -> int:
         ) from None
 
 
-def _check_npz_members(path: str, name: str) -> None:
+def _check_npz_members(
+    path: str, name: str, arrays: tuple[str, ...] = ("x", "y"), fix: str = _NPZ_FIX
+) -> None:
     """Refuse, before any array is read: members inflating past the cap, duplicate member
     names (numpy would take the last), and arrays ``x``/``y`` that are not real numbers or whose
     header declares more bytes than their member holds."""
@@ -88,7 +92,7 @@ def _check_npz_members(path: str, name: str) -> None:
         if twice:
             raise InputError(
                 f"{name} file {path!r} holds two members named {twice[0]!r}, and only one would "
-                f"be read; {_NPZ_FIX}"
+                f"be read; {fix}"
             )
         total = sum(member.file_size for member in members)
         if total > limit:
@@ -99,10 +103,10 @@ def _check_npz_members(path: str, name: str) -> None:
             )
         for member in members:
             array = member.filename.removesuffix(".npy")
-            if array in ("x", "y"):
+            if array in arrays:
                 with archive.open(member) as stream:
                     shape, dtype = _npy_header(stream)
-                _check_array(path, name, array, shape, dtype, member.file_size)
+                _check_array(path, name, array, shape, dtype, member.file_size, fix)
 
 
 def _npy_header(stream: Any) -> tuple[tuple[int, ...], np.dtype]:
@@ -115,11 +119,13 @@ def _npy_header(stream: Any) -> tuple[tuple[int, ...], np.dtype]:
     return shape, dtype
 
 
-def _check_array(path: str, name: str, array: str, shape, dtype: np.dtype, size: int) -> None:
+def _check_array(
+    path: str, name: str, array: str, shape, dtype: np.dtype, size: int, fix: str = _NPZ_FIX
+) -> None:
     if dtype.hasobject:
         raise InputError(
             f"{name} file {path!r} holds Python objects (pickled data), which "
-            f"dpclaims does not load; store numeric arrays: {_NPZ_FIX}"
+            f"dpclaims does not load; store numeric arrays: {fix}"
         )
     if dtype.kind not in _REAL_KINDS:
         raise InputError(
@@ -131,8 +137,51 @@ def _check_array(path: str, name: str, array: str, shape, dtype: np.dtype, size:
     if declared > size:
         raise InputError(
             f"{name} file {path!r} is damaged or truncated (array {array!r} declares "
-            f"{declared:,} bytes in a member of {size:,}); {_NPZ_FIX}"
+            f"{declared:,} bytes in a member of {size:,}); {fix}"
         )
+
+
+def _npz_arrays(
+    path: str, name: str, arrays: tuple[str, ...], fix: str, what: str
+) -> dict[str, np.ndarray]:
+    """The arrays of ``arrays`` that the .npz file ``path`` holds (read after every check), or
+    InputError naming the file and ``fix``; ``"files"`` maps to the names it holds."""
+    try:
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise InputError(
+                f"{name} file {path!r} is {problem}; pass an .npz file saved with "
+                + fix.removeprefix("save the dataset with ").removeprefix("save ")
+            )
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {name} file {path!r}: {exc.strerror or exc}; pass an existing .npz file"
+        ) from None
+    if magic.startswith(b"\x93NUMPY"):
+        raise InputError(
+            f"{name} file {path!r} is a .npy file (one array); {what} is a .npz archive: {fix}"
+        )
+    if not magic.startswith(b"PK"):
+        raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {fix}")
+    try:
+        _check_npz_members(path, name, arrays, fix)
+        with np.load(path, allow_pickle=False) as archive:
+            found = {a: archive[a] for a in arrays if a in archive.files}
+            found["files"] = list(archive.files)
+            return found
+    except InputError:
+        raise
+    except ValueError as exc:
+        raise InputError(
+            f"{name} file {path!r} is not a readable .npz archive ({exc}); {fix}"
+        ) from None
+    except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
+        raise InputError(
+            f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
+            f"{first_line(exc)}); {fix}"
+        ) from None
 
 
 def load_npz_dataset(path: str, name: str) -> Any:
@@ -143,50 +192,76 @@ def load_npz_dataset(path: str, name: str) -> Any:
     """
     from .data import UserDataset
 
+    found = _npz_arrays(path, name, ("x", "y"), _NPZ_FIX, "a dataset")
+    if "x" not in found:
+        held = ", ".join(repr(f) for f in found["files"]) or "no arrays"
+        raise InputError(f"{name} file {path!r} has no array 'x' (it holds {held}); {_NPZ_FIX}")
     try:
-        problem = regular_file_problem(path)
-        if problem is not None:
-            raise InputError(
-                f"{name} file {path!r} is {problem}; pass an .npz file saved with "
-                "numpy.savez(path, x=..., y=...)"
-            )
-        with open(path, "rb") as stream:
-            magic = stream.read(6)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {name} file {path!r}: {exc.strerror or exc}; pass an existing .npz file"
-        ) from None
-    if magic.startswith(b"\x93NUMPY"):
-        raise InputError(
-            f"{name} file {path!r} is a .npy file (one array); "
-            f"a dataset is a .npz archive: {_NPZ_FIX}"
-        )
-    if not magic.startswith(b"PK"):
-        raise InputError(f"{name} file {path!r} is not a .npz archive (no zip header); {_NPZ_FIX}")
-    try:
-        _check_npz_members(path, name)
-        with np.load(path, allow_pickle=False) as archive:
-            if "x" not in archive.files:
-                held = ", ".join(repr(f) for f in archive.files) or "no arrays"
-                raise InputError(
-                    f"{name} file {path!r} has no array 'x' (it holds {held}); {_NPZ_FIX}"
-                )
-            x, y = archive["x"], archive["y"] if "y" in archive.files else None
-    except InputError:
-        raise
-    except ValueError as exc:
-        raise InputError(
-            f"{name} file {path!r} is not a readable .npz archive ({exc}); {_NPZ_FIX}"
-        ) from None
-    except Exception as exc:  # truncated or damaged archives raise zipfile, zlib, EOF or OS errors
-        raise InputError(
-            f"{name} file {path!r} is damaged or truncated ({type(exc).__name__}: "
-            f"{first_line(exc)}); {_NPZ_FIX}"
-        ) from None
-    try:
-        return UserDataset(x, y)
+        return UserDataset(found["x"], found.get("y"))
     except InputError as exc:
         raise InputError(f"{name} file {path!r}: {exc}") from None
+
+
+SCORE_ARRAYS = {"multi-run": ("s0", "s1"), "one-run": ("scores", "included")}
+"""The two layouts of a scores file: one score per training run without the canary (``s0``)
+and with it (``s1``), or one run's per-canary ``scores`` and ``included`` flags."""
+
+_SCORES_FIX = (
+    "save numpy.savez(path, s0=..., s1=...) (one score per run without / with the canary) or "
+    "numpy.savez(path, scores=..., included=...) (one run, one score and flag per canary)"
+)
+
+
+def load_npz_scores(path: str, name: str = "--scores") -> tuple[str, np.ndarray, np.ndarray]:
+    """``(layout, first, second)`` from a scores .npz file: ``("multi-run", s0 (n0,), s1
+    (n1,))`` or ``("one-run", scores (m,), included (m,) bool)``; see :data:`SCORE_ARRAYS`.
+
+    Raises InputError (one line: the file, the problem, the fix) for the files
+    :func:`load_npz_dataset` refuses and for missing arrays, both layouts at once, arrays that
+    are not 1-D or not of matching length, NaN or infinite scores, and flags other than 0/1.
+    """
+    wanted = SCORE_ARRAYS["multi-run"] + SCORE_ARRAYS["one-run"]
+    found = _npz_arrays(path, name, wanted, _SCORES_FIX, "a scores file")
+    held = ", ".join(repr(f) for f in found.pop("files")) or "no arrays"
+    layouts = [k for k, names in SCORE_ARRAYS.items() if any(a in found for a in names)]
+    if len(layouts) != 1:
+        problem = "holds both layouts" if layouts else "holds neither layout"
+        raise InputError(f"{name} file {path!r} {problem} (it holds {held}); {_SCORES_FIX}")
+    layout = layouts[0]
+    first, second = SCORE_ARRAYS[layout]
+    for array in (first, second):
+        if array not in found:
+            raise InputError(
+                f"{name} file {path!r} has no array {array!r} (it holds {held}); {_SCORES_FIX}"
+            )
+        value = found[array]
+        if value.ndim != 1 or value.size == 0:
+            raise InputError(
+                f"{name} file {path!r}: array {array!r} must be 1-D and non-empty, got shape "
+                f"{value.shape}; flatten it (e.g. scores.reshape(-1)) and {_SCORES_FIX}"
+            )
+    a, b = found[first], found[second]
+    scores = (a, b) if layout == "multi-run" else (a,)
+    for array, value in zip((first, second), scores, strict=False):
+        bad = int(np.count_nonzero(~np.isfinite(value.astype(np.float64))))
+        if bad:
+            raise InputError(
+                f"{name} file {path!r}: array {array!r} holds {bad} NaN or infinite value(s); "
+                "drop those runs or canaries (a failed run has no score)"
+            )
+    if layout == "one-run":
+        if b.shape != a.shape:
+            raise InputError(
+                f"{name} file {path!r}: 'included' has shape {b.shape} but 'scores' {a.shape}; "
+                "one flag per canary"
+            )
+        if not np.all(np.isin(b, (0, 1))):
+            raise InputError(
+                f"{name} file {path!r}: 'included' must hold only True/False (or 0/1) flags; "
+                "store the inclusion of each canary as booleans"
+            )
+        return layout, a.astype(np.float64), b.astype(bool)
+    return layout, a.astype(np.float64), b.astype(np.float64)
 
 
 def first_line(exc: BaseException) -> str:

@@ -425,6 +425,15 @@ def _cli_files(tmp_path):
     (tmp_path / "text.npz").write_text("id,value\n1,2\n")
     np.savez(tmp_path / "objects.npz", x=np.array([{"a": 1}], dtype=object))
     np.savez(tmp_path / "nox.npz", features=x0)
+    zeros, flags = np.zeros(30), np.zeros(30, bool)
+    np.savez(tmp_path / "scores-none.npz", losses=zeros)
+    np.savez(tmp_path / "scores-no-s1.npz", s0=zeros)
+    np.savez(tmp_path / "scores-both.npz", s0=zeros, s1=zeros, scores=zeros, included=flags)
+    np.savez(tmp_path / "scores-2d.npz", s0=np.zeros((30, 2)), s1=zeros)
+    np.savez(tmp_path / "scores-nan.npz", s0=np.r_[zeros[:-1], np.nan], s1=zeros)
+    np.savez(tmp_path / "scores-text.npz", s0=np.array(["0.1"] * 30), s1=zeros)
+    np.savez(tmp_path / "scores-flags.npz", scores=zeros, included=np.zeros(29, bool))
+    np.savez(tmp_path / "scores-flag-values.npz", scores=zeros, included=np.full(30, 2))
     (tmp_path / "keep.txt").write_text("mine")  # the folder: keep.txt and src/main.py
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("print('mine')\n")
@@ -528,6 +537,62 @@ CLI_CASES = [
         "cli-npz-no-x",
         [*USER, "nox.npz"],
         r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset",
+    ),
+    (
+        "cli-scores-missing-arrays",
+        ["audit", "--scores", "scores-none.npz"],
+        r"--scores file 'scores-none.npz' holds neither layout \(it holds 'losses'\); save "
+        r"numpy.savez\(path, s0=..., s1=...\)",
+    ),
+    (
+        "cli-scores-missing-s1",
+        ["audit", "--scores", "scores-no-s1.npz"],
+        r"has no array 's1' \(it holds 's0'\)",
+    ),
+    (
+        "cli-scores-both-layouts",
+        ["audit", "--scores", "scores-both.npz"],
+        r"holds both layouts \(it holds 's0', 's1', 'scores', 'included'\)",
+    ),
+    (
+        "cli-scores-shape",
+        ["audit", "--scores", "scores-2d.npz"],
+        r"array 's0' must be 1-D and non-empty, got shape \(30, 2\)",
+    ),
+    (
+        "cli-scores-nan",
+        ["audit", "--scores", "scores-nan.npz"],
+        r"array 's0' holds 1 NaN or infinite value\(s\); drop those runs",
+    ),
+    (
+        "cli-scores-text",
+        ["audit", "--scores", "scores-text.npz"],
+        r"array 's0' has dtype <U3, not real numbers",
+    ),
+    (
+        "cli-scores-flags-shape",
+        ["audit", "--scores", "scores-flags.npz"],
+        r"'included' has shape \(29,\) but 'scores' \(30,\); one flag per canary",
+    ),
+    (
+        "cli-scores-flag-values",
+        ["audit", "--scores", "scores-flag-values.npz"],
+        r"'included' must hold only True/False \(or 0/1\) flags",
+    ),
+    (
+        "cli-scores-and-mechanism",
+        ["audit", "gaussian", "--scores", "scores-nan.npz"],
+        r"--scores audits scores computed elsewhere; drop a mechanism",
+    ),
+    (
+        "cli-scores-missing-file",
+        ["audit", "--scores", "nosuch.npz"],
+        r"cannot read --scores file 'nosuch.npz': No such file or directory",
+    ),
+    (
+        "cli-audit-nothing",
+        ["audit"],
+        r"name a mechanism to audit .* or pass --scores scores.npz",
     ),
     (
         "cli-module-missing",

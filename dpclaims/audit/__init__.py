@@ -2,7 +2,9 @@
 
 ``audit`` runs a mechanism many times on two neighbouring datasets (collecting,
 :mod:`.collect`), learns a test on a calibration split and certifies it on the rest
-(certifying, :mod:`.certify`: usable alone on scores or counts computed anywhere);
+(certifying, :mod:`.certify`: usable alone on scores or counts computed anywhere;
+``audit_scores`` gives such scores the whole :class:`AuditResult`, ``audit_one_run_scores``
+the one-run bounds);
 ``one_run_audit`` / ``one_run`` implement the one-training-run audit of Steinke, Nasr and
 Jagielski (2023).
 """
@@ -28,9 +30,23 @@ from .core import (
     AuditPlan,
     audit,
     audit_ceiling,
+    audit_scores,
 )
-from .gdp import gdp_delta, gdp_epsilon, gdp_mu
-from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
+from .gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of
+from .one_run import (
+    ASSUMPTIONS,
+    GUESS_FRACTIONS,
+    OneRunAudit,
+    OneRunResult,
+    audit_one_run_scores,
+    one_run,
+    one_run_audit,
+    one_run_epsilon,
+    one_run_gdp_epsilon,
+    one_run_gdp_mu,
+    one_run_gdp_rejects,
+    one_run_p_value,
+)
 from .result import AuditResult, Provenance
 from .target import AuditTarget
 from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
@@ -38,6 +54,7 @@ from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
 __all__ = [
     "audit",
     "audit_ceiling",
+    "audit_scores",
     "AuditPlan",
     "AuditResult",
     "AuditTarget",
@@ -64,11 +81,19 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
+    "gdp_mu_of",
     "one_run",
     "one_run_audit",
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",
+    "OneRunAudit",
+    "audit_one_run_scores",
+    "one_run_gdp_rejects",
+    "one_run_gdp_mu",
+    "one_run_gdp_epsilon",
+    "ASSUMPTIONS",
+    "GUESS_FRACTIONS",
     "Auto",
     "Bonferroni",
     "Quantiles",

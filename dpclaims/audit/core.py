@@ -59,6 +59,7 @@ from ..errors import (
     check_confidence,
     check_delta,
     check_epsilon,
+    check_finite_array,
     check_trials,
 )
 from ..execution import (
@@ -89,6 +90,7 @@ from .certify import (
     TRADEOFF_POINTS,
     Certificate,
     certify_quantile_scores,
+    certify_scores,
     fixed_tests,
     split_alpha,
 )
@@ -113,6 +115,7 @@ from .threshold import (
 
 __all__ = [
     "audit",
+    "audit_scores",
     "audit_ceiling",
     "AuditPlan",
     "METHODS",
@@ -128,6 +131,9 @@ THRESHOLD_STRATEGIES = STRATEGY_NAMES
 """String forms of the strategies, each with its default options: Auto(), Split(),
 Bonferroni(), Quantiles()."""
 MIN_TRIALS = 100
+MIN_SCORES = 20
+"""Fewest scores per dataset :func:`audit_scores` takes (one per training run: few runs
+certify little, and the verdict says so)."""
 DEFAULT_CALIBRATION_FRACTION = Split().fraction
 """Share of each dataset's trials used to learn the score and choose the test (see the tightness
 benchmark); every strategy's default ``fraction``."""
@@ -370,6 +376,100 @@ def audit(
         identical=identical,
         reference=reference,
         relation=array_relation or claim.relation,
+        notes=notes,
+        reach_limit=_check_reach_limit(reach_limit),
+    )
+
+
+def audit_scores(
+    s0: Any,
+    s1: Any,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    claim: PrivacyClaim | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
+    confidence: float = 0.95,
+    threshold: str | Strategy = "auto",
+    ci: str = "clopper-pearson",
+    reference_epsilon: float | None = None,
+    reference_note: str = "",
+    reach_limit: float = REACH_LIMIT,
+) -> AuditResult:
+    """Audit scores computed anywhere (JAX, TF, torch, a cluster job) against an (ε, δ) claim:
+    the same :class:`AuditResult` as :func:`audit`, with its ceiling, reach and verdict.
+
+    Parameters
+    ----------
+    s0, s1 : (n0,), (n1,) finite; one fixed score per independent training run without the
+        canary (d0) and with it (d1).  The score must not have been chosen on these runs.
+    epsilon, delta, claim, unit, relation : the claim, as for :func:`audit`
+    confidence, threshold, ci, reference_epsilon, reference_note, reach_limit : as for
+        :func:`audit`; ``threshold="auto"`` certifies at order statistics of all scores
+        (:class:`Quantiles`), a split strategy fixes its tests on the first ``fraction`` of
+        each array
+
+    The runs are the user's: ``trials`` is ``min(n0, n1)`` and nothing about the pair of
+    datasets can be checked (a note in ``warnings``).
+    """
+    start = time.perf_counter()
+    claim = _resolve_claim(claim, epsilon=epsilon, delta=delta, unit=unit, relation=relation)
+    check_choice(ci, CI_METHODS, "ci")
+    s0 = check_finite_array(s0, "s0", ndim=1)
+    s1 = check_finite_array(s1, "s1", ndim=1)
+    trials = min(len(s0), len(s1))
+    if trials < MIN_SCORES:
+        raise InputError(
+            f"audit_scores needs at least {MIN_SCORES} scores of each dataset, got {len(s0)} "
+            f"(s0) and {len(s1)} (s1); one score per independent training run"
+        )
+    strategy = strategy_named(threshold)
+    if isinstance(strategy, Auto):  # a fixed score: certified at order statistics of all runs
+        strategy = Quantiles(fraction=strategy.fraction)
+    if not isinstance(strategy, Quantiles):
+        _check_calibration(strategy.fraction, trials)
+    plan = AuditPlan(
+        claim=claim,
+        trials=trials,
+        seed=0,
+        method="threshold",
+        strategy=strategy,
+        criterion=Criterion(delta=claim.delta, ci=ci, objective="epsilon"),
+        confidence=check_confidence(confidence),
+    )
+    certificate = certify_scores(
+        s0, s1, strategy=strategy, confidence=plan.confidence, criterion=plan.criterion
+    )
+    calibration = trials - certificate.certification_trials
+    provenance = Provenance(
+        statistic="user scores",
+        threshold=certificate.test.threshold,
+        direction=certificate.direction,
+        calibration_trials=calibration,
+        calibration_fraction=calibration / trials,
+        threshold_strategy=strategy.name,
+        grid_size=certificate.grid,
+        ci=ci,
+        ci_alpha=certificate.alpha,
+        ci_tilt=certificate.test.tilt,
+        seed=0,
+        output_dim=1,
+        discrete=bool(is_discrete(np.concatenate([s0, s1])[:, None])),
+        tradeoff=certificate.tradeoff,
+        wall_time=time.perf_counter() - start,
+    )
+    notes = [
+        "scores given (audit_scores): the runs, the neighbouring pair and the score's choice "
+        "before these runs are the caller's to vouch for"
+    ]
+    return _result(
+        plan,
+        certificate,
+        provenance,
+        identical="",
+        reference=(_check_reference(reference_epsilon), str(reference_note)),
+        relation=claim.relation,
         notes=notes,
         reach_limit=_check_reach_limit(reach_limit),
     )

@@ -19,7 +19,7 @@ from scipy import optimize, special, stats
 
 from ..errors import InputError, check_delta, check_positive
 
-__all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu"]
+__all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_mu_of"]
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
@@ -72,3 +72,17 @@ def gdp_mu(fpr, fnr) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         mu = stats.norm.isf(fpr) - stats.norm.ppf(fnr)
     return np.where(np.isnan(mu), 0.0, np.maximum(mu, 0.0))
+
+
+def gdp_mu_of(epsilon: float, delta: float) -> float:
+    """The μ whose (ε, δ) curve passes through (``epsilon``, ``delta``): ``gdp_delta(ε, μ) = δ``
+    (``brentq``; ``δ(ε)`` grows with μ).  The μ-GDP mechanism that is exactly (ε, δ)-DP."""
+    if not math.isfinite(epsilon) or epsilon < 0:
+        raise InputError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    delta = check_delta(delta)
+    if delta == 0.0:
+        return 0.0
+    upper = 1.0
+    while gdp_delta(epsilon, upper) < delta:
+        upper *= 2.0
+    return float(optimize.brentq(lambda m: gdp_delta(epsilon, m) - delta, 0.0, upper, xtol=1e-12))

@@ -11,7 +11,20 @@ main theorem (Theorem 3.1; general form Corollary 5.4) bounds
 
 which is the p-value computed here exactly as in their Appendix D; the ε lower
 bound is the largest ε whose p-value is below ``1 - confidence`` (bisection, as
-in Appendix D, returning the conservative end).
+in Appendix D, returning the conservative end).  It assumes nothing about the mechanism
+(``assumption="none"``).
+
+The second bound (``assumption="gaussian-dp"``) is the f-DP one-run bound of Mahloujifar,
+Melis and Chaudhuri (2024, "Auditing f-Differential Privacy in One Run", arXiv:2410.22235),
+taken with the Gaussian trade-off family ``G_μ`` (Dong, Roth, Su): their recursion
+(:func:`one_run_gdp_rejects`, the ``audit_rh_with_cap`` algorithm) decides whether ``v``
+correct of ``r`` guesses has probability below ``1 - confidence`` for *every* μ-GDP
+mechanism; the bound is the largest such μ (bisection), turned into ε at δ with
+:func:`~dpclaims.audit.gdp.gdp_epsilon`.  Rejecting μ-GDP says ε ≥ that value only for a
+mechanism whose privacy profile is Gaussian, which is the assumption the result states.
+Without fixed ``k_plus``/``k_minus`` it guesses symmetrically (``k/2`` highest in, ``k/2``
+lowest out) at each count of :data:`GUESS_FRACTIONS` and pays for the best with a union
+bound.
 """
 
 from __future__ import annotations
@@ -22,11 +35,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ..errors import (
     InputError,
     MechanismError,
+    check_choice,
     check_confidence,
     check_count,
     check_delta,
@@ -34,10 +48,36 @@ from ..errors import (
     check_finite_array,
 )
 from ..execution import child_seed
+from .gdp import gdp_epsilon, gdp_mu_of
 
-__all__ = ["OneRunResult", "one_run_p_value", "one_run_epsilon", "one_run_audit", "one_run"]
+__all__ = [
+    "ASSUMPTIONS",
+    "GUESS_FRACTIONS",
+    "OneRunResult",
+    "OneRunAudit",
+    "one_run_p_value",
+    "one_run_epsilon",
+    "one_run_gdp_rejects",
+    "one_run_gdp_mu",
+    "one_run_gdp_epsilon",
+    "one_run_audit",
+    "audit_one_run_scores",
+    "one_run",
+]
 
 _BISECTION_STEPS = 50
+
+ASSUMPTIONS = ("none", "gaussian-dp")
+"""What a one-run bound assumes of the mechanism: nothing (Steinke et al.), or a Gaussian-DP
+privacy profile (the f-DP bound of Mahloujifar et al. with the ``G_μ`` family)."""
+
+GUESS_FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
+"""Shares of the canaries guessed by the Gaussian-DP bound when ``k_plus``/``k_minus`` are not
+fixed: each share is tried (half guessed in from the top, half out from the bottom; counts
+below 2 skipped) and the best is paid for with a union bound over those tried."""
+
+_MAX_MU = 64.0
+"""Largest μ the Gaussian-DP bisection considers (μ = 64 is ε in the thousands at δ = 1e-5)."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +96,33 @@ class OneRunResult:
     k_plus: int
     k_minus: int
     seed: int
+    assumption: str = "none"
+    mu_lower: float | None = None
+    grid: int = 1
 
     def to_dict(self) -> dict:
-        """JSON-serialisable record of the audit."""
-        return asdict(self)
+        """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite)."""
+        out = asdict(self)
+        if not math.isfinite(out["epsilon_lower"]):
+            out["epsilon_lower"] = None
+        return out
+
+    @property
+    def bound_name(self) -> str:
+        """Who the bound is from: ``"Steinke et al. 2023"`` or ``"Mahloujifar et al. 2024"``."""
+        return "Steinke et al. 2023" if self.assumption == "none" else "Mahloujifar et al. 2024"
+
+    def line(self) -> str:
+        """One line for people: the bound, its assumption, the guesses and the verdict."""
+        assumes = "no assumption"
+        if self.assumption != "none":
+            assumes = "assumes a Gaussian-DP mechanism"
+        mu = "" if self.mu_lower is None else f", μ ≥ {self.mu_lower:.3f}"
+        union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
+        return (
+            f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; {assumes}): "
+            f"{self.correct:,} of {self.guesses:,} guesses correct{union}; {self.verdict}"
+        )
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
@@ -112,6 +175,87 @@ def one_run_epsilon(m: int, r: int, v: int, delta: float = 0.0, confidence: floa
     return low
 
 
+def one_run_gdp_rejects(m: int, r: int, v: int, mu: float, significance: float) -> bool:
+    """Whether ``v`` or more correct of ``r`` guesses on ``m`` canaries has probability below
+    ``significance`` for every μ-GDP mechanism.
+
+    Mahloujifar, Melis, Chaudhuri (2024), the recursion ``audit_rh_with_cap`` (their
+    Theorem 9 for the trade-off function ``G_μ``): with ``τ = significance``, start from
+    ``r_v = τ v / m``, ``h_v = τ (r - v) / m`` and for ``i = v - 1, ..., 0`` set
+    ``h_i = max(h_{i+1}, f̄⁻¹(r_{i+1}))``, ``r_i = min(1, r_{i+1} + i / (r - i) · (h_i - h_{i+1}))``
+    with ``f̄⁻¹(x) = Φ(Φ⁻¹(x) - μ)`` the inverse of ``x ↦ 1 - G_μ(x)``; τ is impossible (the
+    tail is smaller) when ``r_0 + h_0 > r / m``.  Guesses abstain on the other ``m - r``
+    canaries.
+    """
+    rate, held = significance * v / m, significance * (r - v) / m
+    for i in range(v - 1, -1, -1):
+        lifted = max(held, float(special.ndtr(special.ndtri(rate) - mu)))
+        if lifted == held:  # neither changes again
+            break
+        rate, held = min(rate + i / (r - i) * (lifted - held), 1.0), lifted
+    return rate + held > r / m
+
+
+def one_run_gdp_mu(m: int, r: int, v: int, confidence: float = 0.95, *, tests: int = 1) -> float:
+    """Largest μ (to bisection precision, rounded down) such that μ-GDP is rejected by ``v``
+    correct of ``r`` guesses at level ``(1 - confidence) / tests``; 0 if none."""
+    m, r, v = _check_counts(m, r, v)
+    significance = (1.0 - check_confidence(confidence)) / check_count(tests, "tests")
+    if r == 0 or not one_run_gdp_rejects(m, r, v, 0.0, significance):
+        return 0.0
+    low, high = 0.0, 1.0
+    while one_run_gdp_rejects(m, r, v, high, significance):
+        low, high = high, 2.0 * high
+        if high > _MAX_MU:
+            return low
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (low + high)
+        if one_run_gdp_rejects(m, r, v, mid, significance):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def one_run_gdp_epsilon(
+    m: int, r: int, v: int, delta: float, confidence: float = 0.95, *, tests: int = 1
+) -> float:
+    """The ε at ``delta`` of the μ of :func:`one_run_gdp_mu`: a lower bound on ε *if* the
+    mechanism is Gaussian-DP (Dong, Roth, Su, Corollary 2.13)."""
+    return gdp_epsilon(one_run_gdp_mu(m, r, v, confidence, tests=tests), _gdp_delta(delta))
+
+
+def _gdp_delta(delta: Any) -> float:
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise InputError(
+            "the Gaussian-DP one-run bound needs delta > 0 (a Gaussian-DP mechanism has no "
+            "finite pure ε); pass e.g. delta=1e-5"
+        )
+    return delta
+
+
+def _gdp_p_value(m: int, r: int, v: int, mu: float, tests: int) -> float:
+    """Smallest level at which μ-GDP is rejected (bisection, rounded up), times ``tests``."""
+    if not one_run_gdp_rejects(m, r, v, mu, 1.0):
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (low + high)
+        if one_run_gdp_rejects(m, r, v, mu, mid):
+            high = mid
+        else:
+            low = mid
+    return min(1.0, high * tests)
+
+
+def _guess_grid(m: int) -> list[tuple[int, int]]:
+    """``(k_plus, k_minus)`` for each share of :data:`GUESS_FRACTIONS` with at least 2 guesses
+    (always at least one entry: 1 and 1)."""
+    halves = sorted({int(f * m) // 2 for f in GUESS_FRACTIONS if int(f * m) // 2 >= 1})
+    return [(k, k) for k in halves] or [(1, 1) if m >= 2 else (1, 0)]
+
+
 def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
     default = max(1, m // 10)
     k_plus = default if k_plus is None else k_plus
@@ -127,29 +271,7 @@ def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
     return int(k_plus), int(k_minus)
 
 
-def one_run_audit(
-    scores: Any,
-    included: Any,
-    epsilon: float,
-    *,
-    delta: float = 0.0,
-    k_plus: int | None = None,
-    k_minus: int | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> OneRunResult:
-    """Audit one run from per-canary scores.
-
-    Parameters
-    ----------
-    scores : (m,) finite; higher means "more likely included"
-    included : (m,) bool, the true inclusion of each canary (each drawn with prob. 1/2)
-    epsilon, delta : the claim under test
-    k_plus, k_minus : guesses "in" for the ``k_plus`` highest and "out" for the
-        ``k_minus`` lowest scores; fix them before seeing the scores (default ``m // 10`` each)
-    confidence : level of the ε lower bound
-    seed : ties in ``scores`` are broken at random with ``child_seed(seed, 2)``
-    """
+def _checked_scores(scores: Any, included: Any) -> tuple[np.ndarray, np.ndarray]:
     scores = check_finite_array(scores, "scores", ndim=1)
     included_arr = np.asarray(included)
     if (
@@ -161,21 +283,77 @@ def one_run_audit(
             f"included must be a boolean array of shape {scores.shape} (one flag per canary), got "
             f"{included_arr.shape}"
         )
-    included_arr = included_arr.astype(bool)
+    return scores, included_arr.astype(bool)
+
+
+def _correct(order: np.ndarray, included: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """Correct guesses: ``in`` for the ``k_plus`` last of ``order``, ``out`` for its first
+    ``k_minus``."""
+    m = len(order)
+    return int(
+        np.count_nonzero(included[order[m - k_plus :]])
+        + np.count_nonzero(~included[order[:k_minus]])
+    )
+
+
+def one_run_audit(
+    scores: Any,
+    included: Any,
+    epsilon: float,
+    *,
+    delta: float = 0.0,
+    k_plus: int | None = None,
+    k_minus: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    assumption: str = "none",
+) -> OneRunResult:
+    """Audit one run from per-canary scores.
+
+    Parameters
+    ----------
+    scores : (m,) finite; higher means "more likely included"
+    included : (m,) bool, the true inclusion of each canary (each drawn with prob. 1/2)
+    epsilon, delta : the claim under test
+    k_plus, k_minus : guesses "in" for the ``k_plus`` highest and "out" for the
+        ``k_minus`` lowest scores; fix them before seeing the scores (default ``m // 10`` each
+        for ``assumption="none"``; for ``"gaussian-dp"`` the best of :data:`GUESS_FRACTIONS`
+        under a union bound)
+    confidence : level of the ε lower bound
+    seed : ties in ``scores`` are broken at random with ``child_seed(seed, 2)``
+    assumption : one of :data:`ASSUMPTIONS`: ``"none"`` (Steinke et al.) or ``"gaussian-dp"``
+        (Mahloujifar et al. with the Gaussian family; needs ``delta > 0``)
+    """
+    scores, included_arr = _checked_scores(scores, included)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     confidence = check_confidence(confidence)
+    check_choice(assumption, ASSUMPTIONS, "assumption")
     m = len(scores)
-    k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
-    correct = int(
-        np.count_nonzero(included_arr[order[m - k_plus :]])
-        + np.count_nonzero(~included_arr[order[:k_minus]])
-    )
-    r = k_plus + k_minus
-    p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
-    eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
+    mu_lower, grid = None, 1
+    if assumption == "none":
+        k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
+        correct = _correct(order, included_arr, k_plus, k_minus)
+        r = k_plus + k_minus
+        p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
+        eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
+    else:
+        _gdp_delta(delta)
+        if k_plus is None and k_minus is None:
+            choices = _guess_grid(m)
+        else:
+            choices = [_guess_counts(m, k_plus, k_minus)]
+        grid = len(choices)
+        found = []
+        for kp, km in choices:
+            v = _correct(order, included_arr, kp, km)
+            found.append((one_run_gdp_mu(m, kp + km, v, confidence, tests=grid), kp, km, v))
+        mu_lower, k_plus, k_minus, correct = max(found, key=lambda row: row[0])
+        r = k_plus + k_minus
+        eps_lower = gdp_epsilon(mu_lower, delta)
+        p_value = _gdp_p_value(m, r, correct, gdp_mu_of(epsilon, delta), grid)
     return OneRunResult(
         epsilon_lower=eps_lower,
         p_value=p_value,
@@ -189,7 +367,91 @@ def one_run_audit(
         k_plus=k_plus,
         k_minus=k_minus,
         seed=int(seed),
+        assumption=assumption,
+        mu_lower=mu_lower,
+        grid=grid,
     )
+
+
+@dataclass(frozen=True)
+class OneRunAudit:
+    """Both one-run bounds on the same scores: ``bounds`` (the assumption-free bound of
+    Steinke et al., then the Gaussian-DP bound of Mahloujifar et al. when ``delta > 0``).
+
+    ``verdict`` is the assumption-free bound's: ``violation`` only when it exceeds the claim.
+    The Gaussian-DP bound is reported beside it with its assumption, and decides nothing
+    alone (a mechanism whose privacy profile is not Gaussian may exceed it legitimately).
+    """
+
+    bounds: tuple[OneRunResult, ...]
+
+    @property
+    def verdict(self) -> str:
+        return self.bounds[0].verdict
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The assumption-free bound."""
+        return self.bounds[0].epsilon_lower
+
+    def bound(self, assumption: str) -> OneRunResult | None:
+        """The bound that makes ``assumption`` (None when it was not computed)."""
+        return next((b for b in self.bounds if b.assumption == assumption), None)
+
+    def summary(self) -> str:
+        """A few lines: the claim, the canaries, each bound with its assumption, the verdict."""
+        first = self.bounds[0]
+        lines = [
+            f"claim      ({first.epsilon:g}, {first.delta:g})-DP, one run, {first.canaries:,} "
+            f"canaries (each included with probability 1/2)",
+            *(f"bound      {b.line()}" for b in self.bounds),
+            f"verdict    {self.verdict} (by the bound without assumption)",
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable: the verdict, the assumption-free bound, every bound's record."""
+        return {
+            "kind": "one-run",
+            "verdict": self.verdict,
+            "epsilon_lower": self.bounds[0].to_dict()["epsilon_lower"],
+            "bounds": [b.to_dict() for b in self.bounds],
+        }
+
+
+def audit_one_run_scores(
+    scores: Any,
+    included: Any,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    k_plus: int | None = None,
+    k_minus: int | None = None,
+    seed: int = 0,
+) -> OneRunAudit:
+    """Both one-run bounds on per-canary ``scores (m,)`` and ``included (m,)`` computed
+    anywhere (one training run; each canary included with probability 1/2).
+
+    ``k_plus``/``k_minus``, when given, fix the guesses of both bounds; otherwise each bound
+    uses its default (see :func:`one_run_audit`).  The Gaussian-DP bound needs ``delta > 0``
+    and is left out at ``delta = 0``.
+    """
+    common = dict(
+        epsilon=epsilon,
+        delta=delta,
+        confidence=confidence,
+        k_plus=k_plus,
+        k_minus=k_minus,
+        seed=seed,
+    )
+    bounds = [one_run_audit(scores, included, assumption="none", **common)]
+    if check_delta(delta) > 0:
+        bounds.append(one_run_audit(scores, included, assumption="gaussian-dp", **common))
+    return OneRunAudit(bounds=tuple(bounds))
 
 
 def one_run(
@@ -203,6 +465,7 @@ def one_run(
     confidence: float = 0.95,
     seed: int = 0,
     score: Callable | None = None,
+    assumption: str = "none",
 ) -> OneRunResult:
     """Draw canary inclusion, run ``mechanism(included (m,) bool, rng)`` once, audit it.
 
@@ -243,4 +506,5 @@ def one_run(
         k_minus=k_minus,
         confidence=confidence,
         seed=seed,
+        assumption=assumption,
     )
