@@ -31,6 +31,7 @@ from .core import (
 )
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .one_run import OneRunResult, one_run, one_run_audit, one_run_epsilon, one_run_p_value
+from .replay import ReplayResult, replay
 from .result import AuditResult, Provenance
 from .target import AuditTarget
 from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
@@ -69,6 +70,8 @@ __all__ = [
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",
+    "replay",
+    "ReplayResult",
     "Auto",
     "Bonferroni",
     "Quantiles",

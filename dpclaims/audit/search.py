@@ -48,9 +48,11 @@ dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -83,6 +85,8 @@ __all__ = [
     "SearchResult",
     "search",
     "describe_change",
+    "check_pair_dir",
+    "save_pair",
     "MAX_CLASSES",
     "LABEL_PAIRS",
     "pairs_for",
@@ -863,6 +867,69 @@ def _differs(pair: Any) -> bool:
             f"pairs must hold dpclaims.audit.search.Pair values, got {type(pair).__name__}"
         )
     return not same_data(pair.d0, pair.d1)
+
+
+PAIR_FILES = ("d0.npz", "d1.npz")
+"""The files :func:`save_pair` writes into its folder."""
+
+
+def check_pair_dir(folder: str | os.PathLike, *, force: bool = False) -> Path:
+    """Check, before any work, that :func:`save_pair` may write ``folder``: a new or empty
+    folder, or with ``force`` one that holds nothing but ``d0.npz`` and ``d1.npz`` (so a
+    user's other files are never overwritten); its parent must exist."""
+    path = Path(folder).expanduser()
+    if path.exists() or path.is_symlink():
+        if path.is_symlink() or not path.is_dir():
+            raise InputError(
+                f"--save-pair {str(folder)!r} exists and is not a folder; pass a new folder"
+            )
+        entries = sorted(entry.name for entry in path.iterdir())
+        if entries and not force:
+            raise InputError(
+                f"--save-pair {str(folder)!r} is not empty; pass --force to replace its "
+                "d0.npz and d1.npz, or choose a new folder"
+            )
+        foreign = [
+            name
+            for name in entries
+            if name not in PAIR_FILES or not (path / name).is_file() or (path / name).is_symlink()
+        ]
+        if foreign:
+            raise InputError(
+                f"--save-pair {str(folder)!r} holds {foreign[0]!r}, which dpclaims does not "
+                "write there, so it leaves the folder alone; choose a new folder"
+            )
+    elif not path.parent.is_dir():
+        raise InputError(
+            f"--save-pair {str(folder)!r}: its parent folder {str(path.parent)!r} does not "
+            "exist; create it or choose another folder"
+        )
+    return path
+
+
+def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> tuple[Path, Path]:
+    """Write ``pair``'s datasets as ``folder/d0.npz`` and ``folder/d1.npz``
+    (``numpy.savez`` with ``x`` and, when labelled, ``y``; each file written atomically), so
+    the pair can be audited again with ``--d0 folder/d0.npz --d1 folder/d1.npz``.  ``folder``
+    is checked by :func:`check_pair_dir`."""
+    import io
+
+    from ..reports.atomic import write_atomic
+
+    if not (isinstance(pair.d0, UserDataset) and isinstance(pair.d1, UserDataset)):
+        raise InputError(
+            "--save-pair writes UserDataset pairs (x, y); this pair is "
+            f"{type(pair.d0).__name__} / {type(pair.d1).__name__}"
+        )
+    path = check_pair_dir(folder, force=force)
+    path.mkdir(exist_ok=True)
+    written = []
+    for name, data in zip(PAIR_FILES, (pair.d0, pair.d1), strict=True):
+        buffer = io.BytesIO()
+        arrays = {"x": np.asarray(data.x)} | ({} if data.y is None else {"y": np.asarray(data.y)})
+        np.savez(buffer, **arrays)
+        written.append(write_atomic(path / name, buffer.getvalue()))
+    return written[0], written[1]
 
 
 def _first_line(text: str) -> str:
