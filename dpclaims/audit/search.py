@@ -42,7 +42,12 @@ dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
 - :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
   user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
   (zero, maximal norm, opposite sign, far outlier, the original values), random
-  replacements and local search over the replaced user's values.
+  replacements and local search over the replaced user's values; on labelled data at most
+  :data:`LABEL_PAIRS` label pairs too (a class that disappears or appears, flips, features and
+  label together), ranked, so the screening stays bounded.  Labels only add pairs: the
+  screening seeds are drawn as before, so unlabelled data screens exactly what it did.
+
+The screens show a tqdm bar on stderr (``progress``; default: when stderr is a terminal).
 """
 
 from __future__ import annotations
