@@ -159,6 +159,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             )
         target = audit_target(args.mechanism, claim)
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
+    if args.save_pair:
+        from .audit.search import check_pair_dir
+
+        check_pair_dir(args.save_pair, force=args.force)
+    if args.replay is not None and not args.search:
+        return _replay(args, mechanism, d0, d1, description)
     if args.figure:
         from .reports.atomic import check_output_file
 
@@ -188,6 +194,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)),
         )
         result = found.result
+        if args.save_pair:
+            from .audit.search import save_pair
+
+            save_pair(found.pair, args.save_pair, force=args.force)
     else:
         result = audit(
             mechanism,
@@ -207,18 +217,40 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             ),
             **limits,
         )
+    if args.save_pair and found is None:
+        from .audit.search import Pair, save_pair
+
+        save_pair(Pair("given", d0, d1), args.save_pair, force=args.force)
     figure = None
     if args.figure:
         from .reports import write_atomic
         from .reports.figures import audit_figure
 
         figure = write_atomic(figure_path, audit_figure(result))
+    replayed = None
+    if args.replay is not None:
+        from .audit import replay
+
+        replayed = replay(
+            mechanism, found.pair.d0, found.pair.d1, trials=args.replay, seed=args.seed
+        )
     if args.json:
         record = found.to_dict() if found is not None else result.to_dict()
         extra = {} if figure is None else {"figure": str(figure)}
+        if args.save_pair:
+            extra["saved_pair"] = args.save_pair
+        if replayed is not None:
+            extra["replay"] = replayed.to_dict()
         _print_json({"mechanism": args.mechanism, "description": description, **record, **extra})
     else:
         _print_audit(args, description, result, figure=figure, found=found)
+        if args.save_pair:
+            print(
+                f"saved         {args.save_pair}/d0.npz, {args.save_pair}/d1.npz (reproduce: "
+                f"--d0 {args.save_pair}/d0.npz --d1 {args.save_pair}/d1.npz)"
+            )
+        if replayed is not None:
+            _print_replay(replayed)
     return 1 if result.verdict == "violation" else 0
 
 
@@ -236,6 +268,8 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
             ("--d0", args.d0),
             ("--d1", args.d1),
             ("--search", args.search),
+            ("--replay", args.replay is not None),
+            ("--save-pair", args.save_pair),
             ("--checkpoint", args.checkpoint),
         )
         if value
@@ -292,6 +326,35 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "violation" else 0
 
 
+def _replay(args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str) -> int:
+    """``audit --replay`` without --search: the coupled replay of the given pair, no audit."""
+    from .audit import replay
+
+    if args.save_pair:
+        from .audit.search import Pair, save_pair
+
+        save_pair(Pair("given", d0, d1), args.save_pair, force=args.force)
+    replayed = replay(mechanism, d0, d1, trials=args.replay, seed=args.seed)
+    if args.json:
+        _print_json(
+            {"mechanism": args.mechanism, "description": description, "replay": replayed.to_dict()}
+        )
+    else:
+        print(f"mechanism     {args.mechanism}: {description}")
+        _print_replay(replayed)
+    return 1 if replayed.infinite else 0
+
+
+def _print_replay(replayed) -> None:
+    print(
+        f"replay        {replayed.finding} ({replayed.trials} coupled trials, seed "
+        f"{replayed.seed}; same random stream on d0 and d1)"
+    )
+    for line in replayed.lines:
+        print(f"              {line}")
+    print("              not a certificate: a falsification check on this one pair")
+
+
 def _describe(function: Any) -> str:
     """First line of a user callable's docstring (or its class's), else its name."""
     import inspect
@@ -327,6 +390,9 @@ def _print_audit(args: argparse.Namespace, description: str, result, *, figure, 
             f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
             f"{found.samples} mechanism runs in all)"
         )
+        print(f"change        {found.pair.change}")
+        for name, why in found.skipped[:5]:
+            print(f"skipped       {name}: {why}")
     kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
     print(
         f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
@@ -796,7 +862,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="PNG file for the figure (default: CLAIM_ID.png in the current folder, which must "
         "not exist)",
     )
-    p.add_argument("--force", action="store_true", help="replace an existing --figure file")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --figure file, or the d0.npz/d1.npz of --save-pair DIR",
+    )
     _add_registry_option(p)
     own = p.add_argument_group("your own function (module:function)")
     own.add_argument("--param", help="name of the swept parameter (default n)")
@@ -903,6 +973,24 @@ def _build_parser() -> argparse.ArgumentParser:
         "differs), then certify the best on fresh trials",
     )
     p.add_argument(
+        "--save-pair",
+        metavar="DIR",
+        default=None,
+        help="write the audited pair (with --search: the pair found) as DIR/d0.npz and "
+        "DIR/d1.npz (x, y), to reproduce with --d0/--d1; a non-empty DIR needs --force",
+    )
+    p.add_argument(
+        "--replay",
+        nargs="?",
+        type=int,
+        const=1000,
+        default=None,
+        metavar="N",
+        help="coupled replay: run d0 and d1 on the same random stream N times (default 1000) "
+        "and report identical outputs, a certain infinite epsilon or a realised sensitivity "
+        "above the declared one; no statistics, no certificate (with --search: of the pair found)",
+    )
+    p.add_argument(
         "--reference",
         type=float,
         default=None,
@@ -911,7 +999,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--figure", default=None, help="write the trade-off figure (PNG, log axes) to this path"
     )
-    p.add_argument("--force", action="store_true", help="replace an existing --figure file")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --figure file, or the d0.npz/d1.npz of --save-pair DIR",
+    )
     p.add_argument(
         "--strict",
         action=argparse.BooleanOptionalAction,

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from .. import noise
 from ..data import RELATIONS, UNITS, UserDataset
 from ..errors import (
     InputError,
@@ -404,7 +405,9 @@ class GaussianMechanism:
         """``trials`` releases: ``(trials, k)``."""
         value = _evaluate(self.query, data)
         trials = check_trials(trials)
-        return value + self.noise_std * rng.standard_normal((trials, value.size))
+        return noise.gaussian(
+            rng, value, sigma=self.noise_std, sensitivity=self.sensitivity, trials=trials
+        )
 
 
 @dataclass(frozen=True)
@@ -464,7 +467,9 @@ class LaplaceMechanism:
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         value = _evaluate(self.query, data)
         trials = check_trials(trials)
-        return value + rng.laplace(0.0, self.noise_scale, (trials, value.size))
+        return noise.laplace(
+            rng, value, scale=self.noise_scale, sensitivity=self.sensitivity, trials=trials
+        )
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from .one_run import (
     one_run_gdp_rejects,
     one_run_p_value,
 )
+from .replay import ReplayResult, replay
 from .result import AuditResult, Provenance
 from .target import AuditTarget
 from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
@@ -94,6 +95,8 @@ __all__ = [
     "one_run_gdp_epsilon",
     "ASSUMPTIONS",
     "GUESS_FRACTIONS",
+    "replay",
+    "ReplayResult",
     "Auto",
     "Bonferroni",
     "Quantiles",

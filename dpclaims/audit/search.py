@@ -42,15 +42,22 @@ dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
 - :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
   user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
   (zero, maximal norm, opposite sign, far outlier, the original values), random
-  replacements and local search over the replaced user's values.
+  replacements and local search over the replaced user's values; on labelled data at most
+  :data:`LABEL_PAIRS` label pairs too (a class that disappears or appears, flips, features and
+  label together), ranked, so the screening stays bounded.  Labels only add pairs: the
+  screening seeds are drawn as before, so unlabelled data screens exactly what it did.
+
+The screens show a tqdm bar on stderr (``progress``; default: when stderr is a terminal).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,6 +89,11 @@ __all__ = [
     "CanaryPairs",
     "SearchResult",
     "search",
+    "describe_change",
+    "check_pair_dir",
+    "save_pair",
+    "MAX_CLASSES",
+    "LABEL_PAIRS",
     "pairs_for",
 ]
 
@@ -124,15 +136,37 @@ direction ``_SWAP[d]``'s false positives there (:func:`~dpclaims.audit.threshold
 OUTLIER_FACTOR = 10.0
 """The far-outlier canary sits at this multiple of the maximal norm."""
 
+MAX_CLASSES = 32
+"""Labels are classes when they are integers with at most this many distinct values; else they
+are regression labels (negated, pushed to the extremes)."""
+
+LABEL_PAIRS = 8
+"""Most label pairs a :class:`CanaryPairs` family screens, the best ranked first
+(:meth:`CanaryPairs.label_patterns`): with many classes "the label changed to each other class"
+alone would grow the screening without bound.  The search then screens at most 11 feature
+patterns + 8 label pairs + random and local pairs, about a third more than unlabelled data."""
+
 
 @dataclass(frozen=True, eq=False)
 class Pair:
-    """A candidate neighbouring pair ``d0``, ``d1``, named; ``values``: what a family perturbs."""
+    """A candidate neighbouring pair ``d0``, ``d1``, named; ``values``: what a family perturbs.
+
+    ``novel``: the pair holds a value the data never has (a new class); a mechanism that
+    raises on it drops the pair from the search (listed in :attr:`SearchResult.skipped`)
+    instead of failing the search.
+    """
 
     name: str
     d0: Any
     d1: Any
     values: tuple = ()
+    novel: bool = False
+
+    @property
+    def change(self) -> str:
+        """What differs between ``d0`` and ``d1``: which unit, features and/or label
+        (:func:`describe_change`)."""
+        return describe_change(self.d0, self.d1)
 
 
 @dataclass(frozen=True)
@@ -232,7 +266,14 @@ class CanaryPairs:
     zero vs maximal norm, maximal norm vs its opposite sign, zero vs a far outlier
     (``OUTLIER_FACTOR × scale``), the original values vs each canary — along ``e₁`` and
     the diagonal.  Add-remove relation: ``data`` with the user at each canary vs without
-    it.  Labels, when present, stay the original ones.
+    it.  These feature canaries keep the unit's original labels.
+
+    Records are (features, label): with labelled data and ``labels=True`` (the default) the
+    patterns end with at most :data:`LABEL_PAIRS` label pairs (:meth:`label_patterns`), in
+    rank order — a class that disappears, a class that appears, features and label changed
+    together, each other class — so a bug that leaks through the labels (the label set read
+    off the private data, a label-dependent clip) is screened too.  A user's label change
+    sets all its ``m`` items' labels.  ``labels=False`` keeps the feature canaries only.
     """
 
     data: UserDataset
@@ -241,6 +282,7 @@ class CanaryPairs:
     user: int = 0
     item: int = 0
     scale: float | None = None
+    labels: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, UserDataset):
@@ -265,40 +307,71 @@ class CanaryPairs:
     def _shape(self) -> tuple:
         return (self.data.m, self.data.d) if self.unit == "user" else (self.data.d,)
 
-    def _with(self, value: np.ndarray) -> UserDataset:
-        y = None if self.data.y is None else self.data.y[self.user]
-        if self.unit == "user":
-            return replace_user(self.data, self.user, np.broadcast_to(value, self._shape()), y)
-        y_new = None if y is None else y[self.item]
-        return replace_item(self.data, self.user, self.item, x_new=value, y_new=y_new)
+    def _label_shape(self) -> tuple:
+        return (self.data.m,) if self.unit == "user" else ()
 
-    def _pair(self, name: str, v0: np.ndarray, v1: np.ndarray | None) -> Pair:
-        """``v1 = None``: the add-remove pair (user at ``v0``, user removed)."""
+    def _unit_labels(self, data: UserDataset) -> np.ndarray | None:
+        """The replaced unit's labels in ``data``: ``(m,)`` for a user, ``()`` for an item."""
+        if data.y is None:
+            return None
+        y = data.y[self.user]
+        return np.array(y if self.unit == "user" else y[self.item])
+
+    def _labels_of(self, spec: Any, data: UserDataset) -> np.ndarray | None:
+        """The unit's labels for a pattern's label ``spec``: None keeps those of ``data``."""
+        if data.y is None:
+            return None
+        if spec is None:
+            return self._unit_labels(data)
+        return np.broadcast_to(np.asarray(spec, dtype=np.float64), self._label_shape()).copy()
+
+    def _with(self, data: UserDataset, value: np.ndarray, label: Any) -> UserDataset:
+        if self.unit == "user":
+            return replace_user(data, self.user, np.broadcast_to(value, self._shape()), label)
+        return replace_item(data, self.user, self.item, x_new=value, y_new=label)
+
+    def _pair(
+        self,
+        name: str,
+        v0: np.ndarray,
+        v1: np.ndarray | None,
+        labels: tuple = (None, None),
+        base: UserDataset | None = None,
+        novel: bool = False,
+    ) -> Pair:
+        """``v1 = None``: the add-remove pair (user at ``v0``, user removed).  ``labels``: the
+        unit's label on each side (None: kept); ``base``: the data the unit sits in (default
+        ``data``)."""
+        data = self.data if base is None else base
+        l0, l1 = (self._labels_of(spec, data) for spec in labels)
+        values = (labels, base)
         v0 = np.broadcast_to(np.asarray(v0, dtype=np.float64), self._shape()).copy()
         if v1 is None:
-            d0 = self._with(v0)
-            return Pair(name, d0, remove_user(d0, self.user), (v0, None))
+            d0 = self._with(data, v0, l0)
+            return Pair(name, d0, remove_user(d0, self.user), (v0, None, *values), novel)
         v1 = np.broadcast_to(np.asarray(v1, dtype=np.float64), self._shape()).copy()
         if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(
             v1 == v1.reshape(-1, self.data.d)[0]
         ):
             point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
-            labels = None if self.data.y is None else (self.data.y[self.user],) * 2
+            pair_labels = None if data.y is None else (l0, l1)
             if self.unit == "user":
                 made = extreme_user_pair(
-                    self.data, point, user=self.user, opposite=opposite, labels=labels
+                    data, point, user=self.user, opposite=opposite, labels=pair_labels
                 )
             else:
                 made = extreme_item_pair(
-                    self.data,
+                    data,
                     point,
                     user=self.user,
                     item=self.item,
                     opposite=opposite,
-                    labels=None if labels is None else (labels[0][self.item],) * 2,
+                    labels=pair_labels,
                 )
-            return Pair(name, made.d0, made.d1, (v0, v1))
-        return Pair(name, self._with(v0), self._with(v1), (v0, v1))
+            return Pair(name, made.d0, made.d1, (v0, v1, *values), novel)
+        return Pair(
+            name, self._with(data, v0, l0), self._with(data, v1, l1), (v0, v1, *values), novel
+        )
 
     def patterns(self) -> list[Pair]:
         """The canary pairs (see the class docstring)."""
@@ -329,6 +402,149 @@ class CanaryPairs:
             ]
         else:
             out.append(self._pair("original vs zero", original, zero))
+        if self.labels and self.data.y is not None:
+            out += self.label_patterns()[:LABEL_PAIRS]
+        return out
+
+    def classes(self) -> np.ndarray | None:
+        """The labels' distinct values when they are classes (integers, at most
+        :data:`MAX_CLASSES` of them), else None (regression labels, or no labels)."""
+        if self.data.y is None:
+            return None
+        values = np.unique(self.data.y)
+        if len(values) <= MAX_CLASSES and np.all(values == np.round(values)):
+            return values
+        return None
+
+    def _holders(self, label: float) -> np.ndarray:
+        """Units holding ``label``: users (n,) with any item of it, or items (n, m)."""
+        y = self.data.y == label
+        return np.any(y, axis=1) if self.unit == "user" else y
+
+    def _sole_holder(self, label: float, other: float) -> UserDataset:
+        """``data`` with every other unit's ``label`` relabelled ``other``: the replaced unit,
+        once it holds ``label``, is then the only unit of its class."""
+        y = np.array(self.data.y)
+        keep = np.zeros(y.shape, dtype=bool)
+        if self.unit == "user":
+            keep[self.user] = True
+        else:
+            keep[self.user, self.item] = True
+        y[(y == label) & ~keep] = other
+        return UserDataset(self.data.x, y)
+
+    def label_patterns(self) -> list[Pair]:
+        """Every label pair, best ranked first (:meth:`patterns` keeps the first
+        :data:`LABEL_PAIRS`).
+
+        Classes (see :meth:`classes`), the rarest class ``c`` (fewest units) and the
+        commonest other ``c'``: ``c`` disappears (every other unit of ``c`` relabelled ``c'``,
+        then the unit relabelled ``c → c'``; add-remove: that only unit of ``c`` removed with
+        its label); a new class ``max + 1`` appears (add-remove: added); the opposite-sign and
+        far-outlier canaries with the label changed too (add-remove: the maximal-norm canary of
+        class ``c``); the label changed to each other class, rarest first (add-remove: a unit
+        of each class removed).  Regression labels, ``L = max(1, max |y|)``: the label negated,
+        ``+L`` vs ``−L``, 0 vs ``OUTLIER_FACTOR × L``, opposite signs with labels ``±L``
+        (add-remove: a unit at ``+L``, ``−L``, the outlier label, and the maximal-norm canary
+        at ``+L``, each vs removed).  A pair holding a label the data never has is marked
+        ``novel``: a mechanism that refuses it drops the pair, not the search.
+        """
+        if self.data.y is None:
+            return []
+        d, s = self.data.d, float(self.scale)
+        e1 = np.zeros(d)
+        e1[0] = 1.0
+        original, zero, far = self._original(), np.zeros(d), OUTLIER_FACTOR * s * e1
+        own = self._unit_labels(self.data)
+        removal = self.relation == "add-remove"
+        classes = self.classes()
+        if classes is None:
+            top = max(1.0, float(np.max(np.abs(self.data.y))))
+            negated = -own if np.any(own != 0) else np.full_like(own, top)
+            if removal:
+                return [
+                    self._pair(f"label {top:g} vs removed", original, None, (top, None)),
+                    self._pair(f"label {-top:g} vs removed", original, None, (-top, None)),
+                    self._pair(
+                        f"outlier label {OUTLIER_FACTOR * top:g} vs removed",
+                        original,
+                        None,
+                        (OUTLIER_FACTOR * top, None),
+                    ),
+                    self._pair(
+                        f"maximal norm (e1), label {top:g} vs removed", s * e1, None, (top, None)
+                    ),
+                ]
+            return [
+                self._pair("label negated", original, original, (None, negated)),
+                self._pair(f"labels {top:g} vs {-top:g}", original, original, (top, -top)),
+                self._pair(
+                    f"labels 0 vs outlier {OUTLIER_FACTOR * top:g}",
+                    original,
+                    original,
+                    (0.0, OUTLIER_FACTOR * top),
+                ),
+                self._pair(
+                    f"opposite signs (e1), labels {top:g} vs {-top:g}",
+                    s * e1,
+                    -s * e1,
+                    (top, -top),
+                ),
+            ]
+        count = {float(c): int(np.count_nonzero(self._holders(c))) for c in classes}
+        rarest = sorted(count, key=lambda c: (count[c], c))
+        new = float(classes[-1]) + 1.0
+        out = []
+        if len(rarest) > 1:
+            gone = rarest[0]
+            other = max(rarest[1:], key=lambda c: (count[c], -c))
+            base = self._sole_holder(gone, other)
+            out.append(
+                self._pair(
+                    f"class {gone:g} disappears (removed)"
+                    if removal
+                    else f"class {gone:g} disappears (relabelled {other:g})",
+                    original,
+                    None if removal else original,
+                    (gone, None if removal else other),
+                    base,
+                )
+            )
+        if removal:
+            out.append(
+                self._pair(f"new class {new:g} vs removed", original, None, (new, None), novel=True)
+            )
+            out.append(
+                self._pair(
+                    f"maximal norm (e1), class {rarest[0]:g} vs removed",
+                    s * e1,
+                    None,
+                    (rarest[0], None),
+                )
+            )
+            out += [
+                self._pair(f"class {c:g} vs removed", original, None, (c, None))
+                for c in rarest
+                if not np.all(own == c)
+            ]
+            return out
+        out.append(
+            self._pair(f"new class {new:g} appears", original, original, (None, new), novel=True)
+        )
+        others = [c for c in rarest if not np.all(own == c)]
+        if others:
+            out += [
+                self._pair(
+                    f"opposite signs (e1), label → {others[0]:g}",
+                    s * e1,
+                    -s * e1,
+                    (None, others[0]),
+                ),
+                self._pair(
+                    f"zero vs outlier (e1), label → {others[0]:g}", zero, far, (None, others[0])
+                ),
+            ]
+        out += [self._pair(f"label → {c:g}", original, original, (None, c)) for c in others]
         return out
 
     def _random_value(self, rng: np.random.Generator) -> np.ndarray:
@@ -344,9 +560,21 @@ class CanaryPairs:
         )
 
     def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
-        """Move one side by a Gaussian step of size ``scale/2``, or scale them by 2 or ½."""
-        v0, v1 = pair.values
+        """Move one side by a Gaussian step of size ``scale/2``, or scale them by 2 or ½.  On
+        labelled data (with ``labels``), a quarter of the moves set one side's label instead:
+        to a class of the data, or (regression) to ``±L`` times a log-uniform factor in
+        [1/10, 10]."""
+        v0, v1, labels, base = pair.values
         sides = [v0] if v1 is None else [v0, v1]
+        if self.labels and self.data.y is not None and rng.random() < 0.25:
+            classes, labels = self.classes(), list(labels)
+            side = int(rng.integers(len(sides)))
+            if classes is not None:
+                labels[side] = float(rng.choice(classes))
+            else:
+                top = max(1.0, float(np.max(np.abs(self.data.y))))
+                labels[side] = top * float(rng.choice([-1.0, 1.0])) * 10.0 ** rng.uniform(-1, 1)
+            return self._pair("local", v0, v1, tuple(labels), base, pair.novel)
         side = int(rng.integers(len(sides)))
         if rng.random() < 0.5:
             sides[side] = sides[side] * float(rng.choice([0.5, 2.0]))
@@ -354,7 +582,9 @@ class CanaryPairs:
             sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(
                 sides[side].shape
             ) / math.sqrt(self.data.d)
-        return self._pair("local", sides[0], None if v1 is None else sides[1])
+        return self._pair(
+            "local", sides[0], None if v1 is None else sides[1], labels, base, pair.novel
+        )
 
 
 @dataclass(frozen=True)
@@ -363,11 +593,15 @@ class SearchResult:
 
     ``screened`` lists ``(name, ε bound at the screen's size)`` in the order tried (not certified
     jointly: a search trace); ``samples`` counts every mechanism run, screening included.
+    ``skipped`` lists ``(name, why)`` of pairs left out: outputs of different widths on the
+    two datasets (ε = ∞ on that pair, shown by :func:`~dpclaims.audit.replay`), or a
+    ``novel`` pair the mechanism refused.
     """
 
     result: AuditResult
     pair: Pair
     screened: tuple = ()
+    skipped: tuple = ()
     screen_trials: int = 0
     screening_samples: int = 0
     samples: int = 0
@@ -388,6 +622,8 @@ class SearchResult:
             **self.result.to_dict(),
             "search": {
                 "pair": self.pair.name,
+                "change": self.pair.change,
+                "skipped": [[name, why] for name, why in self.skipped],
                 "screen_trials": self.screen_trials,
                 "screening_samples": self.screening_samples,
                 "samples": self.samples,
@@ -419,6 +655,11 @@ def pairs_for(
             f"search needs a UserDataset or a vector of query answers, got shape {vector.shape}"
         )
     return QueryPairs(len(vector), sensitivity)
+
+
+class _WidthsDiffer(InputError):
+    """A screened pair whose datasets give outputs of different widths (no audit compares
+    them; the search lists the pair as skipped, with this reason)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -471,9 +712,10 @@ class _Screener:
             self._outputs(d, child_seed(seed, i), n) for i, d in enumerate((pair.d0, pair.d1))
         )
         if x0.shape[1] != x1.shape[1]:
-            raise InputError(
-                f"the mechanism returned {x0.shape[1]} columns on d0 but {x1.shape[1]} on d1 "
-                f"of pair {pair.name!r}; outputs must have the same width"
+            raise _WidthsDiffer(
+                f"outputs have {x0.shape[1]} columns on d0 but {x1.shape[1]} on d1: ε = ∞ on "
+                "this pair, certain (an output of one dataset the other never gives); "
+                "dpclaims.audit.replay shows it"
             )
         if self.statistic is not None:
             return self._rank(*(apply_statistic(self.statistic, x) for x in (x0, x1)))
@@ -552,6 +794,77 @@ def _fit_quadratic(name: str, x0: np.ndarray, x1: np.ndarray, rng: np.random.Gen
     return Score(f"{name} (screen: quadratic lda)", score)
 
 
+def _values(array: np.ndarray) -> str:
+    """A unit's labels in a few characters: ``2`` when they are one value, else the list."""
+    values = np.unique(array)
+    if len(values) == 1:
+        return f"{values[0]:g}"
+    return (
+        "[" + ", ".join(f"{v:g}" for v in np.ravel(array)[:6]) + (", …]" if array.size > 6 else "]")
+    )
+
+
+def _class_change(d0: UserDataset, d1: UserDataset) -> str:
+    """``"; class 0 only in d0"`` when a label value is held in one dataset and not the
+    other (a class that disappears or appears), else ``""``."""
+    if d0.y is None or d1.y is None:
+        return ""
+    a, b = set(np.unique(d0.y).tolist()), set(np.unique(d1.y).tolist())
+    notes = [f"class {v:g} only in {side}" for side, s in (("d0", a - b), ("d1", b - a)) for v in s]
+    return "".join(f"; {note}" for note in sorted(notes)[:4])
+
+
+def describe_change(d0: Any, d1: Any) -> str:
+    """One line saying what differs between neighbours ``d0`` and ``d1``.
+
+    Two :class:`~dpclaims.data.UserDataset` s: which user (and item) changed, whether its
+    features, its label (``label 1 → 2``) or both, or which user (with its label) is in
+    one and not the other; two vectors: how many answers differ and by how much at most.
+    """
+    if isinstance(d0, UserDataset) and isinstance(d1, UserDataset):
+        if d0.n != d1.n:
+            big, small, side = (d0, d1, "d0") if d0.n > d1.n else (d1, d0, "d1")
+            rows = np.any(big.x[: small.n] != small.x, axis=(1, 2))
+            if big.y is not None:
+                rows |= np.any(big.y[: small.n] != small.y, axis=1)
+            user = int(np.argmax(rows)) if np.any(rows) else small.n
+            label = "" if big.y is None else f" with its label {_values(big.y[user])}"
+            return f"user {user} only in {side}{label} (added or removed)" + _class_change(d0, d1)
+        if d0.x.shape != d1.x.shape:
+            return f"shapes differ: {d0.x.shape} vs {d1.x.shape}"
+        features = np.any(d0.x != d1.x, axis=2)
+        labels = np.zeros_like(features) if d0.y is None else d0.y != d1.y
+        units = np.flatnonzero(np.any(features | labels, axis=1))
+        if len(units) == 0:
+            return "nothing differs"
+        parts = []
+        for user in units[:3]:
+            items = np.flatnonzero(features[user] | labels[user])
+            where = f"user {user}" + (f", item {items[0]}" if len(items) == 1 and d0.m > 1 else "")
+            what = []
+            if np.any(features[user]):
+                moved = np.linalg.norm(d0.x[user] - d1.x[user], axis=1).max()
+                what.append(f"features (moved by up to {moved:.3g})")
+            if np.any(labels[user]):
+                changed = labels[user]
+                what.append(
+                    f"label {_values(d0.y[user][changed])} → {_values(d1.y[user][changed])}"
+                )
+            if d0.y is not None and not np.any(labels[user]):
+                what.append("label kept")
+            parts.append(f"{where}: " + ", ".join(what))
+        return (
+            "; ".join(parts)
+            + (f"; {len(units) - 3} more users" if len(units) > 3 else "")
+            + (_class_change(d0, d1))
+        )
+    a, b = np.atleast_1d(np.asarray(d0, dtype=float)), np.atleast_1d(np.asarray(d1, dtype=float))
+    if a.shape != b.shape:
+        return f"shapes differ: {a.shape} vs {b.shape}"
+    moved = np.abs(a - b)
+    return f"{int(np.count_nonzero(moved))} of {a.size} answers differ (by up to {moved.max():g})"
+
+
 def _differs(pair: Any) -> bool:
     """A :class:`Pair` whose two datasets are not the same data (anything else is refused)."""
     if not isinstance(pair, Pair):
@@ -559,6 +872,92 @@ def _differs(pair: Any) -> bool:
             f"pairs must hold dpclaims.audit.search.Pair values, got {type(pair).__name__}"
         )
     return not same_data(pair.d0, pair.d1)
+
+
+PAIR_FILES = ("d0.npz", "d1.npz")
+"""The files :func:`save_pair` writes into its folder."""
+
+
+def check_pair_dir(folder: str | os.PathLike, *, force: bool = False) -> Path:
+    """Check, before any work, that :func:`save_pair` may write ``folder``: a new or empty
+    folder, or with ``force`` one that holds nothing but ``d0.npz`` and ``d1.npz`` (so a
+    user's other files are never overwritten); its parent must exist."""
+    path = Path(folder).expanduser()
+    if path.exists() or path.is_symlink():
+        if path.is_symlink() or not path.is_dir():
+            raise InputError(
+                f"--save-pair {str(folder)!r} exists and is not a folder; pass a new folder"
+            )
+        entries = sorted(entry.name for entry in path.iterdir())
+        if entries and not force:
+            raise InputError(
+                f"--save-pair {str(folder)!r} is not empty; pass --force to replace its "
+                "d0.npz and d1.npz, or choose a new folder"
+            )
+        foreign = [
+            name
+            for name in entries
+            if name not in PAIR_FILES or not (path / name).is_file() or (path / name).is_symlink()
+        ]
+        if foreign:
+            raise InputError(
+                f"--save-pair {str(folder)!r} holds {foreign[0]!r}, which dpclaims does not "
+                "write there, so it leaves the folder alone; choose a new folder"
+            )
+    elif not path.parent.is_dir():
+        raise InputError(
+            f"--save-pair {str(folder)!r}: its parent folder {str(path.parent)!r} does not "
+            "exist; create it or choose another folder"
+        )
+    return path
+
+
+def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> tuple[Path, Path]:
+    """Write ``pair``'s datasets as ``folder/d0.npz`` and ``folder/d1.npz``
+    (``numpy.savez`` with ``x`` and, when labelled, ``y``; each file written atomically), so
+    the pair can be audited again with ``--d0 folder/d0.npz --d1 folder/d1.npz``.  ``folder``
+    is checked by :func:`check_pair_dir`."""
+    import io
+
+    from ..reports.atomic import write_atomic
+
+    if not (isinstance(pair.d0, UserDataset) and isinstance(pair.d1, UserDataset)):
+        raise InputError(
+            "--save-pair writes UserDataset pairs (x, y); this pair is "
+            f"{type(pair.d0).__name__} / {type(pair.d1).__name__}"
+        )
+    path = check_pair_dir(folder, force=force)
+    path.mkdir(exist_ok=True)
+    written = []
+    for name, data in zip(PAIR_FILES, (pair.d0, pair.d1), strict=True):
+        buffer = io.BytesIO()
+        arrays = {"x": np.asarray(data.x)} | ({} if data.y is None else {"y": np.asarray(data.y)})
+        np.savez(buffer, **arrays)
+        written.append(write_atomic(path / name, buffer.getvalue()))
+    return written[0], written[1]
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:200]
+
+
+def _screen_bar(progress: bool | None, total: int):
+    """A tqdm bar over the screens on stderr (default: only when stderr is a terminal), like
+    the audit's; shown after 1 s."""
+    import sys
+
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    return tqdm(
+        total=total,
+        file=sys.stderr,
+        unit="pair",
+        desc="search: screening",
+        delay=1.0,
+        disable=not show,
+        leave=False,
+    )
 
 
 def _screen_seeds(seed: int, count: int) -> list[int]:
@@ -577,6 +976,7 @@ def search(
     random_pairs: int = RANDOM_PAIRS,
     local_steps: int = LOCAL_STEPS,
     rounds: Sequence[tuple[int, int]] = ROUNDS,
+    progress: bool | None = None,
     **options: Any,
 ) -> SearchResult:
     """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
@@ -593,6 +993,8 @@ def search(
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
     rounds : ``(keep, factor)`` rounds of successive halving after the first screen
         (:data:`ROUNDS`)
+    progress : a tqdm bar over the screens on stderr, then the certifying audit's (default:
+        when stderr is a terminal)
     options : passed to the certifying :func:`~dpclaims.audit.audit` (``epsilon``,
         ``delta``, ``claim``, ``confidence``, ``unit``, ``relation``, ``method``,
         ``statistic``, ``ci``, where the trials run, ...); the screens (serial) use
@@ -626,41 +1028,68 @@ def search(
             "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"
         )
     extra = 0 if family is None else random_pairs + local_steps
-    seeds = iter(_screen_seeds(seed, len(fixed) + extra + sum(keep for keep, _ in rounds) + 1))
+    planned = len(fixed) + extra + sum(keep for keep, _ in rounds)
+    seeds = iter(_screen_seeds(seed, planned + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
+    skipped: list[tuple[str, str]] = []
     screener = _Screener.of(mechanism, trials, options)
     scored: list[tuple[tuple[float, float], int, Pair]] = []
+    bar = _screen_bar(progress, planned)
 
-    def screen(pair: Pair, n: int) -> tuple[float, float]:
-        value = screener(pair, n, next(seeds))
+    def screen(pair: Pair, n: int) -> tuple[float, float] | None:
+        seed_ = next(seeds)
+        bar.update(1)
+        try:
+            value = screener(pair, n, seed_)
+        except _WidthsDiffer as error:
+            skipped.append((pair.name, str(error)))
+            return None
+        except Exception as error:  # a novel label the mechanism refuses: not the search's fault
+            if not pair.novel:
+                raise
+            why = _first_line(f"{type(error).__name__}: {error}")
+            skipped.append((pair.name, f"the mechanism refused it ({why})"))
+            return None
         trace.append((pair.name, value[1]))
         return value
 
     def add(pair: Pair) -> None:
         if _differs(pair):  # the same data on both sides can only win a screen by luck
-            scored.append((screen(pair, screen_trials), len(scored), pair))
+            value = screen(pair, screen_trials)
+            if value is not None:
+                scored.append((value, len(scored), pair))
 
-    for pair in fixed:
-        add(pair)
-    if family is not None:
-        for _ in range(random_pairs):
-            add(family.random(rng))
-        for _ in range(local_steps):
-            add(family.perturb(max(scored)[2], rng))
-    spent = 2 * screen_trials * len(scored)
-    for keep, factor in rounds if len(scored) > 1 else ():
-        scored = [
-            (screen(p, factor * screen_trials), -i, p)
-            for _, i, p in sorted(scored, reverse=True)[:keep]
-        ]
-        spent += 2 * factor * screen_trials * len(scored)
+    with bar:
+        for pair in fixed:
+            add(pair)
+        if not scored:
+            raise InputError(
+                "no pair could be screened: "
+                + "; ".join(f"{name}: {why}" for name, why in skipped[:3])
+            )
+        if family is not None:
+            for _ in range(random_pairs):
+                add(family.random(rng))
+            for _ in range(local_steps):
+                add(family.perturb(max(scored)[2], rng))
+        spent = 2 * screen_trials * (len(scored) + len(skipped))
+        for keep, factor in rounds if len(scored) > 1 else ():
+            again = [
+                (screen(p, factor * screen_trials), -i, p)
+                for _, i, p in sorted(scored, reverse=True)[:keep]
+            ]
+            scored = [(v, i, p) for v, i, p in again if v is not None]
+            spent += 2 * factor * screen_trials * len(again)
     chosen = max(scored)[2]
+    if progress is not None:
+        options = {**options, "progress": progress}
     result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(
         result=result,
         pair=chosen,
         screened=tuple(trace),
+        skipped=tuple(skipped),
         screen_trials=screen_trials,
         screening_samples=spent,
         samples=spent + 2 * trials,
