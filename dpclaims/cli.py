@@ -369,7 +369,11 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
     report = kill_matrix(
-        papers=args.paper, budget=args.budget, seed=args.seed, execution=_execution(args)
+        papers=args.paper,
+        budget=args.budget,
+        seed=args.seed,
+        execution=_execution(args),
+        corpus=args.corpus,
     )
     if args.json:
         _print_json(report)
@@ -1040,7 +1044,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "mutants",
         help="run every privacy mutant through its registry audit: kill matrix and mutation score",
     )
-    p.add_argument("--paper", help="only this paper's mutants (a paper id, or generic)")
+    p.add_argument(
+        "--paper", help="only this paper's mutants (a paper id, generic, or a library: opacus, ...)"
+    )
+    p.add_argument(
+        "--corpus",
+        default="papers",
+        choices=("papers", "real", "all"),
+        help="the papers' mutants (default), the real-bug reproductions, or both",
+    )
     p.add_argument(
         "--budget", default="quick", choices=("quick", "standard", "full"), help="default quick"
     )

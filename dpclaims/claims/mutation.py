@@ -14,7 +14,9 @@ experiments modules of the selected plugin papers first (:func:`import_plugin_mu
 
 The mutation score is the fraction of the audited privacy mutants that are killed.  The
 generic textbook mutants have no registry claim; their audit is the built-in target of
-the correct mechanism (``catalog:NAME``) with :data:`CATALOG_TRIALS` trials.
+the correct mechanism (``catalog:NAME``) with :data:`CATALOG_TRIALS` trials.  The real-bug
+corpus (``corpus="real"``, :mod:`dpclaims.targets.realbugs`) is audited on each bug's crafted
+pair (``realbug:NAME``) with the bug's own trials (× :data:`REAL_BUDGET_FACTOR`) and method.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ __all__ = [
 
 CATALOG_TRIALS = {"quick": 20_000, "standard": 200_000, "full": 1_000_000}
 """Trials per dataset of the ``catalog:`` audits of the generic mutants, by budget."""
+
+REAL_BUDGET_FACTOR = {"quick": 1, "standard": 10, "full": 50}
+"""A real bug's crafted-pair audit runs ``trials × factor`` trials per dataset."""
+
+CORPUS_CHOICES = ("papers", "real", "all")
 
 AUDIT_OF = {
     # generic textbook mechanisms: the built-in target of the correct mechanism
@@ -126,6 +133,12 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     A claim checked by several experiments uses its first audit part.
     """
     check_choice(budget, BUDGETS, "budget")
+    if audit_id.startswith("realbug:"):
+        from ..targets.realbugs import get_bug
+
+        bug = get_bug(audit_id.removeprefix("realbug:"))
+        trials = bug.trials * REAL_BUDGET_FACTOR[budget]
+        return {"trials": trials, "method": bug.method, "confidence": 0.95}
     if audit_id.startswith("catalog:"):
         return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
     from . import experiment as experiment_of
@@ -164,10 +177,13 @@ def kill_matrix(
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
     execution: Execution | None = None,
+    corpus: str = "papers",
 ) -> dict:
     """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
 
-    ``papers`` is one paper id (``"generic"`` for the textbook mechanisms), several, or None (all).
+    ``papers`` is one paper id (``"generic"`` for the textbook mechanisms; a library such as
+    ``"opacus"`` for the real bugs), several, or None (all).  ``corpus`` picks the papers'
+    mutants (``"papers"``, the default), the real-bug reproductions (``"real"``) or ``"all"``.
     The audits run where ``execution`` says (or ``backend``/``workers`` passed loose), each
     mutant checkpointing into its own subfolder of a checkpoint folder.
 
@@ -184,10 +200,15 @@ def kill_matrix(
     from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
+    check_choice(corpus, CORPUS_CHOICES, "corpus")
     execution = resolve_execution(execution, backend=backend, workers=workers)
     wanted = [papers] if isinstance(papers, str) else papers
     import_plugin_mutants(wanted)
-    mutants = [m for m in list_mutants(kind="privacy") if wanted is None or m.paper in wanted]
+    mutants = [
+        m
+        for m in list_mutants(kind="privacy", corpus=None if corpus == "all" else corpus)
+        if wanted is None or m.paper in wanted
+    ]
     if wanted is not None and not mutants:
         known = sorted({m.paper for m in list_mutants(kind="privacy")})
         raise InputError(
@@ -217,6 +238,7 @@ def kill_matrix(
             "audit": audit_id,
             "true_epsilon": _true(mutant.true_epsilon),
             "caught_by": mutant.caught_by,
+            "corpus": getattr(mutant, "corpus", "papers"),
         }
         if target is None:
             row.update(
@@ -235,7 +257,7 @@ def kill_matrix(
                 claim=target.claim,
                 seed=seed,
                 execution=execution.narrowed(mutant.name),
-                **settings,
+                **{**settings, **(getattr(mutant, "audit_options", None) or {})},
             )
             row.update(
                 claimed_epsilon=target.claim.epsilon,

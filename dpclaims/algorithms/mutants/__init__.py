@@ -25,9 +25,12 @@ from typing import Any
 
 from ...errors import InputError, check_choice
 
-__all__ = ["Mutant", "register_mutant", "list_mutants", "get_mutant"]
+__all__ = ["Mutant", "register_mutant", "list_mutants", "get_mutant", "CORPORA"]
 
 KINDS = ("privacy", "utility")
+CORPORA = ("papers", "real")
+"""``papers``: the papers' and textbook mutants; ``real``: reproductions of bugs that shipped in
+public libraries (:mod:`dpclaims.targets.realbugs`)."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,11 @@ class Mutant:
         :class:`dpclaims.audit.target.AuditTarget`), or the mutated algorithm object for
         utility mutants
     caught_by : which check catches it (audit, rate test, white-box invariant)
-    audit : the registry audit meant to catch it (a claim id, or ``catalog:TARGET``); the
-        packaged mutants' are in :data:`dpclaims.claims.mutation.AUDIT_OF`, a plugin's
-        mutants name theirs here
+    audit : the registry audit meant to catch it (a claim id, ``catalog:TARGET`` or
+        ``realbug:NAME``); the packaged mutants' are in :data:`dpclaims.claims.mutation.AUDIT_OF`,
+        a plugin's mutants and the real bugs name theirs here
+    corpus : ``papers`` or ``real`` (:data:`CORPORA`)
+    audit_options : audit keywords its audit needs (``method``, ``statistic``), else None
     """
 
     name: str
@@ -58,9 +63,12 @@ class Mutant:
     build: Callable[..., Any]
     caught_by: str = "audit"
     audit: str | None = None
+    corpus: str = "papers"
+    audit_options: dict | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, KINDS, "kind")
+        check_choice(self.corpus, CORPORA, "corpus")
         if self.true_epsilon is not None and not (
             self.true_epsilon > 0 or math.isinf(self.true_epsilon)
         ):
@@ -75,6 +83,7 @@ class Mutant:
             "description": self.description,
             "true_epsilon": None if eps is None else (str(eps) if math.isinf(eps) else eps),
             "caught_by": self.caught_by,
+            "corpus": self.corpus,
         }
 
 
@@ -98,16 +107,22 @@ def _load() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-def list_mutants(paper: str | None = None, kind: str | None = None) -> list[Mutant]:
-    """Every registered mutant, optionally of one ``paper`` and/or ``kind``, in registration
-    order."""
+def list_mutants(
+    paper: str | None = None, kind: str | None = None, corpus: str | None = None
+) -> list[Mutant]:
+    """Every registered mutant, optionally of one ``paper``, ``kind`` and/or ``corpus``
+    (``papers``, ``real``), in registration order."""
     _load()
     if kind is not None:
         check_choice(kind, KINDS, "kind")
+    if corpus is not None:
+        check_choice(corpus, CORPORA, "corpus")
     return [
         m
         for m in _MUTANTS.values()
-        if (paper is None or m.paper == paper) and (kind is None or m.kind == kind)
+        if (paper is None or m.paper == paper)
+        and (kind is None or m.kind == kind)
+        and (corpus is None or m.corpus == corpus)
     ]
 
 

@@ -1,0 +1,1 @@
+"""Audit setups: what to audit — a mechanism, a neighbouring pair and a claim."""

@@ -1,0 +1,117 @@
+"""The real-bug corpus: every bug caught on its crafted pair, no twin a violation, the sampler
+checks catch the Opacus sampler bugs; the statistical ones are marked slow."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpclaims.algorithms.mutants import list_mutants
+from dpclaims.audit import audit
+from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
+from dpclaims.claims.mutation import audit_settings, kill_matrix
+from dpclaims.data import are_neighbours
+from dpclaims.targets.realbugs import get_bug, list_bugs
+
+BUGS = list_bugs()
+FAST = [
+    "opacus-closure-recomputes-after-noise",
+    "diffprivlib-classes-from-private-labels",
+    "smartnoise-covariance-unclipped",
+    "textbook-lattice-laplace",
+    "opendp-threshold-mass-omitted",
+]
+
+
+def test_corpus_has_twenty_bugs_with_sources_pairs_and_ground_truth():
+    assert len(BUGS) >= 20 and len({b.library for b in BUGS}) >= 6
+    for bug in BUGS:
+        assert bug.source and bug.ground_truth and bug.caught_by
+        assert bug.true_epsilon is None or bug.true_epsilon > bug.claim.epsilon
+        d0, d1 = bug.pair()
+        assert are_neighbours(d0, d1, bug.claim.unit, bug.claim.relation), bug.name
+        rng = np.random.default_rng(0)
+        for data in (d0, d1, bug.plain()):
+            for mechanism in (bug.mechanism, bug.twin):
+                out = mechanism(data, rng, 3)
+                assert out.ndim == 2 and out.shape[0] == 3 and np.all(np.isfinite(out))
+
+
+def test_real_bugs_are_registered_mutants_of_the_real_corpus():
+    real = {m.name for m in list_mutants(corpus="real")}
+    assert real == {b.name for b in BUGS}
+    assert not real & {m.name for m in list_mutants(corpus="papers")}
+    assert audit_settings("realbug:opendp-threshold-mass-omitted", "quick")["trials"] == 100_000
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name):
+    report = kill_matrix(names=[name], corpus="real", backend="serial")
+    assert report["killed"] == 1, report["matrix"]
+    bug = get_bug(name)
+    twin = bug.target(twin=True)
+    settings = audit_settings(f"realbug:{name}", "quick")
+    result = audit(
+        twin.mechanism,
+        twin.d0,
+        twin.d1,
+        claim=twin.claim,
+        seed=1,
+        progress=False,
+        **{**settings, **bug.audit_options()},
+    )
+    assert result.verdict != "violation"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [b.name for b in BUGS if b.name not in FAST])
+def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(name):
+    bug = get_bug(name)
+    settings = {**audit_settings(f"realbug:{name}", "quick"), **bug.audit_options()}
+    t = bug.target()
+    caught = audit(t.mechanism, t.d0, t.d1, claim=t.claim, seed=0, progress=False, **settings)
+    assert caught.verdict == "violation"
+    twin = bug.target(twin=True)
+    for seed in range(4):
+        result = audit(
+            twin.mechanism,
+            twin.d0,
+            twin.d1,
+            claim=twin.claim,
+            seed=seed,
+            progress=False,
+            **settings,
+        )
+        assert result.verdict != "violation", (seed, result.epsilon_lower)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", [b for b in BUGS if b.recompute is not None], ids=lambda b: b.name)
+def test_stored_ground_truths_match_their_computation(bug):
+    assert math.isclose(bug.true_epsilon, bug.recompute(), rel_tol=2e-3)
+
+
+def test_sampler_checks_catch_the_opacus_sampler_bugs_and_pass_their_fixes():
+    weighted = get_bug("opacus-weighted-sampler-rate")
+    plain = weighted.plain()
+    bad = check_sampler(weighted.sampler, plain, rate=weighted.sampling_rate, draws=2000)
+    good = check_sampler(weighted.twin_sampler, plain, rate=weighted.sampling_rate, draws=2000)
+    assert not bad[0].passed and bad[0].numbers["units_above"] == 5
+    assert all(f.passed for f in good)
+    size = get_bug("opacus-expected-batch-size-private-n")
+    d0, d1 = size.pair()
+    assert not normaliser_check(size.normaliser, d0, d1).passed
+    assert normaliser_check(size.twin_normaliser, d0, d1).passed
+    assert "depends on the data" in normaliser_check(size.normaliser, d0, d1).summary()
+
+
+def test_independence_check_flags_fixed_size_batches_accounted_as_poisson():
+    def fixed_size(data, rng, draws):  # shuffled batches of 10: what Chua et al. 2024 audit
+        order = np.argsort(rng.random((draws, data.n)), axis=1)[:, :10]
+        masks = np.zeros((draws, data.n), bool)
+        np.put_along_axis(masks, order, True, axis=1)
+        return masks
+
+    plain = BUGS[0].plain()
+    finding = independence_check(fixed_size, plain, rate=0.1, draws=1000)
+    assert not finding.passed and finding.numbers["batch_variance"] == 0.0
