@@ -15,7 +15,23 @@ any other test::
 This module is also a pytest plugin (entry point ``pytest11``, or ``-p
 dpclaims.testing``): it registers the markers ``dpclaims_rate`` and
 ``dpclaims_privacy`` so such tests can be selected with ``-m dpclaims_rate``
-and run under ``--strict-markers``.  It does not import pytest itself.
+and run under ``--strict-markers``, the ini options ``dpclaims_seed``, ``dpclaims_trials``,
+``dpclaims_confidence`` and ``dpclaims_on_weak``, and two fixtures:
+
+* ``dpclaims_rng``: a ``numpy.random.Generator`` seeded with ``dpclaims_seed`` (0);
+* ``dpclaims_audit``: ``dpclaims_audit(mechanism, d0, d1, epsilon=..., delta=...)`` runs
+  :func:`assert_private` with the project's trials, confidence and ``on_weak`` (ini options),
+  which the test's marker overrides: ``@pytest.mark.dpclaims_privacy(trials=20_000)``.
+
+A must-fail check::
+
+    @pytest.mark.dpclaims_privacy(trials=100_000)
+    def test_noise_halved_is_caught(dpclaims_audit):
+        with pytest.raises(AssertionError, match="privacy claim violated"):
+            dpclaims_audit(half_noise_mechanism, d0, d1, epsilon=1.0, delta=1e-5)
+
+The helpers import pytest only when a check is skipped; the fixtures exist when pytest loads
+this module as a plugin.
 """
 
 from __future__ import annotations
@@ -27,7 +43,15 @@ from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
 
-__all__ = ["MARKERS", "WEAK_ACTIONS", "assert_exponent", "assert_private", "pytest_configure"]
+__all__ = [
+    "INI_OPTIONS",
+    "MARKERS",
+    "WEAK_ACTIONS",
+    "assert_exponent",
+    "assert_private",
+    "pytest_addoption",
+    "pytest_configure",
+]
 
 MARKERS = {
     "dpclaims_rate": (
@@ -138,7 +162,82 @@ def assert_private(
     return result
 
 
+INI_OPTIONS = {
+    "dpclaims_seed": ("seed of the dpclaims_rng fixture and of dpclaims_audit's audits", "0"),
+    "dpclaims_trials": ("trials per dataset of dpclaims_audit's audits", "100000"),
+    "dpclaims_confidence": ("confidence of dpclaims_audit's audits", "0.95"),
+    "dpclaims_on_weak": (
+        "fail or skip a privacy check that could not have caught a 2x violation",
+        "fail",
+    ),
+}
+"""The plugin's ini options: ``name: (help, default)``."""
+
+
+def pytest_addoption(parser: Any) -> None:
+    """pytest hook: the ini options of :data:`INI_OPTIONS`."""
+    for name, (text, default) in INI_OPTIONS.items():
+        parser.addini(name, text, default=default)
+
+
 def pytest_configure(config: Any) -> None:
     """pytest hook: register the ``dpclaims_rate`` and ``dpclaims_privacy`` markers."""
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+
+
+def _ini(config: Any, name: str, convert: Callable) -> Any:
+    """The ini option ``name`` converted, or an InputError naming it."""
+    from .errors import InputError
+
+    text = config.getini(name)
+    try:
+        return convert(text)
+    except ValueError:
+        raise InputError(
+            f"ini option {name} = {text!r} is not valid; the default is {INI_OPTIONS[name][1]}"
+        ) from None
+
+
+def _audit_settings(request: Any) -> dict:
+    """trials, confidence, seed and on_weak from the ini options, overridden by the test's
+    ``dpclaims_privacy`` marker arguments."""
+    config = request.config
+    settings = {
+        "trials": _ini(config, "dpclaims_trials", int),
+        "confidence": _ini(config, "dpclaims_confidence", float),
+        "seed": _ini(config, "dpclaims_seed", int),
+        "on_weak": config.getini("dpclaims_on_weak"),
+    }
+    marker = request.node.get_closest_marker("dpclaims_privacy")
+    if marker is not None:
+        settings.update(marker.kwargs)
+    return settings
+
+
+try:  # the fixtures exist where pytest loads this module as a plugin
+    import pytest as _pytest
+except ImportError:  # pragma: no cover - the helpers above work without pytest
+    _pytest = None
+
+if _pytest is not None:
+
+    @_pytest.fixture
+    def dpclaims_rng(request: Any):
+        """A numpy Generator seeded with the ``dpclaims_seed`` ini option (default 0)."""
+        import numpy as np
+
+        return np.random.default_rng(_ini(request.config, "dpclaims_seed", int))
+
+    @_pytest.fixture
+    def dpclaims_audit(request: Any) -> Callable:
+        """``check(mechanism, d0, d1, *, epsilon, delta, **options)``: :func:`assert_private`
+        with the project's settings (ini options, then the test's marker arguments, then
+        ``options``)."""
+        settings = _audit_settings(request)
+
+        def check(mechanism: Callable, d0: Any, d1: Any, **options: Any):
+            __tracebackhide__ = True
+            return assert_private(mechanism, d0, d1, **{**settings, **options})
+
+        return check

@@ -348,3 +348,59 @@ def test_assert_exponent_upper_bound_passes_a_faster_decay():
             backend="serial",
             bound="upper",
         )
+
+
+FIXTURE_TESTS = textwrap.dedent(
+    """
+    import numpy as np
+    import pytest
+
+    from dpclaims.algorithms.mechanisms import analytic_gaussian_sigma
+    from dpclaims.data import UserDataset, replace_user
+
+    SIGMA = analytic_gaussian_sigma(1.0, 1e-5, sensitivity=1.0)
+    D0 = UserDataset(np.zeros((5, 1, 1)))
+    D1 = replace_user(D0, 0, np.ones((1, 1)))
+
+
+    def gaussian(share):
+        def mechanism(data, rng, trials):
+            return data.x.sum() + share * SIGMA * rng.standard_normal(trials)
+
+        return mechanism
+
+
+    def test_rng_is_seeded_from_the_ini(dpclaims_rng):
+        assert dpclaims_rng.integers(1 << 30) == np.random.default_rng(7).integers(1 << 30)
+
+
+    @pytest.mark.dpclaims_privacy
+    def test_correct_mechanism_passes(dpclaims_audit):
+        result = dpclaims_audit(gaussian(1.0), D0, D1, epsilon=1.0, delta=1e-5)
+        assert result.trials == 60000 and result.verdict == "consistent"
+
+
+    @pytest.mark.dpclaims_privacy
+    def test_noise_halved_must_fail(dpclaims_audit):
+        dpclaims_audit(gaussian(0.5), D0, D1, epsilon=1.0, delta=1e-5)
+
+
+    @pytest.mark.dpclaims_privacy(on_weak="skip", trials=2000)
+    def test_same_data_twice_skips_with_the_reason(dpclaims_audit):
+        dpclaims_audit(gaussian(1.0), D0, D0, epsilon=1.0, delta=1e-5)
+    """
+)
+
+
+def test_fixtures_use_the_ini_options_and_marker_arguments(tmp_path):
+    """The plugin's fixtures: a seeded rng; an audit with the project's trials (ini) that fails
+    on the noise halved (the must-fail example), passes the correct mechanism and skips, when
+    the marker asks, a check that cannot fail."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ndpclaims_seed = 7\ndpclaims_trials = 60000\n")
+    (tmp_path / "test_claims.py").write_text(FIXTURE_TESTS)
+    run = run_pytest(tmp_path)
+    out = run.stdout + run.stderr
+    assert "1 failed, 2 passed, 1 skipped" in out, out
+    assert "FAILED test_claims.py::test_noise_halved_must_fail" in out, out
+    assert "privacy claim violated" in out, out
+    assert "too weak to gate on: inconclusive: d0 and d1 are the same data" in out, out
