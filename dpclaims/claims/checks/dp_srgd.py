@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...algorithms.dp_srgd import AcceleratedDPSRGD, c_dp, canary_audit
-from ...algorithms.dp_srgd_tree import TreeNoise, tree_height
+from ...algorithms.dp_srgd_tree import tree_error_bound, tree_height
 from ...audit.gdp import gdp_delta, gdp_epsilon
 from ...audit.target import AuditTarget
 from ...hardinstances.linear import LinearBallInstance
@@ -214,14 +214,6 @@ def srg_error(batch_size: int, rng, steps: int = 8, trials: int = 1) -> np.ndarr
     record = algo.run(data, rng, trials, transcript=True).transcript
     gap = record.estimates[:, -1] - inst.population_grad(record.points[:, -1])
     return np.linalg.norm(gap, axis=-1)
-
-
-def tree_noise_max(
-    d: int, rng, steps: int = 16, sigma: float = 1.0, trials: int = 64
-) -> np.ndarray:
-    """RT7: max_t ‖e_t‖ of the Fenwick-tree prefix noise in dimension p = d."""
-    state = TreeNoise(steps=steps, sigma=sigma).start(trials, d)
-    return np.max([np.linalg.norm(state.next(rng), axis=-1) for _ in range(steps)], axis=0)
 
 
 def sensitivity_at(
@@ -587,17 +579,154 @@ def sweep_v1_sensitivity_in_t(claim, budget):
 # --------------------------------------------------------------------------- rates
 
 
-@register_experiment("cgt24.tree.error")
-def sweep_tree_error_in_p(claim, budget):
-    """RT7: max_t‖e_t‖ ∝ p^{1/2} (T = 16, σ = 1)."""
-    values = Budget(quick=[16, 64, 256, 1024], standard=[16, 32, 64, 128, 256, 512, 1024])
-    return RateExperiment.for_claim(
-        claim,
-        tree_noise_max,
-        "p",
-        values[budget],
-        replicates=Budget(quick=4, standard=10)[budget],
+TREE_ERROR_GRID = {
+    "quick": ((2, 64), (3, 16), (16, 1), (16, 64), (100, 16), (100, 256), (1000, 4)),
+    "standard": (
+        (2, 1),
+        (2, 64),
+        (3, 16),
+        (5, 256),
+        (16, 1),
+        (16, 64),
+        (16, 1024),
+        (100, 16),
+        (100, 256),
+        (1000, 4),
+        (1000, 64),
+        (1024, 16),
+    ),
+}
+"""(T, p) points of the Lemma 5.6 check: T not a power of two (3, 5, 100, 1000) beside
+2, 16, 1024; p from 1 to 1024 (cost ∝ runs·T·p)."""
+TREE_ERROR_RUNS = Budget(quick=2_000, standard=10_000)
+TREE_ERROR_DELTAS = (0.05, 0.01)
+TREE_ERROR_LAW_CONFIDENCE = 0.999
+
+
+def _tree_under_test(steps: int, variant: type[AcceleratedDPSRGD]):
+    """The implementation's tree, C and μ: Algorithm 1 calibrated for (ε, δ) = (1, 1e-5) with
+    B = β = C_Δ = 1, so the leaf sensitivity is C = 1 and μ = μ*(1, 1e-5) the μ it claims."""
+    algo = variant.calibrated(
+        epsilon=1.0,
+        delta=1e-5,
+        loss=LinearLoss(),
+        steps=steps,
+        batch_size=1,
+        beta=1.0,
+        clip=1.0,
+        radius=1.0,
     )
+    return algo._noise_tree(), algo.leaf_sensitivity, algo.claimed_mu
+
+
+def tree_error_lemma(
+    rng,
+    *,
+    grid=TREE_ERROR_GRID["quick"],
+    runs: int = 2_000,
+    deltas=TREE_ERROR_DELTAS,
+    variant: type[AcceleratedDPSRGD] = AcceleratedDPSRGD,
+) -> dict:
+    """Lemma 5.6 as stated, on the implementation's tree at its own C and μ.
+
+    For each (T, p): ``runs`` draws of ``b = max_t‖e_t‖``; per δ the empirical (1 − δ)-quantile
+    over the bound ``4 C log₂^{3/2}(T) sqrt(p ln(2T/δ))/μ`` and the failure count
+    ``#{b > bound}`` (Clopper–Pearson interval, the claim is a rate ≤ δ).  T-dependence: the
+    quantile divided by ``C sqrt(p) log₂^{3/2}(T) sqrt(ln(2T/δ))/μ`` may not grow with T (its
+    value at each T over the smallest T of the grid).  Tree law (what the bound rests on and
+    what makes the check see a tree with too little noise): each prefix is the sum of
+    popcount(t+1) node noises of std ``σ = C sqrt(h)/μ``, so
+    ``Σ_t ‖e_t‖² / (p σ² Σ_t popcount(t+1))`` has mean 1 (per T, pooled over p).
+    """
+    out: dict = {}
+    worst_ratio = dict.fromkeys(deltas, 0.0)
+    worst_fail: dict = {}
+    shape: dict[int, float] = {}
+    law: dict[int, list] = {}
+    for steps, p in grid:
+        tree, leaf, mu = _tree_under_test(steps, variant)
+        sigma_lemma = leaf * math.sqrt(tree_height(steps)) / mu
+        state = tree.start(runs, p)
+        energy = np.zeros(runs)
+        b_max = np.zeros(runs)
+        for _ in range(steps):
+            sq = np.sum(state.next(rng) ** 2, axis=-1)
+            energy += sq
+            b_max = np.maximum(b_max, sq)
+        b_max = np.sqrt(b_max)
+        popcounts = sum(bin(t + 1).count("1") for t in range(steps))
+        law.setdefault(steps, []).append(energy / (p * sigma_lemma**2 * popcounts))
+        for delta in deltas:
+            bound = tree_error_bound(leaf, p=p, mu=mu, steps=steps, delta=delta)
+            quantile = float(np.quantile(b_max, 1.0 - delta))
+            ratio = quantile / bound
+            out[f"quantile_over_bound_T{steps}_p{p}_delta{delta:g}"] = ratio
+            worst_ratio[delta] = max(worst_ratio[delta], ratio)
+            fails = int(np.sum(b_max > bound))
+            if fails >= worst_fail.get(delta, (-1,))[0]:
+                worst_fail[delta] = (fails, steps, p)
+            if delta == deltas[0]:
+                shape.setdefault(steps, []).append(
+                    quantile
+                    / (
+                        leaf
+                        * math.sqrt(p)
+                        * math.log2(steps) ** 1.5
+                        * math.sqrt(math.log(2 * steps / delta))
+                        / mu
+                    )
+                )
+    for delta in deltas:
+        fails, _, _ = worst_fail[delta]
+        out[f"failure_rate_worst_point_delta{delta:g}"] = exceedance_interval(fails, runs)
+        out[f"max_quantile_over_bound_delta{delta:g}"] = worst_ratio[delta]
+    first = min(shape)
+    base = float(np.mean(shape[first]))
+    out["T_shape_growth_over_smallest_T"] = max(
+        float(np.mean(v)) / base for t, v in shape.items() if t != first
+    )
+    for steps, values in sorted(law.items()):
+        out[f"prefix_energy_over_tree_law_T{steps}"] = mean_interval(
+            np.concatenate(values), confidence=TREE_ERROR_LAW_CONFIDENCE
+        )
+    return out
+
+
+def tree_error_experiment(
+    budget: str, variant: type[AcceleratedDPSRGD] = AcceleratedDPSRGD
+) -> ValueExperiment:
+    """The Lemma 5.6 check of ``cgt24.tree.error`` (``variant``: a broken tree, for tests)."""
+    grid = TREE_ERROR_GRID.get(budget, TREE_ERROR_GRID["standard"])
+    runs = TREE_ERROR_RUNS[budget]
+    le: dict[str, float] = {"T_shape_growth_over_smallest_T": 1.0}
+    for delta in TREE_ERROR_DELTAS:
+        le[f"failure_rate_worst_point_delta{delta:g}"] = delta
+        le[f"max_quantile_over_bound_delta{delta:g}"] = 1.0
+        for steps, p in grid:
+            le[f"quantile_over_bound_T{steps}_p{p}_delta{delta:g}"] = 1.0
+    expected = {f"prefix_energy_over_tree_law_T{t}": 1.0 for t in sorted({t for t, _ in grid})}
+    return ValueExperiment(
+        compute=lambda rng: tree_error_lemma(
+            rng, grid=grid, runs=runs, deltas=TREE_ERROR_DELTAS, variant=variant
+        ),
+        expected=expected,
+        le=le,
+        note=f"Lemma 5.6 on Algorithm 1's tree at its own C = C_Δ/(Bβ) = 1 and "
+        f"μ = μ*(1, 1e-5) = 0.268; (T, p) ∈ {list(grid)}, {runs} runs each; per δ ∈ "
+        f"{list(TREE_ERROR_DELTAS)}: the (1 − δ)-quantile of max_t‖e_t‖ over "
+        "4C log₂^{3/2}(T) sqrt(p ln(2T/δ))/μ (≤ 1) and the failure rate of the worst point "
+        "(≤ δ, Clopper–Pearson); T-dependence: the quantile over "
+        "C sqrt(p) log₂^{3/2}(T) sqrt(ln(2T/δ))/μ does not grow past its value at the smallest "
+        "T; tree law: Σ_t‖e_t‖²/(p σ² Σ_t popcount(t+1)) = 1 with σ = C sqrt(⌊log₂T⌋+1)/μ "
+        f"({TREE_ERROR_LAW_CONFIDENCE:g} intervals), which a tree with too little noise "
+        "(one node per prefix, a log factor missing from σ) or too much fails",
+    )
+
+
+@register_experiment("cgt24.tree.error")
+def value_tree_error_lemma(claim, budget):
+    """Lemma 5.6 as an upper bound on the (1 − δ)-quantile of max_t‖e_t‖, over T and p."""
+    return tree_error_experiment(budget)
 
 
 @register_experiment("cgt24.utility.deterministic_accel")
