@@ -52,6 +52,8 @@ EXPECTED = {
     "cgt24.complexity.v2_steps": "consistent",
     "cgt24.complexity.unaccelerated": "consistent",
     "cgt24.lb.first_order": "consistent",
+    # cited Ω without a constant: excess/formula reported, trend and transcription tested
+    "cgt24.lb.dpsco": "formula",
 }
 
 
@@ -282,3 +284,14 @@ def test_tree_error_fails_a_tree_above_the_bound():
     verdict, failed = _tree_error_checks(_TenfoldSigma)
     assert verdict == "inconsistent"
     assert {"max_quantile_over_bound_delta0.05", "failure_rate_worst_point_delta0.01"} <= failed
+
+
+def test_dpsco_lower_bound_is_a_formula_class_sanity_run():
+    """No explicit constant in [BST14, BFTT19]: the ratios are reported (≥ 0), the trend in n and
+    the formula's transcription are tested, and a pass is ``formula``, not ``consistent``."""
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.lb.dpsco")
+    assert status(claim) == "checkable"
+    experiment = experiment_of(claim, "quick")
+    assert experiment.transcription
+    assert experiment.ge["ratio_trend_private"] == experiment.ge["ratio_trend_statistical"] == 0.5
+    assert "only fail to contradict" in claim.extra["note"]
