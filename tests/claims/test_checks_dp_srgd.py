@@ -1,13 +1,22 @@
 """Quick-budget run of every registered experiment of choquette-choo-et-al-2024 (spec 002)."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
+from dpclaims.algorithms.dp_srgd import AcceleratedDPSRGD
+from dpclaims.algorithms.dp_srgd_tree import TreeNoise, TreeState, tree_height
+from dpclaims.algorithms.mutants.dp_srgd import IndependentLeafNoise, IndependentPrefixNoise
 from dpclaims.claims import experiment as experiment_of
 from dpclaims.claims import load, status
-from dpclaims.claims.checks.dp_srgd import RT8_C_GOLDEN, rt8_envelope_experiment
+from dpclaims.claims.checks.dp_srgd import (
+    RT8_C_GOLDEN,
+    TREE_ERROR_GRID,
+    rt8_envelope_experiment,
+    tree_error_experiment,
+)
 from dpclaims.claims.standard import CombinedExperiment
 from dpclaims.execution import Execution
 from dpclaims.hardinstances.quadratic import LeastSquaresInstance
@@ -43,6 +52,8 @@ EXPECTED = {
     "cgt24.complexity.v2_steps": "consistent",
     "cgt24.complexity.unaccelerated": "consistent",
     "cgt24.lb.first_order": "consistent",
+    # cited Ω without a constant: excess/formula reported, trend and transcription tested
+    "cgt24.lb.dpsco": "formula",
 }
 
 
@@ -202,3 +213,85 @@ def test_audit_statistic_records_only_the_releases():
     assert part.noise is None and part.points is None and part.prefixes_y is None
     with pytest.raises(ValueError, match="transcript must be"):
         algo.run(target.d1, rng, 5, transcript=("nope",))
+
+
+# ---------------------------------------------------------------- Lemma 5.6 (cgt24.tree.error)
+
+
+class _OneNodeState(TreeState):
+    """Broken: the prefix noise is one node's ξ instead of the sum over path(t+1)."""
+
+    def draw(self, rng, m):
+        return self.noise.sigma * rng.standard_normal((self.trials, self.p))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _OneNodeTree(TreeNoise):
+    def start(self, trials, p):
+        return _OneNodeState(self, trials, p)
+
+
+class _OneNodePerPrefix(AcceleratedDPSRGD):
+    def _noise_tree(self):
+        return _OneNodeTree(steps=self.steps, sigma=self.sigma)
+
+
+class _SigmaWithoutLogFactor(AcceleratedDPSRGD):
+    """Broken: σ = C/μ, the sqrt(⌊log₂T⌋+1) of Lemma 5.6 dropped."""
+
+    def _sigma_for(self, epsilon, delta):
+        return super()._sigma_for(epsilon, delta) / math.sqrt(tree_height(self.steps))
+
+
+def _tree_error_checks(variant):
+    result = tree_error_experiment("quick", variant).run(seed=0)
+    return result["verdict"], {k for k, c in result["evidence"]["checks"].items() if not c["ok"]}
+
+
+def test_tree_error_checks_lemma56_as_stated():
+    experiment = experiment_of(
+        next(c for c in load(paper=PAPER) if c.id == "cgt24.tree.error"), "quick"
+    )
+    assert experiment.le["failure_rate_worst_point_delta0.01"] == 0.01
+    assert experiment.le["quantile_over_bound_T100_p256_delta0.05"] == 1.0
+    grid_steps = {t for t, _ in TREE_ERROR_GRID["quick"]}
+    assert {3, 100, 1000} <= grid_steps  # T not a power of two
+    verdict, failed = _tree_error_checks(AcceleratedDPSRGD)
+    assert verdict == "consistent" and not failed
+
+
+@pytest.mark.parametrize(
+    "variant", [_OneNodePerPrefix, _SigmaWithoutLogFactor, IndependentPrefixNoise]
+)
+def test_tree_error_fails_a_broken_tree(variant):
+    verdict, failed = _tree_error_checks(variant)
+    assert verdict == "inconsistent"
+    assert {"prefix_energy_over_tree_law_T16", "prefix_energy_over_tree_law_T1000"} <= failed
+
+
+def test_tree_error_fails_per_leaf_noise_on_its_growth_in_T():
+    verdict, failed = _tree_error_checks(IndependentLeafNoise)
+    assert verdict == "inconsistent" and "T_shape_growth_over_smallest_T" in failed
+
+
+def test_tree_error_fails_a_tree_above_the_bound():
+    """Ten times the noise (the bound's 5× slack exceeded) fails the lemma's bound itself."""
+
+    class _TenfoldSigma(AcceleratedDPSRGD):
+        def _sigma_for(self, epsilon, delta):
+            return 10.0 * super()._sigma_for(epsilon, delta)
+
+    verdict, failed = _tree_error_checks(_TenfoldSigma)
+    assert verdict == "inconsistent"
+    assert {"max_quantile_over_bound_delta0.05", "failure_rate_worst_point_delta0.01"} <= failed
+
+
+def test_dpsco_lower_bound_is_a_formula_class_sanity_run():
+    """No explicit constant in [BST14, BFTT19]: the ratios are reported (≥ 0), the trend in n and
+    the formula's transcription are tested, and a pass is ``formula``, not ``consistent``."""
+    claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.lb.dpsco")
+    assert status(claim) == "checkable"
+    experiment = experiment_of(claim, "quick")
+    assert experiment.transcription
+    assert experiment.ge["ratio_trend_private"] == experiment.ge["ratio_trend_statistical"] == 0.5
+    assert "only fail to contradict" in claim.extra["note"]

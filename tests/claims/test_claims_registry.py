@@ -138,10 +138,12 @@ def test_context_only_claims_carry_their_reason():
     claim = claims.get("cited.dp_srm")
     assert claims.status(claim).startswith("not implemented: cited result")
     assert not claim.implemented
-    proven_for_all = claims.get("cgt24.lb.dpsco")  # a minimax bound: no finite experiment
+    proven_for_all = claims.get("lowy26.complexity.impossibility")  # over every algorithm
     assert proven_for_all.implemented and claims.status(proven_for_all).startswith(
-        "not checkable: a cited minimax lower bound"
+        "not checkable: impossibility theorem"
     )
+    # a cited minimax bound gets a sanity run of the paper's algorithm (as lowy26.lb.sco)
+    assert claims.status(claims.get("cgt24.lb.dpsco")) == "checkable"
 
 
 def test_symbolic_exponents():

@@ -27,7 +27,7 @@ def document():
             CLAIM,
             lambda claim, budget: ValueExperiment(lambda rng: {"x": 1.0}, {"x": 1.0}),
         )
-        selected = [get(CLAIM), get("cgt24.lb.dpsco")]
+        selected = [get(CLAIM), get("lowy26.complexity.impossibility")]
         return run_claims(selected, execution=Execution(backend="serial"))
 
 
