@@ -584,7 +584,8 @@ class TorchMechanism:
             return _check_rows(theta.detach().double().cpu().numpy(), "weights")
         if self.output == "score" and isinstance(self.canary, GradientCanary):
             direction = self.canary.direction(theta.device)
-            return _check_rows((-(theta.detach().float() @ direction)).double().cpu().numpy())
+            score = -(theta.detach().float() @ direction)
+            return _check_rows(score.double().cpu().numpy()[:, None])
         if self.model is None:
             raise InputError(
                 "output rules other than 'weights' need a model to load the weights into: "
