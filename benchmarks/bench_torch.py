@@ -106,7 +106,9 @@ def main() -> None:
     model = torch.nn.Linear(D, 1)
     torch.nn.init.zeros_(model.weight)
     torch.nn.init.zeros_(model.bias)
-    sgd = dpt.DPSGD(model, loss, STEPS, LR, CLIP, SIGMA, RATE)
+    sgd = dpt.DPSGD(
+        model, loss, steps=STEPS, lr=LR, clip_norm=CLIP, noise_multiplier=SIGMA, sample_rate=RATE
+    )
     mech = dpt.mechanism(sgd, device=device)
     gen = torch.Generator(device=device).manual_seed(0)
     rng = np.random.default_rng(0)
