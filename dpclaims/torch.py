@@ -1,0 +1,700 @@
+"""PyTorch and Opacus training code as dpclaims mechanisms, without glue (``dpclaims[torch]``).
+
+One call turns a training function into what the auditor runs,
+``mech(data, rng, trials) -> (trials, k)``::
+
+    from dpclaims import torch as dpt
+
+    mech = dpt.mechanism(train, output="weights")  # train(dataset, seed) -> torch.nn.Module
+
+- **Data.**  The audit's dataset (a :class:`~dpclaims.data.UserDataset`, or an array of
+  records) reaches ``train`` as a :class:`torch.utils.data.TensorDataset` of ``(x, y)``
+  (float32, on :func:`default_device`; the items of all users in user order, ``y`` omitted
+  when the data has no labels), converted once per call of the mechanism.
+- **Seeds.**  Each trial gets a seed ``rng.integers(2**63 - 1)`` from the audit's ``rng``;
+  ``train`` runs inside :func:`torch.random.fork_rng` with ``torch.manual_seed(seed)``, so code
+  that draws from torch's global generator (Opacus does by default) is reproducible and
+  leaves the caller's generator as it was.  The same audit seed gives the same numbers.
+- **Output rule.**  ``"weights"`` (every parameter, flattened in ``named_parameters`` order),
+  ``"score"`` (the canary's score, see below) or any ``output(model) -> array``.
+- **Canaries.**  :class:`InputCanary` is a record added (or put in place of user 0);
+  ``"score"`` is then the model's output on it (a logit; its loss is a monotone function of
+  it).  :class:`GradientCanary` is a marker record whose per-example gradient is replaced by
+  a chosen vector (the white-box threat model of Nasr et al. 2023); ``"score"`` is the
+  final weights' movement along that vector.  Only :class:`DPSGD` replaces gradients; in an
+  Opacus loop do it by hand between ``loss.backward()`` and ``optimizer.step()``: for each
+  parameter ``p``, ``p.grad_sample[rows] = part_of_the_vector`` where ``rows`` are the
+  batch rows equal to the marker (Opacus clips and noises ``grad_sample`` in ``step``).
+- **Batched.**  A :class:`DPSGD` description (model, per-example loss, steps, learning rate,
+  clip norm, noise multiplier, Poisson rate) trains all trials of a call at once with
+  :func:`torch.func.vmap` over stacked parameters; it is the batched twin of a plain-torch
+  or Opacus DP-SGD loop with the same numbers.  A ``train_batched(dataset, seeds) -> (trials,
+  P)`` function of your own plugs in the same way (``mechanism(train, train_batched=...)``).
+  Any other ``train`` is run one trial at a time with a progress bar.
+
+CUDA is used when present (:func:`default_device`), the CPU otherwise.  Every error for bad
+input is one line (:class:`~dpclaims.errors.InputError` or
+:class:`~dpclaims.errors.MechanismError`).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .data import UserDataset
+from .errors import InputError, MechanismError, check_positive, check_trials
+
+try:
+    import torch
+    from torch.func import functional_call, grad, vmap
+    from torch.utils.data import TensorDataset
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "dpclaims.torch needs PyTorch: pip install 'dpclaims[torch]' (torch>=2.13)"
+    ) from exc
+
+__all__ = [
+    "DPSGD",
+    "GradientCanary",
+    "InputCanary",
+    "TorchMechanism",
+    "as_tensors",
+    "default_device",
+    "flat_weights",
+    "mechanism",
+]
+
+MARKER = float(2.0**40)
+"""Default feature value of a :class:`GradientCanary`'s marker record (exact in float32)."""
+
+MEMORY_BUDGET = 256 * 2**20
+"""Bytes of per-example gradients ``(trials, examples, P)`` held at once on the batched path."""
+
+_SEED_BOUND = 2**63 - 1
+
+
+def default_device() -> torch.device:
+    """``cuda`` when a GPU is visible to torch, else ``cpu``."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _records(data: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(x (N, d), y (N,) or None)``: the items of a UserDataset in user order, or rows."""
+    if isinstance(data, UserDataset):
+        x = data.x.reshape(-1, data.d)
+        y = None if data.y is None else data.y.reshape(-1)
+        return x, y
+    x = np.asarray(data, dtype=float)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2:
+        raise InputError(
+            f"data must be a UserDataset or an array of records (N, d), got shape {x.shape}"
+        )
+    return x, None
+
+
+def as_tensors(data: Any, device: torch.device | str | None = None) -> TensorDataset:
+    """The dataset as a :class:`~torch.utils.data.TensorDataset` of ``(x (N, d), y (N,))``
+    float32 tensors on ``device`` (``y`` omitted when ``data`` has no labels)."""
+    device = default_device() if device is None else torch.device(device)
+    x, y = _records(data)
+    tensors = [torch.tensor(x, dtype=torch.float32, device=device)]
+    if y is not None:
+        tensors.append(torch.tensor(y, dtype=torch.float32, device=device))
+    return TensorDataset(*tensors)
+
+
+def flat_weights(model: torch.nn.Module) -> torch.Tensor:
+    """Every parameter of ``model`` flattened into one vector (``named_parameters`` order)."""
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any:
+    """``data`` with the record ``(x, y)`` appended (add-remove) or in place of user 0."""
+    if relation not in ("add-remove", "replace"):
+        raise InputError(f"relation must be 'add-remove' or 'replace', got {relation!r}")
+    if isinstance(data, UserDataset):
+        if data.m != 1:
+            raise InputError(
+                f"canaries are single records: pass item-level data (m = 1), got m = {data.m}"
+            )
+        if (data.y is None) != (y is None):
+            raise InputError("the canary needs a label y exactly when the dataset has labels")
+        row = np.asarray(x, dtype=float).reshape(1, 1, data.d)
+        if relation == "replace":
+            new_x = data.x.copy()
+            new_x[0] = row[0]
+            new_y = None if y is None else data.y.copy()
+            if new_y is not None:
+                new_y[0] = y
+            return UserDataset(new_x, new_y)
+        new_y = None if y is None else np.concatenate([data.y, [[y]]])
+        return UserDataset(np.concatenate([data.x, row]), new_y)
+    rows, _ = _records(data)
+    row = np.asarray(x, dtype=float).reshape(1, rows.shape[1])
+    if relation == "replace":
+        out = rows.copy()
+        out[0] = row[0]
+        return out
+    return np.concatenate([rows, row])
+
+
+def _check_record(x: Any, name: str) -> np.ndarray:
+    record = np.asarray(x, dtype=float).reshape(-1)
+    if record.size == 0 or not np.all(np.isfinite(record)):
+        raise InputError(f"{name} must be a finite, non-empty feature vector, got {x!r}")
+    return record
+
+
+@dataclass(frozen=True)
+class InputCanary:
+    """A record ``(x, y)`` added to the dataset (or put in place of user 0).
+
+    ``output="score"`` is the trained model's output on ``x`` (all its entries, flattened).
+    """
+
+    x: Any
+    y: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "x", _check_record(self.x, "InputCanary.x"))
+
+    def pair(self, data: Any, relation: str = "add-remove") -> tuple[Any, Any]:
+        """``(d0, d1)``: ``data`` and ``data`` with the canary (neighbours under ``relation``)."""
+        return data, _add_record(data, self.x, self.y, relation)
+
+    def score(self, model: torch.nn.Module) -> torch.Tensor:
+        """The model's output on the canary input, flattened."""
+        param = next(iter(model.parameters()), None)
+        device = param.device if param is not None else torch.device("cpu")
+        x = torch.as_tensor(self.x, dtype=torch.float32, device=device)
+        return model(x[None]).detach().reshape(-1)
+
+
+@dataclass(frozen=True)
+class GradientCanary:
+    """A marker record whose per-example gradient is replaced by ``gradient`` (Dirac canary).
+
+    Wherever the dataset holds a record with features equal to the marker ``x`` (default
+    ``MARKER`` in every feature), :class:`DPSGD` uses ``gradient`` (a vector of the model's
+    P parameters, ``named_parameters`` order, clipped like any other) as that record's
+    gradient at every step.  ``output="score"`` is ``−⟨θ_T, g⟩ / ‖g‖``: how far the weights
+    went along the canary's descent direction (from a start point fixed across trials).
+    """
+
+    gradient: Any
+    x: Any = None
+    y: float | None = None
+    _g: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        g = np.asarray(self.gradient, dtype=float).reshape(-1)
+        if g.size == 0 or not np.all(np.isfinite(g)) or not np.any(g):
+            raise InputError(
+                "GradientCanary.gradient must be a finite, non-zero vector of the model's "
+                f"parameters, got {self.gradient!r}"
+            )
+        object.__setattr__(self, "_g", g)
+        if self.x is not None:
+            object.__setattr__(self, "x", _check_record(self.x, "GradientCanary.x"))
+
+    def marker(self, d: int) -> np.ndarray:
+        """The marker record's features for data of ``d`` features."""
+        if self.x is None:
+            return np.full(d, MARKER)
+        if self.x.size != d:
+            raise InputError(f"GradientCanary.x has {self.x.size} features, the data has {d}")
+        return self.x
+
+    def pair(self, data: Any, relation: str = "add-remove") -> tuple[Any, Any]:
+        """``(d0, d1)``: ``data`` and ``data`` with the marker record."""
+        x, y = _records(data)
+        label = None if y is None else (0.0 if self.y is None else self.y)
+        return data, _add_record(data, self.marker(x.shape[1]), label, relation)
+
+    def direction(self, device: torch.device | str = "cpu") -> torch.Tensor:
+        """The unit vector ``g / ‖g‖`` (float32, on ``device``)."""
+        g = torch.as_tensor(self._g, dtype=torch.float32, device=device)
+        return g / torch.linalg.vector_norm(g)
+
+
+@dataclass(frozen=True)
+class DPSGD:
+    """DP-SGD of a torch model, described so it can be batched over trials.
+
+    Per step: every record is in the batch independently with probability ``sample_rate``
+    (Poisson); each sampled record's gradient of ``loss(model(x[None]), y[None])`` is clipped
+    to l2 norm ``clip_norm``; ``θ ← θ − lr · (Σ clipped + N(0, σ² C² I)) / B`` with ``B =
+    batch_size`` (default ``sample_rate × records``, Opacus' expected batch size — a
+    function of the private dataset's size; fix it for add/remove claims).  This is what
+    Opacus' ``make_private(..., poisson_sampling=True)`` with plain SGD runs.  ``model``'s
+    parameters when the description is made are θ_0 for every trial; its buffers are
+    read-only.  ``canary`` replaces the gradient of its marker records.
+
+    :meth:`train` runs one training (a plain loop over steps, per-example gradients by
+    :func:`torch.func.vmap`); :meth:`train_batched` runs many at once (a second vmap, over
+    trials).  Both draw, for each seed, ``torch.rand(steps, N)`` then ``torch.randn(steps,
+    P)`` from a generator seeded with it, so they agree on the same seeds.
+    """
+
+    model: torch.nn.Module
+    loss: Callable
+    steps: int
+    lr: float
+    clip_norm: float
+    noise_multiplier: float
+    sample_rate: float
+    batch_size: float | None = None
+    canary: GradientCanary | None = None
+    ghost: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, torch.nn.Module):
+            raise InputError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
+        if not callable(self.loss):
+            raise InputError("loss must be callable: loss(outputs, targets) -> scalar tensor")
+        object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
+        for name in ("lr", "clip_norm"):
+            object.__setattr__(self, name, check_positive(getattr(self, name), name))
+        sigma = self.noise_multiplier
+        if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or not sigma >= 0:
+            raise InputError(f"noise_multiplier must be a number >= 0, got {sigma!r}")
+        rate = check_positive(self.sample_rate, "sample_rate")
+        if rate > 1:
+            raise InputError(f"sample_rate must be in (0, 1], got {rate}")
+        if self.batch_size is not None:
+            object.__setattr__(self, "batch_size", check_positive(self.batch_size, "batch_size"))
+        if self.canary is not None and not isinstance(self.canary, GradientCanary):
+            raise InputError("DPSGD's canary must be a GradientCanary (an InputCanary is data)")
+        names, shapes = [], []
+        for name, p in self.model.named_parameters():
+            names.append(name)
+            shapes.append(tuple(p.shape))
+        if not names:
+            raise InputError("model has no parameters to train")
+        object.__setattr__(self, "_names", tuple(names))
+        object.__setattr__(self, "_layers", _linear_stack(self.model) if self.ghost else None)
+        object.__setattr__(self, "_shapes", tuple(shapes))
+        theta0 = flat_weights(self.model).float().clone()
+        object.__setattr__(self, "_theta0", theta0)
+        if self.canary is not None and self.canary._g.size != theta0.numel():
+            raise InputError(
+                f"GradientCanary.gradient has {self.canary._g.size} entries, the model has "
+                f"{theta0.numel()} parameters"
+            )
+
+    @property
+    def parameters(self) -> int:
+        """P, the number of trained parameters."""
+        return int(self._theta0.numel())
+
+    def _unflatten(self, flat: torch.Tensor) -> dict:
+        out, start = {}, 0
+        for name, shape in zip(self._names, self._shapes, strict=True):
+            size = math.prod(shape)
+            out[name] = flat[start : start + size].reshape(shape)
+            start += size
+        return out
+
+    def _per_example(self) -> Callable:
+        """``(θ (P,), X (N, d), Y (N,)) -> (N, P)`` per-example gradients."""
+        model, loss = self.model, self.loss
+
+        def example_loss(flat, x, y):
+            out = functional_call(model, self._unflatten(flat), (x[None],))
+            return loss(out, y[None])
+
+        return vmap(grad(example_loss), in_dims=(None, 0, 0))
+
+    def _setup(self, dataset: TensorDataset) -> tuple:
+        tensors = dataset.tensors
+        x = tensors[0]
+        y = tensors[1] if len(tensors) > 1 else torch.zeros(len(x), device=x.device)
+        n = len(x)
+        normaliser = self.batch_size if self.batch_size is not None else self.sample_rate * n
+        if self.canary is None:
+            return x, y, n, normaliser, None, None
+        marker = torch.as_tensor(self.canary.marker(x.shape[1]), dtype=x.dtype, device=x.device)
+        rows = torch.all(x == marker, dim=1)
+        g = torch.as_tensor(self.canary._g, dtype=torch.float32, device=x.device)
+        return x, y, n, normaliser, rows, g
+
+    def _draws(self, seed: int, n: int, device: torch.device) -> tuple:
+        gen = torch.Generator(device=device).manual_seed(int(seed))
+        u = torch.rand(self.steps, n, generator=gen, device=device)
+        z = torch.randn(self.steps, self.parameters, generator=gen, device=device)
+        return u < self.sample_rate, z
+
+    def _step(self, theta, grads, mask, noise, *, rows, g, normaliser):
+        """One noisy step; ``grads (..., N, P)``, ``mask (..., N)``, ``noise (..., P)``."""
+        if rows is not None:
+            grads = torch.where(rows[:, None], g, grads)
+        norms = torch.linalg.vector_norm(grads, dim=-1)
+        factor = torch.clamp(self.clip_norm / (norms + 1e-12), max=1.0) * mask
+        total = torch.einsum("...n,...np->...p", factor, grads)
+        noisy = total + (self.noise_multiplier * self.clip_norm) * noise
+        return theta - (self.lr / normaliser) * noisy
+
+    def _widest(self) -> int:
+        return max(max(m.in_features, m.out_features) for _, m in self._layers if _is_linear(m))
+
+    def _ghost_step(self, theta, x, y, mask, noise, *, rows, g, normaliser):
+        """One noisy step of T trials on a Linear stack; ``theta (T, P)``, ``mask (T, N)``."""
+        trials, n = mask.shape
+        params = {
+            name: theta[:, start : start + math.prod(shape)].reshape(trials, *shape)
+            for name, shape, start in zip(self._names, self._shapes, self._starts(), strict=True)
+        }
+        # Until the first Linear, h is the data itself (N, d), shared by all trials: its norms
+        # and the layer's products are one GEMM for all trials, never a (T, N, d) copy.  The
+        # layers' outputs z are leaves or graph nodes; autograd gives dloss_i/dz_i for each.
+        inputs, outputs = [], []
+        with torch.enable_grad():
+            h = x
+            for prefix, module in self._layers:
+                if not _is_linear(module):
+                    h = module(h)
+                    continue
+                weight = params[prefix + "weight"]  # (T, out, in)
+                inputs.append(h.detach())
+                if h.ndim == 2:
+                    z = (h @ weight.reshape(-1, h.shape[1]).T).reshape(n, trials, -1)
+                    z = z.transpose(0, 1)
+                else:
+                    z = torch.matmul(h, weight.transpose(1, 2))
+                if module.bias is not None:
+                    z = z + params[prefix + "bias"][:, None, :]
+                if not z.requires_grad:
+                    z.requires_grad_(True)
+                outputs.append(z)
+                h = z
+            if self._loss_is_mean(h[0], y):  # one fused call on all T·N rows
+                total = self.loss(h.reshape(trials * n, -1), y.repeat(trials)) * (trials * n)
+            else:
+                one = vmap(vmap(lambda out, target: self.loss(out[None], target[None])))
+                total = one(h, y.expand(trials, n)).sum()
+            backprops = torch.autograd.grad(total, outputs)
+        biased = [m.bias is not None for _, m in self._layers if _is_linear(m)]
+        sq = None
+        for a, b, bias in zip(inputs, backprops, biased, strict=True):
+            term = b.square().sum(-1) * (a.square().sum(-1) + float(bias))
+            sq = term if sq is None else sq.add_(term)
+        factor = torch.div(self.clip_norm, sq.sqrt_()).clamp_(max=1.0).mul_(mask)
+        if rows is not None:
+            factor = factor * ~rows
+        parts = []
+        for a, b, bias in zip(inputs, backprops, biased, strict=True):
+            weighted = b * factor[..., None]  # (T, N, out)
+            if a.ndim == 2:
+                flat = weighted.transpose(1, 2).reshape(-1, n) @ a  # (T·out, in)
+                parts.append(flat.reshape(trials, -1))
+            else:
+                parts.append(torch.matmul(weighted.transpose(1, 2), a).reshape(trials, -1))
+            if bias:
+                parts.append(weighted.sum(1))
+        total = torch.cat(parts, dim=1)
+        if rows is not None:
+            clipped = g * min(1.0, self.clip_norm / float(torch.linalg.vector_norm(g)))
+            total = total + (mask * rows).sum(1, keepdim=True) * clipped
+        noisy = total + (self.noise_multiplier * self.clip_norm) * noise
+        return theta - (self.lr / normaliser) * noisy
+
+    def _loss_is_mean(self, out: torch.Tensor, y: torch.Tensor) -> bool:
+        """Whether ``loss`` on a batch is the mean of its values on each row (torch's losses
+        with ``reduction="mean"``), checked once per data shape on two probe batches."""
+        key = (tuple(out.shape[1:]), out.dtype, y.dtype, str(out.device))
+        cache = self.__dict__.setdefault("_mean_checks", {})
+        if key not in cache:
+            gen = torch.Generator(device=out.device).manual_seed(0)
+            probe = out.detach()[:5] + torch.randn(out[:5].shape, generator=gen, device=out.device)
+            target = y[: len(probe)]
+            rows = torch.stack(
+                [self.loss(probe[i : i + 1], target[i : i + 1]) for i in range(len(probe))]
+            )
+            ok = all(
+                torch.allclose(
+                    self.loss(probe[:k], target[:k]), rows[:k].mean(), rtol=1e-5, atol=1e-6
+                )
+                for k in (len(probe), 2)
+            )
+            cache[key] = bool(ok)
+        return cache[key]
+
+    def _starts(self) -> list[int]:
+        starts, start = [], 0
+        for shape in self._shapes:
+            starts.append(start)
+            start += math.prod(shape)
+        return starts
+
+    @torch.no_grad()
+    def train(self, dataset: TensorDataset, seed: int) -> torch.nn.Module:
+        """One DP-SGD training on ``dataset``; a copy of ``model`` holding θ_T."""
+        x, y, n, normaliser, rows, g = self._setup(dataset)
+        mask, noise = self._draws(seed, n, x.device)
+        per_example = self._per_example()
+        theta = self._theta0.to(x.device)
+        for t in range(self.steps):
+            grads = per_example(theta, x, y)
+            theta = self._step(
+                theta, grads, mask[t], noise[t], rows=rows, g=g, normaliser=normaliser
+            )
+        model = copy.deepcopy(self.model).to(x.device)
+        torch.nn.utils.vector_to_parameters(theta, model.parameters())
+        return model
+
+    @torch.no_grad()
+    def train_batched(self, dataset: TensorDataset, seeds: Any) -> torch.Tensor:
+        """θ_T of one training per seed, ``(len(seeds), P)``, batched with vmap over trials."""
+        x, y, n, normaliser, rows, g = self._setup(dataset)
+        seeds = [int(s) for s in np.asarray(seeds).reshape(-1)]
+        per_trial = vmap(self._per_example(), in_dims=(0, None, None))
+        width = 3 * 4 * n * (self.parameters if self._layers is None else self._widest())
+        chunk = max(1, MEMORY_BUDGET // width)
+        out = []
+        for start in range(0, len(seeds), chunk):  # torch.func.grad ignores the outer no_grad
+            part = seeds[start : start + chunk]
+            uniform = torch.empty(len(part), self.steps, n, device=x.device)
+            noise = torch.empty(len(part), self.steps, self.parameters, device=x.device)
+            gen = torch.Generator(device=x.device)
+            for i, seed in enumerate(part):  # the draws of _draws, written in place
+                gen.manual_seed(seed)
+                torch.rand(self.steps, n, generator=gen, out=uniform[i])
+                torch.randn(self.steps, self.parameters, generator=gen, out=noise[i])
+            mask = (uniform < self.sample_rate).transpose(0, 1)  # (steps, T, N)
+            noise = noise.transpose(0, 1)  # (steps, T, P)
+            theta = self._theta0.to(x.device).expand(len(part), -1)
+            for t in range(self.steps):
+                if self._layers is not None:
+                    theta = self._ghost_step(
+                        theta, x, y, mask[t], noise[t], rows=rows, g=g, normaliser=normaliser
+                    )
+                    continue
+                grads = per_trial(theta, x, y)
+                theta = self._step(
+                    theta, grads, mask[t], noise[t], rows=rows, g=g, normaliser=normaliser
+                )
+            out.append(theta)
+        return torch.cat(out)
+
+
+def _is_linear(module: torch.nn.Module) -> bool:
+    return type(module) is torch.nn.Linear
+
+
+def _linear_stack(model: torch.nn.Module) -> list | None:
+    """``[(prefix, module)]`` when ``model`` is a Linear or a Sequential of Linear layers and
+    parameter-free modules (the ghost path), else None."""
+    if _is_linear(model):
+        return [("", model)]
+    if type(model) is not torch.nn.Sequential:
+        return None
+    layers = []
+    for name, module in model.named_children():
+        has_state = any(True for _ in module.parameters()) or any(True for _ in module.buffers())
+        if not _is_linear(module) and has_state:
+            return None
+        layers.append((name + ".", module))
+    return layers if any(_is_linear(m) for _, m in layers) else None
+
+
+def _check_train(train: Any, name: str = "train") -> Callable:
+    if not callable(train):
+        raise InputError(f"{name} must be callable: {name}(dataset, seed) -> model")
+    try:
+        inspect.signature(train).bind(None, None)
+    except TypeError:
+        raise InputError(
+            f"{name} must take two arguments, {name}(dataset, seed); got "
+            f"{getattr(train, '__name__', type(train).__name__)}{inspect.signature(train)}"
+        ) from None
+    except ValueError:  # no signature (a builtin): trust it
+        pass
+    return train
+
+
+@dataclass
+class TorchMechanism:
+    """``mech(data, rng, trials) -> (trials, k)`` around a torch training (see the module).
+
+    Made by :func:`mechanism`; its fields are the choices made there.
+    """
+
+    train: Callable
+    output: str | Callable = "weights"
+    canary: InputCanary | GradientCanary | None = None
+    train_batched: Callable | None = None
+    model: torch.nn.Module | None = None
+    device: torch.device | None = None
+    progress: bool | None = None
+
+    def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
+        trials = check_trials(trials)
+        device = self.device if self.device is not None else default_device()
+        dataset = as_tensors(data, device)
+        seeds = rng.integers(_SEED_BOUND, size=trials)
+        if self.train_batched is not None:
+            theta = self.train_batched(dataset, seeds)
+            return self._batched_outputs(theta, seeds, device)
+        rows = []
+        devices = [device] if device.type == "cuda" else []
+        bar = _progress(trials, self.progress)
+        for seed in seeds:
+            with torch.random.fork_rng(devices=devices):
+                torch.manual_seed(int(seed))
+                model = self.train(dataset, int(seed))
+                rows.append(self._one_output(model, int(seed)))
+            bar.update(1)
+        bar.close()
+        return _stack(rows)
+
+    def _one_output(self, model: Any, seed: int) -> np.ndarray:
+        if not isinstance(model, torch.nn.Module):
+            raise MechanismError(
+                f"train must return a torch.nn.Module, got {type(model).__name__} (seed {seed})"
+            )
+        match self.output:
+            case "weights":
+                value = flat_weights(model)
+            case "score":
+                if isinstance(self.canary, GradientCanary):
+                    value = -(flat_weights(model).float() @ self.canary.direction(device="cpu"))
+                else:
+                    with torch.no_grad():
+                        value = self.canary.score(model)
+            case rule:
+                value = rule(model)
+        return _as_row(value, seed)
+
+    def _batched_outputs(self, theta: Any, seeds: np.ndarray, device: torch.device):
+        if not isinstance(theta, torch.Tensor) or theta.ndim != 2 or len(theta) != len(seeds):
+            got = tuple(theta.shape) if isinstance(theta, torch.Tensor) else type(theta).__name__
+            raise MechanismError(
+                f"train_batched must return a tensor (trials, P) = ({len(seeds)}, P), got {got}"
+            )
+        if self.output == "weights":
+            return _check_rows(theta.detach().double().cpu().numpy(), "weights")
+        if self.output == "score" and isinstance(self.canary, GradientCanary):
+            direction = self.canary.direction(theta.device)
+            score = -(theta.detach().float() @ direction)
+            return _check_rows(score.double().cpu().numpy()[:, None])
+        if self.model is None:
+            raise InputError(
+                "output rules other than 'weights' need a model to load the weights into: "
+                "use a DPSGD description as train, or output='weights'"
+            )
+        model = copy.deepcopy(self.model).to(device)
+        rows = []
+        for seed, row in zip(seeds, theta.detach(), strict=True):
+            torch.nn.utils.vector_to_parameters(row, model.parameters())
+            rows.append(self._one_output(model, int(seed)))
+        return _stack(rows)
+
+
+def _progress(total: int, progress: bool | None):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=None if progress is None else not progress, unit="run")
+
+
+def _as_row(value: Any, seed: int) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        value = value.detach().double().cpu().numpy()
+    try:
+        row = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise MechanismError(
+            f"the output rule must return numbers (a float or an array), got "
+            f"{type(value).__name__} (seed {seed})"
+        ) from None
+    if not np.all(np.isfinite(row)):
+        raise MechanismError(
+            f"the output rule returned NaN or inf for seed {seed}: {row[:4]}; make output(model) "
+            "finite (a diverged training? lower the learning rate)"
+        )
+    return row
+
+
+def _stack(rows: list[np.ndarray]) -> np.ndarray:
+    sizes = {row.size for row in rows}
+    if len(sizes) > 1:
+        raise MechanismError(
+            f"the output rule returned vectors of different lengths {sorted(sizes)}; it must "
+            "give the same k for every trial"
+        )
+    return np.stack(rows)
+
+
+def _check_rows(out: np.ndarray, what: str = "score") -> np.ndarray:
+    bad = ~np.all(np.isfinite(out.reshape(len(out), -1)), axis=1)
+    if bad.any():
+        raise MechanismError(
+            f"the batched training gave NaN or inf {what} in {int(bad.sum())} of {len(out)} "
+            "trials; lower the learning rate or check the loss"
+        )
+    return out
+
+
+def mechanism(
+    train: Any,
+    *,
+    output: str | Callable = "weights",
+    canary: InputCanary | GradientCanary | None = None,
+    train_batched: Callable | None = None,
+    device: torch.device | str | None = None,
+    progress: bool | None = None,
+) -> TorchMechanism:
+    """Wrap a training function into a dpclaims mechanism ``mech(data, rng, trials)``.
+
+    Parameters
+    ----------
+    train : ``train(dataset, seed) -> torch.nn.Module`` (an Opacus or plain torch loop; it
+        gets a TensorDataset and an int seed, and runs under ``torch.manual_seed(seed)``), or
+        a :class:`DPSGD` description (batched over trials with vmap)
+    output : ``"weights"`` (the flattened parameters, k = P), ``"score"`` (the canary's score,
+        needs ``canary``) or ``output(model) -> float or array`` (k entries)
+    canary : the :class:`InputCanary` or :class:`GradientCanary` for ``output="score"``;
+        defaults to a DPSGD description's canary
+    train_batched : ``train_batched(dataset, seeds) -> (trials, P)`` final weights, for your
+        own batched trainer; a DPSGD description brings its own
+    device : where the tensors live; default :func:`default_device` (CUDA when present)
+    progress : show a progress bar on the looped path (default: when stderr is a terminal)
+    """
+    if isinstance(train, DPSGD):
+        if train_batched is None:
+            train_batched = train.train_batched
+        if canary is None:
+            canary = train.canary
+        runner = train.train
+    else:
+        runner = _check_train(train)
+    if train_batched is not None:
+        _check_train(train_batched, "train_batched")
+    if isinstance(output, str):
+        if output not in ("weights", "score"):
+            raise InputError(
+                f"output must be 'weights', 'score' or a callable output(model), got {output!r}"
+            )
+        if output == "score" and not isinstance(canary, (InputCanary, GradientCanary)):
+            raise InputError("output='score' needs canary=InputCanary(...) or GradientCanary(...)")
+    elif not callable(output):
+        raise InputError(
+            f"output must be 'weights', 'score' or a callable output(model), got {output!r}"
+        )
+    return TorchMechanism(
+        train=runner,
+        output=output,
+        canary=canary,
+        train_batched=train_batched,
+        model=train.model if isinstance(train, DPSGD) else None,
+        device=None if device is None else torch.device(device),
+        progress=progress,
+    )
