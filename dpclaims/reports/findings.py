@@ -133,7 +133,8 @@ def unchecked(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _name(piece: Mapping[str, Any]) -> str:
-    """The part name of a combined experiment's piece (``"RT-8_m"`` of ``"id [RT-8_m]"``)."""
+    """The part name of a combined experiment's piece (``"sweep of m"`` of
+    ``"id [sweep of m]"``)."""
     return piece["id"].split(" [")[-1].rstrip("]")
 
 
@@ -216,7 +217,8 @@ def _found(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def measured(entry: Mapping[str, Any]) -> str:
-    """The key figure of a finding's contradicted part(s), e.g. ``"RT-8_m: slope 0.005 [...]"``."""
+    """The key figure of a finding's contradicted part(s), e.g.
+    ``"sweep of m: slope 0.005 [...]"``."""
     if len(parts(entry)) == 1:
         return key_figure(entry)
     return "; ".join(f"{_name(p)}: {key_figure(p)}" for p in _found(entry))

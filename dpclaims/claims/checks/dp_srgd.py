@@ -610,7 +610,7 @@ def sweep_accelerated_excess_in_T(claim, budget):
         "T",
         values[budget],
         replicates=2,
-        note="deterministic (replicates identical); spec RT1 tolerance 0.2",
+        note="deterministic (replicates identical); the spec's tolerance 0.2",
     )
 
 
@@ -709,12 +709,13 @@ def sweep_v1_privacy_rate_in_n_and_envelope(claim, budget):
         "n",
         values[budget],
         replicates=REPLICATES[budget],
-        note="RT3: LS p = 16, ε = 0.3; an upper bound: smooth instances decay faster "
-        "(spec [SIM] slope -1.30)",
+        note="least squares, p = 16, ε = 0.3; an upper bound: smooth instances decay faster (the "
+        "spec's simulation: slope -1.30)",
     )
     return CombinedExperiment(
-        parts={"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
-        note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p",
+        parts={"slope in n": rt3, "envelope in eps and p": rt8_envelope_experiment(budget)},
+        note="the spec's rule for rate tests: one-sided slope along n, envelope (not slopes) "
+        "along ε and p",
     )
 
 
@@ -796,7 +797,8 @@ def sweep_independent_estimator_in_B(claim, budget):
         "B",
         [16, 64, 256, 1024],
         replicates=Budget(quick=6, standard=20)[budget],
-        note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)",
+        note="linear loss on a hypercube (H1), s = 0.5, T = 16, β = 2, no DP noise; the √B is a "
+        "loose Jensen step (as the spec notes)",
     )
 
 
