@@ -624,7 +624,8 @@ def sweep_optimisation_term_in_beta(claim, budget):
         [1.0, 2.0, 4.0, 8.0, 16.0],
         replicates=2,
         fixed={"steps": Budget(quick=16, standard=32)[budget]},
-        note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β",
+        note="Nesterov's chain quadratic, k = 2T+1, exact gradients; the optimisation term is an "
+        "upper bound ∝ β",
     )
 
 
@@ -639,9 +640,9 @@ def sweep_gradnorm_in_t(claim, budget):
         variable="t",
         replicates=REPLICATES[budget],
         fixed={"n": Budget(quick=2**13, standard=2**16)[budget]},
-        note="V1 practical on H1 (x† ∈ C), ε = 1, T = 32; the lemma's slowest term is "
-        "(t+1)^{-1/4}; "
-        "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1",
+        note="V1 practical on Nesterov's chain quadratic (x† ∈ C), ε = 1, T = 32; the lemma's "
+        "slowest term is (t+1)^{-1/4}; the sweep starts at t+1 = 2 because x_0 = 0 is fixed and "
+        "has a small gradient on the chain",
     )
 
 
@@ -797,8 +798,8 @@ def sweep_independent_estimator_in_B(claim, budget):
         "B",
         [16, 64, 256, 1024],
         replicates=Budget(quick=6, standard=20)[budget],
-        note="linear loss on a hypercube (H1), s = 0.5, T = 16, β = 2, no DP noise; the √B is a "
-        "loose Jensen step (as the spec notes)",
+        note="Nesterov's stochastic chain quadratic, s = 0.5, T = 16, β = 2, no DP noise; the √B "
+        "is a loose Jensen step (as the spec notes)",
     )
 
 

@@ -381,9 +381,10 @@ def value_thm33_accuracy_and_sigma(claim, budget):
         },
         rtol=1e-9,
         atol=0.1,
-        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output "
-        "f(x) + N(0, σ²I) (99% χ² interval on the variance ratio); σ exponents from the formula "
-        "over ε ∈ [0.05, 1] at δ = 1e-5 (σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).",
+        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output f(x) + "
+        "N(0, σ²I) (99% χ² interval on the variance ratio); σ exponents from the formula over ε ∈ "
+        "[0.05, 1] at δ = 1e-5 (σ ∝ (ln 1/δ)^1.5/ε² is reconstructed by the spec's authors; "
+        "tolerance 0.1).",
     )
 
 

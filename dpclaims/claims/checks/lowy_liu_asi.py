@@ -1082,5 +1082,5 @@ def sweep_acsa_iterations_in_condition_number(claim, budget):
         replicates=2,
         fixed={"d": 2, "tol": 1e-10},
         note="noise-free multi-stage AC-SA on a quadratic with eigenvalues {1, kappa}, to a 1e-10 "
-        "relative gap (at the spec's 1e-6 the fit is pre-asymptotic: slope 0.38)",
+        "relative gap (at the spec's tolerance 1e-6 the fit is pre-asymptotic: slope 0.38)",
     )
