@@ -64,7 +64,8 @@ _GLOSSARY = (
     (
         r"\b[PQ][1-4]\b",
         "P1-P4, Q1-Q4",
-        "the neighbouring dataset pairs of the spec's privacy audits",
+        "the neighbouring dataset pairs of the spec's privacy audits (Lowy-Liu-Asi: P1 and Q1 "
+        "two clusters of users at the halting threshold, P2 and Q2 one user moved far away)",
     ),
     (
         r"\bPV-\d",
@@ -80,8 +81,8 @@ _GLOSSARY = (
     (
         r"\bH[1-4]\b",
         "H1-H4",
-        "hard instances: H1 linear loss on a hypercube, H2 its one-dimensional case, "
-        "H3 absolute deviation (non-smooth), H4 strongly convex quadratic",
+        "hard instances of the Lowy-Liu-Asi spec: H1 linear loss on a hypercube, H2 its "
+        "one-dimensional case, H3 absolute deviation (non-smooth), H4 strongly convex quadratic",
     ),
     (
         r"\[DERIVED\]",
