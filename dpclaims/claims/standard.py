@@ -94,7 +94,7 @@ class AuditExperiment:
         label = "certified" if result.certified else "estimated (not certified)"
         summary = (
             f"{label} eps >= {format_epsilon(result.epsilon_lower)} vs claimed "
-            f"{claim.epsilon:g} (ceiling {result.ceiling:.2f}"
+            f"{claim.epsilon:g} (ceiling {format_epsilon(result.ceiling)}"
         )
         if self.reference_epsilon is not None:
             summary += f", exact implementation: ~{self.reference_epsilon:g}"
@@ -102,7 +102,8 @@ class AuditExperiment:
             summary += f", reach {result.reach.factor:.3g}×"
         summary += ")" + (f"; {result.reason}" if result.reason else "")
         if result.estimate_above_claim:
-            summary += f"; the test's estimate ε ≈ {result.epsilon_estimate:.3f} is above the claim"
+            estimate = format_epsilon(result.epsilon_estimate)
+            summary += f"; the test's estimate ε ≈ {estimate} is above the claim"
         if result.infinite:
             summary += f"; {result.infinite_message}"
         evidence = {**result.to_dict(), "note": self.note}

@@ -64,7 +64,8 @@ _GLOSSARY = (
     (
         r"\b[PQ][1-4]\b",
         "P1-P4, Q1-Q4",
-        "the neighbouring dataset pairs of the spec's privacy audits",
+        "the neighbouring dataset pairs of the spec's privacy audits (Lowy-Liu-Asi: P1 and Q1 "
+        "two clusters of users at the halting threshold, P2 and Q2 one user moved far away)",
     ),
     (
         r"\bPV-\d",
@@ -80,8 +81,8 @@ _GLOSSARY = (
     (
         r"\bH[1-4]\b",
         "H1-H4",
-        "hard instances: H1 linear loss on a hypercube, H2 its one-dimensional case, "
-        "H3 absolute deviation (non-smooth), H4 strongly convex quadratic",
+        "hard instances of the Lowy-Liu-Asi spec: H1 linear loss on a hypercube, H2 its "
+        "one-dimensional case, H3 absolute deviation (non-smooth), H4 strongly convex quadratic",
     ),
     (
         r"\[DERIVED\]",
@@ -133,7 +134,8 @@ def unchecked(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _name(piece: Mapping[str, Any]) -> str:
-    """The part name of a combined experiment's piece (``"RT-8_m"`` of ``"id [RT-8_m]"``)."""
+    """The part name of a combined experiment's piece (``"sweep of m"`` of
+    ``"id [sweep of m]"``)."""
     return piece["id"].split(" [")[-1].rstrip("]")
 
 
@@ -216,7 +218,8 @@ def _found(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def measured(entry: Mapping[str, Any]) -> str:
-    """The key figure of a finding's contradicted part(s), e.g. ``"RT-8_m: slope 0.005 [...]"``."""
+    """The key figure of a finding's contradicted part(s), e.g.
+    ``"sweep of m: slope 0.005 [...]"``."""
     if len(parts(entry)) == 1:
         return key_figure(entry)
     return "; ".join(f"{_name(p)}: {key_figure(p)}" for p in _found(entry))

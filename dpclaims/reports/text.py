@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -77,7 +78,15 @@ def parts(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _num(value: Any, spec: str = ".3g") -> str:
-    return "n/a" if value is None else format(value, spec)
+    """``value`` formatted with ``spec``; a fixed-point spec that would round a nonzero value
+    to zero gives 2 significant digits instead (0.0004 is not 0.000)."""
+    if value is None:
+        return "n/a"
+    text = format(value, spec)
+    fixed = spec.endswith("f") and isinstance(value, (int, float)) and math.isfinite(value)
+    if fixed and value != 0 and float(text) == 0:
+        return f"{value:.2g}"
+    return text
 
 
 def key_figure(entry: Mapping[str, Any]) -> str:
@@ -155,7 +164,8 @@ def evidence_rows(entry: Mapping[str, Any], footer: bool = True) -> list[tuple[s
         elif ev.get("reference_note"):
             rows.append(("exact implementation", f"none: {ev['reference_note']}"))
         if ev.get("ceiling") is not None:
-            rows.append(("ceiling", f"{ev['ceiling']:.4f} (the most these trials can certify)"))
+            ceiling = _num(ev["ceiling"], ".4f")
+            rows.append(("ceiling", f"{ceiling} (the most these trials can certify)"))
         if ev.get("reason"):
             rows.append(("why", ev["reason"]))
         if ev["seed"] != entry["seed"]:

@@ -78,9 +78,9 @@ def test_rt8_envelope_is_part_of_the_v1_privacy_rate_claim():
     for budget in ("quick", "standard", "full"):
         experiment = experiment_of(claim, budget)
         assert isinstance(experiment, CombinedExperiment)
-        assert set(experiment.parts) == {"rt3_slope_in_n", "rt8_envelope_eps_p"}
+        assert set(experiment.parts) == {"slope in n", "envelope in eps and p"}
     standard = experiment_of(claim, "standard")
-    assert standard.parts["rt8_envelope_eps_p"].le["max_envelope_ratio"] == (
+    assert standard.parts["envelope in eps and p"].le["max_envelope_ratio"] == (
         1.5 * RT8_C_GOLDEN[2**16]
     )
 

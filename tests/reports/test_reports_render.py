@@ -16,6 +16,7 @@ from dpclaims.reports.figures import (
     summary_figure,
     tradeoff_bound,
 )
+from dpclaims.reports.findings import evidence_paragraph
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
 from dpclaims.reports.schema import SCHEMA_VERSION, VERDICTS
@@ -148,6 +149,18 @@ def test_key_figures_and_rows():
     assert re.fullmatch(r"a_b_c\.d-[0-9a-f]{12}\.png", figure_name("a b/c.d"))
     assert figure_name("a b/c.d") != figure_name("a_b_c.d") != figure_name("a b_c.d")
     assert len(figure_name("x" * 5000)) <= 84 and not figure_name("..").startswith(".")
+
+
+def test_small_bounds_keep_their_digits():
+    """0.0004 is not 0.000: a bound that 3 (or 4) decimals would round to zero keeps 2
+    significant digits, in the key figure, the evidence rows and the findings' sentences."""
+    entry = _audit_entry(lower=0.0004)
+    entry["evidence"]["ceiling"] = 0.00004
+    assert key_figure(entry) == "ε ≥ 0.0004 (claimed 1)"
+    rows = dict(evidence_rows(entry))
+    assert rows["lower bound"].startswith("0.0004 ") and rows["ceiling"].startswith("4e-05 ")
+    assert "ε ≥ 0.0004 at confidence" in evidence_paragraph({**entry, "confirmation": None})
+    assert key_figure(_audit_entry(lower=0.0)) == "ε ≥ 0.000 (claimed 1)"
 
 
 def _document(entries):

@@ -191,7 +191,7 @@ def _canary_audit(budget: str, algorithm: type[DIFF2GD] = DIFF2GD, *, note: str 
         reference_epsilon=round(build().mechanism.algorithm.tight_epsilon, 4),
         reference_note=REFERENCE_NOTE,
         note=note
-        or f"spec §7(a): ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={rounds}, "
+        or f"the spec's privacy audit: ±(λ/2)‖θ−c‖² canary, transcript LR statistic, R={rounds}, "
         f"T={period}, ε=3, u=1.25; exact GDP ε is the reference",
     )
 
@@ -216,7 +216,8 @@ def audit_diff2gd_transcript(claim, budget):
     slack = prop41_slack(budget)
     return _canary_audit(
         budget,
-        note=f"spec §7(a): ±(λ/2)‖θ−c‖² canary (attains Lemma C.1's sensitivity every round), "
+        note="the spec's privacy audit: ±(λ/2)‖θ−c‖² canary (attains Lemma C.1's sensitivity "
+        "every round), "
         f"white-box transcript LR statistic, R={AUDIT_ROUNDS[budget]}, T={AUDIT_PERIOD[budget]}, "
         f"u=1.25.  Prop. 4.1's (ε, δ) = ({slack['claimed']:g}, 1e-5) HOLDS and over-provisions: "
         f"the transcript is μ-GDP (μ = {slack['mu']:.4f}) and its tight ε at δ = 1e-5 is "
@@ -233,7 +234,8 @@ def audit_dpgd_transcript(claim, budget):
     return _canary_audit(
         budget,
         DPGD,
-        note=f"spec §7(a) canary on DP-GD (σ² = 4α*R/(N²ε), the same μ = {slack['mu']:.4f}), "
+        note="the spec's privacy-audit canary on DP-GD (σ² = 4α*R/(N²ε), the same μ = "
+        f"{slack['mu']:.4f}), "
         f"white-box transcript LR statistic, R={AUDIT_ROUNDS[budget]}; the claim ε = 3 is "
         f"conservative by {slack['ratio']:.2f}× (tight GDP ε {slack['tight']:.3f}); the reach "
         "factor is relative to that tight ε",
@@ -365,7 +367,7 @@ def value_prop41_sigma_table(claim, budget):
         expected=_calibration_expected(),
         rtol=0.03,
         atol=6e-6,
-        note="spec §6.3 σ table (rounded to 2-3 digits in the spec)",
+        note="the spec's σ table for the paper's experiments (rounded to 2-3 digits)",
     )
 
 
@@ -506,7 +508,7 @@ def value_prop_e2_sigma3(claim, budget):
         compute=_bvr_calibration,
         expected=expected,
         rtol=0.01,
-        note="spec §2.6.3 [PROTOTYPE] values (K=10, R=2000, P=10, δ=1e-5)",
+        note="the spec's prototype values (K=10, R=2000, P=10, δ=1e-5)",
     )
 
 
@@ -650,7 +652,8 @@ def _sweep_in_d(claim, algorithm, budget):
         GRID_D[budget],
         replicates=REPLICATES[budget],
         fixed={"param": "d", "algorithm": algorithm, "N": n},
-        note=f"spec §7(b) Cauchy instance, d sweep at N = {n} with the theory schedule at each d",
+        note=f"the spec's Cauchy instance for rate tests, d sweep at N = {n} with the theory "
+        "schedule at each d",
     )
 
 
@@ -679,8 +682,8 @@ def sweep_diff2gd_utility(claim, budget):
         claim,
         "diff2-gd",
         budget,
-        n_note="spec §7(b) Cauchy instance, theory schedule; pre-asymptotic local slope "
-        "≈ −1.24 at N ~ 10³",
+        n_note="the spec's Cauchy instance for rate tests, theory schedule; pre-asymptotic local "
+        "slope ≈ −1.24 at N ~ 10³",
         note="Thm 4.3 exponents: N^(−4/3) and d^(2/3)",
     )
 
@@ -691,7 +694,7 @@ def sweep_dpgd_utility(claim, budget):
         claim,
         "dp-gd",
         budget,
-        n_note="spec §7(b) Cauchy instance, DP-GD schedule of §2.6.6",
+        n_note="the spec's Cauchy instance for rate tests, the spec's DP-GD schedule",
         note="DP-GD exponents: N^(−1) and d^(1/2)",
     )
 
@@ -951,7 +954,7 @@ def _standin_note(setup: Section6) -> str:
         f"{CALIBRATED_SNR:g}: label noise chosen so that privacy costs accuracy, the paper's "
         "regime)"
         if setup.name == "calibrated"
-        else f"{setup.name} stand-in ({records:,} records, spec §6.6)"
+        else f"{setup.name} stand-in ({records:,} records, as the spec describes)"
     )
     return (
         f"{what}, §6.1 preprocessing, 10 silos; ε = {setup.epsilon:g}, δ = {setup.delta:g}, R = "
@@ -1002,9 +1005,9 @@ def sweep_bvr_utility(claim, budget):
         BVR_UTILITY_GRID[budget],
         replicates=BVR_UTILITY_REPLICATES[budget],
         fixed={"algorithm": "diff2-bvr", "trials": BVR_UTILITY_TRIALS[budget]},
-        note="spec §7(b) Cauchy instance, d = 10, DIFF2-BVR-L-SGD at ε = 8 (where Prop. E.2's "
-        "b-condition is feasible, n_min ≥ 160) with its theory schedule; utility = uniform "
-        "average of ‖∇f‖² over the analysed local points",
+        note="the spec's Cauchy instance for rate tests, d = 10, DIFF2-BVR-L-SGD at ε = 8 (where "
+        "Prop. E.2's b-condition is feasible, n_min ≥ 160) with its theory schedule; utility = "
+        "uniform average of ‖∇f‖² over the analysed local points",
     )
 
 
@@ -1057,6 +1060,6 @@ def sweep_cited_dp_sgd_utility(claim, budget):
         DP_SGD_GRID[budget],
         replicates=DP_SGD_REPLICATES[budget],
         note="the cited DP-SGD row run with the item-level DP-SGD baseline (Poisson q = 1/2, PLD "
-        "calibration, random-iterate output) on the spec §7(b) Cauchy instance, d = 10, ε = 1; "
-        "steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",
+        "calibration, random-iterate output) on the spec's Cauchy instance for rate tests, d = "
+        "10, ε = 1; steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",
     )

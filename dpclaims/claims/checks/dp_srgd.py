@@ -740,7 +740,7 @@ def sweep_accelerated_excess_in_T(claim, budget):
         "T",
         values[budget],
         replicates=2,
-        note="deterministic (replicates identical); spec RT1 tolerance 0.2",
+        note="deterministic (replicates identical); the spec's tolerance 0.2",
     )
 
 
@@ -754,7 +754,8 @@ def sweep_optimisation_term_in_beta(claim, budget):
         [1.0, 2.0, 4.0, 8.0, 16.0],
         replicates=2,
         fixed={"steps": Budget(quick=16, standard=32)[budget]},
-        note="H1 k = 2T+1, exact gradients; the optimisation term is an upper bound ∝ β",
+        note="Nesterov's chain quadratic, k = 2T+1, exact gradients; the optimisation term is an "
+        "upper bound ∝ β",
     )
 
 
@@ -769,9 +770,9 @@ def sweep_gradnorm_in_t(claim, budget):
         variable="t",
         replicates=REPLICATES[budget],
         fixed={"n": Budget(quick=2**13, standard=2**16)[budget]},
-        note="V1 practical on H1 (x† ∈ C), ε = 1, T = 32; the lemma's slowest term is "
-        "(t+1)^{-1/4}; "
-        "the sweep starts at t+1 = 2 because x_0 = 0 is fixed and has a small gradient on H1",
+        note="V1 practical on Nesterov's chain quadratic (x† ∈ C), ε = 1, T = 32; the lemma's "
+        "slowest term is (t+1)^{-1/4}; the sweep starts at t+1 = 2 because x_0 = 0 is fixed and "
+        "has a small gradient on the chain",
     )
 
 
@@ -839,12 +840,13 @@ def sweep_v1_privacy_rate_in_n_and_envelope(claim, budget):
         "n",
         values[budget],
         replicates=REPLICATES[budget],
-        note="RT3: LS p = 16, ε = 0.3; an upper bound: smooth instances decay faster "
-        "(spec [SIM] slope -1.30)",
+        note="least squares, p = 16, ε = 0.3; an upper bound: smooth instances decay faster (the "
+        "spec's simulation: slope -1.30)",
     )
     return CombinedExperiment(
-        parts={"rt3_slope_in_n": rt3, "rt8_envelope_eps_p": rt8_envelope_experiment(budget)},
-        note="spec §7(b) rule: one-sided slope along n, envelope (not slopes) along ε and p",
+        parts={"slope in n": rt3, "envelope in eps and p": rt8_envelope_experiment(budget)},
+        note="the spec's rule for rate tests: one-sided slope along n, envelope (not slopes) "
+        "along ε and p",
     )
 
 
@@ -926,7 +928,8 @@ def sweep_independent_estimator_in_B(claim, budget):
         "B",
         [16, 64, 256, 1024],
         replicates=Budget(quick=6, standard=20)[budget],
-        note="H1 s = 0.5, T = 16, β = 2, no DP noise; the √B is a loose Jensen step (spec §4.3)",
+        note="Nesterov's stochastic chain quadratic, s = 0.5, T = 16, β = 2, no DP noise; the √B "
+        "is a loose Jensen step (as the spec notes)",
     )
 
 

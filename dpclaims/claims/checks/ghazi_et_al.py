@@ -192,7 +192,7 @@ def value_def34_tdlap_and_bottom_frequencies(claim, budget):
         expected,
         rtol=0.02,
         atol=0.0,
-        note="κ and P[R1=0] against spec §2.0's reference values (rtol 2%); the three TDLap "
+        note="κ and P[R1=0] against the spec's reference values (rtol 2%); the three TDLap "
         "properties; empirical Pr[⊥ | x^(k)] (99% Bonferroni Clopper-Pearson) must cover "
         "CDF_TDLap(k−1) — the exact law implied by s*(x^(k)) = k (n = 20, (1, 1e-3)).",
     )
@@ -381,9 +381,10 @@ def value_thm33_accuracy_and_sigma(claim, budget):
         },
         rtol=1e-9,
         atol=0.1,
-        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output "
-        "f(x) + N(0, σ²I) (99% χ² interval on the variance ratio); σ exponents from the formula "
-        "over ε ∈ [0.05, 1] at δ = 1e-5 (σ ∝ (ln 1/δ)^1.5/ε² is [RECON]; tolerance 0.1).",
+        note="stable data (4κ+8 identical users, so ∅ is out of reach): never ⊥, output f(x) + "
+        "N(0, σ²I) (99% χ² interval on the variance ratio); σ exponents from the formula over ε ∈ "
+        "[0.05, 1] at δ = 1e-5 (σ ∝ (ln 1/δ)^1.5/ε² is reconstructed by the spec's authors; "
+        "tolerance 0.1).",
     )
 
 
@@ -512,9 +513,9 @@ def value_thm31_noise_calibration(claim, budget):
         },
         rtol=1e-9,
         atol=0.02,
-        note="RT-4 (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output = "
-        "θ*(x) + N(0, σ²I) with σ written out from spec §2.3; the noise divided by the exact "
-        "log factor √(ln(n/β))·n/(n−4κ−1) falls as n^-1 (interval: slope ± 3 s.e.).",
+        note="n sweep (fast path, quadratic, cube items, m = 1e6, d = 4, n ∈ 2e3..1.6e4): output "
+        "= θ*(x) + N(0, σ²I) with σ written out in the spec; the noise divided by the exact log "
+        "factor √(ln(n/β))·n/(n−4κ−1) falls as n^-1 (interval: slope ± 3 s.e.).",
     )
 
 
@@ -546,13 +547,14 @@ def audit_appc_fast_path_fallback(claim, budget):
         build,
         trials,
         reference_epsilon=round(reference, 4),
-        reference_note="exact ε of the ⊥ channel from the TDLap CDF (spec §7(a)): s*(x^(k)) = k "
-        "under the fallback's exhaustive test with Δ_fast",
+        reference_note="exact ε of the ⊥ channel from the TDLap CDF: s*(x^(k)) = k under the "
+        "fallback's exhaustive test with Δ_fast",
         note=f"fast path (Appendix C, Δ_fast = {mech.Delta_fast:.3g}) on the outlier pair x^({k}) "
         f"vs x^({k - 1}) (n = {SC_USERS}, m = 1e12 virtual items, (ε, δ) = (1, 1e-5)): the "
         "gradient certificate fails on both (an outlier user's gradient deviates by ≈ 1), so the "
-        "exact fallback must run, and its ⊥ channel leaks the pair's exact ε. (The spec §7(c) "
-        "M3 pair, identical users vs one moved user, has exact ε ≈ 0 for the correct fast path "
+        "exact fallback must run, and its ⊥ channel leaks the pair's exact ε. (The spec's "
+        "mutant-test pair, identical users vs one moved user, has exact ε ≈ 0 for the correct "
+        "fast path "
         "and is kept for the mutant ghazi23-m3-fast-no-fallback, which answers ⊥ there.)",
     )
 
@@ -643,7 +645,7 @@ def sweep_lemma38_concentration_in_m(claim, budget):
         [4, 16, 64, 256, 1024],
         replicates=Budget(quick=4, standard=10, full=30)[budget],
         fixed={"draws": Budget(quick=1000, standard=4000, full=20000)[budget]},
-        note="RT-1; the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.",
+        note="the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.",
     )
 
 
@@ -689,7 +691,7 @@ def sweep_thm36_deletion_sensitivity_in_n(claim, budget):
         values,
         replicates=Budget(quick=12, standard=20, full=40)[budget],
         fixed={"deletions": Budget(quick=2, standard=4, full=8)[budget]},
-        note="RT-2: logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).",
+        note="logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).",
     )
 
 
@@ -722,8 +724,8 @@ def sweep_cor37_radius_sensitivity_in_n(claim, budget):
         "n",
         values,
         replicates=Budget(quick=4, standard=10, full=30)[budget],
-        note="RT-3: quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); "
-        "greedy lower-bound proxy for Δ_r θ*.",
+        note="quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); greedy lower-bound proxy "
+        "for Δ_r θ*.",
     )
 
 
@@ -742,7 +744,8 @@ def sweep_propb1_emp_vs_pop_in_n(claim, budget):
         "n",
         [1, 10, 100, 1000, 10000],
         replicates=Budget(quick=40, standard=200, full=1000)[budget],
-        note="RT-10 with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is loose.",
+        note="sweep of nm with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is "
+        "loose.",
     )
 
 
@@ -894,8 +897,8 @@ def sweep_thm41_convex_erm_in_n(claim, budget):
         values,
         replicates=Budget(quick=3, standard=8, full=20)[budget],
         fixed={"trials": Budget(quick=100, standard=400, full=2000)[budget]},
-        note="RT-6 in ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, "
-        "so the excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
+        note="ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, so the "
+        "excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
     )
 
 
@@ -941,7 +944,7 @@ def sweep_thm51_privacy_term_in_n(claim, budget):
         values,
         replicates=Budget(quick=3, standard=6, full=12)[budget],
         fixed={"d": d, "datasets": 1, "trials": Budget(quick=2, standard=8, full=16)[budget]},
-        note=f"RT-7(B) in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
+        note=f"d sweep in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
         "N0 = 64, max-rule λ, worst case over the signal strength.",
     )
 
@@ -1011,9 +1014,9 @@ def sweep_thm51_statistical_term(claim, budget):
         n_values,
         replicates=Budget(quick=3, standard=12, full=30)[budget],
         fixed={"datasets": Budget(quick=4, standard=20, full=40)[budget]},
-        note="RT-7(A) in ORACLE mode (not private), d = 1, m = 100, N0 = 64, max-rule λ, worst "
-        "case "
-        "over the signal strength (the worst case of noisy means is biased upwards).",
+        note="n sweep on the weak-signal linear loss in ORACLE mode (not private), d = 1, m = "
+        "100, N0 = 64, max-rule λ, worst case over the signal strength (the worst case of noisy "
+        "means is biased upwards).",
     )
     n = 4096
     rt8 = RateExperiment.for_claim(
@@ -1023,7 +1026,7 @@ def sweep_thm51_statistical_term(claim, budget):
         [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
         replicates=Budget(quick=3, standard=8, full=20)[budget],
         fixed={"n": n, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
-        note=f"RT-8 [finding about Algorithm 4, the proof's mechanism]: sharp minimum "
+        note=f"m sweep [finding about Algorithm 4, the proof's mechanism]: sharp minimum "
         f"ℓ = G|θ − z| on D = δ_0 (no sampling noise), in settings favourable to the claim: "
         f"ORACLE mode (C_σ = 1, not private), N₀ = 64, max-rule λ; n = {n}, d = 1.  Tested "
         "quantity: excess·√(nm)/(RG), which the statistical term RG/√(nm) bounds by a polylog "
@@ -1047,12 +1050,12 @@ def sweep_thm51_statistical_term(claim, budget):
         "prediction is the same at m = 1e2 and 1e8",
     )
     return CombinedExperiment(
-        {"RT-7A_n": rt7a, "RT-8_m": rt8, "RT-8_floor": floor},
-        note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (RT-7A); on a "
-        "sharp minimum (RT-8) excess·√(nm)/(RG) of Algorithm 4 (oracle C_σ = 1, N₀ = 64, "
-        "max-rule λ) grows like m^(1/2) because of the last phase's privacy noise, which does "
-        "not shrink with m (RT-8_floor explains its size): a gap in the proof's mechanism, not "
-        "a refutation of Theorem 5.1's existential bound.",
+        {"sweep of n": rt7a, "sweep of m": rt8, "noise floor": floor},
+        note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (sweep of n); on "
+        "a sharp minimum (sweep of m) excess·√(nm)/(RG) of Algorithm 4 (oracle C_σ = 1, N₀ = 64, "
+        "max-rule λ) grows like m^(1/2) because of the last phase's privacy noise, which does not "
+        "shrink with m (the noise floor part explains its size): a gap in the proof's mechanism, "
+        "not a refutation of Theorem 5.1's existential bound.",
     )
 
 
@@ -1114,10 +1117,9 @@ def sweep_thm53_privacy_term_in_n(claim, budget):
             "trials": Budget(quick=4, standard=10, full=20)[budget],
             "oracle_constant": 1000.0,
         },
-        note="RT-9 privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that "
-        "σ0√d dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the "
-        "localisation "
-        "radius is statistical and the slope is ≈ −1.4).",
+        note="privacy regime in ORACLE mode (not private) with C = 1000 and m = 1e8 so that σ0√d "
+        "dominates Prop. B.1's 30G√(ln(2/β))/(μ√(nm)) in R' (with C = 1 the localisation radius "
+        "is statistical and the slope is ≈ −1.4).",
     )
 
 
@@ -1130,7 +1132,7 @@ def sweep_thm53_statistical_term_in_n(claim, budget):
         [2**12, 2**13, 2**14, 2**15, 2**16],
         replicates=Budget(quick=6, standard=12, full=30)[budget],
         fixed={"datasets": Budget(quick=20, standard=60, full=200)[budget], "trials": 4},
-        note="RT-9 statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).",
+        note="statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).",
     )
 
 
@@ -1154,8 +1156,8 @@ def sweep_thm43_sc_erm_in_n(claim, budget):
         values,
         replicates=Budget(quick=8, standard=4, full=10)[budget],
         fixed={"trials": Budget(quick=20, standard=40, full=100)[budget]},
-        note="RT-5 in PAPER mode (private, exact constants, fast path); m = 1e14 because with the "
-        "output kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.",
+        note="PAPER mode (private, exact constants, fast path); m = 1e14 because with the output "
+        "kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.",
     )
 
 
@@ -1183,9 +1185,9 @@ def value_sec6_convex_erm_eps_exponents(claim, budget):
         compute,
         claimed_exponents(claim, eps_exponent="eps", log_inv_delta_exponent="ln_inv_delta"),
         atol=0.15,
-        note="the balanced-λ convex-ERM bound is ∝ C_σ (spec §2.4); local log-log slopes of C_σ "
-        "(exact-test Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over "
-        "δ ∈ [1e-12, 1e-4] is reported (≈ 1.7: lower-order terms).",
+        note="the balanced-λ convex-ERM bound is ∝ C_σ; local log-log slopes of C_σ (exact-test "
+        "Δ, n = 1e9) over ε ∈ [0.05, 1] and ln(1/δ) ∈ [46, 138]; the slope over δ ∈ [1e-12, 1e-4] "
+        "is reported (≈ 1.7: lower-order terms).",
         transcription=True,
     )
 
@@ -1206,8 +1208,8 @@ def value_min_users(claim, budget):
     return ValueExperiment(
         compute,
         {"n_min_1e6": 2506, "n_min_1e12": 5226, "d_dependence": 0.0},
-        note="n ≥ 4κ_ph + 2 (spec §2.4 [DERIVED]); the requirement is computed at d = 1 and "
-        "d = 1e4 and must not differ.",
+        note="n ≥ 4κ_ph + 2 (worked out in the spec; the paper does not print it); the "
+        "requirement is computed at d = 1 and d = 1e4 and must not differ.",
     )
 
 
@@ -1226,9 +1228,9 @@ def sweep_remark_worst_case_sensitivity_in_m(claim, budget):
         "m",
         [1, 10, 100, 1000, 10000],
         replicates=Budget(quick=4, standard=10, full=30)[budget],
-        note="RT-12 negative control: with m copies of one item per user the deletion sensitivity "
-        "does not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 "
-        "under a random permutation.",
+        note="negative control: with m copies of one item per user the deletion sensitivity does "
+        "not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 under a "
+        "random permutation.",
     )
 
 
@@ -1305,7 +1307,7 @@ def value_thmd7_sc_sco_lower_bound(claim, budget):
         rtol=1e-9,
         atol=1e-9,
         note="(μ/2)α², α = dσ/(100εn√m), σ = B/(1000√d), B = G/(2μ) equals G²d/(8e10 μ ε² n² m) "
-        "(spec §5.3); exponents of the privacy term.",
+        "(as worked out in the spec); exponents of the privacy term.",
         transcription=True,
     )
 
@@ -1353,8 +1355,8 @@ def value_lemmad2_truncation_bias(claim, budget):
         compute,
         expected,
         atol=1e-6,
-        note="RT-11: exact truncated mean (ncx2) within 1e-6σ of χ; Monte-Carlo item mean "
-        "(coordinate 1, ±3.5 s.e.) covers χ^tr.",
+        note="exact truncated mean (ncx2) within 1e-6σ of χ; Monte-Carlo item mean (coordinate 1, "
+        "±3.5 s.e.) covers χ^tr.",
     )
 
 

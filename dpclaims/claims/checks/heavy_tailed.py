@@ -116,8 +116,8 @@ def audit_alg2_privacy(claim, budget):
         _build_alg2,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.9,
-        note="Algorithm 2 alone at eps1 = 1 on the §7(a) pair, worst-valid-point harness (shift = "
-        "Delta)",
+        note="Algorithm 2 alone at eps1 = 1 on the spec's outlier pair, worst-valid-point harness "
+        "(shift = Delta)",
     )
 
 
@@ -153,8 +153,9 @@ def audit_alg4_privacy(claim, budget):
         _build_alg4_joint,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.88,
-        note="joint (w_tilde, w_out) of Algorithm 4, §7(a) pair, harness, event {max(w_tilde, "
-        "w_out) <= t}; spec prototype 0.88 at 4e5 trials (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
+        note="joint (w_tilde, w_out) of Algorithm 4, the spec's outlier pair, harness, event "
+        "{max(w_tilde, w_out) <= t}; the spec's prototype gave 0.88 at 4e5 trials (benchmark: "
+        "0.963 at 1e5, 0.981 at 1e6)",
     )
 
 
@@ -328,15 +329,15 @@ def audit_structured_losses_privacy(claim, budget):
         parts["d2-absolute-pv2"] = AuditExperiment(
             _build_structured_d2,
             Budget(quick=40_000, standard=40_000, full=200_000)[budget],
-            reference_note="not derived: it depends on the PV-2 dual solver's "
-            "minimiser shift in d = 2; only the claim bounds it",
-            note="d = 2 absolute loss with the certified PV-2 dual solver (solver='pv2', harness "
+            reference_note="not derived: it depends on the minimiser shift of the box-dual solver "
+            "(PV-2 in the spec) in d = 2; only the claim bounds it",
+            note="d = 2 absolute loss with the certified box-dual solver (solver='pv2', harness "
             "tau/2); event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
         )
     return CombinedExperiment(
         parts,
         note="structured losses: exact 1-d solver, the d-dim Lap2 sampler, and (standard) the "
-        "PV-2 route in d = 2",
+        "box-dual route in d = 2",
     )
 
 
@@ -359,8 +360,8 @@ def audit_em_pgm_privacy(claim, budget):
         _build_em,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.5,
-        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the §7(a) pair; spec: between "
-        "eps/2 and eps",
+        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the spec's outlier pair; the "
+        "spec expects between eps/2 and eps",
     )
 
 
@@ -392,8 +393,8 @@ def audit_alg7_privacy(claim, budget):
         _build_alg7,
         AUDIT_TRIALS[budget],
         reference_note=why.format("grid"),
-        note="exact grid form (PV-3) of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point "
-        "grid of K",
+        note="exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point grid "
+        "of K",
     )
     exact = AuditExperiment(
         _build_alg7_rejection,
@@ -451,8 +452,9 @@ def value_minimizer_sensitivity(claim, budget):
             "random_pairs_within_2C_lambda_n_holds": 1.0,
         },
         rtol=1e-9,
-        note="white box: exact minimizers shift by exactly 2C/(λn) on the §7(a) pair, certified "
-        "(harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within 2C/(λn)",
+        note="white box: exact minimizers shift by exactly 2C/(λn) on the spec's outlier pair, "
+        "certified (harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within "
+        "2C/(λn)",
     )
 
 
@@ -693,7 +695,8 @@ def sweep_alg4_distance_rates(claim, budget):
         at={"k": k_n},
         replicates=Budget(quick=4, standard=8, full=12)[budget],
         fixed={"param": "n", "k": k_n, "trials": Budget(quick=200, standard=400)[budget]},
-        note="RT1-n at k = 4: median distance to the exact unclipped regularized ERM (Pareto(4.5))",
+        note="n sweep at k = 4: median distance to the exact unclipped regularized ERM "
+        "(Pareto(4.5))",
     )
     eps_part = RateExperiment.for_claim(
         claim,
@@ -709,7 +712,7 @@ def sweep_alg4_distance_rates(claim, budget):
             "n": Budget(quick=3000, standard=10_000)[budget],
             "trials": SWEEP_TRIALS[budget],
         },
-        note=f"RT1-eps at k = {k_eps:g}: same instance, eps in 1/4..4 (spec 7b)",
+        note=f"eps sweep at k = {k_eps:g}: same instance, eps in 1/4..4",
     )
     d_part = RateExperiment.for_claim(
         claim,
@@ -723,7 +726,7 @@ def sweep_alg4_distance_rates(claim, budget):
             "n": Budget(quick=1500, standard=5000)[budget],
             "trials": Budget(quick=60, standard=200)[budget],
         },
-        note=f"RT1-d at k = {k_d:g}: PV-2 linear-loss analogue (clipped-mean output "
+        note=f"d sweep at k = {k_d:g}: linear-loss analogue of the box solver (clipped-mean output "
         "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
     )
     return CombinedExperiment(
@@ -760,22 +763,22 @@ def _alg1_n_sweep(
 
 @register_experiment("lowy26.reduction.pop_localization")
 def sweep_alg1_excess_rate_k2(claim, budget):
-    note = "RT2 at k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 J = 1"
+    note = "k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 J = 1"
     return _alg1_n_sweep(claim, budget, rt2_quantile, k=2.0, note=note)
 
 
 @register_experiment("lowy26.sco.upper.private_term")
 def sweep_alg1_private_term_rate_k4(claim, budget):
-    note = "RT2 at k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out"
+    note = "k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out"
     return _alg1_n_sweep(claim, budget, rt2_quantile, k=4.0, note=note)
 
 
 @register_experiment("lowy26.sco.upper.nonprivate_term")
 def sweep_alg1_nonprivate_term_rate(claim, budget):
     note = (
-        "RT4: two-point family at delta = S/sqrt(m), m = floor(n/ceil(log2 n)) the phase block, "
-        "S in {0.3, 1, 3}, eps = 1000, Alg 1 J = 1; max over S of the 0.9-quantile over data "
-        "and algorithm, log factor divided out (quantile / sqrt(ceil(log2 n)))"
+        "two-point family at delta = S/sqrt(m), m = floor(n/ceil(log2 n)) the phase block, S in "
+        "{0.3, 1, 3}, eps = 1000, Alg 1 J = 1; max over S of the 0.9-quantile over data and "
+        "algorithm, log factor divided out (quantile / sqrt(ceil(log2 n)))"
     )
     return _alg1_n_sweep(
         claim,
@@ -828,8 +831,8 @@ def value_private_lower_bound(claim, budget):
     return ValueExperiment(
         lambda rng: _lb_private(rng, ns=ns, trials=LB_TRIALS[budget]),
         {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
-        note="RT3: heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 "
-        "vs (s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
+        note="heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 vs "
+        "(s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
     )
 
 
@@ -1005,10 +1008,9 @@ def sweep_structured_evaluations_in_n(claim, budget):
         "n",
         _grid(budget, 100, 10_000),
         replicates=3,
-        note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic "
-        "exact breakpoint solver costs n subgradients per stage whatever L (exponent 1 "
-        "in n); d >= 2 uses the certified PV-2 box-dual solver (solver='pv2'), whose "
-        "iteration count is not swept",
+        note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic exact "
+        "breakpoint solver costs n subgradients per stage whatever L (exponent 1 in n); d >= 2 "
+        "uses the certified box-dual solver (solver='pv2'), whose iteration count is not swept",
     )
 
 

@@ -88,7 +88,8 @@ def audit_alg1_p1_halting(claim, budget):
         reference_epsilon=ref,
         reference_note="exact eps of P1's halt bit: (s(D) - s(D'))*eps/20 = 2(k-1)eps/(20C)",
         note=_tight_note(
-            "spec 000 §7(a) P1, n=7000, m=16, d=1, eps=2, delta=1e-5, white-box halt bit",
+            "the spec's privacy audit on the pair whose two clusters straddle the halting "
+            "threshold (P1 in the spec), n=7000, m=16, d=1, eps=2, delta=1e-5, white-box halt bit",
             "Laplace score test eps(C-1)/(10C), proof of Thm B.1 step 2, + Gaussian part",
             ref,
             setup.algorithm.epsilon,
@@ -121,8 +122,8 @@ def audit_alg2_q1_tiny_tau(claim, budget):
         reference_epsilon=ref,
         reference_note="exact pure eps of Q1's halting-time law by quadrature (halting_law)",
         note=_tight_note(
-            "spec 000 §7(a) Q1 with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box "
-            "halting time",
+            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
+            "spec) with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box halting time",
             _HALTING_TIGHT,
             ref,
             setup.algorithm.epsilon,
@@ -147,8 +148,9 @@ def audit_alg3_q1_halting_time(claim, budget):
         reference_epsilon=ref,
         reference_note="exact pure eps of Q1's phase-1 halting-time law by quadrature",
         note=_tight_note(
-            "spec 000 §7(a) Q1 in phase 1 of Algorithm 3, paper constants, n_1 = K_1 = 10^4, "
-            "T_1 = 14, white-box global halting time",
+            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
+            "spec) in phase 1 of Algorithm 3, paper constants, n_1 = K_1 = 10^4, T_1 = 14, "
+            "white-box global halting time",
             _HALTING_TIGHT,
             ref,
             setup.algorithm.epsilon,
@@ -174,8 +176,9 @@ def audit_alg2_q1_halting_step(claim, budget):
         reference_epsilon=ref,
         reference_note="exact pure eps of Q1's halting-time law by quadrature (= ds*eps/8)",
         note=_tight_note(
-            "spec 000 §7(a) Q1 (Algorithm 2, K = 10^4, T = 20), halting time with 'never' coded "
-            "T+1; claim (eps/2, 0)",
+            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
+            "spec; Algorithm 2, K = 10^4, T = 20), halting time with 'never' coded T+1; claim "
+            "(eps/2, 0)",
             _HALTING_TIGHT,
             ref,
             setup.algorithm.epsilon / 2.0,
@@ -204,8 +207,8 @@ def audit_smoothed_oracle_q1(claim, budget):
         reference_epsilon=ref,
         reference_note="exact pure eps of Q1's halting-time law at T = 6 by quadrature",
         note=_tight_note(
-            "Algorithm 2 phase with the smoothed oracle (r = 1e-3), Q1, T = 6, white-box "
-            "halting time",
+            "Algorithm 2 phase with the smoothed oracle (r = 1e-3), the two-cluster pair at the "
+            "halting threshold (Q1), T = 6, white-box halting time",
             _HALTING_TIGHT,
             ref,
             setup.algorithm.epsilon,
@@ -251,8 +254,9 @@ def reference_eps_experiment(
         Alg1HaltRatio(trials, algorithm=algorithm),
         expected={"log_halt_ratio": info["reference_epsilon"], "formula": 0.177},
         atol=0.002,
-        note=f"P1, C={setup.algorithm.C}, k={info['k']}; exact eps = (s(D)-s(D'))eps/20; "
-        f"spec worked value 0.177{mutant}",
+        note="the pair whose two clusters straddle the halting threshold (P1), "
+        f"C={setup.algorithm.C}, k={info['k']}; exact eps = (s(D)-s(D'))eps/20; the spec's worked "
+        f"value 0.177{mutant}",
     )
 
 
@@ -283,7 +287,8 @@ def value_alg1_sigma_identity(claim, budget):
         _alg1_noise,
         expected={"identity_min": 100.0, "identity_max": 100.0, "sigma_empirical_over_sigma": 1.0},
         rtol=1e-9,
-        note="sigma_i eps C / (tau_i ln^2(n/delta)) per phase, and the output noise std on P2's D",
+        note="sigma_i eps C / (tau_i ln^2(n/delta)) per phase, and the output noise std on the "
+        "far-outlier pair's D (P2)",
     )
 
 
@@ -320,7 +325,8 @@ def value_alg1_score_sensitivity(claim, budget):
             "eps_test_over_eps": 0.1,
         },
         rtol=1e-9,
-        note="random neighbouring point sets; P1 attains 2(k-1)/C; Lap(20/eps) on sensitivity 2",
+        note="random neighbouring point sets; the two-cluster threshold pair (P1) attains "
+        "2(k-1)/C; Lap(20/eps) on sensitivity 2",
     )
 
 
@@ -372,8 +378,9 @@ def value_alg2_q1_halting_law(claim, budget):
         Alg2HaltingLaw(Budget(quick=5_000, standard=200_000, full=400_000)[budget]),
         expected={"halting_law_fits": 1.0, "eps_exact_delta_1e-5": 0.44},
         rtol=0.15,
-        note="Q1: K=10^4, T=20, eps=2; exact law by quadrature; spec [PROTOTYPE] 0.44 at "
-        "delta=1e-5 (our k gives s(D)-4K/5 as close to -1 as K allows)",
+        note="two-cluster pair at the halting threshold (Q1): K=10^4, T=20, eps=2; exact law by "
+        "quadrature; the spec's prototype gave 0.44 at delta=1e-5 (our k gives s(D)-4K/5 as close "
+        "to -1 as K allows)",
     )
 
 
@@ -664,7 +671,8 @@ def sweep_alg3_risk_in_n_private(claim, budget):
         _GRID_N[budget],
         replicates=_REPS_ALG3[budget],
         fixed={"param": "n", "alpha0": 0.4, "alpha_exp": -1.0},
-        note="RT-3n: Alg 3 relaxed, H1 m=16 d=4 eps=4 delta=1e-7, alpha = 0.4 (4000/n)",
+        note="n sweep: Alg 3 relaxed, the linear loss on a hypercube (H1), m=16 d=4 eps=4 "
+        "delta=1e-7, alpha = 0.4 (4000/n)",
         baseline=_h1_origin(0.4, -1.0),
     )
 
@@ -678,8 +686,8 @@ def sweep_alg3_risk_in_n_statistical(claim, budget):
         _GRID_N_STAT[budget],
         replicates=_REPS_STAT[budget],
         fixed={"param": "n", "alpha0": 0.05, "alpha_exp": -0.5, "noise_mult": 0.0},
-        note="RT-4n: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), "
-        "alpha = 0.05 (4000/n)^1/2",
+        note="n sweep: Alg 3 relaxed with noise_mult = 0 (non-private diagnostic), alpha = 0.05 "
+        "(4000/n)^1/2",
         baseline=_h1_origin(0.05, -0.5),
     )
 
@@ -693,7 +701,8 @@ def sweep_alg1_risk_in_n(claim, budget):
         _GRID_N[budget],
         replicates=_REPS_SMALL[budget],
         fixed={"param": "n"},
-        note="RT-5n: Alg 1 relaxed c_eta=300, H1 m=16 d=4 eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
+        note="n sweep: Alg 1 relaxed c_eta=300, the linear loss on a hypercube (H1), m=16 d=4 "
+        "eps=10 delta=1e-6, alpha=0.5(4000/n)^1/2",
         baseline=_h1_origin(0.5, -0.5),
     )
 
@@ -707,7 +716,7 @@ def sweep_alg1_normalised_risk_on_critical_family(claim, budget):
         _GRID_N[budget],
         replicates=_REPS_SMALL[budget],
         fixed={"param": "n", "alpha_exp": -1.0, "normalised": True},
-        note="RT-5b: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its "
+        note="n sweep: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its "
         "normalised risk r must rise with n. Band [0, 1] around the asymptotic sqrt(n eps) gap "
         "exponent 1/2: consistent means r rises significantly (r <= 1 saturates, so the spec's "
         "prototype saw +0.20). Alg 3's r on the same family rises far less: +0.245 [0.106, 0.383] "
@@ -744,8 +753,8 @@ def sweep_nonprivate_erm_risk_in_n(claim, budget):
         [1000, 4000, 16000, 64000],
         replicates=Budget(quick=30, standard=200, full=400)[budget],
         fixed={},
-        note="non-private ERM on H1 at alpha ~ (nm)^-1/2: even without privacy the excess "
-        "falls only as n^-1/2",
+        note="non-private ERM on the linear loss on a hypercube (H1) at alpha ~ (nm)^-1/2: even "
+        "without privacy the excess falls only as n^-1/2",
     )
 
 
@@ -759,7 +768,7 @@ def sweep_sgd_stability_in_T(claim, budget):
         grid[budget],
         replicates=_REPS_SMALL[budget],
         fixed={"pairs": Budget(quick=100, standard=400, full=800)[budget]},
-        note="RT-1: alpha = 0 H1, d = 10, eta = 0.01",
+        note="the linear loss on a hypercube (H1) with alpha = 0, d = 10, eta = 0.01",
     )
 
 
@@ -772,7 +781,8 @@ def sweep_minibatch_variance_in_K(claim, budget):
         [10, 20, 40, 80, 160],
         replicates=_REPS_SMALL[budget],
         fixed={"batches": Budget(quick=300, standard=2000, full=4000)[budget]},
-        note="RT-2: H1 alpha=0.3, n=4000, d=8, without replacement, divided by 1-(K-1)/(n-1)",
+        note="the linear loss on a hypercube (H1), alpha=0.3, n=4000, d=8, without replacement, "
+        "divided by 1-(K-1)/(n-1)",
     )
 
 
@@ -785,7 +795,7 @@ def sweep_smoothed_curvature_in_r(claim, budget):
         [1e-3, 1e-2, 1e-1, 1.0],
         replicates=_REPS_SMALL[budget],
         fixed={"samples": Budget(quick=50_000, standard=400_000, full=1_000_000)[budget]},
-        note="RT-8: f = |x|_1/sqrt(d), d = 4; smoothness of f_r ~ L sqrt(d)/r",
+        note="f = |x|_1/sqrt(d), d = 4; smoothness of f_r ~ L sqrt(d)/r",
     )
 
 
@@ -851,7 +861,8 @@ def sweep_sc_wrapper_risk_statistical(claim, budget):
         claim,
         budget,
         noise_mult=0.0,
-        note="RT-10 (stat): spec 2.5 wrapper (not from the paper), H4, noise_mult = 0",
+        note="the spec's strongly convex wrapper (not from the paper) on a strongly convex "
+        "quadratic (H4), noise_mult = 0",
     )
 
 
@@ -861,7 +872,8 @@ def sweep_sc_wrapper_risk_private(claim, budget):
         claim,
         budget,
         noise_mult=1.0,
-        note="RT-10 (priv): spec 2.5 wrapper (not from the paper), H4, relaxed constants",
+        note="the spec's strongly convex wrapper (not from the paper) on a strongly convex "
+        "quadratic (H4), relaxed constants",
     )
 
 
@@ -878,9 +890,9 @@ risk is ~0.85, near the start point's level 1, so the measured slopes (priv −0
 the rate."""
 
 _RT9_QUICK = (
-    "RT-9 needs >= 8 runs of smoothed Algorithm 3 (4 grid points over a decade, 2 replicates) "
-    "and the cheapest run in which a phase executes takes ~2 s (n = 2000, m = 1, eps = 10: "
-    "beta_r = eps n sqrt(m) gives T_1 ~ 1500 AC-SA steps); no quick sweep fits the ~2 s "
+    "the n sweep needs >= 8 runs of smoothed Algorithm 3 (4 grid points over a decade, 2 "
+    "replicates) and the cheapest run in which a phase executes takes ~2 s (n = 2000, m = 1, eps "
+    "= 10: beta_r = eps n sqrt(m) gives T_1 ~ 1500 AC-SA steps); no quick sweep fits the ~2 s "
     "budget, see the standard/full budgets"
 )
 
@@ -903,8 +915,8 @@ def _rt9(claim, budget, *, alpha_exp, noise_mult, note):
             "noise_mult": noise_mult,
             **fixed,
         },
-        note=f"RT-9 ({note}): smoothed Alg 3 relaxed on H3, d=2, m={fixed['m']}, "
-        f"eps={fixed['epsilon']:g}, alpha = 0.4 ({grid[0]}/n)^{-alpha_exp:g}",
+        note=f"n sweep ({note}): smoothed Alg 3 relaxed on the absolute-deviation loss (H3), d=2, "
+        f"m={fixed['m']}, eps={fixed['epsilon']:g}, alpha = 0.4 ({grid[0]}/n)^{-alpha_exp:g}",
     )
 
 
@@ -929,7 +941,7 @@ def value_lemma_b3_sgd_bound(claim, budget):
     return ValueExperiment(
         _lemma_b3,
         expected={"bound_holds": 1.0},
-        note="mean excess of average-iterate SGD on H1 "
+        note="mean excess of average-iterate SGD on the linear loss on a hypercube (H1) "
         "(alpha=0.3, d=4) <= |y - x_0|^2/(eta T) + eta L^2 at y = x* over an (eta, T) grid",
     )
 
@@ -965,7 +977,7 @@ def sweep_alg3_gradients_in_n(claim, budget):
         _DRY_N,
         replicates=2,
         fixed={"param": "n"},
-        note="RT-6 dry run: beta=1e4, m=1e3, d=10, eps=1, delta=1e-12, K constant 500 -> 1",
+        note="dry run: beta=1e4, m=1e3, d=10, eps=1, delta=1e-12, K constant 500 -> 1",
     )
 
 
@@ -978,7 +990,7 @@ def sweep_alg3_gradients_in_m(claim, budget):
         list(np.geomspace(1e2, 1e5, 5)),
         replicates=2,
         fixed={"param": "m", "n": 1e11},
-        note="RT-6 dry run, m sweep at n = 1e11 (n^7 >= m)",
+        note="dry run, m sweep at n = 1e11 (n^7 >= m)",
     )
 
 
@@ -991,7 +1003,7 @@ def sweep_alg3_gradients_private_branch(claim, budget):
         list(np.geomspace(1e6, 1e9, 5)),
         replicates=2,
         fixed={"param": "n", "d": 1e12},
-        note="RT-6 private branch: d = 1e12 so n <= d/eps^2",
+        note="dry run, private branch: d = 1e12 so n <= d/eps^2",
     )
 
 
@@ -1016,7 +1028,8 @@ def sweep_sc_wrapper_gradients_in_n(claim, budget):
         "n",
         _DRY_N,
         replicates=2,
-        note="dry run of the spec 2.5 wrapper (k blocks of n/k users), RT-6 parameters",
+        note="dry run of the spec's strongly convex wrapper (k blocks of n/k users), with the "
+        "other dry runs' parameters",
     )
 
 
@@ -1029,7 +1042,7 @@ def sweep_smoothed_alg3_gradients_in_n(claim, budget):
         list(np.geomspace(1e8, 1e11, 5)),
         replicates=2,
         fixed={"param": "n", "smoothed": True},
-        note="RT-6ns dry run, beta = eps n sqrt(m)",
+        note="dry run of the smoothed variant, beta = eps n sqrt(m)",
     )
 
 
@@ -1068,6 +1081,6 @@ def sweep_acsa_iterations_in_condition_number(claim, budget):
         variable="beta_over_lambda",
         replicates=2,
         fixed={"d": 2, "tol": 1e-10},
-        note="RT-7: noise-free multi-stage AC-SA on a quadratic with eigenvalues {1, kappa}, "
-        "to a 1e-10 relative gap (at the spec's 1e-6 the fit is pre-asymptotic: slope 0.38)",
+        note="noise-free multi-stage AC-SA on a quadratic with eigenvalues {1, kappa}, to a 1e-10 "
+        "relative gap (at the spec's tolerance 1e-6 the fit is pre-asymptotic: slope 0.38)",
     )
