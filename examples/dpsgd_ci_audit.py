@@ -29,9 +29,10 @@ SIGMA = calibrate_noise_multiplier(EPSILON, DELTA, sampling_rate=RATE, steps=STE
 TRIALS = 100_000  # training runs per dataset
 
 
-def train(data, rng, trials, *, noise_multiplier=SIGMA):
+def train(data, rng, trials, *, noise_multiplier=SIGMA, clip=True):
     """Your DP-SGD (logistic regression, Poisson sampling, per-example clipping), batched over
-    trials; releases every noisy update: ``(trials, T × d)``."""
+    trials; releases every noisy update: ``(trials, T × d)``.  (``noise_multiplier`` and
+    ``clip=False`` are here only to show the gate failing on the bugs it must catch.)"""
     canary = data.gradient if isinstance(data, GradientCanaryDataset) else None
     data = data.data if isinstance(data, GradientCanaryDataset) else data
     x, y = data.x[:, 0], data.y[:, 0]  # (n, d), (n,)
@@ -42,12 +43,13 @@ def train(data, rng, trials, *, noise_multiplier=SIGMA):
         margins = theta @ x.T  # (trials, n)
         grads = (-y / (1.0 + np.exp(y * margins)))[..., None] * x  # (trials, n, d)
         norms = np.linalg.norm(grads, axis=-1, keepdims=True)
-        grads *= CLIP / np.maximum(norms, CLIP)  # clip each example's gradient
+        if clip:
+            grads *= CLIP / np.maximum(norms, CLIP)  # clip each example's gradient
         batch = rng.random((trials, n)) < RATE  # Poisson sampling
         total = np.einsum("tn,tnd->td", batch, grads)
         if canary is not None:  # the canary is one more example, sampled and clipped alike
-            clipped = canary * CLIP / max(np.linalg.norm(canary), CLIP)
-            total += (rng.random(trials) < RATE)[:, None] * clipped
+            scale = CLIP / max(np.linalg.norm(canary), CLIP) if clip else 1.0
+            total += (rng.random(trials) < RATE)[:, None] * (scale * canary)
         noisy = total + noise_multiplier * CLIP * rng.standard_normal((trials, d))
         released[:, t] = noisy
         theta -= LR / (RATE * n) * noisy
