@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpclaims import UserDataset
+from dpclaims import GradientCanaryDataset, UserDataset
 from dpclaims.algorithms.transcript import StepRelease
-from dpclaims.data import GradientCanaryDataset
 from dpclaims.privacy import calibrate_noise_multiplier
 from dpclaims.testing import assert_private
 
