@@ -151,3 +151,20 @@ def test_final_model_black_box_falls_short_of_all_iterates():
     white = _audit(dpsgd_target(alg, data), 10_000).epsilon_lower
     black = _audit(dpsgd_target(alg, data, threat_model="final"), 10_000).epsilon_lower
     assert black < white
+
+
+def test_audit_target_checks_its_statistic():
+    target = dpsgd_target(_alg(), canary_data(LogisticLoss(), n=8, d=3))
+    with pytest.raises(InputError, match="statistic"):
+        dataclasses.replace(target, statistic="lr")
+
+
+def test_logistic_input_canary_fades_below_the_gradient_canary():
+    """An input canary's logistic gradient shrinks as the model learns it: a weaker canary."""
+    alg = _alg(epsilon=4.0)
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    grad = dpsgd_target(alg, data)
+    inp = dpsgd_target(alg, data, canary="input")
+    a = grad.mechanism(grad.d1, np.random.default_rng(0), 4000)
+    b = inp.mechanism(inp.d1, np.random.default_rng(0), 4000)
+    assert b.mean() < 0.8 * a.mean()
