@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "UserDataset": ".data",
+    "GradientCanaryDataset": ".data",
     "are_neighbours": ".data",
     "remove_user": ".data",
     "replace_item": ".data",

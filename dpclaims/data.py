@@ -23,6 +23,7 @@ __all__ = [
     "RELATIONS",
     "UserDataset",
     "GroupedMeans",
+    "GradientCanaryDataset",
     "DATASETS",
     "as_grouped",
     "replace_user",
@@ -244,9 +245,89 @@ class GroupedMeans:
         }
 
 
-DATASETS = (UserDataset, GroupedMeans)
+@dataclass(frozen=True, eq=False)
+class GradientCanaryDataset:
+    """A :class:`UserDataset` plus one *gradient canary*: a unit whose gradient is the fixed
+    vector ``gradient`` at every step, whatever the model (Nasr et al. 2023, "Tight auditing of
+    differentially private machine learning", §4: the worst case of clipping).
+
+    An algorithm that takes it (e.g. :class:`~dpclaims.algorithms.baselines.DPSGD`) treats the
+    canary as one more unit (an item at item level, a user at user level), sampled and clipped
+    like the others.  Its add/remove neighbour is ``data`` itself; under replace it is the same
+    ``data`` with another canary gradient.
+
+    Parameters
+    ----------
+    data : UserDataset
+    gradient : array (d,), finite: the canary's gradient before clipping
+    """
+
+    data: UserDataset
+    gradient: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, UserDataset):
+            raise InputError(
+                f"data must be a UserDataset, got {type(self.data).__name__}; wrap your "
+                "features as UserDataset(x, y)"
+            )
+        gradient = check_finite_array(self.gradient, "gradient")
+        if gradient.shape != (self.data.d,):
+            raise InputError(
+                f"gradient must have shape (d,) = ({self.data.d},) to match the data, got "
+                f"shape {gradient.shape}"
+            )
+        object.__setattr__(self, "gradient", _frozen(gradient))
+
+    @property
+    def n(self) -> int:
+        """Users of ``data`` (the canary is not counted)."""
+        return self.data.n
+
+    @property
+    def m(self) -> int:
+        return self.data.m
+
+    @property
+    def d(self) -> int:
+        return self.data.d
+
+    @property
+    def y(self) -> np.ndarray | None:
+        return self.data.y
+
+    def to_dict(self) -> dict:
+        return {**self.data.to_dict(), "gradient_canary_norm": float(np.linalg.norm(self.gradient))}
+
+
+def _canary_distance(d0: Any, d1: Any, unit: str, relation: str) -> int | None:
+    """:func:`neighbour_distance` when either dataset carries a gradient canary: the base data's
+    distance plus one for a canary added (add-remove) or changed (replace)."""
+    base0 = d0.data if isinstance(d0, GradientCanaryDataset) else d0
+    base1 = d1.data if isinstance(d1, GradientCanaryDataset) else d1
+    if not isinstance(base0, UserDataset) or not isinstance(base1, UserDataset):
+        raise InputError(
+            "a GradientCanaryDataset is compared with a UserDataset or another "
+            f"GradientCanaryDataset, got {type(d0).__name__} and {type(d1).__name__}"
+        )
+    base = neighbour_distance(base0, base1, unit, relation)
+    g0, g1 = (getattr(d, "gradient", None) for d in (d0, d1))
+    if relation == "replace":
+        if (g0 is None) != (g1 is None):
+            return None
+        changed = g0 is not None and not np.array_equal(g0, g1)
+    else:
+        if g0 is not None and g1 is not None and not np.array_equal(g0, g1):
+            return None
+        changed = (g0 is None) != (g1 is None)
+        if changed and base:
+            return None  # one unit added in each direction is not one removal
+    return None if base is None else base + int(changed)
+
+
+DATASETS = (UserDataset, GroupedMeans, GradientCanaryDataset)
 """The dataset types whose neighbour relation :func:`neighbour_distance` checks."""
-Dataset = UserDataset | GroupedMeans
+Dataset = UserDataset | GroupedMeans | GradientCanaryDataset
 
 
 def as_grouped(data) -> GroupedMeans:
@@ -392,6 +473,8 @@ def neighbour_distance(
     check_choice(relation, RELATIONS, "relation")
     if isinstance(d0, GroupedMeans) and isinstance(d1, GroupedMeans):
         return _grouped_distance(d0, d1, unit, relation)
+    if isinstance(d0, GradientCanaryDataset) or isinstance(d1, GradientCanaryDataset):
+        return _canary_distance(d0, d1, unit, relation)
     if not isinstance(d0, UserDataset) or not isinstance(d1, UserDataset):
         raise InputError(
             "d0 and d1 must both be UserDataset or both GroupedMeans instances, got "
@@ -419,6 +502,16 @@ def neighbour_distance(
 def shape_mismatch(d0: Dataset, d1: Dataset, relation: str = "replace") -> str | None:
     """Why ``d1`` cannot be reached from ``d0`` by ``relation`` changes, from their shapes alone
     (which dimension differs: n users, m items, d features, labels in only one), or None."""
+    if isinstance(d0, GradientCanaryDataset) or isinstance(d1, GradientCanaryDataset):
+        if relation == "replace" and isinstance(d0, GradientCanaryDataset) != isinstance(
+            d1, GradientCanaryDataset
+        ):
+            return (
+                "only one dataset has a gradient canary; under relation='replace' give both "
+                "one (or use relation='add-remove')"
+            )
+        d0 = d0.data if isinstance(d0, GradientCanaryDataset) else d0
+        d1 = d1.data if isinstance(d1, GradientCanaryDataset) else d1
     if isinstance(d0, GroupedMeans) and isinstance(d1, GroupedMeans):
         if relation == "replace" and d0.n == d1.n and not np.array_equal(d0.sizes, d1.sizes):
             return (

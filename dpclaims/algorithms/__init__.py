@@ -14,10 +14,13 @@ from .mechanisms import (
     user_mean_query,
     user_sum_query,
 )
+from .transcript import ReleasesTranscript, StepRelease
 
 __all__ = [
     "DPSGD",
     "BaselineRun",
+    "ReleasesTranscript",
+    "StepRelease",
     "ClippedQuery",
     "ExponentialMechanism",
     "FeatureCountQuery",

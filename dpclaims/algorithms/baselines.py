@@ -13,6 +13,12 @@ The privacy is that of T compositions of the Poisson-subsampled Gaussian mechani
 with noise multiplier σ (sensitivity C under add/remove of one unit); its ε comes
 from dp-accounting's PLD accountant (:func:`dpclaims.privacy.accountant_claim`).
 
+For white-box audits ``run(..., transcript=True)`` also returns the released noisy sums
+``Σ_batch clip(g) + N(0, σ²C² I)`` of every step, ``(trials, T, d)`` (the interface of
+:mod:`dpclaims.algorithms.transcript`), and the data may be a
+:class:`~dpclaims.data.GradientCanaryDataset`: one more unit whose gradient is a fixed vector,
+sampled and clipped like the others.
+
 Generalised linear losses (``loss.glm``) take a fast path: margins are one matmul
 ``(T, d) @ (d, N)``, per-example gradient norms are ``|φ'|·‖x‖`` (at user level
 ``sqrt(aᵀ K_i a)/m`` with the items' Gram matrix ``K_i``), and the clipped sum is
@@ -29,10 +35,11 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ..data import RELATIONS, UserDataset
+from ..data import RELATIONS, GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_delta, check_positive, check_trials
 from ..losses import project_l2_ball
 from ..privacy import PrivacyClaim, accountant_claim, calibrate_noise_multiplier
+from .transcript import StepRelease
 
 __all__ = ["LEVELS", "MEMORY_BUDGET", "DPSGD", "BaselineRun"]
 
@@ -60,11 +67,14 @@ class BaselineRun:
 
     theta : (trials, d) final (or averaged) iterates
     gradient_evaluations : (trials,) per-example gradient evaluations of the sampled units
-        (at user level a sampled user costs m)
+        (at user level a sampled user costs m; a sampled gradient canary costs 1)
+    transcript : (trials, T, d) the released noisy sums of every step, when asked for
+        (``run(..., transcript=True)``), else None
     """
 
     theta: np.ndarray
     gradient_evaluations: np.ndarray
+    transcript: np.ndarray | None = None
 
     def to_dict(self) -> dict:
         """Summary (not the iterates): trials, d and the mean gradient-evaluation count."""
@@ -221,17 +231,48 @@ class DPSGD:
     def to_dict(self) -> dict:
         return self.params
 
+    @property
+    def step_release(self) -> StepRelease:
+        """What each step of the transcript is claimed to be (the claimed σ·C, not a mutant's)."""
+        return StepRelease(
+            steps=self.steps,
+            sampling_rate=self.sampling_rate,
+            clip_norm=self.clip_norm,
+            noise_std=self.noise_multiplier * self.clip_norm,
+        )
+
+    @property
+    def _noise_std(self) -> float:
+        """Standard deviation of the noise actually added per coordinate (a mutant's hook)."""
+        return self.noise_multiplier * self.clip_norm
+
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """The mechanism view for auditing: ``(trials, d)`` outputs of :meth:`run`."""
         return self.run(data, rng, trials).theta
 
-    def run(self, data: UserDataset, rng: np.random.Generator, trials: int) -> BaselineRun:
-        """Run ``trials`` independent copies; outputs ``(trials, d)`` and gradient counts
-        ``(trials,)``."""
+    def run(
+        self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
+    ) -> BaselineRun:
+        """Run ``trials`` independent copies; outputs ``(trials, d)``, gradient counts
+        ``(trials,)`` and, with ``transcript=True``, the released noisy sums ``(trials, T, d)``.
+
+        ``data`` is a :class:`UserDataset` or a :class:`~dpclaims.data.GradientCanaryDataset`
+        (its canary is one more unit, in the batch with probability q at every step, whose
+        gradient is the fixed vector, clipped at C like the others).
+        """
+        canary = None
+        if isinstance(data, GradientCanaryDataset):
+            canary = data.gradient
+            if self.clip:
+                canary = canary * _clip_factor(np.linalg.norm(canary), self.clip_norm)
+            data = data.data
         if not isinstance(data, UserDataset):
-            raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
+            raise InputError(
+                f"data must be a UserDataset or a GradientCanaryDataset, got {type(data).__name__}"
+            )
         trials = check_trials(trials)
-        units = data.n * (data.m if self.level == "item" else 1)
+        transcript = _flag(transcript, "transcript")
+        units = data.n * (data.m if self.level == "item" else 1) + (canary is not None)
         normaliser = self.batch_size if self.batch_size is not None else self.sampling_rate * units
         if self.loss.glm:
             step = _GLMStep(self, data)
@@ -239,23 +280,38 @@ class DPSGD:
         else:
             step = _GeneralStep(self, data)
             width = _GENERAL_ARRAYS * data.n * data.m * data.d * 8
+        if transcript:
+            width += self.steps * data.d * 8
         chunk = max(1, min(trials, MEMORY_BUDGET // width))
-        thetas, counts = [], []
+        thetas, counts, transcripts = [], [], []
         for start in range(0, trials, chunk):
             t = min(chunk, trials - start)
-            theta, count = self._iterate(
-                step, data, rng, trials=t, units=units, normaliser=normaliser
+            theta, count, released = self._iterate(
+                step,
+                data,
+                rng,
+                trials=t,
+                normaliser=normaliser,
+                canary=canary,
+                transcript=transcript,
             )
             thetas.append(theta)
             counts.append(count)
-        return BaselineRun(np.concatenate(thetas), np.concatenate(counts))
+            transcripts.append(released)
+        return BaselineRun(
+            np.concatenate(thetas),
+            np.concatenate(counts),
+            np.concatenate(transcripts) if transcript else None,
+        )
 
-    def _iterate(self, step, data, rng, *, trials, units, normaliser):
+    def _iterate(self, step, data, rng, *, trials, normaliser, canary, transcript):
         theta = np.zeros((trials, data.d))
         total = np.zeros_like(theta)
         count = np.zeros(trials, dtype=np.int64)
+        units = data.n * (data.m if self.level == "item" else 1)
         cost = data.m if self.level == "user" else 1
-        noise_std = self.noise_multiplier * self.clip_norm
+        noise_std = self._noise_std
+        released = np.empty((trials, self.steps, data.d)) if transcript else None
         pick = rng.integers(self.steps, size=trials) if self.random_iterate else None
         out = np.zeros_like(theta)
         for t in range(self.steps):
@@ -268,15 +324,25 @@ class DPSGD:
             )
             clipped_sum = step(theta, mask)
             count += cost * (units if mask is None else mask.sum(axis=1))
+            if canary is not None:
+                sampled = (
+                    np.ones(trials, dtype=bool)
+                    if mask is None
+                    else _poisson_mask(rng, (trials, 1), self.sampling_rate)[:, 0]
+                )
+                clipped_sum = clipped_sum + sampled[:, None] * canary
+                count += sampled
             noisy = clipped_sum + noise_std * rng.standard_normal(theta.shape)
+            if released is not None:
+                released[:, t] = noisy
             theta = theta - (self.step_size / normaliser) * noisy
             if self.radius is not None:
                 theta = project_l2_ball(theta, self.radius)
             if self.average:
                 total += theta
         if pick is not None:
-            return out, count
-        return (total / self.steps if self.average else theta), count
+            return out, count, released
+        return (total / self.steps if self.average else theta), count, released
 
 
 def _poisson_mask(rng: np.random.Generator, shape: tuple[int, int], rate: float) -> np.ndarray:

@@ -28,6 +28,10 @@ class AuditTarget:
         Short identifier (catalogue or mutant name), optional.
     description : str
         One line on what is audited (shown by ``dpclaims audit``), optional.
+    statistic : callable or None
+        The test statistic ``statistic(outputs (n, k)) -> (n,)`` fixed by the setup before any
+        trial is seen (e.g. a white-box likelihood ratio, :mod:`dpclaims.targets`), passed to
+        ``audit(statistic=...)``; None lets the audit learn one.
     """
 
     mechanism: Callable
@@ -36,6 +40,7 @@ class AuditTarget:
     claim: PrivacyClaim
     name: str = ""
     description: str = ""
+    statistic: Callable | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.mechanism):
@@ -47,4 +52,8 @@ class AuditTarget:
             raise InputError(
                 f"claim must be a PrivacyClaim, got {type(self.claim).__name__}; pass e.g. "
                 "PrivacyClaim(epsilon=1.0, delta=1e-5)"
+            )
+        if self.statistic is not None and not callable(self.statistic):
+            raise InputError(
+                f"statistic must be callable or None, got {type(self.statistic).__name__}"
             )

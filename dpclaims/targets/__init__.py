@@ -1,1 +1,11 @@
-"""Audit setups: what to audit — a mechanism, a neighbouring pair and a claim."""
+"""Audit setups: what to audit, as which adversary, with which canary and statistic.
+
+One module per audited algorithm family (:mod:`dpclaims.targets.dpsgd`); each builds
+:class:`~dpclaims.audit.target.AuditTarget` values whose statistic is fixed before any
+certifying trial is seen.  Setups sit above ``algorithms`` and ``audit``: they import both,
+and neither imports them.
+"""
+
+from .dpsgd import THREAT_MODELS, ThreatModel, canary_data, dpsgd_target, optimal_limit
+
+__all__ = ["THREAT_MODELS", "ThreatModel", "canary_data", "dpsgd_target", "optimal_limit"]

@@ -1,0 +1,170 @@
+"""DP-SGD audit setups: threat models, canaries, the fixed statistic and the limit of the optimal
+test (issue #27, items 1 and 2)."""
+
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+from dpclaims.algorithms.baselines import DPSGD
+from dpclaims.algorithms.mutants.baselines import half_noise, no_clip
+from dpclaims.algorithms.transcript import StepRelease
+from dpclaims.audit import audit
+from dpclaims.data import GradientCanaryDataset
+from dpclaims.errors import InputError
+from dpclaims.losses import LogisticLoss, SquaredLoss
+from dpclaims.privacy import calibrate_noise_multiplier
+from dpclaims.targets.dpsgd import (
+    THREAT_MODELS,
+    canary_data,
+    dpsgd_target,
+    final_limit,
+    limit_samples,
+    optimal_limit,
+)
+
+
+@functools.cache
+def _sigma(epsilon, steps, rate):
+    return calibrate_noise_multiplier(epsilon, 1e-5, sampling_rate=rate, steps=steps)
+
+
+def _alg(loss=None, *, epsilon=2.0, steps=10, rate=1 / 8):
+    """DP-SGD with σ from the PLD accountant at (ε, 1e-5) (as ``DPSGD.from_accountant``)."""
+    return DPSGD(
+        loss=loss or LogisticLoss(),
+        steps=steps,
+        step_size=0.5,
+        clip_norm=1.0,
+        noise_multiplier=_sigma(epsilon, steps, rate),
+        sampling_rate=rate,
+        delta=1e-5,
+    )
+
+
+def _audit(target, trials, seed=0):
+    return audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        statistic=target.statistic,
+        trials=trials,
+        seed=seed,
+    )
+
+
+@pytest.mark.parametrize("threat", THREAT_MODELS)
+@pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
+def test_setup_views_and_statistics(threat, loss):
+    alg = _alg(loss)
+    data = canary_data(loss, n=16, d=3)
+    target = dpsgd_target(alg, data, threat_model=threat)
+    assert target.d0 is data and isinstance(target.d1, GradientCanaryDataset)
+    assert target.claim == alg.privacy_claim
+    out = target.mechanism(target.d1, np.random.default_rng(0), 50)
+    assert out.shape == ((50, alg.steps) if threat == "all-iterates" else (50, 3))
+    assert target.statistic(out).shape == (50,)
+    assert target.mechanism.algorithm.batch_size == pytest.approx(16 / 8)  # made public
+
+
+def test_setup_rejects_what_it_cannot_audit():
+    data = canary_data(LogisticLoss(), n=8, d=3)
+    with pytest.raises(InputError, match="threat_model"):
+        dpsgd_target(_alg(), data, threat_model="hidden-state")
+    with pytest.raises(InputError, match="canary"):
+        dpsgd_target(_alg(), data, canary="membership")
+    replace = dataclasses.replace(_alg(), relation="replace")
+    with pytest.raises(InputError, match="add-remove"):
+        dpsgd_target(replace, data)
+    with pytest.raises(InputError, match="DPSGD"):
+        dpsgd_target(lambda data, rng, trials: None, data)
+
+
+def test_squared_loss_input_canary_is_the_gradient_canary():
+    """x = 10 e, y = −1e6: the residual stays positive, so the clipped gradient is C e."""
+    alg = _alg(SquaredLoss())
+    data = canary_data(SquaredLoss(), n=16, d=3)
+    grad = dpsgd_target(alg, data, threat_model="all-iterates")
+    inp = dpsgd_target(alg, data, threat_model="all-iterates", canary="input")
+    a = grad.mechanism(grad.d1, np.random.default_rng(3), 2000)
+    b = inp.mechanism(inp.d1, np.random.default_rng(3), 2000)
+    # same law (the random streams differ: the input canary is part of the data's mask)
+    assert abs(a.mean() - b.mean()) < 0.08 and abs(a.std() - b.std()) < 0.08
+
+
+def test_limit_is_the_gaussian_limit_at_full_batch_and_final_equals_all_iterates_at_one_step():
+    gauss = StepRelease(steps=4, sampling_rate=1.0, clip_norm=1.0, noise_std=2.0)
+    all_iterates = optimal_limit(gauss, trials=10_000, delta=1e-5, draws=200_000)
+    final = final_limit(gauss, trials=10_000, delta=1e-5)
+    assert all_iterates.epsilon == pytest.approx(final.epsilon, rel=0.03)
+    one = StepRelease(steps=1, sampling_rate=0.3, clip_norm=1.0, noise_std=0.7)
+    assert optimal_limit(one, trials=10_000, delta=1e-5, draws=200_000).epsilon == pytest.approx(
+        final_limit(one, trials=10_000, delta=1e-5).epsilon, rel=0.03
+    )
+    # many steps of a subsampled mixture: the transcript shows more than the final sum
+    release = _alg(epsilon=4.0).step_release
+    samples = limit_samples(release, draws=100_000)
+    assert (
+        optimal_limit(release, trials=10_000, delta=1e-5, samples=samples).epsilon
+        > 1.15 * final_limit(release, trials=10_000, delta=1e-5).epsilon
+    )
+
+
+def test_limit_grows_with_trials_and_stays_below_the_accountant():
+    alg = _alg(epsilon=2.0)
+    samples = limit_samples(alg.step_release, draws=100_000)
+    limits = [
+        optimal_limit(alg.step_release, trials=n, delta=1e-5, samples=samples).epsilon
+        for n in (1_000, 10_000, 100_000)
+    ]
+    assert 0 < limits[0] < limits[1] < limits[2] < alg.privacy_claim.epsilon
+
+
+def test_all_iterates_audit_is_near_the_limit():
+    """Median over 5 seeds at 10^4 trials (the benchmark's median over 9: 0.88-0.91)."""
+    alg = _alg(epsilon=4.0)
+    target = dpsgd_target(alg, canary_data(LogisticLoss(), n=16, d=3))
+    certified = np.median([_audit(target, 10_000, seed).epsilon_lower for seed in range(5)])
+    limit = optimal_limit(alg.step_release, trials=10_000, delta=1e-5, draws=100_000).epsilon
+    assert 0.8 * limit < certified < 1.15 * limit
+
+
+@pytest.mark.parametrize("mutant", [half_noise, no_clip], ids=["half-noise", "no-clip"])
+@pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
+def test_mutants_are_violations_at_ten_thousand_trials(mutant, loss):
+    target = dpsgd_target(mutant(_alg(loss)), canary_data(loss, n=16, d=3))
+    result = _audit(target, 10_000)
+    assert result.verdict == "violation", result.summary()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_correct_dpsgd_is_never_a_violation(seed):
+    target = dpsgd_target(_alg(epsilon=1.0), canary_data(LogisticLoss(), n=16, d=3))
+    assert _audit(target, 10_000, seed).verdict != "violation"
+
+
+def test_final_model_black_box_falls_short_of_all_iterates():
+    alg = _alg(epsilon=8.0)
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    white = _audit(dpsgd_target(alg, data), 10_000).epsilon_lower
+    black = _audit(dpsgd_target(alg, data, threat_model="final"), 10_000).epsilon_lower
+    assert black < white
+
+
+def test_audit_target_checks_its_statistic():
+    target = dpsgd_target(_alg(), canary_data(LogisticLoss(), n=8, d=3))
+    with pytest.raises(InputError, match="statistic"):
+        dataclasses.replace(target, statistic="lr")
+
+
+def test_logistic_input_canary_fades_below_the_gradient_canary():
+    """An input canary's logistic gradient shrinks as the model learns it: a weaker canary."""
+    alg = _alg(epsilon=4.0)
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    grad = dpsgd_target(alg, data)
+    inp = dpsgd_target(alg, data, canary="input")
+    a = grad.mechanism(grad.d1, np.random.default_rng(0), 4000)
+    b = inp.mechanism(inp.d1, np.random.default_rng(0), 4000)
+    assert b.mean() < 0.8 * a.mean()
