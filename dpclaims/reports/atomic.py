@@ -2,7 +2,7 @@
 
 A file is written to a temporary file in the same folder and renamed over the
 target.  A report directory is built in a hidden work folder beside the target
-(``.NAME.dpclaims-work.PID.XXXX/report``, the work folder holding a file that names the process
+(``.NAME.dpclaims-work.PID.RANDOM/report``, the work folder holding a file that names the process
 writing it) and swapped into place: in one ``renameat2(RENAME_EXCHANGE)`` where the system
 has it (Linux), else by two renames.  A kill -9 at any point leaves ``--out`` either the
 old report or the new one: the next write (or check) puts back an old report left in a work
@@ -49,7 +49,7 @@ MARKER = ".dpclaims-report"
 file (``SHA-256  path``) dpclaims wrote."""
 
 WORK = "dpclaims-work"
-"""Middle part of the name of a report's hidden work folder: ``.NAME.dpclaims-work.PID.XXXX``."""
+"""Middle part of the name of a report's hidden work folder: ``.NAME.dpclaims-work.PID.RANDOM``."""
 
 OWNER = ".dpclaims-owner"
 """The file in a work folder naming the process that made it: ``PID HOST``."""
