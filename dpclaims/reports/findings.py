@@ -204,12 +204,20 @@ def _measured(piece: Mapping[str, Any]) -> str:
             f"against the claimed ({ev['epsilon']:g}, {ev['delta']:g})-DP"
         )
     off = [
-        f"{name} = {_num(c.get('value', c.get('estimate')), '.6g')} against "
-        f"{_num(c.get('expected'), '.6g')}"
+        f"{name} = {_num(c.get('value', c.get('estimate')), '.6g')} against {_wanted(c)}"
         for name, c in ev.get("checks", {}).items()
         if isinstance(c, Mapping) and not c.get("ok")
     ]
     return "the computation gives " + ("; ".join(off) if off else piece["summary"])
+
+
+def _wanted(check: Mapping[str, Any]) -> str:
+    """What a value check allows: ``"1.5"``, ``"at most 2"`` or ``"at least 0.9"``."""
+    if "le" in check:
+        return f"at most {_num(check['le'], '.6g')}"
+    if "ge" in check:
+        return f"at least {_num(check['ge'], '.6g')}"
+    return _num(check.get("expected"), ".6g")
 
 
 def _found(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
