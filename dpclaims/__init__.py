@@ -6,8 +6,6 @@ their claims: :mod:`dpclaims.claims` (``claims.load()``, ``claims.Registry``); r
 them: :mod:`dpclaims.claims.run`; rendering results: :mod:`dpclaims.reports`.
 """
 
-import sys
-import types
 from importlib import import_module
 from typing import Any
 
@@ -33,6 +31,8 @@ __all__ = ["__version__", "audit", *_HOMES]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "audit":  # the subpackage (``dpclaims.audit.audit`` is the function)
+        return import_module(".audit", __name__)
     if name not in _HOMES:
         raise AttributeError(f"module 'dpclaims' has no attribute {name!r}")
     value = getattr(import_module(_HOMES[name], __name__), name)
@@ -42,19 +42,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
-
-
-class _Package(types.ModuleType):
-    """``dpclaims.audit`` is the function :func:`dpclaims.audit.audit`, as the eager package
-    had it, although the import system binds the subpackage of that name on first import."""
-
-    @property
-    def audit(self) -> Any:
-        return import_module(".audit", __name__).audit
-
-    @audit.setter
-    def audit(self, subpackage: types.ModuleType) -> None:
-        """The import system binding the subpackage: the public name stays the function."""
-
-
-sys.modules[__name__].__class__ = _Package

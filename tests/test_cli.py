@@ -345,9 +345,11 @@ def test_importing_the_cli_is_light_and_leaves_sigint_alone():
         "import dpclaims, dpclaims.cli\n"
         "assert signal.getsignal(signal.SIGINT) is before\n"
         "assert 'scipy' not in sys.modules and 'dpclaims.audit' not in sys.modules\n"
-        "assert callable(dpclaims.audit) and dpclaims.UserDataset.__name__ == 'UserDataset'\n"
-        "import dpclaims.audit.core\n"
-        "assert dpclaims.audit is sys.modules['dpclaims.audit'].audit\n"
+        "assert dpclaims.UserDataset.__name__ == 'UserDataset'\n"
+        "assert dpclaims.audit is sys.modules['dpclaims.audit']\n"
+        "assert callable(dpclaims.audit.audit)\n"
+        "assert dpclaims.audit.audit_ceiling(10_000, delta=1e-5) > 0\n"
+        "import dpclaims.audit.search\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
