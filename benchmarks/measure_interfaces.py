@@ -1,43 +1,473 @@
-"""Interface measurements (issue #20) over the given paths (default: dpclaims).
+"""Interface measurements (issues #20 and #29) over the given paths (default: dpclaims).
 
-``python benchmarks/measure_interfaces.py [--list] [paths...]`` prints the functions with
->= 10 parameters (self/cls excluded), the calls with >= 8 and > 4 positional arguments (a
-``*args`` splat counts as one) and the lines over 100 characters; ``--list`` names them.
+``python benchmarks/measure_interfaces.py [--list] [--check] [paths...]`` prints
+
+* the functions with >= 10 parameters (self/cls excluded), the calls with >= 8 and > 4
+  positional arguments (a ``*args`` splat counts as one) and the lines over 100 characters
+  (issue #20);
+* the import graph of the package (module-level and function-local ``import`` / ``from``,
+  relative ones resolved, ``TYPE_CHECKING`` ones included): its cycles (strongly connected
+  components of more than one module) and its upward imports against :data:`LAYERS`, with
+  the two arrows issue #29 names (``algorithms`` into ``audit``, ``reports`` into ``claims``);
+* the functions with more than 12 parameters outside ``from_theorem`` constructors;
+* the ``isinstance`` dispatches on threshold strategies and execution backends;
+* the string vocabularies defined twice: module-level tuples / sets / frozensets of strings
+  with the same contents, and one such name defined in two modules.
+
+``--list`` names each finding; ``--check`` exits 1 when any issue-#29 count is not zero.
+The graph is drawn over the package that the first path lies in (``dpclaims``), whatever
+modules it holds today: a module no layer names is listed as unlayered, not failed.
 """
+
+from __future__ import annotations
 
 import ast
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
-args = [a for a in sys.argv[1:] if a != "--list"]
-show = "--list" in sys.argv
-paths = [Path(p) for p in (args or ["dpclaims"])]
-files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.py")))]
-wide, calls8, calls4, long_lines, total = [], [], [], 0, 0
-for f in files:
-    text = f.read_text()
-    lines = text.splitlines()
-    total += len(lines)
-    long_lines += sum(len(line) > 100 for line in lines)
-    for node in ast.walk(ast.parse(text)):
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "vocabulary", "verdicts"),
+    ("stats",),
+    ("noise",),
+    ("data",),
+    ("losses",),
+    ("problem",),
+    ("privacy",),
+    ("target",),
+    ("userfiles",),
+    ("timelimit",),
+    ("checkpoint",),
+    ("resources",),
+    ("execution",),
+    ("results",),
+    ("hardinstances",),
+    ("algorithms",),
+    ("audit",),
+    ("targets",),
+    ("rates",),
+    ("claims",),
+    ("reports",),
+    ("testing",),
+    ("torch",),
+    ("cli",),
+)
+"""The package's rooms, bottom to top, by module path below the package (``"audit"`` is
+``dpclaims.audit`` and every module below it; the longest prefix names a module's room).
+A module imports its own room or lower ones; the package face (``dpclaims/__init__.py``)
+sits above them all and is exempt. ``vocabulary`` and ``verdicts`` share the bottom room
+with ``errors``: they import nothing from the package."""
+
+FORBIDDEN: tuple[tuple[str, str], ...] = (("algorithms", "audit"), ("reports", "claims"))
+"""Arrows issue #29 names, importer room first, reported even where the order allows them."""
+
+WIDE = 12
+"""More parameters than this (self/cls excluded) is a wide door (``from_theorem`` aside)."""
+
+STRATEGIES = frozenset({"Auto", "Split", "Bonferroni", "Quantiles"})
+"""Threshold strategies (:mod:`dpclaims.audit.threshold`)."""
+
+BACKENDS = frozenset({"_Serial", "_Processes", "_Dask", "Serial", "Processes", "Dask"})
+"""Execution backends, private classes today and public ones after issue #29."""
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module of the package: dotted ``name``, source ``path``, parsed ``tree``."""
+
+    name: str
+    path: Path
+    tree: ast.Module
+    is_package: bool
+
+
+def package_modules(package: Path) -> dict[str, Module]:
+    """Every ``.py`` module below the directory ``package``, keyed by dotted name."""
+    modules = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = Module(name, path, ast.parse(path.read_text(), str(path)), is_package)
+    return modules
+
+
+def _resolve(module: Module, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from ... import`` names (relative levels resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = module.name.split(".")
+    base = base if module.is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(modules: dict[str, Module]) -> dict[str, dict[str, int]]:
+    """The import graph: importer -> {imported module: first line}, package modules only.
+
+    ``from a import b`` is an import of ``a.b`` when that is a module, else of ``a``;
+    ``import a.b.c`` is one of ``a.b.c``. Imports anywhere in a module count (function-local
+    and ``TYPE_CHECKING`` ones too).
+    """
+    graph: dict[str, dict[str, int]] = {}
+    for module in modules.values():
+        edges = graph.setdefault(module.name, {})
+        for node in ast.walk(module.tree):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(module, node)
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    targets.append(sub if sub in modules else source)
+            for target in targets:
+                while target and target not in modules:  # import a.b.c of a non-module c
+                    target = target.rpartition(".")[0]
+                if target and target != module.name:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(root: str) -> None:
+        # iterative Tarjan: (node, iterator over its successors)
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = len(index)
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph.get(succ, ())))))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def room(name: str) -> str | None:
+    """The :data:`LAYERS` entry naming module ``name`` (longest prefix), or None."""
+    parts = name.split(".")[1:]
+    for k in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:k])
+        if any(prefix in layer for layer in LAYERS):
+            return prefix
+    return None
+
+
+def level(name: str) -> int | None:
+    """Position of module ``name``'s room in :data:`LAYERS` (0 = bottom), or None."""
+    prefix = room(name)
+    return next((i for i, layer in enumerate(LAYERS) if prefix in layer), None)
+
+
+def upward(graph: dict[str, dict[str, int]], modules: dict[str, Module]) -> list[tuple]:
+    """Imports of a higher room: (importer, line, imported, importer room, imported room).
+
+    The package face (the top ``__init__``) is exempt as an importer; an import *of* the face
+    from inside the package counts as upward. Unlayered modules are skipped here.
+    """
+    found = []
+    for importer, edges in sorted(graph.items()):
+        if "." not in importer:
+            continue
+        low = level(importer)
+        for imported, line in sorted(edges.items()):
+            high = len(LAYERS) if "." not in imported else level(imported)
+            if low is not None and high is not None and high > low:
+                found.append((importer, line, imported, room(importer), room(imported) or "face"))
+    return found
+
+
+def forbidden(graph: dict[str, dict[str, int]]) -> list[tuple]:
+    """Imports along :data:`FORBIDDEN` arrows: (importer, line, imported, arrow)."""
+    found = []
+    for importer, edges in sorted(graph.items()):
+        for imported, line in sorted(edges.items()):
+            for low, high in FORBIDDEN:
+                if room(importer) == low and room(imported) == high:
+                    found.append((importer, line, imported, f"{low} -> {high}"))
+    return found
+
+
+def unlayered(modules: dict[str, Module]) -> list[str]:
+    """Modules below the face that no :data:`LAYERS` entry names."""
+    return [name for name in modules if "." in name and level(name) is None]
+
+
+def _functions(tree: ast.AST):
+    """Every (async) function definition in ``tree``."""
+    for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = node.args
-            names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
-            names = [n for n in names if n not in ("self", "cls")]
-            if len(names) >= 10:
-                wide.append((f"{f}:{node.lineno}", node.name, len(names)))
-        elif isinstance(node, ast.Call):
-            k = len(node.args)
-            if k >= 8:
-                calls8.append((f"{f}:{node.lineno}", k))
-            if k > 4:
-                calls4.append((f"{f}:{node.lineno}", k))
-print(f"files {len(files)}, lines {total}")
-print(f"functions with >= 10 parameters: {len(wide)} (>= 15: {sum(n >= 15 for *_, n in wide)})")
-print(f"calls with >= 8 positional arguments: {len(calls8)}; with > 4: {len(calls4)}")
-print(f"lines over 100 characters: {long_lines} ({100 * long_lines / max(total, 1):.2f}%)")
-if show:
-    for w in sorted(wide, key=lambda w: -w[2]):
-        print("  wide", *w)
-    for c in calls4:
-        print("  call", *c)
+            yield node
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Named parameters (positional-only, ordinary, keyword-only), self/cls excluded."""
+    a = node.args
+    return sum(x.arg not in ("self", "cls") for x in a.posonlyargs + a.args + a.kwonlyargs)
+
+
+def wide_functions(modules: dict[str, Module], limit: int = WIDE) -> list[tuple]:
+    """Functions with more than ``limit`` parameters, ``from_theorem`` aside: (where, name, n)."""
+    return [
+        (f"{m.path}:{node.lineno}", node.name, _parameters(node))
+        for m in modules.values()
+        for node in _functions(m.tree)
+        if node.name != "from_theorem" and _parameters(node) > limit
+    ]
+
+
+def _class_names(node: ast.expr) -> list[str]:
+    """The class names an ``isinstance`` second argument lists (``a.B`` counts as ``B``)."""
+    if isinstance(node, ast.Tuple):
+        return [name for elt in node.elts for name in _class_names(elt)]
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    return []
+
+
+def isinstance_dispatch(modules: dict[str, Module]) -> list[tuple]:
+    """``isinstance(x, C)`` calls with C a strategy or a backend class: (where, classes)."""
+    found = []
+    for m in modules.values():
+        for node in ast.walk(m.tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance"
+                and len(node.args) == 2
+            ):
+                hit = [c for c in _class_names(node.args[1]) if c in STRATEGIES | BACKENDS]
+                if hit:
+                    found.append((f"{m.path}:{node.lineno}", ",".join(hit)))
+    return found
+
+
+def _strings(node: ast.expr | None) -> tuple[str, ...] | None:
+    """The strings of a tuple / set / frozenset(...) literal of only strings, else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "frozenset"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        node = node.args[0]
+    if not isinstance(node, (ast.Tuple, ast.Set)) or len(node.elts) < 2:
+        return None
+    if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def string_vocabularies(modules: dict[str, Module]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Module-level string vocabularies: (module, name, strings)."""
+    found = []
+    for m in modules.values():
+        for node in m.tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            else:
+                continue
+            strings = _strings(value)
+            if isinstance(target, ast.Name) and strings is not None:
+                found.append((m.name, target.id, strings))
+    return found
+
+
+def defined_twice(vocabularies: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """Pairs of vocabularies with the same strings (any order), and same-named ones.
+
+    Each pair is ``(module.NAME, module.NAME, detail)``.
+    """
+    same_strings, same_names = [], []
+    for i, (m1, n1, s1) in enumerate(vocabularies):
+        for m2, n2, s2 in vocabularies[i + 1 :]:
+            if sorted(s1) == sorted(s2):
+                same_strings.append((f"{m1}.{n1}", f"{m2}.{n2}", s1))
+            if n1 == n2 and m1 != m2:
+                same_names.append((f"{m1}.{n1}", f"{m2}.{n2}", n1))
+    return same_strings, same_names
+
+
+@dataclass(frozen=True)
+class Spine:
+    """The issue-#29 measurements of one package."""
+
+    graph: dict[str, dict[str, int]]
+    cycles: list[list[str]]
+    upward: list[tuple]
+    forbidden: list[tuple]
+    unlayered: list[str]
+    wide: list[tuple]
+    dispatch: list[tuple]
+    same_strings: list[tuple]
+    same_names: list[tuple]
+
+    @property
+    def failures(self) -> dict[str, int]:
+        """Counts that ``--check`` requires to be zero."""
+        return {
+            "cycles": len(self.cycles),
+            "upward imports": len(self.upward),
+            "forbidden imports": len(self.forbidden),
+            f"functions with > {WIDE} parameters": len(self.wide),
+            "isinstance dispatch": len(self.dispatch),
+            "string vocabularies with the same strings": len(self.same_strings),
+            "string vocabulary names defined twice": len(self.same_names),
+        }
+
+
+def measure_spine(package: Path = ROOT / "dpclaims") -> Spine:
+    """The issue-#29 measurements of the package directory ``package``."""
+    modules = package_modules(package)
+    graph = imports(modules)
+    same_strings, same_names = defined_twice(string_vocabularies(modules))
+    return Spine(
+        graph=graph,
+        cycles=cycles(graph),
+        upward=upward(graph, modules),
+        forbidden=forbidden(graph),
+        unlayered=unlayered(modules),
+        wide=wide_functions(modules),
+        dispatch=isinstance_dispatch(modules),
+        same_strings=same_strings,
+        same_names=same_names,
+    )
+
+
+def measure_widths(files: list[Path]) -> dict:
+    """The issue-#20 measurements (wide functions, long calls, long lines) of ``files``."""
+    wide, calls8, calls4, long_lines, total = [], [], [], 0, 0
+    for f in files:
+        text = f.read_text()
+        lines = text.splitlines()
+        total += len(lines)
+        long_lines += sum(len(line) > 100 for line in lines)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _parameters(node) >= 10:
+                    wide.append((f"{f}:{node.lineno}", node.name, _parameters(node)))
+            elif isinstance(node, ast.Call):
+                k = len(node.args)
+                if k >= 8:
+                    calls8.append((f"{f}:{node.lineno}", k))
+                if k > 4:
+                    calls4.append((f"{f}:{node.lineno}", k))
+    return dict(
+        files=len(files), lines=total, wide=wide, calls8=calls8, calls4=calls4, long=long_lines
+    )
+
+
+def report_widths(w: dict, show: bool) -> None:
+    """Print the issue-#20 measurements."""
+    print(f"files {w['files']}, lines {w['lines']}")
+    wide = w["wide"]
+    print(f"functions with >= 10 parameters: {len(wide)} (>= 15: {sum(n >= 15 for *_, n in wide)})")
+    print(f"calls with >= 8 positional arguments: {len(w['calls8'])}; with > 4: {len(w['calls4'])}")
+    print(f"lines over 100 characters: {w['long']} ({100 * w['long'] / max(w['lines'], 1):.2f}%)")
+    if show:
+        for item in sorted(wide, key=lambda item: -item[2]):
+            print("  wide", *item)
+        for c in w["calls4"]:
+            print("  call", *c)
+
+
+def report_spine(s: Spine, show: bool) -> None:
+    """Print the issue-#29 measurements (each finding too when ``show``)."""
+    edges = sum(len(e) for e in s.graph.values())
+    print(f"import graph: {len(s.graph)} modules, {edges} imports")
+    print(f"import cycles: {len(s.cycles)}")
+    for component in s.cycles:
+        print("  cycle", " <-> ".join(component))
+    print(f"upward imports: {len(s.upward)}")
+    rooms = Counter(f"{a} -> {b}" for *_, a, b in s.upward)
+    for arrow, n in sorted(rooms.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  {n:4d}  {arrow}")
+    if show:
+        for importer, line, imported, *_ in s.upward:
+            print(f"  up {importer}:{line} imports {imported}")
+    print(f"forbidden imports: {len(s.forbidden)}")
+    for arrow, n in sorted(Counter(f[3] for f in s.forbidden).items()):
+        print(f"  {n:4d}  {arrow}")
+    if show:
+        for importer, line, imported, _ in s.forbidden:
+            print(f"  forbidden {importer}:{line} imports {imported}")
+    if s.unlayered:
+        print(f"unlayered modules (add them to LAYERS): {', '.join(s.unlayered)}")
+    print(f"functions with > {WIDE} parameters (from_theorem aside): {len(s.wide)}")
+    if show:
+        for item in sorted(s.wide, key=lambda item: -item[2]):
+            print("  wide", *item)
+    print(f"isinstance dispatch on strategies and backends: {len(s.dispatch)}")
+    if show:
+        for item in s.dispatch:
+            print("  isinstance", *item)
+    print(f"string vocabularies with the same strings: {len(s.same_strings)}")
+    for a, b, strings in s.same_strings:
+        print(f"  same {a} = {b} = {strings}")
+    print(f"string vocabulary names defined twice: {len(s.same_names)}")
+    for a, b, _ in s.same_names:
+        print(f"  name {a}, {b}")
+
+
+def main(argv: list[str]) -> int:
+    """Print the measurements; with ``--check``, 1 when an issue-#29 count is not zero."""
+    show, check = "--list" in argv, "--check" in argv
+    paths = [Path(a) for a in argv if a not in ("--list", "--check")] or [ROOT / "dpclaims"]
+    files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*.py")))]
+    report_widths(measure_widths(files), show)
+    package = paths[0].resolve()
+    while package.parent != package and (package.parent / "__init__.py").exists():
+        package = package.parent
+    if package.is_file():
+        package = package.parent
+    spine = measure_spine(package)
+    report_spine(spine, show)
+    failing = {what: n for what, n in spine.failures.items() if n}
+    if check and failing:
+        print("check failed: " + ", ".join(f"{what} {n}" for what, n in failing.items()))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
