@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, check_choice, check_count, check_finite_array
+from .vocabulary import ARRAY_RELATIONS, RELATIONS, UNITS
 
 __all__ = [
     "UNITS",
@@ -36,9 +37,6 @@ __all__ = [
     "read_only",
     "check_array_neighbours",
 ]
-
-UNITS = ("user", "item")
-RELATIONS = ("replace", "add-remove")
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -557,12 +555,6 @@ def are_neighbours(d0: Dataset, d1: Dataset, unit: str = "user", relation: str =
 # --------------------------------------------------------------------------------------------
 # Plain arrays (and numbers) as datasets: rows are records, or the arrays are query answers.
 # --------------------------------------------------------------------------------------------
-
-ARRAY_RELATIONS = ("replace", "add-remove", "query", "unchecked")
-"""How two plain-array datasets are checked: rows (axis 0) are records, one replaced
-(``"replace"``) or one added/removed (``"add-remove"``); or the arrays are answers of a
-query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``, an explicit
-opt-out)."""
 
 
 def read_only(data: Any) -> Any:

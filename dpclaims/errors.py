@@ -8,6 +8,7 @@ line on stderr and exit code 2.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -125,10 +126,12 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
     return float(confidence)
 
 
-def check_choice(value: Any, choices: tuple[str, ...], name: str) -> str:
-    """Return ``value`` after checking it is one of ``choices``."""
+def check_choice(value: Any, choices: Iterable[str], name: str) -> str:
+    """Return ``value`` after checking it is one of ``choices`` (strings, or the members of a
+    ``StrEnum``, which equal their strings and are listed as them)."""
+    choices = tuple(choices)
     if value not in choices:
-        options = ", ".join(repr(c) for c in choices)
+        options = ", ".join(repr(str(c)) if isinstance(c, str) else repr(c) for c in choices)
         raise InputError(f"{name} must be one of {options}, got {value!r}")
     return value
 

@@ -31,7 +31,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
-__all__ = ["Verdict", "SEVERITY", "CHECKED", "NOT_RUN", "UNCHECKED", "FAILING", "worst"]
+__all__ = [
+    "Verdict",
+    "SEVERITY",
+    "CHECKED",
+    "NOT_RUN",
+    "UNCHECKED",
+    "FAILING",
+    "FINDINGS",
+    "worst",
+]
 
 
 class Verdict(StrEnum):
@@ -75,6 +84,10 @@ UNCHECKED: tuple[Verdict, ...] = (*NOT_RUN, Verdict.ERROR)
 
 FAILING: tuple[Verdict, ...] = (Verdict.INCONSISTENT, Verdict.VIOLATION, Verdict.ERROR)
 """Verdicts that make ``dpclaims verify`` exit with code 1."""
+
+FINDINGS: tuple[Verdict, ...] = (Verdict.VIOLATION, Verdict.INCONSISTENT)
+"""Verdicts that are findings against a paper (a report lists them first; ``--confirm``
+reruns them)."""
 
 
 def worst(verdicts: Iterable[str]) -> Verdict:

@@ -35,15 +35,13 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ..data import RELATIONS, GradientCanaryDataset, UserDataset
+from ..data import RELATIONS, UNITS, GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_delta, check_positive, check_trials
 from ..losses import project_l2_ball
 from ..privacy import PrivacyClaim, accountant_claim, calibrate_noise_multiplier
 from .transcript import StepRelease
 
-__all__ = ["LEVELS", "MEMORY_BUDGET", "DPSGD", "BaselineRun"]
-
-LEVELS = ("item", "user")
+__all__ = ["MEMORY_BUDGET", "DPSGD", "BaselineRun"]
 
 MEMORY_BUDGET = 256 * 2**20
 """Bytes of working arrays per sub-batch of trials (the peak stays well under 500 MB)."""
@@ -144,7 +142,7 @@ class DPSGD:
         if rate > 1:
             raise InputError(f"sampling_rate must be in (0, 1], got {rate}; use 1.0 for DP-GD")
         object.__setattr__(self, "sampling_rate", rate)
-        check_choice(self.level, LEVELS, "level")
+        check_choice(self.level, UNITS, "level")
         if self.radius is not None:
             object.__setattr__(self, "radius", check_positive(self.radius, "radius"))
         object.__setattr__(self, "delta", check_delta(self.delta))

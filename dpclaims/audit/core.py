@@ -77,6 +77,7 @@ from ..execution import (
 )
 from ..privacy import PrivacyClaim
 from ..resources import LONG_RUN, Limits, Workload, check_budget, probe
+from ..vocabulary import METHODS
 from .bounds import (
     CI_METHODS,
     alpha_per_test,
@@ -126,7 +127,6 @@ __all__ = [
     "TRADEOFF_POINTS",
 ]
 
-METHODS = ("threshold", "histogram", "gdp")
 THRESHOLD_STRATEGIES = STRATEGY_NAMES
 """String forms of the strategies, each with its default options: Auto(), Split(),
 Bonferroni(), Quantiles()."""

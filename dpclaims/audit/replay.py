@@ -39,7 +39,7 @@ NOT_A_CERTIFICATE = (
     "a coupled replay is a falsification check on this one pair, never a certification of privacy"
 )
 
-FINDINGS = ("infinite", "sensitivity", "support", "differs", "identical")
+REPLAY_FINDINGS = ("infinite", "sensitivity", "support", "differs", "identical")
 """The headline finding, most telling first."""
 
 _TOLERANCE = 1e-9
@@ -107,7 +107,7 @@ class SensitivityCheck:
 
 @dataclass(frozen=True)
 class ReplayResult:
-    """What a coupled replay saw: the headline ``finding`` (one of :data:`FINDINGS`), the
+    """What a coupled replay saw: the headline ``finding`` (one of :data:`REPLAY_FINDINGS`), the
     lines that say it, how many trials differ, and the sensitivity of each recorded release.
     ``certified`` is always False (:data:`NOT_A_CERTIFICATE`)."""
 
@@ -262,8 +262,8 @@ def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int =
                 f"{gap:.4g})"
                 + ("" if stronger else "; replay sees no certain leak: audit the pair for a bound")
             )
-    finding = next((kind for kind in FINDINGS[:-1] if found.get(kind)), "identical")
-    lines = [line for kind in FINDINGS[:-1] for line in found.get(kind, [])]
+    finding = next((kind for kind in REPLAY_FINDINGS[:-1] if found.get(kind)), "identical")
+    lines = [line for kind in REPLAY_FINDINGS[:-1] for line in found.get(kind, [])]
     if finding == "identical":
         lines = [
             f"outputs identical on all {trials} coupled trials: this pair shows nothing "

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 
 from ..errors import DPClaimsError, InputError, called_exit, check_choice
 from ..timelimit import TimeLimitExceeded
+from ..vocabulary import BUDGETS
 from .model import Claim, Paper
 from .plugins import module_file
 from .registry import paper_of, resolve
@@ -58,8 +59,6 @@ __all__ = [
     "experiment",
 ]
 
-BUDGETS = ("quick", "standard", "full")
-"""Experiment sizes, smallest first: ``quick`` for CI smoke runs, ``full`` for the report."""
 
 NO_EXPERIMENT_YET = "no experiment yet"
 

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError
+from ..vocabulary import BOUNDS, KINDS, LIMITS, Bound
 
 __all__ = [
     "KINDS",
@@ -55,18 +56,6 @@ def claim_id_problem(claim_id: str) -> str | None:
         )
     return None
 
-
-BOUNDS = ("upper", "lower", "order")
-"""What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
-
-LIMITS = ("large", "small")
-"""The limit a claim's rate is about, per variable: growing (the default) or going to 0."""
-
-_SYMBOLS = {"upper": "O", "lower": "Ω", "order": "Θ"}
-
-KINDS = ("privacy", "excess_risk", "utility", "complexity", "lower_bound")
-"""Claim kinds: a DP guarantee, an excess-risk (or distance) bound, a non-convex utility
-(gradient-norm) bound, a cost count (gradients, rounds, time), or a lower bound."""
 
 _BINARY = {
     ast.Add: operator.add,
@@ -361,11 +350,11 @@ class Claim:
             )
         limit = self.limits.get(variable, "large")
         if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
-            stated = f"{_SYMBOLS[self.bound]}(·), exponent of {variable}: {text}"
+            stated = f"{Bound(self.bound).symbol}(·), exponent of {variable}: {text}"
         else:
             plain = text.lstrip("-").replace("/", "").replace(".", "").isdigit()
             power = text if plain else f"({text})"
-            stated = f"{_SYMBOLS[self.bound]}({variable}^{power})"
+            stated = f"{Bound(self.bound).symbol}({variable}^{power})"
         stated += f" as {variable} → 0" if limit == "small" else ""
         if values and variable in self.symbolic_exponents:
             stated += " at " + ", ".join(f"{k}={v:g}" for k, v in values.items())

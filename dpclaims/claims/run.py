@@ -49,7 +49,7 @@ from ..reports.schema import (
     validate_results,
 )
 from ..timelimit import TimeLimitExceeded, time_limit
-from ..verdicts import Verdict
+from ..verdicts import FINDINGS, Verdict
 from . import experiments as _experiments
 from .experiments import BUDGETS, NotCheckable, Skipped, import_experiments
 from .model import Claim
@@ -73,8 +73,6 @@ VERSIONED_PACKAGES = ("dpclaims", "numpy", "scipy", "statsmodels", "dp-accountin
 
 _GLOB_CHARS = set("*?[")
 
-FINDINGS = ("violation", "inconsistent")
-"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
 
 _CONFIRMATION_STREAM = 1
 """Extra entropy word that makes :func:`confirmation_seed` independent of :func:`claim_seed`."""

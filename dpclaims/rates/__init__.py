@@ -7,15 +7,15 @@ is still drifting), ``fit_terms`` fits a non-negative sum of power laws, and
 verdict against a claimed exponent, in the claim's direction (upper / lower bound or order).
 """
 
-from .fit import METHODS, PowerLawFit, TermsFit, fit_power_law, fit_terms, loglog_slope
+from .fit import FITS, PowerLawFit, TermsFit, fit_power_law, fit_terms, loglog_slope
 from .grid import MIN_DECADES, MIN_POINTS, check_grid, geometric_grid
 from .sweep import SweepResult, sweep
 from .verdict import BOUNDS, LIMITS, VERDICTS, ExponentVerdict, check_exponent
 
 __all__ = [
     "BOUNDS",
+    "FITS",
     "LIMITS",
-    "METHODS",
     "MIN_DECADES",
     "MIN_POINTS",
     "VERDICTS",

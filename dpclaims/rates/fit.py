@@ -39,17 +39,14 @@ from scipy import optimize, stats
 
 from ..errors import InputError, check_choice, check_confidence, check_finite_array, check_trials
 from ..execution import child_seed
+from ..vocabulary import FITS
 from .grid import check_grid
 
-__all__ = ["METHODS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
+__all__ = ["FITS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
 
 THEIL_SEN_POINTS = 5000
 """Most points the Theil–Sen slope uses (about 560 MB for its pair matrices); a fit on more
 uses a seeded subsample of this many (every budget's sweep stays below it)."""
-
-METHODS = ("logs", "mom")
-"""``"logs"``: OLS on every replicate's log error; ``"mom"``: on the log of the median of group
-means."""
 
 
 def _num(x: Any) -> float | None:
@@ -267,7 +264,7 @@ def fit_power_law(
     grid = check_grid(values, "values")
     errs = _check_errors(errors, grid.size)
     confidence = check_confidence(confidence)
-    method = check_choice(method, METHODS, "method")
+    method = check_choice(method, FITS, "method")
     bootstrap = check_trials(bootstrap, "bootstrap", minimum=100)
     drift_alpha = check_confidence(drift_alpha, "drift_alpha")
     rng = np.random.default_rng(child_seed(seed))

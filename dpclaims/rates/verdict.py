@@ -33,18 +33,13 @@ from typing import Any
 
 from ..errors import InputError, check_choice, check_confidence
 from ..verdicts import Verdict
+from ..vocabulary import BOUNDS, LIMITS
 from .fit import PowerLawFit
 
 __all__ = ["BOUNDS", "LIMITS", "VERDICTS", "ExponentVerdict", "check_exponent"]
 
 VERDICTS = (Verdict.CONSISTENT, Verdict.INCONSISTENT, Verdict.INCONCLUSIVE)
 """The verdicts :func:`check_exponent` returns."""
-
-BOUNDS = ("upper", "lower", "order")
-"""What a rate claim states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
-
-LIMITS = ("large", "small")
-"""The limit a rate claim is about: the swept parameter growing (``n → ∞``) or going to 0."""
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..verdicts import NOT_RUN
+from ..verdicts import FINDINGS, NOT_RUN
 from .text import _join, _num, key_figure, parts
 
 __all__ = [
-    "FINDING_VERDICTS",
+    "FINDINGS",
     "findings",
     "undecided",
     "unchecked",
@@ -30,8 +30,6 @@ __all__ = [
     "glossary",
 ]
 
-FINDING_VERDICTS = ("violation", "inconsistent")
-"""Verdicts that are findings against a claim (kept only when a rerun confirmed them)."""
 
 _SPECS = (
     "000 Lowy-Liu-Asi, 001 Ghazi et al., 002 Choquette-Choo-Ganesh-Thakurta, "
@@ -118,7 +116,7 @@ _GLOSSARY = (
 
 def findings(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Entries whose verdict is a finding (confirmed by a rerun when the run confirms findings)."""
-    return [e for e in results["claims"] if e["verdict"] in FINDING_VERDICTS]
+    return [e for e in results["claims"] if e["verdict"] in FINDINGS]
 
 
 def undecided(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -222,7 +220,7 @@ def _wanted(check: Mapping[str, Any]) -> str:
 
 def _found(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The contradicted pieces of a finding (the entry itself when it has one part)."""
-    return [p for p in parts(entry) if p["verdict"] in FINDING_VERDICTS] or [entry]
+    return [p for p in parts(entry) if p["verdict"] in FINDINGS] or [entry]
 
 
 def measured(entry: Mapping[str, Any]) -> str:
@@ -268,7 +266,7 @@ def evidence_paragraph(entry: Mapping[str, Any]) -> str:
 
 def shown_in_findings(entry: Mapping[str, Any], piece: Mapping[str, Any]) -> bool:
     """True when ``piece`` is the contradicted part of a finding (its figure is under Findings)."""
-    return entry["verdict"] in FINDING_VERDICTS and piece["verdict"] == entry["verdict"]
+    return entry["verdict"] in FINDINGS and piece["verdict"] == entry["verdict"]
 
 
 def confirmation_line(entry: Mapping[str, Any]) -> str | None:

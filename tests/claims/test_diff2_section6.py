@@ -11,7 +11,7 @@ from statsmodels.stats.multitest import multipletests
 
 from dpclaims.claims.checks import diff2_section6
 from dpclaims.claims.checks.diff2_section6 import (
-    METHODS,
+    ALGORITHMS,
     PAPER_GRID,
     STANDIN_GRID,
     Section6,
@@ -88,7 +88,7 @@ def test_summary_selects_per_criterion_and_runs_the_papers_t_test():
     rng = np.random.default_rng(0)
     cells = {}
     for s in range(3):
-        for method in METHODS:
+        for method in ALGORITHMS:
             for i, config in enumerate(setup.configs(method)):
                 base = {"gd": 1.0, "dp-gd": 3.0, "diff2-gd": 2.0}[method] + 0.1 * rng.random()
                 cells[(s, method, i)] = _cell(
@@ -120,7 +120,7 @@ def test_a_tiny_run_is_deterministic_across_backends_and_resumes(tmp_path, monke
     setup = Section6(**TINY)
     serial = setup.run(execution=Execution(backend="serial"))
     for s in range(2):
-        for method in METHODS:
+        for method in ALGORITHMS:
             row = serial["per_seed"][method][s]
             if row:
                 assert len(row["train"]["curve"]) == TINY["rounds"] // TINY["every"] + 1
@@ -220,7 +220,7 @@ def _summary(diff2_level, dpgd_level, seeds=5, gd_level=0.5):
     level = {"gd": gd_level, "dp-gd": dpgd_level, "diff2-gd": diff2_level}
     cells = {}
     for s in range(seeds):
-        for method in METHODS:
+        for method in ALGORITHMS:
             value = level[method] + 0.05 * rng.normal()
             cells[(s, method, 0)] = {
                 "eta": 1.0,

@@ -27,7 +27,8 @@ from ...errors import InputError, check_choice
 
 __all__ = ["Mutant", "register_mutant", "list_mutants", "get_mutant", "CORPORA"]
 
-KINDS = ("privacy", "utility")
+MUTANT_KINDS = ("privacy", "utility")
+"""What a mutant breaks: its privacy claim (the claim is false) or its rate (utility)."""
 CORPORA = ("papers", "real")
 """``papers``: the papers' and textbook mutants; ``real``: reproductions of bugs that shipped in
 public libraries (:mod:`dpclaims.targets.realbugs`)."""
@@ -67,7 +68,7 @@ class Mutant:
     audit_options: dict | None = None
 
     def __post_init__(self) -> None:
-        check_choice(self.kind, KINDS, "kind")
+        check_choice(self.kind, MUTANT_KINDS, "kind")
         check_choice(self.corpus, CORPORA, "corpus")
         if self.true_epsilon is not None and not (
             self.true_epsilon > 0 or math.isinf(self.true_epsilon)
@@ -114,7 +115,7 @@ def list_mutants(
     (``papers``, ``real``), in registration order."""
     _load()
     if kind is not None:
-        check_choice(kind, KINDS, "kind")
+        check_choice(kind, MUTANT_KINDS, "kind")
     if corpus is not None:
         check_choice(corpus, CORPORA, "corpus")
     return [

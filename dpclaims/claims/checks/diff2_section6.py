@@ -40,8 +40,8 @@ from ...problem import Problem
 from ...stats import holm, paired_pvalue
 
 __all__ = [
-    "METHODS",
-    "METRICS",
+    "ALGORITHMS",
+    "CURVES",
     "SIGNIFICANCE",
     "PAPER_GRID",
     "STANDIN_GRID",
@@ -51,10 +51,10 @@ __all__ = [
     "section6_verdict",
 ]
 
-METHODS = ("gd", "dp-gd", "diff2-gd")
+ALGORITHMS = ("gd", "dp-gd", "diff2-gd")
 """Non-private GD (the paper's "GD (ref)"), DP-GD and DIFF2-GD."""
 
-METRICS = ("train", "grad", "test")
+CURVES = ("train", "grad", "test")
 """Train loss, squared train gradient norm, test loss (paper §6 "Evaluation")."""
 
 SIGNIFICANCE = 0.05
@@ -140,7 +140,7 @@ class Section6:
 
     def configs(self, method: str) -> list[tuple[float | None, float | None, int]]:
         """App. A's grid for ``method`` as ``(C1, C2, T)``: GD has one cell, DP-GD has T = 1."""
-        check_choice(method, METHODS, "method")
+        check_choice(method, ALGORITHMS, "method")
         if method == "gd":
             return [(None, None, 1)]
         if method == "dp-gd":
@@ -153,7 +153,7 @@ class Section6:
         return [
             (s, method, i)
             for s in range(self.seeds)
-            for method in METHODS
+            for method in ALGORITHMS
             for i in range(len(self.configs(method)))
         ]
 
@@ -184,7 +184,7 @@ class Section6:
         split = self.split(s)
         net = split.model
         x0 = net.init(np.random.default_rng([self.seed, s, 1]), 1)[0]
-        rng = np.random.default_rng([self.seed, s, 2 + METHODS.index(method), index])
+        rng = np.random.default_rng([self.seed, s, 2 + ALGORITHMS.index(method), index])
         c1, c2, period = self.configs(method)[index]
         for eta in self.etas:
             curves = _Curves(split, self.every)
@@ -281,9 +281,9 @@ class Section6:
         reverse test (H1: DP-GD lower) and ``wins`` = DIFF2-GD's mean lower and p <
         :data:`SIGNIFICANCE`. Curves are mean and std over seeds.
         """
-        per_seed = {method: [] for method in METHODS}
+        per_seed = {method: [] for method in ALGORITHMS}
         for s in range(self.seeds):
-            for method in METHODS:
+            for method in ALGORITHMS:
                 runs = [cells[(s, method, i)] for i in range(len(self.configs(method)))]
                 runs = [r for r in runs if r is not None]
                 if not runs:
@@ -310,10 +310,10 @@ class Section6:
             "tests": {},
             "curves": {},
         }
-        for metric in METRICS:
+        for metric in CURVES:
             minima = {
                 m: np.array([r[metric]["min"] if r else np.inf for r in per_seed[m]])
-                for m in METHODS
+                for m in ALGORITHMS
             }
             a, b = minima["diff2-gd"], minima["dp-gd"]
             finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
@@ -328,7 +328,7 @@ class Section6:
                 "wins": bool(finite and a.mean() < b.mean() and p < SIGNIFICANCE),
             }
             out["curves"][metric] = {}
-            for m in METHODS:
+            for m in ALGORITHMS:
                 rows = [r[metric]["curve"] for r in per_seed[m] if r]
                 if rows:
                     c = np.array(rows)
@@ -373,7 +373,7 @@ class _Curves:
         self.x, self.y = data.x.reshape(-1, data.d), data.y.reshape(-1)
         self.test = (split.test_x, split.test_y)
         self.stopping = _EarlyStopping()
-        self.values = {metric: [] for metric in METRICS}
+        self.values = {metric: [] for metric in CURVES}
 
     def __call__(self, r: int, theta: np.ndarray) -> None:
         theta = theta[:1]

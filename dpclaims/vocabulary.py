@@ -1,0 +1,159 @@
+"""The package's vocabulary: every closed set of words, each defined here once.
+
+Each word set is a ``StrEnum``: a member equals its string (``Unit.USER == "user"``),
+formats as it (``f"{Unit.USER}"`` is ``user``) and serialises as it in JSON, so TOML files,
+``results.json`` and code comparing strings read the same. The tuples beside the enums
+(:data:`UNITS`, :data:`BUDGETS`, ...) list the values a parameter accepts, for
+:func:`dpclaims.errors.check_choice` and its messages; they are built from the enums, never
+spelt out again.
+
+* :class:`Unit` — what one person contributes: a ``user`` (several items) or an ``item``;
+* :class:`Relation` — the neighbouring relation of two datasets (``replace``, ``add-remove``),
+  and for raw arrays also ``query`` and ``unchecked``;
+* :class:`Bound` — the direction of a claimed rate: O(·), Ω(·) or Θ(·); :class:`Limit` — the
+  limit a variable goes to;
+* :class:`ClaimKind` — what a claim is about;
+* :class:`Budget` — how large a claim's experiment is (``quick`` < ``standard`` < ``full``);
+* :class:`Method` — how an audit certifies ε from its scores; :class:`Fit` — how a rate
+  sweep fits its power law;
+* :class:`~dpclaims.verdicts.Verdict` — a claim's verdict (defined in
+  :mod:`dpclaims.verdicts` with its severity order, re-exported here).
+
+This module imports nothing from dpclaims but :mod:`dpclaims.verdicts` (which imports
+nothing), so every layer can import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from .verdicts import FINDINGS, Verdict
+
+__all__ = [
+    "Unit",
+    "UNITS",
+    "Relation",
+    "RELATIONS",
+    "ARRAY_RELATIONS",
+    "Bound",
+    "BOUNDS",
+    "Limit",
+    "LIMITS",
+    "ClaimKind",
+    "KINDS",
+    "Budget",
+    "BUDGETS",
+    "Method",
+    "METHODS",
+    "Fit",
+    "FITS",
+    "Verdict",
+    "FINDINGS",
+]
+
+
+class Unit(StrEnum):
+    """The privacy unit: one ``user`` (all their items) or one ``item``."""
+
+    USER = "user"
+    ITEM = "item"
+
+
+UNITS: tuple[Unit, ...] = tuple(Unit)
+
+
+class Relation(StrEnum):
+    """Neighbouring relation: replace one unit, or add / remove one.
+
+    Two plain arrays may also be the answers of a query whose sensitivity is stated
+    (``query``) or not be checked at all (``unchecked``, an explicit opt-out): those two
+    apply to raw arrays only (:data:`ARRAY_RELATIONS`).
+    """
+
+    REPLACE = "replace"
+    ADD_REMOVE = "add-remove"
+    QUERY = "query"
+    UNCHECKED = "unchecked"
+
+
+RELATIONS: tuple[Relation, ...] = (Relation.REPLACE, Relation.ADD_REMOVE)
+"""The relations between two datasets."""
+
+ARRAY_RELATIONS: tuple[Relation, ...] = tuple(Relation)
+"""How two plain-array datasets are checked: rows (axis 0) are records, one replaced
+(``"replace"``) or one added/removed (``"add-remove"``); or the arrays are answers of a
+query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``)."""
+
+
+class Bound(StrEnum):
+    """What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
+
+    UPPER = "upper"
+    LOWER = "lower"
+    ORDER = "order"
+
+    @property
+    def symbol(self) -> str:
+        """The Landau symbol the claim is written with: ``O``, ``Ω`` or ``Θ``."""
+        return {"upper": "O", "lower": "Ω", "order": "Θ"}[self.value]
+
+
+BOUNDS: tuple[Bound, ...] = tuple(Bound)
+
+
+class Limit(StrEnum):
+    """The limit a claim's rate is about, per variable: growing (the default) or going to 0."""
+
+    LARGE = "large"
+    SMALL = "small"
+
+
+LIMITS: tuple[Limit, ...] = tuple(Limit)
+
+
+class ClaimKind(StrEnum):
+    """A DP guarantee, an excess-risk (or distance) bound, a non-convex utility
+    (gradient-norm) bound, a cost count (gradients, rounds, time), or a lower bound."""
+
+    PRIVACY = "privacy"
+    EXCESS_RISK = "excess_risk"
+    UTILITY = "utility"
+    COMPLEXITY = "complexity"
+    LOWER_BOUND = "lower_bound"
+
+
+KINDS: tuple[ClaimKind, ...] = tuple(ClaimKind)
+
+
+class Budget(StrEnum):
+    """The size of a claim's experiment, smallest first (a skipped size runs at a larger one)."""
+
+    QUICK = "quick"
+    STANDARD = "standard"
+    FULL = "full"
+
+
+BUDGETS: tuple[Budget, ...] = tuple(Budget)
+
+
+class Method(StrEnum):
+    """How an audit turns its scores into a certified ε: thresholds on the scores, a
+    histogram of them, or a Gaussian-DP fit (:mod:`dpclaims.audit`)."""
+
+    THRESHOLD = "threshold"
+    HISTOGRAM = "histogram"
+    GDP = "gdp"
+
+
+METHODS: tuple[Method, ...] = tuple(Method)
+
+
+class Fit(StrEnum):
+    """How a rate sweep fits its power law (:func:`dpclaims.rates.fit_power_law`): least
+    squares on every replicate's log error, or median of means."""
+
+    LOGS = "logs"
+    MOM = "mom"
+
+
+FITS: tuple[Fit, ...] = tuple(Fit)
