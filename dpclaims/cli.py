@@ -49,6 +49,7 @@ from .errors import (  # noqa: E402
 from .userfiles import first_line as _first_line  # noqa: E402
 from .userfiles import load_callable as _load_callable  # noqa: E402
 from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
+from .vocabulary import BOUNDS, BUDGETS, FITS, LIMITS  # noqa: E402
 
 signal.signal(signal.SIGINT, _previous_sigint)
 
@@ -780,7 +781,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--budget",
         default="quick",
-        choices=("quick", "standard", "full"),
+        choices=_words(BUDGETS),
         help="experiment size: quick (default, minutes), standard (under an hour), full",
     )
     p.add_argument(
@@ -858,7 +859,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--budget",
-        choices=("quick", "standard", "full"),
+        choices=_words(BUDGETS),
         help="size of a claim's experiment (default quick)",
     )
     p.add_argument(
@@ -879,14 +880,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     own.add_argument(
         "--bound",
-        choices=("upper", "lower", "order"),
+        choices=_words(BOUNDS),
         help="the claim is an upper bound (error <= C n^expected), a lower bound, or the "
         "exact order (default order)",
     )
     own.add_argument("--margin", type=float, help="tolerance on the exponent (default 0.1)")
     own.add_argument(
         "--limit",
-        choices=("large", "small"),
+        choices=_words(LIMITS),
         help="the claim holds as the parameter grows (large, default) or shrinks (small)",
     )
     own.add_argument(
@@ -897,7 +898,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     own.add_argument(
         "--method",
-        choices=("logs", "mom"),
+        choices=_words(FITS),
         help="fit on mean logs (logs, default) or median of means (mom, heavy-tailed errors)",
     )
     _add_run_options(p)
@@ -1053,9 +1054,7 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=("papers", "real", "all"),
         help="the papers' mutants (default), the real-bug reproductions, or both",
     )
-    p.add_argument(
-        "--budget", default="quick", choices=("quick", "standard", "full"), help="default quick"
-    )
+    p.add_argument("--budget", default="quick", choices=_words(BUDGETS), help="default quick")
     _add_run_options(p)
     p.add_argument(
         "--json", action="store_true", help="machine-readable output: mutation_score and matrix"
@@ -1069,6 +1068,11 @@ def _build_parser() -> argparse.ArgumentParser:
             help="show the traceback of an error",
         )
     return parser
+
+
+def _words(members: Sequence[str]) -> tuple[str, ...]:
+    """Enum members as plain strings: argparse writes ``repr(choice)`` in its messages."""
+    return tuple(map(str, members))
 
 
 def _add_registry_option(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 
 import dp_accounting
 
-from .data import RELATIONS, UNITS
 from .errors import (
     InputError,
     check_choice,
@@ -22,6 +21,7 @@ from .errors import (
     check_positive,
     check_trials,
 )
+from .vocabulary import RELATIONS, UNITS
 
 __all__ = [
     "PrivacyClaim",

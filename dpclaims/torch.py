@@ -74,7 +74,7 @@ __all__ = [
 MARKER = float(2.0**40)
 """Default feature value of a :class:`GradientCanary`'s marker record (exact in float32)."""
 
-MEMORY_BUDGET = 256 * 2**20
+CHUNK_BYTES = 256 * 2**20
 """Bytes of per-example gradients ``(trials, examples, P)`` held at once on the batched path."""
 
 _SEED_BOUND = 2**63 - 1
@@ -458,7 +458,7 @@ class DPSGD:
         seeds = [int(s) for s in np.asarray(seeds).reshape(-1)]
         per_trial = vmap(self._per_example(), in_dims=(0, None, None))
         width = 3 * 4 * n * (self.parameters if self._layers is None else self._widest())
-        chunk = max(1, MEMORY_BUDGET // width)
+        chunk = max(1, CHUNK_BYTES // width)
         out = []
         for start in range(0, len(seeds), chunk):  # torch.func.grad ignores the outer no_grad
             part = seeds[start : start + chunk]

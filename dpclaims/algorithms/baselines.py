@@ -23,7 +23,7 @@ Generalised linear losses (``loss.glm``) take a fast path: margins are one matmu
 ``(T, d) @ (d, N)``, per-example gradient norms are ``|φ'|·‖x‖`` (at user level
 ``sqrt(aᵀ K_i a)/m`` with the items' Gram matrix ``K_i``), and the clipped sum is
 ``(T, N) @ (N, d)``; ``(T, N, d)`` is never built.  Other losses build per-example
-gradients in sub-batches of trials that keep memory under :data:`MEMORY_BUDGET`.
+gradients in sub-batches of trials that keep memory under :data:`CHUNK_BYTES`.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from ..losses import project_l2_ball
 from ..privacy import PrivacyClaim, accountant_claim, calibrate_noise_multiplier
 from .transcript import StepRelease
 
-__all__ = ["MEMORY_BUDGET", "DPSGD", "BaselineRun"]
+__all__ = ["CHUNK_BYTES", "DPSGD", "BaselineRun"]
 
-MEMORY_BUDGET = 256 * 2**20
+CHUNK_BYTES = 256 * 2**20
 """Bytes of working arrays per sub-batch of trials (the peak stays well under 500 MB)."""
 
 _GLM_ARRAYS = 6
@@ -280,7 +280,7 @@ class DPSGD:
             width = _GENERAL_ARRAYS * data.n * data.m * data.d * 8
         if transcript:
             width += self.steps * data.d * 8
-        chunk = max(1, min(trials, MEMORY_BUDGET // width))
+        chunk = max(1, min(trials, CHUNK_BYTES // width))
         thetas, counts, transcripts = [], [], []
         for start in range(0, trials, chunk):
             t = min(chunk, trials - start)

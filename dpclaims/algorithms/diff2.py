@@ -63,7 +63,7 @@ __all__ = [
     "DEFAULT_U1",
     "DEFAULT_U2",
     "DEFAULT_ROUNDS_FACTOR",
-    "MEMORY_BUDGET",
+    "CHUNK_BYTES",
     "clipped_mean",
     "DIFF2Run",
     "DIFF2",
@@ -97,7 +97,7 @@ DEFAULT_ROUNDS_FACTOR = 1.0
 """[DEFAULT, spec §2.6.5] c_R in ``R = ⌈c_R·L N/(C2 sqrt(x* a2 d))⌉`` (larger only costs
 compute)."""
 
-MEMORY_BUDGET = 64 * 2**20
+CHUNK_BYTES = 64 * 2**20
 """Bytes of per-record gradient arrays alive at once (records are processed in chunks under it)."""
 
 _TINY = np.finfo(np.float64).tiny
@@ -552,7 +552,7 @@ class DIFF2:
 class _GradientCache:
     """Silo means of clipped per-record gradients (differences), Alg. 1 lines 5/8 and 13.
 
-    When the per-record gradients of all trials fit in :data:`MEMORY_BUDGET`, the gradients at
+    When the per-record gradients of all trials fit in :data:`CHUNK_BYTES`, the gradients at
     ``x_{r−1}`` are kept for the next round's difference (spec §2.7 "fresh evaluations"); otherwise
     records are processed in chunks and both gradients are recomputed.  A loss with factored
     per-record gradients (``grad_factors``, e.g. the §6 softplus network) is clipped and averaged
@@ -566,7 +566,7 @@ class _GradientCache:
             alg.loss, "grad_factors"
         )  # per-record gradients in O(width), not O(d)
         per_record = alg.loss.n_factors if self.factored else alg.d
-        self.chunk = max(1, min(units, MEMORY_BUDGET // (trials * per_record * 8 * 6)))
+        self.chunk = max(1, min(units, CHUNK_BYTES // (trials * per_record * 8 * 6)))
         self.cached = self.chunk == units
         self.last = None
 

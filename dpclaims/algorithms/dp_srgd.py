@@ -68,7 +68,7 @@ __all__ = [
     "KAPPA_C",
     "Z_STEP_PRINTED",
     "Z_STEP_PROOF",
-    "MEMORY_BUDGET",
+    "CHUNK_BYTES",
     "c_dp",
     "v1_paper_constants",
     "AcceleratedDPSRGD",
@@ -109,7 +109,7 @@ Z_STEP_PRINTED = 1.0
 Z_STEP_PROOF = 0.25
 """z-step scale a = 1/4 for which the potential of Lemmas 5.2/5.3 is monotone (spec §2.1)."""
 
-MEMORY_BUDGET = 256 * 2**20
+CHUNK_BYTES = 256 * 2**20
 """Bytes of per-trial working arrays per sub-batch of trials."""
 
 
@@ -582,7 +582,7 @@ class AcceleratedDPSRGD:
         p = xs.shape[-1]
         per_trial = 8 * (4 * self.batch_size * p + (4 * self.steps + 8) * p + self.steps * 2)
         per_trial += 8 * len(record_fields) * self.steps * p
-        chunk = max(1, min(trials, MEMORY_BUDGET // per_trial))
+        chunk = max(1, min(trials, CHUNK_BYTES // per_trial))
         parts = [
             self._run_chunk(xs, ys, rng, trials=min(chunk, trials - s), record=record_fields)
             for s in range(0, trials, chunk)

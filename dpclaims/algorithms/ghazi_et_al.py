@@ -93,7 +93,8 @@ STABILITY_CHUNK = 64
 """Per-trial functions (Phased calls with per-trial centres) handled per exhaustive-test batch."""
 
 
-def _check_budget(problem: Problem) -> tuple[float, float]:
+def _privacy_parameters(problem: Problem) -> tuple[float, float]:
+    """``(epsilon, delta)`` of ``problem``, checked: the paper proves approximate DP only."""
     if not isinstance(problem, Problem):
         raise InputError(
             f"problem must be a dpclaims.problem.Problem, got {type(problem).__name__}; pass "
@@ -347,7 +348,7 @@ class DelOutputPert(_StableRelease):
         """Every parameter of Algorithm 1 from (ε, δ, Δ); ``problem`` gives ε, δ, the radius of K
         and the loss (default ``SquaredDistanceLoss(1)``); n, m, d are read from the data.
         ``f`` replaces ``θ*_{ℓ,K}`` by a generic function (Theorem 3.3 holds for every f)."""
-        epsilon, delta = _check_budget(problem)
+        epsilon, delta = _privacy_parameters(problem)
         Delta = check_positive(Delta, "Delta")
         eps1, delta1, kappa = inner_privacy_params(epsilon, delta)
         return cls(
@@ -483,7 +484,7 @@ class SCOutputPert(_StableRelease):
         spec's explicit form of "n ≥ C ln(1/δ)/ε"; the Δ formula's denominator); privacy
         itself does not depend on it.
         """
-        epsilon, delta = _check_budget(problem)
+        epsilon, delta = _privacy_parameters(problem)
         n, m, G = problem.n, problem.m, problem.lipschitz
         mu = check_positive(problem.strong_convexity, "strong_convexity")
         beta = check_positive(beta, "beta")
@@ -691,7 +692,7 @@ def _diameter(problem: Problem, diameter: float | None) -> float:
 def _phased_fields(problem: Problem, *, diameter, beta, growth, path, interior, oracle) -> dict:
     """The checked fields Algorithms 3 and 4 share, from ``problem`` (loss default
     ``LinearLoss(1)``, β = 1/(nm) unless given); λ is a placeholder 1 until the rule sets it."""
-    epsilon, delta = _check_budget(problem)
+    epsilon, delta = _privacy_parameters(problem)
     n, m = problem.n, problem.m
     mode, oracle_constant = _mode(oracle)
     return {
@@ -1056,7 +1057,7 @@ class _StronglyConvex:
         """Parameters of Algorithm 5/6 from ``problem`` (n, m, d, ε, δ, G, μ > 0, K = B(0, R)
         with R finite; the loss is ``SquaredDistanceLoss(μ)``); ``lam_rule`` of the phased
         stage (default: the class's), ``n0`` of Phased-SCO (Algorithm 6)."""
-        epsilon, delta = _check_budget(problem)
+        epsilon, delta = _privacy_parameters(problem)
         n, m = problem.n, problem.m
         mu = check_positive(problem.strong_convexity, "strong_convexity")
         if problem.loss is not None and problem.loss != SquaredDistanceLoss(mu):
@@ -1244,7 +1245,7 @@ class _OutputPerturbation:
         """``σ`` of the Gaussian mechanism for the replace sensitivity; ``calibration=
         "classical"`` is the spec's ``√(2 ln(1.25/δ))·Δ/ε`` (proved only for ε < 1),
         ``"analytic"`` the exact one (default)."""
-        epsilon, delta = _check_budget(problem)
+        epsilon, delta = _privacy_parameters(problem)
         n, m, G = problem.n, problem.m, problem.lipschitz
         mu = check_positive(problem.strong_convexity, "strong_convexity")
         sens = cls._sensitivity(G, mu, n, m)

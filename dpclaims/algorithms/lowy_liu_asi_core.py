@@ -36,7 +36,7 @@ __all__ = [
     "domain_diameter",
     "problem_loss",
     "run_summary",
-    "MEMORY_BUDGET",
+    "CHUNK_BYTES",
     "MEAN_SUFFICIENT",
     "POINT_LOSSES",
     "paired_grad",
@@ -54,7 +54,7 @@ __all__ = [
     "stack_runs",
 ]
 
-MEMORY_BUDGET = 256 * 2**20
+CHUNK_BYTES = 256 * 2**20
 """Bytes of working arrays per sub-batch of trials (DESIGN: keep well under ~300 MB)."""
 
 POINT_LOSSES = (SquaredDistanceLoss, L1DistanceLoss, CauchyLoss, WeightedSquaredDistanceLoss)
@@ -132,7 +132,7 @@ def user_gradients(
     if isinstance(loss, MEAN_SUFFICIENT) and y is None:
         x = x.mean(axis=1, keepdims=True)
     t, (u, m, d) = theta.shape[0], x.shape
-    chunk = max(1, MEMORY_BUDGET // (8 * 3 * max(1, u * m * d)))
+    chunk = max(1, CHUNK_BYTES // (8 * 3 * max(1, u * m * d)))
     out = np.empty((t, u, d))
     for start in range(0, t, chunk):
         stop = min(t, start + chunk)
@@ -202,7 +202,7 @@ def concentration(
     fast = ~np.any(far & (counts > 0), axis=1) & (score_radius <= filter_radius)
     slow = np.flatnonzero(~fast)
     if slow.size and u <= _DENSE_LIMIT:
-        chunk = max(1, (MEMORY_BUDGET // 8) // (4 * u * u))
+        chunk = max(1, (CHUNK_BYTES // 8) // (4 * u * u))
         for start in range(0, slow.size, chunk):
             rows = slow[start : start + chunk]
             p = points[rows]
@@ -272,7 +272,7 @@ def project_domain(theta: np.ndarray, center: np.ndarray, radius: float) -> np.n
 
 def trial_chunk(trials: int, per_trial_floats: float) -> int:
     """Trials per sub-batch so that ``per_trial_floats`` doubles each stay in the memory budget."""
-    return max(1, min(trials, int(MEMORY_BUDGET // (8 * max(per_trial_floats, 1.0)))))
+    return max(1, min(trials, int(CHUNK_BYTES // (8 * max(per_trial_floats, 1.0)))))
 
 
 def partition_order(rng: np.random.Generator, trials: int, n: int, partition: str) -> np.ndarray:

@@ -106,7 +106,7 @@ def test_average_iterate():
 
 
 def test_sub_batching_keeps_shapes_and_sampling(monkeypatch):
-    monkeypatch.setattr(baselines, "MEMORY_BUDGET", 6 * 8 * 90 * 7)  # 7 trials per sub-batch
+    monkeypatch.setattr(baselines, "CHUNK_BYTES", 6 * 8 * 90 * 7)  # 7 trials per sub-batch
     data = labelled(n=30, m=3)
     run = DPSGD(LogisticLoss(), 3, 0.1, 1.0, 1.0, sampling_rate=0.5).run(
         data, np.random.default_rng(0), 50
