@@ -86,8 +86,7 @@ FAILING: tuple[Verdict, ...] = (Verdict.INCONSISTENT, Verdict.VIOLATION, Verdict
 """Verdicts that make ``dpclaims verify`` exit with code 1."""
 
 FINDINGS: tuple[Verdict, ...] = (Verdict.VIOLATION, Verdict.INCONSISTENT)
-"""Verdicts that are findings against a paper (a report lists them first; ``--confirm``
-reruns them)."""
+"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
 
 
 def worst(verdicts: Iterable[str]) -> Verdict:
