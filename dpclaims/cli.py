@@ -119,7 +119,8 @@ MAX_AUDIT_EPSILON = 700.0
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .algorithms.catalog import audit_target, default_unit
+    from dpclaims.targets.catalog import audit_target, default_unit
+
     from .audit import audit
     from .privacy import PrivacyClaim
 
@@ -166,7 +167,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.replay is not None and not args.search:
         return _replay(args, mechanism, d0, d1, description)
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     limits = dict(
@@ -299,7 +300,7 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
             print(found.summary())
         return 1 if found.verdict == "violation" else 0
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     result = audit_scores(
@@ -505,9 +506,10 @@ def _execution(args: argparse.Namespace):
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from dpclaims.atomic import check_output_dir
+
     from .claims.run import run_claims, select_claims
     from .reports import exit_code, write_report
-    from .reports.atomic import check_output_dir
 
     papers, patterns = _split(args.papers), _split(args.claims)
     registry = _registry(args)
@@ -606,7 +608,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _rate_figure_path(args: argparse.Namespace, name: str):
     """``--figure``, checked (an existing file only with --force), else NAME.png here, which
     must not exist."""
-    from .reports.atomic import check_output_file
+    from dpclaims.atomic import check_output_file
+
     from .reports.text import figure_name
 
     if args.figure:
@@ -1109,7 +1112,7 @@ def _add_run_options(
 
 
 def _targets_epilog() -> str:
-    from .algorithms.catalog import TARGETS
+    from dpclaims.targets.catalog import TARGETS
 
     rows = [
         f"  {name:<22} {description}{'  [buggy]' if buggy else ''}"
@@ -1226,7 +1229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
-        from .reports.atomic import full_disk_error
+        from dpclaims.atomic import full_disk_error
 
         full = full_disk_error(exc, exc.filename or "the output", "--out")
         if full is not None:

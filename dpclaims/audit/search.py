@@ -919,7 +919,7 @@ def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> 
     is checked by :func:`check_pair_dir`."""
     import io
 
-    from ..reports.atomic import write_atomic
+    from dpclaims.atomic import write_atomic
 
     if not (isinstance(pair.d0, UserDataset) and isinstance(pair.d1, UserDataset)):
         raise InputError(
