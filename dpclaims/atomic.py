@@ -368,7 +368,7 @@ def check_output_dir(out: str | Path, force: bool = False) -> Path:
 
 
 def _write_marker(folder: Path) -> None:
-    from dpclaims import __version__
+    from dpclaims.version import __version__
 
     entries = []
     for path in sorted(folder.rglob("*")):

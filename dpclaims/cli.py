@@ -179,7 +179,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
-        from .audit.search import SCREEN_TRIALS, pairs_for, search
+        from .audit.search import SCREEN_TRIALS, search
+        from .targets.pairs import pairs_for
 
         family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
         found = search(
@@ -1122,7 +1123,7 @@ def _targets_epilog() -> str:
 
 
 def _version() -> str:
-    from . import __version__
+    from dpclaims.version import __version__
 
     return __version__
 
