@@ -32,15 +32,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "vocabulary", "verdicts"),
+    ("errors", "version", "vocabulary", "verdicts"),
     ("stats",),
     ("noise",),
     ("data",),
     ("losses",),
     ("problem",),
-    ("privacy",),
+    ("privacy", "gdp"),
     ("target",),
-    ("userfiles",),
+    ("atomic", "userfiles"),
     ("timelimit",),
     ("checkpoint",),
     ("resources",),
@@ -60,8 +60,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """The package's rooms, bottom to top, by module path below the package (``"audit"`` is
 ``dpclaims.audit`` and every module below it; the longest prefix names a module's room).
 A module imports its own room or lower ones; the package face (``dpclaims/__init__.py``)
-sits above them all and is exempt. ``vocabulary`` and ``verdicts`` share the bottom room
-with ``errors``: they import nothing from the package."""
+sits above them all and is exempt. ``version``, ``vocabulary`` and ``verdicts`` share the
+bottom room with ``errors``: they import nothing from the package (``vocabulary`` re-exports
+``Verdict``); ``gdp`` (the Gaussian-DP conversions) sits with ``privacy``, ``atomic`` (atomic
+file writes) with ``userfiles``."""
 
 FORBIDDEN: tuple[tuple[str, str], ...] = (("algorithms", "audit"), ("reports", "claims"))
 """Arrows issue #29 names, importer room first, reported even where the order allows them."""

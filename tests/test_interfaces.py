@@ -22,8 +22,8 @@ _spec.loader.exec_module(measure)
 
 PENDING = {
     "cycles": "execution <-> resources: resources receives its constants (spine-exec)",
-    "upward imports": "algorithms -> audit/targets, claims -> reports, face imports (targets)",
-    "forbidden imports": "algorithms -> audit (targets room), reports -> claims (typed results)",
+    "upward imports": "claims -> reports (typed results), resources -> execution (spine-exec)",
+    "forbidden imports": "reports -> claims (typed results below runner and renderer)",
     "functions with > 12 parameters": "audit(), audit_scores(), lowy_liu_asi checks (spine-exec)",
     "isinstance dispatch": "threshold strategies and backends carry their behaviour (spine-exec)",
 }
