@@ -368,9 +368,7 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["rate", RATE, "--values", "1,2", "--backend", "serial"], "values"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_two(
-    fakes, make_results, tmp_path, capsys, argv, fragment
-):
+def test_bad_input_is_one_line_and_exit_two(fakes, make_results, tmp_path, capsys, argv, fragment):
     minimal = make_results().to_json()
     (tmp_path / "file").write_text("not json")
     (tmp_path / "bad.json").write_text(json.dumps({**minimal, "claims": {}}))
