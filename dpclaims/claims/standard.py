@@ -69,7 +69,6 @@ class AuditExperiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from ..audit import audit
-        from ..audit.result import format_epsilon
         from ..audit.target import AuditTarget
 
         target = self.build()
@@ -93,21 +92,7 @@ class AuditExperiment:
             reference_note=self.reference_note,
             progress=False,
         )
-        label = "certified" if result.certified else "estimated (not certified)"
-        summary = (
-            f"{label} eps >= {format_epsilon(result.epsilon_lower)} vs claimed "
-            f"{claim.epsilon:g} (ceiling {format_epsilon(result.ceiling)}"
-        )
-        if self.reference_epsilon is not None:
-            summary += f", exact implementation: ~{self.reference_epsilon:g}"
-        if result.reach is not None and math.isfinite(result.reach.factor):
-            summary += f", reach {result.reach.factor:.3g}×"
-        summary += ")" + (f"; {result.reason}" if result.reason else "")
-        if result.estimate_above_claim:
-            estimate = format_epsilon(result.epsilon_estimate)
-            summary += f"; the test's estimate ε ≈ {estimate} is above the claim"
-        if result.infinite:
-            summary += f"; {result.infinite_message}"
+        summary = result.headline()
         evidence = AuditEvidence({**result.to_dict(), "note": self.note})
         return Outcome("audit", result.verdict, summary, evidence)
 
