@@ -403,7 +403,7 @@ def run_claims(
         wall_time=time.perf_counter() - start,
         claims=tuple(entries),
     )
-    validate_results(to_jsonable(results.to_json()))
+    validate_results(results)
     return results
 
 
