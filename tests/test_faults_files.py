@@ -276,9 +276,9 @@ def test_defect04_results_that_is_not_a_regular_file_is_refused_without_blocking
 
 
 def test_defect04_oversized_results_file_is_refused(tmp_path, monkeypatch):
-    from dpclaims.reports import results
+    from dpclaims.results import files
 
-    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 1000)
+    monkeypatch.setattr(files, "MAX_RESULTS_BYTES", 1000)
     (tmp_path / "results.json").write_text(" " * 1001 + "{}")
     code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
     assert code == 2 and not (tmp_path / "r").exists()
