@@ -62,7 +62,7 @@ def test_an_outcome_reads_as_the_json_an_experiment_returned():
     outcome = Outcome("value", "consistent", "1/1 quantities match", ValueEvidence({"checks": {}}))
     assert outcome["verdict"] == "consistent" and dict(outcome)["evidence"] == {"checks": {}}
     assert {**outcome, "summary": "x"}["summary"] == "x"
-    assert Outcome.coerce({**outcome}) == outcome
+    assert Outcome.from_json({**outcome}) == outcome
     assert (
         ClaimResult.from_json(
             {

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .display import join, number
-from .jsonable import to_jsonable
 
 __all__ = [
     "Evidence",
@@ -393,11 +392,6 @@ class Outcome(Mapping):
     verdict: str
     summary: str
     evidence: Evidence
-
-    @classmethod
-    def coerce(cls, value: Any) -> Outcome:
-        """``value`` (an outcome, or a mapping of the four fields) as a JSON-safe outcome."""
-        return cls.from_json(to_jsonable(value.to_json() if isinstance(value, cls) else value))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Outcome:
