@@ -34,7 +34,7 @@ from ..results import AuditEvidence, CombinedEvidence, Outcome, RateEvidence, Va
 from ..verdicts import Verdict, worst
 
 if TYPE_CHECKING:
-    from ..audit.target import AuditTarget
+    from dpclaims.target import AuditTarget
 
 __all__ = [
     "DEFAULT_EXECUTION",
@@ -68,8 +68,9 @@ class AuditExperiment:
     reference_note: str = ""
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
+        from dpclaims.target import AuditTarget
+
         from ..audit import audit
-        from ..audit.target import AuditTarget
 
         target = self.build()
         if not isinstance(target, AuditTarget):

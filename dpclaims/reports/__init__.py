@@ -10,6 +10,8 @@ saved ``results.json`` (:func:`load_results`).  Nothing here imports the claims 
 >>> write_report(results, "dpclaims-report")
 """
 
+from dpclaims.atomic import write_atomic
+
 from ..results import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -20,7 +22,6 @@ from ..results import (
     load_results,
     validate_results,
 )
-from .atomic import write_atomic
 from .writer import REPORT_FILES, write_report
 
 __all__ = [
