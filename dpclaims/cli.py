@@ -458,36 +458,34 @@ def _progress(total: int, quiet: bool):
     )
 
 
-def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
-    from .reports import exit_code
-    from .reports.text import VERDICT_LABELS, counts_line, key_figure
+def _report_summary(results, paths: dict, as_json: bool) -> None:
+    from .reports.text import VERDICT_LABELS, counts_line
 
     if as_json:
         _print_json(
             {
                 "files": {name: str(path) for name, path in paths.items()},
-                "counts": results["counts"],
-                "load_errors": results["load_errors"],
-                "exit_code": exit_code(results),
-                "wall_time": results["wall_time"],
+                "counts": results.counts,
+                "load_errors": list(results.load_errors),
+                "exit_code": results.exit_code(),
+                "wall_time": results.wall_time,
                 "claims": [
-                    {k: e[k] for k in ("id", "paper", "kind", "verdict", "summary")}
-                    for e in results["claims"]
+                    {"id": e.id, "paper": e.paper, "kind": e.kind, "verdict": e.verdict,
+                     "summary": e.summary}
+                    for e in results.claims
                 ],
             }
-        )
+        )  # fmt: skip
         return
-    shown = [
-        e for e in results["claims"] if e["verdict"] not in ("not_checkable", "not_implemented")
-    ]
+    shown = [e for e in results.claims if e.verdict not in ("not_checkable", "not_implemented")]
     if shown:
-        width = max(len(e["id"]) for e in shown)
+        width = max(len(e.id) for e in shown)
         print(f"{'claim':<{width}}  {'verdict':<13}  key figure")
         for e in shown:
-            print(f"{e['id']:<{width}}  {VERDICT_LABELS[e['verdict']]:<13}  {key_figure(e)}")
-    for failure in results["load_errors"]:
+            print(f"{e.id:<{width}}  {VERDICT_LABELS[e.verdict]:<13}  {e.key_figure()}")
+    for failure in results.load_errors:
         print(f"warning: check module {failure['module']} failed to import: {failure['error']}")
-    print(f"{counts_line(results)} ({results['wall_time']:.1f} s)")
+    print(f"{counts_line(results)} ({results.wall_time:.1f} s)")
     print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
 
 
@@ -511,7 +509,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from dpclaims.atomic import check_output_dir
 
     from .claims.run import run_claims, select_claims
-    from .reports import exit_code, write_report
+    from .reports import write_report
 
     papers, patterns = _split(args.papers), _split(args.claims)
     registry = _registry(args)
@@ -535,24 +533,27 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.mutants:
         from .claims.mutation import kill_matrix
 
-        results["mutants"] = kill_matrix(
-            papers=papers or None,
-            budget=args.budget,
-            seed=args.seed,
-            execution=execution.narrowed("mutants"),
+        results = results.with_mutants(
+            kill_matrix(
+                papers=papers or None,
+                budget=args.budget,
+                seed=args.seed,
+                execution=execution.narrowed("mutants"),
+            )
         )
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
-    return exit_code(results)
+    return results.exit_code()
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .reports import exit_code, load_results, write_report
+    from .reports import write_report
+    from .results import read_results
 
-    results = load_results(args.results)
+    results = read_results(args.results)
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
-    return exit_code(results)
+    return results.exit_code()
 
 
 def _cmd_new_paper(args: argparse.Namespace) -> int:
@@ -729,35 +730,37 @@ def _fixed(pairs: list[str], param: str) -> dict[str, Any]:
 
 def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: str) -> int:
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
-    from .claims.run import to_jsonable
     from .reports import write_atomic
     from .reports.figures import rate_figure
-    from .reports.schema import validate_experiment_result
-    from .reports.text import evidence_rows
+    from .results import ClaimResult, Outcome, to_jsonable, validate_experiment_result
 
     result = to_jsonable(experiment.run(seed=seed, execution=_execution(args)))
     validate_experiment_result(result, "experiment result")
-    if result["type"] != "rate":
+    outcome = Outcome.from_json(result)
+    if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
-    entry = {
-        "id": header.get("id", args.claim_id),
-        "verdict": result["verdict"],
-        "type": "rate",
-        "summary": result["summary"],
-        "evidence": result["evidence"],
-        "seed": seed,
-        "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0),
-    }
+    claim_id = header.get("id", args.claim_id)
+    entry = {"id": claim_id, **result, "seed": seed}
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({**header, "seed": seed, "figure": str(figure), **result})
     else:
         print(title)
-        for label, value in evidence_rows(entry):
+        shown = ClaimResult(
+            **dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), ""),
+            id=claim_id,
+            verdict=outcome.verdict,
+            type=outcome.type,
+            summary=outcome.summary,
+            evidence=outcome.evidence,
+            seed=seed,
+            wall_time=outcome.evidence.sweep.get("wall_time", 0.0),
+        )
+        for label, value in shown.rows():
             print(f"{label:<13} {value}")
-        print(f"verdict       {result['verdict']}")
+        print(f"verdict       {outcome.verdict}")
         print(f"figure        {figure}")
-    return 1 if result["verdict"] == "inconsistent" else 0
+    return 1 if outcome.verdict == "inconsistent" else 0
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -276,9 +276,9 @@ def test_defect04_results_that_is_not_a_regular_file_is_refused_without_blocking
 
 
 def test_defect04_oversized_results_file_is_refused(tmp_path, monkeypatch):
-    from dpclaims.reports import results
+    from dpclaims.results import files
 
-    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 1000)
+    monkeypatch.setattr(files, "MAX_RESULTS_BYTES", 1000)
     (tmp_path / "results.json").write_text(" " * 1001 + "{}")
     code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
     assert code == 2 and not (tmp_path / "r").exists()
@@ -388,16 +388,12 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
 # ------------------------------------------------------------------------------------------
 
 KILLED_WRITE = """
-import os, shutil, signal, sys, tempfile, types
+import os, shutil, signal, sys, tempfile
 from pathlib import Path
-import dpclaims
 
-# the report package without its __init__ (which imports matplotlib): this script starts
-# once per step, so it loads only the module under test
-reports = types.ModuleType("dpclaims.reports")
-reports.__path__ = [os.path.join(os.path.dirname(dpclaims.__file__), "reports")]
-sys.modules["dpclaims.reports"] = reports
-from dpclaims.reports import atomic
+# only the module under test (not the report package, which imports matplotlib): this script
+# starts once per step
+from dpclaims import atomic
 
 out, text, kill_at, exchange = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 steps = [0]

@@ -7,9 +7,10 @@ with :func:`register_experiment`.  The module is imported the first time one of 
 experiments is needed (:func:`experiment`), never to list claims: :func:`status` reads the
 decorators from the module's source when it is not imported yet.
 
-An :class:`Experiment` is any object with ``run(*, seed=0, execution=Execution()) -> dict``
-returning the evidence and a verdict (:class:`~dpclaims.execution.Execution`: backend,
-workers, scheduler, checkpoint).  Until a factory is registered for a claim, asking for its
+An :class:`Experiment` is any object with ``run(*, seed=0, execution=Execution())`` returning
+an :class:`~dpclaims.results.Outcome` (verdict, summary, typed evidence) or its JSON object
+``{"type", "verdict", "summary", "evidence"}`` (:class:`~dpclaims.execution.Execution`:
+backend, workers, scheduler, checkpoint).  Until a factory is registered for a claim, asking for its
 experiment raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
 never reported as passing without an experiment that can fail.  A factory registered with
 ``skip={"quick": reason}`` has no experiment at that budget (too small to decide): asking
@@ -43,6 +44,7 @@ from .registry import paper_of, resolve
 
 if TYPE_CHECKING:
     from ..execution import Execution
+    from ..results import Outcome
 
 __all__ = [
     "BUDGETS",
@@ -135,9 +137,10 @@ class Skipped(DPClaimsError):
 class Experiment(Protocol):
     """What an experiment factory returns: one runnable, seeded check of one claim."""
 
-    def run(self, *, seed: int = 0, execution: Execution = ...) -> dict[str, Any]:
-        """Run on ``seed`` where ``execution`` says (default ``Execution()``); return a
-        JSON-ready ``{"type", "verdict", "summary", "evidence"}``."""
+    def run(self, *, seed: int = 0, execution: Execution = ...) -> Outcome | Mapping[str, Any]:
+        """Run on ``seed`` where ``execution`` says (default ``Execution()``); return an
+        :class:`~dpclaims.results.Outcome`, or its JSON object ``{"type", "verdict",
+        "summary", "evidence"}``."""
 
 
 ExperimentFactory = Callable[[Claim, str], Experiment]

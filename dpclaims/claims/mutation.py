@@ -30,6 +30,7 @@ from dpclaims.target import AuditTarget
 
 from ..errors import InputError, check_choice
 from ..execution import Execution, resolve_execution
+from ..results.mutants import KILL_MATRIX_HEADER, MutationSummary, killed_by
 from .experiments import BUDGETS
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "kill_matrix",
     "audit_settings",
     "killed_by",
+    "KILL_MATRIX_HEADER",
     "kill_matrix_lines",
     "kill_matrix_cells",
     "kill_matrix_notes",
@@ -285,79 +287,16 @@ def kill_matrix(
     }
 
 
-def killed_by(rows: Sequence[Mapping[str, Any]]) -> dict:
-    """``{audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}`` from the rows."""
-    out: dict[str, dict[str, list]] = {}
-    for row in rows:
-        entry = out.setdefault(row["audit"], {"kills": [], "survivors": [], "white_box": []})
-        key = (
-            "white_box"
-            if row["verdict"] == "not audited"
-            else ("kills" if row["killed"] else "survivors")
-        )
-        entry[key].append(row["mutant"])
-    return out
-
-
-def _eps(value: Any) -> str:
-    return "—" if value is None else ("∞" if value == "inf" else f"{value:.3g}")
-
-
-KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε ≥", "verdict", "s")
-
-
 def kill_matrix_cells(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""
-    return [
-        (
-            r["mutant"],
-            r["audit"],
-            _eps(r["true_epsilon"]),
-            "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}",
-            _eps(r["epsilon_lower"]),
-            ("killed" if r["killed"] else r["verdict"])
-            if r["verdict"] != "not audited"
-            else "white-box only",
-            f"{r['seconds']:.1f}",
-        )
-        for r in report["matrix"]
-    ]
+    """One tuple of display strings per mutant (:meth:`MutationSummary.cells`)."""
+    return MutationSummary.from_json(report).cells()
 
 
 def kill_matrix_notes(report: Mapping[str, Any]) -> list[str]:
-    """The score, then per audit the mutants it kills (or that it kills none of them)."""
-    score = report["mutation_score"]
-    shown = "—" if score is None else f"{score:.3f}"
-    white_box = report["privacy_mutants"] - report["audited"]
-    lines = [
-        f"mutation score {shown}: {report['killed']} of {report['audited']} audited privacy "
-        f"mutants killed ({report['privacy_mutants']} registered, {white_box} left to white-box "
-        f"checks), budget {report['budget']}"
-    ]
-    for audit_id, entry in report["audits"].items():
-        if entry["kills"]:
-            lines.append(
-                f"{audit_id} kills {', '.join(entry['kills'])}"
-                + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else "")
-            )
-        elif entry["survivors"]:
-            lines.append(
-                f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited "
-                "privacy "
-                f"mutant(s): {', '.join(entry['survivors'])}"
-            )
-    return lines
+    """The score, then per audit the mutants it kills (:meth:`MutationSummary.notes`)."""
+    return MutationSummary.from_json(report).notes()
 
 
 def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
-    """The kill matrix as a plain-text table, then :func:`kill_matrix_notes`."""
-    cells = [KILL_MATRIX_HEADER, *kill_matrix_cells(report)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(KILL_MATRIX_HEADER))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in cells
-    ]
-    return lines + kill_matrix_notes(report)
+    """The kill matrix as a plain-text table, then its notes (:meth:`MutationSummary.lines`)."""
+    return MutationSummary.from_json(report).lines()

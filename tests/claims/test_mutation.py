@@ -54,7 +54,7 @@ def test_kill_matrix_kills_audits_and_lists_white_box_mutants():
     assert "catalog:laplace kills laplace-half-scale" in text and "white-box only" in text
 
 
-def test_report_says_when_an_audit_kills_none():
+def test_report_says_when_an_audit_kills_none(make_results):
     row = {
         "mutant": "m",
         "paper": "p",
@@ -77,7 +77,7 @@ def test_report_says_when_an_audit_kills_none():
         "matrix": [row],
         "audits": {"a.b": {"kills": [], "survivors": ["m"], "white_box": []}},
     }
-    text = "\n".join(_mutants_section(report))
+    text = "\n".join(_mutants_section(make_results().with_mutants(report)))
     assert (
         "## Mutation testing" in text
         and "a.b kills none of its algorithm's 1 audited privacy mutant(s): m" in text

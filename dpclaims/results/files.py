@@ -1,7 +1,8 @@
 """The results document on disk: dump it, load and validate it, and its exit code.
 
-The document is built by :func:`dpclaims.claims.run.run_claims` (which runs the
-experiments); its format is :mod:`.schema`.  Nothing here runs an experiment.
+The document (:class:`~dpclaims.results.Results`) is built by
+:func:`dpclaims.claims.run.run_claims` (which runs the experiments); its format is
+:mod:`.schema`.  Nothing here runs an experiment.
 """
 
 from __future__ import annotations
@@ -15,24 +16,28 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .document import Results
 from .schema import FAILING_VERDICTS, ResultsError, validate_results
 
-__all__ = ["exit_code", "dumps_results", "load_results", "MAX_RESULTS_BYTES"]
+__all__ = ["exit_code", "dumps_results", "load_results", "read_results", "MAX_RESULTS_BYTES"]
 
 
-def exit_code(results: Mapping[str, Any]) -> int:
+def exit_code(results: Results | Mapping[str, Any]) -> int:
     """1 when a claim is a violation, inconsistent or an error, or an experiments module failed
-    to import; else 0.
+    to import; else 0 (:meth:`Results.exit_code`).
 
     ``inconclusive``, ``skipped`` and ``not_checkable`` give 0.
     """
+    if isinstance(results, Results):
+        return results.exit_code()
     failed = any(results["counts"].get(v, 0) for v in FAILING_VERDICTS)
     return 1 if failed or results.get("load_errors") else 0
 
 
-def dumps_results(results: Mapping[str, Any]) -> str:
+def dumps_results(results: Results | Mapping[str, Any]) -> str:
     """``results.json`` text: indented, key order kept, strict JSON (no NaN)."""
-    return json.dumps(results, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    document = results.to_json() if isinstance(results, Results) else results
+    return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
 MAX_RESULTS_BYTES = 256 * 2**20
@@ -156,3 +161,8 @@ def load_results(path: str | Path) -> dict:
     if problem is not None:
         raise ResultsError(f"results file {str(path)!r}: {problem}; {_FIX}")
     return results
+
+
+def read_results(path: str | Path) -> Results:
+    """:func:`load_results`, as :class:`~dpclaims.results.Results`."""
+    return Results.from_json(load_results(path))

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..verdicts import CHECKED, FAILING, NOT_RUN, Verdict
+from .jsonable import to_jsonable
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -487,13 +488,16 @@ def _check_replicates(sweep: dict, where: str) -> None:
 
 
 def validate_results(results: Any) -> None:
-    """Check a whole results document against :data:`SCHEMA` and the cross-field rules.
+    """Check a whole results document (a :class:`~dpclaims.results.Results` or its JSON object)
+    against :data:`SCHEMA` and the cross-field rules.
 
     Raises
     ------
     ResultsError
         The first problem found, naming its JSON path.
     """
+    if callable(getattr(results, "to_json", None)):  # a Results: check what it writes
+        results = to_jsonable(results.to_json())
     if isinstance(results, dict) and results.get("schema_version") not in (None, SCHEMA_VERSION):
         raise ResultsError(
             f"results $.schema_version: this dpclaims reads version {SCHEMA_VERSION}, the file has "
