@@ -50,7 +50,7 @@ def test_list_shows_the_example_paper(installed, tmp_path):
 
 
 def test_quick_verify_of_the_example_is_green(installed, tmp_path):
-    argv = ["verify", "--papers", PAPER, "--budget", "quick", "--out", "report", "--json"]
+    argv = ["verify", "--paper", PAPER, "--budget", "quick", "--out", "report", "--json"]
     done = _dpclaims(installed, tmp_path, argv)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
