@@ -585,7 +585,7 @@ def _grid(text: str) -> list[float] | list[int]:
     return values
 
 
-_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "method")
+_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "fit")
 """Options of ``dpclaims rate module:function``; a registry claim brings its own."""
 
 
