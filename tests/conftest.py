@@ -1,9 +1,16 @@
-"""Test configuration: hypothesis runs derandomized, so every machine gets the same result."""
+"""Test configuration and shared fixtures.
+
+Hypothesis runs derandomized, so every machine gets the same result.  Fixtures shared by the
+test folders: ``user_pair`` (a small user-level neighbouring pair), ``gaussian_target`` (the
+Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim) and ``example_env`` (the
+example paper installed, for subprocesses).
+"""
 
 import importlib.metadata
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -13,6 +20,32 @@ EXAMPLE_PAPER = "chaudhuri-monteleoni-sarwate-2011"
 
 settings.register_profile("dpclaims", derandomize=True, deadline=None, database=None)
 settings.load_profile("dpclaims")
+
+
+def gauss(data, rng, trials):
+    """The Gaussian mechanism ``N(data, 1)`` on a number: sensitivity 1 between 0 and 1."""
+    return data + rng.standard_normal(trials)
+
+
+@pytest.fixture
+def user_pair():
+    """A small user-level neighbouring pair: 4 users of 2 items with one feature, all 0 in d0;
+    user 1's two items are 1 in d1 (user-level replace neighbours, unlabelled)."""
+    from dpclaims.data import UserDataset, replace_user
+
+    d0 = UserDataset(np.zeros((4, 2, 1)))
+    return d0, replace_user(d0, 1, np.ones((2, 1)))
+
+
+@pytest.fixture
+def gaussian_target():
+    """``N(data, 1)`` on the numbers 0 and 1 against (1, 1e-5)-DP, as an ``AuditTarget``
+    (the pair attains the sensitivity 1; the exact ε at δ = 1e-5 is about 4.4)."""
+    from dpclaims.audit.target import AuditTarget
+    from dpclaims.privacy import PrivacyClaim
+
+    claim = PrivacyClaim(epsilon=1.0, delta=1e-5)
+    return AuditTarget(mechanism=gauss, d0=0.0, d1=1.0, claim=claim)
 
 
 @pytest.fixture(scope="session")
