@@ -351,6 +351,9 @@ def test_importing_the_cli_is_light_and_leaves_sigint_alone():
         "assert callable(dpclaims.audit.audit)\n"
         "assert dpclaims.audit.audit_ceiling(10_000, delta=1e-5) > 0\n"
         "import dpclaims.audit.search\n"
+        "import types\n"
+        "assert isinstance(dpclaims.audit.search, types.ModuleType)\n"
+        "assert callable(dpclaims.audit.search.search) and callable(dpclaims.audit.audit)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
