@@ -13,8 +13,9 @@ import warnings
 
 from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, normaliser_check
-from dpclaims.audit.search import CanaryPairs, search
+from dpclaims.audit.search import search
 from dpclaims.claims.mutation import audit_settings
+from dpclaims.targets.pairs import CanaryPairs
 from dpclaims.targets.realbugs import list_bugs
 
 

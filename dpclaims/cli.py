@@ -123,7 +123,8 @@ MAX_AUDIT_EPSILON = 700.0
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .algorithms.catalog import audit_target, default_unit
+    from dpclaims.targets.catalog import audit_target, default_unit
+
     from .audit import audit
     from .privacy import PrivacyClaim
 
@@ -170,7 +171,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.replay is not None and not args.search:
         return _replay(args, mechanism, d0, d1, description)
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     limits = dict(
@@ -182,7 +183,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
-        from .audit.search import SCREEN_TRIALS, pairs_for, search
+        from .audit.search import SCREEN_TRIALS, search
+        from .targets.pairs import pairs_for
 
         family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
         found = search(
@@ -303,7 +305,7 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
             print(found.summary())
         return 1 if found.verdict == "violation" else 0
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     result = audit_scores(
@@ -509,9 +511,10 @@ def _execution(args: argparse.Namespace):
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from dpclaims.atomic import check_output_dir
+
     from .claims.run import run_claims, select_claims
     from .reports import exit_code, write_report
-    from .reports.atomic import check_output_dir
 
     papers, patterns = _split(args.paper), _split(args.claims)
     registry = _registry(args)
@@ -610,7 +613,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _rate_figure_path(args: argparse.Namespace, name: str):
     """``--figure``, checked (an existing file only with --force), else NAME.png here, which
     must not exist."""
-    from .reports.atomic import check_output_file
+    from dpclaims.atomic import check_output_file
+
     from .reports.text import figure_name
 
     if args.figure:
@@ -1146,7 +1150,7 @@ def _add_run_options(
 
 
 def _targets_epilog() -> str:
-    from .algorithms.catalog import TARGETS
+    from dpclaims.targets.catalog import TARGETS
 
     rows = [
         f"  {name:<22} {description}{'  [buggy]' if buggy else ''}"
@@ -1156,7 +1160,7 @@ def _targets_epilog() -> str:
 
 
 def _version() -> str:
-    from . import __version__
+    from dpclaims.version import __version__
 
     return __version__
 
@@ -1263,7 +1267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
-        from .reports.atomic import full_disk_error
+        from dpclaims.atomic import full_disk_error
 
         full = full_disk_error(exc, exc.filename or "the output", "--out")
         if full is not None:

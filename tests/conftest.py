@@ -41,8 +41,8 @@ def user_pair():
 def gaussian_target():
     """``N(data, 1)`` on the numbers 0 and 1 against (1, 1e-5)-DP, as an ``AuditTarget``
     (the pair attains the sensitivity 1; the exact ε at δ = 1e-5 is about 4.4)."""
-    from dpclaims.audit.target import AuditTarget
     from dpclaims.privacy import PrivacyClaim
+    from dpclaims.target import AuditTarget
 
     claim = PrivacyClaim(epsilon=1.0, delta=1e-5)
     return AuditTarget(mechanism=gauss, d0=0.0, d1=1.0, claim=claim)

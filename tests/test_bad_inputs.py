@@ -20,15 +20,15 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
+from dpclaims.atomic import staged_directory
 from dpclaims.audit import Split, audit
-from dpclaims.claims.checks.diff2_section6 import Section6
+from dpclaims.claims.checks.murata_suzuki_2023.section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
-from dpclaims.reports.atomic import staged_directory
 from dpclaims.reports.schema import VERDICTS
 from dpclaims.resources import Limits
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from dpclaims import claims
-from dpclaims.algorithms.catalog import audit_target
-from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.experiments import _FACTORIES, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.cli import main
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.reports import SCHEMA_VERSION, VERDICTS, validate_results
+from dpclaims.target import AuditTarget
+from dpclaims.targets.catalog import audit_target
 
 SELECTION = "diff2gd.*,cited.dp_srm"
 AUDIT_OK = "diff2gd.prop41.calibration"

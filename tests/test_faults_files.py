@@ -428,7 +428,7 @@ print(steps[0])
 
 def _report_text(out):
     """The text of the complete report at ``out`` (its marker lists exactly what it holds)."""
-    from dpclaims.reports.atomic import _foreign_entry
+    from dpclaims.atomic import _foreign_entry
 
     assert _foreign_entry(out) is None and (out / "figures" / "a.png").is_file()
     return (out / "report.md").read_text()
@@ -438,7 +438,7 @@ def _report_text(out):
 def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_report(
     tmp_path, exchange
 ):
-    from dpclaims.reports.atomic import check_output_dir, staged_directory
+    from dpclaims.atomic import check_output_dir, staged_directory
 
     script = tmp_path / "write.py"
     script.write_text(KILLED_WRITE)
@@ -473,7 +473,7 @@ def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_repor
 
 
 def test_defect14_a_work_folder_of_a_live_process_or_not_dpclaims_is_left_alone(tmp_path):
-    from dpclaims.reports.atomic import OWNER, check_output_dir
+    from dpclaims.atomic import OWNER, check_output_dir
 
     alive = tmp_path / ".report.dpclaims-work.live"
     alive.mkdir()
@@ -583,7 +583,7 @@ def test_defect05_a_full_disk_while_writing_the_report_is_one_line_and_leaves_no
 def test_defect05_a_full_disk_while_writing_the_figure_is_one_line_and_leaves_nothing(
     tmp_path, monkeypatch
 ):
-    from dpclaims.reports import atomic
+    from dpclaims import atomic
 
     monkeypatch.chdir(tmp_path)
 

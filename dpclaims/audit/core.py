@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from dpclaims.gdp import gdp_epsilon
+
 from ..data import (
     ARRAY_RELATIONS,
     DATASETS,
@@ -95,7 +97,6 @@ from .certify import (
     split_alpha,
 )
 from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
-from .gdp import gdp_epsilon
 from .reach import REACH_LIMIT, Reach, reach
 from .result import AuditResult, Provenance
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete

@@ -1,7 +1,7 @@
 """The mutant corpus as a benchmark: every privacy mutant through the registry audit for it.
 
 :func:`kill_matrix` builds each registered privacy mutant
-(:mod:`dpclaims.algorithms.mutants`), audits it with the statistical settings (trials,
+(:mod:`dpclaims.targets.mutants`), audits it with the statistical settings (trials,
 method, confidence) of the registry audit of its algorithm at the chosen budget, and
 records the certified ε, the verdict and the seconds.  A mutant is *killed* when the
 audit says ``violation`` (its certified lower bound exceeds the claimed ε).  Mutants
@@ -9,7 +9,7 @@ whose ``build()`` returns an algorithm object rather than an audit setup are cau
 white-box checks (named in their ``caught_by``); they are listed, not audited.
 
 A paper plugin's mutants are registered when its experiments module is imported, each naming
-its audit (:attr:`~dpclaims.algorithms.mutants.Mutant.audit`); :func:`kill_matrix` imports the
+its audit (:attr:`~dpclaims.targets.mutants.Mutant.audit`); :func:`kill_matrix` imports the
 experiments modules of the selected plugin papers first (:func:`import_plugin_mutants`).
 
 The mutation score is the fraction of the audited privacy mutants that are killed.  The
@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..audit.target import AuditTarget
+from dpclaims.target import AuditTarget
+
 from ..errors import InputError, check_choice
 from ..execution import Execution, resolve_execution
 from .experiments import BUDGETS
@@ -114,7 +115,7 @@ def audit_of(mutant: Any) -> str | None:
 def import_plugin_mutants(papers: Sequence[str] | None = None) -> dict[str, str]:
     """Import the experiments modules of the installed plugin papers (of ``papers``, or all), which
     register their mutants; the packaged papers' mutants are registered by
-    :mod:`dpclaims.algorithms.mutants` itself.  Returns ``{module: error}`` for modules that
+    :mod:`dpclaims.targets.mutants` itself.  Returns ``{module: error}`` for modules that
     failed to import (their mutants are then missing)."""
     from .experiments import import_experiments
     from .registry import _default
@@ -196,7 +197,8 @@ def kill_matrix(
     ``seconds``, ``trials`` and ``caught_by``.  ``mutation_score`` is None when nothing was
     audited.
     """
-    from ..algorithms.mutants import list_mutants
+    from dpclaims.targets.mutants import list_mutants
+
     from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
@@ -219,7 +221,7 @@ def kill_matrix(
         unknown = sorted(set(names) - {m.name for m in mutants})
         if unknown:
             raise InputError(
-                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.algorithms.mutants"
+                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.targets.mutants"
             )
         mutants = [m for m in mutants if m.name in set(names)]
     rows = []

@@ -520,6 +520,6 @@ def run_claims(
 
 
 def _package_version() -> str:
-    from .. import __version__
+    from dpclaims.version import __version__
 
     return __version__

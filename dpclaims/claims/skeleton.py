@@ -64,7 +64,7 @@ experiment checking one claim at the budget ``quick``, ``standard`` or ``full``.
 """
 
 import numpy as np
-from dpclaims.audit.target import AuditTarget
+from dpclaims.target import AuditTarget
 from dpclaims.claims import Budget, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment
 from dpclaims.data import UserDataset, replace_user

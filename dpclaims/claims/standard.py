@@ -32,7 +32,7 @@ from ..execution import Execution
 from ..verdicts import Verdict, worst
 
 if TYPE_CHECKING:
-    from ..audit.target import AuditTarget
+    from dpclaims.target import AuditTarget
 
 __all__ = [
     "DEFAULT_EXECUTION",
@@ -66,9 +66,10 @@ class AuditExperiment:
     reference_note: str = ""
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+        from dpclaims.target import AuditTarget
+
         from ..audit import audit
         from ..audit.result import format_epsilon
-        from ..audit.target import AuditTarget
 
         target = self.build()
         if not isinstance(target, AuditTarget):

@@ -9,7 +9,8 @@ claims layer's job) or from a saved ``results.json`` (:func:`load_results`).
 >>> write_report(results, "dpclaims-report")
 """
 
-from .atomic import write_atomic
+from dpclaims.atomic import write_atomic
+
 from .results import dumps_results, exit_code, load_results
 from .schema import SCHEMA, SCHEMA_VERSION, VERDICTS, ResultsError, validate_results
 from .writer import REPORT_FILES, write_report

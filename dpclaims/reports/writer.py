@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from dpclaims.atomic import check_output_dir, staged_directory
+
 from ..errors import InputError
 from ..execution import map_tasks
 from ..userfiles import first_line
 from ..verdicts import UNCHECKED
-from .atomic import check_output_dir, staged_directory
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
 from .html import render_html
 from .markdown import render_markdown

@@ -3,7 +3,6 @@
 import pytest
 
 from dpclaims import claims
-from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.claims.mutation import (
     AUDIT_OF,
     audit_of,
@@ -14,6 +13,7 @@ from dpclaims.claims.mutation import (
 from dpclaims.cli import main
 from dpclaims.errors import InputError
 from dpclaims.reports.markdown import _mutants_section
+from dpclaims.targets.mutants import list_mutants
 
 
 def test_every_privacy_mutant_names_an_existing_registry_audit():
