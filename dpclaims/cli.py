@@ -96,7 +96,11 @@ def _registry(args: argparse.Namespace):
 def _cmd_list(args: argparse.Namespace) -> int:
     from .claims import status
 
-    selected = _registry(args).select(paper=args.paper, kind=args.kind)
+    registry = _registry(args)
+    papers = _split(args.paper)
+    for paper in papers:  # an unknown id is an error that lists the known ones
+        registry.select(paper=paper)
+    selected = [c for c in registry.select(kind=args.kind) if not papers or c.paper in papers]
     statuses = [status(c) for c in selected]
     if args.json:
         _print_json(
@@ -372,7 +376,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
     report = kill_matrix(
-        papers=args.paper,
+        papers=_split(args.paper) or None,
         budget=args.budget,
         seed=args.seed,
         execution=_execution(args),
@@ -511,7 +515,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from .claims.run import run_claims, select_claims
     from .reports import write_report
 
-    papers, patterns = _split(args.papers), _split(args.claims)
+    papers, patterns = _split(args.paper), _split(args.claims)
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
     if args.claim_timeout is not None:
@@ -586,7 +590,7 @@ def _grid(text: str) -> list[float] | list[int]:
     return values
 
 
-_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "method")
+_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "fit")
 """Options of ``dpclaims rate module:function``; a registry claim brings its own."""
 
 
@@ -649,7 +653,7 @@ def _user_rate_experiment(args: argparse.Namespace):
         replicates=10 if args.replicates is None else args.replicates,
         margin=0.1 if args.margin is None else args.margin,
         fixed=fixed,
-        method=args.method or "logs",
+        method=args.fit or "logs",
         bound=args.bound or "order",
         limit=args.limit or "large",
     )
@@ -770,7 +774,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        parser_class=_Parser,
+        metavar="COMMAND",
+        help="one of the commands below; 'dpclaims COMMAND --help' gives its options",
+    )
 
     p = sub.add_parser(
         "verify",
@@ -780,7 +790,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "violation or inconsistent (a finding "
         "about the paper, or a bug) or its experiment failed.",
     )
-    p.add_argument("--papers", help="comma-separated paper ids (default: all; see 'dpclaims list')")
+    _add_paper_option(p, "(default: all; see 'dpclaims list')")
     _add_registry_option(p)
     p.add_argument(
         "--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)"
@@ -819,7 +829,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_verify)
 
     p = sub.add_parser(
-        "report", help="re-render a report from a saved results.json, without rerunning anything"
+        "report",
+        help="re-render a report from a saved results.json, without rerunning anything",
+        description="Write report.md, report.html and figures/ to --out from a results.json "
+        "that 'dpclaims verify' wrote; no experiment runs. Exit code as verify's: 1 when any "
+        "claim is a violation, inconsistent or an error.",
     )
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
     p.add_argument(
@@ -904,16 +918,25 @@ def _build_parser() -> argparse.ArgumentParser:
         help="another keyword argument of the function, e.g. --fixed d=10 (repeatable)",
     )
     own.add_argument(
-        "--method",
+        "--fit",
         choices=_words(FITS),
         help="fit on mean logs (logs, default) or median of means (mom, heavy-tailed errors)",
+    )
+    own.add_argument(  # the old name: 'method' is the audit's test (--method of 'audit')
+        "--method", dest="fit", choices=_words(FITS), help=argparse.SUPPRESS
     )
     _add_run_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_rate)
 
-    p = sub.add_parser("list", help="the claims registry as a table")
-    p.add_argument("--paper", help="only this paper id (e.g. murata-suzuki-2023)")
+    p = sub.add_parser(
+        "list",
+        help="the claims registry as a table",
+        description="List the claims of the packaged papers, the installed plugins and the "
+        "--registry folders: id, paper, kind and whether an experiment checks it. Reads the "
+        "claims files only; no experiments module is imported.",
+    )
+    _add_paper_option(p, "(default: all), e.g. murata-suzuki-2023")
     _add_registry_option(p)
     p.add_argument(
         "--kind", help="only this kind (privacy, excess_risk, utility, complexity, lower_bound)"
@@ -924,6 +947,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "audit",
         help="audit a built-in mechanism or your own callable for (epsilon, delta)-DP",
+        description="Run the mechanism on two neighbouring datasets (a built-in pair, --d0 and "
+        "--d1, or a pair --search finds) and certify a lower bound on its epsilon at "
+        "--confidence, or certify scores computed anywhere (--scores). Exit code 1 on a "
+        "violation (the bound exceeds the claimed epsilon), 0 otherwise.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.lazy_epilog = _targets_epilog
@@ -1051,9 +1078,12 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "mutants",
         help="run every privacy mutant through its registry audit: kill matrix and mutation score",
+        description="Run each known-buggy variant (mutant) of the selected papers through the "
+        "audit of the claim it breaks, and print which audits catch which mutants (the kill "
+        "matrix) and the share caught (the mutation score).",
     )
-    p.add_argument(
-        "--paper", help="only this paper's mutants (a paper id, generic, or a library: opacus, ...)"
+    _add_paper_option(
+        p, "whose mutants run (default: all); also generic, or a library: opacus, ..."
     )
     p.add_argument(
         "--corpus",
@@ -1080,6 +1110,13 @@ def _build_parser() -> argparse.ArgumentParser:
 def _words(members: Sequence[str]) -> tuple[str, ...]:
     """Enum members as plain strings: argparse writes ``repr(choice)`` in its messages."""
     return tuple(map(str, members))
+
+
+def _add_paper_option(p: argparse.ArgumentParser, which: str) -> None:
+    """``--paper ID[,ID...]``, the one name of the paper selection of every command (the old
+    spelling ``--papers`` of ``verify`` is kept as a hidden alias)."""
+    p.add_argument("--paper", metavar="ID[,ID...]", help=f"comma-separated paper ids {which}")
+    p.add_argument("--papers", dest="paper", help=argparse.SUPPRESS)
 
 
 def _add_registry_option(p: argparse.ArgumentParser) -> None:

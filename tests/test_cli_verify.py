@@ -346,8 +346,8 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
     [
         (["verify", "--claims", "nope.claim"], "unknown claim id 'nope.claim'"),
         (["verify", "--claims", "zzz*"], "matches no claim id"),
-        (["verify", "--papers", "nobody-2099"], "papers must be one of"),
-        (["verify", "--papers", "ghazi-et-al-2023", "--claims", "diff2gd.*"], "no claim matches"),
+        (["verify", "--paper", "nobody-2099"], "papers must be one of"),
+        (["verify", "--paper", "ghazi-et-al-2023", "--claims", "diff2gd.*"], "no claim matches"),
         (["verify", "--claims", VALUE, "--backend", "gpu"], "backend must be one of"),
         (["verify", "--claims", VALUE, "--workers", "0"], "workers must be a whole number >= 1"),
         (["verify", "--claims", VALUE, "--seed", "-1"], "seed must be a non-negative integer"),

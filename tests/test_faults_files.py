@@ -125,7 +125,7 @@ def verified(tmp_path_factory):
     registry = _registry(root / "registry", "faults-files-a")
     out = root / "report"
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-a", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0 and err == "", err
@@ -300,7 +300,7 @@ def test_defect11_report_md_escapes_every_text_from_the_registry(tmp_path):
     registry = _registry(tmp_path / "hostile", "faults-files-b", replace)
     out = tmp_path / "report"
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-b", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-b", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0, err
@@ -368,7 +368,7 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
     registry = _registry(tmp_path / "r", "faults-files-d")
     out = tmp_path / "report"
     code, stdout, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-d", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-d", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0 and "2 claims: 2 consistent" in stdout
@@ -528,7 +528,7 @@ def test_defect15_bad_input_found_late_creates_no_parent_folder(verified, tmp_pa
     monkeypatch.chdir(tmp_path)
     registry = verified[0]
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", "a/b/report",
+        "verify", "--registry", registry, "--paper", "faults-files-a", "--out", "a/b/report",
         "--workers", "0",
     )  # fmt: skip
     assert code == 2 and err.count("\n") == 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -230,7 +231,8 @@ def register_experiment(
 
 
 def _import(paper: Paper) -> str | None:
-    """Import ``paper.experiments`` once (its folder on ``sys.path`` meanwhile); error or None."""
+    """Import ``paper.experiments`` once (a folder paper's folder and the current folder on
+    ``sys.path`` meanwhile); error or None."""
     name = paper.experiments
     if name in _IMPORTED:
         return _IMPORTED[name]
@@ -243,9 +245,11 @@ def _import(paper: Paper) -> str | None:
             f"{paper.id!r} in {paper.folder} cannot be; give the module a unique name"
         )
     else:
-        added = paper.folder is not None and str(paper.folder) not in sys.path
-        if added:
-            sys.path.insert(0, str(paper.folder))
+        # a folder's paper: its folder first, then the current folder (as audit and rate find
+        # module:function), only while the module is imported
+        folders = [str(paper.folder), os.getcwd()] if paper.folder is not None else []
+        added = [folder for folder in dict.fromkeys(folders) if folder not in sys.path]
+        sys.path[0:0] = added
         try:
             importlib.import_module(name)
         except SystemExit as exc:
@@ -256,8 +260,8 @@ def _import(paper: Paper) -> str | None:
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         finally:
-            if added:
-                sys.path.remove(str(paper.folder))
+            for folder in added:
+                sys.path.remove(folder)
     _IMPORTED[name] = error
     return error
 

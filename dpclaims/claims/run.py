@@ -123,7 +123,7 @@ def select_claims(
     ]
     if not selected:
         raise InputError(
-            f"no claim matches both --papers {','.join(papers or ())} and --claims "
+            f"no claim matches both --paper {','.join(papers or ())} and --claims "
             f"{','.join(patterns or ())}; widen the selection"
         )
     return selected

@@ -22,7 +22,7 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 _TOML = Template("""\
 # Claims of the paper $paper_id, checked by the experiments in $module.py.
-# Run them:  dpclaims verify --registry $folder --papers $paper_id
+# Run them:  dpclaims verify --registry $folder --paper $paper_id
 # Fields: see the docstring of dpclaims.claims.registry (or any packaged claims TOML).
 
 [paper]

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims import PrivacyClaim, UserDataset, replace_user
+from dpclaims import PrivacyClaim, replace_user
 from dpclaims.audit import AuditResult, Split, audit
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 
@@ -20,14 +20,9 @@ def mean_mech(data, rng, trials):
     return float(data.x.mean()) + 0.1 * rng.standard_normal((trials, 1))
 
 
-def datasets():
-    x = np.zeros((4, 2, 1))
-    d0 = UserDataset(x)
-    return d0, replace_user(d0, 1, np.ones((2, 1)))
-
-
-def test_result_record_is_complete_and_json_serialisable():
-    r = audit(gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=5000, seed=1, backend="serial")
+def test_result_record_is_complete_and_json_serialisable(gaussian_target):
+    t = gaussian_target
+    r = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=5000, seed=1, backend="serial")
     assert isinstance(r, AuditResult)
     d = r.to_dict()
     json.dumps(d, allow_nan=False)
@@ -148,8 +143,8 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
     )
 
 
-def test_claim_object_and_neighbour_checks():
-    d0, d1 = datasets()
+def test_claim_object_and_neighbour_checks(user_pair):
+    d0, d1 = user_pair
     claim = PrivacyClaim(1.0, 1e-5, unit="user", relation="replace")
     r = audit(mean_mech, d0, d1, claim=claim, trials=2000, backend="serial")
     assert (r.unit, r.relation) == ("user", "replace")
