@@ -30,7 +30,6 @@ from dpclaims.rates import fit_power_law, sweep
 from dpclaims.reports import SCHEMA_VERSION
 from dpclaims.reports.atomic import staged_directory
 from dpclaims.reports.schema import VERDICTS
-from dpclaims.resources import Limits
 
 
 def gauss(data, rng, trials):
@@ -294,7 +293,11 @@ API_CASES = [
     ),
     (
         "grid-too-short",
-        lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"),
+        lambda t: (
+            lambda: sweep(
+                rate, "n", [10, 100, 1000], replicates=2, execution=Execution(backend="serial")
+            )
+        ),
         InputError,
         "a rate fit needs at least 4 grid values",
     ),
@@ -823,8 +826,7 @@ RESOURCE_CASES = [
             gauss,
             0.0,
             10**9,
-            execution=Execution(backend="serial"),
-            limits=Limits.checked(max_memory=2**30),
+            execution=Execution(backend="serial", max_memory=2**30),
         ),
         InputError,
         r"over the limit max_memory=.*the largest count that fits is trials=\d",

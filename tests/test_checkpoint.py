@@ -57,8 +57,7 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
         0.0,
         trials,
         seed=1,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=tmp_path),
+        execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(first, plain)
     files = chunk_files(tmp_path)
@@ -70,8 +69,7 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
         0.0,
         trials,
         seed=1,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path),
+        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(again, plain)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
@@ -89,9 +87,16 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
     resumed = without_time(audit(gauss, 0.0, 1.0, checkpoint=tmp_path / "audit", **kwargs))
     assert plain == checkpointed == resumed
     grid = geometric_grid(10, 1000, 4, integer=True)
-    reference = sweep(noisy_rate, "n", grid, replicates=3, seed=4, backend="serial")
+    reference = sweep(
+        noisy_rate, "n", grid, replicates=3, seed=4, execution=Execution(backend="serial")
+    )
     first = sweep(
-        noisy_rate, "n", grid, replicates=3, seed=4, backend="serial", checkpoint=tmp_path / "sweep"
+        noisy_rate,
+        "n",
+        grid,
+        replicates=3,
+        seed=4,
+        execution=Execution(backend="serial", checkpoint=tmp_path / "sweep"),
     )
     assert len(chunk_files(tmp_path / "sweep")) == 12
     chunk_files(tmp_path / "sweep")[5].unlink()
@@ -101,9 +106,7 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
         grid,
         replicates=3,
         seed=4,
-        backend="processes",
-        workers=2,
-        checkpoint=tmp_path / "sweep",
+        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path / "sweep"),
     )
     np.testing.assert_array_equal(first.errors, reference.errors)
     np.testing.assert_array_equal(second.errors, reference.errors)
@@ -163,8 +166,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
         gauss,
         0.0,
         3 * SEED_BLOCK,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=tmp_path),
+        execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     damage(tmp_path)
     with pytest.raises(InputError, match=message):
@@ -172,8 +174,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
             gauss,
             0.0,
             3 * SEED_BLOCK,
-            chunk=SEED_BLOCK,
-            execution=Execution(backend="serial", checkpoint=tmp_path),
+            execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
         )
 
 

@@ -77,9 +77,25 @@ def test_audit_is_bit_identical_on_serial_processes_and_dask(scheduler, statisti
 
 def test_sweep_is_bit_identical_on_serial_processes_and_dask(scheduler):
     grid = geometric_grid(10, 1000, 5, integer=True)
-    serial = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="serial")
-    processes = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="processes", workers=2)
-    dask = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="dask", scheduler=scheduler)
+    serial = sweep(
+        noisy_rate, "n", grid, replicates=6, seed=3, execution=Execution(backend="serial")
+    )
+    processes = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=6,
+        seed=3,
+        execution=Execution(backend="processes", workers=2),
+    )
+    dask = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=6,
+        seed=3,
+        execution=Execution(backend="dask", scheduler=scheduler),
+    )
     np.testing.assert_array_equal(serial.errors, processes.errors)
     np.testing.assert_array_equal(serial.errors, dask.errors)
 
@@ -90,8 +106,7 @@ def test_dask_without_scheduler_starts_and_closes_a_local_cluster():
         0.0,
         3 * SEED_BLOCK,
         seed=2,
-        execution=Execution(backend="dask", workers=2),
-        chunk=SEED_BLOCK,
+        execution=Execution(backend="dask", workers=2, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(
         out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, execution=Execution(backend="serial"))

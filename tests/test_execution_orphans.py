@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpclaims.execution import _die_with_parent
+from dpclaims.execution.backends import _die_with_parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and fork")
 

@@ -10,6 +10,7 @@ from dpclaims.audit import audit
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import (
+    DETERMINISM_PROBE,
     SEED_BLOCK,
     Execution,
     TaskGrid,
@@ -62,7 +63,7 @@ def test_chunks_are_submitted_a_few_at_a_time(monkeypatch):
             seen.append(i)
             return super().__getitem__(i)
 
-    with session("processes", workers=2) as s:
+    with session(Execution(backend="processes", workers=2)) as s:
         stream = s.stream(pow, Recorder([(i, 2) for i in range(100)]))
         first = next(stream)
         assert (
@@ -83,7 +84,13 @@ def probe(seconds_per_trial=1e-6, bytes_per_trial=100.0, width=1):
 
 def budget(found, trials, *, max_seconds=math.inf, max_memory=math.inf):
     work = Workload(
-        trials=trials, held=lambda n: min(n, SEED_BLOCK), workers=2, parallel=True, minimum=100
+        trials=trials,
+        held=lambda n: min(n, SEED_BLOCK),
+        workers=2,
+        parallel=True,
+        minimum=100,
+        block=SEED_BLOCK,
+        probe_trials=DETERMINISM_PROBE,
     )
     return check_budget(found, work, Limits(max_seconds=max_seconds, max_memory=max_memory))
 
@@ -274,8 +281,7 @@ def test_run_trials_refuses_more_outputs_than_fit_in_memory():
             gauss,
             0.0,
             10**9,
-            execution=Execution(backend="serial"),
-            limits=Limits.checked(max_memory=2**30),
+            execution=Execution(backend="serial", max_memory=2**30),
         )
     with pytest.raises(MechanismError, match="strict mode"):
-        run_trials(global_noise, 0.0, 100, execution=Execution(backend="serial"), strict=True)
+        run_trials(global_noise, 0.0, 100, execution=Execution(backend="serial", strict=True))

@@ -133,8 +133,7 @@ def _checkpointed(folder: Path) -> np.ndarray:
         gauss,
         0.0,
         2 * SEED_BLOCK,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=folder),
+        execution=Execution(backend="serial", checkpoint=folder, chunk=SEED_BLOCK),
     )
 
 
@@ -326,7 +325,15 @@ def test_defect16_estimate_is_calibrated(monkeypatch):
         return np.zeros((n, 1))
 
     trials = 20_000_000
-    work = Workload(trials=trials, held=lambda n: 0, workers=1, parallel=False, sides=1)
+    work = Workload(
+        trials=trials,
+        held=lambda n: 0,
+        workers=1,
+        parallel=False,
+        sides=1,
+        block=SEED_BLOCK,
+        probe_trials=32,
+    )
     found = probe(call, first=5.0, width=1, work=work, long_run=10.0)  # a slow cold call
     assert found.seconds_per_call == pytest.approx(a) and found.seconds_per_trial == pytest.approx(
         b

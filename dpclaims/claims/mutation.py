@@ -28,7 +28,7 @@ from typing import Any
 
 from ..audit.target import AuditTarget
 from ..errors import InputError, check_choice
-from ..execution import Execution, resolve_execution
+from ..execution import DEFAULT_EXECUTION, Execution
 from .experiments import BUDGETS
 
 __all__ = [
@@ -172,11 +172,10 @@ def kill_matrix(
     papers: str | Sequence[str] | None = None,
     budget: str = "quick",
     seed: int = 0,
-    backend: str | None = None,
-    workers: int | None = None,
+    *,
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
-    execution: Execution | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
     corpus: str = "papers",
 ) -> dict:
     """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
@@ -184,8 +183,8 @@ def kill_matrix(
     ``papers`` is one paper id (``"generic"`` for the textbook mechanisms; a library such as
     ``"opacus"`` for the real bugs), several, or None (all).  ``corpus`` picks the papers'
     mutants (``"papers"``, the default), the real-bug reproductions (``"real"``) or ``"all"``.
-    The audits run where ``execution`` says (or ``backend``/``workers`` passed loose), each
-    mutant checkpointing into its own subfolder of a checkpoint folder.
+    The audits run where ``execution`` says, each mutant checkpointing into its own subfolder
+    of a checkpoint folder.
 
     Returns
     -------
@@ -201,7 +200,11 @@ def kill_matrix(
 
     check_choice(budget, BUDGETS, "budget")
     check_choice(corpus, CORPUS_CHOICES, "corpus")
-    execution = resolve_execution(execution, backend=backend, workers=workers)
+    if not isinstance(execution, Execution):
+        raise InputError(
+            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
+            "pass e.g. execution=Execution(backend='processes', workers=4)"
+        )
     wanted = [papers] if isinstance(papers, str) else papers
     import_plugin_mutants(wanted)
     mutants = [

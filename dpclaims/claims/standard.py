@@ -187,10 +187,7 @@ class RateExperiment:
             replicates=self.replicates,
             seed=seed,
             fixed=dict(self.fixed),
-            backend=execution.backend,
-            workers=execution.workers,
-            scheduler=execution.scheduler,
-            checkpoint=execution.checkpoint,
+            execution=execution,
         )
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
         check = check_exponent(

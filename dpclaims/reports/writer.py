@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..execution import map_tasks
+from ..execution import Execution, map_tasks
 from ..userfiles import first_line
 from ..verdicts import UNCHECKED
 from .atomic import check_output_dir, staged_directory
@@ -66,7 +66,8 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
         if piece["verdict"] not in UNCHECKED and piece["type"] in ("audit", "rate")
     ]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
-        pngs = map_tasks(_draw, [(piece,) for piece in drawn], backend="processes", workers=workers)
+        where = Execution(backend="processes", workers=workers)
+        pngs = map_tasks(_draw, [(piece,) for piece in drawn], where)
     else:
         pngs = [_draw(piece) for piece in drawn]
     pngs.append(_draw_summary(pieces))

@@ -37,6 +37,7 @@ from dpclaims.audit import audit
 from dpclaims.claims.checks.heavy_tailed import rt1_d_distance, rt1_distance
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
+from dpclaims.execution import Execution
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
 from dpclaims.hardinstances.heavy_tailed import ParetoRadiusInstance
 from dpclaims.losses import (
@@ -361,7 +362,7 @@ def _rt1_fit(k, algorithm=DoubleOutputPert, reps=4):
         replicates=reps,
         seed=1,
         fixed={"k": k, "trials": 200, "algorithm": algorithm},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     return fit_power_law(result.values, result.errors)
 
@@ -544,7 +545,7 @@ def test_rt1_epsilon_and_d_exponents():
         replicates=3,
         seed=2,
         fixed={"param": "epsilon", "k": 2.0, "n": 10_000, "trials": 300},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert check_exponent(fit_power_law(result.values, result.errors), -0.5).verdict == "consistent"
     result = sweep(
@@ -554,7 +555,7 @@ def test_rt1_epsilon_and_d_exponents():
         replicates=3,
         seed=2,
         fixed={"k": 4.0, "n": 1500, "trials": 60},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert check_exponent(fit_power_law(result.values, result.errors), 0.75).verdict == "consistent"
 

@@ -11,6 +11,7 @@ from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
 from dpclaims.claims.mutation import audit_settings, kill_matrix
 from dpclaims.data import are_neighbours
+from dpclaims.execution import Execution
 from dpclaims.targets.realbugs import get_bug, list_bugs
 
 BUGS = list_bugs()
@@ -46,7 +47,7 @@ def test_real_bugs_are_registered_mutants_of_the_real_corpus():
 
 @pytest.mark.parametrize("name", FAST)
 def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name):
-    report = kill_matrix(names=[name], corpus="real", backend="serial")
+    report = kill_matrix(names=[name], corpus="real", execution=Execution(backend="serial"))
     assert report["killed"] == 1, report["matrix"]
     bug = get_bug(name)
     twin = bug.target(twin=True)
