@@ -16,7 +16,7 @@ import sys
 import time
 
 from dpclaims.algorithms.dp_srgd import AcceleratedDPSRGD, canary_audit
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 
 
 def row(
@@ -27,7 +27,13 @@ def row(
     claim = target.claim
     start = time.perf_counter()
     result = audit(
-        target.mechanism, target.d0, target.d1, claim=claim, trials=trials, seed=0, method=method
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=claim,
+        trials=trials,
+        seed=0,
+        test=AuditTest(method=method),
     )
     exact = algo.epsilon_exact
     print(

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from dpclaims.algorithms.mutants.heavy_tailed import NoTauAlg4, audit_alg4
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 
 CASES = (
     ("correct + harness", {}, 0.88),
@@ -44,7 +44,7 @@ def main(trial_counts: list[int]) -> None:
                     claim=t.claim,
                     trials=trials,
                     seed=0,
-                    statistic=statistic,
+                    test=AuditTest(statistic=statistic),
                 )
                 print(
                     f"{name:24s} {stat_name:>9s} {trials:9d} {result.epsilon_lower:8.3f} "

@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
-from dpclaims.audit import Split, audit
+from dpclaims.audit import Neighbours, Split, audit
 from dpclaims.claims.checks.diff2_section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
@@ -367,7 +367,14 @@ def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
     with pytest.warns(
         RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"
     ):
-        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial", strict=False)
+        audit(
+            global_noise,
+            0.0,
+            1.0,
+            trials=1000,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial", strict=False),
+        )
 
 
 def _npz(path, x):
@@ -815,7 +822,9 @@ def _rows_changed():
 RESOURCE_CASES = [
     (
         "trials-over-time-limit",
-        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
+        lambda: audit(
+            gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, execution=Execution(max_seconds=60)
+        ),
         InputError,
         r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
         r"count that fits is trials=\d",
@@ -833,7 +842,7 @@ RESOURCE_CASES = [
     ),
     (
         "limit-not-positive",
-        lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0),
+        lambda: audit(gauss, 0.0, 1.0, **_FAST, execution=Execution(max_seconds=0)),
         InputError,
         "max_seconds must be a number > 0",
     ),
@@ -889,15 +898,20 @@ RESOURCE_CASES = [
             np.zeros(3),
             np.array([0.0, 2.0, 0.0]),
             **_FAST,
-            relation="query",
-            sensitivity=1.0,
+            neighbours=Neighbours(relation="query", sensitivity=1.0),
         ),
         NotNeighboursError,
         r"differ by 2 at index \(1,\), more than the per-coordinate sensitivity=1.0",
     ),
     (
         "query-without-sensitivity",
-        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query"),
+        lambda: audit(
+            gauss,
+            np.zeros(3),
+            np.array([0.0, 2.0, 0.0]),
+            **_FAST,
+            neighbours=Neighbours(relation="query"),
+        ),
         InputError,
         "relation='query' needs the per-coordinate sensitivity",
     ),

@@ -101,7 +101,9 @@ def test_bad_mechanism_outputs_are_mechanism_errors(mechanism, fragment):
         ({"seed": -1}, "seed must be"),
         ({"execution": lambda: Execution(backend="gpu")}, "backend must be one of"),
         ({"execution": lambda: Execution(workers=0)}, "workers must be"),
-        ({"chunk": 0}, "chunk must be"),
+        ({"execution": lambda: Execution(chunk=0)}, "chunk must be"),
+        ({"execution": lambda: Execution(strict="yes")}, "strict must be"),
+        ({"execution": "serial"}, "execution must be a dpclaims.execution.Execution"),
     ],
 )
 def test_bad_arguments(kwargs, fragment):

@@ -16,7 +16,7 @@ import pytest
 from dpclaims.algorithms.mechanisms import GaussianMechanism, user_sum_query
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset, replace_user
-from dpclaims.execution import SEED_BLOCK
+from dpclaims.execution import SEED_BLOCK, Execution
 
 distributed = pytest.importorskip("distributed")
 
@@ -118,7 +118,9 @@ def test_an_audit_on_separate_dask_worker_processes_is_bit_identical_to_serial(c
     kwargs = dict(
         claim=mechanism.privacy_claim, trials=6 * SEED_BLOCK + 321, seed=5, chunk=SEED_BLOCK
     )
-    serial = audit(mechanism, d0, d1, backend="serial", **kwargs).to_dict()
-    dask = audit(mechanism, d0, d1, backend="dask", scheduler=cluster, **kwargs).to_dict()
+    serial = audit(mechanism, d0, d1, **kwargs, execution=Execution(backend="serial")).to_dict()
+    dask = audit(
+        mechanism, d0, d1, **kwargs, execution=Execution(backend="dask", scheduler=cluster)
+    ).to_dict()
     serial.pop("wall_time"), dask.pop("wall_time")
     assert serial == dask

@@ -26,6 +26,7 @@ from dpclaims.claims.run import run_claims
 from dpclaims.cli import main
 from dpclaims.errors import InputError
 from dpclaims.execution import SEED_BLOCK, Execution, run_trials
+from dpclaims.privacy import PrivacyClaim
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS = "lla24.alg1.reference_eps,lla24.alg1.risk"
@@ -305,7 +306,12 @@ def test_defect16_serial_estimate_counts_one_worker():
 
     with pytest.raises(InputError, match=r"1 worker\(s\)"):
         audit(
-            gauss, 0.0, 1.0, epsilon=1.0, trials=10**12, max_seconds=60, backend="serial", workers=2
+            gauss,
+            0.0,
+            1.0,
+            trials=10**12,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(max_seconds=60, backend="serial", workers=2),
         )
 
 

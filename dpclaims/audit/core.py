@@ -65,6 +65,7 @@ from ..execution import (
     Execution,
     as_batched,
     call_block,
+    check_execution,
     child_seed,
     first_block,
     ignores_rng,
@@ -248,7 +249,7 @@ def audit(
     """
     start = time.perf_counter()
     claim = _check_claim(claim)
-    execution = _check_value(execution, Execution, "execution", "Execution(backend='serial')")
+    execution = check_execution(execution)
     test = _check_value(test, AuditTest, "test", "AuditTest(method='threshold')")
     reference = _check_value(reference, Reference, "reference", "Reference(epsilon=0.93)")
     if neighbours is not None:
@@ -856,8 +857,7 @@ def _check_claim(claim: Any) -> PrivacyClaim:
     """``claim`` checked to be a :class:`PrivacyClaim`."""
     if claim is None:
         raise InputError(
-            "pass the claim, e.g. audit(mechanism, d0, d1, PrivacyClaim(epsilon=1.0, "
-            "delta=1e-5))"
+            "pass the claim, e.g. audit(mechanism, d0, d1, PrivacyClaim(epsilon=1.0, delta=1e-5))"
         )
     if not isinstance(claim, PrivacyClaim):
         raise InputError(

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..audit.target import AuditTarget
 from ..errors import InputError, check_choice
-from ..execution import DEFAULT_EXECUTION, Execution
+from ..execution import DEFAULT_EXECUTION, Execution, check_execution
 from .experiments import BUDGETS
 
 __all__ = [
@@ -196,15 +196,11 @@ def kill_matrix(
     audited.
     """
     from ..algorithms.mutants import list_mutants
-    from ..audit import audit
+    from ..audit import AuditTest, audit
 
     check_choice(budget, BUDGETS, "budget")
     check_choice(corpus, CORPUS_CHOICES, "corpus")
-    if not isinstance(execution, Execution):
-        raise InputError(
-            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
-            "pass e.g. execution=Execution(backend='processes', workers=4)"
-        )
+    check_execution(execution)
     wanted = [papers] if isinstance(papers, str) else papers
     import_plugin_mutants(wanted)
     mutants = [
@@ -253,14 +249,18 @@ def kill_matrix(
             )
         else:
             settings = audit_settings(audit_id, budget)
+            test = {**settings, **(getattr(mutant, "audit_options", None) or {})}
+            trials, confidence = test.pop("trials"), test.pop("confidence")
             result = audit(
                 target.mechanism,
                 target.d0,
                 target.d1,
-                claim=target.claim,
+                target.claim,
+                trials=trials,
+                confidence=confidence,
                 seed=seed,
+                test=AuditTest(**test),
                 execution=execution.narrowed(mutant.name),
-                **{**settings, **(getattr(mutant, "audit_options", None) or {})},
             )
             row.update(
                 claimed_epsilon=target.claim.epsilon,

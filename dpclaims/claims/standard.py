@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class AuditExperiment:
     reference_note: str = ""
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
-        from ..audit import audit
+        from ..audit import AuditTest, Reference, audit
         from ..audit.result import format_epsilon
         from ..audit.target import AuditTarget
 
@@ -81,15 +81,13 @@ class AuditExperiment:
             target.mechanism,
             target.d0,
             target.d1,
-            claim=claim,
+            claim,
             trials=self.trials,
             confidence=self.confidence,
             seed=seed,
-            method=self.method,
-            execution=execution,
-            reference_epsilon=self.reference_epsilon,
-            reference_note=self.reference_note,
-            progress=False,
+            test=AuditTest(method=self.method),
+            execution=replace(execution, progress=False),
+            reference=Reference(epsilon=self.reference_epsilon, note=self.reference_note),
         )
         label = "certified" if result.certified else "estimated (not certified)"
         summary = (

@@ -28,7 +28,7 @@ from .backends import (
     Serial,
     backend_named,
 )
-from .config import DEFAULT_EXECUTION, Execution
+from .config import DEFAULT_EXECUTION, Execution, check_execution
 from .mechanisms import (
     DETERMINISM_PROBE,
     as_batched,
@@ -55,6 +55,7 @@ from .seeds import SEED_BLOCK, child_seed, root_seed
 __all__ = [
     "Execution",
     "DEFAULT_EXECUTION",
+    "check_execution",
     "Backend",
     "Runner",
     "Auto",

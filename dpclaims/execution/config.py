@@ -14,7 +14,7 @@ from .backends import Backend, backend_named
 from .mechanisms import strict_default
 from .plan import resolve_workers
 
-__all__ = ["Execution", "DEFAULT_EXECUTION"]
+__all__ = ["Execution", "DEFAULT_EXECUTION", "check_execution"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +115,16 @@ def _check_apart(checkpoint: Any, out: Any, option: Callable[[str], str]) -> Non
             f"{option('checkpoint')} {str(checkpoint)!r} {where} {option('out')} {str(out)!r}, "
             f"the report folder the run writes; choose a {option('checkpoint')} folder outside it"
         )
+
+
+def check_execution(execution: Any) -> Execution:
+    """``execution`` checked to be an :class:`Execution` (one error line naming it else)."""
+    if not isinstance(execution, Execution):
+        raise InputError(
+            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
+            "pass e.g. execution=Execution(backend='processes', workers=4)"
+        )
+    return execution
 
 
 DEFAULT_EXECUTION = Execution()

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import InputError, check_trials
 from ..resources import LONG_RUN, Workload, check_budget, probe
 from ..timelimit import TimeLimitExceeded
-from .config import DEFAULT_EXECUTION, Execution
+from .config import DEFAULT_EXECUTION, Execution, check_execution
 from .mechanisms import (
     DETERMINISM_PROBE,
     as_batched,
@@ -96,7 +96,7 @@ def session(
     runs worker processes when ``tasks > 1``, there is more than one worker and ``probe``
     pickles with the standard pickle, else serially).
     """
-    workers = resolve_workers(execution.workers)
+    workers = resolve_workers(check_execution(execution).workers)
     runner = execution.backend.choose(tasks=tasks, workers=workers, probe=probe).open(workers)
     try:
         yield Session(runner)
@@ -151,6 +151,7 @@ def _start(job: _Job, execution: Execution) -> _Started:
     the chunks, check the mechanism draws from its rng (:func:`ignores_rng`) and that the run
     fits ``execution``'s time and memory limits (see :mod:`dpclaims.resources`) from a short
     probe on the first seed block, open the checkpoint stage."""
+    execution = check_execution(execution)
     trials = check_trials(job.trials)
     batched = as_batched(job.mechanism)
     root = job.seed if isinstance(job.seed, np.random.SeedSequence) else root_seed(job.seed)

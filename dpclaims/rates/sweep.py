@@ -29,7 +29,14 @@ from ..errors import (
     called_exit,
     check_trials,
 )
-from ..execution import DEFAULT_EXECUTION, Execution, child_seed, resolve_workers, session
+from ..execution import (
+    DEFAULT_EXECUTION,
+    Execution,
+    check_execution,
+    child_seed,
+    resolve_workers,
+    session,
+)
 from .grid import check_grid
 
 __all__ = ["BYTES_PER_CELL", "SweepResult", "check_sweep_size", "sweep"]
@@ -230,12 +237,7 @@ def sweep(
             f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets "
             "it)"
         )
-    if not isinstance(execution, Execution):
-        raise InputError(
-            f"execution must be a dpclaims.execution.Execution, got {type(execution).__name__}; "
-            "pass e.g. execution=Execution(backend='processes', workers=4)"
-        )
-    checkpoint = execution.checkpoint
+    checkpoint = check_execution(execution).checkpoint
     n_workers = resolve_workers(execution.workers)
 
     if checkpoint is None:

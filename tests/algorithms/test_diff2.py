@@ -24,7 +24,7 @@ from dpclaims.algorithms.diff2_privacy import (
 )
 from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.algorithms.mutants.diff2 import MeanSiloSize
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.target import AuditTarget
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.diff2 import regression_real, regression_standin
@@ -228,7 +228,7 @@ def _audit(target, *, seed, method):
         claim=target.claim,
         trials=10_000,
         seed=seed,
-        method=method,
+        test=AuditTest(method=method),
     )
 
 

@@ -29,7 +29,7 @@ from dpclaims.algorithms.dp_srgd_tree import (
     up_path,
 )
 from dpclaims.algorithms.mutants import get_mutant, list_mutants
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.gdp import gdp_delta
 from dpclaims.audit.target import AuditTarget
 from dpclaims.claims import experiment as experiment_of
@@ -372,8 +372,8 @@ def _audit(target: AuditTarget, *, trials: int, method: str = "threshold"):
         claim=target.claim,
         trials=trials,
         seed=0,
-        method=method,
-        backend="serial",
+        test=AuditTest(method=method),
+        execution=Execution(backend="serial"),
     )
 
 

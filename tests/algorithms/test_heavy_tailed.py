@@ -33,7 +33,7 @@ from dpclaims.algorithms.mutants.heavy_tailed import (
     WrongClipExponentAlg4,
     exp_radius_laplace,
 )
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.claims.checks.heavy_tailed import rt1_d_distance, rt1_distance
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
@@ -350,7 +350,13 @@ def test_sampler_audit_of_the_correct_laplace_is_consistent():
     )
     for stat in STATISTICS.values():  # weaker events (reach above 2×), never a violation
         assert audit(
-            t.mechanism, t.d0, t.d1, claim=t.claim, trials=50_000, seed=0, statistic=stat
+            t.mechanism,
+            t.d0,
+            t.d1,
+            claim=t.claim,
+            trials=50_000,
+            seed=0,
+            test=AuditTest(statistic=stat),
         ).verdict in ("consistent", "consistent_weak")
 
 
@@ -576,7 +582,7 @@ def test_raw_sampler_mutants_die_with_the_fixed_statistics():
             claim=t.claim,
             trials=50_000,
             seed=0,
-            statistic=STATISTICS[stat],
+            test=AuditTest(statistic=STATISTICS[stat]),
         )
         assert r.verdict == "violation", (mech, r.epsilon_lower)
 

@@ -22,12 +22,20 @@ from dpclaims.algorithms.mechanisms import (
 )
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset, remove_user, replace_user
+from dpclaims.execution import Execution
 from dpclaims.losses import LinearLoss
 
 
 def run_audit(mech, d0, d1, trials, seed=0, **kwargs):
     return audit(
-        mech, d0, d1, trials=trials, claim=mech.privacy_claim, seed=seed, backend="serial", **kwargs
+        mech,
+        d0,
+        d1,
+        trials=trials,
+        claim=mech.privacy_claim,
+        seed=seed,
+        **kwargs,
+        execution=Execution(backend="serial"),
     )
 
 

@@ -58,8 +58,8 @@ def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name
         twin.d1,
         claim=twin.claim,
         seed=1,
-        progress=False,
         **{**settings, **bug.audit_options()},
+        execution=Execution(progress=False),
     )
     assert result.verdict != "violation"
 
@@ -70,7 +70,15 @@ def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(
     bug = get_bug(name)
     settings = {**audit_settings(f"realbug:{name}", "quick"), **bug.audit_options()}
     t = bug.target()
-    caught = audit(t.mechanism, t.d0, t.d1, claim=t.claim, seed=0, progress=False, **settings)
+    caught = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        seed=0,
+        **settings,
+        execution=Execution(progress=False),
+    )
     assert caught.verdict == "violation"
     twin = bug.target(twin=True)
     for seed in range(4):
@@ -80,8 +88,8 @@ def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(
             twin.d1,
             claim=twin.claim,
             seed=seed,
-            progress=False,
             **settings,
+            execution=Execution(progress=False),
         )
         assert result.verdict != "violation", (seed, result.epsilon_lower)
 
