@@ -106,7 +106,7 @@ def test_gdp_is_labelled_an_estimate():
 
 
 def test_same_seed_same_numbers_and_backends_agree():
-    kwargs = dict(epsilon=1.0, delta=1e-5, trials=20_000, seed=7)
+    kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=20_000, seed=7)
     a = audit(gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="serial")).to_dict()
     b = audit(gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="serial")).to_dict()
     c = audit(
@@ -227,8 +227,16 @@ def test_claim_object_and_neighbour_checks():
     ],
 )
 def test_bad_input_is_refused_with_the_argument_named(kwargs, match):
+    def run(epsilon=None, delta=0.0, unit="user", trials=1000, confidence=0.95, **test):
+        claim = None if epsilon is None else PrivacyClaim(epsilon, delta, unit)
+        where = Execution(backend="serial")
+        test = AuditTest(**test)
+        return audit(
+            gauss, 0.0, 1.0, claim, trials=trials, confidence=confidence, test=test, execution=where
+        )
+
     with pytest.raises(InputError, match=match):
-        audit(gauss, 0.0, 1.0, **{"trials": 1000, "backend": "serial", **kwargs})
+        run(**kwargs)
 
 
 @pytest.mark.parametrize(

@@ -173,7 +173,7 @@ def test_a_bad_reference_is_refused_before_any_trial():
     from dpclaims.errors import InputError
 
     for bad in (-1.0, float("nan"), "1", True):
-        with pytest.raises(InputError, match="reference_epsilon"):
+        with pytest.raises(InputError, match="Reference.epsilon must be a number"):
             audit(
                 gauss,
                 0.0,

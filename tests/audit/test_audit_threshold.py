@@ -182,7 +182,12 @@ def test_auto_picks_the_strategy_from_the_outputs():
 
 
 def test_strategy_values_and_strings_agree():
-    kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
+    kwargs = {
+        "claim": PrivacyClaim(epsilon=1.0, delta=1e-5),
+        "trials": 4000,
+        "seed": 1,
+        "execution": Execution(backend="serial"),
+    }
     by_name = audit(gauss_sigma1, 0.0, 1.0, **kwargs, test=AuditTest(threshold="calibration"))
     by_value = audit(gauss_sigma1, 0.0, 1.0, **kwargs, test=AuditTest(threshold=Split(0.2)))
     assert by_name.to_dict() | {"wall_time": 0} == by_value.to_dict() | {"wall_time": 0}
@@ -279,7 +284,7 @@ def test_tightness_on_the_analytic_gaussian(epsilon):
 
 
 def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
-    monkeypatch.setattr(sys.modules["dpclaims.audit.core"], "MAX_HELD_VALUES", 1500)
+    monkeypatch.setattr(sys.modules["dpclaims.audit.threshold"], "MAX_HELD_VALUES", 1500)
 
     def gauss2(data, rng, trials):
         return data + rng.standard_normal((trials, 2))
