@@ -10,6 +10,7 @@ import io
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
-from dpclaims.audit import Neighbours, Split, audit
+from dpclaims.audit import AuditTest, Neighbours, Split, audit
 from dpclaims.claims.checks.diff2_section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
@@ -58,10 +59,26 @@ def _far():
     return d0, replace_user(d1, 2, np.ones((2, 1)))
 
 
-def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
-    return lambda: audit(
-        mechanism, d0, d1, **{"epsilon": 1.0, "trials": 1000, "backend": "serial", **kwargs}
-    )
+def _audit(mechanism=gauss, d0=0.0, d1=1.0, *, trials=1000, confidence=0.95, seed=0, **fields):
+    """An audit as a lambda, its values (claim, test, execution) built inside it from
+    ``fields``: a bad field is refused by the value that holds it."""
+    claim = {k: fields.pop(k) for k in ("epsilon", "delta", "unit", "relation") if k in fields}
+    test = {k: fields.pop(k) for k in ("method", "threshold", "statistic", "ci") if k in fields}
+
+    def run():
+        return audit(
+            mechanism,
+            d0,
+            d1,
+            PrivacyClaim(**{"epsilon": 1.0, **claim}),
+            trials=trials,
+            confidence=confidence,
+            seed=seed,
+            test=AuditTest(**test),
+            execution=Execution(**{"backend": "serial", **fields}),
+        )
+
+    return run
 
 
 def _corrupt_checkpoint(tmp_path):
@@ -801,7 +818,8 @@ def test_fuzz_privacy_claim(epsilon, delta, unit, relation, source):
 # docs/bad_inputs.md, "Resources, calling conventions, neighbours and strict mode").
 # -------------------------------------------------------------------------------------------
 
-_FAST = dict(epsilon=1.0, delta=1e-5, trials=1000, backend="serial", strict=False)
+_SERIAL = Execution(backend="serial", strict=False)
+_FAST = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=1000, execution=_SERIAL)
 
 
 def _scribble(data, rng, trials):
@@ -823,7 +841,10 @@ RESOURCE_CASES = [
     (
         "trials-over-time-limit",
         lambda: audit(
-            gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, execution=Execution(max_seconds=60)
+            gauss,
+            0.0,
+            1.0,
+            **{**_FAST, "trials": 10**12, "execution": replace(_SERIAL, max_seconds=60)},
         ),
         InputError,
         r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
@@ -842,7 +863,7 @@ RESOURCE_CASES = [
     ),
     (
         "limit-not-positive",
-        lambda: audit(gauss, 0.0, 1.0, **_FAST, execution=Execution(max_seconds=0)),
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, max_seconds=0)}),
         InputError,
         "max_seconds must be a number > 0",
     ),
@@ -941,13 +962,15 @@ RESOURCE_CASES = [
     ),
     (
         "strict-rng",
-        lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
+        lambda: audit(
+            global_noise, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict=True)}
+        ),
         MechanismError,
         r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
     ),
     (
         "strict-not-bool",
-        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}),
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict="yes")}),
         InputError,
         "strict must be True, False or None",
     ),
