@@ -42,7 +42,6 @@ def crafted(bug, twin: bool = False, seed: int = 0):
 def searched(bug, trials: int):
     plain = bug.plain()
     family = CanaryPairs(plain, unit=bug.claim.unit, relation=bug.claim.relation)
-    options = {"statistic": bug.statistic} if bug.statistic is not None else {}
     method = bug.method if bug.method != "histogram" else "threshold"
     start = time.perf_counter()
     try:
@@ -53,8 +52,7 @@ def searched(bug, trials: int):
             trials=trials,
             seed=0,
             screen_trials=max(1000, trials // 10),
-            **options,
-            test=AuditTest(method=method),
+            test=AuditTest(method=method, statistic=bug.statistic),
             execution=Execution(progress=False),
         )
     except Exception as error:  # noqa: BLE001 - a row of the table, not a crash

@@ -128,19 +128,33 @@ def import_plugin_mutants(papers: Sequence[str] | None = None) -> dict[str, str]
 
 
 def audit_settings(audit_id: str, budget: str) -> dict:
-    """``{"trials", "method", "confidence"}`` of the registry audit ``audit_id`` at ``budget``.
+    """``{"trials", "confidence", "test"}`` of the registry audit ``audit_id`` at ``budget``:
+    keywords of :func:`~dpclaims.audit.audit` (``test`` an :class:`~dpclaims.audit.AuditTest`
+    with the audit's method).
 
     A claim checked by several experiments uses its first audit part.
     """
     check_choice(budget, BUDGETS, "budget")
+    return _settings(audit_id, budget)
+
+
+def _settings(audit_id: str, budget: str) -> dict:
+    from ..audit import AuditTest
+
+    trials, method, confidence = _audit_size(audit_id, budget)
+    return {"trials": trials, "confidence": confidence, "test": AuditTest(method=method)}
+
+
+def _audit_size(audit_id: str, budget: str) -> tuple[int, str, float]:
+    """``(trials, method, confidence)`` of the registry audit ``audit_id`` at ``budget``."""
     if audit_id.startswith("realbug:"):
         from ..targets.realbugs import get_bug
 
         bug = get_bug(audit_id.removeprefix("realbug:"))
         trials = bug.trials * REAL_BUDGET_FACTOR[budget]
-        return {"trials": trials, "method": bug.method, "confidence": 0.95}
+        return trials, bug.method, 0.95
     if audit_id.startswith("catalog:"):
-        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+        return CATALOG_TRIALS[budget], "threshold", 0.95
     from . import experiment as experiment_of
     from . import get
     from .standard import AuditExperiment, CombinedExperiment
@@ -153,9 +167,9 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     )
     audits = [p for p in parts if isinstance(p, AuditExperiment)]
     if not audits:  # a value check (white-box invariant): the registry default audit size
-        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+        return CATALOG_TRIALS[budget], "threshold", 0.95
     first = audits[0]
-    return {"trials": first.trials, "method": first.method, "confidence": first.confidence}
+    return first.trials, first.method, first.confidence
 
 
 def _audit_target(built: Any) -> AuditTarget | None:
@@ -196,7 +210,7 @@ def kill_matrix(
     audited.
     """
     from ..algorithms.mutants import list_mutants
-    from ..audit import AuditTest, audit
+    from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
     check_choice(corpus, CORPUS_CHOICES, "corpus")
@@ -249,18 +263,15 @@ def kill_matrix(
             )
         else:
             settings = audit_settings(audit_id, budget)
-            test = {**settings, **(getattr(mutant, "audit_options", None) or {})}
-            trials, confidence = test.pop("trials"), test.pop("confidence")
+            options = {**settings, **(getattr(mutant, "audit_options", None) or {})}
             result = audit(
                 target.mechanism,
                 target.d0,
                 target.d1,
                 target.claim,
-                trials=trials,
-                confidence=confidence,
                 seed=seed,
-                test=AuditTest(**test),
                 execution=execution.narrowed(mutant.name),
+                **options,
             )
             row.update(
                 claimed_epsilon=target.claim.epsilon,
