@@ -638,10 +638,7 @@ def _result(
     found = None
     if plan.method.certified:
         found = reach(
-            false_positives=test.false_positives,
-            n_negative=test.n_negative,
-            false_negatives=test.false_negatives,
-            n_positive=test.n_positive,
+            test,
             claim=claim.epsilon,
             delta=claim.delta,
             alpha=alpha,

@@ -23,10 +23,7 @@ def _draw(kind, n, shift, rng):
 def _reach_of(found, claim, delta):
     test = found.test
     return reach(
-        false_positives=int(test.false_positives),
-        n_negative=int(test.n_negative),
-        false_negatives=int(test.false_negatives),
-        n_positive=int(test.n_positive),
+        test,
         claim=claim,
         delta=delta,
         alpha=found.alpha,
