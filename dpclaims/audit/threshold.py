@@ -9,7 +9,7 @@ dataset (:func:`counts_above`), which add up over chunks of trials: a long audit
 reduces each chunk to them on its worker and certifies from the sums
 (:func:`certify_counts`, :func:`tradeoff_from_counts`).
 
-How the test is chosen is a *strategy*, a small frozen value passed as ``audit(threshold=...)``:
+How the test is chosen is a *strategy*, a small frozen value passed as ``AuditTest(threshold=...)``:
 :class:`Split` (chosen on a calibration split), :class:`Bonferroni` (a grid fixed on the
 calibration split, all certified), :class:`Quantiles` (thresholds at order statistics of the
 certifying data itself, no split for a fixed score) and :class:`Auto` (the default: the one
