@@ -46,9 +46,10 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpclaims.algorithms.mechanisms import analytic_gaussian_sigma  # noqa: E402
-from dpclaims.audit.search import QueryPairs, search  # noqa: E402
+from dpclaims.audit.search import search  # noqa: E402
 from dpclaims.execution import Execution  # noqa: E402
 from dpclaims.privacy import PrivacyClaim  # noqa: E402
+from dpclaims.targets.pairs import QueryPairs  # noqa: E402
 
 EPSILON = 1.0
 CONFIDENCE = 0.9

@@ -32,7 +32,6 @@ import time
 import numpy as np
 
 from dpclaims.algorithms.baselines import DPSGD
-from dpclaims.algorithms.mutants.baselines import half_noise, no_clip
 from dpclaims.audit import AuditTest, audit
 from dpclaims.losses import LogisticLoss, SquaredLoss
 from dpclaims.targets.dpsgd import (
@@ -42,6 +41,7 @@ from dpclaims.targets.dpsgd import (
     limit_samples,
     optimal_limit,
 )
+from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
 DELTA = 1e-5
 RATE = 1 / 8

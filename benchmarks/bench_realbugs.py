@@ -13,9 +13,10 @@ import warnings
 
 from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.sampler import check_sampler, normaliser_check
-from dpclaims.audit.search import CanaryPairs, search
+from dpclaims.audit.search import search
 from dpclaims.claims.mutation import audit_settings
 from dpclaims.execution import Execution
+from dpclaims.targets.pairs import CanaryPairs
 from dpclaims.targets.realbugs import list_bugs
 
 

@@ -9,7 +9,7 @@ them: :mod:`dpclaims.claims.run`; rendering results: :mod:`dpclaims.reports`.
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _HOMES = {
     "UserDataset": ".data",

@@ -122,7 +122,7 @@ def _has_contents(cell: Any) -> bool:
 
 
 def _version() -> str:
-    from . import __version__
+    from dpclaims.version import __version__
 
     return __version__
 

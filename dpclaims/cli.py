@@ -96,7 +96,11 @@ def _registry(args: argparse.Namespace):
 def _cmd_list(args: argparse.Namespace) -> int:
     from .claims import status
 
-    selected = _registry(args).select(paper=args.paper, kind=args.kind)
+    registry = _registry(args)
+    papers = _split(args.paper)
+    for paper in papers:  # an unknown id is an error that lists the known ones
+        registry.select(paper=paper)
+    selected = [c for c in registry.select(kind=args.kind) if not papers or c.paper in papers]
     statuses = [status(c) for c in selected]
     if args.json:
         _print_json(
@@ -120,7 +124,8 @@ MAX_AUDIT_EPSILON = 700.0
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .algorithms.catalog import audit_target, default_unit
+    from dpclaims.targets.catalog import audit_target, default_unit
+
     from .audit import AuditTest, Neighbours, Reference, audit
     from .privacy import PrivacyClaim
 
@@ -167,7 +172,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.replay is not None and not args.search:
         return _replay(args, mechanism, d0, d1, description)
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     execution = dataclasses.replace(
@@ -180,7 +185,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
-        from .audit.search import SCREEN_TRIALS, pairs_for, search
+        from .audit.search import SCREEN_TRIALS, search
+        from .targets.pairs import pairs_for
 
         family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
         found = search(
@@ -299,7 +305,7 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
             print(found.summary())
         return 1 if found.verdict == "violation" else 0
     if args.figure:
-        from .reports.atomic import check_output_file
+        from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     result = audit_scores(
@@ -369,7 +375,7 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     from .claims.mutation import kill_matrix, kill_matrix_lines
 
     report = kill_matrix(
-        papers=args.paper,
+        papers=_split(args.paper) or None,
         budget=args.budget,
         seed=args.seed,
         execution=_execution(args),
@@ -455,36 +461,34 @@ def _progress(total: int, quiet: bool):
     )
 
 
-def _report_summary(results: dict, paths: dict, as_json: bool) -> None:
-    from .reports import exit_code
-    from .reports.text import VERDICT_LABELS, counts_line, key_figure
+def _report_summary(results, paths: dict, as_json: bool) -> None:
+    from .reports.text import VERDICT_LABELS, counts_line
 
     if as_json:
         _print_json(
             {
                 "files": {name: str(path) for name, path in paths.items()},
-                "counts": results["counts"],
-                "load_errors": results["load_errors"],
-                "exit_code": exit_code(results),
-                "wall_time": results["wall_time"],
+                "counts": results.counts,
+                "load_errors": list(results.load_errors),
+                "exit_code": results.exit_code(),
+                "wall_time": results.wall_time,
                 "claims": [
-                    {k: e[k] for k in ("id", "paper", "kind", "verdict", "summary")}
-                    for e in results["claims"]
+                    {"id": e.id, "paper": e.paper, "kind": e.kind, "verdict": e.verdict,
+                     "summary": e.summary}
+                    for e in results.claims
                 ],
             }
-        )
+        )  # fmt: skip
         return
-    shown = [
-        e for e in results["claims"] if e["verdict"] not in ("not_checkable", "not_implemented")
-    ]
+    shown = [e for e in results.claims if e.verdict not in ("not_checkable", "not_implemented")]
     if shown:
-        width = max(len(e["id"]) for e in shown)
+        width = max(len(e.id) for e in shown)
         print(f"{'claim':<{width}}  {'verdict':<13}  key figure")
         for e in shown:
-            print(f"{e['id']:<{width}}  {VERDICT_LABELS[e['verdict']]:<13}  {key_figure(e)}")
-    for failure in results["load_errors"]:
+            print(f"{e.id:<{width}}  {VERDICT_LABELS[e.verdict]:<13}  {e.key_figure()}")
+    for failure in results.load_errors:
         print(f"warning: check module {failure['module']} failed to import: {failure['error']}")
-    print(f"{counts_line(results)} ({results['wall_time']:.1f} s)")
+    print(f"{counts_line(results)} ({results.wall_time:.1f} s)")
     print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
 
 
@@ -505,11 +509,12 @@ def _execution(args: argparse.Namespace):
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .claims.run import run_claims, select_claims
-    from .reports import exit_code, write_report
-    from .reports.atomic import check_output_dir
+    from dpclaims.atomic import check_output_dir
 
-    papers, patterns = _split(args.papers), _split(args.claims)
+    from .claims.run import run_claims, select_claims
+    from .reports import write_report
+
+    papers, patterns = _split(args.paper), _split(args.claims)
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
     if args.claim_timeout is not None:
@@ -531,24 +536,27 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.mutants:
         from .claims.mutation import kill_matrix
 
-        results["mutants"] = kill_matrix(
-            papers=papers or None,
-            budget=args.budget,
-            seed=args.seed,
-            execution=execution.narrowed("mutants"),
+        results = results.with_mutants(
+            kill_matrix(
+                papers=papers or None,
+                budget=args.budget,
+                seed=args.seed,
+                execution=execution.narrowed("mutants"),
+            )
         )
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
-    return exit_code(results)
+    return results.exit_code()
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .reports import exit_code, load_results, write_report
+    from .reports import write_report
+    from .results import read_results
 
-    results = load_results(args.results)
+    results = read_results(args.results)
     paths = write_report(results, args.out, force=args.force, workers=args.workers)
     _report_summary(results, paths, args.json)
-    return exit_code(results)
+    return results.exit_code()
 
 
 def _cmd_new_paper(args: argparse.Namespace) -> int:
@@ -581,7 +589,7 @@ def _grid(text: str) -> list[float] | list[int]:
     return values
 
 
-_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "method")
+_USER_RATE_OPTIONS = ("param", "expected", "bound", "margin", "limit", "fixed", "fit")
 """Options of ``dpclaims rate module:function``; a registry claim brings its own."""
 
 
@@ -606,7 +614,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _rate_figure_path(args: argparse.Namespace, name: str):
     """``--figure``, checked (an existing file only with --force), else NAME.png here, which
     must not exist."""
-    from .reports.atomic import check_output_file
+    from dpclaims.atomic import check_output_file
+
     from .reports.text import figure_name
 
     if args.figure:
@@ -643,7 +652,7 @@ def _user_rate_experiment(args: argparse.Namespace):
         replicates=10 if args.replicates is None else args.replicates,
         margin=0.1 if args.margin is None else args.margin,
         fixed=fixed,
-        method=args.method or "logs",
+        method=args.fit or "logs",
         bound=args.bound or "order",
         limit=args.limit or "large",
     )
@@ -724,35 +733,37 @@ def _fixed(pairs: list[str], param: str) -> dict[str, Any]:
 
 def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: str) -> int:
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
-    from .claims.run import to_jsonable
     from .reports import write_atomic
     from .reports.figures import rate_figure
-    from .reports.schema import validate_experiment_result
-    from .reports.text import evidence_rows
+    from .results import ClaimResult, Outcome, to_jsonable, validate_experiment_result
 
     result = to_jsonable(experiment.run(seed=seed, execution=_execution(args)))
     validate_experiment_result(result, "experiment result")
-    if result["type"] != "rate":
+    outcome = Outcome.from_json(result)
+    if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
-    entry = {
-        "id": header.get("id", args.claim_id),
-        "verdict": result["verdict"],
-        "type": "rate",
-        "summary": result["summary"],
-        "evidence": result["evidence"],
-        "seed": seed,
-        "wall_time": result["evidence"]["sweep"].get("wall_time", 0.0),
-    }
+    claim_id = header.get("id", args.claim_id)
+    entry = {"id": claim_id, **result, "seed": seed}
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({**header, "seed": seed, "figure": str(figure), **result})
     else:
         print(title)
-        for label, value in evidence_rows(entry):
+        shown = ClaimResult(
+            **dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), ""),
+            id=claim_id,
+            verdict=outcome.verdict,
+            type=outcome.type,
+            summary=outcome.summary,
+            evidence=outcome.evidence,
+            seed=seed,
+            wall_time=outcome.evidence.sweep.get("wall_time", 0.0),
+        )
+        for label, value in shown.rows():
             print(f"{label:<13} {value}")
-        print(f"verdict       {result['verdict']}")
+        print(f"verdict       {outcome.verdict}")
         print(f"figure        {figure}")
-    return 1 if result["verdict"] == "inconsistent" else 0
+    return 1 if outcome.verdict == "inconsistent" else 0
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -762,7 +773,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpclaims {_version()}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        parser_class=_Parser,
+        metavar="COMMAND",
+        help="one of the commands below; 'dpclaims COMMAND --help' gives its options",
+    )
 
     p = sub.add_parser(
         "verify",
@@ -772,7 +789,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "violation or inconsistent (a finding "
         "about the paper, or a bug) or its experiment failed.",
     )
-    p.add_argument("--papers", help="comma-separated paper ids (default: all; see 'dpclaims list')")
+    _add_paper_option(p, "(default: all; see 'dpclaims list')")
     _add_registry_option(p)
     p.add_argument(
         "--claims", help="comma-separated claim ids or globs, e.g. 'diff2gd.*' (default: all)"
@@ -811,7 +828,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_verify)
 
     p = sub.add_parser(
-        "report", help="re-render a report from a saved results.json, without rerunning anything"
+        "report",
+        help="re-render a report from a saved results.json, without rerunning anything",
+        description="Write report.md, report.html and figures/ to --out from a results.json "
+        "that 'dpclaims verify' wrote; no experiment runs. Exit code as verify's: 1 when any "
+        "claim is a violation, inconsistent or an error.",
     )
     p.add_argument("results", help="a results.json written by 'dpclaims verify'")
     p.add_argument(
@@ -896,16 +917,25 @@ def _build_parser() -> argparse.ArgumentParser:
         help="another keyword argument of the function, e.g. --fixed d=10 (repeatable)",
     )
     own.add_argument(
-        "--method",
+        "--fit",
         choices=("logs", "mom"),
         help="fit on mean logs (logs, default) or median of means (mom, heavy-tailed errors)",
+    )
+    own.add_argument(  # the old name: 'method' is the audit's test (--method of 'audit')
+        "--method", dest="fit", choices=("logs", "mom"), help=argparse.SUPPRESS
     )
     _add_run_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_rate)
 
-    p = sub.add_parser("list", help="the claims registry as a table")
-    p.add_argument("--paper", help="only this paper id (e.g. murata-suzuki-2023)")
+    p = sub.add_parser(
+        "list",
+        help="the claims registry as a table",
+        description="List the claims of the packaged papers, the installed plugins and the "
+        "--registry folders: id, paper, kind and whether an experiment checks it. Reads the "
+        "claims files only; no experiments module is imported.",
+    )
+    _add_paper_option(p, "(default: all), e.g. murata-suzuki-2023")
     _add_registry_option(p)
     p.add_argument(
         "--kind", help="only this kind (privacy, excess_risk, utility, complexity, lower_bound)"
@@ -916,6 +946,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "audit",
         help="audit a built-in mechanism or your own callable for (epsilon, delta)-DP",
+        description="Run the mechanism on two neighbouring datasets (a built-in pair, --d0 and "
+        "--d1, or a pair --search finds) and certify a lower bound on its epsilon at "
+        "--confidence, or certify scores computed anywhere (--scores). Exit code 1 on a "
+        "violation (the bound exceeds the claimed epsilon), 0 otherwise.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.lazy_epilog = _targets_epilog
@@ -1043,9 +1077,12 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "mutants",
         help="run every privacy mutant through its registry audit: kill matrix and mutation score",
+        description="Run each known-buggy variant (mutant) of the selected papers through the "
+        "audit of the claim it breaks, and print which audits catch which mutants (the kill "
+        "matrix) and the share caught (the mutation score).",
     )
-    p.add_argument(
-        "--paper", help="only this paper's mutants (a paper id, generic, or a library: opacus, ...)"
+    _add_paper_option(
+        p, "whose mutants run (default: all); also generic, or a library: opacus, ..."
     )
     p.add_argument(
         "--corpus",
@@ -1069,6 +1106,13 @@ def _build_parser() -> argparse.ArgumentParser:
             help="show the traceback of an error",
         )
     return parser
+
+
+def _add_paper_option(p: argparse.ArgumentParser, which: str) -> None:
+    """``--paper ID[,ID...]``, the one name of the paper selection of every command (the old
+    spelling ``--papers`` of ``verify`` is kept as a hidden alias)."""
+    p.add_argument("--paper", metavar="ID[,ID...]", help=f"comma-separated paper ids {which}")
+    p.add_argument("--papers", dest="paper", help=argparse.SUPPRESS)
 
 
 def _add_registry_option(p: argparse.ArgumentParser) -> None:
@@ -1109,7 +1153,7 @@ def _add_run_options(
 
 
 def _targets_epilog() -> str:
-    from .algorithms.catalog import TARGETS
+    from dpclaims.targets.catalog import TARGETS
 
     rows = [
         f"  {name:<22} {description}{'  [buggy]' if buggy else ''}"
@@ -1119,7 +1163,7 @@ def _targets_epilog() -> str:
 
 
 def _version() -> str:
-    from . import __version__
+    from dpclaims.version import __version__
 
     return __version__
 
@@ -1226,7 +1270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
-        from .reports.atomic import full_disk_error
+        from dpclaims.atomic import full_disk_error
 
         full = full_disk_error(exc, exc.filename or "the output", "--out")
         if full is not None:

@@ -1,6 +1,231 @@
-"""Test configuration: hypothesis runs derandomized, so every machine gets the same result."""
+"""Test configuration and shared fixtures.
 
+Hypothesis runs derandomized, so every machine gets the same result.  Fixtures shared by the
+test folders: ``make_claim`` and ``make_results`` build results documents
+(:class:`dpclaims.results.Results`) the way the runner does, counts and tests made included;
+``results`` is a small one; ``user_pair`` (a small user-level neighbouring pair),
+``gaussian_target`` (the Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim) and
+``example_env`` (the example paper installed, for subprocesses).
+"""
+
+import importlib.metadata
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
 from hypothesis import settings
+
+from dpclaims.results import ClaimResult, Results, multiplicity
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "erm_perturbation"
+EXAMPLE_PAPER = "chaudhuri-monteleoni-sarwate-2011"
 
 settings.register_profile("dpclaims", derandomize=True, deadline=None, database=None)
 settings.load_profile("dpclaims")
+
+
+def audit_record(lower=0.8):
+    """The evidence record of a certified audit of a (1, 1e-5)-DP claim."""
+    return {
+        "epsilon_lower": lower,
+        "epsilon": 1.0,
+        "delta": 1e-5,
+        "confidence": 0.95,
+        "method": "threshold",
+        "certified": True,
+        "ci": "clopper-pearson",
+        "trials": 1000,
+        "seed": 3,
+        "tradeoff": [[0.0, 1.0], [0.3, 0.4], [1.0, 0.0]],
+        "false_positives": 30,
+        "false_negatives": 40,
+        "n_negative": 800,
+        "n_positive": 800,
+        "fpr_upper": 0.05,
+        "fnr_upper": 0.07,
+        "calibration_trials": 200,
+        "certification_trials": 800,
+        "unit": "user",
+        "relation": "replace",
+    }
+
+
+def rate_record(verdict="consistent", slope=-1.0, note=""):
+    """The evidence record of a sweep of n (4 values, 3 replicates) testing exponent -1 ± 0.1."""
+    values = [10, 20, 40, 80]
+    errors = [[1 / v * (1 + 0.05 * r) for r in range(3)] for v in values]
+    return {
+        "sweep": {
+            "param": "n",
+            "values": values,
+            "errors": errors,
+            "replicates": 3,
+            "seed": 1,
+            "batch": 1,
+            "fixed": {"d": 2},
+        },
+        "fit": {
+            "exponent": slope,
+            "intercept": 0.05,
+            "interval": [slope - 0.1, slope + 0.1],
+            "confidence": 0.95,
+            "method": "logs",
+        },
+        "check": {
+            "verdict": verdict,
+            "exponent": slope,
+            "interval": [slope - 0.05, slope + 0.05],
+            "expected": -1.0,
+            "margin": 0.1,
+            "confidence": 0.9,
+            "drifting": False,
+            "message": "",
+        },
+        "note": note,
+    }
+
+
+def _claim(claim_id="x.claim", verdict="consistent", **fields):
+    """A claim's result of paper ``p``: a rate check unless ``fields`` say otherwise
+    (``evidence`` may be a JSON record)."""
+    kind = fields.pop("type", "rate")
+    record = fields.pop("evidence", None)
+    if record is None:
+        record = rate_record(verdict) if kind == "rate" else {}
+    confirmation = fields.pop("confirmation", None)
+    base = {
+        "id": claim_id,
+        "paper": "p",
+        "kind": "excess_risk",
+        "algorithm": "A",
+        "source": "Thm 5.1",
+        "statement": f"statement of {claim_id}",
+        "verdict": verdict,
+        "type": kind,
+        "summary": "s",
+        "reason": None,
+        "error": None,
+        "evidence": record if isinstance(record, dict) else record.to_json(),
+        "seed": 1,
+        "wall_time": 0.1,
+        "confirmation": confirmation,
+        **fields,
+    }
+    return ClaimResult.from_json(base)
+
+
+def _results(claims=(), *, papers=({"id": "p", "title": "A paper"},), **settings_):
+    """A results document of ``claims`` (results or JSON objects), counts and tests computed."""
+    claims = tuple(c if isinstance(c, ClaimResult) else ClaimResult.from_json(c) for c in claims)
+    return Results(
+        dpclaims_version="0.1.0",
+        created="2024-01-01T00:00:00Z",
+        settings={
+            "budget": "quick",
+            "seed": 0,
+            "backend": "auto",
+            "workers": None,
+            "papers": None,
+            "claims": None,
+            "options": {},
+            "confirm": True,
+            **settings_,
+        },
+        environment={"python": "3.11", "platform": "linux", "cpu_count": 2, "versions": {}},
+        papers=tuple(papers) if claims else (),
+        claims=claims,
+        multiplicity=multiplicity(claims),
+        wall_time=1.0,
+    )
+
+
+@pytest.fixture
+def make_claim():
+    """``make_claim(id, verdict, **fields) -> ClaimResult`` (see :func:`_claim`)."""
+    return _claim
+
+
+@pytest.fixture
+def make_results():
+    """``make_results(claims, **settings) -> Results`` (see :func:`_results`)."""
+    return _results
+
+
+@pytest.fixture
+def results():
+    """A small results document: paper ``p`` with a certified audit, a rate check and a claim
+    not checkable by experiment."""
+    return _results(
+        [
+            _claim("x.audit", kind="privacy", type="audit", evidence=audit_record(), seed=3),
+            _claim("x.rate"),
+            _claim("x.open", "not_checkable", type=None, reason="context only"),
+        ]
+    )
+
+
+@pytest.fixture(name="audit_record")
+def _audit_record_fixture():
+    """``audit_record(lower=0.8)``: an audit's evidence record (see :func:`audit_record`)."""
+    return audit_record
+
+
+@pytest.fixture(name="rate_record")
+def _rate_record_fixture():
+    """``rate_record(verdict, slope, note)``: a rate check's evidence record."""
+    return rate_record
+
+
+def gauss(data, rng, trials):
+    """The Gaussian mechanism ``N(data, 1)`` on a number: sensitivity 1 between 0 and 1."""
+    return data + rng.standard_normal(trials)
+
+
+@pytest.fixture
+def user_pair():
+    """A small user-level neighbouring pair: 4 users of 2 items with one feature, all 0 in d0;
+    user 1's two items are 1 in d1 (user-level replace neighbours, unlabelled)."""
+    from dpclaims.data import UserDataset, replace_user
+
+    d0 = UserDataset(np.zeros((4, 2, 1)))
+    return d0, replace_user(d0, 1, np.ones((2, 1)))
+
+
+@pytest.fixture
+def gaussian_target():
+    """``N(data, 1)`` on the numbers 0 and 1 against (1, 1e-5)-DP, as an ``AuditTarget``
+    (the pair attains the sensitivity 1; the exact ε at δ = 1e-5 is about 4.4)."""
+    from dpclaims.privacy import PrivacyClaim
+    from dpclaims.target import AuditTarget
+
+    claim = PrivacyClaim(epsilon=1.0, delta=1e-5)
+    return AuditTarget(mechanism=gauss, d0=0.0, d1=1.0, claim=claim)
+
+
+@pytest.fixture(scope="session")
+def example_env(tmp_path_factory) -> dict[str, str]:
+    """Environment variables under which the example paper ``examples/erm_perturbation`` is an
+    installed distribution (found through its ``dpclaims.papers`` entry point).
+
+    Where it is installed (CI runs ``pip install -e examples/erm_perturbation``) that
+    installation, this checkout's example first on the path; elsewhere nothing is installed:
+    the ``.dist-info`` folder ``pip install`` would leave (``METADATA`` and
+    ``entry_points.txt``) in a temporary folder on ``PYTHONPATH`` is what dpclaims reads.
+    """
+    path = [str(EXAMPLE / "src"), str(ROOT)]
+    try:
+        importlib.metadata.distribution("dpclaims-erm-perturbation")
+    except importlib.metadata.PackageNotFoundError:
+        site = tmp_path_factory.mktemp("site")
+        info = site / "dpclaims_erm_perturbation-0.1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: dpclaims-erm-perturbation\nVersion: 0.1.0\n"
+        )
+        (info / "entry_points.txt").write_text(
+            f"[dpclaims.papers]\n{EXAMPLE_PAPER} = erm_perturbation\n"
+        )
+        path.insert(0, str(site))
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}

@@ -21,16 +21,14 @@ from hypothesis.extra import numpy as hnp
 
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
+from dpclaims.atomic import staged_directory
 from dpclaims.audit import AuditTest, Neighbours, Split, audit
-from dpclaims.claims.checks.diff2_section6 import Section6
+from dpclaims.claims.checks.murata_suzuki_2023.section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
-from dpclaims.reports import SCHEMA_VERSION
-from dpclaims.reports.atomic import staged_directory
-from dpclaims.reports.schema import VERDICTS
 
 
 def gauss(data, rng, trials):
@@ -409,32 +407,9 @@ USER_CODE = {
 }
 
 
-def _results_document():
-    counts = dict.fromkeys(VERDICTS, 0)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "dpclaims_version": "0",
-        "created": "now",
-        "settings": {
-            "budget": "quick",
-            "seed": 0,
-            "backend": "auto",
-            "workers": None,
-            "papers": None,
-            "claims": None,
-            "options": {},
-        },
-        "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
-        "papers": [],
-        "load_errors": [],
-        "counts": counts,
-        "wall_time": 0.0,
-        "claims": [],
-    }
-
-
-def _cli_files(tmp_path):
-    """A CLI case's working folder: user code, good and bad datasets, folders not reports."""
+def _cli_files(tmp_path, results):
+    """A CLI case's working folder: user code, good and bad datasets, a results document,
+    folders not reports."""
     x0 = np.zeros((4, 1, 1))
     x1, far, nan = x0.copy(), x0.copy(), x0.copy()
     x1[1] = far[1] = far[2] = 1.0
@@ -443,7 +418,7 @@ def _cli_files(tmp_path):
         (tmp_path / name).write_text(text)
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "schema.json").write_text('{"claims": []}')
-    (tmp_path / "results.json").write_text(json.dumps(_results_document()))
+    (tmp_path / "results.json").write_text(json.dumps(results.to_json()))
     d0 = _npz(tmp_path / "d0.npz", x0)
     whole = Path(d0).read_bytes()
     (tmp_path / "truncated.npz").write_bytes(whole[: len(whole) // 2])
@@ -743,8 +718,8 @@ CLI_CASES = [
 @pytest.mark.parametrize(
     "argv, fragment", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES]
 )
-def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, argv, fragment):
-    files = _cli_files(tmp_path)
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, results, argv, fragment):
+    files = _cli_files(tmp_path, results)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
     before = _tree(tmp_path)

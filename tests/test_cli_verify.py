@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from dpclaims import claims
-from dpclaims.algorithms.catalog import audit_target
-from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.experiments import _FACTORIES, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.cli import main
 from dpclaims.privacy import PrivacyClaim
-from dpclaims.reports import SCHEMA_VERSION, VERDICTS, validate_results
+from dpclaims.reports import SCHEMA_VERSION, validate_results
+from dpclaims.target import AuditTarget
+from dpclaims.targets.catalog import audit_target
 
 SELECTION = "diff2gd.*,cited.dp_srm"
 AUDIT_OK = "diff2gd.prop41.calibration"
@@ -346,8 +346,8 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
     [
         (["verify", "--claims", "nope.claim"], "unknown claim id 'nope.claim'"),
         (["verify", "--claims", "zzz*"], "matches no claim id"),
-        (["verify", "--papers", "nobody-2099"], "papers must be one of"),
-        (["verify", "--papers", "ghazi-et-al-2023", "--claims", "diff2gd.*"], "no claim matches"),
+        (["verify", "--paper", "nobody-2099"], "papers must be one of"),
+        (["verify", "--paper", "ghazi-et-al-2023", "--claims", "diff2gd.*"], "no claim matches"),
         (["verify", "--claims", VALUE, "--backend", "gpu"], "backend must be one of"),
         (["verify", "--claims", VALUE, "--workers", "0"], "workers must be a whole number >= 1"),
         (["verify", "--claims", VALUE, "--seed", "-1"], "seed must be a non-negative integer"),
@@ -368,10 +368,11 @@ def test_rate_command_runs_one_sweep_with_its_figure(fakes, tmp_path, capsys):
         (["rate", RATE, "--values", "1,2", "--backend", "serial"], "values"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_two(fakes, tmp_path, capsys, argv, fragment):
+def test_bad_input_is_one_line_and_exit_two(fakes, make_results, tmp_path, capsys, argv, fragment):
+    minimal = make_results().to_json()
     (tmp_path / "file").write_text("not json")
-    (tmp_path / "bad.json").write_text(json.dumps({**_minimal(), "claims": {}}))
-    (tmp_path / "old.json").write_text(json.dumps({**_minimal(), "schema_version": 99}))
+    (tmp_path / "bad.json").write_text(json.dumps({**minimal, "claims": {}}))
+    (tmp_path / "old.json").write_text(json.dumps({**minimal, "schema_version": 99}))
     files = {
         "FILE": tmp_path / "file",
         "MISSING": tmp_path / "missing.json",
@@ -388,26 +389,3 @@ def test_bad_input_is_one_line_and_exit_two(fakes, tmp_path, capsys, argv, fragm
     assert err.count("\n") == 1 and err.startswith("dpclaims: error:"), err
     assert fragment in err
     assert not (tmp_path / "out").exists()
-
-
-def _minimal():
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "dpclaims_version": "0",
-        "created": "now",
-        "settings": {
-            "budget": "quick",
-            "seed": 0,
-            "backend": "auto",
-            "workers": None,
-            "papers": None,
-            "claims": None,
-            "options": {},
-        },
-        "environment": {"python": "3", "platform": "x", "cpu_count": 1, "versions": {}},
-        "papers": [],
-        "load_errors": [],
-        "counts": {v: 0 for v in VERDICTS},
-        "wall_time": 0.0,
-        "claims": [],
-    }

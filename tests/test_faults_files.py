@@ -125,7 +125,7 @@ def verified(tmp_path_factory):
     registry = _registry(root / "registry", "faults-files-a")
     out = root / "report"
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-a", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0 and err == "", err
@@ -276,9 +276,9 @@ def test_defect04_results_that_is_not_a_regular_file_is_refused_without_blocking
 
 
 def test_defect04_oversized_results_file_is_refused(tmp_path, monkeypatch):
-    from dpclaims.reports import results
+    from dpclaims.results import files
 
-    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 1000)
+    monkeypatch.setattr(files, "MAX_RESULTS_BYTES", 1000)
     (tmp_path / "results.json").write_text(" " * 1001 + "{}")
     code, out, err = cli("report", tmp_path / "results.json", "--out", tmp_path / "r")
     assert code == 2 and not (tmp_path / "r").exists()
@@ -300,7 +300,7 @@ def test_defect11_report_md_escapes_every_text_from_the_registry(tmp_path):
     registry = _registry(tmp_path / "hostile", "faults-files-b", replace)
     out = tmp_path / "report"
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-b", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-b", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0, err
@@ -368,7 +368,7 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
     registry = _registry(tmp_path / "r", "faults-files-d")
     out = tmp_path / "report"
     code, stdout, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-d", "--out", out,
+        "verify", "--registry", registry, "--paper", "faults-files-d", "--out", out,
         "--backend", "serial", "--quiet",
     )  # fmt: skip
     assert code == 0 and "2 claims: 2 consistent" in stdout
@@ -388,16 +388,12 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
 # ------------------------------------------------------------------------------------------
 
 KILLED_WRITE = """
-import os, shutil, signal, sys, tempfile, types
+import os, shutil, signal, sys, tempfile
 from pathlib import Path
-import dpclaims
 
-# the report package without its __init__ (which imports matplotlib): this script starts
-# once per step, so it loads only the module under test
-reports = types.ModuleType("dpclaims.reports")
-reports.__path__ = [os.path.join(os.path.dirname(dpclaims.__file__), "reports")]
-sys.modules["dpclaims.reports"] = reports
-from dpclaims.reports import atomic
+# only the module under test (not the report package, which imports matplotlib): this script
+# starts once per step
+from dpclaims import atomic
 
 out, text, kill_at, exchange = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 steps = [0]
@@ -428,7 +424,7 @@ print(steps[0])
 
 def _report_text(out):
     """The text of the complete report at ``out`` (its marker lists exactly what it holds)."""
-    from dpclaims.reports.atomic import _foreign_entry
+    from dpclaims.atomic import _foreign_entry
 
     assert _foreign_entry(out) is None and (out / "figures" / "a.png").is_file()
     return (out / "report.md").read_text()
@@ -438,7 +434,7 @@ def _report_text(out):
 def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_report(
     tmp_path, exchange
 ):
-    from dpclaims.reports.atomic import check_output_dir, staged_directory
+    from dpclaims.atomic import check_output_dir, staged_directory
 
     script = tmp_path / "write.py"
     script.write_text(KILLED_WRITE)
@@ -473,7 +469,7 @@ def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_repor
 
 
 def test_defect14_a_work_folder_of_a_live_process_or_not_dpclaims_is_left_alone(tmp_path):
-    from dpclaims.reports.atomic import OWNER, check_output_dir
+    from dpclaims.atomic import OWNER, check_output_dir
 
     alive = tmp_path / ".report.dpclaims-work.live"
     alive.mkdir()
@@ -532,7 +528,7 @@ def test_defect15_bad_input_found_late_creates_no_parent_folder(verified, tmp_pa
     monkeypatch.chdir(tmp_path)
     registry = verified[0]
     code, _, err = cli(
-        "verify", "--registry", registry, "--papers", "faults-files-a", "--out", "a/b/report",
+        "verify", "--registry", registry, "--paper", "faults-files-a", "--out", "a/b/report",
         "--workers", "0",
     )  # fmt: skip
     assert code == 2 and err.count("\n") == 1
@@ -583,7 +579,7 @@ def test_defect05_a_full_disk_while_writing_the_report_is_one_line_and_leaves_no
 def test_defect05_a_full_disk_while_writing_the_figure_is_one_line_and_leaves_nothing(
     tmp_path, monkeypatch
 ):
-    from dpclaims.reports import atomic
+    from dpclaims import atomic
 
     monkeypatch.chdir(tmp_path)
 

@@ -134,7 +134,7 @@ def _paper(folder: Path, paper: str, *, at_import="", in_compute="", experiment=
 
 def _verify(folder: Path, out: Path, *extra) -> list:
     paper = folder.name
-    return ["verify", "--registry", folder, "--papers", paper, "--out", out, "--quiet", *extra]
+    return ["verify", "--registry", folder, "--paper", paper, "--out", out, "--quiet", *extra]
 
 
 def _one_line(err: str) -> str:

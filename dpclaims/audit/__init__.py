@@ -9,6 +9,9 @@ the one-run bounds);
 Jagielski (2023).
 """
 
+from dpclaims.gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of
+from dpclaims.target import AuditTarget
+
 from .bounds import (
     CI_METHODS,
     alpha_per_test,
@@ -32,7 +35,6 @@ from .core import (
     audit_ceiling,
     audit_scores,
 )
-from .gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of
 from .methods import AuditMethod, Gdp, Histogram, Threshold
 from .one_run import (
     ASSUMPTIONS,
@@ -51,7 +53,6 @@ from .one_run import (
 from .options import AuditTest, Neighbours, Reference
 from .replay import ReplayResult, replay
 from .result import AuditResult, Provenance
-from .target import AuditTarget
 from .threshold import (
     Auto,
     Bonferroni,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import InputError, check_choice
+from ..gdp import gdp_epsilon
 from ..privacy import PrivacyClaim
-from .gdp import gdp_epsilon
 from .scores import candidate_scores
 
 __all__ = ["AuditMethod", "Threshold", "Histogram", "Gdp", "METHODS", "method_named"]

@@ -20,7 +20,7 @@ taken with the Gaussian trade-off family ``G_μ`` (Dong, Roth, Su): their recurs
 (:func:`one_run_gdp_rejects`, the ``audit_rh_with_cap`` algorithm) decides whether ``v``
 correct of ``r`` guesses has probability below ``1 - confidence`` for *every* μ-GDP
 mechanism; the bound is the largest such μ (bisection), turned into ε at δ with
-:func:`~dpclaims.audit.gdp.gdp_epsilon`.  Rejecting μ-GDP says ε ≥ that value only for a
+:func:`~dpclaims.gdp.gdp_epsilon`.  Rejecting μ-GDP says ε ≥ that value only for a
 mechanism whose privacy profile is Gaussian, which is the assumption the result states.
 Without fixed ``k_plus``/``k_minus`` it guesses symmetrically (``k/2`` highest in, ``k/2``
 lowest out) at each count of :data:`GUESS_FRACTIONS` and pays for the best with a union
@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from dpclaims.gdp import gdp_epsilon, gdp_mu_of
+
 from ..errors import (
     InputError,
     MechanismError,
@@ -48,7 +50,6 @@ from ..errors import (
     check_finite_array,
 )
 from ..execution import child_seed
-from .gdp import gdp_epsilon, gdp_mu_of
 
 __all__ = [
     "ASSUMPTIONS",

@@ -194,6 +194,28 @@ class AuditResult:
                 )
         return line
 
+    def headline(self) -> str:
+        """One line for a report: the bound against the claim, the ceiling, the exact ε when
+        known, the reach, and what else the reader must know (a claim's ``summary``)."""
+        label = "certified" if self.certified else "estimated (not certified)"
+        line = (
+            f"{label} eps >= {format_epsilon(self.epsilon_lower)} vs claimed "
+            f"{self.epsilon:g} (ceiling {format_epsilon(self.ceiling)}"
+        )
+        if self.reference_epsilon is not None:
+            line += f", exact implementation: ~{self.reference_epsilon:g}"
+        if self.reach is not None and math.isfinite(self.reach.factor):
+            line += f", reach {self.reach.factor:.3g}×"
+        line += ")" + (f"; {self.reason}" if self.reason else "")
+        if self.estimate_above_claim:
+            line += (
+                f"; the test's estimate ε ≈ {format_epsilon(self.epsilon_estimate)} is above "
+                "the claim"
+            )
+        if self.infinite:
+            line += f"; {self.infinite_message}"
+        return line
+
     def summary(self) -> str:
         """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
         kind = "certified" if self.certified else "estimated (not certified)"

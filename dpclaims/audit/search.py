@@ -31,21 +31,9 @@ screening enters its counts.  A lower bound on the privacy loss of one neighbour
 is a lower bound on the mechanism's ε (a supremum over all pairs).  The screening values
 are a search trace, never reported as certified.
 
-Families (both directions of a pair are covered: an audit's four tests let either
-dataset be the "positive" one, so ``(a, b)`` and ``(b, a)`` are the same audit):
-
-- :class:`QueryPairs` — mechanisms on a vector of ``k`` query answers with ℓ∞
-  sensitivity Δ (each answer moves by at most Δ), the setting of StatDP (Ding et al.
-  2018, §5.1, Table 1) and DP-Sniper (Bichsel et al. 2021, §6.1): one differs, all
-  differ, half up half down, one up rest down, one down rest up, X shape, each in both
-  orders; random pairs; local search moving one answer of b, one of both, or all by Δ.
-- :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
-  user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
-  (zero, maximal norm, opposite sign, far outlier, the original values), random
-  replacements and local search over the replaced user's values; on labelled data at most
-  :data:`LABEL_PAIRS` label pairs too (a class that disappears or appears, flips, features and
-  label together), ranked, so the screening stays bounded.  Labels only add pairs: the
-  screening seeds are drawn as before, so unlabelled data screens exactly what it did.
+Families of pairs (:class:`PairFamily`: :class:`~dpclaims.targets.pairs.QueryPairs` for query
+answers, :class:`~dpclaims.targets.pairs.CanaryPairs` for a user's dataset) are given to
+:func:`search`; it imports none.
 
 The screens show a tqdm bar on stderr (``progress``; default: when stderr is a terminal).
 """
@@ -58,22 +46,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..data import (
-    RELATIONS,
-    UNITS,
     UserDataset,
     read_only,
-    remove_user,
-    replace_item,
-    replace_user,
 )
-from ..errors import InputError, check_choice, check_confidence, check_trials
+from ..errors import InputError, check_confidence, check_trials
 from ..execution import DEFAULT_EXECUTION, SEED_BLOCK, as_batched, child_seed, run_blocks
-from ..hardinstances.canaries import extreme_item_pair, extreme_user_pair
 from ..privacy import PrivacyClaim
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, audit, same_data
@@ -84,20 +66,16 @@ from .scores import Score, apply_statistic, candidate_scores, fit_score, is_disc
 from .threshold import candidate_thresholds, error_counts
 
 __all__ = [
+    "PairFamily",
     "SCREEN_TRIALS",
     "RANDOM_PAIRS",
     "LOCAL_STEPS",
     "Pair",
-    "QueryPairs",
-    "CanaryPairs",
     "SearchResult",
     "search",
     "describe_change",
     "check_pair_dir",
     "save_pair",
-    "MAX_CLASSES",
-    "LABEL_PAIRS",
-    "pairs_for",
 ]
 
 SCREEN_TRIALS = 10_000
@@ -136,19 +114,6 @@ _SWAP = np.array([3, 2, 1, 0])
 """With as many trials of d0 as of d1, direction ``d``'s false negatives at a threshold are
 direction ``_SWAP[d]``'s false positives there (:func:`~dpclaims.audit.threshold.error_counts`)."""
 
-OUTLIER_FACTOR = 10.0
-"""The far-outlier canary sits at this multiple of the maximal norm."""
-
-MAX_CLASSES = 32
-"""Labels are classes when they are integers with at most this many distinct values; else they
-are regression labels (negated, pushed to the extremes)."""
-
-LABEL_PAIRS = 8
-"""Most label pairs a :class:`CanaryPairs` family screens, the best ranked first
-(:meth:`CanaryPairs.label_patterns`): with many classes "the label changed to each other class"
-alone would grow the screening without bound.  The search then screens at most 11 feature
-patterns + 8 label pairs + random and local pairs, about a third more than unlabelled data."""
-
 
 @dataclass(frozen=True, eq=False)
 class Pair:
@@ -172,422 +137,21 @@ class Pair:
         return describe_change(self.d0, self.d1)
 
 
-@dataclass(frozen=True)
-class QueryPairs:
-    """Pairs of query-answer vectors ``(k,)`` whose entries differ by at most ``sensitivity``.
+class PairFamily(Protocol):
+    """A family of neighbouring pairs the search screens (:mod:`dpclaims.targets.pairs`)."""
 
-    The base vector is all ones (scaled by Δ), the other moves entries to 0 or 2Δ:
-    StatDP's patterns (Ding et al. 2018, Table 1), used by DP-Sniper (Bichsel et al. 2021).
-    """
+    def patterns(self) -> list[Pair]:
+        """The fixed patterns, screened first."""
 
-    k: int
-    sensitivity: float = 1.0
+    def random(self, rng: np.random.Generator) -> Pair:
+        """One random pair of the family."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_trials(self.k, "k"))
-        if not (
-            isinstance(self.sensitivity, (int, float))
-            and math.isfinite(self.sensitivity)
-            and self.sensitivity > 0
-        ):
-            raise InputError(f"sensitivity must be a finite number > 0, got {self.sensitivity!r}")
+    def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
+        """A local move from ``pair``."""
 
     def neighbour_options(self) -> dict:
-        """How :func:`~dpclaims.audit.audit` checks these pairs: query answers within
-        ``sensitivity`` in every coordinate."""
-        return {"neighbours": Neighbours(relation="query", sensitivity=self.sensitivity)}
-
-    def _pair(self, name: str, a: np.ndarray, b: np.ndarray) -> Pair:
-        a = self.sensitivity * np.asarray(a, dtype=np.float64)
-        b = self.sensitivity * np.asarray(b, dtype=np.float64)
-        return Pair(name, a, b, (a, b))
-
-    def patterns(self) -> list[Pair]:
-        """The fixed patterns (each in both orders where the order matters)."""
-        k, ones = self.k, np.ones(self.k)
-        half = k // 2
-        out = [self._pair("all up", ones, 2 * ones), self._pair("all down", ones, 0 * ones)]
-        for where, i in (("first", 0), ("last", k - 1)):
-            if k == 1 and where == "last":
-                break
-            up, down = ones.copy(), ones.copy()
-            up[i], down[i] = 2.0, 0.0
-            rest_down, rest_up = np.zeros(k), 2 * ones
-            rest_down[i], rest_up[i] = 2.0, 0.0
-            out += [
-                self._pair(f"one up ({where})", ones, up),
-                self._pair(f"one down ({where})", ones, down),
-            ]
-            if k > 1:
-                out += [
-                    self._pair(f"one up rest down ({where})", ones, rest_down),
-                    self._pair(f"one down rest up ({where})", ones, rest_up),
-                ]
-        if k > 1:
-            low_high = np.r_[np.zeros(half), 2 * np.ones(k - half)]
-            cross_a = np.r_[np.ones(half), np.zeros(k - half)]
-            out += [
-                self._pair("half down half up", ones, low_high),
-                self._pair("half up half down", ones, low_high[::-1]),
-                self._pair("X shape", cross_a, 1 - cross_a),
-                self._pair("X shape (reversed)", cross_a[::-1], 1 - cross_a[::-1]),
-            ]
-        return out
-
-    def random(self, rng: np.random.Generator) -> Pair:
-        """``a`` uniform on {0, 1, 2}^k, ``b = a + u`` with ``u`` uniform on {−1, 0, 1}^k."""
-        a = rng.integers(0, 3, self.k).astype(np.float64)
-        return self._pair("random", a, a + rng.integers(-1, 2, self.k))
-
-    def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
-        """One move, each with probability 1/3: one answer of ``b`` by ±Δ (kept within Δ of
-        ``a``), one answer of both by ±Δ, or every answer of both by ±Δ (a shift against a
-        threshold)."""
-        a, b = (v / self.sensitivity for v in pair.values)
-        a, b = a.copy(), b.copy()
-        i, step, move = (
-            int(rng.integers(self.k)),
-            float(rng.choice([-1.0, 1.0])),
-            int(rng.integers(3)),
-        )
-        if move == 0 and abs(b[i] + step - a[i]) <= 1.0:
-            b[i] += step
-        elif move == 2:
-            a, b = a + step, b + step
-        else:
-            a[i] += step
-            b[i] += step
-        return self._pair("local", a, b)
-
-
-@dataclass(frozen=True)
-class CanaryPairs:
-    """One user (``unit="user"``) or item (``unit="item"``) of ``data`` replaced by canaries.
-
-    ``scale`` is the "maximal norm" (default: the largest item norm in ``data``, at
-    least 1).  Replace relation: pairs of values ``(v0, v1)`` for the replaced unit —
-    zero vs maximal norm, maximal norm vs its opposite sign, zero vs a far outlier
-    (``OUTLIER_FACTOR × scale``), the original values vs each canary — along ``e₁`` and
-    the diagonal.  Add-remove relation: ``data`` with the user at each canary vs without
-    it.  These feature canaries keep the unit's original labels.
-
-    Records are (features, label): with labelled data and ``labels=True`` (the default) the
-    patterns end with at most :data:`LABEL_PAIRS` label pairs (:meth:`label_patterns`), in
-    rank order — a class that disappears, a class that appears, features and label changed
-    together, each other class — so a bug that leaks through the labels (the label set read
-    off the private data, a label-dependent clip) is screened too.  A user's label change
-    sets all its ``m`` items' labels.  ``labels=False`` keeps the feature canaries only.
-    """
-
-    data: UserDataset
-    unit: str = "user"
-    relation: str = "replace"
-    user: int = 0
-    item: int = 0
-    scale: float | None = None
-    labels: bool = True
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.data, UserDataset):
-            raise InputError(f"data must be a UserDataset, got {type(self.data).__name__}")
-        check_choice(self.unit, UNITS, "unit")
-        check_choice(self.relation, RELATIONS, "relation")
-        if self.relation == "add-remove" and self.unit == "item" and self.data.m > 1:
-            raise InputError("item-level add-remove neighbours need m = 1; use relation='replace'")
-        if self.scale is None:
-            object.__setattr__(
-                self, "scale", max(1.0, float(np.max(np.linalg.norm(self.data.items, axis=1))))
-            )
-        elif not (
-            isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0
-        ):
-            raise InputError(f"scale must be a finite number > 0, got {self.scale!r}")
-
-    def _original(self) -> np.ndarray:
-        x = self.data.x[self.user]
-        return np.array(x if self.unit == "user" else x[self.item])
-
-    def _shape(self) -> tuple:
-        return (self.data.m, self.data.d) if self.unit == "user" else (self.data.d,)
-
-    def _label_shape(self) -> tuple:
-        return (self.data.m,) if self.unit == "user" else ()
-
-    def _unit_labels(self, data: UserDataset) -> np.ndarray | None:
-        """The replaced unit's labels in ``data``: ``(m,)`` for a user, ``()`` for an item."""
-        if data.y is None:
-            return None
-        y = data.y[self.user]
-        return np.array(y if self.unit == "user" else y[self.item])
-
-    def _labels_of(self, spec: Any, data: UserDataset) -> np.ndarray | None:
-        """The unit's labels for a pattern's label ``spec``: None keeps those of ``data``."""
-        if data.y is None:
-            return None
-        if spec is None:
-            return self._unit_labels(data)
-        return np.broadcast_to(np.asarray(spec, dtype=np.float64), self._label_shape()).copy()
-
-    def _with(self, data: UserDataset, value: np.ndarray, label: Any) -> UserDataset:
-        if self.unit == "user":
-            return replace_user(data, self.user, np.broadcast_to(value, self._shape()), label)
-        return replace_item(data, self.user, self.item, x_new=value, y_new=label)
-
-    def _pair(
-        self,
-        name: str,
-        v0: np.ndarray,
-        v1: np.ndarray | None,
-        labels: tuple = (None, None),
-        base: UserDataset | None = None,
-        novel: bool = False,
-    ) -> Pair:
-        """``v1 = None``: the add-remove pair (user at ``v0``, user removed).  ``labels``: the
-        unit's label on each side (None: kept); ``base``: the data the unit sits in (default
-        ``data``)."""
-        data = self.data if base is None else base
-        l0, l1 = (self._labels_of(spec, data) for spec in labels)
-        values = (labels, base)
-        v0 = np.broadcast_to(np.asarray(v0, dtype=np.float64), self._shape()).copy()
-        if v1 is None:
-            d0 = self._with(data, v0, l0)
-            return Pair(name, d0, remove_user(d0, self.user), (v0, None, *values), novel)
-        v1 = np.broadcast_to(np.asarray(v1, dtype=np.float64), self._shape()).copy()
-        if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(
-            v1 == v1.reshape(-1, self.data.d)[0]
-        ):
-            point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
-            pair_labels = None if data.y is None else (l0, l1)
-            if self.unit == "user":
-                made = extreme_user_pair(
-                    data, point, user=self.user, opposite=opposite, labels=pair_labels
-                )
-            else:
-                made = extreme_item_pair(
-                    data,
-                    point,
-                    user=self.user,
-                    item=self.item,
-                    opposite=opposite,
-                    labels=pair_labels,
-                )
-            return Pair(name, made.d0, made.d1, (v0, v1, *values), novel)
-        return Pair(
-            name, self._with(data, v0, l0), self._with(data, v1, l1), (v0, v1, *values), novel
-        )
-
-    def patterns(self) -> list[Pair]:
-        """The canary pairs (see the class docstring)."""
-        d, s = self.data.d, float(self.scale)
-        axis = np.zeros(d)
-        axis[0] = 1.0
-        diag = np.ones(d) / math.sqrt(d)
-        original, zero = self._original(), np.zeros(d)
-        out = []
-        for where, u in (("e1", axis), ("diagonal", diag)) if d > 1 else (("e1", axis),):
-            if self.relation == "add-remove":
-                out += [
-                    self._pair(f"maximal norm ({where}) vs removed", s * u, None),
-                    self._pair(f"outlier ({where}) vs removed", OUTLIER_FACTOR * s * u, None),
-                ]
-                continue
-            out += [
-                self._pair(f"zero vs maximal norm ({where})", zero, s * u),
-                self._pair(f"opposite signs ({where})", s * u, -s * u),
-                self._pair(f"zero vs outlier ({where})", zero, OUTLIER_FACTOR * s * u),
-                self._pair(f"original vs maximal norm ({where})", original, s * u),
-                self._pair(f"original vs opposite maximal norm ({where})", original, -s * u),
-            ]
-        if self.relation == "add-remove":
-            out += [
-                self._pair("zero vs removed", zero, None),
-                self._pair("original vs removed", original, None),
-            ]
-        else:
-            out.append(self._pair("original vs zero", original, zero))
-        if self.labels and self.data.y is not None:
-            out += self.label_patterns()[:LABEL_PAIRS]
-        return out
-
-    def classes(self) -> np.ndarray | None:
-        """The labels' distinct values when they are classes (integers, at most
-        :data:`MAX_CLASSES` of them), else None (regression labels, or no labels)."""
-        if self.data.y is None:
-            return None
-        values = np.unique(self.data.y)
-        if len(values) <= MAX_CLASSES and np.all(values == np.round(values)):
-            return values
-        return None
-
-    def _holders(self, label: float) -> np.ndarray:
-        """Units holding ``label``: users (n,) with any item of it, or items (n, m)."""
-        y = self.data.y == label
-        return np.any(y, axis=1) if self.unit == "user" else y
-
-    def _sole_holder(self, label: float, other: float) -> UserDataset:
-        """``data`` with every other unit's ``label`` relabelled ``other``: the replaced unit,
-        once it holds ``label``, is then the only unit of its class."""
-        y = np.array(self.data.y)
-        keep = np.zeros(y.shape, dtype=bool)
-        if self.unit == "user":
-            keep[self.user] = True
-        else:
-            keep[self.user, self.item] = True
-        y[(y == label) & ~keep] = other
-        return UserDataset(self.data.x, y)
-
-    def label_patterns(self) -> list[Pair]:
-        """Every label pair, best ranked first (:meth:`patterns` keeps the first
-        :data:`LABEL_PAIRS`).
-
-        Classes (see :meth:`classes`), the rarest class ``c`` (fewest units) and the
-        commonest other ``c'``: ``c`` disappears (every other unit of ``c`` relabelled ``c'``,
-        then the unit relabelled ``c → c'``; add-remove: that only unit of ``c`` removed with
-        its label); a new class ``max + 1`` appears (add-remove: added); the opposite-sign and
-        far-outlier canaries with the label changed too (add-remove: the maximal-norm canary of
-        class ``c``); the label changed to each other class, rarest first (add-remove: a unit
-        of each class removed).  Regression labels, ``L = max(1, max |y|)``: the label negated,
-        ``+L`` vs ``−L``, 0 vs ``OUTLIER_FACTOR × L``, opposite signs with labels ``±L``
-        (add-remove: a unit at ``+L``, ``−L``, the outlier label, and the maximal-norm canary
-        at ``+L``, each vs removed).  A pair holding a label the data never has is marked
-        ``novel``: a mechanism that refuses it drops the pair, not the search.
-        """
-        if self.data.y is None:
-            return []
-        d, s = self.data.d, float(self.scale)
-        e1 = np.zeros(d)
-        e1[0] = 1.0
-        original, zero, far = self._original(), np.zeros(d), OUTLIER_FACTOR * s * e1
-        own = self._unit_labels(self.data)
-        removal = self.relation == "add-remove"
-        classes = self.classes()
-        if classes is None:
-            top = max(1.0, float(np.max(np.abs(self.data.y))))
-            negated = -own if np.any(own != 0) else np.full_like(own, top)
-            if removal:
-                return [
-                    self._pair(f"label {top:g} vs removed", original, None, (top, None)),
-                    self._pair(f"label {-top:g} vs removed", original, None, (-top, None)),
-                    self._pair(
-                        f"outlier label {OUTLIER_FACTOR * top:g} vs removed",
-                        original,
-                        None,
-                        (OUTLIER_FACTOR * top, None),
-                    ),
-                    self._pair(
-                        f"maximal norm (e1), label {top:g} vs removed", s * e1, None, (top, None)
-                    ),
-                ]
-            return [
-                self._pair("label negated", original, original, (None, negated)),
-                self._pair(f"labels {top:g} vs {-top:g}", original, original, (top, -top)),
-                self._pair(
-                    f"labels 0 vs outlier {OUTLIER_FACTOR * top:g}",
-                    original,
-                    original,
-                    (0.0, OUTLIER_FACTOR * top),
-                ),
-                self._pair(
-                    f"opposite signs (e1), labels {top:g} vs {-top:g}",
-                    s * e1,
-                    -s * e1,
-                    (top, -top),
-                ),
-            ]
-        count = {float(c): int(np.count_nonzero(self._holders(c))) for c in classes}
-        rarest = sorted(count, key=lambda c: (count[c], c))
-        new = float(classes[-1]) + 1.0
-        out = []
-        if len(rarest) > 1:
-            gone = rarest[0]
-            other = max(rarest[1:], key=lambda c: (count[c], -c))
-            base = self._sole_holder(gone, other)
-            out.append(
-                self._pair(
-                    f"class {gone:g} disappears (removed)"
-                    if removal
-                    else f"class {gone:g} disappears (relabelled {other:g})",
-                    original,
-                    None if removal else original,
-                    (gone, None if removal else other),
-                    base,
-                )
-            )
-        if removal:
-            out.append(
-                self._pair(f"new class {new:g} vs removed", original, None, (new, None), novel=True)
-            )
-            out.append(
-                self._pair(
-                    f"maximal norm (e1), class {rarest[0]:g} vs removed",
-                    s * e1,
-                    None,
-                    (rarest[0], None),
-                )
-            )
-            out += [
-                self._pair(f"class {c:g} vs removed", original, None, (c, None))
-                for c in rarest
-                if not np.all(own == c)
-            ]
-            return out
-        out.append(
-            self._pair(f"new class {new:g} appears", original, original, (None, new), novel=True)
-        )
-        others = [c for c in rarest if not np.all(own == c)]
-        if others:
-            out += [
-                self._pair(
-                    f"opposite signs (e1), label → {others[0]:g}",
-                    s * e1,
-                    -s * e1,
-                    (None, others[0]),
-                ),
-                self._pair(
-                    f"zero vs outlier (e1), label → {others[0]:g}", zero, far, (None, others[0])
-                ),
-            ]
-        out += [self._pair(f"label → {c:g}", original, original, (None, c)) for c in others]
-        return out
-
-    def _random_value(self, rng: np.random.Generator) -> np.ndarray:
-        direction = rng.standard_normal(self.data.d)
-        direction /= max(np.linalg.norm(direction), 1e-300)
-        return float(self.scale) * 10.0 ** rng.uniform(-1.0, math.log10(OUTLIER_FACTOR)) * direction
-
-    def random(self, rng: np.random.Generator) -> Pair:
-        """Two random canaries (random direction, norm log-uniform in [scale/10, 10·scale])."""
-        v0 = self._random_value(rng)
-        return self._pair(
-            "random", v0, None if self.relation == "add-remove" else self._random_value(rng)
-        )
-
-    def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:
-        """Move one side by a Gaussian step of size ``scale/2``, or scale them by 2 or ½.  On
-        labelled data (with ``labels``), a quarter of the moves set one side's label instead:
-        to a class of the data, or (regression) to ``±L`` times a log-uniform factor in
-        [1/10, 10]."""
-        v0, v1, labels, base = pair.values
-        sides = [v0] if v1 is None else [v0, v1]
-        if self.labels and self.data.y is not None and rng.random() < 0.25:
-            classes, labels = self.classes(), list(labels)
-            side = int(rng.integers(len(sides)))
-            if classes is not None:
-                labels[side] = float(rng.choice(classes))
-            else:
-                top = max(1.0, float(np.max(np.abs(self.data.y))))
-                labels[side] = top * float(rng.choice([-1.0, 1.0])) * 10.0 ** rng.uniform(-1, 1)
-            return self._pair("local", v0, v1, tuple(labels), base, pair.novel)
-        side = int(rng.integers(len(sides)))
-        if rng.random() < 0.5:
-            sides[side] = sides[side] * float(rng.choice([0.5, 2.0]))
-        else:
-            sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(
-                sides[side].shape
-            ) / math.sqrt(self.data.d)
-        return self._pair(
-            "local", sides[0], None if v1 is None else sides[1], labels, base, pair.novel
-        )
+        """How the audit checks the family's pairs when not as the claim's records: the
+        fields of a :class:`~dpclaims.audit.Neighbours` (``relation``, ``sensitivity``)."""
 
 
 @dataclass(frozen=True)
@@ -634,30 +198,6 @@ class SearchResult:
                 "screened": [[name, value] for name, value in self.screened],
             },
         }
-
-
-def pairs_for(
-    d0: Any,
-    d1: Any = None,
-    *,
-    unit: str = "user",
-    relation: str = "replace",
-    sensitivity: float = 1.0,
-) -> QueryPairs | CanaryPairs:
-    """The default family for a mechanism's input: canaries for a ``UserDataset`` (the replaced
-    user is the first one where ``d0`` and ``d1`` differ, else 0), query pairs for a vector."""
-    if isinstance(d0, UserDataset):
-        user = 0
-        if isinstance(d1, UserDataset) and d1.x.shape == d0.x.shape:
-            differs = np.flatnonzero(np.any(d0.x != d1.x, axis=(1, 2)))
-            user = int(differs[0]) if len(differs) else 0
-        return CanaryPairs(d0, unit=unit, relation=relation, user=user)
-    vector = np.atleast_1d(np.asarray(d0, dtype=np.float64))
-    if vector.ndim != 1:
-        raise InputError(
-            f"search needs a UserDataset or a vector of query answers, got shape {vector.shape}"
-        )
-    return QueryPairs(len(vector), sensitivity)
 
 
 class _WidthsDiffer(InputError):
@@ -927,7 +467,7 @@ def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> 
     is checked by :func:`check_pair_dir`."""
     import io
 
-    from ..reports.atomic import write_atomic
+    from dpclaims.atomic import write_atomic
 
     if not (isinstance(pair.d0, UserDataset) and isinstance(pair.d1, UserDataset)):
         raise InputError(
@@ -976,7 +516,7 @@ def _screen_seeds(seed: int, count: int) -> list[int]:
 
 def search(
     mechanism: Callable,
-    pairs: QueryPairs | CanaryPairs | Sequence[Pair],
+    pairs: PairFamily | Sequence[Pair],
     *,
     trials: int = 100_000,
     seed: int = 0,
@@ -992,7 +532,7 @@ def search(
     Parameters
     ----------
     mechanism : as for :func:`~dpclaims.audit.audit`
-    pairs : a family (:class:`QueryPairs`, :class:`CanaryPairs`, see :func:`pairs_for`) or
+    pairs : a :class:`PairFamily` (e.g. :func:`dpclaims.targets.pairs.pairs_for`) or
         a fixed list of :class:`Pair` (no random pairs or local search then)
     trials, seed : trials per dataset and seed of the certifying audit (the screens draw
         their own seeds from ``seed``); the final bound holds at ``confidence`` whatever
@@ -1025,12 +565,12 @@ def search(
         hasattr(family, a) for a in ("patterns", "random", "perturb")
     ):
         raise InputError(
-            "pairs must be a QueryPairs/CanaryPairs family or a list of Pair "
+            "pairs must be a pair family (dpclaims.targets.pairs) or a list of Pair "
             "(see dpclaims.audit.search)"
         )
     fixed = [p for p in (list(pairs) if family is None else family.patterns()) if _differs(p)]
     if family is not None and hasattr(family, "neighbour_options"):
-        options = {**family.neighbour_options(), **options}
+        options = {"neighbours": Neighbours(**family.neighbour_options()), **options}
     if not fixed:
         raise InputError(
             "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"

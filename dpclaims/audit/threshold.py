@@ -25,9 +25,10 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from dpclaims.gdp import gdp_mu
+
 from ..errors import InputError, check_choice, check_count
 from .bounds import CI_METHODS, epsilon_from_rates, joint_upper, rate_upper, tilt_of
-from .gdp import gdp_mu
 
 __all__ = [
     "DIRECTIONS",

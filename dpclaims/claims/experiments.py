@@ -7,9 +7,10 @@ with :func:`register_experiment`.  The module is imported the first time one of 
 experiments is needed (:func:`experiment`), never to list claims: :func:`status` reads the
 decorators from the module's source when it is not imported yet.
 
-An :class:`Experiment` is any object with ``run(*, seed=0, execution=Execution()) -> dict``
-returning the evidence and a verdict (:class:`~dpclaims.execution.Execution`: backend,
-workers, scheduler, checkpoint).  Until a factory is registered for a claim, asking for its
+An :class:`Experiment` is any object with ``run(*, seed=0, execution=Execution())`` returning
+an :class:`~dpclaims.results.Outcome` (verdict, summary, typed evidence) or its JSON object
+``{"type", "verdict", "summary", "evidence"}`` (:class:`~dpclaims.execution.Execution`:
+backend, workers, scheduler, checkpoint).  Until a factory is registered for a claim, asking for its
 experiment raises :class:`NotCheckable` with the reason ``"no experiment yet"``: a claim is
 never reported as passing without an experiment that can fail.  A factory registered with
 ``skip={"quick": reason}`` has no experiment at that budget (too small to decide): asking
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from .registry import paper_of, resolve
 
 if TYPE_CHECKING:
     from ..execution import Execution
+    from ..results import Outcome
 
 __all__ = [
     "BUDGETS",
@@ -136,9 +139,10 @@ class Skipped(DPClaimsError):
 class Experiment(Protocol):
     """What an experiment factory returns: one runnable, seeded check of one claim."""
 
-    def run(self, *, seed: int = 0, execution: Execution = ...) -> dict[str, Any]:
-        """Run on ``seed`` where ``execution`` says (default ``Execution()``); return a
-        JSON-ready ``{"type", "verdict", "summary", "evidence"}``."""
+    def run(self, *, seed: int = 0, execution: Execution = ...) -> Outcome | Mapping[str, Any]:
+        """Run on ``seed`` where ``execution`` says (default ``Execution()``); return an
+        :class:`~dpclaims.results.Outcome`, or its JSON object ``{"type", "verdict",
+        "summary", "evidence"}``."""
 
 
 ExperimentFactory = Callable[[Claim, str], Experiment]
@@ -228,7 +232,8 @@ def register_experiment(
 
 
 def _import(paper: Paper) -> str | None:
-    """Import ``paper.experiments`` once (its folder on ``sys.path`` meanwhile); error or None."""
+    """Import ``paper.experiments`` once (a folder paper's folder and the current folder on
+    ``sys.path`` meanwhile); error or None."""
     name = paper.experiments
     if name in _IMPORTED:
         return _IMPORTED[name]
@@ -241,9 +246,11 @@ def _import(paper: Paper) -> str | None:
             f"{paper.id!r} in {paper.folder} cannot be; give the module a unique name"
         )
     else:
-        added = paper.folder is not None and str(paper.folder) not in sys.path
-        if added:
-            sys.path.insert(0, str(paper.folder))
+        # a folder's paper: its folder first, then the current folder (as audit and rate find
+        # module:function), only while the module is imported
+        folders = [str(paper.folder), os.getcwd()] if paper.folder is not None else []
+        added = [folder for folder in dict.fromkeys(folders) if folder not in sys.path]
+        sys.path[0:0] = added
         try:
             importlib.import_module(name)
         except SystemExit as exc:
@@ -254,8 +261,8 @@ def _import(paper: Paper) -> str | None:
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         finally:
-            if added:
-                sys.path.remove(str(paper.folder))
+            for folder in added:
+                sys.path.remove(folder)
     _IMPORTED[name] = error
     return error
 

@@ -1,7 +1,7 @@
 """The mutant corpus as a benchmark: every privacy mutant through the registry audit for it.
 
 :func:`kill_matrix` builds each registered privacy mutant
-(:mod:`dpclaims.algorithms.mutants`), audits it with the statistical settings (trials,
+(:mod:`dpclaims.targets.mutants`), audits it with the statistical settings (trials,
 method, confidence) of the registry audit of its algorithm at the chosen budget, and
 records the certified ε, the verdict and the seconds.  A mutant is *killed* when the
 audit says ``violation`` (its certified lower bound exceeds the claimed ε).  Mutants
@@ -9,7 +9,7 @@ whose ``build()`` returns an algorithm object rather than an audit setup are cau
 white-box checks (named in their ``caught_by``); they are listed, not audited.
 
 A paper plugin's mutants are registered when its experiments module is imported, each naming
-its audit (:attr:`~dpclaims.algorithms.mutants.Mutant.audit`); :func:`kill_matrix` imports the
+its audit (:attr:`~dpclaims.targets.mutants.Mutant.audit`); :func:`kill_matrix` imports the
 experiments modules of the selected plugin papers first (:func:`import_plugin_mutants`).
 
 The mutation score is the fraction of the audited privacy mutants that are killed.  The
@@ -26,9 +26,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..audit.target import AuditTarget
+from dpclaims.target import AuditTarget
+
 from ..errors import InputError, check_choice
 from ..execution import DEFAULT_EXECUTION, Execution, check_execution
+from ..results.mutants import KILL_MATRIX_HEADER, MutationSummary, killed_by
 from .experiments import BUDGETS
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "kill_matrix",
     "audit_settings",
     "killed_by",
+    "KILL_MATRIX_HEADER",
     "kill_matrix_lines",
     "kill_matrix_cells",
     "kill_matrix_notes",
@@ -114,7 +117,7 @@ def audit_of(mutant: Any) -> str | None:
 def import_plugin_mutants(papers: Sequence[str] | None = None) -> dict[str, str]:
     """Import the experiments modules of the installed plugin papers (of ``papers``, or all), which
     register their mutants; the packaged papers' mutants are registered by
-    :mod:`dpclaims.algorithms.mutants` itself.  Returns ``{module: error}`` for modules that
+    :mod:`dpclaims.targets.mutants` itself.  Returns ``{module: error}`` for modules that
     failed to import (their mutants are then missing)."""
     from .experiments import import_experiments
     from .registry import _default
@@ -209,7 +212,8 @@ def kill_matrix(
     ``seconds``, ``trials`` and ``caught_by``.  ``mutation_score`` is None when nothing was
     audited.
     """
-    from ..algorithms.mutants import list_mutants
+    from dpclaims.targets.mutants import list_mutants
+
     from ..audit import audit
 
     check_choice(budget, BUDGETS, "budget")
@@ -232,7 +236,7 @@ def kill_matrix(
         unknown = sorted(set(names) - {m.name for m in mutants})
         if unknown:
             raise InputError(
-                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.algorithms.mutants"
+                f"unknown privacy mutant(s) {', '.join(unknown)}; see dpclaims.targets.mutants"
             )
         mutants = [m for m in mutants if m.name in set(names)]
     rows = []
@@ -297,79 +301,16 @@ def kill_matrix(
     }
 
 
-def killed_by(rows: Sequence[Mapping[str, Any]]) -> dict:
-    """``{audit id: {"kills": [...], "survivors": [...], "white_box": [...]}}`` from the rows."""
-    out: dict[str, dict[str, list]] = {}
-    for row in rows:
-        entry = out.setdefault(row["audit"], {"kills": [], "survivors": [], "white_box": []})
-        key = (
-            "white_box"
-            if row["verdict"] == "not audited"
-            else ("kills" if row["killed"] else "survivors")
-        )
-        entry[key].append(row["mutant"])
-    return out
-
-
-def _eps(value: Any) -> str:
-    return "—" if value is None else ("∞" if value == "inf" else f"{value:.3g}")
-
-
-KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε ≥", "verdict", "s")
-
-
 def kill_matrix_cells(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""
-    return [
-        (
-            r["mutant"],
-            r["audit"],
-            _eps(r["true_epsilon"]),
-            "—" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}",
-            _eps(r["epsilon_lower"]),
-            ("killed" if r["killed"] else r["verdict"])
-            if r["verdict"] != "not audited"
-            else "white-box only",
-            f"{r['seconds']:.1f}",
-        )
-        for r in report["matrix"]
-    ]
+    """One tuple of display strings per mutant (:meth:`MutationSummary.cells`)."""
+    return MutationSummary.from_json(report).cells()
 
 
 def kill_matrix_notes(report: Mapping[str, Any]) -> list[str]:
-    """The score, then per audit the mutants it kills (or that it kills none of them)."""
-    score = report["mutation_score"]
-    shown = "—" if score is None else f"{score:.3f}"
-    white_box = report["privacy_mutants"] - report["audited"]
-    lines = [
-        f"mutation score {shown}: {report['killed']} of {report['audited']} audited privacy "
-        f"mutants killed ({report['privacy_mutants']} registered, {white_box} left to white-box "
-        f"checks), budget {report['budget']}"
-    ]
-    for audit_id, entry in report["audits"].items():
-        if entry["kills"]:
-            lines.append(
-                f"{audit_id} kills {', '.join(entry['kills'])}"
-                + (f"; survivors: {', '.join(entry['survivors'])}" if entry["survivors"] else "")
-            )
-        elif entry["survivors"]:
-            lines.append(
-                f"{audit_id} kills none of its algorithm's {len(entry['survivors'])} audited "
-                "privacy "
-                f"mutant(s): {', '.join(entry['survivors'])}"
-            )
-    return lines
+    """The score, then per audit the mutants it kills (:meth:`MutationSummary.notes`)."""
+    return MutationSummary.from_json(report).notes()
 
 
 def kill_matrix_lines(report: Mapping[str, Any]) -> list[str]:
-    """The kill matrix as a plain-text table, then :func:`kill_matrix_notes`."""
-    cells = [KILL_MATRIX_HEADER, *kill_matrix_cells(report)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(KILL_MATRIX_HEADER))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in cells
-    ]
-    return lines + kill_matrix_notes(report)
+    """The kill matrix as a plain-text table, then its notes (:meth:`MutationSummary.lines`)."""
+    return MutationSummary.from_json(report).lines()

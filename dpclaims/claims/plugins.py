@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,12 +61,15 @@ class Source:
 def _spec(name: str, folder: Path | None = None) -> importlib.machinery.ModuleSpec | None:
     """The spec of module ``name`` (dotted), found without importing it or its parents.
 
-    ``folder``: look for the top-level package there first, as if it were on ``sys.path``.
+    ``folder``: look for the top-level package there first, then in the current folder, as if
+    both were on ``sys.path`` (as a ``--registry`` folder's experiments module is imported).
     """
     if name in sys.modules:
         return getattr(sys.modules[name], "__spec__", None)
     head, *rest = name.split(".")
-    spec = importlib.machinery.PathFinder.find_spec(head, [str(folder)]) if folder else None
+    spec = None
+    if folder:
+        spec = importlib.machinery.PathFinder.find_spec(head, [str(folder), os.getcwd()])
     if spec is None:
         spec = importlib.util.find_spec(head)
     for index in range(len(rest)):

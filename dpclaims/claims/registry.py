@@ -17,7 +17,7 @@ File layout (see any ``*.toml`` in this folder)::
     [paper]
     id = "murata-suzuki-2023"          # paper id, unique across all sources
     title = "DIFF2: ..."
-    experiments = "dpclaims.claims.checks.diff2"  # module registering the experiments
+    experiments = "dpclaims.claims.checks.murata_suzuki_2023"  # module registering the experiments
     spec = "004_murata_suzuki_diff2.md"  # optional: the spec transcribed
     notes = "..."                        # optional: the spec's remarks on its registry
 
@@ -379,13 +379,14 @@ def _read_file(path: Path, source: Source) -> tuple[Paper, list[Claim]]:
 
 
 def _check_module_in_folder(path: Path, module: str, folder: Path) -> None:
-    """The experiments module of a --registry folder's TOML must be a file in that folder or
-    a packaged or installed paper's module: a TOML may not import any installed module
-    (``http.server``, ``this``).  A module not found at all is reported when it is needed."""
+    """The experiments module of a --registry folder's TOML must be a file in that folder, in
+    the current folder (found as ``audit`` and ``rate`` find ``module:function``) or a packaged
+    or installed paper's module: a TOML may not import any installed module (``http.server``,
+    ``this``).  A module not found at all is reported when it is needed."""
     origin = module_origin(module, folder)
     if origin is None:
         return
-    allowed = [folder, *(s.folder for s in sources() if not s.on_path)]
+    allowed = [folder, Path.cwd(), *(s.folder for s in sources() if not s.on_path)]
     where = Path(origin).resolve() if Path(origin).is_absolute() else None
     if where is not None and any(root.resolve() in where.parents for root in allowed):
         return
@@ -393,8 +394,8 @@ def _check_module_in_folder(path: Path, module: str, folder: Path) -> None:
         path,
         "[paper]",
         f"experiments module {module!r} is {where or origin}, outside the registry folder "
-        f"{folder}; put the experiments module in that folder beside the TOML (or name the "
-        "module of an installed dpclaims.papers plugin)",
+        f"{folder}; put the experiments module in that folder beside the TOML or in the current "
+        "folder (or name the module of an installed dpclaims.papers plugin)",
     )
 
 

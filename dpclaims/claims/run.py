@@ -18,7 +18,8 @@ runs are kept: the first in ``evidence``, the rerun in ``confirmation``.
 :func:`multiplicity` counts the statistical tests of a run and the false findings
 chance alone would give at their levels, before and after confirmation.
 
-The document's format is :mod:`dpclaims.reports.schema`; :mod:`dpclaims.reports` renders it.
+The document is a :class:`~dpclaims.results.Results` (format: :mod:`dpclaims.results.schema`);
+:mod:`dpclaims.reports` renders it.
 
 >>> from dpclaims.claims.run import run_claims, select_claims             # doctest: +SKIP
 >>> results = run_claims(select_claims(patterns=["diff2gd.*"]), budget="quick")
@@ -29,22 +30,26 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import importlib.metadata
-import math
 import os
 import platform
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, called_exit, check_choice, check_positive
 from ..execution import Execution
-from ..reports.schema import (
-    CHECKED_VERDICTS,
-    SCHEMA_VERSION,
-    VERDICTS,
+from ..results import (
+    FINDINGS,
+    ClaimResult,
+    Confirmation,
+    Outcome,
+    Results,
+    multiplicity,
+    to_jsonable,
     validate_experiment_result,
     validate_results,
 )
@@ -72,9 +77,6 @@ VERSIONED_PACKAGES = ("dpclaims", "numpy", "scipy", "statsmodels", "dp-accountin
 """Packages whose installed versions every results document records."""
 
 _GLOB_CHARS = set("*?[")
-
-FINDINGS = ("violation", "inconsistent")
-"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
 
 _CONFIRMATION_STREAM = 1
 """Extra entropy word that makes :func:`confirmation_seed` independent of :func:`claim_seed`."""
@@ -121,7 +123,7 @@ def select_claims(
     ]
     if not selected:
         raise InputError(
-            f"no claim matches both --papers {','.join(papers or ())} and --claims "
+            f"no claim matches both --paper {','.join(papers or ())} and --claims "
             f"{','.join(patterns or ())}; widen the selection"
         )
     return selected
@@ -145,51 +147,6 @@ def confirmation_seed(seed: int, claim_id: str) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, np.uint32)[0])
 
 
-def to_jsonable(value: Any) -> Any:
-    """A JSON-safe copy: numpy scalars and arrays as numbers and lists, non-finite floats as None.
-
-    Tuples become lists, mapping keys strings; anything else becomes its ``repr``.
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (float, np.floating)):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    return repr(value)
-
-
-def _entry(claim: Any, **fields: Any) -> dict:
-    base = {
-        "id": claim.id,
-        "paper": claim.paper,
-        "kind": claim.kind,
-        "algorithm": claim.algorithm,
-        "source": claim.source,
-        "statement": claim.statement,
-        "verdict": "error",
-        "type": None,
-        "summary": "",
-        "reason": None,
-        "error": None,
-        "evidence": {},
-        "seed": None,
-        "wall_time": 0.0,
-        "confirmation": None,
-    }
-    base.update(fields)
-    return base
-
-
 def run_claim(
     claim: Claim,
     *,
@@ -198,8 +155,8 @@ def run_claim(
     execution: Execution = DEFAULT_EXECUTION,
     confirm: bool = True,
     claim_timeout: float | None = None,
-) -> dict:
-    """Run the experiment of one claim; its result entry (never raises for the experiment's faults).
+) -> ClaimResult:
+    """Run the experiment of one claim; its result (never raises for the experiment's faults).
 
     Parameters
     ----------
@@ -213,8 +170,9 @@ def run_claim(
 
     Returns
     -------
-    dict
-        One entry of ``results["claims"]`` (see :data:`dpclaims.reports.schema.CLAIM_RESULT`).
+    ClaimResult
+        One claim of the :class:`~dpclaims.results.Results` (see
+        :data:`dpclaims.results.schema.CLAIM_RESULT`).
     """
     start = time.perf_counter()
     try:
@@ -224,7 +182,9 @@ def run_claim(
         return _error(claim, exc, claim_seed(seed, claim.id), start)
 
 
-def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confirm: bool) -> dict:
+def _run_claim(
+    claim: Claim, budget: str, seed: int, execution: Execution, confirm: bool
+) -> ClaimResult:
     """:func:`run_claim` without the time limit."""
     execution = execution.narrowed(claim.id)
     start = time.perf_counter()
@@ -235,7 +195,7 @@ def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confi
             f"skipped at the {exc.budget} budget: {exc.reason}; run it with --budget "
             f"{' or '.join(exc.budgets)}"
         )
-        return _entry(
+        return ClaimResult.for_claim(
             claim,
             verdict=Verdict.SKIPPED,
             summary=summary,
@@ -244,7 +204,7 @@ def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confi
         )
     except NotCheckable as exc:
         verdict = Verdict.NOT_CHECKABLE if exc.implemented else Verdict.NOT_IMPLEMENTED
-        return _entry(
+        return ClaimResult.for_claim(
             claim,
             verdict=verdict,
             summary=f"{verdict.replace('_', ' ')}: {exc.reason}",
@@ -255,87 +215,62 @@ def _run_claim(claim: Claim, budget: str, seed: int, execution: Execution, confi
         return _error(claim, exc, None, start)
     own_seed = claim_seed(seed, claim.id)
     try:
-        result = _execute(experiment, own_seed, execution)
+        outcome = _execute(experiment, own_seed, execution)
     except (Exception, SystemExit) as exc:  # the report completes; the claim records the fault
         return _error(claim, exc, own_seed, start)
-    entry = _entry(
+    result = ClaimResult.for_claim(
         claim,
-        verdict=result["verdict"],
-        type=result["type"],
-        summary=result["summary"],
-        evidence=result["evidence"],
+        verdict=outcome.verdict,
+        type=outcome.type,
+        summary=outcome.summary,
+        evidence=outcome.evidence,
         seed=own_seed,
     )
-    if confirm and result["verdict"] in FINDINGS:
-        entry = _confirm(entry, experiment, confirmation_seed(seed, claim.id), execution)
-    entry["wall_time"] = time.perf_counter() - start
-    return entry
+    if confirm and outcome.verdict in FINDINGS:
+        result = _confirm(result, experiment, confirmation_seed(seed, claim.id), execution)
+    return replace(result, wall_time=time.perf_counter() - start)
 
 
-def _execute(experiment: Any, seed: int, execution: Execution) -> dict:
-    """One validated, JSON-ready run of ``experiment``."""
+def _execute(experiment: Any, seed: int, execution: Execution) -> Outcome:
+    """One validated, JSON-ready run of ``experiment`` (an :class:`~dpclaims.results.Outcome`,
+    or the JSON object of one, as a plugin's experiment may return)."""
     result = to_jsonable(experiment.run(seed=seed, execution=execution))
     validate_experiment_result(result, "experiment result")
-    return result
+    return Outcome.from_json(result)
 
 
-def _findings(result: Mapping[str, Any], path: str = "") -> dict[str, str]:
-    """``{part path: verdict}`` of every finding in a result (combined experiments' parts too).
-
-    A rate finding's verdict carries its direction (``"inconsistent/slower"``), so a rerun that
-    misses on the other side does not confirm it.
-    """
-    parts = result["evidence"].get("parts")
-    if isinstance(parts, Mapping):
-        out: dict[str, str] = {}
-        for name, part in parts.items():
-            out.update(_findings(part, f"{path}/{name}"))
-        return out
-    if result["verdict"] not in FINDINGS:
-        return {}
-    check = result["evidence"].get("check")
-    direction = check.get("direction") if isinstance(check, Mapping) else None
-    return {path: result["verdict"] + (f"/{direction}" if direction else "")}
-
-
-def _confirm(entry: dict, experiment: Any, seed: int, execution: Execution) -> dict:
+def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Execution) -> ClaimResult:
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     try:
         rerun = _execute(experiment, seed, execution.narrowed("confirmation"))
     except (Exception, SystemExit) as exc:
         message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
-        return {
-            **entry,
-            "verdict": "error",
-            "summary": f"error: {message}",
-            "error": message,
-            "confirmation": {"seed": seed, "confirmed": False, "error": message},
-        }
-    first, second = _findings(entry), _findings(rerun)
+        return replace(
+            result,
+            verdict="error",
+            summary=f"error: {message}",
+            error=message,
+            confirmation=Confirmation(seed, False, error=message),
+        )
+    first, second = result.outcome.findings(), rerun.findings()
     shared = [
         verdict.split("/")[0] for path, verdict in first.items() if second.get(path) == verdict
     ]
-    record = {
-        "seed": seed,
-        "confirmed": bool(shared),
-        "verdict": rerun["verdict"],
-        "summary": rerun["summary"],
-        "evidence": rerun["evidence"],
-    }
+    record = Confirmation(seed, bool(shared), rerun)
     if shared:
         verdict = "violation" if "violation" in shared else "inconsistent"
-        return {**entry, "verdict": verdict, "confirmation": record}
+        return replace(result, verdict=verdict, confirmation=record)
     reason = (
-        f"not confirmed: the first run was {entry['verdict']}, a rerun on the independent "
-        f"seed {seed} at the same budget was {rerun['verdict']}"
+        f"not confirmed: the first run was {result.verdict}, a rerun on the independent "
+        f"seed {seed} at the same budget was {rerun.verdict}"
     )
-    return {
-        **entry,
-        "verdict": "inconclusive",
-        "reason": reason,
-        "confirmation": record,
-        "summary": f"{reason} (first run: {entry['summary']}; rerun: {rerun['summary']})",
-    }
+    return replace(
+        result,
+        verdict="inconclusive",
+        reason=reason,
+        confirmation=record,
+        summary=f"{reason} (first run: {result.summary}; rerun: {rerun.summary})",
+    )
 
 
 def _message(exc: BaseException) -> str:
@@ -348,9 +283,9 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> dict:
+def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> ClaimResult:
     message = _message(exc)
-    return _entry(
+    return ClaimResult.for_claim(
         claim,
         verdict="error",
         summary=f"error: {message}",
@@ -358,50 +293,6 @@ def _error(claim: Any, exc: BaseException, seed: int | None, start: float) -> di
         seed=seed,
         wall_time=time.perf_counter() - start,
     )
-
-
-def _levels(result: Mapping[str, Any]) -> list[tuple[str, float | None]]:
-    """``(type, level)`` of every test in a result: a rate's one-sided TOST level
-    ``(1 - confidence)/2``, an audit's ``1 - confidence``, a value check's None (a computation
-    compared within a tolerance)."""
-    evidence = result["evidence"]
-    if isinstance(evidence.get("parts"), Mapping):
-        return [level for part in evidence["parts"].values() for level in _levels(part)]
-    if result["type"] == "rate":
-        return [("rate", (1 - float(evidence["check"]["confidence"])) / 2)]
-    if result["type"] == "audit":
-        return [("audit", 1 - float(evidence["confidence"]))]
-    return [(str(result["type"]), None)]
-
-
-def multiplicity(entries: Sequence[Mapping[str, Any]]) -> dict:
-    """How many tests a run made and how many false findings chance alone would give.
-
-    A test at level α reports a false finding with probability at most α when the claim holds;
-    a finding stands only when an independent rerun finds it again, so at most α² after
-    confirmation.  The expectations are the sums over all tests (worst case: every claim true
-    and at the edge of its band).
-
-    Returns
-    -------
-    dict
-        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
-        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
-        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
-    """
-    levels = [level for e in entries if e["verdict"] in CHECKED_VERDICTS for level in _levels(e)]
-    alphas = [a for _, a in levels if a is not None]
-    confirmations = [e["confirmation"] for e in entries if e.get("confirmation")]
-    return {
-        "rate_tests": sum(kind == "rate" for kind, _ in levels),
-        "audit_tests": sum(kind == "audit" for kind, _ in levels),
-        "value_checks": sum(a is None for _, a in levels),
-        "levels": sorted({round(a, 12) for a in alphas}),
-        "expected_false_first": float(sum(alphas)),
-        "expected_false_confirmed": float(sum(a * a for a in alphas)),
-        "findings_confirmed": sum(bool(c.get("confirmed")) for c in confirmations),
-        "findings_not_confirmed": sum(not c.get("confirmed") for c in confirmations),
-    }
 
 
 def _versions() -> dict[str, str | None]:
@@ -423,10 +314,10 @@ def run_claims(
     papers: Sequence[str] | None = None,
     patterns: Sequence[str] | None = None,
     before: Callable[[Claim], None] | None = None,
-    after: Callable[[dict], None] | None = None,
+    after: Callable[[ClaimResult], None] | None = None,
     confirm: bool = True,
     claim_timeout: float | None = None,
-) -> dict:
+) -> Results:
     """Run every selected claim and return the results document (validated against the schema).
 
     Parameters
@@ -435,7 +326,7 @@ def run_claims(
     budget, seed, execution, confirm, claim_timeout : see :func:`run_claim`; the time limit
         also bounds the import of each paper's experiments module
     papers, patterns : the selection that produced ``selected``, recorded in ``settings``
-    before, after : progress hooks called with the claim before it runs and its entry after
+    before, after : progress hooks called with the claim before it runs and its result after
 
     Raises
     ------
@@ -469,7 +360,7 @@ def run_claims(
     for claim in selected:
         if before is not None:
             before(claim)
-        entry = run_claim(
+        result = run_claim(
             claim,
             budget=budget,
             seed=seed,
@@ -477,16 +368,15 @@ def run_claims(
             confirm=confirm,
             claim_timeout=claim_timeout,
         )
-        entries.append(entry)
+        entries.append(result)
         if after is not None:
-            after(entry)
-    used = {e["paper"] for e in entries}
+            after(result)
+    used = {e.paper for e in entries}
     versions = _versions()
-    results = {
-        "schema_version": SCHEMA_VERSION,
-        "dpclaims_version": versions["dpclaims"] or _package_version(),
-        "created": created,
-        "settings": {
+    results = Results(
+        dpclaims_version=versions["dpclaims"] or _package_version(),
+        created=created,
+        settings={
             "budget": budget,
             "seed": int(seed),
             "backend": str(execution.backend),
@@ -500,25 +390,23 @@ def run_claims(
             },
             "confirm": bool(confirm),
         },
-        "environment": {
+        environment={
             "python": platform.python_version(),
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
             "versions": versions,
         },
-        "papers": [{"id": p.id, "title": p.title} for p in used_papers if p.id in used],
-        "counts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
-        "multiplicity": multiplicity(entries),
-        "load_errors": load_errors,
-        "wall_time": time.perf_counter() - start,
-        "claims": entries,
-    }
-    results = to_jsonable(results)
+        papers=tuple({"id": p.id, "title": p.title} for p in used_papers if p.id in used),
+        multiplicity=multiplicity(entries),
+        load_errors=tuple(load_errors),
+        wall_time=time.perf_counter() - start,
+        claims=tuple(entries),
+    )
     validate_results(results)
     return results
 
 
 def _package_version() -> str:
-    from .. import __version__
+    from dpclaims.version import __version__
 
     return __version__

@@ -22,7 +22,7 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 _TOML = Template("""\
 # Claims of the paper $paper_id, checked by the experiments in $module.py.
-# Run them:  dpclaims verify --registry $folder --papers $paper_id
+# Run them:  dpclaims verify --registry $folder --paper $paper_id
 # Fields: see the docstring of dpclaims.claims.registry (or any packaged claims TOML).
 
 [paper]
@@ -64,7 +64,7 @@ experiment checking one claim at the budget ``quick``, ``standard`` or ``full``.
 """
 
 import numpy as np
-from dpclaims.audit.target import AuditTarget
+from dpclaims.target import AuditTarget
 from dpclaims.claims import Budget, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment
 from dpclaims.data import UserDataset, replace_user

@@ -12,10 +12,11 @@
 
 Each ``run(*, seed=0, execution=Execution())`` (the
 :class:`~dpclaims.claims.experiments.Experiment` protocol; ``execution`` says where trials
-run, and its ``checkpoint`` is a folder this experiment alone writes to) returns the same
-JSON-ready shape::
-
-    {"type": "audit" | "rate" | "value", "verdict": ..., "summary": "one line", "evidence": {...}}
+run, and its ``checkpoint`` is a folder this experiment alone writes to) returns an
+:class:`~dpclaims.results.Outcome`: type, verdict, one-line summary and typed evidence
+(:class:`~dpclaims.results.AuditEvidence`, :class:`~dpclaims.results.RateEvidence`,
+:class:`~dpclaims.results.ValueEvidence`, :class:`~dpclaims.results.CombinedEvidence`),
+which also reads as the JSON object ``{"type", "verdict", "summary", "evidence"}``.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..execution import Execution
+from ..results import AuditEvidence, CombinedEvidence, Outcome, RateEvidence, ValueEvidence
 from ..verdicts import Verdict, worst
 
 if TYPE_CHECKING:
-    from ..audit.target import AuditTarget
+    from dpclaims.target import AuditTarget
 
 __all__ = [
     "DEFAULT_EXECUTION",
@@ -65,10 +67,10 @@ class AuditExperiment:
     note: str = ""
     reference_note: str = ""
 
-    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
+        from dpclaims.target import AuditTarget
+
         from ..audit import AuditTest, Reference, audit
-        from ..audit.result import format_epsilon
-        from ..audit.target import AuditTarget
 
         target = self.build()
         if not isinstance(target, AuditTarget):
@@ -89,28 +91,9 @@ class AuditExperiment:
             execution=replace(execution, progress=False),
             reference=Reference(epsilon=self.reference_epsilon, note=self.reference_note),
         )
-        label = "certified" if result.certified else "estimated (not certified)"
-        summary = (
-            f"{label} eps >= {format_epsilon(result.epsilon_lower)} vs claimed "
-            f"{claim.epsilon:g} (ceiling {format_epsilon(result.ceiling)}"
-        )
-        if self.reference_epsilon is not None:
-            summary += f", exact implementation: ~{self.reference_epsilon:g}"
-        if result.reach is not None and math.isfinite(result.reach.factor):
-            summary += f", reach {result.reach.factor:.3g}×"
-        summary += ")" + (f"; {result.reason}" if result.reason else "")
-        if result.estimate_above_claim:
-            estimate = format_epsilon(result.epsilon_estimate)
-            summary += f"; the test's estimate ε ≈ {estimate} is above the claim"
-        if result.infinite:
-            summary += f"; {result.infinite_message}"
-        evidence = {**result.to_dict(), "note": self.note}
-        return {
-            "type": "audit",
-            "verdict": result.verdict,
-            "summary": summary,
-            "evidence": evidence,
-        }
+        summary = result.headline()
+        evidence = AuditEvidence({**result.to_dict(), "note": self.note})
+        return Outcome("audit", result.verdict, summary, evidence)
 
 
 @dataclass(frozen=True)
@@ -174,7 +157,7 @@ class RateExperiment:
             **options,
         )
 
-    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from ..rates import check_exponent, fit_power_law, sweep
         from ..rates.caveats import apply_caveats, sweep_caveats
 
@@ -225,7 +208,7 @@ class RateExperiment:
             evidence["baseline"] = self.baseline.to_dict(result.values)
         if verdict != check.verdict:
             summary += f"; inconclusive, {'; '.join(caveats)}"
-        return {"type": "rate", "verdict": verdict, "summary": summary, "evidence": evidence}
+        return Outcome("rate", verdict, summary, RateEvidence(evidence))
 
 
 def _within(
@@ -279,7 +262,7 @@ class ValueExperiment:
     ge: Mapping[str, float] = field(default_factory=dict)
     transcription: bool = False
 
-    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         """Compute and compare (serially: value checks are small; ``execution`` is unused)."""
         measured = self.compute(np.random.default_rng(seed))
         tables = (("==", self.expected), ("<=", self.le), (">=", self.ge))
@@ -302,18 +285,18 @@ class ValueExperiment:
             f"; off: {', '.join(failed)}" if failed else ""
         )
         evidence = {"checks": checks, "rtol": self.rtol, "atol": self.atol, "note": self.note}
-        return {"type": "value", "verdict": verdict, "summary": summary, "evidence": evidence}
+        return Outcome("value", verdict, summary, ValueEvidence(evidence))
 
 
 @dataclass(frozen=True)
 class CombinedExperiment:
     """Several experiments checking one claim together; the verdict is the worst of theirs
-    (:data:`dpclaims.verdicts.SEVERITY`).  Evidence: ``{"parts": {name: result}}``."""
+    (:data:`dpclaims.verdicts.SEVERITY`).  Evidence: ``{"parts": {name: outcome}}``."""
 
     parts: Mapping[str, Any]
     note: str = ""
 
-    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         results = {
             name: part.run(seed=seed, execution=execution.narrowed(name))
             for name, part in self.parts.items()
@@ -323,9 +306,5 @@ class CombinedExperiment:
         summary = "; ".join(
             f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items()
         )
-        return {
-            "type": types.pop() if len(types) == 1 else "rate",
-            "verdict": verdict,
-            "summary": summary,
-            "evidence": {"parts": results, "note": self.note},
-        }
+        evidence = CombinedEvidence({"parts": results, "note": self.note})
+        return Outcome(types.pop() if len(types) == 1 else "rate", verdict, summary, evidence)

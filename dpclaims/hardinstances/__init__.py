@@ -1,5 +1,12 @@
 """Hard instances: distributions with known optima, the papers' lower-bound constructions."""
 
+from dpclaims.hardinstances.murata_suzuki_2023.nonconvex import CauchyCircleInstance
+from dpclaims.hardinstances.pure_dp_heavy_tails import (
+    HeavyPackingInstance,
+    ParetoRadiusInstance,
+    TwoPointInstance,
+)
+
 from . import canaries, lower_bounds
 from .base import Instance
 from .canaries import NeighbourPair
@@ -9,9 +16,7 @@ from .gaussian import (
     UserLevelGaussianInstance,
     sample_user_level_gaussian,
 )
-from .heavy_tailed import HeavyPackingInstance, ParetoRadiusInstance, TwoPointInstance
 from .linear import AbsoluteCubeInstance, LinearBallInstance, LinearHypercubeInstance
-from .nonconvex import CauchyCircleInstance
 from .packings import (
     Packing,
     exact_sphere_packing,

@@ -1,7 +1,8 @@
 """Reports: render a results document: ``results.json``, ``report.md``, ``report.html``, figures.
 
-The document comes from :func:`dpclaims.claims.run.run_claims` (running claims is the
-claims layer's job) or from a saved ``results.json`` (:func:`load_results`).
+The document (:class:`dpclaims.results.Results`) comes from
+:func:`dpclaims.claims.run.run_claims` (running claims is the claims layer's job) or from a
+saved ``results.json`` (:func:`load_results`).  Nothing here imports the claims layer.
 
 >>> from dpclaims.claims.run import run_claims, select_claims            # doctest: +SKIP
 >>> from dpclaims.reports import write_report
@@ -9,9 +10,18 @@ claims layer's job) or from a saved ``results.json`` (:func:`load_results`).
 >>> write_report(results, "dpclaims-report")
 """
 
-from .atomic import write_atomic
-from .results import dumps_results, exit_code, load_results
-from .schema import SCHEMA, SCHEMA_VERSION, VERDICTS, ResultsError, validate_results
+from dpclaims.atomic import write_atomic
+
+from ..results import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    VERDICTS,
+    ResultsError,
+    dumps_results,
+    exit_code,
+    load_results,
+    validate_results,
+)
 from .writer import REPORT_FILES, write_report
 
 __all__ = [

@@ -12,32 +12,11 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from ..verdicts import NOT_RUN, UNCHECKED
+from ..results import VERDICTS, ClaimResult, Results
+from ..verdicts import NOT_RUN
 from .figures import SUMMARY_FIGURE
-from .findings import (
-    confirmation_line,
-    evidence_paragraph,
-    findings,
-    glossary,
-    measured,
-    multiplicity_text,
-    shown_in_findings,
-    unchecked,
-    undecided,
-    why_undecided,
-)
-from .results import exit_code
-from .schema import VERDICTS
-from .text import (
-    VERDICT_LABELS,
-    counts_line,
-    evidence_rows,
-    footer_rows,
-    key_figure,
-    plural,
-    settings_rows,
-)
-from .text import parts as split_parts
+from .findings import glossary, multiplicity_text
+from .text import VERDICT_LABELS, counts_line, plural, settings_rows
 
 __all__ = ["render_html"]
 
@@ -99,48 +78,51 @@ def _kv(rows: list[tuple[str, str]]) -> str:
     return f'<table class="kv">{body}</table>'
 
 
-def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
-    verdict = entry["verdict"]
+def _where(entry: ClaimResult) -> str:
+    return " · ".join(escape(text) for text in (entry.kind, entry.source, entry.algorithm))
+
+
+def _claim(entry: ClaimResult, figures: Mapping[str, bytes]) -> str:
+    verdict = entry.verdict
     unchecked = verdict in NOT_RUN
     parts = [
-        f'<section class="claim{" unchecked" if unchecked else ""}" id="{_anchor(entry["id"])}">',
-        f"<h3>{escape(entry['id'])} {_badge(verdict)}</h3>",
-        f'<p class="where">{escape(entry["kind"])} · {escape(entry["source"])} · '
-        f"{escape(entry['algorithm'])}</p>",
-        f"<blockquote>{escape(entry['statement'])}</blockquote>",
+        f'<section class="claim{" unchecked" if unchecked else ""}" id="{_anchor(entry.id)}">',
+        f"<h3>{escape(entry.id)} {_badge(verdict)}</h3>",
+        f'<p class="where">{_where(entry)}</p>',
+        f"<blockquote>{escape(entry.statement)}</blockquote>",
     ]
     if unchecked:
-        parts.append(f'<p class="reason">Not checked: {escape(entry["reason"])}.</p>')
+        parts.append(f'<p class="reason">Not checked: {escape(entry.reason)}.</p>')
     elif verdict == "error":
-        parts.append(f'<p>The experiment failed:</p><p class="error">{escape(entry["error"])}</p>')
-        parts.append(f'<p class="reason">Seed {entry["seed"]}, {entry["wall_time"]:.2f} s.</p>')
+        parts.append(f'<p>The experiment failed:</p><p class="error">{escape(entry.error)}</p>')
+        parts.append(f'<p class="reason">Seed {entry.seed}, {entry.wall_time:.2f} s.</p>')
     else:
-        parts.append(f"<p><strong>Result:</strong> {escape(entry['summary'])}</p>")
-        rerun = confirmation_line(entry)
+        parts.append(f"<p><strong>Result:</strong> {escape(entry.summary)}</p>")
+        rerun = entry.confirmation_line()
         if rerun:
             parts.append(f"<p><strong>Confirmation:</strong> {escape(rerun)}</p>")
-        pieces = split_parts(entry)
+        pieces = entry.parts()
         for piece in pieces:
             if len(pieces) > 1:
-                code, badge = escape(piece["id"]), _badge(piece["verdict"])
+                code, badge = escape(piece.id), _badge(piece.verdict)
                 parts.append(
-                    f'<p class="part"><code>{code}</code> {badge} {escape(piece["summary"])}</p>'
+                    f'<p class="part"><code>{code}</code> {badge} {escape(piece.summary)}</p>'
                 )
-            if piece["id"] not in figures:
+            if piece.id not in figures:
                 figure = ""
-            elif shown_in_findings(entry, piece):
+            elif entry.shows_in_findings(piece):
                 figure = (
                     '<p class="reason">Figure: under <a href="#findings">Findings</a> above.</p>'
                 )
             else:
-                figure = _img(figures[piece["id"]], f"figure for {piece['id']}")
-            rows = _kv(evidence_rows(piece, footer=len(pieces) == 1))
+                figure = _img(figures[piece.id], f"figure for {piece.id}")
+            rows = _kv(piece.rows(footer=len(pieces) == 1))
             parts.append(f'<div class="evidence">{rows}{figure}</div>')
         if len(pieces) > 1:
             parts.append(
-                f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in footer_rows(entry))}</p>'
+                f'<p class="reason">{" · ".join(f"{k} {v}" for k, v in entry.footer_rows())}</p>'
             )
-        evidence = json.dumps(entry["evidence"], indent=1, ensure_ascii=False)
+        evidence = json.dumps(entry.evidence.to_json(), indent=1, ensure_ascii=False)
         parts.append(
             "<details><summary>All evidence (JSON)</summary>"
             f"<pre>{escape(evidence)}</pre></details>"
@@ -149,36 +131,35 @@ def _claim(entry: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     return "\n".join(parts)
 
 
-def _claim_link(entry: Mapping[str, Any]) -> str:
-    return f'<a href="#{_anchor(entry["id"])}">{escape(entry["id"])}</a>'
+def _claim_link(entry: ClaimResult) -> str:
+    return f'<a href="#{_anchor(entry.id)}">{escape(entry.id)}</a>'
 
 
-def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> list[str]:
-    found = findings(results)
+def _findings_html(results: Results, figures: Mapping[str, bytes]) -> list[str]:
+    found = results.findings()
     out = ['<h2 id="findings">Findings</h2>']
     if not found:
         return out + ["<p>No claim is contradicted by a confirmed finding.</p>"]
-    if results["settings"].get("confirm", False):
+    if results.confirm:
         how = ", each found on the run's seed and again on an independent rerun at the same budget."
     else:
         how = " (findings were not confirmed by a rerun in this run)."
     out.append(f"<p>{len(found)} claim(s) contradicted by experiment{escape(how)}</p>")
     for entry in found:
         images = "".join(
-            _img(figures[p["id"]], f"figure for {p['id']}")
-            for p in split_parts(entry)
-            if shown_in_findings(entry, p) and p["id"] in figures
+            _img(figures[p.id], f"figure for {p.id}")
+            for p in entry.parts()
+            if entry.shows_in_findings(p) and p.id in figures
         )
-        where = " · ".join(escape(entry[k]) for k in ("kind", "source", "algorithm"))
         out.append(
             "\n".join(
                 [
                     '<section class="claim">',
-                    f"<h3>{_claim_link(entry)} {_badge(entry['verdict'])}</h3>",
-                    f'<p class="where">{where}</p>',
-                    f"<blockquote>{escape(entry['statement'])}</blockquote>",
-                    f"<p><strong>Measured:</strong> {escape(measured(entry))}</p>",
-                    f"<p>{escape(evidence_paragraph(entry))}</p>",
+                    f"<h3>{_claim_link(entry)} {_badge(entry.verdict)}</h3>",
+                    f'<p class="where">{_where(entry)}</p>',
+                    f"<blockquote>{escape(entry.statement)}</blockquote>",
+                    f"<p><strong>Measured:</strong> {escape(entry.measured())}</p>",
+                    f"<p>{escape(entry.evidence_paragraph())}</p>",
                     images,
                     "</section>",
                 ]
@@ -187,8 +168,8 @@ def _findings_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> 
     return out
 
 
-def _undecided_html(results: Mapping[str, Any]) -> list[str]:
-    open_, skipped = undecided(results), unchecked(results)
+def _undecided_html(results: Results) -> list[str]:
+    open_, skipped = results.undecided(), results.unchecked()
     out = [
         '<h2 id="undecided">What could not be decided</h2>',
         f"<p>{len(open_)} checked claim(s) were not decided; {len(skipped)} were not checked "
@@ -197,41 +178,42 @@ def _undecided_html(results: Mapping[str, Any]) -> list[str]:
     ]
     if open_:
         rows = "".join(
-            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
-            f"<td>{escape(why_undecided(e))}</td></tr>"
+            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e.verdict)}</td>'
+            f"<td>{escape(e.why_undecided())}</td></tr>"
             for e in open_
         )
         out.append(f"<table><tr><th>claim</th><th>verdict</th><th>why</th></tr>{rows}</table>")
     if skipped:
         rows = "".join(
-            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e["verdict"])}</td>'
-            f"<td>{escape(e['reason'])}</td></tr>"
+            f'<tr><td class="id">{_claim_link(e)}</td><td>{_badge(e.verdict)}</td>'
+            f"<td>{escape(e.reason)}</td></tr>"
             for e in skipped
         )
         out.append(f"<table><tr><th>not checked</th><th>status</th><th>why</th></tr>{rows}</table>")
     return out
 
 
-def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
+def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     """The HTML report.
 
     Parameters
     ----------
-    results : a validated results document
+    results : a results document (or its validated JSON object)
     figures : claim id (or ``"summary"``) -> PNG bytes, embedded as data URIs
 
     Returns
     -------
     str: a complete HTML5 document with no script and no external reference
     """
-    claims = results["claims"]
-    counts = results["counts"]
-    status = "fails (exit code 1)" if exit_code(results) else "passes (exit code 0)"
+    results = Results.coerce(results)
+    claims = results.claims
+    counts = results.counts
+    status = "fails (exit code 1)" if results.exit_code() else "passes (exit code 0)"
     badges = "".join(f"{_badge(v)}{counts[v]} &nbsp; " for v in VERDICTS if counts.get(v))
     rows = "".join(
-        f'<tr><td class="id"><a href="#{_anchor(e["id"])}">{escape(e["id"])}</a></td>'
-        f'<td class="nw">{escape(e["paper"])}</td><td class="nw">{escape(e["kind"])}</td>'
-        f"<td>{_badge(e['verdict'])}</td><td>{escape(key_figure(e))}</td></tr>"
+        f'<tr><td class="id">{_claim_link(e)}</td>'
+        f'<td class="nw">{escape(e.paper)}</td><td class="nw">{escape(e.kind)}</td>'
+        f"<td>{_badge(e.verdict)}</td><td>{escape(e.key_figure())}</td></tr>"
         for e in claims
     )
     out = [
@@ -241,10 +223,10 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         "<title>dpclaims verification report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>dpclaims verification report</h1>",
-        f'<p class="meta">dpclaims {escape(results["dpclaims_version"])} · budget '
-        f"{escape(results['settings']['budget'])}"
-        f" · seed {results['settings']['seed']} · {results['wall_time']:.1f} s · "
-        f"{escape(results['created'])}</p>",
+        f'<p class="meta">dpclaims {escape(results.dpclaims_version)} · budget '
+        f"{escape(results.settings['budget'])}"
+        f" · seed {results.settings['seed']} · {results.wall_time:.1f} s · "
+        f"{escape(results.created)}</p>",
         f'<p class="counts">{badges}</p>',
         f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
         *(
@@ -252,7 +234,7 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
             f"<code>{escape(e['module'])}</code> failed "
             f"to import ({escape(e['error'])}); the claims it registers are listed as not "
             "checkable.</p>"
-            for e in results["load_errors"]
+            for e in results.load_errors
         ),
         *_findings_html(results, figures),
         *_undecided_html(results),
@@ -278,9 +260,9 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
     ]
     if SUMMARY_FIGURE in figures:
         out.append(_img(figures[SUMMARY_FIGURE], "claimed vs certified epsilon over all audits"))
-    for paper in results["papers"]:
-        mine = [e for e in claims if e["paper"] == paper["id"]]
-        checked = sum(e["verdict"] not in UNCHECKED for e in mine)
+    for paper in results.papers:
+        mine = [e for e in claims if e.paper == paper["id"]]
+        checked = sum(e.checked for e in mine)
         out.append(
             f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: '
             f"{escape(paper['title'])}</h2>"
@@ -288,14 +270,14 @@ def render_html(results: Mapping[str, Any], figures: Mapping[str, bytes]) -> str
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')
         out += [_claim(e, figures) for e in mine]
-    if results.get("mutants"):
-        from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
+    if results.mutants is not None:
+        from ..results import KILL_MATRIX_HEADER
 
-        notes = kill_matrix_notes(results["mutants"])
+        notes = results.mutants.notes()
         head = "".join(f"<th>{escape(h)}</th>" for h in KILL_MATRIX_HEADER)
         body = "".join(
             "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-            for row in kill_matrix_cells(results["mutants"])
+            for row in results.mutants.cells()
         )
         out += [
             "<h2>Mutation testing</h2>",

@@ -13,31 +13,11 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from ..verdicts import FAILING, UNCHECKED
+from ..results import ClaimResult, Results
+from ..verdicts import FAILING
 from .figures import SUMMARY_FIGURE
-from .findings import (
-    confirmation_line,
-    evidence_paragraph,
-    findings,
-    glossary,
-    measured,
-    multiplicity_text,
-    shown_in_findings,
-    unchecked,
-    undecided,
-    why_undecided,
-)
-from .results import exit_code
-from .text import (
-    VERDICT_LABELS,
-    counts_line,
-    evidence_rows,
-    footer_rows,
-    key_figure,
-    parts,
-    plural,
-    settings_rows,
-)
+from .findings import glossary, multiplicity_text
+from .text import VERDICT_LABELS, counts_line, plural, settings_rows
 
 __all__ = ["render_markdown"]
 
@@ -60,75 +40,81 @@ def _verdict(verdict: str) -> str:
     return f"**{label}**" if verdict in FAILING else label
 
 
-def _claim_section(entry: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
-    lines = [
-        f"#### {_code(entry['id'])} — {_verdict(entry['verdict'])}",
+def _heading(entry: ClaimResult, level: str) -> list[str]:
+    return [
+        f"{level} {_code(entry.id)} — {_verdict(entry.verdict)}",
         "",
-        f"*{_cell(entry['kind'])}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
+        f"*{_cell(entry.kind)}* · {_cell(entry.source)} · {_cell(entry.algorithm)}",
         "",
-        f"> {_cell(entry['statement'])}",
+        f"> {_cell(entry.statement)}",
         "",
     ]
-    if entry["verdict"] == "not_checkable":
-        return lines + [f"Not checked: {_cell(entry['reason'])}.", ""]
-    if entry["verdict"] == "not_implemented":
-        return lines + [f"Not implemented here: {_cell(entry['reason'])}.", ""]
-    if entry["verdict"] == "skipped":
+
+
+def _figure(piece: ClaimResult, figures: Mapping[str, str]) -> list[str]:
+    alt = _cell(piece.id).replace("[", "(").replace("]", ")")
+    return [f"![{alt}]({figures[piece.id]})", ""]
+
+
+def _claim_section(entry: ClaimResult, figures: Mapping[str, str]) -> list[str]:
+    lines = _heading(entry, "####")
+    if entry.verdict == "not_checkable":
+        return lines + [f"Not checked: {_cell(entry.reason)}.", ""]
+    if entry.verdict == "not_implemented":
+        return lines + [f"Not implemented here: {_cell(entry.reason)}.", ""]
+    if entry.verdict == "skipped":
         return lines + [
-            f"Skipped at this budget (run it with a larger --budget): {_cell(entry['reason'])}.",
+            f"Skipped at this budget (run it with a larger --budget): {_cell(entry.reason)}.",
             "",
         ]
-    if entry["verdict"] == "error":
+    if entry.verdict == "error":
         return lines + [
-            f"The experiment failed: {_cell(entry['error'])}",
+            f"The experiment failed: {_cell(entry.error)}",
             "",
-            f"Seed {entry['seed']}, {entry['wall_time']:.2f} s.",
+            f"Seed {entry.seed}, {entry.wall_time:.2f} s.",
             "",
         ]
-    lines += [f"**Result:** {_cell(entry['summary'])}", ""]
-    rerun = confirmation_line(entry)
+    lines += [f"**Result:** {_cell(entry.summary)}", ""]
+    rerun = entry.confirmation_line()
     if rerun:
         lines += [f"**Confirmation:** {_cell(rerun)}", ""]
-    pieces = parts(entry)
+    pieces = entry.parts()
     for piece in pieces:
         if len(pieces) > 1:
             lines += [
-                f"**{_cell(piece['id'])}** — {_verdict(piece['verdict'])}: "
-                f"{_cell(piece['summary'])}",
+                f"**{_cell(piece.id)}** — {_verdict(piece.verdict)}: {_cell(piece.summary)}",
                 "",
             ]
         lines += ["| | |", "|---|---|"]
         lines += [
-            f"| {_cell(label)} | {_cell(value)} |"
-            for label, value in evidence_rows(piece, footer=False)
+            f"| {_cell(label)} | {_cell(value)} |" for label, value in piece.rows(footer=False)
         ]
         lines.append("")
-        if piece["id"] in figures and shown_in_findings(entry, piece):
+        if piece.id in figures and entry.shows_in_findings(piece):
             lines += ["Figure: under *Findings* above.", ""]
-        elif piece["id"] in figures:
-            alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
-            lines += [f"![{alt}]({figures[piece['id']]})", ""]
-    lines += [" · ".join(f"{label} {value}" for label, value in footer_rows(entry)), ""]
+        elif piece.id in figures:
+            lines += _figure(piece, figures)
+    lines += [" · ".join(f"{label} {value}" for label, value in entry.footer_rows()), ""]
     return lines
 
 
-def _mutants_section(report: Mapping[str, Any]) -> list[str]:
+def _mutants_section(results: Results) -> list[str]:
     """The kill matrix of ``dpclaims verify --mutants``: each privacy mutant through its audit."""
-    from ..claims.mutation import KILL_MATRIX_HEADER, kill_matrix_cells, kill_matrix_notes
+    from ..results import KILL_MATRIX_HEADER
 
+    mutants = results.mutants
     lines = [
         "## Mutation testing",
         "",
         "| " + " | ".join(KILL_MATRIX_HEADER) + " |",
         "|" + "---|" * len(KILL_MATRIX_HEADER),
     ]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in kill_matrix_cells(report)]
-    return lines + [""] + [f"- {_cell(note)}" for note in kill_matrix_notes(report)] + [""]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in mutants.cells()]
+    return lines + [""] + [f"- {_cell(note)}" for note in mutants.notes()] + [""]
 
 
-def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) -> list[str]:
-    found = findings(results)
-    confirmed = results["settings"].get("confirm", False)
+def _findings_section(results: Results, figures: Mapping[str, str]) -> list[str]:
+    found = results.findings()
     lines = ["## Findings", ""]
     if not found:
         return lines + ["No claim is contradicted by a confirmed finding.", ""]
@@ -136,33 +122,27 @@ def _findings_section(results: Mapping[str, Any], figures: Mapping[str, str]) ->
         f"{len(found)} claim(s) contradicted by experiment"
         + (
             ", each found on the run's seed and again on an independent rerun at the same budget."
-            if confirmed
+            if results.confirm
             else " (findings were not confirmed by a rerun in this run)."
         ),
         "",
     ]
     for entry in found:
+        lines += _heading(entry, "###")
         lines += [
-            f"### {_code(entry['id'])} — {_verdict(entry['verdict'])}",
+            f"**Measured:** {_cell(entry.measured())}",
             "",
-            f"*{_cell(entry['kind'])}* · {_cell(entry['source'])} · {_cell(entry['algorithm'])}",
-            "",
-            f"> {_cell(entry['statement'])}",
-            "",
-            f"**Measured:** {_cell(measured(entry))}",
-            "",
-            _cell(evidence_paragraph(entry)),
+            _cell(entry.evidence_paragraph()),
             "",
         ]
-        for piece in parts(entry):
-            if shown_in_findings(entry, piece) and piece["id"] in figures:
-                alt = _cell(piece["id"]).replace("[", "(").replace("]", ")")
-                lines += [f"![{alt}]({figures[piece['id']]})", ""]
+        for piece in entry.parts():
+            if entry.shows_in_findings(piece) and piece.id in figures:
+                lines += _figure(piece, figures)
     return lines
 
 
-def _undecided_section(results: Mapping[str, Any]) -> list[str]:
-    open_, skipped = undecided(results), unchecked(results)
+def _undecided_section(results: Results) -> list[str]:
+    open_, skipped = results.undecided(), results.unchecked()
     lines = [
         "## What could not be decided",
         "",
@@ -174,40 +154,37 @@ def _undecided_section(results: Mapping[str, Any]) -> list[str]:
     if open_:
         lines += ["| claim | verdict | why |", "|---|---|---|"]
         lines += [
-            f"| {_code(e['id'])} | {_verdict(e['verdict'])} | {_cell(why_undecided(e))} |"
-            for e in open_
+            f"| {_code(e.id)} | {_verdict(e.verdict)} | {_cell(e.why_undecided())} |" for e in open_
         ]
         lines.append("")
     if skipped:
         lines += ["| not checked | status | why |", "|---|---|---|"]
-        lines += [
-            f"| {_code(e['id'])} | {_verdict(e['verdict'])} | {_cell(e['reason'])} |"
-            for e in skipped
-        ]
+        lines += [f"| {_code(e.id)} | {_verdict(e.verdict)} | {_cell(e.reason)} |" for e in skipped]
         lines.append("")
     return lines
 
 
-def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> str:
+def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, str]) -> str:
     """The Markdown report.
 
     Parameters
     ----------
-    results : a validated results document
+    results : a results document (or its validated JSON object)
     figures : claim id (or ``"summary"``) -> figure path relative to the report
 
     Returns
     -------
     str, ending with a newline
     """
-    claims = results["claims"]
-    status = "fails (exit code 1)" if exit_code(results) else "passes (exit code 0)"
+    results = Results.coerce(results)
+    claims = results.claims
+    status = "fails (exit code 1)" if results.exit_code() else "passes (exit code 0)"
     lines = [
         "# dpclaims verification report",
         "",
-        f"dpclaims {_cell(results['dpclaims_version'])} · budget "
-        f"{_code(results['settings']['budget'])} · "
-        f"seed {results['settings']['seed']} · {results['wall_time']:.1f} s",
+        f"dpclaims {_cell(results.dpclaims_version)} · budget "
+        f"{_code(results.settings['budget'])} · "
+        f"seed {results.settings['seed']} · {results.wall_time:.1f} s",
         "",
         f"**{counts_line(results)}.** The run {status}.",
         "",
@@ -216,9 +193,9 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         f"**Warning:** the check module {_code(e['module'])} failed to import "
         f"({_cell(e['error'])}); "
         "the claims it registers are listed as not checkable."
-        for e in results["load_errors"]
+        for e in results.load_errors
     ]
-    lines += [""] if results["load_errors"] else []
+    lines += [""] if results.load_errors else []
     lines += _findings_section(results, figures)
     lines += _undecided_section(results)
     lines += [
@@ -251,16 +228,16 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {_code(e['id'])} | {_cell(e['paper'])} | {_cell(e['kind'])} | "
-        f"{_verdict(e['verdict'])} | {_cell(key_figure(e))} |"
+        f"| {_code(e.id)} | {_cell(e.paper)} | {_cell(e.kind)} | "
+        f"{_verdict(e.verdict)} | {_cell(e.key_figure())} |"
         for e in claims
     ]
     lines.append("")
     if SUMMARY_FIGURE in figures:
         lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
-    for paper in results["papers"]:
-        mine = [e for e in claims if e["paper"] == paper["id"]]
-        checked = sum(e["verdict"] not in UNCHECKED for e in mine)
+    for paper in results.papers:
+        mine = [e for e in claims if e.paper == paper["id"]]
+        checked = sum(e.checked for e in mine)
         lines += [
             f"### {_cell(paper['id'])}: {_cell(paper['title'])}",
             "",
@@ -269,8 +246,8 @@ def render_markdown(results: Mapping[str, Any], figures: Mapping[str, str]) -> s
         ]
         for entry in mine:
             lines += _claim_section(entry, figures)
-    if results.get("mutants"):
-        lines += _mutants_section(results["mutants"])
+    if results.mutants is not None:
+        lines += _mutants_section(results)
     lines += ["## How this report was made", "", "| | |", "|---|---|"]
     lines += [f"| {label} | {_cell(value)} |" for label, value in settings_rows(results)]
     lines += [

@@ -16,17 +16,17 @@ from typing import Any
 
 import numpy as np
 
+from dpclaims.atomic import check_output_dir, staged_directory
+
 from ..errors import InputError
 from ..execution import Execution, map_tasks
+from ..results import Results, dumps_results, validate_results
 from ..userfiles import first_line
 from ..verdicts import UNCHECKED
-from .atomic import check_output_dir, staged_directory
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
 from .html import render_html
 from .markdown import render_markdown
-from .results import dumps_results
-from .schema import validate_results
-from .text import figure_name, parts
+from .text import figure_name
 
 __all__ = ["REPORT_FILES", "render_figures", "write_report"]
 
@@ -46,7 +46,9 @@ def _draw(piece: Mapping[str, Any]) -> bytes | str:
         return f"{type(exc).__name__}: {first_line(exc)}"
 
 
-def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[str, bytes]:
+def render_figures(
+    results: Results | Mapping[str, Any], workers: int | None = 1
+) -> dict[str, bytes]:
     """Claim id (or part id, and ``"summary"``) -> PNG bytes, for every checked audit and rate.
 
     ``workers`` other than 1 draws many figures in parallel (None: all cores); the
@@ -59,7 +61,8 @@ def render_figures(results: Mapping[str, Any], workers: int | None = 1) -> dict[
         raise InputError(
             f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
         )
-    pieces = [piece for entry in results["claims"] for piece in parts(entry)]
+    results = Results.coerce(results)
+    pieces = [piece.to_json() for entry in results.claims for piece in entry.parts()]
     drawn = [
         piece
         for piece in pieces
@@ -89,13 +92,17 @@ def _draw_summary(pieces: list[Mapping[str, Any]]) -> bytes | str | None:
 
 
 def write_report(
-    results: Mapping[str, Any], out: str | Path, force: bool = False, workers: int | None = 1
+    results: Results | Mapping[str, Any],
+    out: str | Path,
+    force: bool = False,
+    workers: int | None = 1,
 ) -> dict[str, Path]:
     """Validate ``results`` and write the report to the directory ``out``.
 
     Parameters
     ----------
-    results : a results document (from :func:`dpclaims.reports.run_claims` or ``load_results``)
+    results : a results document (from :func:`dpclaims.claims.run.run_claims`, or its JSON
+        object from :func:`~dpclaims.results.load_results`)
     out : report directory; must not exist or be empty unless ``force``
     force : replace an existing report directory that dpclaims wrote (see :mod:`.atomic`)
     workers : processes drawing the figures (see :func:`render_figures`)
@@ -113,8 +120,9 @@ def write_report(
     """
     target = check_output_dir(out, force)  # fail before the figures are drawn
     text = dumps_results(results)
-    document = json.loads(text)
-    validate_results(document)
+    loaded = json.loads(text)
+    validate_results(loaded)
+    document = Results.from_json(loaded)
     with staged_directory(out, force) as staging:
         (staging / "results.json").write_text(text, encoding="utf-8")
         figures = render_figures(document, workers)

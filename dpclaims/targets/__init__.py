@@ -1,7 +1,7 @@
 """Audit setups: what to audit, as which adversary, with which canary and statistic.
 
 One module per audited algorithm family (:mod:`dpclaims.targets.dpsgd`); each builds
-:class:`~dpclaims.audit.target.AuditTarget` values whose statistic is fixed before any
+:class:`~dpclaims.target.AuditTarget` values whose statistic is fixed before any
 certifying trial is seen.  Setups sit above ``algorithms`` and ``audit``: they import both,
 and neither imports them.
 """

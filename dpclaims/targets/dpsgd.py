@@ -1,6 +1,6 @@
 """Audit setups for DP-SGD: the threat model, the canary, and the statistic fixed in advance.
 
-A setup (:func:`dpsgd_target`) is an :class:`~dpclaims.audit.target.AuditTarget`: the mechanism
+A setup (:func:`dpsgd_target`) is an :class:`~dpclaims.target.AuditTarget`: the mechanism
 as the adversary of the chosen threat model sees it, the neighbouring datasets with the canary
 and without, the accountant's claim, and the test statistic, chosen from the threat model and
 the canary before any certifying trial is seen (``audit(target.mechanism, target.d0,
@@ -49,10 +49,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpclaims.target import AuditTarget
+
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleasesTranscript, StepRelease
 from ..audit.bounds import epsilon_from_rates, rate_upper
-from ..audit.target import AuditTarget
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss

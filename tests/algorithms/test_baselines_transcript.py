@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from dpclaims.algorithms.baselines import DPSGD
-from dpclaims.algorithms.mutants.baselines import HalfNoiseDPSGD, half_noise, no_clip
 from dpclaims.algorithms.transcript import ReleasesTranscript, StepRelease
 from dpclaims.data import GradientCanaryDataset, UserDataset, are_neighbours, neighbour_distance
 from dpclaims.errors import InputError
 from dpclaims.losses import LogisticLoss, SquaredLoss
+from dpclaims.targets.mutants.baselines import HalfNoiseDPSGD, half_noise, no_clip
 
 
 def _data(n=12, d=3, seed=0):

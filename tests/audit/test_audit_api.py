@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims import PrivacyClaim, UserDataset, replace_user
+from dpclaims import PrivacyClaim, replace_user
 from dpclaims.audit import AuditResult, AuditTest, Split, audit
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import Execution
@@ -21,20 +21,15 @@ def mean_mech(data, rng, trials):
     return float(data.x.mean()) + 0.1 * rng.standard_normal((trials, 1))
 
 
-def datasets():
-    x = np.zeros((4, 2, 1))
-    d0 = UserDataset(x)
-    return d0, replace_user(d0, 1, np.ones((2, 1)))
-
-
-def test_result_record_is_complete_and_json_serialisable():
+def test_result_record_is_complete_and_json_serialisable(gaussian_target):
+    t = gaussian_target
     r = audit(
-        gauss,
-        0.0,
-        1.0,
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
         trials=5000,
         seed=1,
-        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
         execution=Execution(backend="serial"),
     )
     assert isinstance(r, AuditResult)
@@ -174,8 +169,8 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
     )
 
 
-def test_claim_object_and_neighbour_checks():
-    d0, d1 = datasets()
+def test_claim_object_and_neighbour_checks(user_pair):
+    d0, d1 = user_pair
     claim = PrivacyClaim(1.0, 1e-5, unit="user", relation="replace")
     r = audit(mean_mech, d0, d1, claim=claim, trials=2000, execution=Execution(backend="serial"))
     assert (r.unit, r.relation) == ("user", "replace")

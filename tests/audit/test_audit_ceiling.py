@@ -190,7 +190,7 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
     if name == "svt":  # "below, then above" happens on d0 = (0, 1) and never on d1 = (1, 0)
         mechanism, d0, d1 = svt_without_query_noise, (0.0, 1.0), (1.0, 0.0)
     else:
-        from dpclaims.algorithms.catalog import audit_target
+        from dpclaims.targets.catalog import audit_target
 
         target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "replace"))
         mechanism, d0, d1 = target.mechanism, target.d0, target.d1

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import AuditTest, Neighbours
-from dpclaims.audit.search import CanaryPairs, Pair, QueryPairs, pairs_for, search
+from dpclaims.audit.search import Pair, search
 from dpclaims.data import UserDataset, are_neighbours
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
+from dpclaims.targets.pairs import CanaryPairs, QueryPairs, pairs_for
 
 
 def _leaky_last(q, rng, trials):

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.catalog import audit_target
 from dpclaims.audit import replay
 from dpclaims.cli import main
 from dpclaims.data import UserDataset
 from dpclaims.privacy import PrivacyClaim
+from dpclaims.targets.catalog import audit_target
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "label_leak.py"
 

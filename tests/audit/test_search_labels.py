@@ -4,9 +4,10 @@ a label leak (the class set read off the private labels) is caught from a plain 
 import numpy as np
 import pytest
 
-from dpclaims.audit.search import LABEL_PAIRS, CanaryPairs, describe_change, search
+from dpclaims.audit.search import describe_change, search
 from dpclaims.data import UserDataset, are_neighbours
 from dpclaims.privacy import PrivacyClaim
+from dpclaims.targets.pairs import LABEL_PAIRS, CanaryPairs
 
 K = 4
 

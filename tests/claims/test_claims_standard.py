@@ -1,8 +1,6 @@
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.catalog import audit_target
-from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -12,6 +10,8 @@ from dpclaims.claims.standard import (
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
+from dpclaims.target import AuditTarget
+from dpclaims.targets.catalog import audit_target
 
 SERIAL = Execution(backend="serial")
 

@@ -3,7 +3,6 @@
 import pytest
 
 from dpclaims import claims
-from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.audit import AuditTest
 from dpclaims.claims.mutation import (
     AUDIT_OF,
@@ -15,6 +14,7 @@ from dpclaims.claims.mutation import (
 from dpclaims.cli import main
 from dpclaims.errors import InputError
 from dpclaims.reports.markdown import _mutants_section
+from dpclaims.targets.mutants import list_mutants
 
 
 def test_every_privacy_mutant_names_an_existing_registry_audit():
@@ -55,7 +55,7 @@ def test_kill_matrix_kills_audits_and_lists_white_box_mutants():
     assert "catalog:laplace kills laplace-half-scale" in text and "white-box only" in text
 
 
-def test_report_says_when_an_audit_kills_none():
+def test_report_says_when_an_audit_kills_none(make_results):
     row = {
         "mutant": "m",
         "paper": "p",
@@ -78,7 +78,7 @@ def test_report_says_when_an_audit_kills_none():
         "matrix": [row],
         "audits": {"a.b": {"kills": [], "survivors": ["m"], "white_box": []}},
     }
-    text = "\n".join(_mutants_section(report))
+    text = "\n".join(_mutants_section(make_results().with_mutants(report)))
     assert (
         "## Mutation testing" in text
         and "a.b kills none of its algorithm's 1 audited privacy mutant(s): m" in text

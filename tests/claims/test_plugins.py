@@ -119,14 +119,14 @@ def test_an_id_defined_by_two_sources_is_an_error_naming_both(tmp_path, monkeypa
 def test_verify_registry_runs_a_folder_paper(tmp_path, capsys):
     folder = _folder(tmp_path / "paper", "plugtest_verify", "folder-paper")
     out = tmp_path / "report"
-    argv = ["verify", "--registry", str(folder), "--papers", "folder-paper", "--out", str(out)]
+    argv = ["verify", "--registry", str(folder), "--paper", "folder-paper", "--out", str(out)]
     code = main([*argv, "--backend", "serial", "--quiet"])
     stdout = capsys.readouterr().out
     assert code == 0 and "folder-paper.value" in stdout and "1 consistent" in stdout
     results = json.loads((out / "results.json").read_text())
     assert [e["verdict"] for e in results["claims"]] == ["consistent"]
     assert str(folder.resolve()) not in sys.path  # only while its module was imported
-    assert main(["verify", "--papers", "folder-paper", "--out", str(tmp_path / "r2")]) == 2
+    assert main(["verify", "--paper", "folder-paper", "--out", str(tmp_path / "r2")]) == 2
     assert "papers must be one of" in capsys.readouterr().err
 
 
@@ -176,7 +176,7 @@ def test_new_paper_writes_a_skeleton_that_verifies_green(tmp_path, capsys):
     ]
     assert f"dpclaims verify --registry {folder}" in capsys.readouterr().out
     out = tmp_path / "report"
-    argv = ["--registry", str(folder), "--papers", "plugtest-smith-2025", "--out", str(out)]
+    argv = ["--registry", str(folder), "--paper", "plugtest-smith-2025", "--out", str(out)]
     code = main(["verify", *argv, "--quiet"])
     assert code == 0, capsys.readouterr()
     results = json.loads((out / "results.json").read_text())

@@ -20,7 +20,7 @@ from dpclaims.claims.run import (
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution, Serial
 from dpclaims.reports import exit_code
-from dpclaims.reports.schema import VERDICTS
+from dpclaims.results import VERDICTS
 
 SERIAL = Execution(backend="serial")
 
@@ -327,21 +327,26 @@ def test_only_the_same_part_and_direction_confirm_a_finding(register):
     assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconsistent"
 
 
-def test_multiplicity_counts_tests_and_expected_false_findings():
-    rate = {"type": "rate", "verdict": "consistent", "evidence": {"check": {"confidence": 0.9}}}
-    audit = {
-        "type": "audit",
-        "verdict": "violation",
-        "evidence": {"confidence": 0.95},
-        "confirmation": {"seed": 1, "confirmed": True},
-    }
-    combined = {
-        "type": "rate",
-        "verdict": "inconclusive",
-        "confirmation": {"seed": 2, "confirmed": False},
-        "evidence": {"parts": {"r": rate, "v": {**_value("consistent"), "type": "value"}}},
-    }
-    skipped = {"type": None, "verdict": "not_checkable", "evidence": {}}
+def test_multiplicity_counts_tests_and_expected_false_findings(make_claim):
+    check = {"check": {"confidence": 0.9}}
+    rate = make_claim("r", type="rate", evidence=check)
+    audit = make_claim(
+        "a",
+        "violation",
+        type="audit",
+        evidence={"confidence": 0.95},
+        confirmation={"seed": 1, "confirmed": True},
+    )
+    parts = {"r": {**_value("consistent"), "type": "rate", "evidence": check}}
+    parts["v"] = _value("consistent")
+    combined = make_claim(
+        "c",
+        "inconclusive",
+        type="rate",
+        confirmation={"seed": 2, "confirmed": False},
+        evidence={"parts": parts},
+    )
+    skipped = make_claim("s", "not_checkable", type=None, evidence={})
     out = multiplicity([rate, audit, combined, skipped])
     assert (out["rate_tests"], out["audit_tests"], out["value_checks"]) == (2, 1, 1)
     assert out["expected_false_first"] == pytest.approx(0.15)

@@ -7,9 +7,7 @@ folder with the example's entry point) on ``PYTHONPATH`` is what ``pip install``
 and is what dpclaims reads.
 """
 
-import importlib.metadata
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,23 +27,9 @@ CLAIMS = [
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(example_env):
     """Environment variables under which the example is an installed distribution."""
-    try:
-        importlib.metadata.distribution("dpclaims-erm-perturbation")
-        # this checkout's example first: an editable install may point at another checkout
-        return {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE / "src"), str(ROOT)])}
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    site = tmp_path_factory.mktemp("site")
-    info = site / "dpclaims_erm_perturbation-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: dpclaims-erm-perturbation\nVersion: 0.1.0\n"
-    )
-    (info / "entry_points.txt").write_text(f"[dpclaims.papers]\n{PAPER} = erm_perturbation\n")
-    path = os.pathsep.join([str(site), str(EXAMPLE / "src"), str(ROOT)])
-    return {**os.environ, "PYTHONPATH": path}
+    return example_env
 
 
 def _dpclaims(env, cwd, argv):
@@ -66,7 +50,7 @@ def test_list_shows_the_example_paper(installed, tmp_path):
 
 
 def test_quick_verify_of_the_example_is_green(installed, tmp_path):
-    argv = ["verify", "--papers", PAPER, "--budget", "quick", "--out", "report", "--json"]
+    argv = ["verify", "--paper", PAPER, "--budget", "quick", "--out", "report", "--json"]
     done = _dpclaims(installed, tmp_path, argv)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

@@ -8,8 +8,8 @@ from scipy import stats
 
 from dpclaims.errors import InputError
 from dpclaims.hardinstances import lower_bounds as lb
-from dpclaims.hardinstances.heavy_tailed import HeavyPackingInstance, TwoPointInstance
 from dpclaims.hardinstances.packings import exact_sphere_packing
+from dpclaims.hardinstances.pure_dp_heavy_tails import HeavyPackingInstance, TwoPointInstance
 from dpclaims.problem import Problem
 
 

@@ -14,7 +14,7 @@ from dpclaims.hardinstances.linear import (
     LinearBallInstance,
     LinearHypercubeInstance,
 )
-from dpclaims.hardinstances.nonconvex import CauchyCircleInstance
+from dpclaims.hardinstances.murata_suzuki_2023.nonconvex import CauchyCircleInstance
 from dpclaims.hardinstances.quadratic import (
     GaussianMeanInstance,
     LeastSquaresInstance,

@@ -1,15 +1,11 @@
 """Reports open with the confirmed findings, then what was not decided and why, then all claims."""
 
-from dpclaims.claims.run import multiplicity
-from dpclaims.reports.findings import (
-    evidence_paragraph,
-    glossary,
-    multiplicity_text,
-    why_undecided,
-)
+import pytest
+
+from dpclaims.reports.findings import glossary, multiplicity_text
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
-from dpclaims.reports.schema import VERDICTS
+from dpclaims.results.evidence import allowed
 
 
 def _rate(verdict, slope, note="RT-8: m sweep at n = 4096"):
@@ -39,29 +35,15 @@ def _rate(verdict, slope, note="RT-8: m sweep at n = 4096"):
     return {"sweep": sweep, "fit": fit, "check": check, "note": note}
 
 
-def _entry(claim_id, verdict, **fields):
-    base = {
-        "id": claim_id,
-        "paper": "p",
-        "kind": "excess_risk",
-        "algorithm": "A",
-        "source": "Thm 5.1",
-        "statement": f"statement of {claim_id}",
-        "verdict": verdict,
-        "type": "rate",
-        "summary": "s",
-        "reason": None,
-        "error": None,
-        "evidence": _rate(verdict, 0.0),
-        "seed": 1,
-        "wall_time": 0.1,
-        "confirmation": None,
-    }
-    return {**base, **fields}
+@pytest.fixture
+def document(make_claim, make_results):
+    """A confirmed finding, an unconfirmed one, a claim not checkable and a consistent one."""
 
+    def entry(claim_id, verdict, **fields):
+        fields.setdefault("evidence", _rate(verdict, 0.0))
+        return make_claim(claim_id, verdict, **fields)
 
-def _document():
-    found = _entry(
+    found = entry(
         "a.found",
         "inconsistent",
         confirmation={
@@ -72,7 +54,7 @@ def _document():
             "evidence": _rate("inconsistent", 0.01),
         },
     )
-    unconfirmed = _entry(
+    unconfirmed = entry(
         "b.open",
         "inconclusive",
         reason="not confirmed: the first run was "
@@ -86,35 +68,13 @@ def _document():
             "evidence": _rate("consistent", -0.5),
         },
     )
-    skipped = _entry("c.skip", "not_checkable", type=None, evidence={}, reason="budget too small")
-    fine = _entry("d.fine", "consistent", evidence=_rate("consistent", -0.5, note=""))
-    entries = [fine, skipped, unconfirmed, found]
-    return {
-        "schema_version": 1,
-        "dpclaims_version": "0.1.0",
-        "created": "2024-01-01T00:00:00Z",
-        "settings": {
-            "budget": "quick",
-            "seed": 0,
-            "backend": "auto",
-            "workers": None,
-            "papers": None,
-            "claims": None,
-            "options": {},
-            "confirm": True,
-        },
-        "environment": {"python": "3.11", "platform": "linux", "cpu_count": 2, "versions": {}},
-        "papers": [{"id": "p", "title": "A paper"}],
-        "load_errors": [],
-        "wall_time": 1.0,
-        "counts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
-        "multiplicity": multiplicity(entries),
-        "claims": entries,
-    }
+    skipped = entry("c.skip", "not_checkable", type=None, evidence={}, reason="budget too small")
+    fine = entry("d.fine", "consistent", evidence=_rate("consistent", -0.5, note=""))
+    return make_results([fine, skipped, unconfirmed, found])
 
 
-def test_markdown_puts_findings_first_then_undecided_then_every_claim():
-    md = render_markdown(_document(), {"a.found": "figures/a.png", "d.fine": "figures/d.png"})
+def test_markdown_puts_findings_first_then_undecided_then_every_claim(document):
+    md = render_markdown(document, {"a.found": "figures/a.png", "d.fine": "figures/d.png"})
     order = [
         md.index(h)
         for h in (
@@ -137,22 +97,22 @@ def test_markdown_puts_findings_first_then_undecided_then_every_claim():
     assert "| RT-n (RT-7A, RT-3n, ...) |" in md
 
 
-def test_html_has_the_same_order_and_embeds_each_figure_once():
-    html = render_html(_document(), {"a.found": b"png", "d.fine": b"png"})
+def test_html_has_the_same_order_and_embeds_each_figure_once(document):
+    html = render_html(document, {"a.found": b"png", "d.fine": b"png"})
     heads = [
         html.index(h) for h in ('id="findings"', 'id="undecided"', 'id="glossary"', 'id="all"')
     ]
     assert heads == sorted(heads) and html.count("data:image/png;base64,") == 2
 
 
-def test_paragraph_reason_and_counts():
-    doc = _document()
-    found, unconfirmed = doc["claims"][3], doc["claims"][2]
-    text = evidence_paragraph(found)
+def test_paragraph_reason_and_counts(document):
+    doc = document
+    found, unconfirmed = doc.claims[3], doc.claims[2]
+    text = found.evidence_paragraph()
     assert text.startswith("A sweep of m over {100, 1000, 10000, 100000} with 2 replicates")
     assert "slope 0.010" in text and text.endswith("Setting: RT-8: m sweep at n = 4096.")
-    assert why_undecided(unconfirmed).startswith("not confirmed")
-    assert why_undecided(doc["claims"][0]).startswith("the slope's 90% interval")
+    assert unconfirmed.why_undecided().startswith("not confirmed")
+    assert doc.claims[0].why_undecided().startswith("the slope's 90% interval")
     summary = multiplicity_text(doc)
     assert "3 rate tests" in summary and "at most 0.15 false findings" in summary
     assert "at most 0.007" in summary and "1 finding(s) were confirmed, 1 were not" in summary
@@ -160,10 +120,8 @@ def test_paragraph_reason_and_counts():
 
 
 def test_the_evidence_states_what_the_claim_allows_by_its_bound():
-    from dpclaims.reports.findings import _allowed
-
-    assert _allowed({"expected": 0.0, "margin": 0.15, "bound": "upper"}) == "at most 0.15"
-    assert _allowed({"expected": -1.0, "margin": 0.1, "bound": "lower"}) == "at least -1.1"
-    assert _allowed({"expected": -1.0, "margin": 0.1, "bound": "order"}) == "-1 ± 0.1"
+    assert allowed({"expected": 0.0, "margin": 0.15, "bound": "upper"}) == "at most 0.15"
+    assert allowed({"expected": -1.0, "margin": 0.1, "bound": "lower"}) == "at least -1.1"
+    assert allowed({"expected": -1.0, "margin": 0.1, "bound": "order"}) == "-1 ± 0.1"
     small = {"expected": 1.0, "margin": 0.1, "bound": "upper", "limit": "small"}
-    assert _allowed(small) == "at least 0.9"
+    assert allowed(small) == "at least 0.9"

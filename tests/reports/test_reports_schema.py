@@ -9,7 +9,7 @@ from dpclaims.claims.run import run_claims
 from dpclaims.claims.standard import ValueExperiment
 from dpclaims.execution import Execution
 from dpclaims.reports import SCHEMA, ResultsError, validate_results
-from dpclaims.reports.schema import validate
+from dpclaims.results.schema import validate
 
 CLAIM = "dpgd.calibration"
 
@@ -28,7 +28,7 @@ def document():
             lambda claim, budget: ValueExperiment(lambda rng: {"x": 1.0}, {"x": 1.0}),
         )
         selected = [get(CLAIM), get("lowy26.complexity.impossibility")]
-        return run_claims(selected, execution=Execution(backend="serial"))
+        return run_claims(selected, execution=Execution(backend="serial")).to_json()
 
 
 def test_a_real_document_is_valid(document):

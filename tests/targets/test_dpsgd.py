@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from dpclaims.algorithms.baselines import DPSGD
-from dpclaims.algorithms.mutants.baselines import half_noise, no_clip
 from dpclaims.algorithms.transcript import StepRelease
 from dpclaims.audit import AuditTest, audit
 from dpclaims.data import GradientCanaryDataset
@@ -23,6 +22,7 @@ from dpclaims.targets.dpsgd import (
     limit_samples,
     optimal_limit,
 )
+from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
 
 @functools.cache

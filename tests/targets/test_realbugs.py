@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.mutants import list_mutants
 from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
 from dpclaims.claims.mutation import audit_settings, kill_matrix
 from dpclaims.data import are_neighbours
 from dpclaims.execution import Execution
+from dpclaims.targets.mutants import list_mutants
 from dpclaims.targets.realbugs import get_bug, list_bugs
 
 BUGS = list_bugs()

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ...audit.target import AuditTarget
+from dpclaims.target import AuditTarget
+
 from ...data import UserDataset
 from ...errors import InputError
 from ...privacy import PrivacyClaim

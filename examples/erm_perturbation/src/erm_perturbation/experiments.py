@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpclaims.algorithms.mutants import Mutant, register_mutant
-from dpclaims.audit.target import AuditTarget
 from dpclaims.claims.experiments import Budget, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.data import UserDataset
@@ -25,6 +23,8 @@ from dpclaims.losses import uniform_ball
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.problem import Problem
 from dpclaims.rates import geometric_grid
+from dpclaims.target import AuditTarget
+from dpclaims.targets.mutants import Mutant, register_mutant
 
 from .algorithms import (
     HUBER_H,

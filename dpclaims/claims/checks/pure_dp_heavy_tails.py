@@ -1,0 +1,1138 @@
+"""Experiments for the claims of ``pure-dp-heavy-tails`` (Lowy 2026, spec 003).
+
+Privacy claims: audits at the §7(a) pairs (δ = 0) with the worst-valid-point harness.  Rate claims:
+the §7(b) tests RT1 (Prop 3.2 distance, Pareto family), RT2 (Thm 3.1 private term, full pipeline,
+0.9-quantile) and RT4 (non-private term, two-point family); RT3 checks the lower bound at β.
+Formula and complexity claims: :class:`ValueExperiment` s with white-box invariants.  Indicator
+quantities (``…_holds``) are 1.0 when an inequality the paper proves holds on the measured data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from dpclaims.algorithms.pure_dp_heavy_tails import (
+    Ball,
+    ClippedSlopes1D,
+    DoubleOutputPert,
+    OutPertLocalize,
+    PopLocalize,
+    WorstValidPoint,
+    adapsg,
+    clip_level,
+    inexact_projection,
+)
+from dpclaims.algorithms.pure_dp_heavy_tails.em import EMPGM, LocalizedGridEM, net, net_size_bound
+from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.standard import (
+    AuditExperiment,
+    CombinedExperiment,
+    RateExperiment,
+    ValueExperiment,
+)
+from dpclaims.data import UserDataset
+from dpclaims.hardinstances.canaries import heavy_outlier_pair
+from dpclaims.hardinstances.lower_bounds import heavy_tailed_mean_lower_bound, two_point_lower_bound
+from dpclaims.hardinstances.packings import sphere_packing
+from dpclaims.hardinstances.pure_dp_heavy_tails import (
+    HeavyPackingInstance,
+    ParetoRadiusInstance,
+    TwoPointInstance,
+)
+from dpclaims.hardinstances.pure_dp_heavy_tails.pairs import block_outlier_pair, hinge_outlier_pair
+from dpclaims.losses import AbsoluteLoss, HingeLoss, LinearLoss, project_ball_intersection
+from dpclaims.problem import Problem
+from dpclaims.target import AuditTarget
+from dpclaims.targets.pure_dp_heavy_tails import AUDIT_N, audit_alg4, audit_problem, audit_sampler
+
+AUDIT_TRIALS = Budget(quick=20_000, standard=200_000, full=400_000)
+W10 = Ball.centered(1, 10.0)
+GRID_POINTS = Budget(quick=4, standard=5)
+"""Points of every geometric n grid."""
+N_MAX = Budget(quick=10_000, standard=100_000)
+"""Largest n of the RT1/RT2/RT4 sweeps (they start at n = 1000)."""
+SWEEP_TRIALS = Budget(quick=200, standard=1000)
+"""Trials per sweep point of RT1-eps, RT2 and RT4."""
+SWEEP_REPLICATES = Budget(quick=3, standard=6, full=10)
+"""Replicates per sweep point of RT2 and RT4."""
+LB_NS = Budget(quick=(1000, 10_000), standard=(1000, 4000, 16_000, 64_000))
+"""Sample sizes of the lower-bound checks (RT3)."""
+LB_TRIALS = Budget(quick=300, standard=1000)
+"""Trials per instance of the lower-bound checks."""
+
+
+def _problem(n: int, *, epsilon: float = 1.0, d: int = 1, radius: float = 10.0, loss=None):
+    """A pure-DP item-level problem on ``B(0, radius)`` (absolute loss unless given)."""
+    loss = AbsoluteLoss() if loss is None else loss
+    return Problem(n=n, d=d, epsilon=epsilon, radius=radius, loss=loss)
+
+
+def _linear_problem(n: int, epsilon: float) -> Problem:
+    """The linear loss ``f = −⟨z, w⟩`` on 𝒲 = [−1, 1] (the RT2–RT4 instances)."""
+    return _problem(n, epsilon=epsilon, radius=1.0, loss=LinearLoss())
+
+
+def _alg1_linear(n: int, *, epsilon: float, moment_2: float, k: float, beta: float) -> PopLocalize:
+    """Algorithm 1 with the test constants (J = 1) on :func:`_linear_problem`, ``G_k = 1``."""
+    return PopLocalize.from_theorem(
+        _linear_problem(n, epsilon),
+        moment_2=moment_2,
+        moment_k=1.0,
+        k=k,
+        beta=beta,
+        constants="test",
+    )
+
+
+def _excess_quantile(inst, alg, data: UserDataset, rng, *, trials: int, beta: float) -> float:
+    """The (1 − β)-quantile over ``trials`` runs of ``alg`` on ``data`` of ``inst``'s excess
+    risk."""
+    return float(np.quantile(inst.excess_risk(alg.run(data, rng, trials).theta), 1 - beta))
+
+
+def _pareto(d: int, alpha: float, *, radius: float = 10.0) -> ParetoRadiusInstance:
+    """The spec §7(b) Pareto(α) absolute-loss family (x_m = 1, half width 1/2)."""
+    return ParetoRadiusInstance(d, alpha, scale=1.0, radius=radius, half_width=0.5)
+
+
+# --------------------------------------------------------------------------- privacy
+
+
+def _build_alg2() -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    clip = clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
+    alg = OutPertLocalize.from_theorem(
+        audit_problem(),
+        lam=1.0,
+        clip=clip,
+        beta=0.1,
+        harness=WorstValidPoint.for_record(d0, 0),
+    )
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+@register_experiment("lowy26.privacy.alg2")
+def audit_alg2_privacy(claim, budget):
+    return AuditExperiment(
+        _build_alg2,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.9,
+        note="Algorithm 2 alone at eps1 = 1 on the spec's outlier pair, worst-valid-point harness "
+        "(shift = Delta)",
+    )
+
+
+@dataclass(frozen=True)
+class JointEvent:
+    """Post-processing of a joint release ``(w̃, w_out)`` to ``max`` over ``columns`` (default all)
+    ``(trials, 1)``.
+
+    Threshold events on it are the spec §7(a) events ``{w̃ ≤ t and w_out ≤ t}`` (and complements);
+    post-processing cannot raise the privacy loss, so the audit stays valid.
+    """
+
+    mechanism: Any
+    columns: tuple | None = None
+
+    def __call__(self, data, rng, trials):
+        out = self.mechanism(data, rng, trials)
+        return np.max(
+            out if self.columns is None else out[:, list(self.columns)], axis=1, keepdims=True
+        )
+
+
+def _build_alg4_joint() -> AuditTarget:
+    target = audit_alg4()
+    return AuditTarget(
+        mechanism=JointEvent(target.mechanism), d0=target.d0, d1=target.d1, claim=target.claim
+    )
+
+
+@register_experiment("lowy26.privacy.double_output_pert")
+def audit_alg4_privacy(claim, budget):
+    return AuditExperiment(
+        _build_alg4_joint,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.88,
+        note="joint (w_tilde, w_out) of Algorithm 4, the spec's outlier pair, harness, event "
+        "{max(w_tilde, w_out) <= t}; the spec's prototype gave 0.88 at 4e5 trials (benchmark: "
+        "0.963 at 1e5, 0.981 at 1e6)",
+    )
+
+
+MAIN_PHASES = None
+"""Phases of the registry Algorithm 1 audits: ``None`` is the paper's ``I = ⌈log₂ n⌉`` (8 at
+n = 200, blocks of 25).  With I = 8 the last call's noise scale (2Δ_I ≈ 0.29) is far inside
+𝒲 = [−10, 10]; with I = 4 it is 4.7 and the projection onto 𝒲 hides half the leakage."""
+
+
+def _main_setup():
+    """Algorithm 1 (test constants, J = 1, I = ⌈log₂ n⌉) with the §7(a) outlier in the LAST
+    block and the harness there: ``(algorithm, d0, d1, (lo, hi))``."""
+    problem = audit_problem()
+    options = {"moment_2": 1.0, "moment_k": 1.0, "k": 2, "beta": 0.1, "constants": "test"}
+    probe = PopLocalize.from_theorem(problem, phases=MAIN_PHASES, **options)
+    lo, hi = probe.blocks[-1]
+    d0, d1 = block_outlier_pair(AUDIT_N, lo)
+    alg = PopLocalize.from_theorem(
+        problem,
+        phases=MAIN_PHASES,
+        harness=WorstValidPoint.for_record(d0, lo),
+        output="transcript",
+        **options,
+    )
+    return alg, d0, d1, (lo, hi)
+
+
+@dataclass(frozen=True)
+class LastCallEvent:
+    """Post-processing of Algorithm 1's white-box transcript ``(w̃_1, w_1, …, w̃_I, w_I)`` (d = 1)
+    to ``max(w̃_I − w_{I−1}, w_I − w_{I−1})`` ``(trials, 1)``: the last call's joint release
+    measured from its centre, the released ``w_{I−1}``.
+
+    Fixed before certifying (post-processing, so always valid).  At λ_I = 15.4 the last call's
+    minimizer is close to its centre plus a constant, so this is nearly the {max(w̃, w_out) ≤ t}
+    event of the joint audit, conditionally on every centre.
+    """
+
+    mechanism: Any
+
+    def __call__(self, data, rng, trials):
+        out = np.asarray(self.mechanism(data, rng, trials))
+        centre = out[:, -3:-2]
+        return np.max(out[:, -2:] - centre, axis=1, keepdims=True)
+
+
+def _build_main_transcript() -> AuditTarget:
+    alg, d0, d1, _ = _main_setup()
+    return AuditTarget(mechanism=LastCallEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def _build_main_last_call() -> AuditTarget:
+    """The last phase's Algorithm 4 call alone (λ_I, its block of 25 records, joint release) at
+    the data-independent centre 0 of 𝒲: the call that holds the outlier.  The ε of the whole
+    transcript is the supremum over centres of this call's ε (every other call sees the same
+    records on both datasets), so auditing it at one reachable centre is a valid lower bound."""
+    alg, d0, d1, (lo, hi) = _main_setup()
+    call = replace(alg.solvers[-1], output="joint")
+    b0, b1 = (UserDataset(d.x[lo:hi], d.y[lo:hi]) for d in (d0, d1))
+    return AuditTarget(mechanism=JointEvent(call), d0=b0, d1=b1, claim=alg.privacy_claim)
+
+
+@register_experiment("lowy26.privacy.main")
+def audit_alg1_privacy(claim, budget):
+    trials = AUDIT_TRIALS[budget]
+    transcript = AuditExperiment(
+        _build_main_transcript,
+        trials,
+        reference_epsilon=1.0,
+        reference_note="exact on this pair: the last call's two Laplace stages each see a shift "
+        "of exactly Delta = 4C/(lambda_I m) (harness; lowy26.privacy.sensitivity), so the joint "
+        "loss is eps/2 + eps/2 where both noises exceed it (Laplace log-ratio Delta/b)",
+        note="white box: Algorithm 1 (test constants, J = 1, I = ceil(log2 n) = 8, blocks of 25) "
+        "releasing every call's (w_tilde_i, w_i); outlier and harness in the last block; fixed "
+        "event {max(w_tilde_I, w_I) - w_(I-1) <= t}.  Algorithm 1 itself releases only the w_i: "
+        "there w_tilde_I is hidden and the bulk leakage is eps/2 (learned score: 0.25, reach 3.1x)",
+    )
+    last = AuditExperiment(
+        _build_main_last_call,
+        trials,
+        reference_epsilon=1.0,
+        reference_note="exact: both Laplace stages see a shift of exactly Delta (harness), "
+        "eps/2 each",
+        note="white box: the last phase's Algorithm 4 call alone (lambda_I, 25 records) at the "
+        "data-independent centre 0, joint (w_tilde, w_out), event {max <= t}",
+    )
+    return CombinedExperiment(
+        {"transcript": transcript, "last-call": last},
+        note="Thm 3.1 (parallel composition): the call holding the outlier carries all the loss",
+    )
+
+
+ALG4_AUDIT = {"moment_k": 1.0, "k": 2, "lam": 1.0, "beta0": 0.1}
+"""Algorithm 4's knobs in the §7(a) audits (G_k = 1, k = 2, λ = 1, β0 = 0.1)."""
+
+
+HINGE_LAM = 10.0
+"""λ of the hinge audit: with G_k = 1, k = 2 (C ≈ 24.6) the shift C/(λn) = 0.0123 sits inside the
+active side of both outlier records (kinks at ±1/HINGE_WEIGHT), so the exact minimizer moves by the
+full 2C/(λn); at λ = 1 it cannot (C/(λn) > 1/C for every weight ≥ C)."""
+HINGE_WEIGHT = 40.0
+"""|x| of the hinge outlier: ≥ C (its gradient is clipped to C) and 1/x = 0.025 > C/(λn)."""
+
+
+def _build_structured() -> AuditTarget:
+    """Algorithm 4 with the exact polyhedral hinge solver; outlier ``(40, ±1)``: its clipped
+    gradient is −C (D) / +C (D') around the minimizer, so the shift is 2C/(λn) + 2τ = Δ."""
+    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
+    alg = DoubleOutputPert.from_theorem(
+        _problem(AUDIT_N, loss=HingeLoss()),
+        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
+        **{**ALG4_AUDIT, "lam": HINGE_LAM},
+    )
+    return AuditTarget(mechanism=JointEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def hinge_shift_over_sensitivity() -> float:
+    """White box: the stage-1 solver's (harness) shift between the hinge pair over Δ (exactly 1)."""
+    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
+    alg = DoubleOutputPert.from_theorem(
+        _problem(AUDIT_N, loss=HingeLoss()),
+        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
+        **{**ALG4_AUDIT, "lam": HINGE_LAM},
+    )
+    loc, c = alg.localizer, np.zeros((1, 1))
+    harness = WorstValidPoint.for_record(d0, 0, direction=[-1.0])
+    w = [loc.stage(d).solve(d, c, harness=harness)[0][0, 0] for d in (d0, d1)]
+    return abs(w[0] - w[1]) / loc.sensitivity
+
+
+def _build_structured_d2() -> AuditTarget:
+    """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on
+    B(0, 10), harness."""
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    pad = [
+        UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)
+    ]
+    alg = DoubleOutputPert.from_theorem(
+        audit_problem(d=2),
+        solver="pv2",
+        harness=WorstValidPoint.for_record(pad[0], 0),
+        **ALG4_AUDIT,
+    )
+    return AuditTarget(
+        mechanism=JointEvent(alg, (0, 2)), d0=pad[0], d1=pad[1], claim=alg.privacy_claim
+    )
+
+
+@register_experiment("lowy26.privacy.structured")
+def audit_structured_losses_privacy(claim, budget):
+    d1 = AuditExperiment(
+        _build_structured,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=1.0,
+        reference_note="exact on this pair: both stages' minimizers move by exactly Delta = "
+        "4C/(lambda n) (hinge_shift_over_sensitivity), so each Laplace stage loses eps/2",
+        note="hinge loss (Cor D.7), exact polyhedral 1-d solver (breakpoints), lambda = 10, "
+        "outlier (40, +-1), harness towards the pair's gap; joint event {max(w_tilde, w_out) <= t}",
+    )
+    sampler = AuditExperiment(
+        audit_sampler,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=1.0,
+        reference_note="exact: l2 Laplace, shift Delta = 1 along the diagonal, scale b = 1/eps: "
+        "log-ratio |‖x‖ - ‖x - s‖|/b <= Delta/b = eps, approached in the orthant's far tail",
+        note="the d >= 2 Lap2 sampler of every structured route (d = 2), fixed quadrant "
+        "statistic min(x1, x2) (chosen before certifying)",
+    )
+    parts = {"d1-hinge-exact": d1, "d2-lap2-sampler": sampler}
+    if budget != "quick":
+        parts["d2-absolute-pv2"] = AuditExperiment(
+            _build_structured_d2,
+            Budget(quick=40_000, standard=40_000, full=200_000)[budget],
+            reference_note="not derived: it depends on the minimiser shift of the box-dual solver "
+            "(PV-2 in the spec) in d = 2; only the claim bounds it",
+            note="d = 2 absolute loss with the certified box-dual solver (solver='pv2', harness "
+            "tau/2); event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
+        )
+    return CombinedExperiment(
+        parts,
+        note="structured losses: exact 1-d solver, the d-dim Lap2 sampler, and (standard) the "
+        "box-dual route in d = 2",
+    )
+
+
+def _build_em() -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    em = EMPGM.from_theorem(
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
+        smoothing=W10.diameter / AUDIT_N,
+    )
+    return AuditTarget(mechanism=em, d0=d0, d1=d1, claim=em.privacy_claim)
+
+
+@register_experiment("lowy26.privacy.em_pgm")
+def audit_em_pgm_privacy(claim, budget):
+    return AuditExperiment(
+        _build_em,
+        AUDIT_TRIALS[budget],
+        reference_epsilon=0.5,
+        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the spec's outlier pair; the "
+        "spec expects between eps/2 and eps",
+    )
+
+
+def _build_alg7(sampler: str = "grid") -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    alg = LocalizedGridEM.from_theorem(
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler=sampler,
+    )
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def _build_alg7_rejection() -> AuditTarget:
+    return _build_alg7("rejection")
+
+
+@register_experiment("lowy26.privacy.localized_approx_em")
+def audit_alg7_privacy(claim, budget):
+    why = (
+        "not derived: the Laplace stage and the {} EM compose with no closed form on this "
+        "pair; only the claim bounds it"
+    )
+    grid = AuditExperiment(
+        _build_alg7,
+        AUDIT_TRIALS[budget],
+        reference_note=why.format("grid"),
+        note="exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point grid "
+        "of K",
+    )
+    exact = AuditExperiment(
+        _build_alg7_rejection,
+        AUDIT_TRIALS[budget],
+        reference_note=why.format("continuous"),
+        note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
+        "rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
+    )
+    return CombinedExperiment(
+        {"grid": grid, "rejection": exact},
+        note="Algorithm 7 in d = 1: both exact samplers of the stage-2 EM",
+    )
+
+
+def _sensitivity(rng):
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    lam, clip = 1.0, clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
+    loc = OutPertLocalize.from_theorem(audit_problem(epsilon=0.5), lam=lam, clip=clip, beta=0.1)
+    harness = WorstValidPoint.for_record(d0, 0)
+    stage = loc.stage(d0)
+    c = np.zeros((1, 1))
+    exact = [stage.solve(d, c)[0][0, 0] for d in (d0, d1)]
+    worst = [stage.solve(d, c, harness=harness)[0][0, 0] for d in (d0, d1)]
+    # random neighbours: the exact shift never exceeds 2C/(λn)
+    ratios = []
+    for _ in range(200):
+        n = 50
+        a = np.exp(rng.standard_normal(n) * 2.0)
+        b = rng.uniform(-3, 3, n)
+        x, y = a[:, None], a * b
+        x1, y1 = x.copy(), y.copy()
+        x1[0, 0] = np.exp(rng.standard_normal() * 3.0)
+        y1[0] = x1[0, 0] * rng.uniform(-3, 3)
+        s = [
+            ClippedSlopes1D.from_data(UserDataset(xx, yy), AbsoluteLoss(), 2.0).root(
+                np.zeros(1), 0.7
+            )[0]
+            for xx, yy in ((x, y), (x1, y1))
+        ]
+        ratios.append(abs(s[0] - s[1]) / (2 * 2.0 / (0.7 * n)))
+    return {
+        "exact_shift_over_2C_lambda_n": abs(exact[1] - exact[0]) / (2 * clip / (lam * AUDIT_N)),
+        "harness_shift_over_4C_lambda_n": abs(worst[1] - worst[0]) / loc.sensitivity,
+        "random_pairs_within_2C_lambda_n_holds": float(max(ratios) <= 1 + 1e-9),
+    }
+
+
+@register_experiment("lowy26.privacy.sensitivity")
+def value_minimizer_sensitivity(claim, budget):
+    return ValueExperiment(
+        _sensitivity,
+        {
+            "exact_shift_over_2C_lambda_n": 1.0,
+            "harness_shift_over_4C_lambda_n": 1.0,
+            "random_pairs_within_2C_lambda_n_holds": 1.0,
+        },
+        rtol=1e-9,
+        note="white box: exact minimizers shift by exactly 2C/(λn) on the spec's outlier pair, "
+        "certified (harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within "
+        "2C/(λn)",
+    )
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def _bias(rng):
+    k, alpha = 2.0, 2.5
+    inst = _pareto(1, alpha)
+    data = inst.sample(150, 1, rng)
+    a, b = np.abs(data.x[:, 0, 0]), data.y[:, 0] / data.x[:, 0, 0]
+    clip, lo, hi = 3.0, -0.4, 0.6
+    w = np.linspace(lo, hi, 101)[:, None]
+    m_k = np.clip(b, lo, hi)
+    ext = a * np.abs(m_k - b) + np.minimum(a, clip) * (np.abs(w - b) - np.abs(m_k - b))
+    grid = np.linspace(lo, hi, 1001)[:, None, None]
+    brute = (a * np.abs(grid - b) + clip * np.abs(w[None] - grid)).min(
+        axis=0
+    )  # Lemma 2.2 definition
+    bias = (a * np.abs(w - b) - ext).mean(axis=1)
+    bound = (hi - lo) * np.maximum(a - clip, 0).mean()
+    g_k = inst.moment_parameter(k)
+    mean_excess = clip ** (1 - alpha) / (alpha - 1)  # exact E(a − C)_+ for Pareto(α, 1)
+    return {
+        "identity_matches_definition_holds": float(np.max(np.abs(ext - brute)) <= 1e-3 * a.max()),
+        "bias_between_0_and_bound_holds": float(bias.min() >= -1e-9 and bias.max() <= bound + 1e-9),
+        "markov_layer_cake_bound_holds": float(mean_excess <= g_k**k / ((k - 1) * clip ** (k - 1))),
+    }
+
+
+@register_experiment("lowy26.bias.extension")
+def value_extension_bias(claim, budget):
+    return ValueExperiment(
+        _bias,
+        {
+            "identity_matches_definition_holds": 1.0,
+            "bias_between_0_and_bound_holds": 1.0,
+            "markov_layer_cake_bound_holds": 1.0,
+        },
+        note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs "
+        "the "
+        "min-over-K definition, 0 <= bias <= D_K mean(L - C)_+, E(L - C)_+ <= G_k^k/((k-1)C^(k-1))",
+    )
+
+
+def _containment(rng, trials=20_000):
+    inst = _pareto(1, 2.5)
+    data = inst.sample(200, 1, rng)
+    clip = clip_level(200, 1, 1.0, moment_k=inst.moment_parameter(2), k=2, beta0=0.1)
+    loc = OutPertLocalize.from_theorem(_problem(200, epsilon=0.5), lam=1.0, clip=clip, beta=0.1)
+    w_c = np.clip(
+        ClippedSlopes1D.from_data(data, AbsoluteLoss(), clip).root(np.zeros(1), 1.0), -10, 10
+    )[0]
+    w_tilde = loc.run(data, rng, trials).theta[:, 0]
+    cover = float(np.mean(np.abs(w_tilde - w_c) <= loc.radius))
+    r_formula = clip / 200 + 16 * clip * (1 + math.log(10)) / (200 * 1.0)
+    return {
+        "radius_matches_formula": loc.radius / r_formula,
+        "coverage_at_least_1_minus_beta_holds": float(cover >= 0.9),
+    }
+
+
+@register_experiment("lowy26.localization.containment")
+def value_localization_containment(claim, budget):
+    return ValueExperiment(
+        _containment,
+        {"radius_matches_formula": 1.0, "coverage_at_least_1_minus_beta_holds": 1.0},
+        rtol=1e-9,
+        note="r = C/(λn) + 16C(d + ln 1/β)/(λεn) with ε1 = ε/2; empirical P(ŵ_C ∈ W_loc) ≥ 1 − β",
+    )
+
+
+def _trivial(rng):
+    ok = []
+    for inst in (
+        TwoPointInstance(2, moment=1.0, diameter=2.0, bias=0.3),
+        HeavyPackingInstance(
+            sphere_packing(2, 1.0, rng), index=0, p=0.01, k=2, moment=1.0, diameter=2.0
+        ),
+    ):
+        w = inst.radius * rng.standard_normal((200, inst.d))
+        w = Ball.centered(inst.d, inst.radius).project(w)
+        g1 = inst.moment(1.0)
+        ok.append(float(np.max(inst.excess_risk(w)) <= g1 * inst.diameter + 1e-12))
+    return {"fixed_points_within_G1_D_holds": min(ok)}
+
+
+@register_experiment("lowy26.sco.upper.trivial")
+def value_trivial_upper_bound(claim, budget):
+    return ValueExperiment(
+        _trivial,
+        {"fixed_points_within_G1_D_holds": 1.0},
+        note="200 fixed points of the domain on the two lower-bound families: excess <= G_1 D",
+    )
+
+
+# --------------------------------------------------------------------------- rate experiments
+# (module level: picklable)
+
+
+def rt1_distance(
+    value,
+    rng,
+    *,
+    param="n",
+    k=2.0,
+    n=10_000,
+    epsilon=1.0,
+    trials=400,
+    algorithm=DoubleOutputPert,
+    clip_rule="paper",
+):
+    """RT1: median ‖w_out − ŵ‖ of Algorithm 4 on the Pareto(k + ½) absolute-loss instance (d = 1, 𝒲
+    = [−10, 10])."""
+    args = {"n": n, "epsilon": epsilon, param: value}
+    n, epsilon = int(args["n"]), float(args["epsilon"])
+    inst = _pareto(1, k + 0.5)
+    data = inst.sample(n, 1, rng)
+    alg = algorithm.from_theorem(
+        _problem(n, epsilon=epsilon),
+        moment_k=inst.moment_parameter(k),
+        k=k,
+        lam=1.0,
+        beta0=0.1,
+        output="final",
+        clip_rule=clip_rule,
+    )
+    w_hat = np.clip(
+        ClippedSlopes1D.from_data(data, AbsoluteLoss(), math.inf).root(np.zeros(1), 1.0), -10, 10
+    )
+    return float(np.median(np.abs(alg.run(data, rng, trials).theta[:, 0] - w_hat[0])))
+
+
+def rt1_d_distance(
+    d,
+    rng,
+    *,
+    k=2.0,
+    n=5000,
+    epsilon=1.0,
+    trials=200,
+    domain_radius=100.0,
+    algorithm=DoubleOutputPert,
+):
+    """RT1-d: **mean** ‖w_out − ŵ‖ of Algorithm 4 with the PV-2 solver on the linear-loss analogue
+    (spec §7b note).
+
+    ``x = a·u`` (``a ~ Pareto(k + ½)``, ``u`` uniform on ``S^{d−1}``), ``f = −⟨x, w⟩``, 𝒲 = B(0,
+    100) ≫ r, λ = 1, w̄ = 0, β0 = 0.1, ``C = G_k(εn/d)^{1/k}`` (``clip_rule="rate-test"``).  ŵ =
+    ``x̄/λ`` is the exact unclipped regularized ERM.  The PV-2 term ``min(1, C/‖x‖)·f`` is the
+    extension over ℝ^d (the spec's labelled deviation: clipped-mean output perturbation), so this
+    checks the noise-term d-scaling.
+    """
+    d = int(d)
+    inst = _pareto(d, k + 0.5, radius=domain_radius)
+    data = inst.sample(int(n), 1, rng)
+    alg = algorithm.from_theorem(
+        _problem(int(n), epsilon=epsilon, d=d, radius=domain_radius, loss=LinearLoss()),
+        moment_k=inst.moment_parameter(k),
+        k=k,
+        lam=1.0,
+        beta0=0.1,
+        output="final",
+        clip_rule="rate-test",
+        solver="pv2",
+    )
+    w_hat = Ball.centered(d, domain_radius).project(data.x[:, 0, :].mean(axis=0))
+    return float(np.mean(np.linalg.norm(alg.run(data, rng, trials).theta - w_hat, axis=1)))
+
+
+def rt2_quantile(n, rng, *, k=2.0, epsilon=0.5, levels=(1.0, 10.0, 100.0), trials=200, beta=0.1):
+    """RT2: max over S of the (1 − β)-quantile excess of Algorithm 1 (test constants, J = 1) on
+    ``z = A·Bern(p)``, ``p = S/(εn)`` (𝒲 = [−1, 1], f = −z·w), divided by ``⌈log2 n⌉^{1−1/k}``."""
+    n = int(n)
+    packing = sphere_packing(1, 1.0)
+    worst = 0.0
+    for s in levels:
+        p = min(1.0, s / (epsilon * n))
+        inst = HeavyPackingInstance(packing, index=0, p=p, k=k, moment=1.0, diameter=2.0)
+        data = inst.sample(n, 1, rng)
+        alg = _alg1_linear(n, epsilon=epsilon, moment_2=inst.moment(2.0) ** 0.5, k=k, beta=beta)
+        worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
+    return worst / math.ceil(math.log2(n)) ** (1 - 1 / k)
+
+
+def rt4_quantile(
+    n, rng, *, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=20, datasets=20, beta=0.1
+):
+    """RT4: max over S of the 0.9-quantile excess of Algorithm 1 (J = 1) on the two-point family
+    at bias δ = S/√m, ``m = ⌊n/⌈log2 n⌉⌋`` its phase block size, large ε; divided by
+    ``√⌈log2 n⌉``.
+
+    Algorithm 1 runs ``⌈log2 n⌉`` phases on disjoint blocks of m records, so its statistical
+    error is ``√(log n / n)``: the family's hard bias scales with the block (δ√m = S held
+    fixed) and the log factor the O~ hides is divided out, leaving ``n^{-1/2}``.  The quantile
+    is over the data and the algorithm (``datasets`` fresh datasets × ``trials`` runs each),
+    as the theorem's "with probability ≥ 1 − β" is.
+    """
+    n = int(n)
+    phases = math.ceil(math.log2(n))
+    block = n // phases
+    alg = _alg1_linear(n, epsilon=epsilon, moment_2=1.0, k=2.0, beta=beta)
+    worst = 0.0
+    for s in levels:
+        inst = TwoPointInstance(1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(block)))
+        excess = np.concatenate(
+            [
+                inst.excess_risk(alg.run(inst.sample(n, 1, rng), rng, trials).theta)
+                for _ in range(datasets)
+            ]
+        )
+        worst = max(worst, float(np.quantile(excess, 1 - beta)))
+    return worst / math.sqrt(phases)
+
+
+RT4_REPLICATES = Budget(quick=8, standard=6, full=10)
+"""Replicates per sweep point of RT4."""
+RT4_DATASETS = Budget(quick=20, standard=20)
+"""Fresh datasets per replicate of RT4 (its quantile is over data and algorithm)."""
+RT4_TRIALS = Budget(quick=20, standard=50)
+"""Runs of Algorithm 1 per dataset of RT4."""
+
+
+def _grid(budget, low, high):
+    points = GRID_POINTS[budget]
+    return tuple(int(v) for v in np.rint(np.geomspace(low, high, points)))
+
+
+@register_experiment("lowy26.erm.double_output_pert_distance")
+def sweep_alg4_distance_rates(claim, budget):
+    k_n = 4.0
+    k_eps = k_d = Budget(quick=2.0, standard=4.0)[budget]
+    n_part = RateExperiment.for_claim(
+        claim,
+        rt1_distance,
+        "n",
+        _grid(budget, 1000, N_MAX[budget]),
+        at={"k": k_n},
+        replicates=Budget(quick=4, standard=8, full=12)[budget],
+        fixed={"param": "n", "k": k_n, "trials": Budget(quick=200, standard=400)[budget]},
+        note="n sweep at k = 4: median distance to the exact unclipped regularized ERM "
+        "(Pareto(4.5))",
+    )
+    eps_part = RateExperiment.for_claim(
+        claim,
+        rt1_distance,
+        "epsilon",
+        (0.25, 0.5, 1.0, 2.0, 4.0),
+        variable="eps",
+        at={"k": k_eps},
+        replicates=Budget(quick=3, standard=4, full=8)[budget],
+        fixed={
+            "param": "epsilon",
+            "k": k_eps,
+            "n": Budget(quick=3000, standard=10_000)[budget],
+            "trials": SWEEP_TRIALS[budget],
+        },
+        note=f"eps sweep at k = {k_eps:g}: same instance, eps in 1/4..4",
+    )
+    d_part = RateExperiment.for_claim(
+        claim,
+        rt1_d_distance,
+        "d",
+        Budget(quick=(1, 2, 4, 8, 16), standard=(1, 2, 4, 8, 16, 32))[budget],
+        at={"k": k_d},
+        replicates=3,
+        fixed={
+            "k": k_d,
+            "n": Budget(quick=1500, standard=5000)[budget],
+            "trials": Budget(quick=60, standard=200)[budget],
+        },
+        note=f"d sweep at k = {k_d:g}: linear-loss analogue of the box solver (clipped-mean output "
+        "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
+    )
+    return CombinedExperiment(
+        {"n": n_part, "eps": eps_part, "d": d_part},
+        note="Prop 3.2 distance bound: n, eps and d exponents of the private term",
+    )
+
+
+def _alg1_n_sweep(
+    claim,
+    budget,
+    measure,
+    *,
+    note: str,
+    k: float | None = None,
+    replicates: int | None = None,
+    fixed: dict | None = None,
+) -> RateExperiment:
+    """The RT2 / RT4 sweep of Algorithm 1 over n in [1000, N_MAX]; ``k`` (when given) is fixed
+    in the measure and evaluates the claim's exponent; ``replicates`` and ``fixed`` override
+    :data:`SWEEP_REPLICATES` and the ``trials`` of :data:`SWEEP_TRIALS`."""
+    at = {} if k is None else {"k": k}
+    return RateExperiment.for_claim(
+        claim,
+        measure,
+        "n",
+        _grid(budget, 1000, N_MAX[budget]),
+        at=at,
+        replicates=SWEEP_REPLICATES[budget] if replicates is None else replicates,
+        fixed={**at, **({"trials": SWEEP_TRIALS[budget]} if fixed is None else fixed)},
+        note=note,
+    )
+
+
+@register_experiment("lowy26.reduction.pop_localization")
+def sweep_alg1_excess_rate_k2(claim, budget):
+    note = "k = 2: max over S of the 0.9-quantile excess / ceil(log2 n)^(1-1/k), Alg 1 J = 1"
+    return _alg1_n_sweep(claim, budget, rt2_quantile, k=2.0, note=note)
+
+
+@register_experiment("lowy26.sco.upper.private_term")
+def sweep_alg1_private_term_rate_k4(claim, budget):
+    note = "k = 4, quantile form at beta = 0.1 (0.9-quantile), log factor divided out"
+    return _alg1_n_sweep(claim, budget, rt2_quantile, k=4.0, note=note)
+
+
+@register_experiment("lowy26.sco.upper.nonprivate_term")
+def sweep_alg1_nonprivate_term_rate(claim, budget):
+    note = (
+        "two-point family at delta = S/sqrt(m), m = floor(n/ceil(log2 n)) the phase block, S in "
+        "{0.3, 1, 3}, eps = 1000, Alg 1 J = 1; max over S of the 0.9-quantile over data and "
+        "algorithm, log factor divided out (quantile / sqrt(ceil(log2 n)))"
+    )
+    return _alg1_n_sweep(
+        claim,
+        budget,
+        rt4_quantile,
+        note=note,
+        replicates=RT4_REPLICATES[budget],
+        fixed={"trials": RT4_TRIALS[budget], "datasets": RT4_DATASETS[budget]},
+    )
+
+
+# --------------------------------------------------------------------------- lower bounds
+
+
+def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, k=2.0):
+    packing = sphere_packing(1, 1.0)
+    below, ratios_up = [], []
+    for n in ns:
+        worst = 0.0
+        for v in range(packing.size):
+            inst = HeavyPackingInstance.from_theorem(
+                _linear_problem(n, epsilon),
+                k=k,
+                moment=1.0,
+                diameter=2.0,
+                beta=beta,
+                packing=packing,
+                index=v,
+            )
+            alg = _alg1_linear(n, epsilon=epsilon, moment_2=inst.moment(2.0) ** 0.5, k=k, beta=beta)
+            data = inst.sample(n, 1, rng)
+            worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
+        below.append(worst / inst.lower_bound())
+        upper = (
+            1.0
+            * 2.0
+            * (1 * math.log(1 / beta) / (epsilon * n)) ** (1 - 1 / k)
+            * math.ceil(math.log2(n))
+        )
+        ratios_up.append(worst / upper)
+    return {
+        "quantile_above_lower_bound_holds": float(min(below) >= 1.0),
+        "quantile_within_10x_upper_bound_holds": float(max(ratios_up) <= 10.0),
+    }
+
+
+@register_experiment("lowy26.lb.sco")
+def value_private_lower_bound(claim, budget):
+    ns = LB_NS[budget]
+    return ValueExperiment(
+        lambda rng: _lb_private(rng, ns=ns, trials=LB_TRIALS[budget]),
+        {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
+        note="heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 vs "
+        "(s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
+    )
+
+
+def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
+    above = []
+    for n in ns:
+        worst = 0.0
+        for v in (1, -1):
+            inst = TwoPointInstance.from_theorem(
+                _linear_problem(n, 1000.0),
+                moment=1.0,
+                diameter=2.0,
+                beta=beta,
+                sign=v,
+            )
+            alg = _alg1_linear(n, epsilon=1000.0, moment_2=1.0, k=2.0, beta=beta)
+            data = inst.sample(n, 1, rng)
+            worst = max(worst, _excess_quantile(inst, alg, data, rng, trials=trials, beta=beta))
+        above.append(worst / inst.lower_bound())
+    value = two_point_lower_bound(1000, 1.0, 2.0, 0.1)
+    return {
+        "formula_at_n1000_beta01": value / ((1.0 * 2.0 / 4) * math.sqrt(math.log(1 / 0.4) / 3000)),
+        "quantile_above_lower_bound_holds": float(min(above) >= 1.0),
+    }
+
+
+@register_experiment("lowy26.lb.sco.nonprivate")
+def value_nonprivate_lower_bound(claim, budget):
+    return ValueExperiment(
+        lambda rng: _lb_np(
+            rng,
+            ns=LB_NS[budget],
+            trials=LB_TRIALS[budget],
+        ),
+        {"formula_at_n1000_beta01": 1.0, "quantile_above_lower_bound_holds": 1.0},
+        rtol=1e-9,
+        note="(G D/4) sqrt(ln(1/(4 beta))/(3n)); Alg 1's 0.9-quantile (max over v) must exceed it",
+    )
+
+
+def _mean_lb(rng):
+    # Lemma G.1: F_P(w) − F* ≥ (D/(4ρ))‖μ̂ − μ‖² with μ̂ = (2ρ/D) w, pointwise on B(0, D/2)
+    d, diameter, rho = 3, 2.0, 0.7
+    mu = rho * np.eye(d)[0]
+    w = Ball.centered(d, diameter / 2).project(rng.standard_normal((5000, d)))
+    excess = diameter / 2 * rho - w @ mu
+    mu_hat = 2 * rho / diameter * w
+    lemma = bool(
+        np.all(excess >= diameter / (4 * rho) * np.sum((mu_hat - mu) ** 2, axis=1) - 1e-12)
+    )
+    private = heavy_tailed_mean_lower_bound(
+        n=1000, d=5, epsilon=1.0, k=3.0, moment=1.0, beta=0.1, part="private"
+    )
+    return {
+        "lemma_G1_reduction_holds": float(lemma),
+        "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3),
+    }
+
+
+@register_experiment("lowy26.lb.mean_estimation")
+def value_mean_estimation_lower_bound(claim, budget):
+    return ValueExperiment(
+        _mean_lb,
+        {"lemma_G1_reduction_holds": 1.0, "private_term_formula": 1.0},
+        rtol=1e-9,
+        note="Lemma G.1 SCO -> mean-estimation reduction checked pointwise; private term formula "
+        "(c = 1) at n = 1000, d = 5, k = 3, beta = 0.1",
+    )
+
+
+# --------------------------------------------------------------------------- complexity
+
+
+def adapsg_iterations(alpha, rng, *, d=3, radius=1.0):
+    """Iterations AdaPSG needs to certify α on ``h(x) = ‖x − a‖₂`` over the unit ball, ‖a‖ = 2 (so
+    ‖∂h‖ ≡ 1 on K)."""
+    target = rng.standard_normal((1, d))
+    target *= 2.0 / np.linalg.norm(target)
+    ball = Ball.centered(d, radius)
+    res = adapsg(
+        lambda x: (
+            (x - target) / np.maximum(np.linalg.norm(x - target, axis=1, keepdims=True), 1e-300)
+        ),
+        lambda u, z: (ball.project(u), 1),
+        np.zeros((1, d)),
+        radius=2 * radius,
+        alpha=alpha,
+    )
+    return float(res.iterations[0])
+
+
+@register_experiment("lowy26.complexity.adapsg")
+def sweep_adapsg_iterations_in_alpha(claim, budget):
+    smallest = Budget(quick=0.1, standard=0.03)[budget]
+    alphas = tuple(np.geomspace(1.0, smallest, Budget(quick=4, standard=6)[budget]))
+    return RateExperiment.for_claim(
+        claim,
+        adapsg_iterations,
+        "alpha",
+        alphas,
+        replicates=Budget(quick=3, standard=5)[budget],
+        note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
+        "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
+        "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0",
+    )
+
+
+def _proj(rng):
+    dom = Ball.centered(3, 2.0)
+    c = dom.project(rng.standard_normal((500, 3)))
+    u = 6.0 * rng.standard_normal((500, 3))
+    r, zeta = 0.5, 1e-6
+    p, calls = inexact_projection(u, dom, center=c, r=r, zeta=zeta)
+    exact = np.stack(
+        [
+            project_ball_intersection(
+                u[i : i + 1], radius1=2.0, center1=np.zeros(3), radius2=r, center2=c[i]
+            )[0]
+            for i in range(500)
+        ]
+    )
+    dist = np.linalg.norm(u - c, axis=1)
+    first = np.linalg.norm(dom.project(u) - c, axis=1) > r
+    bound = (
+        np.where(first, np.ceil(np.log2(np.maximum(dist * (dist / r - 1) / zeta, 1))), 0).max() + 1
+    )
+    inside = bool(
+        np.all(np.linalg.norm(p, axis=1) <= 2.0 + 1e-9)
+        and np.all(np.linalg.norm(p - c, axis=1) <= r + 1e-9)
+    )
+    return {
+        "within_zeta_of_exact_holds": float(np.max(np.linalg.norm(p - exact, axis=1)) <= zeta),
+        "output_in_K_holds": float(inside),
+        "calls_over_formula": calls / bound,
+    }
+
+
+@register_experiment("lowy26.complexity.inexact_projection")
+def value_inexact_projection(claim, budget):
+    return ValueExperiment(
+        _proj,
+        {"within_zeta_of_exact_holds": 1.0, "output_in_K_holds": 1.0, "calls_over_formula": 1.0},
+        rtol=1e-9,
+        note="500 random (u, c) in d = 3, W = B(0, 2), r = 0.5, zeta = 1e-6, against "
+        "dpclaims.losses.project_ball_intersection",
+    )
+
+
+def structured_evaluations(n, rng, *, weight=1e12):
+    """Subgradient evaluations of Algorithm 4's exact polyhedral solver with an L = 10¹² record (d
+    = 1)."""
+    n = int(n)
+    inst = _pareto(1, 2.5)
+    data = inst.sample(n, 1, rng)
+    x, y = np.array(data.x), np.array(data.y)
+    x[0], y[0] = weight, weight * 0.1
+    alg = DoubleOutputPert.from_theorem(
+        _problem(n),
+        moment_k=inst.moment_parameter(2),
+        k=2,
+        lam=1.0,
+        beta0=0.1,
+        output="final",
+    )
+    return float(alg.run(UserDataset(x, y), rng, 4).gradient_evaluations[0])
+
+
+@register_experiment("lowy26.complexity.structured")
+def sweep_structured_evaluations_in_n(claim, budget):
+    return RateExperiment.for_claim(
+        claim,
+        structured_evaluations,
+        "n",
+        _grid(budget, 100, 10_000),
+        replicates=3,
+        note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic exact "
+        "breakpoint solver costs n subgradients per stage whatever L (exponent 1 in n); d >= 2 "
+        "uses the certified box-dual solver (solver='pv2'), whose iteration count is not swept",
+    )
+
+
+RUNTIME_NS = Budget(quick=(5, 6, 8), standard=(5, 6, 8, 12))
+"""Sample sizes of the AdaPSG-route runtime check (its iterations grow like n^4 at k = 2)."""
+
+
+def _adapsg_stage_iterations(alg: DoubleOutputPert, lipschitz: float) -> int:
+    """Prop 2.9's cap ``⌈(5 R L_h/(2α))²⌉`` summed over Algorithm 4's two AdaPSG stages.
+
+    ``R = √(n+1)·diam`` with diam = D (stage 1, over 𝒲) and ``min(D, 2r)`` (stage 2, over
+    K = 𝒲 ∩ B(w̃, r)), exactly the radii the solver is given; ``L_h`` bounds ‖∂Φ‖ on K × K^n.
+    """
+    loc = alg.localizer
+    d_w = loc.domain.diameter
+    total = 0
+    for diam in (d_w, min(d_w, 2.0 * loc.radius)):
+        radius = math.sqrt(loc.n + 1) * diam
+        total += math.ceil((5.0 * radius * lipschitz / (2.0 * loc.alpha)) ** 2)
+    return total
+
+
+def _phi_lipschitz(alg: DoubleOutputPert, record_lipschitz: np.ndarray) -> float:
+    """``L_h`` of Φ (Lemma 2.7): ‖∂_wΦ‖ ≤ C + λD and ‖∂_{y_i}Φ‖ ≤ (L_{z_i} + C)/n."""
+    loc = alg.localizer
+    w_part = loc.clip + loc.lam * loc.domain.diameter
+    y_part = np.sum(((record_lipschitz + loc.clip) / loc.n) ** 2)
+    return math.sqrt(w_part**2 + float(y_part))
+
+
+def adapsg_route_runtime(rng, *, ns=(5, 6, 8), trials=4, radius=0.25, beta=0.1):
+    """Algorithm 4 with the paper's certified route (AdaPSG on Φ, ``solver="adapsg"``) at the
+    theorem's α = C²/(2λn²), on Pareto(2.5) absolute-loss samples in d = 1, 𝒲 = B(0, radius).
+
+    Returns the largest ratio, over n, of the measured gradient evaluations to ``n`` times
+    Prop 2.9's iteration cap at the realized Lipschitz constants, and to ``n`` times the same cap
+    with every L_{z_i} replaced by the event's bound ``G_k (n/β)^{1/k}`` (Thm 3.1: a polynomial
+    in n that holds w.p. ≥ 1 − β), over the samples inside that event.  An AdaPSG run that does
+    not certify within its iteration cap raises instead of returning.
+    """
+    realized, on_event = [], []
+    for n in ns:
+        inst = ParetoRadiusInstance(1, 2.5, scale=1.0, radius=radius, half_width=0.5 * radius)
+        data = inst.sample(n, 1, rng)
+        g_k = inst.moment_parameter(2)
+        alg = DoubleOutputPert.from_theorem(
+            _problem(n, radius=radius),
+            moment_k=g_k,
+            k=2,
+            lam=1.0,
+            beta0=beta,
+            solver="adapsg",
+            output="final",
+        )
+        evaluations = alg.run(data, rng, trials).gradient_evaluations.max()
+        lipschitz = np.abs(data.x[:, 0, 0])
+        cap = _adapsg_stage_iterations(alg, _phi_lipschitz(alg, lipschitz))
+        realized.append(evaluations / (n * cap))
+        event = g_k * (n / beta) ** 0.5
+        if lipschitz.max() <= event:
+            poly = _adapsg_stage_iterations(alg, _phi_lipschitz(alg, np.full(n, event)))
+            on_event.append(evaluations / (n * poly))
+    return {
+        "evaluations_over_prop29_cap": max(realized),
+        "evaluations_over_event_polynomial": max(on_event, default=math.nan),
+    }
+
+
+@register_experiment("lowy26.complexity.main_runtime")
+def value_alg4_adapsg_runtime(claim, budget):
+    ns = RUNTIME_NS[budget]
+    return ValueExperiment(
+        lambda rng: adapsg_route_runtime(rng, ns=ns),
+        le={"evaluations_over_prop29_cap": 1.0, "evaluations_over_event_polynomial": 1.0},
+        note=f"in part: Algorithm 4 via certified AdaPSG on Phi (Lemma 2.7) at alpha = "
+        f"C^2/(2 lambda n^2), n in {ns}, d = 1, W = B(0, 0.25), Pareto(2.5) absolute loss: "
+        "gradient evaluations vs n x Prop 2.9's cap ceil((5 R L_h/(2 alpha))^2) per stage at "
+        "the realized L, and at L_z <= G_k (n/beta)^(1/k) (the w.p. >= 1 - beta event, a "
+        "polynomial in n); larger n are out of reach (about n^4 iterations)",
+    )
+
+
+def net_points(inv_gamma, rng, *, d=2):
+    """Points of :func:`net` of 𝒲 = B(0, 1) in d dimensions at γ = 1/inv_gamma."""
+    return float(net(Ball.centered(d, 1.0), 1.0 / inv_gamma).shape[0])
+
+
+def _net_bound(rng):
+    ok = [
+        net(Ball.centered(d, 1.0), g).shape[0] <= net_size_bound(2.0, g, d)
+        for d in (1, 2, 3)
+        for g in (0.3, 0.1, 0.05)
+    ]
+    pts = net(Ball.centered(2, 1.0), 0.1)
+    probe = Ball.centered(2, 1.0).project(rng.standard_normal((2000, 2)))
+    cover = np.min(np.linalg.norm(probe[:, None] - pts[None], axis=-1), axis=1).max() <= 0.1 + 1e-12
+    return {
+        "net_size_within_bound_holds": float(all(ok)),
+        "net_covers_at_gamma_holds": float(cover),
+    }
+
+
+@register_experiment("lowy26.complexity.em_pgm")
+def check_em_pgm_net_size(claim, budget):
+    if budget == "quick":
+        return ValueExperiment(
+            _net_bound,
+            {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
+            note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2",
+        )
+    return RateExperiment.for_claim(
+        claim,
+        net_points,
+        "1/gamma",
+        tuple(np.geomspace(10, 300, 6)),
+        at={"d": 2},
+        replicates=2,
+        fixed={"d": 2},
+        note="net size vs 1/gamma in d = 2 (exponential in d)",
+    )

@@ -1,0 +1,442 @@
+"""The results document: :class:`Results` (how the run was made, one :class:`ClaimResult` per
+claim, the kill matrix when mutants ran), with ``to_json()`` / ``from_json()`` at the edge.
+
+The runner (:func:`dpclaims.claims.run.run_claims`) builds it; the renderers
+(:mod:`dpclaims.reports`) read it; ``results.json`` is its JSON (:mod:`.schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..verdicts import NOT_RUN, UNCHECKED
+from .display import brief
+from .evidence import CombinedEvidence, Evidence, Outcome
+from .mutants import MutationSummary
+from .schema import CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS
+
+__all__ = [
+    "FINDINGS",
+    "Confirmation",
+    "ClaimResult",
+    "Results",
+    "multiplicity",
+]
+
+FINDINGS = ("violation", "inconsistent")
+"""Verdicts that are findings against a claim: they stand only when a rerun confirms them."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The rerun of a finding on an independent seed: its outcome (None when it failed, with
+    the ``error``) and whether it found the finding again."""
+
+    seed: int
+    confirmed: bool
+    outcome: Outcome | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], kind: str | None) -> Confirmation:
+        """From the ``confirmation`` object of a result whose experiment type is ``kind``."""
+        outcome = None
+        if "verdict" in data and "evidence" in data:
+            outcome = Outcome.from_json({"type": kind, **data})
+        return cls(data["seed"], data["confirmed"], outcome, data.get("error"))
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"seed": self.seed, "confirmed": self.confirmed}
+        if self.error is not None:
+            out["error"] = self.error
+        if self.outcome is not None:
+            rerun = self.outcome.to_json()
+            out.update(verdict=rerun["verdict"], summary=rerun["summary"])
+            out["evidence"] = rerun["evidence"]
+        return out
+
+    def line(self) -> str:
+        """The rerun in one line."""
+        if self.error:
+            return self.error
+        outcome = "confirms the finding" if self.confirmed else "does not confirm it: not decided"
+        rerun = self.outcome
+        verdict, summary = (rerun.verdict, rerun.summary) if rerun else ("n/a", "")
+        return f"rerun on the independent seed {self.seed}: {verdict} ({summary}); {outcome}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimResult(Mapping):
+    """One claim's result: the claim (id, paper, kind, algorithm, source, statement), its verdict
+    with a one-line summary, why it was not run (``reason``) or failed (``error``), the
+    experiment's type and evidence, its seed and wall time, and the rerun of a finding.
+
+    ``evidence`` is empty (:class:`~dpclaims.results.evidence.Evidence` with no record) when
+    nothing ran.  It reads as its JSON object too (``result["verdict"]``).
+    """
+
+    id: str
+    paper: str
+    kind: str
+    algorithm: str
+    source: str
+    statement: str
+    verdict: str = "error"
+    type: str | None = None
+    summary: str = ""
+    reason: str | None = None
+    error: str | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+    seed: int | None = None
+    wall_time: float = 0.0
+    confirmation: Confirmation | None = None
+
+    @classmethod
+    def for_claim(cls, claim: Any, **fields: Any) -> ClaimResult:
+        """The result of ``claim`` (a :class:`~dpclaims.claims.Claim`) with ``fields`` set."""
+        return cls(
+            id=claim.id,
+            paper=claim.paper,
+            kind=claim.kind,
+            algorithm=claim.algorithm,
+            source=claim.source,
+            statement=claim.statement,
+            **fields,
+        )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ClaimResult:
+        confirmation = data.get("confirmation")
+        return cls(
+            id=data["id"],
+            paper=data["paper"],
+            kind=data["kind"],
+            algorithm=data["algorithm"],
+            source=data["source"],
+            statement=data["statement"],
+            verdict=data["verdict"],
+            type=data["type"],
+            summary=data["summary"],
+            reason=data["reason"],
+            error=data["error"],
+            evidence=Evidence.from_json(data["type"], data["evidence"]),
+            seed=data["seed"],
+            wall_time=data["wall_time"],
+            confirmation=(
+                Confirmation.from_json(confirmation, data["type"]) if confirmation else None
+            ),
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "paper": self.paper,
+            "kind": self.kind,
+            "algorithm": self.algorithm,
+            "source": self.source,
+            "statement": self.statement,
+            "verdict": self.verdict,
+            "type": self.type,
+            "summary": self.summary,
+            "reason": self.reason,
+            "error": self.error,
+            "evidence": self.evidence.to_json(),
+            "seed": self.seed,
+            "wall_time": self.wall_time,
+            "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
+        }
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_json())
+
+    def __len__(self) -> int:
+        return len(self.to_json())
+
+    @property
+    def outcome(self) -> Outcome:
+        """Type, verdict, summary and evidence as an experiment's outcome."""
+        return Outcome(self.type or "", self.verdict, self.summary, self.evidence)
+
+    @property
+    def checked(self) -> bool:
+        """Whether the experiment ran to the end (the verdict is one an experiment gives)."""
+        return self.verdict not in UNCHECKED
+
+    @property
+    def note(self) -> str:
+        """The experiment's setting in words (a combined experiment's own note)."""
+        return self.evidence.note
+
+    def parts(self) -> list[ClaimResult]:
+        """``[self]``, or for a combined experiment one result per part, with the id
+        ``"<claim id> [<name>]"`` and the part's type, verdict, summary and evidence."""
+        if not self.checked or not isinstance(self.evidence, CombinedEvidence):
+            return [self]
+        out: list[ClaimResult] = []
+        for name, part in self.evidence.parts.items():
+            piece = replace(
+                self,
+                id=f"{self.id} [{name}]",
+                type=part.type,
+                verdict=part.verdict,
+                summary=part.summary,
+                evidence=part.evidence,
+            )
+            out += piece.parts()
+        return out
+
+    @property
+    def part_name(self) -> str:
+        """The part name of a combined experiment's piece (``"sweep of m"`` of
+        ``"id [sweep of m]"``)."""
+        return self.id.split(" [")[-1].rstrip("]")
+
+    def rows(self, footer: bool = True) -> list[tuple[str, str]]:
+        """(label, value) rows with every statistical choice of a checked (single-part) result's
+        evidence; ``footer`` adds the experiment seed and wall time."""
+        rows = self.evidence.rows(self.seed)
+        return rows + self.footer_rows() if footer else rows
+
+    def footer_rows(self) -> list[tuple[str, str]]:
+        """The experiment seed and wall time."""
+        return [("experiment seed", str(self.seed)), ("wall time", f"{self.wall_time:.2f} s")]
+
+    def key_figure(self) -> str:
+        """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
+        if self.verdict in NOT_RUN:
+            return brief(self.reason or "")
+        if self.verdict == "error":
+            return brief(self.error or "")
+        pieces = self.parts()
+        if len(pieces) > 1:
+            return brief(self.summary)
+        return pieces[0].evidence.key_figure(self.summary)
+
+    # ---------------------------------------------------------------- findings
+
+    @property
+    def finding(self) -> bool:
+        """Whether the verdict is a finding against the claim."""
+        return self.verdict in FINDINGS
+
+    def found(self) -> list[ClaimResult]:
+        """The contradicted pieces of a finding (the result itself when it has one part)."""
+        return [p for p in self.parts() if p.verdict in FINDINGS] or [self]
+
+    def shows_in_findings(self, piece: ClaimResult) -> bool:
+        """True when ``piece`` is the contradicted part of a finding (its figure is under
+        Findings)."""
+        return self.finding and piece.verdict == self.verdict
+
+    def measured(self) -> str:
+        """The key figure of a finding's contradicted part(s), e.g.
+        ``"sweep of m: slope 0.005 [...]"``."""
+        if len(self.parts()) == 1:
+            return self.key_figure()
+        return "; ".join(f"{p.part_name}: {p.key_figure()}" for p in self.found())
+
+    def evidence_paragraph(self) -> str:
+        """One paragraph of evidence for a finding: what the first run measured, the rerun, the
+        setting."""
+        named = len(self.parts()) > 1
+        pieces = self.found()
+        text = "; ".join(
+            (f"{p.part_name}: " if named else "") + p.evidence.measured(p.summary) for p in pieces
+        )
+        text = text[0].upper() + text[1:] + "."
+        confirmation = self.confirmation
+        if confirmation and confirmation.confirmed and confirmation.outcome is not None:
+            rerun = confirmation.outcome
+            again = replace(
+                self, verdict=rerun.verdict, summary=rerun.summary, evidence=rerun.evidence
+            )
+            by_id = {p.id: p for p in again.parts()}
+            figures = "; ".join(by_id[p.id].key_figure() for p in pieces if p.id in by_id)
+            text += (
+                f" A rerun on the independent seed {confirmation.seed} at the same budget "
+                f"finds it again ({figures})."
+            )
+        elif confirmation is None:
+            text += " This run did not confirm findings by a rerun."
+        note = self.note.strip().rstrip(".")
+        if note:
+            text += f" Setting: {note}."
+        return " ".join(text.split())
+
+    def why_undecided(self) -> str:
+        """One sentence: why an inconclusive or failed claim was not decided."""
+        if self.verdict == "error":
+            return f"the experiment failed: {self.error}"
+        if self.reason:
+            return self.reason
+        pieces = self.parts()
+        if len(pieces) == 1:
+            return self.evidence.why_inconclusive(self.summary)
+        return "; ".join(
+            f"{p.part_name}: {p.evidence.why_inconclusive(p.summary)}"
+            for p in pieces
+            if p.verdict == "inconclusive"
+        )
+
+    def confirmation_line(self) -> str | None:
+        """The rerun of a finding in one line (None when the first run found nothing)."""
+        return None if self.confirmation is None else self.confirmation.line()
+
+    def levels(self) -> list[tuple[str, float | None]]:
+        """``(type, level)`` of every statistical test of the result (see
+        :meth:`Outcome.levels`)."""
+        return self.outcome.levels()
+
+
+def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
+    """How many tests a run made and how many false findings chance alone would give.
+
+    A test at level α reports a false finding with probability at most α when the claim holds;
+    a finding stands only when an independent rerun finds it again, so at most α² after
+    confirmation.  The expectations are the sums over all tests (worst case: every claim true
+    and at the edge of its band).
+
+    Returns
+    -------
+    dict
+        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
+        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
+        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
+    """
+    results = [e if isinstance(e, ClaimResult) else ClaimResult.from_json(e) for e in entries]
+    levels = [level for e in results if e.verdict in CHECKED_VERDICTS for level in e.levels()]
+    alphas = [a for _, a in levels if a is not None]
+    confirmations = [e.confirmation for e in results if e.confirmation is not None]
+    return {
+        "rate_tests": sum(kind == "rate" for kind, _ in levels),
+        "audit_tests": sum(kind == "audit" for kind, _ in levels),
+        "value_checks": sum(a is None for _, a in levels),
+        "levels": sorted({round(a, 12) for a in alphas}),
+        "expected_false_first": float(sum(alphas)),
+        "expected_false_confirmed": float(sum(a * a for a in alphas)),
+        "findings_confirmed": sum(bool(c.confirmed) for c in confirmations),
+        "findings_not_confirmed": sum(not c.confirmed for c in confirmations),
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Results(Mapping):
+    """A whole run: how it was made (version, time, settings, environment), the papers, one
+    :class:`ClaimResult` per claim, the counts and tests made, and the kill matrix when mutants
+    ran.  ``to_json()`` is ``results.json``; it reads as that JSON object too
+    (``results["counts"]``)."""
+
+    dpclaims_version: str
+    created: str
+    settings: Mapping[str, Any]
+    environment: Mapping[str, Any]
+    papers: tuple[Mapping[str, str], ...]
+    claims: tuple[ClaimResult, ...]
+    load_errors: tuple[Mapping[str, str], ...] = ()
+    wall_time: float = 0.0
+    counts: Mapping[str, int] | None = None
+    multiplicity: Mapping[str, Any] | None = None
+    mutants: MutationSummary | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.counts is None:
+            counts = {str(v): sum(e.verdict == v for e in self.claims) for v in VERDICTS}
+            object.__setattr__(self, "counts", counts)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Results:
+        """From the JSON object of ``results.json`` (validate it first:
+        :func:`~dpclaims.results.validate_results`)."""
+        mutants = data.get("mutants")
+        return cls(
+            schema_version=data["schema_version"],
+            dpclaims_version=data["dpclaims_version"],
+            created=data["created"],
+            settings=data["settings"],
+            environment=data["environment"],
+            papers=tuple(data["papers"]),
+            counts=data["counts"],
+            multiplicity=data.get("multiplicity"),
+            load_errors=tuple(data["load_errors"]),
+            wall_time=data["wall_time"],
+            claims=tuple(ClaimResult.from_json(e) for e in data["claims"]),
+            mutants=MutationSummary.from_json(mutants) if mutants else None,
+        )
+
+    @classmethod
+    def coerce(cls, value: Results | Mapping[str, Any]) -> Results:
+        """``value`` as :class:`Results` (a JSON object is read with :meth:`from_json`)."""
+        return value if isinstance(value, cls) else cls.from_json(value)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "dpclaims_version": self.dpclaims_version,
+            "created": self.created,
+            "settings": self.settings,
+            "environment": self.environment,
+            "papers": list(self.papers),
+            "counts": self.counts,
+        }
+        if self.multiplicity is not None:
+            out["multiplicity"] = self.multiplicity
+        out.update(
+            load_errors=list(self.load_errors),
+            wall_time=self.wall_time,
+            claims=[e.to_json() for e in self.claims],
+        )
+        if self.mutants is not None:
+            out["mutants"] = self.mutants.to_json()
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_json())
+
+    def __len__(self) -> int:
+        return len(self.to_json())
+
+    def with_mutants(self, mutants: MutationSummary | Mapping[str, Any] | None) -> Results:
+        """The same results with the kill matrix of ``dpclaims verify --mutants``."""
+        if mutants is not None and not isinstance(mutants, MutationSummary):
+            mutants = MutationSummary.from_json(mutants)
+        return replace(self, mutants=mutants)
+
+    @property
+    def confirm(self) -> bool:
+        """Whether the run confirmed findings by a rerun."""
+        return bool(self.settings.get("confirm", False))
+
+    def exit_code(self) -> int:
+        """1 when a claim is a violation, inconsistent or an error, or an experiments module
+        failed to import; else 0 (``inconclusive``, ``skipped`` and ``not_checkable`` give 0)."""
+        failed = any(self.counts.get(v, 0) for v in FAILING_VERDICTS)
+        return 1 if failed or self.load_errors else 0
+
+    def findings(self) -> list[ClaimResult]:
+        """Results whose verdict is a finding (confirmed by a rerun when the run confirms
+        findings)."""
+        return [e for e in self.claims if e.finding]
+
+    def undecided(self) -> list[ClaimResult]:
+        """Results checked but not decided: inconclusive (unconfirmed findings too) or failed."""
+        return [e for e in self.claims if e.verdict in ("inconclusive", "error")]
+
+    def unchecked(self) -> list[ClaimResult]:
+        """Results not checked by experiment in this run (``skipped`` at this budget, or
+        ``not_checkable`` or ``not_implemented`` at any), skipped first."""
+        entries = [e for e in self.claims if e.verdict in NOT_RUN]
+        return sorted(entries, key=lambda e: e.verdict != "skipped")
+
+    def tests_made(self) -> Mapping[str, Any]:
+        """:attr:`multiplicity`, or computed from the claims for files written before it was
+        recorded."""
+        return self.multiplicity if self.multiplicity is not None else multiplicity(self.claims)

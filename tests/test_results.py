@@ -1,0 +1,95 @@
+"""The typed results document: JSON round trip, evidence classes, and the layer it sits in."""
+
+import ast
+import json
+from pathlib import Path
+
+from dpclaims.results import (
+    AuditEvidence,
+    ClaimResult,
+    CombinedEvidence,
+    Evidence,
+    Outcome,
+    RateEvidence,
+    Results,
+    ValueEvidence,
+    dumps_results,
+    validate_results,
+)
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dpclaims"
+
+
+def test_json_round_trip_keeps_every_key_in_order(results):
+    text = dumps_results(results)
+    again = Results.from_json(json.loads(text))
+    assert dumps_results(again) == text
+    validate_results(results)
+    assert results["counts"]["consistent"] == 2 and results.exit_code() == 0
+
+
+def test_each_experiment_type_gets_its_evidence_class(results, rate_record):
+    audit, rate, unchecked = results.claims
+    assert isinstance(audit.evidence, AuditEvidence) and audit.evidence.epsilon_lower == 0.8
+    assert isinstance(rate.evidence, RateEvidence) and rate.evidence.sweep["param"] == "n"
+    assert type(unchecked.evidence) is Evidence and unchecked.parts() == [unchecked]
+    value = {"type": "value", "verdict": "consistent", "summary": "1/1", "evidence": {}}
+    combined = Evidence.from_json(
+        "rate",
+        {"parts": {"r": {**value, "type": "rate", "evidence": rate_record()}, "v": value}},
+    )
+    assert isinstance(combined, CombinedEvidence)
+    assert [type(p.evidence) for p in combined.parts.values()] == [RateEvidence, ValueEvidence]
+
+
+def test_parts_of_a_combined_claim_render_their_own_rows(make_claim, audit_record, rate_record):
+    def part(kind, verdict, evidence):
+        return {"type": kind, "verdict": verdict, "summary": kind, "evidence": evidence}
+
+    parts = {
+        "audit": part("audit", "consistent", audit_record()),
+        "sweep": part("rate", "inconsistent", rate_record()),
+    }
+    entry = make_claim("x.both", "inconsistent", evidence={"parts": parts})
+    audit, sweep = entry.parts()
+    assert (audit.id, sweep.id) == ("x.both [audit]", "x.both [sweep]")
+    assert dict(audit.rows(footer=False))["trials"].startswith("1000 per dataset")
+    assert entry.found() == [sweep] and entry.measured().startswith("sweep: slope -1.000")
+    assert entry.key_figure() == "s"  # several parts: the summary
+
+
+def test_an_outcome_reads_as_the_json_an_experiment_returned():
+    outcome = Outcome("value", "consistent", "1/1 quantities match", ValueEvidence({"checks": {}}))
+    assert outcome["verdict"] == "consistent" and dict(outcome)["evidence"] == {"checks": {}}
+    assert {**outcome, "summary": "x"}["summary"] == "x"
+    assert Outcome.from_json({**outcome}) == outcome
+    assert (
+        ClaimResult.from_json(
+            {
+                **dict.fromkeys(("id", "paper", "kind", "algorithm", "source", "statement"), "a"),
+                **outcome,
+                "reason": None,
+                "error": None,
+                "seed": 0,
+                "wall_time": 0.0,
+            }
+        ).outcome
+        == outcome
+    )
+
+
+def _imports(folder):
+    for path in (PACKAGE / folder).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                yield path, "." * node.level + (node.module or "")
+            elif isinstance(node, ast.Import):
+                yield from ((path, alias.name) for alias in node.names)
+
+
+def test_results_sit_below_claims_and_reports_and_reports_below_claims():
+    for folder, above in (("results", ("claims", "reports")), ("reports", ("claims",))):
+        for path, module in _imports(folder):
+            name = module.lstrip(".").removeprefix("dpclaims.")
+            up = module.startswith("..") or module.startswith("dpclaims.")
+            assert not (up and name.split(".")[0] in above), (path, module)
