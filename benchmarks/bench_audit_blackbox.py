@@ -47,6 +47,8 @@ import numpy as np  # noqa: E402
 
 from dpclaims.algorithms.mechanisms import analytic_gaussian_sigma  # noqa: E402
 from dpclaims.audit.search import search  # noqa: E402
+from dpclaims.execution import Execution  # noqa: E402
+from dpclaims.privacy import PrivacyClaim  # noqa: E402
 from dpclaims.targets.pairs import QueryPairs  # noqa: E402
 
 EPSILON = 1.0
@@ -161,12 +163,12 @@ def run(trials: int, screen: int, seed: int) -> list[dict]:
         found = search(
             mechanism,
             QueryPairs(k),
-            epsilon=EPSILON,
             trials=trials,
             confidence=CONFIDENCE,
             seed=seed,
             screen_trials=screen,
-            backend="serial",
+            claim=PrivacyClaim(epsilon=EPSILON),
+            execution=Execution(backend="serial"),
         )
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         eps = found.epsilon_lower

@@ -77,7 +77,12 @@ def main() -> None:
     mech, g0, g1 = gaussian_case()
     secs, res = timed(
         lambda: audit(
-            mech, g0, g1, trials=1_000_000, claim=mech.privacy_claim, workers=args.workers
+            mech,
+            g0,
+            g1,
+            trials=1_000_000,
+            claim=mech.privacy_claim,
+            execution=Execution(workers=args.workers),
         )
     )
     rows.append(
@@ -91,7 +96,14 @@ def main() -> None:
 
     algo, s0, s1 = dpsgd_case()
     secs, res = timed(
-        lambda: audit(algo, s0, s1, trials=10_000, claim=algo.privacy_claim, workers=args.workers)
+        lambda: audit(
+            algo,
+            s0,
+            s1,
+            trials=10_000,
+            claim=algo.privacy_claim,
+            execution=Execution(workers=args.workers),
+        )
     )
     rows.append(
         (

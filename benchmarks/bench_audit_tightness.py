@@ -28,8 +28,10 @@ import time
 import numpy as np
 from scipy import optimize, stats
 
-from dpclaims.audit import Bonferroni, Quantiles, Split, audit
+from dpclaims.audit import AuditTest, Bonferroni, Quantiles, Split, audit
 from dpclaims.audit.bounds import epsilon_from_rates, rate_upper
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 GAUSS_DELTA = 1e-5
 CONFIDENCE = 0.95
@@ -133,13 +135,12 @@ def tightness(args) -> None:
                             mechanism,
                             0.0,
                             1.0,
-                            epsilon=epsilon,
-                            delta=delta,
                             trials=trials,
                             confidence=CONFIDENCE,
                             seed=seed,
-                            threshold=strategy(name),
-                            backend=args.backend,
+                            claim=PrivacyClaim(epsilon=epsilon, delta=delta),
+                            test=AuditTest(threshold=strategy(name)),
+                            execution=Execution(backend=args.backend),
                         ).epsilon_lower
                         for seed in range(args.seeds)
                     ]
@@ -165,13 +166,12 @@ def null(args) -> None:
                         mechanism,
                         0.0,
                         0.0,
-                        epsilon=1.0,
-                        delta=delta,
                         trials=trials,
                         confidence=CONFIDENCE,
                         seed=seed,
-                        threshold=strategy(name),
-                        backend=args.backend,
+                        claim=PrivacyClaim(epsilon=1.0, delta=delta),
+                        test=AuditTest(threshold=strategy(name)),
+                        execution=Execution(backend=args.backend),
                     ).epsilon_lower
                     > 0
                     for seed in range(args.null)

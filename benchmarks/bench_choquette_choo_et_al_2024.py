@@ -16,7 +16,7 @@ import sys
 import time
 
 from dpclaims.algorithms.choquette_choo_et_al_2024 import AcceleratedDPSRGD
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.targets.choquette_choo_et_al_2024 import canary_audit
 
 
@@ -28,7 +28,13 @@ def row(
     claim = target.claim
     start = time.perf_counter()
     result = audit(
-        target.mechanism, target.d0, target.d1, claim=claim, trials=trials, seed=0, method=method
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=claim,
+        trials=trials,
+        seed=0,
+        test=AuditTest(method=method),
     )
     exact = algo.epsilon_exact
     print(

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from dpclaims.algorithms.baselines import DPSGD
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.losses import LogisticLoss, SquaredLoss
 from dpclaims.targets.dpsgd import (
     canary_data,
@@ -67,9 +67,9 @@ def run(target, trials: int, seed: int):
         target.d0,
         target.d1,
         claim=target.claim,
-        statistic=target.statistic,
         trials=trials,
         seed=seed,
+        test=AuditTest(statistic=target.statistic),
     )
     return result, time.perf_counter() - wall, _cpu() - cpu
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.targets.mutants.pure_dp_heavy_tails import NoTauAlg4
 from dpclaims.targets.pure_dp_heavy_tails import audit_alg4
 
@@ -46,7 +46,7 @@ def main(trial_counts: list[int]) -> None:
                     claim=t.claim,
                     trials=trials,
                     seed=0,
-                    statistic=statistic,
+                    test=AuditTest(statistic=statistic),
                 )
                 print(
                     f"{name:24s} {stat_name:>9s} {trials:9d} {result.epsilon_lower:8.3f} "

@@ -36,10 +36,7 @@ def predict(kind, shift, claim, delta, n, seed):
     found = certify_scores(*draw(kind, n, shift, np.random.default_rng(seed)), strategy=Quantiles())
     test = found.test
     return found.epsilon_lower, reach(
-        false_positives=int(test.false_positives),
-        n_negative=int(test.n_negative),
-        false_negatives=int(test.false_negatives),
-        n_positive=int(test.n_positive),
+        test,
         claim=claim,
         delta=delta,
         alpha=found.alpha,

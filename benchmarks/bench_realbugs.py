@@ -11,10 +11,11 @@ import math
 import time
 import warnings
 
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.sampler import check_sampler, normaliser_check
 from dpclaims.audit.search import search
 from dpclaims.claims.mutation import audit_settings
+from dpclaims.execution import Execution
 from dpclaims.targets.pairs import CanaryPairs
 from dpclaims.targets.realbugs import list_bugs
 
@@ -27,14 +28,21 @@ def crafted(bug, twin: bool = False, seed: int = 0):
     settings = {**audit_settings(f"realbug:{bug.name}", "quick"), **bug.audit_options()}
     t = bug.target(twin=twin)
     start = time.perf_counter()
-    r = audit(t.mechanism, t.d0, t.d1, claim=t.claim, seed=seed, progress=False, **settings)
+    r = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        seed=seed,
+        **settings,
+        execution=Execution(progress=False),
+    )
     return r, time.perf_counter() - start
 
 
 def searched(bug, trials: int):
     plain = bug.plain()
     family = CanaryPairs(plain, unit=bug.claim.unit, relation=bug.claim.relation)
-    options = {"statistic": bug.statistic} if bug.statistic is not None else {}
     method = bug.method if bug.method != "histogram" else "threshold"
     start = time.perf_counter()
     try:
@@ -44,10 +52,9 @@ def searched(bug, trials: int):
             claim=bug.claim,
             trials=trials,
             seed=0,
-            method=method,
             screen_trials=max(1000, trials // 10),
-            progress=False,
-            **options,
+            test=AuditTest(method=method, statistic=bug.statistic),
+            execution=Execution(progress=False),
         )
     except Exception as error:  # noqa: BLE001 - a row of the table, not a crash
         return None, f"error: {error}", time.perf_counter() - start

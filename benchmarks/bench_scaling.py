@@ -40,6 +40,7 @@ from bench_audit_speed import gaussian_case  # noqa: E402
 from dpclaims.algorithms.baselines import DPSGD  # noqa: E402
 from dpclaims.audit import audit  # noqa: E402
 from dpclaims.data import UserDataset, remove_user  # noqa: E402
+from dpclaims.execution import Execution
 from dpclaims.losses import LogisticLoss  # noqa: E402
 
 
@@ -76,10 +77,8 @@ def throughput(
         d1,
         trials=trials,
         claim=mechanism.privacy_claim,
-        backend="processes",
-        workers=workers,
-        chunk=chunk,
         seed=1,
+        execution=Execution(backend="processes", workers=workers, chunk=chunk),
     )
     return 2 * trials / (time.perf_counter() - start), result.epsilon_lower
 
@@ -90,7 +89,12 @@ def memory_child(trials: int, workers: int) -> None:
     tracemalloc.start()
     start = time.perf_counter()
     result = audit(
-        mech, g0, g1, trials=trials, claim=mech.privacy_claim, backend="processes", workers=workers
+        mech,
+        g0,
+        g1,
+        trials=trials,
+        claim=mech.privacy_claim,
+        execution=Execution(backend="processes", workers=workers),
     )
     wall = time.perf_counter() - start
     _, traced = tracemalloc.get_traced_memory()
@@ -117,9 +121,7 @@ def stream_child(trials: int, workers: int) -> None:
         g1,
         trials=trials,
         claim=mech.privacy_claim,
-        backend="processes",
-        workers=workers,
-        max_seconds=float("inf"),
+        execution=Execution(backend="processes", workers=workers, max_seconds=float("inf")),
     )
 
 

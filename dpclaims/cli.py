@@ -31,6 +31,7 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 _previous_sigint = signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import json  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
@@ -126,7 +127,7 @@ MAX_AUDIT_EPSILON = 700.0
 def _cmd_audit(args: argparse.Namespace) -> int:
     from dpclaims.targets.catalog import audit_target, default_unit
 
-    from .audit import audit
+    from .audit import AuditTest, Neighbours, Reference, audit
     from .privacy import PrivacyClaim
 
     if args.scores is not None:
@@ -175,12 +176,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
-    limits = dict(
+    execution = dataclasses.replace(
+        _execution(args),
         strict=args.strict,
         max_seconds=args.max_seconds,
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
-    execution = _execution(args)
+    test = AuditTest(method=args.method)
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
@@ -195,9 +197,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             trials=args.trials,
             confidence=args.confidence,
             seed=args.seed,
-            method=args.method,
+            test=test,
             execution=execution,
-            **limits,
             screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, args.trials // 10)),
         )
         result = found.result
@@ -210,19 +211,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             mechanism,
             d0,
             d1,
-            claim=claim,
+            claim,
             trials=args.trials,
             confidence=args.confidence,
             seed=args.seed,
-            method=args.method,
-            execution=execution,
-            reference_epsilon=args.reference,
-            **(
-                {"relation": array_relation, "sensitivity": args.sensitivity}
+            test=test,
+            neighbours=(
+                Neighbours(relation=array_relation, sensitivity=args.sensitivity)
                 if array_relation
-                else {}
+                else None
             ),
-            **limits,
+            execution=execution,
+            reference=Reference(epsilon=args.reference),
         )
     if args.save_pair and found is None:
         from .audit.search import Pair, save_pair
@@ -264,7 +264,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_audit_scores(args: argparse.Namespace) -> int:
     """``dpclaims audit --scores FILE``: certify scores computed anywhere (see
     :func:`dpclaims.userfiles.load_npz_scores` for the two layouts)."""
-    from .audit import audit_one_run_scores, audit_scores
+    from .audit import Reference, audit_one_run_scores, audit_scores
     from .privacy import PrivacyClaim
     from .userfiles import load_npz_scores
 
@@ -312,9 +312,9 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
     result = audit_scores(
         first,
         second,
-        claim=claim,
+        claim,
         confidence=args.confidence,
-        reference_epsilon=args.reference,
+        reference=Reference(epsilon=args.reference),
     )
     figure = None
     if args.figure:

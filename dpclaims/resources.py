@@ -174,12 +174,16 @@ class Limits:
 class Workload:
     """A run to budget: ``trials`` per side on ``sides`` datasets, ``held(n)`` trials per side
     of outputs kept in the main process for a run of ``n``, ``workers`` workers (``parallel``:
-    separate processes), and the smallest trial count worth proposing (``minimum``)."""
+    separate processes), and the smallest trial count worth proposing (``minimum``).  The run
+    calls its mechanism on seed blocks of ``block`` trials, the first probe call on
+    ``probe_trials`` (the executor's ``SEED_BLOCK`` and ``DETERMINISM_PROBE``)."""
 
     trials: int
     held: Callable[[int], int]
     workers: int
     parallel: bool
+    block: int
+    probe_trials: int
     sides: int = 2
     minimum: int = 1
 
@@ -224,9 +228,9 @@ def probe(
 ) -> Probe:
     """Probe ``call(n) -> outputs (n, k)`` (one seed block of ``n`` trials) for ``work``.
 
-    ``first`` is the time of a call of 32 trials already made (the determinism check)
-    and ``width`` its output width.  Memory: ``tracemalloc`` peaks of calls of 32
-    and 64 trials (skipped when ``tracemalloc`` is already tracing, so a caller's
+    ``first`` is the time of a call of ``work.probe_trials`` (32) trials already made (the
+    determinism check) and ``width`` its output width.  Memory: ``tracemalloc`` peaks of calls
+    of 32 and 64 trials (skipped when ``tracemalloc`` is already tracing, so a caller's
     own measurement is not disturbed).  Time: ``first`` (a cold call: imports, caches,
     compilation) counts as all per-trial time; when that estimate of ``work`` (with
     :data:`OVERHEAD`) exceeds ``long_run`` seconds, warm calls of 32 and 128 trials,
@@ -234,15 +238,13 @@ def probe(
     :data:`PROBE_SECONDS`) fit the time of a call as ``a + b·n``
     from the last two sizes; ``a`` is counted once per seed block of the run.
     """
-    from .execution import DETERMINISM_PROBE, SEED_BLOCK
-
     trials = work.trials
-    n = DETERMINISM_PROBE
+    n = work.probe_trials
     per_trial, fixed = 0.0, 0.0
-    if not tracemalloc.is_tracing() and trials > DETERMINISM_PROBE:
-        small, large = _peak(call, DETERMINISM_PROBE), _peak(call, 2 * DETERMINISM_PROBE)
-        per_trial = max((large - small) / DETERMINISM_PROBE, 8.0 * width)
-        fixed = max(small - per_trial * DETERMINISM_PROBE, 0.0)
+    if not tracemalloc.is_tracing() and trials > n:
+        small, large = _peak(call, n), _peak(call, 2 * n)
+        per_trial = max((large - small) / n, 8.0 * width)
+        fixed = max(small - per_trial * n, 0.0)
 
     def found(a: float, b: float, n: int) -> Probe:
         return Probe(
@@ -258,7 +260,7 @@ def probe(
         return estimate(p, work, trials).seconds > long_run
 
     current = found(0.0, first / n, n)
-    top = min(SEED_BLOCK, trials)
+    top = min(work.block, trials)
     if not long(current) or n >= top:
         return current
     seconds = _warm(call, n)
@@ -272,17 +274,15 @@ def probe(
 
 def estimate(found: Probe, work: Workload, trials: int) -> Estimate:
     """Estimate of ``work`` run with ``trials`` per side."""
-    from .execution import SEED_BLOCK
-
     held, workers, parallel, sides = work.held(trials), work.workers, work.parallel, work.sides
     block = (
         found.bytes_fixed
-        + found.bytes_per_trial * min(trials, SEED_BLOCK)
-        + 16.0 * found.width * SEED_BLOCK
+        + found.bytes_per_trial * min(trials, work.block)
+        + 16.0 * found.width * work.block
     )
     main = HELD_COPIES * sides * held * 8.0 * found.width + block
     memory = main + (workers * block if parallel else 0.0)
-    blocks = -(-trials // SEED_BLOCK)
+    blocks = -(-trials // work.block)
     stream = blocks * found.seconds_per_call + trials * found.seconds_per_trial
     speedup = 1.0 + WORKER_SHARE * (workers - 1) if parallel else 1.0
     seconds = OVERHEAD * sides * stream / speedup
@@ -302,8 +302,6 @@ def _round_down(value: int) -> int:
 def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
     """The estimate of ``work``; :class:`InputError` with the largest count that fits when it
     exceeds the ``limits``."""
-    from .execution import SEED_BLOCK
-
     trials, workers = work.trials, work.workers
     max_seconds, max_memory = limits.max_seconds, limits.max_memory
     guess = estimate(found, work, trials)
@@ -327,7 +325,7 @@ def check_budget(found: Probe, work: Workload, limits: Limits) -> Estimate:
     if guess.memory > max_memory:
         what.append(f"max_memory={max_memory:.4g} bytes ({describe_bytes(max_memory)})")
     per_trial = describe_bytes(found.bytes_per_trial)
-    per_block = found.seconds_per_call / SEED_BLOCK + found.seconds_per_trial
+    per_block = found.seconds_per_call / work.block + found.seconds_per_trial
     rate = f"{per_block * 1e6:.3g} µs and {per_trial} per trial"
     if lo < minimum:
         advice = "no trial count fits: pass fewer workers or raise the limit"

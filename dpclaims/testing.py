@@ -37,6 +37,7 @@ this module as a plugin.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .rates.fit import fit_power_law
@@ -109,17 +110,18 @@ def assert_private(
     delta: float,
     trials: int,
     on_weak: str = "fail",
+    unit: str = "user",
+    relation: str = "replace",
     **options: Any,
 ):
     """Audit ``mechanism`` on the neighbours ``d0``, ``d1``; pass only when the audit could
     have caught a violation and did not.
 
     Runs :func:`dpclaims.audit.audit` in strict mode (a mechanism that ignores its ``rng``
-    is an error: a CI gate must give the same answer on every run); ``options`` go to
-    ``audit``: ``confidence`` (0.95), ``seed`` (0), ``unit`` and ``relation`` (default
-    user/replace; ``"query"`` with ``sensitivity`` or ``"unchecked"`` for array datasets)
-    state the claim's neighbour relation, ``reach_limit`` (2) and e.g. ``method``,
-    ``execution``.
+    is an error: a CI gate must give the same answer on every run).  ``unit`` and ``relation``
+    (default user/replace) state the claim's neighbour relation; ``options`` go to ``audit``:
+    ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g. ``AuditTest(reach_limit=2.0)``),
+    ``neighbours`` (array datasets that are query answers or unchecked), ``execution``.
 
     Raises ``AssertionError`` when the verdict is ``"violation"`` (ε certified, at
     ``confidence``, to exceed the claim), and, unless ``on_weak="skip"``, when the audit had
@@ -138,11 +140,14 @@ def assert_private(
     if "strict" in options:
         raise InputError(
             "assert_private always runs in strict mode; call dpclaims.audit.audit(..., "
-            "strict=False) instead"
+            "execution=Execution(strict=False)) instead"
         )
-    result = audit(
-        mechanism, d0, d1, epsilon=epsilon, delta=delta, trials=trials, strict=True, **options
-    )
+    from .execution import DEFAULT_EXECUTION
+    from .privacy import PrivacyClaim
+
+    claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation=relation)
+    execution = replace(options.pop("execution", DEFAULT_EXECUTION), strict=True)
+    result = audit(mechanism, d0, d1, claim, trials=trials, execution=execution, **options)
     where = (
         f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level "
         f"{result.relation}, {trials} trials, seed={result.provenance.seed})"

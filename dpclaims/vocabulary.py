@@ -14,8 +14,8 @@ spelt out again.
   limit a variable goes to;
 * :class:`ClaimKind` — what a claim is about;
 * :class:`Budget` — how large a claim's experiment is (``quick`` < ``standard`` < ``full``);
-* :class:`Method` — how an audit certifies ε from its scores; :class:`Fit` — how a rate
-  sweep fits its power law;
+* :class:`Fit` — how a rate sweep fits its power law (an audit's methods are objects with
+  their behaviour, named in :data:`dpclaims.audit.methods.METHODS`);
 * :class:`~dpclaims.verdicts.Verdict` — a claim's verdict (defined in
   :mod:`dpclaims.verdicts` with its severity order, re-exported here).
 
@@ -43,8 +43,6 @@ __all__ = [
     "KINDS",
     "Budget",
     "BUDGETS",
-    "Method",
-    "METHODS",
     "Fit",
     "FITS",
     "Verdict",
@@ -134,18 +132,6 @@ class Budget(StrEnum):
 
 
 BUDGETS: tuple[Budget, ...] = tuple(Budget)
-
-
-class Method(StrEnum):
-    """How an audit turns its scores into a certified ε: thresholds on the scores, a
-    histogram of them, or a Gaussian-DP fit (:mod:`dpclaims.audit`)."""
-
-    THRESHOLD = "threshold"
-    HISTOGRAM = "histogram"
-    GDP = "gdp"
-
-
-METHODS: tuple[Method, ...] = tuple(Method)
 
 
 class Fit(StrEnum):

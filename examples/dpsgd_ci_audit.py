@@ -19,6 +19,7 @@ import numpy as np
 
 from dpclaims import GradientCanaryDataset, UserDataset
 from dpclaims.algorithms.transcript import StepRelease
+from dpclaims.audit import AuditTest
 from dpclaims.privacy import calibrate_noise_multiplier
 from dpclaims.testing import assert_private
 
@@ -90,7 +91,7 @@ def audit_training(mechanism=train, trials=TRIALS):
         trials=trials,
         unit="item",
         relation="add-remove",
-        statistic=canary_score,
+        test=AuditTest(statistic=canary_score),
     )
 
 

@@ -66,6 +66,7 @@ def train(dataset, seed, sigma=SIGMA):  # Opacus, as in its tutorials; seeded by
 from dpclaims import UserDataset  # noqa: E402
 from dpclaims import torch as dpt  # noqa: E402
 from dpclaims.audit import audit  # noqa: E402
+from dpclaims.privacy import PrivacyClaim  # noqa: E402
 
 
 def dataset(seed: int = 0) -> UserDataset:
@@ -116,10 +117,8 @@ def main() -> None:
     for name, sigma in [("calibrated", SIGMA), ("noise halved", SIGMA / 2)]:
         mech = dpt.mechanism(description(sigma, canary), output="score")
         start, cpu = time.perf_counter(), time.process_time()
-        r = audit(
-            mech, d0, d1, epsilon=EPS, delta=DELTA, trials=args.trials, seed=0,
-            relation="add-remove",
-        )  # fmt: skip
+        claim = PrivacyClaim(epsilon=EPS, delta=DELTA, relation="add-remove")
+        r = audit(mech, d0, d1, claim, trials=args.trials, seed=0)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         print(
             f"{name:12s} σ = {sigma:.3f}: {r.verdict}, certified ε ≥ {r.epsilon_lower:.3f} "

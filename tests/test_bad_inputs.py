@@ -10,6 +10,7 @@ import io
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +22,13 @@ from hypothesis.extra import numpy as hnp
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
 from dpclaims.atomic import staged_directory
-from dpclaims.audit import Split, audit
+from dpclaims.audit import AuditTest, Neighbours, Split, audit
 from dpclaims.claims.checks.murata_suzuki_2023.section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
-from dpclaims.resources import Limits
 
 
 def gauss(data, rng, trials):
@@ -57,10 +57,26 @@ def _far():
     return d0, replace_user(d1, 2, np.ones((2, 1)))
 
 
-def _audit(mechanism=gauss, d0=0.0, d1=1.0, **kwargs):
-    return lambda: audit(
-        mechanism, d0, d1, **{"epsilon": 1.0, "trials": 1000, "backend": "serial", **kwargs}
-    )
+def _audit(mechanism=gauss, d0=0.0, d1=1.0, *, trials=1000, confidence=0.95, seed=0, **fields):
+    """An audit as a lambda, its values (claim, test, execution) built inside it from
+    ``fields``: a bad field is refused by the value that holds it."""
+    claim = {k: fields.pop(k) for k in ("epsilon", "delta", "unit", "relation") if k in fields}
+    test = {k: fields.pop(k) for k in ("method", "threshold", "statistic", "ci") if k in fields}
+
+    def run():
+        return audit(
+            mechanism,
+            d0,
+            d1,
+            PrivacyClaim(**{"epsilon": 1.0, **claim}),
+            trials=trials,
+            confidence=confidence,
+            seed=seed,
+            test=AuditTest(**test),
+            execution=Execution(**{"backend": "serial", **fields}),
+        )
+
+    return run
 
 
 def _corrupt_checkpoint(tmp_path):
@@ -292,7 +308,11 @@ API_CASES = [
     ),
     (
         "grid-too-short",
-        lambda t: lambda: sweep(rate, "n", [10, 100, 1000], replicates=2, backend="serial"),
+        lambda t: (
+            lambda: sweep(
+                rate, "n", [10, 100, 1000], replicates=2, execution=Execution(backend="serial")
+            )
+        ),
         InputError,
         "a rate fit needs at least 4 grid values",
     ),
@@ -362,7 +382,14 @@ def test_mechanism_ignoring_its_rng_gets_a_warning_naming_the_fix():
     with pytest.warns(
         RuntimeWarning, match="global_noise.*different outputs for the same seed.*rng argument"
     ):
-        audit(global_noise, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial", strict=False)
+        audit(
+            global_noise,
+            0.0,
+            1.0,
+            trials=1000,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial", strict=False),
+        )
 
 
 def _npz(path, x):
@@ -766,7 +793,8 @@ def test_fuzz_privacy_claim(epsilon, delta, unit, relation, source):
 # docs/bad_inputs.md, "Resources, calling conventions, neighbours and strict mode").
 # -------------------------------------------------------------------------------------------
 
-_FAST = dict(epsilon=1.0, delta=1e-5, trials=1000, backend="serial", strict=False)
+_SERIAL = Execution(backend="serial", strict=False)
+_FAST = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=1000, execution=_SERIAL)
 
 
 def _scribble(data, rng, trials):
@@ -787,7 +815,12 @@ def _rows_changed():
 RESOURCE_CASES = [
     (
         "trials-over-time-limit",
-        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "trials": 10**12}, max_seconds=60),
+        lambda: audit(
+            gauss,
+            0.0,
+            1.0,
+            **{**_FAST, "trials": 10**12, "execution": replace(_SERIAL, max_seconds=60)},
+        ),
         InputError,
         r"trials=1_000_000_000_000 would need about .* over the limit max_seconds=60; the largest "
         r"count that fits is trials=\d",
@@ -798,15 +831,14 @@ RESOURCE_CASES = [
             gauss,
             0.0,
             10**9,
-            execution=Execution(backend="serial"),
-            limits=Limits.checked(max_memory=2**30),
+            execution=Execution(backend="serial", max_memory=2**30),
         ),
         InputError,
         r"over the limit max_memory=.*the largest count that fits is trials=\d",
     ),
     (
         "limit-not-positive",
-        lambda: audit(gauss, 0.0, 1.0, **_FAST, max_seconds=0),
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, max_seconds=0)}),
         InputError,
         "max_seconds must be a number > 0",
     ),
@@ -862,15 +894,20 @@ RESOURCE_CASES = [
             np.zeros(3),
             np.array([0.0, 2.0, 0.0]),
             **_FAST,
-            relation="query",
-            sensitivity=1.0,
+            neighbours=Neighbours(relation="query", sensitivity=1.0),
         ),
         NotNeighboursError,
         r"differ by 2 at index \(1,\), more than the per-coordinate sensitivity=1.0",
     ),
     (
         "query-without-sensitivity",
-        lambda: audit(gauss, np.zeros(3), np.array([0.0, 2.0, 0.0]), **_FAST, relation="query"),
+        lambda: audit(
+            gauss,
+            np.zeros(3),
+            np.array([0.0, 2.0, 0.0]),
+            **_FAST,
+            neighbours=Neighbours(relation="query"),
+        ),
         InputError,
         "relation='query' needs the per-coordinate sensitivity",
     ),
@@ -900,13 +937,15 @@ RESOURCE_CASES = [
     ),
     (
         "strict-rng",
-        lambda: audit(global_noise, 0.0, 1.0, **{**_FAST, "strict": True}),
+        lambda: audit(
+            global_noise, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict=True)}
+        ),
         MechanismError,
         r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
     ),
     (
         "strict-not-bool",
-        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "strict": "yes"}),
+        lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict="yes")}),
         InputError,
         "strict must be True, False or None",
     ),

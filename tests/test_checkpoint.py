@@ -8,16 +8,18 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dpclaims
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.checkpoint import MANIFEST, fingerprint, open_checkpoint
 from dpclaims.errors import InputError
 from dpclaims.execution import SEED_BLOCK, Execution, run_trials
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.rates import geometric_grid, sweep
 
 REPO = Path(dpclaims.__file__).resolve().parent.parent
@@ -57,8 +59,7 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
         0.0,
         trials,
         seed=1,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=tmp_path),
+        execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(first, plain)
     files = chunk_files(tmp_path)
@@ -70,8 +71,7 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
         0.0,
         trials,
         seed=1,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path),
+        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(again, plain)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
@@ -79,19 +79,26 @@ def test_run_trials_resumes_without_recomputing(tmp_path):
 
 
 def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path):
-    kwargs = dict(
-        epsilon=1.0, delta=1e-5, trials=5 * SEED_BLOCK, seed=2, chunk=SEED_BLOCK, backend="serial"
-    )
-    plain = without_time(audit(gauss, 0.0, 1.0, **kwargs))
-    checkpointed = without_time(audit(gauss, 0.0, 1.0, checkpoint=tmp_path / "audit", **kwargs))
+    kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=5 * SEED_BLOCK, seed=2)
+    serial = Execution(backend="serial", chunk=SEED_BLOCK)
+    saving = replace(serial, checkpoint=tmp_path / "audit")
+    plain = without_time(audit(gauss, 0.0, 1.0, **kwargs, execution=serial))
+    checkpointed = without_time(audit(gauss, 0.0, 1.0, **kwargs, execution=saving))
     for path in chunk_files(tmp_path / "audit")[::2]:
         path.unlink()
-    resumed = without_time(audit(gauss, 0.0, 1.0, checkpoint=tmp_path / "audit", **kwargs))
+    resumed = without_time(audit(gauss, 0.0, 1.0, **kwargs, execution=saving))
     assert plain == checkpointed == resumed
     grid = geometric_grid(10, 1000, 4, integer=True)
-    reference = sweep(noisy_rate, "n", grid, replicates=3, seed=4, backend="serial")
+    reference = sweep(
+        noisy_rate, "n", grid, replicates=3, seed=4, execution=Execution(backend="serial")
+    )
     first = sweep(
-        noisy_rate, "n", grid, replicates=3, seed=4, backend="serial", checkpoint=tmp_path / "sweep"
+        noisy_rate,
+        "n",
+        grid,
+        replicates=3,
+        seed=4,
+        execution=Execution(backend="serial", checkpoint=tmp_path / "sweep"),
     )
     assert len(chunk_files(tmp_path / "sweep")) == 12
     chunk_files(tmp_path / "sweep")[5].unlink()
@@ -101,9 +108,7 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
         grid,
         replicates=3,
         seed=4,
-        backend="processes",
-        workers=2,
-        checkpoint=tmp_path / "sweep",
+        execution=Execution(backend="processes", workers=2, checkpoint=tmp_path / "sweep"),
     )
     np.testing.assert_array_equal(first.errors, reference.errors)
     np.testing.assert_array_equal(second.errors, reference.errors)
@@ -115,24 +120,22 @@ def test_audit_and_sweep_with_checkpoint_give_the_uninterrupted_numbers(tmp_path
         (dict(trials=5 * SEED_BLOCK), "trials"),
         (dict(seed=3), "seed"),
         (dict(mechanism=Scaled(2.0)), "mechanism"),
-        (dict(method="gdp"), "method"),
+        (dict(test=AuditTest(method="gdp")), "method"),
     ],
 )
 def test_checkpoint_of_other_arguments_is_refused(tmp_path, change, differs):
     base = dict(
         mechanism=Scaled(1.0),
-        epsilon=1.0,
-        delta=1e-5,
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
         trials=4 * SEED_BLOCK,
         seed=2,
-        chunk=SEED_BLOCK,
-        backend="serial",
+        execution=Execution(backend="serial", chunk=SEED_BLOCK, checkpoint=tmp_path),
     )
-    audit(base.pop("mechanism"), 0.0, 1.0, checkpoint=tmp_path, **base)
+    audit(base.pop("mechanism"), 0.0, 1.0, **base)
     args = {"mechanism": Scaled(1.0), **base, **change}
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
     with pytest.raises(InputError, match=f"different arguments \\(differs in: [^)]*{differs}"):
-        audit(args.pop("mechanism"), 0.0, 1.0, checkpoint=tmp_path, **args)
+        audit(args.pop("mechanism"), 0.0, 1.0, **args)
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
 
 
@@ -163,8 +166,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
         gauss,
         0.0,
         3 * SEED_BLOCK,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=tmp_path),
+        execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
     )
     damage(tmp_path)
     with pytest.raises(InputError, match=message):
@@ -172,8 +174,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, damage, message):
             gauss,
             0.0,
             3 * SEED_BLOCK,
-            chunk=SEED_BLOCK,
-            execution=Execution(backend="serial", checkpoint=tmp_path),
+            execution=Execution(backend="serial", checkpoint=tmp_path, chunk=SEED_BLOCK),
         )
 
 
@@ -218,7 +219,9 @@ def test_stage_refuses_chunks_of_other_inputs(tmp_path):
 SCRIPT = textwrap.dedent(
     """
     import json, sys, time
-    from dpclaims.audit import audit
+    from dpclaims import PrivacyClaim
+    from dpclaims.audit import AuditTest, audit
+    from dpclaims.execution import Execution
 
     class Slow:
         def __call__(self, data, rng, trials):
@@ -227,9 +230,9 @@ SCRIPT = textwrap.dedent(
 
     if __name__ == "__main__":
         checkpoint = None if sys.argv[1] == "-" else sys.argv[1]
-        result = audit(Slow(), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40 * 8192, seed=3,
-                       chunk=8192, backend="serial", checkpoint=checkpoint,
-                       threshold="calibration")
+        result = audit(Slow(), 0.0, 1.0, PrivacyClaim(epsilon=1.0, delta=1e-5),
+                       trials=40 * 8192, seed=3, test=AuditTest(threshold="calibration"),
+                       execution=Execution(chunk=8192, backend="serial", checkpoint=checkpoint))
         record = result.to_dict()
         record.pop("wall_time")
         print(json.dumps(record))

@@ -254,7 +254,7 @@ def test_progress_bar_on_a_terminal_unless_quiet(fakes, tmp_path, capsys, monkey
 def test_one_execution_reaches_the_experiments(fakes, tmp_path, capsys, monkeypatch):
     # tcp://x:8786 stands for a reachable scheduler: reaching it is checked in
     # tests/test_faults_execution.py; here only the Execution that reaches the experiments is
-    monkeypatch.setattr("dpclaims.execution._reach_scheduler", lambda address, name: None)
+    monkeypatch.setattr("dpclaims.execution.backends._reach_scheduler", lambda address, name: None)
     code, _, _ = run(
         capsys,
         "verify",

@@ -45,15 +45,14 @@ def test_shape_and_dtype():
 def test_results_do_not_depend_on_chunk_backend_or_workers(chunk, backend, workers):
     trials = 2 * SEED_BLOCK + 123
     reference = run_trials(
-        gaussian, 0.0, trials, seed=11, execution=Execution(backend="serial"), chunk=SEED_BLOCK
+        gaussian, 0.0, trials, seed=11, execution=Execution(backend="serial", chunk=SEED_BLOCK)
     )
     out = run_trials(
         gaussian,
         0.0,
         trials,
         seed=11,
-        chunk=chunk,
-        execution=Execution(backend=backend, workers=workers),
+        execution=Execution(backend=backend, workers=workers, chunk=chunk),
     )
     np.testing.assert_array_equal(out, reference)
 
@@ -102,7 +101,9 @@ def test_bad_mechanism_outputs_are_mechanism_errors(mechanism, fragment):
         ({"seed": -1}, "seed must be"),
         ({"execution": lambda: Execution(backend="gpu")}, "backend must be one of"),
         ({"execution": lambda: Execution(workers=0)}, "workers must be"),
-        ({"chunk": 0}, "chunk must be"),
+        ({"execution": lambda: Execution(chunk=0)}, "chunk must be"),
+        ({"execution": lambda: Execution(strict="yes")}, "strict must be"),
+        ({"execution": "serial"}, "execution must be a dpclaims.execution.Execution"),
     ],
 )
 def test_bad_arguments(kwargs, fragment):
@@ -138,8 +139,7 @@ def test_closures_run_on_processes_and_unpicklable_mechanisms_are_a_clear_error(
         closure,
         None,
         3 * SEED_BLOCK,
-        execution=Execution(backend="processes", workers=2),
-        chunk=SEED_BLOCK,
+        execution=Execution(backend="processes", workers=2, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(parallel, serial)
     with pytest.raises(InputError, match="could not serialise.*backend='serial'"):
@@ -147,15 +147,13 @@ def test_closures_run_on_processes_and_unpicklable_mechanisms_are_a_clear_error(
             Locked(),
             None,
             3 * SEED_BLOCK,
-            execution=Execution(backend="processes", workers=2),
-            chunk=SEED_BLOCK,
+            execution=Execution(backend="processes", workers=2, chunk=SEED_BLOCK),
         )
     auto = run_trials(
         Locked(),
         None,
         3 * SEED_BLOCK,
-        execution=Execution(backend="auto", workers=2),
-        chunk=SEED_BLOCK,
+        execution=Execution(backend="auto", workers=2, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(
         auto, run_trials(Locked(), None, 3 * SEED_BLOCK, execution=Execution(backend="serial"))
@@ -173,8 +171,7 @@ def test_auto_keeps_closures_serial_so_their_side_effects_stay_visible():
         counting,
         None,
         3 * SEED_BLOCK,
-        execution=Execution(backend="auto", workers=2),
-        chunk=SEED_BLOCK,
+        execution=Execution(backend="auto", workers=2, chunk=SEED_BLOCK),
     )
     assert (
         calls[-3:] == [SEED_BLOCK] * 3
@@ -198,8 +195,7 @@ def test_reduce_trials_equals_reducing_the_outputs(chunk, backend):
         trials,
         above_zero,
         seed=4,
-        chunk=chunk,
-        execution=Execution(backend=backend, workers=2),
+        execution=Execution(backend=backend, workers=2, chunk=chunk),
     )
     assert counts.dtype == np.int64
     np.testing.assert_array_equal(counts, [np.sum(outputs[:, 0] > 0), trials])
@@ -232,7 +228,7 @@ def global_state(data, rng, trials):
 
 def test_mechanism_ignoring_its_rng_is_detected_with_a_warning():
     with pytest.warns(RuntimeWarning, match="use|rng argument"):
-        run_trials(global_state, None, 100, execution=Execution(backend="serial"), strict=False)
+        run_trials(global_state, None, 100, execution=Execution(backend="serial", strict=False))
     with pytest.warns(RuntimeWarning, match="global_state"):
         assert check_determinism(global_state, None, seed=0) is False
     with warnings.catch_warnings():
@@ -255,8 +251,8 @@ def test_scheduler_needs_the_dask_backend(kwargs, fragment):
 def test_map_tasks_keeps_order_on_every_backend():
     tasks = [(i, 1) for i in range(7)]
     expected = [i * i + 1 for i in range(7)]
-    assert map_tasks(square, tasks, backend="serial") == expected
-    assert map_tasks(square, tasks, backend="processes", workers=2) == expected
+    assert map_tasks(square, tasks, Execution(backend="serial")) == expected
+    assert map_tasks(square, tasks, Execution(backend="processes", workers=2)) == expected
 
 
 @settings(max_examples=200, deadline=None)

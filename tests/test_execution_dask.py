@@ -7,6 +7,7 @@ import pytest
 from dpclaims.audit import audit
 from dpclaims.errors import InputError
 from dpclaims.execution import SEED_BLOCK, Execution, run_trials
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.rates import geometric_grid, sweep
 
 distributed = pytest.importorskip("distributed")
@@ -46,19 +47,23 @@ def without_time(result):
 
 @pytest.mark.parametrize("statistic_mechanism", [gauss, vector], ids=["1d", "3d-learned-score"])
 def test_audit_is_bit_identical_on_serial_processes_and_dask(scheduler, statistic_mechanism):
-    kwargs = dict(epsilon=1.0, delta=1e-5, trials=6 * SEED_BLOCK + 321, seed=5)
+    kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=6 * SEED_BLOCK + 321, seed=5)
     serial = without_time(
-        audit(statistic_mechanism, 0.0, 1.0, backend="serial", chunk=SEED_BLOCK, **kwargs)
+        audit(
+            statistic_mechanism,
+            0.0,
+            1.0,
+            **kwargs,
+            execution=Execution(backend="serial", chunk=SEED_BLOCK),
+        )
     )
     processes = without_time(
         audit(
             statistic_mechanism,
             0.0,
             1.0,
-            backend="processes",
-            workers=2,
-            chunk=3 * SEED_BLOCK,
             **kwargs,
+            execution=Execution(backend="processes", workers=2, chunk=3 * SEED_BLOCK),
         )
     )
     dask = without_time(
@@ -66,10 +71,8 @@ def test_audit_is_bit_identical_on_serial_processes_and_dask(scheduler, statisti
             statistic_mechanism,
             0.0,
             1.0,
-            backend="dask",
-            scheduler=scheduler,
-            chunk=2 * SEED_BLOCK,
             **kwargs,
+            execution=Execution(backend="dask", scheduler=scheduler, chunk=2 * SEED_BLOCK),
         )
     )
     assert serial == processes == dask
@@ -77,9 +80,25 @@ def test_audit_is_bit_identical_on_serial_processes_and_dask(scheduler, statisti
 
 def test_sweep_is_bit_identical_on_serial_processes_and_dask(scheduler):
     grid = geometric_grid(10, 1000, 5, integer=True)
-    serial = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="serial")
-    processes = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="processes", workers=2)
-    dask = sweep(noisy_rate, "n", grid, replicates=6, seed=3, backend="dask", scheduler=scheduler)
+    serial = sweep(
+        noisy_rate, "n", grid, replicates=6, seed=3, execution=Execution(backend="serial")
+    )
+    processes = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=6,
+        seed=3,
+        execution=Execution(backend="processes", workers=2),
+    )
+    dask = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=6,
+        seed=3,
+        execution=Execution(backend="dask", scheduler=scheduler),
+    )
     np.testing.assert_array_equal(serial.errors, processes.errors)
     np.testing.assert_array_equal(serial.errors, dask.errors)
 
@@ -90,8 +109,7 @@ def test_dask_without_scheduler_starts_and_closes_a_local_cluster():
         0.0,
         3 * SEED_BLOCK,
         seed=2,
-        execution=Execution(backend="dask", workers=2),
-        chunk=SEED_BLOCK,
+        execution=Execution(backend="dask", workers=2, chunk=SEED_BLOCK),
     )
     np.testing.assert_array_equal(
         out, run_trials(gauss, 0.0, 3 * SEED_BLOCK, seed=2, execution=Execution(backend="serial"))

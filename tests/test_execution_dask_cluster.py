@@ -16,7 +16,7 @@ import pytest
 from dpclaims.algorithms.mechanisms import GaussianMechanism, user_sum_query
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset, replace_user
-from dpclaims.execution import SEED_BLOCK
+from dpclaims.execution import SEED_BLOCK, Execution
 
 distributed = pytest.importorskip("distributed")
 
@@ -115,10 +115,10 @@ def gaussian_pair():
 @pytest.mark.slow
 def test_an_audit_on_separate_dask_worker_processes_is_bit_identical_to_serial(cluster):
     mechanism, d0, d1 = gaussian_pair()
-    kwargs = dict(
-        claim=mechanism.privacy_claim, trials=6 * SEED_BLOCK + 321, seed=5, chunk=SEED_BLOCK
-    )
-    serial = audit(mechanism, d0, d1, backend="serial", **kwargs).to_dict()
-    dask = audit(mechanism, d0, d1, backend="dask", scheduler=cluster, **kwargs).to_dict()
+    kwargs = dict(claim=mechanism.privacy_claim, trials=6 * SEED_BLOCK + 321, seed=5)
+    serial = Execution(backend="serial", chunk=SEED_BLOCK)
+    on_dask = Execution(backend="dask", scheduler=cluster, chunk=SEED_BLOCK)
+    serial = audit(mechanism, d0, d1, **kwargs, execution=serial).to_dict()
+    dask = audit(mechanism, d0, d1, **kwargs, execution=on_dask).to_dict()
     serial.pop("wall_time"), dask.pop("wall_time")
     assert serial == dask

@@ -11,14 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from dpclaims.execution import _die_with_parent
+from dpclaims.execution.backends import _die_with_parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and fork")
 
 AUDIT = textwrap.dedent(
     """
     import os, sys, time
+    from dpclaims import PrivacyClaim
     from dpclaims.audit import audit
+    from dpclaims.execution import Execution
 
     MAIN, PIDS = os.getpid(), sys.argv[1]
 
@@ -28,8 +30,8 @@ AUDIT = textwrap.dedent(
             time.sleep(120)
         return data + rng.standard_normal(trials)
 
-    audit(mechanism, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40_000, backend="processes",
-          workers=2, strict=False)
+    audit(mechanism, 0.0, 1.0, PrivacyClaim(epsilon=1.0, delta=1e-5), trials=40_000,
+          execution=Execution(backend="processes", workers=2, strict=False))
     """
 )
 

@@ -2,14 +2,16 @@
 and array neighbours."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from dpclaims.audit import audit
+from dpclaims.audit import Neighbours, audit
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import (
+    DETERMINISM_PROBE,
     SEED_BLOCK,
     Execution,
     TaskGrid,
@@ -18,6 +20,7 @@ from dpclaims.execution import (
     run_trials,
     session,
 )
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.resources import (
     FIXED_SECONDS,
     HELD_SECONDS,
@@ -28,7 +31,9 @@ from dpclaims.resources import (
     check_budget,
 )
 
-FAST = dict(epsilon=1.0, delta=1e-5, trials=2000, backend="serial", strict=False)
+SERIAL = Execution(backend="serial", strict=False)
+ADD_REMOVE = PrivacyClaim(epsilon=1.0, delta=1e-5, relation="add-remove")
+FAST = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=2000, execution=SERIAL)
 
 
 def gauss(data, rng, trials):
@@ -62,7 +67,7 @@ def test_chunks_are_submitted_a_few_at_a_time(monkeypatch):
             seen.append(i)
             return super().__getitem__(i)
 
-    with session("processes", workers=2) as s:
+    with session(Execution(backend="processes", workers=2)) as s:
         stream = s.stream(pow, Recorder([(i, 2) for i in range(100)]))
         first = next(stream)
         assert (
@@ -83,7 +88,13 @@ def probe(seconds_per_trial=1e-6, bytes_per_trial=100.0, width=1):
 
 def budget(found, trials, *, max_seconds=math.inf, max_memory=math.inf):
     work = Workload(
-        trials=trials, held=lambda n: min(n, SEED_BLOCK), workers=2, parallel=True, minimum=100
+        trials=trials,
+        held=lambda n: min(n, SEED_BLOCK),
+        workers=2,
+        parallel=True,
+        minimum=100,
+        block=SEED_BLOCK,
+        probe_trials=DETERMINISM_PROBE,
     )
     return check_budget(found, work, Limits(max_seconds=max_seconds, max_memory=max_memory))
 
@@ -115,9 +126,14 @@ def test_audit_refuses_a_huge_run_before_running_it():
         InputError,
         match=r"trials=1_000_000_000_000 would need about .* largest count that fits is trials=\d",
     ):
-        audit(gauss, 0.0, 1.0, **{**FAST, "trials": 10**12, "max_seconds": 60})
+        audit(
+            gauss,
+            0.0,
+            1.0,
+            **{**FAST, "trials": 10**12, "execution": replace(SERIAL, max_seconds=60)},
+        )
     with pytest.raises(InputError, match="max_memory must be a number > 0"):
-        audit(gauss, 0.0, 1.0, **FAST, max_memory=-1)
+        audit(gauss, 0.0, 1.0, **{**FAST, "execution": replace(SERIAL, max_memory=-1)})
     assert Limits.checked(None, 5.0).max_memory == 5.0
 
 
@@ -199,13 +215,15 @@ def global_noise(data, rng, trials):
 
 def test_strict_mode_refuses_a_mechanism_that_ignores_rng(monkeypatch):
     with pytest.raises(MechanismError, match="strict mode"):
-        audit(global_noise, 0.0, 1.0, **{**FAST, "strict": True})
+        audit(global_noise, 0.0, 1.0, **{**FAST, "execution": replace(SERIAL, strict=True)})
     monkeypatch.setenv("CI", "true")
     with pytest.raises(MechanismError, match="strict mode"):
-        audit(global_noise, 0.0, 1.0, **{**FAST, "strict": None})
+        audit(global_noise, 0.0, 1.0, **{**FAST, "execution": replace(SERIAL, strict=None)})
     monkeypatch.delenv("CI")
     with pytest.warns(RuntimeWarning, match="rng argument"):
-        result = audit(global_noise, 0.0, 1.0, **{**FAST, "strict": None})
+        result = audit(
+            global_noise, 0.0, 1.0, **{**FAST, "execution": replace(SERIAL, strict=None)}
+        )
     assert any("rng argument" in w for w in result.to_dict()["warnings"])
     assert audit(gauss, 0.0, 1.0, **FAST).to_dict()["warnings"] == []
 
@@ -219,28 +237,37 @@ def test_a_non_neighbouring_pair_of_arrays_is_refused_not_certified():
     x1[:4] = 7.0
     with pytest.raises(NotNeighboursError, match="differ in 4 rows"):
         audit(gauss, x0, x1, **FAST)
-    result = audit(gauss, x0, x1, **FAST, relation="unchecked")
+    result = audit(gauss, x0, x1, **FAST, neighbours=Neighbours(relation="unchecked"))
     assert result.relation == "unchecked" and "not checked" in result.warnings[0]
     one = x0.copy()
     one[3] = 1.0
     assert audit(gauss, x0, one, **FAST).relation == "replace"
-    assert audit(gauss, x0, x0[1:], **FAST, relation="add-remove").relation == "add-remove"
+    assert audit(gauss, x0, x0[1:], **{**FAST, "claim": ADD_REMOVE}).relation == "add-remove"
 
 
 def test_query_answers_are_checked_against_the_stated_per_coordinate_sensitivity():
     q0, q1 = np.zeros(3), np.array([0.5, 0.25, 0.0])
-    assert audit(gauss, q0, q1, **FAST, relation="query", sensitivity=0.5).relation == "query"
+    assert (
+        audit(
+            gauss, q0, q1, **FAST, neighbours=Neighbours(relation="query", sensitivity=0.5)
+        ).relation
+        == "query"
+    )
     per_coordinate = np.array([0.5, 0.25, 0.1])
-    assert audit(gauss, q0, q1, **FAST, relation="query", sensitivity=per_coordinate)
+    assert audit(
+        gauss, q0, q1, **FAST, neighbours=Neighbours(relation="query", sensitivity=per_coordinate)
+    )
     with pytest.raises(
         NotNeighboursError,
         match=r"differ by 0.5 at index \(0,\), more than the per-coordinate sensitivity=0.4",
     ):
-        audit(gauss, q0, q1, **FAST, relation="query", sensitivity=0.4)
+        audit(gauss, q0, q1, **FAST, neighbours=Neighbours(relation="query", sensitivity=0.4))
     with pytest.raises(InputError, match="needs the per-coordinate sensitivity"):
-        audit(gauss, q0, q1, **FAST, relation="query")
+        audit(gauss, q0, q1, **FAST, neighbours=Neighbours(relation="query"))
     with pytest.raises(InputError, match="needs the per-coordinate sensitivity"):
-        audit(gauss, q0, q1, **FAST, relation="query", sensitivity=np.ones(2))
+        audit(
+            gauss, q0, q1, **FAST, neighbours=Neighbours(relation="query", sensitivity=np.ones(2))
+        )
 
 
 def test_user_datasets_of_different_shapes_say_which_dimension_differs():
@@ -274,8 +301,7 @@ def test_run_trials_refuses_more_outputs_than_fit_in_memory():
             gauss,
             0.0,
             10**9,
-            execution=Execution(backend="serial"),
-            limits=Limits.checked(max_memory=2**30),
+            execution=Execution(backend="serial", max_memory=2**30),
         )
     with pytest.raises(MechanismError, match="strict mode"):
-        run_trials(global_noise, 0.0, 100, execution=Execution(backend="serial"), strict=True)
+        run_trials(global_noise, 0.0, 100, execution=Execution(backend="serial", strict=True))

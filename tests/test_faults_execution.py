@@ -26,6 +26,7 @@ from dpclaims.claims.run import run_claims
 from dpclaims.cli import main
 from dpclaims.errors import InputError
 from dpclaims.execution import SEED_BLOCK, Execution, run_trials
+from dpclaims.privacy import PrivacyClaim
 
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS = "lla24.alg1.reference_eps,lla24.alg1.risk"
@@ -133,8 +134,7 @@ def _checkpointed(folder: Path) -> np.ndarray:
         gauss,
         0.0,
         2 * SEED_BLOCK,
-        chunk=SEED_BLOCK,
-        execution=Execution(backend="serial", checkpoint=folder),
+        execution=Execution(backend="serial", checkpoint=folder, chunk=SEED_BLOCK),
     )
 
 
@@ -306,7 +306,12 @@ def test_defect16_serial_estimate_counts_one_worker():
 
     with pytest.raises(InputError, match=r"1 worker\(s\)"):
         audit(
-            gauss, 0.0, 1.0, epsilon=1.0, trials=10**12, max_seconds=60, backend="serial", workers=2
+            gauss,
+            0.0,
+            1.0,
+            trials=10**12,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(max_seconds=60, backend="serial", workers=2),
         )
 
 
@@ -326,7 +331,15 @@ def test_defect16_estimate_is_calibrated(monkeypatch):
         return np.zeros((n, 1))
 
     trials = 20_000_000
-    work = Workload(trials=trials, held=lambda n: 0, workers=1, parallel=False, sides=1)
+    work = Workload(
+        trials=trials,
+        held=lambda n: 0,
+        workers=1,
+        parallel=False,
+        sides=1,
+        block=SEED_BLOCK,
+        probe_trials=32,
+    )
     found = probe(call, first=5.0, width=1, work=work, long_run=10.0)  # a slow cold call
     assert found.seconds_per_call == pytest.approx(a) and found.seconds_per_trial == pytest.approx(
         b

@@ -12,6 +12,7 @@ import pytest
 
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
+from dpclaims.execution import Execution
 from dpclaims.testing import MARKERS, assert_exponent, assert_private, pytest_configure
 
 OUTSIDE_TESTS = textwrap.dedent(
@@ -20,6 +21,7 @@ OUTSIDE_TESTS = textwrap.dedent(
     import pytest
 
     from dpclaims.data import UserDataset, replace_user
+    from dpclaims.execution import Execution
     from dpclaims.testing import assert_exponent, assert_private
 
     GRID = [100, 300, 1000, 3000, 10000]
@@ -35,15 +37,17 @@ OUTSIDE_TESTS = textwrap.dedent(
 
     @pytest.mark.dpclaims_rate
     def test_rate_holds():
+        serial = Execution(backend="serial")
         assert_exponent(
-            experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, backend="serial"
+            experiment, "n", GRID, expected=-0.5, margin=0.1, replicates=8, seed=0, execution=serial
         )
 
 
     @pytest.mark.dpclaims_rate
     def test_wrong_claim():
+        serial = Execution(backend="serial")
         assert_exponent(
-            experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, backend="serial"
+            experiment, "n", GRID, expected=-1.0, margin=0.1, replicates=8, seed=0, execution=serial
         )
 
 
@@ -187,7 +191,7 @@ def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
         margin=0.1,
         replicates=6,
         seed=1,
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert verdict.verdict == "consistent"
     with pytest.raises(
@@ -202,7 +206,7 @@ def test_assert_exponent_returns_the_verdict_or_raises_with_the_interval():
             replicates=6,
             seed=1,
             fixed={"b": -0.5},
-            backend="serial",
+            execution=Execution(backend="serial"),
         )
 
 
@@ -321,8 +325,8 @@ def test_assert_exponent_upper_bound_passes_a_faster_decay():
         margin=0.1,
         replicates=6,
         seed=1,
-        backend="serial",
         bound="upper",
+        execution=Execution(backend="serial"),
     )
     assert verdict.verdict == "consistent" and verdict.direction == "faster"
     with pytest.raises(AssertionError, match="inconsistent"):
@@ -334,7 +338,7 @@ def test_assert_exponent_upper_bound_passes_a_faster_decay():
             margin=0.1,
             replicates=6,
             seed=1,
-            backend="serial",
+            execution=Execution(backend="serial"),
         )
     with pytest.raises(AssertionError, match="inconsistent"):
         assert_exponent(
@@ -345,8 +349,8 @@ def test_assert_exponent_upper_bound_passes_a_faster_decay():
             margin=0.1,
             replicates=6,
             seed=1,
-            backend="serial",
             bound="upper",
+            execution=Execution(backend="serial"),
         )
 
 

@@ -8,6 +8,8 @@ F = torch.nn.functional
 
 from dpclaims import InputError, MechanismError, UserDataset  # noqa: E402
 from dpclaims import torch as dpt  # noqa: E402
+from dpclaims.execution import Execution  # noqa: E402
+from dpclaims.privacy import PrivacyClaim  # noqa: E402
 
 N, D = 32, 4
 
@@ -148,11 +150,9 @@ def test_halved_noise_is_caught_by_the_gradient_canary_audit():
             mech,
             d0,
             d1,
-            epsilon=2.0,
-            delta=1e-5,
             trials=4000,
             seed=0,
-            relation="add-remove",
-            progress=False,
+            claim=PrivacyClaim(epsilon=2.0, delta=1e-5, relation="add-remove"),
+            execution=Execution(progress=False),
         )
         assert r.verdict in verdicts, r.summary()

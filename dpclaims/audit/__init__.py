@@ -35,6 +35,7 @@ from .core import (
     audit_ceiling,
     audit_scores,
 )
+from .methods import AuditMethod, Gdp, Histogram, Threshold
 from .one_run import (
     ASSUMPTIONS,
     GUESS_FRACTIONS,
@@ -49,12 +50,29 @@ from .one_run import (
     one_run_gdp_rejects,
     one_run_p_value,
 )
+from .options import AuditTest, Neighbours, Reference
 from .replay import ReplayResult, replay
 from .result import AuditResult, Provenance
-from .threshold import Auto, Bonferroni, Counts, Criterion, Quantiles, Split
+from .threshold import (
+    Auto,
+    Bonferroni,
+    Counts,
+    Criterion,
+    Quantiles,
+    Split,
+    ThresholdStrategy,
+)
 
 __all__ = [
     "audit",
+    "AuditTest",
+    "Neighbours",
+    "Reference",
+    "AuditMethod",
+    "Threshold",
+    "Histogram",
+    "Gdp",
+    "ThresholdStrategy",
     "audit_ceiling",
     "audit_scores",
     "AuditPlan",

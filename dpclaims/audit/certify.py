@@ -15,31 +15,25 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, check_confidence
-from .bounds import alpha_per_test, tilt_of
+from .bounds import alpha_per_test
 from .threshold import (
     DEFAULT_CRITERION,
     DIRECTIONS,
-    Auto,
-    Bonferroni,
     Certified,
     Counts,
     Criterion,
     Events,
-    Quantiles,
-    Split,
-    Strategy,
-    bonferroni_thresholds,
+    ThresholdStrategy,
     certify_counts,
     certify_quantiles,
-    choose_threshold,
     counts_above,
     default_grid,
-    error_counts,
     strategy_named,
     tradeoff_from_counts,
     tradeoff_thresholds,
@@ -124,15 +118,15 @@ class FixedTests:
         )
 
 
-def split_alpha(strategy: Split | Bonferroni, confidence: float) -> float:
+def split_alpha(strategy: ThresholdStrategy, confidence: float) -> float:
     """Failure probability of each test's joint bound under a split strategy: one test
-    (:class:`Split`) or ``grid`` thresholds in 4 directions (:class:`Bonferroni`)."""
-    tests = 1 if isinstance(strategy, Split) else len(DIRECTIONS) * strategy.grid
-    return alpha_per_test(confidence, tests)
+    (:class:`Split`) or ``grid`` thresholds in 4 directions (:class:`Bonferroni`), its
+    :meth:`~dpclaims.audit.threshold.ThresholdStrategy.number_of_tests`."""
+    return alpha_per_test(confidence, strategy.number_of_tests())
 
 
 def fixed_tests(
-    strategy: Split | Bonferroni,
+    strategy: ThresholdStrategy,
     scores: tuple[np.ndarray, np.ndarray],
     *,
     n_certify: int,
@@ -142,26 +136,13 @@ def fixed_tests(
     """The tests ``strategy`` fixes on calibration ``scores`` ``(s0 (n0,), s1 (n1,))`` for
     ``n_certify`` certifying trials per dataset: the one test :func:`choose_threshold` picks
     (:class:`Split`), or ``grid`` pre-set quantiles of the pooled scores in every direction
-    (:class:`Bonferroni`), each test's joint region shaped by its calibration counts."""
+    (:class:`Bonferroni`), each test's joint region shaped by its calibration counts (the
+    strategy's ``fix_tests``)."""
     s0, s1 = scores
-    pooled = np.concatenate([s0, s1])
-    grid = 1
-    if isinstance(strategy, Split):
-        choice = choose_threshold(
-            s0, s1, n_certify=(n_certify, n_certify), alpha=alpha, criterion=criterion
-        )
-        tests = np.array([choice.threshold])
-        directions = np.array([choice.direction])
-        events = Events(thresholds=tests, directions=directions, tilts=np.array([choice.tilt]))
-    else:
-        grid = strategy.grid
-        tests = bonferroni_thresholds(pooled, strategy.grid, n_certify)
-        directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
-        fp, n_neg, fn, n_pos = error_counts(s0, s1, tests)
-        tilts = tilt_of(fp, n_neg[:, None], fn, n_pos[:, None]).T.ravel()  # by threshold
-        thresholds = np.repeat(tests, len(DIRECTIONS))
-        events = Events(thresholds=thresholds, directions=directions, tilts=tilts)
-    curve = tradeoff_thresholds(pooled, TRADEOFF_POINTS)
+    tests, events, grid = strategy.fix_tests(
+        s0, s1, n_certify=n_certify, alpha=alpha, criterion=criterion
+    )
+    curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
     counted = np.concatenate([tests, curve])
     return FixedTests(events=events, thresholds=counted, n_tests=len(tests), grid=grid)
 
@@ -207,7 +188,7 @@ def certify_scores(
     s0: np.ndarray,
     s1: np.ndarray,
     *,
-    strategy: str | Strategy = "auto",
+    strategy: str | ThresholdStrategy = "auto",
     confidence: float = 0.95,
     criterion: Criterion = DEFAULT_CRITERION,
 ) -> Certificate:
@@ -218,17 +199,16 @@ def certify_scores(
     :class:`Auto` certify on every score; :class:`Split` and :class:`Bonferroni` fix their
     tests on the first ``fraction`` of each array and certify them on the rest.
     """
-    strategy = strategy_named(strategy)
+    strategy = strategy_named(strategy).for_scores()
     confidence = check_confidence(confidence)
     s0, s1 = (np.asarray(s, dtype=np.float64).ravel() for s in (s0, s1))
     if min(len(s0), len(s1)) < 2:
         raise InputError("certify_scores needs at least 2 scores of each dataset")
-    if isinstance(strategy, (Quantiles, Auto)):
-        grid = strategy.grid if isinstance(strategy, Quantiles) else None
+    if strategy.held:
         return certify_quantile_scores(
-            s0, s1, grid=grid, confidence=confidence, criterion=criterion
+            s0, s1, grid=strategy.grid, confidence=confidence, criterion=criterion
         )
-    n_cal = int(round(strategy.fraction * min(len(s0), len(s1))))
+    n_cal = strategy.calibration_size(min(len(s0), len(s1)), cap=math.inf)
     n_certify = min(len(s0), len(s1)) - n_cal
     alpha = split_alpha(strategy, confidence)
     calibration = (s0[:n_cal], s1[:n_cal])

@@ -26,7 +26,6 @@ from ..execution import (
     child_seed,
     plan_chunks,
     reduce_blocks,
-    resolve_workers,
     run_blocks,
     session,
 )
@@ -169,10 +168,8 @@ class Collector:
         self._cal_chunks, self._cert_chunks = self.layout.chunks()
         self._bar = _progress_bar(self.progress, 2 * self.layout.trials)
         self._bar.__enter__()
-        run = self.execution
-        workers = resolve_workers(run.workers)
         tasks = len(self._cert_chunks)
-        self._session = session(run.backend, workers, run.scheduler, tasks=tasks, probe=self.probe)
+        self._session = session(self.execution, tasks=tasks, probe=self.probe)
         self._runner = self._session.__enter__()
         return self
 

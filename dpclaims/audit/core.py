@@ -35,7 +35,6 @@ fixed score, so the whole run certifies.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,10 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from dpclaims.gdp import gdp_epsilon
-
 from ..data import (
-    ARRAY_RELATIONS,
     DATASETS,
     UserDataset,
     check_array_neighbours,
@@ -59,27 +55,26 @@ from ..errors import (
     NotNeighboursError,
     check_choice,
     check_confidence,
-    check_delta,
-    check_epsilon,
     check_finite_array,
     check_trials,
 )
 from ..execution import (
+    DEFAULT_EXECUTION,
     DETERMINISM_PROBE,
+    SEED_BLOCK,
     Execution,
     as_batched,
     call_block,
+    check_execution,
     child_seed,
     first_block,
     ignores_rng,
-    resolve_execution,
     resolve_workers,
     run_blocks,
     strict_default,
 )
 from ..privacy import PrivacyClaim
-from ..resources import LONG_RUN, Limits, Workload, check_budget, probe
-from ..vocabulary import METHODS
+from ..resources import LONG_RUN, Workload, check_budget, probe
 from .bounds import (
     CI_METHODS,
     alpha_per_test,
@@ -98,18 +93,18 @@ from .certify import (
     split_alpha,
 )
 from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
+from .methods import METHODS, AuditMethod
+from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .reach import REACH_LIMIT, Reach, reach
 from .result import AuditResult, Provenance
-from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
+from .scores import Score, apply_statistic, fit_score, is_discrete
 from .threshold import (
-    DIRECTIONS,
+    MAX_CALIBRATION_TRIALS,
+    MAX_HELD_VALUES,
     STRATEGY_NAMES,
-    Auto,
-    Bonferroni,
     Criterion,
-    Quantiles,
     Split,
-    Strategy,
+    ThresholdStrategy,
     choose_threshold,
     counts_above,
     strategy_named,
@@ -125,7 +120,11 @@ __all__ = [
     "MIN_TRIALS",
     "DEFAULT_CALIBRATION_FRACTION",
     "MAX_CALIBRATION_TRIALS",
+    "MAX_HELD_VALUES",
     "TRADEOFF_POINTS",
+    "AuditTest",
+    "Neighbours",
+    "Reference",
 ]
 
 THRESHOLD_STRATEGIES = STRATEGY_NAMES
@@ -138,15 +137,6 @@ certify little, and the verdict says so)."""
 DEFAULT_CALIBRATION_FRACTION = Split().fraction
 """Share of each dataset's trials used to learn the score and choose the test (see the tightness
 benchmark); every strategy's default ``fraction``."""
-
-MAX_CALIBRATION_TRIALS = 200_000
-"""Cap on calibration trials per dataset: the calibration split is held in memory, so it is
-bounded; beyond it more calibration barely moves the chosen test (all further trials
-certify)."""
-
-MAX_HELD_VALUES = 10_000_000
-"""Auto holds every output in memory (trials × output width ≤ this, per dataset) to certify on
-order statistics; beyond it the certification is streamed (Split)."""
 
 SHAPE_PROBE = 32
 """Trials run on d0 (own seed, never certifying) to read the output width and discreteness."""
@@ -169,8 +159,8 @@ class AuditPlan:
     claim: PrivacyClaim
     trials: int
     seed: int
-    method: str
-    strategy: Strategy
+    method: AuditMethod
+    strategy: ThresholdStrategy
     criterion: Criterion
     confidence: float
     statistic: Callable | None = None
@@ -184,16 +174,14 @@ class AuditPlan:
     def calibration_trials(self) -> int:
         """Calibration trials per dataset: all of them for :class:`Quantiles` (held), else the
         strategy's ``fraction`` of them, at most :data:`MAX_CALIBRATION_TRIALS`."""
-        if isinstance(self.strategy, Quantiles):
-            return self.trials
-        return min(int(round(self.strategy.fraction * self.trials)), MAX_CALIBRATION_TRIALS)
+        return self.strategy.held_trials(self.trials)
 
     def fingerprint(self) -> dict:
         """What a checkpoint of this plan records (see :mod:`dpclaims.checkpoint`)."""
         from ..checkpoint import fingerprint
 
         return {
-            "method": self.method,
+            "method": self.method.name,
             "threshold": repr(self.strategy),
             "ci": self.criterion.ci,
             "confidence": self.confidence,
@@ -206,125 +194,83 @@ def audit(
     mechanism: Callable,
     d0: Any,
     d1: Any,
-    *,
-    epsilon: float | None = None,
-    delta: float | None = None,
     claim: PrivacyClaim | None = None,
-    unit: str | None = None,
-    relation: str | None = None,
-    sensitivity: float | None = None,
+    *,
     trials: int = 100_000,
     confidence: float = 0.95,
     seed: int = 0,
-    statistic: Callable | None = None,
-    method: str = "threshold",
-    threshold: str | Strategy = "auto",
-    ci: str = "clopper-pearson",
-    execution: Execution | None = None,
-    backend: str | None = None,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
-    chunk: int | None = None,
-    reference_epsilon: float | None = None,
-    reference_note: str = "",
-    progress: bool | None = None,
-    strict: bool | None = None,
-    max_seconds: float | None = None,
-    max_memory: float | None = None,
-    reach_limit: float = REACH_LIMIT,
+    test: AuditTest = DEFAULT_TEST,
+    neighbours: Neighbours | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
+    reference: Reference = NO_REFERENCE,
 ) -> AuditResult:
-    """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) claim.
+    """Audit ``mechanism`` on neighbours ``d0``, ``d1`` against an (ε, δ) ``claim``.
 
     A thin driver over public steps: the trials are collected (:mod:`dpclaims.audit.collect`)
     and certified (:mod:`dpclaims.audit.certify`); the verdict weighs the bound against what
-    the audit could have seen.  All options after ``d1`` are keyword-only and independent.
+    the audit could have seen.  All options after ``claim`` are keyword-only and independent.
 
     Parameters
     ----------
     mechanism : ``mechanism(data, rng, trials) -> (trials, k)`` or ``(trials,)``;
         ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
         the signature: a parameter named ``trials`` or not.  It must draw all randomness
-        from ``rng`` (an error when ``strict``, else a :class:`RuntimeWarning` and a
-        note in ``warnings``) and must not write into its dataset (datasets are read-only)
+        from ``rng`` (an error when ``execution.strict``, else a :class:`RuntimeWarning` and
+        a note in ``warnings``) and must not write into its dataset (datasets are read-only)
     d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
-        under the claim's unit and relation, two numpy arrays (or numbers) under
-        ``relation`` (rows are records, see :func:`dpclaims.data.check_array_neighbours`),
-        else :class:`NotNeighboursError`; other objects cannot be checked (a note in
-        ``warnings``)
-    epsilon, delta : the claim (δ defaults to 0); or pass ``claim=PrivacyClaim(...)``
-    unit, relation : neighbour relation when ``epsilon`` is given (default user/replace).
-        For array datasets ``relation`` may also be ``"query"`` (the arrays are answers of a
-        query with ℓ1 ``sensitivity``) or ``"unchecked"`` (an explicit opt-out of the check)
-    sensitivity : ℓ1 sensitivity of the query, with ``relation="query"``
+        under the claim's unit and relation, two numpy arrays (or numbers) too (rows are
+        records, see :func:`dpclaims.data.check_array_neighbours`) unless ``neighbours``
+        says otherwise, else :class:`NotNeighboursError`; other objects cannot be checked
+        (a note in ``warnings``)
+    claim : :class:`~dpclaims.PrivacyClaim`, e.g. ``PrivacyClaim(epsilon=1.0, delta=1e-5)``
+        (unit and neighbour relation default to user/replace)
     trials : trials per dataset, at least :data:`MIN_TRIALS`
     confidence : probability that a certified ``epsilon_lower`` is a valid lower bound
     seed : one integer; d0 uses ``child_seed(seed, 0)``, d1 ``child_seed(seed, 1)``
         (the first calibration trials of each calibrate, the rest certify), score
         learning ``child_seed(seed, 2)``
-    statistic : optional ``statistic(outputs (n, k)) -> (n,)``; skips score learning
-    method : "threshold" (certified, any outputs), "histogram" (certified, discrete
-        outputs: the event is a set of outcomes ranked by estimated likelihood ratio),
-        "gdp" (a Gaussian-DP *estimate*, not certified; needs δ > 0)
-    threshold : a strategy of :mod:`dpclaims.audit.threshold` with its options
-        (``Auto(fraction)``, ``Split(fraction)``, ``Bonferroni(grid, fraction)``,
-        ``Quantiles(grid, fraction)``) or the name of one with its defaults: "auto"
-        (order statistics of all trials when they fit in memory, else a calibration
-        split), "quantiles", "calibration" or "bonferroni"; at most
-        :data:`MAX_CALIBRATION_TRIALS` calibration trials per dataset are used
-    ci : "clopper-pearson" or "jeffreys"
-    execution : where the trials run (:class:`~dpclaims.execution.Execution`); the result
-        does not depend on it.  ``backend``, ``workers``, ``scheduler``, ``checkpoint`` are
-        its fields passed loose (not together with ``execution``).  With a checkpoint
-        folder finished chunks are saved there and an interrupted audit rerun with the
-        same arguments resumes from them (see :mod:`dpclaims.checkpoint`)
-    chunk : trials per unit of work sent to a worker (see
-        :func:`dpclaims.execution.plan_chunks`); the result does not depend on it
-    reference_epsilon : the exact ε of the mechanism on this pair, when known; reported
-        beside the bound (``reference_note``: its source, or why there is none)
-    progress : a tqdm bar on stderr (default: when stderr is a terminal; shown after 1 s)
-    strict : a mechanism that ignores ``rng`` is an error, not a warning; default (None):
-        on when the environment has ``CI=true``
-    max_seconds, max_memory : limits (seconds, bytes) on the estimated time and memory
-        of the run (see :mod:`dpclaims.resources`; default 24 h and half the physical
-        memory); a run over them is refused with the largest trial count that fits
+    test : how the audit tests (:class:`AuditTest`: method, threshold strategy, statistic,
+        interval, reach limit); at most :data:`MAX_CALIBRATION_TRIALS` calibration trials per
+        dataset are used
+    neighbours : :class:`Neighbours` for array datasets that are query answers
+        (``relation="query"`` with a ``sensitivity``) or not checked (``"unchecked"``)
+    execution : where and how the trials run (:class:`~dpclaims.execution.Execution`:
+        backend, workers, checkpoint, chunk, progress, strict, max_seconds, max_memory); the
+        result does not depend on it.  With a checkpoint folder finished chunks are saved
+        there and an interrupted audit rerun with the same arguments resumes from them (see
+        :mod:`dpclaims.checkpoint`); a run over the time and memory limits is refused with
+        the largest trial count that fits
+    reference : the exact ε of the mechanism on this pair, when known (:class:`Reference`),
+        reported beside the bound
 
     Returns
     -------
     AuditResult
     """
     start = time.perf_counter()
-    if relation is not None:
-        check_choice(relation, ARRAY_RELATIONS, "relation")
-    array_relation = relation if relation in ("query", "unchecked") else None
-    loose = {"epsilon": epsilon, "delta": delta, "unit": unit}
-    claim = _resolve_claim(claim, relation=None if array_relation else relation, **loose)
-    execution = resolve_execution(
-        execution, backend=backend, workers=workers, scheduler=scheduler, checkpoint=checkpoint
-    )
-    strict = strict_default(strict)
-    limits = Limits.checked(max_seconds, max_memory)
-    plan = _plan(
-        claim,
-        trials=trials,
-        confidence=confidence,
-        seed=seed,
-        statistic=statistic,
-        method=method,
-        threshold=threshold,
-        ci=ci,
-    )
+    claim = _check_claim(claim)
+    execution = check_execution(execution)
+    test = _check_value(test, AuditTest, "test", "AuditTest(method='threshold')")
+    reference = _check_value(reference, Reference, "reference", "Reference(epsilon=0.93)")
+    if neighbours is not None:
+        _check_value(neighbours, Neighbours, "neighbours", "Neighbours(relation='unchecked')")
+    strict = strict_default(execution.strict)
+    limits = execution.limits()
+    plan = _plan(claim, trials=trials, confidence=confidence, seed=seed, test=test)
     d0, d1 = read_only(d0), read_only(d1)
-    notes = _check_neighbours(d0, d1, claim, relation=array_relation, sensitivity=sensitivity)
-    reference = (_check_reference(reference_epsilon), str(reference_note))
+    notes = _check_neighbours(d0, d1, claim, neighbours)
     streams = Streams(mechanism=as_batched(mechanism), d0=d0, d1=d1, seed=seed)
-    if isinstance(plan.strategy, (Auto, Quantiles)):
-        plan = _held_plan(plan, streams)
+    plan = _replace(
+        plan,
+        strategy=plan.strategy.for_audit(
+            plan.trials, lambda: _shape_probe(plan, streams), histogram=plan.method.histogram
+        ),
+    )
     layout = Layout(
         trials=plan.trials,
         calibration=plan.calibration_trials(),
         workers=resolve_workers(execution.workers),
-        chunk=chunk,
+        chunk=execution.chunk,
         checkpointed=execution.checkpoint is not None,
     )
     seed_0 = child_seed(seed, 0)
@@ -341,23 +287,23 @@ def audit(
         streams=streams,
         layout=layout,
         execution=execution,
-        progress=progress,
+        progress=execution.progress,
         store=_open_store(execution.checkpoint, streams, plan, layout),
-        probe=(streams.mechanism, d0, d1, statistic),
+        probe=(streams.mechanism, d0, d1, test.statistic),
     )
     with collector:
         calibration = collector.calibration()
         discrete = _check_outputs(calibration, plan.method)
-        if isinstance(plan.strategy, Quantiles):
-            score, candidates, certificate = _certify_held(plan, calibration, discrete)
-        else:
-            score, candidates, certificate = _certify_split(plan, collector, calibration, discrete)
+        certify = _certify_held if plan.strategy.held else _certify_split
+        score, candidates, certificate = certify(plan, collector, calibration, discrete)
     provenance = Provenance(
         statistic=score.name,
         threshold=certificate.test.threshold,
         direction=certificate.direction,
         calibration_trials=plan.trials - certificate.certification_trials,
-        calibration_fraction=_fraction(plan, certificate),
+        calibration_fraction=plan.strategy.calibration_share(
+            plan.trials, certificate.certification_trials
+        ),
         threshold_strategy=plan.strategy.name,
         grid_size=certificate.grid,
         ci=plan.criterion.ci,
@@ -376,27 +322,20 @@ def audit(
         provenance,
         identical=identical,
         reference=reference,
-        relation=array_relation or claim.relation,
+        relation=neighbours.relation if neighbours is not None else claim.relation,
         notes=notes,
-        reach_limit=_check_reach_limit(reach_limit),
+        reach_limit=test.reach_limit,
     )
 
 
 def audit_scores(
     s0: Any,
     s1: Any,
-    *,
-    epsilon: float | None = None,
-    delta: float | None = None,
     claim: PrivacyClaim | None = None,
-    unit: str | None = None,
-    relation: str | None = None,
+    *,
     confidence: float = 0.95,
-    threshold: str | Strategy = "auto",
-    ci: str = "clopper-pearson",
-    reference_epsilon: float | None = None,
-    reference_note: str = "",
-    reach_limit: float = REACH_LIMIT,
+    test: AuditTest = DEFAULT_TEST,
+    reference: Reference = NO_REFERENCE,
 ) -> AuditResult:
     """Audit scores computed anywhere (JAX, TF, torch, a cluster job) against an (ε, δ) claim:
     the same :class:`AuditResult` as :func:`audit`, with its ceiling, reach and verdict.
@@ -405,9 +344,9 @@ def audit_scores(
     ----------
     s0, s1 : (n0,), (n1,) finite; one fixed score per independent training run without the
         canary (d0) and with it (d1).  The score must not have been chosen on these runs.
-    epsilon, delta, claim, unit, relation : the claim, as for :func:`audit`
-    confidence, threshold, ci, reference_epsilon, reference_note, reach_limit : as for
-        :func:`audit`; ``threshold="auto"`` certifies at order statistics of all scores
+    claim, confidence, reference : as for :func:`audit`
+    test : as for :func:`audit`, a threshold test (``method="threshold"``, no ``statistic``);
+        its ``"auto"`` strategy certifies at order statistics of all scores
         (:class:`Quantiles`), a split strategy fixes its tests on the first ``fraction`` of
         each array
 
@@ -415,8 +354,14 @@ def audit_scores(
     datasets can be checked (a note in ``warnings``).
     """
     start = time.perf_counter()
-    claim = _resolve_claim(claim, epsilon=epsilon, delta=delta, unit=unit, relation=relation)
-    check_choice(ci, CI_METHODS, "ci")
+    claim = _check_claim(claim)
+    test = _check_value(test, AuditTest, "test", "AuditTest(threshold='quantiles')")
+    reference = _check_value(reference, Reference, "reference", "Reference(epsilon=0.93)")
+    if test.method != "threshold" or test.statistic is not None:
+        raise InputError(
+            "audit_scores certifies the scores given: pass test=AuditTest(threshold=..., ci=..., "
+            f"reach_limit=...) without method or statistic, got method={test.method!r}"
+        )
     s0 = check_finite_array(s0, "s0", ndim=1)
     s1 = check_finite_array(s1, "s1", ndim=1)
     trials = min(len(s0), len(s1))
@@ -425,18 +370,16 @@ def audit_scores(
             f"audit_scores needs at least {MIN_SCORES} scores of each dataset, got {len(s0)} "
             f"(s0) and {len(s1)} (s1); one score per independent training run"
         )
-    strategy = strategy_named(threshold)
-    if isinstance(strategy, Auto):  # a fixed score: certified at order statistics of all runs
-        strategy = Quantiles(fraction=strategy.fraction)
-    if not isinstance(strategy, Quantiles):
-        _check_calibration(strategy.fraction, trials)
+    strategy = test.threshold.for_scores()  # a fixed score: Auto certifies on all runs
+    if not strategy.held:
+        strategy.check_calibration(trials)
     plan = AuditPlan(
         claim=claim,
         trials=trials,
         seed=0,
-        method="threshold",
+        method=test.behaviour,
         strategy=strategy,
-        criterion=Criterion(delta=claim.delta, ci=ci, objective="epsilon"),
+        criterion=Criterion(delta=claim.delta, ci=test.ci, objective="epsilon"),
         confidence=check_confidence(confidence),
     )
     certificate = certify_scores(
@@ -451,7 +394,7 @@ def audit_scores(
         calibration_fraction=calibration / trials,
         threshold_strategy=strategy.name,
         grid_size=certificate.grid,
-        ci=ci,
+        ci=test.ci,
         ci_alpha=certificate.alpha,
         ci_tilt=certificate.test.tilt,
         seed=0,
@@ -469,76 +412,38 @@ def audit_scores(
         certificate,
         provenance,
         identical="",
-        reference=(_check_reference(reference_epsilon), str(reference_note)),
+        reference=reference,
         relation=claim.relation,
         notes=notes,
-        reach_limit=_check_reach_limit(reach_limit),
+        reach_limit=test.reach_limit,
     )
 
 
-def _plan(claim: PrivacyClaim, *, threshold: Any, ci: str, **options: Any) -> AuditPlan:
-    """The validated :class:`AuditPlan` of ``audit``'s statistical keywords."""
-    trials = check_trials(options["trials"], "trials", minimum=MIN_TRIALS)
-    method, statistic = options["method"], options["statistic"]
-    check_choice(method, METHODS, "method")
-    check_choice(ci, CI_METHODS, "ci")
-    strategy = strategy_named(threshold)
-    _check_calibration(strategy.fraction, trials)
-    if method == "gdp" and claim.delta == 0.0:
-        raise InputError(
-            "method='gdp' needs delta > 0 (a Gaussian-DP curve implies no finite pure ε); "
-            "use method='threshold'"
-        )
-    if statistic is not None and not callable(statistic):
-        raise InputError(
-            "statistic must be callable as statistic(outputs) -> scores, got "
-            f"{type(statistic).__name__}"
-        )
-    if statistic is not None and method == "histogram":
-        raise InputError(
-            "method='histogram' learns its own statistic; pass statistic=None or use "
-            "method='threshold'"
-        )
-    objective = "mu" if method == "gdp" else "epsilon"
+def _plan(
+    claim: PrivacyClaim, *, trials: Any, confidence: Any, seed: int, test: AuditTest
+) -> AuditPlan:
+    """The validated :class:`AuditPlan` of ``audit``'s statistical arguments."""
+    trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
+    method, strategy = test.behaviour, test.threshold
+    strategy.check_calibration(trials)
+    method.check(claim, test.statistic)
     return AuditPlan(
         claim=claim,
         trials=trials,
-        seed=options["seed"],
+        seed=seed,
         method=method,
         strategy=strategy,
-        criterion=Criterion(delta=claim.delta, ci=ci, objective=objective),
-        confidence=check_confidence(options["confidence"]),
-        statistic=statistic,
+        criterion=Criterion(delta=claim.delta, ci=test.ci, objective=method.objective),
+        confidence=check_confidence(confidence),
+        statistic=test.statistic,
     )
 
 
-def _fraction(plan: AuditPlan, certificate: Certificate) -> float:
-    """The share of the trials that calibrated: the split strategy's ``fraction``, or what a
-    held certificate left uncertified (a held fixed score certifies on every trial)."""
-    if not isinstance(plan.strategy, Quantiles):
-        return float(plan.strategy.fraction)
-    return (plan.trials - certificate.certification_trials) / plan.trials
-
-
-def _held_plan(plan: AuditPlan, streams: Streams) -> AuditPlan:
-    """Resolve :class:`Auto` and check that :class:`Quantiles` fits in memory, from
-    :data:`SHAPE_PROBE` outputs of ``d0`` drawn with their own seed (they never certify)."""
+def _shape_probe(plan: AuditPlan, streams: Streams) -> np.ndarray:
+    """:data:`SHAPE_PROBE` outputs (SHAPE_PROBE, k) of ``d0`` drawn with their own seed (they
+    never certify): what :class:`Auto` and :class:`Quantiles` read the width and ties from."""
     block = [(0, SHAPE_PROBE, 0, SHAPE_PROBE)]
-    probe = run_blocks(streams.mechanism, streams.d0, child_seed(plan.seed, 3), block)
-    strategy, trials = plan.strategy, plan.trials
-    fits = trials * probe.shape[1] <= MAX_HELD_VALUES
-    if isinstance(strategy, Quantiles):
-        if not fits:
-            raise InputError(
-                f"threshold=Quantiles holds all {trials} × {probe.shape[1]} outputs per "
-                f"dataset, more than {MAX_HELD_VALUES:,}; use threshold='calibration' "
-                "(streamed) or fewer trials"
-            )
-        return plan
-    ties = len(np.unique(probe, axis=0)) < len(probe)
-    if fits and not ties and plan.method != "histogram":
-        return _replace(plan, strategy=Quantiles(fraction=strategy.fraction))
-    return _replace(plan, strategy=Split(fraction=strategy.fraction))
+    return run_blocks(streams.mechanism, streams.d0, child_seed(plan.seed, 3), block)
 
 
 def _replace(plan: AuditPlan, **changes: Any) -> AuditPlan:
@@ -554,26 +459,23 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
     seed_0 = child_seed(plan.seed, 0)
     stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
     trials, workers = plan.trials, layout.workers
-    parallel = execution.backend != "serial" and workers > 1
     long_run = min(LONG_RUN, limits.max_seconds)
 
     def probe_call(n: int) -> np.ndarray:
         outputs = call_block(streams.mechanism, streams.d0, seed_0, index=0, size=n)
         return counts_above(outputs.sum(axis=1), stand_in)
 
-    held = isinstance(plan.strategy, Quantiles)
-
     def kept(n: int) -> int:
-        if held:
-            return n
-        cut = Layout(
-            trials=n,
-            calibration=min(int(round(plan.strategy.fraction * n)), MAX_CALIBRATION_TRIALS),
-        )
-        return cut.held
+        return Layout(trials=n, calibration=plan.strategy.held_trials(n)).held
 
     work = Workload(
-        trials=trials, held=kept, workers=workers, parallel=parallel, minimum=MIN_TRIALS
+        trials=trials,
+        held=kept,
+        workers=workers,
+        parallel=execution.backend.parallel(workers),
+        minimum=MIN_TRIALS,
+        block=SEED_BLOCK,
+        probe_trials=DETERMINISM_PROBE,
     )
     found = probe(probe_call, seconds, outputs.shape[1], work, long_run)
     check_budget(found, work, limits)
@@ -602,9 +504,9 @@ def _open_store(directory: Any, streams: Streams, plan: AuditPlan, layout: Layou
     )
 
 
-def _check_outputs(calibration: Calibration, method: str) -> bool:
+def _check_outputs(calibration: Calibration, method: AuditMethod) -> bool:
     """Whether the calibration outputs are discrete; an error when the datasets' output widths
-    differ or ``method="histogram"`` meets continuous outputs."""
+    differ or the ``method`` cannot certify them (histogram on continuous outputs)."""
     cal0, cal1 = calibration.cal0, calibration.cal1
     if cal0.shape[1] != cal1.shape[1]:
         raise InputError(
@@ -612,11 +514,7 @@ def _check_outputs(calibration: Calibration, method: str) -> bool:
             "outputs must have the same width"
         )
     discrete = is_discrete(np.concatenate([cal0, cal1]))
-    if method == "histogram" and not discrete:
-        raise InputError(
-            "method='histogram' needs discrete outputs (at most 64 distinct output rows in the "
-            "calibration split); use method='threshold' for continuous outputs"
-        )
+    method.check_outputs(discrete)
     return discrete
 
 
@@ -639,7 +537,7 @@ def _certify_split(
 
 
 def _certify_held(
-    plan: AuditPlan, calibration: Calibration, discrete: bool
+    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
     """:class:`Quantiles` on all held outputs (trials, k).
 
@@ -651,10 +549,10 @@ def _certify_held(
     candidates, n_fit = {}, 0
     if plan.statistic is not None:
         score = _user_score(plan.statistic)
-    elif run0.shape[1] == 1 and plan.method != "histogram":
+    elif plan.method.fixed_score(run0.shape[1]):
         score = fit_score("identity", run0, run1, None)
     else:
-        n_fit = min(int(round(plan.strategy.fraction * len(run0))), MAX_CALIBRATION_TRIALS)
+        n_fit = plan.strategy.calibration_size(len(run0))
         rng = np.random.default_rng(child_seed(plan.seed, 2))
         fit = (run0[:n_fit], run1[:n_fit])
         score, candidates = _learn(
@@ -698,11 +596,7 @@ def _learn(
         return _user_score(plan.statistic), {}
     cal0, cal1 = calibration
     alpha = plan.alpha if alpha is None else alpha
-    names = (
-        ("histogram_lr",)
-        if plan.method == "histogram"
-        else candidate_scores(cal0.shape[1], discrete)
-    )
+    names = plan.method.candidates(cal0.shape[1], discrete)
     half = len(cal0) // 2
     best = None
     candidates = {}
@@ -727,7 +621,7 @@ def _result(
     provenance: Provenance,
     *,
     identical: str,
-    reference: tuple,
+    reference: Reference,
     relation: str,
     notes: list,
     reach_limit: float = REACH_LIMIT,
@@ -736,21 +630,15 @@ def _result(
     verdict."""
     claim, test, ci = plan.claim, certificate.test, plan.criterion.ci
     n_cert, alpha = certificate.certification_trials, certificate.alpha
-    if plan.method == "gdp":
-        eps_lower, mu = float(gdp_epsilon(test.mu, claim.delta)), test.mu
-    else:
-        eps_lower, mu = test.epsilon_lower, None
+    eps_lower, mu = plan.method.bound(test, claim.delta)
     ceiling = _ceiling(n_cert, alpha, ci, claim.delta, certificate.tilts)
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     fraction = provenance.calibration_fraction
     needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
     found = None
-    if plan.method != "gdp":
+    if plan.method.certified:
         found = reach(
-            false_positives=test.false_positives,
-            n_negative=test.n_negative,
-            false_negatives=test.false_negatives,
-            n_positive=test.n_positive,
+            test,
             claim=claim.epsilon,
             delta=claim.delta,
             alpha=alpha,
@@ -763,7 +651,7 @@ def _result(
         trials=plan.trials,
         identical=identical,
         probe=min(plan.trials, IDENTITY_PROBE),
-        reference=reference[0],
+        reference=reference.epsilon,
         reach=found,
         reach_limit=reach_limit,
     )
@@ -777,15 +665,15 @@ def _result(
         unit=claim.unit,
         relation=relation,
         confidence=plan.confidence,
-        method=plan.method,
+        method=plan.method.name,
         mu=mu,
         ceiling=ceiling,
         infinite=bool(test.false_positives == 0 and near_ceiling),
         identical_outputs=bool(identical),
         trials_needed=needed,
         reach=found,
-        reference_epsilon=reference[0],
-        reference_note=reference[1],
+        reference_epsilon=reference.epsilon,
+        reference_note=reference.note,
         false_positives=test.false_positives,
         false_negatives=test.false_negatives,
         n_negative=test.n_negative,
@@ -820,7 +708,7 @@ def audit_ceiling(
     *,
     delta: float = 0.0,
     confidence: float = 0.95,
-    threshold: str | Split | Bonferroni = "calibration",
+    threshold: str | ThresholdStrategy = "calibration",
     ci: str = "clopper-pearson",
 ) -> float:
     """The most :func:`audit` with a split strategy (:class:`Split` or :class:`Bonferroni`, or
@@ -833,41 +721,16 @@ def audit_ceiling(
     """
     trials = check_trials(trials, "trials", minimum=MIN_TRIALS)
     strategy = strategy_named(threshold)
-    if not isinstance(strategy, (Split, Bonferroni)):
+    tests = strategy.number_of_tests()
+    if tests is None:
         raise InputError(
             f"audit_ceiling needs a split strategy (Split or Bonferroni), got {threshold!r}; "
             "the ceiling of the others depends on the outputs"
         )
     check_choice(ci, CI_METHODS, "ci")
-    _check_calibration(strategy.fraction, trials)
-    n_cert = trials - min(int(round(strategy.fraction * trials)), MAX_CALIBRATION_TRIALS)
-    tests = 1 if isinstance(strategy, Split) else len(DIRECTIONS) * strategy.grid
+    strategy.check_calibration(trials)
+    n_cert = trials - strategy.calibration_size(trials)
     return epsilon_ceiling(n_cert, confidence=confidence, delta=delta, tests=tests)
-
-
-def _check_reach_limit(limit: Any) -> float:
-    """``reach_limit`` as a float ≥ 1 (``math.inf``: every audit with power is consistent)."""
-    number = (int, float, np.integer, np.floating)
-    if not isinstance(limit, number) or isinstance(limit, bool) or not limit >= 1:
-        raise InputError(
-            f"reach_limit must be a number >= 1 (a leakage multiple), got {limit!r}; pass e.g. "
-            "reach_limit=2.0"
-        )
-    return float(limit)
-
-
-def _check_reference(reference: Any) -> float | None:
-    """``reference_epsilon`` as a float (``math.inf`` allowed) or None."""
-    if reference is None:
-        return None
-    number = (int, float, np.integer, np.floating)
-    ok = isinstance(reference, number) and not isinstance(reference, bool)
-    if not ok or not reference >= 0:
-        raise InputError(
-            f"reference_epsilon must be a number >= 0 (math.inf allowed) or None, "
-            f"got {reference!r}; pass e.g. reference_epsilon=0.93"
-        )
-    return float(reference)
 
 
 def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> float:
@@ -987,59 +850,42 @@ def same_data(d0, d1) -> bool:
     return False
 
 
-def _resolve_claim(claim, *, epsilon, delta, unit, relation) -> PrivacyClaim:
-    """``claim``, or the :class:`PrivacyClaim` of the loose fields (not both)."""
-    if claim is not None:
-        if not isinstance(claim, PrivacyClaim):
-            raise InputError(f"claim must be a dpclaims.PrivacyClaim, got {type(claim).__name__}")
-        given = [
-            n
-            for n, v in (
-                ("epsilon", epsilon),
-                ("delta", delta),
-                ("unit", unit),
-                ("relation", relation),
-            )
-            if v is not None
-        ]
-        if given:
-            raise InputError(
-                f"pass either claim= or {', '.join(given)}=, not both; the claim already "
-                "carries them"
-            )
-        return claim
-    if epsilon is None:
+def _check_claim(claim: Any) -> PrivacyClaim:
+    """``claim`` checked to be a :class:`PrivacyClaim`."""
+    if claim is None:
         raise InputError(
-            "pass the claimed epsilon (e.g. epsilon=1.0, delta=1e-5) or claim=PrivacyClaim(...)"
+            "pass the claim, e.g. audit(mechanism, d0, d1, PrivacyClaim(epsilon=1.0, delta=1e-5))"
         )
-    return PrivacyClaim(
-        epsilon=check_epsilon(epsilon),
-        delta=0.0 if delta is None else check_delta(delta),
-        unit="user" if unit is None else unit,
-        relation="replace" if relation is None else relation,
-    )
+    if not isinstance(claim, PrivacyClaim):
+        raise InputError(
+            f"claim must be a dpclaims.PrivacyClaim, got {type(claim).__name__}; pass e.g. "
+            "PrivacyClaim(epsilon=1.0, delta=1e-5)"
+        )
+    return claim
 
 
-def _check_calibration(fraction: float, trials: int) -> None:
-    """Both the calibration and the certification split of ``trials`` need 20 trials."""
-    n_cal = min(int(round(fraction * trials)), MAX_CALIBRATION_TRIALS)
-    if n_cal < 20 or trials - n_cal < 20:
+def _check_value(value: Any, kind: type, name: str, example: str) -> Any:
+    """``value`` checked to be a ``kind``: an :class:`InputError` naming ``name`` else."""
+    if not isinstance(value, kind):
         raise InputError(
-            f"a fraction of {fraction!r} leaves {n_cal} calibration and {trials - n_cal} "
-            "certification trials; each needs at least 20: raise trials or move the "
-            "strategy's fraction towards 0.5 (e.g. threshold=Split(fraction=0.5))"
+            f"{name} must be a {kind.__module__.split('.')[0]}.{kind.__name__}, got "
+            f"{type(value).__name__}; pass e.g. {name}={example}"
         )
+    return value
 
 
 def _check_neighbours(
-    d0: Any, d1: Any, claim: PrivacyClaim, *, relation: str | None, sensitivity: Any
+    d0: Any, d1: Any, claim: PrivacyClaim, neighbours: Neighbours | None
 ) -> list[str]:
-    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours; return notes."""
+    """Raise :class:`NotNeighboursError` unless ``d0``, ``d1`` are neighbours under ``claim``
+    (or as ``neighbours`` says, for arrays); return notes."""
+    relation = None if neighbours is None else neighbours.relation
+    sensitivity = None if neighbours is None else neighbours.sensitivity
     if isinstance(d0, DATASETS) and isinstance(d1, DATASETS):
-        if relation is not None or sensitivity is not None:
+        if neighbours is not None:
             raise InputError(
-                f"relation={relation!r} and sensitivity= are for array datasets; "
-                "UserDatasets are checked under relation='replace' or 'add-remove'"
+                f"neighbours=Neighbours(relation={relation!r}) is for array datasets; "
+                "UserDatasets are checked under the claim's relation ('replace' or 'add-remove')"
             )
         distance = neighbour_distance(d0, d1, claim.unit, claim.relation)
         if distance is None or distance > 1:

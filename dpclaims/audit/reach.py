@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
@@ -254,11 +255,8 @@ def _factor(options: dict, power: float) -> float:
 
 
 def reach(
+    test: Any,
     *,
-    false_positives: int,
-    n_negative: int,
-    false_negatives: int,
-    n_positive: int,
     claim: float,
     delta: float,
     alpha: float,
@@ -266,13 +264,17 @@ def reach(
     ci: str = "clopper-pearson",
     power: float = REACH_POWER,
 ) -> Reach:
-    """The :class:`Reach` of an audit whose chosen test has these counts, at a per-test
-    failure probability ``alpha``, against the claim (``claim``, ``delta``).
+    """The :class:`Reach` of an audit whose chosen ``test`` has these counts (its
+    ``false_positives`` of ``n_negative`` and ``false_negatives`` of ``n_positive``, e.g. a
+    :class:`~dpclaims.audit.threshold.Certified`), at a per-test failure probability
+    ``alpha``, against the claim (``claim``, ``delta``).
 
     ``tradeoff``: the empirical (FPR, FNR) points (K, 2) of the chosen direction, which the
     models are fitted to (the chosen test's point when none is informative).  Each model of
     :data:`MODELS` gives a factor; the reach is the largest (the most conservative).
     """
+    false_positives, n_negative = int(test.false_positives), int(test.n_negative)
+    false_negatives, n_positive = int(test.false_negatives), int(test.n_positive)
     points = np.asarray(tradeoff, dtype=np.float64).reshape(-1, 2)
     if len(points) == 0:
         points = np.array([[(false_positives + 0.5) / n_negative, false_negatives / n_positive]])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from .methods import method_named
 from .reach import Reach
 
 __all__ = ["AuditResult", "Provenance", "format_epsilon"]
@@ -118,7 +119,7 @@ class AuditResult:
     @property
     def certified(self) -> bool:
         """Whether ``epsilon_lower`` is a certified bound (every method but ``"gdp"``)."""
-        return self.method != "gdp"
+        return method_named(self.method).certified
 
     @property
     def kind(self) -> str:

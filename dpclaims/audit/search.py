@@ -44,7 +44,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,10 +54,13 @@ from ..data import (
     UserDataset,
     read_only,
 )
-from ..errors import InputError, check_choice, check_confidence, check_delta, check_trials
-from ..execution import SEED_BLOCK, as_batched, child_seed, run_blocks
-from .bounds import CI_METHODS, epsilon_from_rates, rate_upper
-from .core import METHODS, MIN_TRIALS, audit, same_data
+from ..errors import InputError, check_confidence, check_trials
+from ..execution import DEFAULT_EXECUTION, SEED_BLOCK, as_batched, child_seed, run_blocks
+from ..privacy import PrivacyClaim
+from .bounds import epsilon_from_rates, rate_upper
+from .core import MIN_TRIALS, audit, same_data
+from .methods import AuditMethod
+from .options import DEFAULT_TEST, AuditTest, Neighbours
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import candidate_thresholds, error_counts
@@ -147,7 +150,8 @@ class PairFamily(Protocol):
         """A local move from ``pair``."""
 
     def neighbour_options(self) -> dict:
-        """Audit keywords the family fixes (``unit``, ``relation``)."""
+        """How the audit checks the family's pairs when not as the claim's records: the
+        fields of a :class:`~dpclaims.audit.Neighbours` (``relation``, ``sensitivity``)."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,7 @@ class _Screener:
     delta: float
     alpha: float  # of each rate's bound, 1 - sqrt(confidence): separate bounds rank, not certify
     ci: str
-    method: str
+    method: AuditMethod
     statistic: Callable | None
 
     @classmethod
@@ -228,21 +232,25 @@ class _Screener:
         """The screener of ``search(mechanism, trials=trials, **options)``, its statistical
         options checked (the certifying audit checks the rest)."""
         claim = options.get("claim")
-        delta = claim.delta if claim is not None else options.get("delta")
-        statistic = options.get("statistic")
-        if statistic is not None and not callable(statistic):
+        if not isinstance(claim, PrivacyClaim):
             raise InputError(
-                "statistic must be callable as statistic(outputs) -> scores, got "
-                f"{type(statistic).__name__}"
+                "search needs the claim: pass claim=PrivacyClaim(epsilon=1.0, delta=1e-5), got "
+                f"{type(claim).__name__}"
+            )
+        test = options.get("test", DEFAULT_TEST)
+        if not isinstance(test, AuditTest):
+            raise InputError(
+                f"test must be a dpclaims.AuditTest, got {type(test).__name__}; pass e.g. "
+                "test=AuditTest(method='threshold')"
             )
         return cls(
             mechanism=as_batched(mechanism),
             trials=trials,
-            delta=0.0 if delta is None else check_delta(delta),
+            delta=claim.delta,
             alpha=1.0 - math.sqrt(check_confidence(options.get("confidence", 0.95))),
-            ci=check_choice(options.get("ci", "clopper-pearson"), CI_METHODS, "ci"),
-            method=check_choice(options.get("method", "threshold"), METHODS, "method"),
-            statistic=statistic,
+            ci=test.ci,
+            method=test.behaviour,
+            statistic=test.statistic,
         )
 
     def __call__(self, pair: Pair, n: int, seed: int) -> tuple[float, float]:
@@ -261,10 +269,11 @@ class _Screener:
         fit, rng = max(2, round(SCREEN_FIT * n)), np.random.default_rng(child_seed(seed, 2))
         codes = _outcome_codes(x0), _outcome_codes(x1)
         discrete = is_discrete(np.concatenate([codes[0][:fit], codes[1][:fit]]))
+        width = x0.shape[1]
         names = (
-            ("histogram_lr",)
-            if self.method == "histogram" and discrete
-            else candidate_scores(x0.shape[1], discrete)
+            self.method.candidates(width, discrete)
+            if discrete
+            else candidate_scores(width, discrete)
         )
         best = (0.0, 0.0)
         for name in names:
@@ -534,10 +543,10 @@ def search(
         (:data:`ROUNDS`)
     progress : a tqdm bar over the screens on stderr, then the certifying audit's (default:
         when stderr is a terminal)
-    options : passed to the certifying :func:`~dpclaims.audit.audit` (``epsilon``,
-        ``delta``, ``claim``, ``confidence``, ``unit``, ``relation``, ``method``,
-        ``statistic``, ``ci``, where the trials run, ...); the screens (serial) use
-        ``delta``/``claim``, ``confidence``, ``ci``, ``method`` and ``statistic``
+    options : passed to the certifying :func:`~dpclaims.audit.audit` (``claim``,
+        ``confidence``, ``test``, ``neighbours``, ``execution``, ``reference``); the screens
+        (serial) use the claim's δ, ``confidence`` and the test's ``ci``, ``method`` and
+        ``statistic``
 
     Returns
     -------
@@ -561,7 +570,7 @@ def search(
         )
     fixed = [p for p in (list(pairs) if family is None else family.patterns()) if _differs(p)]
     if family is not None and hasattr(family, "neighbour_options"):
-        options = {**family.neighbour_options(), **options}
+        options = {"neighbours": Neighbours(**family.neighbour_options()), **options}
     if not fixed:
         raise InputError(
             "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"
@@ -622,7 +631,8 @@ def search(
             spent += 2 * factor * screen_trials * len(again)
     chosen = max(scored)[2]
     if progress is not None:
-        options = {**options, "progress": progress}
+        execution = options.get("execution", DEFAULT_EXECUTION)
+        options = {**options, "execution": replace(execution, progress=progress)}
     result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(
         result=result,

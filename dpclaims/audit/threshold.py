@@ -9,7 +9,7 @@ dataset (:func:`counts_above`), which add up over chunks of trials: a long audit
 reduces each chunk to them on its worker and certifies from the sums
 (:func:`certify_counts`, :func:`tradeoff_from_counts`).
 
-How the test is chosen is a *strategy*, a small frozen value passed as ``audit(threshold=...)``:
+How the test is chosen is a *strategy*, a small frozen value passed as ``AuditTest(threshold=...)``:
 :class:`Split` (chosen on a calibration split), :class:`Bonferroni` (a grid fixed on the
 calibration split, all certified), :class:`Quantiles` (thresholds at order statistics of the
 certifying data itself, no split for a fixed score) and :class:`Auto` (the default: the one
@@ -19,7 +19,9 @@ measured best for the trial count, see ``benchmarks/bench_audit_tightness.py``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -34,7 +36,11 @@ __all__ = [
     "Bonferroni",
     "Quantiles",
     "Auto",
+    "ThresholdStrategy",
     "Strategy",
+    "STRATEGIES",
+    "MAX_CALIBRATION_TRIALS",
+    "MAX_HELD_VALUES",
     "STRATEGY_NAMES",
     "strategy_named",
     "Criterion",
@@ -77,10 +83,105 @@ MAX_THRESHOLDS_PER_TAIL = 256
 """Candidate thresholds per tail when scores take many values (geometrically spaced ranks)."""
 
 
+MAX_CALIBRATION_TRIALS = 200_000
+"""Cap on calibration trials per dataset: the calibration split is held in memory, so it is
+bounded; beyond it more calibration barely moves the chosen test (all further trials
+certify)."""
+
+MAX_HELD_VALUES = 10_000_000
+"""Auto holds every output in memory (trials × output width ≤ this, per dataset) to certify on
+order statistics; beyond it the certification is streamed (Split)."""
+
+MIN_SPLIT = 20
+"""Fewest trials of each of the calibration and the certification split."""
+
+
+@runtime_checkable
+class ThresholdStrategy(Protocol):
+    """How an audit chooses and certifies its tests; adding a strategy is one class.
+
+    ``held`` strategies certify at order statistics of all held outputs; the others fix their
+    tests on a calibration split and certify counts of the rest (see
+    :func:`~dpclaims.audit.certify.fixed_tests`).
+    """
+
+    name: ClassVar[str]
+    held: ClassVar[bool]
+    fraction: float
+
+    def calibration_size(self, trials: int, *, cap: float = MAX_CALIBRATION_TRIALS) -> int:
+        """Trials per dataset (of ``trials``) that learn the score or fix the tests."""
+        ...
+
+    def held_trials(self, trials: int) -> int:
+        """Trials per dataset whose outputs an audit of ``trials`` holds in memory."""
+        ...
+
+    def number_of_tests(self) -> int | None:
+        """Tests certified jointly, fixed before the data (None when the data sets it)."""
+        ...
+
+    def check_calibration(self, trials: int) -> None:
+        """An :class:`InputError` unless both splits of ``trials`` have :data:`MIN_SPLIT`."""
+        ...
+
+    def for_audit(
+        self, trials: int, probe: Callable[[], np.ndarray], *, histogram: bool
+    ) -> ThresholdStrategy:
+        """The strategy an audit of ``trials`` per dataset runs, given ``probe() -> (n, k)``, a
+        few outputs of d0 drawn on their own seed (called only by strategies that need it)."""
+        ...
+
+    def for_scores(self) -> ThresholdStrategy:
+        """The strategy that certifies fixed scores (all of them at hand)."""
+        ...
+
+    def calibration_share(self, trials: int, certification_trials: int) -> float:
+        """The share of ``trials`` reported as calibration."""
+        ...
+
+
 @dataclass(frozen=True)
-class Split:
+class _Fraction:
+    """What every strategy shares: the calibration ``fraction`` and its size."""
+
+    held: ClassVar[bool] = False
+
+    def calibration_size(self, trials: int, *, cap: float = MAX_CALIBRATION_TRIALS) -> int:
+        return min(int(round(self.fraction * trials)), cap)
+
+    def held_trials(self, trials: int) -> int:
+        return self.calibration_size(trials)
+
+    def number_of_tests(self) -> int | None:
+        return None
+
+    def check_calibration(self, trials: int) -> None:
+        n_cal = self.calibration_size(trials)
+        if n_cal < MIN_SPLIT or trials - n_cal < MIN_SPLIT:
+            raise InputError(
+                f"a fraction of {self.fraction!r} leaves {n_cal} calibration and "
+                f"{trials - n_cal} certification trials; each needs at least {MIN_SPLIT}: raise "
+                "trials or move the strategy's fraction towards 0.5 (e.g. "
+                "threshold=Split(fraction=0.5))"
+            )
+
+    def for_audit(
+        self, trials: int, probe: Callable[[], np.ndarray], *, histogram: bool
+    ) -> ThresholdStrategy:
+        return self
+
+    def for_scores(self) -> ThresholdStrategy:
+        return self
+
+    def calibration_share(self, trials: int, certification_trials: int) -> float:
+        return float(self.fraction)
+
+
+@dataclass(frozen=True)
+class Split(_Fraction):
     """Learn the score and choose one test on the first ``fraction`` of each dataset's trials
-    (at most ``MAX_CALIBRATION_TRIALS``); certify it on the rest, no correction needed.
+    (at most :data:`MAX_CALIBRATION_TRIALS`); certify it on the rest, no correction needed.
 
     Measured certified / limit, median over seeds, ε ∈ {0.5, ..., 8} (README, "Audit
     tightness"): Gaussian 0.00-0.77 at 10^3 trials, 0.00-0.91 at 10^4, 0.88-0.99 at 10^5,
@@ -95,9 +196,25 @@ class Split:
     def __post_init__(self) -> None:
         _check_fraction(self.fraction)
 
+    def number_of_tests(self) -> int:
+        return 1
+
+    def fix_tests(
+        self, s0: np.ndarray, s1: np.ndarray, *, n_certify: int, alpha: float, criterion: Criterion
+    ) -> tuple[np.ndarray, Events, int]:
+        """The one test :func:`choose_threshold` picks on calibration scores ``s0``, ``s1``:
+        ``(thresholds (1,), events (1,), grid 1)``."""
+        choice = choose_threshold(
+            s0, s1, n_certify=(n_certify, n_certify), alpha=alpha, criterion=criterion
+        )
+        tests = np.array([choice.threshold])
+        directions = np.array([choice.direction])
+        events = Events(thresholds=tests, directions=directions, tilts=np.array([choice.tilt]))
+        return tests, events, 1
+
 
 @dataclass(frozen=True)
-class Bonferroni:
+class Bonferroni(_Fraction):
     """``grid`` thresholds at quantile levels fixed in advance of the calibration split (first
     ``fraction`` of the trials), each certified in 4 directions on the rest with a Bonferroni
     correction over all ``8 * grid`` bounds.
@@ -114,9 +231,26 @@ class Bonferroni:
         check_count(self.grid, "Bonferroni.grid", minimum=2)
         _check_fraction(self.fraction)
 
+    def number_of_tests(self) -> int:
+        return len(DIRECTIONS) * self.grid
+
+    def fix_tests(
+        self, s0: np.ndarray, s1: np.ndarray, *, n_certify: int, alpha: float, criterion: Criterion
+    ) -> tuple[np.ndarray, Events, int]:
+        """``grid`` pre-set quantiles of the pooled calibration scores in every direction, each
+        test's joint region shaped by its calibration counts: ``(thresholds (T,), events
+        (4 T,), grid)``."""
+        tests = bonferroni_thresholds(np.concatenate([s0, s1]), self.grid, n_certify)
+        directions = np.tile(np.arange(len(DIRECTIONS)), len(tests))
+        fp, n_neg, fn, n_pos = error_counts(s0, s1, tests)
+        tilts = tilt_of(fp, n_neg[:, None], fn, n_pos[:, None]).T.ravel()  # by threshold
+        thresholds = np.repeat(tests, len(DIRECTIONS))
+        events = Events(thresholds=thresholds, directions=directions, tilts=tilts)
+        return tests, events, self.grid
+
 
 @dataclass(frozen=True)
-class Quantiles:
+class Quantiles(_Fraction):
     """Thresholds at order statistics of the *certifying* scores, at ranks fixed in advance.
 
     For each dataset as "negative" and each tail, the threshold is its ``k``-th most
@@ -142,15 +276,34 @@ class Quantiles:
     grid: int | None = None
     fraction: float = 0.2
     name = "quantiles"
+    held = True
 
     def __post_init__(self) -> None:
         if self.grid is not None:
             check_count(self.grid, "Quantiles.grid")
         _check_fraction(self.fraction)
 
+    def held_trials(self, trials: int) -> int:
+        return trials
+
+    def for_audit(
+        self, trials: int, probe: Callable[[], np.ndarray], *, histogram: bool
+    ) -> ThresholdStrategy:
+        width = probe().shape[1]
+        if trials * width > MAX_HELD_VALUES:
+            raise InputError(
+                f"threshold=Quantiles holds all {trials} × {width} outputs per "
+                f"dataset, more than {MAX_HELD_VALUES:,}; use threshold='calibration' "
+                "(streamed) or fewer trials"
+            )
+        return self
+
+    def calibration_share(self, trials: int, certification_trials: int) -> float:
+        return (trials - certification_trials) / trials
+
 
 @dataclass(frozen=True)
-class Auto:
+class Auto(_Fraction):
     """The default: :class:`Quantiles` when the scores fit in memory and the outputs are
     continuous, else :class:`Split` (discrete outputs tie at order statistics and need the
     histogram score; very long audits stream their certification)."""
@@ -161,20 +314,34 @@ class Auto:
     def __post_init__(self) -> None:
         _check_fraction(self.fraction)
 
+    def for_audit(
+        self, trials: int, probe: Callable[[], np.ndarray], *, histogram: bool
+    ) -> ThresholdStrategy:
+        outputs = probe()
+        fits = trials * outputs.shape[1] <= MAX_HELD_VALUES
+        ties = len(np.unique(outputs, axis=0)) < len(outputs)
+        if fits and not ties and not histogram:
+            return Quantiles(fraction=self.fraction)
+        return Split(fraction=self.fraction)
 
-Strategy = Split | Bonferroni | Quantiles | Auto
-
-STRATEGY_NAMES = ("auto", "calibration", "bonferroni", "quantiles")
-"""String forms of the strategies, each meaning the strategy with its default options."""
+    def for_scores(self) -> ThresholdStrategy:
+        return Quantiles(fraction=self.fraction)
 
 
-def strategy_named(strategy: str | Strategy) -> Strategy:
+Strategy = ThresholdStrategy
+
+STRATEGIES: dict[str, type] = {cls.name: cls for cls in (Auto, Split, Bonferroni, Quantiles)}
+"""The strategies by their string form, each meaning the strategy with its default options."""
+
+STRATEGY_NAMES = tuple(STRATEGIES)
+
+
+def strategy_named(strategy: str | ThresholdStrategy) -> ThresholdStrategy:
     """``strategy`` as a value: an instance as given, or a name of :data:`STRATEGY_NAMES`."""
-    if isinstance(strategy, (Split, Bonferroni, Quantiles, Auto)):
+    if isinstance(strategy, ThresholdStrategy):
         return strategy
     check_choice(strategy, STRATEGY_NAMES, "threshold")
-    kinds = {"auto": Auto, "calibration": Split, "bonferroni": Bonferroni, "quantiles": Quantiles}
-    return kinds[strategy]()
+    return STRATEGIES[strategy]()
 
 
 def _check_fraction(fraction: object) -> None:

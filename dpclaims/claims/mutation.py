@@ -29,7 +29,7 @@ from typing import Any
 from dpclaims.target import AuditTarget
 
 from ..errors import InputError, check_choice
-from ..execution import Execution, resolve_execution
+from ..execution import DEFAULT_EXECUTION, Execution, check_execution
 from ..results.mutants import KILL_MATRIX_HEADER, MutationSummary, killed_by
 from .experiments import BUDGETS
 
@@ -131,19 +131,33 @@ def import_plugin_mutants(papers: Sequence[str] | None = None) -> dict[str, str]
 
 
 def audit_settings(audit_id: str, budget: str) -> dict:
-    """``{"trials", "method", "confidence"}`` of the registry audit ``audit_id`` at ``budget``.
+    """``{"trials", "confidence", "test"}`` of the registry audit ``audit_id`` at ``budget``:
+    keywords of :func:`~dpclaims.audit.audit` (``test`` an :class:`~dpclaims.audit.AuditTest`
+    with the audit's method).
 
     A claim checked by several experiments uses its first audit part.
     """
     check_choice(budget, BUDGETS, "budget")
+    return _settings(audit_id, budget)
+
+
+def _settings(audit_id: str, budget: str) -> dict:
+    from ..audit import AuditTest
+
+    trials, method, confidence = _audit_size(audit_id, budget)
+    return {"trials": trials, "confidence": confidence, "test": AuditTest(method=method)}
+
+
+def _audit_size(audit_id: str, budget: str) -> tuple[int, str, float]:
+    """``(trials, method, confidence)`` of the registry audit ``audit_id`` at ``budget``."""
     if audit_id.startswith("realbug:"):
         from ..targets.realbugs import get_bug
 
         bug = get_bug(audit_id.removeprefix("realbug:"))
         trials = bug.trials * REAL_BUDGET_FACTOR[budget]
-        return {"trials": trials, "method": bug.method, "confidence": 0.95}
+        return trials, bug.method, 0.95
     if audit_id.startswith("catalog:"):
-        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+        return CATALOG_TRIALS[budget], "threshold", 0.95
     from . import experiment as experiment_of
     from . import get
     from .standard import AuditExperiment, CombinedExperiment
@@ -156,9 +170,9 @@ def audit_settings(audit_id: str, budget: str) -> dict:
     )
     audits = [p for p in parts if isinstance(p, AuditExperiment)]
     if not audits:  # a value check (white-box invariant): the registry default audit size
-        return {"trials": CATALOG_TRIALS[budget], "method": "threshold", "confidence": 0.95}
+        return CATALOG_TRIALS[budget], "threshold", 0.95
     first = audits[0]
-    return {"trials": first.trials, "method": first.method, "confidence": first.confidence}
+    return first.trials, first.method, first.confidence
 
 
 def _audit_target(built: Any) -> AuditTarget | None:
@@ -175,11 +189,10 @@ def kill_matrix(
     papers: str | Sequence[str] | None = None,
     budget: str = "quick",
     seed: int = 0,
-    backend: str | None = None,
-    workers: int | None = None,
+    *,
     names: Sequence[str] | None = None,
     after: Callable[[dict], None] | None = None,
-    execution: Execution | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
     corpus: str = "papers",
 ) -> dict:
     """Run every registered privacy mutant (of ``papers``, or in ``names``) through its audit.
@@ -187,8 +200,8 @@ def kill_matrix(
     ``papers`` is one paper id (``"generic"`` for the textbook mechanisms; a library such as
     ``"opacus"`` for the real bugs), several, or None (all).  ``corpus`` picks the papers'
     mutants (``"papers"``, the default), the real-bug reproductions (``"real"``) or ``"all"``.
-    The audits run where ``execution`` says (or ``backend``/``workers`` passed loose), each
-    mutant checkpointing into its own subfolder of a checkpoint folder.
+    The audits run where ``execution`` says, each mutant checkpointing into its own subfolder
+    of a checkpoint folder.
 
     Returns
     -------
@@ -205,7 +218,7 @@ def kill_matrix(
 
     check_choice(budget, BUDGETS, "budget")
     check_choice(corpus, CORPUS_CHOICES, "corpus")
-    execution = resolve_execution(execution, backend=backend, workers=workers)
+    check_execution(execution)
     wanted = [papers] if isinstance(papers, str) else papers
     import_plugin_mutants(wanted)
     mutants = [
@@ -254,14 +267,15 @@ def kill_matrix(
             )
         else:
             settings = audit_settings(audit_id, budget)
+            options = {**settings, **(getattr(mutant, "audit_options", None) or {})}
             result = audit(
                 target.mechanism,
                 target.d0,
                 target.d1,
-                claim=target.claim,
+                target.claim,
                 seed=seed,
                 execution=execution.narrowed(mutant.name),
-                **{**settings, **(getattr(mutant, "audit_options", None) or {})},
+                **options,
             )
             row.update(
                 claimed_epsilon=target.claim.epsilon,

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, called_exit, check_choice, check_positive
-from ..execution import BACKENDS, Execution
+from ..execution import Execution
 from ..results import (
     FINDINGS,
     ClaimResult,
@@ -335,8 +335,7 @@ def run_claims(
         checkpoint folder (checked before anything runs, see :meth:`Execution.check`).
     """
     budget = check_choice(budget, BUDGETS, "budget")
-    backend, workers = execution.backend, execution.workers
-    check_choice(backend, BACKENDS, "backend")
+    workers = execution.workers
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}; pass e.g. --seed 0")
     if workers is not None and (
@@ -380,7 +379,7 @@ def run_claims(
         settings={
             "budget": budget,
             "seed": int(seed),
-            "backend": backend,
+            "backend": str(execution.backend),
             "workers": workers,
             "papers": list(papers) if papers else None,
             "claims": list(patterns) if patterns else None,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,7 +70,7 @@ class AuditExperiment:
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from dpclaims.target import AuditTarget
 
-        from ..audit import audit
+        from ..audit import AuditTest, Reference, audit
 
         target = self.build()
         if not isinstance(target, AuditTarget):
@@ -83,15 +83,13 @@ class AuditExperiment:
             target.mechanism,
             target.d0,
             target.d1,
-            claim=claim,
+            claim,
             trials=self.trials,
             confidence=self.confidence,
             seed=seed,
-            method=self.method,
-            execution=execution,
-            reference_epsilon=self.reference_epsilon,
-            reference_note=self.reference_note,
-            progress=False,
+            test=AuditTest(method=self.method),
+            execution=replace(execution, progress=False),
+            reference=Reference(epsilon=self.reference_epsilon, note=self.reference_note),
         )
         summary = result.headline()
         evidence = AuditEvidence({**result.to_dict(), "note": self.note})
@@ -170,10 +168,7 @@ class RateExperiment:
             replicates=self.replicates,
             seed=seed,
             fixed=dict(self.fixed),
-            backend=execution.backend,
-            workers=execution.workers,
-            scheduler=execution.scheduler,
-            checkpoint=execution.checkpoint,
+            execution=execution,
         )
         fit = fit_power_law(result.values, result.errors, method=self.method, seed=seed)
         check = check_exponent(

@@ -15,7 +15,6 @@ from its seed and identical on every backend and worker count.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +27,16 @@ from ..errors import (
     InputError,
     MechanismError,
     called_exit,
-    check_choice,
     check_trials,
 )
-from ..execution import BACKENDS, child_seed, resolve_workers, session
+from ..execution import (
+    DEFAULT_EXECUTION,
+    Execution,
+    check_execution,
+    child_seed,
+    resolve_workers,
+    session,
+)
 from .grid import check_grid
 
 __all__ = ["BYTES_PER_CELL", "SweepResult", "check_sweep_size", "sweep"]
@@ -181,10 +186,7 @@ def sweep(
     replicates: int = 10,
     seed: int = 0,
     fixed: Mapping[str, Any] | None = None,
-    backend: str = "auto",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    checkpoint: str | os.PathLike | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
 ) -> SweepResult:
     """Run ``experiment(value, rng, **fixed)`` for every grid value and replicate.
 
@@ -199,10 +201,9 @@ def sweep(
     replicates : independent runs per grid value, R >= 2
     seed : non-negative integer; replicate r of value index i uses ``child_seed(seed, i, r)``
     fixed : other keyword arguments of the experiment (d, epsilon, ...)
-    backend, workers, scheduler : where the cells run, as :func:`dpclaims.execution.session`
-        ("auto", "serial", "processes" or "dask"); the errors do not depend on them
-    checkpoint : directory; every finished (grid value, replicate) is saved there and a
-        rerun with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
+    execution : where the cells run (:class:`~dpclaims.execution.Execution`); the errors do not
+        depend on it.  With a checkpoint folder every finished (grid value, replicate) is saved
+        there and a rerun with the same arguments resumes (see :mod:`dpclaims.checkpoint`)
 
     Returns
     -------
@@ -236,8 +237,8 @@ def sweep(
             f"fixed contains the swept parameter {param!r}; remove it from fixed (the sweep sets "
             "it)"
         )
-    check_choice(backend, BACKENDS, "backend")
-    n_workers = resolve_workers(workers)
+    checkpoint = check_execution(execution).checkpoint
+    n_workers = resolve_workers(execution.workers)
 
     if checkpoint is None:
         per_task = max(1, min(replicates, math.ceil(grid.size * replicates / (4 * n_workers))))
@@ -280,7 +281,7 @@ def sweep(
         ).stage("cells")
     start = time.perf_counter()
     probe = (experiment, tasks[:1])
-    with session(backend, n_workers, scheduler=scheduler, tasks=len(tasks), probe=probe) as runner:
+    with session(execution, tasks=len(tasks), probe=probe) as runner:
         parts = runner.map(_run_cell, tasks, stage)
     wall = time.perf_counter() - start
     batches = {p.shape[1] for p in parts}

@@ -19,7 +19,7 @@ import numpy as np
 from dpclaims.atomic import check_output_dir, staged_directory
 
 from ..errors import InputError
-from ..execution import map_tasks
+from ..execution import Execution, map_tasks
 from ..results import Results, dumps_results, validate_results
 from ..userfiles import first_line
 from ..verdicts import UNCHECKED
@@ -69,7 +69,8 @@ def render_figures(
         if piece["verdict"] not in UNCHECKED and piece["type"] in ("audit", "rate")
     ]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
-        pngs = map_tasks(_draw, [(piece,) for piece in drawn], backend="processes", workers=workers)
+        where = Execution(backend="processes", workers=workers)
+        pngs = map_tasks(_draw, [(piece,) for piece in drawn], where)
     else:
         pngs = [_draw(piece) for piece in drawn]
     pngs.append(_draw_summary(pieces))

@@ -26,7 +26,7 @@ from dpclaims.algorithms.choquette_choo_et_al_2024.tree import (
     tree_height,
     up_path,
 )
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.claims import experiment as experiment_of
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
@@ -371,8 +371,8 @@ def _audit(target: AuditTarget, *, trials: int, method: str = "threshold"):
         claim=target.claim,
         trials=trials,
         seed=0,
-        method=method,
-        backend="serial",
+        test=AuditTest(method=method),
+        execution=Execution(backend="serial"),
     )
 
 

@@ -34,6 +34,7 @@ from dpclaims.claims.checks.lowy_liu_asi_2024 import (
     reference_eps_experiment,
 )
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.hardinstances.linear import LinearHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
 from dpclaims.problem import Problem
@@ -291,14 +292,30 @@ def test_mutant_corpus_registered():
 )
 def test_audited_mutants_are_violations(name):
     t = get_mutant(name).build()
-    res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
+    res = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        trials=4000,
+        seed=0,
+        execution=Execution(backend="serial"),
+    )
     assert res.verdict == "violation"
 
 
 def test_honest_p4_and_q4_are_consistent():
     for builder, pair in ((alg1_audit, "P4"), (alg2_audit, "Q4")):
         t = builder(pair).target
-        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
+        res = audit(
+            t.mechanism,
+            t.d0,
+            t.d1,
+            claim=t.claim,
+            trials=4000,
+            seed=0,
+            execution=Execution(backend="serial"),
+        )
         # the honest algorithm cannot tell the pair apart: no violation, and it says why (#17)
         assert res.verdict == "inconclusive" and res.identical_outputs and res.epsilon_lower < 0.1
 
@@ -338,7 +355,15 @@ def test_m3c_caught_by_reference_eps_check():
     assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
     # against the halt bit's tight ε ≈ 0.2 (proof of Thm B.1 step 2) the audit kills it
     t = get_mutant("lla24-m3c-alg1-laplace-2").build()
-    res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=20_000, seed=0, backend="serial")
+    res = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        trials=20_000,
+        seed=0,
+        execution=Execution(backend="serial"),
+    )
     reference = alg1_audit("P1").info["reference_epsilon"]
     assert t.claim.epsilon == pytest.approx(0.2, abs=1e-3)
     assert res.epsilon_lower > 5 * reference and res.verdict == "violation"
@@ -385,7 +410,7 @@ def test_m4_pair_leaves_the_reference_within_its_tight_epsilon():
         claim=alg1_halt_claim(t.mechanism),
         trials=20_000,
         seed=0,
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert res.verdict == "consistent" and res.epsilon_lower < setup.info["reference_epsilon"]
     bad = get_mutant("lla24-m4-alg1-reuse-users").build()
@@ -400,7 +425,15 @@ def test_m2_pairs_leave_the_reference_private():
         (alg2_audit, "Q3", {"tau": 1e4}),
     ):
         t = builder(pair, **options).target
-        res = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=4000, seed=0, backend="serial")
+        res = audit(
+            t.mechanism,
+            t.d0,
+            t.d1,
+            claim=t.claim,
+            trials=4000,
+            seed=0,
+            execution=Execution(backend="serial"),
+        )
         assert res.epsilon_lower < 0.1 and res.verdict != "violation"
 
 

@@ -22,7 +22,7 @@ from dpclaims.algorithms.murata_suzuki_2023.privacy import (
     tight_epsilon,
     transcript_mu,
 )
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.errors import InputError
 from dpclaims.hardinstances.murata_suzuki_2023 import regression_real, regression_standin
 from dpclaims.hardinstances.murata_suzuki_2023.nonconvex import CauchyCircleInstance
@@ -229,7 +229,7 @@ def _audit(target, *, seed, method):
         claim=target.claim,
         trials=10_000,
         seed=seed,
-        method=method,
+        test=AuditTest(method=method),
     )
 
 
@@ -440,12 +440,13 @@ def test_add_remove_mutant_dies_at_quick():
     """M3 (σ's halved, true ε 5.17) survived the 1e4-trial audit (2.99 ≤ 3); the quick registry
     audit (5e5 trials) kills it."""
     from dpclaims.claims.mutation import kill_matrix
+    from dpclaims.execution import Execution
 
     report = kill_matrix(
         "murata-suzuki-2023",
         budget="quick",
         names=["diff2-m3-add-remove-sensitivity"],
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     row = report["matrix"][0]
     assert row["killed"] and row["epsilon_lower"] > 3.3, row

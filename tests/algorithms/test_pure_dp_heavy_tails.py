@@ -25,10 +25,11 @@ from dpclaims.algorithms.pure_dp_heavy_tails import (
     pv2_minimize,
 )
 from dpclaims.algorithms.pure_dp_heavy_tails.em import EMPGM, LocalizedGridEM, gibbs_rejection_1d
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.claims.checks.pure_dp_heavy_tails import rt1_d_distance, rt1_distance
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
+from dpclaims.execution import Execution
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
 from dpclaims.hardinstances.pure_dp_heavy_tails import ParetoRadiusInstance
 from dpclaims.losses import (
@@ -349,7 +350,13 @@ def test_sampler_audit_of_the_correct_laplace_is_consistent():
     )
     for stat in STATISTICS.values():  # weaker events (reach above 2×), never a violation
         assert audit(
-            t.mechanism, t.d0, t.d1, claim=t.claim, trials=50_000, seed=0, statistic=stat
+            t.mechanism,
+            t.d0,
+            t.d1,
+            claim=t.claim,
+            trials=50_000,
+            seed=0,
+            test=AuditTest(statistic=stat),
         ).verdict in ("consistent", "consistent_weak")
 
 
@@ -361,7 +368,7 @@ def _rt1_fit(k, algorithm=DoubleOutputPert, reps=4):
         replicates=reps,
         seed=1,
         fixed={"k": k, "trials": 200, "algorithm": algorithm},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     return fit_power_law(result.values, result.errors)
 
@@ -544,7 +551,7 @@ def test_rt1_epsilon_and_d_exponents():
         replicates=3,
         seed=2,
         fixed={"param": "epsilon", "k": 2.0, "n": 10_000, "trials": 300},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert check_exponent(fit_power_law(result.values, result.errors), -0.5).verdict == "consistent"
     result = sweep(
@@ -554,7 +561,7 @@ def test_rt1_epsilon_and_d_exponents():
         replicates=3,
         seed=2,
         fixed={"k": 4.0, "n": 1500, "trials": 60},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert check_exponent(fit_power_law(result.values, result.errors), 0.75).verdict == "consistent"
 
@@ -572,7 +579,7 @@ def test_raw_sampler_mutants_die_with_the_fixed_statistics():
             claim=t.claim,
             trials=50_000,
             seed=0,
-            statistic=STATISTICS[stat],
+            test=AuditTest(statistic=STATISTICS[stat]),
         )
         assert r.verdict == "violation", (mech, r.epsilon_lower)
 

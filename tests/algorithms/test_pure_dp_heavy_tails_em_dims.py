@@ -18,8 +18,10 @@ from dpclaims.algorithms.pure_dp_heavy_tails.em import (
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, MechanismError
+from dpclaims.execution import Execution
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
 from dpclaims.losses import AbsoluteLoss, HingeLoss, uniform_ball
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.problem import Problem
 
 
@@ -222,13 +224,10 @@ def test_pure_dp_audit_in_d2_is_consistent(sampler):
         em,
         d0,
         d1,
-        epsilon=1.0,
-        delta=0.0,
-        unit="item",
-        relation="replace",
         trials=20_000,
         seed=0,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0, delta=0.0, unit="item", relation="replace"),
+        execution=Execution(backend="serial"),
     )
     # not a violation; the outlier pair shows about half the claim, so the audit's reach is
     # above 2x and the verdict says so (issue #26)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from dpclaims import PrivacyClaim, replace_user
-from dpclaims.audit import AuditResult, Split, audit
+from dpclaims.audit import AuditResult, AuditTest, Split, audit
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
+from dpclaims.execution import Execution
 
 
 def gauss(data, rng, trials):
@@ -22,7 +23,15 @@ def mean_mech(data, rng, trials):
 
 def test_result_record_is_complete_and_json_serialisable(gaussian_target):
     t = gaussian_target
-    r = audit(t.mechanism, t.d0, t.d1, claim=t.claim, trials=5000, seed=1, backend="serial")
+    r = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        trials=5000,
+        seed=1,
+        execution=Execution(backend="serial"),
+    )
     assert isinstance(r, AuditResult)
     d = r.to_dict()
     json.dumps(d, allow_nan=False)
@@ -69,12 +78,11 @@ def test_gdp_is_labelled_an_estimate():
         noisy_gauss,
         0.0,
         1.0,
-        epsilon=1.0,
-        delta=1e-5,
         trials=20_000,
         seed=2,
-        method="gdp",
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+        test=AuditTest(method="gdp"),
+        execution=Execution(backend="serial"),
     )
     d = r.to_dict()
     assert d["certified"] is False and d["kind"] == "estimate"
@@ -85,23 +93,26 @@ def test_gdp_is_labelled_an_estimate():
             noisy_gauss,
             0.0,
             1.0,
-            epsilon=1.0,
-            delta=0.0,
             trials=1000,
-            method="gdp",
-            backend="serial",
+            claim=PrivacyClaim(epsilon=1.0, delta=0.0),
+            test=AuditTest(method="gdp"),
+            execution=Execution(backend="serial"),
         )
 
 
 def test_same_seed_same_numbers_and_backends_agree():
-    kwargs = dict(epsilon=1.0, delta=1e-5, trials=20_000, seed=7)
-    a = audit(gauss, 0.0, 1.0, backend="serial", **kwargs).to_dict()
-    b = audit(gauss, 0.0, 1.0, backend="serial", **kwargs).to_dict()
-    c = audit(gauss, 0.0, 1.0, backend="processes", workers=2, **kwargs).to_dict()
+    kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=20_000, seed=7)
+    a = audit(gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="serial")).to_dict()
+    b = audit(gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="serial")).to_dict()
+    c = audit(
+        gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="processes", workers=2)
+    ).to_dict()
     for d in (a, b, c):
         d.pop("wall_time")
     assert a == b == c
-    other = audit(gauss, 0.0, 1.0, backend="serial", **{**kwargs, "seed": 8}).to_dict()
+    other = audit(
+        gauss, 0.0, 1.0, **{**kwargs, "seed": 8}, execution=Execution(backend="serial")
+    ).to_dict()
     assert other["false_positives"] != a["false_positives"] or other["threshold"] != a["threshold"]
 
 
@@ -109,7 +120,15 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
     def vector(data, rng, trials):
         return data + rng.standard_normal((trials, 3))
 
-    r = audit(vector, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=3, backend="serial")
+    r = audit(
+        vector,
+        0.0,
+        1.0,
+        trials=20_000,
+        seed=3,
+        claim=PrivacyClaim(epsilon=0.5, delta=1e-5),
+        execution=Execution(backend="serial"),
+    )
     assert (
         r.provenance.statistic in ("lda", "logistic")
         and r.provenance.output_dim == 3
@@ -119,7 +138,15 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
     def single(data, rng):
         return data + rng.standard_normal(2)
 
-    r2 = audit(single, 0.0, 0.0, epsilon=1.0, trials=200, seed=0, backend="serial")
+    r2 = audit(
+        single,
+        0.0,
+        0.0,
+        trials=200,
+        seed=0,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert r2.provenance.output_dim == 2
 
     def total(outputs):
@@ -129,12 +156,11 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
         vector,
         0.0,
         1.0,
-        epsilon=0.5,
-        delta=1e-5,
         trials=20_000,
         seed=3,
-        statistic=total,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=0.5, delta=1e-5),
+        test=AuditTest(statistic=total),
+        execution=Execution(backend="serial"),
     )
     assert (
         r3.provenance.statistic == "user:total"
@@ -146,19 +172,33 @@ def test_vector_outputs_two_argument_mechanism_and_user_statistic():
 def test_claim_object_and_neighbour_checks(user_pair):
     d0, d1 = user_pair
     claim = PrivacyClaim(1.0, 1e-5, unit="user", relation="replace")
-    r = audit(mean_mech, d0, d1, claim=claim, trials=2000, backend="serial")
+    r = audit(mean_mech, d0, d1, claim=claim, trials=2000, execution=Execution(backend="serial"))
     assert (r.unit, r.relation) == ("user", "replace")
     far = replace_user(d1, 2, np.ones((2, 1)))
     with pytest.raises(
         NotNeighboursError, match=r"unit='user', relation='replace'.*2 users differ"
     ):
-        audit(mean_mech, d0, far, claim=claim, trials=2000, backend="serial")
+        audit(mean_mech, d0, far, claim=claim, trials=2000, execution=Execution(backend="serial"))
     with pytest.raises(NotNeighboursError, match="item"):
-        audit(mean_mech, d0, d1, epsilon=1.0, unit="item", trials=2000, backend="serial")
+        audit(
+            mean_mech,
+            d0,
+            d1,
+            trials=2000,
+            claim=PrivacyClaim(epsilon=1.0, unit="item"),
+            execution=Execution(backend="serial"),
+        )
     with pytest.raises(NotNeighboursError, match="add-remove"):
-        audit(mean_mech, d0, d1, epsilon=1.0, relation="add-remove", trials=2000, backend="serial")
-    with pytest.raises(InputError, match="not both"):
-        audit(mean_mech, d0, d1, claim=claim, epsilon=1.0, trials=2000)
+        audit(
+            mean_mech,
+            d0,
+            d1,
+            trials=2000,
+            claim=PrivacyClaim(epsilon=1.0, relation="add-remove"),
+            execution=Execution(backend="serial"),
+        )
+    with pytest.raises(InputError, match="claim must be a dpclaims.PrivacyClaim, got float"):
+        audit(mean_mech, d0, d1, 1.0, trials=2000)
 
 
 @pytest.mark.parametrize(
@@ -182,8 +222,16 @@ def test_claim_object_and_neighbour_checks(user_pair):
     ],
 )
 def test_bad_input_is_refused_with_the_argument_named(kwargs, match):
+    def run(epsilon=None, delta=0.0, unit="user", trials=1000, confidence=0.95, **test):
+        claim = None if epsilon is None else PrivacyClaim(epsilon, delta, unit)
+        where = Execution(backend="serial")
+        test = AuditTest(**test)
+        return audit(
+            gauss, 0.0, 1.0, claim, trials=trials, confidence=confidence, test=test, execution=where
+        )
+
     with pytest.raises(InputError, match=match):
-        audit(gauss, 0.0, 1.0, **{"trials": 1000, "backend": "serial", **kwargs})
+        run(**kwargs)
 
 
 @pytest.mark.parametrize(
@@ -197,4 +245,11 @@ def test_bad_input_is_refused_with_the_argument_named(kwargs, match):
 )
 def test_bad_mechanism_outputs_are_refused(mechanism):
     with pytest.raises(MechanismError):
-        audit(mechanism, 0.0, 1.0, epsilon=1.0, trials=1000, backend="serial")
+        audit(
+            mechanism,
+            0.0,
+            1.0,
+            trials=1000,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial"),
+        )

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpclaims.audit import (
+    AuditTest,
     alpha_per_test,
     audit,
     audit_ceiling,
@@ -18,6 +19,8 @@ from dpclaims.audit import (
     trials_to_certify,
 )
 from dpclaims.audit.bounds import TILTS, joint_upper
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 SEEDS = range(1, 21)
 P_RARE, EPS_RARE = 0.012, 1.5
@@ -83,13 +86,11 @@ def test_no_certified_bound_exceeds_the_ceiling_and_separation_reaches_it():
                     mechanism,
                     0.0 if d1 != 1 else 0,
                     d1,
-                    epsilon=1.0,
-                    delta=1e-5,
                     trials=trials,
                     seed=seed,
-                    threshold=strategy,
-                    backend="serial",
-                    progress=False,
+                    claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+                    test=AuditTest(threshold=strategy),
+                    execution=Execution(backend="serial", progress=False),
                 )
                 tests = 1 if strategy == "calibration" else 4 * r.provenance.grid_size
                 closed = epsilon_ceiling(
@@ -105,7 +106,13 @@ def test_no_certified_bound_exceeds_the_ceiling_and_separation_reaches_it():
 
 def test_a_claim_above_the_ceiling_is_inconclusive_and_the_suggested_count_catches_infinity():
     first = audit(
-        uniform_shift, 0.0, 0.5, epsilon=8.0, delta=1e-5, trials=2_000, seed=0, backend="serial"
+        uniform_shift,
+        0.0,
+        0.5,
+        trials=2_000,
+        seed=0,
+        claim=PrivacyClaim(epsilon=8.0, delta=1e-5),
+        execution=Execution(backend="serial"),
     )
     assert first.ceiling < 8.0 and first.verdict == "inconclusive"
     needs = f"it needs about {first.trials_needed:,}"
@@ -116,11 +123,10 @@ def test_a_claim_above_the_ceiling_is_inconclusive_and_the_suggested_count_catch
             uniform_shift,
             0.0,
             0.5,
-            epsilon=8.0,
-            delta=1e-5,
             trials=first.trials_needed,
             seed=seed,
-            backend="serial",
+            claim=PrivacyClaim(epsilon=8.0, delta=1e-5),
+            execution=Execution(backend="serial"),
         ).verdict
         == "violation"
         for seed in SEEDS
@@ -133,11 +139,11 @@ def test_a_finite_violation_missed_at_few_trials_is_caught_at_the_suggested_coun
         rare_response,
         0,
         1,
-        epsilon=1.0,
         trials=12_000,
         seed=0,
-        method="histogram",
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0),
+        test=AuditTest(method="histogram"),
+        execution=Execution(backend="serial"),
     )
     assert first.verdict in ("consistent", "consistent_weak") and first.epsilon_estimate > 1.0
     # missed, but the verdict line says so
@@ -147,11 +153,11 @@ def test_a_finite_violation_missed_at_few_trials_is_caught_at_the_suggested_coun
             rare_response,
             0,
             1,
-            epsilon=1.0,
             trials=first.trials_needed,
             seed=seed,
-            method="histogram",
-            backend="serial",
+            claim=PrivacyClaim(epsilon=1.0),
+            test=AuditTest(method="histogram"),
+            execution=Execution(backend="serial"),
         )
         for seed in SEEDS
     ]
@@ -184,7 +190,6 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
     if name == "svt":  # "below, then above" happens on d0 = (0, 1) and never on d1 = (1, 0)
         mechanism, d0, d1 = svt_without_query_noise, (0.0, 1.0), (1.0, 0.0)
     else:
-        from dpclaims.privacy import PrivacyClaim
         from dpclaims.targets.catalog import audit_target
 
         target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "replace"))
@@ -193,12 +198,10 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
         mechanism,
         d0,
         d1,
-        epsilon=11.5,
-        delta=1e-5,
-        unit="item",
         trials=20_000,
         seed=0,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=11.5, delta=1e-5, unit="item"),
+        execution=Execution(backend="serial"),
     )
     assert r.verdict == "inconclusive" and r.reason.startswith("this audit cannot reach ε = 11.5")
     assert r.infinite and r.false_positives == 0
@@ -208,11 +211,9 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
         mechanism,
         d0,
         d1,
-        epsilon=1.0,
-        delta=1e-5,
-        unit="item",
         trials=4_000,
         seed=1,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5, unit="item"),
+        execution=Execution(backend="serial"),
     )
     assert low.verdict == "violation" and low.infinite

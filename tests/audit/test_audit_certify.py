@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import (
+    AuditTest,
     Bonferroni,
     Counts,
     Criterion,
@@ -18,6 +19,8 @@ from dpclaims.audit.certify import fixed_tests, split_alpha
 from dpclaims.audit.collect import Collector, Layout, ScoreCounts, Streams
 from dpclaims.audit.scores import Score
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 
 def laplace_scores(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -91,13 +94,11 @@ def test_collecting_then_certifying_is_what_audit_does():
         gauss,
         0.0,
         1.0,
-        epsilon=1.0,
-        delta=1e-5,
         trials=trials,
         seed=seed,
-        statistic=first,
-        threshold=strategy,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+        test=AuditTest(statistic=first, threshold=strategy),
+        execution=Execution(backend="serial"),
     )
     assert result.epsilon_lower == certified.epsilon_lower
     assert result.provenance.threshold == certified.test.threshold

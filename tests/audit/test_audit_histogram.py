@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 P = 0.8  # randomized response keeps the bit with probability P: exactly log(P / (1 - P))-DP
 
@@ -22,12 +24,11 @@ def test_histogram_reaches_the_exact_epsilon_of_randomized_response():
         randomized_response,
         0,
         1,
-        epsilon=exact,
-        delta=0.0,
         trials=10**6,
-        method="histogram",
         seed=0,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=exact, delta=0.0),
+        test=AuditTest(method="histogram"),
+        execution=Execution(backend="serial"),
     )
     assert r.provenance.statistic == "histogram_lr"
     assert r.provenance.discrete and r.certified
@@ -40,12 +41,11 @@ def test_histogram_detects_an_understated_claim():
         randomized_response,
         0,
         1,
-        epsilon=1.0,
-        delta=0.0,
         trials=20_000,
-        method="histogram",
         seed=1,
-        backend="serial",
+        claim=PrivacyClaim(epsilon=1.0, delta=0.0),
+        test=AuditTest(method="histogram"),
+        execution=Execution(backend="serial"),
     )
     assert r.verdict == "violation"
 
@@ -57,7 +57,15 @@ def categorical(data, rng, trials):
 
 
 def test_default_method_uses_the_histogram_score_for_discrete_vectors():
-    r = audit(categorical, 0, 1, epsilon=0.5, delta=0.0, trials=20_000, seed=2, backend="serial")
+    r = audit(
+        categorical,
+        0,
+        1,
+        trials=20_000,
+        seed=2,
+        claim=PrivacyClaim(epsilon=0.5, delta=0.0),
+        execution=Execution(backend="serial"),
+    )
     assert "histogram_lr" in r.provenance.candidates
     assert r.verdict == "violation"
     assert r.epsilon_lower <= math.log(4.0)
@@ -68,4 +76,12 @@ def test_histogram_refuses_continuous_outputs():
         return data + rng.standard_normal(trials)
 
     with pytest.raises(InputError, match="discrete"):
-        audit(gauss, 0.0, 1.0, epsilon=1.0, trials=1000, method="histogram", backend="serial")
+        audit(
+            gauss,
+            0.0,
+            1.0,
+            trials=1000,
+            claim=PrivacyClaim(epsilon=1.0),
+            test=AuditTest(method="histogram"),
+            execution=Execution(backend="serial"),
+        )

@@ -4,8 +4,10 @@ audits."""
 import numpy as np
 import pytest
 
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.threshold import Quantiles, certify_quantiles, default_grid
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 AUDITS = 200
 """Draws of the quantile null check (certifying given scores: cheap)."""
@@ -39,12 +41,11 @@ def test_identical_datasets_rarely_give_positive_bound(mechanism, method):
                 mechanism,
                 0.0,
                 0.0,
-                epsilon=1.0,
-                delta=1e-5,
                 trials=TRIALS,
                 seed=seed,
-                method=method,
-                backend="serial",
+                claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+                test=AuditTest(method=method),
+                execution=Execution(backend="serial"),
             ).epsilon_lower
             for seed in range(END_TO_END_AUDITS)
         ]
@@ -77,12 +78,11 @@ def test_every_strategy_is_calibrated_on_identical_datasets(threshold, trials):
             gauss,
             0.0,
             0.0,
-            epsilon=1.0,
-            delta=1e-5,
             trials=trials,
             seed=seed,
-            threshold=threshold,
-            backend="serial",
+            claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+            test=AuditTest(threshold=threshold),
+            execution=Execution(backend="serial"),
         ).epsilon_lower
         > 0
         for seed in range(END_TO_END_AUDITS)

@@ -20,14 +20,22 @@ from dpclaims.algorithms.mechanisms import (
     user_mean_query,
     user_sum_query,
 )
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.data import UserDataset, remove_user, replace_user
+from dpclaims.execution import Execution
 from dpclaims.losses import LinearLoss
 
 
-def run_audit(mech, d0, d1, trials, seed=0, **kwargs):
+def run_audit(mech, d0, d1, trials, seed=0, **test):
     return audit(
-        mech, d0, d1, trials=trials, claim=mech.privacy_claim, seed=seed, backend="serial", **kwargs
+        mech,
+        d0,
+        d1,
+        trials=trials,
+        claim=mech.privacy_claim,
+        seed=seed,
+        test=AuditTest(**test),
+        execution=Execution(backend="serial"),
     )
 
 

@@ -5,8 +5,10 @@ import math
 
 import pytest
 
-from dpclaims.audit import audit, collect
+from dpclaims.audit import Reference, audit, collect
 from dpclaims.cli import main
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.reports.figures import audit_figure
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -26,13 +28,11 @@ def result():
         gauss,
         0.0,
         1.0,
-        epsilon=1.0,
-        delta=1e-5,
         trials=5_000,
         seed=1,
-        backend="serial",
-        reference_epsilon=math.inf,
-        reference_note="a test value",
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+        execution=Execution(backend="serial"),
+        reference=Reference(epsilon=math.inf, note="a test value"),
     )
 
 
@@ -82,16 +82,36 @@ def test_audit_figure_takes_the_result_or_its_record(result):
 
 
 def test_identical_data_and_a_pair_the_mechanism_ignores_are_inconclusive():
-    same = audit(gauss, 0.0, 0.0, epsilon=1.0, trials=1_000, backend="serial")
+    same = audit(
+        gauss,
+        0.0,
+        0.0,
+        trials=1_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert same.verdict == "inconclusive" and same.identical_outputs and "same data" in same.reason
-    ignored = audit(constant, 0.0, 1.0, epsilon=1.0, trials=1_000, backend="serial")
+    ignored = audit(
+        constant,
+        0.0,
+        1.0,
+        trials=1_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert ignored.verdict == "inconclusive" and "identical outputs on the same" in ignored.reason
     assert ignored.epsilon_lower <= ignored.ceiling
 
 
 def test_a_zero_bound_is_inconclusive_and_names_the_pairs_exact_epsilon():
     weak = audit(
-        gauss, 0.0, 0.01, epsilon=1.0, trials=1_000, backend="serial", reference_epsilon=0.02
+        gauss,
+        0.0,
+        0.01,
+        trials=1_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+        reference=Reference(epsilon=0.02),
     )
     assert weak.epsilon_lower == 0 and weak.verdict == "inconclusive"
     assert "separated nothing" in weak.reason and "exact ε of this pair is 0.02" in weak.reason
@@ -111,7 +131,14 @@ def test_progress_counts_every_trial(monkeypatch):
             seen.append(n)
 
     monkeypatch.setattr(collect, "_progress_bar", lambda progress, total: Bar())
-    audit(gauss, 0.0, 1.0, epsilon=1.0, trials=30_000, backend="serial", chunk=8192)
+    audit(
+        gauss,
+        0.0,
+        1.0,
+        trials=30_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial", chunk=8192),
+    )
     assert sum(seen) == 2 * 30_000 and len(seen) > 2
 
 
@@ -146,8 +173,15 @@ def test_a_bad_reference_is_refused_before_any_trial():
     from dpclaims.errors import InputError
 
     for bad in (-1.0, float("nan"), "1", True):
-        with pytest.raises(InputError, match="reference_epsilon"):
-            audit(gauss, 0.0, 1.0, epsilon=1.0, trials=1_000, reference_epsilon=bad)
+        with pytest.raises(InputError, match="Reference.epsilon must be a number"):
+            audit(
+                gauss,
+                0.0,
+                1.0,
+                trials=1_000,
+                claim=PrivacyClaim(epsilon=1.0),
+                reference=Reference(epsilon=bad),
+            )
 
 
 def test_outputs_are_compared_on_real_draws_whatever_the_calibration_split():
@@ -157,11 +191,25 @@ def test_outputs_are_compared_on_real_draws_whatever_the_calibration_split():
     def shifted(data, rng, trials):
         return data + rng.standard_normal(trials)
 
-    weak = audit(shifted, 0.0, 1e-9, epsilon=1.0, trials=2_000, backend="serial")
+    weak = audit(
+        shifted,
+        0.0,
+        1e-9,
+        trials=2_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert not weak.identical_outputs and "identical outputs" not in weak.reason
 
     def ignores_data(data, rng, trials):
         return rng.standard_normal(trials)
 
-    same = audit(ignores_data, 0.0, 1.0, epsilon=1.0, trials=2_000, backend="serial")
+    same = audit(
+        ignores_data,
+        0.0,
+        1.0,
+        trials=2_000,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert same.identical_outputs and "identical outputs on the same 256" in same.reason

@@ -7,6 +7,7 @@ from scipy import stats
 from dpclaims.audit import AuditResult, audit_scores, certify_scores, gdp_epsilon
 from dpclaims.audit.threshold import Criterion, Quantiles
 from dpclaims.errors import InputError
+from dpclaims.privacy import PrivacyClaim
 
 
 def gaussian_scores(n, mu, seed=0):
@@ -49,7 +50,7 @@ def jax_privacy_epsilon_clopper_pearson(in_scores, out_scores, significance, del
 
 def test_audit_scores_is_an_audit_result_with_ceiling_and_reach():
     s0, s1 = gaussian_scores(20_000, 1.0)
-    r = audit_scores(s0, s1, epsilon=1.0, delta=1e-5)
+    r = audit_scores(s0, s1, claim=PrivacyClaim(epsilon=1.0, delta=1e-5))
     assert isinstance(r, AuditResult)
     assert r.reach is not None and r.ceiling > 5
     assert r.verdict in ("consistent", "consistent_weak", "violation")
@@ -64,18 +65,18 @@ def test_audit_scores_is_an_audit_result_with_ceiling_and_reach():
 
 def test_audit_scores_catches_a_violation_and_says_when_it_cannot():
     s0, s1 = gaussian_scores(20_000, 2.0)  # μ = 2: ε ≈ 10 at δ = 1e-5
-    assert audit_scores(s0, s1, epsilon=1.0, delta=1e-5).verdict == "violation"
-    few = audit_scores(s0[:30], s1[:30], epsilon=8.0, delta=1e-5)
+    assert audit_scores(s0, s1, claim=PrivacyClaim(epsilon=1.0, delta=1e-5)).verdict == "violation"
+    few = audit_scores(s0[:30], s1[:30], claim=PrivacyClaim(epsilon=8.0, delta=1e-5))
     assert few.verdict == "inconclusive" and "cannot reach" in few.reason
 
 
 def test_audit_scores_bad_input():
     with pytest.raises(InputError, match="s0"):
-        audit_scores(np.array([np.nan] * 50), np.zeros(50), epsilon=1.0)
+        audit_scores(np.array([np.nan] * 50), np.zeros(50), claim=PrivacyClaim(epsilon=1.0))
     with pytest.raises(InputError, match="at least 20"):
-        audit_scores(np.zeros(5), np.zeros(50), epsilon=1.0)
+        audit_scores(np.zeros(5), np.zeros(50), claim=PrivacyClaim(epsilon=1.0))
     with pytest.raises(InputError, match="s1"):
-        audit_scores(np.zeros(50), np.zeros((50, 2)), epsilon=1.0)
+        audit_scores(np.zeros(50), np.zeros((50, 2)), claim=PrivacyClaim(epsilon=1.0))
     with pytest.raises(InputError, match="epsilon"):
         audit_scores(np.zeros(50), np.zeros(50))
 
@@ -85,7 +86,7 @@ def test_against_jax_privacy_clopper_pearson_formula(mu):
     """Both are valid bounds below the true ε; on null scores both are 0; ours (joint region,
     order statistics) is at least jax_privacy's (separate Clopper-Pearson, every threshold)."""
     s0, s1 = gaussian_scores(20_000, mu, seed=3)
-    ours = audit_scores(s0, s1, epsilon=1.0, delta=1e-5).epsilon_lower
+    ours = audit_scores(s0, s1, claim=PrivacyClaim(epsilon=1.0, delta=1e-5)).epsilon_lower
     theirs = jax_privacy_epsilon_clopper_pearson(s1, s0, 0.05, 1e-5)
     true_eps = gdp_epsilon(mu, 1e-5)
     assert ours <= true_eps and theirs <= true_eps

@@ -3,9 +3,12 @@
 import numpy as np
 import pytest
 
+from dpclaims.audit import AuditTest, Neighbours
 from dpclaims.audit.search import Pair, search
 from dpclaims.data import UserDataset, are_neighbours
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.targets.pairs import CanaryPairs, QueryPairs, pairs_for
 
 
@@ -66,7 +69,12 @@ def test_pairs_for_picks_the_family_and_the_replaced_user():
 
 def test_search_finds_the_leaking_answer_and_counts_samples():
     found = search(
-        _leaky_last, QueryPairs(3), epsilon=1.0, trials=20_000, screen_trials=2_000, seed=3
+        _leaky_last,
+        QueryPairs(3),
+        trials=20_000,
+        screen_trials=2_000,
+        seed=3,
+        claim=PrivacyClaim(epsilon=1.0),
     )
     assert found.verdict == "violation" and found.epsilon_lower > 3.0
     assert found.pair.d0[-1] != found.pair.d1[-1]
@@ -80,11 +88,20 @@ def test_search_over_a_fixed_list_certifies_on_the_seed_itself():
         Pair("flat", np.zeros(2), np.zeros(2)),
         Pair("last", np.zeros(2), np.array([0.0, 1.0])),
     ]
-    found = search(_leaky_last, pairs, epsilon=1.0, trials=5_000, screen_trials=1_000, seed=7)
+    found = search(
+        _leaky_last,
+        pairs,
+        trials=5_000,
+        screen_trials=1_000,
+        seed=7,
+        claim=PrivacyClaim(epsilon=1.0),
+    )
     assert found.pair.name == "last"
     from dpclaims.audit import audit
 
-    again = audit(_leaky_last, pairs[1].d0, pairs[1].d1, epsilon=1.0, trials=5_000, seed=7)
+    again = audit(
+        _leaky_last, pairs[1].d0, pairs[1].d1, trials=5_000, seed=7, claim=PrivacyClaim(epsilon=1.0)
+    )
     assert again.epsilon_lower == found.epsilon_lower
 
 
@@ -92,12 +109,16 @@ def test_pairs_of_the_same_data_are_never_screened_nor_certified():
     """The same data on both sides can only win a screen by a lucky rare event (it once did,
     and the search certified 0 on Laplace); such pairs are dropped, random ones included."""
     same, last = Pair("same", np.ones(2), np.ones(2)), Pair("last", np.zeros(2), np.eye(2)[1])
-    found = search(_leaky_last, [same, last], epsilon=1.0, trials=2_000, screen_trials=500)
+    found = search(
+        _leaky_last, [same, last], trials=2_000, screen_trials=500, claim=PrivacyClaim(epsilon=1.0)
+    )
     assert [name for name, _ in found.screened] == ["last"] * len(found.screened)
     with pytest.raises(InputError, match="whose d0 and d1 differ"):
-        search(_leaky_last, [same], epsilon=1.0, trials=2_000)
+        search(_leaky_last, [same], trials=2_000, claim=PrivacyClaim(epsilon=1.0))
     for seed in range(3):  # QueryPairs(1).random draws b = a a third of the time
-        found = search(_leaky_last, QueryPairs(1), epsilon=1.0, trials=2_000, seed=seed)
+        found = search(
+            _leaky_last, QueryPairs(1), trials=2_000, seed=seed, claim=PrivacyClaim(epsilon=1.0)
+        )
         assert found.pair.d0[0] != found.pair.d1[0]
 
 
@@ -108,7 +129,6 @@ def test_search_keeps_its_confidence_on_identical_mechanisms():
         search(
             _blind,
             QueryPairs(2),
-            epsilon=1.0,
             trials=400,
             screen_trials=100,
             random_pairs=1,
@@ -116,7 +136,8 @@ def test_search_keeps_its_confidence_on_identical_mechanisms():
             rounds=((3, 2),),
             confidence=0.95,
             seed=seed,
-            backend="serial",
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial"),
         ).epsilon_lower
         > 0
         for seed in range(200)
@@ -131,7 +152,14 @@ def _spread(q, rng, trials):
 
 def test_search_is_reproducible_from_its_seed():
     runs = [
-        search(_leaky_last, QueryPairs(3), epsilon=1.0, trials=4_000, screen_trials=500, seed=5)
+        search(
+            _leaky_last,
+            QueryPairs(3),
+            trials=4_000,
+            screen_trials=500,
+            seed=5,
+            claim=PrivacyClaim(epsilon=1.0),
+        )
         for _ in range(2)
     ]
     assert runs[0].screened == runs[1].screened and runs[0].pair.name == runs[1].pair.name
@@ -149,13 +177,12 @@ def test_screens_rank_a_leak_in_the_spread_first():
         found = search(
             _spread,
             pairs[seed % 2 :] + pairs[: seed % 2],
-            epsilon=1.0,
             trials=2_000,
             screen_trials=2_000,
             rounds=(),
             seed=seed,
-            relation="query",
-            sensitivity=2.0,
+            claim=PrivacyClaim(epsilon=1.0),
+            neighbours=Neighbours(relation="query", sensitivity=2.0),
         )
         assert found.pair.name == "spread"
 
@@ -170,11 +197,11 @@ def test_search_screens_with_the_users_statistic_and_canary_pairs():
     found = search(
         noisy_sum,
         CanaryPairs(data, scale=1.0),
-        epsilon=0.5,
         trials=4_000,
         screen_trials=500,
         local_steps=2,
-        statistic=lambda x: x[:, 0],
+        claim=PrivacyClaim(epsilon=0.5),
+        test=AuditTest(statistic=lambda x: x[:, 0]),
     )
     assert found.result.provenance.statistic.startswith("user:")
     assert found.epsilon_lower > 0.5  # a canary moves the sum by up to 10 (the far outlier)

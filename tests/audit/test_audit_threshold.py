@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.bounds import epsilon_from_rates, joint_upper, rate_upper, tilt_of
 from dpclaims.audit.threshold import (
     DIRECTIONS,
@@ -21,6 +21,8 @@ from dpclaims.audit.threshold import (
     quantile_ranks,
 )
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 
 def test_error_counts_match_brute_force():
@@ -56,12 +58,11 @@ def test_detects_a_mechanism_with_too_little_noise(strategy):
         gauss_sigma1,
         0.0,
         1.0,
-        epsilon=0.5,
-        delta=1e-5,
         trials=50_000,
         seed=3,
-        backend="serial",
-        threshold=strategy,
+        claim=PrivacyClaim(epsilon=0.5, delta=1e-5),
+        execution=Execution(backend="serial"),
+        test=AuditTest(threshold=strategy),
     )
     assert r.verdict == "violation"
     assert 1.0 < r.epsilon_lower < 4.38
@@ -71,7 +72,13 @@ def test_detects_a_mechanism_with_too_little_noise(strategy):
 
 def test_both_tails_are_found():
     flipped = audit(
-        gauss_sigma1, 1.0, 0.0, epsilon=0.5, delta=1e-5, trials=20_000, seed=4, backend="serial"
+        gauss_sigma1,
+        1.0,
+        0.0,
+        trials=20_000,
+        seed=4,
+        claim=PrivacyClaim(epsilon=0.5, delta=1e-5),
+        execution=Execution(backend="serial"),
     )
     assert flipped.verdict == "violation"
 
@@ -85,12 +92,11 @@ def test_reported_bound_is_recomputable_from_reported_counts(threshold, alpha, c
         gauss_sigma1,
         0.0,
         1.0,
-        epsilon=1.0,
-        delta=1e-5,
         trials=20_000,
         seed=5,
-        backend="serial",
-        threshold=threshold,
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+        execution=Execution(backend="serial"),
+        test=AuditTest(threshold=threshold),
     )
     assert r.provenance.ci_alpha == pytest.approx(alpha)  # auto: 4 tests for each of 12 ranks
     counts, test = (r.false_positives, r.n_negative, r.false_negatives, r.n_positive), r.provenance
@@ -115,19 +121,26 @@ def test_variance_change_is_found(threshold, statistic):
         scale,
         1.0,
         3.0,
-        epsilon=0.5,
-        delta=1e-5,
         trials=20_000,
         seed=6,
-        backend="serial",
-        threshold=threshold,
+        claim=PrivacyClaim(epsilon=0.5, delta=1e-5),
+        execution=Execution(backend="serial"),
+        test=AuditTest(threshold=threshold),
     )
     assert r.provenance.statistic == statistic
     assert r.verdict == "violation"
 
 
 def test_auto_picks_the_strategy_from_the_outputs():
-    cont = audit(gauss_sigma1, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
+    cont = audit(
+        gauss_sigma1,
+        0.0,
+        1.0,
+        trials=2000,
+        seed=0,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     split = (
         cont.provenance.threshold_strategy,
         cont.provenance.calibration_trials,
@@ -138,7 +151,15 @@ def test_auto_picks_the_strategy_from_the_outputs():
     def coin(data, rng, trials):
         return (rng.random(trials) < 0.25 + 0.5 * data).astype(float)
 
-    discrete = audit(coin, 0.0, 1.0, epsilon=1.0, trials=2000, seed=0, backend="serial")
+    discrete = audit(
+        coin,
+        0.0,
+        1.0,
+        trials=2000,
+        seed=0,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert (
         discrete.provenance.threshold_strategy == "calibration"
         and discrete.provenance.statistic == "identity"
@@ -151,19 +172,24 @@ def test_auto_picks_the_strategy_from_the_outputs():
         gauss3,
         0.0,
         1.0,
-        epsilon=1.0,
         trials=2000,
         seed=0,
-        backend="serial",
-        threshold=Quantiles(fraction=0.25),
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+        test=AuditTest(threshold=Quantiles(fraction=0.25)),
     )
     assert learned.provenance.calibration_trials == 500 and learned.certification_trials == 1500
 
 
 def test_strategy_values_and_strings_agree():
-    kwargs = {"epsilon": 1.0, "delta": 1e-5, "trials": 4000, "seed": 1, "backend": "serial"}
-    by_name = audit(gauss_sigma1, 0.0, 1.0, threshold="calibration", **kwargs)
-    by_value = audit(gauss_sigma1, 0.0, 1.0, threshold=Split(0.2), **kwargs)
+    kwargs = {
+        "claim": PrivacyClaim(epsilon=1.0, delta=1e-5),
+        "trials": 4000,
+        "seed": 1,
+        "execution": Execution(backend="serial"),
+    }
+    by_name = audit(gauss_sigma1, 0.0, 1.0, **kwargs, test=AuditTest(threshold="calibration"))
+    by_value = audit(gauss_sigma1, 0.0, 1.0, **kwargs, test=AuditTest(threshold=Split(0.2)))
     assert by_name.to_dict() | {"wall_time": 0} == by_value.to_dict() | {"wall_time": 0}
     assert by_value.provenance.calibration_trials == 800
 
@@ -244,7 +270,13 @@ def test_tightness_on_the_analytic_gaussian(epsilon):
     sigma = analytic_sigma(epsilon, 1e-5)
     limit = best_threshold_limit(sigma, 10**6)
     r = audit(
-        Gauss(sigma), 0.0, 1.0, epsilon=epsilon, delta=1e-5, trials=10**6, seed=0, backend="serial"
+        Gauss(sigma),
+        0.0,
+        1.0,
+        trials=10**6,
+        seed=0,
+        claim=PrivacyClaim(epsilon=epsilon, delta=1e-5),
+        execution=Execution(backend="serial"),
     )
     assert r.verdict == "consistent"
     assert r.epsilon_lower <= epsilon
@@ -252,21 +284,29 @@ def test_tightness_on_the_analytic_gaussian(epsilon):
 
 
 def test_outputs_too_many_to_hold_stream_or_fail_clearly(monkeypatch):
-    monkeypatch.setattr(sys.modules["dpclaims.audit.core"], "MAX_HELD_VALUES", 1500)
+    monkeypatch.setattr(sys.modules["dpclaims.audit.threshold"], "MAX_HELD_VALUES", 1500)
 
     def gauss2(data, rng, trials):
         return data + rng.standard_normal((trials, 2))
 
-    streamed = audit(gauss2, 0.0, 1.0, epsilon=1.0, trials=1000, seed=0, backend="serial")
+    streamed = audit(
+        gauss2,
+        0.0,
+        1.0,
+        trials=1000,
+        seed=0,
+        claim=PrivacyClaim(epsilon=1.0),
+        execution=Execution(backend="serial"),
+    )
     assert streamed.provenance.threshold_strategy == "calibration"
     with pytest.raises(InputError, match="threshold=Quantiles holds all 1000 × 2 outputs"):
         audit(
             gauss2,
             0.0,
             1.0,
-            epsilon=1.0,
             trials=1000,
             seed=0,
-            backend="serial",
-            threshold="quantiles",
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial"),
+            test=AuditTest(threshold="quantiles"),
         )

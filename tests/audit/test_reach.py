@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims.audit import Quantiles, audit, certify_scores
+from dpclaims.audit import AuditTest, Neighbours, Quantiles, audit, certify_scores
 from dpclaims.audit.reach import REACH_LIMIT, reach
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim
 
 N = 10_000
 REPS = 60
@@ -21,10 +23,7 @@ def _draw(kind, n, shift, rng):
 def _reach_of(found, claim, delta):
     test = found.test
     return reach(
-        false_positives=int(test.false_positives),
-        n_negative=int(test.n_negative),
-        false_negatives=int(test.false_negatives),
-        n_positive=int(test.n_positive),
+        test,
         claim=claim,
         delta=delta,
         alpha=found.alpha,
@@ -94,11 +93,10 @@ def test_a_weak_pair_is_consistent_weak_and_a_strong_one_consistent():
         _gaussian_mechanism(8.0),
         0.0,
         1.0,
-        epsilon=4.0,
-        delta=1e-5,
         trials=20_000,
-        relation="unchecked",
-        backend="serial",
+        claim=PrivacyClaim(epsilon=4.0, delta=1e-5),
+        neighbours=Neighbours(relation="unchecked"),
+        execution=Execution(backend="serial"),
     )
     assert weak.verdict == "consistent_weak" and weak.reach.factor > REACH_LIMIT
     assert "would catch only" in weak.reason and "reach" in weak.summary()
@@ -106,23 +104,21 @@ def test_a_weak_pair_is_consistent_weak_and_a_strong_one_consistent():
         _gaussian_mechanism(2.0),
         0.0,
         1.0,
-        epsilon=2.5,
-        delta=1e-5,
         trials=200_000,
-        relation="unchecked",
-        backend="serial",
+        claim=PrivacyClaim(epsilon=2.5, delta=1e-5),
+        neighbours=Neighbours(relation="unchecked"),
+        execution=Execution(backend="serial"),
     )
     assert strong.verdict == "consistent" and strong.reach.factor <= REACH_LIMIT
     relaxed = audit(
         _gaussian_mechanism(8.0),
         0.0,
         1.0,
-        epsilon=4.0,
-        delta=1e-5,
         trials=20_000,
-        relation="unchecked",
-        backend="serial",
-        reach_limit=math.inf,
+        claim=PrivacyClaim(epsilon=4.0, delta=1e-5),
+        neighbours=Neighbours(relation="unchecked"),
+        execution=Execution(backend="serial"),
+        test=AuditTest(reach_limit=math.inf),
     )
     assert relaxed.verdict == "consistent"
     record = weak.to_dict()
@@ -136,10 +132,10 @@ def test_reach_limit_is_validated():
             _gaussian_mechanism(1.0),
             0.0,
             1.0,
-            epsilon=1.0,
             trials=1000,
-            relation="unchecked",
-            reach_limit=0.5,
+            claim=PrivacyClaim(epsilon=1.0),
+            neighbours=Neighbours(relation="unchecked"),
+            test=AuditTest(reach_limit=0.5),
         )
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from dpclaims.audit.search import describe_change, search
 from dpclaims.data import UserDataset, are_neighbours
+from dpclaims.privacy import PrivacyClaim
 from dpclaims.targets.pairs import LABEL_PAIRS, CanaryPairs
 
 K = 4
@@ -95,7 +96,11 @@ def test_search_catches_a_class_that_disappears_from_a_plain_dataset():
     class disappears (the new-class pair the mechanism refuses is skipped) and certifies ε far
     above the claim, with ε = ∞ on the pair flagged."""
     found = search(
-        _class_histogram, CanaryPairs(_plain()), epsilon=1.0, trials=20_000, screen_trials=2_000
+        _class_histogram,
+        CanaryPairs(_plain()),
+        trials=20_000,
+        screen_trials=2_000,
+        claim=PrivacyClaim(epsilon=1.0),
     )
     assert found.verdict == "violation" and found.epsilon_lower > 5
     assert found.result.infinite
@@ -108,10 +113,10 @@ def test_the_feature_canaries_alone_miss_the_label_leak():
     found = search(
         _class_histogram,
         CanaryPairs(_plain(), labels=False),
-        epsilon=1.0,
         trials=4_000,
         screen_trials=1_000,
         local_steps=2,
+        claim=PrivacyClaim(epsilon=1.0),
     )
     assert found.epsilon_lower == 0.0  # the features never reach the output
 
@@ -125,11 +130,11 @@ def test_outputs_of_different_widths_skip_the_pair_with_the_reason():
     found = search(
         classes_present,
         CanaryPairs(data),
-        epsilon=1.0,
         trials=2_000,
         screen_trials=500,
         local_steps=2,
         random_pairs=1,
+        claim=PrivacyClaim(epsilon=1.0),
     )
     reasons = dict(found.skipped)
     assert "ε = ∞ on this pair" in reasons["new class 2 appears"]

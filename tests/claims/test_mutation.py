@@ -3,6 +3,7 @@
 import pytest
 
 from dpclaims import claims
+from dpclaims.audit import AuditTest
 from dpclaims.claims.mutation import (
     AUDIT_OF,
     audit_of,
@@ -29,10 +30,10 @@ def test_audit_settings_follow_the_registry_budget():
         audit_settings("lla24.alg2.abovethreshold", "quick"),
         audit_settings("lla24.alg2.abovethreshold", "standard"),
     )
-    assert quick["method"] == "threshold" and standard["trials"] > quick["trials"]
+    assert quick["test"].method == "threshold" and standard["trials"] > quick["trials"]
     assert audit_settings("catalog:laplace", "quick") == {
         "trials": 20_000,
-        "method": "threshold",
+        "test": AuditTest(method="threshold"),
         "confidence": 0.95,
     }
 

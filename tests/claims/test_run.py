@@ -18,7 +18,7 @@ from dpclaims.claims.run import (
     to_jsonable,
 )
 from dpclaims.errors import InputError
-from dpclaims.execution import Execution
+from dpclaims.execution import Execution, Serial
 from dpclaims.reports import exit_code
 from dpclaims.results import VERDICTS
 
@@ -235,7 +235,7 @@ def test_one_execution_reaches_each_experiment_with_a_checkpoint_folder_per_clai
     execution = Execution(backend="serial", workers=1, checkpoint=str(tmp_path))
     run_claims([get(CLAIM)], execution=execution)
     got = experiment.execution
-    assert (got.backend, got.workers) == ("serial", 1)
+    assert (got.backend, got.workers) == (Serial(), 1)
     assert got.checkpoint == str(tmp_path / CLAIM)
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from dpclaims.audit import audit
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.problem import Problem
 
@@ -141,5 +142,7 @@ def test_audit_passes_the_algorithms_and_catches_the_sum_loss_bug(mechanism, ver
     the claim: ``consistent``, not ``consistent_weak``)."""
     d0, d1 = _flip_pair(10)
     claim = PrivacyClaim(epsilon=1.0, delta=0.0)
-    result = audit(mechanism, d0, d1, claim=claim, trials=5000, seed=3, backend="serial")
+    result = audit(
+        mechanism, d0, d1, claim=claim, trials=5000, seed=3, execution=Execution(backend="serial")
+    )
     assert result.verdict == verdict, result.reason

@@ -17,6 +17,7 @@ from erm_perturbation.algorithms import (
 from dpclaims import claims
 from dpclaims.audit.reach import REACH_LIMIT
 from dpclaims.claims.registry import Registry, UnknownClaimError
+from dpclaims.execution import Execution
 
 PACKAGE = Path(__file__).resolve().parents[2] / "examples" / "erm_perturbation" / "src"
 PAPER = "chaudhuri-monteleoni-sarwate-2011"
@@ -97,7 +98,7 @@ def test_correct_algorithms_are_consistent_within_reach_at_quick(experiments, cl
 def test_beta_x2_mutants_are_registered_and_killed_at_quick(experiments):
     from dpclaims.claims.mutation import kill_matrix
 
-    report = kill_matrix(papers=PAPER, budget="quick", backend="serial")
+    report = kill_matrix(papers=PAPER, budget="quick", execution=Execution(backend="serial"))
     rows = {row["mutant"]: row for row in report["matrix"]}
     assert set(rows) == {"cms11-m1-alg1-beta-x2", "cms11-m2-alg2-beta-x2"}
     assert rows["cms11-m1-alg1-beta-x2"]["audit"] == "cms11.alg1.privacy"

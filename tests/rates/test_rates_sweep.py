@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpclaims.errors import InputError, MechanismError
-from dpclaims.execution import child_seed
+from dpclaims.execution import Execution, child_seed
 from dpclaims.rates import geometric_grid, sweep
 
 
@@ -19,17 +19,36 @@ def batch_rate(n, rng, trials=16):
 
 def test_same_seed_identical_on_serial_and_processes_backends():
     grid = geometric_grid(10, 1000, 5, integer=True)
-    serial = sweep(noisy_rate, "n", grid, replicates=6, seed=7, backend="serial")
-    parallel = sweep(noisy_rate, "n", grid, replicates=6, seed=7, backend="processes", workers=2)
+    serial = sweep(
+        noisy_rate, "n", grid, replicates=6, seed=7, execution=Execution(backend="serial")
+    )
+    parallel = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=6,
+        seed=7,
+        execution=Execution(backend="processes", workers=2),
+    )
     np.testing.assert_array_equal(serial.errors, parallel.errors)
     assert serial.errors.shape == (5, 6)
-    other = sweep(noisy_rate, "n", grid, replicates=6, seed=8, backend="serial")
+    other = sweep(
+        noisy_rate, "n", grid, replicates=6, seed=8, execution=Execution(backend="serial")
+    )
     assert not np.array_equal(serial.errors, other.errors)
 
 
 def test_replicate_r_of_value_i_uses_child_seed_i_r():
     grid = [10, 100, 1000, 10_000]
-    result = sweep(noisy_rate, "n", grid, replicates=3, seed=11, fixed={"c": 5.0}, backend="serial")
+    result = sweep(
+        noisy_rate,
+        "n",
+        grid,
+        replicates=3,
+        seed=11,
+        fixed={"c": 5.0},
+        execution=Execution(backend="serial"),
+    )
     rng = np.random.default_rng(child_seed(11, 2, 1))
     assert result.errors[2, 1] == noisy_rate(1000, rng, c=5.0)
 
@@ -41,14 +60,26 @@ def test_integer_grid_values_reach_the_experiment_as_int():
         seen.append(type(n))
         return 1.0 / n
 
-    sweep(record, "n", geometric_grid(10, 1000, 4, integer=True), replicates=2, backend="serial")
+    sweep(
+        record,
+        "n",
+        geometric_grid(10, 1000, 4, integer=True),
+        replicates=2,
+        execution=Execution(backend="serial"),
+    )
     assert set(seen) == {int}
 
 
 def test_vector_errors_are_averaged_per_replicate():
     grid = geometric_grid(10, 1000, 4)
     result = sweep(
-        batch_rate, "n", grid, replicates=3, seed=2, fixed={"trials": 16}, backend="serial"
+        batch_rate,
+        "n",
+        grid,
+        replicates=3,
+        seed=2,
+        fixed={"trials": 16},
+        execution=Execution(backend="serial"),
     )
     assert result.batch == 16
     expected = batch_rate(grid[1], np.random.default_rng(child_seed(2, 1, 0)), trials=16).mean()
@@ -63,7 +94,7 @@ def test_to_dict_is_json_and_fit_recovers_exponent():
         replicates=10,
         seed=3,
         fixed={"b": -1.0},
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     record = json.loads(json.dumps(result.to_dict()))
     assert record["param"] == "n" and record["replicates"] == 10 and record["fixed"] == {"b": -1.0}
@@ -84,7 +115,13 @@ def test_to_dict_is_json_and_fit_recovers_exponent():
 )
 def test_bad_experiment_outputs_raise_mechanism_error(experiment, match):
     with pytest.raises(MechanismError, match=match):
-        sweep(experiment, "n", [10.0, 100.0, 1000.0, 10_000.0], replicates=2, backend="serial")
+        sweep(
+            experiment,
+            "n",
+            [10.0, 100.0, 1000.0, 10_000.0],
+            replicates=2,
+            execution=Execution(backend="serial"),
+        )
 
 
 @pytest.mark.parametrize(
@@ -94,7 +131,7 @@ def test_bad_experiment_outputs_raise_mechanism_error(experiment, match):
         ({"values": [10, 20, 30, 40]}, "values spans"),
         ({"seed": -1}, "seed must be a non-negative integer"),
         ({"fixed": {"n": 3}}, "fixed contains the swept parameter"),
-        ({"backend": "gpu"}, "backend must be one of"),
+        ({"execution": "gpu"}, "execution must be a dpclaims.execution.Execution"),
         ({"param": ""}, "param must be a non-empty string"),
     ],
 )
@@ -103,7 +140,7 @@ def test_bad_sweep_arguments_raise_input_error(kwargs, match):
         "param": "n",
         "values": [10, 100, 1000, 10_000],
         "replicates": 2,
-        "backend": "serial",
+        "execution": Execution(backend="serial"),
         **kwargs,
     }
     with pytest.raises(InputError, match=match):

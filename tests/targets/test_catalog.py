@@ -2,6 +2,7 @@ import pytest
 
 from dpclaims.audit import audit
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.targets.catalog import TARGETS, audit_target, default_unit
 
@@ -13,7 +14,13 @@ def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
     claim = PrivacyClaim(1.0, delta, default_unit(name), "replace")
     target = audit_target(name, claim)
     result = audit(
-        target.mechanism, target.d0, target.d1, claim=claim, trials=50_000, seed=3, backend="serial"
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=claim,
+        trials=50_000,
+        seed=3,
+        execution=Execution(backend="serial"),
     )
     assert (target.name, target.claim, target.description) == (name, claim, TARGETS[name][0])
     expected = "violation" if TARGETS[name][1] else "consistent"

@@ -9,7 +9,7 @@ import pytest
 
 from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.algorithms.transcript import StepRelease
-from dpclaims.audit import audit
+from dpclaims.audit import AuditTest, audit
 from dpclaims.data import GradientCanaryDataset
 from dpclaims.errors import InputError
 from dpclaims.losses import LogisticLoss, SquaredLoss
@@ -49,9 +49,9 @@ def _audit(target, trials, seed=0):
         target.d0,
         target.d1,
         claim=target.claim,
-        statistic=target.statistic,
         trials=trials,
         seed=seed,
+        test=AuditTest(statistic=target.statistic),
     )
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from dpclaims.audit import audit
 from dpclaims.errors import InputError
+from dpclaims.execution import Execution
 from dpclaims.targets.mutants import Mutant, get_mutant, list_mutants, register_mutant
 
 
@@ -32,7 +33,7 @@ def test_a_generic_mutant_builds_an_auditable_violation(name):
         claim=target.claim,
         trials=50_000,
         seed=1,
-        backend="serial",
+        execution=Execution(backend="serial"),
     )
     assert result.verdict == "violation"
     assert result.epsilon_lower <= get_mutant(name).true_epsilon

@@ -10,6 +10,7 @@ from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
 from dpclaims.claims.mutation import audit_settings, kill_matrix
 from dpclaims.data import are_neighbours
+from dpclaims.execution import Execution
 from dpclaims.targets.mutants import list_mutants
 from dpclaims.targets.realbugs import get_bug, list_bugs
 
@@ -46,7 +47,7 @@ def test_real_bugs_are_registered_mutants_of_the_real_corpus():
 
 @pytest.mark.parametrize("name", FAST)
 def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name):
-    report = kill_matrix(names=[name], corpus="real", backend="serial")
+    report = kill_matrix(names=[name], corpus="real", execution=Execution(backend="serial"))
     assert report["killed"] == 1, report["matrix"]
     bug = get_bug(name)
     twin = bug.target(twin=True)
@@ -57,8 +58,8 @@ def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name
         twin.d1,
         claim=twin.claim,
         seed=1,
-        progress=False,
         **{**settings, **bug.audit_options()},
+        execution=Execution(progress=False),
     )
     assert result.verdict != "violation"
 
@@ -69,7 +70,15 @@ def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(
     bug = get_bug(name)
     settings = {**audit_settings(f"realbug:{name}", "quick"), **bug.audit_options()}
     t = bug.target()
-    caught = audit(t.mechanism, t.d0, t.d1, claim=t.claim, seed=0, progress=False, **settings)
+    caught = audit(
+        t.mechanism,
+        t.d0,
+        t.d1,
+        claim=t.claim,
+        seed=0,
+        **settings,
+        execution=Execution(progress=False),
+    )
     assert caught.verdict == "violation"
     twin = bug.target(twin=True)
     for seed in range(4):
@@ -79,8 +88,8 @@ def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(
             twin.d1,
             claim=twin.claim,
             seed=seed,
-            progress=False,
             **settings,
+            execution=Execution(progress=False),
         )
         assert result.verdict != "violation", (seed, result.epsilon_lower)
 

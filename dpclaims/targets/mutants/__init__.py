@@ -53,7 +53,7 @@ class Mutant:
         ``realbug:NAME``); the packaged mutants' are in :data:`dpclaims.claims.mutation.AUDIT_OF`,
         a plugin's mutants and the real bugs name theirs here
     corpus : ``papers`` or ``real`` (:data:`CORPORA`)
-    audit_options : audit keywords its audit needs (``method``, ``statistic``), else None
+    audit_options : audit keywords its audit needs (``test=AuditTest(...)``), else None
     """
 
     name: str

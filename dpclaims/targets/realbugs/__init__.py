@@ -180,11 +180,10 @@ class RealBug:
         )
 
     def audit_options(self) -> dict:
-        """Keywords of :func:`~dpclaims.audit.audit` the cheapest catch needs."""
-        options: dict[str, Any] = {"method": self.method}
-        if self.statistic is not None:
-            options["statistic"] = self.statistic
-        return options
+        """Keywords of :func:`~dpclaims.audit.audit` the cheapest catch needs: its ``test``."""
+        from ...audit import AuditTest
+
+        return {"test": AuditTest(method=self.method, statistic=self.statistic)}
 
     def to_dict(self) -> dict:
         eps = self.true_epsilon

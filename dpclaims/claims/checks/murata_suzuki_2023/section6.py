@@ -235,17 +235,7 @@ class Section6:
         done = {} if directory is None else _load(directory)
         todo = [t for t in tasks if _key(*t) not in done]
         cells = [(self, *t, directory) for t in todo]
-        fresh = (
-            map_tasks(
-                _run_cell,
-                cells,
-                backend=execution.backend,
-                workers=execution.workers,
-                scheduler=execution.scheduler,
-            )
-            if todo
-            else []
-        )
+        fresh = map_tasks(_run_cell, cells, execution) if todo else []
         done.update({_key(*t): r for t, r in zip(todo, fresh, strict=True)})
         return self.summarize({t: done[_key(*t)] for t in tasks})
 
