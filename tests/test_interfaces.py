@@ -1,8 +1,7 @@
 """The spine measurements of issue #29 (``benchmarks/measure_interfaces.py``).
 
 The detectors are checked on a small package built here; on ``dpclaims/`` every count must be
-zero except those in :data:`PENDING`, which other branches of issue #29 bring to zero: delete
-an entry when its branch lands and the count it names is asserted from then on.
+zero.
 """
 
 import importlib.util
@@ -20,27 +19,18 @@ measure = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = measure  # dataclasses resolve their module by name
 _spec.loader.exec_module(measure)
 
-PENDING = {
-    "functions with > 12 parameters": "claims/checks/lowy_liu_asi_2024.py alg3_risk (15) and "
-    "alg1_risk (14): experiment helpers still taking their sizes loose",
-}
-"""Counts not yet zero, with what zeroes them. Asserted: import cycles, upward imports and
-the forbidden arrows (``algorithms`` -> ``audit``, ``reports`` -> ``claims``), ``isinstance``
-dispatch on strategies and backends, string vocabularies with the same strings or one name in
-two rooms, and every module of the package lying in a room of ``LAYERS``."""
-
 
 @pytest.fixture(scope="module")
 def spine():
     return measure.measure_spine(ROOT / "dpclaims")
 
 
-def test_pending_names_real_counts(spine):
-    assert set(PENDING) <= set(spine.failures), set(PENDING) - set(spine.failures)
-
-
 def test_spine_counts_are_zero(spine):
-    failing = {what: n for what, n in spine.failures.items() if n and what not in PENDING}
+    """Import cycles, upward imports, the forbidden arrows (``algorithms`` -> ``audit``,
+    ``reports`` -> ``claims``), functions with more than 12 parameters, ``isinstance`` dispatch
+    on strategies and backends, string vocabularies with the same strings or one name in two
+    rooms: all zero."""
+    failing = {what: n for what, n in spine.failures.items() if n}
     assert not failing, failing
 
 

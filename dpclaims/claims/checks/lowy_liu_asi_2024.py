@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -387,42 +388,58 @@ def value_alg2_q1_halting_law(claim, budget):
 # --------------------------------------------------------------------- rates: experiment functions
 
 
+@dataclass(frozen=True, kw_only=True)
+class H1Setting:
+    """Sizes, privacy and signal of one risk sweep on H1 (or H3): the problem at grid value ``v``
+    of ``param`` and the signal α = α₀(v/v₀)^a (capped at 1)."""
+
+    n: int
+    m: int = 16
+    d: int = 4
+    epsilon: float
+    delta: float
+    alpha0: float
+    alpha_exp: float
+    v0: float = 4000.0
+    noise_mult: float = 1.0
+
+    def at(self, value, param: str) -> tuple[dict, float]:
+        """``({n, m, d, epsilon} at the grid value, α)``."""
+        kw = {"n": self.n, "m": self.m, "d": self.d, "epsilon": self.epsilon}
+        kw[param] = int(value) if param in ("n", "m", "d") else float(value)
+        return kw, min(1.0, self.alpha0 * (value / self.v0) ** self.alpha_exp)
+
+
+ALG3_SETTING = H1Setting(n=32000, epsilon=4.0, delta=1e-7, alpha0=0.4, alpha_exp=-1.0)
+"""RT-3's defaults for :func:`alg3_risk`."""
+
+ALG1_SETTING = H1Setting(n=16000, epsilon=10.0, delta=1e-6, alpha0=0.5, alpha_exp=-0.5)
+"""RT-5's defaults for :func:`alg1_risk`."""
+
+
 def alg3_risk(
-    value,
-    rng,
-    *,
-    param="n",
-    n=32000,
-    m=16,
-    d=4,
-    epsilon=4.0,
-    delta=1e-7,
-    alpha0=0.4,
-    alpha_exp=-1.0,
-    v0=4000.0,
-    noise_mult=1.0,
-    normalised=False,
-    smoothed=False,
-    algorithm=Algorithm3,
+    value, rng, *, param="n", normalised=False, smoothed=False, algorithm=Algorithm3, **setting
 ):
     """Excess risk of Algorithm 3 (relaxed, one trial) on H1 (or H3 if ``smoothed``).
 
-    α = α₀(v/v₀)^a at grid value v; ``algorithm`` is Algorithm 3 or a mutant class.
+    ``setting``: fields of :class:`H1Setting` replacing :data:`ALG3_SETTING`'s; ``algorithm`` is
+    Algorithm 3 or a mutant class.
     """
-    kw = {"n": n, "m": m, "d": d, "epsilon": epsilon}
-    kw[param] = int(value) if param in ("n", "m", "d") else float(value)
-    alpha = min(1.0, alpha0 * (value / v0) ** alpha_exp)
+    s = replace(ALG3_SETTING, **setting)
+    kw, alpha = s.at(value, param)
     if smoothed:
         inst = AbsoluteCubeInstance(kw["d"], alpha=alpha)
-        problem = Problem(**kw, delta=delta, radius=2.0, loss=inst.loss)
-        algo = SmoothedAlgorithm3.from_theorem(problem, constants="relaxed", noise_mult=noise_mult)
+        problem = Problem(**kw, delta=s.delta, radius=2.0, loss=inst.loss)
+        algo = SmoothedAlgorithm3.from_theorem(
+            problem, constants="relaxed", noise_mult=s.noise_mult
+        )
     else:
         inst = LinearHypercubeInstance(kw["d"], alpha=alpha)
         algo = algorithm.from_theorem(
-            Problem(**kw, delta=delta, radius=1.0),
+            Problem(**kw, delta=s.delta, radius=1.0),
             diameter=1.0,
             constants="relaxed",
-            noise_mult=noise_mult,
+            noise_mult=s.noise_mult,
         )
     data = inst.sample(kw["n"], kw["m"], rng)
     theta = algo.run(data, rng, 1).theta
@@ -465,34 +482,18 @@ class Alg3Level:
         return {"normalised_risk": interval, "below_level": float(interval[2] < self.level)}
 
 
-def alg1_risk(
-    value,
-    rng,
-    *,
-    param="n",
-    n=16000,
-    m=16,
-    d=4,
-    epsilon=10.0,
-    delta=1e-6,
-    alpha0=0.5,
-    alpha_exp=-0.5,
-    v0=4000.0,
-    noise_mult=1.0,
-    eta_const=300.0,
-    normalised=False,
-):
-    """Excess risk of Algorithm 1 (relaxed, c_η = 300, one trial) on H1, α = α₀(v/v₀)^a (RT-5)."""
-    kw = {"n": n, "m": m, "d": d, "epsilon": epsilon}
-    kw[param] = int(value) if param in ("n", "m", "d") else float(value)
-    alpha = min(1.0, alpha0 * (value / v0) ** alpha_exp)
+def alg1_risk(value, rng, *, param="n", eta_const=300.0, normalised=False, **setting):
+    """Excess risk of Algorithm 1 (relaxed, c_η = 300, one trial) on H1 (RT-5); ``setting``:
+    fields of :class:`H1Setting` replacing :data:`ALG1_SETTING`'s."""
+    s = replace(ALG1_SETTING, **setting)
+    kw, alpha = s.at(value, param)
     inst = LinearHypercubeInstance(kw["d"], alpha=alpha)
     algo = Algorithm1.from_theorem(
-        Problem(**kw, delta=delta, radius=1.0),
+        Problem(**kw, delta=s.delta, radius=1.0),
         diameter=1.0,
         constants="relaxed",
         eta_const=eta_const,
-        noise_mult=noise_mult,
+        noise_mult=s.noise_mult,
     )
     theta = algo.run(inst.sample(kw["n"], kw["m"], rng), rng, 1).theta
     risk = inst.normalised_risk(theta) if normalised else inst.excess_risk(theta)
