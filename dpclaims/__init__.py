@@ -3,7 +3,8 @@
 The names below are imported on first use (PEP 562), so ``import dpclaims`` and the
 ``dpclaims`` command start without loading numpy, scipy or the experiments.  Papers and
 their claims: :mod:`dpclaims.claims` (``claims.load()``, ``claims.Registry``); running
-them: :mod:`dpclaims.claims.run`; rendering results: :mod:`dpclaims.reports`.
+them: :mod:`dpclaims.claims.run`; their results: :mod:`dpclaims.results`; rendering them:
+:mod:`dpclaims.reports`.  The rooms and their order: ``docs/architecture.md``.
 """
 
 from importlib import import_module
@@ -25,6 +26,12 @@ _HOMES = {
     "Execution": ".execution",
     "run_trials": ".execution",
     "PrivacyClaim": ".privacy",
+    "AuditTarget": ".target",
+    "AuditTest": ".audit.options",
+    "Neighbours": ".audit.options",
+    "Reference": ".audit.options",
+    "Results": ".results",
+    "Verdict": ".verdicts",
 }
 
 __all__ = ["__version__", "audit", *_HOMES]
