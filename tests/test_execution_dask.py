@@ -117,7 +117,10 @@ def test_dask_without_scheduler_starts_and_closes_a_local_cluster():
 
 
 @pytest.mark.slow
-def test_unreachable_scheduler_is_a_clear_error():
+def test_unreachable_scheduler_is_a_clear_error(monkeypatch):
+    from dpclaims.execution import backends
+
+    monkeypatch.setattr(backends, "DASK_CONNECT_TIMEOUT", 1)  # the port refuses: no need to wait
     with pytest.raises(InputError, match="could not connect to the Dask scheduler"):
         run_trials(
             gauss, 0.0, 10, execution=Execution(backend="dask", scheduler="tcp://127.0.0.1:1")

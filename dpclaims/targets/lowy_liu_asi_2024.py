@@ -8,6 +8,7 @@ subclass of :mod:`dpclaims.targets.mutants.lowy_liu_asi_2024`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -255,8 +256,13 @@ def halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
 
     Index 0 is "never halted" (H = ∞), index t the halt at step t.  With ξ ~ Lap(8/ε) drawn
     once, ``ρ(ξ) = P(s + Lap(16/ε) ≥ 4K/5 + ξ)``; ``P(H = t) = E_ξ[ρ^{t−1}(1 − ρ)]``,
-    ``P(H = ∞) = E_ξ[ρ^T]``.
+    ``P(H = ∞) = E_ξ[ρ^T]``.  Computed once per argument tuple (quadrature, ~1 s).
     """
+    return _halting_law(float(score), int(K), int(steps), float(epsilon)).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _halting_law(score: float, K: int, steps: int, epsilon: float) -> np.ndarray:
     b_thr, b_q = ALG2_THRESHOLD_LAPLACE / epsilon, ALG2_QUERY_LAPLACE / epsilon
 
     def rho(xi):
