@@ -397,8 +397,8 @@ def test_mutant_corpus_entries():
 
 
 def test_auditor_checks_grouped_means_neighbours():
-    from dpclaims.claims.checks.ghazi_et_al_2023 import outlier_means_pair, sc_bottom_mechanism
     from dpclaims.errors import NotNeighboursError
+    from dpclaims.targets.ghazi_et_al_2023 import outlier_means_pair, sc_bottom_mechanism
 
     mech = sc_bottom_mechanism()
     d0, d1 = outlier_means_pair(mech.n, mech.m, 3)

@@ -59,12 +59,8 @@ def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
     (closed form) is 0.5399 at (1, 1e-3) and no s does better (the tight ε of Algorithm 1 under
     the proof's shift bound |S| + |S'| + 2)."""
     from dpclaims.algorithms.ghazi_et_al_2023 import DelOutputPert
-    from dpclaims.claims.checks.ghazi_et_al_2023 import (
-        TIE_PROBLEM,
-        best_tie_break_s,
-        tie_break_epsilon,
-    )
     from dpclaims.hardinstances.ghazi_et_al_2023 import TwoCampCount, tie_break_pair
+    from dpclaims.targets.ghazi_et_al_2023 import TIE_PROBLEM, best_tie_break_s, tie_break_epsilon
 
     mech = DelOutputPert.from_theorem(TIE_PROBLEM, Delta=1.0, f=TwoCampCount())
     s, eps = best_tie_break_s(mech)
@@ -76,11 +72,9 @@ def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
     assert (s0, s1) == (s, s + 1)
     assert (float(f0[0]), float(f1[0])) == (-(s + 2.0), s + 1.0)
     # the closed form reduces to the ⊥-channel formula (no shift) and to the Gaussian mechanism
-    from dpclaims.claims.checks.ghazi_et_al_2023 import (
-        _reference_bottom_epsilon,
-        bottom_gaussian_pair_epsilon,
-    )
+    from dpclaims.claims.checks.ghazi_et_al_2023 import _reference_bottom_epsilon
     from dpclaims.privacy import gaussian_epsilon
+    from dpclaims.targets.ghazi_et_al_2023 import bottom_gaussian_pair_epsilon
 
     p, q = float(mech.tdlap.cdf(s)), float(mech.tdlap.cdf(s - 1))
     assert bottom_gaussian_pair_epsilon(p, q, 0.0, 1e-3) == pytest.approx(
