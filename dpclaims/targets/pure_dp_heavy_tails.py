@@ -3,11 +3,15 @@ spec 003 §7(a)): the honest targets the registry audits and the mutants reuse.
 
 * :func:`audit_alg4`, :func:`audit_alg1` — Algorithms 4 and 1 on the heavy-outlier pair.
 * :func:`audit_sampler` — the Lap₂ sampler alone, through :class:`QuadrantStatistic`.
+* The registry audits' targets: :func:`alg2_target`, :func:`alg4_joint_target`,
+  :func:`main_transcript_target`, :func:`main_last_call_target`, :func:`structured_target`,
+  :func:`structured_d2_target`, :func:`em_pgm_target`, :func:`alg7_target`,
+  :func:`alg7_rejection_target`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,16 +19,22 @@ import numpy as np
 from dpclaims.algorithms.pure_dp_heavy_tails import (
     DoubleOutputPert,
     L2LaplaceMechanism,
+    OutPertLocalize,
     PopLocalize,
     WorstValidPoint,
+    clip_level,
 )
+from dpclaims.algorithms.pure_dp_heavy_tails.domains import Ball
+from dpclaims.algorithms.pure_dp_heavy_tails.em import EMPGM, LocalizedGridEM
+from dpclaims.data import UserDataset
 from dpclaims.errors import check_choice
 from dpclaims.hardinstances.canaries import heavy_outlier_pair
 from dpclaims.hardinstances.pure_dp_heavy_tails.pairs import (
     block_outlier_pair,
+    hinge_outlier_pair,
     shift_pair,
 )
-from dpclaims.losses import AbsoluteLoss
+from dpclaims.losses import AbsoluteLoss, HingeLoss
 from dpclaims.problem import Problem
 from dpclaims.target import AuditTarget
 
@@ -34,16 +44,38 @@ AUDIT_N = 200
 __all__ = [
     "AUDIT_N",
     "audit_problem",
+    "audit_problem_with",
     "audit_alg4",
     "audit_alg1",
     "QuadrantStatistic",
     "audit_sampler",
+    "alg2_target",
+    "JointEvent",
+    "alg4_joint_target",
+    "main_setup",
+    "LastCallEvent",
+    "main_transcript_target",
+    "main_last_call_target",
+    "ALG4_AUDIT",
+    "HINGE_LAM",
+    "HINGE_WEIGHT",
+    "hinge_shift_over_sensitivity",
+    "structured_target",
+    "structured_d2_target",
+    "em_pgm_target",
+    "alg7_target",
+    "alg7_rejection_target",
 ]
 
 
 def audit_problem(*, n: int = AUDIT_N, d: int = 1, epsilon: float = 1.0) -> Problem:
     """The §7(a) problem: absolute loss a|w − b| on 𝒲 = B(0, 10), pure ε-DP, item level."""
     return Problem(n=n, d=d, epsilon=epsilon, radius=10.0, loss=AbsoluteLoss())
+
+
+def audit_problem_with(loss) -> Problem:
+    """:func:`audit_problem` (n = :data:`AUDIT_N`, d = 1) with another loss."""
+    return Problem(n=AUDIT_N, d=1, epsilon=1.0, radius=10.0, loss=loss)
 
 
 def audit_alg4(
@@ -119,3 +151,190 @@ def audit_sampler(
     d0, d1 = shift_pair(d, 1.0)
     release = QuadrantStatistic(mech) if statistic == "quadrant" else mech
     return AuditTarget(mechanism=release, d0=d0, d1=d1, claim=mech.privacy_claim)
+
+
+def alg2_target() -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    clip = clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
+    alg = OutPertLocalize.from_theorem(
+        audit_problem(),
+        lam=1.0,
+        clip=clip,
+        beta=0.1,
+        harness=WorstValidPoint.for_record(d0, 0),
+    )
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+@dataclass(frozen=True)
+class JointEvent:
+    """Post-processing of a joint release ``(w̃, w_out)`` to ``max`` over ``columns`` (default all)
+    ``(trials, 1)``.
+
+    Threshold events on it are the spec §7(a) events ``{w̃ ≤ t and w_out ≤ t}`` (and complements);
+    post-processing cannot raise the privacy loss, so the audit stays valid.
+    """
+
+    mechanism: Any
+    columns: tuple | None = None
+
+    def __call__(self, data, rng, trials):
+        out = self.mechanism(data, rng, trials)
+        return np.max(
+            out if self.columns is None else out[:, list(self.columns)], axis=1, keepdims=True
+        )
+
+
+def alg4_joint_target() -> AuditTarget:
+    target = audit_alg4()
+    return AuditTarget(
+        mechanism=JointEvent(target.mechanism), d0=target.d0, d1=target.d1, claim=target.claim
+    )
+
+
+MAIN_PHASES = None
+"""Phases of the registry Algorithm 1 audits: ``None`` is the paper's ``I = ⌈log₂ n⌉`` (8 at
+n = 200, blocks of 25).  With I = 8 the last call's noise scale (2Δ_I ≈ 0.29) is far inside
+𝒲 = [−10, 10]; with I = 4 it is 4.7 and the projection onto 𝒲 hides half the leakage."""
+
+
+def main_setup():
+    """Algorithm 1 (test constants, J = 1, I = ⌈log₂ n⌉) with the §7(a) outlier in the LAST
+    block and the harness there: ``(algorithm, d0, d1, (lo, hi))``."""
+    problem = audit_problem()
+    options = {"moment_2": 1.0, "moment_k": 1.0, "k": 2, "beta": 0.1, "constants": "test"}
+    probe = PopLocalize.from_theorem(problem, phases=MAIN_PHASES, **options)
+    lo, hi = probe.blocks[-1]
+    d0, d1 = block_outlier_pair(AUDIT_N, lo)
+    alg = PopLocalize.from_theorem(
+        problem,
+        phases=MAIN_PHASES,
+        harness=WorstValidPoint.for_record(d0, lo),
+        output="transcript",
+        **options,
+    )
+    return alg, d0, d1, (lo, hi)
+
+
+@dataclass(frozen=True)
+class LastCallEvent:
+    """Post-processing of Algorithm 1's white-box transcript ``(w̃_1, w_1, …, w̃_I, w_I)`` (d = 1)
+    to ``max(w̃_I − w_{I−1}, w_I − w_{I−1})`` ``(trials, 1)``: the last call's joint release
+    measured from its centre, the released ``w_{I−1}``.
+
+    Fixed before certifying (post-processing, so always valid).  At λ_I = 15.4 the last call's
+    minimizer is close to its centre plus a constant, so this is nearly the {max(w̃, w_out) ≤ t}
+    event of the joint audit, conditionally on every centre.
+    """
+
+    mechanism: Any
+
+    def __call__(self, data, rng, trials):
+        out = np.asarray(self.mechanism(data, rng, trials))
+        centre = out[:, -3:-2]
+        return np.max(out[:, -2:] - centre, axis=1, keepdims=True)
+
+
+def main_transcript_target() -> AuditTarget:
+    alg, d0, d1, _ = main_setup()
+    return AuditTarget(mechanism=LastCallEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def main_last_call_target() -> AuditTarget:
+    """The last phase's Algorithm 4 call alone (λ_I, its block of 25 records, joint release) at
+    the data-independent centre 0 of 𝒲: the call that holds the outlier.  The ε of the whole
+    transcript is the supremum over centres of this call's ε (every other call sees the same
+    records on both datasets), so auditing it at one reachable centre is a valid lower bound."""
+    alg, d0, d1, (lo, hi) = main_setup()
+    call = replace(alg.solvers[-1], output="joint")
+    b0, b1 = (UserDataset(d.x[lo:hi], d.y[lo:hi]) for d in (d0, d1))
+    return AuditTarget(mechanism=JointEvent(call), d0=b0, d1=b1, claim=alg.privacy_claim)
+
+
+ALG4_AUDIT = {"moment_k": 1.0, "k": 2, "lam": 1.0, "beta0": 0.1}
+"""Algorithm 4's knobs in the §7(a) audits (G_k = 1, k = 2, λ = 1, β0 = 0.1)."""
+
+
+HINGE_LAM = 10.0
+"""λ of the hinge audit: with G_k = 1, k = 2 (C ≈ 24.6) the shift C/(λn) = 0.0123 sits inside the
+active side of both outlier records (kinks at ±1/HINGE_WEIGHT), so the exact minimizer moves by the
+full 2C/(λn); at λ = 1 it cannot (C/(λn) > 1/C for every weight ≥ C)."""
+
+
+HINGE_WEIGHT = 40.0
+"""|x| of the hinge outlier: ≥ C (its gradient is clipped to C) and 1/x = 0.025 > C/(λn)."""
+
+
+def structured_target() -> AuditTarget:
+    """Algorithm 4 with the exact polyhedral hinge solver; outlier ``(40, ±1)``: its clipped
+    gradient is −C (D) / +C (D') around the minimizer, so the shift is 2C/(λn) + 2τ = Δ."""
+    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
+    alg = DoubleOutputPert.from_theorem(
+        audit_problem_with(HingeLoss()),
+        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
+        **{**ALG4_AUDIT, "lam": HINGE_LAM},
+    )
+    return AuditTarget(mechanism=JointEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def hinge_shift_over_sensitivity() -> float:
+    """White box: the stage-1 solver's (harness) shift between the hinge pair over Δ (exactly 1)."""
+    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
+    alg = DoubleOutputPert.from_theorem(
+        audit_problem_with(HingeLoss()),
+        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
+        **{**ALG4_AUDIT, "lam": HINGE_LAM},
+    )
+    loc, c = alg.localizer, np.zeros((1, 1))
+    harness = WorstValidPoint.for_record(d0, 0, direction=[-1.0])
+    w = [loc.stage(d).solve(d, c, harness=harness)[0][0, 0] for d in (d0, d1)]
+    return abs(w[0] - w[1]) / loc.sensitivity
+
+
+def structured_d2_target() -> AuditTarget:
+    """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on
+    B(0, 10), harness."""
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    pad = [
+        UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)
+    ]
+    alg = DoubleOutputPert.from_theorem(
+        audit_problem(d=2),
+        solver="pv2",
+        harness=WorstValidPoint.for_record(pad[0], 0),
+        **ALG4_AUDIT,
+    )
+    return AuditTarget(
+        mechanism=JointEvent(alg, (0, 2)), d0=pad[0], d1=pad[1], claim=alg.privacy_claim
+    )
+
+
+def em_pgm_target() -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    em = EMPGM.from_theorem(
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
+        smoothing=Ball.centered(1, 10.0).diameter / AUDIT_N,
+    )
+    return AuditTarget(mechanism=em, d0=d0, d1=d1, claim=em.privacy_claim)
+
+
+def alg7_target(sampler: str = "grid") -> AuditTarget:
+    d0, d1 = heavy_outlier_pair(AUDIT_N)
+    alg = LocalizedGridEM.from_theorem(
+        audit_problem(),
+        moment_k=1.0,
+        k=2,
+        lam=1.0,
+        beta=0.1,
+        harness=WorstValidPoint.for_record(d0, 0),
+        sampler=sampler,
+    )
+    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
+
+
+def alg7_rejection_target() -> AuditTarget:
+    return alg7_target("rejection")

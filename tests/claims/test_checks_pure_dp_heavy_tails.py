@@ -5,12 +5,9 @@ import numpy as np
 import pytest
 
 from dpclaims import claims
-from dpclaims.claims.checks.pure_dp_heavy_tails import (
-    _main_setup,
-    adapsg_route_runtime,
-    hinge_shift_over_sensitivity,
-)
+from dpclaims.claims.checks.pure_dp_heavy_tails import adapsg_route_runtime
 from dpclaims.execution import Execution
+from dpclaims.targets.pure_dp_heavy_tails import hinge_shift_over_sensitivity, main_setup
 
 SERIAL = Execution(backend="serial")
 
@@ -66,7 +63,7 @@ def test_main_last_call_attains_the_sensitivity():
     between the pair at the data-independent centre."""
     from dpclaims.data import UserDataset
 
-    alg, d0, d1, (lo, hi) = _main_setup()
+    alg, d0, d1, (lo, hi) = main_setup()
     call = alg.solvers[-1]
     loc, c = call.localizer, np.zeros((1, 1))
     blocks = [UserDataset(d.x[lo:hi], d.y[lo:hi]) for d in (d0, d1)]

@@ -10,8 +10,6 @@ quantities (``…_holds``) are 1.0 when an inequality the paper proves holds on 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -26,7 +24,7 @@ from dpclaims.algorithms.pure_dp_heavy_tails import (
     clip_level,
     inexact_projection,
 )
-from dpclaims.algorithms.pure_dp_heavy_tails.em import EMPGM, LocalizedGridEM, net, net_size_bound
+from dpclaims.algorithms.pure_dp_heavy_tails.em import net, net_size_bound
 from dpclaims.claims.experiments import Budget, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
@@ -43,11 +41,22 @@ from dpclaims.hardinstances.pure_dp_heavy_tails import (
     ParetoRadiusInstance,
     TwoPointInstance,
 )
-from dpclaims.hardinstances.pure_dp_heavy_tails.pairs import block_outlier_pair, hinge_outlier_pair
-from dpclaims.losses import AbsoluteLoss, HingeLoss, LinearLoss, project_ball_intersection
+from dpclaims.losses import AbsoluteLoss, LinearLoss, project_ball_intersection
 from dpclaims.problem import Problem
-from dpclaims.target import AuditTarget
-from dpclaims.targets.pure_dp_heavy_tails import AUDIT_N, audit_alg4, audit_problem, audit_sampler
+from dpclaims.targets.pure_dp_heavy_tails import (
+    AUDIT_N,
+    alg2_target,
+    alg4_joint_target,
+    alg7_rejection_target,
+    alg7_target,
+    audit_problem,
+    audit_sampler,
+    em_pgm_target,
+    main_last_call_target,
+    main_transcript_target,
+    structured_d2_target,
+    structured_target,
+)
 
 AUDIT_TRIALS = Budget(quick=20_000, standard=200_000, full=400_000)
 W10 = Ball.centered(1, 10.0)
@@ -102,23 +111,10 @@ def _pareto(d: int, alpha: float, *, radius: float = 10.0) -> ParetoRadiusInstan
 # --------------------------------------------------------------------------- privacy
 
 
-def _build_alg2() -> AuditTarget:
-    d0, d1 = heavy_outlier_pair(AUDIT_N)
-    clip = clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
-    alg = OutPertLocalize.from_theorem(
-        audit_problem(),
-        lam=1.0,
-        clip=clip,
-        beta=0.1,
-        harness=WorstValidPoint.for_record(d0, 0),
-    )
-    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
-
-
 @register_experiment("lowy26.privacy.alg2")
 def audit_alg2_privacy(claim, budget):
     return AuditExperiment(
-        _build_alg2,
+        alg2_target,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.9,
         note="Algorithm 2 alone at eps1 = 1 on the spec's outlier pair, worst-valid-point harness "
@@ -126,36 +122,10 @@ def audit_alg2_privacy(claim, budget):
     )
 
 
-@dataclass(frozen=True)
-class JointEvent:
-    """Post-processing of a joint release ``(w̃, w_out)`` to ``max`` over ``columns`` (default all)
-    ``(trials, 1)``.
-
-    Threshold events on it are the spec §7(a) events ``{w̃ ≤ t and w_out ≤ t}`` (and complements);
-    post-processing cannot raise the privacy loss, so the audit stays valid.
-    """
-
-    mechanism: Any
-    columns: tuple | None = None
-
-    def __call__(self, data, rng, trials):
-        out = self.mechanism(data, rng, trials)
-        return np.max(
-            out if self.columns is None else out[:, list(self.columns)], axis=1, keepdims=True
-        )
-
-
-def _build_alg4_joint() -> AuditTarget:
-    target = audit_alg4()
-    return AuditTarget(
-        mechanism=JointEvent(target.mechanism), d0=target.d0, d1=target.d1, claim=target.claim
-    )
-
-
 @register_experiment("lowy26.privacy.double_output_pert")
 def audit_alg4_privacy(claim, budget):
     return AuditExperiment(
-        _build_alg4_joint,
+        alg4_joint_target,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.88,
         note="joint (w_tilde, w_out) of Algorithm 4, the spec's outlier pair, harness, event "
@@ -164,70 +134,11 @@ def audit_alg4_privacy(claim, budget):
     )
 
 
-MAIN_PHASES = None
-"""Phases of the registry Algorithm 1 audits: ``None`` is the paper's ``I = ⌈log₂ n⌉`` (8 at
-n = 200, blocks of 25).  With I = 8 the last call's noise scale (2Δ_I ≈ 0.29) is far inside
-𝒲 = [−10, 10]; with I = 4 it is 4.7 and the projection onto 𝒲 hides half the leakage."""
-
-
-def _main_setup():
-    """Algorithm 1 (test constants, J = 1, I = ⌈log₂ n⌉) with the §7(a) outlier in the LAST
-    block and the harness there: ``(algorithm, d0, d1, (lo, hi))``."""
-    problem = audit_problem()
-    options = {"moment_2": 1.0, "moment_k": 1.0, "k": 2, "beta": 0.1, "constants": "test"}
-    probe = PopLocalize.from_theorem(problem, phases=MAIN_PHASES, **options)
-    lo, hi = probe.blocks[-1]
-    d0, d1 = block_outlier_pair(AUDIT_N, lo)
-    alg = PopLocalize.from_theorem(
-        problem,
-        phases=MAIN_PHASES,
-        harness=WorstValidPoint.for_record(d0, lo),
-        output="transcript",
-        **options,
-    )
-    return alg, d0, d1, (lo, hi)
-
-
-@dataclass(frozen=True)
-class LastCallEvent:
-    """Post-processing of Algorithm 1's white-box transcript ``(w̃_1, w_1, …, w̃_I, w_I)`` (d = 1)
-    to ``max(w̃_I − w_{I−1}, w_I − w_{I−1})`` ``(trials, 1)``: the last call's joint release
-    measured from its centre, the released ``w_{I−1}``.
-
-    Fixed before certifying (post-processing, so always valid).  At λ_I = 15.4 the last call's
-    minimizer is close to its centre plus a constant, so this is nearly the {max(w̃, w_out) ≤ t}
-    event of the joint audit, conditionally on every centre.
-    """
-
-    mechanism: Any
-
-    def __call__(self, data, rng, trials):
-        out = np.asarray(self.mechanism(data, rng, trials))
-        centre = out[:, -3:-2]
-        return np.max(out[:, -2:] - centre, axis=1, keepdims=True)
-
-
-def _build_main_transcript() -> AuditTarget:
-    alg, d0, d1, _ = _main_setup()
-    return AuditTarget(mechanism=LastCallEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
-
-
-def _build_main_last_call() -> AuditTarget:
-    """The last phase's Algorithm 4 call alone (λ_I, its block of 25 records, joint release) at
-    the data-independent centre 0 of 𝒲: the call that holds the outlier.  The ε of the whole
-    transcript is the supremum over centres of this call's ε (every other call sees the same
-    records on both datasets), so auditing it at one reachable centre is a valid lower bound."""
-    alg, d0, d1, (lo, hi) = _main_setup()
-    call = replace(alg.solvers[-1], output="joint")
-    b0, b1 = (UserDataset(d.x[lo:hi], d.y[lo:hi]) for d in (d0, d1))
-    return AuditTarget(mechanism=JointEvent(call), d0=b0, d1=b1, claim=alg.privacy_claim)
-
-
 @register_experiment("lowy26.privacy.main")
 def audit_alg1_privacy(claim, budget):
     trials = AUDIT_TRIALS[budget]
     transcript = AuditExperiment(
-        _build_main_transcript,
+        main_transcript_target,
         trials,
         reference_epsilon=1.0,
         reference_note="exact on this pair: the last call's two Laplace stages each see a shift "
@@ -239,7 +150,7 @@ def audit_alg1_privacy(claim, budget):
         "there w_tilde_I is hidden and the bulk leakage is eps/2 (learned score: 0.25, reach 3.1x)",
     )
     last = AuditExperiment(
-        _build_main_last_call,
+        main_last_call_target,
         trials,
         reference_epsilon=1.0,
         reference_note="exact: both Laplace stages see a shift of exactly Delta (harness), "
@@ -253,66 +164,10 @@ def audit_alg1_privacy(claim, budget):
     )
 
 
-ALG4_AUDIT = {"moment_k": 1.0, "k": 2, "lam": 1.0, "beta0": 0.1}
-"""Algorithm 4's knobs in the §7(a) audits (G_k = 1, k = 2, λ = 1, β0 = 0.1)."""
-
-
-HINGE_LAM = 10.0
-"""λ of the hinge audit: with G_k = 1, k = 2 (C ≈ 24.6) the shift C/(λn) = 0.0123 sits inside the
-active side of both outlier records (kinks at ±1/HINGE_WEIGHT), so the exact minimizer moves by the
-full 2C/(λn); at λ = 1 it cannot (C/(λn) > 1/C for every weight ≥ C)."""
-HINGE_WEIGHT = 40.0
-"""|x| of the hinge outlier: ≥ C (its gradient is clipped to C) and 1/x = 0.025 > C/(λn)."""
-
-
-def _build_structured() -> AuditTarget:
-    """Algorithm 4 with the exact polyhedral hinge solver; outlier ``(40, ±1)``: its clipped
-    gradient is −C (D) / +C (D') around the minimizer, so the shift is 2C/(λn) + 2τ = Δ."""
-    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
-    alg = DoubleOutputPert.from_theorem(
-        _problem(AUDIT_N, loss=HingeLoss()),
-        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
-        **{**ALG4_AUDIT, "lam": HINGE_LAM},
-    )
-    return AuditTarget(mechanism=JointEvent(alg), d0=d0, d1=d1, claim=alg.privacy_claim)
-
-
-def hinge_shift_over_sensitivity() -> float:
-    """White box: the stage-1 solver's (harness) shift between the hinge pair over Δ (exactly 1)."""
-    d0, d1 = hinge_outlier_pair(AUDIT_N, weight=HINGE_WEIGHT)
-    alg = DoubleOutputPert.from_theorem(
-        _problem(AUDIT_N, loss=HingeLoss()),
-        harness=WorstValidPoint.for_record(d0, 0, direction=[-1.0]),
-        **{**ALG4_AUDIT, "lam": HINGE_LAM},
-    )
-    loc, c = alg.localizer, np.zeros((1, 1))
-    harness = WorstValidPoint.for_record(d0, 0, direction=[-1.0])
-    w = [loc.stage(d).solve(d, c, harness=harness)[0][0, 0] for d in (d0, d1)]
-    return abs(w[0] - w[1]) / loc.sensitivity
-
-
-def _build_structured_d2() -> AuditTarget:
-    """The §7(a) heavy-outlier pair embedded in d = 2 (second feature 0), PV-2 solver on
-    B(0, 10), harness."""
-    d0, d1 = heavy_outlier_pair(AUDIT_N)
-    pad = [
-        UserDataset(np.hstack([d.x[:, 0, :], np.zeros((AUDIT_N, 1))]), d.y[:, 0]) for d in (d0, d1)
-    ]
-    alg = DoubleOutputPert.from_theorem(
-        audit_problem(d=2),
-        solver="pv2",
-        harness=WorstValidPoint.for_record(pad[0], 0),
-        **ALG4_AUDIT,
-    )
-    return AuditTarget(
-        mechanism=JointEvent(alg, (0, 2)), d0=pad[0], d1=pad[1], claim=alg.privacy_claim
-    )
-
-
 @register_experiment("lowy26.privacy.structured")
 def audit_structured_losses_privacy(claim, budget):
     d1 = AuditExperiment(
-        _build_structured,
+        structured_target,
         AUDIT_TRIALS[budget],
         reference_epsilon=1.0,
         reference_note="exact on this pair: both stages' minimizers move by exactly Delta = "
@@ -332,7 +187,7 @@ def audit_structured_losses_privacy(claim, budget):
     parts = {"d1-hinge-exact": d1, "d2-lap2-sampler": sampler}
     if budget != "quick":
         parts["d2-absolute-pv2"] = AuditExperiment(
-            _build_structured_d2,
+            structured_d2_target,
             Budget(quick=40_000, standard=40_000, full=200_000)[budget],
             reference_note="not derived: it depends on the minimiser shift of the box-dual solver "
             "(PV-2 in the spec) in d = 2; only the claim bounds it",
@@ -346,46 +201,15 @@ def audit_structured_losses_privacy(claim, budget):
     )
 
 
-def _build_em() -> AuditTarget:
-    d0, d1 = heavy_outlier_pair(AUDIT_N)
-    em = EMPGM.from_theorem(
-        audit_problem(),
-        moment_k=1.0,
-        k=2,
-        lam=1.0,
-        beta=0.1,
-        smoothing=W10.diameter / AUDIT_N,
-    )
-    return AuditTarget(mechanism=em, d0=d0, d1=d1, claim=em.privacy_claim)
-
-
 @register_experiment("lowy26.privacy.em_pgm")
 def audit_em_pgm_privacy(claim, budget):
     return AuditExperiment(
-        _build_em,
+        em_pgm_target,
         AUDIT_TRIALS[budget],
         reference_epsilon=0.5,
         note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the spec's outlier pair; the "
         "spec expects between eps/2 and eps",
     )
-
-
-def _build_alg7(sampler: str = "grid") -> AuditTarget:
-    d0, d1 = heavy_outlier_pair(AUDIT_N)
-    alg = LocalizedGridEM.from_theorem(
-        audit_problem(),
-        moment_k=1.0,
-        k=2,
-        lam=1.0,
-        beta=0.1,
-        harness=WorstValidPoint.for_record(d0, 0),
-        sampler=sampler,
-    )
-    return AuditTarget(mechanism=alg, d0=d0, d1=d1, claim=alg.privacy_claim)
-
-
-def _build_alg7_rejection() -> AuditTarget:
-    return _build_alg7("rejection")
 
 
 @register_experiment("lowy26.privacy.localized_approx_em")
@@ -395,14 +219,14 @@ def audit_alg7_privacy(claim, budget):
         "pair; only the claim bounds it"
     )
     grid = AuditExperiment(
-        _build_alg7,
+        alg7_target,
         AUDIT_TRIALS[budget],
         reference_note=why.format("grid"),
         note="exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point grid "
         "of K",
     )
     exact = AuditExperiment(
-        _build_alg7_rejection,
+        alg7_rejection_target,
         AUDIT_TRIALS[budget],
         reference_note=why.format("continuous"),
         note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
