@@ -19,6 +19,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpclaims.algorithms.ghazi_et_al_2023 import (
+    BottomChannel,
     DelOutputPert,
     SCOutputPert,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "tie_break_target",
     "sc_bottom_mechanism",
     "outlier_means_pair",
+    "bottom_channel_target",
 ]
 
 
@@ -170,3 +172,9 @@ def outlier_means_pair(n: int, m: int, k: int) -> tuple[GroupedMeans, GroupedMea
     if neighbour_distance(d0, d1) != 1:
         raise InputError("the pair must differ in exactly one user")
     return d0, d1
+
+
+def bottom_channel_target(mech: SCOutputPert, k: int) -> AuditTarget:
+    """``mech``'s ⊥ channel on :func:`outlier_means_pair` ``(SC_USERS, SC_ITEMS, k)``."""
+    d0, d1 = outlier_means_pair(SC_USERS, SC_ITEMS, k)
+    return AuditTarget(mechanism=BottomChannel(mech), d0=d0, d1=d1, claim=mech.privacy_claim)

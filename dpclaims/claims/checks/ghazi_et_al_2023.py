@@ -9,6 +9,7 @@ are reported as measured, never tuned.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -64,14 +65,13 @@ from dpclaims.hardinstances.quadratic import QuadraticHypercubeInstance
 from dpclaims.losses import L1DistanceLoss, LinearLoss
 from dpclaims.problem import Problem
 from dpclaims.rates import loglog_slope
-from dpclaims.target import AuditTarget
 from dpclaims.targets.ghazi_et_al_2023 import (
     BOTTOM_PROBLEM,
     BOTTOM_USERS,
     SC_ITEMS,
     SC_USERS,
     TIE_PROBLEM,
-    outlier_means_pair,
+    bottom_channel_target,
     sc_bottom_mechanism,
     tie_break_epsilon,
     tie_break_target,
@@ -325,12 +325,8 @@ def audit_alg2_bottom_channel(claim, budget):
     mech = sc_bottom_mechanism()
     k, reference = best_bottom_k(mech.tdlap, mech.delta, SC_USERS)
 
-    def build():
-        d0, d1 = outlier_means_pair(SC_USERS, SC_ITEMS, k)
-        return AuditTarget(mechanism=BottomChannel(mech), d0=d0, d1=d1, claim=mech.privacy_claim)
-
     return AuditExperiment(
-        build,
+        functools.partial(bottom_channel_target, mech, k),
         trials,
         reference_epsilon=round(reference, 4),
         note=f"⊥ channel of SCOutputPert (formula Δ = {mech.Delta:.3g}, exhaustive test, n = "
@@ -432,12 +428,8 @@ def audit_appc_fast_path_fallback(claim, budget):
     )
     k, reference = best_bottom_k(mech.tdlap, mech.delta, SC_USERS)
 
-    def build():
-        d0, d1 = outlier_means_pair(SC_USERS, SC_ITEMS, k)
-        return AuditTarget(mechanism=BottomChannel(mech), d0=d0, d1=d1, claim=mech.privacy_claim)
-
     return AuditExperiment(
-        build,
+        functools.partial(bottom_channel_target, mech, k),
         trials,
         reference_epsilon=round(reference, 4),
         reference_note="exact ε of the ⊥ channel from the TDLap CDF: s*(x^(k)) = k under the "
