@@ -284,3 +284,15 @@ def test_a_chunk_plan_covers_each_trial_of_its_range_once_in_order(trials, cut, 
         size == min(SEED_BLOCK, trials - b * SEED_BLOCK) for c in plan for b, size, _, _ in c
     )
     assert len(plan) == len(list(plan))
+
+
+def test_a_backend_must_say_how_it_opens_and_auto_opened_unchosen_runs_serially():
+    from dpclaims.execution.backends import Auto, Backend, Runner, _ProcessRunner
+
+    class Nowhere(Backend):  # no open(): not a backend
+        pass
+
+    with pytest.raises(TypeError, match="abstract"):
+        Nowhere()
+    runner = Auto().open(4)
+    assert type(runner) is Runner and not isinstance(runner, _ProcessRunner)

@@ -9,6 +9,7 @@ subclass with a new ``name``, which also makes ``backend="<name>"`` work.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import multiprocessing
 import os
@@ -62,7 +63,7 @@ class Runner:
 
 
 @dataclass(frozen=True)
-class Backend:
+class Backend(abc.ABC):
     """Where tasks run.  Subclasses set ``name`` (their string form) and :meth:`open`."""
 
     name: ClassVar[str] = ""
@@ -96,13 +97,14 @@ class Backend:
         """The backend that runs ``tasks`` tasks like ``probe`` on ``workers`` workers."""
         return self
 
+    @abc.abstractmethod
     def open(self, workers: int) -> Runner:
         """A runner with ``workers`` workers; close it after use."""
-        raise NotImplementedError
 
     def check(self, option: Callable[[str], str]) -> None:
         """Check, before anything runs, that this backend can run (see
-        :meth:`Execution.check`)."""
+        :meth:`Execution.check`); nothing to check by default."""
+        return None
 
 
 BACKENDS: tuple[str, ...] = ()
@@ -124,6 +126,10 @@ class Auto(Backend):
     def choose(self, *, tasks: int, workers: int, probe: Any) -> Backend:
         parallel = tasks > 1 and workers > 1 and _picklable(probe)
         return Processes() if parallel else Serial()
+
+    def open(self, workers: int) -> Runner:
+        """Opened before :meth:`choose` (no tasks known to judge by): serial, the safe choice."""
+        return Serial().open(workers)
 
 
 @dataclass(frozen=True)
