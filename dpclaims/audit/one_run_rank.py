@@ -13,8 +13,11 @@ ranking, in the spirit of the order-statistic one-run audits of Xiang, Wang, Xia
     2022, Definition 2.6).
 
 It holds for the idealised protocol of the one-run literature (scores ``N(μ b, 1)`` for
-inclusion bit ``b``; gradient canaries on orthogonal directions) and fails where canaries
-interfere (a black-box final model), where only :mod:`.one_run`'s bounds apply.
+inclusion bit ``b``; gradient canaries on orthogonal directions).  Where canaries interact (a
+black-box final model, canaries sharing directions or batches) it is not implied by μ-GDP of
+the mechanism: swapping an included and an excluded canary is only 2μ-GDP (group privacy), so
+a pair can be ranked right with probability up to ``Φ(μ)`` instead of ``Φ(μ/√2)``, and the
+bound may then exceed the true ε; only :mod:`.one_run`'s bounds hold there.
 
 The statistic is the Mann-Whitney count ``U`` of (in, out) pairs ranked in above out, i.e. the
 empirical AUC ``U / (n_in n_out)``.  **Worst case under the assumption.** After mapping scores
