@@ -42,9 +42,13 @@ def test_one_run_round_trip(tmp_path):
     one_run_like_torch(path, sigma=0.5)  # one Gaussian step: μ = 2, ε ≈ 10 at δ = 1e-5
     code, record = cli_json("--scores", str(path), "--epsilon", "2", "--delta", "1e-5")
     assert (code, record["layout"], record["verdict"]) == (1, "one-run", "violation")
-    steinke, gdp = record["bounds"]
-    assert (steinke["assumption"], gdp["assumption"]) == ("none", "gaussian-dp")
-    assert 2 < steinke["epsilon_lower"] <= gdp["epsilon_lower"] < 10.0
+    steinke, gdp, rank = record["bounds"]
+    assert (steinke["assumption"], gdp["assumption"], rank["assumption"]) == (
+        "none",
+        "gaussian-dp",
+        "independent-gaussian-dp",
+    )
+    assert 2 < steinke["epsilon_lower"] <= gdp["epsilon_lower"] < rank["epsilon_lower"] < 10.0
 
 
 def test_multi_run_round_trip(tmp_path):

@@ -6,7 +6,8 @@
 ``audit_scores`` gives such scores the whole :class:`AuditResult`, ``audit_one_run_scores``
 the one-run bounds);
 ``one_run_audit`` / ``one_run`` implement the one-training-run audit of Steinke, Nasr and
-Jagielski (2023).
+Jagielski (2023), with the Gaussian-DP bound of Mahloujifar et al. (2024) and the full-ranking
+bound for independent canaries (:mod:`.one_run_rank`) beside it, each stating its assumption.
 """
 
 from dpclaims.gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of

@@ -25,6 +25,12 @@ mechanism whose privacy profile is Gaussian, which is the assumption the result 
 Without fixed ``k_plus``/``k_minus`` it guesses symmetrically (``k/2`` highest in, ``k/2``
 lowest out) at each count of :data:`GUESS_FRACTIONS` and pays for the best with a union
 bound.
+
+Both bounds allow any dependence between canaries, and their guesses use only the two ends
+of the ranking: on Gaussian scores the Gaussian-DP bound cannot exceed about 0.75 of the true
+ε even at 1e5 canaries (``benchmarks/bench_one_run.py`` computes this ceiling).  The third
+bound (``assumption="independent-gaussian-dp"``, :mod:`.one_run_rank`) uses the full ranking
+and assumes more: canaries that do not interact, each a μ-GDP channel.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from ..errors import (
     check_finite_array,
 )
 from ..execution import child_seed
+from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
 
 __all__ = [
     "ASSUMPTIONS",
@@ -68,9 +75,22 @@ __all__ = [
 
 _BISECTION_STEPS = 50
 
-ASSUMPTIONS = ("none", "gaussian-dp")
-"""What a one-run bound assumes of the mechanism: nothing (Steinke et al.), or a Gaussian-DP
-privacy profile (the f-DP bound of Mahloujifar et al. with the ``G_μ`` family)."""
+ASSUMPTIONS = ("none", "gaussian-dp", "independent-gaussian-dp")
+"""What a one-run bound assumes of the mechanism: nothing (Steinke et al.), a Gaussian-DP
+privacy profile (the f-DP bound of Mahloujifar et al. with the ``G_μ`` family), or independent
+canaries each seen through the same μ-GDP channel (the full-ranking bound of
+:mod:`.one_run_rank`)."""
+
+_BOUND_NAMES = {
+    "none": "Steinke et al. 2023",
+    "gaussian-dp": "Mahloujifar et al. 2024",
+    "independent-gaussian-dp": "full-ranking Mann-Whitney bound",
+}
+_ASSUMES = {
+    "none": "no assumption",
+    "gaussian-dp": "assumes a Gaussian-DP mechanism",
+    "independent-gaussian-dp": "assumes independent canaries, each a Gaussian-DP channel",
+}
 
 GUESS_FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 """Shares of the canaries guessed by the Gaussian-DP bound when ``k_plus``/``k_minus`` are not
@@ -83,7 +103,12 @@ _MAX_MU = 64.0
 
 @dataclass(frozen=True)
 class OneRunResult:
-    """Outcome of a one-run audit: ``correct`` of ``guesses`` guesses over ``canaries`` canaries."""
+    """Outcome of a one-run audit: ``correct`` of ``guesses`` guesses over ``canaries`` canaries.
+
+    For the full-ranking bound (``assumption="independent-gaussian-dp"``) the guesses are the
+    ``n_in · n_out`` (in, out) pairs and ``correct`` those ranked in above out (Mann-Whitney
+    ``U``; ``k_plus``, ``k_minus`` are 0).
+    """
 
     epsilon_lower: float
     p_value: float
@@ -110,19 +135,22 @@ class OneRunResult:
 
     @property
     def bound_name(self) -> str:
-        """Who the bound is from: ``"Steinke et al. 2023"`` or ``"Mahloujifar et al. 2024"``."""
-        return "Steinke et al. 2023" if self.assumption == "none" else "Mahloujifar et al. 2024"
+        """Whose bound: ``"Steinke et al. 2023"``, ``"Mahloujifar et al. 2024"`` or
+        ``"full-ranking Mann-Whitney bound"``."""
+        return _BOUND_NAMES[self.assumption]
 
     def line(self) -> str:
         """One line for people: the bound, its assumption, the guesses and the verdict."""
-        assumes = "no assumption"
-        if self.assumption != "none":
-            assumes = "assumes a Gaussian-DP mechanism"
         mu = "" if self.mu_lower is None else f", μ ≥ {self.mu_lower:.3f}"
-        union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
+        if self.assumption == "independent-gaussian-dp":
+            auc = self.correct / self.guesses if self.guesses else 0.0
+            evidence = f"AUC {auc:.4f} over {self.guesses:,} (in, out) pairs"
+        else:
+            union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
+            evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
         return (
-            f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; {assumes}): "
-            f"{self.correct:,} of {self.guesses:,} guesses correct{union}; {self.verdict}"
+            f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
+            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict}"
         )
 
 
@@ -322,8 +350,10 @@ def one_run_audit(
         under a union bound)
     confidence : level of the ε lower bound
     seed : ties in ``scores`` are broken at random with ``child_seed(seed, 2)``
-    assumption : one of :data:`ASSUMPTIONS`: ``"none"`` (Steinke et al.) or ``"gaussian-dp"``
-        (Mahloujifar et al. with the Gaussian family; needs ``delta > 0``)
+    assumption : one of :data:`ASSUMPTIONS`: ``"none"`` (Steinke et al.), ``"gaussian-dp"``
+        (Mahloujifar et al. with the Gaussian family) or ``"independent-gaussian-dp"`` (the
+        full-ranking bound of :mod:`.one_run_rank`, which ignores ``k_plus``/``k_minus``); the
+        last two need ``delta > 0``
     """
     scores, included_arr = _checked_scores(scores, included)
     epsilon = check_epsilon(epsilon)
@@ -340,6 +370,14 @@ def one_run_audit(
         r = k_plus + k_minus
         p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
         eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
+    elif assumption == "independent-gaussian-dp":
+        _gdp_delta(delta)
+        n_in = int(np.count_nonzero(included_arr))
+        correct = mann_whitney_pairs(order, included_arr)
+        r, k_plus, k_minus = n_in * (m - n_in), 0, 0
+        mu_lower = rank_gdp_mu(correct, n_in, m - n_in, confidence)
+        eps_lower = gdp_epsilon(mu_lower, delta)
+        p_value = rank_gdp_p_value(correct, n_in, m - n_in, gdp_mu_of(epsilon, delta))
     else:
         _gdp_delta(delta)
         if k_plus is None and k_minus is None:
@@ -376,12 +414,14 @@ def one_run_audit(
 
 @dataclass(frozen=True)
 class OneRunAudit:
-    """Both one-run bounds on the same scores: ``bounds`` (the assumption-free bound of
-    Steinke et al., then the Gaussian-DP bound of Mahloujifar et al. when ``delta > 0``).
+    """The one-run bounds on the same scores: ``bounds`` (the assumption-free bound of
+    Steinke et al., then, when ``delta > 0``, the Gaussian-DP bound of Mahloujifar et al. and
+    the full-ranking bound for independent Gaussian-DP canaries).
 
     ``verdict`` is the assumption-free bound's: ``violation`` only when it exceeds the claim.
-    The Gaussian-DP bound is reported beside it with its assumption, and decides nothing
-    alone (a mechanism whose privacy profile is not Gaussian may exceed it legitimately).
+    The other bounds are reported beside it with their assumptions, and decide nothing alone
+    (a mechanism whose privacy profile is not Gaussian, or whose canaries interact, may exceed
+    them legitimately).
     """
 
     bounds: tuple[OneRunResult, ...]
@@ -434,12 +474,12 @@ def audit_one_run_scores(
     k_minus: int | None = None,
     seed: int = 0,
 ) -> OneRunAudit:
-    """Both one-run bounds on per-canary ``scores (m,)`` and ``included (m,)`` computed
+    """The one-run bounds on per-canary ``scores (m,)`` and ``included (m,)`` computed
     anywhere (one training run; each canary included with probability 1/2).
 
-    ``k_plus``/``k_minus``, when given, fix the guesses of both bounds; otherwise each bound
-    uses its default (see :func:`one_run_audit`).  The Gaussian-DP bound needs ``delta > 0``
-    and is left out at ``delta = 0``.
+    ``k_plus``/``k_minus``, when given, fix the guesses of the two guessing bounds; otherwise
+    each uses its default (see :func:`one_run_audit`).  The two Gaussian-DP bounds need
+    ``delta > 0`` and are left out at ``delta = 0``.
     """
     common = dict(
         epsilon=epsilon,
@@ -451,7 +491,8 @@ def audit_one_run_scores(
     )
     bounds = [one_run_audit(scores, included, assumption="none", **common)]
     if check_delta(delta) > 0:
-        bounds.append(one_run_audit(scores, included, assumption="gaussian-dp", **common))
+        for assumption in ASSUMPTIONS[1:]:
+            bounds.append(one_run_audit(scores, included, assumption=assumption, **common))
     return OneRunAudit(bounds=tuple(bounds))
 
 

@@ -48,8 +48,12 @@ def test_gdp_mu_of_inverts_gdp_epsilon():
 def test_each_bound_states_its_assumption():
     scores, included = gaussian_run(0, 1.0)
     found = audit_one_run_scores(scores, included, epsilon=1.0, delta=1e-5)
-    steinke, gdp = found.bounds
-    assert (steinke.assumption, gdp.assumption) == ("none", "gaussian-dp")
+    steinke, gdp, rank = found.bounds
+    assert (steinke.assumption, gdp.assumption, rank.assumption) == (
+        "none",
+        "gaussian-dp",
+        "independent-gaussian-dp",
+    )
     assert steinke.mu_lower is None and gdp.mu_lower > 0
     assert gdp.grid > 1  # guess counts not fixed: a union bound over the grid
     assert "assumes a Gaussian-DP mechanism" in found.summary()
@@ -75,12 +79,14 @@ def test_gdp_bound_needs_delta():
 
 
 def test_null_calibration_200_runs():
-    """Identical-distribution scores: each bound positive in at most 5% of 200 runs."""
+    """Identical-distribution scores: each guessing bound positive in at most 5% of 200 runs
+    (the full-ranking bound, an exact-level test, is checked in test_audit_one_run_rank)."""
     positive = {"none": 0, "gaussian-dp": 0}
     for seed in range(RUNS):
         scores, included = null_run(seed)
-        for bound in audit_one_run_scores(scores, included, epsilon=1.0, delta=1e-5).bounds:
-            positive[bound.assumption] += bound.epsilon_lower > 0
+        for assumption in positive:
+            bound = one_run_audit(scores, included, 1.0, delta=1e-5, assumption=assumption)
+            positive[assumption] += bound.epsilon_lower > 0
     assert positive["none"] <= 0.05 * RUNS
     assert positive["gaussian-dp"] <= 0.05 * RUNS
 
