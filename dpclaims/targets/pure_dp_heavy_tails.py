@@ -5,8 +5,9 @@ spec 003 §7(a)): the honest targets the registry audits and the mutants reuse.
 * :func:`audit_sampler` — the Lap₂ sampler alone, through :class:`QuadrantStatistic`.
 * The registry audits' targets: :func:`alg2_target`, :func:`alg4_joint_target`,
   :func:`main_transcript_target`, :func:`main_last_call_target`, :func:`structured_target`,
-  :func:`structured_d2_target`, :func:`em_pgm_target`, :func:`alg7_target`,
-  :func:`alg7_rejection_target`.
+  :func:`structured_d2_target`, :func:`em_pgm_target` (the step pair, through
+  :class:`FloorStatistic`), :func:`alg7_target`, :func:`alg7_rejection_target`; the exact ε of
+  the finite EM-PGM's pairs, :func:`em_pgm_exact_epsilon`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dpclaims.hardinstances.pure_dp_heavy_tails.pairs import (
     block_outlier_pair,
     hinge_outlier_pair,
     shift_pair,
+    step_pair,
 )
 from dpclaims.losses import AbsoluteLoss, HingeLoss
 from dpclaims.problem import Problem
@@ -62,7 +64,12 @@ __all__ = [
     "hinge_shift_over_sensitivity",
     "structured_target",
     "structured_d2_target",
+    "EM_PGM_LAM",
+    "EM_PGM_KINK",
+    "em_pgm_setup",
     "em_pgm_target",
+    "FloorStatistic",
+    "em_pgm_exact_epsilon",
     "alg7_target",
     "alg7_rejection_target",
 ]
@@ -309,17 +316,68 @@ def structured_d2_target() -> AuditTarget:
     )
 
 
-def em_pgm_target() -> AuditTarget:
-    d0, d1 = heavy_outlier_pair(AUDIT_N)
+EM_PGM_LAM = 1e-4
+"""λ of the EM-PGM audit: small, so that λ(w − w̄) (≤ 1e-3 on 𝒲) barely tilts the step of the mean
+clipped gradient (2C/n ≈ 0.126); privacy does not depend on λ (Thm E.1 holds for every λ > 0)."""
+
+EM_PGM_KINK = 8.75
+"""Kink of :func:`~dpclaims.hardinstances.pure_dp_heavy_tails.pairs.step_pair` in the EM-PGM audit:
+the region right of it (where the score rises from D to D') holds ≈ 0.1 of the output law on D, so
+the normaliser moves by ≈ e^{ε/2}·0.9 + e^{−ε/2}·0.1 and the region's loss is ≈ 0.93ε."""
+
+
+def em_pgm_setup(pair=None, *, lam: float = EM_PGM_LAM) -> tuple:
+    """EM-PGM (Alg 5 with App. E.2 ball smoothing, ρ = D/n; G_k = 1, k = 2, β = 0.1) on 𝒲 =
+    [−10, 10] and its pair (default the step pair at :data:`EM_PGM_KINK`): ``(em, d0, d1)``."""
+    d0, d1 = step_pair(AUDIT_N, EM_PGM_KINK) if pair is None else pair
     em = EMPGM.from_theorem(
         audit_problem(),
         moment_k=1.0,
         k=2,
-        lam=1.0,
+        lam=lam,
         beta=0.1,
         smoothing=Ball.centered(1, 10.0).diameter / AUDIT_N,
     )
-    return AuditTarget(mechanism=em, d0=d0, d1=d1, claim=em.privacy_claim)
+    return em, d0, d1
+
+
+@dataclass(frozen=True)
+class FloorStatistic:
+    """Post-processing of a ``(trials, 1)`` release to ``max(w, floor)`` ``(trials, 1)``.
+
+    Fixed before any trial is drawn (``floor`` is a constant of the pair's design, not learned):
+    it merges every output below ``floor`` into one, so the threshold events are ``{w > t}`` for
+    ``t ≥ floor`` and the trade-off the audit (and its reach) sees is the region where the pair's
+    loss lives.  Post-processing, so the audit stays valid.
+    """
+
+    mechanism: Any
+    floor: float
+
+    def __call__(self, data, rng, trials):
+        return np.maximum(np.asarray(self.mechanism(data, rng, trials)), self.floor)
+
+
+def em_pgm_target() -> AuditTarget:
+    """EM-PGM on the step pair (exact ε ≈ 0.934 for the claimed 1, :func:`em_pgm_exact_epsilon`),
+    released through :class:`FloorStatistic` at the kink.
+
+    Why this pair: with ``δ(w) = s'(w) − s(w) ∈ [−Δ_s, Δ_s]`` the loss at w is ``−ε δ(w)/(2Δ_s) −
+    log E_D[e^{−ε δ/(2Δ_s)}]``, so the full ε needs the score to FALL by Δ_s where D's law has its
+    mass and RISE by Δ_s somewhere else.  On the spec's outlier pair the score is |h| with h moved
+    by a constant and slope λ: a location shift of a two-sided exponential law by Δ_s/λ, exact ε/2.
+    On the step pair h ≈ −Δ_s (D) → 0 (D') left of the kink and 0 → +Δ_s right of it, so right of
+    the kink (mass p ≈ 0.1 on D) the loss is ε/2 + log(e^{ε/2}(1 − p) + e^{−ε/2} p) ≈ 0.93ε."""
+    em, d0, d1 = em_pgm_setup()
+    return AuditTarget(
+        mechanism=FloorStatistic(em, EM_PGM_KINK), d0=d0, d1=d1, claim=em.privacy_claim
+    )
+
+
+def em_pgm_exact_epsilon(em: EMPGM, d0: UserDataset, d1: UserDataset) -> float:
+    """Exact ε of EM-PGM on the pair ``(d0, d1)``: ``max_w |log P_D(w) − log P_D'(w)|`` over the
+    net (the output is finite, so the supremum over events is attained at a point)."""
+    return float(np.max(np.abs(em.log_probabilities(d0) - em.log_probabilities(d1))))
 
 
 def alg7_target(sampler: str = "grid") -> AuditTarget:

@@ -21,7 +21,6 @@ INCONCLUSIVE_AT_QUICK = {
 }
 # audits whose pairs show well under half the claim: reach above 2× (#26)
 WEAK_AT_QUICK = {
-    "lowy26.privacy.em_pgm",
     "lowy26.privacy.localized_approx_em",
 }
 # lowy26.sco.upper.nonprivate_term, bias held at S/sqrt(block) and log n divided out: consistent
@@ -56,6 +55,27 @@ def test_hinge_pair_attains_the_sensitivity():
     """The structured audit's reference ε = 1: the (harness) minimizer moves by exactly Δ =
     4C/(λn), so each Laplace stage of the joint release loses exactly ε/2."""
     assert hinge_shift_over_sensitivity() == pytest.approx(1.0, rel=1e-9)
+
+
+def test_em_pgm_step_pair_nearly_attains_the_claim():
+    """EM-PGM's exact ε on the net: ≈ 0.934 on the audited step pair (the score falls by Δ_s where
+    D's law sits, rises by Δ_s right of the kink), exactly ≈ ε/2 on the spec's outlier pair (a
+    location shift of the score), never above the claim."""
+    from dpclaims.hardinstances.canaries import heavy_outlier_pair
+    from dpclaims.targets.pure_dp_heavy_tails import (
+        AUDIT_N,
+        em_pgm_exact_epsilon,
+        em_pgm_setup,
+    )
+
+    em, d0, d1 = em_pgm_setup()
+    assert em_pgm_exact_epsilon(em, d0, d1) == pytest.approx(0.934, abs=2e-3)
+    spec = em_pgm_setup(heavy_outlier_pair(AUDIT_N), lam=1.0)
+    assert em_pgm_exact_epsilon(*spec) == pytest.approx(0.5, abs=2e-3)
+    p = np.exp(em.log_probabilities(d0))
+    assert p.sum() == pytest.approx(1.0) and p[em.grid[:, 0] > 8.75].sum() == pytest.approx(
+        0.099, abs=2e-3
+    )
 
 
 def test_main_last_call_attains_the_sensitivity():

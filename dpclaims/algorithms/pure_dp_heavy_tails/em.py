@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import special
 
 from dpclaims.algorithms.pure_dp_heavy_tails import (
     Ball,
@@ -338,15 +339,22 @@ class EMPGM:
         step = self.grid - self.eta * (g_clip + self.lam * (self.grid - self.center))
         return np.linalg.norm(self.grid - self.domain.project(step), axis=-1) / self.eta
 
+    def _log_probabilities(self, scores: np.ndarray) -> np.ndarray:
+        """``log P(w) = −ε s(w)/(2Δ_s) − log Σ_N exp(−ε s/(2Δ_s))`` ``(N,)`` (Alg 5 line 3)."""
+        logits = -self.epsilon * scores / (2.0 * self.sensitivity)
+        return logits - special.logsumexp(logits)
+
+    def log_probabilities(self, data: UserDataset) -> np.ndarray:
+        """The exact output law on the net: ``log P(w)`` for every net point ``(N,)``."""
+        return self._log_probabilities(self.scores(data))
+
     def run(
         self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
     ) -> HeavyTailedRun:
         """Sample ``trials`` net points ``(trials, d)``; transcript ``scores (N,)``."""
         trials = check_count(trials, "trials")
         s = self.scores(data)
-        logits = -self.epsilon * s / (2.0 * self.sensitivity)
-        p = np.exp(logits - logits.max())
-        cdf = np.cumsum(p / p.sum())
+        cdf = np.cumsum(np.exp(self._log_probabilities(s)))
         idx = np.minimum(np.searchsorted(cdf, rng.random(trials), side="right"), len(cdf) - 1)
         evals = np.full(trials, float(self.grid.shape[0] * data.n))
         extra = {"scores": s} if transcript else {}
