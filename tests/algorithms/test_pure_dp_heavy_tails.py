@@ -607,3 +607,13 @@ def test_pop_localize_transcript_output():
     phases = _replace(alg, output="phases")(d0, np.random.default_rng(3), 7)
     assert out.shape == (7, 8)
     np.testing.assert_array_equal(out[:, 1::2], phases)
+
+
+def test_alg7_proved_bound_is_five_eighths_of_epsilon():
+    """Laplace ε/2 plus the centred-score EM's ε_em/2 (ε_em = ε/4): 5ε/8, at any ε."""
+    for epsilon in (0.5, 1.0, 2.0):
+        em = LocalizedGridEM.from_theorem(
+            problem().replace(epsilon=epsilon), moment_k=1.0, k=2, lam=1.0, beta=0.1
+        )
+        assert em.epsilon_bound == pytest.approx(5 * epsilon / 8)
+        assert em.epsilon_bound < em.privacy_claim.epsilon

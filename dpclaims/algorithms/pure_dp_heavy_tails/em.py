@@ -500,6 +500,23 @@ class LocalizedGridEM:
         return lowy_claim(self.epsilon, "Prop F.5 / Thm F.6 (Algorithm 7)")
 
     @property
+    def epsilon_bound(self) -> float:
+        """A proved bound on this mechanism's ε, below the claim: ``ε/2 + ε_em/2`` (5ε/8 with the
+        spec's split ε_em = ε/4).
+
+        Stage 1 is the Laplace mechanism at ε/2 (loss ≤ ε/2).  Given the released w̃ (so K and the
+        grid are the same on both datasets), stage 2 is an EM with ``Ψ_D = c·s_D``, ``c =
+        ε_em/(2Δ_s)``.  For neighbours D, D' the centred scores differ by ``u(w) = (φ(w) −
+        φ(w_a))/n`` with ``φ = f_C^K(·, z') − f_C^K(·, z)`` (the λ term cancels), 2C-Lipschitz
+        since each extension is C-Lipschitz (Lemma F.1).  The loss at w is ``−c·u(w) − log
+        E_D[e^{−c·u}]``, and ``log E_D[e^{−c·u}] ∈ [−c·max u, −c·min u]``, so it is at most ``c
+        (max_K u − min_K u) ≤ c·2C·diam(K)/n ≤ c·4Cr/n = c·Δ_s = ε_em/2``: Lemma F.1's Δ_s bounds
+        the spread of u, and the EM's factor 2 (ε_em/(2Δ_s)) is needed only for a score that moves
+        by ±Δ_s, which a centred score cannot.  Adaptive composition: ``ε/2 + ε_em/2``.  Holds for
+        both samplers (the grid is data-independent given w̃; the rejection draw is exact)."""
+        return self.epsilon / 2.0 + self.epsilon_em / 2.0
+
+    @property
     def _wbar(self) -> np.ndarray:
         loc = self.localizer
         return (

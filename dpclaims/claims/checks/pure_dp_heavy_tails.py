@@ -49,6 +49,8 @@ from dpclaims.targets.pure_dp_heavy_tails import (
     EM_PGM_LAM,
     alg2_target,
     alg4_joint_target,
+    alg7_bound_target,
+    alg7_rejection_bound_target,
     alg7_rejection_target,
     alg7_target,
     audit_problem,
@@ -228,27 +230,43 @@ def audit_em_pgm_privacy(claim, budget):
 
 @register_experiment("lowy26.privacy.localized_approx_em")
 def audit_alg7_privacy(claim, budget):
+    """Algorithm 7 (d = 1, both exact samplers) against the paper's ε and against the proved bound
+    ε/2 + ε_em/2 = 5ε/8 (``LocalizedGridEM.epsilon_bound``): the spec's split over-provisions, so
+    no pair reaches a 2× violation of ε; the relaxed parts (labelled) would catch a 2× leakage
+    error of the implementation."""
+    bound = alg7_target().mechanism.epsilon_bound
     why = (
-        "not derived: the Laplace stage and the {} EM compose with no closed form on this "
-        "pair; only the claim bounds it"
+        "not derived: the Laplace stage and the {} EM compose with no closed form on this pair; "
+        f"the Laplace stage alone loses exactly eps/2 (harness) and the mechanism at most {bound:g}"
     )
-    grid = AuditExperiment(
-        alg7_target,
-        AUDIT_TRIALS[budget],
-        reference_note=why.format("grid"),
-        note="exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point grid "
-        "of K",
+    notes = {
+        "grid": "exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point "
+        "grid of K",
+        "rejection": "Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly "
+        "by rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
+    }
+    relaxed = (
+        f"; RELAXED claim (not the paper's): held to the proved bound {bound:g} (Laplace eps/2 + "
+        "centred-score EM eps_em/2: a centred score's change spans at most Delta_s, half what the "
+        "EM's factor 2 provisions for)"
     )
-    exact = AuditExperiment(
-        alg7_rejection_target,
-        AUDIT_TRIALS[budget],
-        reference_note=why.format("continuous"),
-        note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
-        "rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
-    )
+    parts = {}
+    for sampler, (paper, tight) in {
+        "grid": (alg7_target, alg7_bound_target),
+        "rejection": (alg7_rejection_target, alg7_rejection_bound_target),
+    }.items():
+        for suffix, build, extra in (("", paper, ""), ("-proved-bound", tight, relaxed)):
+            parts[sampler + suffix] = AuditExperiment(
+                build,
+                AUDIT_TRIALS[budget],
+                reference_note=why.format("grid" if sampler == "grid" else "continuous"),
+                note=notes[sampler] + extra,
+            )
     return CombinedExperiment(
-        {"grid": grid, "rejection": exact},
-        note="Algorithm 7 in d = 1: both exact samplers of the stage-2 EM",
+        parts,
+        note=f"Algorithm 7 in d = 1, both exact samplers: the paper's claim eps = 1 holds with "
+        f"room: the mechanism is {bound:g}-DP (claim conservative by {1 / bound:.2g}x); audited "
+        f"against 1 and against {bound:g}",
     )
 
 
