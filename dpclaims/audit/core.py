@@ -635,16 +635,15 @@ def _result(
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     fraction = provenance.calibration_fraction
     needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
-    found = None
-    if plan.method.certified:
-        found = reach(
-            test,
-            claim=claim.epsilon,
-            delta=claim.delta,
-            alpha=alpha,
-            tradeoff=certificate.tradeoff,
-            ci=ci,
-        )
+    found = reach(
+        test,
+        claim=claim.epsilon,
+        delta=claim.delta,
+        alpha=alpha,
+        tradeoff=certificate.tradeoff,
+        ci=ci,
+        objective=plan.method.objective,
+    )
     evidence = _Evidence(
         ceiling=ceiling,
         needed=needed,
