@@ -74,6 +74,8 @@ __all__ = [
     "em_pgm_exact_epsilon",
     "alg7_target",
     "alg7_rejection_target",
+    "ALG7_EXACT_RESOLUTION",
+    "alg7_exact_epsilon",
     "relaxed_to_bound",
     "alg7_bound_target",
     "alg7_rejection_bound_target",
@@ -401,6 +403,40 @@ def alg7_target(sampler: str = "grid") -> AuditTarget:
 
 def alg7_rejection_target() -> AuditTarget:
     return alg7_target("rejection")
+
+
+ALG7_EXACT_RESOLUTION = 4001
+"""Stage-1 releases w̃ at which :func:`alg7_exact_epsilon` evaluates the joint loss (equispaced on
+𝒲 = [−10, 10], both ends included: the projection's atoms)."""
+
+
+def alg7_exact_epsilon(
+    alg: LocalizedGridEM,
+    d0: UserDataset,
+    d1: UserDataset,
+    *,
+    points: int | None = None,
+    resolution: int = ALG7_EXACT_RESOLUTION,
+) -> float:
+    """ε of Algorithm 7 (d = 1) on the pair, computed from its two output laws.
+
+    The release is ``(w̃, w)``: ``w̃ = Π_𝒲(w0_D + Lap(b))`` and, given w̃, ``w`` on the grid of K
+    (the same on both datasets) with :meth:`LocalizedGridEM.grid_log_probabilities`.  The loss
+    at ``(w̃, w)`` is ``(|w̃ − w0_D'| − |w̃ − w0_D|)/b + log P_D(w | w̃) − log P_D'(w | w̃)``
+    (at the ends of 𝒲, the atoms of the projection, the Laplace tails' ratio is the same
+    expression); the result is its largest magnitude over ``resolution`` values of w̃ and every
+    grid point: the grid sampler's exact ε up to the w̃ resolution, and with a large ``points``
+    (e.g. 2001) a quadrature of the continuous EM's (``sampler="rejection"``).
+    """
+    loc = alg.localizer
+    centre = np.zeros((1, 1))
+    w0 = [loc.stage(d).solve(d, centre, harness=loc.harness)[0][0, 0] for d in (d0, d1)]
+    scale = loc.stage_noise_scale(d0)
+    lo, hi = loc.domain.center[0] - loc.domain.radius, loc.domain.center[0] + loc.domain.radius
+    w_tilde = np.linspace(lo, hi, resolution)[:, None]
+    laplace = (np.abs(w_tilde - w0[1]) - np.abs(w_tilde - w0[0])) / scale
+    em = [alg.grid_log_probabilities(d, w_tilde, points=points)[1] for d in (d0, d1)]
+    return float(np.max(np.abs(laplace + em[0] - em[1])))
 
 
 def relaxed_to_bound(target: AuditTarget) -> AuditTarget:

@@ -71,6 +71,19 @@ def test_alg7_is_consistent_against_its_proved_bound():
     }
 
 
+def test_alg7_pair_exact_epsilon_is_below_the_proved_bound():
+    """Algorithm 7's audit pair, from its two output laws: ≈ 0.546 (Laplace ε/2 plus 0.046 from
+    the EM), the same for the continuous EM (quadrature), below the proved 5ε/8."""
+    from dpclaims.targets.pure_dp_heavy_tails import alg7_exact_epsilon, alg7_target
+
+    target = alg7_target()
+    alg, d0, d1 = target.mechanism, target.d0, target.d1
+    grid = alg7_exact_epsilon(alg, d0, d1)
+    assert grid == pytest.approx(0.546, abs=2e-3) and grid < alg.epsilon_bound == 0.625
+    continuous = alg7_exact_epsilon(alg, d0, d1, points=2001, resolution=1001)
+    assert continuous == pytest.approx(grid, abs=2e-3)
+
+
 def test_em_pgm_step_pair_nearly_attains_the_claim():
     """EM-PGM's exact ε on the net: ≈ 0.934 on the audited step pair (the score falls by Δ_s where
     D's law sits, rises by Δ_s right of the kink), exactly ≈ ε/2 on the spec's outlier pair (a

@@ -543,9 +543,9 @@ class LocalizedGridEM:
             return self._stage2_1d(data, rng, w_tilde)
         return self._stage2(data, rng, w_tilde)
 
-    def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
-        root, PV-1)."""
+    def _potential_1d(self, data: UserDataset, w_tilde: np.ndarray):
+        """d = 1: ``(lo (T,), hi (T,), psi, slopes)``: K_t = [lo_t, hi_t] and the potential
+        ``psi(w (T', B), rows) -> (T', B)`` of the exact clipped-slope score."""
         loc = self.localizer
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
@@ -564,12 +564,38 @@ class LocalizedGridEM:
             )
             return self.epsilon_em * score / (2.0 * self.score_sensitivity)
 
+        return lo, hi, psi, slopes
+
+    def _grid_1d(self, lo: np.ndarray, hi: np.ndarray, points: int) -> np.ndarray:
+        """``points`` equispaced points of every K_t = [lo_t, hi_t]: ``(T, points)``."""
+        return lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, points)
+
+    def grid_log_probabilities(
+        self, data: UserDataset, w_tilde: np.ndarray, *, points: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """d = 1: the exact stage-2 law of the grid sampler given the stage-1 releases ``w_tilde
+        (T, 1)``: the grid ``(T, P)`` and ``log P(w | w̃)`` ``(T, P)`` (``P = points``, default
+        :attr:`points`; with a large P, a quadrature of the continuous EM of
+        ``sampler="rejection"``: the grid's probability ratios are its density ratios)."""
+        if self.localizer.d != 1:
+            raise InputError("grid_log_probabilities is the d = 1 grid law; use d = 1")
+        lo, hi, psi, _ = self._potential_1d(data, w_tilde)
+        grid = self._grid_1d(lo, hi, self.points if points is None else points)
+        logits = -psi(grid)
+        return grid, logits - special.logsumexp(logits, axis=1, keepdims=True)
+
+    def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
+        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
+        root, PV-1)."""
+        loc = self.localizer
+        lo, hi, psi, slopes = self._potential_1d(data, w_tilde)
+        wbar = float(self._wbar[0])
         if self.sampler == "rejection":
             w_min = np.clip(slopes.root(np.full(lo.shape, wbar), loc.lam), lo, hi)
             psi_min = psi(w_min[:, None])[:, 0] - 1e-12
             w_out = gibbs_rejection_1d(psi, lo=lo, hi=hi, psi_min=psi_min, rng=rng)[:, None]
         else:
-            grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
+            grid = self._grid_1d(lo, hi, self.points)
             pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
             w_out = grid[np.arange(grid.shape[0]), pick][:, None]
         return w_out, float(slopes.n)
