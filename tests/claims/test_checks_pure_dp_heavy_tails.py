@@ -84,6 +84,20 @@ def test_alg7_pair_exact_epsilon_is_below_the_proved_bound():
     assert continuous == pytest.approx(grid, abs=2e-3)
 
 
+def test_alg7_proved_bound_is_attained():
+    """5ε/8 is Algorithm 7's tight ε: the outlier pair with kinks outside 𝒲 at λ = 64 reaches
+    it (and a smaller λ stays below it)."""
+    from dpclaims.targets.pure_dp_heavy_tails import ALG7_TIGHT, alg7_exact_epsilon, alg7_target
+
+    for setting, low, high in (
+        (ALG7_TIGHT, 0.6245, 0.6250 + 1e-9),
+        ({"outlier": 12.0}, 0.57, 0.59),
+    ):
+        target = alg7_target(**setting)
+        exact = alg7_exact_epsilon(target.mechanism, target.d0, target.d1)
+        assert low <= exact <= high <= target.mechanism.epsilon_bound + 1e-9
+
+
 def test_em_pgm_step_pair_nearly_attains_the_claim():
     """EM-PGM's exact ε on the net: ≈ 0.934 on the audited step pair (the score falls by Δ_s where
     D's law sits, rises by Δ_s right of the kink), exactly ≈ ε/2 on the spec's outlier pair (a
