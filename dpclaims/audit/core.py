@@ -690,7 +690,8 @@ def _result(
 class _Evidence:
     """What the verdict weighs beside the bound: the ``ceiling``, the ``needed`` trials, the
     ``trials`` run, identical data or outputs on ``probe`` draws, the ``reference`` ε, the
-    audit's ``reach`` (None for an estimate) and the ``reach_limit`` of a ``consistent``."""
+    audit's ``reach`` (the GDP estimate's under its own model) and the ``reach_limit`` of a
+    ``consistent``."""
 
     ceiling: float
     needed: int | None
