@@ -98,6 +98,25 @@ def test_alg7_proved_bound_is_attained():
         assert low <= exact <= high <= target.mechanism.epsilon_bound + 1e-9
 
 
+def test_alg7_log_ratio_statistic_is_the_pair_log_likelihood_ratio():
+    """The grid-proved-bound part's statistic: within ±(the pair's exact ε) and with the signs of
+    a log-likelihood ratio on average (KL(D‖D') ≥ 0 on D's draws, ≤ 0 on D''s)."""
+    from dpclaims.targets.pure_dp_heavy_tails import (
+        ALG7_TIGHT,
+        Alg7LogRatio,
+        alg7_exact_epsilon,
+        alg7_target,
+    )
+
+    target = alg7_target(**ALG7_TIGHT)
+    alg, d0, d1 = target.mechanism, target.d0, target.d1
+    statistic = Alg7LogRatio(alg, d0, d1)
+    on0, on1 = (statistic(d, np.random.default_rng(0), 4000)[:, 0] for d in (d0, d1))
+    exact = alg7_exact_epsilon(alg, d0, d1)
+    assert max(np.abs(on0).max(), np.abs(on1).max()) <= exact + 1e-9
+    assert on0.mean() > 0.02 and on1.mean() < -0.02
+
+
 def test_em_pgm_step_pair_nearly_attains_the_claim():
     """EM-PGM's exact ε on the net: ≈ 0.934 on the audited step pair (the score falls by Δ_s where
     D's law sits, rises by Δ_s right of the kink), exactly ≈ ε/2 on the spec's outlier pair (a
