@@ -635,16 +635,15 @@ def _result(
     near_ceiling = eps_lower > 0 and eps_lower >= ceiling - INFINITE_MARGIN
     fraction = provenance.calibration_fraction
     needed = _trials_needed(claim, test, ceiling=ceiling, alpha=alpha, ci=ci, fraction=fraction)
-    found = None
-    if plan.method.certified:
-        found = reach(
-            test,
-            claim=claim.epsilon,
-            delta=claim.delta,
-            alpha=alpha,
-            tradeoff=certificate.tradeoff,
-            ci=ci,
-        )
+    found = reach(
+        test,
+        claim=claim.epsilon,
+        delta=claim.delta,
+        alpha=alpha,
+        tradeoff=certificate.tradeoff,
+        ci=ci,
+        objective=plan.method.objective,
+    )
     evidence = _Evidence(
         ceiling=ceiling,
         needed=needed,
@@ -691,7 +690,8 @@ def _result(
 class _Evidence:
     """What the verdict weighs beside the bound: the ``ceiling``, the ``needed`` trials, the
     ``trials`` run, identical data or outputs on ``probe`` draws, the ``reference`` ε, the
-    audit's ``reach`` (None for an estimate) and the ``reach_limit`` of a ``consistent``."""
+    audit's ``reach`` (the GDP estimate's under its own model) and the ``reach_limit`` of a
+    ``consistent``."""
 
     ceiling: float
     needed: int | None

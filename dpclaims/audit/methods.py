@@ -30,7 +30,8 @@ class AuditMethod:
     objective: ClassVar[str] = "epsilon"
     """What ranks the tests: ``"epsilon"`` at the claim's δ, or ``"mu"`` (Gaussian DP)."""
     certified: ClassVar[bool] = True
-    """Whether the bound is a certified lower bound (else an estimate, with no reach)."""
+    """Whether the bound is a certified lower bound (else an estimate; its reach is computed
+    under the estimate's own model, :func:`~dpclaims.audit.reach.reach` with ``objective``)."""
     histogram: ClassVar[bool] = False
     """Whether the score is the histogram likelihood ratio (discrete outputs, no ties rule)."""
 

@@ -17,6 +17,10 @@ event of probability ``B(f(r); n, Φ(Φ⁻¹(1 - FPR_r) - k μ))``; the detectio
 largest over ranks (a lower bound on the probability that *some* test certifies, so the reach is
 conservative), and ``k`` is found by bisection.
 
+The Gaussian-DP method (``method="gdp"``) gets its reach under its own model alone: the pair
+read as μ-GDP, a test "certifying" when the μ of its upper rates exceeds the claim's
+(``objective="mu"``).
+
 For Gaussian mechanisms the model is exact; for mechanisms whose likelihood ratio is bounded
 (Laplace, randomized response) the Gaussian curve under-predicts the tails, so the reach is
 conservative (``tests/audit/test_reach.py`` measures both).  The model is stated in every
@@ -32,6 +36,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+from ..errors import check_choice
+from ..gdp import gdp_epsilon, gdp_mu, gdp_mu_of
 from .bounds import epsilon_from_rates, joint_upper, tilt_of
 from .threshold import QUANTILE_TRUE_POSITIVES, default_grid, quantile_ranks
 
@@ -187,19 +193,33 @@ def _fit(model: str, points: np.ndarray, n_negative: int, n_positive: int) -> tu
 
 
 def _largest_certifying(
-    ranks: np.ndarray, n_negative: int, n_positive: int, *, claim: float, delta: float, alpha, ci
+    ranks: np.ndarray,
+    n_negative: int,
+    n_positive: int,
+    *,
+    claim: float,
+    delta: float,
+    alpha,
+    ci,
+    objective: str = "epsilon",
 ) -> np.ndarray:
     """Per rank, the largest false-negative count whose joint bound certifies more than
-    ``claim`` (-1 where none does); the bound falls as the count grows, so bisect."""
+    ``claim`` (-1 where none does); the bound falls as the count grows, so bisect.
+
+    ``objective="mu"`` (the GDP method): the test's μ from the same upper rates must exceed the
+    claim's μ (``gdp_mu_of(claim, delta)``; its ε at ``delta`` then exceeds the claim)."""
     tilts = tilt_of(
         ranks,
         n_negative,
         n_positive - np.minimum(ranks + QUANTILE_TRUE_POSITIVES, n_positive),
         n_positive,
     )
+    claimed_mu = gdp_mu_of(claim, delta) if objective == "mu" else None
 
     def certifies(fn: np.ndarray) -> np.ndarray:
         bounds = joint_upper(ranks, n_negative, fn, n_positive, alpha, ci, tilts)
+        if claimed_mu is not None:
+            return np.min(gdp_mu(*bounds), axis=0) > claimed_mu
         return np.min(epsilon_from_rates(*bounds, delta), axis=0) > claim
 
     lo = np.full(len(ranks), -1.0)  # certifies (by convention)
@@ -263,6 +283,7 @@ def reach(
     tradeoff=(),
     ci: str = "clopper-pearson",
     power: float = REACH_POWER,
+    objective: str = "epsilon",
 ) -> Reach:
     """The :class:`Reach` of an audit whose chosen ``test`` has these counts (its
     ``false_positives`` of ``n_negative`` and ``false_negatives`` of ``n_positive``, e.g. a
@@ -272,7 +293,12 @@ def reach(
     ``tradeoff``: the empirical (FPR, FNR) points (K, 2) of the chosen direction, which the
     models are fitted to (the chosen test's point when none is informative).  Each model of
     :data:`MODELS` gives a factor; the reach is the largest (the most conservative).
+
+    ``objective="mu"``: the reach of the Gaussian-DP method (:class:`~dpclaims.audit.methods.Gdp`)
+    under its own model: the pair is μ-GDP (a ``k``-fold leakage is ``kμ``), a test detects when
+    the μ of its upper rates exceeds the claim's μ, and ``epsilon`` is ``gdp_epsilon(kμ, δ)``.
     """
+    check_choice(objective, ("epsilon", "mu"), "objective")
     false_positives, n_negative = int(test.false_positives), int(test.n_negative)
     false_negatives, n_positive = int(test.false_negatives), int(test.n_positive)
     points = np.asarray(tradeoff, dtype=np.float64).reshape(-1, 2)
@@ -280,9 +306,17 @@ def reach(
         points = np.array([[(false_positives + 0.5) / n_negative, false_negatives / n_positive]])
     ranks = quantile_ranks(n_negative, default_grid(n_negative)).astype(np.float64)
     largest = _largest_certifying(
-        ranks, n_negative, n_positive, claim=claim, delta=delta, alpha=alpha, ci=ci
+        ranks,
+        n_negative,
+        n_positive,
+        claim=claim,
+        delta=delta,
+        alpha=alpha,
+        ci=ci,
+        objective=objective,
     )
-    fits = {model: _fit(model, points, n_negative, n_positive) for model in MODELS}
+    models = ("gaussian-dp",) if objective == "mu" else tuple(MODELS)
+    fits = {model: _fit(model, points, n_negative, n_positive) for model in models}
     mu = fits["gaussian-dp"][0]
     factors = {}
     for model, (_, param, _) in fits.items():
@@ -304,6 +338,9 @@ def reach(
     factor, options = factors[model]
     if not math.isfinite(factor):
         return Reach(factor=math.inf, epsilon=math.inf, mu=mu, power=power, model=model)
+    if objective == "mu":
+        epsilon = float(gdp_epsilon(factor * options["param"], delta))
+        return Reach(factor=factor, epsilon=epsilon, mu=mu, power=power, model=model)
     rank = ranks[detection_probability(factor, **options)[1]]
     fpr = (rank + 1.0) / (n_negative + 1.0)
     tpr = float(MODELS[model][1](np.asarray(fpr), factor * options["param"]))

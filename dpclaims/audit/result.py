@@ -80,8 +80,9 @@ class AuditResult:
     that the test saw no output of the negative dataset in its event while the
     positive dataset put a large share there (ε = ∞ on this pair as far as these trials
     can show: :attr:`infinite_message`).  ``reach`` is the smallest violation the audit would
-    have caught (:class:`~dpclaims.audit.reach.Reach`; None for an estimate): a ``consistent``
-    verdict needs it within the audit's reach limit, else the verdict is ``consistent_weak``.
+    have caught (:class:`~dpclaims.audit.reach.Reach`; for ``method="gdp"`` under its own
+    Gaussian-DP model): a ``consistent`` verdict needs it within the audit's reach limit, else
+    the verdict is ``consistent_weak``.
     Counts refer to the ``certification_trials`` (of ``trials`` per dataset) and the chosen
     direction: the negative dataset's trials inside the event are false positives, the
     positive dataset's trials outside it false negatives.  ``provenance`` records how the

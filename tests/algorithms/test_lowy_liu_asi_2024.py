@@ -213,6 +213,14 @@ def test_distinct_users_roundtrip():
     x = np.repeat(np.random.default_rng(0).normal(size=(3, 2, 2)), [4, 1, 2], axis=0)
     table, _, index = distinct_users(x)
     assert table.shape[0] == 3 and np.array_equal(table[index], x)
+    # users compared as bytes: −0.0 and 0.0 are one user; labels y split users
+    signed = np.array([[[0.0]], [[-0.0]], [[1.0]]])
+    table, _, index = distinct_users(signed)
+    assert table.shape[0] == 2 and index[0] == index[1] and np.array_equal(table[index], signed)
+    table, labels, index = distinct_users(signed, np.array([[1.0], [1.0], [2.0]]))
+    assert table.shape[0] == 2 and labels[index].ravel().tolist() == [1.0, 1.0, 2.0]
+    table, labels, index = distinct_users(signed, np.array([[1.0], [2.0], [2.0]]))
+    assert table.shape[0] == 3 and np.array_equal(table[index], signed)
 
 
 # ------------------------------------------------------------------- runs and white-box invariants

@@ -607,3 +607,32 @@ def test_pop_localize_transcript_output():
     phases = _replace(alg, output="phases")(d0, np.random.default_rng(3), 7)
     assert out.shape == (7, 8)
     np.testing.assert_array_equal(out[:, 1::2], phases)
+
+
+def test_alg7_proved_bound_is_five_eighths_of_epsilon():
+    """Laplace ε/2 plus the centred-score EM's ε_em/2 (ε_em = ε/4): 5ε/8, at any ε."""
+    for epsilon in (0.5, 1.0, 2.0):
+        em = LocalizedGridEM.from_theorem(
+            problem().replace(epsilon=epsilon), moment_k=1.0, k=2, lam=1.0, beta=0.1
+        )
+        assert em.epsilon_bound == pytest.approx(5 * epsilon / 8)
+        assert em.epsilon_bound < em.privacy_claim.epsilon
+
+
+def test_alg7_grid_law_is_what_stage2_samples():
+    """grid_log_probabilities is the law stage 2 draws from: normalised, and 20,000 draws at one
+    w̃ pass a chi-square goodness-of-fit test against it (64 cells, p > 0.001)."""
+    from dpclaims.algorithms.pure_dp_heavy_tails import WorstValidPoint
+
+    d0, _ = heavy_outlier_pair()
+    em = LocalizedGridEM.from_theorem(
+        problem(), moment_k=1.0, k=2, lam=1.0, beta=0.1, harness=WorstValidPoint.for_record(d0, 0)
+    )
+    w_tilde = np.full((20_000, 1), 1.5)
+    grid, logp = em.grid_log_probabilities(d0, w_tilde[:1])
+    assert np.exp(logp).sum() == pytest.approx(1.0)
+    draws, _ = em.stage2(d0, np.random.default_rng(0), w_tilde)
+    counts = np.array([np.sum(draws[:, 0] == g) for g in grid[0]])
+    assert counts.sum() == 20_000
+    expected = 20_000 * np.exp(logp[0])
+    assert stats.chisquare(counts, expected * 20_000 / expected.sum()).pvalue > 1e-3

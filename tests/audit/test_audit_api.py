@@ -100,6 +100,32 @@ def test_gdp_is_labelled_an_estimate():
         )
 
 
+def test_gdp_consistent_follows_the_reach_rule():
+    """method='gdp' gets a reach under its own μ-GDP model: a Gaussian pair at μ = 0.08 (claim
+    (1, 1e-5), μ_claim = 0.27) would be caught only ~4× over, so it is consistent_weak; at
+    μ = 0.2 the reach is within 2× and it is consistent."""
+
+    def noisy_gauss(data, rng, trials):
+        return data + rng.standard_normal(trials)
+
+    verdicts = {}
+    for shift in (0.08, 0.2):
+        r = audit(
+            noisy_gauss,
+            0.0,
+            shift,
+            trials=20_000,
+            seed=2,
+            claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+            test=AuditTest(method="gdp"),
+            execution=Execution(backend="serial"),
+        )
+        assert r.reach is not None and r.reach.model == "gaussian-dp"
+        assert (r.reach.factor <= 2.0) == (r.verdict == "consistent")
+        verdicts[shift] = r.verdict
+    assert verdicts == {0.08: "consistent_weak", 0.2: "consistent"}
+
+
 def test_same_seed_same_numbers_and_backends_agree():
     kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=20_000, seed=7)
     a = audit(gauss, 0.0, 1.0, **kwargs, execution=Execution(backend="serial")).to_dict()

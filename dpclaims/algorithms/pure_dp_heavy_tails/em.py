@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import special
 
 from dpclaims.algorithms.pure_dp_heavy_tails import (
     Ball,
@@ -338,15 +339,22 @@ class EMPGM:
         step = self.grid - self.eta * (g_clip + self.lam * (self.grid - self.center))
         return np.linalg.norm(self.grid - self.domain.project(step), axis=-1) / self.eta
 
+    def _log_probabilities(self, scores: np.ndarray) -> np.ndarray:
+        """``log P(w) = −ε s(w)/(2Δ_s) − log Σ_N exp(−ε s/(2Δ_s))`` ``(N,)`` (Alg 5 line 3)."""
+        logits = -self.epsilon * scores / (2.0 * self.sensitivity)
+        return logits - special.logsumexp(logits)
+
+    def log_probabilities(self, data: UserDataset) -> np.ndarray:
+        """The exact output law on the net: ``log P(w)`` for every net point ``(N,)``."""
+        return self._log_probabilities(self.scores(data))
+
     def run(
         self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False
     ) -> HeavyTailedRun:
         """Sample ``trials`` net points ``(trials, d)``; transcript ``scores (N,)``."""
         trials = check_count(trials, "trials")
         s = self.scores(data)
-        logits = -self.epsilon * s / (2.0 * self.sensitivity)
-        p = np.exp(logits - logits.max())
-        cdf = np.cumsum(p / p.sum())
+        cdf = np.cumsum(np.exp(self._log_probabilities(s)))
         idx = np.minimum(np.searchsorted(cdf, rng.random(trials), side="right"), len(cdf) - 1)
         evals = np.full(trials, float(self.grid.shape[0] * data.n))
         extra = {"scores": s} if transcript else {}
@@ -492,6 +500,23 @@ class LocalizedGridEM:
         return lowy_claim(self.epsilon, "Prop F.5 / Thm F.6 (Algorithm 7)")
 
     @property
+    def epsilon_bound(self) -> float:
+        """A proved bound on this mechanism's ε, below the claim: ``ε/2 + ε_em/2`` (5ε/8 with the
+        spec's split ε_em = ε/4).
+
+        Stage 1 is the Laplace mechanism at ε/2 (loss ≤ ε/2).  Given the released w̃ (so K and the
+        grid are the same on both datasets), stage 2 is an EM with ``Ψ_D = c·s_D``, ``c =
+        ε_em/(2Δ_s)``.  For neighbours D, D' the centred scores differ by ``u(w) = (φ(w) −
+        φ(w_a))/n`` with ``φ = f_C^K(·, z') − f_C^K(·, z)`` (the λ term cancels), 2C-Lipschitz
+        since each extension is C-Lipschitz (Lemma F.1).  The loss at w is ``−c·u(w) − log
+        E_D[e^{−c·u}]``, and ``log E_D[e^{−c·u}] ∈ [−c·max u, −c·min u]``, so it is at most ``c
+        (max_K u − min_K u) ≤ c·2C·diam(K)/n ≤ c·4Cr/n = c·Δ_s = ε_em/2``: Lemma F.1's Δ_s bounds
+        the spread of u, and the EM's factor 2 (ε_em/(2Δ_s)) is needed only for a score that moves
+        by ±Δ_s, which a centred score cannot.  Adaptive composition: ``ε/2 + ε_em/2``.  Holds for
+        both samplers (the grid is data-independent given w̃; the rejection draw is exact)."""
+        return self.epsilon / 2.0 + self.epsilon_em / 2.0
+
+    @property
     def _wbar(self) -> np.ndarray:
         loc = self.localizer
         return (
@@ -518,9 +543,9 @@ class LocalizedGridEM:
             return self._stage2_1d(data, rng, w_tilde)
         return self._stage2(data, rng, w_tilde)
 
-    def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
-        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
-        root, PV-1)."""
+    def _potential_1d(self, data: UserDataset, w_tilde: np.ndarray):
+        """d = 1: ``(lo (T,), hi (T,), psi, slopes)``: K_t = [lo_t, hi_t] and the potential
+        ``psi(w (T', B), rows) -> (T', B)`` of the exact clipped-slope score."""
         loc = self.localizer
         lo = np.maximum(loc.domain.center[0] - loc.domain.radius, w_tilde[:, 0] - loc.radius)
         hi = np.minimum(loc.domain.center[0] + loc.domain.radius, w_tilde[:, 0] + loc.radius)
@@ -539,12 +564,38 @@ class LocalizedGridEM:
             )
             return self.epsilon_em * score / (2.0 * self.score_sensitivity)
 
+        return lo, hi, psi, slopes
+
+    def _grid_1d(self, lo: np.ndarray, hi: np.ndarray, points: int) -> np.ndarray:
+        """``points`` equispaced points of every K_t = [lo_t, hi_t]: ``(T, points)``."""
+        return lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, points)
+
+    def grid_log_probabilities(
+        self, data: UserDataset, w_tilde: np.ndarray, *, points: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """d = 1: the exact stage-2 law of the grid sampler given the stage-1 releases ``w_tilde
+        (T, 1)``: the grid ``(T, P)`` and ``log P(w | w̃)`` ``(T, P)`` (``P = points``, default
+        :attr:`points`; with a large P, a quadrature of the continuous EM of
+        ``sampler="rejection"``: the grid's probability ratios are its density ratios)."""
+        if self.localizer.d != 1:
+            raise InputError("grid_log_probabilities is the d = 1 grid law; use d = 1")
+        lo, hi, psi, _ = self._potential_1d(data, w_tilde)
+        grid = self._grid_1d(lo, hi, self.points if points is None else points)
+        logits = -psi(grid)
+        return grid, logits - special.logsumexp(logits, axis=1, keepdims=True)
+
+    def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
+        """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
+        root, PV-1)."""
+        loc = self.localizer
+        lo, hi, psi, slopes = self._potential_1d(data, w_tilde)
+        wbar = float(self._wbar[0])
         if self.sampler == "rejection":
             w_min = np.clip(slopes.root(np.full(lo.shape, wbar), loc.lam), lo, hi)
             psi_min = psi(w_min[:, None])[:, 0] - 1e-12
             w_out = gibbs_rejection_1d(psi, lo=lo, hi=hi, psi_min=psi_min, rng=rng)[:, None]
         else:
-            grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, self.points)
+            grid = self._grid_1d(lo, hi, self.points)
             pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
             w_out = grid[np.arange(grid.shape[0]), pick][:, None]
         return w_out, float(slopes.n)

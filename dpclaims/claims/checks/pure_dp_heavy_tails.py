@@ -44,13 +44,21 @@ from dpclaims.hardinstances.pure_dp_heavy_tails import (
 from dpclaims.losses import AbsoluteLoss, LinearLoss, project_ball_intersection
 from dpclaims.problem import Problem
 from dpclaims.targets.pure_dp_heavy_tails import (
+    ALG7_TIGHT,
     AUDIT_N,
+    EM_PGM_KINK,
+    EM_PGM_LAM,
     alg2_target,
     alg4_joint_target,
+    alg7_bound_target,
+    alg7_exact_epsilon,
+    alg7_rejection_bound_target,
     alg7_rejection_target,
     alg7_target,
     audit_problem,
     audit_sampler,
+    em_pgm_exact_epsilon,
+    em_pgm_setup,
     em_pgm_target,
     main_last_call_target,
     main_transcript_target,
@@ -203,38 +211,103 @@ def audit_structured_losses_privacy(claim, budget):
 
 @register_experiment("lowy26.privacy.em_pgm")
 def audit_em_pgm_privacy(claim, budget):
+    """EM-PGM on the step pair, whose exact ε (computed on the net) is 0.93 of the claim; the
+    spec's outlier pair shows only ε/2 (a location shift of the score), see
+    :func:`~dpclaims.targets.pure_dp_heavy_tails.em_pgm_target`."""
+    em, d0, d1 = em_pgm_setup()
+    exact = em_pgm_exact_epsilon(em, d0, d1)
+    spec = em_pgm_setup(heavy_outlier_pair(AUDIT_N), lam=1.0)
     return AuditExperiment(
         em_pgm_target,
         AUDIT_TRIALS[budget],
-        reference_epsilon=0.5,
-        note="EM-PGM with App. E.2 ball smoothing (rho = D/n) on the spec's outlier pair; the "
-        "spec expects between eps/2 and eps",
+        reference_epsilon=round(exact, 4),
+        reference_note="exact on this pair: max over the net of |log P_D(w) - log P_D'(w)| "
+        "(finite output); the score falls by 2C/n left of the kink and rises by 2C/n right of it",
+        note=f"EM-PGM with App. E.2 ball smoothing (rho = D/n), lambda = {EM_PGM_LAM:g}, on the "
+        f"step pair (kink at {EM_PGM_KINK}), event {{w > t}} right of the kink (outputs below it "
+        f"merged, fixed before certifying); the spec's outlier pair has exact eps "
+        f"{em_pgm_exact_epsilon(*spec):.3f} (a location shift of the score: eps/2)",
     )
 
 
 @register_experiment("lowy26.privacy.localized_approx_em")
 def audit_alg7_privacy(claim, budget):
-    why = (
-        "not derived: the Laplace stage and the {} EM compose with no closed form on this "
-        "pair; only the claim bounds it"
+    """Algorithm 7 (d = 1, both exact samplers) against the paper's ε and against the proved bound
+    ε/2 + ε_em/2 = 5ε/8 (``LocalizedGridEM.epsilon_bound``): the spec's split over-provisions, so
+    no pair reaches a 2× violation of ε; the relaxed parts (labelled) would catch a 2× leakage
+    error of the implementation."""
+    target = alg7_target()
+    bound = target.mechanism.epsilon_bound
+    tight = alg7_target(**ALG7_TIGHT)
+    attained = alg7_exact_epsilon(tight.mechanism, tight.d0, tight.d1)
+    exact = {
+        "grid": alg7_exact_epsilon(target.mechanism, target.d0, target.d1),
+        "rejection": alg7_exact_epsilon(
+            target.mechanism, target.d0, target.d1, points=2001, resolution=1001
+        ),
+    }
+    why = {
+        "grid": "exact on this pair (max over 4001 values of w_tilde and the 64 grid points of "
+        "the joint log-ratio: Laplace (|w_tilde - w0'| - |w_tilde - w0|)/b plus the grid EM's "
+        f"log-ratio given w_tilde); the mechanism's proved bound is {bound:g}",
+        "rejection": "exact on this pair up to quadrature (the continuous EM's log-ratio on a "
+        f"2001-point grid of K, 1001 values of w_tilde); the mechanism's proved bound is {bound:g}",
+    }
+    notes = {
+        "grid": "exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point "
+        "grid of K",
+        "rejection": "Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly "
+        "by rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
+    }
+    relaxed = (
+        f"; RELAXED claim (not the paper's): held to the proved bound {bound:g} (Laplace eps/2 + "
+        "centred-score EM eps_em/2: a centred score's change spans at most Delta_s, half what the "
+        "EM's factor 2 provisions for)"
     )
-    grid = AuditExperiment(
-        alg7_target,
-        AUDIT_TRIALS[budget],
-        reference_note=why.format("grid"),
-        note="exact grid form of Algorithm 7: eps/2 Laplace + eps/4 finite EM on a 64-point grid "
-        "of K",
+    tight_note = (
+        f"exact: the tight pair (outlier kinks at +-{ALG7_TIGHT['outlier']:g}, outside the "
+        f"domain; lambda = {ALG7_TIGHT['lam']:g}) attains the proved bound {bound:g}, computed "
+        "from the two output laws as for the grid part"
     )
-    exact = AuditExperiment(
-        alg7_rejection_target,
-        AUDIT_TRIALS[budget],
-        reference_note=why.format("continuous"),
-        note="Algorithm 7 with the ideal continuous log-concave EM at eps/4, drawn exactly by "
-        "rejection from the uniform law on K (sampler slack xi = 0 instead of [LL25]'s eps/8)",
-    )
+    parts = {
+        "grid": AuditExperiment(
+            alg7_target,
+            AUDIT_TRIALS[budget],
+            reference_epsilon=round(exact["grid"], 4),
+            reference_note=why["grid"],
+            note=notes["grid"],
+        ),
+        "grid-proved-bound": AuditExperiment(
+            alg7_bound_target,
+            AUDIT_TRIALS[budget],
+            reference_epsilon=round(attained, 4),
+            reference_note=tight_note,
+            note=notes["grid"] + " on the tight pair, released through its exact log-likelihood "
+            "ratio (fixed before any trial: the Neyman-Pearson statistic)" + relaxed,
+        ),
+        "rejection": AuditExperiment(
+            alg7_rejection_target,
+            AUDIT_TRIALS[budget],
+            reference_epsilon=round(exact["rejection"], 4),
+            reference_note=why["rejection"],
+            note=notes["rejection"],
+        ),
+        "rejection-proved-bound": AuditExperiment(
+            alg7_rejection_bound_target,
+            AUDIT_TRIALS[budget],
+            reference_epsilon=round(exact["rejection"], 4),
+            reference_note=why["rejection"],
+            note=notes["rejection"] + relaxed,
+        ),
+    }
     return CombinedExperiment(
-        {"grid": grid, "rejection": exact},
-        note="Algorithm 7 in d = 1: both exact samplers of the stage-2 EM",
+        parts,
+        note=f"Algorithm 7 in d = 1, both exact samplers: the paper's claim eps = 1 holds with "
+        f"room: the mechanism is {bound:g}-DP, and no better (exact eps {attained:.4f} on the "
+        f"outlier pair with kinks at +-{ALG7_TIGHT['outlier']:g}, lambda = "
+        f"{ALG7_TIGHT['lam']:g}): claim conservative by {1 / bound:.2g}x; the spec's outlier "
+        f"pair (exact eps {exact['grid']:.3f}) audited against 1, the tight pair (grid, exact "
+        f"log-ratio statistic) and the spec pair (rejection) against {bound:g}",
     )
 
 

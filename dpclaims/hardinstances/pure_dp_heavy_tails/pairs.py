@@ -8,6 +8,9 @@
 label.
 * :func:`shift_pair` — one record at 0 vs one at ``Δ·(1,…,1)/√d``: the ℓ2-Laplace sampler audit in
 d ≥ 2.
+* :func:`step_pair` — absolute-loss records whose mean clipped gradient is a step at ``kink``;
+  record 0 pushes by −C in D and +C in D' on the whole domain: the pair on which a finite
+  exponential mechanism with a gradient-map score loses almost its full ε (EM-PGM).
 
 All are item-level replace-one neighbours (:class:`~dpclaims.hardinstances.canaries.NeighbourPair`).
 """
@@ -17,10 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 from dpclaims.data import UserDataset
-from dpclaims.errors import check_count, check_positive
+from dpclaims.errors import InputError, check_count, check_positive
 from dpclaims.hardinstances.canaries import NeighbourPair, heavy_outlier_pair
 
-__all__ = ["block_outlier_pair", "light_replacement_pair", "hinge_outlier_pair", "shift_pair"]
+__all__ = [
+    "block_outlier_pair",
+    "light_replacement_pair",
+    "hinge_outlier_pair",
+    "shift_pair",
+    "step_pair",
+]
 
 
 def block_outlier_pair(
@@ -87,4 +96,36 @@ def shift_pair(d: int = 2, shift: float = 1.0) -> NeighbourPair:
         unit="item",
         relation="replace",
         source="spec 003 §7(a): diagonal shift for the Lap2 sampler",
+    )
+
+
+def step_pair(
+    n: int = 200, kink: float = 8.75, weight: float = 1e6, far: float = 20.0
+) -> NeighbourPair:
+    """Absolute-loss records ``a|w − b|`` (``x = a``, ``y = a·b``) on 𝒲 ⊆ [−far, far]:
+
+    * record 0: ``(weight, +far)`` in D (gradient −weight on all of 𝒲), ``(weight, −far)`` in D'
+      (gradient +weight): after clipping at C ≤ weight the mean gradient moves by 2C/n everywhere;
+    * record 1: ``(weight, kink)``: a clipped step −C → +C at ``kink``;
+    * records 2…: ``(1, ∓far)`` alternately, whose gradients ±1 cancel in pairs (n even).
+
+    So the mean clipped gradient is −2C/n left of ``kink`` and 0 right of it in D, 0 and +2C/n
+    in D': a score ‖ĝ_C + λ(w − w̄)‖ with small λ falls by 2C/n left of the kink and rises by
+    2C/n right of it.  Unit item, relation replace.
+    """
+    n = check_count(n, "n", minimum=4)
+    if n % 2:
+        raise InputError(f"step_pair needs an even n (its light records cancel in pairs), got {n}")
+    weight, far = check_positive(weight, "weight"), check_positive(far, "far")
+    a = np.ones(n)
+    b = np.where(np.arange(n) % 2 == 0, -far, far)
+    a[:2], b[:2] = weight, (far, kink)
+    b1 = b.copy()
+    b1[0] = -far
+    return NeighbourPair(
+        d0=UserDataset(a[:, None], a * b),
+        d1=UserDataset(a[:, None], a * b1),
+        unit="item",
+        relation="replace",
+        source="step pair: the score falls left of the kink and rises right of it",
     )
