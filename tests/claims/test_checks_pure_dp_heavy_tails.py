@@ -69,6 +69,8 @@ def test_alg7_is_consistent_against_its_proved_bound():
         "rejection": "consistent_weak",
         "rejection-proved-bound": "consistent",
     }
+    tight = result["evidence"]["parts"]["grid-proved-bound"]
+    assert tight["evidence"]["epsilon_lower"] >= 0.8 * 0.625, tight["summary"]  # ≥ 0.8× the tight ε
 
 
 def test_alg7_pair_exact_epsilon_is_below_the_proved_bound():
