@@ -12,7 +12,8 @@ learning rate, steps) and trains all trials at once as that ``DPSGD`` descriptio
 2. audits the Opacus training batched, with an input canary (a record on a feature no other
    record uses, labelled 0; the output is the final weight on that feature: the adversary
    sees the final model), as written, with a public sampling rate, and with the public rate
-   and the noise halved.
+   and the noise halved; the last also with a gradient canary (the white-box threat model:
+   a marker record whose gradient the description fixes to a unit vector on that weight).
 
     python examples/opacus_audit.py [--trials 100000] [--opacus 200]
 
@@ -118,6 +119,7 @@ def main() -> None:
         "--opacus", type=int, default=200, help="Opacus trainings per dataset, looped"
     )
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=None, help="run only these audits (names)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # the canary: a record with 10 on the feature no other record uses, label 0 (its gradient
@@ -148,16 +150,31 @@ def main() -> None:
                 f"trainings, {theirs.mean():+.4f}, {theirs.std():.4f} over 20,000 batched"
             )
 
+    # the white-box adversary of the DP-SGD threat models: a marker record whose gradient the
+    # batched description sets to −e (the last feature's weight), clipped like any other; its
+    # score is the final weight on that feature
+    gradient = np.zeros(D + 1)
+    gradient[D - 1] = -1.0
+    white_box = dpt.GradientCanary(gradient)
     audits = [
-        ("as written", train, SIGMA),
-        ("public rate", train_public_rate, SIGMA),
-        ("public rate, noise halved", train_public_rate, SIGMA / 2),
+        ("as written", train, SIGMA, canary),
+        ("public rate", train_public_rate, SIGMA, canary),
+        ("public rate, noise halved", train_public_rate, SIGMA / 2, canary),
+        ("public rate, gradient", train_public_rate, SIGMA, white_box),
+        ("… noise halved, gradient", train_public_rate, SIGMA / 2, white_box),
     ]
-    for name, user_train, sigma in audits:
+    for name, user_train, sigma, chosen in audits:
+        if args.only and name not in args.only:
+            continue
         user_train = functools.partial(user_train, sigma=sigma)
-        mech = dpt.opacus_mechanism(user_train, loss=loss, output=canary_weight)
+        if chosen is canary:
+            pair = d0, d1
+            mech = dpt.opacus_mechanism(user_train, loss=loss, output=canary_weight)
+        else:
+            pair = chosen.pair(dataset())
+            mech = dpt.opacus_mechanism(user_train, loss=loss, output="score", canary=chosen)
         start, cpu = time.perf_counter(), time.process_time()
-        r = audit(mech, d0, d1, claim, trials=args.trials, seed=0)
+        r = audit(mech, *pair, claim, trials=args.trials, seed=0)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         print(
             f"{name:26s} σ = {sigma:.3f}: {r.verdict}, certified ε ≥ {r.epsilon_lower:.3f} "
