@@ -10,6 +10,7 @@ from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
 from dpclaims.claims.mutation import audit_settings, kill_matrix
 from dpclaims.data import are_neighbours
+from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.targets.mutants import list_mutants
 from dpclaims.targets.realbugs import get_bug, list_bugs
@@ -166,6 +167,8 @@ def test_the_shuffled_and_poisson_transcripts_have_the_batch_laws_they_claim():
     q = 1 / steps
     assert abs(poisson.mean() - n * q) < 0.01
     assert abs(poisson.var() - (n * q * (1 - q) + sigma2)) < 0.05
+    with pytest.raises(InputError, match="at most that many records"):
+        accounting.shuffled_batches(records(np.ones((n + 1, 2))), rng, 2)
 
 
 def _search_plain(bug, seed=0, twin=False):

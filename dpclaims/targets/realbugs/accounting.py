@@ -10,6 +10,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from ...algorithms.mechanisms import analytic_gaussian_sigma
+from ...errors import InputError
 from ...privacy import PrivacyClaim, calibrate_noise_multiplier
 from . import RealBug, clip_rows, gaussian_epsilon_exact, records, register_bug
 
@@ -133,6 +134,11 @@ def shuffled_batches(data, rng, trials):
     and each batch's clipped gradient sum is released with N(0, σ²) noise; the transcript
     ``(trials, T)`` (a white-box adversary sees every step)."""
     g = _gradients(data)
+    if len(g) > SHUFFLE_STEPS * SHUFFLE_BATCH:
+        raise InputError(
+            f"the epoch has {SHUFFLE_STEPS * SHUFFLE_BATCH} slots; pass at most that many "
+            f"records, got {len(g)}"
+        )
     slots = np.tile(np.arange(SHUFFLE_STEPS * SHUFFLE_BATCH), (trials, 1))
     rng.permuted(slots, axis=1, out=slots)
     batch = slots[:, : len(g)] // SHUFFLE_BATCH  # (trials, n): the batch of each record
