@@ -1,7 +1,9 @@
 """Kill matrix of the real-bug corpus (issue 28): each bug by its crafted pair, by a search from
-the plain user dataset, by the sampler checks; each twin on its crafted pair at 4 seeds.
+the plain user dataset (the CLI's defaults: 200,000 trials, screens of 10,000), by a coupled
+replay of the crafted pair, by the sampler checks; each twin on its crafted pair and by a search
+from the plain dataset, at 4 seeds.
 
-Usage: ``python benchmarks/bench_realbugs.py [--search-trials N] [--out FILE.md]``
+Usage: ``python benchmarks/bench_realbugs.py [--search-trials N] [--twin-seeds K] [--out FILE.md]``
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import math
 import time
 import warnings
 
-from dpclaims.audit import AuditTest, audit
+from dpclaims.audit import AuditTest, audit, replay
+from dpclaims.audit.core import MIN_TRIALS
 from dpclaims.audit.sampler import check_sampler, normaliser_check
-from dpclaims.audit.search import search
+from dpclaims.audit.search import SCREEN_TRIALS, search
 from dpclaims.claims.mutation import audit_settings
 from dpclaims.execution import Execution
 from dpclaims.targets.pairs import CanaryPairs
@@ -40,25 +43,32 @@ def crafted(bug, twin: bool = False, seed: int = 0):
     return r, time.perf_counter() - start
 
 
-def searched(bug, trials: int):
+def searched(bug, trials: int, twin: bool = False, seed: int = 0):
     plain = bug.plain()
     family = CanaryPairs(plain, unit=bug.claim.unit, relation=bug.claim.relation)
     method = bug.method if bug.method != "histogram" else "threshold"
     start = time.perf_counter()
     try:
         found = search(
-            bug.mechanism,
+            bug.twin if twin else bug.mechanism,
             family,
             claim=bug.claim,
             trials=trials,
-            seed=0,
-            screen_trials=max(1000, trials // 10),
+            seed=seed,
+            screen_trials=max(MIN_TRIALS, min(SCREEN_TRIALS, trials // 10)),  # as the CLI
             test=AuditTest(method=method, statistic=bug.statistic),
             execution=Execution(progress=False),
         )
     except Exception as error:  # noqa: BLE001 - a row of the table, not a crash
         return None, f"error: {error}", time.perf_counter() - start
     return found, found.pair.name, time.perf_counter() - start
+
+
+def replay_line(bug) -> str:
+    d0, d1 = bug.pair()
+    start = time.perf_counter()
+    seen = replay(bug.mechanism, d0, d1, trials=1000, seed=0)
+    return f"{seen.finding}, {time.perf_counter() - start:.1f}"
 
 
 def sampler_line(bug) -> str:
@@ -73,25 +83,34 @@ def sampler_line(bug) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--search-trials", type=int, default=20_000)
+    parser.add_argument("--search-trials", type=int, default=200_000)
+    parser.add_argument("--twin-seeds", type=int, default=4)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     lines = [
         "| bug | true ε | claim ε | crafted: verdict, ε ≥, s | search: verdict, ε ≥, s "
-        "(pair) | sampler check | twin verdicts (seeds 0–3) |",
-        "|---|---|---|---|---|---|---|",
+        "(pair) | replay (crafted pair), s | sampler check | twin on crafted pair "
+        f"(seeds 0–{args.twin_seeds - 1}) | twin searched (seeds 0–{args.twin_seeds - 1}) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    caught = {"crafted": 0, "search": 0, "sampler": 0}
+    caught = {"crafted": 0, "search": 0, "replay": 0, "sampler": 0}
+    twin_violations = 0
     bugs = [b for b in list_bugs() if not args.only or b.name in args.only]
     for bug in bugs:
         r, sec = crafted(bug)
         found, pair, ssec = searched(bug, args.search_trials)
+        rline = replay_line(bug)
         sline = sampler_line(bug)
-        twins = [crafted(bug, twin=True, seed=s)[0].verdict for s in range(4)]
+        seeds = range(args.twin_seeds)
+        twins = [crafted(bug, twin=True, seed=s)[0].verdict for s in seeds]
+        twin_found = [searched(bug, args.search_trials, twin=True, seed=s)[0] for s in seeds]
+        twin_search = [f.verdict if f is not None else "error" for f in twin_found]
+        twin_violations += (twins + twin_search).count("violation")
         caught["crafted"] += r.verdict == "violation"
         caught["search"] += found is not None and found.verdict == "violation"
+        caught["replay"] += rline.startswith("infinite")
         caught["sampler"] += sline.startswith("FAIL")
         s_cell = (
             pair
@@ -101,13 +120,15 @@ def main() -> None:
         true = "—" if bug.true_epsilon is None else _eps(bug.true_epsilon)
         row = (
             f"| {bug.name} | {true} | {bug.claim.epsilon:g} | {r.verdict}, "
-            f"{_eps(r.epsilon_lower)}, {sec:.1f} | {s_cell} | {sline} | {', '.join(twins)} |"
+            f"{_eps(r.epsilon_lower)}, {sec:.1f} | {s_cell} | {rline} | {sline} | "
+            f"{', '.join(twins)} | {', '.join(twin_search)} |"
         )
         lines.append(row)
         print(row, flush=True)
     summary = (
         f"{len(bugs)} bugs: crafted pair catches {caught['crafted']}, search from the plain "
-        f"dataset {caught['search']}, sampler checks {caught['sampler']}"
+        f"dataset {caught['search']}, replay (ε = ∞ certain) {caught['replay']}, sampler "
+        f"checks {caught['sampler']}; twins said violation {twin_violations} times"
     )
     lines.append("")
     lines.append(summary)

@@ -64,6 +64,11 @@ __all__ = [
     "DPSGD",
     "GradientCanary",
     "InputCanary",
+    "OpacusConfig",
+    "OpacusMechanism",
+    "opacus_config",
+    "opacus_mechanism",
+    "record_opacus",
     "TorchMechanism",
     "as_tensors",
     "default_device",
@@ -641,6 +646,206 @@ def _check_rows(out: np.ndarray, what: str = "score") -> np.ndarray:
             "trials; lower the learning rate or check the loss"
         )
     return out
+
+
+@dataclass(frozen=True)
+class OpacusConfig:
+    """The DP-SGD an Opacus ``make_private`` set up, read off the objects it returned.
+
+    ``noise_multiplier`` and ``max_grad_norm`` from the ``DPOptimizer``, ``sample_rate`` from
+    the ``DPDataLoader`` (Opacus sets it to ``1 / len(data_loader)``), ``normaliser`` the
+    optimizer's ``expected_batch_size`` (``int(len(dataset) · sample_rate)``; 1 with
+    ``loss_reduction="sum"``), ``lr`` the SGD learning rate, ``steps`` the optimizer steps one
+    training took, ``records`` the size of the dataset it was given.  Opacus computes the
+    rate and the normaliser from that dataset (Opacus #571, #819), so they may differ between
+    neighbours: :func:`opacus_mechanism` reads them for each dataset it is given.
+    """
+
+    noise_multiplier: float
+    max_grad_norm: float
+    sample_rate: float
+    normaliser: float
+    lr: float
+    steps: int
+    records: int
+
+    def describe(self, model: torch.nn.Module, loss: Callable, **options: Any) -> DPSGD:
+        """The :class:`DPSGD` with these numbers, from ``model``'s parameters (θ_0)."""
+        return DPSGD(
+            model,
+            loss,
+            steps=self.steps,
+            lr=self.lr,
+            clip_norm=self.max_grad_norm,
+            noise_multiplier=self.noise_multiplier,
+            sample_rate=self.sample_rate,
+            batch_size=self.normaliser,
+            **options,
+        )
+
+
+def opacus_config(optimizer: Any, data_loader: Any, *, steps: int, records: int) -> OpacusConfig:
+    """Read an :class:`OpacusConfig` from the optimizer and data loader ``make_private``
+    returned; one line naming what :class:`DPSGD` cannot describe (momentum, weight decay,
+    another optimizer, per-layer or adaptive clipping, a loader that is not Poisson)."""
+    name = type(optimizer).__name__
+    if name != "DPOptimizer":
+        raise InputError(
+            f"the optimizer is Opacus' {name}; DPSGD describes DPOptimizer (flat clipping): "
+            "audit the training looped with dpt.mechanism(train) instead"
+        )
+    inner = optimizer.original_optimizer
+    if type(inner) is not torch.optim.SGD:
+        raise InputError(
+            f"the optimizer wraps {type(inner).__name__}; DPSGD describes plain SGD: audit the "
+            "training looped with dpt.mechanism(train) instead"
+        )
+    if len(inner.param_groups) != 1:
+        raise InputError("the optimizer has several parameter groups; DPSGD has one lr")
+    group = inner.param_groups[0]
+    extras = {k: group.get(k, 0) for k in ("momentum", "weight_decay", "dampening")}
+    if any(extras.values()) or group.get("nesterov", False):
+        raise InputError(
+            f"the SGD optimizer has {extras}; DPSGD describes plain SGD (all 0): audit the "
+            "training looped with dpt.mechanism(train) instead"
+        )
+    if type(data_loader).__name__ != "DPDataLoader":
+        raise InputError(
+            f"the data loader is a {type(data_loader).__name__}, not Opacus' Poisson "
+            "DPDataLoader (make_private(..., poisson_sampling=True)); DPSGD samples by Poisson"
+        )
+    mean = optimizer.loss_reduction == "mean"
+    return OpacusConfig(
+        noise_multiplier=float(optimizer.noise_multiplier),
+        max_grad_norm=float(optimizer.max_grad_norm),
+        sample_rate=float(data_loader.sample_rate),
+        normaliser=float(optimizer.expected_batch_size) if mean else 1.0,
+        lr=float(group["lr"]),
+        steps=check_trials(steps, "steps (optimizer steps of one training)"),
+        records=int(records),
+    )
+
+
+def record_opacus(train: Callable, data: Any, *, seed: int = 0) -> tuple[OpacusConfig, Any]:
+    """Run ``train(dataset, seed)`` once with ``PrivacyEngine.make_private`` watched: the
+    :class:`OpacusConfig` it set up for ``data`` (steps counted on the returned optimizer)
+    and a copy of the module as ``make_private`` received it (θ_0)."""
+    try:
+        from opacus import PrivacyEngine
+    except ImportError as exc:
+        raise InputError("reading an Opacus training needs opacus: pip install opacus") from exc
+    train = _check_train(train)
+    seen: dict = {}
+    original = PrivacyEngine.make_private
+
+    def watched(engine, *args: Any, **kwargs: Any):
+        module = kwargs.get("module", args[0] if args else None)
+        seen["module"] = copy.deepcopy(module)
+        out = original(engine, *args, **kwargs)
+        optimizer, loader = out[1], out[2]
+        step = optimizer.step
+        seen.update(optimizer=optimizer, loader=loader, steps=0)
+
+        def counted(*a: Any, **k: Any):
+            seen["steps"] += 1
+            return step(*a, **k)
+
+        optimizer.step = counted
+        return out
+
+    dataset = as_tensors(data)
+    PrivacyEngine.make_private = watched
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            train(dataset, int(seed))
+    finally:
+        PrivacyEngine.make_private = original
+    if "optimizer" not in seen:
+        raise InputError(
+            "train(dataset, seed) never called PrivacyEngine.make_private; describe its DP-SGD "
+            "with dpt.DPSGD(...) or audit it looped with dpt.mechanism(train)"
+        )
+    config = opacus_config(
+        seen["optimizer"], seen["loader"], steps=seen["steps"], records=len(dataset)
+    )
+    module = seen["module"]
+    return config, getattr(module, "_module", module)
+
+
+@dataclass
+class OpacusMechanism:
+    """``mech(data, rng, trials)``: an Opacus training function run as its batched
+    :class:`DPSGD` description (see :func:`opacus_mechanism`)."""
+
+    train: Callable
+    loss: Callable
+    output: str | Callable = "weights"
+    canary: InputCanary | GradientCanary | None = None
+    device: torch.device | None = None
+    configs: dict = field(default_factory=dict)
+    described: dict = field(default_factory=dict)
+
+    def config(self, data: Any) -> tuple[OpacusConfig, torch.nn.Module]:
+        """What Opacus sets up on ``data`` (one recorded training per distinct dataset)."""
+        x, y = _records(data)
+        key = (x.shape, x.tobytes(), None if y is None else y.tobytes())
+        if key not in self.configs:
+            self.configs[key] = record_opacus(self.train, data)
+        return self.configs[key]
+
+    def description(self, data: Any) -> DPSGD:
+        """The :class:`DPSGD` Opacus runs on ``data`` (made once per recorded dataset)."""
+        config, model = self.config(data)
+        key = (config, id(model))
+        if key not in self.described:
+            gradient = self.canary if isinstance(self.canary, GradientCanary) else None
+            self.described[key] = config.describe(model, self.loss, canary=gradient)
+        return self.described[key]
+
+    def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
+        described = mechanism(
+            self.description(data), output=self.output, canary=self.canary, device=self.device
+        )
+        return described(data, rng, trials)
+
+
+def opacus_mechanism(
+    train: Any,
+    *,
+    loss: Callable,
+    output: str | Callable = "weights",
+    canary: InputCanary | GradientCanary | None = None,
+    device: torch.device | str | None = None,
+) -> OpacusMechanism:
+    """An Opacus training ``train(dataset, seed) -> model`` as a batched mechanism, no twin
+    written by hand.
+
+    On each dataset it is given, the mechanism runs ``train`` once with
+    ``PrivacyEngine.make_private`` watched (:func:`record_opacus`), reads the DP-SGD it set up
+    (noise multiplier, clip norm, Poisson rate, expected batch size, learning rate, optimizer
+    steps: :class:`OpacusConfig`) and trains all trials of the call at once as that
+    :class:`DPSGD`, from the module ``make_private`` received.  The numbers are read per
+    dataset because Opacus computes the rate (``1 / len(data_loader)``) and the expected
+    batch size from the dataset it is given: a canary added to 256 records with batches of
+    32 makes the rate 1/9 and the normaliser 28 (Opacus #571, #819), and the audit sees it.
+
+    ``loss`` is the per-batch loss the training minimises, ``loss(model(x), y)`` (the mean
+    over the batch, as Opacus' default ``loss_reduction="mean"`` expects).  ``output`` and
+    ``canary`` are as for :func:`mechanism` (a :class:`GradientCanary` is applied by the
+    description only).  Plain SGD with flat clipping and Poisson sampling only
+    (:func:`opacus_config` names anything else); a model initialised at random in ``train``
+    is described at the start point of the recorded run.
+    """
+    if not callable(loss):
+        raise InputError("loss must be callable: loss(outputs, targets) -> scalar tensor")
+    return OpacusMechanism(
+        train=_check_train(train),
+        loss=loss,
+        output=output,
+        canary=canary,
+        device=None if device is None else torch.device(device),
+    )
 
 
 def mechanism(

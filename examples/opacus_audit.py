@@ -1,19 +1,28 @@
-"""Audit an Opacus DP-SGD training with dpclaims, without glue (issue 28, must-show 3).
+"""Audit an Opacus DP-SGD training with dpclaims, without a twin written by hand (issue 28).
 
 The user's code is the block between the USER CODE markers: an Opacus training function
-``train(dataset, seed) -> model`` and its configuration.  dpclaims then
+``train(dataset, seed) -> model`` and its configuration, as Opacus' tutorials write it.
+``dpclaims.torch.opacus_mechanism(train, loss=loss, output=...)`` is the one call that turns it
+into a mechanism: on each dataset it runs ``train`` once with ``make_private`` watched, reads
+the DP-SGD Opacus set up there (noise multiplier, clip norm, Poisson rate, expected batch size,
+learning rate, steps) and trains all trials at once as that ``DPSGD`` description.  dpclaims then
 
-1. runs that Opacus function as a mechanism (looped, one training per trial, progress bar)
-   to check it agrees with the batched description of the same configuration, and
-2. audits the batched description (``dpclaims.torch.DPSGD``, the same numbers) with a
-   gradient canary (white-box threat model: a record whose gradient is fixed to a unit
-   vector on a weight no other record touches, the final weights' movement along it as the
-   output), once at the calibrated noise and once with the noise halved.
+1. audits the Opacus function itself, looped (one training per trial, a few hundred), and
+   compares the canary weight's mean and sd on each dataset with the batched description's;
+2. audits the Opacus training batched, with an input canary (a record on a feature no other
+   record uses, labelled 0; the output is the final weight on that feature: the adversary
+   sees the final model), as written, with a public sampling rate, and with the public rate
+   and the noise halved; the last also with a gradient canary (the white-box threat model:
+   a marker record whose gradient the description fixes to a unit vector on that weight).
 
-    python examples/opacus_audit.py [--trials 100000] [--opacus 40]
+    python examples/opacus_audit.py [--trials 100000] [--opacus 200]
 
-The calibrated run is ``consistent`` (ε = 1 at δ = 1e-5), the noise-halved one a
-``violation``.
+Opacus, as its tutorials call it (a ``DataLoader`` with ``batch_size=32``), computes the
+Poisson rate as ``1 / len(data_loader)`` and the expected batch size as ``int(len(dataset) ·
+rate)`` from the dataset it is given: with the canary added (257 records) they become 1/9 and
+28 instead of 1/8 and 32 (Opacus #571, #819), and the add-remove audit sees that.
+``train_public_rate`` passes a ``DPDataLoader(dataset, sample_rate=1/8)`` instead: the rate is
+1/8 and the batch size int(n/8) = 32 on both datasets.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from opacus import PrivacyEngine
+from opacus.data_loader import DPDataLoader
 
 from dpclaims.privacy import calibrate_noise_multiplier
 
@@ -61,7 +71,25 @@ def train(dataset, seed, sigma=SIGMA):  # Opacus, as in its tutorials; seeded by
     return model._module
 
 
+def train_public_rate(dataset, seed, sigma=SIGMA):  # the fix: a public rate and batch size
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    loader = DPDataLoader(dataset, sample_rate=RATE)  # q = 1/8 whatever len(dataset) is
+    model, optimizer, loader = PrivacyEngine(accountant="rdp").make_private(
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=sigma,
+        max_grad_norm=CLIP, poisson_sampling=True,
+    )  # fmt: skip
+    for _ in range(STEPS):
+        x, y = next(iter(loader))
+        optimizer.zero_grad()
+        loss(model(x), y).backward()
+        optimizer.step()
+    return model._module
+
+
 # ---- END USER CODE --------------------------------------------------------------------------
+
+import functools  # noqa: E402
 
 from dpclaims import UserDataset  # noqa: E402
 from dpclaims import torch as dpt  # noqa: E402
@@ -79,49 +107,77 @@ def dataset(seed: int = 0) -> UserDataset:
     return UserDataset(x, (rng.random(N) < 0.5).astype(float))
 
 
-def description(sigma: float, canary: dpt.GradientCanary) -> dpt.DPSGD:
-    """The batched twin of ``train``: the same model, loss and numbers (Opacus' expected batch
-    size q·N is fixed to 32 here, so the add-remove pair shares the normaliser)."""
-    return dpt.DPSGD(
-        make_model(), loss, steps=STEPS, lr=LR, clip_norm=CLIP, noise_multiplier=sigma,
-        sample_rate=RATE, batch_size=RATE * N, canary=canary,
-    )  # fmt: skip
+def canary_weight(model: torch.nn.Module) -> torch.Tensor:
+    """The output the adversary reads: the final weight on the canary's feature."""
+    return model.weight[0, -1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Audit an Opacus training (issue 28)")
     parser.add_argument("--trials", type=int, default=100_000)
-    parser.add_argument("--opacus", type=int, default=40, help="Opacus trainings to compare")
+    parser.add_argument(
+        "--opacus", type=int, default=200, help="Opacus trainings per dataset, looped"
+    )
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=None, help="run only these audits (names)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    gradient = np.zeros(D + 1)
-    gradient[D - 1] = -1.0  # descent moves the last weight up by lr·C/B when the canary is in
-    canary = dpt.GradientCanary(gradient)
+    # the canary: a record with 10 on the feature no other record uses, label 0 (its gradient
+    # has norm ≈ 10 |σ(logit)|, clipped to C, almost all of it on that feature's weight)
+    canary = dpt.InputCanary(np.r_[np.zeros(D - 1), 10.0], y=0.0)
     d0, d1 = canary.pair(dataset())
     print(f"DP-SGD: N = {N}, q = {RATE}, T = {STEPS}, C = {CLIP}, σ = {SIGMA:.3f} for ε = {EPS}")
+    claim = PrivacyClaim(epsilon=EPS, delta=DELTA, relation="add-remove")
 
-    if args.opacus:  # 1. the Opacus function itself, looped: its noise on the canary weight
-        looped = dpt.mechanism(train, output=lambda m: m.weight[0, -1] * N * RATE / LR)
+    if args.opacus:  # 1. the Opacus function itself, looped, against its batched description
+        looped = dpt.mechanism(train, output=canary_weight)
         start = time.perf_counter()
-        ours = looped(d0, np.random.default_rng(0), args.opacus)[:, 0]
-        rate = args.opacus / (time.perf_counter() - start)
-        twin = dpt.mechanism(description(SIGMA, canary), output="score")
-        theirs = twin(d0, np.random.default_rng(1), 20_000)[:, 0] * N * RATE / LR
+        r = audit(looped, d0, d1, claim, trials=args.opacus, seed=0)
+        rate = 2 * args.opacus / (time.perf_counter() - start)
         print(
-            f"Opacus looped: {rate:.2f} runs/s; on d0 the canary weight·B/lr has sd "
-            f"{ours.std(ddof=1):.1f} over {len(ours)} trainings (batched twin "
-            f"{theirs.std():.1f}, σ·C·√T = {SIGMA * CLIP * np.sqrt(STEPS):.1f})"
+            f"Opacus looped audit: {r.verdict}, ε ≥ {r.epsilon_lower:.3f} at {args.opacus} "
+            f"trials per dataset, {rate:.2f} runs/s"
         )
+        mech = dpt.opacus_mechanism(train, loss=loss, output=canary_weight)
+        for name, data in (("d0", d0), ("d1", d1)):
+            config, _ = mech.config(data)
+            ours = looped(data, np.random.default_rng(2), args.opacus)[:, 0]
+            theirs = mech(data, np.random.default_rng(3), 20_000)[:, 0]
+            print(
+                f"Opacus on {name} ({config.records} records): q = {config.sample_rate:.4f}, "
+                f"expected batch {config.normaliser:g}, {config.steps} steps; canary weight "
+                f"mean {ours.mean():+.4f}, sd {ours.std(ddof=1):.4f} over {len(ours)} looped "
+                f"trainings, {theirs.mean():+.4f}, {theirs.std():.4f} over 20,000 batched"
+            )
 
-    for name, sigma in [("calibrated", SIGMA), ("noise halved", SIGMA / 2)]:
-        mech = dpt.mechanism(description(sigma, canary), output="score")
+    # the white-box adversary of the DP-SGD threat models: a marker record whose gradient the
+    # batched description sets to −e (the last feature's weight), clipped like any other; its
+    # score is the final weight on that feature
+    gradient = np.zeros(D + 1)
+    gradient[D - 1] = -1.0
+    white_box = dpt.GradientCanary(gradient)
+    audits = [
+        ("as written", train, SIGMA, canary),
+        ("public rate", train_public_rate, SIGMA, canary),
+        ("public rate, noise halved", train_public_rate, SIGMA / 2, canary),
+        ("public rate, gradient", train_public_rate, SIGMA, white_box),
+        ("… noise halved, gradient", train_public_rate, SIGMA / 2, white_box),
+    ]
+    for name, user_train, sigma, chosen in audits:
+        if args.only and name not in args.only:
+            continue
+        user_train = functools.partial(user_train, sigma=sigma)
+        if chosen is canary:
+            pair = d0, d1
+            mech = dpt.opacus_mechanism(user_train, loss=loss, output=canary_weight)
+        else:
+            pair = chosen.pair(dataset())
+            mech = dpt.opacus_mechanism(user_train, loss=loss, output="score", canary=chosen)
         start, cpu = time.perf_counter(), time.process_time()
-        claim = PrivacyClaim(epsilon=EPS, delta=DELTA, relation="add-remove")
-        r = audit(mech, d0, d1, claim, trials=args.trials, seed=0)
+        r = audit(mech, *pair, claim, trials=args.trials, seed=0)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         print(
-            f"{name:12s} σ = {sigma:.3f}: {r.verdict}, certified ε ≥ {r.epsilon_lower:.3f} "
+            f"{name:26s} σ = {sigma:.3f}: {r.verdict}, certified ε ≥ {r.epsilon_lower:.3f} "
             f"(claim {EPS}), reach {r.reach.factor:.2f}×, {args.trials:,} trials per dataset, "
             f"{wall:.0f} s ({cpu:.0f} CPU s, {2 * args.trials / wall:.0f} runs/s)"
         )

@@ -119,9 +119,9 @@ direction ``_SWAP[d]``'s false positives there (:func:`~dpclaims.audit.threshold
 class Pair:
     """A candidate neighbouring pair ``d0``, ``d1``, named; ``values``: what a family perturbs.
 
-    ``novel``: the pair holds a value the data never has (a new class); a mechanism that
-    raises on it drops the pair from the search (listed in :attr:`SearchResult.skipped`)
-    instead of failing the search.
+    ``novel``: the pair holds a value or a shape the data never has (a new class, a dataset
+    cut to two users); a mechanism that raises on it drops the pair from the search (listed
+    in :attr:`SearchResult.skipped`) instead of failing the search.
     """
 
     name: str
@@ -593,7 +593,7 @@ def search(
         except _WidthsDiffer as error:
             skipped.append((pair.name, str(error)))
             return None
-        except Exception as error:  # a novel label the mechanism refuses: not the search's fault
+        except Exception as error:  # a novel pair the mechanism refuses: not the search's fault
             if not pair.novel:
                 raise
             why = _first_line(f"{type(error).__name__}: {error}")

@@ -11,7 +11,9 @@ Both directions of a pair are covered: an audit's four tests let either dataset 
 - :class:`CanaryPairs` — mechanisms on a :class:`~dpclaims.data.UserDataset`: one
   user (or item) replaced by canaries built with :mod:`dpclaims.hardinstances.canaries`
   (zero, maximal norm, opposite sign, far outlier, the original values), random
-  replacements and local search over the replaced user's values; on labelled data at most
+  replacements and local search over the replaced user's values; pairs on datasets derived
+  from the data where data-dependent choices leak most (:meth:`CanaryPairs.shape_patterns`:
+  tiny data, every other unit opposed to the canary, tied features); on labelled data at most
   :data:`LABEL_PAIRS` label pairs too (a class that disappears or appears, flips, features and
   label together), ranked, so the screening stays bounded.  Labels only add pairs: the
   screening seeds are drawn as before, so unlabelled data screens exactly what it did.
@@ -57,7 +59,7 @@ LABEL_PAIRS = 8
 """Most label pairs a :class:`CanaryPairs` family screens, the best ranked first
 (:meth:`CanaryPairs.label_patterns`): with many classes "the label changed to each other class"
 alone would grow the screening without bound.  The search then screens at most 11 feature
-patterns + 8 label pairs + random and local pairs, about a third more than unlabelled data."""
+patterns + 3 derived-data pairs + 8 label pairs + random and local pairs."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,8 @@ class CanaryPairs:
     zero vs maximal norm, maximal norm vs its opposite sign, zero vs a far outlier
     (``OUTLIER_FACTOR × scale``), the original values vs each canary — along ``e₁`` and
     the diagonal.  Add-remove relation: ``data`` with the user at each canary vs without
-    it.  These feature canaries keep the unit's original labels.
+    it.  These feature canaries keep the unit's original labels; the derived-data pairs of
+    :meth:`shape_patterns` follow them.
 
     Records are (features, label): with labelled data and ``labels=True`` (the default) the
     patterns end with at most :data:`LABEL_PAIRS` label pairs (:meth:`label_patterns`), in
@@ -293,8 +296,119 @@ class CanaryPairs:
             ]
         else:
             out.append(self._pair("original vs zero", original, zero))
+        out += self.shape_patterns()
         if self.labels and self.data.y is not None:
             out += self.label_patterns()[:LABEL_PAIRS]
+        return out
+
+    def tiny(self) -> UserDataset | None:
+        """The data cut to its first ``max(2, user + 1)`` users (the replaced unit keeps its
+        index), or None when that is the data already."""
+        keep = max(2, self.user + 1)
+        if keep >= self.data.n:
+            return None
+        return UserDataset(self.data.x[:keep], None if self.data.y is None else self.data.y[:keep])
+
+    def tied(self) -> UserDataset | None:
+        """The data with every feature set to the first one (``x[..., j] = x[..., 0]``), or None
+        with one feature."""
+        if self.data.d < 2:
+            return None
+        x = np.broadcast_to(self.data.x[..., :1], self.data.x.shape).copy()
+        return UserDataset(x, self.data.y)
+
+    def opposed(self) -> UserDataset:
+        """Every unit's features at the maximal norm against e1 (``−scale · e1``), labels kept."""
+        x = np.zeros_like(np.asarray(self.data.x, dtype=np.float64))
+        x[..., 0] = -float(self.scale)
+        return UserDataset(x, self.data.y)
+
+    def shape_patterns(self) -> list[Pair]:
+        """Pairs on two datasets derived from ``data``, where data-dependent choices leak most.
+
+        - *Tiny data* (:meth:`tiny`: the unit and one other user): a normaliser, a threshold
+          or a range computed from the private data is at its most sensitive when a unit is
+          half of the data (``q · len(data)`` doubles when the unit is added); replace: zero vs
+          maximal norm (e1), add-remove: maximal norm (e1) vs removed, original vs removed.
+        - *Tied features* (:meth:`tied`: every feature equal to the first): statistics of
+          different features (counts, sums, their order) tie, so a mechanism that compares
+          them (argmax, a sparse vector's first answer above a threshold, top-k) flips its
+          order when the unit moves between two features; replace: maximal norm along e1 vs
+          along e2, add-remove: maximal norm (e2) vs removed.
+        - *Opposed data* (:meth:`opposed`: every other unit at the maximal norm against e1):
+          the others' contributions no longer vary, so what a sampler or a shuffle does with
+          the unit shows (which batch it joins, which slot it leaves empty: Chua et al. 2024's
+          pair for shuffled batches), and the unit is as far from the rest as it can be;
+          replace: maximal norm (e1) vs zero, add-remove: maximal norm (e1) vs removed.
+
+        All are ``novel`` (a mechanism that refuses such a dataset drops the pair).
+        """
+        d, s = self.data.d, float(self.scale)
+        axes = np.eye(d)
+        out = []
+        tiny = self.tiny()
+        if tiny is not None:
+            if self.relation == "add-remove":
+                out += [
+                    self._pair(
+                        "tiny data: maximal norm (e1) vs removed",
+                        s * axes[0],
+                        None,
+                        base=tiny,
+                        novel=True,
+                    ),
+                    self._pair(
+                        "tiny data: original vs removed",
+                        self._original(),
+                        None,
+                        base=tiny,
+                        novel=True,
+                    ),
+                ]
+            else:
+                out.append(
+                    self._pair(
+                        "tiny data: zero vs maximal norm (e1)",
+                        np.zeros(d),
+                        s * axes[0],
+                        base=tiny,
+                        novel=True,
+                    )
+                )
+        opposed = self.opposed()
+        out.append(
+            self._pair(
+                "opposed data: maximal norm (e1) vs removed"
+                if self.relation == "add-remove"
+                else "opposed data: maximal norm (e1) vs zero",
+                s * axes[0],
+                None if self.relation == "add-remove" else np.zeros(d),
+                base=opposed,
+                novel=True,
+            )
+        )
+        tied = self.tied()
+        if tied is not None:
+            if self.relation == "add-remove":
+                out.append(
+                    self._pair(
+                        "tied features: maximal norm (e2) vs removed",
+                        s * axes[1],
+                        None,
+                        base=tied,
+                        novel=True,
+                    )
+                )
+            else:
+                out.append(
+                    self._pair(
+                        "tied features: maximal norm e1 vs e2",
+                        s * axes[0],
+                        s * axes[1],
+                        base=tied,
+                        novel=True,
+                    )
+                )
         return out
 
     def classes(self) -> np.ndarray | None:

@@ -139,3 +139,35 @@ def test_outputs_of_different_widths_skip_the_pair_with_the_reason():
     reasons = dict(found.skipped)
     assert "ε = ∞ on this pair" in reasons["new class 2 appears"]
     assert "columns on d0" in reasons["class 0 disappears (relabelled 1)"]
+
+
+@pytest.mark.parametrize(
+    "unit,relation,m",
+    [
+        ("user", "replace", 1),
+        ("user", "replace", 3),
+        ("item", "replace", 3),
+        ("user", "add-remove", 1),
+    ],
+)
+def test_derived_data_pairs_are_novel_neighbours_on_tiny_opposed_and_tied_data(unit, relation, m):
+    family = CanaryPairs(_plain(m=m), unit=unit, relation=relation, user=1)
+    shaped = family.shape_patterns()
+    names = [p.name for p in shaped]
+    assert [n.split(":")[0] for n in names][-2:] == ["opposed data", "tied features"]
+    assert names == [p.name for p in family.patterns() if p.name in names]
+    for p in shaped + [family.perturb(p, np.random.default_rng(4)) for p in shaped]:
+        assert are_neighbours(p.d0, p.d1, unit, relation), p.name
+        assert p.novel and p.d0 != p.d1
+    tiny = next(p for p in shaped if p.name.startswith("tiny"))
+    assert max(tiny.d0.n, tiny.d1.n) == 2
+    tied = next(p for p in shaped if p.name.startswith("tied"))
+    others = np.arange(tied.d0.n) != 1
+    assert np.all(tied.d0.x[others, :, 0] == tied.d0.x[others, :, 1])
+    opposed = next(p for p in shaped if p.name.startswith("opposed"))
+    assert np.all(opposed.d0.x[others, :, 0] == -family.scale)
+
+
+def test_one_feature_has_no_tied_pair_and_tiny_data_needs_more_than_two_users():
+    data = UserDataset(np.zeros((2, 1, 1)), np.array([[0.0], [1.0]]))
+    assert [p.name.split(":")[0] for p in CanaryPairs(data).shape_patterns()] == ["opposed data"]

@@ -10,6 +10,7 @@ from dpclaims.audit import audit
 from dpclaims.audit.sampler import check_sampler, independence_check, normaliser_check
 from dpclaims.claims.mutation import audit_settings, kill_matrix
 from dpclaims.data import are_neighbours
+from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.targets.mutants import list_mutants
 from dpclaims.targets.realbugs import get_bug, list_bugs
@@ -124,3 +125,84 @@ def test_independence_check_flags_fixed_size_batches_accounted_as_poisson():
     plain = BUGS[0].plain()
     finding = independence_check(fixed_size, plain, rate=0.1, draws=1000)
     assert not finding.passed and finding.numbers["batch_variance"] == 0.0
+
+
+def test_shuffle_lower_bound_is_chua_et_al_s_cube_bound_and_far_above_the_poisson_claim():
+    from dpclaims.privacy import subsampled_gaussian_epsilon
+    from dpclaims.targets.realbugs import accounting
+
+    bug = get_bug("accounting-shuffled-batches-as-poisson")
+    sigma = accounting.shuffle_sigma()
+    steps = accounting.SHUFFLE_STEPS
+    assert math.isclose(
+        subsampled_gaussian_epsilon(sigma, 1 / steps, steps, 1e-5), 1.0, rel_tol=1e-2
+    )
+    bound = accounting.shuffle_max_epsilon()
+    assert math.isclose(bound, accounting.SHUFFLE_LOWER_BOUND, abs_tol=0.01)
+    assert (
+        bound > 3.5 * bug.claim.epsilon and str(accounting.SHUFFLE_LOWER_BOUND) in bug.ground_truth
+    )
+    # the bound grows as the noise shrinks, and vanishes with no signal to find
+    assert (
+        accounting.shuffle_max_epsilon(0.8 * sigma)
+        > bound
+        > accounting.shuffle_max_epsilon(4 * sigma)
+    )
+
+
+def test_the_shuffled_and_poisson_transcripts_have_the_batch_laws_they_claim():
+    """Every record at +1: a shuffled batch sums to exactly b (plus noise); a Poisson batch to a
+    Binomial(n, 1/T) count, mean n/T, variance n/T (1 − 1/T) (plus noise)."""
+    from dpclaims.targets.realbugs import accounting, records
+
+    n, steps = 100, accounting.SHUFFLE_STEPS
+    ones = records(np.ones((n, 2)), np.zeros(n))
+    rng = np.random.default_rng(0)
+    sigma2 = accounting.shuffle_sigma() ** 2
+    shuffled = accounting.shuffled_batches(ones, rng, 20_000)
+    poisson = accounting.poisson_batches(ones, rng, 20_000)
+    assert shuffled.shape == poisson.shape == (20_000, steps)
+    assert np.allclose(shuffled.sum(axis=1).mean(), n, atol=0.5)
+    assert abs(shuffled.var() - sigma2) < 0.03
+    q = 1 / steps
+    assert abs(poisson.mean() - n * q) < 0.01
+    assert abs(poisson.var() - (n * q * (1 - q) + sigma2)) < 0.05
+    with pytest.raises(InputError, match="at most that many records"):
+        accounting.shuffled_batches(records(np.ones((n + 1, 2))), rng, 2)
+
+
+def _search_plain(bug, seed=0, twin=False):
+    from dpclaims.audit import AuditTest
+    from dpclaims.audit.search import search
+    from dpclaims.targets.pairs import CanaryPairs
+
+    family = CanaryPairs(bug.plain(), unit=bug.claim.unit, relation=bug.claim.relation)
+    return search(
+        bug.twin if twin else bug.mechanism,
+        family,
+        claim=bug.claim,
+        trials=200_000,  # the CLI's default, with its screens of 10,000
+        screen_trials=10_000,
+        seed=seed,
+        test=AuditTest(statistic=bug.statistic),
+        execution=Execution(progress=False),
+    )
+
+
+@pytest.mark.parametrize(
+    "name,pair",
+    [
+        ("textbook-svt-no-query-noise", "tied features"),
+        ("opendp-threshold-mass-omitted", "class 2"),
+        pytest.param("opacus-expected-batch-size-private-n", "tiny data", marks=pytest.mark.slow),
+        pytest.param("accounting-shuffled-batches-as-poisson", "opposed", marks=pytest.mark.slow),
+    ],
+)
+def test_search_from_the_plain_dataset_catches_the_bugs_that_need_derived_data(name, pair):
+    """Answers tied at a threshold (SVT), a key held by one record (OpenDP), a dataset of two
+    (a normaliser from the private size), every other record opposed (shuffled batches): the
+    search's derived-data and label pairs reach what the plain data's canaries cannot."""
+    found = _search_plain(get_bug(name))
+    assert found.verdict == "violation", (found.epsilon_lower, found.pair.name)
+    screened = [n for n, _ in found.screened if n.startswith(pair)]
+    assert screened  # the pattern the catch grew from was screened

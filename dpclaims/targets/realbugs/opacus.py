@@ -105,7 +105,8 @@ register_bug(
         "coordinates whose std differs by 2x; as n grows the leak per pair shrinks but never "
         "vanishes",
         caught_by="normaliser check (dpclaims.audit.sampler.normaliser_check) in one call; "
-        "the crafted pair at once; search from 100 records misses it (std ratio 100/99)",
+        "the crafted pair at once; search from the plain dataset through its tiny-data pair "
+        "(two records vs one; on the 100 records themselves the std ratio is only 100/99)",
         sampler=poisson_sampler,
         twin_sampler=poisson_sampler,
         sampling_rate=RATE,

@@ -119,7 +119,9 @@ register_bug(
         true_epsilon=math.inf,
         ground_truth="∞ (Lyu et al. 2017, Table 1): answers (30, 31) vs (31, 30) make (⊥, ⊤) "
         "possible on one side only",
-        caught_by="crafted pair, histogram test",
+        caught_by="crafted pair, histogram test; search from the plain dataset through its "
+        "tied-features pair (both answers at the data's count, the unit moved from one "
+        "feature to the other)",
         method="histogram",
     )
 )
