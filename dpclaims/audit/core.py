@@ -539,7 +539,7 @@ def _certify_split(
 def _certify_held(
     plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
-    """:class:`Quantiles` on all held outputs (trials, k).
+    """A held strategy (:class:`Quantiles`, :class:`Planned`) on all held outputs (trials, k).
 
     A fixed score (``statistic``, or the identity on 1-D outputs) certifies on every trial;
     a learned one is fitted on the first ``fraction`` (at most :data:`MAX_CALIBRATION_TRIALS`)
@@ -565,7 +565,7 @@ def _certify_held(
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     certificate = certify_quantile_scores(
-        s0, s1, grid=plan.strategy.grid, confidence=plan.confidence, criterion=plan.criterion
+        s0, s1, strategy=plan.strategy, confidence=plan.confidence, criterion=plan.criterion
     )
     return score, candidates, certificate
 
@@ -644,6 +644,7 @@ def _result(
             alpha=alpha,
             tradeoff=certificate.tradeoff,
             ci=ci,
+            ranks=plan.strategy.ranks(n_cert) if plan.strategy.held else None,
         )
     evidence = _Evidence(
         ceiling=ceiling,

@@ -263,6 +263,7 @@ def reach(
     tradeoff=(),
     ci: str = "clopper-pearson",
     power: float = REACH_POWER,
+    ranks: np.ndarray | None = None,
 ) -> Reach:
     """The :class:`Reach` of an audit whose chosen ``test`` has these counts (its
     ``false_positives`` of ``n_negative`` and ``false_negatives`` of ``n_positive``, e.g. a
@@ -272,13 +273,17 @@ def reach(
     ``tradeoff``: the empirical (FPR, FNR) points (K, 2) of the chosen direction, which the
     models are fitted to (the chosen test's point when none is informative).  Each model of
     :data:`MODELS` gives a factor; the reach is the largest (the most conservative).
+    ``ranks``: the ranks of the audit's order-statistic tests (default those of
+    :func:`~dpclaims.audit.threshold.quantile_ranks` at the default grid).
     """
     false_positives, n_negative = int(test.false_positives), int(test.n_negative)
     false_negatives, n_positive = int(test.false_negatives), int(test.n_positive)
     points = np.asarray(tradeoff, dtype=np.float64).reshape(-1, 2)
     if len(points) == 0:
         points = np.array([[(false_positives + 0.5) / n_negative, false_negatives / n_positive]])
-    ranks = quantile_ranks(n_negative, default_grid(n_negative)).astype(np.float64)
+    if ranks is None:
+        ranks = quantile_ranks(n_negative, default_grid(n_negative))
+    ranks = np.asarray(ranks, dtype=np.float64)
     largest = _largest_certifying(
         ranks, n_negative, n_positive, claim=claim, delta=delta, alpha=alpha, ci=ci
     )

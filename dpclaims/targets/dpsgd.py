@@ -54,6 +54,9 @@ from dpclaims.target import AuditTarget
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleasesTranscript, StepRelease
 from ..audit.bounds import epsilon_from_rates, rate_upper
+from ..audit.options import AuditTest
+from ..audit.reach import REACH_LIMIT
+from ..audit.threshold import Criterion, Planned, PlannedTest, plan_quantile_tests
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
@@ -72,7 +75,11 @@ __all__ = [
     "Limit",
     "optimal_limit",
     "limit_samples",
+    "limit_rates",
+    "statistic_samples",
     "final_limit",
+    "PLAN_SEED",
+    "planned_test",
 ]
 
 
@@ -300,30 +307,55 @@ def optimal_limit(
 ) -> Limit:
     """The limit of the optimal test of a gradient canary's presence in the transcript.
 
-    The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without;
-    since L = log(dP1/dP0), each tail is estimated by importance weighting where it is thin
-    (``P0(L > t) = E1[1{L > t} e^{−L}]``, ``P1(L ≤ t) = E0[1{L ≤ t} e^{L}]``), which keeps
-    the rates near 1/N accurate.  The limit is then the best ε any threshold test on L (the
+    The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without
+    (:func:`limit_samples`) and its two laws estimated with thin tails importance-weighted
+    (:func:`limit_rates`).  The limit is then the best ε any threshold test on L (the
     Neyman–Pearson tests, so any test) certifies at ``trials`` per dataset with expected
     counts and separate Clopper–Pearson bounds (each at ``1 − √confidence``), in either
     direction.  ``samples = (L0, L1)`` reuses draws across N.
     """
     l0, l1 = samples if samples is not None else limit_samples(release, draws=draws, seed=seed)
-    thresholds = np.quantile(np.concatenate([l0, l1]), np.linspace(0.0, 1.0, 4001))
-    s0, s1 = np.sort(l0), np.sort(l1)
-    # plain estimates
-    p0_high = 1.0 - np.searchsorted(s0, thresholds, side="right") / len(s0)
-    p1_low = np.searchsorted(s1, thresholds, side="right") / len(s1)
-    # importance-weighted estimates: cumulative sums of the weights in sorted order
-    w1 = np.exp(-s1)  # P0 density ratio on P1 draws
+    thresholds, p0_high, p1_high = limit_rates(l0, l1)
+    return _limit(
+        (p0_high, 1.0 - p1_high), thresholds, trials=trials, delta=delta, confidence=confidence
+    )
+
+
+def limit_rates(
+    l0: np.ndarray,
+    l1: np.ndarray,
+    *,
+    statistic: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The laws of a statistic S from exact draws of a mechanism without the canary and with
+    it, ``l0``, ``l1`` (D,) each the draw's own log-likelihood ratio L = log(dP1/dP0), and
+    ``statistic = (S0, S1)`` the statistic's values on the same draws (default S = L): returns
+    ``(thresholds (G,), P0(S > t), P1(S > t))``.
+
+    Each thin tail is estimated by importance weighting, ``P0(S > t) = E1[1{S > t} e^{−L}]``
+    above the median of S0 and ``P1(S ≤ t) = E0[1{S ≤ t} e^{L}]`` below the median of S1,
+    which keeps rates near 1/N accurate; the thresholds are quantiles of the pooled values,
+    dense in both tails (levels down to 1/(2·D)).
+    """
+    s0, s1 = (l0, l1) if statistic is None else statistic
+    pooled = np.concatenate([s0, s1])
+    tail = np.geomspace(0.5 / len(pooled), 0.01, 800)
+    levels = np.unique(np.concatenate([tail, np.linspace(0.0, 1.0, 4001), 1.0 - tail]))
+    thresholds = np.unique(np.quantile(pooled, levels))
+    order0, order1 = np.argsort(s0), np.argsort(s1)
+    sorted0, sorted1 = s0[order0], s1[order1]
+    at0 = np.searchsorted(sorted0, thresholds, side="right")
+    at1 = np.searchsorted(sorted1, thresholds, side="right")
+    p0_high = 1.0 - at0 / len(s0)
+    p1_low = at1 / len(s1)
+    # importance-weighted estimates: cumulative sums of the weights in the statistic's order
+    w1 = np.exp(-l1[order1])  # P0 density ratio on P1 draws
     tail1 = np.concatenate([np.cumsum(w1[::-1])[::-1], [0.0]]) / len(s1)
-    is_p0_high = tail1[np.searchsorted(s1, thresholds, side="right")]
-    w0 = np.exp(np.minimum(s0, 700.0))
+    w0 = np.exp(np.minimum(l0[order0], 700.0))
     head0 = np.concatenate([[0.0], np.cumsum(w0)]) / len(s0)
-    is_p1_low = head0[np.searchsorted(s0, thresholds, side="right")]
-    p0_high = np.where(thresholds > np.median(s0), is_p0_high, p0_high)
-    p1_low = np.where(thresholds < np.median(s1), is_p1_low, p1_low)
-    return _limit((p0_high, p1_low), thresholds, trials=trials, delta=delta, confidence=confidence)
+    p0_high = np.where(thresholds > np.median(s0), tail1[at1], p0_high)
+    p1_low = np.where(thresholds < np.median(s1), head0[at0], p1_low)
+    return thresholds, np.clip(p0_high, 0.0, 1.0), np.clip(1.0 - p1_low, 0.0, 1.0)
 
 
 def limit_samples(
@@ -342,6 +374,29 @@ def limit_samples(
     return out[0], out[1]
 
 
+def statistic_samples(
+    claimed: StepRelease, actual: StepRelease, *, draws: int, seed: int
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Draws of a mechanism meeting ``actual`` without and with the canary: ``((L0, L1), (S0,
+    S1))``, its own log-likelihood ratio L and the statistic fixed from ``claimed``, S (each
+    (draws,)), for :func:`limit_rates`."""
+    rng = np.random.default_rng(seed)
+    c, s, q = actual.clip_norm, actual.noise_std, actual.sampling_rate
+    block = max(1, 20_000_000 // (8 * actual.steps))
+    own, stat = [], []
+    for canary in (False, True):
+        parts_l, parts_s = [], []
+        for start in range(0, draws, block):
+            x = s * rng.standard_normal((min(block, draws - start), actual.steps))
+            if canary:
+                x += c * (rng.random(x.shape) < q)
+            parts_l.append(actual.log_likelihood_ratio(x))
+            parts_s.append(claimed.log_likelihood_ratio(x))
+        own.append(np.concatenate(parts_l))
+        stat.append(np.concatenate(parts_s))
+    return (own[0], own[1]), (stat[0], stat[1])
+
+
 def final_limit(
     release: StepRelease, *, trials: int, delta: float, confidence: float = LIMIT_CONFIDENCE
 ) -> Limit:
@@ -349,6 +404,15 @@ def final_limit(
     ``final``), exactly: the sum of the T steps, ``N(0, T s²)`` without the canary and
     ``Σ_k Binomial(k; T, q) N(k C, T s²)`` with it; its likelihood ratio is monotone in the
     sum, so the threshold tests on it are the optimal ones."""
+    thresholds, p0_high, p1_high = _final_laws(release)
+    return _limit(
+        (p0_high, 1.0 - p1_high), thresholds, trials=trials, delta=delta, confidence=confidence
+    )
+
+
+def _final_laws(release: StepRelease) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(thresholds (G,), P0(S > t), P1(S > t))`` of the sum S of the T steps' releases along
+    the canary (see :func:`final_limit`)."""
     t_steps, q, c, s = release.steps, release.sampling_rate, release.clip_norm, release.noise_std
     spread = math.sqrt(t_steps) * s
     thresholds = np.linspace(-12 * spread, t_steps * c + 12 * spread, 20_001)
@@ -356,5 +420,82 @@ def final_limit(
     weights = stats.binom.pmf(k, t_steps, q)
     keep = weights > 1e-300
     p0_high = stats.norm.sf(thresholds / spread)
-    p1_low = stats.norm.cdf((thresholds[:, None] - c * k[keep]) / spread) @ weights[keep]
-    return _limit((p0_high, p1_low), thresholds, trials=trials, delta=delta, confidence=confidence)
+    p1_high = stats.norm.sf((thresholds[:, None] - c * k[keep]) / spread) @ weights[keep]
+    return thresholds, p0_high, p1_high
+
+
+# --------------------------------------------------------------------------------------------
+# The test planned from the claim
+# --------------------------------------------------------------------------------------------
+
+PLAN_SEED = 20_231_127
+"""Seed of the draws under the claim that plan a test (:func:`planned_test`): a stream of its
+own, never an audit's trials."""
+
+PLAN_DRAWS = 200_000
+"""Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
+
+
+def planned_test(
+    target: AuditTarget,
+    *,
+    trials: int,
+    confidence: float = 0.95,
+    violation: float | None = REACH_LIMIT,
+    draws: int = PLAN_DRAWS,
+) -> AuditTest:
+    """The test of ``target`` (from :func:`dpsgd_target`) planned from the *claim* alone for an
+    audit of ``trials`` per dataset: the target's fixed statistic, certified by
+    :class:`~dpclaims.audit.threshold.Planned` at two order-statistic tests
+    (:func:`~dpclaims.audit.threshold.plan_quantile_tests`, union bound over 2):
+
+    - the one the claimed mechanism's law of the statistic predicts to certify most (so that a
+      correct mechanism certifies about the limit of the optimal test, :func:`optimal_limit`);
+    - the one that law predicts to certify most when the noise is ``violation`` times smaller
+      (the violation a ``consistent`` verdict must be able to catch, the reach limit: a factor-2
+      calibration error), so that a leakier mechanism is caught at the rank that shows it.
+
+    ``violation=None`` plans the first test only.  The laws are those of a mechanism meeting
+    the algorithm's ``step_release`` (its *claimed* noise, clip and rate) with the
+    canary's clipped gradient along the audited direction: for ``all-iterates`` the exact
+    log-likelihood ratio, drawn ``draws`` times on the stream :data:`PLAN_SEED` with
+    importance-weighted tails (:func:`limit_rates`); for ``final`` the projection of θ_T,
+    exactly (:func:`final_limit`'s law).  No trial of the audit is seen.
+    """
+    view = target.mechanism if isinstance(target, AuditTarget) else None
+    if not isinstance(view, (TranscriptProjections, FinalModel)):
+        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
+    release = view.algorithm.step_release
+    trials = check_trials(trials)
+    models = [release]
+    if violation is not None:
+        factor = check_positive(violation, "violation")
+        models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
+    criterion = Criterion(delta=target.claim.delta)
+    if isinstance(target.statistic, CanaryLikelihoodRatio):
+        directions = (0, 3)  # the canary's presence shows as a high ratio
+        laws = []
+        for actual in models:
+            own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
+            laws.append(limit_rates(*own, statistic=stat))
+    elif isinstance(target.statistic, Projection):
+        directions = (1, 2)  # the statistic is the projection on −e: the canary shows low
+        laws = []
+        for actual in models:
+            thresholds, p0_high, p1_high = _final_laws(actual)
+            laws.append((-thresholds[::-1], 1.0 - p0_high[::-1], 1.0 - p1_high[::-1]))
+    else:
+        raise InputError("target must come from dpsgd_target (its statistic fixed by the setup)")
+    tests: list[PlannedTest] = []
+    for thresholds, p0_high, p1_high in laws:
+        plan = plan_quantile_tests(
+            thresholds,
+            (p0_high, p1_high),
+            trials=trials,
+            confidence=confidence,
+            criterion=criterion,
+            directions=directions,
+            union=len(laws),
+        )
+        tests.extend(t for t in plan.tests if t not in tests)
+    return AuditTest(statistic=target.statistic, threshold=Planned(tests=tuple(tests)))
