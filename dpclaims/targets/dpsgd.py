@@ -64,6 +64,7 @@ from ..losses import LogisticLoss, SquaredLoss
 __all__ = [
     "ThreatModel",
     "THREAT_MODELS",
+    "SEEN",
     "CANARIES",
     "INPUT_LABEL",
     "TranscriptProjections",
@@ -91,6 +92,12 @@ class ThreatModel(StrEnum):
 
 
 THREAT_MODELS = tuple(t.value for t in ThreatModel)
+
+SEEN = {
+    ThreatModel.FINAL: "the last model only, black box",
+    ThreatModel.ALL_ITERATES: "every noisy update, as the accountant assumes",
+}
+"""What the adversary of each threat model sees, in words (reports and the CLI)."""
 CANARIES = ("gradient", "input")
 
 INPUT_LABEL = -1e6
@@ -473,17 +480,15 @@ def planned_test(
         models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
     criterion = Criterion(delta=target.claim.delta)
     if isinstance(target.statistic, CanaryLikelihoodRatio):
-        directions = (0, 3)  # the canary's presence shows as a high ratio
+        directions = (0, 3)  # the canary's presence shows as a high statistic
         laws = []
         for actual in models:
             own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
             laws.append(limit_rates(*own, statistic=stat))
     elif isinstance(target.statistic, Projection):
-        directions = (1, 2)  # the statistic is the projection on −e: the canary shows low
-        laws = []
-        for actual in models:
-            thresholds, p0_high, p1_high = _final_laws(actual)
-            laws.append((-thresholds[::-1], 1.0 - p0_high[::-1], 1.0 - p1_high[::-1]))
+        # −θ_T·e is (step size / batch size) × the sum of the releases: the same ranks
+        directions = (0, 3)
+        laws = [_final_laws(actual) for actual in models]
     else:
         raise InputError("target must come from dpsgd_target (its statistic fixed by the setup)")
     tests: list[PlannedTest] = []
