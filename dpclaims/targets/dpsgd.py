@@ -81,6 +81,7 @@ __all__ = [
     "final_limit",
     "PLAN_SEED",
     "planned_test",
+    "planned_threshold",
 ]
 
 
@@ -452,9 +453,42 @@ def planned_test(
     draws: int = PLAN_DRAWS,
 ) -> AuditTest:
     """The test of ``target`` (from :func:`dpsgd_target`) planned from the *claim* alone for an
-    audit of ``trials`` per dataset: the target's fixed statistic, certified by
-    :class:`~dpclaims.audit.threshold.Planned` at two order-statistic tests
-    (:func:`~dpclaims.audit.threshold.plan_quantile_tests`, union bound over 2):
+    audit of ``trials`` per dataset: the target's fixed statistic, certified at the tests of
+    :func:`planned_threshold` for the algorithm's ``step_release`` (its *claimed* noise, clip
+    and rate) under the target's threat model.  No trial of the audit is seen.
+    """
+    view = target.mechanism if isinstance(target, AuditTarget) else None
+    if not isinstance(view, (TranscriptProjections, FinalModel)):
+        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
+    threat = ThreatModel.ALL_ITERATES
+    if isinstance(view, FinalModel):
+        threat = ThreatModel.FINAL
+    plan = planned_threshold(
+        view.algorithm.step_release,
+        trials=trials,
+        delta=target.claim.delta,
+        threat_model=threat.value,
+        confidence=confidence,
+        violation=violation,
+        draws=draws,
+    )
+    return AuditTest(statistic=target.statistic, threshold=plan)
+
+
+def planned_threshold(
+    release: StepRelease,
+    *,
+    trials: int,
+    delta: float,
+    threat_model: str = "all-iterates",
+    confidence: float = 0.95,
+    violation: float | None = REACH_LIMIT,
+    draws: int = PLAN_DRAWS,
+) -> Planned:
+    """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
+    dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
+    alone: two order-statistic tests (:func:`~dpclaims.audit.threshold.plan_quantile_tests`,
+    union bound over 2),
 
     - the one the claimed mechanism's law of the statistic predicts to certify most (so that a
       correct mechanism certifies about the limit of the optimal test, :func:`optimal_limit`);
@@ -462,35 +496,29 @@ def planned_test(
       (the violation a ``consistent`` verdict must be able to catch, the reach limit: a factor-2
       calibration error), so that a leakier mechanism is caught at the rank that shows it.
 
-    ``violation=None`` plans the first test only.  The laws are those of a mechanism meeting
-    the algorithm's ``step_release`` (its *claimed* noise, clip and rate) with the
-    canary's clipped gradient along the audited direction: for ``all-iterates`` the exact
-    log-likelihood ratio, drawn ``draws`` times on the stream :data:`PLAN_SEED` with
-    importance-weighted tails (:func:`limit_rates`); for ``final`` the projection of θ_T,
-    exactly (:func:`final_limit`'s law).  No trial of the audit is seen.
+    ``violation=None`` plans the first test only.  The statistic is that of the threat model:
+    for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
+    (:meth:`StepRelease.log_likelihood_ratio`), its law drawn ``draws`` times on the stream
+    :data:`PLAN_SEED` with importance-weighted tails (:func:`limit_rates`); for ``final`` the
+    sum of the steps' projections (θ_T's, up to a positive factor), exactly
+    (:func:`final_limit`'s law).  A user's own transcript audit passes this as
+    ``AuditTest(statistic=..., threshold=planned_threshold(...))``.
     """
-    view = target.mechanism if isinstance(target, AuditTarget) else None
-    if not isinstance(view, (TranscriptProjections, FinalModel)):
-        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
-    release = view.algorithm.step_release
+    if not isinstance(release, StepRelease):
+        raise InputError(f"release must be a StepRelease, got {type(release).__name__}")
+    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
     trials = check_trials(trials)
     models = [release]
     if violation is not None:
         factor = check_positive(violation, "violation")
         models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
-    criterion = Criterion(delta=target.claim.delta)
-    if isinstance(target.statistic, CanaryLikelihoodRatio):
-        directions = (0, 3)  # the canary's presence shows as a high statistic
+    if threat is ThreatModel.ALL_ITERATES:
         laws = []
         for actual in models:
             own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
             laws.append(limit_rates(*own, statistic=stat))
-    elif isinstance(target.statistic, Projection):
-        # −θ_T·e is (step size / batch size) × the sum of the releases: the same ranks
-        directions = (0, 3)
-        laws = [_final_laws(actual) for actual in models]
     else:
-        raise InputError("target must come from dpsgd_target (its statistic fixed by the setup)")
+        laws = [_final_laws(actual) for actual in models]
     tests: list[PlannedTest] = []
     for thresholds, p0_high, p1_high in laws:
         plan = plan_quantile_tests(
@@ -498,9 +526,9 @@ def planned_test(
             (p0_high, p1_high),
             trials=trials,
             confidence=confidence,
-            criterion=criterion,
-            directions=directions,
+            criterion=Criterion(delta=delta),
+            directions=(0, 3),  # the canary's presence shows as a high statistic
             union=len(laws),
         )
         tests.extend(t for t in plan.tests if t not in tests)
-    return AuditTest(statistic=target.statistic, threshold=Planned(tests=tuple(tests)))
+    return Planned(tests=tuple(tests))

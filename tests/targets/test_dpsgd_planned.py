@@ -18,6 +18,7 @@ from dpclaims.targets.dpsgd import (
     dpsgd_target,
     optimal_limit,
     planned_test,
+    planned_threshold,
 )
 from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
@@ -66,6 +67,19 @@ def test_plan_sees_only_the_claim():
     assert planned_test(dpsgd_target(_alg(), data), trials=10_000, violation=None).threshold.tests
     final = planned_test(dpsgd_target(_alg(), data, threat_model="final"), trials=10_000)
     assert {t.direction for t in final.threshold.tests} <= {0, 3}  # canary shows high
+
+
+def test_planned_threshold_is_the_plan_of_a_release_for_users_own_transcripts():
+    alg = _alg()
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    for threat in ("all-iterates", "final"):
+        plan = planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model=threat)
+        target = dpsgd_target(alg, data, threat_model=threat)
+        assert plan == planned_test(target, trials=5_000).threshold
+    with pytest.raises(InputError, match="threat_model"):
+        planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model="hidden")
+    with pytest.raises(InputError, match="StepRelease"):
+        planned_threshold(alg, trials=5_000, delta=1e-5)
 
 
 def test_plan_rejects_other_targets():
