@@ -79,8 +79,7 @@ from .bounds import (
     CI_METHODS,
     alpha_per_test,
     epsilon_ceiling,
-    epsilon_from_rates,
-    joint_upper,
+    joint_ceiling,
     trials_for_epsilon,
     trials_to_certify,
 )
@@ -737,8 +736,7 @@ def audit_ceiling(
 def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> float:
     """The largest bound of zero false positives and zero false negatives among ``n_cert``
     trials each, over the regions of the certified tests (``tilts``)."""
-    bounds = joint_upper(0, n_cert, 0, n_cert, alpha, ci, np.array(tilts))
-    return float(np.max(np.min(epsilon_from_rates(*bounds, delta), axis=0)))
+    return joint_ceiling(n_cert, alpha=alpha, delta=delta, ci=ci, tilts=tilts)
 
 
 def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:

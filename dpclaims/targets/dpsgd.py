@@ -53,7 +53,7 @@ from dpclaims.target import AuditTarget
 
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleasesTranscript, StepRelease
-from ..audit.bounds import epsilon_from_rates, rate_upper
+from ..audit.bounds import epsilon_from_rates, joint_ceiling, rate_upper
 from ..audit.options import AuditTest
 from ..audit.reach import REACH_LIMIT
 from ..audit.threshold import Criterion, Planned, PlannedTest, plan_quantile_tests
@@ -471,6 +471,7 @@ def planned_test(
         confidence=confidence,
         violation=violation,
         draws=draws,
+        epsilon=target.claim.epsilon,
     )
     return AuditTest(statistic=target.statistic, threshold=plan)
 
@@ -484,6 +485,7 @@ def planned_threshold(
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
+    epsilon: float | None = None,
 ) -> Planned:
     """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
     dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
@@ -496,7 +498,11 @@ def planned_threshold(
       (the violation a ``consistent`` verdict must be able to catch, the reach limit: a factor-2
       calibration error), so that a leakier mechanism is caught at the rank that shows it.
 
-    ``violation=None`` plans the first test only.  The statistic is that of the threat model:
+    ``violation=None`` plans the first test only.  ``epsilon``, the claimed ε, when given: a
+    claim above what two tests can certify at ``trials`` (:func:`joint_ceiling` at half the
+    failure probability) but not above one test's is refutable by the violation's test alone,
+    so it is planned alone (the claim's test could then only cost the audit its violation).
+    The statistic is that of the threat model:
     for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
     (:meth:`StepRelease.log_likelihood_ratio`), its law drawn ``draws`` times on the stream
     :data:`PLAN_SEED` with importance-weighted tails (:func:`limit_rates`); for ``final`` the
@@ -509,6 +515,11 @@ def planned_threshold(
     threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
     trials = check_trials(trials)
     models = [release]
+    if violation is not None and epsilon is not None:
+        alpha = 1.0 - confidence
+        two, one = (joint_ceiling(trials, alpha=alpha / k, delta=delta) for k in (2, 1))
+        if two < epsilon < one:
+            models = []
     if violation is not None:
         factor = check_positive(violation, "violation")
         models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))

@@ -8,7 +8,7 @@ import pytest
 
 from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.audit import audit
-from dpclaims.audit.bounds import epsilon_ceiling, trials_for_epsilon
+from dpclaims.audit.bounds import epsilon_ceiling, joint_ceiling, trials_for_epsilon
 from dpclaims.audit.threshold import Planned
 from dpclaims.errors import InputError
 from dpclaims.losses import LogisticLoss, SquaredLoss
@@ -123,6 +123,27 @@ def test_correct_dpsgd_is_never_a_violation_over_four_seeds(epsilon):
     test = planned_test(target, trials=10_000)
     for seed in range(4):
         assert _audit(target, 10_000, seed, test).verdict != "violation"
+
+
+def test_a_claim_only_one_test_can_refute_is_planned_one_test():
+    """At 10^4 trials two tests certify at most 7.87 and one 8.08: a claim of 8 gets the
+    violation's test alone; a claim of 4 gets both."""
+    assert joint_ceiling(10_000, alpha=0.025, delta=1e-5) < 8.0
+    assert joint_ceiling(10_000, alpha=0.05, delta=1e-5) > 8.0
+    release = _alg(epsilon=8.0).step_release
+    alone = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=8.0)
+    both = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=4.0)
+    assert alone.number_of_tests() == 1 and both.number_of_tests() == 2
+    assert alone.tests[0].rank == both.tests[1].rank  # the violation's rank
+
+
+@pytest.mark.slow
+def test_skipped_clip_at_epsilon_eight_is_caught_at_ten_thousand_trials_over_many_steps():
+    """T = 100: the canary is sampled in all but (7/8)^100 of the runs, so the skipped clip
+    separates them perfectly and one test reaches its ceiling, 8.08 > 8."""
+    target = dpsgd_target(no_clip(_alg(epsilon=8.0, steps=100)), canary_data(LogisticLoss()))
+    result = _audit(target, 10_000)
+    assert result.verdict == "violation", result.summary()
 
 
 def test_epsilon_eight_needs_about_nine_thousand_trials_of_a_perfect_audit():
