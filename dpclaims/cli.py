@@ -44,6 +44,7 @@ from .errors import (  # noqa: E402
     DPClaimsError,
     InputError,
     called_exit,
+    check_choice,
     check_positive,
     check_trials,
 )
@@ -125,7 +126,7 @@ MAX_AUDIT_EPSILON = 700.0
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from dpclaims.targets.catalog import audit_target, default_unit
+    from dpclaims.targets.catalog import audit_target, default_relation, default_unit
 
     from .audit import AuditTest, Neighbours, Reference, audit
     from .privacy import PrivacyClaim
@@ -140,8 +141,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
-    array_relation = args.relation if args.relation in ("query", "unchecked") else None
-    relation = "replace" if array_relation else args.relation
+    given = args.relation or ("replace" if user_code else default_relation(args.mechanism))
+    array_relation = given if given in ("query", "unchecked") else None
+    relation = "replace" if array_relation else given
     claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
     if claim.epsilon > MAX_AUDIT_EPSILON:
         raise InputError(
@@ -149,6 +151,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             f"beyond {MAX_AUDIT_EPSILON:g}); pass a claimed epsilon <= {MAX_AUDIT_EPSILON:g}"
         )
     _log_estimates()
+    from .targets.dpsgd import CANARIES, THREAT_MODELS
+
+    if args.threat_model is not None:
+        check_choice(args.threat_model, THREAT_MODELS, "--threat-model")
+    if args.canary is not None:
+        check_choice(args.canary, CANARIES, "--canary")
+    if user_code and (args.threat_model or args.canary):
+        raise InputError(
+            "--threat-model and --canary choose how DP-SGD is audited; for your own mechanism "
+            "release what your adversary sees and drop them"
+        )
     if user_code:
         if not (args.d0 and args.d1):
             raise InputError(
@@ -164,8 +177,15 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 "--d0/--d1 are for a user mechanism ('module:function' or "
                 "'path/to/file.py:function'); built-ins bring their own datasets"
             )
-        target = audit_target(args.mechanism, claim)
+        target = audit_target(
+            args.mechanism, claim, threat_model=args.threat_model, canary=args.canary
+        )
         mechanism, d0, d1, description = target.mechanism, target.d0, target.d1, target.description
+        if target.statistic is not None and (args.search or args.save_pair):
+            raise InputError(
+                f"{args.mechanism} audits a fixed canary with a statistic fixed for it; "
+                "--search and --save-pair vary or save plain datasets: drop them"
+            )
     if args.save_pair:
         from .audit.search import check_pair_dir
 
@@ -183,6 +203,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
     test = AuditTest(method=args.method)
+    if not user_code and target.statistic is not None:
+        test = _fixed_statistic_test(target, args)
     found = None
     if args.search:
         from .audit.core import MIN_TRIALS
@@ -286,7 +308,7 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
             f"--scores audits scores computed elsewhere; drop {', '.join(given)} (or drop "
             "--scores to run a mechanism)"
         )
-    claim = PrivacyClaim(args.epsilon, args.delta, args.unit or "user", args.relation)
+    claim = PrivacyClaim(args.epsilon, args.delta, args.unit or "user", args.relation or "replace")
     layout, first, second = load_npz_scores(args.scores)
     if layout == "one-run":
         if args.figure:
@@ -387,6 +409,18 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     else:
         print("\n".join(kill_matrix_lines(report)))
     return 0
+
+
+def _fixed_statistic_test(target, args: argparse.Namespace):
+    """The test of a built-in target whose statistic is fixed (the DP-SGD threat models): its
+    threshold test planned from the claim (:func:`dpclaims.targets.dpsgd.planned_test`), or
+    ``--method`` on that statistic."""
+    from .audit import AuditTest
+    from .targets.dpsgd import planned_test
+
+    if args.method == "threshold":
+        return planned_test(target, trials=check_trials(args.trials, "--trials"))
+    return AuditTest(method=args.method, statistic=target.statistic)
 
 
 def _print_audit(args: argparse.Namespace, description: str, result, *, figure, found=None) -> None:
@@ -987,15 +1021,27 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--relation",
-        default="replace",
-        help="neighbour relation: replace or add-remove (default replace); "
-        "for array datasets also query (with --sensitivity) or unchecked",
+        default=None,
+        help="neighbour relation: replace or add-remove (default: add-remove for dp-sgd*, else "
+        "replace); for array datasets also query (with --sensitivity) or unchecked",
     )
     p.add_argument(
         "--sensitivity",
         type=float,
         default=None,
         help="l1 sensitivity of the query, with --relation query",
+    )
+    p.add_argument(
+        "--threat-model",
+        default=None,
+        help="dp-sgd*: what the adversary sees, all-iterates (every noisy update, as the "
+        "accountant assumes; default) or final (the last model, black box)",
+    )
+    p.add_argument(
+        "--canary",
+        default=None,
+        help="dp-sgd*: gradient (a fixed gradient, the worst case of clipping; default) or input "
+        "(a crafted example)",
     )
     p.add_argument(
         "--method", default="threshold", help="threshold (default), histogram, or gdp (an estimate)"

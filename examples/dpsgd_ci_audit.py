@@ -6,7 +6,9 @@ adds one *gradient canary* (a unit whose gradient is a fixed vector along a coor
 data never uses: clipped, it is the worst case of clipping), releases every noisy update (the
 all-iterates threat model your accountant assumes), scores each run by the exact
 log-likelihood ratio of the canary's presence (fixed in advance from the noise, clip and
-sampling rate you claim), and certifies ε at 95%.
+sampling rate you claim), and certifies ε at 95% at the two order-statistic tests that the
+claimed mechanism predicts best, for itself and against half its noise (``planned_threshold``:
+planned from the claim, no run seen).
 
 ``assert_private`` fails on a violation, and also when the audit is too weak to have caught a
 2× violation of this canary's leakage, so a passing gate means something.  Run it as a test
@@ -21,6 +23,7 @@ from dpclaims import GradientCanaryDataset, UserDataset
 from dpclaims.algorithms.transcript import StepRelease
 from dpclaims.audit import AuditTest
 from dpclaims.privacy import calibrate_noise_multiplier
+from dpclaims.targets.dpsgd import planned_threshold
 from dpclaims.testing import assert_private
 
 EPSILON, DELTA = 2.0, 1e-5  # the claim your accountant makes
@@ -91,7 +94,10 @@ def audit_training(mechanism=train, trials=TRIALS):
         trials=trials,
         unit="item",
         relation="add-remove",
-        test=AuditTest(statistic=canary_score),
+        test=AuditTest(
+            statistic=canary_score,
+            threshold=planned_threshold(RELEASE, trials=trials, delta=DELTA),
+        ),
     )
 
 

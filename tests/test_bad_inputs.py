@@ -493,6 +493,17 @@ CLI_CASES = [
     ("cli-workers", ["audit", "gaussian", "--workers", "0"], "workers must be a whole number >= 1"),
     ("cli-unknown-mechanism", ["audit", "nosuch"], "unknown mechanism 'nosuch'"),
     (
+        "cli-threat-model",
+        ["audit", "dp-sgd", "--threat-model", "hidden"],
+        "--threat-model must be one of 'final', 'all-iterates'",
+    ),
+    ("cli-canary", ["audit", "dp-sgd", "--canary", "member"], "--canary must be one of"),
+    (
+        "cli-threat-model-not-dpsgd",
+        ["audit", "gaussian", "--threat-model", "final"],
+        "'gaussian' is not DP-SGD",
+    ),
+    (
         "cli-nan-dataset",
         ["audit", "mechs:mean", "--d0", "{nan}", "--d1", "{d1}"],
         "--d0 file .*: x contains 1 NaN or infinite value",

@@ -11,10 +11,13 @@ algorithm, and nothing else:
   step (the noise it adds, the clipping bound, the sampling rate), from which the audit derives
   its test statistic before any certifying trial is seen.
 
-:class:`~dpclaims.algorithms.baselines.DPSGD` implements it; DIFF2 and DP-SRGD can follow by
-adding the ``transcript`` keyword and the property (their released steps are noisy sums of
-clipped unit contributions too: gradient differences for DIFF2, tree-aggregated sums for
-DP-SRGD, whose noise is correlated across steps and needs its own ``StepRelease`` subclass).
+:class:`~dpclaims.algorithms.baselines.DPSGD` implements it.  DIFF2 and DP-SRGD record their
+releases already, each its own way (``DIFF2Run.estimates``: the running estimates ṽ_r, whose
+steps alternate a restart's clipped gradient at (C1, σ1) with clipped gradient *differences* at
+(C2, σ2), to which a fixed-gradient canary contributes nothing; ``SRGDRun.transcript``: an
+``SRGDTranscript`` of tree-aggregated prefix sums, noise correlated across steps).  Joining this
+interface needs, for each, the per-step releases as ``(trials, T, d)`` under the name
+``transcript`` and a ``StepRelease`` subclass whose likelihood ratio is that mechanism's.
 """
 
 from __future__ import annotations

@@ -59,9 +59,12 @@ from .threshold import (
     Bonferroni,
     Counts,
     Criterion,
+    Planned,
+    PlannedTest,
     Quantiles,
     Split,
     ThresholdStrategy,
+    plan_quantile_tests,
 )
 
 __all__ = [
@@ -120,5 +123,8 @@ __all__ = [
     "Auto",
     "Bonferroni",
     "Quantiles",
+    "Planned",
+    "PlannedTest",
+    "plan_quantile_tests",
     "Split",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "tilt_of",
     "TILTS",
     "epsilon_ceiling",
+    "joint_ceiling",
     "trials_for_epsilon",
     "trials_to_certify",
 ]
@@ -310,6 +311,22 @@ def epsilon_ceiling(
     delta = check_delta(delta)
     alpha = alpha_per_test(confidence, tests)
     return max(0.0, math.log((1.0 - delta) / _zero_count_upper(n, alpha)))
+
+
+def joint_ceiling(
+    n_certify: int,
+    *,
+    alpha: float,
+    delta: float = 0.0,
+    ci: str = "clopper-pearson",
+    tilts: tuple[float, ...] = TILTS,
+) -> float:
+    """The largest bound of a test with zero false positives and zero false negatives among
+    ``n_certify`` trials each, its two rates bounded jointly at failure probability ``alpha``
+    (:func:`joint_upper`), over the regions shaped by ``tilts``: what an audit whose tests
+    have these regions can certify at most (at most :func:`epsilon_ceiling`)."""
+    bounds = joint_upper(0, n_certify, 0, n_certify, alpha, ci, np.asarray(tilts, dtype=float))
+    return float(np.max(np.min(epsilon_from_rates(*bounds, delta), axis=0)))
 
 
 def trials_for_epsilon(

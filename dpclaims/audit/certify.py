@@ -31,9 +31,7 @@ from .threshold import (
     Events,
     ThresholdStrategy,
     certify_counts,
-    certify_quantiles,
     counts_above,
-    default_grid,
     strategy_named,
     tradeoff_from_counts,
     tradeoff_thresholds,
@@ -163,14 +161,18 @@ def certify_fixed(
 
 
 def certify_quantile_scores(
-    s0: np.ndarray, s1: np.ndarray, *, grid: int | None, confidence: float, criterion: Criterion
+    s0: np.ndarray,
+    s1: np.ndarray,
+    *,
+    strategy: ThresholdStrategy,
+    confidence: float,
+    criterion: Criterion,
 ) -> Certificate:
-    """:class:`Quantiles` on certifying scores ``s0 (n0,)``, ``s1 (n1,)`` (``grid`` None: its
-    :func:`~dpclaims.audit.threshold.default_grid`), with the trade-off curve at the pooled
-    quantiles."""
-    grid = grid or default_grid(len(s0))
-    test, alpha, tilts = certify_quantiles(
-        s0, s1, grid=grid, confidence=confidence, criterion=criterion
+    """A held strategy (:class:`~dpclaims.audit.threshold.Quantiles` or
+    :class:`~dpclaims.audit.threshold.Planned`) on certifying scores ``s0 (n0,)``, ``s1 (n1,)``
+    (its ``certify_held``), with the trade-off curve at the pooled quantiles."""
+    test, alpha, tilts, grid = strategy.certify_held(
+        s0, s1, confidence=confidence, criterion=criterion
     )
     curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
     counts = Counts.of(s0, s1, curve)
@@ -206,7 +208,7 @@ def certify_scores(
         raise InputError("certify_scores needs at least 2 scores of each dataset")
     if strategy.held:
         return certify_quantile_scores(
-            s0, s1, grid=strategy.grid, confidence=confidence, criterion=criterion
+            s0, s1, strategy=strategy, confidence=confidence, criterion=criterion
         )
     n_cal = strategy.calibration_size(min(len(s0), len(s1)), cap=math.inf)
     n_certify = min(len(s0), len(s1)) - n_cal

@@ -79,8 +79,7 @@ from .bounds import (
     CI_METHODS,
     alpha_per_test,
     epsilon_ceiling,
-    epsilon_from_rates,
-    joint_upper,
+    joint_ceiling,
     trials_for_epsilon,
     trials_to_certify,
 )
@@ -539,7 +538,7 @@ def _certify_split(
 def _certify_held(
     plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
-    """:class:`Quantiles` on all held outputs (trials, k).
+    """A held strategy (:class:`Quantiles`, :class:`Planned`) on all held outputs (trials, k).
 
     A fixed score (``statistic``, or the identity on 1-D outputs) certifies on every trial;
     a learned one is fitted on the first ``fraction`` (at most :data:`MAX_CALIBRATION_TRIALS`)
@@ -565,7 +564,7 @@ def _certify_held(
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     certificate = certify_quantile_scores(
-        s0, s1, grid=plan.strategy.grid, confidence=plan.confidence, criterion=plan.criterion
+        s0, s1, strategy=plan.strategy, confidence=plan.confidence, criterion=plan.criterion
     )
     return score, candidates, certificate
 
@@ -643,6 +642,7 @@ def _result(
         tradeoff=certificate.tradeoff,
         ci=ci,
         objective=plan.method.objective,
+        ranks=plan.strategy.ranks(n_cert) if plan.strategy.held else None,
     )
     evidence = _Evidence(
         ceiling=ceiling,
@@ -736,8 +736,7 @@ def audit_ceiling(
 def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> float:
     """The largest bound of zero false positives and zero false negatives among ``n_cert``
     trials each, over the regions of the certified tests (``tilts``)."""
-    bounds = joint_upper(0, n_cert, 0, n_cert, alpha, ci, np.array(tilts))
-    return float(np.max(np.min(epsilon_from_rates(*bounds, delta), axis=0)))
+    return joint_ceiling(n_cert, alpha=alpha, delta=delta, ci=ci, tilts=tilts)
 
 
 def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:

@@ -284,6 +284,7 @@ def reach(
     ci: str = "clopper-pearson",
     power: float = REACH_POWER,
     objective: str = "epsilon",
+    ranks: np.ndarray | None = None,
 ) -> Reach:
     """The :class:`Reach` of an audit whose chosen ``test`` has these counts (its
     ``false_positives`` of ``n_negative`` and ``false_negatives`` of ``n_positive``, e.g. a
@@ -297,6 +298,8 @@ def reach(
     ``objective="mu"``: the reach of the Gaussian-DP method (:class:`~dpclaims.audit.methods.Gdp`)
     under its own model: the pair is μ-GDP (a ``k``-fold leakage is ``kμ``), a test detects when
     the μ of its upper rates exceeds the claim's μ, and ``epsilon`` is ``gdp_epsilon(kμ, δ)``.
+    ``ranks``: the ranks of the audit's order-statistic tests (default those of
+    :func:`~dpclaims.audit.threshold.quantile_ranks` at the default grid).
     """
     check_choice(objective, ("epsilon", "mu"), "objective")
     false_positives, n_negative = int(test.false_positives), int(test.n_negative)
@@ -304,7 +307,9 @@ def reach(
     points = np.asarray(tradeoff, dtype=np.float64).reshape(-1, 2)
     if len(points) == 0:
         points = np.array([[(false_positives + 0.5) / n_negative, false_negatives / n_positive]])
-    ranks = quantile_ranks(n_negative, default_grid(n_negative)).astype(np.float64)
+    if ranks is None:
+        ranks = quantile_ranks(n_negative, default_grid(n_negative))
+    ranks = np.asarray(ranks, dtype=np.float64)
     largest = _largest_certifying(
         ranks,
         n_negative,

@@ -12,8 +12,10 @@ reduces each chunk to them on its worker and certifies from the sums
 How the test is chosen is a *strategy*, a small frozen value passed as ``AuditTest(threshold=...)``:
 :class:`Split` (chosen on a calibration split), :class:`Bonferroni` (a grid fixed on the
 calibration split, all certified), :class:`Quantiles` (thresholds at order statistics of the
-certifying data itself, no split for a fixed score) and :class:`Auto` (the default: the one
-measured best for the trial count, see ``benchmarks/bench_audit_tightness.py``).
+certifying data itself, no split for a fixed score), :class:`Planned` (a few such order-statistic
+tests chosen in advance from a model of the scores, e.g. their law under the claim) and
+:class:`Auto` (the default: the one measured best for the trial count, see
+``benchmarks/bench_audit_tightness.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ __all__ = [
     "Split",
     "Bonferroni",
     "Quantiles",
+    "PlannedTest",
+    "Planned",
+    "plan_quantile_tests",
     "Auto",
     "ThresholdStrategy",
     "Strategy",
@@ -49,6 +54,7 @@ __all__ = [
     "Events",
     "quantile_ranks",
     "certify_quantiles",
+    "certify_ranked",
     "ThresholdChoice",
     "Certified",
     "candidate_thresholds",
@@ -78,6 +84,16 @@ QUANTILE_TRUE_POSITIVES = 200
 its true-positive count is not known before certifying, and the tests that win on the tightness
 benchmark at 10^3-10^4 trials have about that many (within a factor 2 of the standard-error ratio
 in every cell; ``2 k + 200`` missed Laplace at ε = 0.5 by a factor 2.2)."""
+
+PLAN_SPREAD = 1.0
+"""[DEFAULT, ours] :func:`plan_quantile_tests` ranks tests by what they certify with their true
+positives one standard error below the model's expectation: the median-optimal rank of a flat
+optimum certifies with a wide spread (DP-SGD, T = 10, ε = 2, 10^5 trials: rank 18 has 10th-90th
+percentiles 0.83-1.47, rank 50 1.01-1.34, medians 1.19 and 1.20)."""
+
+PLAN_STEP = 1.25
+"""Factor on the negatives' mass over which :func:`plan_quantile_tests` takes the slope of the
+model's trade-off curve."""
 
 MAX_THRESHOLDS_PER_TAIL = 256
 """Candidate thresholds per tail when scores take many values (geometrically spaced ranks)."""
@@ -301,6 +317,21 @@ class Quantiles(_Fraction):
     def calibration_share(self, trials: int, certification_trials: int) -> float:
         return (trials - certification_trials) / trials
 
+    def certify_held(
+        self, s0: np.ndarray, s1: np.ndarray, *, confidence: float, criterion: Criterion
+    ) -> tuple[Certified, float, np.ndarray, int]:
+        """Certify at order statistics of the certifying scores ``s0 (n0,)``, ``s1 (n1,)``:
+        ``(best test, alpha per test, tilts (tests,), grid)`` (:func:`certify_quantiles`)."""
+        grid = self.grid or default_grid(len(s0))
+        test, alpha, tilts = certify_quantiles(
+            s0, s1, grid=grid, confidence=confidence, criterion=criterion
+        )
+        return test, alpha, tilts, grid
+
+    def ranks(self, n: int) -> np.ndarray:
+        """The ranks (int64, sorted) of the tests certified on ``n`` scores per dataset."""
+        return quantile_ranks(n, self.grid or default_grid(n))
+
 
 @dataclass(frozen=True)
 class Auto(_Fraction):
@@ -433,6 +464,161 @@ def quantile_ranks(n: int, grid: int) -> np.ndarray:
     return np.unique(np.clip(ranks, 0, n - 1).astype(np.int64))
 
 
+@dataclass(frozen=True)
+class PlannedTest:
+    """One order-statistic test fixed in advance: in ``direction`` (an index of
+    :data:`DIRECTIONS`), the threshold is the negative dataset's ``rank``-th most extreme score
+    on the event's side (rank 0: the most extreme), its joint region shaped by ``tilt``."""
+
+    direction: int
+    rank: int
+    tilt: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.direction not in range(len(DIRECTIONS)):
+            raise InputError(
+                f"PlannedTest.direction must be an index of DIRECTIONS (0-3), got "
+                f"{self.direction!r}"
+            )
+        object.__setattr__(self, "rank", check_count(self.rank, "PlannedTest.rank", minimum=0))
+        tilt = self.tilt
+        number = isinstance(tilt, (int, float, np.integer, np.floating))
+        if not number or isinstance(tilt, bool) or not (math.isfinite(tilt) and tilt > 0):
+            raise InputError(f"PlannedTest.tilt must be a positive number, got {self.tilt!r}")
+
+
+@dataclass(frozen=True)
+class Planned(Quantiles):
+    """Order-statistic tests planned before any trial: :class:`Quantiles` restricted to the
+    few ``tests`` (direction, rank, tilt) a model of the scores predicts to certify most.
+
+    Each test is certified on all certifying scores exactly as a :class:`Quantiles` test (the
+    negative mass beyond an order statistic is Beta-distributed whatever the score's law); the
+    union bound runs over ``len(tests)`` tests instead of ``4 × grid``, which is what a model
+    buys.  The model must not be fitted on the certifying trials: the claim's own law of a
+    fixed statistic (:func:`plan_quantile_tests`, e.g. ``dpclaims.targets.dpsgd.planned_test``)
+    is the intended source.  Ranks beyond a dataset's trials are clipped to its last score.
+    A learned score is fitted on the first ``fraction`` of the trials, as for Quantiles.
+    """
+
+    tests: tuple[PlannedTest, ...] = ()
+    name = "planned"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        tests = tuple(self.tests)
+        if not tests or not all(isinstance(t, PlannedTest) for t in tests):
+            raise InputError(
+                "Planned needs tests=(PlannedTest(direction, rank, tilt), ...), at least one; "
+                "plan them with plan_quantile_tests"
+            )
+        object.__setattr__(self, "tests", tests)
+
+    def number_of_tests(self) -> int:
+        return len(self.tests)
+
+    def certify_held(
+        self, s0: np.ndarray, s1: np.ndarray, *, confidence: float, criterion: Criterion
+    ) -> tuple[Certified, float, np.ndarray, int]:
+        """Certify the planned tests on scores ``s0 (n0,)``, ``s1 (n1,)``: ``(best test,
+        alpha per test, tilts (tests,), number of tests)``."""
+        alpha = (1.0 - confidence) / len(self.tests)
+        directions = np.array([t.direction for t in self.tests])
+        ranks = np.array([t.rank for t in self.tests])
+        tilts = np.array([t.tilt for t in self.tests], dtype=np.float64)
+        test = certify_ranked(s0, s1, directions, ranks, tilts, alpha=alpha, criterion=criterion)
+        return test, alpha, tilts, len(self.tests)
+
+    def ranks(self, n: int) -> np.ndarray:
+        return np.unique(np.minimum([t.rank for t in self.tests], n - 1)).astype(np.int64)
+
+
+def plan_quantile_tests(
+    thresholds: np.ndarray,
+    above: tuple[np.ndarray, np.ndarray],
+    *,
+    trials: int,
+    confidence: float = 0.95,
+    criterion: Criterion = DEFAULT_CRITERION,
+    tests: int = 1,
+    directions: tuple[int, ...] = (0, 1, 2, 3),
+    union: int | None = None,
+) -> Planned:
+    """The :class:`Planned` strategy whose ``tests`` order-statistic tests a model of the scores
+    predicts to certify most at ``trials`` trials per dataset, ``PLAN_SPREAD`` standard errors
+    short of its expected counts (so that among near-equal tests the steadier wins).
+
+    The model is the scores' survival functions ``above = (P0(s > t), P1(s > t))`` (G,) each at
+    sorted ``thresholds`` (G,) (e.g. the claimed mechanism's law of a fixed statistic).  At rank
+    k the negative mass beyond the order statistic is Beta(k + 1, n − k), mean
+    ``(k + 1)/(n + 1)``; the threshold with that mass under the model gives the positives'
+    predicted count outside the event, ``fn``; ``(k, fn)`` go through the certification's
+    joint bound (alpha ``(1 − confidence)/union``, region tilted by :func:`tilt_of` of the
+    predicted counts), the true positives taken :data:`PLAN_SPREAD` standard errors low (their
+    binomial spread and that of the threshold, the slope of the model's trade-off curve in
+    log-log scale over ``sqrt(k + 1)``).  The ``tests`` best ranks are taken from different
+    rank octaves (a second test next to the first adds union cost and nothing else).
+    ``union``: the tests of the plan this one joins (their ``tests`` concatenated into one
+    :class:`Planned`, e.g. tests planned under two models), which set the union bound (default
+    ``tests``).
+    """
+    trials = check_count(trials, "trials", minimum=2)
+    tests = check_count(tests, "tests")
+    union = tests if union is None else check_count(union, "union", minimum=tests)
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    above0, above1 = (np.clip(np.asarray(a, dtype=np.float64), 0.0, 1.0) for a in above)
+    if not (thresholds.shape == above0.shape == above1.shape) or thresholds.ndim != 1:
+        raise InputError("thresholds and the two survival functions must be 1-D of one length")
+    ranks = np.unique(np.round(np.geomspace(1, trials // 2 + 1, 600)).astype(np.int64) - 1)
+    mass = (ranks + 1.0) / (trials + 1.0)
+    alpha = (1.0 - confidence) / union
+    values, tilts = [], []
+    for direction in directions:
+        neg_in, pos_in = _event_rates(direction, above0, above1)
+        order = np.argsort(neg_in, kind="stable")
+        # the positives' mass inside the event where the negatives' is `mass`, and the slope
+        # of log(positives' mass) in log(negatives' mass) there
+        pos = np.interp(mass, neg_in[order], pos_in[order])
+        wider = np.interp(mass * PLAN_STEP, neg_in[order], pos_in[order])
+        slope = np.log(np.maximum(wider, 1e-300) / np.maximum(pos, 1e-300)) / math.log(PLAN_STEP)
+        # the count of true positives, taken PLAN_SPREAD standard errors low: its own binomial
+        # spread and the order statistic's (the negative mass has relative spread 1/sqrt(k+1))
+        tp = trials * pos
+        spread = np.sqrt(1.0 / np.maximum(tp, 0.5) + slope**2 / (ranks + 1.0))
+        fn = trials - tp * np.exp(-PLAN_SPREAD * spread)
+        tilt = tilt_of(ranks, trials, fn, trials)
+        bounds = joint_upper(ranks, trials, fn, trials, alpha, criterion.ci, tilt)
+        values.append(np.min(epsilon_from_rates(*bounds, criterion.delta), axis=0))
+        tilts.append(tilt)
+    value, tilt = np.array(values), np.array(tilts)  # (directions, ranks)
+    chosen: list[PlannedTest] = []
+    octave = np.floor(np.log2(ranks + 1.0))
+    taken: set[tuple[int, float]] = set()
+    for flat in np.argsort(-value, axis=None, kind="stable"):
+        row, col = np.unravel_index(flat, value.shape)
+        if (row, octave[col]) in taken:
+            continue
+        taken.add((row, octave[col]))
+        chosen.append(PlannedTest(int(directions[row]), int(ranks[col]), float(tilt[row, col])))
+        if len(chosen) == tests:
+            break
+    return Planned(tests=tuple(chosen))
+
+
+def _event_rates(direction: int, above0: np.ndarray, above1: np.ndarray):
+    """``(negatives' mass inside the event, positives' mass inside it)`` of ``direction`` at
+    each modelled threshold, from the survival functions ``above0``, ``above1`` (G,)."""
+    match direction:
+        case 0:  # d1 if score > t: d0 negative
+            return above0, above1
+        case 1:  # d1 if score <= t
+            return 1.0 - above0, 1.0 - above1
+        case 2:  # d0 if score > t: d1 negative
+            return above1, above0
+        case _:  # d0 if score <= t
+            return 1.0 - above1, 1.0 - above0
+
+
 def certify_quantiles(
     s0: np.ndarray,
     s1: np.ndarray,
@@ -450,26 +636,59 @@ def certify_quantiles(
     n0, n1 = len(s0), len(s1)
     ranks = quantile_ranks(min(n0, n1), grid)
     alpha = (1.0 - confidence) / (4 * len(ranks))
-    sorted0, sorted1 = np.sort(s0), np.sort(s1)
-    rows = []  # (direction, thresholds, false negatives, n_negative, n_positive)
-    for neg, pos, upper_dir, lower_dir in ((sorted0, sorted1, 0, 1), (sorted1, sorted0, 2, 3)):
-        n_neg, n_pos = len(neg), len(pos)
-        upper = neg[n_neg - 1 - ranks]  # event {score > t}: k negatives above the (k+1)-th largest
-        rows.append((upper_dir, upper, np.searchsorted(pos, upper, side="right"), n_neg, n_pos))
-        lowest = neg[ranks]  # event {score < the (k+1)-th smallest}, written {score <= t}
-        lower = np.nextafter(lowest, -np.inf)
-        outside = n_pos - np.searchsorted(pos, lowest, side="left")
-        rows.append((lower_dir, lower, outside, n_neg, n_pos))
-    direction = np.concatenate([np.full(len(ranks), r[0]) for r in rows])
-    thresholds = np.concatenate([r[1] for r in rows])
-    fn = np.concatenate([r[2] for r in rows])
-    n_neg = np.concatenate([np.full(len(ranks), r[3]) for r in rows])
-    n_pos = np.concatenate([np.full(len(ranks), r[4]) for r in rows])
-    fp = np.tile(ranks, len(rows))
+    directions = np.repeat(np.arange(len(DIRECTIONS)), len(ranks))
+    fp = np.tile(ranks, len(DIRECTIONS))
+    n_neg = np.where(directions < 2, n0, n1)
+    n_pos = np.where(directions < 2, n1, n0)
     tilts = tilt_of(fp, n_neg, n_pos - np.minimum(fp + QUANTILE_TRUE_POSITIVES, n_pos), n_pos)
-    events = Events(thresholds=thresholds, directions=direction, tilts=tilts)
-    errors = (fp, n_neg, fn, n_pos)
-    return _best_test(events, errors, alpha=alpha, criterion=criterion), alpha, tilts
+    test = certify_ranked(s0, s1, directions, fp, tilts, alpha=alpha, criterion=criterion)
+    return test, alpha, tilts
+
+
+def certify_ranked(
+    s0: np.ndarray,
+    s1: np.ndarray,
+    directions: np.ndarray,
+    ranks: np.ndarray,
+    tilts: np.ndarray,
+    *,
+    alpha: float,
+    criterion: Criterion = DEFAULT_CRITERION,
+) -> Certified:
+    """The best of the order-statistic tests ``(directions[j], ranks[j])`` (J,) on scores
+    ``s0 (n0,)``, ``s1 (n1,)``, each with a joint bound failing with probability ``alpha``
+    shaped by ``tilts[j]``.
+
+    In a direction whose event is ``{score > t}`` the threshold is the negative dataset's
+    ``(k+1)``-th largest score (k negatives above it); in one whose event is ``{score <= t}``,
+    just below its ``(k+1)``-th smallest.  The negative mass in the event is then
+    Beta(k + 1, n − k) for any score law (Clopper–Pearson of k false positives) and the
+    positives' count is binomial given the threshold (see :class:`Quantiles`).
+    """
+    sorted_scores = (np.sort(s0), np.sort(s1))
+    directions = np.asarray(directions, dtype=np.int64)
+    thresholds = np.empty(len(directions))
+    fp = np.empty(len(directions), dtype=np.int64)
+    fn = np.empty(len(directions), dtype=np.int64)
+    n_neg = np.empty(len(directions), dtype=np.int64)
+    n_pos = np.empty(len(directions), dtype=np.int64)
+    for direction in range(len(DIRECTIONS)):
+        at = directions == direction
+        if not np.any(at):
+            continue
+        neg, pos = sorted_scores[direction // 2], sorted_scores[1 - direction // 2]
+        k = np.minimum(np.asarray(ranks)[at], len(neg) - 1)
+        if direction % 2 == 0:  # {score > t}: k negatives above the (k+1)-th largest
+            t = neg[len(neg) - 1 - k]
+            misses = np.searchsorted(pos, t, side="right")
+        else:  # {score < the (k+1)-th smallest}, written {score <= t}
+            lowest = neg[k]
+            t = np.nextafter(lowest, -np.inf)
+            misses = len(pos) - np.searchsorted(pos, lowest, side="left")
+        thresholds[at], fp[at], fn[at] = t, k, misses
+        n_neg[at], n_pos[at] = len(neg), len(pos)
+    events = Events(thresholds=thresholds, directions=directions, tilts=tilts)
+    return _best_test(events, (fp, n_neg, fn, n_pos), alpha=alpha, criterion=criterion)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ loss is the full claimed ε.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -28,8 +29,9 @@ from dpclaims.errors import InputError
 from dpclaims.losses import SquaredLoss
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.target import AuditTarget
+from dpclaims.targets.dpsgd import SEEN, ThreatModel, canary_data, dpsgd_target
 
-__all__ = ["TARGETS", "audit_target", "default_unit", "target_names"]
+__all__ = ["TARGETS", "audit_target", "default_relation", "default_unit", "target_names"]
 
 USERS = 100
 ITEMS = 10
@@ -120,28 +122,32 @@ def _noisy_max(
     return mechanism, d0, d1
 
 
-def _dp_sgd(claim: PrivacyClaim, clip: bool) -> tuple[DPSGD, UserDataset, UserDataset]:
-    """DP-SGD on blank data (zero gradients) with one large-norm canary in the first user's slot."""
+def _dp_sgd(claim: PrivacyClaim, clip: bool, *, threat_model: str, canary: str) -> AuditTarget:
+    """DP-SGD (5 steps, Poisson rate 0.5, clip 1, σ from the PLD accountant) on 20 squared-loss
+    examples that leave their last coordinate to a canary, audited as the ``threat_model``
+    adversary with a ``canary`` of norm 10 (:func:`~dpclaims.targets.dpsgd.dpsgd_target`)."""
     if claim.unit != "item":
         raise InputError("the dp-sgd targets clip per item; pass --unit item")
-    x = np.zeros((20, 1, 2))
-    canary = UserDataset(x, np.zeros((20, 1)))
-    d1 = replace_item(canary, 0, 0, x_new=np.array([10.0, 0.0]), y_new=-10.0)
-    d0 = canary if claim.relation == "replace" else remove_user(d1, 0)
+    if claim.relation != "add-remove":
+        raise InputError(
+            "the dp-sgd targets add or remove one canary (the accountant's relation); pass "
+            "--relation add-remove"
+        )
+    loss = SquaredLoss()
     mechanism = DPSGD.from_accountant(
         claim.epsilon,
         _positive_delta(claim),
-        SquaredLoss(),
+        loss,
         steps=5,
         step_size=1.0,
         clip_norm=1.0,
         sampling_rate=0.5,
-        relation=claim.relation,
-        batch_size=10.0,
+        relation="add-remove",
     )
     if not clip:
-        mechanism = DPSGD(**{**mechanism.params, "loss": SquaredLoss(), "clip": False})
-    return mechanism, d0, d1
+        mechanism = dataclasses.replace(mechanism, clip=False)
+    data = canary_data(loss, n=20, d=2)
+    return dpsgd_target(mechanism, data, threat_model=threat_model, canary=canary)
 
 
 def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDataset]:
@@ -171,11 +177,7 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
         return (mechanism, *_mean_pair(claim.unit, claim.relation))
     if name == "noisy-max":
         return _noisy_max(claim, return_value=False)
-    if name == "noisy-max-value":
-        return _noisy_max(claim, return_value=True)
-    if name == "dp-sgd":
-        return _dp_sgd(claim, clip=True)
-    return _dp_sgd(claim, clip=False)
+    return _noisy_max(claim, return_value=True)  # noisy-max-value (dp-sgd: _dp_sgd)
 
 
 TARGETS: dict[str, tuple[str, bool]] = {
@@ -191,10 +193,10 @@ TARGETS: dict[str, tuple[str, bool]] = {
     "noisy-max": ("report-noisy-max returning the index", False),
     "noisy-max-value": ("report-noisy-max that also returns the noisy maximum value", True),
     "dp-sgd": (
-        "DP-SGD (5 steps, Poisson rate 0.5, PLD-calibrated) with a large-norm canary",
+        "DP-SGD (5 steps, Poisson rate 0.5, PLD-calibrated) with a norm-10 canary",
         False,
     ),
-    "dp-sgd-no-clip": ("DP-SGD with clipping skipped, same noise, large-norm canary", True),
+    "dp-sgd-no-clip": ("DP-SGD with clipping skipped, same noise, norm-10 canary", True),
 }
 """name -> (description, known to be buggy)."""
 
@@ -204,21 +206,58 @@ def default_unit(name: str) -> str:
     return "item" if name.startswith("dp-sgd") else "user"
 
 
+def default_relation(name: str) -> str:
+    """The relation a target is audited under when none is given: ``add-remove`` for DP-SGD
+    (a canary added, the accountant's relation), else ``replace``."""
+    return "add-remove" if name.startswith("dp-sgd") else "replace"
+
+
 def target_names() -> list[str]:
     """Names of the built-in targets."""
     return list(TARGETS)
 
 
-def audit_target(name: str, claim: PrivacyClaim) -> AuditTarget:
+def audit_target(
+    name: str,
+    claim: PrivacyClaim,
+    *,
+    threat_model: str | None = None,
+    canary: str | None = None,
+) -> AuditTarget:
     """The built-in target ``name`` calibrated to ``claim``, described as in :data:`TARGETS`
-    (whether it is known to be buggy is there too)."""
+    (whether it is known to be buggy is there too).
+
+    The DP-SGD targets (``dp-sgd``, ``dp-sgd-no-clip``) take the adversary's ``threat_model``
+    (``"all-iterates"``, the default: every noisy update, as the accountant assumes; or
+    ``"final"``: the last model) and the ``canary`` (``"gradient"``, the default: a fixed
+    gradient, the worst case of clipping; or ``"input"``), and carry the statistic fixed for
+    them (:mod:`dpclaims.targets.dpsgd`); the other targets take neither.
+    """
     if name not in TARGETS:
         raise InputError(
             f"unknown mechanism {name!r}; built-ins are {', '.join(TARGETS)} (or pass "
             "'package.module:function')"
         )
-    mechanism, d0, d1 = _build(name, claim)
     description = TARGETS[name][0]
+    if name.startswith("dp-sgd"):
+        threat = threat_model or ThreatModel.ALL_ITERATES.value
+        target = _dp_sgd(
+            claim, clip=name == "dp-sgd", threat_model=threat, canary=canary or "gradient"
+        )
+        seen = SEEN[ThreatModel(threat)]
+        return dataclasses.replace(
+            target,
+            claim=claim,  # the claim audited (the accountant's σ meets it)
+            name=name,
+            description=f"{description}; threat model {threat} ({seen}), "
+            f"{canary or 'gradient'} canary",
+        )
+    if threat_model is not None or canary is not None:
+        raise InputError(
+            f"--threat-model and --canary choose how DP-SGD is audited; {name!r} is not DP-SGD "
+            "(drop them, or audit dp-sgd)"
+        )
+    mechanism, d0, d1 = _build(name, claim)
     return AuditTarget(
         mechanism=mechanism, d0=d0, d1=d1, claim=claim, name=name, description=description
     )

@@ -53,7 +53,10 @@ from dpclaims.target import AuditTarget
 
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleasesTranscript, StepRelease
-from ..audit.bounds import epsilon_from_rates, rate_upper
+from ..audit.bounds import epsilon_from_rates, joint_ceiling, rate_upper
+from ..audit.options import AuditTest
+from ..audit.reach import REACH_LIMIT
+from ..audit.threshold import Criterion, Planned, PlannedTest, plan_quantile_tests
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
@@ -61,6 +64,7 @@ from ..losses import LogisticLoss, SquaredLoss
 __all__ = [
     "ThreatModel",
     "THREAT_MODELS",
+    "SEEN",
     "CANARIES",
     "INPUT_LABEL",
     "TranscriptProjections",
@@ -72,7 +76,12 @@ __all__ = [
     "Limit",
     "optimal_limit",
     "limit_samples",
+    "limit_rates",
+    "statistic_samples",
     "final_limit",
+    "PLAN_SEED",
+    "planned_test",
+    "planned_threshold",
 ]
 
 
@@ -84,6 +93,12 @@ class ThreatModel(StrEnum):
 
 
 THREAT_MODELS = tuple(t.value for t in ThreatModel)
+
+SEEN = {
+    ThreatModel.FINAL: "the last model only, black box",
+    ThreatModel.ALL_ITERATES: "every noisy update, as the accountant assumes",
+}
+"""What the adversary of each threat model sees, in words (reports and the CLI)."""
 CANARIES = ("gradient", "input")
 
 INPUT_LABEL = -1e6
@@ -300,30 +315,55 @@ def optimal_limit(
 ) -> Limit:
     """The limit of the optimal test of a gradient canary's presence in the transcript.
 
-    The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without;
-    since L = log(dP1/dP0), each tail is estimated by importance weighting where it is thin
-    (``P0(L > t) = E1[1{L > t} e^{−L}]``, ``P1(L ≤ t) = E0[1{L ≤ t} e^{L}]``), which keeps
-    the rates near 1/N accurate.  The limit is then the best ε any threshold test on L (the
+    The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without
+    (:func:`limit_samples`) and its two laws estimated with thin tails importance-weighted
+    (:func:`limit_rates`).  The limit is then the best ε any threshold test on L (the
     Neyman–Pearson tests, so any test) certifies at ``trials`` per dataset with expected
     counts and separate Clopper–Pearson bounds (each at ``1 − √confidence``), in either
     direction.  ``samples = (L0, L1)`` reuses draws across N.
     """
     l0, l1 = samples if samples is not None else limit_samples(release, draws=draws, seed=seed)
-    thresholds = np.quantile(np.concatenate([l0, l1]), np.linspace(0.0, 1.0, 4001))
-    s0, s1 = np.sort(l0), np.sort(l1)
-    # plain estimates
-    p0_high = 1.0 - np.searchsorted(s0, thresholds, side="right") / len(s0)
-    p1_low = np.searchsorted(s1, thresholds, side="right") / len(s1)
-    # importance-weighted estimates: cumulative sums of the weights in sorted order
-    w1 = np.exp(-s1)  # P0 density ratio on P1 draws
+    thresholds, p0_high, p1_high = limit_rates(l0, l1)
+    return _limit(
+        (p0_high, 1.0 - p1_high), thresholds, trials=trials, delta=delta, confidence=confidence
+    )
+
+
+def limit_rates(
+    l0: np.ndarray,
+    l1: np.ndarray,
+    *,
+    statistic: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The laws of a statistic S from exact draws of a mechanism without the canary and with
+    it, ``l0``, ``l1`` (D,) each the draw's own log-likelihood ratio L = log(dP1/dP0), and
+    ``statistic = (S0, S1)`` the statistic's values on the same draws (default S = L): returns
+    ``(thresholds (G,), P0(S > t), P1(S > t))``.
+
+    Each thin tail is estimated by importance weighting, ``P0(S > t) = E1[1{S > t} e^{−L}]``
+    above the median of S0 and ``P1(S ≤ t) = E0[1{S ≤ t} e^{L}]`` below the median of S1,
+    which keeps rates near 1/N accurate; the thresholds are quantiles of the pooled values,
+    dense in both tails (levels down to 1/(2·D)).
+    """
+    s0, s1 = (l0, l1) if statistic is None else statistic
+    pooled = np.concatenate([s0, s1])
+    tail = np.geomspace(0.5 / len(pooled), 0.01, 800)
+    levels = np.unique(np.concatenate([tail, np.linspace(0.0, 1.0, 4001), 1.0 - tail]))
+    thresholds = np.unique(np.quantile(pooled, levels))
+    order0, order1 = np.argsort(s0), np.argsort(s1)
+    sorted0, sorted1 = s0[order0], s1[order1]
+    at0 = np.searchsorted(sorted0, thresholds, side="right")
+    at1 = np.searchsorted(sorted1, thresholds, side="right")
+    p0_high = 1.0 - at0 / len(s0)
+    p1_low = at1 / len(s1)
+    # importance-weighted estimates: cumulative sums of the weights in the statistic's order
+    w1 = np.exp(-l1[order1])  # P0 density ratio on P1 draws
     tail1 = np.concatenate([np.cumsum(w1[::-1])[::-1], [0.0]]) / len(s1)
-    is_p0_high = tail1[np.searchsorted(s1, thresholds, side="right")]
-    w0 = np.exp(np.minimum(s0, 700.0))
+    w0 = np.exp(np.minimum(l0[order0], 700.0))
     head0 = np.concatenate([[0.0], np.cumsum(w0)]) / len(s0)
-    is_p1_low = head0[np.searchsorted(s0, thresholds, side="right")]
-    p0_high = np.where(thresholds > np.median(s0), is_p0_high, p0_high)
-    p1_low = np.where(thresholds < np.median(s1), is_p1_low, p1_low)
-    return _limit((p0_high, p1_low), thresholds, trials=trials, delta=delta, confidence=confidence)
+    p0_high = np.where(thresholds > np.median(s0), tail1[at1], p0_high)
+    p1_low = np.where(thresholds < np.median(s1), head0[at0], p1_low)
+    return thresholds, np.clip(p0_high, 0.0, 1.0), np.clip(1.0 - p1_low, 0.0, 1.0)
 
 
 def limit_samples(
@@ -342,6 +382,29 @@ def limit_samples(
     return out[0], out[1]
 
 
+def statistic_samples(
+    claimed: StepRelease, actual: StepRelease, *, draws: int, seed: int
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Draws of a mechanism meeting ``actual`` without and with the canary: ``((L0, L1), (S0,
+    S1))``, its own log-likelihood ratio L and the statistic fixed from ``claimed``, S (each
+    (draws,)), for :func:`limit_rates`."""
+    rng = np.random.default_rng(seed)
+    c, s, q = actual.clip_norm, actual.noise_std, actual.sampling_rate
+    block = max(1, 20_000_000 // (8 * actual.steps))
+    own, stat = [], []
+    for canary in (False, True):
+        parts_l, parts_s = [], []
+        for start in range(0, draws, block):
+            x = s * rng.standard_normal((min(block, draws - start), actual.steps))
+            if canary:
+                x += c * (rng.random(x.shape) < q)
+            parts_l.append(actual.log_likelihood_ratio(x))
+            parts_s.append(claimed.log_likelihood_ratio(x))
+        own.append(np.concatenate(parts_l))
+        stat.append(np.concatenate(parts_s))
+    return (own[0], own[1]), (stat[0], stat[1])
+
+
 def final_limit(
     release: StepRelease, *, trials: int, delta: float, confidence: float = LIMIT_CONFIDENCE
 ) -> Limit:
@@ -349,6 +412,15 @@ def final_limit(
     ``final``), exactly: the sum of the T steps, ``N(0, T s²)`` without the canary and
     ``Σ_k Binomial(k; T, q) N(k C, T s²)`` with it; its likelihood ratio is monotone in the
     sum, so the threshold tests on it are the optimal ones."""
+    thresholds, p0_high, p1_high = _final_laws(release)
+    return _limit(
+        (p0_high, 1.0 - p1_high), thresholds, trials=trials, delta=delta, confidence=confidence
+    )
+
+
+def _final_laws(release: StepRelease) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(thresholds (G,), P0(S > t), P1(S > t))`` of the sum S of the T steps' releases along
+    the canary (see :func:`final_limit`)."""
     t_steps, q, c, s = release.steps, release.sampling_rate, release.clip_norm, release.noise_std
     spread = math.sqrt(t_steps) * s
     thresholds = np.linspace(-12 * spread, t_steps * c + 12 * spread, 20_001)
@@ -356,5 +428,125 @@ def final_limit(
     weights = stats.binom.pmf(k, t_steps, q)
     keep = weights > 1e-300
     p0_high = stats.norm.sf(thresholds / spread)
-    p1_low = stats.norm.cdf((thresholds[:, None] - c * k[keep]) / spread) @ weights[keep]
-    return _limit((p0_high, p1_low), thresholds, trials=trials, delta=delta, confidence=confidence)
+    p1_high = stats.norm.sf((thresholds[:, None] - c * k[keep]) / spread) @ weights[keep]
+    return thresholds, p0_high, p1_high
+
+
+# --------------------------------------------------------------------------------------------
+# The test planned from the claim
+# --------------------------------------------------------------------------------------------
+
+PLAN_SEED = 20_231_127
+"""Seed of the draws under the claim that plan a test (:func:`planned_test`): a stream of its
+own, never an audit's trials."""
+
+PLAN_DRAWS = 200_000
+"""Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
+
+
+def planned_test(
+    target: AuditTarget,
+    *,
+    trials: int,
+    confidence: float = 0.95,
+    violation: float | None = REACH_LIMIT,
+    draws: int = PLAN_DRAWS,
+    for_verdict: bool = False,
+) -> AuditTest:
+    """The test of ``target`` (from :func:`dpsgd_target`) planned from the *claim* alone for an
+    audit of ``trials`` per dataset: the target's fixed statistic, certified at the tests of
+    :func:`planned_threshold` for the algorithm's ``step_release`` (its *claimed* noise, clip
+    and rate) under the target's threat model.  No trial of the audit is seen.
+
+    ``for_verdict=True`` passes the claimed ε on, so that a claim only one test can refute at
+    ``trials`` gets the violation's test alone: the verdict can then be ``violation`` (T = 100,
+    ε = 8, clip skipped: caught at 10⁴ instead of 1.5·10⁴), at the cost of the bound of a
+    correct mechanism (DP-SGD T = 10, ε = 8, 10⁴: median of 4 seeds 2.5 instead of 2.9, limit
+    2.8).
+    """
+    view = target.mechanism if isinstance(target, AuditTarget) else None
+    if not isinstance(view, (TranscriptProjections, FinalModel)):
+        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
+    threat = ThreatModel.ALL_ITERATES
+    if isinstance(view, FinalModel):
+        threat = ThreatModel.FINAL
+    plan = planned_threshold(
+        view.algorithm.step_release,
+        trials=trials,
+        delta=target.claim.delta,
+        threat_model=threat.value,
+        confidence=confidence,
+        violation=violation,
+        draws=draws,
+        epsilon=target.claim.epsilon if for_verdict else None,
+    )
+    return AuditTest(statistic=target.statistic, threshold=plan)
+
+
+def planned_threshold(
+    release: StepRelease,
+    *,
+    trials: int,
+    delta: float,
+    threat_model: str = "all-iterates",
+    confidence: float = 0.95,
+    violation: float | None = REACH_LIMIT,
+    draws: int = PLAN_DRAWS,
+    epsilon: float | None = None,
+) -> Planned:
+    """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
+    dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
+    alone: two order-statistic tests (:func:`~dpclaims.audit.threshold.plan_quantile_tests`,
+    union bound over 2),
+
+    - the one the claimed mechanism's law of the statistic predicts to certify most (so that a
+      correct mechanism certifies about the limit of the optimal test, :func:`optimal_limit`);
+    - the one that law predicts to certify most when the noise is ``violation`` times smaller
+      (the violation a ``consistent`` verdict must be able to catch, the reach limit: a factor-2
+      calibration error), so that a leakier mechanism is caught at the rank that shows it.
+
+    ``violation=None`` plans the first test only.  ``epsilon``, the claimed ε, when given: a
+    claim above what two tests can certify at ``trials`` (:func:`joint_ceiling` at half the
+    failure probability) but not above one test's is refutable by the violation's test alone,
+    so it is planned alone (the claim's test could then only cost the audit its violation).
+    The statistic is that of the threat model:
+    for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
+    (:meth:`StepRelease.log_likelihood_ratio`), its law drawn ``draws`` times on the stream
+    :data:`PLAN_SEED` with importance-weighted tails (:func:`limit_rates`); for ``final`` the
+    sum of the steps' projections (θ_T's, up to a positive factor), exactly
+    (:func:`final_limit`'s law).  A user's own transcript audit passes this as
+    ``AuditTest(statistic=..., threshold=planned_threshold(...))``.
+    """
+    if not isinstance(release, StepRelease):
+        raise InputError(f"release must be a StepRelease, got {type(release).__name__}")
+    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
+    trials = check_trials(trials)
+    models = [release]
+    if violation is not None and epsilon is not None:
+        alpha = 1.0 - confidence
+        two, one = (joint_ceiling(trials, alpha=alpha / k, delta=delta) for k in (2, 1))
+        if two < epsilon < one:
+            models = []
+    if violation is not None:
+        factor = check_positive(violation, "violation")
+        models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
+    if threat is ThreatModel.ALL_ITERATES:
+        laws = []
+        for actual in models:
+            own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
+            laws.append(limit_rates(*own, statistic=stat))
+    else:
+        laws = [_final_laws(actual) for actual in models]
+    tests: list[PlannedTest] = []
+    for thresholds, p0_high, p1_high in laws:
+        plan = plan_quantile_tests(
+            thresholds,
+            (p0_high, p1_high),
+            trials=trials,
+            confidence=confidence,
+            criterion=Criterion(delta=delta),
+            directions=(0, 3),  # the canary's presence shows as a high statistic
+            union=len(laws),
+        )
+        tests.extend(t for t in plan.tests if t not in tests)
+    return Planned(tests=tuple(tests))

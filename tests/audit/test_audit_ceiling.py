@@ -192,7 +192,7 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
     else:
         from dpclaims.targets.catalog import audit_target
 
-        target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "replace"))
+        target = audit_target(name, PrivacyClaim(11.5, 1e-5, "item", "add-remove"))
         mechanism, d0, d1 = target.mechanism, target.d0, target.d1
     r = audit(
         mechanism,
@@ -200,7 +200,7 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
         d1,
         trials=20_000,
         seed=0,
-        claim=PrivacyClaim(epsilon=11.5, delta=1e-5, unit="item"),
+        claim=PrivacyClaim(epsilon=11.5, delta=1e-5, unit="item", relation="add-remove"),
         execution=Execution(backend="serial"),
     )
     assert r.verdict == "inconclusive" and r.reason.startswith("this audit cannot reach ε = 11.5")
@@ -213,7 +213,7 @@ def test_infinite_privacy_loss_reaches_the_ceiling_and_says_so(name):
         d1,
         trials=4_000,
         seed=1,
-        claim=PrivacyClaim(epsilon=1.0, delta=1e-5, unit="item"),
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5, unit="item", relation="add-remove"),
         execution=Execution(backend="serial"),
     )
     assert low.verdict == "violation" and low.infinite

@@ -11,14 +11,15 @@ import math
 from dpclaims.algorithms.mechanisms import analytic_gaussian_sigma
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.target import AuditTarget
-from dpclaims.targets.catalog import ITEMS, TARGETS, audit_target, default_unit
+from dpclaims.targets.catalog import ITEMS, TARGETS, audit_target, default_relation, default_unit
 from dpclaims.targets.mutants import Mutant, register_mutant
 
 
 def _builder(name: str, delta: float):
     def build(epsilon: float = 1.0, delta: float = delta) -> AuditTarget:
         unit = default_unit(name)
-        claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation="replace")
+        relation = default_relation(name)
+        claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation=relation)
         return audit_target(name, claim)
 
     build.__name__ = f"build_{name.replace('-', '_')}"

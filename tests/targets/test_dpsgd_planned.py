@@ -1,0 +1,155 @@
+"""DP-SGD audits with the test planned from the claim (issue #27): the limit in every cell,
+the mutants caught at 10^4 trials, correct DP-SGD never a violation."""
+
+import functools
+
+import numpy as np
+import pytest
+
+from dpclaims.algorithms.baselines import DPSGD
+from dpclaims.audit import audit
+from dpclaims.audit.bounds import epsilon_ceiling, joint_ceiling, trials_for_epsilon
+from dpclaims.audit.threshold import Planned
+from dpclaims.errors import InputError
+from dpclaims.losses import LogisticLoss, SquaredLoss
+from dpclaims.privacy import calibrate_noise_multiplier
+from dpclaims.targets.dpsgd import (
+    canary_data,
+    dpsgd_target,
+    optimal_limit,
+    planned_test,
+    planned_threshold,
+)
+from dpclaims.targets.mutants.baselines import half_noise, no_clip
+
+
+@functools.cache
+def _sigma(epsilon, steps, rate):
+    return calibrate_noise_multiplier(epsilon, 1e-5, sampling_rate=rate, steps=steps)
+
+
+def _alg(loss=None, *, epsilon=2.0, steps=10, rate=1 / 8):
+    return DPSGD(
+        loss=loss or LogisticLoss(),
+        steps=steps,
+        step_size=0.5,
+        clip_norm=1.0,
+        noise_multiplier=_sigma(epsilon, steps, rate),
+        sampling_rate=rate,
+        delta=1e-5,
+    )
+
+
+def _audit(target, trials, seed=0, test=None):
+    test = test or planned_test(target, trials=trials)
+    return audit(
+        target.mechanism,
+        target.d0,
+        target.d1,
+        claim=target.claim,
+        trials=trials,
+        seed=seed,
+        test=test,
+    )
+
+
+def test_plan_sees_only_the_claim():
+    """The plan is a function of the claimed release: a mutant (same claim) gets the same tests;
+    one test for the claim and one for its reach-limit violation (a rarer event), union 2."""
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    correct = planned_test(dpsgd_target(_alg(), data), trials=10_000)
+    mutant = planned_test(dpsgd_target(half_noise(_alg()), data), trials=10_000)
+    assert correct == mutant
+    plan = correct.threshold
+    assert isinstance(plan, Planned) and plan.number_of_tests() == 2
+    claim_test, violation_test = plan.tests
+    assert violation_test.rank < claim_test.rank
+    assert planned_test(dpsgd_target(_alg(), data), trials=10_000, violation=None).threshold.tests
+    final = planned_test(dpsgd_target(_alg(), data, threat_model="final"), trials=10_000)
+    assert {t.direction for t in final.threshold.tests} <= {0, 3}  # canary shows high
+
+
+def test_planned_threshold_is_the_plan_of_a_release_for_users_own_transcripts():
+    alg = _alg()
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    for threat in ("all-iterates", "final"):
+        plan = planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model=threat)
+        target = dpsgd_target(alg, data, threat_model=threat)
+        assert plan == planned_test(target, trials=5_000).threshold
+    with pytest.raises(InputError, match="threat_model"):
+        planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model="hidden")
+    with pytest.raises(InputError, match="StepRelease"):
+        planned_threshold(alg, trials=5_000, delta=1e-5)
+
+
+def test_plan_rejects_other_targets():
+    target = dpsgd_target(_alg(), canary_data(LogisticLoss(), n=8, d=3))
+    with pytest.raises(InputError, match="dpsgd_target"):
+        planned_test(target.__class__(**{**target.__dict__, "mechanism": len}), trials=1000)
+
+
+def test_all_iterates_planned_audit_reaches_the_limit():
+    """Median over 5 seeds at 10^4 trials, T = 10, ε = 4 (the benchmark's cell: 1.0-1.1 of the
+    limit; the 48-test Quantiles grid got 0.88)."""
+    alg = _alg(epsilon=4.0)
+    target = dpsgd_target(alg, canary_data(LogisticLoss(), n=16, d=3))
+    test = planned_test(target, trials=10_000)
+    certified = np.median([_audit(target, 10_000, seed, test).epsilon_lower for seed in range(5)])
+    limit = optimal_limit(alg.step_release, trials=10_000, delta=1e-5, draws=100_000).epsilon
+    assert 0.9 * limit < certified < 1.25 * limit
+
+
+@pytest.mark.parametrize("mutant", [half_noise, no_clip], ids=["half-noise", "no-clip"])
+@pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
+def test_mutants_are_violations_at_ten_thousand_trials(mutant, loss):
+    target = dpsgd_target(mutant(_alg(loss)), canary_data(loss, n=16, d=3))
+    result = _audit(target, 10_000)
+    assert result.verdict == "violation", result.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+@pytest.mark.parametrize("seed", range(2))
+def test_half_noise_is_caught_at_ten_thousand_trials_where_quantiles_needed_more(epsilon, seed):
+    target = dpsgd_target(half_noise(_alg(epsilon=epsilon)), canary_data(LogisticLoss(), n=32))
+    result = _audit(target, 10_000, seed)
+    assert result.verdict == "violation", result.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epsilon", [1.0, 2.0, 4.0, 8.0])
+def test_correct_dpsgd_is_never_a_violation_over_four_seeds(epsilon):
+    target = dpsgd_target(_alg(epsilon=epsilon), canary_data(LogisticLoss(), n=32))
+    test = planned_test(target, trials=10_000)
+    for seed in range(4):
+        assert _audit(target, 10_000, seed, test).verdict != "violation"
+
+
+def test_a_claim_only_one_test_can_refute_is_planned_one_test():
+    """At 10^4 trials two tests certify at most 7.87 and one 8.08: a claim of 8 gets the
+    violation's test alone; a claim of 4 gets both."""
+    assert joint_ceiling(10_000, alpha=0.025, delta=1e-5) < 8.0
+    assert joint_ceiling(10_000, alpha=0.05, delta=1e-5) > 8.0
+    release = _alg(epsilon=8.0).step_release
+    alone = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=8.0)
+    both = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=4.0)
+    assert alone.number_of_tests() == 1 and both.number_of_tests() == 2
+    assert alone.tests[0].rank == both.tests[1].rank  # the violation's rank
+
+
+@pytest.mark.slow
+def test_skipped_clip_at_epsilon_eight_is_caught_at_ten_thousand_trials_over_many_steps():
+    """T = 100: the canary is sampled in all but (7/8)^100 of the runs, so the skipped clip
+    separates them perfectly and one test reaches its ceiling, 8.08 > 8 (planned for the
+    verdict; the default two tests reach 7.87 at most)."""
+    target = dpsgd_target(no_clip(_alg(epsilon=8.0, steps=100)), canary_data(LogisticLoss()))
+    result = _audit(target, 10_000, test=planned_test(target, trials=10_000, for_verdict=True))
+    assert result.verdict == "violation", result.summary()
+
+
+def test_epsilon_eight_needs_about_nine_thousand_trials_of_a_perfect_audit():
+    """The ceiling of any audit (one test, zero errors, Clopper–Pearson at 95%): ε = 8 is
+    certifiable only from 8,929 trials per dataset; at 10^4 the ceiling is 8.11."""
+    assert trials_for_epsilon(8.0, delta=1e-5) == 8_929
+    assert epsilon_ceiling(10_000, delta=1e-5) == pytest.approx(8.113, abs=1e-3)
+    assert epsilon_ceiling(1_000, delta=1e-5) < 6
