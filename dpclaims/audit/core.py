@@ -655,6 +655,8 @@ def _result(
         reach_limit=reach_limit,
     )
     verdict, reason = _verdict(float(eps_lower), claim.epsilon, evidence)
+    if plan.method.certified and reference.epsilon is not None and eps_lower > reference.epsilon:
+        notes = [*notes, _above_reference(float(eps_lower), reference.epsilon, plan.confidence)]
     return AuditResult(
         verdict=verdict,
         reason=reason,
@@ -683,6 +685,17 @@ def _result(
         certification_trials=n_cert,
         warnings=tuple(notes),
         provenance=provenance,
+    )
+
+
+def _above_reference(eps_lower: float, exact: float, confidence: float) -> str:
+    """The note of a certified bound above the pair's stated exact ε: a correct reference allows
+    it with probability at most ``1 - confidence``, so it more likely says the reference (or the
+    mechanism) is not what its description says."""
+    return (
+        f"certified ε ≥ {eps_lower:.4g} is above this pair's stated exact ε {exact:.4g}; with a "
+        f"correct exact ε that happens with probability ≤ {1 - confidence:.2g}: check the "
+        "reference's derivation and the mechanism"
     )
 
 

@@ -117,6 +117,18 @@ def test_a_zero_bound_is_inconclusive_and_names_the_pairs_exact_epsilon():
     assert "separated nothing" in weak.reason and "exact ε of this pair is 0.02" in weak.reason
 
 
+def test_a_bound_above_the_stated_exact_epsilon_is_flagged():
+    """gauss's pair is 0.5-GDP (exact ε 1.99 at δ = 1e-5): a certified bound above a stated
+    exact ε says the reference, or the mechanism, is wrong; the true one raises nothing."""
+    common = dict(trials=20_000, seed=0, claim=PrivacyClaim(epsilon=1.0, delta=1e-5))
+    serial = Execution(backend="serial")
+    wrong = audit(gauss, 0.0, 1.0, **common, execution=serial, reference=Reference(epsilon=0.1))
+    assert wrong.epsilon_lower > 0.1
+    assert any("above this pair's stated exact ε 0.1" in note for note in wrong.warnings)
+    right = audit(gauss, 0.0, 1.0, **common, execution=serial, reference=Reference(epsilon=1.99))
+    assert not any("stated exact ε" in note for note in right.warnings)
+
+
 def test_progress_counts_every_trial(monkeypatch):
     seen = []
 

@@ -128,7 +128,11 @@ def audit_alg2_privacy(claim, budget):
     return AuditExperiment(
         alg2_target,
         AUDIT_TRIALS[budget],
-        reference_epsilon=0.9,
+        reference_epsilon=1.0,
+        reference_note="exact on this pair: the harness's solver output moves by exactly Delta = "
+        "4C/(lambda n) (exact minimiser 2C/(lambda n) plus the certified solver's 2 tau; "
+        "lowy26.privacy.sensitivity) and the release is Laplace of scale Delta/eps1, so the "
+        "pair loses eps1 = 1 in its tails",
         note="Algorithm 2 alone at eps1 = 1 on the spec's outlier pair, worst-valid-point harness "
         "(shift = Delta)",
     )
@@ -139,10 +143,14 @@ def audit_alg4_privacy(claim, budget):
     return AuditExperiment(
         alg4_joint_target,
         AUDIT_TRIALS[budget],
-        reference_epsilon=0.88,
+        reference_epsilon=1.0,
+        reference_note="exact on this pair: both stages' solver outputs move by exactly their "
+        "Delta (harness, as in lowy26.privacy.main's last call), each Laplace stage at eps/2, so "
+        "the joint release loses eps/2 + eps/2 = 1 where both noises exceed the shift, in the "
+        "far tail of the event {max(w_tilde, w_out) <= t}",
         note="joint (w_tilde, w_out) of Algorithm 4, the spec's outlier pair, harness, event "
-        "{max(w_tilde, w_out) <= t}; the spec's prototype gave 0.88 at 4e5 trials (benchmark: "
-        "0.963 at 1e5, 0.981 at 1e6)",
+        "{max(w_tilde, w_out) <= t}; the spec's prototype certified 0.88 at 4e5 trials, a lower "
+        "bound, not the exact eps (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
     )
 
 
