@@ -194,6 +194,11 @@ def gradient_canary_target(
         raise InputError("the LinearLoss scale must be nonzero (a zero loss has no canary)")
     sizes = algorithm.silo_sizes or (data.m,) * data.n
     silo = int(np.argmin(sizes))
+    if sizes[silo] != algorithm.n_min:
+        raise InputError(
+            f"the canary's silo holds {sizes[silo]} records but the release model (and the "
+            f"claim) is for n_min = {algorithm.n_min}; pass data with m = {algorithm.n_min}"
+        )
     e = np.zeros(algorithm.d)
     e[-1] = 1.0
     # LinearLoss: ∇ℓ(θ; x) = −scale·x, so x = −g/scale has the fixed gradient g

@@ -105,5 +105,8 @@ def test_transcript_target_rejects_what_has_no_transcript():
         transcript_target(lambda data, rng, trials: None, None, None, direction=[1.0], name="x")
     with pytest.raises(InputError, match="direction"):
         transcript_target(_diff2(), _silos(), _silos(), direction=[0.0, 0.0, 0.0], name="x")
+    wide = UserDataset(np.zeros((2, 6, 3)))
+    with pytest.raises(InputError, match="n_min"):
+        diff2_target(_diff2(), wide)
     with pytest.raises(InputError, match="ReleaseModel"):
         transcript_target(_diff2(), _silos(), _silos(), direction=[1.0], release=1.0, name="x")
