@@ -35,11 +35,14 @@ An audit view (:class:`dpclaims.targets.dpsgd.TranscriptProjections`) projects t
 the canary's direction, ``(trials, T)``, and scores them with
 ``step_release.log_likelihood_ratio``: the Neyman–Pearson statistic of the claimed release, so
 the audit can reach the limit of the optimal test (:func:`dpclaims.targets.dpsgd.
-optimal_limit`), and a mechanism that leaks more than it claims is caught by the same test.
+optimal_limit`), and a mechanism that leaks more than it claims is caught by the same test;
+:func:`dpclaims.targets.dpsgd.planned_threshold` plans its thresholds from the claimed model
+alone (``sample_projections``, ``noise_divided``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -58,17 +61,26 @@ class ReleaseModel(Protocol):
 
     ``log_likelihood_ratio(projections (trials, T)) -> (trials,)``: the exact log-likelihood
     ratio log(dP_with/dP_without) of the canary's presence, from each step's release projected
-    on the canary's direction; ``sample_log_likelihood_ratio(rng, draws, canary=...)``: exact
-    draws of it without and with the canary (the limit of the optimal test).
+    on the canary's direction; ``sample_projections(rng, draws, canary=...)``: exact draws of
+    the projections ``(draws, T)`` without and with the canary, and
+    ``sample_log_likelihood_ratio`` of the ratio on them (the limit of the optimal test);
+    ``noise_divided(factor)``: the same release with its noise std divided by ``factor`` (the
+    violation an audit plans to catch).
     """
 
     steps: int
 
     def log_likelihood_ratio(self, projections: np.ndarray) -> np.ndarray: ...
 
+    def sample_projections(
+        self, rng: np.random.Generator, draws: int, *, canary: bool
+    ) -> np.ndarray: ...
+
     def sample_log_likelihood_ratio(
         self, rng: np.random.Generator, draws: int, *, canary: bool
     ) -> np.ndarray: ...
+
+    def noise_divided(self, factor: float) -> ReleaseModel: ...
 
 
 def _projections(x: Any, steps: int) -> np.ndarray:
@@ -131,11 +143,24 @@ class StepRelease:
     ) -> np.ndarray:
         """``draws`` exact draws of :meth:`log_likelihood_ratio` with (``canary=True``) or
         without the canary, ``(draws,)``: for the limit of the optimal test."""
+        return self.log_likelihood_ratio(self.sample_projections(rng, draws, canary=canary))
+
+    def sample_projections(
+        self, rng: np.random.Generator, draws: int, *, canary: bool
+    ) -> np.ndarray:
+        """``draws`` exact draws of the steps' projections, ``(draws, T)``: ``N(0, s²)`` each,
+        plus ``C`` with probability q with the canary."""
         c, s, q = self.clip_norm, self.noise_std, self.sampling_rate
         x = s * rng.standard_normal((draws, self.steps))
         if canary:
             x += c * (rng.random((draws, self.steps)) < q)
-        return self.log_likelihood_ratio(x)
+        return x
+
+    def noise_divided(self, factor: float) -> StepRelease:
+        """The same steps with noise std ``noise_std / factor``."""
+        return dataclasses.replace(
+            self, noise_std=self.noise_std / check_positive(factor, "factor")
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -238,6 +263,28 @@ class GaussianRelease:
         return (
             mu * rng.standard_normal(check_trials(draws, "draws"))
             + (0.5 if canary else -0.5) * mu**2
+        )
+
+    def sample_projections(
+        self, rng: np.random.Generator, draws: int, *, canary: bool
+    ) -> np.ndarray:
+        """``draws`` exact draws of the carriers' projections, ``N(mean, Σ)``, in a ``(draws,
+        T)`` array whose other steps are 0 (their law is the data's; they do not enter L)."""
+        mean = self.mean_with if canary else self.mean_without
+        z = rng.standard_normal((check_trials(draws, "draws"), len(self.carriers)))
+        x = np.zeros((z.shape[0], self.steps))
+        x[:, self.carriers] = mean + z @ np.linalg.cholesky(self.covariance).T
+        return x
+
+    def noise_divided(self, factor: float) -> GaussianRelease:
+        """The same release with noise std divided by ``factor`` (covariance ``Σ/factor²``)."""
+        factor = check_positive(factor, "factor")
+        return GaussianRelease(
+            steps=self.steps,
+            carriers=self.carriers,
+            mean_without=self.mean_without,
+            mean_with=self.mean_with,
+            covariance=self.covariance / factor**2,
         )
 
     def to_dict(self) -> dict:

@@ -428,21 +428,18 @@ def limit_samples(
 
 
 def statistic_samples(
-    claimed: StepRelease, actual: StepRelease, *, draws: int, seed: int
+    claimed: ReleaseModel, actual: ReleaseModel, *, draws: int, seed: int
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Draws of a mechanism meeting ``actual`` without and with the canary: ``((L0, L1), (S0,
     S1))``, its own log-likelihood ratio L and the statistic fixed from ``claimed``, S (each
     (draws,)), for :func:`limit_rates`."""
     rng = np.random.default_rng(seed)
-    c, s, q = actual.clip_norm, actual.noise_std, actual.sampling_rate
     block = max(1, 20_000_000 // (8 * actual.steps))
     own, stat = [], []
     for canary in (False, True):
         parts_l, parts_s = [], []
         for start in range(0, draws, block):
-            x = s * rng.standard_normal((min(block, draws - start), actual.steps))
-            if canary:
-                x += c * (rng.random(x.shape) < q)
+            x = actual.sample_projections(rng, min(block, draws - start), canary=canary)
             parts_l.append(actual.log_likelihood_ratio(x))
             parts_s.append(claimed.log_likelihood_ratio(x))
         own.append(np.concatenate(parts_l))
@@ -498,10 +495,11 @@ def planned_test(
     draws: int = PLAN_DRAWS,
     for_verdict: bool = False,
 ) -> AuditTest:
-    """The test of ``target`` (from :func:`dpsgd_target`) planned from the *claim* alone for an
-    audit of ``trials`` per dataset: the target's fixed statistic, certified at the tests of
-    :func:`planned_threshold` for the algorithm's ``step_release`` (its *claimed* noise, clip
-    and rate) under the target's threat model.  No trial of the audit is seen.
+    """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
+    from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
+    certified at the tests of :func:`planned_threshold` for the claimed release (the
+    statistic's, all iterates; the algorithm's ``step_release``, final model) under the
+    target's threat model.  No trial of the audit is seen.
 
     ``for_verdict=True`` passes the claimed ε on, so that a claim only one test can refute at
     ``trials`` gets the violation's test alone: the verdict can then be ``violation`` (T = 100,
@@ -510,13 +508,23 @@ def planned_test(
     2.8).
     """
     view = target.mechanism if isinstance(target, AuditTarget) else None
-    if not isinstance(view, (TranscriptProjections, FinalModel)):
-        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
+    statistic = target.statistic if isinstance(target, AuditTarget) else None
+    transcript = isinstance(view, TranscriptProjections)
+    if not (
+        isinstance(view, FinalModel)
+        or (transcript and isinstance(statistic, CanaryLikelihoodRatio))
+    ):
+        raise InputError(
+            "target must come from dpsgd_target or transcript_target (a view and its statistic)"
+        )
     threat = ThreatModel.ALL_ITERATES
+    release = view.algorithm.step_release
     if isinstance(view, FinalModel):
         threat = ThreatModel.FINAL
+    else:
+        release = statistic.release
     plan = planned_threshold(
-        view.algorithm.step_release,
+        release,
         trials=trials,
         delta=target.claim.delta,
         threat_model=threat.value,
@@ -529,7 +537,7 @@ def planned_test(
 
 
 def planned_threshold(
-    release: StepRelease,
+    release: ReleaseModel,
     *,
     trials: int,
     delta: float,
@@ -556,15 +564,21 @@ def planned_threshold(
     so it is planned alone (the claim's test could then only cost the audit its violation).
     The statistic is that of the threat model:
     for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
-    (:meth:`StepRelease.log_likelihood_ratio`), its law drawn ``draws`` times on the stream
-    :data:`PLAN_SEED` with importance-weighted tails (:func:`limit_rates`); for ``final`` the
-    sum of the steps' projections (θ_T's, up to a positive factor), exactly
-    (:func:`final_limit`'s law).  A user's own transcript audit passes this as
-    ``AuditTest(statistic=..., threshold=planned_threshold(...))``.
+    (``release.log_likelihood_ratio``, any :class:`ReleaseModel`), its law drawn ``draws``
+    times on the stream :data:`PLAN_SEED` with importance-weighted tails
+    (:func:`limit_rates`); for ``final`` (a :class:`StepRelease`) the sum of the steps'
+    projections (θ_T's, up to a positive factor), exactly (:func:`final_limit`'s law).  A
+    user's own transcript audit passes this as ``AuditTest(statistic=...,
+    threshold=planned_threshold(...))``.
     """
-    if not isinstance(release, StepRelease):
-        raise InputError(f"release must be a StepRelease, got {type(release).__name__}")
+    if not isinstance(release, ReleaseModel):
+        raise InputError(f"release must be a ReleaseModel, got {type(release).__name__}")
     threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
+    if threat is ThreatModel.FINAL and not isinstance(release, StepRelease):
+        raise InputError(
+            "the final-model plan is for DP-SGD's steps: release must be a StepRelease, got "
+            f"{type(release).__name__}"
+        )
     trials = check_trials(trials)
     models = [release]
     if violation is not None and epsilon is not None:
@@ -574,7 +588,7 @@ def planned_threshold(
             models = []
     if violation is not None:
         factor = check_positive(violation, "violation")
-        models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
+        models.append(release.noise_divided(factor))
     if threat is ThreatModel.ALL_ITERATES:
         laws = []
         for actual in models:

@@ -116,6 +116,22 @@ def test_gaussian_release_draws_follow_the_gdp_laws():
     assert release.log_likelihood_ratio(full).mean() == pytest.approx(0.5 * mu**2, abs=0.05)
 
 
+def test_release_models_sample_their_projections_and_divide_their_noise():
+    release = _release()
+    x = release.sample_projections(np.random.default_rng(3), 40_000, canary=True)
+    assert np.all(x[:, [1, 3]] == 0.0)
+    np.testing.assert_allclose(x[:, release.carriers].mean(axis=0), release.mean_with, atol=0.05)
+    np.testing.assert_allclose(np.cov(x[:, release.carriers].T), release.covariance, atol=0.1)
+    assert release.noise_divided(2.0).mu == pytest.approx(2 * release.mu)
+    step = StepRelease(steps=3, sampling_rate=0.2, clip_norm=2.0, noise_std=1.5)
+    assert step.noise_divided(3.0).noise_std == 0.5
+    rng_a, rng_b = np.random.default_rng(4), np.random.default_rng(4)
+    np.testing.assert_array_equal(
+        step.sample_log_likelihood_ratio(rng_a, 10, canary=True),
+        step.log_likelihood_ratio(step.sample_projections(rng_b, 10, canary=True)),
+    )
+
+
 def test_gaussian_release_rejects_bad_input():
     good = dict(steps=3, carriers=[0, 1], mean_without=[0, 0], mean_with=[1, 1])
     with pytest.raises(InputError, match="positive definite"):
