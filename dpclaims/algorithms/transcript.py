@@ -184,9 +184,9 @@ class GaussianRelease:
         L(x) = (x_S − (a + b)/2)ᵀ Σ⁻¹ (b − a),   a = mean_without, b = mean_with,
 
     distributed ``N(−μ²/2, μ²)`` without the canary and ``N(μ²/2, μ²)`` with it, μ² =
-    ``(b − a)ᵀ Σ⁻¹ (b − a)``: the pair is exactly μ-GDP (Dong, Roth & Su 2022, Thm 2.7: the
-    trade-off of two Gaussians with a common covariance is that of N(0, 1) vs N(μ, 1)), and
-    the threshold tests on L are the most powerful ones (Neyman–Pearson).
+    ``(b − a)ᵀ Σ⁻¹ (b − a)``: L is a sufficient statistic, so the pair's trade-off is that of
+    N(0, 1) vs N(μ, 1), exactly μ-GDP (Dong, Roth & Su 2022, Def. 2.6; ε(δ) by their Cor.
+    2.13), and the threshold tests on L are the most powerful ones (Neyman–Pearson).
 
     Attributes
     ----------
