@@ -14,11 +14,13 @@ from .mechanisms import (
     user_mean_query,
     user_sum_query,
 )
-from .transcript import ReleasesTranscript, StepRelease
+from .transcript import GaussianRelease, ReleaseModel, ReleasesTranscript, StepRelease
 
 __all__ = [
     "DPSGD",
     "BaselineRun",
+    "GaussianRelease",
+    "ReleaseModel",
     "ReleasesTranscript",
     "StepRelease",
     "ClippedQuery",

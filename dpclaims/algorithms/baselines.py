@@ -14,8 +14,8 @@ with noise multiplier σ (sensitivity C under add/remove of one unit); its ε co
 from dp-accounting's PLD accountant (:func:`dpclaims.privacy.accountant_claim`).
 
 For white-box audits ``run(..., transcript=True)`` also returns the released noisy sums
-``Σ_batch clip(g) + N(0, σ²C² I)`` of every step, ``(trials, T, d)`` (the interface of
-:mod:`dpclaims.algorithms.transcript`), and the data may be a
+``Σ_batch clip(g) + N(0, σ²C² I)`` of every step, ``(trials, T, d)`` (``releases``, the
+interface of :mod:`dpclaims.algorithms.transcript`), and the data may be a
 :class:`~dpclaims.data.GradientCanaryDataset`: one more unit whose gradient is a fixed vector,
 sampled and clipped like the others.
 
@@ -247,6 +247,11 @@ class DPSGD:
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """The mechanism view for auditing: ``(trials, d)`` outputs of :meth:`run`."""
         return self.run(data, rng, trials).theta
+
+    def releases(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        """The released noisy sums of every step, ``(trials, T, d)``: ``run(data, rng, trials,
+        transcript=True).transcript`` (the interface of :mod:`dpclaims.algorithms.transcript`)."""
+        return self.run(data, rng, trials, transcript=True).transcript
 
     def run(
         self, data: UserDataset, rng: np.random.Generator, trials: int, transcript: bool = False

@@ -6,6 +6,20 @@ certifying trial is seen.  Setups sit above ``algorithms`` and ``audit``: they i
 and neither imports them.
 """
 
-from .dpsgd import THREAT_MODELS, ThreatModel, canary_data, dpsgd_target, optimal_limit
+from .dpsgd import (
+    THREAT_MODELS,
+    ThreatModel,
+    canary_data,
+    dpsgd_target,
+    optimal_limit,
+    transcript_target,
+)
 
-__all__ = ["THREAT_MODELS", "ThreatModel", "canary_data", "dpsgd_target", "optimal_limit"]
+__all__ = [
+    "THREAT_MODELS",
+    "ThreatModel",
+    "canary_data",
+    "dpsgd_target",
+    "optimal_limit",
+    "transcript_target",
+]

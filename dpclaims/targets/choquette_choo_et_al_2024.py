@@ -4,6 +4,9 @@
 * :class:`TranscriptStatistic` — the white-box statistic on the tree's node releases.
 * :func:`canary_audit` — the worst-case zero-out pair with the algorithm, as an
   :class:`~dpclaims.target.AuditTarget`.
+* :func:`gradient_canary_target` — the same pair audited through the transcript interface
+  (:mod:`dpclaims.algorithms.transcript`): every released prefix, scored by the exact
+  likelihood ratio of :meth:`AcceleratedDPSRGD.canary_release`.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from dpclaims.errors import (
 )
 from dpclaims.losses import LinearLoss
 from dpclaims.target import AuditTarget
+from dpclaims.targets.dpsgd import transcript_target
 
-__all__ = ["TranscriptStatistic", "canary_audit"]
+__all__ = ["TranscriptStatistic", "canary_audit", "gradient_canary_target"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,4 +111,53 @@ def canary_audit(
         d1=pair.d1,
         claim=algo.privacy_claim,
         name=type(algo).__name__,
+    )
+
+
+def gradient_canary_target(
+    algorithm: AcceleratedDPSRGD | None = None,
+    *,
+    batch: int = 0,
+    canary_norm: float | None = None,
+) -> AuditTarget:
+    """The spec §7(a) blank-stream pair audited through the transcript interface
+    (:func:`~dpclaims.targets.dpsgd.transcript_target`): ``d1`` holds the linear canary
+    ``f_c(θ) = −⟨g, θ⟩`` (‖g‖ = ``canary_norm``, default C_Δ) in batch ``batch``, ``d0`` the
+    null item in its place (zero-out, the claim's relation); the mechanism releases every
+    prefix P_t projected on the canary's gradient, the statistic is the exact log-likelihood
+    ratio of :meth:`AcceleratedDPSRGD.canary_release` (linear in the prefixes, the tree's
+    covariance inverted), so the pair is μ-GDP with μ = ``canary_release(...).mu``
+    (:attr:`AcceleratedDPSRGD.mu` at batch 0 and full norm).  ``algorithm`` (default
+    :meth:`AcceleratedDPSRGD.for_canary`) must have a linear loss.
+    """
+    from dpclaims.hardinstances.canaries import blank_canary_pair
+
+    algo = AcceleratedDPSRGD.for_canary() if algorithm is None else algorithm
+    if not isinstance(algo, AcceleratedDPSRGD):
+        raise InputError(f"algorithm must be an AcceleratedDPSRGD, got {type(algo).__name__}")
+    if not isinstance(algo.loss, LinearLoss) or algo.loss.scale == 0:
+        raise InputError(
+            "the blank canary needs a LinearLoss algorithm with a nonzero scale (null items "
+            "then have zero gradient)"
+        )
+    norm = algo.clip if canary_norm is None else check_positive(canary_norm, "canary_norm")
+    release = algo.canary_release(batch=batch, norm=norm * abs(algo.loss.scale))
+    pair = blank_canary_pair(
+        algo.steps * algo.batch_size,
+        d=1,
+        canary=norm,
+        position=batch * algo.batch_size,
+        mode="zero-out",
+    )
+    return transcript_target(
+        algo,
+        pair.d1,
+        pair.d0,
+        direction=np.array([-np.sign(algo.loss.scale)]),  # ∇f_c = −scale·g
+        release=release,
+        name=f"{type(algo).__name__}/all-iterates/gradient",
+        description=(
+            f"{type(algo).__name__} (T = {algo.steps}, σ = {algo.sigma:.4g}), linear canary in "
+            f"batch {batch}, zero-out, all-iterates threat model"
+        ),
     )

@@ -52,7 +52,7 @@ from scipy import stats
 from dpclaims.target import AuditTarget
 
 from ..algorithms.baselines import DPSGD
-from ..algorithms.transcript import ReleasesTranscript, StepRelease
+from ..algorithms.transcript import ReleaseModel, ReleasesTranscript, StepRelease
 from ..audit.bounds import epsilon_from_rates, joint_ceiling, rate_upper
 from ..audit.options import AuditTest
 from ..audit.reach import REACH_LIMIT
@@ -73,6 +73,7 @@ __all__ = [
     "Projection",
     "canary_data",
     "dpsgd_target",
+    "transcript_target",
     "Limit",
     "optimal_limit",
     "limit_samples",
@@ -106,14 +107,15 @@ INPUT_LABEL = -1e6
 is ``C·e`` while the model's canary coordinate is above ``INPUT_LABEL / canary_scale``."""
 
 TRANSCRIPT_BLOCK = 4096
-"""Trials per call of ``run(..., transcript=True)`` inside :class:`TranscriptProjections`
-(bounds the ``(trials, T, d)`` transcript held at once)."""
+"""Trials per call of ``releases`` inside :class:`TranscriptProjections` (bounds the
+``(trials, T, d)`` transcript held at once)."""
 
 
 @dataclass(frozen=True)
 class TranscriptProjections:
     """The all-iterates view along one direction: ``(data, rng, trials) -> (trials, T)``, each
-    step's released noisy update projected on ``direction`` (a unit vector, (d,))."""
+    step's release (``algorithm.releases``, :class:`ReleasesTranscript`) projected on
+    ``direction`` (a unit vector, (d,))."""
 
     algorithm: Any
     direction: np.ndarray
@@ -122,8 +124,7 @@ class TranscriptProjections:
         parts = []
         for start in range(0, trials, TRANSCRIPT_BLOCK):
             size = min(TRANSCRIPT_BLOCK, trials - start)
-            released = self.algorithm.run(data, rng, size, transcript=True).transcript
-            parts.append(released @ self.direction)
+            parts.append(self.algorithm.releases(data, rng, size) @ self.direction)
         return np.concatenate(parts)
 
 
@@ -140,9 +141,9 @@ class FinalModel:
 @dataclass(frozen=True)
 class CanaryLikelihoodRatio:
     """Statistic ``(n, T) -> (n,)``: the exact log-likelihood ratio of the canary's presence
-    (:meth:`StepRelease.log_likelihood_ratio`, with the algorithm's *claimed* noise)."""
+    (``ReleaseModel.log_likelihood_ratio``, with the algorithm's *claimed* noise)."""
 
-    release: StepRelease
+    release: ReleaseModel
 
     def __call__(self, projections: np.ndarray) -> np.ndarray:
         return self.release.log_likelihood_ratio(projections)
@@ -252,6 +253,50 @@ def _with_input_canary(algorithm: DPSGD, data: UserDataset, x: np.ndarray) -> Us
     return UserDataset(np.concatenate([data.x[:, 0], x[None]]), np.append(y, label))
 
 
+def transcript_target(
+    algorithm: ReleasesTranscript,
+    d0: Any,
+    d1: Any,
+    *,
+    direction: Any,
+    release: ReleaseModel | None = None,
+    name: str,
+    description: str = "",
+) -> AuditTarget:
+    """The all-iterates audit of any algorithm of :class:`ReleasesTranscript` on a gradient
+    canary: ``d1`` holds the canary, ``d0`` not (or its neighbour), ``direction`` (d,) is the
+    canary's clipped gradient direction (normalised here).
+
+    The mechanism projects every release on ``direction`` (:class:`TranscriptProjections`); the
+    statistic, fixed before any trial, is the exact log-likelihood ratio of ``release`` (default
+    ``algorithm.step_release``, the claim's worst-placed full-radius canary), which must
+    describe the canary of ``d1``; the claim is ``algorithm.privacy_claim``.  The paper-specific
+    builders (:func:`dpclaims.targets.murata_suzuki_2023.gradient_canary_target`,
+    :func:`dpclaims.targets.choquette_choo_et_al_2024.gradient_canary_target`) build the pair.
+    """
+    if not isinstance(algorithm, ReleasesTranscript):
+        raise InputError(
+            "algorithm must release its transcript (releases(), step_release; see "
+            f"dpclaims.algorithms.transcript), got {type(algorithm).__name__}"
+        )
+    release = algorithm.step_release if release is None else release
+    if not isinstance(release, ReleaseModel):
+        raise InputError(f"release must be a ReleaseModel, got {type(release).__name__}")
+    u = np.asarray(direction, dtype=np.float64)
+    norm = float(np.linalg.norm(u)) if u.ndim == 1 and np.all(np.isfinite(u)) else 0.0
+    if norm == 0.0:
+        raise InputError(f"direction must be a finite nonzero vector (d,), got {direction!r}")
+    return AuditTarget(
+        mechanism=TranscriptProjections(algorithm, u / norm),
+        d0=d0,
+        d1=d1,
+        claim=algorithm.privacy_claim,
+        name=name,
+        description=description,
+        statistic=CanaryLikelihoodRatio(release),
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # The limit of the optimal test at N trials
 # --------------------------------------------------------------------------------------------
@@ -304,7 +349,7 @@ def _limit(rates, thresholds, *, trials, delta, confidence) -> Limit:
 
 
 def optimal_limit(
-    release: StepRelease,
+    release: ReleaseModel,
     *,
     trials: int,
     delta: float,
@@ -367,7 +412,7 @@ def limit_rates(
 
 
 def limit_samples(
-    release: StepRelease, *, draws: int = 400_000, seed: int = 0
+    release: ReleaseModel, *, draws: int = 400_000, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact draws ``(L0, L1)`` of the log-likelihood ratio without and with the canary."""
     rng = np.random.default_rng(seed)
@@ -383,21 +428,18 @@ def limit_samples(
 
 
 def statistic_samples(
-    claimed: StepRelease, actual: StepRelease, *, draws: int, seed: int
+    claimed: ReleaseModel, actual: ReleaseModel, *, draws: int, seed: int
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Draws of a mechanism meeting ``actual`` without and with the canary: ``((L0, L1), (S0,
     S1))``, its own log-likelihood ratio L and the statistic fixed from ``claimed``, S (each
     (draws,)), for :func:`limit_rates`."""
     rng = np.random.default_rng(seed)
-    c, s, q = actual.clip_norm, actual.noise_std, actual.sampling_rate
     block = max(1, 20_000_000 // (8 * actual.steps))
     own, stat = [], []
     for canary in (False, True):
         parts_l, parts_s = [], []
         for start in range(0, draws, block):
-            x = s * rng.standard_normal((min(block, draws - start), actual.steps))
-            if canary:
-                x += c * (rng.random(x.shape) < q)
+            x = actual.sample_projections(rng, min(block, draws - start), canary=canary)
             parts_l.append(actual.log_likelihood_ratio(x))
             parts_s.append(claimed.log_likelihood_ratio(x))
         own.append(np.concatenate(parts_l))
@@ -453,10 +495,11 @@ def planned_test(
     draws: int = PLAN_DRAWS,
     for_verdict: bool = False,
 ) -> AuditTest:
-    """The test of ``target`` (from :func:`dpsgd_target`) planned from the *claim* alone for an
-    audit of ``trials`` per dataset: the target's fixed statistic, certified at the tests of
-    :func:`planned_threshold` for the algorithm's ``step_release`` (its *claimed* noise, clip
-    and rate) under the target's threat model.  No trial of the audit is seen.
+    """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
+    from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
+    certified at the tests of :func:`planned_threshold` for the claimed release (the
+    statistic's, all iterates; the algorithm's ``step_release``, final model) under the
+    target's threat model.  No trial of the audit is seen.
 
     ``for_verdict=True`` passes the claimed ε on, so that a claim only one test can refute at
     ``trials`` gets the violation's test alone: the verdict can then be ``violation`` (T = 100,
@@ -465,13 +508,23 @@ def planned_test(
     2.8).
     """
     view = target.mechanism if isinstance(target, AuditTarget) else None
-    if not isinstance(view, (TranscriptProjections, FinalModel)):
-        raise InputError("target must come from dpsgd_target (a DP-SGD view and its statistic)")
+    statistic = target.statistic if isinstance(target, AuditTarget) else None
+    transcript = isinstance(view, TranscriptProjections)
+    if not (
+        isinstance(view, FinalModel)
+        or (transcript and isinstance(statistic, CanaryLikelihoodRatio))
+    ):
+        raise InputError(
+            "target must come from dpsgd_target or transcript_target (a view and its statistic)"
+        )
     threat = ThreatModel.ALL_ITERATES
+    release = view.algorithm.step_release
     if isinstance(view, FinalModel):
         threat = ThreatModel.FINAL
+    else:
+        release = statistic.release
     plan = planned_threshold(
-        view.algorithm.step_release,
+        release,
         trials=trials,
         delta=target.claim.delta,
         threat_model=threat.value,
@@ -484,7 +537,7 @@ def planned_test(
 
 
 def planned_threshold(
-    release: StepRelease,
+    release: ReleaseModel,
     *,
     trials: int,
     delta: float,
@@ -511,15 +564,21 @@ def planned_threshold(
     so it is planned alone (the claim's test could then only cost the audit its violation).
     The statistic is that of the threat model:
     for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
-    (:meth:`StepRelease.log_likelihood_ratio`), its law drawn ``draws`` times on the stream
-    :data:`PLAN_SEED` with importance-weighted tails (:func:`limit_rates`); for ``final`` the
-    sum of the steps' projections (θ_T's, up to a positive factor), exactly
-    (:func:`final_limit`'s law).  A user's own transcript audit passes this as
-    ``AuditTest(statistic=..., threshold=planned_threshold(...))``.
+    (``release.log_likelihood_ratio``, any :class:`ReleaseModel`), its law drawn ``draws``
+    times on the stream :data:`PLAN_SEED` with importance-weighted tails
+    (:func:`limit_rates`); for ``final`` (a :class:`StepRelease`) the sum of the steps'
+    projections (θ_T's, up to a positive factor), exactly (:func:`final_limit`'s law).  A
+    user's own transcript audit passes this as ``AuditTest(statistic=...,
+    threshold=planned_threshold(...))``.
     """
-    if not isinstance(release, StepRelease):
-        raise InputError(f"release must be a StepRelease, got {type(release).__name__}")
+    if not isinstance(release, ReleaseModel):
+        raise InputError(f"release must be a ReleaseModel, got {type(release).__name__}")
     threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
+    if threat is ThreatModel.FINAL and not isinstance(release, StepRelease):
+        raise InputError(
+            "the final-model plan is for DP-SGD's steps: release must be a StepRelease, got "
+            f"{type(release).__name__}"
+        )
     trials = check_trials(trials)
     models = [release]
     if violation is not None and epsilon is not None:
@@ -529,7 +588,7 @@ def planned_threshold(
             models = []
     if violation is not None:
         factor = check_positive(violation, "violation")
-        models.append(dataclasses.replace(release, noise_std=release.noise_std / factor))
+        models.append(release.noise_divided(factor))
     if threat is ThreatModel.ALL_ITERATES:
         laws = []
         for actual in models:

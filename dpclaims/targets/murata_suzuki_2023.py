@@ -4,6 +4,9 @@
   log-likelihood ratio.
 * :func:`canary_audit_target` — the signed quadratic canary pair with the algorithm, as an
   :class:`~dpclaims.target.AuditTarget`.
+* :func:`gradient_canary_target` — the all-iterates audit through the transcript interface
+  (:mod:`dpclaims.algorithms.transcript`): a fixed-gradient canary, whose signal only the
+  restart rounds carry, and the exact likelihood ratio of :attr:`DIFF2.step_release`.
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ from dpclaims.data import UserDataset
 from dpclaims.errors import (
     InputError,
     check_finite_array,
+    check_positive,
 )
+from dpclaims.losses import LinearLoss
 from dpclaims.problem import Problem
 from dpclaims.target import AuditTarget
+from dpclaims.targets.dpsgd import transcript_target
 
-__all__ = ["CanaryLikelihoodRatio", "canary_audit_target"]
+__all__ = ["CanaryLikelihoodRatio", "canary_audit_target", "gradient_canary_target"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +161,62 @@ def canary_audit_target(
         accumulated=accumulated,
     )
     return AuditTarget(mechanism=mechanism, d0=pair.d0, d1=pair.d1, claim=reference.privacy_claim)
+
+
+def gradient_canary_target(
+    algorithm: DIFF2, data: UserDataset, *, canary_scale: float = 10.0
+) -> AuditTarget:
+    """The all-iterates audit of ``algorithm`` (any :class:`DIFF2`, on a
+    :class:`~dpclaims.losses.LinearLoss`, whose gradients are fixed vectors) with a gradient
+    canary along the last coordinate e, through the transcript interface
+    (:func:`~dpclaims.targets.dpsgd.transcript_target`).
+
+    The first record of the smallest silo of ``data`` (P silos on n, records on m; the last
+    coordinate 0 in every record, so that the other gradients are orthogonal to e) becomes a
+    record whose gradient is ``canary_scale·C1·e`` in ``d1`` and ``−canary_scale·C1·e`` in
+    ``d0`` (replace-one, the claim's relation; clipped to ±C1·e).  The statistic is the exact
+    log-likelihood ratio of :attr:`DIFF2.step_release` on the released ṽ_r: only the restart
+    rounds carry a fixed gradient, so the pair is μ-GDP with μ = 2√⌈R/T⌉/(n_min P σ1)
+    (``step_release.epsilon(δ)`` is its exact ε, below the claim, which also covers the
+    difference rounds' share).
+    """
+    if not isinstance(algorithm, DIFF2):
+        raise InputError(f"algorithm must be a DIFF2, got {type(algorithm).__name__}")
+    if not isinstance(algorithm.loss, LinearLoss):
+        raise InputError(
+            "a fixed-gradient canary record needs a LinearLoss algorithm (its gradients do not "
+            f"depend on the model), got {type(algorithm.loss).__name__}"
+        )
+    if not isinstance(data, UserDataset) or data.d != algorithm.d:
+        raise InputError(f"data must be a UserDataset of d = {algorithm.d} features")
+    scale = check_positive(canary_scale, "canary_scale")
+    if algorithm.loss.scale == 0:
+        raise InputError("the LinearLoss scale must be nonzero (a zero loss has no canary)")
+    sizes = algorithm.silo_sizes or (data.m,) * data.n
+    silo = int(np.argmin(sizes))
+    if sizes[silo] != algorithm.n_min:
+        raise InputError(
+            f"the canary's silo holds {sizes[silo]} records but the release model (and the "
+            f"claim) is for n_min = {algorithm.n_min}; pass data with m = {algorithm.n_min}"
+        )
+    e = np.zeros(algorithm.d)
+    e[-1] = 1.0
+    # LinearLoss: ∇ℓ(θ; x) = −scale·x, so x = −g/scale has the fixed gradient g
+    record = -(scale * algorithm.clip1 / algorithm.loss.scale) * e
+    pair = []
+    for sign in (-1.0, 1.0):
+        x = data.x.copy()
+        x[silo, 0] = sign * record
+        pair.append(UserDataset(x, data.y))
+    return transcript_target(
+        algorithm,
+        pair[0],
+        pair[1],
+        direction=e,
+        name=f"{type(algorithm).__name__}/all-iterates/gradient",
+        description=(
+            f"{type(algorithm).__name__} (R = {algorithm.rounds}, T = {algorithm.period}, "
+            f"σ1 = {algorithm.sigma1:.4g}), fixed-gradient canary ±C1·e in silo {silo}, "
+            "all-iterates threat model"
+        ),
+    )

@@ -78,7 +78,7 @@ def test_planned_threshold_is_the_plan_of_a_release_for_users_own_transcripts():
         assert plan == planned_test(target, trials=5_000).threshold
     with pytest.raises(InputError, match="threat_model"):
         planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model="hidden")
-    with pytest.raises(InputError, match="StepRelease"):
+    with pytest.raises(InputError, match="ReleaseModel"):
         planned_threshold(alg, trials=5_000, delta=1e-5)
 
 

@@ -40,8 +40,10 @@ from dpclaims.algorithms.choquette_choo_et_al_2024.tree import (
     mu_exact,
     mu_paper,
     paper_height,
+    prefix_noise_covariance,
     tree_height,
 )
+from dpclaims.algorithms.transcript import GaussianRelease
 from dpclaims.data import UserDataset
 from dpclaims.errors import (
     InputError,
@@ -542,11 +544,63 @@ class AcceleratedDPSRGD:
     def to_dict(self) -> dict:
         return self.params
 
+    @property
+    def step_release(self) -> GaussianRelease:
+        """The claimed law of the released prefixes along the worst-placed canary:
+        :meth:`canary_release` at ``batch=0`` (in the most tree nodes, the μ of :attr:`mu`)."""
+        return self.canary_release()
+
+    def canary_release(self, *, batch: int = 0, norm: float | None = None) -> GaussianRelease:
+        """The claimed law of the released prefixes ``P_0..P_{T−1}`` along a fixed-gradient
+        canary in batch ``batch`` (e.g. ``f_c(θ) = −⟨g, θ⟩``, ‖g‖ = ``norm``, default C_Δ),
+        zeroed out (the claim's relation), every other example's gradient orthogonal to it.
+
+        SRG estimator: the canary's difference ``(t*+1)g − t*g = g`` is clipped to
+        ``c = min(‖g‖, C_Δ)`` and enters the leaf Δ_{t*} only, so every ``P_t = G_t/β + e_t``,
+        t ≥ t*, moves by ``c/(Bβ)``; the tree noise has covariance ``σ²WWᵀ`` across steps
+        (:func:`~.tree.prefix_noise_covariance`, Lemma 5.6's binary tree), so μ =
+        ``c·sqrt(|up(t*+1)|)/(Bβσ)`` (differencing to the nodes decorrelates the releases:
+        the canary is in the |up(t*+1)| nodes above its leaf).  Independent estimator (§2.5):
+        ``P_t = η_t(∇̃_t + N(0, σ²))/β`` with fresh noise per step, the canary moves
+        P_{t*} alone by ``η_{t*}c/(Bβ)``: μ = c/(Bσ).  Uses the claimed σ and tree (a mutant's
+        changed noise is not described).
+        """
+        self._require_noise()
+        if not isinstance(batch, (int, np.integer)) or not 0 <= batch < self.steps:
+            raise InputError(f"batch must be in [0, steps) = [0, {self.steps}), got {batch!r}")
+        if norm is None:
+            if math.isinf(self.clip):
+                raise InputError("an unclipped run has no full-radius canary; pass norm=...")
+            norm = self.clip
+        shift = min(check_positive(norm, "norm"), self.clip) / (self.batch_size * self.beta)
+        steps = np.arange(self.steps)
+        if self.estimator == "independent":
+            mean = np.where(steps == batch, (batch + 1.0) * shift, 0.0)
+            covariance = np.diag(((steps + 1.0) * self.sigma / self.beta) ** 2)
+        else:
+            mean = np.where(steps >= batch, shift, 0.0)
+            covariance = prefix_noise_covariance(self.steps, self.sigma)
+        return GaussianRelease(
+            steps=self.steps,
+            carriers=steps,
+            mean_without=np.zeros(self.steps),
+            mean_with=mean,
+            covariance=covariance,
+        )
+
     # ------------------------------------------------------------------ running
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """The mechanism view (black box): ``(trials, p)`` final iterates y_T."""
         return self.run(data, rng, trials).theta
+
+    def releases(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        """The released noisy prefixes ``P_0..P_{T−1}``, ``(trials, T, p)``: ``run(data, rng,
+        trials, transcript=RELEASES).transcript.prefixes`` (the interface of
+        :mod:`dpclaims.algorithms.transcript`; the same draws as ``run(data, rng, trials)``).
+        A mutant that releases a second copy for the y-update (``prefixes_y``) releases more
+        than this; an audit of this part alone is still valid (post-processing)."""
+        return self.run(data, rng, trials, transcript=("prefixes",)).transcript.prefixes
 
     def run(
         self,

@@ -41,6 +41,7 @@ from dpclaims.algorithms.murata_suzuki_2023.privacy import (
     tight_epsilon,
     transcript_mu,
 )
+from dpclaims.algorithms.transcript import GaussianRelease
 from dpclaims.data import UserDataset
 from dpclaims.errors import (
     InputError,
@@ -425,11 +426,44 @@ class DIFF2:
             + 2 * self.sigma1**2 * self.clip1**2 * self.d
         )
 
+    @property
+    def step_release(self) -> GaussianRelease:
+        """The claimed law of the released ``ṽ_1..ṽ_R`` along a fixed-gradient canary (the
+        interface of :mod:`dpclaims.algorithms.transcript`), the worst case of replace-one.
+
+        The canary is a record of a silo of ``n_min`` records whose gradient is a fixed vector
+        clipped to ``C1·e`` (e a unit vector), replaced by one clipped to ``−C1·e``; every other
+        record's gradient is orthogonal to e.  On a restart round (r − 1 ≡ 0 mod T) ṽ_r is the
+        fresh ``(1/P)Σ_p ClippedMean(∇ℓ, C1) + N(0, σ1²C1² I)`` (Alg. 1 lines 5-6), the canary's
+        term ``±C1 e/(n_min P)`` (Alg. 2's mean, weight 1/(n_p P)); on a difference round ṽ_r is
+        ṽ_{r−1} plus a clipped mean of gradient differences, where the canary's is exactly 0,
+        plus noise whose std depends on the past only (Alg. 1 lines 7-13), so it has the same
+        law given the past with the canary and without.  Hence a :class:`GaussianRelease` on
+        the ⌈R/T⌉ restart rounds, independent N(±C1/(n_min P), σ1²C1²): μ = 2√⌈R/T⌉/(n_min P σ1),
+        the restart part of :attr:`mu` (spec §3.6).  Uses the claimed σ1, C1 (a mutant's
+        changed noise is not described).
+        """
+        restarts = np.arange(0, self.rounds, self.period)
+        half = self.clip1 / (self.n_min * self.silos)
+        return GaussianRelease(
+            steps=self.rounds,
+            carriers=restarts,
+            mean_without=np.full(len(restarts), -half),
+            mean_with=np.full(len(restarts), half),
+            covariance=(self.sigma1 * self.clip1) ** 2 * np.eye(len(restarts)),
+        )
+
     # ------------------------------------------------------------------ running
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """The audited output ``x_out``: ``(trials, d)``."""
         return self.run(data, rng, trials).theta
+
+    def releases(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        """The released estimates ``ṽ_1..ṽ_R``, ``(trials, R, d)``: ``run(data, rng, trials,
+        transcript=True).estimates`` (the interface of :mod:`dpclaims.algorithms.transcript`;
+        the same draws as ``run(data, rng, trials)``)."""
+        return self.run(data, rng, trials, transcript=True).estimates
 
     @property
     def analysed_points(self) -> int:
