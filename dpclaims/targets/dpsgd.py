@@ -53,7 +53,7 @@ from dpclaims.target import AuditTarget
 
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleaseModel, ReleasesTranscript, StepRelease
-from ..audit.bounds import epsilon_from_rates, joint_ceiling, rate_upper
+from ..audit.bounds import epsilon_from_rates, joint_ceiling, joint_upper, tilt_of
 from ..audit.options import AuditTest
 from ..audit.reach import REACH_LIMIT
 from ..audit.threshold import Criterion, Planned, PlannedTest, plan_quantile_tests
@@ -326,11 +326,13 @@ LIMIT_CONFIDENCE = 0.95
 
 
 def _best(fpr: np.ndarray, fnr: np.ndarray, trials: int, delta: float, confidence: float):
-    """Index and ε of the best test with expected counts ``N·rate`` and two separate one-sided
-    Clopper–Pearson bounds, each at ``1 − √confidence`` (the limit of bench_audit_tightness)."""
-    alpha = 1.0 - math.sqrt(confidence)
+    """Index and ε of the best single test with expected counts ``N·rate``, its two rates
+    bounded jointly at ``1 − confidence`` with the tilt its counts call for, as the audit bounds
+    the test it certifies at (:func:`~dpclaims.audit.bounds.joint_upper`)."""
     fp, fn = np.round(fpr * trials), np.round(fnr * trials)
-    eps = epsilon_from_rates(rate_upper(fp, trials, alpha), rate_upper(fn, trials, alpha), delta)
+    tilt = tilt_of(fp, trials, fn, trials)
+    bounds = joint_upper(fp, trials, fn, trials, 1.0 - confidence, "clopper-pearson", tilt)
+    eps = np.min(epsilon_from_rates(*bounds, delta), axis=0)
     i = int(np.argmax(eps))
     return i, float(eps[i])
 
@@ -364,8 +366,8 @@ def optimal_limit(
     (:func:`limit_samples`) and its two laws estimated with thin tails importance-weighted
     (:func:`limit_rates`).  The limit is then the best ε any threshold test on L (the
     Neyman–Pearson tests, so any test) certifies at ``trials`` per dataset with expected
-    counts and separate Clopper–Pearson bounds (each at ``1 − √confidence``), in either
-    direction.  ``samples = (L0, L1)`` reuses draws across N.
+    counts, its two rates bounded jointly as the audit bounds one test (no union over tests),
+    in either direction.  ``samples = (L0, L1)`` reuses draws across N.
     """
     l0, l1 = samples if samples is not None else limit_samples(release, draws=draws, seed=seed)
     thresholds, p0_high, p1_high = limit_rates(l0, l1)
