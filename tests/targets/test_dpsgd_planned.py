@@ -12,7 +12,6 @@ from dpclaims.audit.bounds import epsilon_ceiling, joint_ceiling, trials_for_eps
 from dpclaims.audit.threshold import Planned
 from dpclaims.errors import InputError
 from dpclaims.losses import LogisticLoss, SquaredLoss
-from dpclaims.privacy import calibrate_noise_multiplier
 from dpclaims.targets.dpsgd import (
     canary_data,
     dpsgd_target,
@@ -24,20 +23,12 @@ from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
 
 @functools.cache
-def _sigma(epsilon, steps, rate):
-    return calibrate_noise_multiplier(epsilon, 1e-5, sampling_rate=rate, steps=steps)
-
-
 def _alg(loss=None, *, epsilon=2.0, steps=10, rate=1 / 8):
-    return DPSGD(
-        loss=loss or LogisticLoss(),
-        steps=steps,
-        step_size=0.5,
-        clip_norm=1.0,
-        noise_multiplier=_sigma(epsilon, steps, rate),
+    """DP-SGD with σ from the PLD accountant at (ε, 1e-5), cached per setting."""
+    return DPSGD.from_accountant(
+        epsilon, 1e-5, loss or LogisticLoss(), steps=steps, step_size=0.5, clip_norm=1.0,
         sampling_rate=rate,
-        delta=1e-5,
-    )
+    )  # fmt: skip
 
 
 def _audit(target, trials, seed=0, test=None):
