@@ -352,7 +352,8 @@ class DPSGD:
         return max(max(m.in_features, m.out_features) for _, m in self._layers if _is_linear(m))
 
     def _ghost_step(self, theta, x, y, mask, noise, *, rows, g, normaliser):
-        """One noisy step of T trials on a Linear stack; ``theta (T, P)``, ``mask (T, N)``."""
+        """One noisy step of T trials on a Linear stack; ``theta (T, P)``, ``mask (T, N)`` (1.0
+        where sampled), ``y (T, N, ...)`` the targets repeated for each trial."""
         trials, n = mask.shape
         params = {
             name: theta[:, start : start + math.prod(shape)].reshape(trials, *shape)
@@ -370,9 +371,9 @@ class DPSGD:
                     continue
                 weight = params[prefix + "weight"]  # (T, out, in)
                 inputs.append(h.detach())
-                if h.ndim == 2:
-                    z = (h @ weight.reshape(-1, h.shape[1]).T).reshape(n, trials, -1)
-                    z = z.transpose(0, 1)
+                if h.ndim == 2:  # (T·out, N) in one GEMM, read as (T, N, out)
+                    z = (weight.reshape(-1, h.shape[1]) @ h.T).reshape(trials, -1, n)
+                    z = z.transpose(1, 2)
                 else:
                     z = torch.matmul(h, weight.transpose(1, 2))
                 if module.bias is not None:
@@ -381,18 +382,23 @@ class DPSGD:
                     z.requires_grad_(True)
                 outputs.append(z)
                 h = z
-            if self._loss_is_mean(h[0], y):  # one fused call on all T·N rows
-                total = self.loss(h.reshape(trials * n, -1), y.repeat(trials)) * (trials * n)
+            if self._loss_is_mean(h[0], y[0]):  # one fused call on all T·N rows
+                total = self.loss(h.reshape(trials * n, -1), y.reshape(-1)) * (trials * n)
             else:
                 one = vmap(vmap(lambda out, target: self.loss(out[None], target[None])))
-                total = one(h, y.expand(trials, n)).sum()
+                total = one(h, y).sum()
             backprops = torch.autograd.grad(total, outputs)
         biased = [m.bias is not None for _, m in self._layers if _is_linear(m)]
-        sq = None
-        for a, b, bias in zip(inputs, backprops, biased, strict=True):
-            term = b.square().sum(-1) * (a.square().sum(-1) + float(bias))
-            sq = term if sq is None else sq.add_(term)
-        factor = torch.div(self.clip_norm, sq.sqrt_()).clamp_(max=1.0).mul_(mask)
+        if len(inputs) == 1 and backprops[0].shape[-1] == 1:  # one output: |b|·‖(a, 1)‖
+            a, b = inputs[0], backprops[0][..., 0]
+            norms = b.abs().mul_((a.square().sum(-1) + float(biased[0])).sqrt())
+        else:
+            norms = None
+            for a, b, bias in zip(inputs, backprops, biased, strict=True):
+                term = b.square().sum(-1) * (a.square().sum(-1) + float(bias))
+                norms = term if norms is None else norms.add_(term)
+            norms = norms.sqrt_()
+        factor = torch.div(self.clip_norm, norms).clamp_(max=1.0).mul_(mask)
         if rows is not None:
             factor = factor * ~rows
         parts = []
@@ -474,18 +480,20 @@ class DPSGD:
                 gen.manual_seed(seed)
                 torch.rand(self.steps, n, generator=gen, out=uniform[i])
                 torch.randn(self.steps, self.parameters, generator=gen, out=noise[i])
-            mask = (uniform < self.sample_rate).transpose(0, 1)  # (steps, T, N)
-            noise = noise.transpose(0, 1)  # (steps, T, P)
             theta = self._theta0.to(x.device).expand(len(part), -1)
+            targets = y.expand(len(part), *y.shape).contiguous()  # (T, N, ...)
+            mask = torch.empty(len(part), n, device=x.device)  # 1.0 where sampled
             for t in range(self.steps):
+                torch.lt(uniform[:, t], self.sample_rate, out=mask)
                 if self._layers is not None:
                     theta = self._ghost_step(
-                        theta, x, y, mask[t], noise[t], rows=rows, g=g, normaliser=normaliser
-                    )
+                        theta, x, targets, mask, noise[:, t], rows=rows, g=g,
+                        normaliser=normaliser,
+                    )  # fmt: skip
                     continue
                 grads = per_trial(theta, x, y)
                 theta = self._step(
-                    theta, grads, mask[t], noise[t], rows=rows, g=g, normaliser=normaliser
+                    theta, grads, mask, noise[:, t], rows=rows, g=g, normaliser=normaliser
                 )
             out.append(theta)
         return torch.cat(out)

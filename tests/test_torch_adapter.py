@@ -1,5 +1,7 @@
 """dpclaims.torch: PyTorch training functions as mechanisms (the optional extra)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -42,22 +44,28 @@ def test_shape_and_same_seed_same_outputs():
     assert not np.array_equal(a, mech(_data(), np.random.default_rng(4), 6))
 
 
+def _sum_cross_entropy(out, target):
+    return F.cross_entropy(out, target.long(), reduction="sum")
+
+
 @pytest.mark.parametrize(
-    "model, ghost",
+    "model, ghost, loss",
     [
-        (lambda: torch.nn.Linear(D, 1), True),
+        (lambda: torch.nn.Linear(D, 1), True, _loss),
         (
             lambda: torch.nn.Sequential(
                 torch.nn.Linear(D, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1)
             ),
             True,
+            _loss,
         ),
-        (lambda: torch.nn.Linear(D, 1), False),
+        (lambda: torch.nn.Linear(D, 2), True, _sum_cross_entropy),  # not a mean: per-row path
+        (lambda: torch.nn.Linear(D, 1), False, _loss),
     ],
-    ids=["linear-ghost", "mlp-ghost", "linear-vmap"],
+    ids=["linear-ghost", "mlp-ghost", "two-class-sum-ghost", "linear-vmap"],
 )
-def test_vmap_path_equals_looped_path(model, ghost):
-    sgd = _sgd(model(), ghost=ghost)
+def test_vmap_path_equals_looped_path(model, ghost, loss):
+    sgd = dataclasses.replace(_sgd(model(), ghost=ghost), loss=loss)
     data = dpt.as_tensors(_data(), "cpu")
     seeds = [11, 12, 13, 2**62]
     batched = sgd.train_batched(data, seeds)
