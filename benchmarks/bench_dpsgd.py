@@ -9,16 +9,17 @@ audited by :func:`dpclaims.targets.dpsgd.dpsgd_target` under both threat models:
 - ``final``: θ_T only, its projection on the canary direction (the optimal black-box test).
 
 Each audit certifies the test planned from the claim alone (:func:`planned_test`: the
-order-statistic test the claimed mechanism's law of the statistic predicts best, and the one
-predicted best against half the noise, union bound over 2; ``--strategy quantiles`` for the
-48-test order-statistic grid instead).  ``wall s`` includes planning (once per cell).
+order-statistic test the claimed mechanism's law of the statistic predicts best, the one
+predicted best against half the noise, or both with a union bound over 2, whichever is
+predicted to certify most while refuting the claim on the violation; ``--strategy quantiles``
+for the 48-test order-statistic grid instead).  ``wall s`` includes planning (once per cell).
 
-Columns: the certified ε (95%), ``limit`` the best certified ε of any threshold test on the
-exact privacy-loss distribution of the composed subsampled Gaussian at the same N
-(:func:`optimal_limit`: separate Clopper–Pearson bounds at 1 − √0.95, threshold in hindsight, as
-in ``bench_audit_tightness.py``), ``final limit`` the same on the final model
-(:func:`final_limit`), the accountant's ε, and certified / limit (all-iterates rows against
-``limit``, final rows against ``final limit``).
+Columns: the certified ε (95%, median over seeds), ``limit`` the best certified ε of any
+threshold test on the exact privacy-loss distribution of the composed subsampled Gaussian at
+the same N (:func:`optimal_limit`: one test, the threshold in hindsight, its expected counts
+bounded jointly as the audit bounds the test it certifies), ``final limit`` the same on the
+final model (:func:`final_limit`), the accountant's ε, and certified / limit (all-iterates rows
+against ``limit``, final rows against ``final limit``).
 
 ``--catch`` audits the noise-halved and clip-skipped mutants (and correct DP-SGD over
 ``--seeds`` seeds) at N ≤ 10⁴ with the all-iterates gradient-canary audit and prints the

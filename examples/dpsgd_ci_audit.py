@@ -6,9 +6,9 @@ adds one *gradient canary* (a unit whose gradient is a fixed vector along a coor
 data never uses: clipped, it is the worst case of clipping), releases every noisy update (the
 all-iterates threat model your accountant assumes), scores each run by the exact
 log-likelihood ratio of the canary's presence (fixed in advance from the noise, clip and
-sampling rate you claim), and certifies ε at 95% at the two order-statistic tests that the
-claimed mechanism predicts best, for itself and against half its noise (``planned_threshold``:
-planned from the claim, no run seen).
+sampling rate you claim), and certifies ε at 95% at the order-statistic tests that the
+claimed mechanism predicts best, for itself and, where it takes its own test, against half its
+noise (``planned_threshold``: planned from the claim, no run seen).
 
 ``assert_private`` fails on a violation, and also when the audit is too weak to have caught a
 2× violation of this canary's leakage, so a passing gate means something.  Run it as a test
@@ -96,7 +96,7 @@ def audit_training(mechanism=train, trials=TRIALS):
         relation="add-remove",
         test=AuditTest(
             statistic=canary_score,
-            threshold=planned_threshold(RELEASE, trials=trials, delta=DELTA),
+            threshold=planned_threshold(RELEASE, trials=trials, delta=DELTA, epsilon=EPSILON),
         ),
     )
 

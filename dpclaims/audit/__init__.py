@@ -65,6 +65,7 @@ from .threshold import (
     Split,
     ThresholdStrategy,
     plan_quantile_tests,
+    predicted_epsilon,
 )
 
 __all__ = [
@@ -126,5 +127,6 @@ __all__ = [
     "Planned",
     "PlannedTest",
     "plan_quantile_tests",
+    "predicted_epsilon",
     "Split",
 ]

@@ -40,6 +40,7 @@ __all__ = [
     "PlannedTest",
     "Planned",
     "plan_quantile_tests",
+    "predicted_epsilon",
     "Auto",
     "ThresholdStrategy",
     "Strategy",
@@ -565,13 +566,69 @@ def plan_quantile_tests(
     trials = check_count(trials, "trials", minimum=2)
     tests = check_count(tests, "tests")
     union = tests if union is None else check_count(union, "union", minimum=tests)
+    ranks = np.unique(np.round(np.geomspace(1, trials // 2 + 1, 600)).astype(np.int64) - 1)
+    value, tilt = _predictions(
+        thresholds, above, directions, ranks, None,
+        trials=trials, alpha=(1.0 - confidence) / union, criterion=criterion,
+    )  # fmt: skip
+    chosen: list[PlannedTest] = []
+    octave = np.floor(np.log2(ranks + 1.0))
+    taken: set[tuple[int, float]] = set()
+    for flat in np.argsort(-value, axis=None, kind="stable"):
+        row, col = np.unravel_index(flat, value.shape)
+        if (row, octave[col]) in taken:
+            continue
+        taken.add((row, octave[col]))
+        chosen.append(PlannedTest(int(directions[row]), int(ranks[col]), float(tilt[row, col])))
+        if len(chosen) == tests:
+            break
+    return Planned(tests=tuple(chosen))
+
+
+def predicted_epsilon(
+    plan: Planned,
+    thresholds: np.ndarray,
+    above: tuple[np.ndarray, np.ndarray],
+    *,
+    trials: int,
+    confidence: float = 0.95,
+    criterion: Criterion = DEFAULT_CRITERION,
+) -> float:
+    """What ``plan`` is predicted to certify at ``trials`` per dataset on scores whose survival
+    functions are ``above`` (G,) each at ``thresholds`` (G,): the best of its tests, each as
+    :func:`plan_quantile_tests` predicts it (its own tilt, :data:`PLAN_SPREAD` standard errors
+    short, union bound over the plan's tests)."""
+    trials = check_count(trials, "trials", minimum=2)
+    alpha = (1.0 - confidence) / plan.number_of_tests()
+    best = 0.0
+    for test in plan.tests:
+        value, _ = _predictions(
+            thresholds, above, (test.direction,), np.array([test.rank]), test.tilt,
+            trials=trials, alpha=alpha, criterion=criterion,
+        )  # fmt: skip
+        best = max(best, float(value[0, 0]))
+    return best
+
+
+def _predictions(
+    thresholds: np.ndarray,
+    above: tuple[np.ndarray, np.ndarray],
+    directions: tuple[int, ...],
+    ranks: np.ndarray,
+    tilt: float | None,
+    *,
+    trials: int,
+    alpha: float,
+    criterion: Criterion,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted certified ε and tilts (directions, ranks) of the order-statistic tests at
+    ``ranks`` (R,) in ``directions``, each bounded at ``alpha`` with its region shaped by
+    ``tilt`` (None: the tilt of its predicted counts); see :func:`plan_quantile_tests`."""
     thresholds = np.asarray(thresholds, dtype=np.float64)
     above0, above1 = (np.clip(np.asarray(a, dtype=np.float64), 0.0, 1.0) for a in above)
     if not (thresholds.shape == above0.shape == above1.shape) or thresholds.ndim != 1:
         raise InputError("thresholds and the two survival functions must be 1-D of one length")
-    ranks = np.unique(np.round(np.geomspace(1, trials // 2 + 1, 600)).astype(np.int64) - 1)
     mass = (ranks + 1.0) / (trials + 1.0)
-    alpha = (1.0 - confidence) / union
     values, tilts = [], []
     for direction in directions:
         neg_in, pos_in = _event_rates(direction, above0, above1)
@@ -586,23 +643,11 @@ def plan_quantile_tests(
         tp = trials * pos
         spread = np.sqrt(1.0 / np.maximum(tp, 0.5) + slope**2 / (ranks + 1.0))
         fn = trials - tp * np.exp(-PLAN_SPREAD * spread)
-        tilt = tilt_of(ranks, trials, fn, trials)
-        bounds = joint_upper(ranks, trials, fn, trials, alpha, criterion.ci, tilt)
+        shape = tilt_of(ranks, trials, fn, trials) if tilt is None else np.full(len(ranks), tilt)
+        bounds = joint_upper(ranks, trials, fn, trials, alpha, criterion.ci, shape)
         values.append(np.min(epsilon_from_rates(*bounds, criterion.delta), axis=0))
-        tilts.append(tilt)
-    value, tilt = np.array(values), np.array(tilts)  # (directions, ranks)
-    chosen: list[PlannedTest] = []
-    octave = np.floor(np.log2(ranks + 1.0))
-    taken: set[tuple[int, float]] = set()
-    for flat in np.argsort(-value, axis=None, kind="stable"):
-        row, col = np.unravel_index(flat, value.shape)
-        if (row, octave[col]) in taken:
-            continue
-        taken.add((row, octave[col]))
-        chosen.append(PlannedTest(int(directions[row]), int(ranks[col]), float(tilt[row, col])))
-        if len(chosen) == tests:
-            break
-    return Planned(tests=tuple(chosen))
+        tilts.append(shape)
+    return np.array(values), np.array(tilts)
 
 
 def _event_rates(direction: int, above0: np.ndarray, above1: np.ndarray):

@@ -53,10 +53,10 @@ from dpclaims.target import AuditTarget
 
 from ..algorithms.baselines import DPSGD
 from ..algorithms.transcript import ReleaseModel, ReleasesTranscript, StepRelease
-from ..audit.bounds import epsilon_from_rates, joint_ceiling, joint_upper, tilt_of
+from ..audit.bounds import epsilon_from_rates, joint_upper, tilt_of
 from ..audit.options import AuditTest
 from ..audit.reach import REACH_LIMIT
-from ..audit.threshold import Criterion, Planned, PlannedTest, plan_quantile_tests
+from ..audit.threshold import Criterion, Planned, plan_quantile_tests, predicted_epsilon
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
@@ -495,19 +495,12 @@ def planned_test(
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
-    for_verdict: bool = False,
 ) -> AuditTest:
     """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
     from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
     certified at the tests of :func:`planned_threshold` for the claimed release (the
-    statistic's, all iterates; the algorithm's ``step_release``, final model) under the
-    target's threat model.  No trial of the audit is seen.
-
-    ``for_verdict=True`` passes the claimed ε on, so that a claim only one test can refute at
-    ``trials`` gets the violation's test alone: the verdict can then be ``violation`` (T = 100,
-    ε = 8, clip skipped: caught at 10⁴ instead of 1.5·10⁴), at the cost of the bound of a
-    correct mechanism (DP-SGD T = 10, ε = 8, 10⁴: median of 4 seeds 2.5 instead of 2.9, limit
-    2.8).
+    statistic's, all iterates; the algorithm's ``step_release``, final model) and the claimed
+    ε under the target's threat model.  No trial of the audit is seen.
     """
     view = target.mechanism if isinstance(target, AuditTarget) else None
     statistic = target.statistic if isinstance(target, AuditTarget) else None
@@ -533,7 +526,7 @@ def planned_test(
         confidence=confidence,
         violation=violation,
         draws=draws,
-        epsilon=target.claim.epsilon if for_verdict else None,
+        epsilon=target.claim.epsilon,
     )
     return AuditTest(statistic=target.statistic, threshold=plan)
 
@@ -551,19 +544,26 @@ def planned_threshold(
 ) -> Planned:
     """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
     dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
-    alone: two order-statistic tests (:func:`~dpclaims.audit.threshold.plan_quantile_tests`,
-    union bound over 2),
+    and ``epsilon`` alone, among three plans of order-statistic tests
+    (:func:`~dpclaims.audit.threshold.plan_quantile_tests`):
 
-    - the one the claimed mechanism's law of the statistic predicts to certify most (so that a
-      correct mechanism certifies about the limit of the optimal test, :func:`optimal_limit`);
-    - the one that law predicts to certify most when the noise is ``violation`` times smaller
-      (the violation a ``consistent`` verdict must be able to catch, the reach limit: a factor-2
-      calibration error), so that a leakier mechanism is caught at the rank that shows it.
+    - the *claim's* test, the one the claimed mechanism's law of the statistic predicts to
+      certify most (so that a correct mechanism certifies about the limit of the optimal test,
+      :func:`optimal_limit`);
+    - the *violation's* test, the one that law predicts to certify most when the noise is
+      ``violation`` times smaller (the violation a ``consistent`` verdict must be able to
+      catch, the reach limit: a factor-2 calibration error);
+    - both, union bound over 2.
 
-    ``violation=None`` plans the first test only.  ``epsilon``, the claimed ε, when given: a
-    claim above what two tests can certify at ``trials`` (:func:`joint_ceiling` at half the
-    failure probability) but not above one test's is refutable by the violation's test alone,
-    so it is planned alone (the claim's test could then only cost the audit its violation).
+    The plan is the one predicted (:func:`~dpclaims.audit.threshold.predicted_epsilon`) to
+    certify most on the claimed mechanism among those predicted to certify more than
+    ``epsilon`` on the violation; the claim's test alone when none is.  A union costs a
+    correct mechanism's bound most where it is small (T = 100, ε = 1, 10³ trials: limit 0.19)
+    and buys nothing where the claim's test catches the violation itself or nothing catches it;
+    a claim only one test can reach at ``trials`` gets the violation's test alone (T = 100,
+    ε = 8, clip skipped: caught at 10⁴).  ``epsilon=None`` plans both tests;
+    ``violation=None`` the claim's alone.
+
     The statistic is that of the threat model:
     for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
     (``release.log_likelihood_ratio``, any :class:`ReleaseModel`), its law drawn ``draws``
@@ -582,32 +582,39 @@ def planned_threshold(
             f"{type(release).__name__}"
         )
     trials = check_trials(trials)
-    models = [release]
-    if violation is not None and epsilon is not None:
-        alpha = 1.0 - confidence
-        two, one = (joint_ceiling(trials, alpha=alpha / k, delta=delta) for k in (2, 1))
-        if two < epsilon < one:
-            models = []
-    if violation is not None:
-        factor = check_positive(violation, "violation")
-        models.append(release.noise_divided(factor))
+    criterion = Criterion(delta=delta)
+    factor = None if violation is None else check_positive(violation, "violation")
+    actuals = [release] if factor is None else [release, release.noise_divided(factor)]
     if threat is ThreatModel.ALL_ITERATES:
         laws = []
-        for actual in models:
+        for actual in actuals:
             own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
             laws.append(limit_rates(*own, statistic=stat))
     else:
-        laws = [_final_laws(actual) for actual in models]
-    tests: list[PlannedTest] = []
-    for thresholds, p0_high, p1_high in laws:
-        plan = plan_quantile_tests(
-            thresholds,
-            (p0_high, p1_high),
-            trials=trials,
-            confidence=confidence,
-            criterion=Criterion(delta=delta),
-            directions=(0, 3),  # the canary's presence shows as a high statistic
-            union=len(laws),
+        laws = [_final_laws(actual) for actual in actuals]
+
+    def best(law, union: int) -> Planned:
+        return plan_quantile_tests(
+            *law[:1], law[1:], trials=trials, confidence=confidence, criterion=criterion,
+            directions=(0, 3), union=union,  # the canary's presence shows as a high statistic
+        )  # fmt: skip
+
+    if factor is None:
+        return best(laws[0], 1)
+    claim_law, violation_law = laws
+    both = best(claim_law, 2).tests + best(violation_law, 2).tests
+    both = Planned(tests=tuple(dict.fromkeys(both)))
+    if epsilon is None:
+        return both
+    epsilon = check_positive(epsilon, "epsilon")
+    candidates = (best(claim_law, 1), both, best(violation_law, 1))
+
+    def predicted(plan: Planned, law) -> float:
+        return predicted_epsilon(
+            plan, *law[:1], law[1:], trials=trials, confidence=confidence, criterion=criterion
         )
-        tests.extend(t for t in plan.tests if t not in tests)
-    return Planned(tests=tuple(tests))
+
+    catching = [plan for plan in candidates if predicted(plan, violation_law) > epsilon]
+    if not catching:
+        return candidates[0]
+    return max(catching, key=lambda plan: predicted(plan, claim_law))

@@ -45,8 +45,9 @@ def _audit(target, trials, seed=0, test=None):
 
 
 def test_plan_sees_only_the_claim():
-    """The plan is a function of the claimed release: a mutant (same claim) gets the same tests;
-    one test for the claim and one for its reach-limit violation (a rarer event), union 2."""
+    """The plan is a function of the claimed release and ε: a mutant (same claim) gets the same
+    tests.  At T = 10, ε = 2, 10^4 trials the claim's test alone would not catch half the
+    noise, so the violation's test (a rarer event) joins it, union 2."""
     data = canary_data(LogisticLoss(), n=16, d=3)
     correct = planned_test(dpsgd_target(_alg(), data), trials=10_000)
     mutant = planned_test(dpsgd_target(half_noise(_alg()), data), trials=10_000)
@@ -55,16 +56,29 @@ def test_plan_sees_only_the_claim():
     assert isinstance(plan, Planned) and plan.number_of_tests() == 2
     claim_test, violation_test = plan.tests
     assert violation_test.rank < claim_test.rank
-    assert planned_test(dpsgd_target(_alg(), data), trials=10_000, violation=None).threshold.tests
+    alone = planned_test(dpsgd_target(_alg(), data), trials=10_000, violation=None).threshold
+    assert alone.number_of_tests() == 1
     final = planned_test(dpsgd_target(_alg(), data, threat_model="final"), trials=10_000)
     assert {t.direction for t in final.threshold.tests} <= {0, 3}  # canary shows high
+
+
+def test_a_violation_nothing_catches_buys_no_union():
+    """T = 100, ε = 1 at 10^3 trials: no plan is predicted to catch half the noise (the audit
+    certifies ~0.66 of it), so the claim's test is planned alone, the bound of a correct
+    mechanism keeping the whole failure probability (limit 0.19); without ε, both tests."""
+    release = _alg(epsilon=1.0, steps=100).step_release
+    plan = planned_threshold(release, trials=1_000, delta=1e-5, epsilon=1.0)
+    assert plan == planned_threshold(release, trials=1_000, delta=1e-5, violation=None)
+    assert planned_threshold(release, trials=1_000, delta=1e-5).number_of_tests() == 2
 
 
 def test_planned_threshold_is_the_plan_of_a_release_for_users_own_transcripts():
     alg = _alg()
     data = canary_data(LogisticLoss(), n=16, d=3)
     for threat in ("all-iterates", "final"):
-        plan = planned_threshold(alg.step_release, trials=5_000, delta=1e-5, threat_model=threat)
+        plan = planned_threshold(
+            alg.step_release, trials=5_000, delta=1e-5, threat_model=threat, epsilon=2.0
+        )
         target = dpsgd_target(alg, data, threat_model=threat)
         assert plan == planned_test(target, trials=5_000).threshold
     with pytest.raises(InputError, match="threat_model"):
@@ -117,24 +131,28 @@ def test_correct_dpsgd_is_never_a_violation_over_four_seeds(epsilon):
 
 
 def test_a_claim_only_one_test_can_refute_is_planned_one_test():
-    """At 10^4 trials two tests certify at most 7.87 and one 8.08: a claim of 8 gets the
-    violation's test alone; a claim of 4 gets both."""
+    """At 10^4 trials two tests certify at most 7.87 and one 8.08: at ε = 8, T = 100 the
+    violation of a skipped clip (the canary's norm 10: ``violation=10``) is caught by its own
+    test alone; half the noise is caught by none, so the claim's test is planned alone."""
     assert joint_ceiling(10_000, alpha=0.025, delta=1e-5) < 8.0
     assert joint_ceiling(10_000, alpha=0.05, delta=1e-5) > 8.0
-    release = _alg(epsilon=8.0).step_release
-    alone = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=8.0)
-    both = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=4.0)
-    assert alone.number_of_tests() == 1 and both.number_of_tests() == 2
-    assert alone.tests[0].rank == both.tests[1].rank  # the violation's rank
+    release = _alg(epsilon=8.0, steps=100).step_release
+    tenfold = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=8.0, violation=10)
+    both = planned_threshold(release, trials=10_000, delta=1e-5, violation=10)
+    assert tenfold.number_of_tests() == 1 and both.number_of_tests() == 2
+    assert tenfold.tests[0].rank == both.tests[1].rank  # the violation's rank
+    default = planned_threshold(release, trials=10_000, delta=1e-5, epsilon=8.0)
+    assert default == planned_threshold(release, trials=10_000, delta=1e-5, violation=None)
 
 
 @pytest.mark.slow
 def test_skipped_clip_at_epsilon_eight_is_caught_at_ten_thousand_trials_over_many_steps():
     """T = 100: the canary is sampled in all but (7/8)^100 of the runs, so the skipped clip
     separates them perfectly and one test reaches its ceiling, 8.08 > 8 (planned for the
-    verdict; the default two tests reach 7.87 at most)."""
+    tenfold violation a norm-10 canary shows when its clip is skipped; two tests reach 7.87
+    at most)."""
     target = dpsgd_target(no_clip(_alg(epsilon=8.0, steps=100)), canary_data(LogisticLoss()))
-    result = _audit(target, 10_000, test=planned_test(target, trials=10_000, for_verdict=True))
+    result = _audit(target, 10_000, test=planned_test(target, trials=10_000, violation=10))
     assert result.verdict == "violation", result.summary()
 
 

@@ -83,13 +83,14 @@ def test_audit_reaches_the_limit_and_stays_below_the_exact_epsilon(name):
 
 @pytest.mark.parametrize("name", ["diff2-gd", "dp-srgd-batch0"])
 def test_planned_test_from_the_claimed_release(name):
-    """The test planned from the claimed release alone (its exact Gaussian law and that of half
-    its noise): 1.04 of the limit 1.09 (DIFF2-GD) and 1.08 of 1.05 (DP-SRGD) at 2·10⁴ trials,
-    seed 0; exact ε 2.07 and 2.00."""
+    """The test planned from the claimed release alone (its exact Gaussian law; half its noise
+    is predicted out of reach at 2·10⁴ trials, so the claim's test is planned alone): 1.04 of
+    the limit 1.16 (DIFF2-GD) and 1.11 of 1.13 (DP-SRGD) at 2·10⁴ trials, seed 0; exact ε 2.07
+    and 2.00."""
     target = TARGETS[name]()
     release = target.statistic.release
     test = planned_test(target, trials=TRIALS)
-    assert len(test.threshold.tests) == 2
+    assert len(test.threshold.tests) == 1
     result = audit(
         target.mechanism, target.d0, target.d1, target.claim, trials=TRIALS, seed=0, test=test
     )
