@@ -80,7 +80,9 @@ MARKER = float(2.0**40)
 """Default feature value of a :class:`GradientCanary`'s marker record (exact in float32)."""
 
 CHUNK_BYTES = 256 * 2**20
-"""Bytes of per-example gradients ``(trials, examples, P)`` held at once on the batched path."""
+"""Bytes held at once on the batched path: a chunk of trials' random draws ``(trials, steps,
+examples + P)`` and one step's per-example arrays (``(trials, examples, P)`` gradients, or
+three ``(trials, examples, widest layer)`` on a Linear stack)."""
 
 _SEED_BOUND = 2**63 - 1
 
@@ -468,7 +470,8 @@ class DPSGD:
         x, y, n, normaliser, rows, g = self._setup(dataset)
         seeds = [int(s) for s in np.asarray(seeds).reshape(-1)]
         per_trial = vmap(self._per_example(), in_dims=(0, None, None))
-        width = 3 * 4 * n * (self.parameters if self._layers is None else self._widest())
+        step = 3 * n * (self.parameters if self._layers is None else self._widest())
+        width = 4 * (step + self.steps * (n + self.parameters))  # a step's arrays, the draws
         chunk = max(1, CHUNK_BYTES // width)
         out = []
         for start in range(0, len(seeds), chunk):  # torch.func.grad ignores the outer no_grad
