@@ -66,6 +66,7 @@ from .threshold import (
     ThresholdStrategy,
     plan_quantile_tests,
     predicted_epsilon,
+    predicted_power,
 )
 
 __all__ = [
@@ -128,5 +129,6 @@ __all__ = [
     "PlannedTest",
     "plan_quantile_tests",
     "predicted_epsilon",
+    "predicted_power",
     "Split",
 ]

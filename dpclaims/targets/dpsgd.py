@@ -56,7 +56,13 @@ from ..algorithms.transcript import ReleaseModel, ReleasesTranscript, StepReleas
 from ..audit.bounds import epsilon_from_rates, joint_upper, tilt_of
 from ..audit.options import AuditTest
 from ..audit.reach import REACH_LIMIT
-from ..audit.threshold import Criterion, Planned, plan_quantile_tests, predicted_epsilon
+from ..audit.threshold import (
+    Criterion,
+    Planned,
+    plan_quantile_tests,
+    predicted_epsilon,
+    predicted_power,
+)
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
@@ -484,6 +490,9 @@ PLAN_SEED = 20_231_127
 """Seed of the draws under the claim that plan a test (:func:`planned_test`): a stream of its
 own, never an audit's trials."""
 
+PLANS = ("auto", "claim", "both", "violation")
+"""The plans :func:`planned_threshold` chooses among (``auto``) or is told to take."""
+
 PLAN_DRAWS = 200_000
 """Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
 
@@ -495,12 +504,13 @@ def planned_test(
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
+    plan: str = "auto",
 ) -> AuditTest:
     """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
     from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
     certified at the tests of :func:`planned_threshold` for the claimed release (the
     statistic's, all iterates; the algorithm's ``step_release``, final model) and the claimed
-    ε under the target's threat model.  No trial of the audit is seen.
+    ε under the target's threat model (``plan``: as there).  No trial of the audit is seen.
     """
     view = target.mechanism if isinstance(target, AuditTarget) else None
     statistic = target.statistic if isinstance(target, AuditTarget) else None
@@ -518,7 +528,7 @@ def planned_test(
         threat = ThreatModel.FINAL
     else:
         release = statistic.release
-    plan = planned_threshold(
+    tests = planned_threshold(
         release,
         trials=trials,
         delta=target.claim.delta,
@@ -527,8 +537,9 @@ def planned_test(
         violation=violation,
         draws=draws,
         epsilon=target.claim.epsilon,
+        plan=plan,
     )
-    return AuditTest(statistic=target.statistic, threshold=plan)
+    return AuditTest(statistic=target.statistic, threshold=tests)
 
 
 def planned_threshold(
@@ -541,6 +552,7 @@ def planned_threshold(
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
     epsilon: float | None = None,
+    plan: str = "auto",
 ) -> Planned:
     """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
     dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
@@ -555,14 +567,19 @@ def planned_threshold(
       catch, the reach limit: a factor-2 calibration error);
     - both, union bound over 2.
 
-    The plan is the one predicted (:func:`~dpclaims.audit.threshold.predicted_epsilon`) to
-    certify most on the claimed mechanism among those predicted to certify more than
-    ``epsilon`` on the violation; the claim's test alone when none is.  A union costs a
-    correct mechanism's bound most where it is small (T = 100, ε = 1, 10³ trials: limit 0.19)
-    and buys nothing where the claim's test catches the violation itself or nothing catches it;
-    a claim only one test can reach at ``trials`` gets the violation's test alone (T = 100,
-    ε = 8, clip skipped: caught at 10⁴).  ``epsilon=None`` plans both tests;
-    ``violation=None`` the claim's alone.
+    The plan is the one with the most predicted power to refute ``epsilon`` on the violation
+    (:func:`~dpclaims.audit.threshold.predicted_power`) plus log of what it is predicted to
+    certify on the claimed mechanism (:func:`~dpclaims.audit.threshold.predicted_epsilon`):
+    0.1 more probability of catching the violation is worth a bound 10% lower, no more.  So the
+    claim's test is planned alone where it catches the violation about as well itself or
+    nothing catches it (a union costs a correct mechanism's bound most where it is small:
+    T = 100, ε = 1, 10³ trials, limit 0.19); both where the violation's test adds power (T = 10,
+    ε = 4, 10⁴: 0.06 → 0.90, at 4% of the bound); the violation's test alone where its power is
+    worth more than the claim's bound (T = 100, ε = 8, 10⁴ trials: only it can refute the claim
+    on a skipped clip, ``violation=10``, and a correct mechanism then certifies 1.9 instead of
+    3.6).
+    ``plan`` overrides the choice (``"claim"``, ``"both"``, ``"violation"``); ``epsilon=None``
+    plans both tests and ``violation=None`` the claim's alone.
 
     The statistic is that of the threat model:
     for ``all-iterates`` the exact log-likelihood ratio of the steps' projections on the canary
@@ -583,7 +600,10 @@ def planned_threshold(
         )
     trials = check_trials(trials)
     criterion = Criterion(delta=delta)
+    plan = check_choice(plan, PLANS, "plan")
     factor = None if violation is None else check_positive(violation, "violation")
+    if factor is None and plan in ("both", "violation"):
+        raise InputError(f"plan={plan!r} needs a violation to plan for: pass violation=2.0")
     actuals = [release] if factor is None else [release, release.noise_divided(factor)]
     if threat is ThreatModel.ALL_ITERATES:
         laws = []
@@ -603,18 +623,23 @@ def planned_threshold(
         return best(laws[0], 1)
     claim_law, violation_law = laws
     both = best(claim_law, 2).tests + best(violation_law, 2).tests
-    both = Planned(tests=tuple(dict.fromkeys(both)))
+    candidates = {
+        "claim": best(claim_law, 1),
+        "both": Planned(tests=tuple(dict.fromkeys(both))),
+        "violation": best(violation_law, 1),
+    }
+    if plan != "auto":
+        return candidates[plan]
     if epsilon is None:
-        return both
+        return candidates["both"]
     epsilon = check_positive(epsilon, "epsilon")
-    candidates = (best(claim_law, 1), both, best(violation_law, 1))
-
-    def predicted(plan: Planned, law) -> float:
-        return predicted_epsilon(
-            plan, *law[:1], law[1:], trials=trials, confidence=confidence, criterion=criterion
-        )
-
-    catching = [plan for plan in candidates if predicted(plan, violation_law) > epsilon]
-    if not catching:
-        return candidates[0]
-    return max(catching, key=lambda plan: predicted(plan, claim_law))
+    grid = {"trials": trials, "confidence": confidence, "criterion": criterion}
+    power = [
+        predicted_power(p, *violation_law[:1], violation_law[1:], epsilon=epsilon, **grid)
+        for p in candidates.values()
+    ]
+    bound = [
+        predicted_epsilon(p, *claim_law[:1], claim_law[1:], **grid) for p in candidates.values()
+    ]
+    worth = [p + math.log(max(b, 1e-12)) for p, b in zip(power, bound, strict=True)]
+    return list(candidates.values())[int(np.argmax(worth))]  # ties: the claim's test first
