@@ -27,7 +27,14 @@ verdict, wall and CPU seconds.
 
 Run: ``python benchmarks/bench_dpsgd.py [--losses logistic,squared] [--steps 10,100]
 [--eps 1,2,4,8] [--trials 1e3,1e4,1e5] [--threats all-iterates,final] [--catch] [--seeds 4]
-[--variants half-noise,no-clip,correct] [--strategy planned|quantiles]``
+[--variants half-noise,no-clip,correct] [--strategy planned|quantiles]
+[--canary gradient|input|input-init]``
+
+``--canary input`` audits a crafted input example instead (a large value on the coordinate the
+data leaves at 0): what a black-box adversary who can only add a record sees; ``input-init``
+also crafts the public start θ_0 so that the example's gradient stays clipped at C
+(:func:`crafted_start`).  The limits stay those of the gradient canary, the worst case of
+clipping, which an input canary can at most match.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.audit import AuditTest, audit
 from dpclaims.losses import LogisticLoss, SquaredLoss
 from dpclaims.targets.dpsgd import (
+    CANARIES,
     canary_data,
     dpsgd_target,
     final_limit,
@@ -113,7 +121,7 @@ def table(args) -> None:
                     final = final_limit(release, trials=trials, delta=DELTA)
                     seeds = args.seeds if trials <= args.many else args.seeds_many
                     for threat in args.threats:
-                        target = dpsgd_target(alg, data, threat_model=threat)
+                        target = dpsgd_target(alg, data, threat_model=threat, canary=args.canary)
                         cpu_plan = _cpu()
                         test, planning = plan(target, trials, args)
                         cpu_plan = _cpu() - cpu_plan
@@ -173,6 +181,12 @@ def main() -> None:
     )
     parser.add_argument("--threats", type=lambda s: s.split(","), default=["all-iterates", "final"])
     parser.add_argument("--draws", type=int, default=400_000, help="draws for the limit")
+    parser.add_argument(
+        "--canary",
+        default="gradient",
+        choices=list(CANARIES),
+        help="the table's canary: gradient (default), input, or input-init (a crafted θ_0)",
+    )
     parser.add_argument(
         "--strategy",
         default="planned",

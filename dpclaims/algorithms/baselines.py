@@ -53,6 +53,16 @@ _GENERAL_ARRAYS = 3
 """Float64 arrays of shape (trials, n, m, d) alive at once on the general path."""
 
 
+def _numbers(value: Any) -> bool:
+    """Whether ``value`` is a sequence of real numbers (no strings, no booleans)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        return False
+    return all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        for v in value
+    )
+
+
 def _flag(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InputError(f"{name} must be True or False, got {value!r}")
@@ -108,8 +118,8 @@ class DPSGD:
         non-convex DP-SGD analyses, e.g. Wang et al. 2017); exclusive with ``average``
     clip : **False is a mutant, not private**: gradients are summed unclipped while the
         noise and the claim stay those of clipping at C
-
-    The start point is θ_0 = 0.
+    initial : θ_0 (d,), a tuple of numbers; None is 0.  It is public, so an auditor may craft
+        it (Annamalai & De Cristofaro 2024: a start that keeps a canary's gradient large)
     """
 
     loss: Any
@@ -126,6 +136,7 @@ class DPSGD:
     average: bool = False
     clip: bool = True
     random_iterate: bool = False
+    initial: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not hasattr(self.loss, "grad") or not hasattr(self.loss, "glm"):
@@ -158,6 +169,14 @@ class DPSGD:
         object.__setattr__(self, "random_iterate", _flag(self.random_iterate, "random_iterate"))
         if self.average and self.random_iterate:
             raise InputError("average and random_iterate are two output rules; pick one")
+        if self.initial is not None:
+            start = np.asarray(self.initial, dtype=np.float64) if _numbers(self.initial) else None
+            if start is None or start.ndim != 1 or not np.all(np.isfinite(start)):
+                raise InputError(
+                    f"initial must be a sequence of finite numbers (θ_0, one per feature), got "
+                    f"{self.initial!r}"
+                )
+            object.__setattr__(self, "initial", tuple(float(v) for v in start))
 
     @classmethod
     def from_accountant(
@@ -309,6 +328,12 @@ class DPSGD:
 
     def _iterate(self, step, data, rng, *, trials, normaliser, canary, transcript):
         theta = np.zeros((trials, data.d))
+        if self.initial is not None:
+            if len(self.initial) != data.d:
+                raise InputError(
+                    f"initial has {len(self.initial)} entries, the data has {data.d} features"
+                )
+            theta += np.asarray(self.initial)
         total = np.zeros_like(theta)
         count = np.zeros(trials, dtype=np.int64)
         units = data.n * (data.m if self.level == "item" else 1)

@@ -72,6 +72,7 @@ __all__ = [
     "THREAT_MODELS",
     "SEEN",
     "CANARIES",
+    "crafted_start",
     "INPUT_LABEL",
     "TranscriptProjections",
     "FinalModel",
@@ -106,7 +107,14 @@ SEEN = {
     ThreatModel.ALL_ITERATES: "every noisy update, as the accountant assumes",
 }
 """What the adversary of each threat model sees, in words (reports and the CLI)."""
-CANARIES = ("gradient", "input")
+CANARIES = ("gradient", "input", "input-init")
+"""A gradient canary (a fixed gradient, the worst case of clipping), a crafted input example,
+or that example with a crafted start θ_0 that keeps its gradient clipped at C all along
+(:func:`crafted_start`)."""
+
+CRAFTED_START_SPREAD = 8.0
+"""[DEFAULT, ours] Noise standard deviations of the canary coordinate's random walk that
+:func:`crafted_start` keeps between the canary and the point where its gradient drops below C."""
 
 INPUT_LABEL = -1e6
 """The squared-loss input canary's label: its residual stays positive, so its clipped gradient
@@ -224,6 +232,8 @@ def dpsgd_target(
         d1 = GradientCanaryDataset(data, scale * algorithm.clip_norm * direction)
     else:
         d1 = _with_input_canary(algorithm, data, scale * direction)
+    if canary == "input-init":
+        algorithm = dataclasses.replace(algorithm, initial=tuple(crafted_start(algorithm, data.d)))
     release = algorithm.step_release
     mechanism: Callable
     if threat is ThreatModel.ALL_ITERATES:
@@ -244,6 +254,22 @@ def dpsgd_target(
         ),
         statistic=statistic,
     )
+
+
+def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
+    """θ_0 (d,) for the ``input-init`` canary (Annamalai & De Cristofaro 2024): 0 but on the
+    canary's coordinate, M = (T·η·C + s·η·σC·√T) / B (s = :data:`CRAFTED_START_SPREAD`).
+    Descent moves that coordinate down by at most η·C/B a step plus the noise's random walk,
+    so it stays positive, the logistic canary (label −1, input ``scale`` > C on the coordinate)
+    stays misclassified and its gradient ``scale·σ(θ·x) ≥ scale/2`` is clipped to C at every
+    step: the gradient canary's law, in the final model too.  The coordinate moves no other
+    example (the data leave it at 0).  ``algorithm.batch_size`` must be set (B)."""
+    c, eta, sigma = algorithm.clip_norm, algorithm.step_size, algorithm.noise_multiplier
+    steps = algorithm.steps
+    start = np.zeros(d)
+    walk = CRAFTED_START_SPREAD * eta * sigma * c * math.sqrt(steps)
+    start[-1] = (steps * eta * c + walk) / algorithm.batch_size
+    return start
 
 
 def _with_input_canary(algorithm: DPSGD, data: UserDataset, x: np.ndarray) -> UserDataset:

@@ -20,6 +20,7 @@ from dpclaims.targets.dpsgd import (
     final_limit,
     limit_samples,
     optimal_limit,
+    planned_test,
 )
 from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
@@ -158,3 +159,47 @@ def test_logistic_input_canary_fades_below_the_gradient_canary():
     a = grad.mechanism(grad.d1, np.random.default_rng(0), 4000)
     b = inp.mechanism(inp.d1, np.random.default_rng(0), 4000)
     assert b.mean() < 0.8 * a.mean()
+
+
+def test_a_crafted_start_keeps_the_logistic_input_canary_at_the_gradient_canarys_law():
+    """``input-init`` (Annamalai & De Cristofaro 2024): θ_0 on the canary's coordinate keeps
+    the example misclassified, so the final model moves as under the gradient canary, and the
+    black-box final-model audit reaches its limit (T = 10, ε = 4, 10^4 trials, 5 seeds: median
+    1.37 against a limit of 1.25, the gradient canary 1.42; the plain input canary 0)."""
+    alg = _alg(epsilon=4.0)
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    grad = dpsgd_target(alg, data, threat_model="final")
+    crafted = dpsgd_target(alg, data, threat_model="final", canary="input-init")
+    a = grad.statistic(grad.mechanism(grad.d1, np.random.default_rng(0), 4000))
+    b = crafted.statistic(crafted.mechanism(crafted.d1, np.random.default_rng(0), 4000))
+    b0 = crafted.statistic(crafted.mechanism(crafted.d0, np.random.default_rng(1), 4000))
+    shift = b.mean() - b0.mean()  # θ_0 moves both datasets alike
+    assert abs(shift - a.mean()) < 0.1 and abs(b.std() - a.std()) < 0.1
+    limit = final_limit(alg.step_release, trials=10_000, delta=1e-5).epsilon
+    results = {}
+    for canary in ("input", "input-init"):
+        target = dpsgd_target(alg, data, threat_model="final", canary=canary)
+        test = planned_test(target, trials=10_000)
+        results[canary] = np.median(
+            [
+                audit(
+                    target.mechanism, target.d0, target.d1, claim=target.claim, trials=10_000,
+                    seed=seed, test=test,
+                ).epsilon_lower
+                for seed in range(5)
+            ]
+        )  # fmt: skip
+    assert results["input-init"] > 0.9 * limit > 3 * results["input"]
+
+
+def test_the_start_is_public_and_checked():
+    alg = dataclasses.replace(_alg(), initial=(0.0, 0.0, 2.5))
+    data = canary_data(LogisticLoss(), n=16, d=3)
+    theta = alg.run(data, np.random.default_rng(0), 2000).theta
+    # the data leave the last coordinate at 0: it moves by the noise alone, around θ_0's 2.5
+    assert abs(theta[:, -1].mean() - 2.5) < 0.1
+    for bad in ("abc", (1.0, float("nan")), (True, 0.0), 3.0):
+        with pytest.raises(InputError, match="initial"):
+            dataclasses.replace(_alg(), initial=bad)
+    with pytest.raises(InputError, match="initial has 2 entries"):
+        dataclasses.replace(_alg(), initial=(0.0, 1.0)).run(data, np.random.default_rng(0), 5)
