@@ -260,7 +260,7 @@ def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
     """θ_0 (d,) for the ``input-init`` canary (Annamalai & De Cristofaro 2024): 0 but on the
     canary's coordinate, M = (T·η·C + s·η·σC·√T) / B (s = :data:`CRAFTED_START_SPREAD`).
     Descent moves that coordinate down by at most η·C/B a step plus the noise's random walk,
-    so it stays positive, the logistic canary (label −1, input ``scale`` > C on the coordinate)
+    so it stays positive, the logistic canary (label −1, input ``scale`` ≥ 2C on the coordinate)
     stays misclassified and its gradient ``scale·σ(θ·x) ≥ scale/2`` is clipped to C at every
     step: the gradient canary's law, in the final model too.  The coordinate moves no other
     example (the data leave it at 0).  ``algorithm.batch_size`` must be set (B)."""
