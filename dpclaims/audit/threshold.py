@@ -23,13 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpclaims.gdp import gdp_mu
 
-from ..errors import InputError, check_choice, check_count
+from ..errors import InputError, check_choice, check_count, check_positive
 from .bounds import CI_METHODS, epsilon_from_rates, joint_upper, rate_upper, tilt_of
 
 __all__ = [
@@ -605,6 +605,7 @@ def predicted_epsilon(
     :func:`plan_quantile_tests` predicts it (its own tilt, :data:`PLAN_SPREAD` standard errors
     short, union bound over the plan's tests)."""
     trials = check_count(trials, "trials", minimum=2)
+    _check_plan(plan)
     alpha = (1.0 - confidence) / plan.number_of_tests()
     best = 0.0
     for test in plan.tests:
@@ -632,6 +633,8 @@ def predicted_power(
     equals ``epsilon`` (the normal model of :func:`plan_quantile_tests`); the best of its tests
     (a lower bound on the probability that one of them does)."""
     trials = check_count(trials, "trials", minimum=2)
+    _check_plan(plan)
+    epsilon = check_positive(epsilon, "epsilon")
     alpha = (1.0 - confidence) / plan.number_of_tests()
     best = 0.0
     for test in plan.tests:
@@ -653,6 +656,13 @@ def predicted_power(
             low, high = (middle, high) if excess(middle) > 0 else (low, middle)
         best = max(best, 0.5 * (1.0 + math.erf(0.5 * (low + high) / math.sqrt(2.0))))
     return best
+
+
+def _check_plan(plan: Any) -> None:
+    if not isinstance(plan, Planned):
+        raise InputError(
+            f"plan must be a Planned strategy (from plan_quantile_tests), got {type(plan).__name__}"
+        )
 
 
 def _predictions(

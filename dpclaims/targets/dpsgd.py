@@ -64,7 +64,7 @@ from ..audit.threshold import (
     predicted_power,
 )
 from ..data import GradientCanaryDataset, UserDataset
-from ..errors import InputError, check_choice, check_positive, check_trials
+from ..errors import InputError, check_choice, check_count, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
 
 __all__ = [
@@ -264,6 +264,12 @@ def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
     stays misclassified and its gradient ``scale·σ(θ·x) ≥ scale/2`` is clipped to C at every
     step: the gradient canary's law, in the final model too.  The coordinate moves no other
     example (the data leave it at 0).  ``algorithm.batch_size`` must be set (B)."""
+    if not isinstance(algorithm, DPSGD) or algorithm.batch_size is None:
+        raise InputError(
+            "crafted_start needs a DPSGD with a public batch_size B (dpsgd_target fixes it to "
+            "q × the units of the data)"
+        )
+    d = check_count(d, "d")
     c, eta, sigma = algorithm.clip_norm, algorithm.step_size, algorithm.noise_multiplier
     steps = algorithm.steps
     start = np.zeros(d)

@@ -162,24 +162,13 @@ def test_planned_test_values_are_checked():
 
 
 def test_predicted_epsilon_is_a_pessimistic_median_and_grows_with_the_leakage():
-    """Gaussian scores at μ = 1.5, 10^4 trials: the prediction (one standard error short) sits
-    below the median certified over 41 seeds and within 15% of it; the same test predicts more
-    on μ = 3 and a plan of two tests pays the union on each."""
+    """Gaussian scores at μ = 1.5, 10^4 trials: the prediction (PLAN_SPREAD standard errors
+    short) sits below the median certified over 41 seeds and within 15% of it; the same test
+    predicts more on μ = 3 and a plan of two tests pays the union on each."""
     thresholds, above = _gaussian_model(1.5)
     plan = plan_quantile_tests(thresholds, above, trials=10_000, criterion=CRITERION)
     predicted = predicted_epsilon(plan, thresholds, above, trials=10_000, criterion=CRITERION)
-    rng = np.random.default_rng(4)
-    certified = np.median(
-        [
-            certify_scores(
-                rng.standard_normal(10_000),
-                rng.standard_normal(10_000) + 1.5,
-                strategy=plan,
-                criterion=CRITERION,
-            ).epsilon_lower
-            for _ in range(41)
-        ]
-    )
+    certified = np.median(_certified(plan, mu=1.5, trials=10_000, runs=41, seed=4))
     assert 0.85 * certified < predicted < certified
     wider, leaky = _gaussian_model(3.0)
     assert predicted_epsilon(plan, wider, leaky, trials=10_000, criterion=CRITERION) > predicted
@@ -197,18 +186,7 @@ def test_predicted_power_is_the_rate_at_which_a_plan_certifies_above_a_claim():
     thresholds, above = _gaussian_model(1.5)
     plan = plan_quantile_tests(thresholds, above, trials=5_000, criterion=CRITERION)
     leaky_t, leaky = _gaussian_model(2.5)
-    rng = np.random.default_rng(5)
-    certified = np.array(
-        [
-            certify_scores(
-                rng.standard_normal(5_000),
-                rng.standard_normal(5_000) + 2.5,
-                strategy=plan,
-                criterion=CRITERION,
-            ).epsilon_lower
-            for _ in range(200)
-        ]
-    )
+    certified = _certified(plan, mu=2.5, trials=5_000, runs=200, seed=5)
     for claim in (4.8, 5.0, 5.2):
         power = predicted_power(
             plan, leaky_t, leaky, trials=5_000, epsilon=claim, criterion=CRITERION
@@ -216,3 +194,23 @@ def test_predicted_power_is_the_rate_at_which_a_plan_certifies_above_a_claim():
         assert abs(power - np.mean(certified > claim)) < 0.12, claim
     assert predicted_power(plan, leaky_t, leaky, trials=5_000, epsilon=0.1) == 1.0
     assert predicted_power(plan, leaky_t, leaky, trials=5_000, epsilon=20.0) == 0.0
+    with pytest.raises(InputError, match="plan must be a Planned"):
+        predicted_power(Quantiles(), leaky_t, leaky, trials=5_000, epsilon=1.0)
+    with pytest.raises(InputError, match="epsilon"):
+        predicted_power(plan, leaky_t, leaky, trials=5_000, epsilon=-1.0)
+
+
+def _certified(plan, *, mu, trials, runs, seed):
+    """What ``plan`` certifies on ``runs`` draws of N(0, 1) against N(mu, 1) scores (runs,)."""
+    rng = np.random.default_rng(seed)
+    return np.array(
+        [
+            certify_scores(
+                rng.standard_normal(trials),
+                rng.standard_normal(trials) + mu,
+                strategy=plan,
+                criterion=CRITERION,
+            ).epsilon_lower
+            for _ in range(runs)
+        ]
+    )

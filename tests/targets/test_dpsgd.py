@@ -16,6 +16,7 @@ from dpclaims.losses import LogisticLoss, SquaredLoss
 from dpclaims.targets.dpsgd import (
     THREAT_MODELS,
     canary_data,
+    crafted_start,
     dpsgd_target,
     final_limit,
     limit_samples,
@@ -201,5 +202,7 @@ def test_the_start_is_public_and_checked():
     for bad in ("abc", (1.0, float("nan")), (True, 0.0), 3.0):
         with pytest.raises(InputError, match="initial"):
             dataclasses.replace(_alg(), initial=bad)
+    with pytest.raises(InputError, match="batch_size"):
+        crafted_start(_alg(), 3)  # B = q × the data's size is not public until fixed
     with pytest.raises(InputError, match="initial has 2 entries"):
         dataclasses.replace(_alg(), initial=(0.0, 1.0)).run(data, np.random.default_rng(0), 5)
