@@ -5,22 +5,30 @@ A checkpoint directory holds one run:
 - ``manifest.json``: format, dpclaims version, the run's arguments (the mechanism's
   and data's fingerprints, trials, seed, chunk layout, method, ...) and their hash;
 - ``.hmac-key``: 32 random bytes made when the directory becomes a checkpoint, readable
-  only by its owner (mode 0600);
+  only by its owner (mode 0600; a key others can read is warned about);
 - ``<stage>-<chunk>.npz``: one finished chunk's result (an array), the key of its
-  stage and an HMAC-SHA256 of both under ``.hmac-key``.
+  stage and an HMAC-SHA256 under ``.hmac-key`` of the stage key (the run's arguments, the
+  stage and its extra inputs), the chunk's index (which, in the layout the arguments
+  record, fixes its dataset and trials) and the result.
 
 The HMAC stops a chunk forged by someone who cannot read ``.hmac-key`` (a recomputed
-plain checksum no longer passes) and chunks mixed up between runs; whoever can read the
-key can forge chunks, so a checkpoint directory is trusted input, like the code it runs.
+plain checksum no longer passes), chunks mixed up between runs, and chunks moved, copied or
+swapped between indices (e.g. one dataset's chunks copied over the other's); whoever can
+read the key can forge chunks, so a checkpoint directory is trusted input, like the code it
+runs.  The key, the manifest and the chunks are read only as regular files (not through a
+symbolic link, never a FIFO or a device), and the key and the manifest only up to a size.
 
 Every file is written to a temporary name in the directory, flushed to disk and
-renamed with ``os.replace``, so a reader sees a whole file or none.  Opening a
+renamed with ``os.replace``, so a reader sees a whole file or none; a failed write (a full
+disk, a read-only folder) leaves no temporary file and raises
+:class:`CheckpointWriteError`, which stops the whole run.  Opening a
 checkpoint with other arguments or from another dpclaims version, or reading a
 damaged file, raises :class:`~dpclaims.errors.InputError`: results are never mixed.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
@@ -28,28 +36,34 @@ import marshal
 import os
 import pickle
 import re
+import stat
 import types
+import warnings
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from .errors import InputError
+from .userfiles import check_writable_folder, regular_file_problem
 
 __all__ = [
     "FORMAT",
     "KEY",
     "MANIFEST",
     "Checkpoint",
+    "CheckpointWriteError",
     "Stage",
     "check_checkpoint_tree",
     "fingerprint",
     "open_checkpoint",
 ]
 
-FORMAT = 2
-"""Version of the on-disk layout (2: chunk digests are HMACs under :data:`KEY`)."""
+FORMAT = 3
+"""Version of the on-disk layout (2: chunk digests are HMACs under :data:`KEY`; 3: the HMAC
+also covers the chunk's index)."""
 
 MANIFEST = "manifest.json"
 
@@ -57,6 +71,12 @@ KEY = ".hmac-key"
 """The checkpoint's secret: random bytes, mode 0600, made with the directory's manifest."""
 
 _KEY_BYTES = 32
+
+_MAX_MANIFEST_BYTES = 16 * 2**20
+"""Most bytes of a manifest read (a run's arguments take a few kB)."""
+
+_WRITABLE = "checkpoint folder (checkpoint=, or --checkpoint)"
+"""How a failed write names the folder to change."""
 
 _STALE = re.compile(r"^\..*\.tmp$")
 """A temporary file of an interrupted write (removed when the checkpoint is opened)."""
@@ -134,19 +154,63 @@ def _jsonable(arguments: dict) -> dict:
         raise InputError(f"checkpoint arguments must be JSON-serialisable: {exc}") from None
 
 
+class CheckpointWriteError(InputError):
+    """A checkpoint file could not be written (a full disk, a read-only folder): the whole run
+    stops, rather than one claim of it recording the error."""
+
+
 def _write_atomic(path: Path, write, mode: int = 0o666) -> None:
-    """Write ``path`` through a temporary file and a rename; a failed write (a full disk, an
-    interrupt) leaves no temporary file behind."""
+    """Write ``path`` through a new temporary file and a rename; a failed write (a full disk,
+    an interrupt) leaves no temporary file behind, and an ``OSError`` becomes a
+    :class:`CheckpointWriteError` naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as handle:
+        tmp.unlink(missing_ok=True)  # a leftover of this name is replaced, never written through
+        with open(os.open(tmp, flags, mode), "wb") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from None
         raise
+
+
+def _write_error(path: Path, exc: OSError) -> CheckpointWriteError:
+    """The one-line error of a failed write of ``path`` (or of the folder ``path``)."""
+    from .atomic import full_disk_error
+
+    full = full_disk_error(exc, path, _WRITABLE)
+    reason = f"cannot write {str(path)!r}: {exc.strerror or exc}; choose a writable {_WRITABLE}"
+    return CheckpointWriteError(str(full) if full is not None else reason)
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file: not through a symbolic link and
+    without blocking on a FIFO, so a link to /dev/zero or a FIFO is refused, not read forever
+    or waited on.  ``OSError`` (its ``strerror`` says why) otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise OSError(exc.errno, "a symbolic link, which dpclaims does not follow", str(path))
+    handle = open(fd, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
+    problem = regular_file_problem(fd)
+    if problem is not None:
+        handle.close()
+        raise OSError(errno.EINVAL, problem, str(path))
+    return handle
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of the regular file ``path`` (see :func:`_open_regular`)."""
+    with _open_regular(path) as handle:
+        return handle.read(limit)
 
 
 class Checkpoint:
@@ -202,24 +266,26 @@ class Stage:
                     f"checkpoint file {str(path)!r} is chunk {index} but this run has {chunks} "
                     "chunks; the checkpoint belongs to another run: pass a new directory"
                 )
-            yield index, self._read(path)
+            yield index, self._read(path, index)
 
-    def _read(self, path: Path) -> np.ndarray:
+    def _read(self, path: Path, index: int) -> np.ndarray:
         fix = f"delete {str(path)!r} (its chunk is recomputed) or pass a new checkpoint directory"
         try:
-            with np.load(path, allow_pickle=False) as archive:
+            with _open_regular(path) as handle, np.load(handle, allow_pickle=False) as archive:
                 key = str(archive["key"])
                 digest = str(archive["digest"])
                 result = np.array(archive["result"])
         except Exception as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else ""
             raise InputError(
                 f"checkpoint file {str(path)!r} is corrupt (not a readable chunk archive: "
-                f"{type(exc).__name__}); {fix}"
+                f"{why or type(exc).__name__}); {fix}"
             ) from None
-        if not hmac.compare_digest(digest, _digest(self.secret, key, result)):
+        if not hmac.compare_digest(digest, _digest(self.secret, key, index, result)):
             raise InputError(
-                f"checkpoint file {str(path)!r} is corrupt or forged (its HMAC does not match "
-                f"the checkpoint's key); {fix}"
+                f"checkpoint file {str(path)!r} is corrupt or forged, or was moved or copied "
+                f"from another chunk (its HMAC does not match the checkpoint's key for chunk "
+                f"{index} of stage {self.name!r}); {fix}"
             )
         if key != self.key:
             raise InputError(
@@ -231,7 +297,7 @@ class Stage:
     def save(self, index: int, result: Any) -> None:
         """Write chunk ``index`` atomically (temporary file + ``os.replace``)."""
         result = np.asarray(result)
-        digest = _digest(self.secret, self.key, result)
+        digest = _digest(self.secret, self.key, index, result)
         _write_atomic(
             self._path(index),
             lambda handle: np.savez(
@@ -240,9 +306,11 @@ class Stage:
         )
 
 
-def _digest(secret: bytes, key: str, result: np.ndarray) -> str:
-    """HMAC-SHA256 under ``secret`` of a chunk's stage ``key`` and its ``result``."""
-    message = f"{key}:{result.dtype.str}:{result.shape}:".encode()
+def _digest(secret: bytes, key: str, index: int, result: np.ndarray) -> str:
+    """HMAC-SHA256 under ``secret`` of a chunk's stage ``key`` (the run, the stage and its
+    extra inputs), its ``index`` (with the run's chunk layout: its dataset and trials) and its
+    ``result``."""
+    message = f"{key}:chunk {int(index)}:{result.dtype.str}:{result.shape}:".encode()
     return hmac.new(
         secret, message + np.ascontiguousarray(result).tobytes(), hashlib.sha256
     ).hexdigest()
@@ -284,10 +352,7 @@ def open_checkpoint(directory: Any, arguments: dict) -> Checkpoint:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(
-            f"checkpoint directory {str(path)!r} cannot be created ({exc}); pass a writable "
-            "directory"
-        ) from None
+        raise _write_error(path, exc) from None
     if target.exists():
         _check_manifest(target, manifest)
         secret = _read_secret(path)
@@ -312,36 +377,50 @@ def _not_a_checkpoint(path: Path, found: str) -> str:
 
 
 def _read_secret(path: Path) -> bytes:
+    """The checkpoint's key: a regular file of exactly :data:`_KEY_BYTES` bytes (at most one
+    byte more is read); a key that others can read is warned about (they could forge chunks)."""
+    key = path / KEY
     try:
-        secret = (path / KEY).read_bytes()
-    except OSError:
-        secret = b""
+        secret = _read_regular(key, _KEY_BYTES + 1)
+        mode = stat.S_IMODE(os.stat(key, follow_symlinks=False).st_mode)
+    except OSError as exc:
+        secret, mode, why = b"", 0, exc.strerror or type(exc).__name__
+    else:
+        short = len(secret) < _KEY_BYTES
+        why = f"it holds {len(secret)} bytes" if short else f"it holds over {_KEY_BYTES} bytes"
     if len(secret) != _KEY_BYTES:
         raise InputError(
-            f"checkpoint {str(path)!r} has no readable {KEY} (its {_KEY_BYTES}-byte secret); "
-            f"its chunks cannot be checked: pass a new checkpoint directory (or delete "
+            f"checkpoint {str(path)!r} has no readable {KEY} (its {_KEY_BYTES}-byte secret: "
+            f"{why}); its chunks cannot be checked: pass a new checkpoint directory (or delete "
             f"{str(path)!r})"
+        )
+    if mode & (stat.S_IRGRP | stat.S_IROTH):
+        warnings.warn(
+            f"checkpoint key {str(key)!r} can be read by other users (mode {mode:04o}), who "
+            f"could forge its chunks; make it private: chmod 600 {str(key)!r}",
+            RuntimeWarning,
+            stacklevel=2,
         )
     return secret
 
 
-def check_checkpoint_tree(directory: Any) -> None:
-    """Refuse a ``directory`` that is neither missing, empty nor a dpclaims checkpoint tree
-    (folders whose leaves are checkpoints: a manifest, or only such folders), before a run
+def check_checkpoint_tree(directory: Any, *, name: str = "checkpoint") -> None:
+    """Refuse a ``directory`` (given as ``name``, e.g. ``"--checkpoint"``) that is neither
+    missing, empty nor a dpclaims checkpoint tree (folders whose leaves are checkpoints: a
+    manifest, or only such folders), or whose folders cannot be made or written, before a run
     writes into it (:class:`InputError`, as :func:`open_checkpoint` refuses it)."""
     path = Path(directory)
-    if not path.exists():
-        return
-    if not path.is_dir():
+    if path.exists() and not path.is_dir():
         raise InputError(
             f"checkpoint {str(path)!r} is a file, not a directory; pass a directory path for "
             "checkpoint"
         )
-    if (path / MANIFEST).exists():
+    check_writable_folder(path, name)
+    if not path.exists() or (path / MANIFEST).exists():
         return
     for entry in path.iterdir():
         if entry.is_dir() and not entry.is_symlink():
-            check_checkpoint_tree(entry)
+            check_checkpoint_tree(entry, name=name)
         elif entry.name != KEY and not _STALE.match(entry.name):
             raise InputError(_not_a_checkpoint(path, entry.name))
 
@@ -349,7 +428,7 @@ def check_checkpoint_tree(directory: Any) -> None:
 def _check_manifest(target: Path, manifest: dict) -> None:
     fix = f"pass a new checkpoint directory (or delete {str(target.parent)!r})"
     try:
-        stored = json.loads(target.read_text())
+        stored = json.loads(_read_regular(target, _MAX_MANIFEST_BYTES))
         stored_format, version = stored["format"], stored["dpclaims_version"]
         stored_hash, stored_arguments = stored["hash"], stored["arguments"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -359,8 +438,8 @@ def _check_manifest(target: Path, manifest: dict) -> None:
     if isinstance(stored_format, int) and stored_format < FORMAT:
         raise InputError(
             f"checkpoint {str(target.parent)!r} was written by an older dpclaims (format "
-            f"{stored_format}, this one writes format {FORMAT}: keyed chunk digests); delete it "
-            "or choose a new checkpoint directory"
+            f"{stored_format}, this one writes format {FORMAT}: chunk digests keyed and bound to "
+            "their chunk); delete it or choose a new checkpoint directory"
         )
     if stored_format != FORMAT or version != manifest["dpclaims_version"]:
         raise InputError(

@@ -188,8 +188,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             )
     if args.save_pair:
         from .audit.search import check_pair_dir
+        from .userfiles import check_writable_folder
 
         check_pair_dir(args.save_pair, force=args.force)
+        check_writable_folder(args.save_pair, "--save-pair")
     if args.replay is not None and not args.search:
         return _replay(args, mechanism, d0, d1, description)
     if args.figure:
@@ -1322,7 +1324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         from dpclaims.atomic import full_disk_error
 
-        full = full_disk_error(exc, exc.filename or "the output", "--out")
+        where = "--out" if getattr(args, "out", None) else "output path"
+        full = full_disk_error(exc, exc.filename or "the output", where)
         if full is not None:
             _fail(f"error: {full}", debug)
             return 2

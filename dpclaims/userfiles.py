@@ -32,6 +32,7 @@ __all__ = [
     "load_callable",
     "first_line",
     "regular_file_problem",
+    "check_writable_folder",
 ]
 
 _NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
@@ -52,8 +53,9 @@ _FILE_KINDS = {
 }
 
 
-def regular_file_problem(path: str | Path) -> str | None:
-    """Why ``path`` is not a regular file ("not a regular file (it is a FIFO)"), or None.
+def regular_file_problem(path: str | Path | int) -> str | None:
+    """Why ``path`` (or the open file descriptor ``path``) is not a regular file ("not a regular
+    file (it is a FIFO)"), or None.
 
     Checked before a user's file is opened: opening a FIFO blocks until a writer comes, and a
     device such as /dev/zero never ends.  ``OSError`` when ``path`` cannot be looked at.
@@ -63,6 +65,26 @@ def regular_file_problem(path: str | Path) -> str | None:
         return None
     kind = next((name for test, name in _FILE_KINDS.items() if test(mode)), "not a file")
     return f"not a regular file (it is {kind})"
+
+
+def check_writable_folder(path: str | os.PathLike, name: str) -> None:
+    """Refuse (InputError naming ``name``, e.g. ``"--save-pair"``) a folder ``path`` in which
+    no file can be written, made when missing.
+
+    Checked before any work, so a run does not fail at its end: the nearest of ``path`` and its
+    parents that exists must be a folder this process may write in (``os.access``, which also
+    answers no on a read-only file system).
+    """
+    folder = Path(path).expanduser()
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK):
+        return
+    problem = "cannot be written" if folder.is_dir() else "is not a folder"
+    raise InputError(
+        f"{name} {str(path)!r} cannot be written ({str(folder)!r} {problem}); choose a writable "
+        "folder"
+    )
 
 
 def _max_npz_bytes() -> int:

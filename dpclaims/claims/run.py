@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checkpoint import CheckpointWriteError
 from ..errors import InputError, called_exit, check_choice, check_positive
 from ..execution import Execution
 from ..results import (
@@ -156,7 +157,9 @@ def run_claim(
     confirm: bool = True,
     claim_timeout: float | None = None,
 ) -> ClaimResult:
-    """Run the experiment of one claim; its result (never raises for the experiment's faults).
+    """Run the experiment of one claim; its result (never raises for the experiment's faults;
+    a checkpoint file that cannot be written stops the run:
+    :class:`~dpclaims.checkpoint.CheckpointWriteError`).
 
     Parameters
     ----------
@@ -216,6 +219,8 @@ def _run_claim(
     own_seed = claim_seed(seed, claim.id)
     try:
         outcome = _execute(experiment, own_seed, execution)
+    except CheckpointWriteError:  # a full disk stops the run: every later claim would fail too
+        raise
     except (Exception, SystemExit) as exc:  # the report completes; the claim records the fault
         return _error(claim, exc, own_seed, start)
     result = ClaimResult.for_claim(
@@ -243,6 +248,8 @@ def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Executi
     """Rerun a finding on ``seed``; keep the findings both runs share, else ``inconclusive``."""
     try:
         rerun = _execute(experiment, seed, execution.narrowed("confirmation"))
+    except CheckpointWriteError:
+        raise
     except (Exception, SystemExit) as exc:
         message = f"the confirmation run (seed {seed}) failed: {_message(exc)}"
         return replace(
