@@ -196,9 +196,9 @@ def _open_regular(path: Path) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise OSError(exc.errno, "a symbolic link, which dpclaims does not follow", str(path))
+        if exc.errno == errno.ELOOP:
+            exc.strerror = "a symbolic link, which dpclaims does not follow"
+        raise
     handle = open(fd, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
     problem = regular_file_problem(fd)
     if problem is not None:
