@@ -1324,8 +1324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         from dpclaims.atomic import full_disk_error
 
-        where = "--out" if getattr(args, "out", None) else "output path"
-        full = full_disk_error(exc, exc.filename or "the output", where)
+        full = full_disk_error(exc, exc.filename or "the output", _output_option(args, exc))
         if full is not None:
             _fail(f"error: {full}", debug)
             return 2
@@ -1349,6 +1348,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         _fail(_internal(exc, args.command), debug)
         return 3
+
+
+_OUTPUT_OPTIONS = ("checkpoint", "save_pair", "figure", "out")
+"""The options that name what a command writes."""
+
+
+def _output_option(args: argparse.Namespace, exc: OSError) -> str:
+    """The option naming the path a failed write was writing (that path or a folder above it),
+    for the message; else ``--out`` where the command has one."""
+    written = os.path.abspath(os.fsdecode(exc.filename)) if exc.filename else ""
+    for name in _OUTPUT_OPTIONS:
+        given = getattr(args, name, None)
+        if given and (written + os.sep).startswith(os.path.abspath(given) + os.sep):
+            return "--" + name.replace("_", "-")
+    return "--out" if getattr(args, "out", None) else "output path"
 
 
 _SIZE_OPTIONS = {

@@ -262,3 +262,20 @@ def test_n7_an_unwritable_save_pair_is_refused_before_the_search(tmp_path, capsy
     assert main(argv) == 2
     assert "--save-pair 'ro/sp' cannot be written ('ro' cannot be written)" in _error_line(capsys)
     assert list(Path("ro").iterdir()) == []
+
+
+def test_n7_a_failed_write_names_the_option_of_its_path(tmp_path, capsys, monkeypatch):
+    """A full disk while the --save-pair folder is made said "choose another --out"."""
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if self.name == "sp":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    assert main(["audit", "gaussian", "--trials", "20000", "--save-pair", "sp"]) == 2
+    line = _error_line(capsys)
+    assert "cannot write 'sp': no space left on device" in line
+    assert line.endswith("choose another --save-pair")
