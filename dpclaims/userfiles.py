@@ -1,4 +1,5 @@
-"""Reading what a user names on the command line: datasets in .npz files and mechanisms in code.
+"""Reading what a user names on the command line: datasets in .npz files and mechanisms in code
+(and checking, before any work, that a folder named for output can be written).
 
 Every failure raises :class:`~dpclaims.errors.InputError` with one line that names the file or
 spec and the fix, so the CLI exits with code 2 and no traceback.

@@ -91,10 +91,9 @@ class Execution:
         """Check, once and before anything runs, that this execution can run: the backend can
         start (:meth:`Backend.check`: Dask installed, its scheduler answering within
         :data:`~dpclaims.execution.backends.SCHEDULER_CHECK_TIMEOUT` seconds), and the
-        ``checkpoint`` folder is new, empty or a dpclaims checkpoint tree, can be written, is
-        neither inside ``out``
-        (a report folder) nor holding it.  ``option(field)`` is how the caller spells a field in
-        messages (``"--scheduler"`` on the command line)."""
+        ``checkpoint`` folder is new, empty or a dpclaims checkpoint tree, can be written, and is
+        neither inside ``out`` (a report folder) nor holding it.  ``option(field)`` is how the
+        caller spells a field in messages (``"--scheduler"`` on the command line)."""
         self.backend.check(option)
         if self.checkpoint is not None:
             from ..checkpoint import check_checkpoint_tree
