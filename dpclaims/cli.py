@@ -853,7 +853,7 @@ def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: 
     if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
     claim_id = header.get("id", args.claim_id)
-    entry = {"id": claim_id, **result, "seed": seed}
+    entry = {"id": claim_id, "kind": header.get("kind"), **result, "seed": seed}
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({**header, "seed": seed, "figure": str(figure), **result})
