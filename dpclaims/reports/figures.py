@@ -27,6 +27,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
 from ..verdicts import UNCHECKED  # noqa: E402
+from .text import SUMMARY_FIGURE  # noqa: E402
 
 __all__ = [
     "SUMMARY_FIGURE",
@@ -38,8 +39,6 @@ __all__ = [
     "section6_figure",
 ]
 
-SUMMARY_FIGURE = "summary"
-"""Key (and file stem) of the summary figure among the claim figures."""
 
 _DPI = 100
 _COLORS = {

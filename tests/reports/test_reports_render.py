@@ -166,3 +166,22 @@ def test_log_axes_draw_their_tick_labels_as_numbers_and_user_text_literally(
     assert _shown(ax.get_title(loc="left")) == "a.$\\alpha_{$ — consistent"
     fig = _drawn(monkeypatch, summary_figure, [audit])
     assert [_shown(t) for t in fig.axes[0].get_yticklabels()] == ["a.$\\alpha_{$"]
+
+
+def test_a_claim_named_summary_keeps_its_figure_beside_the_summary_chart(
+    tmp_path, make_claim, make_results, audit_record
+):
+    from dpclaims.reports import write_report
+
+    claim = make_claim("summary", kind="privacy", type="audit", evidence=audit_record())
+    write_report(make_results([claim]), tmp_path / "out")
+    figures = tmp_path / "out" / "figures"
+    names = sorted(p.name for p in figures.iterdir())
+    assert len(names) == 2 and names[0] == figure_name("summary") != "summary.png"
+    assert names[1] == "summary.png"
+    assert (figures / names[0]).read_bytes() != (figures / names[1]).read_bytes()
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert markdown.count("(figures/summary.png)") == 1
+    assert markdown.count(f"(figures/{names[0]})") == 1
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert html.count("figure for summary") == 1 and html.count("over all audits") == 1
