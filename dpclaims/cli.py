@@ -133,6 +133,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     if args.scores is not None:
         return _cmd_audit_scores(args)
+    if args.replay is not None and not args.search:
+        _check_mode(args, "--replay")
     if args.mechanism is None:
         raise InputError(
             "name a mechanism to audit (a built-in, 'module:function' or "
@@ -194,6 +196,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         check_writable_folder(args.save_pair, "--save-pair")
     if args.replay is not None and not args.search:
         return _replay(args, mechanism, d0, d1, description)
+    if user_code and not args.search:
+        _check_pair_differs(d0, d1)
     if args.figure:
         from dpclaims.atomic import check_output_file
 
@@ -285,57 +289,76 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "violation" else 0
 
 
+def _check_pair_differs(d0: Any, d1: Any) -> None:
+    """Refuse --d0 and --d1 holding the same data: there is no difference to audit."""
+    from .audit.core import same_data
+
+    if same_data(d0, d1):
+        raise InputError(
+            "--d0 and --d1 hold the same data, so there is nothing to audit; pass as --d1 a "
+            "neighbouring dataset that differs from --d0 (e.g. in one user), or add --search "
+            "to vary --d0"
+        )
+
+
 def _cmd_audit_scores(args: argparse.Namespace) -> int:
     """``dpclaims audit --scores FILE``: certify scores computed anywhere (see
     :func:`dpclaims.userfiles.load_npz_scores` for the two layouts)."""
-    from .audit import Reference, audit_one_run_scores, audit_scores
     from .privacy import PrivacyClaim
+    from .resources import Limits
     from .userfiles import load_npz_scores
 
-    given = [
-        option
-        for option, value in (
-            ("a mechanism", args.mechanism),
-            ("--d0", args.d0),
-            ("--d1", args.d1),
-            ("--search", args.search),
-            ("--replay", args.replay is not None),
-            ("--save-pair", args.save_pair),
-            ("--checkpoint", args.checkpoint),
-        )
-        if value
-    ]
-    if given:
+    _check_mode(args, "--scores")
+    claim = PrivacyClaim(args.epsilon, args.delta)
+    given = None if args.max_memory_gb is None else args.max_memory_gb * 2**30
+    limit = Limits.checked(max_memory=given).max_memory
+    try:
+        layout, first, second = load_npz_scores(args.scores, max_memory=limit)
+        _check_mode(args, layout)
+        if layout == "one-run":
+            return _audit_one_run_scores(args, claim, first, second)
+        return _audit_multi_run_scores(args, claim, first, second)
+    except MemoryError:
         raise InputError(
-            f"--scores audits scores computed elsewhere; drop {', '.join(given)} (or drop "
-            "--scores to run a mechanism)"
+            f"--scores file {args.scores!r} ran out of memory; audit a random subsample of the "
+            "runs (or canaries), or use a machine with more memory"
+        ) from None
+
+
+def _audit_one_run_scores(args: argparse.Namespace, claim, scores: Any, included: Any) -> int:
+    from .audit import audit_one_run_scores
+
+    if len(scores) < 2:
+        raise InputError(
+            f"--scores file {args.scores!r} holds 1 canary; a one-run audit guesses which "
+            "canaries were included, one in and one out at least: save 2 or more canaries"
         )
-    claim = PrivacyClaim(args.epsilon, args.delta, args.unit or "user", args.relation or "replace")
-    layout, first, second = load_npz_scores(args.scores)
-    if layout == "one-run":
-        if args.figure:
-            raise InputError("--figure draws a multi-run audit's trade-off; drop it for one run")
-        found = audit_one_run_scores(
-            first,
-            second,
-            epsilon=claim.epsilon,
-            delta=claim.delta,
-            confidence=args.confidence,
-            seed=args.seed,
-        )
-        if args.json:
-            _print_json({"scores": args.scores, "layout": layout, **found.to_dict()})
-        else:
-            print(f"scores        {args.scores}: one run, per-canary scores and inclusion")
-            print(found.summary())
-        return 1 if found.verdict == "violation" else 0
+    found = audit_one_run_scores(
+        scores,
+        included,
+        epsilon=claim.epsilon,
+        delta=claim.delta,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
+    if args.json:
+        _print_json({"scores": args.scores, "layout": "one-run", **found.to_dict()})
+    else:
+        print(f"scores        {args.scores}: one run, per-canary scores and inclusion")
+        print(found.summary())
+    return 1 if found.verdict == "violation" else 0
+
+
+def _audit_multi_run_scores(args: argparse.Namespace, claim, s0: Any, s1: Any) -> int:
+    from .audit import Reference, audit_scores
+
     if args.figure:
         from dpclaims.atomic import check_output_file
 
         figure_path = check_output_file(args.figure, "--figure", force=args.force)
     result = audit_scores(
-        first,
-        second,
+        s0,
+        s1,
         claim,
         confidence=args.confidence,
         reference=Reference(epsilon=args.reference),
@@ -348,13 +371,65 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
         figure = write_atomic(figure_path, audit_figure(result))
     if args.json:
         extra = {} if figure is None else {"figure": str(figure)}
-        _print_json({"scores": args.scores, "layout": layout, **result.to_dict(), **extra})
+        _print_json({"scores": args.scores, "layout": "multi-run", **result.to_dict(), **extra})
     else:
         args.mechanism = args.scores
         _print_audit(
             args, "scores of runs without (s0) and with (s1) the canary", result, figure=figure
         )
     return 1 if result.verdict == "violation" else 0
+
+
+_AUDIT_MODES = {
+    "--scores": (
+        ("scores", "epsilon", "delta", "confidence", "seed", "reference", "figure", "force",
+         "max_memory_gb"),
+        "--scores audits scores computed elsewhere",
+        " (or drop --scores to run a mechanism)",
+    ),
+    "multi-run": (
+        ("scores", "epsilon", "delta", "confidence", "reference", "figure", "force",
+         "max_memory_gb"),
+        "scores s0, s1 of independent runs are certified without random draws",
+        "",
+    ),
+    "one-run": (
+        ("scores", "epsilon", "delta", "confidence", "seed", "max_memory_gb"),
+        "one run's canary scores have no trade-off to draw and no exact epsilon to show",
+        "",
+    ),
+    "--replay": (
+        ("mechanism", "epsilon", "delta", "unit", "relation", "threat_model", "canary", "seed",
+         "d0", "d1", "save_pair", "replay", "force"),
+        "--replay runs d0 and d1 on one random stream, without an audit",
+        " (or add --search to audit a pair and replay it)",
+    ),
+}  # fmt: skip
+"""The options each mode of ``dpclaims audit`` reads (besides --json and --debug), what it
+does and how else to run: an option set to other than its default in a mode that does not
+read it is refused (:func:`_check_mode`), never silently ignored."""
+
+
+def _check_mode(args: argparse.Namespace, mode: str) -> None:
+    """Refuse, in one line, the options given that ``mode`` of ``audit`` does not read."""
+    reads, what, instead = _AUDIT_MODES[mode]
+    defaults = vars(_build_parser().parse_args(["audit"]))
+    given = [
+        _option_label(dest, value)
+        for dest, value in vars(args).items()
+        if dest in defaults and dest not in (*reads, "json", "debug") and value != defaults[dest]
+    ]
+    if given:
+        raise InputError(f"{what}; drop {', '.join(given)}{instead}")
+
+
+def _option_label(dest: str, value: Any) -> str:
+    """How an audit option is written on the command line."""
+    if dest == "mechanism":
+        return "a mechanism"
+    if dest == "strict" and value is False:
+        return "--no-strict"
+    return f"--{dest.replace('_', '-')}"
 
 
 def _replay(args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str) -> int:
@@ -780,7 +855,7 @@ def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: 
     if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
     claim_id = header.get("id", args.claim_id)
-    entry = {"id": claim_id, **result, "seed": seed}
+    entry = {"id": claim_id, "kind": header.get("kind"), **result, "seed": seed}
     figure = write_atomic(figure_path, rate_figure(entry))
     if args.json:
         _print_json({**header, "seed": seed, "figure": str(figure), **result})

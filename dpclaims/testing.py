@@ -207,6 +207,8 @@ def _ini(config: Any, name: str, convert: Callable) -> Any:
 def _audit_settings(request: Any) -> dict:
     """trials, confidence, seed and on_weak from the ini options, overridden by the test's
     ``dpclaims_privacy`` marker arguments."""
+    from .errors import InputError
+
     config = request.config
     settings = {
         "trials": _ini(config, "dpclaims_trials", int),
@@ -215,6 +217,11 @@ def _audit_settings(request: Any) -> dict:
         "on_weak": config.getini("dpclaims_on_weak"),
     }
     marker = request.node.get_closest_marker("dpclaims_privacy")
+    if marker is not None and marker.args:
+        raise InputError(
+            f"@pytest.mark.dpclaims_privacy takes keyword arguments only, got {marker.args!r}; "
+            "write e.g. @pytest.mark.dpclaims_privacy(trials=2000)"
+        )
     if marker is not None:
         settings.update(marker.kwargs)
     return settings

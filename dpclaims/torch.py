@@ -176,6 +176,12 @@ class InputCanary:
 
     def pair(self, data: Any, relation: str = "add-remove") -> tuple[Any, Any]:
         """``(d0, d1)``: ``data`` and ``data`` with the canary (neighbours under ``relation``)."""
+        width = _records(data)[0].shape[1]
+        if self.x.size != width:
+            raise InputError(
+                f"InputCanary.x has {self.x.size} features, the data has {width}; pass a canary "
+                f"input of {width} features"
+            )
         return data, _add_record(data, self.x, self.y, relation)
 
     def score(self, model: torch.nn.Module) -> torch.Tensor:

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 from dpclaims import PrivacyClaim, UserDataset, replace_user
 from dpclaims import claims as registry
 from dpclaims.atomic import staged_directory
-from dpclaims.audit import AuditTest, Neighbours, Split, audit
+from dpclaims.audit import AuditTest, Neighbours, Split, audit, one_run_audit
 from dpclaims.claims.checks.murata_suzuki_2023.section6 import Section6
 from dpclaims.cli import main
 from dpclaims.data import RELATIONS, UNITS
@@ -342,6 +342,13 @@ API_CASES = [
         r"belongs to a run with different arguments \(differs in: .*trials",
     ),
     (
+        "one-run-one-canary",
+        lambda t: lambda: one_run_audit(np.array([0.5]), np.array([True]), 1.0),
+        InputError,
+        r"1 canary is too few for the guesses k_plus=1, k_minus=1 \(k_plus and k_minus by "
+        r"default max\(1, m // 10\)\)",
+    ),
+    (
         "section6-seeds-one",
         lambda t: lambda: Section6(seeds=1),
         InputError,
@@ -436,6 +443,9 @@ def _cli_files(tmp_path, results):
     np.savez(tmp_path / "scores-text.npz", s0=np.array(["0.1"] * 30), s1=zeros)
     np.savez(tmp_path / "scores-flags.npz", scores=zeros, included=np.zeros(29, bool))
     np.savez(tmp_path / "scores-flag-values.npz", scores=zeros, included=np.full(30, 2))
+    np.savez(tmp_path / "scores-runs.npz", s0=zeros, s1=zeros)
+    np.savez(tmp_path / "scores-canaries.npz", scores=zeros, included=flags)
+    np.savez(tmp_path / "scores-one.npz", scores=zeros[:1], included=flags[:1])
     (tmp_path / "keep.txt").write_text("mine")  # the folder: keep.txt and src/main.py
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("print('mine')\n")
@@ -552,6 +562,11 @@ CLI_CASES = [
         r"--d0 file 'nox.npz' has no array 'x' \(it holds 'features'\); save the dataset",
     ),
     (
+        "cli-same-data",
+        [*USER, "{d1}"],
+        "--d0 and --d1 hold the same data, so there is nothing to audit; pass as --d1",
+    ),
+    (
         "cli-scores-missing-arrays",
         ["audit", "--scores", "scores-none.npz"],
         r"--scores file 'scores-none.npz' holds neither layout \(it holds 'losses'\); save "
@@ -601,6 +616,38 @@ CLI_CASES = [
         "cli-scores-missing-file",
         ["audit", "--scores", "nosuch.npz"],
         r"cannot read --scores file 'nosuch.npz': No such file or directory",
+    ),
+    (
+        "cli-scores-ignored-option",
+        ["audit", "--scores", "scores-runs.npz", "--method", "gdp", "--trials", "5000"],
+        r"--scores audits scores computed elsewhere; drop --trials, --method \(or drop --scores",
+    ),
+    (
+        "cli-scores-seed",
+        ["audit", "--scores", "scores-runs.npz", "--seed", "3"],
+        "scores s0, s1 of independent runs are certified without random draws; drop --seed",
+    ),
+    (
+        "cli-scores-one-run-figure",
+        ["audit", "--scores", "scores-canaries.npz", "--figure", "f.png"],
+        "one run's canary scores have no trade-off to draw .*; drop --figure",
+    ),
+    (
+        "cli-scores-memory",
+        ["audit", "--scores", "scores-runs.npz", "--max-memory-gb", "1e-6"],
+        r"--scores file 'scores-runs.npz' holds 60 scores, whose audit needs about 1.88 kB of "
+        r"memory, over the limit of 1.05 kB; audit a random subsample",
+    ),
+    (
+        "cli-scores-one-canary",
+        ["audit", "--scores", "scores-one.npz"],
+        r"--scores file 'scores-one.npz' holds 1 canary; a one-run audit guesses",
+    ),
+    (
+        "cli-replay-ignored-option",
+        ["audit", "gaussian", "--replay", "--figure", "f.png", "--checkpoint", "cp"],
+        r"--replay runs d0 and d1 on one random stream, without an audit; drop --checkpoint, "
+        r"--figure \(or add --search",
     ),
     (
         "cli-audit-nothing",

@@ -408,3 +408,18 @@ def test_fixtures_use_the_ini_options_and_marker_arguments(tmp_path):
     assert "FAILED test_claims.py::test_noise_halved_must_fail" in out, out
     assert "privacy claim violated" in out, out
     assert "too weak to gate on: inconclusive: d0 and d1 are the same data" in out, out
+
+
+def test_a_positional_marker_argument_is_refused_not_ignored():
+    """@pytest.mark.dpclaims_privacy(2000) would otherwise run the default trials silently."""
+    from types import SimpleNamespace
+
+    from dpclaims.testing import _audit_settings
+
+    marker = pytest.mark.dpclaims_privacy(2000).mark
+    config = SimpleNamespace(getini=lambda name: "fail" if name == "dpclaims_on_weak" else "1")
+    node = SimpleNamespace(get_closest_marker=lambda name: marker)
+    with pytest.raises(InputError, match=r"keyword arguments only, got \(2000,\).*trials=2000"):
+        _audit_settings(SimpleNamespace(config=config, node=node))
+    marker = pytest.mark.dpclaims_privacy(trials=9).mark
+    assert _audit_settings(SimpleNamespace(config=config, node=node))["trials"] == 9

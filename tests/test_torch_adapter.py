@@ -164,3 +164,9 @@ def test_halved_noise_is_caught_by_the_gradient_canary_audit():
             execution=Execution(progress=False),
         )
         assert r.verdict in verdicts, r.summary()
+
+
+def test_input_canary_of_the_wrong_width_is_one_line():
+    canary = dpt.InputCanary(np.ones(D + 1), y=1.0)
+    with pytest.raises(InputError, match=f"InputCanary.x has {D + 1} features, the data has {D}"):
+        canary.pair(_data())

@@ -287,12 +287,21 @@ def _guess_grid(m: int) -> list[tuple[int, int]]:
 
 def _guess_counts(m: int, k_plus: Any, k_minus: Any) -> tuple[int, int]:
     default = max(1, m // 10)
+    given = [name for name, v in (("k_plus", k_plus), ("k_minus", k_minus)) if v is not None]
     k_plus = default if k_plus is None else k_plus
     k_minus = default if k_minus is None else k_minus
     for name, value in (("k_plus", k_plus), ("k_minus", k_minus)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise InputError(f"{name} must be a non-negative whole number, got {value!r}")
     if k_plus + k_minus < 1 or k_plus + k_minus > m:
+        if len(given) < 2:  # a default is at fault: say so, never as if the caller had set it
+            defaults = " and ".join(n for n in ("k_plus", "k_minus") if n not in given)
+            raise InputError(
+                f"{m} canar{'y is' if m == 1 else 'ies are'} too few for the guesses "
+                f"k_plus={k_plus}, k_minus={k_minus} ({defaults} by default max(1, m // 10)); "
+                f"k_plus + k_minus may not exceed the canaries: audit more canaries or set "
+                f"{defaults}"
+            )
         raise InputError(
             f"need 1 <= k_plus + k_minus <= number of canaries ({m}), got k_plus={k_plus}, "
             f"k_minus={k_minus}"

@@ -1006,10 +1006,11 @@ def _best_test(events: Events, errors: tuple, *, alpha: float, criterion: Criter
 
 def tradeoff_thresholds(scores: np.ndarray, points: int = 101) -> np.ndarray:
     """``-inf`` and the distinct quantiles of ``scores (n,)`` at ``points`` equally spaced levels:
-    (T,) sorted."""
-    return np.concatenate(
-        [[-np.inf], np.unique(np.quantile(scores, np.linspace(0.0, 1.0, points)))]
-    )
+    (T,) sorted.  Between scores near ±1e308 the interpolated quantile overflows to ±inf, a
+    threshold as good as any there."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        levels = np.quantile(scores, np.linspace(0.0, 1.0, points))
+    return np.concatenate([[-np.inf], np.unique(levels)])
 
 
 def tradeoff_curve(

@@ -419,6 +419,21 @@ def _where(paper: Paper) -> str:
     return f"{paper.file} ({paper.source})"
 
 
+def _check_module_unshared(paper: Paper, earlier: Iterable[Paper]) -> None:
+    """Two registry folders' papers may not name one experiments module: Python imports a
+    module name once, so the second folder's module would never run (``new-paper a-b`` and
+    ``new-paper a_b`` both write ``a_b_experiments``)."""
+    if paper.folder is None:
+        return
+    for other in earlier:
+        if other.experiments == paper.experiments and other.folder not in (None, paper.folder):
+            raise ClaimsFileError(
+                f"papers {other.id!r} ({other.folder}) and {paper.id!r} ({paper.folder}) both "
+                f"name the experiments module {paper.experiments!r}, which Python imports only "
+                f"once; rename one module (and its 'experiments' field in {paper.file.name})"
+            )
+
+
 @dataclass(frozen=True)
 class Registry:
     """Papers and claims of some sources; build it with :meth:`discover` or :meth:`from_folders`.
@@ -451,6 +466,7 @@ class Registry:
                         f"paper id {paper.id!r} is defined twice: in {_where(papers[paper.id])} "
                         f"and in {_where(paper)}; rename one of them"
                     )
+                _check_module_unshared(paper, papers.values())
                 papers[paper.id] = paper
                 for claim in file_claims:
                     if claim.id in claims:

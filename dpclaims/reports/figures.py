@@ -27,6 +27,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
 from ..verdicts import UNCHECKED  # noqa: E402
+from .text import SUMMARY_FIGURE  # noqa: E402
 
 __all__ = [
     "SUMMARY_FIGURE",
@@ -38,8 +39,6 @@ __all__ = [
     "section6_figure",
 ]
 
-SUMMARY_FIGURE = "summary"
-"""Key (and file stem) of the summary figure among the claim figures."""
 
 _DPI = 100
 _COLORS = {
@@ -51,16 +50,31 @@ _COLORS = {
 }
 
 
-def _plain_text(draw: Callable[..., bytes]) -> Callable[..., bytes]:
-    """Draw with mathtext off: ids, parameters and claims come from users, and a ``$`` in one
-    is text, never a formula matplotlib fails to parse."""
+_MEASURED = {
+    "excess_risk": "excess risk (or distance)",
+    "utility": "utility (gradient norm)",
+    "complexity": "cost (gradients, rounds or time)",
+    "lower_bound": "error",
+}
+"""What a rate claim's sweep measures, by the claim's kind: the y axis of its figure."""
+
+
+def _mathtext(draw: Callable[..., bytes]) -> Callable[..., bytes]:
+    """Draw with mathtext on, whatever the user's matplotlibrc says: the log axes' tick labels
+    are formulas (``$\\mathdefault{10^{2}}$``); user text is kept literal by :func:`_literal`."""
 
     @functools.wraps(draw)
     def drawn(*args: Any, **kwargs: Any) -> bytes:
-        with plt.rc_context({"text.parse_math": False}):
+        with plt.rc_context({"text.parse_math": True}):
             return draw(*args, **kwargs)
 
     return drawn
+
+
+def _literal(text: Any) -> str:
+    """``text`` drawn as written: ids, parameters and claims come from users, and each ``$`` in
+    them is escaped, so matplotlib never reads a formula there (nor fails to parse one)."""
+    return str(text).replace("$", r"\$")
 
 
 def _png(fig: Any) -> bytes:
@@ -73,12 +87,14 @@ def _png(fig: Any) -> bytes:
 def _title(ax: Any, entry: Mapping[str, Any]) -> None:
     """Claim (or part) id and verdict above the axes, wrapped onto two lines when long."""
     text = textwrap.fill(f"{entry['id']} — {entry['verdict']}", width=60)
-    ax.set_title(text, fontsize=9.5, color=_COLORS.get(entry["verdict"], "black"), loc="left")
+    ax.set_title(
+        _literal(text), fontsize=9.5, color=_COLORS.get(entry["verdict"], "black"), loc="left"
+    )
     if "\n" in text:
         ax.figure.subplots_adjust(top=ax.figure.subplotpars.top - 0.045)
 
 
-@_plain_text
+@_mathtext
 def rate_figure(entry: Mapping[str, Any]) -> bytes:
     """Log-log sweep of a rate claim's entry (type ``"rate"``), as PNG bytes."""
     evidence = entry["evidence"]
@@ -132,8 +148,10 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
             anchor * (grid / math.exp(log_centre)) ** check["expected"],
             "--",
             color="#c62828",
-            label=f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
-            f"({check.get('bound', 'order')}, margin {check['margin']:g})",
+            label=_literal(
+                f"claimed {check.get('claimed') or format(check['expected'], 'g')} "
+                f"({check.get('bound', 'order')}, margin {check['margin']:g})"
+            ),
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -141,15 +159,15 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
         values, [f"{v:g}" for v in values], fontsize=8
     )  # the grid itself, never crowded minor labels
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(sweep["param"])
-    ax.set_ylabel("error")
+    ax.set_xlabel(_literal(sweep["param"]))
+    ax.set_ylabel(_MEASURED.get(entry.get("kind"), "error returned by the experiment"))
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="best")
     _title(ax, entry)
     return _png(fig)
 
 
-@_plain_text
+@_mathtext
 def audit_figure(entry: Any) -> bytes:
     """Trade-off plot of a privacy audit as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
 
@@ -179,7 +197,7 @@ _SECTION6_STYLE = {
 }
 
 
-@_plain_text
+@_mathtext
 def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     """DIFF2 paper Fig. 1/2 layout: a row per dataset, a column per metric; mean ± std over seeds
     against the communication round, log scale, the paired t-test's p-value and the seeds in each
@@ -210,9 +228,11 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
             test = summary["tests"][metric]
             ax.set_yscale("log")
             ax.set_title(
-                f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, "
-                f"{summary['setup']['seeds']} seeds"
-                f"{' (DIFF2-GD wins)' if test['wins'] else ''}",
+                _literal(
+                    f"{name}: {_SECTION6_LABELS[metric]}\np = {test['pvalue']:.3g}, "
+                    f"{summary['setup']['seeds']} seeds"
+                    f"{' (DIFF2-GD wins)' if test['wins'] else ''}"
+                ),
                 fontsize=9,
                 loc="left",
             )
@@ -245,7 +265,7 @@ def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
     return None
 
 
-@_plain_text
+@_mathtext
 def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
     """Claimed ε vs certified lower bound for every checked audit entry; None when there is none.
 
@@ -281,7 +301,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
     ax.scatter(
         claimed, rows, marker="|", s=220, linewidths=2, color="black", zorder=4, label="claimed ε"
     )
-    ax.set_yticks(rows, [e["id"] for e in audits], fontsize=8)
+    ax.set_yticks(rows, [_literal(e["id"]) for e in audits], fontsize=8)
     ax.set_ylim(-0.6, len(audits) - 0.4)
     ax.set_xlim(0, 1.08 * float(np.nanmax(np.concatenate([claimed, lowers]))))
     ax.set_xlabel("ε")

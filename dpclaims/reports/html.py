@@ -199,7 +199,7 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
     Parameters
     ----------
     results : a results document (or its validated JSON object)
-    figures : claim id (or ``"summary"``) -> PNG bytes, embedded as data URIs
+    figures : claim id (or ``SUMMARY_FIGURE``) -> PNG bytes, embedded as data URIs
 
     Returns
     -------

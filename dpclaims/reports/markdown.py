@@ -170,7 +170,7 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     Parameters
     ----------
     results : a results document (or its validated JSON object)
-    figures : claim id (or ``"summary"``) -> figure path relative to the report
+    figures : claim id (or ``SUMMARY_FIGURE``) -> figure path relative to the report
 
     Returns
     -------

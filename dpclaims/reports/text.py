@@ -14,6 +14,7 @@ from ..results import VERDICTS, Results
 from ..results.display import plural
 
 __all__ = [
+    "SUMMARY_FIGURE",
     "figure_name",
     "counts_line",
     "settings_rows",
@@ -38,14 +39,25 @@ VERDICT_LABELS = {
 MAX_FIGURE_STEM = 80
 """The longest figure file name (without the suffix) taken from an id as it is."""
 
+SUMMARY_FIGURE = "[summary]"
+"""Key of the summary chart among the claim figures, drawn as ``summary.png``: no claim id
+holds ``[`` (:data:`~dpclaims.claims.model.CLAIM_ID_PATTERN`) and no part id
+(``"<claim id> [<part>]"``) starts with one, and a claim ``summary`` gets another file name."""
+
+_SUMMARY_FILE = "summary.png"
+
 
 def figure_name(claim_id: str) -> str:
     """File name of a claim's figure: the id with ``.png`` when it is at most
     :data:`MAX_FIGURE_STEM` characters of ``[A-Za-z0-9._-]`` not starting with a dot; else its
     first such characters (anything else replaced by ``_``) and a digest of the whole id, so
-    that two ids never share a file and a name stays short."""
+    that two ids never share a file and a name stays short.  :data:`SUMMARY_FIGURE` is
+    ``summary.png``, which no id gets."""
+    if claim_id == SUMMARY_FIGURE:
+        return _SUMMARY_FILE
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", claim_id)
-    if safe == claim_id and len(safe) <= MAX_FIGURE_STEM and not safe.startswith("."):
+    fits = len(safe) <= MAX_FIGURE_STEM and not safe.startswith(".")
+    if safe == claim_id and fits and f"{safe}.png" != _SUMMARY_FILE:
         return f"{safe}.png"
     digest = hashlib.sha256(claim_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{safe.lstrip('.')[: MAX_FIGURE_STEM - 13]}-{digest}.png"

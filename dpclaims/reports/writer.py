@@ -49,7 +49,7 @@ def _draw(piece: Mapping[str, Any]) -> bytes | str:
 def render_figures(
     results: Results | Mapping[str, Any], workers: int | None = 1
 ) -> dict[str, bytes]:
-    """Claim id (or part id, and ``"summary"``) -> PNG bytes, for every checked audit and rate.
+    """Claim id (or part id, and ``SUMMARY_FIGURE``) -> PNG bytes, for every checked audit and rate.
 
     ``workers`` other than 1 draws many figures in parallel (None: all cores); the
     bytes do not depend on it.  A figure that cannot be drawn is left out with a warning

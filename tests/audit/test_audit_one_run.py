@@ -106,3 +106,11 @@ def test_one_run_bad_input():
         one_run_audit(np.zeros(10), np.zeros(10, bool), 0.0)
     with pytest.raises(MechanismError, match="shape"):
         one_run(lambda included, rng: np.zeros(3), 10, 1.0)
+
+
+def test_too_few_canaries_for_the_default_guesses_says_they_are_defaults():
+    """One canary: the message names the default guesses as defaults, never as if set."""
+    with pytest.raises(InputError, match=r"k_plus and k_minus by default max\(1, m // 10\)"):
+        one_run_audit(np.array([0.5]), np.array([True]), 1.0)
+    with pytest.raises(InputError, match=r"got k_plus=3, k_minus=3"):
+        one_run_audit(np.zeros(5), np.zeros(5, bool), 1.0, k_plus=3, k_minus=3)

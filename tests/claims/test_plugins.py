@@ -200,3 +200,20 @@ def test_new_paper_never_writes_into_a_folder_with_files(tmp_path, capsys):
     assert main(["new-paper", "bad id!", str(tmp_path / "x")]) == 2
     assert "ID must start with a letter or digit" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_two_registries_naming_one_experiments_module_are_refused(tmp_path, capsys):
+    """new-paper a-b and new-paper a_b both write a_b_experiments: Python would import only the
+    first, so the second paper's claims would be listed checkable and then fail to run."""
+    first, second = tmp_path / "dash", tmp_path / "under"
+    assert main(["new-paper", "plugtest-a-b", str(first)]) == 0
+    assert main(["new-paper", "plugtest_a_b", str(second)]) == 0
+    capsys.readouterr()
+    for command in (["list"], ["verify", "--quiet", "--out", str(tmp_path / "report")]):
+        argv = [*command, "--registry", str(first), "--registry", str(second)]
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1 and "checkable" not in captured.out
+        assert "both name the experiments module 'plugtest_a_b_experiments'" in captured.err
+    assert not (tmp_path / "report").exists()
+    assert main(["list", "--registry", str(second)]) == 0  # each registry alone is fine

@@ -113,3 +113,75 @@ def test_markdown_and_html_escape_claim_text(make_results, audit_entry, rate_ent
     assert "is &lt;private&gt; &amp; fine" in html and "<private>" not in html
     assert html.count("data:image/png;base64,") == 1
     assert json.dumps(doc.to_json())  # the renderers left the document serialisable
+
+
+def _drawn(monkeypatch, draw, entry):
+    """The matplotlib figure ``draw(entry)`` makes, drawn (instead of its PNG bytes)."""
+    from dpclaims.reports import figures
+
+    made = []
+    monkeypatch.setattr(figures, "_png", made.append)
+    draw(entry)
+    (fig,) = made
+    fig.canvas.draw()
+    return fig
+
+
+def _shown(text) -> str:
+    """What matplotlib draws for a Text (or a title's string, drawn with mathtext on): its
+    string, or a marker when it renders a formula."""
+    from matplotlib import cbook
+
+    string = text if isinstance(text, str) else text.get_text()
+    parsed = isinstance(text, str) or text.get_parse_math()
+    if parsed and cbook.is_math_text(string):
+        return "<formula>"
+    return string.replace(r"\$", "$")
+
+
+def test_log_axes_draw_their_tick_labels_as_numbers_and_user_text_literally(
+    monkeypatch, make_claim, audit_entry
+):
+    """Tick labels of log axes are formulas drawn as 10^k, never their source text, while a
+    ``$`` in an id, a parameter or a claimed rate is drawn as written; the y axis names what
+    is measured."""
+    entry = make_claim("p.$x$.rate", kind="excess_risk").to_json()
+    entry["evidence"]["sweep"]["param"] = "$n$"
+    entry["evidence"]["check"]["claimed"] = "O($n^{-1}$)"
+    fig = _drawn(monkeypatch, rate_figure, entry)
+    ax = fig.axes[0]
+    ticks = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert ticks and all(_shown(t) == "<formula>" for t in ticks)
+    renderer = fig.canvas.get_renderer()
+    assert max(t.get_window_extent(renderer).width for t in ticks) < 60  # not the source's width
+    assert _shown(ax.get_title(loc="left")) == "p.$x$.rate — consistent"
+    assert _shown(ax.xaxis.label) == "$n$"
+    assert ax.get_ylabel() == "excess risk (or distance)"
+    legend = [_shown(t) for t in ax.get_legend().get_texts()]
+    assert "claimed O($n^{-1}$) (order, margin 0.1)" in legend
+    audit = audit_entry().to_json()
+    audit["id"] = "a.$\\alpha_{$"
+    ax = _drawn(monkeypatch, audit_figure, audit).axes[0]
+    assert all(_shown(t) == "<formula>" for t in ax.get_xticklabels() if t.get_text())
+    assert _shown(ax.get_title(loc="left")) == "a.$\\alpha_{$ — consistent"
+    fig = _drawn(monkeypatch, summary_figure, [audit])
+    assert [_shown(t) for t in fig.axes[0].get_yticklabels()] == ["a.$\\alpha_{$"]
+
+
+def test_a_claim_named_summary_keeps_its_figure_beside_the_summary_chart(
+    tmp_path, make_claim, make_results, audit_record
+):
+    from dpclaims.reports import write_report
+
+    claim = make_claim("summary", kind="privacy", type="audit", evidence=audit_record())
+    write_report(make_results([claim]), tmp_path / "out")
+    figures = tmp_path / "out" / "figures"
+    names = sorted(p.name for p in figures.iterdir())
+    assert len(names) == 2 and names[0] == figure_name("summary") != "summary.png"
+    assert names[1] == "summary.png"
+    assert (figures / names[0]).read_bytes() != (figures / names[1]).read_bytes()
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert markdown.count("(figures/summary.png)") == 1
+    assert markdown.count(f"(figures/{names[0]})") == 1
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert html.count("figure for summary") == 1 and html.count("over all audits") == 1
