@@ -113,3 +113,45 @@ def test_markdown_and_html_escape_claim_text(make_results, audit_entry, rate_ent
     assert "is &lt;private&gt; &amp; fine" in html and "<private>" not in html
     assert html.count("data:image/png;base64,") == 1
     assert json.dumps(doc.to_json())  # the renderers left the document serialisable
+
+
+def test_ambiguities_and_reconstructions_section(make_results, make_claim, audit_entry):
+    """Every claim's caveat is a row of the section, with its claim and kind in words; a claim
+    without one adds none, and a report of claims without caveats has no section."""
+    caveats = [
+        {"kind": "ambiguity", "text": "line 4 draws xi per step; the proof draws it once"},
+        {"kind": "reconstruction", "text": "the budget split is the spec's"},
+    ]
+    doc = make_results(
+        [
+            audit_entry(),
+            make_claim("x.amb", caveats=caveats),
+            make_claim("x.err", caveats=[{"kind": "erratum", "text": "eq. (3) drops a 1/2"}]),
+        ]
+    )
+    md = render_markdown(doc, {})
+    section = md.split("## Ambiguities and reconstructions\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [
+        "| `x.amb` | ambiguity of the paper | line 4 draws xi per step; the proof draws it once |",
+        "| `x.amb` | reconstruction by the specification | the budget split is the spec's |",
+        "| `x.err` | erratum of the paper | eq. (3) drops a 1/2 |",
+    ]
+    html = render_html(doc, {})
+    table = html.split('<h2 id="caveats">Ambiguities and reconstructions</h2>', 1)[1]
+    table = table.split("</table>", 1)[0]
+    assert table.count("<tr>") == 4 and '<a href="#claim-x.err">x.err</a>' in table
+    assert "erratum of the paper</td><td>eq. (3) drops a 1/2</td>" in table
+    plain = make_results([audit_entry()])
+    assert "Ambiguities" not in render_markdown(plain, {}) + render_html(plain, {})
+
+
+def test_results_without_caveats_still_load(results):
+    """A results.json written before claims carried caveats loads, with none."""
+    from dpclaims.results import Results, validate_results
+
+    data = results.to_json()
+    for entry in data["claims"]:
+        del entry["caveats"]
+    validate_results(data)
+    assert all(entry.caveats == () for entry in Results.from_json(data).claims)
