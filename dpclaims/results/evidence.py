@@ -128,12 +128,12 @@ class AuditEvidence(Evidence):
 
     @property
     def epsilon(self) -> float:
-        """The claimed ε."""
+        """The audited ε: the claim's, or the bound :attr:`bound` names."""
         return self.record["epsilon"]
 
     @property
     def delta(self) -> float:
-        """The claimed δ."""
+        """The audited δ: the claim's, or the bound :attr:`bound` names."""
         return self.record["delta"]
 
     @property
