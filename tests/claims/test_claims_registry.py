@@ -16,7 +16,7 @@ from dpclaims.errors import InputError
 
 COUNTS = {
     "lowy-liu-asi-2024": 33,
-    "ghazi-et-al-2023": 40,
+    "ghazi-et-al-2023": 41,
     "choquette-choo-et-al-2024": 25,
     "pure-dp-heavy-tails": 24,
     "murata-suzuki-2023": 29,
