@@ -4,6 +4,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from html import escape
 
 import numpy as np
 import pytest
@@ -155,3 +156,30 @@ def test_results_without_caveats_still_load(results):
         del entry["caveats"]
     validate_results(data)
     assert all(entry.caveats == () for entry in Results.from_json(data).claims)
+
+
+def test_a_derived_bound_is_never_printed_as_claimed():
+    """Issue 36: an LLA24 privacy result audits the paper's (2, 1e-5) and the halt bit's bound
+    derived here (≈ 0.2); report.md, report.html and the key figure print the derived one as
+    "derived bound, not the paper's", never as "claimed", and the paper's as claimed."""
+    from dpclaims import claims
+    from dpclaims.claims.run import run_claims
+    from dpclaims.execution import Execution
+
+    doc = run_claims(
+        [claims.get("lla24.alg1.privacy")], execution=Execution(backend="serial"), confirm=False
+    )
+    (entry,) = doc.claims
+    parts = {piece.part_name: piece for piece in entry.parts()}
+    derived = f"{parts['derived'].evidence.epsilon:g}"
+    assert derived.startswith("0.1999") and parts["derived"].evidence.bound
+    label = "derived bound, not the paper's"
+    md, html = render_markdown(doc, {}), render_html(doc, {})
+    for text in (md, html, entry.key_figure(), parts["derived"].key_figure()):
+        assert f"claimed {derived}" not in text and f"claimed ({derived}" not in text
+    assert f"| audited bound | {label}: ({derived}, 1e-05)-DP" in md
+    assert (
+        f"vs {label}: {derived} " in md and f"({label}: {derived})" in parts["derived"].key_figure()
+    )
+    assert f"<td>audited bound</td><td>{escape(label)}: ({derived}, 1e-05)-DP" in html
+    assert "| claim | (2, 1e-05)-DP, user level, replace |" in md and "vs claimed 2 " in md
