@@ -271,14 +271,16 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
     out += [
         '<h2 id="all">All claims</h2>',
         '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound '
-        "on ε exceeds the claimed ε; a rate claim is <em>inconsistent</em> when the fitted "
+        "on ε exceeds the ε it is audited against: the claimed ε, or a bound named as what it "
+        "is (a derived bound, not the paper's, is never called claimed); a rate claim is "
+        "<em>inconsistent</em> when the fitted "
         "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
         "the interval is too wide to decide.</p>",
         "<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key "
         f"figure</th></tr>{rows}</table>",
     ]
     if SUMMARY_FIGURE in figures:
-        out.append(_img(figures[SUMMARY_FIGURE], "claimed vs certified epsilon over all audits"))
+        out.append(_img(figures[SUMMARY_FIGURE], "audited vs certified epsilon over all audits"))
     for paper in results.papers:
         mine = [e for e in claims if e.paper == paper["id"]]
         checked = sum(e.checked for e in mine)

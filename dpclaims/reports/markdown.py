@@ -232,9 +232,11 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     lines += [
         "## All claims",
         "",
-        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the "
-        "claimed ε; a rate claim is *inconsistent* when the fitted exponent's interval excludes "
-        "the claimed exponent ± margin, *inconclusive* when the interval is too wide to decide. "
+        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the ε "
+        "it is audited against: the claimed ε, or a bound named as what it is (a derived bound, "
+        "not the paper's, is never called claimed); a rate claim is *inconsistent* when the "
+        "fitted exponent's interval excludes the claimed exponent ± margin, *inconclusive* when "
+        "the interval is too wide to decide. "
         "Claims without an experiment are listed as not checkable, with the reason.",
         "",
         "| claim | paper | kind | verdict | key figure |",
@@ -247,7 +249,7 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     ]
     lines.append("")
     if SUMMARY_FIGURE in figures:
-        lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
+        lines += [f"![audited vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results.papers:
         mine = [e for e in claims if e.paper == paper["id"]]
         checked = sum(e.checked for e in mine)
