@@ -68,9 +68,9 @@ from dpclaims.targets.pure_dp_heavy_tails import (
 
 AUDIT_TRIALS = Budget(quick=20_000, standard=200_000, full=400_000)
 TIGHT_TRIALS = Budget(quick=150_000, standard=400_000, full=800_000)
-"""Trials of the pair that attains Algorithm 7's bound: its leakage above eps/2 sits in outputs of small
-probability, so certifying 0.8x its exact eps 0.625 takes ~1.5e5 trials (0.81-0.83x at seeds
-0-3, about 5 s)."""
+"""Trials of the pair that attains Algorithm 7's bound: its leakage above eps/2 sits in outputs
+of small probability, so certifying 0.8x its exact eps 0.625 takes ~1.5e5 trials (0.81-0.83x at
+seeds 0-3, about 5 s)."""
 W10 = Ball.centered(1, 10.0)
 GRID_POINTS = Budget(quick=4, standard=5)
 """Points of every geometric n grid."""
