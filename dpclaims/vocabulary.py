@@ -12,7 +12,8 @@ spelt out again.
   and for raw arrays also ``query`` and ``unchecked``;
 * :class:`Bound` — the direction of a claimed rate: O(·), Ω(·) or Θ(·); :class:`Limit` — the
   limit a variable goes to;
-* :class:`ClaimKind` — what a claim is about;
+* :class:`ClaimKind` — what a claim is about; :class:`CaveatKind` — what a claim's caveat
+  records (an ambiguity or erratum of the paper, a reconstruction by its specification);
 * :class:`Budget` — how large a claim's experiment is (``quick`` < ``standard`` < ``full``);
 * :class:`Fit` — how a rate sweep fits its power law (an audit's methods are objects with
   their behaviour, named in :data:`dpclaims.audit.methods.METHODS`);
@@ -41,6 +42,8 @@ __all__ = [
     "LIMITS",
     "ClaimKind",
     "KINDS",
+    "CaveatKind",
+    "CAVEAT_KINDS",
     "Budget",
     "BUDGETS",
     "Fit",
@@ -121,6 +124,28 @@ class ClaimKind(StrEnum):
 
 
 KINDS: tuple[ClaimKind, ...] = tuple(ClaimKind)
+
+
+class CaveatKind(StrEnum):
+    """What a claim's caveat records: an ambiguity of the paper (two readings of its text), an
+    erratum of the paper (a typo, garbling or gap), or a reconstruction by the paper's
+    specification (a value or step the paper leaves blank, filled in by the spec's authors)."""
+
+    AMBIGUITY = "ambiguity"
+    ERRATUM = "erratum"
+    RECONSTRUCTION = "reconstruction"
+
+    @property
+    def label(self) -> str:
+        """The caveat's kind in a report's words."""
+        return {
+            "ambiguity": "ambiguity of the paper",
+            "erratum": "erratum of the paper",
+            "reconstruction": "reconstruction by the specification",
+        }[self.value]
+
+
+CAVEAT_KINDS: tuple[CaveatKind, ...] = tuple(CaveatKind)
 
 
 class Budget(StrEnum):

@@ -195,12 +195,15 @@ class AuditResult:
                 )
         return line
 
-    def headline(self) -> str:
+    def headline(self, *, bound: str = "") -> str:
         """One line for a report: the bound against the claim, the ceiling, the exact ε when
-        known, the reach, and what else the reader must know (a claim's ``summary``)."""
+        known, the reach, and what else the reader must know (a claim's ``summary``).
+        ``bound`` names the audited ε when it is not the claim's own (e.g. ``"derived bound,
+        not the paper's"``); it is printed in place of "claimed"."""
         label = "certified" if self.certified else "estimated (not certified)"
+        against = f"{bound}:" if bound else "claimed"
         line = (
-            f"{label} eps >= {format_epsilon(self.epsilon_lower)} vs claimed "
+            f"{label} eps >= {format_epsilon(self.epsilon_lower)} vs {against} "
             f"{self.epsilon:g} (ceiling {format_epsilon(self.ceiling)}"
         )
         if self.reference_epsilon is not None:

@@ -19,12 +19,14 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError
-from ..vocabulary import BOUNDS, KINDS, LIMITS, Bound
+from ..vocabulary import BOUNDS, CAVEAT_KINDS, KINDS, LIMITS, Bound, CaveatKind
 
 __all__ = [
     "KINDS",
     "BOUNDS",
     "LIMITS",
+    "CAVEAT_KINDS",
+    "Caveat",
     "Paper",
     "Claim",
     "RateClaim",
@@ -168,6 +170,19 @@ class RateClaim:
         }
 
 
+@dataclass(frozen=True)
+class Caveat:
+    """A claim's caveat: an ambiguity or erratum of the paper, or a reconstruction by its
+    specification (``kind``, one of :data:`CAVEAT_KINDS`), and what it is (``text``)."""
+
+    kind: CaveatKind
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready fields."""
+        return {"kind": str(self.kind), "text": self.text}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Paper:
     """One paper of the registry: its ``[paper]`` table and where it was found.
@@ -237,6 +252,9 @@ class Claim:
         quantity), with ``tested`` (what is tested) and ``why``.
     tested, why : str
         Required with ``tested_exponents``; printed in the report.
+    caveats : tuple of Caveat
+        The paper's ambiguities and errata, and the specification's reconstructions, that bear
+        on the claim (listed in the report's "Ambiguities and reconstructions").
     extra : Mapping[str, Any]
         Other fields the spec gives (e.g. ``confidence``).
     """
@@ -259,12 +277,14 @@ class Claim:
     tested_exponents: Mapping[str, float] = field(default_factory=dict)
     tested: str = ""
     why: str = ""
+    caveats: tuple[Caveat, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problem = claim_id_problem(self.id)
         if problem is not None:
             raise InputError(problem)
+        object.__setattr__(self, "caveats", tuple(self.caveats))
         for name in ("exponents", "symbolic_exponents", "limits", "tested_exponents", "extra"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
@@ -396,5 +416,6 @@ class Claim:
             "tested_exponents": dict(self.tested_exponents),
             "tested": self.tested or None,
             "why": self.why or None,
+            "caveats": [caveat.to_dict() for caveat in self.caveats],
             "extra": dict(self.extra),
         }

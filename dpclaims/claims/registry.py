@@ -34,6 +34,8 @@ File layout (see any ``*.toml`` in this folder)::
     tested_exponents = {n = 0.0}         # optional: what the experiment tests instead, with
     tested = "..."                       #   what is tested (printed in the report)
     why = "..."                          #   and why
+    caveats = [{kind = "erratum", text = "..."}]  # optional: the paper's ambiguities and
+                                         #   errata, the spec's reconstructions (CAVEAT_KINDS)
     checkable = false                    # optional, with `reason`: context-only claims
     reason = "..."
     confidence = "high"                  # any other scalar field is kept in Claim.extra
@@ -56,7 +58,17 @@ from typing import Any
 
 from ..errors import InputError, check_choice
 from ..userfiles import regular_file_problem
-from .model import BOUNDS, KINDS, LIMITS, Claim, Paper, claim_id_problem
+from .model import (
+    BOUNDS,
+    CAVEAT_KINDS,
+    KINDS,
+    LIMITS,
+    Caveat,
+    CaveatKind,
+    Claim,
+    Paper,
+    claim_id_problem,
+)
 from .plugins import Source, module_origin, sources
 
 __all__ = [
@@ -84,6 +96,7 @@ _STRUCTURED_FIELDS = (
     "tested_exponents",
     "tested",
     "why",
+    "caveats",
 )
 _PAPER_FIELDS = {  # name -> required
     "id": True,
@@ -260,6 +273,33 @@ def _rate_fields(
     return out
 
 
+def _caveats(table: dict[str, Any], path: Path, where: str) -> tuple[Caveat, ...]:
+    """The field ``caveats``: a list of ``{kind = ..., text = ...}`` tables."""
+    value = table.get("caveats", [])
+    example = '[{kind = "erratum", text = "..."}]'
+    if not isinstance(value, list):
+        raise _fail(path, where, f"field 'caveats' must be a list like {example}, got {value!r}")
+    out = []
+    for number, entry in enumerate(value, 1):
+        if not isinstance(entry, dict) or set(entry) != {"kind", "text"}:
+            raise _fail(
+                path,
+                where,
+                f"field 'caveats' entry {number} must be a table like "
+                f"{example[1:-1]}, got {entry!r}",
+            )
+        if entry["kind"] not in CAVEAT_KINDS:
+            raise _fail(
+                path,
+                where,
+                f"field 'caveats' entry {number}: kind must be one of "
+                f"{', '.join(CAVEAT_KINDS)}, got {entry['kind']!r}",
+            )
+        text = _text(entry, "text", path, f"{where}, field 'caveats' entry {number}")
+        out.append(Caveat(CaveatKind(entry["kind"]), text))
+    return tuple(out)
+
+
 def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
     where = f"claim #{index + 1}"
     if not isinstance(table, dict):
@@ -300,6 +340,7 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
         uncheckable_reason=reason,
         implemented=implemented,
         **rate,
+        caveats=_caveats(table, path, where),
         extra=extra,
     )
 

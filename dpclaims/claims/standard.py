@@ -56,7 +56,9 @@ class AuditExperiment:
     ``reference_epsilon`` is what an exact implementation should reach (a spec's
     §7(a) value), reported beside the certified bound and the audit's ceiling; it does
     not change the verdict.  ``reference_note`` says where it comes from, or why there
-    is none (every packaged audit gives one or the other).
+    is none (every packaged audit gives one or the other).  ``bound`` names the target's
+    (ε, δ) when it is not the paper's claim as stated, e.g. ``"derived bound, not the
+    paper's"`` or ``"the paper's eq. (9)"``: reports print it in place of "claimed".
     """
 
     build: Callable[[], AuditTarget]
@@ -66,6 +68,7 @@ class AuditExperiment:
     reference_epsilon: float | None = None
     note: str = ""
     reference_note: str = ""
+    bound: str = ""
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from dpclaims.target import AuditTarget
@@ -91,8 +94,9 @@ class AuditExperiment:
             execution=replace(execution, progress=False),
             reference=Reference(epsilon=self.reference_epsilon, note=self.reference_note),
         )
-        summary = result.headline()
-        evidence = AuditEvidence({**result.to_dict(), "note": self.note})
+        summary = result.headline(bound=self.bound)
+        bound = {"bound": self.bound} if self.bound else {}
+        evidence = AuditEvidence({**result.to_dict(), **bound, "note": self.note})
         return Outcome("audit", result.verdict, summary, evidence)
 
 

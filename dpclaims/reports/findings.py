@@ -1,7 +1,8 @@
-"""The reader's first pages of a report: tests run, and the labels a reader may not know.
+"""The reader's first pages of a report: tests run, caveats, and the labels a reader may not know.
 
 Plain text shared by the Markdown and HTML writers: how many tests ran with the false
-findings chance alone would give, and a glossary of the specs' internal labels (RT-8, §7(a),
+findings chance alone would give, the claims' caveats (the papers' ambiguities and errata, the
+specifications' reconstructions), and a glossary of the specs' internal labels (RT-8, §7(a),
 Q2, ...) that occur in the report.  Which claims are findings, why a claim was not decided and
 the paragraph of evidence of a finding come from the results themselves
 (:meth:`~dpclaims.results.Results.findings`, :meth:`~dpclaims.results.ClaimResult.why_undecided`,
@@ -14,8 +15,16 @@ import re
 from collections.abc import Iterator
 
 from ..results import Results
+from ..vocabulary import CaveatKind
 
-__all__ = ["multiplicity_text", "glossary"]
+__all__ = ["multiplicity_text", "glossary", "caveat_rows", "CAVEATS_INTRO"]
+
+CAVEATS_INTRO = (
+    "Where a paper can be read two ways, where its text is wrong or garbled, and where the "
+    "paper's specification filled in what the paper leaves blank: each bears on the claim named, "
+    "whose experiment follows the reading given."
+)
+"""The sentence under the report's "Ambiguities and reconstructions" heading."""
 
 _SPECS = (
     "000 Lowy-Liu-Asi, 001 Ghazi et al., 002 Choquette-Choo-Ganesh-Thakurta, "
@@ -138,3 +147,12 @@ def glossary(results: Results) -> list[tuple[str, str]]:
     """(term, meaning) of every internal label that occurs in the report's text."""
     text = "\n".join(_texts(results))
     return [(term, meaning) for pattern, term, meaning in _GLOSSARY if re.search(pattern, text)]
+
+
+def caveat_rows(results: Results) -> list[tuple[str, str, str]]:
+    """(claim id, kind in words, text) of every claim's caveat, in claim order."""
+    return [
+        (entry.id, CaveatKind(caveat["kind"]).label, caveat["text"])
+        for entry in results.claims
+        for caveat in entry.caveats
+    ]

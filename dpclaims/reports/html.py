@@ -1,7 +1,8 @@
 """``report.html``: one self-contained page (inline CSS, base64 PNG figures, no script or network).
 
 Same order as ``report.md``: confirmed findings, what could not be decided and why, tests run and
-false findings expected by chance, a glossary of internal labels, then every claim.
+false findings expected by chance, the papers' ambiguities and errata and the specifications'
+reconstructions, a glossary of internal labels, then every claim.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from ..results import VERDICTS, ClaimResult, Results
 from ..verdicts import NOT_RUN
 from .figures import SUMMARY_FIGURE
-from .findings import glossary, multiplicity_text
+from .findings import CAVEATS_INTRO, caveat_rows, glossary, multiplicity_text
 from .text import VERDICT_LABELS, counts_line, plural, settings_rows
 
 __all__ = ["render_html"]
@@ -193,6 +194,23 @@ def _undecided_html(results: Results) -> list[str]:
     return out
 
 
+def _caveats_html(results: Results) -> list[str]:
+    """The claims' caveats, one row each (nothing when no claim has one)."""
+    rows = caveat_rows(results)
+    if not rows:
+        return []
+    body = "".join(
+        f'<tr><td class="id"><a href="#{_anchor(cid)}">{escape(cid)}</a></td>'
+        f'<td class="nw">{escape(kind)}</td><td>{escape(text)}</td></tr>'
+        for cid, kind, text in rows
+    )
+    return [
+        '<h2 id="caveats">Ambiguities and reconstructions</h2>',
+        f"<p>{escape(CAVEATS_INTRO)}</p>",
+        f"<table><tr><th>claim</th><th>kind</th><th>what</th></tr>{body}</table>",
+    ]
+
+
 def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, bytes]) -> str:
     """The HTML report.
 
@@ -240,6 +258,7 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
         *_undecided_html(results),
         "<h2>Tests run and false findings expected by chance</h2>",
         f"<p>{escape(multiplicity_text(results))}</p>",
+        *_caveats_html(results),
     ]
     terms = glossary(results)
     if terms:
@@ -252,14 +271,16 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
     out += [
         '<h2 id="all">All claims</h2>',
         '<p class="lead">A privacy claim is a <em>violation</em> when the certified lower bound '
-        "on ε exceeds the claimed ε; a rate claim is <em>inconsistent</em> when the fitted "
+        "on ε exceeds the ε it is audited against: the claimed ε, or a bound named as what it "
+        "is (a derived bound, not the paper's, is never called claimed); a rate claim is "
+        "<em>inconsistent</em> when the fitted "
         "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
         "the interval is too wide to decide.</p>",
         "<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key "
         f"figure</th></tr>{rows}</table>",
     ]
     if SUMMARY_FIGURE in figures:
-        out.append(_img(figures[SUMMARY_FIGURE], "claimed vs certified epsilon over all audits"))
+        out.append(_img(figures[SUMMARY_FIGURE], "audited vs certified epsilon over all audits"))
     for paper in results.papers:
         mine = [e for e in claims if e.paper == paper["id"]]
         checked = sum(e.checked for e in mine)

@@ -1,6 +1,7 @@
 """``report.md``: the confirmed findings first, then what could not be decided and why, the tests
-run and the false findings chance would give, a glossary of internal labels, then every claim
-(a summary table, one section per paper and one per claim).
+run and the false findings chance would give, the papers' ambiguities and errata and the
+specifications' reconstructions, a glossary of internal labels, then every claim (a summary
+table, one section per paper and one per claim).
 
 The text depends on the results document and the figure paths only, so
 re-rendering saved results gives the same file byte for byte.
@@ -16,7 +17,7 @@ from typing import Any
 from ..results import ClaimResult, Results
 from ..verdicts import FAILING
 from .figures import SUMMARY_FIGURE
-from .findings import glossary, multiplicity_text
+from .findings import CAVEATS_INTRO, caveat_rows, glossary, multiplicity_text
 from .text import VERDICT_LABELS, counts_line, plural, settings_rows
 
 __all__ = ["render_markdown"]
@@ -164,6 +165,17 @@ def _undecided_section(results: Results) -> list[str]:
     return lines
 
 
+def _caveats_section(results: Results) -> list[str]:
+    """The claims' caveats, one row each (nothing when no claim has one)."""
+    rows = caveat_rows(results)
+    if not rows:
+        return []
+    lines = ["## Ambiguities and reconstructions", "", CAVEATS_INTRO, ""]
+    lines += ["| claim | kind | what |", "|---|---|---|"]
+    lines += [f"| {_code(cid)} | {_cell(kind)} | {_cell(text)} |" for cid, kind, text in rows]
+    return lines + [""]
+
+
 def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, str]) -> str:
     """The Markdown report.
 
@@ -204,6 +216,7 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
         multiplicity_text(results),
         "",
     ]
+    lines += _caveats_section(results)
     terms = glossary(results)
     if terms:
         lines += [
@@ -219,9 +232,11 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     lines += [
         "## All claims",
         "",
-        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the "
-        "claimed ε; a rate claim is *inconsistent* when the fitted exponent's interval excludes "
-        "the claimed exponent ± margin, *inconclusive* when the interval is too wide to decide. "
+        "A privacy claim is a *violation* when the certified lower bound on ε exceeds the ε "
+        "it is audited against: the claimed ε, or a bound named as what it is (a derived bound, "
+        "not the paper's, is never called claimed); a rate claim is *inconsistent* when the "
+        "fitted exponent's interval excludes the claimed exponent ± margin, *inconclusive* when "
+        "the interval is too wide to decide. "
         "Claims without an experiment are listed as not checkable, with the reason.",
         "",
         "| claim | paper | kind | verdict | key figure |",
@@ -234,7 +249,7 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     ]
     lines.append("")
     if SUMMARY_FIGURE in figures:
-        lines += [f"![claimed vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
+        lines += [f"![audited vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results.papers:
         mine = [e for e in claims if e.paper == paper["id"]]
         checked = sum(e.checked for e in mine)

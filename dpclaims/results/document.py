@@ -71,7 +71,9 @@ class ClaimResult(Mapping):
     experiment's type and evidence, its seed and wall time, and the rerun of a finding.
 
     ``evidence`` is empty (:class:`~dpclaims.results.evidence.Evidence` with no record) when
-    nothing ran.  It reads as its JSON object too (``result["verdict"]``).
+    nothing ran.  ``caveats`` are the claim's ``{"kind", "text"}`` caveats (the paper's
+    ambiguities and errata, the specification's reconstructions; empty in files written before
+    they existed).  It reads as its JSON object too (``result["verdict"]``).
     """
 
     id: str
@@ -89,6 +91,7 @@ class ClaimResult(Mapping):
     seed: int | None = None
     wall_time: float = 0.0
     confirmation: Confirmation | None = None
+    caveats: tuple[Mapping[str, str], ...] = ()
 
     @classmethod
     def for_claim(cls, claim: Any, **fields: Any) -> ClaimResult:
@@ -100,6 +103,7 @@ class ClaimResult(Mapping):
             algorithm=claim.algorithm,
             source=claim.source,
             statement=claim.statement,
+            caveats=tuple(caveat.to_dict() for caveat in claim.caveats),
             **fields,
         )
 
@@ -124,6 +128,7 @@ class ClaimResult(Mapping):
             confirmation=(
                 Confirmation.from_json(confirmation, data["type"]) if confirmation else None
             ),
+            caveats=tuple(dict(c) for c in data.get("caveats") or ()),
         )
 
     def to_json(self) -> dict:
@@ -143,6 +148,7 @@ class ClaimResult(Mapping):
             "seed": self.seed,
             "wall_time": self.wall_time,
             "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
+            "caveats": [dict(c) for c in self.caveats],
         }
 
     def __getitem__(self, key: str) -> Any:

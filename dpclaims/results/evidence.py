@@ -128,13 +128,23 @@ class AuditEvidence(Evidence):
 
     @property
     def epsilon(self) -> float:
-        """The claimed ε."""
+        """The audited ε: the claim's, or the bound :attr:`bound` names."""
         return self.record["epsilon"]
 
     @property
     def delta(self) -> float:
-        """The claimed δ."""
+        """The audited δ: the claim's, or the bound :attr:`bound` names."""
         return self.record["delta"]
+
+    @property
+    def bound(self) -> str:
+        """What the audited (ε, δ) is when it is not the paper's claim as stated (e.g.
+        ``"derived bound, not the paper's"``); "" when it is the claim."""
+        return str(self.record.get("bound") or "")
+
+    def _against(self) -> str:
+        """The words before the audited ε: "claimed", or the bound's name and a colon."""
+        return f"{self.bound}:" if self.bound else "claimed"
 
     @property
     def certified(self) -> bool:
@@ -157,11 +167,9 @@ class AuditEvidence(Evidence):
 
     def _rows(self, seed: int | None) -> list[Row]:
         ev = self.record
+        audited = f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}"
         rows = [
-            (
-                "claim",
-                f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}",
-            ),
+            ("audited bound", f"{self.bound}: {audited}") if self.bound else ("claim", audited),
             (
                 "lower bound",
                 f"{number(ev['epsilon_lower'], '.4f')} "
@@ -200,14 +208,17 @@ class AuditEvidence(Evidence):
     def key_figure(self, summary: str) -> str:
         sign = "≥" if self.certified else "≈"
         note = "" if self.certified else ", estimate"
-        return f"ε {sign} {number(self.epsilon_lower, '.3f')} (claimed {self.epsilon:g}{note})"
+        return (
+            f"ε {sign} {number(self.epsilon_lower, '.3f')} ({self._against()} "
+            f"{self.epsilon:g}{note})"
+        )
 
     def measured(self, summary: str) -> str:
         label = "certifies" if self.certified else "estimates (not certified)"
         return (
             f"an audit with {self.trials} runs per dataset {label} "
             f"ε ≥ {number(self.epsilon_lower, '.3f')} at confidence {self.confidence:g}, "
-            f"against the claimed ({self.epsilon:g}, {self.delta:g})-DP"
+            f"against the {self._against()} ({self.epsilon:g}, {self.delta:g})-DP"
         )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["KILL_MATRIX_HEADER", "MutationSummary", "killed_by"]
 
-KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "claimed ε", "certified ε ≥", "verdict", "s")
+KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "audited ε", "certified ε ≥", "verdict", "s")
 """The columns of :meth:`MutationSummary.cells`."""
 
 

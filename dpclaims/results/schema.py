@@ -12,7 +12,8 @@ one length, the counts add up and ids are unique.
 Version history: 1 — first release; 2 — the ``skipped`` verdict (budget too small), split
 from ``not_checkable``.  Later additions are
 optional, so that older files still load: ``multiplicity`` (the run's tests and expected false
-findings) and each claim's ``confirmation`` (the rerun of a finding).
+findings), each claim's ``confirmation`` (the rerun of a finding) and ``caveats`` (the
+paper's ambiguities and errata, the specification's reconstructions).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..verdicts import CHECKED, FAILING, NOT_RUN, Verdict
+from ..vocabulary import CAVEAT_KINDS
 from .jsonable import to_jsonable
 
 __all__ = [
@@ -217,12 +219,24 @@ CLAIM_RESULT = {
                 "evidence": {"type": "object"},
             },
         },
+        "caveats": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["kind", "text"],
+                "properties": {
+                    "kind": {"type": "string", "enum": list(CAVEAT_KINDS)},
+                    "text": _STRING,
+                },
+            },
+        },
     },
 }
 """One claim's result.  ``seed`` is the experiment's own seed (None when nothing ran).
 ``confirmation`` (absent in files written before it existed) is the rerun of a finding: its
 seed, verdict, summary and evidence, and whether it confirmed the finding; None when the first
-run found nothing."""
+run found nothing.  ``caveats`` (absent in files written before they existed) are the claim's
+caveats, each ``{"kind", "text"}`` (:class:`~dpclaims.vocabulary.CaveatKind`)."""
 
 _KILLS = {"type": "array", "items": _STRING}
 MUTANTS = {

@@ -336,12 +336,13 @@ def gaussian_dp_epsilon(mu: float, delta: float) -> float:
 
 
 def alg1_halt_claim(algorithm: Algorithm1) -> PrivacyClaim:
-    """The proof's claim for Algorithm 1's halt bit ``1[output = 0]`` (Thm B.1 step 2).
+    """A bound derived for Algorithm 1's halt bit ``1[output = 0]`` (Thm B.1 step 2), not the
+    paper's.
 
     The score test ``s_i + Lap(20/ε)`` on sensitivity ``2(C−1)/C`` is ``ε(C−1)/(10C)``-DP (the
     paper books ε/4; spec §3.2 item 2).  Later phases see a user only through ``x_{i−1}``, whose
-    Gaussian release is ``μ ≤ ε/(50 ln²(n/δ))``-GDP (spec §3.6); its ε at δ is added.  This is the
-    *tight* ε of Algorithm 1: the paper's claim ε over-provisions it by about 10×.
+    Gaussian release is ``μ ≤ ε/(50 ln²(n/δ))``-GDP (spec §3.6); its ε at δ is added.  It bounds
+    the halt bit only, not the whole output the theorem's ε covers.
     """
     eps, C = algorithm.epsilon, algorithm.C
     mu = eps / (50.0 * math.log(algorithm.n / algorithm.delta) ** 2)
@@ -349,26 +350,28 @@ def alg1_halt_claim(algorithm: Algorithm1) -> PrivacyClaim:
     return PrivacyClaim(
         epsilon=tight,
         delta=algorithm.delta,
-        source="Lowy-Liu-Asi 2024, proof of Theorem B.1 step 2 (halt bit; tight, not the "
-        "theorem's eps)",
+        source="derived from the proof of Theorem B.1 step 2 (Lowy-Liu-Asi 2024), not the "
+        "paper's: the halt bit's Laplace test at its sensitivity, plus the Gaussian part",
     )
 
 
 def constant_score_claim(batch: int, epsilon: float, delta: float = 0.0) -> PrivacyClaim:
-    """Tight claim for Algorithm 2's halting time on pairs whose scores are constant over the steps.
+    """A bound derived for Algorithm 2's halting time on pairs whose scores are constant over the
+    steps, not the paper's.
 
     With one threshold noise ξ ~ Lap(8/ε) per call and a score s the same at every step, the law
     of the halting step H depends on s only through ``s − ξ``; moving s by Δs is moving ξ by Δs,
     so ``P(H = t | D) ≤ e^{Δs ε/8} P(H = t | D')`` for every t: H is ``Δs·ε/8``-DP with
-    ``Δs ≤ 2(K−1)/K``, i.e. ``ε(K−1)/(4K)`` (≈ ε/4, half the ε/2 of the AboveThreshold
-    bound, which covers score sequences that move in both directions).  Linear-loss pairs
-    with a full batch (Q1) have constant scores; Q1's exact ε is ``Δs·ε/8`` = 0.444 at ε = 2.
+    ``Δs ≤ 2(K−1)/K``, i.e. ``ε(K−1)/(4K)`` (≈ ε/4).  It bounds this family only: score
+    sequences that move in both directions can cost the full ε/2 of AboveThreshold.
+    Linear-loss pairs with a full batch (Q1) have constant scores; Q1's exact ε is ``Δs·ε/8`` =
+    0.444 at ε = 2.
     """
     return PrivacyClaim(
         epsilon=epsilon * (batch - 1) / (4.0 * batch),
         delta=delta,
-        source="Lowy-Liu-Asi 2024, Algorithm 2 halting time on constant scores (threshold "
-        "shift; tight, not the theorem's eps/2)",
+        source="derived for Algorithm 2's halting time on constant scores (threshold shift), "
+        "not the paper's",
     )
 
 
@@ -435,9 +438,9 @@ def audit_builder(audit, pair: str, *, wrap=None, halting: bool = False, claim_o
 
     ``wrap`` post-processes the mechanism (e.g. :class:`HaltIndicator`); ``halting`` releases
     Algorithm 2's halting step alone (:class:`HaltingStep`) against its pure ε/2 claim (proof of
-    Thm C.1).  ``claim_of(algorithm) -> PrivacyClaim`` replaces the claim (a tight, clearly
-    labelled one such as :func:`alg1_halt_claim`).  With ``algorithm=`` among the options the
-    builder is named after it and the pair.
+    Thm C.1).  ``claim_of(algorithm) -> PrivacyClaim`` replaces the claim (e.g. a derived
+    bound such as :func:`alg1_halt_claim`, which the audit must label).  With ``algorithm=``
+    among the options the builder is named after it and the pair.
     """
 
     def build() -> AuditTarget:

@@ -4,7 +4,8 @@ expect.
 Non-``consistent`` verdicts are findings or honest small-sweep outcomes (see the module notes):
 ``thm51.convex_sco.statistical_term`` is ``inconsistent`` because on RT-8's sharp minimum the
 last phase's privacy noise of Algorithm 4 (the proof's mechanism) does not shrink with m
-(excess·√(nm)/(RG) grows like m^{1/2}).
+(excess·√(nm)/(RG) grows like m^{1/2}), which breaks Theorem 5.1's whole bound at d = 1; its n
+sweep, which passes, is its own claim ``thm51.convex_sco.rate_in_n``.
 """
 
 import pytest
@@ -131,3 +132,21 @@ def test_rt8_ratio_grows_like_sqrt_m_and_matches_the_floor():
     excess = sharp_minimum_excess(10**6, np.random.default_rng(1), n=4096, trials=20_000).mean()
     assert excess == pytest.approx(sharp_minimum_floor(4096, 10**6), rel=0.02)
     assert math.log10(high / low) / 6 == pytest.approx(0.5, abs=1e-9)
+
+
+def test_thm51_is_restated_and_its_passing_n_sweep_is_its_own_claim():
+    """Issue 36 item 5: the failing m sweep tests Theorem 5.1's whole bound at d = 1 with a λ and
+    a noise more favourable than the printed ones, not "the statistical term" nor "the proof's
+    parameters"; the n sweep that passes is reported as its own row."""
+    claim = next(c for c in CLAIMS if c.id == "ghazi23.thm51.convex_sco.statistical_term")
+    assert "a λ and a noise more favourable than the printed ones" in claim.statement
+    for text in (claim.statement, claim.regime, claim.why):
+        assert "statistical term" not in text and "proof's parameters" not in text
+    assert "breaks the whole bound" in claim.regime
+    combined = experiment(claim, "quick")
+    assert list(combined.parts) == ["sweep of m", "noise floor"]
+    assert "statistical term" not in combined.note + combined.parts["sweep of m"].note
+    rate = next(c for c in CLAIMS if c.id == "ghazi23.thm51.convex_sco.rate_in_n")
+    sweep = experiment(rate, "quick")
+    assert (sweep.param, sweep.expected, sweep.bound) == ("n", -0.5, "upper")
+    assert rate.extra["not_in_spec"] and "statistical term" not in rate.statement

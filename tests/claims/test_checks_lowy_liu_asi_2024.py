@@ -33,16 +33,19 @@ CONSISTENT = {
     "lla24.alg1.suboptimality",
     "lla24.alg3.risk.stat",  # 20 replicates at quick: consistent at seeds 0-3 (#26)
 }
-# privacy audits against the tight ε of the released statistic (the theorem's ε over-provisions
-# it 10× for Algorithm 1, 4× for Algorithms 2/3): pairs at ≥ 0.87× the tight ε, reach ≤ 2 (#26)
+# privacy audits in parts (#36), all on the same pair and statistic: the paper's theorem
+# ("theorem", (2, δ)), the paper's intermediate guarantee where it states one for the released
+# statistic, and a bound derived here ("derived", labelled, never "claimed") that the pair comes
+# within 2× of.  Only the derived part can reach a 2× violation, so the claim is consistent_weak.
+# claim id: (the pair's exact ε, the derived bound, the intermediate part and its ε)
 WITHIN_REACH = {
-    "lla24.alg1.privacy": (0.1775, 0.1999),
-    "lla24.alg3.privacy": (0.4435, 0.49995),
-    "lla24.alg2.abovethreshold": (0.4435, 0.49995),
-    "lla24.alg3ns.privacy": (0.4361, 0.49995),
-    "lla24.privacy.tau_free": (0.4435, 0.49995),
+    "lla24.alg1.privacy": (0.1775, 0.1999, "eq. (2) halt bit", 0.5001),
+    "lla24.alg3.privacy": (0.4435, 0.49995, "eq. (9) halting pattern", 1.0),
+    "lla24.alg2.abovethreshold": (0.4435, 0.49995, "eq. (9)", 1.0),
+    "lla24.alg3ns.privacy": (0.4361, 0.49995, "eq. (9) halting pattern", 1.0),
+    "lla24.privacy.tau_free": (0.4435, 0.49995, "eq. (9) halting pattern", 1.0),
 }
-CONSISTENT |= set(WITHIN_REACH)
+DERIVED = "derived bound, not the paper's"
 POWERLESS: set = set()
 # tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict
 # the claim
@@ -64,6 +67,7 @@ SKIPPED_AT_QUICK = {"lla24.alg3ns.risk.stat": -0.5, "lla24.alg3ns.risk.priv": -1
 def test_every_claim_is_covered():
     ids = {c.id for c in claims.load(paper=PAPER)}
     expected = CONSISTENT | POWERLESS | NOT_CONTRADICTED | set(OBSERVED) | set(SKIPPED_AT_QUICK)
+    expected |= set(WITHIN_REACH)
     assert ids == expected | {"lla24.alg3sc.risk.stat"}
     assert ids <= claims.registered_experiments()
     assert not any(claims.get(i).uncheckable_reason for i in ids)
@@ -95,7 +99,9 @@ def test_rt10_statistical_term_is_checked_from_the_standard_budget():
 
 
 def _params():
-    for cid in sorted(CONSISTENT | POWERLESS | NOT_CONTRADICTED | set(OBSERVED)):
+    for cid in sorted(
+        CONSISTENT | POWERLESS | NOT_CONTRADICTED | set(OBSERVED) | set(WITHIN_REACH)
+    ):
         marks = [pytest.mark.slow] if cid in SLOW else []
         yield pytest.param(cid, marks=marks, id=cid)
 
@@ -103,14 +109,10 @@ def _params():
 @pytest.mark.parametrize("claim_id", list(_params()))
 def test_quick_verdict(claim_id):
     result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
-    if claim_id in CONSISTENT:
+    if claim_id in WITHIN_REACH:
+        _check_privacy_parts(claim_id, result)
+    elif claim_id in CONSISTENT:
         assert result["verdict"] == "consistent", result["summary"]
-        if claim_id in WITHIN_REACH:
-            ev, (exact, tight) = result["evidence"], WITHIN_REACH[claim_id]
-            assert ev["reach_factor"] <= 2.0 and ev["reference_epsilon"] == pytest.approx(
-                exact, abs=1e-3
-            )
-            assert ev["epsilon"] == pytest.approx(tight, abs=1e-3) and "TIGHT" in ev["note"]
     elif claim_id in POWERLESS:
         assert result["verdict"] == "inconclusive", result["summary"]
         assert result["evidence"]["reason"]
@@ -120,3 +122,25 @@ def test_quick_verdict(claim_id):
         assert result["verdict"] in ("consistent", "consistent_weak", "inconclusive"), result[
             "summary"
         ]
+
+
+def _check_privacy_parts(claim_id, result):
+    exact, derived, intermediate, paper_eps = WITHIN_REACH[claim_id]
+    parts = result.evidence.parts
+    assert result["verdict"] == "consistent_weak", result["summary"]
+    for part in parts.values():
+        assert part.evidence.record["reference_epsilon"] == pytest.approx(exact, abs=1e-3)
+    low = parts["derived"]
+    assert low.verdict == "consistent" and low.evidence.record["reach_factor"] <= 2.0
+    assert low.evidence.bound == DERIVED and low.evidence.epsilon == pytest.approx(derived, 1e-3)
+    assert f"vs {DERIVED}: " in low.summary and "claimed" not in low.summary
+    assert parts[intermediate].evidence.epsilon == pytest.approx(paper_eps, abs=1e-3)
+    if "theorem" in parts:  # the paper's own (ε, δ) = (2, δ), printed as claimed
+        theorem = parts["theorem"]
+        assert theorem.evidence.epsilon == 2.0 and not theorem.evidence.bound
+        assert theorem.verdict == "consistent_weak" and "vs claimed 2 " in theorem.summary
+    else:  # lla24.alg2.abovethreshold: the claim is eq. (9) itself
+        assert "vs claimed 1 " in parts[intermediate].summary
+    assert "TIGHT" not in str(result["evidence"]) and "conservative by" not in str(
+        result["evidence"]
+    )

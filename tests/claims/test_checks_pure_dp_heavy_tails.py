@@ -69,8 +69,18 @@ def test_alg7_is_consistent_against_its_proved_bound():
         "rejection": "consistent_weak",
         "rejection-proved-bound": "consistent",
     }
-    tight = result["evidence"]["parts"]["grid-proved-bound"]
+    parts = result.evidence.parts
+    tight = parts["grid-proved-bound"]
     assert tight["evidence"]["epsilon_lower"] >= 0.8 * 0.625, tight["summary"]  # ≥ 0.8× the tight ε
+    # the proved 5ε/8 is the exact-sampler variant's, labelled as derived, never "claimed" (#36)
+    for name in ("grid-proved-bound", "rejection-proved-bound"):
+        assert parts[name].evidence.bound.startswith("derived bound") and "not the paper's" in (
+            parts[name].evidence.key_figure(parts[name].summary)
+        )
+        assert "claimed" not in parts[name].summary
+    assert "claimed 1 " in parts["grid"].summary and not parts["grid"].evidence.bound
+    note = result.evidence.note
+    assert "[LL25]'s inexact" in note and "7eps/8" in note and "conservative" not in note
 
 
 def test_alg7_pair_exact_epsilon_is_below_the_proved_bound():

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from dpclaims.errors import InputError
 
 COUNTS = {
     "lowy-liu-asi-2024": 33,
-    "ghazi-et-al-2023": 40,
+    "ghazi-et-al-2023": 41,
     "choquette-choo-et-al-2024": 25,
     "pure-dp-heavy-tails": 24,
     "murata-suzuki-2023": 29,
@@ -224,6 +225,45 @@ def test_valid_temp_directory_loads(tmp_path):
     assert list(claims.papers(registry=[str(tmp_path)]))[-1] == "toy-paper"
 
 
+def test_caveats_are_read_with_their_kind(tmp_path):
+    text = VALID + '\n[[claims.caveats]]\nkind = "erratum"\ntext = "eq. (3) drops a 1/2."\n'
+    _write(tmp_path, "toy.toml", text)
+    (claim,) = claims.load(registry=Registry.from_folders(tmp_path))
+    assert [(c.kind, c.text) for c in claim.caveats] == [("erratum", "eq. (3) drops a 1/2.")]
+    assert claim.to_dict()["caveats"] == [{"kind": "erratum", "text": "eq. (3) drops a 1/2."}]
+    assert "caveats" not in claim.extra
+
+
+_MARKERS = {  # what marks each kind in a claim's text (a reconstructed garbling is no erratum)
+    "ambiguity": r"AMBIGUITY",
+    "reconstruction": r"(?i)\[RECON|reconstruct|chosen by the spec|the spec supplies|"
+    r"unspecified \(assume",
+    "erratum": r"(?i)\berrat|\bgarbled\b",
+}
+
+
+def _marked_kinds(text):
+    kinds = {k for k in ("ambiguity", "reconstruction") if re.search(_MARKERS[k], text)}
+    if "reconstruction" not in kinds and re.search(_MARKERS["erratum"], text):
+        kinds.add("erratum")
+    return kinds
+
+
+@pytest.mark.parametrize("kind", sorted(_MARKERS))
+def test_every_marked_claim_lists_its_caveat(kind):
+    """A claim whose TOML text marks an ambiguity, an erratum or a reconstruction carries a
+    caveat of that kind (the report's "Ambiguities and reconstructions" lists caveats only)."""
+    marked, listed = set(), set()
+    for claim in claims.load(registry=Registry.discover(installed=False)):
+        texts = [claim.statement, claim.formula, claim.regime, claim.source]
+        texts += [v for k, v in claim.extra.items() if isinstance(v, str) and k != "amends_why"]
+        if any(kind in _marked_kinds(text) for text in texts):
+            marked.add(claim.id)
+        if any(c.kind == kind for c in claim.caveats):
+            listed.add(claim.id)
+    assert marked and marked <= listed, sorted(marked - listed)
+
+
 @pytest.mark.parametrize(
     "old, new, fragments",
     [
@@ -308,6 +348,22 @@ def test_valid_temp_directory_loads(tmp_path):
             ["exclude each other"],
         ),
         ('bound = "order"', 'bound = "order"\nimplemented = "no"', ["'implemented' must be true"]),
+        ('confidence = "high"', 'caveats = "typo"', ["field 'caveats' must be a list"]),
+        (
+            'confidence = "high"',
+            'caveats = [{kind = "typo", text = "x"}]',
+            ["'caveats' entry 1: kind must be one of ambiguity, erratum, reconstruction"],
+        ),
+        (
+            'confidence = "high"',
+            'caveats = [{kind = "erratum"}]',
+            ["'caveats' entry 1 must be a table like"],
+        ),
+        (
+            'confidence = "high"',
+            'caveats = [{kind = "erratum", text = ""}]',
+            ["'caveats' entry 1", "field 'text' must be a non-empty string"],
+        ),
     ],
 )
 def test_malformed_file_names_file_claim_and_field(tmp_path, old, new, fragments):

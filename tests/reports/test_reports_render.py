@@ -4,6 +4,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from html import escape
 
 import numpy as np
 import pytest
@@ -185,3 +186,72 @@ def test_a_claim_named_summary_keeps_its_figure_beside_the_summary_chart(
     assert markdown.count(f"(figures/{names[0]})") == 1
     html = (tmp_path / "out" / "report.html").read_text()
     assert html.count("figure for summary") == 1 and html.count("over all audits") == 1
+
+
+def test_ambiguities_and_reconstructions_section(make_results, make_claim, audit_entry):
+    """Every claim's caveat is a row of the section, with its claim and kind in words; a claim
+    without one adds none, and a report of claims without caveats has no section."""
+    caveats = [
+        {"kind": "ambiguity", "text": "line 4 draws xi per step; the proof draws it once"},
+        {"kind": "reconstruction", "text": "the budget split is the spec's"},
+    ]
+    doc = make_results(
+        [
+            audit_entry(),
+            make_claim("x.amb", caveats=caveats),
+            make_claim("x.err", caveats=[{"kind": "erratum", "text": "eq. (3) drops a 1/2"}]),
+        ]
+    )
+    md = render_markdown(doc, {})
+    section = md.split("## Ambiguities and reconstructions\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [
+        "| `x.amb` | ambiguity of the paper | line 4 draws xi per step; the proof draws it once |",
+        "| `x.amb` | reconstruction by the specification | the budget split is the spec's |",
+        "| `x.err` | erratum of the paper | eq. (3) drops a 1/2 |",
+    ]
+    html = render_html(doc, {})
+    table = html.split('<h2 id="caveats">Ambiguities and reconstructions</h2>', 1)[1]
+    table = table.split("</table>", 1)[0]
+    assert table.count("<tr>") == 4 and '<a href="#claim-x.err">x.err</a>' in table
+    assert "erratum of the paper</td><td>eq. (3) drops a 1/2</td>" in table
+    plain = make_results([audit_entry()])
+    assert "Ambiguities" not in render_markdown(plain, {}) + render_html(plain, {})
+
+
+def test_results_without_caveats_still_load(results):
+    """A results.json written before claims carried caveats loads, with none."""
+    from dpclaims.results import Results, validate_results
+
+    data = results.to_json()
+    for entry in data["claims"]:
+        del entry["caveats"]
+    validate_results(data)
+    assert all(entry.caveats == () for entry in Results.from_json(data).claims)
+
+
+def test_a_derived_bound_is_never_printed_as_claimed():
+    """Issue 36: an LLA24 privacy result audits the paper's (2, 1e-5) and the halt bit's bound
+    derived here (≈ 0.2); report.md, report.html and the key figure print the derived one as
+    "derived bound, not the paper's", never as "claimed", and the paper's as claimed."""
+    from dpclaims import claims
+    from dpclaims.claims.run import run_claims
+    from dpclaims.execution import Execution
+
+    doc = run_claims(
+        [claims.get("lla24.alg1.privacy")], execution=Execution(backend="serial"), confirm=False
+    )
+    (entry,) = doc.claims
+    parts = {piece.part_name: piece for piece in entry.parts()}
+    derived = f"{parts['derived'].evidence.epsilon:g}"
+    assert derived.startswith("0.1999") and parts["derived"].evidence.bound
+    label = "derived bound, not the paper's"
+    md, html = render_markdown(doc, {}), render_html(doc, {})
+    for text in (md, html, entry.key_figure(), parts["derived"].key_figure()):
+        assert f"claimed {derived}" not in text and f"claimed ({derived}" not in text
+    assert f"| audited bound | {label}: ({derived}, 1e-05)-DP" in md
+    assert (
+        f"vs {label}: {derived} " in md and f"({label}: {derived})" in parts["derived"].key_figure()
+    )
+    assert f"<td>audited bound</td><td>{escape(label)}: ({derived}, 1e-05)-DP" in html
+    assert "| claim | (2, 1e-05)-DP, user level, replace |" in md and "vs claimed 2 " in md

@@ -855,7 +855,7 @@ def sharp_minimum_excess(m, rng, n=2**14, growth=4.0, lam_rule="max", trials=400
 
 def sharp_minimum_ratio(m, rng, n=4096, lam_rule="max", trials=1000, n0=64):
     """RT-8 decisive statistic ``excess·√(nm)/(RG)`` ``(trials,)``: bounded by a polylog under Thm
-    5.1's statistical term RG/√(nm) (G = 1, R = diameter of K = 2)."""
+    5.1's whole bound, at most 2RG/√(nm) at d = 1 (G = 1, R = diameter of K = 2)."""
     excess = sharp_minimum_excess(m, rng, n=n, lam_rule=lam_rule, trials=trials, n0=n0)
     return excess * math.sqrt(int(n) * int(m)) / 2.0
 
@@ -889,10 +889,10 @@ def _rt8_floor_check(rng, n=4096, m=10**8, trials=200_000):
     }
 
 
-@register_experiment("ghazi23.thm51.convex_sco.statistical_term")
-def sweep_thm51_statistical_term(claim, budget):
+@register_experiment("ghazi23.thm51.convex_sco.rate_in_n")
+def sweep_thm51_bound_in_n(claim, budget):
     n_values = _grid(2**12, 2, quick=[2**12, 2**13, 2**14, 2**15, 2**16])[budget]
-    rt7a = RateExperiment.for_claim(
+    return RateExperiment.for_claim(
         claim,
         convex_sco_worst,
         "n",
@@ -903,6 +903,10 @@ def sweep_thm51_statistical_term(claim, budget):
         "100, N0 = 64, max-rule λ, worst case over the signal strength (the worst case of noisy "
         "means is biased upwards).",
     )
+
+
+@register_experiment("ghazi23.thm51.convex_sco.statistical_term")
+def sweep_thm51_bound_in_m(claim, budget):
     n = 4096
     rt8 = RateExperiment.for_claim(
         claim,
@@ -912,19 +916,21 @@ def sweep_thm51_statistical_term(claim, budget):
         replicates=Budget(quick=3, standard=8, full=20)[budget],
         fixed={"n": n, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
         note=f"m sweep [finding about Algorithm 4, the proof's mechanism]: sharp minimum "
-        f"ℓ = G|θ − z| on D = δ_0 (no sampling noise), in settings favourable to the claim: "
-        f"ORACLE mode (C_σ = 1, not private), N₀ = 64, max-rule λ; n = {n}, d = 1.  Tested "
-        "quantity: excess·√(nm)/(RG), which the statistical term RG/√(nm) bounds by a polylog "
+        f"ℓ = G|θ − z| on D = δ_0 (no sampling noise), n = {n}, d = 1, with the proof's "
+        "schedule and a λ and a noise more favourable than the printed ones: the max-rule λ "
+        "(√n larger than the proof's G√d/(R n√m) at d = 1) and the oracle noise constant "
+        "C_σ = 1 (not private), N₀ = 64.  Tested quantity: excess·√(nm)/(RG), which Theorem "
+        "5.1's whole bound (at d = 1, RG(1/(n√m) + 1/√(nm)) ≤ 2RG/√(nm)) bounds by a polylog "
         f"(claimed m-exponent {claim.exponents['m']:g} + 0.5 = 0).  It grows like m^(1/2) "
         "(≈ 0.25 at m = 1e2, ≈ 250 at m = 1e8): the excess is Algorithm 4's LAST-PHASE "
         "privacy noise F = √(2/π)·2C_σ·G·R·√d·N₀/n^(3/2) (max-rule λ; ≈ √(2/π)·2C_σ·G·R·N₀/n, "
-        "√(n/d) = 64× higher, with the printed λ = G√d/(R n√m)), which does not shrink with m.  "
-        "F exceeds the bound c·P·RG/√(nm) (c the hidden constant, P the hidden polylog) once "
-        "m > (π/8)·(c·P/C_σ)²·n²/(d·N₀²) — ≈ 1.6e3 here only with c = P = 1 — inside the "
-        "theorem's hypothesis n ≥ Õ(log(1/δ)log(m)/ε).  Theorem 5.1 asserts that SOME mechanism "
-        "attains the bound; this breaks the proof's mechanism (growth (g/2)^T ≥ C_σ n√m/√d, or "
-        "Feldman et al.'s 8^i, removes the floor), not the existence claim.  Growth 8 lowers the "
-        "floor here but it stays flat in m.",
+        "√(n/d) = 64× higher, with the proof's λ), which does not shrink with m and so breaks "
+        "the whole bound, not one of its terms.  F exceeds the bound c·P·RG/√(nm) (c the "
+        "hidden constant, P the hidden polylog) once m > (π/8)·(c·P/C_σ)²·n²/(d·N₀²) — ≈ 1.6e3 "
+        "here only with c = P = 1 — inside the theorem's hypothesis n ≥ Õ(log(1/δ)log(m)/ε).  "
+        "Theorem 5.1 asserts that SOME mechanism attains the bound; this breaks the proof's "
+        "mechanism (growth (g/2)^T ≥ C_σ n√m/√d, or Feldman et al.'s 8^i, removes the floor), "
+        "not the existence claim.  Growth 8 lowers the floor here but it stays flat in m.",
     )
     floor = ValueExperiment(
         _rt8_floor_check,
@@ -935,12 +941,14 @@ def sweep_thm51_statistical_term(claim, budget):
         "prediction is the same at m = 1e2 and 1e8",
     )
     return CombinedExperiment(
-        {"sweep of n": rt7a, "sweep of m": rt8, "noise floor": floor},
-        note="statistical term RG/√(nm): n-slope on the weak-signal linear loss (sweep of n); on "
-        "a sharp minimum (sweep of m) excess·√(nm)/(RG) of Algorithm 4 (oracle C_σ = 1, N₀ = 64, "
-        "max-rule λ) grows like m^(1/2) because of the last phase's privacy noise, which does not "
-        "shrink with m (the noise floor part explains its size): a gap in the proof's mechanism, "
-        "not a refutation of Theorem 5.1's existential bound.",
+        {"sweep of m": rt8, "noise floor": floor},
+        note="Theorem 5.1's whole bound at d = 1, for Algorithm 4 with the proof's schedule and "
+        "a λ (max rule) and a noise (oracle C_σ = 1) more favourable than the printed ones: on a "
+        "sharp minimum excess·√(nm)/(RG) grows like m^(1/2) because the last phase's privacy "
+        "noise does not shrink with m (the noise floor part explains its size); this floor "
+        "breaks the whole bound, not one of its terms: a gap in the proof's mechanism, not a "
+        "refutation of Theorem 5.1's existential bound.  The n sweep, which passes, is "
+        "ghazi23.thm51.convex_sco.rate_in_n.",
     )
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -28,11 +30,16 @@ from dpclaims.algorithms.lowy_liu_asi_2024 import (
 from dpclaims.algorithms.lowy_liu_asi_2024.core import acsa_coefficients, concentration
 from dpclaims.algorithms.lowy_liu_asi_2024.schedule import ACSA_STAGE
 from dpclaims.claims.experiments import Budget, register_experiment
-from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
+from dpclaims.claims.standard import (
+    AuditExperiment,
+    CombinedExperiment,
+    RateExperiment,
+    ValueExperiment,
+)
 from dpclaims.hardinstances.linear import AbsoluteCubeInstance, LinearHypercubeInstance
 from dpclaims.hardinstances.quadratic import QuadraticHypercubeInstance
 from dpclaims.losses import SquaredDistanceLoss, project_l2_ball, uniform_ball
-from dpclaims.privacy import laplace_epsilon
+from dpclaims.privacy import PrivacyClaim, laplace_epsilon
 from dpclaims.problem import Problem
 from dpclaims.rates.caveats import Baseline
 from dpclaims.stats import (
@@ -49,6 +56,7 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
     alg2_audit,
     alg3_audit,
     audit_builder,
+    gaussian_dp_epsilon,
     halting_time_claim,
     q1_exact,
 )
@@ -56,46 +64,143 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
 # --------------------------------------------------------------------------------- privacy: audits
 
 
-# Every Algorithm-1/2/3 audit below runs against the TIGHT ε of the released statistic, a bound
-# the paper's own proof gives for it, not the theorem's ε: the theorem's constants over-provision
-# the mechanism (spec §3.6), so no pair comes within 2× of ε = 2 and an audit against it could
-# only catch a >10× (Algorithm 1) or >4.5× (Algorithms 2/3) violation.  Against the tight ε the
-# audit catches a 2× calibration error (reach ≤ 2); consistent with the tight ε implies consistent
-# with the theorem's.  Each note states the slack ("claim conservative by k×").
+# Every Algorithm-1/2/3 privacy claim is audited in parts, each on the same pair and statistic
+# (white-box halt bit or halting time) and each named by what it holds the mechanism to: the
+# paper's theorem, (ε, δ) = (2, δ); the paper's intermediate guarantee for the released
+# statistic (eq. (2) of the proof of Theorem B.1, eq. (9) of the proof of Theorem C.1); and a
+# bound derived here, not the paper's, that the pair comes within 2× of (so the audit would catch
+# a 2× calibration error).  A derived bound is labelled as such in every report: it is never
+# printed as "claimed".
+
+_DERIVED = "derived bound, not the paper's"
 
 
-def _tight_note(pair: str, tight: str, exact: float, claimed: float, tight_eps: float) -> str:
-    return (
-        f"{pair}; audited against the TIGHT eps {tight_eps:.4g} ({tight}), not the theorem's "
-        f"eps = {claimed:g}: claim conservative by {claimed / tight_eps:.1f}x; the pair's exact "
-        f"eps {exact:.4g} = {exact / tight_eps:.2f} x tight"
+def _alg1_gaussian_part(algorithm: Algorithm1) -> float:
+    """ε at δ of x_1's Gaussian release (μ = ε/(50 ln²(n/δ))-GDP): the later phases see the moved
+    user only through x_1."""
+    mu = algorithm.epsilon / (50.0 * math.log(algorithm.n / algorithm.delta) ** 2)
+    return gaussian_dp_epsilon(mu, algorithm.delta)
+
+
+def alg1_eq2_claim(algorithm: Algorithm1) -> PrivacyClaim:
+    """The halt bit under the paper's own accounting: the score test is ε/4-DP (eq. (2) of the
+    proof of Theorem B.1), plus x_1's Gaussian part."""
+    return PrivacyClaim(
+        epsilon=algorithm.epsilon / 4.0 + _alg1_gaussian_part(algorithm),
+        delta=algorithm.delta,
+        source="Lowy-Liu-Asi 2024, proof of Theorem B.1, eq. (2), plus x_1's Gaussian part",
     )
+
+
+def halting_pattern_claim(algorithm) -> PrivacyClaim:
+    """The halting pattern of a phase is ε/2-DP (eq. (9) of the proof of Theorem C.1:
+    AboveThreshold, Lemma A.9); the halting time is a function of it."""
+    return PrivacyClaim(
+        epsilon=algorithm.epsilon / 2.0,
+        delta=0.0,
+        source="Lowy-Liu-Asi 2024, proof of Theorem C.1, eq. (9)",
+    )
+
+
+_ALG1_DERIVED = (
+    "derived here: the score test s_1 + Lap(20/eps) on sensitivity 2(C-1)/C is "
+    "eps(C-1)/(10C)-DP (the paper books eps/4 for it), plus x_1's Gaussian part"
+)
+_HALTING_DERIVED = (
+    "derived here for scores constant over the steps (every linear-loss full-batch pair, this "
+    "one among them): a score shift ds is a shift of the threshold noise Lap(8/eps), so the "
+    "halting time is ds*eps/8 <= eps(K-1)/(4K)-DP.  It bounds this family only: scores that "
+    "move both ways (possible under Theorem C.1's convex losses and subsampled batches) can "
+    "cost the halting pattern the full eps/2 of eq. (9)"
+)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """One part of a privacy audit: what the pair is held to (``claim_of(algorithm)``; None for
+    the paper's theorem), its label in reports (``bound``: "" for the theorem) and its note."""
+
+    name: str
+    claim_of: Callable[[Any], PrivacyClaim] | None
+    bound: str
+    note: str
+
+
+def _privacy_audit(
+    audit, pair: str, *, wrap, bounds, trials, reference, reference_note, setting, **options
+) -> CombinedExperiment:
+    """The pair ``audit(pair, **options)`` audited against each of ``bounds`` in turn."""
+    parts = {
+        b.name: AuditExperiment(
+            audit_builder(audit, pair, wrap=wrap, claim_of=b.claim_of, **options),
+            trials=trials,
+            reference_epsilon=reference,
+            reference_note=reference_note,
+            bound=b.bound,
+            note=f"{setting}; {b.note}",
+        )
+        for b in bounds
+    }
+    return CombinedExperiment(
+        parts,
+        note=f"{setting}; audited against "
+        + ", ".join(f"{b.name} ({b.bound or 'the paper'})" for b in bounds),
+    )
+
+
+def _theorem(theorem: str) -> _Bound:
+    return _Bound(
+        "theorem",
+        None,
+        "",
+        f"held to the paper's claim, {theorem}; the pair leaks a small share of it (its exact "
+        "eps above), so this part alone can catch only a violation many times that leakage (its "
+        "reach)",
+    )
+
+
+_EQ9 = _Bound(
+    "eq. (9) halting pattern",
+    halting_pattern_claim,
+    "the paper's eq. (9)",
+    "held to the paper's intermediate guarantee: the halting pattern is eps/2-DP (proof of "
+    "Theorem C.1, eq. (9); AboveThreshold, Lemma A.9), and the halting time is a function of it",
+)
+_HALTING = _Bound("derived", halting_time_claim, _DERIVED, _HALTING_DERIVED)
 
 
 @register_experiment("lla24.alg1.privacy")
 def audit_alg1_p1_halting(claim, budget):
-    """P1 end-to-end through Algorithm 1, statistic 1[output = 0], vs the halt bit's tight ε.
+    """P1 end-to-end through Algorithm 1, statistic 1[output = 0]: against Theorem B.1's (2, δ),
+    the halt bit's ε/4 of eq. (2) and the derived ε(C−1)/(10C) (plus the Gaussian part).
 
     Exact ε of the pair: (s(D) − s(D'))·ε/20 = 2(k−1)ε/(20C) ≈ 0.177 at ε = 2 (both scores at or
-    above the threshold 4C/5, so the Laplace lower tails have exactly this ratio); the tight ε of
-    the halt bit is ε(C−1)/(10C) plus the Gaussian part's ≈ 1e-5 (:func:`alg1_halt_claim`).
+    above the threshold 4C/5, so the Laplace lower tails have exactly this ratio).
     """
     setup = alg1_audit("P1")
-    ref = setup.info["reference_epsilon"]
-    tight = alg1_halt_claim(setup.algorithm)
-    return AuditExperiment(
-        audit_builder(alg1_audit, "P1", wrap=HaltIndicator, claim_of=alg1_halt_claim),
-        trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
-        reference_note="exact eps of P1's halt bit: (s(D) - s(D'))*eps/20 = 2(k-1)eps/(20C)",
-        note=_tight_note(
-            "the spec's privacy audit on the pair whose two clusters straddle the halting "
-            "threshold (P1 in the spec), n=7000, m=16, d=1, eps=2, delta=1e-5, white-box halt bit",
-            "Laplace score test eps(C-1)/(10C), proof of Thm B.1 step 2, + Gaussian part",
-            ref,
-            setup.algorithm.epsilon,
-            tight.epsilon,
+    bounds = [
+        _theorem("Theorem B.1"),
+        _Bound(
+            "eq. (2) halt bit",
+            alg1_eq2_claim,
+            "the paper's eq. (2) plus x_1's Gaussian part",
+            "held to the paper's accounting of the halt bit: the score test is eps/4-DP (proof "
+            "of Theorem B.1, eq. (2)), plus x_1's Gaussian part "
+            f"{_alg1_gaussian_part(setup.algorithm):.2g} (the later phases see the moved user "
+            "only through x_1)",
         ),
+        _Bound("derived", alg1_halt_claim, _DERIVED, _ALG1_DERIVED),
+    ]
+    return _privacy_audit(
+        alg1_audit,
+        "P1",
+        wrap=HaltIndicator,
+        bounds=bounds,
+        trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
+        reference=setup.info["reference_epsilon"],
+        reference_note="exact eps of P1's halt bit: (s(D) - s(D'))*eps/20 = 2(k-1)eps/(20C)",
+        setting="the spec's privacy audit on the pair whose two clusters straddle the halting "
+        "threshold (P1 in the spec), n=7000, m=16, d=1, eps=2, delta=1e-5, white-box halt bit",
     )
 
 
@@ -104,7 +209,7 @@ def _halting_reference(steps: int) -> float:
     return round(q1_exact(steps=steps)["pure"], 4)
 
 
-_HALTING_TIGHT = "halting time on constant scores: eps(K-1)/(4K) (threshold-shift argument)"
+_HALTING_BOUNDS = (_EQ9, _HALTING)
 
 
 @register_experiment("lla24.privacy.tau_free")
@@ -115,21 +220,17 @@ def audit_alg2_q1_tiny_tau(claim, budget):
     exact ε (0.4435, as at τ = 0.1), do not depend on τ; σ ∝ τ makes the Gaussian part vanish.
     """
     setup = alg2_audit("Q1", tau=1e-6)
-    tight = halting_time_claim(setup.algorithm)
-    ref = _halting_reference(setup.algorithm.steps)
-    return AuditExperiment(
-        audit_builder(alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim, tau=1e-6),
+    return _privacy_audit(
+        alg2_audit,
+        "Q1",
+        wrap=HaltingTime,
+        bounds=[_theorem("Theorem C.1 at tau = 1e-6"), *_HALTING_BOUNDS],
         trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
+        reference=_halting_reference(setup.algorithm.steps),
         reference_note="exact pure eps of Q1's halting-time law by quadrature (halting_law)",
-        note=_tight_note(
-            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
-            "spec) with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box halting time",
-            _HALTING_TIGHT,
-            ref,
-            setup.algorithm.epsilon,
-            tight.epsilon,
-        ),
+        setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
+        "in the spec) with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box halting time",
+        tau=1e-6,
     )
 
 
@@ -141,50 +242,37 @@ def audit_alg3_q1_halting_time(claim, budget):
     iterate, so the halting time's law is phase 1's: exact pure ε 0.4435 at T_1 = 14.
     """
     setup = alg3_audit("Q1")
-    tight = halting_time_claim(setup.algorithm)
-    ref = _halting_reference(setup.info["T_1"])
-    return AuditExperiment(
-        audit_builder(alg3_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim),
+    return _privacy_audit(
+        alg3_audit,
+        "Q1",
+        wrap=HaltingTime,
+        bounds=[_theorem("Theorems 3.1 and C.1"), *_HALTING_BOUNDS],
         trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
+        reference=_halting_reference(setup.info["T_1"]),
         reference_note="exact pure eps of Q1's phase-1 halting-time law by quadrature",
-        note=_tight_note(
-            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
-            "spec) in phase 1 of Algorithm 3, paper constants, n_1 = K_1 = 10^4, T_1 = 14, "
-            "white-box global halting time",
-            _HALTING_TIGHT,
-            ref,
-            setup.algorithm.epsilon,
-            tight.epsilon,
-        ),
+        setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
+        "in the spec) in phase 1 of Algorithm 3, paper constants, n_1 = K_1 = 10^4, T_1 = 14, "
+        "white-box global halting time",
     )
 
 
 @register_experiment("lla24.alg2.abovethreshold")
 def audit_alg2_q1_halting_step(claim, budget):
-    """White-box halting time of Algorithm 2 on Q1 against its tight ε (not the ε/2 = 1 bound).
-
-    AboveThreshold's ε/2 covers score sequences moving in both directions; on constant scores
-    (every linear-loss full-batch pair) the exact ε is Δs·ε/8 ≤ ε(K−1)/(4K) ≈ 0.5: the claim is
-    conservative by 2×, and Q1 (exact 0.4435) is within 2.25× of it.
+    """White-box halting time of Algorithm 2 on Q1 against the paper's ε/2 (eq. (9)) and the
+    bound ε(K−1)/(4K) derived for constant scores, which Q1 (exact 0.4435) comes within 1.13× of.
     """
     setup = alg2_audit("Q1")
-    tight = halting_time_claim(setup.algorithm)
-    ref = _halting_reference(setup.algorithm.steps)
-    return AuditExperiment(
-        audit_builder(alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim),
+    eq9 = _Bound("eq. (9)", halting_pattern_claim, "", _EQ9.note)
+    return _privacy_audit(
+        alg2_audit,
+        "Q1",
+        wrap=HaltingTime,
+        bounds=[eq9, _HALTING],
         trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
+        reference=_halting_reference(setup.algorithm.steps),
         reference_note="exact pure eps of Q1's halting-time law by quadrature (= ds*eps/8)",
-        note=_tight_note(
-            "the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 in the "
-            "spec; Algorithm 2, K = 10^4, T = 20), halting time with 'never' coded T+1; claim "
-            "(eps/2, 0)",
-            _HALTING_TIGHT,
-            ref,
-            setup.algorithm.epsilon / 2.0,
-            tight.epsilon,
-        ),
+        setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
+        "in the spec; Algorithm 2, K = 10^4, T = 20), halting time with 'never' coded T+1",
     )
 
 
@@ -197,24 +285,18 @@ def audit_smoothed_oracle_q1(claim, budget):
     audit loss is linear, so smoothing leaves the gradients, hence Q1's halting law, unchanged:
     exact pure ε 0.4361 at T = 6.
     """
-    setup = alg2_audit("Q1", smoothing=1e-3, steps=6)
-    tight = halting_time_claim(setup.algorithm)
-    ref = _halting_reference(6)
-    return AuditExperiment(
-        audit_builder(
-            alg2_audit, "Q1", wrap=HaltingTime, claim_of=halting_time_claim, smoothing=1e-3, steps=6
-        ),
+    return _privacy_audit(
+        alg2_audit,
+        "Q1",
+        wrap=HaltingTime,
+        bounds=[_theorem("Theorem 4.1"), *_HALTING_BOUNDS],
         trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
-        reference_epsilon=ref,
+        reference=_halting_reference(6),
         reference_note="exact pure eps of Q1's halting-time law at T = 6 by quadrature",
-        note=_tight_note(
-            "Algorithm 2 phase with the smoothed oracle (r = 1e-3), the two-cluster pair at the "
-            "halting threshold (Q1), T = 6, white-box halting time",
-            _HALTING_TIGHT,
-            ref,
-            setup.algorithm.epsilon,
-            tight.epsilon,
-        ),
+        setting="Algorithm 2 phase with the smoothed oracle (r = 1e-3), the two-cluster pair at "
+        "the halting threshold (Q1), T = 6, white-box halting time",
+        smoothing=1e-3,
+        steps=6,
     )
 
 

@@ -226,9 +226,9 @@ _MUTANTS = [
         name="lla24-m3c-alg1-laplace-2",
         description="M3(c): Algorithm 1's score noise is Lap(2/ε) instead of Lap(20/ε): the halt "
         "bit leaks 10× more (ε(C−1)/(10C) → ε(C−1)/C; 1.77 instead of 0.177 on P1 at ε = 2). "
-        "Audited, as lla24.alg1.privacy is, against the halt bit's tight ε ≈ 0.2 of the proof of "
-        "Thm B.1 (step 2); against the theorem's ε = 2 it would pass (the whole mechanism stays "
-        "below 2: true ε ≈ ε(C−1)/C + 1e-5)",
+        "Audited, as lla24.alg1.privacy's derived part is, against the halt bit's derived ε ≈ "
+        "0.2 (from the proof of Thm B.1, step 2; not the paper's); against the theorem's ε = 2 "
+        "it would pass (the whole mechanism stays below 2: true ε ≈ ε(C−1)/C + 1e-5)",
         true_epsilon=None,
         build=audit_builder(
             alg1_audit,
@@ -237,7 +237,7 @@ _MUTANTS = [
             wrap=HaltIndicator,
             claim_of=alg1_halt_claim,
         ),
-        caught_by="audit P1 against the halt bit's tight ε 0.2 (certified 1.74 at 2e4 trials); "
+        caught_by="audit P1 against the halt bit's derived ε 0.2 (certified 1.74 at 2e4 trials); "
         "also the calibration check on P1 (claim lla24.alg1.reference_eps -> inconsistent: 99% "
         "interval of the log halt ratio [1.72, 1.84] vs the exact 0.177)",
     ),
@@ -267,8 +267,8 @@ _MUTANTS = [
         description="M4: every phase of Algorithm 1 draws its users from the start of the order "
         "(phases overlap): a user sits in every phase's score test, so the halt bit's tests "
         "compose instead of running in parallel (l phases: l·ε(C−1)/(10C); 0.355 on the "
-        "two-phase P1 below the threshold, vs the halt bit's tight ε 0.2). Audited, as "
-        "lla24.alg1.privacy is, against the halt bit's tight ε (the whole mechanism stays below "
+        "two-phase P1 below the threshold, vs the halt bit's derived ε 0.2). Audited, as "
+        "lla24.alg1.privacy is, against the halt bit's derived ε (the whole mechanism stays below "
         "the theorem's ε = 2 for few phases, hence true ε unknown)",
         true_epsilon=None,
         build=audit_builder(
@@ -281,7 +281,7 @@ _MUTANTS = [
             side="below",
         ),
         caught_by="audit of the halt bit on P1 with n = 12000 (two phases, the same users in "
-        "both) and s(D) just below 4C/5, against the tight ε 0.2: certified 0.295 at 2e4 trials "
+        "both) and s(D) just below 4C/5, against the derived ε 0.2: certified 0.295 at 2e4 trials "
         "(the reference: 0.154); also the white-box partition-disjointness test",
     ),
     _privacy(
