@@ -267,7 +267,8 @@ def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
 
 @_mathtext
 def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
-    """Claimed ε vs certified lower bound for every checked audit entry; None when there is none.
+    """Audited ε (the claim's, or a named bound) vs certified lower bound for every checked audit
+    entry; None when there is none.
 
     Pass the parts of combined experiments as entries of their own (see :func:`.text.parts`).
     """
@@ -298,9 +299,14 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
         zorder=3,
         label="certified lower bound (green: consistent, red: violation)",
     )
-    ax.scatter(
-        claimed, rows, marker="|", s=220, linewidths=2, color="black", zorder=4, label="claimed ε"
-    )
+    derived = np.array([bool(e["evidence"].get("bound")) for e in audits])
+    markers = (("claimed ε", ~derived, "|", 220), ("a bound, not the claim", derived, "x", 60))
+    for label, mask, marker, size in markers:
+        if mask.any():
+            ax.scatter(
+                claimed[mask], rows[mask], marker=marker, s=size, linewidths=2, color="black",
+                zorder=4, label=label,
+            )  # fmt: skip
     ax.set_yticks(rows, [_literal(e["id"]) for e in audits], fontsize=8)
     ax.set_ylim(-0.6, len(audits) - 0.4)
     ax.set_xlim(0, 1.08 * float(np.nanmax(np.concatenate([claimed, lowers]))))
@@ -308,7 +314,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
     ax.grid(True, axis="x", alpha=0.25)
     fig.legend(fontsize=8, loc="lower center", ncol=2, frameon=False)
     fig.suptitle(
-        "Privacy audits: claimed ε vs certified lower bound",
+        "Privacy audits: audited ε vs certified lower bound",
         fontsize=10,
         x=0.02,
         y=1 - 0.08 / height,

@@ -255,3 +255,18 @@ def test_a_derived_bound_is_never_printed_as_claimed():
     )
     assert f"<td>audited bound</td><td>{escape(label)}: ({derived}, 1e-05)-DP" in html
     assert "| claim | (2, 1e-05)-DP, user level, replace |" in md and "vs claimed 2 " in md
+
+
+def test_figures_never_call_a_derived_bound_claimed(monkeypatch, audit_entry):
+    """An audit against a bound that is not the paper's claim is drawn under that bound's name:
+    in its trade-off legend and as its own marker in the summary chart."""
+    entry = audit_entry().to_json()
+    entry["evidence"]["bound"] = "derived bound, not the paper's"
+    axes = _drawn(monkeypatch, audit_figure, entry).axes[0]
+    legend = [t.get_text() for t in axes.get_legend().texts]
+    assert not any(text.startswith("claimed") for text in legend)
+    assert any(text.startswith("derived bound, not the paper's:") for text in legend)
+    plain = audit_entry().to_json()
+    summary = _drawn(monkeypatch, summary_figure, [entry, plain])
+    labels = [t.get_text() for t in summary.legends[0].texts]
+    assert "claimed ε" in labels and "a bound, not the claim" in labels
