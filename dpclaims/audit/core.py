@@ -322,9 +322,17 @@ def audit(
         identical=identical,
         reference=reference,
         relation=neighbours.relation if neighbours is not None else claim.relation,
-        notes=notes,
+        notes=[*notes, *_mechanism_notes(mechanism)],
         reach_limit=test.reach_limit,
+        reproducible=same,
     )
+
+
+def _mechanism_notes(mechanism: Callable) -> list[str]:
+    """What the mechanism says about what was audited (its ``audit_notes()``, e.g. an adapter
+    that runs a description of the user's code), read after the trials ran."""
+    notes = getattr(mechanism, "audit_notes", None)
+    return list(notes()) if callable(notes) else []
 
 
 def audit_scores(
@@ -624,6 +632,7 @@ def _result(
     relation: str,
     notes: list,
     reach_limit: float = REACH_LIMIT,
+    reproducible: bool = True,
 ) -> AuditResult:
     """The :class:`AuditResult`: the bound (or the GDP estimate), the ceiling, the reach, the
     verdict."""
@@ -684,6 +693,7 @@ def _result(
         trials=plan.trials,
         certification_trials=n_cert,
         warnings=tuple(notes),
+        reproducible=reproducible,
         provenance=provenance,
     )
 
