@@ -46,7 +46,6 @@ from dataclasses import replace
 from typing import Any
 
 from .errors import NotReproducibleWarning
-
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
