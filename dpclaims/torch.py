@@ -31,6 +31,9 @@ One call turns a training function into what the auditor runs,
   or Opacus DP-SGD loop with the same numbers.  A ``train_batched(dataset, seeds) -> (trials,
   P)`` function of your own plugs in the same way (``mechanism(train, train_batched=...)``).
   Any other ``train`` is run one trial at a time with a progress bar.
+- **Opacus.**  :func:`opacus_mechanism` reads the DP-SGD an Opacus ``train`` configured with
+  ``make_private`` and runs it batched; on each dataset it checks 50 looped runs of ``train``
+  itself against it (:class:`LoopCheck`) and refuses a ``train`` that does more.
 
 CUDA is used when present (:func:`default_device`), the CPU otherwise.  Every error for bad
 input is one line (:class:`~dpclaims.errors.InputError` or
