@@ -219,7 +219,7 @@ def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatc
     ]
     code, out, err = run(capsys, *argv)
     warned = json.loads(out)["warnings"]
-    assert [w["category"] for w in warned] == ["RuntimeWarning"]
+    assert [w["category"] for w in warned] == ["NotReproducibleWarning"]
     assert "draws randomness from somewhere other than its rng argument" in warned[0]["message"]
     assert err == f"dpclaims: warning: {warned[0]['message']}\n"
     _, out, err = run(
