@@ -840,7 +840,7 @@ class LoopCheck:
         )
 
 
-def loop_check(looped: np.ndarray, batched: np.ndarray, *, records: int, level: float):
+def _loop_check(looped: np.ndarray, batched: np.ndarray, *, records: int, level: float):
     """The :class:`LoopCheck` of looped outputs ``(runs, k)`` against batched ``(M, k)``."""
     from scipy.stats import ks_2samp
 
@@ -902,7 +902,7 @@ class OpacusMechanism:
                 looped = mechanism(self.train, progress=False, **options)
                 batched = mechanism(self.description(data), **options)
                 first, second = (np.random.default_rng(seed) for seed in _LOOP_SEEDS)
-                self.checks[key] = loop_check(
+                self.checks[key] = _loop_check(
                     looped(data, first, self.loop_runs),
                     batched(data, second, LOOP_REFERENCE),
                     records=len(_records(data)[0]),

@@ -215,7 +215,9 @@ def audit(
         ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
         the signature: a parameter named ``trials`` or not.  It must draw all randomness
         from ``rng`` (an error when ``execution.strict``, else a :class:`RuntimeWarning` and
-        a note in ``warnings``) and must not write into its dataset (datasets are read-only)
+        a note in ``warnings``) and must not write into its dataset (datasets are read-only);
+        one with an ``audit_notes()`` method (an adapter that runs a description of the user's
+        code, like :func:`dpclaims.torch.opacus_mechanism`) adds its notes to ``warnings``
     d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
         under the claim's unit and relation, two numpy arrays (or numbers) too (rows are
         records, see :func:`dpclaims.data.check_array_neighbours`) unless ``neighbours``
