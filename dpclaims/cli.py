@@ -538,6 +538,10 @@ def _print_audit(args: argparse.Namespace, description: str, result, *, figure, 
         print(f"reach         {result.reach.describe()}")
     if result.infinite:
         print(f"              {result.infinite_message}")
+    if not result.reproducible:
+        from .audit.result import NOT_REPRODUCIBLE
+
+        print(f"rerun         {NOT_REPRODUCIBLE}")
     if figure is not None:
         print(f"figure        {figure}")
 

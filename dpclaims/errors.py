@@ -18,6 +18,7 @@ __all__ = [
     "InputError",
     "MechanismError",
     "NotNeighboursError",
+    "NotReproducibleWarning",
     "called_exit",
     "check_epsilon",
     "check_delta",
@@ -44,6 +45,10 @@ class MechanismError(DPClaimsError, ValueError):
 
 class NotNeighboursError(InputError):
     """Two datasets are not neighbours under the claimed unit and relation."""
+
+
+class NotReproducibleWarning(RuntimeWarning):
+    """A mechanism draws randomness from outside its ``rng``: the same seed gives other trials."""
 
 
 def called_exit(exc: SystemExit, who: str, fix: str) -> str:

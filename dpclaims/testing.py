@@ -16,12 +16,16 @@ This module is also a pytest plugin (entry point ``pytest11``, or ``-p
 dpclaims.testing``): it registers the markers ``dpclaims_rate`` and
 ``dpclaims_privacy`` so such tests can be selected with ``-m dpclaims_rate``
 and run under ``--strict-markers``, the ini options ``dpclaims_seed``, ``dpclaims_trials``,
-``dpclaims_confidence`` and ``dpclaims_on_weak``, and two fixtures:
+``dpclaims_confidence``, ``dpclaims_on_weak`` and ``dpclaims_reproducible``, and two fixtures:
 
 * ``dpclaims_rng``: a ``numpy.random.Generator`` seeded with ``dpclaims_seed`` (0);
 * ``dpclaims_audit``: ``dpclaims_audit(mechanism, d0, d1, epsilon=..., delta=...)`` runs
   :func:`assert_private` with the project's trials, confidence and ``on_weak`` (ini options),
   which the test's marker overrides: ``@pytest.mark.dpclaims_privacy(trials=20_000)``.
+
+A library that cannot be seeded (it draws from the OS's entropy) is gated with
+``@pytest.mark.dpclaims_privacy(reproducible=False)`` (or ``dpclaims_reproducible = false`` in
+the ini file): the audit is as valid, only not reproducible, and its messages say so.
 
 A must-fail check::
 
@@ -36,10 +40,12 @@ this module as a plugin.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .errors import NotReproducibleWarning
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
@@ -112,13 +118,20 @@ def assert_private(
     on_weak: str = "fail",
     unit: str = "user",
     relation: str = "replace",
+    reproducible: bool = True,
     **options: Any,
 ):
     """Audit ``mechanism`` on the neighbours ``d0``, ``d1``; pass only when the audit could
     have caught a violation and did not.
 
     Runs :func:`dpclaims.audit.audit` in strict mode (a mechanism that ignores its ``rng``
-    is an error: a CI gate must give the same answer on every run).  ``unit`` and ``relation``
+    is an error: a CI gate must give the same answer on every run).  With
+    ``reproducible=False`` it gates a mechanism that cannot be seeded (a library drawing from
+    the OS's entropy, like OpenDP): the trials run in this process (a generator outside
+    ``rng`` would be copied into each worker process and repeat its draws there), they are
+    independent draws all the same, so the verdict means what it means in strict mode, but a
+    rerun draws other trials: the result's ``reproducible`` is False, and its summary and this
+    function's messages say so.  ``unit`` and ``relation``
     (default user/replace) state the claim's neighbour relation; ``options`` go to ``audit``:
     ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g. ``AuditTest(reach_limit=2.0)``),
     ``neighbours`` (array datasets that are query answers or unchecked), ``execution``.
@@ -139,18 +152,23 @@ def assert_private(
     check_choice(on_weak, WEAK_ACTIONS, "on_weak")
     if "strict" in options:
         raise InputError(
-            "assert_private always runs in strict mode; call dpclaims.audit.audit(..., "
-            "execution=Execution(strict=False)) instead"
+            "assert_private has no strict option: it is strict unless reproducible=False, "
+            "which gates a mechanism that ignores its rng (its result marked not reproducible)"
         )
     from .execution import DEFAULT_EXECUTION
     from .privacy import PrivacyClaim
 
     claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation=relation)
-    execution = replace(options.pop("execution", DEFAULT_EXECUTION), strict=True)
-    result = audit(mechanism, d0, d1, claim, trials=trials, execution=execution, **options)
+    execution = _gate_execution(options.pop("execution", DEFAULT_EXECUTION), reproducible)
+    with warnings.catch_warnings():
+        if not reproducible:  # the result says so; the warning would only repeat it
+            warnings.simplefilter("ignore", NotReproducibleWarning)
+        result = audit(mechanism, d0, d1, claim, trials=trials, execution=execution, **options)
     where = (
         f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level "
-        f"{result.relation}, {trials} trials, seed={result.provenance.seed})"
+        f"{result.relation}, {trials} trials, seed={result.provenance.seed}"
+        + ("" if result.reproducible else "; not reproducible: the mechanism ignores its seed")
+        + ")"
     )
     if result.verdict == "violation":
         raise AssertionError(
@@ -167,6 +185,25 @@ def assert_private(
     return result
 
 
+def _gate_execution(execution: Any, reproducible: bool) -> Any:
+    """``execution`` strict, or with ``reproducible=False`` lenient and in this process (a
+    generator outside ``rng``, copied into forked workers, would repeat its draws there)."""
+    from .errors import InputError
+    from .execution import check_execution
+
+    if not isinstance(reproducible, bool):
+        raise InputError(f"reproducible must be True or False, got {reproducible!r}")
+    execution = check_execution(execution)
+    if reproducible:
+        return replace(execution, strict=True)
+    if execution.backend.name not in ("auto", "serial"):
+        raise InputError(
+            f"reproducible=False runs the trials in this process, so draws from outside rng "
+            f"cannot repeat in worker processes; drop backend={execution.backend.name!r}"
+        )
+    return replace(execution, strict=False, backend="serial")
+
+
 INI_OPTIONS = {
     "dpclaims_seed": ("seed of the dpclaims_rng fixture and of dpclaims_audit's audits", "0"),
     "dpclaims_trials": ("trials per dataset of dpclaims_audit's audits", "100000"),
@@ -174,6 +211,10 @@ INI_OPTIONS = {
     "dpclaims_on_weak": (
         "fail or skip a privacy check that could not have caught a 2x violation",
         "fail",
+    ),
+    "dpclaims_reproducible": (
+        "false to gate mechanisms that ignore their seed (results marked not reproducible)",
+        "true",
     ),
 }
 """The plugin's ini options: ``name: (help, default)``."""
@@ -204,9 +245,17 @@ def _ini(config: Any, name: str, convert: Callable) -> Any:
         ) from None
 
 
+def _boolean(text: str) -> bool:
+    """``true`` or ``false`` (any case), else ValueError."""
+    value = {"true": True, "false": False}.get(str(text).strip().lower())
+    if value is None:
+        raise ValueError(text)
+    return value
+
+
 def _audit_settings(request: Any) -> dict:
-    """trials, confidence, seed and on_weak from the ini options, overridden by the test's
-    ``dpclaims_privacy`` marker arguments."""
+    """trials, confidence, seed, on_weak and reproducible from the ini options, overridden by
+    the test's ``dpclaims_privacy`` marker arguments."""
     from .errors import InputError
 
     config = request.config
@@ -215,6 +264,7 @@ def _audit_settings(request: Any) -> dict:
         "confidence": _ini(config, "dpclaims_confidence", float),
         "seed": _ini(config, "dpclaims_seed", int),
         "on_weak": config.getini("dpclaims_on_weak"),
+        "reproducible": _ini(config, "dpclaims_reproducible", _boolean),
     }
     marker = request.node.get_closest_marker("dpclaims_privacy")
     if marker is not None and marker.args:

@@ -31,6 +31,9 @@ One call turns a training function into what the auditor runs,
   or Opacus DP-SGD loop with the same numbers.  A ``train_batched(dataset, seeds) -> (trials,
   P)`` function of your own plugs in the same way (``mechanism(train, train_batched=...)``).
   Any other ``train`` is run one trial at a time with a progress bar.
+- **Opacus.**  :func:`opacus_mechanism` reads the DP-SGD an Opacus ``train`` configured with
+  ``make_private`` and runs it batched; on each dataset it checks 50 looped runs of ``train``
+  itself against it (:class:`LoopCheck`) and refuses a ``train`` that does more.
 
 CUDA is used when present (:func:`default_device`), the CPU otherwise.  Every error for bad
 input is one line (:class:`~dpclaims.errors.InputError` or
@@ -49,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from .data import UserDataset
-from .errors import InputError, MechanismError, check_positive, check_trials
+from .errors import InputError, MechanismError, check_count, check_positive, check_trials
 
 try:
     import torch
@@ -64,6 +67,7 @@ __all__ = [
     "DPSGD",
     "GradientCanary",
     "InputCanary",
+    "LoopCheck",
     "OpacusConfig",
     "OpacusMechanism",
     "opacus_config",
@@ -686,6 +690,14 @@ class OpacusConfig:
     steps: int
     records: int
 
+    def summary(self) -> str:
+        """``σ = …, C = …, q = …, batch …, lr …, T steps``."""
+        return (
+            f"σ = {self.noise_multiplier:.4g}, C = {self.max_grad_norm:g}, q = "
+            f"{self.sample_rate:.4g}, batch {self.normaliser:g}, lr {self.lr:g}, "
+            f"{self.steps} steps"
+        )
+
     def describe(self, model: torch.nn.Module, loss: Callable, **options: Any) -> DPSGD:
         """The :class:`DPSGD` with these numbers, from ``model``'s parameters (θ_0)."""
         return DPSGD(
@@ -790,23 +802,87 @@ def record_opacus(train: Callable, data: Any, *, seed: int = 0) -> tuple[OpacusC
     return config, getattr(module, "_module", module)
 
 
+LOOP_RUNS = 50
+"""Looped runs of the user's ``train`` per dataset that :func:`opacus_mechanism` compares with
+its batched description (``loop_runs=``)."""
+
+LOOP_LEVEL = 1e-3
+"""The level of that comparison (``loop_level=``): a ``train`` that runs the DP-SGD it
+configured fails it with probability at most this, on each dataset."""
+
+LOOP_REFERENCE = 2000
+"""Batched runs of the description the looped runs are compared with."""
+
+_LOOP_SEEDS = (41, 42)  # fixed: the check gives the same answer on every run
+
+
+@dataclass(frozen=True)
+class LoopCheck:
+    """``runs`` looped trainings of the user's ``train`` on a dataset of ``records`` records
+    against ``reference`` batched runs of the :class:`DPSGD` that ``make_private`` configured:
+    the two-sample Kolmogorov–Smirnov test of each output column; ``pvalue`` is the smallest
+    p-value times the number of columns (Bonferroni), ``statistic`` and ``column`` its test's."""
+
+    records: int
+    runs: int
+    reference: int
+    column: int
+    statistic: float
+    pvalue: float
+    level: float
+
+    @property
+    def passed(self) -> bool:
+        """Whether the looped and batched outputs agree at ``level``."""
+        return self.pvalue >= self.level
+
+    def describe(self) -> str:
+        """``… looped runs vs … batched, Kolmogorov–Smirnov D = … on output column j, p = …
+        (level …)``."""
+        return (
+            f"{self.runs} looped runs vs {self.reference} batched, Kolmogorov–Smirnov D = "
+            f"{self.statistic:.3f} on output column {self.column}, p = {self.pvalue:.2g} "
+            f"(level {self.level:g})"
+        )
+
+
+def _loop_check(looped: np.ndarray, batched: np.ndarray, *, records: int, level: float):
+    """The :class:`LoopCheck` of looped outputs ``(runs, k)`` against batched ``(M, k)``."""
+    from scipy.stats import ks_2samp
+
+    tests = [ks_2samp(looped[:, j], batched[:, j]) for j in range(looped.shape[1])]
+    column = int(np.argmin([t.pvalue for t in tests]))
+    return LoopCheck(
+        records=records,
+        runs=len(looped),
+        reference=len(batched),
+        column=column,
+        statistic=float(tests[column].statistic),
+        pvalue=min(1.0, float(tests[column].pvalue) * len(tests)),
+        level=level,
+    )
+
+
 @dataclass
 class OpacusMechanism:
     """``mech(data, rng, trials)``: an Opacus training function run as its batched
-    :class:`DPSGD` description (see :func:`opacus_mechanism`)."""
+    :class:`DPSGD` description, checked against looped runs of the function itself (see
+    :func:`opacus_mechanism`)."""
 
     train: Callable
     loss: Callable
     output: str | Callable = "weights"
     canary: InputCanary | GradientCanary | None = None
     device: torch.device | None = None
+    loop_runs: int = LOOP_RUNS
+    loop_level: float = LOOP_LEVEL
     configs: dict = field(default_factory=dict)
     described: dict = field(default_factory=dict)
+    checks: dict = field(default_factory=dict)
 
     def config(self, data: Any) -> tuple[OpacusConfig, torch.nn.Module]:
         """What Opacus sets up on ``data`` (one recorded training per distinct dataset)."""
-        x, y = _records(data)
-        key = (x.shape, x.tobytes(), None if y is None else y.tobytes())
+        key = _data_key(data)
         if key not in self.configs:
             self.configs[key] = record_opacus(self.train, data)
         return self.configs[key]
@@ -820,11 +896,68 @@ class OpacusMechanism:
             self.described[key] = config.describe(model, self.loss, canary=gradient)
         return self.described[key]
 
+    def check_loop(self, data: Any) -> LoopCheck | None:
+        """``loop_runs`` runs of ``train`` itself on ``data`` against the description (once
+        per dataset, fixed seeds); None when not compared (``loop_runs=0``, or the data holds
+        a gradient canary's marker, whose gradient only the description replaces)."""
+        key = _data_key(data)
+        if key not in self.checks:
+            self.checks[key] = None
+            if self.loop_runs and not self._has_marker(data):
+                options = dict(output=self.output, canary=self.canary, device=self.device)
+                looped = mechanism(self.train, progress=False, **options)
+                batched = mechanism(self.description(data), **options)
+                first, second = (np.random.default_rng(seed) for seed in _LOOP_SEEDS)
+                self.checks[key] = _loop_check(
+                    looped(data, first, self.loop_runs),
+                    batched(data, second, LOOP_REFERENCE),
+                    records=len(_records(data)[0]),
+                    level=self.loop_level,
+                )
+        return self.checks[key]
+
+    def _has_marker(self, data: Any) -> bool:
+        if not isinstance(self.canary, GradientCanary):
+            return False
+        x, _ = _records(data)
+        return bool(np.any(np.all(x == self.canary.marker(x.shape[1]), axis=1)))
+
     def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
+        check = self.check_loop(data)
+        if check is not None and not check.passed:
+            raise MechanismError(
+                f"your train() differs from the DP-SGD configured by make_private on the "
+                f"dataset of {check.records} records: {check.describe()}; train does more than "
+                "that DP-SGD (training after it, another output?): audit it looped with "
+                "dpt.mechanism(train)"
+            )
         described = mechanism(
             self.description(data), output=self.output, canary=self.canary, device=self.device
         )
         return described(data, rng, trials)
+
+    def audit_notes(self) -> list[str]:
+        """The audit's scope: the DP-SGD ``make_private`` configured, and how ``train``
+        compared with it on each dataset."""
+        checks = []
+        for key, (config, _) in self.configs.items():
+            check = self.checks.get(key)
+            if check is None:
+                found = "not compared with train looped" + (
+                    " (loop_runs=0)" if not self.loop_runs else " (gradient canary's marker)"
+                )
+            else:
+                found = f"train looped agreed with it ({check.describe()})"
+            checks.append(f"on {config.records} records ({config.summary()}), {found}")
+        return [
+            "opacus_mechanism audited the DP-SGD configured by make_private, run batched, not "
+            "train itself: " + "; ".join(checks)
+        ]
+
+
+def _data_key(data: Any) -> tuple:
+    x, y = _records(data)
+    return (x.shape, x.tobytes(), None if y is None else y.tobytes())
 
 
 def opacus_mechanism(
@@ -834,6 +967,8 @@ def opacus_mechanism(
     output: str | Callable = "weights",
     canary: InputCanary | GradientCanary | None = None,
     device: torch.device | str | None = None,
+    loop_runs: int = LOOP_RUNS,
+    loop_level: float = LOOP_LEVEL,
 ) -> OpacusMechanism:
     """An Opacus training ``train(dataset, seed) -> model`` as a batched mechanism, no twin
     written by hand.
@@ -853,15 +988,33 @@ def opacus_mechanism(
     description only).  Plain SGD with flat clipping and Poisson sampling only
     (:func:`opacus_config` names anything else); a model initialised at random in ``train``
     is described at the start point of the recorded run.
+
+    What is audited is that DP-SGD, not the rest of ``train`` (training after it, say).  So on
+    each dataset the mechanism also runs ``train`` itself ``loop_runs`` times (looped, fixed
+    seeds) and compares each output column with :data:`LOOP_REFERENCE` batched runs by a
+    two-sample Kolmogorov–Smirnov test (:class:`LoopCheck`, Bonferroni over the columns): below
+    ``loop_level`` it raises a :class:`~dpclaims.errors.MechanismError` ("your train() differs
+    from the DP-SGD configured by make_private"), and every audit's ``warnings`` say what was
+    audited and how ``train`` compared (:meth:`OpacusMechanism.audit_notes`).  With
+    ``loop_runs=0`` nothing is compared (the notes say so); datasets holding a
+    :class:`GradientCanary`'s marker are not compared (only the description replaces its
+    gradient).  A ``train`` that runs the DP-SGD it configured fails the check with probability
+    at most ``loop_level`` per dataset; 50 runs see, for example, three non-private epochs
+    after training.
     """
     if not callable(loss):
         raise InputError("loss must be callable: loss(outputs, targets) -> scalar tensor")
+    level = check_positive(loop_level, "loop_level")
+    if level >= 1:
+        raise InputError(f"loop_level must be in (0, 1), got {loop_level!r}; pass e.g. 0.001")
     return OpacusMechanism(
         train=_check_train(train),
         loss=loss,
         output=output,
         canary=canary,
         device=None if device is None else torch.device(device),
+        loop_runs=check_count(loop_runs, "loop_runs", minimum=0, example=LOOP_RUNS),
+        loop_level=level,
     )
 
 

@@ -29,6 +29,7 @@ from dpclaims.data import RELATIONS, UNITS
 from dpclaims.errors import InputError, MechanismError, NotNeighboursError
 from dpclaims.execution import Execution, run_trials
 from dpclaims.rates import fit_power_law, sweep
+from dpclaims.testing import assert_private
 
 
 def gauss(data, rng, trials):
@@ -999,13 +1000,44 @@ RESOURCE_CASES = [
             global_noise, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict=True)}
         ),
         MechanismError,
-        r"draws randomness from somewhere other than its rng.*\(strict mode; pass strict=False",
+        r"draws randomness from somewhere other than its rng.*\(strict mode; to run it all",
     ),
     (
         "strict-not-bool",
         lambda: audit(gauss, 0.0, 1.0, **{**_FAST, "execution": replace(_SERIAL, strict="yes")}),
         InputError,
         "strict must be True, False or None",
+    ),
+    (
+        "assert-private-strict",
+        lambda: assert_private(
+            global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False
+        ),
+        InputError,
+        "assert_private has no strict option: it is strict unless reproducible=False",
+    ),
+    (
+        "unseeded-in-workers",
+        lambda: assert_private(
+            global_noise,
+            0.0,
+            1.0,
+            epsilon=1.0,
+            delta=1e-5,
+            trials=1000,
+            reproducible=False,
+            execution=Execution(backend="processes"),
+        ),
+        InputError,
+        "reproducible=False runs the trials in this process.*drop backend='processes'",
+    ),
+    (
+        "reproducible-not-bool",
+        lambda: assert_private(
+            gauss, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, reproducible="no"
+        ),
+        InputError,
+        "reproducible must be True or False, got 'no'",
     ),
 ]
 

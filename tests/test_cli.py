@@ -93,6 +93,28 @@ def test_audit_of_user_callable_from_npz(capsys, user_module):
     assert code == 1 and "violation" in out
 
 
+def test_audit_no_strict_of_an_unseeded_mechanism_says_it_is_not_reproducible(
+    capsys, tmp_path, monkeypatch
+):
+    (tmp_path / "unseeded.py").write_text(
+        "import numpy as np\n"
+        "def noisy_mean(data, rng, trials):\n"
+        "    return data.x.mean() + np.random.default_rng().standard_normal(trials)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    x = np.zeros((10, 2, 1))
+    np.savez(tmp_path / "d0.npz", x=x)
+    x[0] = 1.0
+    np.savez(tmp_path / "d1.npz", x=x)
+    argv = ["audit", "unseeded:noisy_mean", "--d0", str(tmp_path / "d0.npz"), "--d1"]
+    argv += [str(tmp_path / "d1.npz"), "--trials", "2000", "--backend", "serial"]
+    code, out, err = run(capsys, *argv, "--no-strict")
+    assert "rerun         not reproducible: the mechanism draws randomness from outside" in out
+    assert "returned different outputs for the same seed" in err
+    code, out, err = run(capsys, *argv, "--strict")
+    assert code == 2 and "--no-strict in dpclaims audit" in err
+
+
 @pytest.mark.parametrize(
     "argv, fragment",
     [
@@ -197,7 +219,7 @@ def test_warnings_are_one_line_on_stderr_and_listed_in_json(tmp_path, monkeypatc
     ]
     code, out, err = run(capsys, *argv)
     warned = json.loads(out)["warnings"]
-    assert [w["category"] for w in warned] == ["RuntimeWarning"]
+    assert [w["category"] for w in warned] == ["NotReproducibleWarning"]
     assert "draws randomness from somewhere other than its rng argument" in warned[0]["message"]
     assert err == f"dpclaims: warning: {warned[0]['message']}\n"
     _, out, err = run(

@@ -310,8 +310,41 @@ def test_assert_private_is_strict_about_randomness_outside_rng():
 
     with pytest.raises(MechanismError, match="draws randomness from somewhere other than its rng"):
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000)
-    with pytest.raises(InputError, match="always runs in strict mode"):
+    with pytest.raises(InputError, match="no strict option.*reproducible=False"):
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False)
+
+
+def unseeded_laplace(scale: float):
+    """Laplace noise on a sum of sensitivity 1 drawn from a fresh OS-entropy generator, as an
+    unseedable library does (ε = 1 / scale)."""
+
+    def mechanism(data, rng, trials):
+        return data.x.sum() + np.random.default_rng().laplace(0.0, scale, size=trials)
+
+    return mechanism
+
+
+def test_a_mechanism_that_ignores_its_seed_is_gated_when_not_reproducible(recwarn):
+    """The strict error names reproducible=False; with it the correct mechanism (ε = 0.8) passes
+    a claim of 1, the mis-scaled one (ε = 2) fails, and both say they are not reproducible."""
+    d0 = UserDataset(np.zeros((5, 1, 1)))
+    d1 = replace_user(d0, 0, np.ones((1, 1)))
+    claim = dict(epsilon=1.0, delta=0.0, trials=20_000)
+    with pytest.raises(MechanismError, match="reproducible=False in assert_private"):
+        assert_private(unseeded_laplace(1.25), d0, d1, **claim)
+    passed = assert_private(unseeded_laplace(1.25), d0, d1, reproducible=False, **claim)
+    assert passed.verdict == "consistent" and not passed.reproducible
+    assert "not reproducible" in passed.summary()
+    with pytest.raises(AssertionError, match="privacy claim violated.*not reproducible"):
+        assert_private(unseeded_laplace(0.5), d0, d1, reproducible=False, **claim)
+    seeded = assert_private(laplace(1.25), d0, d1, reproducible=False, **claim)
+    assert seeded.reproducible and "not reproducible" not in seeded.summary()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    with pytest.raises(InputError, match="drop backend='processes'"):
+        processes = Execution(backend="processes", workers=2)
+        assert_private(laplace(1.0), d0, d1, reproducible=False, execution=processes, **claim)
+    with pytest.raises(InputError, match="reproducible must be True or False"):
+        assert_private(laplace(1.0), d0, d1, reproducible="no", **claim)
 
 
 def test_assert_exponent_upper_bound_passes_a_faster_decay():
@@ -417,9 +450,49 @@ def test_a_positional_marker_argument_is_refused_not_ignored():
     from dpclaims.testing import _audit_settings
 
     marker = pytest.mark.dpclaims_privacy(2000).mark
-    config = SimpleNamespace(getini=lambda name: "fail" if name == "dpclaims_on_weak" else "1")
+    ini = {"dpclaims_on_weak": "fail", "dpclaims_reproducible": "true"}
+    config = SimpleNamespace(getini=lambda name: ini.get(name, "1"))
     node = SimpleNamespace(get_closest_marker=lambda name: marker)
     with pytest.raises(InputError, match=r"keyword arguments only, got \(2000,\).*trials=2000"):
         _audit_settings(SimpleNamespace(config=config, node=node))
     marker = pytest.mark.dpclaims_privacy(trials=9).mark
     assert _audit_settings(SimpleNamespace(config=config, node=node))["trials"] == 9
+
+
+UNSEEDED_TESTS = textwrap.dedent(
+    """
+    import numpy as np
+    import pytest
+
+    from dpclaims.data import UserDataset, replace_user
+
+    D0 = UserDataset(np.zeros((5, 1, 1)))
+    D1 = replace_user(D0, 0, np.ones((1, 1)))
+
+
+    def unseeded(data, rng, trials):
+        return data.x.sum() + np.random.default_rng().laplace(0.0, 1.25, size=trials)
+
+
+    @pytest.mark.dpclaims_privacy
+    def test_unseeded_passes_under_the_ini(dpclaims_audit):
+        result = dpclaims_audit(unseeded, D0, D1, epsilon=1.0, delta=0.0)
+        assert result.verdict == "consistent" and not result.reproducible
+
+
+    @pytest.mark.dpclaims_privacy(reproducible=True)
+    def test_the_marker_can_ask_for_reproducibility(dpclaims_audit):
+        dpclaims_audit(unseeded, D0, D1, epsilon=1.0, delta=0.0)
+    """
+)
+
+
+def test_the_plugin_gates_an_unseedable_mechanism_with_dpclaims_reproducible_false(tmp_path):
+    ini = "[pytest]\ndpclaims_trials = 20000\ndpclaims_reproducible = false\n"
+    (tmp_path / "pytest.ini").write_text(ini)
+    (tmp_path / "test_claims.py").write_text(UNSEEDED_TESTS)
+    run = run_pytest(tmp_path)
+    out = run.stdout + run.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "FAILED test_claims.py::test_the_marker_can_ask_for_reproducibility" in out, out
+    assert "returned different outputs for the same seed" in out, out

@@ -10,8 +10,10 @@ F = torch.nn.functional
 
 from opacus import PrivacyEngine  # noqa: E402
 
-from dpclaims import InputError, UserDataset  # noqa: E402
+from dpclaims import InputError, MechanismError, PrivacyClaim, UserDataset  # noqa: E402
 from dpclaims import torch as dpt  # noqa: E402
+from dpclaims.audit import audit  # noqa: E402
+from dpclaims.execution import Execution  # noqa: E402
 
 N, D, BATCH, STEPS, CLIP, LR, SIGMA = 32, 4, 8, 5, 0.5, 0.5, 1.0
 
@@ -57,6 +59,14 @@ def _quiet(recwarn):  # Opacus warns about its secure RNG and a full backward ho
     yield
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():  # trainings this small only contend for a shared machine's cores
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def test_the_numbers_are_read_off_make_privates_objects_for_each_dataset():
     d0, d1 = _pair()
     c0, model = dpt.record_opacus(_train, d0)
@@ -92,3 +102,59 @@ def test_the_description_has_the_law_of_the_opacus_trainings():
     assert len(mech.configs) == 1  # one recorded training per dataset
     same = mech(d1, np.random.default_rng(1), 50)[:, 0]
     np.testing.assert_allclose(same, theirs[:50], rtol=1e-5, atol=1e-7)  # same seeds
+
+
+def _fine_tuned(dataset, seed):
+    """The same DP-SGD, then three non-private epochs on the private data (the bug)."""
+    model = torch.nn.Linear(D, 1)
+    model.load_state_dict(_train(dataset, seed).state_dict())
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    for _ in range(3):
+        for x, y in torch.utils.data.DataLoader(dataset, batch_size=BATCH, shuffle=True):
+            optimizer.zero_grad()
+            _loss(model(x), y).backward()
+            optimizer.step()
+    return model
+
+
+def _audit(mech):
+    claim = PrivacyClaim(epsilon=1.0, delta=1e-5, relation="add-remove")
+    return audit(mech, *_pair(), claim, trials=500, execution=Execution(backend="serial"))
+
+
+def test_train_is_checked_against_the_dp_sgd_make_private_configured():
+    """Three non-private epochs after the DP-SGD move the canary weight on the dataset with the
+    canary: 50 looped runs of train and 2,000 batched runs of its description differ (KS), and
+    the audit refuses it; the correct train agrees with its description on both datasets and
+    every result says what was audited."""
+    mech = dpt.opacus_mechanism(_fine_tuned, loss=_loss, output=_canary_weight, device="cpu")
+    with pytest.raises(
+        MechanismError,
+        match=r"your train\(\) differs from the DP-SGD configured "
+        r"by make_private on the dataset of 33 records: 50 looped runs vs 2000",
+    ):
+        _audit(mech)
+    assert mech.checks and all(c.pvalue < 1e-10 for c in mech.checks.values() if c.records == 33)
+    correct = dpt.opacus_mechanism(_train, loss=_loss, output=_canary_weight, device="cpu")
+    result = _audit(correct)
+    checks = sorted(correct.checks.values(), key=lambda c: c.records)
+    assert [c.records for c in checks] == [32, 33] and all(c.pvalue > 0.01 for c in checks)
+    (note,) = [w for w in result.warnings if w.startswith("opacus_mechanism audited")]
+    assert "configured by make_private, run batched, not train itself" in note
+    assert "on 33 records (σ = 1, C = 0.5, q = 0.2, batch 6, lr 0.5, 5 steps)" in note
+    assert "train looped agreed with it (50 looped runs vs 2000 batched" in note
+
+
+def test_the_loop_check_can_be_turned_off_and_skips_a_gradient_canarys_marker():
+    mech = dpt.opacus_mechanism(_fine_tuned, loss=_loss, output=_canary_weight, loop_runs=0)
+    (note,) = _audit(mech).warnings[-1:]
+    assert note.endswith("not compared with train looped (loop_runs=0)")
+    data, _ = _pair()
+    canary = dpt.GradientCanary(np.r_[np.zeros(D - 1), -1.0, 0.0])
+    d0, d1 = canary.pair(data)
+    mech = dpt.opacus_mechanism(_train, loss=_loss, output="score", canary=canary, loop_runs=20)
+    assert mech.check_loop(d0).passed and mech.check_loop(d1) is None
+    with pytest.raises(InputError, match="loop_runs must be a whole number >= 0"):
+        dpt.opacus_mechanism(_train, loss=_loss, loop_runs=-1)
+    with pytest.raises(InputError, match="loop_level must be in"):
+        dpt.opacus_mechanism(_train, loss=_loss, loop_level=1.5)

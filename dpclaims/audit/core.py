@@ -215,7 +215,9 @@ def audit(
         ``mechanism(data, rng) -> (k,)`` is accepted and looped.  Which one is read from
         the signature: a parameter named ``trials`` or not.  It must draw all randomness
         from ``rng`` (an error when ``execution.strict``, else a :class:`RuntimeWarning` and
-        a note in ``warnings``) and must not write into its dataset (datasets are read-only)
+        a note in ``warnings``) and must not write into its dataset (datasets are read-only);
+        one with an ``audit_notes()`` method (an adapter that runs a description of the user's
+        code, like :func:`dpclaims.torch.opacus_mechanism`) adds its notes to ``warnings``
     d0, d1 : whatever the mechanism takes.  Two ``UserDataset`` s must be neighbours
         under the claim's unit and relation, two numpy arrays (or numbers) too (rows are
         records, see :func:`dpclaims.data.check_array_neighbours`) unless ``neighbours``
@@ -322,9 +324,17 @@ def audit(
         identical=identical,
         reference=reference,
         relation=neighbours.relation if neighbours is not None else claim.relation,
-        notes=notes,
+        notes=[*notes, *_mechanism_notes(mechanism)],
         reach_limit=test.reach_limit,
+        reproducible=same,
     )
+
+
+def _mechanism_notes(mechanism: Callable) -> list[str]:
+    """What the mechanism says about what was audited (its ``audit_notes()``, e.g. an adapter
+    that runs a description of the user's code), read after the trials ran."""
+    notes = getattr(mechanism, "audit_notes", None)
+    return list(notes()) if callable(notes) else []
 
 
 def audit_scores(
@@ -624,6 +634,7 @@ def _result(
     relation: str,
     notes: list,
     reach_limit: float = REACH_LIMIT,
+    reproducible: bool = True,
 ) -> AuditResult:
     """The :class:`AuditResult`: the bound (or the GDP estimate), the ceiling, the reach, the
     verdict."""
@@ -684,6 +695,7 @@ def _result(
         trials=plan.trials,
         certification_trials=n_cert,
         warnings=tuple(notes),
+        reproducible=reproducible,
         provenance=provenance,
     )
 

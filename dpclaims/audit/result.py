@@ -62,6 +62,13 @@ class Provenance:
         return out
 
 
+NOT_REPRODUCIBLE = (
+    "not reproducible: the mechanism draws randomness from outside its rng, so the same seed "
+    "gives other trials and a rerun other numbers"
+)
+"""The summary line of an audit whose mechanism ignores its seed."""
+
+
 @dataclass(frozen=True, kw_only=True, repr=False)
 class AuditResult:
     """What an audit certified (or estimated), and how.
@@ -85,8 +92,10 @@ class AuditResult:
     the verdict is ``consistent_weak``.
     Counts refer to the ``certification_trials`` (of ``trials`` per dataset) and the chosen
     direction: the negative dataset's trials inside the event are false positives, the
-    positive dataset's trials outside it false negatives.  ``provenance`` records how the
-    audit ran (:class:`Provenance`).
+    positive dataset's trials outside it false negatives.  ``reproducible`` is False when the
+    mechanism drew randomness from outside its ``rng`` (run with strict mode off): the same seed
+    gives other trials, so a rerun gives other numbers; the bound's confidence still holds when
+    those draws are independent.  ``provenance`` records how the audit ran (:class:`Provenance`).
     """
 
     verdict: str
@@ -115,6 +124,7 @@ class AuditResult:
     trials: int
     certification_trials: int
     warnings: tuple = ()
+    reproducible: bool = True
     provenance: Provenance
 
     @property
@@ -249,6 +259,8 @@ class AuditResult:
             lines.append(f"reach      {self.reach.describe()}")
         if self.infinite:
             lines.append(f"           {self.infinite_message}")
+        if not self.reproducible:
+            lines.append(f"rerun      {NOT_REPRODUCIBLE}")
         lines.append(
             f"test       {self.method}, score {test.statistic}, event {test.direction} "
             f"(t = {test.threshold:.4g})"

@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DPClaimsError, InputError, MechanismError, called_exit
+from ..errors import (
+    DPClaimsError,
+    InputError,
+    MechanismError,
+    NotReproducibleWarning,
+    called_exit,
+)
 from .seeds import child_seed, root_seed
 
 __all__ = [
@@ -260,10 +266,19 @@ def first_block(
     return first.shape == second.shape and bool(np.array_equal(first, second)), first, seconds
 
 
+STRICT_WAY_OUT = (
+    " (strict mode; to run it all the same, its results not reproducible: "
+    "execution=Execution(strict=False) in audit, run_trials and reduce_trials, --no-strict in "
+    "dpclaims audit, reproducible=False in assert_private and the dpclaims_audit fixture)"
+)
+"""The end of the strict-mode error: every way to run such a mechanism anyway, each where it
+works."""
+
+
 def ignores_rng(mechanism: Callable, strict: bool) -> str:
     """The message for a mechanism whose outputs differ for the same seed; raised as a
-    :class:`MechanismError` when ``strict``, else issued as a :class:`RuntimeWarning` and
-    returned."""
+    :class:`MechanismError` when ``strict``, else issued as a
+    :class:`~dpclaims.errors.NotReproducibleWarning` (a ``RuntimeWarning``) and returned."""
     inner = mechanism.func if isinstance(mechanism, _Looped) else mechanism
     name = getattr(inner, "__qualname__", type(inner).__qualname__)
     message = (
@@ -273,10 +288,8 @@ def ignores_rng(mechanism: Callable, strict: bool) -> str:
         "results are reproducible and chunks are independent"
     )
     if strict:
-        raise MechanismError(
-            message + " (strict mode; pass strict=False, or --no-strict, to only warn)"
-        )
-    warnings.warn(message, RuntimeWarning, stacklevel=4)
+        raise MechanismError(message + STRICT_WAY_OUT)
+    warnings.warn(message, NotReproducibleWarning, stacklevel=4)
     return message
 
 
