@@ -121,7 +121,9 @@ class Pair:
 
     ``novel``: the pair holds a value or a shape the data never has (a new class, a dataset
     cut to two users); a mechanism that raises on it drops the pair from the search (listed
-    in :attr:`SearchResult.skipped`) instead of failing the search.
+    in :attr:`SearchResult.skipped`) instead of failing the search.  ``derived``: how the
+    pair's data was derived from the data searched around (``"2 users, derived from --d0:
+    its first 2 users"``), empty when it is that data.
     """
 
     name: str
@@ -129,12 +131,14 @@ class Pair:
     d1: Any
     values: tuple = ()
     novel: bool = False
+    derived: str = ""
 
     @property
     def change(self) -> str:
         """What differs between ``d0`` and ``d1``: which unit, features and/or label
-        (:func:`describe_change`)."""
-        return describe_change(self.d0, self.d1)
+        (:func:`describe_change`), and how their data was derived when it was."""
+        change = describe_change(self.d0, self.d1)
+        return f"{change}; {self.derived}" if self.derived else change
 
 
 class PairFamily(Protocol):
