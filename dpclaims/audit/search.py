@@ -91,6 +91,7 @@ __all__ = [
     "RANDOM_PAIRS",
     "LOCAL_STEPS",
     "Pair",
+    "SearchEstimate",
     "SearchResult",
     "search",
     "screen_trials_for",
@@ -660,12 +661,12 @@ class _Report:
     over the screened pairs on a terminal; off one (CI logs) plain lines, at each tenth of the
     screening runs and at least every :data:`LINE_SECONDS`."""
 
-    def __init__(self, show: bool | None, pairs: int) -> None:
+    def __init__(self, show: bool | None, pairs: int, runs: int) -> None:
         from tqdm import tqdm
 
         self.on = show is not False
         self.lines = self.on and not sys.stderr.isatty()
-        self.pairs, self.screened, self.done, self.total = pairs, 0, 0, 0
+        self.pairs, self.screened, self.done, self.total = pairs, 0, 0, runs
         self.start = self.last = time.perf_counter()
         self.mark = 0.0
         self.bar = tqdm(
@@ -684,7 +685,6 @@ class _Report:
 
     def estimate(self, estimate: SearchEstimate | None) -> None:
         if estimate is not None:
-            self.total = estimate.screen_runs
             self.say(estimate.describe())
 
     def pair(self) -> None:
@@ -695,16 +695,15 @@ class _Report:
         """``runs`` more screening runs done: a line when a tenth is passed or it is time."""
         self.done += runs
         now = time.perf_counter()
-        share = self.done / self.total if self.total else 0.0
+        share = self.done / self.total
         if not self.lines or (share < self.mark + 0.1 and now - self.last < LINE_SECONDS):
             return
         self.mark, self.last = math.floor(10 * share) / 10, now
         elapsed = now - self.start
-        left = elapsed * (1.0 / share - 1.0) if share else math.inf
         self.say(
             f"search: screening {100 * share:.0f}% ({self.done:,} of {self.total:,} runs, "
             f"{self.screened} of {self.pairs} pairs), {_duration(elapsed)} elapsed, about "
-            f"{_duration(left)} left"
+            f"{_duration(elapsed * (1.0 / share - 1.0))} left"
         )
 
     def certifying(self, pair: Pair, trials: int, estimate: SearchEstimate | None) -> None:
@@ -750,12 +749,13 @@ def search(
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
     rounds : ``(keep, factor)`` rounds of successive halving after the first screen
         (:data:`ROUNDS`)
-    progress : a tqdm bar over the screens on stderr, then the certifying audit's (default:
-        when stderr is a terminal)
+    progress : the search's estimate on stderr, then a tqdm bar over the screens on a
+        terminal or progress lines off one, then the certifying audit's bar on a terminal;
+        False: none (default: ``execution.progress``, and shown when that is None too)
     options : passed to the certifying :func:`~dpclaims.audit.audit` (``claim``,
         ``confidence``, ``test``, ``neighbours``, ``execution``, ``reference``); the screens
-        (serial) use the claim's δ, ``confidence`` and the test's ``ci``, ``method`` and
-        ``statistic``
+        use the claim's δ, ``confidence``, the test's ``ci``, ``method`` and ``statistic``,
+        and the execution's backend, workers and chunk
 
     Returns
     -------
@@ -795,7 +795,8 @@ def search(
     execution = options.get("execution", DEFAULT_EXECUTION)
     show = execution.progress if progress is None else progress
     scored: list[tuple[tuple[float, float], int, Pair]] = []
-    report = _Report(show, planned)
+    screens = first + sum(min(keep, first) * factor for keep, factor in rounds)
+    report = _Report(show, planned, 2 * screen_trials * screens)
 
     def screen(pairs: list[Pair], n: int) -> list[tuple[float, float] | None]:
         """The values of ``pairs`` screened together on ``n`` trials per dataset (None: the
@@ -836,7 +837,6 @@ def search(
     with session(execution, tasks=2 * len(fixed), probe=probe) as runner, report.bar:
         estimate = None
         if report.on:
-            screens = first + sum(min(keep, first) * factor for keep, factor in rounds)
             estimate = _estimate(
                 screener.mechanism,
                 fixed[0].d0,
