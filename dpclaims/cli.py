@@ -188,6 +188,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 f"{args.mechanism} audits a fixed canary with a statistic fixed for it; "
                 "--search and --save-pair vary or save plain datasets: drop them"
             )
+    if args.derived and not args.search:
+        raise InputError("--derived chooses the pairs --search screens: add --search or drop it")
     if args.save_pair:
         from .audit.search import check_pair_dir
         from .userfiles import check_writable_folder
@@ -217,7 +219,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from .audit.search import SCREEN_TRIALS, search
         from .targets.pairs import pairs_for
 
-        family = pairs_for(d0, d1, unit=claim.unit, relation=claim.relation)
+        family = pairs_for(
+            d0,
+            d1,
+            unit=claim.unit,
+            relation=claim.relation,
+            resize=True if args.derived else None,
+            data_name="--d0" if user_code else "the built-in's data",
+        )
         found = search(
             mechanism,
             family,
@@ -1137,6 +1146,13 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="search canary pairs around --d0 (replacing the user where --d1 "
         "differs), then certify the best on fresh trials",
+    )
+    p.add_argument(
+        "--derived",
+        action="store_true",
+        help="with --search and --relation replace: also screen pairs on a smaller dataset "
+        "derived from --d0 (say so when the claim holds for every dataset size; add-remove "
+        "screens them always)",
     )
     p.add_argument(
         "--save-pair",

@@ -48,6 +48,7 @@ __all__ = [
     "analytic_gaussian_sigma",
     "classical_gaussian_sigma",
     "gaussian_sigma",
+    "check_users",
     "ClippedQuery",
     "user_mean_query",
     "user_sum_query",
@@ -284,6 +285,32 @@ def _evaluate(query: Callable, data: Any, name: str = "query") -> np.ndarray:
     return value
 
 
+def _check_users_field(mechanism: Any) -> None:
+    if mechanism.users is not None:
+        object.__setattr__(mechanism, "users", check_trials(mechanism.users, "users"))
+
+
+def check_users(mechanism: Any, data: Any) -> None:
+    """Refuse ``data`` unless it has the ``users`` the mechanism's sensitivity was computed for
+    (add-remove: that many or one fewer); a mechanism with ``users=None`` takes any size.
+
+    A clipped mean's sensitivity 2B/n holds for datasets of n users only: noise fixed for
+    n = 100 is far too small on 2 users, so a search that shrank the data would find a
+    violation of a claim the mechanism never made.
+    """
+    users = mechanism.users
+    if users is None:
+        return
+    sizes = (users - 1, users) if mechanism.relation == "add-remove" else (users,)
+    n = getattr(data, "n", None)
+    if n not in sizes:
+        raise MechanismError(
+            f"{type(mechanism).__name__} is calibrated for datasets of {users} users (users="
+            f"{users}, the n of its sensitivity), got {n}; pass datasets of {users} users or "
+            f"calibrate it for {n}"
+        )
+
+
 def _check_unit_relation(unit: str, relation: str) -> None:
     check_choice(unit, UNITS, "unit")
     check_choice(relation, RELATIONS, "relation")
@@ -326,6 +353,8 @@ class GaussianMechanism:
     calibration : ``"analytic"`` (Balle & Wang 2018, Thm 8) or ``"classical"`` (ε < 1 only)
     sigma : optional noise std that overrides the calibration (for mutants: the claim stays
         (ε, δ) whatever σ is, so a too-small σ is a false claim)
+    users : the dataset size the ``sensitivity`` was computed for, when it depends on it (a
+        mean's 2B/n): datasets of another size are refused (:func:`check_users`); None: any
     """
 
     query: Callable
@@ -336,6 +365,7 @@ class GaussianMechanism:
     relation: str = "replace"
     calibration: str = "analytic"
     sigma: float | None = None
+    users: int | None = None
 
     def __post_init__(self) -> None:
         _check_query(self.query)
@@ -346,6 +376,7 @@ class GaussianMechanism:
             raise InputError("delta must be > 0 for the Gaussian mechanism; pass e.g. delta=1e-5")
         _check_unit_relation(self.unit, self.relation)
         check_choice(self.calibration, CALIBRATIONS, "calibration")
+        _check_users_field(self)
         if self.sigma is not None:
             object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         else:  # raises now, not at the first call, for an invalid calibration (classical, ε ≥ 1)
@@ -403,6 +434,7 @@ class GaussianMechanism:
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
         """``trials`` releases: ``(trials, k)``."""
+        check_users(self, data)
         value = _evaluate(self.query, data)
         trials = check_trials(trials)
         return noise.gaussian(
@@ -416,7 +448,8 @@ class LaplaceMechanism:
     ε-DP.
 
     ``sensitivity`` is the **l1**-sensitivity (use ``norm=1`` clipped queries for k > 1).
-    ``scale`` overrides b (mutants; the claim stays ε).
+    ``scale`` overrides b (mutants; the claim stays ε).  ``users``: as for
+    :class:`GaussianMechanism`.
     """
 
     query: Callable
@@ -425,12 +458,14 @@ class LaplaceMechanism:
     unit: str = "user"
     relation: str = "replace"
     scale: float | None = None
+    users: int | None = None
 
     def __post_init__(self) -> None:
         _check_query(self.query)
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         _check_unit_relation(self.unit, self.relation)
+        _check_users_field(self)
         if self.scale is not None:
             object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
 
@@ -465,6 +500,7 @@ class LaplaceMechanism:
         return _pure_claim(self, "Laplace mechanism (Dwork & Roth 2014, Theorem 3.6)")
 
     def __call__(self, data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:
+        check_users(self, data)
         value = _evaluate(self.query, data)
         trials = check_trials(trials)
         return noise.laplace(

@@ -35,13 +35,19 @@ Families of pairs (:class:`PairFamily`: :class:`~dpclaims.targets.pairs.QueryPai
 answers, :class:`~dpclaims.targets.pairs.CanaryPairs` for a user's dataset) are given to
 :func:`search`; it imports none.
 
-The screens show a tqdm bar on stderr (``progress``; default: when stderr is a terminal).
+Cost and progress.  Before screening, a pilot batch of the mechanism times a run and the
+whole search (screens and certification) is estimated on stderr, with a smaller trial count
+when it is long; then a tqdm bar over the screens on a terminal, or plain progress lines (every
+tenth of the screening runs or :data:`LINE_SECONDS`) off one, as in CI.  The screens of each
+phase run together on the execution's backend (the blocks of :func:`~dpclaims.execution.
+run_trials`, seeded as there), so the same seed screens the same outputs on every backend.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -54,9 +60,23 @@ from ..data import (
     UserDataset,
     read_only,
 )
-from ..errors import InputError, check_confidence, check_trials
-from ..execution import DEFAULT_EXECUTION, SEED_BLOCK, as_batched, child_seed, run_blocks
+from ..errors import DPClaimsError, InputError, check_confidence, check_trials
+from ..execution import (
+    DEFAULT_EXECUTION,
+    SEED_BLOCK,
+    TaskGrid,
+    as_batched,
+    call_block,
+    check_execution,
+    child_seed,
+    plan_chunks,
+    resolve_workers,
+    run_blocks,
+    session,
+)
+from ..execution.mechanisms import joined
 from ..privacy import PrivacyClaim
+from ..resources import FIXED_SECONDS, PROBE_SECONDS, WORKER_SHARE, _duration
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, audit, same_data
 from .methods import AuditMethod
@@ -71,8 +91,10 @@ __all__ = [
     "RANDOM_PAIRS",
     "LOCAL_STEPS",
     "Pair",
+    "SearchEstimate",
     "SearchResult",
     "search",
+    "screen_trials_for",
     "describe_change",
     "check_pair_dir",
     "save_pair",
@@ -107,6 +129,24 @@ ROUNDS = ((8, 4), (3, 16))
 """Successive halving after the first screen: ``(keep, factor)`` — the ``keep`` best pairs of the
 previous round are screened again on fresh trials, ``factor × screen_trials`` per dataset."""
 
+LINE_SECONDS = 30.0
+"""Off a terminal, a progress line at least this often (seconds), besides each tenth of the
+screening runs."""
+
+HINT_SECONDS = 120.0
+"""A search estimated longer than this (seconds) is shown the largest of :data:`HINT_TRIALS`
+that fits in it."""
+
+HINT_TRIALS = (100_000, 50_000, 20_000, 10_000, 5_000, 2_000, 1_000)
+"""Trial counts a long search's estimate proposes (with screens of :func:`screen_trials_for`)."""
+
+SCREEN_SECONDS = 0.01
+"""Seconds of a screen beyond its mechanism runs (fitting the scores, the thresholds, the
+transfers): 37 screens of ``dpclaims audit gaussian --search`` take 0.25 s on two cores."""
+
+_PILOT_KEY = 0x91107
+"""Spawn key of the pilot batch that times the mechanism (its outputs are not used)."""
+
 _SEARCH_KEY = 0x5EA2C
 """Spawn key of the screening seeds; the certifying audit uses ``seed`` itself (keys 0, 1, 2)."""
 
@@ -121,7 +161,9 @@ class Pair:
 
     ``novel``: the pair holds a value or a shape the data never has (a new class, a dataset
     cut to two users); a mechanism that raises on it drops the pair from the search (listed
-    in :attr:`SearchResult.skipped`) instead of failing the search.
+    in :attr:`SearchResult.skipped`) instead of failing the search.  ``derived``: how the
+    pair's data was derived from the data searched around (``"2 users, derived from --d0:
+    its first 2 users"``), empty when it is that data.
     """
 
     name: str
@@ -129,12 +171,14 @@ class Pair:
     d1: Any
     values: tuple = ()
     novel: bool = False
+    derived: str = ""
 
     @property
     def change(self) -> str:
         """What differs between ``d0`` and ``d1``: which unit, features and/or label
-        (:func:`describe_change`)."""
-        return describe_change(self.d0, self.d1)
+        (:func:`describe_change`), and how their data was derived when it was."""
+        change = describe_change(self.d0, self.d1)
+        return f"{change}; {self.derived}" if self.derived else change
 
 
 class PairFamily(Protocol):
@@ -207,11 +251,13 @@ class _WidthsDiffer(InputError):
 
 @dataclass(frozen=True, kw_only=True)
 class _Screener:
-    """Screens a candidate pair: a ranking, not an audit (no probes, no certificate).
+    """Screens candidate pairs: a ranking, not an audit (no probes, no certificate).
 
     ``mechanism`` runs ``n`` trials per dataset on the screen's own seed (d0, d1 and the score
-    fit on its children 0, 1, 2); the candidate scores of the audit (or the user's ``statistic``)
-    are fitted on the first :data:`SCREEN_FIT` of them and evaluated on the rest, at the
+    fit on its children 0, 1, 2), in the seed blocks of :func:`~dpclaims.execution.run_trials`
+    cut into ``chunk``-trial tasks for ``workers`` (:meth:`outputs`); the candidate scores of
+    the audit (or the user's ``statistic``) are fitted on the first :data:`SCREEN_FIT` of them
+    and evaluated on the rest (:meth:`value`), at the
     thresholds of :func:`~dpclaims.audit.threshold.candidate_thresholds`, in the four
     directions.  The pair's value is ``(projected, own)``: the best bound those empirical error
     rates would certify at ``trials`` trials per dataset (a screen's own size undervalues rare,
@@ -226,6 +272,8 @@ class _Screener:
     ci: str
     method: AuditMethod
     statistic: Callable | None
+    workers: int
+    chunk: int | None
 
     @classmethod
     def of(cls, mechanism: Callable, trials: int, options: dict) -> _Screener:
@@ -243,6 +291,7 @@ class _Screener:
                 f"test must be a dpclaims.AuditTest, got {type(test).__name__}; pass e.g. "
                 "test=AuditTest(method='threshold')"
             )
+        execution = check_execution(options.get("execution", DEFAULT_EXECUTION))
         return cls(
             mechanism=as_batched(mechanism),
             trials=trials,
@@ -251,13 +300,36 @@ class _Screener:
             ci=test.ci,
             method=test.behaviour,
             statistic=test.statistic,
+            workers=resolve_workers(execution.workers),
+            chunk=execution.chunk,
         )
 
-    def __call__(self, pair: Pair, n: int, seed: int) -> tuple[float, float]:
-        """``(projected, own)`` of ``pair`` on ``n`` trials per dataset drawn from ``seed``."""
-        x0, x1 = (
-            self._outputs(d, child_seed(seed, i), n) for i, d in enumerate((pair.d0, pair.d1))
-        )
+    def outputs(
+        self, runner: Any, jobs: list[tuple[Pair, int]], n: int, advance: Callable[[int], None]
+    ) -> list[tuple[np.ndarray, np.ndarray] | DPClaimsError]:
+        """The outputs ``(x0, x1)`` of each ``(pair, seed)`` of ``jobs`` on ``n`` trials per
+        dataset, all run together on the session ``runner`` (``advance(runs)`` as each task
+        ends), or the error that stopped one of its datasets."""
+        chunks = plan_chunks(n, self.chunk, self.workers)
+        heads = [
+            (self.mechanism, read_only(data), child_seed(seed, i))
+            for pair, seed in jobs
+            for i, data in enumerate((pair.d0, pair.d1))
+        ]
+        tasks = TaskGrid(heads, chunks)
+        parts: list = [None] * len(tasks)
+        for i, part in runner.stream(_blocks_or_error, tasks):
+            parts[i] = part
+            advance(sum(hi - lo for _, _, lo, hi in tasks[i][3]))
+        per = len(chunks)
+        sides = [_joined_or_error(parts[h * per : (h + 1) * per]) for h in range(len(heads))]
+        return [
+            next((x for x in both if isinstance(x, DPClaimsError)), both)
+            for both in zip(sides[::2], sides[1::2], strict=True)
+        ]
+
+    def value(self, x0: np.ndarray, x1: np.ndarray, seed: int) -> tuple[float, float]:
+        """``(projected, own)`` of a pair's outputs ``x0``, ``x1`` drawn from ``seed``."""
         if x0.shape[1] != x1.shape[1]:
             raise _WidthsDiffer(
                 f"outputs have {x0.shape[1]} columns on d0 but {x1.shape[1]} on d1: ε = ∞ on "
@@ -266,7 +338,8 @@ class _Screener:
             )
         if self.statistic is not None:
             return self._rank(*(apply_statistic(self.statistic, x) for x in (x0, x1)))
-        fit, rng = max(2, round(SCREEN_FIT * n)), np.random.default_rng(child_seed(seed, 2))
+        fit = max(2, round(SCREEN_FIT * len(x0)))
+        rng = np.random.default_rng(child_seed(seed, 2))
         codes = _outcome_codes(x0), _outcome_codes(x1)
         discrete = is_discrete(np.concatenate([codes[0][:fit], codes[1][:fit]]))
         width = x0.shape[1]
@@ -284,11 +357,6 @@ class _Screener:
             best = max(best, self._rank(fitted(y0[fit:]), fitted(y1[fit:])))
         return best
 
-    def _outputs(self, data: Any, seed: np.random.SeedSequence, n: int) -> np.ndarray:
-        sizes = [min(SEED_BLOCK, n - start) for start in range(0, n, SEED_BLOCK)]
-        blocks = [(index, size, 0, size) for index, size in enumerate(sizes)]
-        return run_blocks(self.mechanism, read_only(data), seed, blocks)
-
     def _rank(self, s0: np.ndarray, s1: np.ndarray) -> tuple[float, float]:
         """``(projected, own)`` of scores ``s0``, ``s1`` (n,) over the four directions at
         :data:`SCREEN_THRESHOLDS_PER_TAIL` thresholds per tail: the best bound at ``trials``
@@ -304,6 +372,28 @@ class _Screener:
             fnr = fpr[_SWAP]  # each direction's false negatives: another's false positives
             values.append(float(np.max(epsilon_from_rates(fpr, fnr, self.delta))))
         return values[0], values[1]
+
+
+def _blocks_or_error(
+    mechanism: Callable, data: Any, seed: np.random.SeedSequence, blocks: list
+) -> np.ndarray | DPClaimsError:
+    """:func:`~dpclaims.execution.run_blocks`, or the error it raised: a novel pair the
+    mechanism refuses drops that pair, not the other screens of its phase."""
+    try:
+        return run_blocks(mechanism, data, seed, blocks)
+    except DPClaimsError as error:
+        return error
+
+
+def _joined_or_error(parts: list) -> np.ndarray | DPClaimsError:
+    """One dataset's chunks of outputs joined, or the first error among them."""
+    error = next((part for part in parts if isinstance(part, DPClaimsError)), None)
+    if error is not None:
+        return error
+    try:
+        return joined(parts)
+    except DPClaimsError as error:
+        return error
 
 
 def _outcome_codes(x: np.ndarray) -> np.ndarray:
@@ -489,23 +579,157 @@ def _first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:200]
 
 
-def _screen_bar(progress: bool | None, total: int):
-    """A tqdm bar over the screens on stderr (default: only when stderr is a terminal), like
-    the audit's; shown after 1 s."""
-    import sys
+def screen_trials_for(trials: int) -> int:
+    """The screens' trials per dataset for ``trials`` certifying ones, as ``dpclaims audit
+    --search`` chooses them: a tenth, between ``MIN_TRIALS`` and :data:`SCREEN_TRIALS`."""
+    return max(MIN_TRIALS, min(SCREEN_TRIALS, trials // 10))
 
-    from tqdm import tqdm
 
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(
-        total=total,
-        file=sys.stderr,
-        unit="pair",
-        desc="search: screening",
-        delay=1.0,
-        disable=not show,
-        leave=False,
+@dataclass(frozen=True, kw_only=True)
+class SearchEstimate:
+    """A search's cost, known before it starts: at most ``screens`` screens with
+    ``screen_runs`` runs of the mechanism (screens of ``screen_trials``) and ``certify_runs``
+    certifying ones, each run taking ``seconds_per_run`` (the wall time of a pilot batch), on
+    ``workers`` worker processes (each beyond the first adding ``WORKER_SHARE`` of a speed-up,
+    as the audit's estimate), plus :data:`SCREEN_SECONDS` a screen and the audit's
+    ``FIXED_SECONDS``."""
+
+    screens: int
+    screen_runs: int
+    certify_runs: int
+    screen_trials: int
+    seconds_per_run: float
+    workers: int
+
+    def seconds(self, trials: int | None = None) -> float:
+        """Estimated wall seconds of the search, or of the same search with ``trials``
+        certifying trials and screens of :func:`screen_trials_for` them."""
+        if trials is None:
+            return self.screening() + self.certifying(self.certify_runs // 2)
+        runs = self.screen_runs * screen_trials_for(trials) / self.screen_trials
+        return self._runs(runs) + self.screens * SCREEN_SECONDS + self.certifying(trials)
+
+    def screening(self) -> float:
+        """Estimated wall seconds of the screens."""
+        return self._runs(self.screen_runs) + self.screens * SCREEN_SECONDS
+
+    def certifying(self, trials: int) -> float:
+        """Estimated wall seconds of the certifying audit on ``trials`` trials per dataset."""
+        return self._runs(2 * trials) + FIXED_SECONDS
+
+    def _runs(self, runs: float) -> float:
+        return runs * self.seconds_per_run / (1.0 + WORKER_SHARE * (self.workers - 1))
+
+    def describe(self) -> str:
+        """One line: the runs, their cost, the time, and a smaller trial count when long."""
+        workers = "1 worker" if self.workers == 1 else f"{self.workers} workers"
+        line = (
+            f"search: about {self.screen_runs + self.certify_runs:,} mechanism runs "
+            f"({self.screen_runs:,} screening, {self.certify_runs:,} certifying) of "
+            f"{1e3 * self.seconds_per_run:.2g} ms each on {workers}: about "
+            f"{_duration(self.seconds())}"
+        )
+        smaller = [t for t in HINT_TRIALS if 2 * t < self.certify_runs]
+        if self.seconds() <= HINT_SECONDS or not smaller:
+            return line
+        fits = next((t for t in smaller if self.seconds(t) <= HINT_SECONDS), smaller[-1])
+        return f"{line}; --trials {fits} would take about {_duration(self.seconds(fits))}"
+
+
+def _estimate(
+    mechanism: Callable,
+    data: Any,
+    seed: int,
+    *,
+    screens: int,
+    screen_runs: int,
+    trials: int,
+    screen_trials: int,
+    workers: int,
+) -> SearchEstimate | None:
+    """The :class:`SearchEstimate` of a search, its mechanism timed on ``data``: a pilot batch
+    of 32 trials, then 4× more until a call takes ``PROBE_SECONDS`` or one seed block (wall
+    time: a mechanism may wait rather than compute).  None when the mechanism raises there
+    (the screens then report why)."""
+    root, size = child_seed(seed, _PILOT_KEY), 32
+    while True:
+        start = time.perf_counter()
+        try:
+            call_block(mechanism, read_only(data), root, index=0, size=size)
+        except DPClaimsError:
+            return None
+        elapsed = time.perf_counter() - start
+        if elapsed >= PROBE_SECONDS or size >= SEED_BLOCK:
+            break
+        size = min(4 * size, SEED_BLOCK)
+    return SearchEstimate(
+        screens=screens,
+        screen_runs=screen_runs,
+        certify_runs=2 * trials,
+        screen_trials=screen_trials,
+        seconds_per_run=elapsed / size,
+        workers=workers,
     )
+
+
+class _Report:
+    """The search's estimate and progress on stderr (none when ``show`` is False): a tqdm bar
+    over the screened pairs on a terminal; off one (CI logs) plain lines, at each tenth of the
+    screening runs and at least every :data:`LINE_SECONDS`."""
+
+    def __init__(self, show: bool | None, pairs: int, runs: int) -> None:
+        from tqdm import tqdm
+
+        self.on = show is not False
+        self.lines = self.on and not sys.stderr.isatty()
+        self.pairs, self.screened, self.done, self.total = pairs, 0, 0, runs
+        self.start = self.last = time.perf_counter()
+        self.mark = 0.0
+        self.bar = tqdm(
+            total=pairs,
+            file=sys.stderr,
+            unit="pair",
+            desc="search: screening",
+            delay=1.0,
+            disable=not self.on or self.lines,
+            leave=False,
+        )
+
+    def say(self, line: str) -> None:
+        if self.on:
+            print(line, file=sys.stderr, flush=True)
+
+    def estimate(self, estimate: SearchEstimate | None) -> None:
+        if estimate is not None:
+            self.say(estimate.describe())
+
+    def pair(self) -> None:
+        self.screened += 1
+        self.bar.update(1)
+
+    def advance(self, runs: int) -> None:
+        """``runs`` more screening runs done: a line when a tenth is passed or it is time."""
+        self.done += runs
+        now = time.perf_counter()
+        share = self.done / self.total
+        if not self.lines or (share < self.mark + 0.1 and now - self.last < LINE_SECONDS):
+            return
+        self.mark, self.last = math.floor(10 * share) / 10, now
+        elapsed = now - self.start
+        self.say(
+            f"search: screening {100 * share:.0f}% ({self.done:,} of {self.total:,} runs, "
+            f"{self.screened} of {self.pairs} pairs), {_duration(elapsed)} elapsed, about "
+            f"{_duration(elapsed * (1.0 / share - 1.0))} left"
+        )
+
+    def certifying(self, pair: Pair, trials: int, estimate: SearchEstimate | None) -> None:
+        self.bar.close()
+        took = _duration(time.perf_counter() - self.start)
+        cost = "" if estimate is None else f", about {_duration(estimate.certifying(trials))}"
+        self.say(
+            f"search: screened {self.screened} pairs in {took}; certifying {pair.name!r} on "
+            f"{trials:,} trials per dataset{cost}"
+        )
 
 
 def _screen_seeds(seed: int, count: int) -> list[int]:
@@ -541,12 +765,13 @@ def search(
     random_pairs, local_steps : random pairs screened, local-search steps (families only)
     rounds : ``(keep, factor)`` rounds of successive halving after the first screen
         (:data:`ROUNDS`)
-    progress : a tqdm bar over the screens on stderr, then the certifying audit's (default:
-        when stderr is a terminal)
+    progress : the search's estimate on stderr, then a tqdm bar over the screens on a
+        terminal or progress lines off one, then the certifying audit's bar on a terminal;
+        False: none (default: ``execution.progress``, and shown when that is None too)
     options : passed to the certifying :func:`~dpclaims.audit.audit` (``claim``,
         ``confidence``, ``test``, ``neighbours``, ``execution``, ``reference``); the screens
-        (serial) use the claim's δ, ``confidence`` and the test's ``ci``, ``method`` and
-        ``statistic``
+        use the claim's δ, ``confidence``, the test's ``ci``, ``method`` and ``statistic``,
+        and the execution's backend, workers and chunk
 
     Returns
     -------
@@ -576,62 +801,89 @@ def search(
             "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"
         )
     extra = 0 if family is None else random_pairs + local_steps
-    planned = len(fixed) + extra + sum(keep for keep, _ in rounds)
+    first = len(fixed) + extra
+    planned = first + sum(keep for keep, _ in rounds)
     seeds = iter(_screen_seeds(seed, planned + 1))
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
     skipped: list[tuple[str, str]] = []
     screener = _Screener.of(mechanism, trials, options)
+    execution = options.get("execution", DEFAULT_EXECUTION)
+    show = execution.progress if progress is None else progress
     scored: list[tuple[tuple[float, float], int, Pair]] = []
-    bar = _screen_bar(progress, planned)
+    sized = first + sum(min(keep, first) * factor for keep, factor in rounds)  # in screen_trials
+    screen_runs = 2 * screen_trials * sized
+    report = _Report(show, planned, screen_runs)
 
-    def screen(pair: Pair, n: int) -> tuple[float, float] | None:
-        seed_ = next(seeds)
-        bar.update(1)
-        try:
-            value = screener(pair, n, seed_)
-        except _WidthsDiffer as error:
-            skipped.append((pair.name, str(error)))
-            return None
-        except Exception as error:  # a novel pair the mechanism refuses: not the search's fault
-            if not pair.novel:
-                raise
-            why = _first_line(f"{type(error).__name__}: {error}")
-            skipped.append((pair.name, f"the mechanism refused it ({why})"))
-            return None
-        trace.append((pair.name, value[1]))
-        return value
+    def screen(pairs: list[Pair], n: int) -> list[tuple[float, float] | None]:
+        """The values of ``pairs`` screened together on ``n`` trials per dataset (None: the
+        pair is skipped, and why is listed)."""
+        jobs = [(pair, next(seeds)) for pair in pairs]
+        values: list[tuple[float, float] | None] = []
+        for (pair, seed_), out in zip(
+            jobs, screener.outputs(runner, jobs, n, report.advance), strict=True
+        ):
+            report.pair()
+            try:
+                if isinstance(out, DPClaimsError):
+                    raise out
+                value = screener.value(*out, seed_)
+            except _WidthsDiffer as error:
+                skipped.append((pair.name, str(error)))
+                values.append(None)
+                continue
+            except Exception as error:  # a novel pair the mechanism refuses: not the search's
+                if not pair.novel:
+                    raise
+                why = _first_line(f"{type(error).__name__}: {error}")
+                skipped.append((pair.name, f"the mechanism refused it ({why})"))
+                values.append(None)
+                continue
+            trace.append((pair.name, value[1]))
+            values.append(value)
+        return values
 
-    def add(pair: Pair) -> None:
-        if _differs(pair):  # the same data on both sides can only win a screen by luck
-            value = screen(pair, screen_trials)
+    def add(pairs: list[Pair]) -> None:
+        # the same data on both sides can only win a screen by luck
+        differ = [pair for pair in pairs if _differs(pair)]
+        for pair, value in zip(differ, screen(differ, screen_trials), strict=True):
             if value is not None:
                 scored.append((value, len(scored), pair))
 
-    with bar:
-        for pair in fixed:
-            add(pair)
+    probe = (screener.mechanism, fixed[0].d0)
+    with session(execution, tasks=2 * len(fixed), probe=probe) as runner, report.bar:
+        estimate = None
+        if report.on:
+            estimate = _estimate(
+                screener.mechanism,
+                fixed[0].d0,
+                seed,
+                screens=planned,
+                screen_runs=screen_runs,
+                trials=trials,
+                screen_trials=screen_trials,
+                workers=1 if runner.backend == "serial" else screener.workers,
+            )
+        report.estimate(estimate)
+        add(fixed)
         if not scored:
             raise InputError(
                 "no pair could be screened: "
                 + "; ".join(f"{name}: {why}" for name, why in skipped[:3])
             )
         if family is not None:
-            for _ in range(random_pairs):
-                add(family.random(rng))
+            add([family.random(rng) for _ in range(random_pairs)])
             for _ in range(local_steps):
-                add(family.perturb(max(scored)[2], rng))
+                add([family.perturb(max(scored)[2], rng)])
         spent = 2 * screen_trials * (len(scored) + len(skipped))
         for keep, factor in rounds if len(scored) > 1 else ():
-            again = [
-                (screen(p, factor * screen_trials), -i, p)
-                for _, i, p in sorted(scored, reverse=True)[:keep]
-            ]
-            scored = [(v, i, p) for v, i, p in again if v is not None]
+            best = [(i, p) for _, i, p in sorted(scored, reverse=True)[:keep]]
+            again = screen([p for _, p in best], factor * screen_trials)
+            scored = [(v, -i, p) for v, (i, p) in zip(again, best, strict=True) if v is not None]
             spent += 2 * factor * screen_trials * len(again)
     chosen = max(scored)[2]
+    report.certifying(chosen, trials, estimate)
     if progress is not None:
-        execution = options.get("execution", DEFAULT_EXECUTION)
         options = {**options, "execution": replace(execution, progress=progress)}
     result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(

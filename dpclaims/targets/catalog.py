@@ -4,7 +4,9 @@
 being audited, so a correct mechanism should come out ``consistent`` and each
 known-buggy variant (marked ``buggy``) ``violation``.  The neighbouring pairs sit at
 the worst case of each query's sensitivity, so an exact implementation's privacy
-loss is the full claimed ε.
+loss is the full claimed ε.  The clipped means' noise is fixed for their :data:`USERS` users
+(the sensitivity 2/n), so they refuse datasets of another size (``users=USERS``): a search
+never shrinks their data into a pair they make no claim about.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def _gaussian(
         unit=claim.unit,
         relation=claim.relation,
         sigma=sigma,
+        users=USERS,
     )
 
 
@@ -93,6 +96,7 @@ def _laplace(claim: PrivacyClaim, scale_factor: float = 1.0) -> LaplaceMechanism
         unit=claim.unit,
         relation=claim.relation,
         scale=scale_factor * sensitivity / claim.epsilon,
+        users=USERS,
     )
 
 

@@ -13,7 +13,8 @@ Both directions of a pair are covered: an audit's four tests let either dataset 
   (zero, maximal norm, opposite sign, far outlier, the original values), random
   replacements and local search over the replaced user's values; pairs on datasets derived
   from the data where data-dependent choices leak most (:meth:`CanaryPairs.shape_patterns`:
-  tiny data, every other unit opposed to the canary, tied features); on labelled data at most
+  tiny data when the claim covers every dataset size, every other unit opposed to the canary,
+  tied features; each pair says how its data was derived); on labelled data at most
   :data:`LABEL_PAIRS` label pairs too (a class that disappears or appears, flips, features and
   label together), ranked, so the screening stays bounded.  Labels only add pairs: the
   screening seeds are drawn as before, so unlabelled data screens exactly what it did.
@@ -168,6 +169,13 @@ class CanaryPairs:
     together, each other class — so a bug that leaks through the labels (the label set read
     off the private data, a label-dependent clip) is screened too.  A user's label change
     sets all its ``m`` items' labels.  ``labels=False`` keeps the feature canaries only.
+
+    ``resize``: whether the claim holds on datasets of every size, so that pairs on a
+    dataset of another size (:meth:`tiny`) are neighbours it covers.  None (the default):
+    under add-remove only, where the size is private; a replace claim is often made for
+    the data's own n (noise fixed for a mean over n users), and a pair of two users would
+    then show a violation of a claim never made; True for a replace claim that holds for
+    every n (``--derived``).  ``data_name`` names ``data`` in the pairs' ``derived`` notes.
     """
 
     data: UserDataset
@@ -177,6 +185,8 @@ class CanaryPairs:
     item: int = 0
     scale: float | None = None
     labels: bool = True
+    resize: bool | None = None
+    data_name: str = "the data"
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, UserDataset):
@@ -193,6 +203,17 @@ class CanaryPairs:
             isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0
         ):
             raise InputError(f"scale must be a finite number > 0, got {self.scale!r}")
+        if self.resize not in (None, True, False):
+            raise InputError(f"resize must be True, False or None, got {self.resize!r}")
+
+    @property
+    def resizes(self) -> bool:
+        """Whether pairs on a dataset of another size are screened (see ``resize``)."""
+        return self.relation == "add-remove" if self.resize is None else self.resize
+
+    def _derived(self, data: UserDataset, how: str) -> str:
+        """The ``derived`` note of a pair on ``data``, made from :attr:`data` by ``how``."""
+        return f"{data.n} users, derived from {self.data_name}: {how}"
 
     def _original(self) -> np.ndarray:
         x = self.data.x[self.user]
@@ -232,17 +253,18 @@ class CanaryPairs:
         labels: tuple = (None, None),
         base: UserDataset | None = None,
         novel: bool = False,
+        derived: str = "",
     ) -> Pair:
         """``v1 = None``: the add-remove pair (user at ``v0``, user removed).  ``labels``: the
         unit's label on each side (None: kept); ``base``: the data the unit sits in (default
-        ``data``)."""
+        ``data``), ``derived`` how it was made from ``data`` (:attr:`Pair.derived`)."""
         data = self.data if base is None else base
         l0, l1 = (self._labels_of(spec, data) for spec in labels)
         values = (labels, base)
         v0 = np.broadcast_to(np.asarray(v0, dtype=np.float64), self._shape()).copy()
         if v1 is None:
             d0 = self._with(data, v0, l0)
-            return Pair(name, d0, remove_user(d0, self.user), (v0, None, *values), novel)
+            return Pair(name, d0, remove_user(d0, self.user), (v0, None, *values), novel, derived)
         v1 = np.broadcast_to(np.asarray(v1, dtype=np.float64), self._shape()).copy()
         if np.all(v0 == v0.reshape(-1, self.data.d)[0]) and np.all(
             v1 == v1.reshape(-1, self.data.d)[0]
@@ -262,10 +284,9 @@ class CanaryPairs:
                     opposite=opposite,
                     labels=pair_labels,
                 )
-            return Pair(name, made.d0, made.d1, (v0, v1, *values), novel)
-        return Pair(
-            name, self._with(data, v0, l0), self._with(data, v1, l1), (v0, v1, *values), novel
-        )
+            return Pair(name, made.d0, made.d1, (v0, v1, *values), novel, derived)
+        d0, d1 = self._with(data, v0, l0), self._with(data, v1, l1)
+        return Pair(name, d0, d1, (v0, v1, *values), novel, derived)
 
     def patterns(self) -> list[Pair]:
         """The canary pairs (see the class docstring)."""
@@ -326,10 +347,11 @@ class CanaryPairs:
     def shape_patterns(self) -> list[Pair]:
         """Pairs on two datasets derived from ``data``, where data-dependent choices leak most.
 
-        - *Tiny data* (:meth:`tiny`: the unit and one other user): a normaliser, a threshold
-          or a range computed from the private data is at its most sensitive when a unit is
-          half of the data (``q · len(data)`` doubles when the unit is added); replace: zero vs
-          maximal norm (e1), add-remove: maximal norm (e1) vs removed, original vs removed.
+        - *Tiny data* (:meth:`tiny`: the unit and one other user; only when the claim holds
+          on every size, :attr:`resizes`): a normaliser, a threshold or a range computed from
+          the private data is at its most sensitive when a unit is half of the data
+          (``q · len(data)`` doubles when the unit is added); replace: zero vs maximal norm
+          (e1), add-remove: maximal norm (e1) vs removed, original vs removed.
         - *Tied features* (:meth:`tied`: every feature equal to the first): statistics of
           different features (counts, sums, their order) tie, so a mechanism that compares
           them (argmax, a sparse vector's first answer above a threshold, top-k) flips its
@@ -341,13 +363,15 @@ class CanaryPairs:
           pair for shuffled batches), and the unit is as far from the rest as it can be;
           replace: maximal norm (e1) vs zero, add-remove: maximal norm (e1) vs removed.
 
-        All are ``novel`` (a mechanism that refuses such a dataset drops the pair).
+        All are ``novel`` (a mechanism that refuses such a dataset drops the pair) and say how
+        their data was derived (:attr:`Pair.derived`).
         """
         d, s = self.data.d, float(self.scale)
         axes = np.eye(d)
         out = []
-        tiny = self.tiny()
+        tiny = self.tiny() if self.resizes else None
         if tiny is not None:
+            how = self._derived(tiny, f"its first {tiny.n} users")
             if self.relation == "add-remove":
                 out += [
                     self._pair(
@@ -356,6 +380,7 @@ class CanaryPairs:
                         None,
                         base=tiny,
                         novel=True,
+                        derived=how,
                     ),
                     self._pair(
                         "tiny data: original vs removed",
@@ -363,6 +388,7 @@ class CanaryPairs:
                         None,
                         base=tiny,
                         novel=True,
+                        derived=how,
                     ),
                 ]
             else:
@@ -373,6 +399,7 @@ class CanaryPairs:
                         s * axes[0],
                         base=tiny,
                         novel=True,
+                        derived=how,
                     )
                 )
         opposed = self.opposed()
@@ -385,10 +412,12 @@ class CanaryPairs:
                 None if self.relation == "add-remove" else np.zeros(d),
                 base=opposed,
                 novel=True,
+                derived=self._derived(opposed, f"every unit at {-s:g}·e1"),
             )
         )
         tied = self.tied()
         if tied is not None:
+            how = self._derived(tied, "every feature set to the first")
             if self.relation == "add-remove":
                 out.append(
                     self._pair(
@@ -397,6 +426,7 @@ class CanaryPairs:
                         None,
                         base=tied,
                         novel=True,
+                        derived=how,
                     )
                 )
             else:
@@ -407,6 +437,7 @@ class CanaryPairs:
                         s * axes[1],
                         base=tied,
                         novel=True,
+                        derived=how,
                     )
                 )
         return out
@@ -504,6 +535,7 @@ class CanaryPairs:
             gone = rarest[0]
             other = max(rarest[1:], key=lambda c: (count[c], -c))
             base = self._sole_holder(gone, other)
+            how = f"every other unit of class {gone:g} relabelled {other:g}"
             out.append(
                 self._pair(
                     f"class {gone:g} disappears (removed)"
@@ -513,6 +545,7 @@ class CanaryPairs:
                     None if removal else original,
                     (gone, None if removal else other),
                     base,
+                    derived=self._derived(base, how),
                 )
             )
         if removal:
@@ -579,7 +612,7 @@ class CanaryPairs:
             else:
                 top = max(1.0, float(np.max(np.abs(self.data.y))))
                 labels[side] = top * float(rng.choice([-1.0, 1.0])) * 10.0 ** rng.uniform(-1, 1)
-            return self._pair("local", v0, v1, tuple(labels), base, pair.novel)
+            return self._pair("local", v0, v1, tuple(labels), base, pair.novel, pair.derived)
         side = int(rng.integers(len(sides)))
         if rng.random() < 0.5:
             sides[side] = sides[side] * float(rng.choice([0.5, 2.0]))
@@ -587,9 +620,8 @@ class CanaryPairs:
             sides[side] = sides[side] + 0.5 * float(self.scale) * rng.standard_normal(
                 sides[side].shape
             ) / math.sqrt(self.data.d)
-        return self._pair(
-            "local", sides[0], None if v1 is None else sides[1], labels, base, pair.novel
-        )
+        v1 = None if v1 is None else sides[1]
+        return self._pair("local", sides[0], v1, labels, base, pair.novel, pair.derived)
 
 
 def pairs_for(
@@ -599,15 +631,25 @@ def pairs_for(
     unit: str = "user",
     relation: str = "replace",
     sensitivity: float = 1.0,
+    resize: bool | None = None,
+    data_name: str = "the data",
 ) -> QueryPairs | CanaryPairs:
     """The default family for a mechanism's input: canaries for a ``UserDataset`` (the replaced
-    user is the first one where ``d0`` and ``d1`` differ, else 0), query pairs for a vector."""
+    user is the first one where ``d0`` and ``d1`` differ, else 0; ``resize`` and ``data_name``
+    as for :class:`CanaryPairs`), query pairs for a vector."""
     if isinstance(d0, UserDataset):
         user = 0
         if isinstance(d1, UserDataset) and d1.x.shape == d0.x.shape:
             differs = np.flatnonzero(np.any(d0.x != d1.x, axis=(1, 2)))
             user = int(differs[0]) if len(differs) else 0
-        return CanaryPairs(d0, unit=unit, relation=relation, user=user)
+        return CanaryPairs(
+            d0, unit=unit, relation=relation, user=user, resize=resize, data_name=data_name
+        )
+    if resize:
+        raise InputError(
+            "--derived makes datasets of another size from a dataset of users; this input is "
+            "a vector of query answers: drop --derived"
+        )
     vector = np.atleast_1d(np.asarray(d0, dtype=np.float64))
     if vector.ndim != 1:
         raise InputError(

@@ -151,7 +151,7 @@ def test_outputs_of_different_widths_skip_the_pair_with_the_reason():
     ],
 )
 def test_derived_data_pairs_are_novel_neighbours_on_tiny_opposed_and_tied_data(unit, relation, m):
-    family = CanaryPairs(_plain(m=m), unit=unit, relation=relation, user=1)
+    family = CanaryPairs(_plain(m=m), unit=unit, relation=relation, user=1, resize=True)
     shaped = family.shape_patterns()
     names = [p.name for p in shaped]
     assert [n.split(":")[0] for n in names][-2:] == ["opposed data", "tied features"]
@@ -159,13 +159,37 @@ def test_derived_data_pairs_are_novel_neighbours_on_tiny_opposed_and_tied_data(u
     for p in shaped + [family.perturb(p, np.random.default_rng(4)) for p in shaped]:
         assert are_neighbours(p.d0, p.d1, unit, relation), p.name
         assert p.novel and p.d0 != p.d1
+        assert p.derived.startswith(f"{max(p.d0.n, p.d1.n)} users, derived from the data: ")
     tiny = next(p for p in shaped if p.name.startswith("tiny"))
     assert max(tiny.d0.n, tiny.d1.n) == 2
+    assert tiny.change.endswith("; 2 users, derived from the data: its first 2 users")
     tied = next(p for p in shaped if p.name.startswith("tied"))
     others = np.arange(tied.d0.n) != 1
     assert np.all(tied.d0.x[others, :, 0] == tied.d0.x[others, :, 1])
     opposed = next(p for p in shaped if p.name.startswith("opposed"))
     assert np.all(opposed.d0.x[others, :, 0] == -family.scale)
+
+
+@pytest.mark.parametrize(
+    "relation,resize,tiny",
+    [
+        ("replace", None, False),
+        ("replace", True, True),
+        ("add-remove", None, True),
+        ("add-remove", False, False),
+    ],
+)
+def test_a_replace_search_keeps_the_data_size_unless_told_every_size_is_covered(
+    relation, resize, tiny
+):
+    """Issue 40: noise fixed for the data's n is no claim about two users; a replace claim
+    covers other sizes only when the user says so (--derived), add-remove always."""
+    family = CanaryPairs(_plain(m=1), relation=relation, resize=resize, data_name="--d0")
+    sizes = {p.d0.n for p in family.patterns()} | {p.d1.n for p in family.patterns()}
+    assert (min(sizes) <= 2) == tiny
+    assert family.patterns()[0].derived == ""  # the data itself: no note
+    opposed = next(p for p in family.patterns() if p.name.startswith("opposed"))
+    assert f"{family.data.n} users, derived from --d0: every unit at" in opposed.change
 
 
 def test_one_feature_has_no_tied_pair_and_tiny_data_needs_more_than_two_users():
