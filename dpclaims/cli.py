@@ -191,7 +191,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
         check_pair_dir(args.save_pair, force=args.force)
     if args.replay is not None and not args.search:
-        return _replay(args, mechanism, d0, d1, description)
+        return _replay(args, mechanism, d0, d1, description, claim)
     if args.figure:
         from dpclaims.atomic import check_output_file
 
@@ -228,6 +228,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             from .audit.search import save_pair
 
             save_pair(found.pair, args.save_pair, force=args.force)
+        if found.certain:
+            return _print_certain(args, description, found)
     else:
         result = audit(
             mechanism,
@@ -280,7 +282,29 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             )
         if replayed is not None:
             _print_replay(replayed)
-    return 1 if result.verdict == "violation" else 0
+    infinite = replayed is not None and replayed.infinite
+    return 1 if result.verdict == "violation" or infinite else 0
+
+
+def _print_certain(args: argparse.Namespace, description: str, found) -> int:
+    """A search that found ε = ∞, certain, on a neighbouring pair: the verdict ``violation``
+    with the pair (saved with --save-pair), no audit; exit code 1."""
+    if args.json:
+        extra = {"saved_pair": args.save_pair} if args.save_pair else {}
+        _print_json(
+            {"mechanism": args.mechanism, "description": description, **found.to_dict(), **extra}
+        )
+        return 1
+    print(f"mechanism     {args.mechanism}: {description}")
+    print(f"pair          {found.pair.name} ({found.samples} mechanism runs in all)")
+    print(f"change        {found.pair.change}")
+    print(f"verdict       violation: {found.reason}")
+    if args.save_pair:
+        print(
+            f"saved         {args.save_pair}/d0.npz, {args.save_pair}/d1.npz (reproduce: "
+            f"--d0 {args.save_pair}/d0.npz --d1 {args.save_pair}/d1.npz --replay 100)"
+        )
+    return 1
 
 
 def _cmd_audit_scores(args: argparse.Namespace) -> int:
@@ -355,9 +379,17 @@ def _cmd_audit_scores(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "violation" else 0
 
 
-def _replay(args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str) -> int:
-    """``audit --replay`` without --search: the coupled replay of the given pair, no audit."""
+def _replay(
+    args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str, claim: Any
+) -> int:
+    """``audit --replay`` without --search: the coupled replay of the given pair, no audit; a
+    certain ε = ∞ is a violation (exit 1) of the claim, whose neighbours the pair must be."""
     from .audit import replay
+    from .audit.core import _check_neighbours
+    from .data import DATASETS
+
+    if isinstance(d0, DATASETS) and isinstance(d1, DATASETS):
+        _check_neighbours(d0, d1, claim, None)
 
     if args.save_pair:
         from .audit.search import Pair, save_pair
@@ -382,6 +414,8 @@ def _print_replay(replayed) -> None:
     for line in replayed.lines:
         print(f"              {line}")
     print("              not a certificate: a falsification check on this one pair")
+    if replayed.infinite:
+        print("verdict       violation: the replay shows ε = ∞ on this neighbouring pair, certain")
 
 
 def _describe(function: Any) -> str:

@@ -78,13 +78,13 @@ class Reach:
     certified above the claim with probability ``power`` (``inf`` when no multiple up to
     :data:`MAX_FACTOR` is); ``epsilon``: that mechanism's ε, ``k`` times the claim (``inf``
     when ``factor`` is); ``mu``: the Gaussian-DP μ the pair itself shows at the chosen test (for
-    reading, not for the reach); ``model``: the trade-off family the violation is read in (see
-    the module docstring).
+    reading, not for the reach; None for a one-run audit, which has no pair); ``model``: the
+    trade-off family the violation is read in (see the module docstring).
     """
 
     factor: float
     epsilon: float
-    mu: float
+    mu: float | None
     power: float = REACH_POWER
     model: str = "gaussian-dp"
 

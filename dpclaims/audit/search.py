@@ -15,7 +15,9 @@
    optimism of a lucky rare event), and the best of the last round is chosen.
 2. *Certification.*  The chosen pair is audited once more with ``trials`` trials per
    dataset and the seed ``seed`` itself: exactly ``audit(mechanism, d0*, d1*, seed=seed,
-   ...)``.
+   ...)``.  A screened pair of checked neighbours whose outputs have different widths on its
+   two datasets shows ε = ∞, certain: the search stops after its round of screens and returns
+   that pair with the verdict ``violation`` (:attr:`SearchResult.certain`), no audit.
 
 Why the final bound keeps its confidence.  The certifying audit draws from
 ``SeedSequence(seed)`` (spawn keys 0, 1, 2) and every screen from
@@ -54,11 +56,11 @@ from ..data import (
     UserDataset,
     read_only,
 )
-from ..errors import InputError, check_confidence, check_trials
+from ..errors import InputError, NotNeighboursError, check_confidence, check_trials
 from ..execution import DEFAULT_EXECUTION, SEED_BLOCK, as_batched, child_seed, run_blocks
 from ..privacy import PrivacyClaim
 from .bounds import epsilon_from_rates, rate_upper
-from .core import MIN_TRIALS, audit, same_data
+from .core import MIN_TRIALS, _check_neighbours, audit, same_data
 from .methods import AuditMethod
 from .options import DEFAULT_TEST, AuditTest, Neighbours
 from .result import AuditResult
@@ -163,9 +165,13 @@ class SearchResult:
     ``skipped`` lists ``(name, why)`` of pairs left out: outputs of different widths on the
     two datasets (ε = ∞ on that pair, shown by :func:`~dpclaims.audit.replay`), or a
     ``novel`` pair the mechanism refused.
+
+    ``certain``: why ε = ∞ on ``pair``, certain (its outputs have different widths on its two
+    datasets, checked neighbours under the claim): the verdict is then ``violation`` and
+    ``result`` is None, since no audit can compare such outputs and none is needed.
     """
 
-    result: AuditResult
+    result: AuditResult | None
     pair: Pair
     screened: tuple = ()
     skipped: tuple = ()
@@ -173,20 +179,34 @@ class SearchResult:
     screening_samples: int = 0
     samples: int = 0
     wall_time: float = 0.0
+    certain: str = ""
 
     @property
     def epsilon_lower(self) -> float:
-        """The certified bound (of the certifying audit)."""
-        return self.result.epsilon_lower
+        """The certified bound (of the certifying audit; inf on a :attr:`certain` pair)."""
+        return math.inf if self.certain else self.result.epsilon_lower
 
     @property
     def verdict(self) -> str:
-        return self.result.verdict
+        return "violation" if self.certain else self.result.verdict
+
+    @property
+    def reason(self) -> str:
+        """The verdict's reason: the certain ε = ∞ and its pair, else the audit's."""
+        if self.certain:
+            return f"ε = ∞ on the neighbouring pair {self.pair.name}, certain: {self.certain}"
+        return self.result.reason
 
     def to_dict(self) -> dict:
-        """The audit's record plus ``search``: the chosen pair, the trace and the sample counts."""
+        """The audit's record plus ``search``: the chosen pair, the trace and the sample counts
+        (on a :attr:`certain` pair: the verdict, its reason and ``infinite``, no audit)."""
+        record = (
+            {"verdict": "violation", "reason": self.reason, "epsilon_lower": None, "infinite": True}
+            if self.certain
+            else self.result.to_dict()
+        )
         return {
-            **self.result.to_dict(),
+            **record,
             "search": {
                 "pair": self.pair.name,
                 "change": self.pair.change,
@@ -485,6 +505,16 @@ def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> 
     return written[0], written[1]
 
 
+def _neighbours(pair: Pair, options: dict) -> bool:
+    """Whether ``pair`` is checked to be neighbours under the search's claim (and its
+    ``neighbours`` option): only then does a certain ε = ∞ on it refute the claim."""
+    try:
+        notes = _check_neighbours(pair.d0, pair.d1, options["claim"], options.get("neighbours"))
+    except NotNeighboursError:
+        return False
+    return not notes
+
+
 def _first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:200]
 
@@ -581,6 +611,7 @@ def search(
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
     skipped: list[tuple[str, str]] = []
+    infinite: list[tuple[Pair, str]] = []  # valid neighbours with a certain ε = ∞
     screener = _Screener.of(mechanism, trials, options)
     scored: list[tuple[tuple[float, float], int, Pair]] = []
     bar = _screen_bar(progress, planned)
@@ -592,6 +623,8 @@ def search(
             value = screener(pair, n, seed_)
         except _WidthsDiffer as error:
             skipped.append((pair.name, str(error)))
+            if _neighbours(pair, options):
+                infinite.append((pair, str(error)))
             return None
         except Exception as error:  # a novel pair the mechanism refuses: not the search's fault
             if not pair.novel:
@@ -611,28 +644,40 @@ def search(
     with bar:
         for pair in fixed:
             add(pair)
-        if not scored:
+        if not scored and not infinite:
             raise InputError(
                 "no pair could be screened: "
                 + "; ".join(f"{name}: {why}" for name, why in skipped[:3])
             )
-        if family is not None:
+        if family is not None and not infinite:
             for _ in range(random_pairs):
                 add(family.random(rng))
             for _ in range(local_steps):
                 add(family.perturb(max(scored)[2], rng))
         spent = 2 * screen_trials * (len(scored) + len(skipped))
-        for keep, factor in rounds if len(scored) > 1 else ():
+        for keep, factor in rounds if len(scored) > 1 and not infinite else ():
             again = [
                 (screen(p, factor * screen_trials), -i, p)
                 for _, i, p in sorted(scored, reverse=True)[:keep]
             ]
             scored = [(v, i, p) for v, i, p in again if v is not None]
             spent += 2 * factor * screen_trials * len(again)
-    chosen = max(scored)[2]
+    if infinite:
+        return SearchResult(
+            result=None,
+            pair=infinite[0][0],
+            screened=tuple(trace),
+            skipped=tuple(skipped),
+            screen_trials=screen_trials,
+            screening_samples=spent,
+            samples=spent,
+            wall_time=time.perf_counter() - start,
+            certain=infinite[0][1],
+        )
     if progress is not None:
         execution = options.get("execution", DEFAULT_EXECUTION)
         options = {**options, "execution": replace(execution, progress=progress)}
+    chosen = max(scored)[2]
     result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
     return SearchResult(
         result=result,
