@@ -157,12 +157,6 @@ MIN_BIN = 0.02
 """The trade-off points the models are fitted to are at least this far apart in FPR (and 50
 trials), so the negative dataset's noise at the bin edges stays small."""
 
-LOW_DEVIANCE = 9.0
-"""The parameter is taken at a one-sided 90% lower bound: where the profile deviance rises by
-this.  The profile's naive standard error understates the estimator's spread (both datasets'
-counts are noisy, the bin edges too): by 1.1-2.3x in simulations of Gaussian and Laplace pairs at
-10^3-10^5 trials, so 9 = (1.28 x 2.35)^2."""
-
 
 def _bins(points: np.ndarray, n_negative: int) -> tuple[np.ndarray, np.ndarray]:
     """The trade-off ``points`` (K, 2) as nested events at least :data:`MIN_BIN` apart in FPR:
@@ -194,22 +188,16 @@ def _deviance(model: str, param: float, fpr: np.ndarray, tpr: np.ndarray, n_posi
 
 def _fit(model: str, points: np.ndarray, n_negative: int, n_positive: int) -> tuple:
     """The model's parameter for the pair (maximum likelihood on the trade-off ``points``
-    (K, 2) of (FPR, FNR)), its lower bound (:data:`LOW_DEVIANCE`) and the fit's deviance."""
+    (K, 2) of (FPR, FNR)) and the fit's deviance."""
     fpr, tpr = _bins(points, n_negative)
     if len(fpr) < 3:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0
     start = np.median(MODELS[model][0](fpr[1:-1], np.clip(tpr[1:-1], 1e-12, 1 - 1e-12)))
     high = 4 * max(float(start), 0.0) + 1.0
-
-    def deviance(p: float) -> float:
-        return _deviance(model, p, fpr, tpr, n_positive)
-
-    fit = optimize.minimize_scalar(deviance, bounds=(0.0, high), method="bounded")
-    best, least = float(fit.x), float(fit.fun)
-    if deviance(0.0) - least <= LOW_DEVIANCE:
-        return best, 0.0, least
-    low = optimize.brentq(lambda p: deviance(p) - least - LOW_DEVIANCE, 0.0, best)
-    return best, float(low), least
+    fit = optimize.minimize_scalar(
+        lambda p: _deviance(model, p, fpr, tpr, n_positive), bounds=(0.0, high), method="bounded"
+    )
+    return float(fit.x), float(fit.fun)
 
 
 def _largest_certifying(
@@ -365,9 +353,9 @@ def reach(
             return violation_param(model, k * claim, delta)
 
         factors[model] = _factor(options, scale, power)
-    best_fit = min(models, key=lambda m: fits[m][2])
+    best_fit = min(models, key=lambda m: fits[m][1])
     others = [m for m in models if m != best_fit]
-    if all(fits[m][2] - fits[best_fit][2] > MODEL_MARGIN for m in others):
+    if all(fits[m][1] - fits[best_fit][1] > MODEL_MARGIN for m in others):
         model = best_fit
     else:
         model = max(factors, key=lambda m: factors[m])
