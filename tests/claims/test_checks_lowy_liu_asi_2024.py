@@ -36,7 +36,6 @@ CONSISTENT = {
 # privacy audits against the tight ε of the released statistic (the theorem's ε over-provisions
 # it 10× for Algorithm 1, 4× for Algorithms 2/3): pairs at ≥ 0.87× the tight ε, reach ≤ 2 (#26)
 WITHIN_REACH = {
-    "lla24.alg1.privacy": (0.1775, 0.1999),
     "lla24.alg3.privacy": (0.4435, 0.49995),
     "lla24.alg2.abovethreshold": (0.4435, 0.49995),
     "lla24.alg3ns.privacy": (0.4361, 0.49995),
@@ -55,6 +54,10 @@ NOT_CONTRADICTED = {
 # but at the quick budget its excess never gets below that of outputting the origin: saturated,
 # so inconclusive
 OBSERVED: dict = {"lla24.alg3sc.risk.priv": "inconclusive"}
+# Algorithm 1's audit against its tight ε 0.1999 (pair 0.1775): at the quick budget it would not
+# catch a mechanism leaking 2× that claim (reach 3.15× the claim, the fit not telling the family
+# apart); within reach of the pair's own leakage before issue 41
+OBSERVED["lla24.alg1.privacy"] = "consistent_weak"
 # full Algorithm 3 sweeps: ~2 s each alone, > 5 s on a loaded machine
 SLOW = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv"}
 # RT-9 (smoothed Algorithm 3): registered for standard/full; no sweep fits the quick budget
