@@ -203,3 +203,8 @@ def test_cli_search_exits_1_on_a_certain_infinity_and_saves_the_pair(capsys, tmp
     pair = ["--d0", saved / "d0.npz", "--d1", saved / "d1.npz", "--replay", 50]
     code = main([str(a) for a in ["audit", f"{module}:per_class", *pair]])
     assert code == 1 and "verdict       violation" in capsys.readouterr().out
+    far_y = np.r_[2, 2, np.ones(18)]  # two users relabelled: not neighbours
+    np.savez(tmp_path / "far.npz", x=np.random.default_rng(0).random((20, 1, 2)), y=far_y)
+    far = ["--d0", data, "--d1", tmp_path / "far.npz", "--replay", 50]
+    code = main([str(a) for a in ["audit", f"{module}:per_class", *far]])
+    assert code == 2 and "not neighbours" in capsys.readouterr().err
