@@ -197,7 +197,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         check_pair_dir(args.save_pair, force=args.force)
         check_writable_folder(args.save_pair, "--save-pair")
     if args.replay is not None and not args.search:
-        return _replay(args, mechanism, d0, d1, description)
+        return _replay(args, mechanism, d0, d1, description, claim)
     if user_code and not args.search:
         _check_pair_differs(d0, d1)
     if args.figure:
@@ -243,6 +243,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             from .audit.search import save_pair
 
             save_pair(found.pair, args.save_pair, force=args.force)
+        if found.certain:
+            return _print_certain(args, description, found)
     else:
         result = audit(
             mechanism,
@@ -295,7 +297,29 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             )
         if replayed is not None:
             _print_replay(replayed)
-    return 1 if result.verdict == "violation" else 0
+    infinite = replayed is not None and replayed.infinite
+    return 1 if result.verdict == "violation" or infinite else 0
+
+
+def _print_certain(args: argparse.Namespace, description: str, found) -> int:
+    """A search that found ε = ∞, certain, on a neighbouring pair: the verdict ``violation``
+    with the pair (saved with --save-pair), no audit; exit code 1."""
+    if args.json:
+        extra = {"saved_pair": args.save_pair} if args.save_pair else {}
+        _print_json(
+            {"mechanism": args.mechanism, "description": description, **found.to_dict(), **extra}
+        )
+        return 1
+    print(f"mechanism     {args.mechanism}: {description}")
+    print(f"pair          {found.pair.name} ({found.samples} mechanism runs in all)")
+    print(f"change        {found.pair.change}")
+    print(f"verdict       violation: {found.reason}")
+    if args.save_pair:
+        print(
+            f"saved         {args.save_pair}/d0.npz, {args.save_pair}/d1.npz (reproduce: "
+            f"--d0 {args.save_pair}/d0.npz --d1 {args.save_pair}/d1.npz --replay 100)"
+        )
+    return 1
 
 
 def _check_pair_differs(d0: Any, d1: Any) -> None:
@@ -441,9 +465,17 @@ def _option_label(dest: str, value: Any) -> str:
     return f"--{dest.replace('_', '-')}"
 
 
-def _replay(args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str) -> int:
-    """``audit --replay`` without --search: the coupled replay of the given pair, no audit."""
+def _replay(
+    args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str, claim: Any
+) -> int:
+    """``audit --replay`` without --search: the coupled replay of the given pair, no audit; a
+    certain ε = ∞ is a violation (exit 1) of the claim, whose neighbours the pair must be."""
     from .audit import replay
+    from .audit.core import _check_neighbours
+    from .data import DATASETS
+
+    if isinstance(d0, DATASETS) and isinstance(d1, DATASETS):
+        _check_neighbours(d0, d1, claim, None)
 
     if args.save_pair:
         from .audit.search import Pair, save_pair
@@ -468,6 +500,8 @@ def _print_replay(replayed) -> None:
     for line in replayed.lines:
         print(f"              {line}")
     print("              not a certificate: a falsification check on this one pair")
+    if replayed.infinite:
+        print("verdict       violation: the replay shows ε = ∞ on this neighbouring pair, certain")
 
 
 def _describe(function: Any) -> str:

@@ -103,8 +103,9 @@ def assert_exponent(
 
 
 WEAK_ACTIONS = ("fail", "skip")
-"""What :func:`assert_private` does with an audit that could not have caught a violation of
-its reach limit (``on_weak=``): fail the check (the default) or skip it with the reason."""
+"""What :func:`assert_private` does with an audit that certified no violation but does not pass
+(``on_weak=``: no power, a reach beyond the limit, or an estimate above the claim): fail the
+check (the default) or skip it with the reason."""
 
 
 def assert_private(
@@ -140,10 +141,12 @@ def assert_private(
     ``confidence``, to exceed the claim), and, unless ``on_weak="skip"``, when the audit had
     no power: ``"inconclusive"`` (the same data twice, a pair the mechanism does not separate,
     a claim above what the trials can certify) or ``"consistent_weak"`` (it would have caught
-    only a violation beyond ``reach_limit`` times the pair's leakage); a gate that cannot fail
-    must not pass.  With ``on_weak="skip"`` such a check is skipped with the reason
-    (``pytest.skip``).  Returns the audit result otherwise; its ``verdict_line`` says when the
-    test's estimate is above the claim.
+    only a mechanism leaking more than ``reach_limit`` times the claimed ε); a gate that cannot
+    fail must not pass.  A ``"consistent"`` whose test's point estimate is above the claim
+    (``result.estimate_above_claim``) does not pass either: its message gives the trials per
+    dataset that would certify the violation if the estimate holds.  With ``on_weak="skip"``
+    such a check is skipped with the reason (``pytest.skip``).  Returns the audit result
+    otherwise.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     from .audit import audit
@@ -175,8 +178,9 @@ def assert_private(
             f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
             f"confidence {result.confidence:g} {where}"
         )
-    if result.verdict in ("inconclusive", "consistent_weak"):
-        message = f"privacy audit too weak to gate on: {result.verdict_line} {where}"
+    message = _no_pass(result)
+    if message:
+        message = f"{message}: {result.verdict_line} {where}"
         if on_weak == "skip":
             import pytest
 
@@ -204,12 +208,23 @@ def _gate_execution(execution: Any, reproducible: bool) -> Any:
     return replace(execution, strict=False, backend="serial")
 
 
+def _no_pass(result: Any) -> str:
+    """Why an audit that certified no violation still does not pass the gate ("" when it
+    passes): no power (``inconclusive``), a reach beyond the limit (``consistent_weak``), or a
+    test whose point estimate is above the claim (its bound is not: more trials decide)."""
+    if result.verdict in ("inconclusive", "consistent_weak"):
+        return "privacy audit too weak to gate on"
+    if result.estimate_above_claim:
+        return "privacy audit undecided: the test's estimate is above the claim"
+    return ""
+
+
 INI_OPTIONS = {
     "dpclaims_seed": ("seed of the dpclaims_rng fixture and of dpclaims_audit's audits", "0"),
     "dpclaims_trials": ("trials per dataset of dpclaims_audit's audits", "100000"),
     "dpclaims_confidence": ("confidence of dpclaims_audit's audits", "0.95"),
     "dpclaims_on_weak": (
-        "fail or skip a privacy check that could not have caught a 2x violation",
+        "fail or skip a privacy check that could not have caught a 2x violation of the claim",
         "fail",
     ),
     "dpclaims_reproducible": (

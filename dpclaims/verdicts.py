@@ -9,9 +9,10 @@ Severity, mildest first (a combined check reports its worst part)::
     < inconclusive < inconsistent < violation < error
 
 * ``consistent``    — the experiment could have failed and did not;
-* ``consistent_weak`` — a privacy audit that did not fail but could only have caught a
-  violation many times the leakage its pair shows (its reach, :mod:`dpclaims.audit.reach`);
-  it passes as ``consistent`` does and is counted apart;
+* ``consistent_weak`` — a privacy audit that did not fail but would only have caught a
+  mechanism leaking more than twice the *claimed* ε (its reach, :mod:`dpclaims.audit.reach`);
+  it passes ``verify`` as ``consistent`` does and is counted apart, and fails
+  :func:`dpclaims.testing.assert_private`;
 * ``formula``       — a computed quantity matches the paper's formula: it checks a
   transcription (of a constant, a bound, a step count), not an algorithm's behaviour;
 * ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);

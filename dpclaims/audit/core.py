@@ -766,7 +766,9 @@ def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> 
 
 def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:
     """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
-    when the audit had power to see the claim, else ``inconclusive`` with the reason."""
+    when the audit had power to see the claim and its reach (a multiple of the claim,
+    :mod:`~dpclaims.audit.reach`) is within the limit, ``consistent_weak`` when it is not, else
+    ``inconclusive`` with the reason."""
     if eps_lower > claimed:
         return "violation", ""
     if claimed >= evidence.ceiling:
@@ -803,12 +805,18 @@ def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str
         return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
     found = evidence.reach
     if found is not None and not found.factor <= evidence.reach_limit:
-        shown = f"{found.factor:.3g}×" if math.isfinite(found.factor) else "no"
-        return "consistent_weak", (
-            f"would catch only a {shown} violation of this pair's leakage (reach limit "
-            f"{evidence.reach_limit:g}×): use a pair nearer the claim, or more trials"
-        )
+        return "consistent_weak", weak_reason(found.factor, evidence.reach_limit)
     return "consistent", ""
+
+
+def weak_reason(factor: float, limit: float) -> str:
+    """The reason of a ``consistent_weak``: the reach ``factor`` (a multiple of the claim) above
+    the reach ``limit``."""
+    shown = f"a {factor:.3g}×" if math.isfinite(factor) else "no"
+    return (
+        f"would catch only {shown} violation of the audited ε (a mechanism leaking {limit:g}× "
+        f"it on this pair would likely pass): more trials, or a stronger test"
+    )
 
 
 def _trials_needed(claim, cert, *, ceiling, alpha, ci, fraction) -> int | None:

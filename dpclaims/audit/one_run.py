@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from dpclaims.gdp import gdp_epsilon, gdp_mu_of
 
@@ -57,6 +57,7 @@ from ..errors import (
 )
 from ..execution import child_seed
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
+from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
 __all__ = [
     "ASSUMPTIONS",
@@ -69,6 +70,7 @@ __all__ = [
     "one_run_gdp_mu",
     "one_run_gdp_epsilon",
     "one_run_audit",
+    "one_run_reach",
     "audit_one_run_scores",
     "one_run",
 ]
@@ -108,6 +110,12 @@ class OneRunResult:
     For the full-ranking bound (``assumption="independent-gaussian-dp"``) the guesses are the
     ``n_in · n_out`` (in, out) pairs and ``correct`` those ranked in above out (Mann-Whitney
     ``U``; ``k_plus``, ``k_minus`` are 0).
+
+    ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
+    ``inconclusive`` when it is 0 (the guesses showed nothing), else ``consistent`` when the
+    ``reach`` (:func:`one_run_reach`, a multiple of the claim) is within
+    :data:`~dpclaims.audit.reach.REACH_LIMIT` and ``consistent_weak`` when it is not.  The
+    reach is computed for the assumption-free bound, which decides; the others have none.
     """
 
     epsilon_lower: float
@@ -125,12 +133,18 @@ class OneRunResult:
     assumption: str = "none"
     mu_lower: float | None = None
     grid: int = 1
+    reach: Reach | None = None
 
     def to_dict(self) -> dict:
-        """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite)."""
+        """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite; the
+        reach as ``reach_factor``, ``reach_epsilon``, ``reach_model``)."""
         out = asdict(self)
         if not math.isfinite(out["epsilon_lower"]):
             out["epsilon_lower"] = None
+        reach = out.pop("reach")
+        found = self.reach.to_dict() if reach is not None else {}
+        for key in ("factor", "epsilon", "model"):
+            out[f"reach_{key}"] = found.get(key)
         return out
 
     @property
@@ -148,9 +162,10 @@ class OneRunResult:
         else:
             union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
             evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
+        reach = "" if self.reach is None else f", reach {self.reach.factor:.3g}×"
         return (
             f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
-            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict}"
+            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict}{reach}"
         )
 
 
@@ -402,10 +417,15 @@ def one_run_audit(
         r = k_plus + k_minus
         eps_lower = gdp_epsilon(mu_lower, delta)
         p_value = _gdp_p_value(m, r, correct, gdp_mu_of(epsilon, delta), grid)
+    reach = None
+    if assumption == "none":
+        reach = one_run_reach(
+            m, k_plus, k_minus, epsilon=epsilon, delta=delta, confidence=confidence
+        )
     return OneRunResult(
         epsilon_lower=eps_lower,
         p_value=p_value,
-        verdict="violation" if eps_lower > epsilon else "consistent",
+        verdict=_one_run_verdict(eps_lower, epsilon, reach),
         epsilon=epsilon,
         delta=delta,
         confidence=confidence,
@@ -418,7 +438,91 @@ def one_run_audit(
         assumption=assumption,
         mu_lower=mu_lower,
         grid=grid,
+        reach=reach,
     )
+
+
+def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> str:
+    """The verdict of one bound: the multi-run rule (a bound of 0 shows nothing)."""
+    if eps_lower > epsilon:
+        return "violation"
+    if eps_lower <= 0:
+        return "inconclusive"
+    if reach is not None and not reach.factor <= REACH_LIMIT:
+        return "consistent_weak"
+    return "consistent"
+
+
+def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_minus: int, m: int):
+    """The share of correct guesses, ``k_plus`` "in" at the top and ``k_minus`` "out" at the
+    bottom of ``m`` canaries, of a mechanism that is exactly (``epsilon``, ``delta``)-DP per
+    canary in the ``model`` family: randomized response (each guess right with probability
+    ``e^ε / (1 + e^ε)``), or Gaussian-DP scores (N(μ, 1) when included, N(0, 1) when not, μ
+    with ``ε(μ, δ) = epsilon``; the guesses' thresholds at the mixture's quantiles)."""
+    if model == "randomized-response":
+        return 1.0 / (1.0 + math.exp(-min(epsilon, 700.0)))
+    mu = gdp_mu_of(epsilon, delta)
+    right = 0.0
+    if k_plus:
+        top = optimize.brentq(
+            lambda t: 0.5 * (stats.norm.sf(t) + stats.norm.sf(t - mu)) - k_plus / m, -40, 40 + mu
+        )
+        inside, outside = stats.norm.sf(top - mu), stats.norm.sf(top)
+        right += k_plus * inside / (inside + outside)
+    if k_minus:
+        low = optimize.brentq(
+            lambda t: 0.5 * (stats.norm.cdf(t) + stats.norm.cdf(t - mu)) - k_minus / m, -40, 40 + mu
+        )
+        outside, inside = stats.norm.cdf(low), stats.norm.cdf(low - mu)
+        right += k_minus * outside / (inside + outside)
+    return right / (k_plus + k_minus)
+
+
+def one_run_reach(
+    m: int,
+    k_plus: int,
+    k_minus: int,
+    *,
+    epsilon: float,
+    delta: float,
+    confidence: float = 0.95,
+    power: float = REACH_POWER,
+) -> Reach:
+    """The reach of the assumption-free one-run bound (Steinke et al.) with these guesses: the
+    smallest multiple ``k`` of the claimed ``epsilon`` such that a mechanism leaking ``k ε``
+    per canary makes the bound exceed the claim with probability ``power``, as for a multi-run
+    audit (:mod:`dpclaims.audit.reach`).
+
+    The bound exceeds the claim from ``v*`` correct guesses on (its p-value at the claim below
+    ``1 - confidence``); the correct guesses of the violation are read as Binomial(r,
+    :func:`_guess_accuracy`) in the Gaussian-DP family when ``delta > 0`` (DP-SGD's canaries),
+    in the randomized-response family (the most accurate ε-DP guesses) when ``delta = 0``.
+    """
+    r = k_plus + k_minus
+    significance = 1.0 - confidence
+    model = "gaussian-dp" if delta > 0 else "randomized-response"
+    if one_run_p_value(m, r, r, epsilon, delta) >= significance:
+        return Reach(factor=math.inf, epsilon=math.inf, mu=None, power=power, model=model)
+    low, high = -1, r  # p-value at the claim: >= significance at low, below at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if one_run_p_value(m, r, middle, epsilon, delta) < significance:
+            high = middle
+        else:
+            low = middle
+
+    def caught(factor: float) -> bool:
+        accuracy = _guess_accuracy(model, factor * epsilon, delta, k_plus, k_minus, m)
+        return stats.binom.sf(high - 1, r, accuracy) >= power
+
+    if not caught(MAX_FACTOR):
+        return Reach(factor=math.inf, epsilon=math.inf, mu=None, power=power, model=model)
+    lo, hi = math.log(1e-3), math.log(MAX_FACTOR)
+    while hi - lo > 1e-4:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if caught(math.exp(mid)) else (mid, hi)
+    factor = math.exp(hi)
+    return Reach(factor=factor, epsilon=factor * epsilon, mu=None, power=power, model=model)
 
 
 @dataclass(frozen=True)

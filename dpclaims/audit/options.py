@@ -37,8 +37,9 @@ class AuditTest:
         split), "quantiles", "calibration" or "bonferroni"; kept as the strategy
     statistic : optional ``statistic(outputs (n, k)) -> (n,)``; skips score learning
     ci : "clopper-pearson" or "jeffreys"
-    reach_limit : a ``consistent`` verdict needs the audit to catch a violation of at most
-        this multiple of the pair's leakage (≥ 1; ``math.inf``: any audit with power)
+    reach_limit : a ``consistent`` verdict needs the audit to catch a mechanism leaking at
+        most this multiple of the claimed ε on the pair (≥ 1; ``math.inf``: any audit with
+        power; :mod:`dpclaims.audit.reach`)
     """
 
     method: str = "threshold"
@@ -59,8 +60,8 @@ class AuditTest:
         limit = self.reach_limit
         if not isinstance(limit, _NUMBER) or isinstance(limit, bool) or not limit >= 1:
             raise InputError(
-                f"reach_limit must be a number >= 1 (a leakage multiple), got {limit!r}; pass "
-                "e.g. reach_limit=2.0"
+                f"reach_limit must be a number >= 1 (a multiple of the claimed epsilon), got "
+                f"{limit!r}; pass e.g. reach_limit=2.0"
             )
         object.__setattr__(self, "reach_limit", float(limit))
 

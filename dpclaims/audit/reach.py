@@ -1,30 +1,38 @@
-"""The reach of an audit: the smallest violation it would have caught.
+"""The reach of an audit: the smallest violation *of the claim* it would have caught.
 
-An audit that certifies ε ≥ 0.17 against a claim of 2 says little when its pair leaks so
-little that a bug multiplying the leakage by ten would still pass.  The *reach* makes this
-explicit: the smallest factor ``k`` by which the pair's leakage could grow before an audit of
-the same size, confidence and test family certifies above the claim with probability at least
-``power`` (0.9).
+An audit that certifies ε ≥ 0.17 against a claim of 2 passes whether the mechanism is correct or
+leaks twice the claim, unless its size and tests could have told the two apart.  The *reach*
+makes this explicit: the smallest factor ``k`` such that a mechanism leaking ``k`` times the
+*claimed* ε on this pair would be certified above the claim, by an audit of the same size,
+confidence and test family, with probability at least ``power`` (0.9).  A verdict is
+``consistent`` only when ``k`` is at most :data:`REACH_LIMIT` (2: a factor-2 calibration
+error); its reference is the claim, never the pair's own leakage, so an audit of a leakier
+variant cannot look better audited than the correct one at the same budget.
 
-The model.  The pair's trade-off is read, at the chosen test, as a Gaussian-DP curve: the test's
-point (FPR, FNR) gives ``μ = Φ⁻¹(1 - FPR) - Φ⁻¹(FNR)``.  A ``k``-fold leakage is ``k μ`` (the
-noise divided by ``k``, or the sensitivity multiplied by it: a factor-2 calibration error is
-``k = 2``).  The audit's tests are read as order-statistic tests at the ranks ``r`` of
+The model.  A mechanism leaking ``k`` times the claim is read in the pair's trade-off family:
+the Gaussian-DP curve ``G_μ`` with ``ε(μ, δ) = k ε_claim`` (``μ = gdp_mu_of(k ε, δ)``), or the
+pure family of a Laplace shift whose (ε, δ) profile ``a + 2 log(1 - δ)`` is ``k ε_claim``
+(at δ = 0 only the pure family has a finite ε).  The family is the one that fits the pair's
+empirical trade-off clearly better (:data:`MODEL_MARGIN`), else the more conservative (the
+larger factor).  The audit's tests are read as order-statistic tests at the ranks ``r`` of
 :func:`~dpclaims.audit.threshold.quantile_ranks` (false-positive rate ``(r + 1) / (n + 1)``),
 each bounded jointly at the audit's own failure probability.  A test at rank ``r`` certifies
 more than the claim exactly when its false-negative count is at most some ``f(r)``, a binomial
-event of probability ``B(f(r); n, Φ(Φ⁻¹(1 - FPR_r) - k μ))``; the detection probability is the
+event of probability ``B(f(r); n, 1 - TPR_k(FPR_r))``; the detection probability is the
 largest over ranks (a lower bound on the probability that *some* test certifies, so the reach is
 conservative), and ``k`` is found by bisection.
 
-The Gaussian-DP method (``method="gdp"``) gets its reach under its own model alone: the pair
-read as μ-GDP, a test "certifying" when the μ of its upper rates exceeds the claim's
-(``objective="mu"``).
+The Gaussian-DP method (``method="gdp"``) gets its reach under its own model alone: the
+violation is μ-GDP at ``ε(μ, δ) = k ε_claim``, a test "certifying" when the μ of its upper rates
+exceeds the claim's (``objective="mu"``).
 
 For Gaussian mechanisms the model is exact; for mechanisms whose likelihood ratio is bounded
-(Laplace, randomized response) the Gaussian curve under-predicts the tails, so the reach is
-conservative (``tests/audit/test_reach.py`` measures both).  The model is stated in every
-result (:attr:`Reach.model`).
+(Laplace, randomized response) the Laplace family describes them (``tests/audit/test_reach.py``
+measures both).  The model is stated in every result (:attr:`Reach.model`).
+
+Before issue 41 the factor multiplied the pair's *own* fitted leakage (its μ or Laplace ε), so a
+leakier pair needed a smaller factor and a buggy variant could read as ``consistent`` where the
+correct one was ``consistent_weak``; the pair's μ is still reported (:attr:`Reach.mu`).
 """
 
 from __future__ import annotations
@@ -37,48 +45,60 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..errors import check_choice
-from ..gdp import gdp_epsilon, gdp_mu, gdp_mu_of
+from ..gdp import gdp_mu, gdp_mu_of
 from .bounds import epsilon_from_rates, joint_upper, tilt_of
 from .threshold import QUANTILE_TRUE_POSITIVES, default_grid, quantile_ranks
 
-__all__ = ["REACH_LIMIT", "REACH_POWER", "Reach", "reach", "detection_probability"]
+__all__ = [
+    "REACH_LIMIT",
+    "REACH_POWER",
+    "Reach",
+    "reach",
+    "detection_probability",
+    "violation_param",
+]
 
 REACH_LIMIT = 2.0
-"""An audit is ``consistent`` only when it would have caught a violation this many times the
-pair's leakage (a factor-2 calibration error); above it the verdict is ``consistent_weak``."""
+"""An audit is ``consistent`` only when it would have caught a mechanism leaking this many times
+the claimed ε (a factor-2 calibration error); above it the verdict is ``consistent_weak``."""
 
 REACH_POWER = 0.9
 """The probability with which an audit must catch a violation for it to be within reach."""
 
 MAX_FACTOR = 1e4
-"""Factors beyond this are reported as infinite (the pair shows no usable leakage)."""
+"""Factors beyond this are reported as infinite (no violation of the claim is within reach: the
+claim is at or above what the audit's tests can certify)."""
 
 
 @dataclass(frozen=True)
 class Reach:
-    """The smallest violation an audit would have caught.
+    """The smallest violation of the claim an audit would have caught.
 
-    ``factor``: the leakage multiple ``k`` caught with probability ``power`` (``inf`` when the
-    pair shows no leakage or no multiple up to :data:`MAX_FACTOR` is caught); ``epsilon``: the
-    ε the audit's best test would then estimate on the pair (a lower bound on the mechanism's
-    ε at that multiple; ``inf`` when ``factor`` is); ``mu``: the Gaussian-DP μ the pair shows at
-    the chosen test; ``model``: how leakage is scaled (see the module docstring).
+    ``factor``: the multiple ``k`` of the claimed ε that a mechanism must leak on the pair to be
+    certified above the claim with probability ``power`` (``inf`` when no multiple up to
+    :data:`MAX_FACTOR` is); ``epsilon``: that mechanism's ε, ``k`` times the claim (``inf``
+    when ``factor`` is); ``mu``: the Gaussian-DP μ the pair itself shows at the chosen test (for
+    reading, not for the reach; None for a one-run audit, which has no pair); ``model``: the
+    trade-off family the violation is read in (see the module docstring).
     """
 
     factor: float
     epsilon: float
-    mu: float
+    mu: float | None
     power: float = REACH_POWER
     model: str = "gaussian-dp"
 
     def describe(self) -> str:
-        """E.g. ``"would catch a 1.4× violation (ε ≈ 1.52 on this pair) with probability
-        0.9"``."""
+        """E.g. ``"would catch a 1.4× violation of the claim (ε ≈ 1.4 on this pair,
+        gaussian-dp family) with probability 0.9"``."""
         if not math.isfinite(self.factor):
-            return "would catch no violation on this pair: it shows no leakage to multiply"
+            return (
+                "would catch no violation of the claim: its tests cannot certify above it at "
+                "this size"
+            )
         return (
-            f"would catch a {self.factor:.3g}× violation (ε ≈ {self.epsilon:.3g} on this pair) "
-            f"with probability {self.power:g}"
+            f"would catch a {self.factor:.3g}× violation of the claim (ε ≈ {self.epsilon:.3g} "
+            f"on this pair, {self.model} family) with probability {self.power:g}"
         )
 
     def to_dict(self) -> dict:
@@ -137,12 +157,6 @@ MIN_BIN = 0.02
 """The trade-off points the models are fitted to are at least this far apart in FPR (and 50
 trials), so the negative dataset's noise at the bin edges stays small."""
 
-LOW_DEVIANCE = 9.0
-"""The parameter is taken at a one-sided 90% lower bound: where the profile deviance rises by
-this.  The profile's naive standard error understates the estimator's spread (both datasets'
-counts are noisy, the bin edges too): by 1.1-2.3x in simulations of Gaussian and Laplace pairs at
-10^3-10^5 trials, so 9 = (1.28 x 2.35)^2."""
-
 
 def _bins(points: np.ndarray, n_negative: int) -> tuple[np.ndarray, np.ndarray]:
     """The trade-off ``points`` (K, 2) as nested events at least :data:`MIN_BIN` apart in FPR:
@@ -174,22 +188,16 @@ def _deviance(model: str, param: float, fpr: np.ndarray, tpr: np.ndarray, n_posi
 
 def _fit(model: str, points: np.ndarray, n_negative: int, n_positive: int) -> tuple:
     """The model's parameter for the pair (maximum likelihood on the trade-off ``points``
-    (K, 2) of (FPR, FNR)), its lower bound (:data:`LOW_DEVIANCE`) and the fit's deviance."""
+    (K, 2) of (FPR, FNR)) and the fit's deviance."""
     fpr, tpr = _bins(points, n_negative)
     if len(fpr) < 3:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0
     start = np.median(MODELS[model][0](fpr[1:-1], np.clip(tpr[1:-1], 1e-12, 1 - 1e-12)))
     high = 4 * max(float(start), 0.0) + 1.0
-
-    def deviance(p: float) -> float:
-        return _deviance(model, p, fpr, tpr, n_positive)
-
-    fit = optimize.minimize_scalar(deviance, bounds=(0.0, high), method="bounded")
-    best, least = float(fit.x), float(fit.fun)
-    if deviance(0.0) - least <= LOW_DEVIANCE:
-        return best, 0.0, least
-    low = optimize.brentq(lambda p: deviance(p) - least - LOW_DEVIANCE, 0.0, best)
-    return best, float(low), least
+    fit = optimize.minimize_scalar(
+        lambda p: _deviance(model, p, fpr, tpr, n_positive), bounds=(0.0, high), method="bounded"
+    )
+    return float(fit.x), float(fit.fun)
 
 
 def _largest_certifying(
@@ -235,39 +243,47 @@ FPR_NODES = 24
 """Quantile nodes over the law of a rank test's true false-positive rate."""
 
 
+def violation_param(model: str, epsilon: float, delta: float) -> float:
+    """The ``model``'s parameter of a mechanism whose (ε, δ) guarantee is ``epsilon`` at
+    ``delta``: the GDP μ with ``ε(μ, δ) = epsilon``, or the Laplace shift ``a`` whose profile
+    ``a + 2 log(1 - δ)`` is ``epsilon``."""
+    if model == "gaussian-dp":
+        return gdp_mu_of(epsilon, delta)
+    return epsilon - 2.0 * math.log1p(-delta)
+
+
 def detection_probability(
-    factor: float,
+    param: float,
     *,
     model: str,
-    param: float,
     ranks: np.ndarray,
     n_negative: int,
     largest: np.ndarray,
     n_positive: int,
 ) -> tuple[float, int]:
     """The probability that the best rank certifies above the claim when the pair's ``model``
-    parameter is ``factor * param``, and that rank's index (``largest``: per rank, the largest
+    parameter is ``param``, and that rank's index (``largest``: per rank, the largest
     certifying false-negative count).  The true false-positive rate at the ``r``-th order
     statistic of ``n`` negatives is Beta(r + 1, n - r): averaged over it at
     :data:`FPR_NODES` quantiles."""
     levels = (np.arange(FPR_NODES) + 0.5) / FPR_NODES
     fpr = stats.beta.ppf(levels[:, None], ranks + 1.0, n_negative - ranks)
-    fnr = 1.0 - MODELS[model][1](fpr, factor * param)
+    fnr = 1.0 - MODELS[model][1](fpr, param)
     power = stats.binom.cdf(largest, n_positive, fnr).mean(axis=0)
     power = np.where(largest >= 0, power, 0.0)
     best = int(np.argmax(power))
     return float(power[best]), best
 
 
-def _factor(options: dict, power: float) -> float:
-    """The smallest factor whose detection probability reaches ``power`` (bisection in log k;
-    inf when even :data:`MAX_FACTOR` does not)."""
-    if detection_probability(MAX_FACTOR, **options)[0] < power:
+def _factor(options: dict, scale, power: float) -> float:
+    """The smallest factor ``k`` whose violation (parameter ``scale(k)``) is detected with
+    probability ``power`` (bisection in log k; inf when even :data:`MAX_FACTOR` is not)."""
+    if detection_probability(scale(MAX_FACTOR), **options)[0] < power:
         return math.inf
     lo, hi = math.log(1e-3), math.log(MAX_FACTOR)
     while hi - lo > 1e-4:
         mid = 0.5 * (lo + hi)
-        if detection_probability(math.exp(mid), **options)[0] >= power:
+        if detection_probability(scale(math.exp(mid)), **options)[0] >= power:
             hi = mid
         else:
             lo = mid
@@ -291,15 +307,16 @@ def reach(
     :class:`~dpclaims.audit.threshold.Certified`), at a per-test failure probability
     ``alpha``, against the claim (``claim``, ``delta``).
 
-    ``tradeoff``: the empirical (FPR, FNR) points (K, 2) of the chosen direction, which the
-    models are fitted to (the chosen test's point when none is informative).  Each model of
-    :data:`MODELS` gives a factor; the reach is the largest (the most conservative).
+    ``tradeoff``: the empirical (FPR, FNR) points (K, 2) of the chosen direction, to which the
+    families of :data:`MODELS` are fitted (the chosen test's point when none is informative):
+    the one that fits clearly better is the pair's family, else the one with the larger factor.
+    In each family the violation ``k`` times the claim is :func:`violation_param` at
+    ``k · claim``; at ``delta = 0`` only the pure (Laplace) family has a finite ε.
 
     ``objective="mu"``: the reach of the Gaussian-DP method (:class:`~dpclaims.audit.methods.Gdp`)
-    under its own model: the pair is μ-GDP (a ``k``-fold leakage is ``kμ``), a test detects when
-    the μ of its upper rates exceeds the claim's μ, and ``epsilon`` is ``gdp_epsilon(kμ, δ)``.
-    ``ranks``: the ranks of the audit's order-statistic tests (default those of
-    :func:`~dpclaims.audit.threshold.quantile_ranks` at the default grid).
+    under its own model: the violation is μ-GDP, a test detects when the μ of its upper rates
+    exceeds the claim's μ.  ``ranks``: the ranks of the audit's order-statistic tests (default
+    those of :func:`~dpclaims.audit.threshold.quantile_ranks` at the default grid).
     """
     check_choice(objective, ("epsilon", "mu"), "objective")
     false_positives, n_negative = int(test.false_positives), int(test.n_negative)
@@ -320,34 +337,28 @@ def reach(
         ci=ci,
         objective=objective,
     )
-    models = ("gaussian-dp",) if objective == "mu" else tuple(MODELS)
-    fits = {model: _fit(model, points, n_negative, n_positive) for model in models}
+    if objective == "mu":
+        models = ("gaussian-dp",)
+    else:
+        models = tuple(MODELS) if delta > 0 else ("laplace",)
+    fits = {model: _fit(model, points, n_negative, n_positive) for model in MODELS}
     mu = fits["gaussian-dp"][0]
     factors = {}
-    for model, (_, param, _) in fits.items():
+    for model in models:
         options = dict(
-            model=model,
-            param=param,
-            ranks=ranks,
-            n_negative=n_negative,
-            largest=largest,
-            n_positive=n_positive,
+            model=model, ranks=ranks, n_negative=n_negative, largest=largest, n_positive=n_positive
         )
-        factors[model] = (_factor(options, power) if param > 0 else math.inf, options)
-    best_fit = min(fits, key=lambda m: fits[m][2])
-    others = [m for m in fits if m != best_fit]
-    if all(fits[m][2] - fits[best_fit][2] > MODEL_MARGIN for m in others):
+
+        def scale(k: float, model: str = model) -> float:
+            return violation_param(model, k * claim, delta)
+
+        factors[model] = _factor(options, scale, power)
+    best_fit = min(models, key=lambda m: fits[m][1])
+    others = [m for m in models if m != best_fit]
+    if all(fits[m][1] - fits[best_fit][1] > MODEL_MARGIN for m in others):
         model = best_fit
     else:
-        model = max(factors, key=lambda m: factors[m][0])
-    factor, options = factors[model]
-    if not math.isfinite(factor):
-        return Reach(factor=math.inf, epsilon=math.inf, mu=mu, power=power, model=model)
-    if objective == "mu":
-        epsilon = float(gdp_epsilon(factor * options["param"], delta))
-        return Reach(factor=factor, epsilon=epsilon, mu=mu, power=power, model=model)
-    rank = ranks[detection_probability(factor, **options)[1]]
-    fpr = (rank + 1.0) / (n_negative + 1.0)
-    tpr = float(MODELS[model][1](np.asarray(fpr), factor * options["param"]))
-    epsilon = math.log((tpr - delta) / fpr) if tpr - delta > 0 else 0.0
+        model = max(factors, key=lambda m: factors[m])
+    factor = factors[model]
+    epsilon = factor * claim if math.isfinite(factor) else math.inf
     return Reach(factor=factor, epsilon=epsilon, mu=mu, power=power, model=model)

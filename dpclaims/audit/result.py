@@ -86,10 +86,12 @@ class AuditResult:
     (``reference_note`` says where it comes from, or why there is none); ``infinite``
     that the test saw no output of the negative dataset in its event while the
     positive dataset put a large share there (ε = ∞ on this pair as far as these trials
-    can show: :attr:`infinite_message`).  ``reach`` is the smallest violation the audit would
-    have caught (:class:`~dpclaims.audit.reach.Reach`; for ``method="gdp"`` under its own
-    Gaussian-DP model): a ``consistent`` verdict needs it within the audit's reach limit, else
-    the verdict is ``consistent_weak``.
+    can show: :attr:`infinite_message`).  ``reach`` is the smallest violation of the claim the
+    audit would have caught (:class:`~dpclaims.audit.reach.Reach`: a multiple of the claimed ε;
+    for ``method="gdp"`` under its own Gaussian-DP model): a ``consistent`` verdict needs it
+    within the audit's reach limit, else the verdict is ``consistent_weak``.  A ``consistent``
+    whose test's point estimate is above the claim (:attr:`estimate_above_claim`) says so in
+    its :attr:`verdict_line` and fails :func:`dpclaims.testing.assert_private`.
     Counts refer to the ``certification_trials`` (of ``trials`` per dataset) and the chosen
     direction: the negative dataset's trials inside the event are false positives, the
     positive dataset's trials outside it false negatives.  ``reproducible`` is False when the

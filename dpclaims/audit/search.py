@@ -15,7 +15,9 @@
    optimism of a lucky rare event), and the best of the last round is chosen.
 2. *Certification.*  The chosen pair is audited once more with ``trials`` trials per
    dataset and the seed ``seed`` itself: exactly ``audit(mechanism, d0*, d1*, seed=seed,
-   ...)``.
+   ...)``.  A screened pair of checked neighbours whose outputs have different widths on its
+   two datasets shows ε = ∞, certain: the search stops after its round of screens and returns
+   that pair with the verdict ``violation`` (:attr:`SearchResult.certain`), no audit.
 
 Why the final bound keeps its confidence.  The certifying audit draws from
 ``SeedSequence(seed)`` (spawn keys 0, 1, 2) and every screen from
@@ -60,7 +62,7 @@ from ..data import (
     UserDataset,
     read_only,
 )
-from ..errors import DPClaimsError, InputError, check_confidence, check_trials
+from ..errors import DPClaimsError, InputError, NotNeighboursError, check_confidence, check_trials
 from ..execution import (
     DEFAULT_EXECUTION,
     SEED_BLOCK,
@@ -78,7 +80,7 @@ from ..execution.mechanisms import joined
 from ..privacy import PrivacyClaim
 from ..resources import FIXED_SECONDS, PROBE_SECONDS, WORKER_SHARE, _duration
 from .bounds import epsilon_from_rates, rate_upper
-from .core import MIN_TRIALS, audit, same_data
+from .core import MIN_TRIALS, _check_neighbours, audit, same_data
 from .methods import AuditMethod
 from .options import DEFAULT_TEST, AuditTest, Neighbours
 from .result import AuditResult
@@ -207,9 +209,13 @@ class SearchResult:
     ``skipped`` lists ``(name, why)`` of pairs left out: outputs of different widths on the
     two datasets (ε = ∞ on that pair, shown by :func:`~dpclaims.audit.replay`), or a
     ``novel`` pair the mechanism refused.
+
+    ``certain``: why ε = ∞ on ``pair``, certain (its outputs have different widths on its two
+    datasets, checked neighbours under the claim): the verdict is then ``violation`` and
+    ``result`` is None, since no audit can compare such outputs and none is needed.
     """
 
-    result: AuditResult
+    result: AuditResult | None
     pair: Pair
     screened: tuple = ()
     skipped: tuple = ()
@@ -217,20 +223,34 @@ class SearchResult:
     screening_samples: int = 0
     samples: int = 0
     wall_time: float = 0.0
+    certain: str = ""
 
     @property
     def epsilon_lower(self) -> float:
-        """The certified bound (of the certifying audit)."""
-        return self.result.epsilon_lower
+        """The certified bound (of the certifying audit; inf on a :attr:`certain` pair)."""
+        return math.inf if self.certain else self.result.epsilon_lower
 
     @property
     def verdict(self) -> str:
-        return self.result.verdict
+        return "violation" if self.certain else self.result.verdict
+
+    @property
+    def reason(self) -> str:
+        """The verdict's reason: the certain ε = ∞ and its pair, else the audit's."""
+        if self.certain:
+            return f"ε = ∞ on the neighbouring pair {self.pair.name}, certain: {self.certain}"
+        return self.result.reason
 
     def to_dict(self) -> dict:
-        """The audit's record plus ``search``: the chosen pair, the trace and the sample counts."""
+        """The audit's record plus ``search``: the chosen pair, the trace and the sample counts
+        (on a :attr:`certain` pair: the verdict, its reason and ``infinite``, no audit)."""
+        record = (
+            {"verdict": "violation", "reason": self.reason, "epsilon_lower": None, "infinite": True}
+            if self.certain
+            else self.result.to_dict()
+        )
         return {
-            **self.result.to_dict(),
+            **record,
             "search": {
                 "pair": self.pair.name,
                 "change": self.pair.change,
@@ -575,6 +595,16 @@ def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> 
     return written[0], written[1]
 
 
+def _neighbours(pair: Pair, options: dict) -> bool:
+    """Whether ``pair`` is checked to be neighbours under the search's claim (and its
+    ``neighbours`` option): only then does a certain ε = ∞ on it refute the claim."""
+    try:
+        notes = _check_neighbours(pair.d0, pair.d1, options["claim"], options.get("neighbours"))
+    except NotNeighboursError:
+        return False
+    return not notes
+
+
 def _first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:200]
 
@@ -807,6 +837,7 @@ def search(
     rng = np.random.default_rng(next(seeds))
     trace: list[tuple[str, float]] = []
     skipped: list[tuple[str, str]] = []
+    infinite: list[tuple[Pair, str]] = []  # valid neighbours with a certain ε = ∞
     screener = _Screener.of(mechanism, trials, options)
     execution = options.get("execution", DEFAULT_EXECUTION)
     show = execution.progress if progress is None else progress
@@ -830,6 +861,8 @@ def search(
                 value = screener.value(*out, seed_)
             except _WidthsDiffer as error:
                 skipped.append((pair.name, str(error)))
+                if _neighbours(pair, options):
+                    infinite.append((pair, str(error)))
                 values.append(None)
                 continue
             except Exception as error:  # a novel pair the mechanism refuses: not the search's
@@ -866,21 +899,33 @@ def search(
             )
         report.estimate(estimate)
         add(fixed)
-        if not scored:
+        if not scored and not infinite:
             raise InputError(
                 "no pair could be screened: "
                 + "; ".join(f"{name}: {why}" for name, why in skipped[:3])
             )
-        if family is not None:
+        if family is not None and not infinite:
             add([family.random(rng) for _ in range(random_pairs)])
             for _ in range(local_steps):
                 add([family.perturb(max(scored)[2], rng)])
         spent = 2 * screen_trials * (len(scored) + len(skipped))
-        for keep, factor in rounds if len(scored) > 1 else ():
+        for keep, factor in rounds if len(scored) > 1 and not infinite else ():
             best = [(i, p) for _, i, p in sorted(scored, reverse=True)[:keep]]
             again = screen([p for _, p in best], factor * screen_trials)
             scored = [(v, -i, p) for v, (i, p) in zip(again, best, strict=True) if v is not None]
             spent += 2 * factor * screen_trials * len(again)
+    if infinite:
+        return SearchResult(
+            result=None,
+            pair=infinite[0][0],
+            screened=tuple(trace),
+            skipped=tuple(skipped),
+            screen_trials=screen_trials,
+            screening_samples=spent,
+            samples=spent,
+            wall_time=time.perf_counter() - start,
+            certain=infinite[0][1],
+        )
     chosen = max(scored)[2]
     report.certifying(chosen, trials, estimate)
     if progress is not None:

@@ -420,7 +420,9 @@ def test_m4_pair_leaves_the_reference_within_its_tight_epsilon():
         seed=0,
         execution=Execution(backend="serial"),
     )
-    assert res.verdict == "consistent" and res.epsilon_lower < setup.info["reference_epsilon"]
+    # a halt bit at a claim near 0.18: 2·10^4 trials would not catch a mechanism leaking twice
+    # the claim (the reach is against the claim since issue 41; it was consistent)
+    assert res.verdict == "consistent_weak" and res.epsilon_lower < setup.info["reference_epsilon"]
     bad = get_mutant("lla24-m4-alg1-reuse-users").build()
     res = audit(bad.mechanism, bad.d0, bad.d1, claim=bad.claim, trials=20_000, seed=0)
     assert res.verdict == "violation" and res.epsilon_lower > 0.25  # exact 2 × 0.177

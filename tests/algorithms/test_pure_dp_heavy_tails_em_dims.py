@@ -229,10 +229,11 @@ def test_pure_dp_audit_in_d2_is_consistent(sampler):
         claim=PrivacyClaim(epsilon=1.0, delta=0.0, unit="item", relation="replace"),
         execution=Execution(backend="serial"),
     )
-    # not a violation; the outlier pair shows about half the claim, so the audit's reach is
-    # above 2x and the verdict says so (issue #26)
-    assert result.verdict == "consistent_weak" and 0.15 <= result.epsilon_lower <= 1.0
-    assert result.reach.factor > 2
+    # not a violation; the outlier pair shows about half the claim, and the audit would catch a
+    # mechanism leaking 2x the claim on it (the reach is against the claim since issue 41; it
+    # was consistent_weak, the reach then a multiple of the pair's leakage)
+    assert result.verdict == "consistent" and 0.15 <= result.epsilon_lower <= 1.0
+    assert result.reach.factor <= 2
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])

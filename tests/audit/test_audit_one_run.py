@@ -74,7 +74,7 @@ def test_one_run_bound_stays_below_the_true_epsilon():
         one_run(rr_canaries, 1000, EPS, k_plus=20, k_minus=20, seed=seed) for seed in range(400)
     ]
     assert np.mean([r.epsilon_lower <= EPS for r in results]) >= 0.95
-    assert np.mean([r.verdict == "consistent" for r in results]) >= 0.95
+    assert np.mean([r.verdict != "violation" for r in results]) >= 0.95
 
 
 def leaky(included, rng):

@@ -36,7 +36,7 @@ CONSISTENT = {
 # privacy audits in parts (#36), all on the same pair and statistic: the paper's theorem
 # ("theorem", (2, δ)), the paper's intermediate guarantee where it states one for the released
 # statistic, and a bound derived here ("derived", labelled, never "claimed") that the pair comes
-# within 2× of.  Only the derived part can reach a 2× violation, so the claim is consistent_weak.
+# within 2× of.  The claim is as weak as its weakest part (reach against each part's own ε).
 # claim id: (the pair's exact ε, the derived bound, the intermediate part and its ε)
 WITHIN_REACH = {
     "lla24.alg1.privacy": (0.1775, 0.1999, "eq. (2) halt bit", 0.5001),
@@ -46,6 +46,8 @@ WITHIN_REACH = {
     "lla24.privacy.tau_free": (0.4435, 0.49995, "eq. (9) halting pattern", 1.0),
 }
 DERIVED = "derived bound, not the paper's"
+# the halt bit's derived ε 0.2 is small: at quick, 2× it is out of the audit's reach (3.1×)
+DERIVED_OUT_OF_REACH = {"lla24.alg1.privacy"}
 POWERLESS: set = set()
 # tiny quick sweeps of full algorithm runs: too small to be conclusive, must not contradict
 # the claim
@@ -58,6 +60,10 @@ NOT_CONTRADICTED = {
 # but at the quick budget its excess never gets below that of outputting the origin: saturated,
 # so inconclusive
 OBSERVED: dict = {"lla24.alg3sc.risk.priv": "inconclusive"}
+# Algorithm 1's audit against its tight ε 0.1999 (pair 0.1775): at the quick budget it would not
+# catch a mechanism leaking 2× that claim (reach 3.15× the claim, the fit not telling the family
+# apart); within reach of the pair's own leakage before issue 41
+OBSERVED["lla24.alg1.privacy"] = "consistent_weak"
 # full Algorithm 3 sweeps: ~2 s each alone, > 5 s on a loaded machine
 SLOW = {"lla24.alg3.risk.priv", "lla24.alg3.risk.stat", "lla24.lb.lsa21.priv"}
 # RT-9 (smoothed Algorithm 3): registered for standard/full; no sweep fits the quick budget
@@ -127,11 +133,15 @@ def test_quick_verdict(claim_id):
 def _check_privacy_parts(claim_id, result):
     exact, derived, intermediate, paper_eps = WITHIN_REACH[claim_id]
     parts = result.evidence.parts
-    assert result["verdict"] == "consistent_weak", result["summary"]
+    weakest = "consistent_weak" if any(p.verdict != "consistent" for p in parts.values()) else ""
+    assert result["verdict"] == (weakest or "consistent"), result["summary"]
     for part in parts.values():
         assert part.evidence.record["reference_epsilon"] == pytest.approx(exact, abs=1e-3)
     low = parts["derived"]
-    assert low.verdict == "consistent" and low.evidence.record["reach_factor"] <= 2.0
+    if claim_id in DERIVED_OUT_OF_REACH:  # reach against the small derived ε (#41) is > 2
+        assert low.verdict == "consistent_weak" and low.evidence.record["reach_factor"] > 2.0
+    else:
+        assert low.verdict == "consistent" and low.evidence.record["reach_factor"] <= 2.0
     assert low.evidence.bound == DERIVED and low.evidence.epsilon == pytest.approx(derived, 1e-3)
     assert f"vs {DERIVED}: " in low.summary and "claimed" not in low.summary
     assert parts[intermediate].evidence.epsilon == pytest.approx(paper_eps, abs=1e-3)

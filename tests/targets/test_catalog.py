@@ -28,8 +28,8 @@ def test_builtin_targets_get_the_verdict_their_bug_status_predicts(name):
     expected = "violation" if TARGETS[name][1] else "consistent"
     if name == "noisy-max":  # all counts move by one, no argmax moves: a powerless pair (#17)
         expected = "inconclusive"
-    if name == "dp-sgd":  # all iterates, a gradient canary: q = 0.5 over 5 steps still shows
-        expected = "consistent_weak"  # a share of the claim at 5e4 trials (reach above 2x)
+    # dp-sgd (all iterates, a gradient canary) shows a share of the claim at 5e4 trials; its reach
+    # against the claim is within 2x, so it is consistent (issue 41; it was consistent_weak)
     assert result.verdict == expected, (name, result.epsilon_lower, result.reason)
 
 
