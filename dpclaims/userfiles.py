@@ -277,7 +277,8 @@ def _user_module(location: str, spec: str, role: str) -> Any:
     a file is imported from its path with its own folder first on ``sys.path`` (so it may import
     the modules beside it).  Only while the module is imported: then ``sys.path`` is restored
     exactly, so dpclaims' own later imports (matplotlib, tqdm) never run a local file of that
-    name; worker processes find the module in ``sys.modules`` (they are forked).
+    name; worker processes find the module in ``sys.modules`` (they are forked), and tasks for
+    a Dask cluster carry its code (:func:`~dpclaims.execution.backends.imported_from`).
     """
     cwd = os.getcwd()
     named = f"{role} {spec!r}"
@@ -309,8 +310,10 @@ def _user_module(location: str, spec: str, role: str) -> Any:
         def load():
             return importlib.import_module(location)
 
+    from .execution.backends import imported_from
+
     try:
-        with _first_on_path(folder):
+        with _first_on_path(folder), imported_from([folder]):
             return load()
     except InputError:
         raise

@@ -247,11 +247,14 @@ def _import(paper: Paper) -> str | None:
     else:
         # a folder's paper: its folder first, then the current folder (as audit and rate find
         # module:function), only while the module is imported
+        from ..execution.backends import imported_from
+
         folders = [str(paper.folder), os.getcwd()] if paper.folder is not None else []
         added = [folder for folder in dict.fromkeys(folders) if folder not in sys.path]
         sys.path[0:0] = added
         try:
-            importlib.import_module(name)
+            with imported_from(folders):  # a Dask cluster's workers get its code with each task
+                importlib.import_module(name)
         except SystemExit as exc:
             error = called_exit(exc, "the experiments module", "fix the module")
         except TimeLimitExceeded as exc:  # recorded, so that no claim imports it again

@@ -15,9 +15,10 @@ import multiprocessing
 import os
 import pickle
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import cloudpickle
@@ -33,6 +34,7 @@ __all__ = [
     "Processes",
     "Dask",
     "backend_named",
+    "imported_from",
 ]
 
 DASK_CONNECT_TIMEOUT = 10
@@ -241,10 +243,42 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-def _dumps(obj: Any) -> bytes:
+_BY_VALUE: set[str] = set()
+"""Top-level modules dpclaims imported from a user's folder (a mechanism's file, a --registry
+folder): workers elsewhere cannot import them by name, so tasks sent there carry them by value."""
+
+
+@contextlib.contextmanager
+def imported_from(folders: Iterable[str]) -> Iterator[None]:
+    """Record the top-level modules the block imports from ``folders`` (a ``.py`` file or a
+    package directly in one of them), so that tasks for other machines carry their code."""
+    homes = {Path(folder).resolve() for folder in folders}
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        origin = getattr(sys.modules[name], "__file__", None)
+        if "." in name or not origin:
+            continue
+        path = Path(origin).resolve()
+        if (path.parent.parent if path.name == "__init__.py" else path.parent) in homes:
+            _BY_VALUE.add(name)
+
+
+def _dumps(obj: Any, *, by_value: bool = False) -> bytes:
     """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by
-    name."""
-    return cloudpickle.dumps(obj)
+    name; with ``by_value`` also the functions of the user's modules (:func:`imported_from`),
+    for workers that did not import them."""
+    if not by_value:
+        return cloudpickle.dumps(obj)
+    registered = set(cloudpickle.list_registry_pickle_by_value())
+    shipped = [sys.modules[name] for name in sorted(_BY_VALUE - registered) if name in sys.modules]
+    for module in shipped:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        for module in shipped:
+            cloudpickle.unregister_pickle_by_value(module)
 
 
 def _picklable(obj: Any) -> bool:
@@ -259,7 +293,13 @@ def _picklable(obj: Any) -> bool:
 
 
 def _call_pickled(payload: bytes) -> Any:
-    func, args = cloudpickle.loads(payload)
+    try:
+        func, args = cloudpickle.loads(payload)
+    except Exception as exc:  # the worker lacks a module the task needs
+        raise InputError(
+            f"a worker could not load its task ({type(exc).__name__}: {_one_line(exc)}); "
+            "install what the code imports on every worker, or run without a scheduler"
+        ) from None
     return func(*args)
 
 
@@ -297,9 +337,9 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="dpclaims-parent-watch", daemon=True).start()
 
 
-def _payload(func: Callable, task: tuple, backend: str) -> bytes:
+def _payload(func: Callable, task: tuple, backend: str, *, by_value: bool = False) -> bytes:
     try:
-        return _dumps((func, task))
+        return _dumps((func, task), by_value=by_value)
     except Exception as exc:
         raise InputError(
             f"backend={backend!r} could not serialise the mechanism/experiment "
@@ -399,7 +439,8 @@ class _DaskRunner(Runner):
 
         def submit() -> None:
             for i, task in todo:
-                future = self.client.submit(func, *task, pure=False)
+                payload = _payload(func, task, self.name, by_value=True)
+                future = self.client.submit(_call_pickled, payload, pure=False)
                 index[future.key] = (i, future)
                 running.add(future)
                 return
