@@ -553,7 +553,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
     if args.claim_timeout is not None:
-        check_positive(args.claim_timeout, "--claim-timeout")
+        from .timelimit import check_time_limit
+
+        check_time_limit(args.claim_timeout, "--claim-timeout")
     execution = _execution(args)
     check_output_dir(args.out, args.force)
     with _progress(len(selected), args.quiet) as bar:
