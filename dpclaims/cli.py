@@ -544,10 +544,9 @@ def _execution(args: argparse.Namespace):
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from dpclaims.atomic import check_output_dir
+    from dpclaims.atomic import check_output_dir, output_lock
 
-    from .claims.run import run_claims, select_claims
-    from .reports import write_report
+    from .claims.run import select_claims
 
     papers, patterns = _split(args.paper), _split(args.claims)
     registry = _registry(args)
@@ -558,6 +557,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         check_time_limit(args.claim_timeout, "--claim-timeout")
     execution = _execution(args)
     check_output_dir(args.out, args.force)
+    with output_lock(args.out):  # another run into --out refuses before it starts
+        return _verify(args, selected=selected, execution=execution)
+
+
+def _verify(args: argparse.Namespace, *, selected, execution) -> int:
+    """``dpclaims verify`` once its arguments are checked and --out is locked."""
+    from .claims.run import run_claims
+    from .reports import write_report
+
+    papers, patterns = _split(args.paper), _split(args.claims)
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
             selected,
