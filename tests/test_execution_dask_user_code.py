@@ -141,3 +141,21 @@ def test_a_module_the_workers_lack_is_one_line_naming_it(scheduler, tmp_path):
     assert done.returncode == 2 and out == "" and len(err.splitlines()) == 1, err
     assert err.startswith("dpclaims: error: a worker could not load its task (")
     assert "No module named 'n3_elsewhere'" in err and "install" in err
+
+
+def test_spawned_worker_processes_get_the_code_of_a_mechanism_file(tmp_path, monkeypatch):
+    """Where worker processes are spawned, not forked (Windows), they import nothing of the
+    user's either."""
+    import multiprocessing
+
+    from dpclaims.execution import Execution, run_trials
+    from dpclaims.userfiles import load_callable
+
+    (tmp_path / "n3_spawned_mechs.py").write_text(MECHANISM.replace("n3_shipped", "n3_spawned"))
+    (tmp_path / "n3_spawned_helper.py").write_text(HELPER)
+    mechanism = load_callable(f"{tmp_path / 'n3_spawned_mechs.py'}:noisy_sum")
+    data = type("Data", (), {"x": np.ones(3)})()
+    serial = run_trials(mechanism, data, 3000, seed=1, execution=Execution(backend="serial"))
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    spawned = Execution(backend="processes", workers=2, chunk=1000)
+    assert np.array_equal(run_trials(mechanism, data, 3000, seed=1, execution=spawned), serial)

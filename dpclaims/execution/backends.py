@@ -353,6 +353,7 @@ class _ProcessRunner(Runner):
 
     def __init__(self, workers: int) -> None:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self.by_value = method == "spawn"  # fresh interpreters have not imported the user's code
         self.window = 2 * workers
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
@@ -368,7 +369,8 @@ class _ProcessRunner(Runner):
 
         def submit() -> None:
             for i, task in todo:
-                futures[self.pool.submit(_call_pickled, _payload(func, task, self.name))] = i
+                payload = _payload(func, task, self.name, by_value=self.by_value)
+                futures[self.pool.submit(_call_pickled, payload)] = i
                 return
 
         try:
