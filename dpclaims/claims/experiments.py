@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 
 from ..errors import DPClaimsError, InputError, called_exit, check_choice
 from ..timelimit import TimeLimitExceeded
+from ..userfiles import imported_from
 from ..vocabulary import BUDGETS
 from .model import Claim, Paper
 from .plugins import module_file
@@ -247,8 +248,6 @@ def _import(paper: Paper) -> str | None:
     else:
         # a folder's paper: its folder first, then the current folder (as audit and rate find
         # module:function), only while the module is imported
-        from ..execution.backends import imported_from
-
         folders = [str(paper.folder), os.getcwd()] if paper.folder is not None else []
         added = [folder for folder in dict.fromkeys(folders) if folder not in sys.path]
         sys.path[0:0] = added

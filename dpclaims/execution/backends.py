@@ -15,15 +15,15 @@ import multiprocessing
 import os
 import pickle
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import cloudpickle
 
 from ..errors import InputError, check_choice
+from ..userfiles import user_modules
 
 __all__ = [
     "BACKENDS",
@@ -34,7 +34,6 @@ __all__ = [
     "Processes",
     "Dask",
     "backend_named",
-    "imported_from",
 ]
 
 DASK_CONNECT_TIMEOUT = 10
@@ -243,35 +242,14 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-_BY_VALUE: set[str] = set()
-"""Top-level modules dpclaims imported from a user's folder (a mechanism's file, a --registry
-folder): workers elsewhere cannot import them by name, so tasks sent there carry them by value."""
-
-
-@contextlib.contextmanager
-def imported_from(folders: Iterable[str]) -> Iterator[None]:
-    """Record the top-level modules the block imports from ``folders`` (a ``.py`` file or a
-    package directly in one of them), so that tasks for other machines carry their code."""
-    homes = {Path(folder).resolve() for folder in folders}
-    before = set(sys.modules)
-    yield
-    for name in set(sys.modules) - before:
-        origin = getattr(sys.modules[name], "__file__", None)
-        if "." in name or not origin:
-            continue
-        path = Path(origin).resolve()
-        if (path.parent.parent if path.name == "__init__.py" else path.parent) in homes:
-            _BY_VALUE.add(name)
-
-
 def _dumps(obj: Any, *, by_value: bool = False) -> bytes:
     """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by
-    name; with ``by_value`` also the functions of the user's modules (:func:`imported_from`),
-    for workers that did not import them."""
+    name; with ``by_value`` also the functions of the user's modules
+    (:func:`~dpclaims.userfiles.imported_from`), for workers that did not import them."""
     if not by_value:
         return cloudpickle.dumps(obj)
     registered = set(cloudpickle.list_registry_pickle_by_value())
-    shipped = [sys.modules[name] for name in sorted(_BY_VALUE - registered) if name in sys.modules]
+    shipped = [sys.modules[name] for name in sorted(user_modules() - registered)]
     for module in shipped:
         cloudpickle.register_pickle_by_value(module)
     try:
