@@ -94,7 +94,6 @@ def _numbers(stdout: str) -> dict:
     return record
 
 
-@pytest.mark.slow
 def test_a_mechanism_from_a_file_runs_on_workers_that_cannot_import_it(scheduler, tmp_path, capsys):
     (tmp_path / "n3_shipped_mechs.py").write_text(MECHANISM)
     (tmp_path / "n3_shipped_helper.py").write_text(HELPER)
@@ -108,7 +107,6 @@ def test_a_mechanism_from_a_file_runs_on_workers_that_cannot_import_it(scheduler
     assert _numbers(capsys.readouterr().out) == _numbers(done.stdout)
 
 
-@pytest.mark.slow
 def test_a_registry_folder_experiment_runs_on_workers_that_cannot_import_it(
     scheduler, tmp_path, capsys
 ):
