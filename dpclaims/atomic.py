@@ -16,6 +16,11 @@ never a symbolic link, and nothing, not even a parent folder, is created before 
 has passed.  The working folder, its parents, the home folder and ``/`` are never replaced.
 Files and folders get the permissions the umask allows, as ``open`` and ``mkdir`` would give
 them; a file replaced keeps its own.
+
+One process at a time writes a report directory: :func:`output_lock` holds an exclusive
+``flock`` on ``.NAME.dpclaims-lock`` in the nearest existing parent folder of ``--out`` (made
+when taken, deleted when released), from before the run's work (``dpclaims verify``) until the
+report is in place; a second run refuses at once, before doing any work.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ __all__ = [
     "check_output_file",
     "check_output_dir",
     "staged_directory",
+    "output_lock",
     "full_disk_error",
 ]
 
@@ -53,6 +59,13 @@ WORK = "dpclaims-work"
 
 OWNER = ".dpclaims-owner"
 """The file in a work folder naming the process that made it: ``PID HOST``."""
+
+
+LOCK = "dpclaims-lock"
+"""Last part of the name of the lock file of a report directory NAME: ``.NAME.dpclaims-lock``."""
+
+_HELD: set[Path] = set()
+"""The lock files this process holds (:func:`output_lock` is re-entrant)."""
 
 
 FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
@@ -417,6 +430,71 @@ def _make_parents(folder: Path) -> list[Path]:
     return missing
 
 
+def _lock_file(out: str | Path) -> Path:
+    """The lock file of report directory ``out``: ``.NAME.dpclaims-lock`` beside it, or, while
+    its parent folders do not exist yet, in the nearest one that does (NAME then spells the
+    missing folders too, joined by ``%``)."""
+    target = Path(out).expanduser().absolute()
+    folder = _nearest_folder(target.parent)
+    return folder / f".{'%'.join(target.relative_to(folder).parts)}.{LOCK}"
+
+
+def _take(path: Path, out: str | Path) -> int:
+    """A descriptor of ``path`` holding its exclusive ``flock``; InputError when another
+    process holds it."""
+    import fcntl
+
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise InputError(
+                f"--out {str(out)!r} is being written by another dpclaims run ({holder}); "
+                "wait for it to finish, or choose another --out"
+            ) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+        except FileNotFoundError:
+            same = False
+        if same:  # not a file its last holder deleted while this process opened it
+            os.ftruncate(fd, 0)
+            os.write(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+@contextmanager
+def output_lock(out: str | Path) -> Iterator[None]:
+    """Hold the lock of the report directory ``out`` for the block (see the module's text);
+    nothing happens where the system has no ``fcntl`` (Windows).
+
+    Raises
+    ------
+    InputError
+        Another process holds it: another dpclaims run is writing ``out``.
+    """
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        yield
+        return
+    path = _lock_file(out)
+    if path in _HELD:
+        yield
+        return
+    fd = _take(path, out)
+    _HELD.add(path)
+    try:
+        yield
+    finally:
+        _HELD.discard(path)
+        path.unlink(missing_ok=True)  # before the lock is released: a waiter then retries
+        os.close(fd)
+
+
 @contextmanager
 def staged_directory(out: str | Path, force: bool = False) -> Iterator[Path]:
     """Yield an empty staging folder; on success it is marked and swapped into ``out`` at once.
@@ -425,6 +503,12 @@ def staged_directory(out: str | Path, force: bool = False) -> Iterator[Path]:
     and ``out`` is left untouched.
     """
     target = check_output_dir(out, force)
+    with output_lock(target):
+        yield from _staged(target, out, force)
+
+
+def _staged(target: Path, out: str | Path, force: bool) -> Iterator[Path]:
+    """:func:`staged_directory`, its lock held."""
     created = _make_parents(target.parent)
     work = None
     try:

@@ -26,34 +26,73 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
     os._exit(130)
 
 
-# The console script imports this module before main() can catch KeyboardInterrupt; for
-# that short time Ctrl-C ends the process quietly.  The previous handler is restored below.
+# The console script imports this module before main() can catch KeyboardInterrupt; from
+# here on Ctrl-C ends the process quietly.  The dpclaims command keeps this handler outside
+# main()'s own (through parsing the arguments and the interpreter's exit); a program that
+# imports the module gets its previous handler back below.
 _previous_sigint = signal.signal(signal.SIGINT, _interrupted_while_starting)
-
-import argparse  # noqa: E402
-import dataclasses  # noqa: E402
-import json  # noqa: E402
-import threading  # noqa: E402
-import traceback  # noqa: E402
-import warnings  # noqa: E402
-from collections.abc import Iterator, Sequence  # noqa: E402
-from contextlib import contextmanager, redirect_stdout, suppress  # noqa: E402
-from typing import Any, TextIO  # noqa: E402
-
-from .errors import (  # noqa: E402
-    DPClaimsError,
-    InputError,
-    called_exit,
-    check_choice,
-    check_positive,
-    check_trials,
+_COMMAND = __name__ == "__main__" or os.path.basename(getattr(sys, "argv", [""])[0]) in (
+    "dpclaims",
+    "dpclaims.exe",
 )
-from .userfiles import first_line as _first_line  # noqa: E402
-from .userfiles import load_callable as _load_callable  # noqa: E402
-from .userfiles import load_npz_dataset as _load_npz_dataset  # noqa: E402
-from .vocabulary import BOUNDS, BUDGETS, FITS, LIMITS  # noqa: E402
+"""Whether this process is the ``dpclaims`` command, not a program importing the module."""
 
-signal.signal(signal.SIGINT, _previous_sigint)
+
+_MEMORY_WORDS = ("failed to map segment", "cannot allocate memory")
+"""What the loader says when a library does not fit in the process's memory."""
+
+
+def _out_of_memory(exc: BaseException) -> str | None:
+    """``"Type: the line that says so"`` when ``exc`` says the process ran out of memory, also
+    while loading a library (``ImportError: ….so: failed to map segment from shared object``);
+    else None."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [""]
+    said = [line for line in lines if any(word in line.lower() for word in _MEMORY_WORDS)]
+    if isinstance(exc, MemoryError) or (isinstance(exc, (ImportError, OSError)) and said):
+        return f"{type(exc).__name__}: {(said or lines)[0]}".rstrip(": ")
+    return None
+
+
+_NO_MEMORY_TO_START = (
+    "out of memory while loading {what} ({problem}); free memory or raise the memory limit "
+    "of the process (ulimit -v)"
+)
+
+
+try:
+    import argparse
+    import dataclasses
+    import json
+    import threading
+    import traceback
+    import warnings
+    from collections.abc import Iterator, Sequence
+    from contextlib import contextmanager, redirect_stdout, suppress
+    from typing import Any, TextIO
+
+    from .errors import (
+        DPClaimsError,
+        InputError,
+        called_exit,
+        check_choice,
+        check_positive,
+        check_trials,
+    )
+    from .userfiles import first_line as _first_line
+    from .userfiles import load_callable as _load_callable
+    from .userfiles import load_npz_dataset as _load_npz_dataset
+    from .vocabulary import BOUNDS, BUDGETS, FITS, LIMITS
+except (ImportError, MemoryError) as exc:
+    problem = _out_of_memory(exc)
+    if not (_COMMAND and problem):
+        raise
+    sys.stderr.write(
+        f"dpclaims: error: {_NO_MEMORY_TO_START.format(what='dpclaims', problem=problem)}\n"
+    )
+    sys.exit(3)
+
+if not _COMMAND:
+    signal.signal(signal.SIGINT, _previous_sigint)
 
 __all__ = ["main"]
 
@@ -668,18 +707,29 @@ def _execution(args: argparse.Namespace):
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from dpclaims.atomic import check_output_dir
+    from dpclaims.atomic import check_output_dir, output_lock
 
-    from .claims.run import run_claims, select_claims
-    from .reports import write_report
+    from .claims.run import select_claims
 
     papers, patterns = _split(args.paper), _split(args.claims)
     registry = _registry(args)
     selected = select_claims(papers, patterns, registry=registry)
     if args.claim_timeout is not None:
-        check_positive(args.claim_timeout, "--claim-timeout")
+        from .timelimit import check_time_limit
+
+        check_time_limit(args.claim_timeout, "--claim-timeout")
     execution = _execution(args)
     check_output_dir(args.out, args.force)
+    with output_lock(args.out):  # another run into --out refuses before it starts
+        return _verify(args, selected=selected, execution=execution)
+
+
+def _verify(args: argparse.Namespace, *, selected, execution) -> int:
+    """``dpclaims verify`` once its arguments are checked and --out is locked."""
+    from .claims.run import run_claims
+    from .reports import write_report
+
+    papers, patterns = _split(args.paper), _split(args.claims)
     with _progress(len(selected), args.quiet) as bar:
         results = run_claims(
             selected,
@@ -1426,13 +1476,15 @@ def _fail(message: str, debug: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _build_parser().parse_args(argv)
     except (
         SystemExit
     ) as exc:  # usage errors (code 2, already printed as one line), --help and --version
         return exc.code if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:  # in a program calling main(); the command exits 130 at once
+        print("dpclaims: interrupted", file=sys.stderr)
+        return 130
     debug = args.debug
     try:
         with (
@@ -1451,6 +1503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"error: {_first_line(exc)}", debug)
         return 2
     except OSError as exc:
+        if _out_of_memory(exc):  # before importing anything more
+            _fail(_internal(exc, args.command), debug)
+            return 3
         from dpclaims.atomic import full_disk_error
 
         full = full_disk_error(exc, exc.filename or "the output", _output_option(args, exc))
@@ -1505,14 +1560,18 @@ _SIZE_OPTIONS = {
 
 
 def _internal(exc: BaseException, command: str) -> str:
-    from concurrent.futures.process import BrokenProcessPool
-
-    if isinstance(exc, (MemoryError, BrokenProcessPool)):
+    """The one line of an unexpected exception: out of memory, a killed worker, else a bug.
+    Imports nothing, as memory may have run out."""
+    pool = sys.modules.get("concurrent.futures.process")  # not imported: no worker ran
+    if isinstance(exc, MemoryError) or (pool and isinstance(exc, pool.BrokenProcessPool)):
         lower = _SIZE_OPTIONS.get(command, "the run's size")
         return (
             f"error: {type(exc).__name__}: the run ran out of memory or a worker process was "
             f"killed; lower {lower} (rerun with --debug for the traceback)"
         )
+    problem = _out_of_memory(exc)
+    if problem:
+        return "error: " + _NO_MEMORY_TO_START.format(what="a library", problem=problem)
     return (
         f"internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpclaims; "
         "rerun with --debug for the traceback and report it)"

@@ -16,7 +16,7 @@ import stat
 import sys
 import traceback
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ __all__ = [
     "first_line",
     "regular_file_problem",
     "check_writable_folder",
+    "imported_from",
+    "user_modules",
 ]
 
 _NPZ_FIX = "save the dataset with numpy.savez(path, x=..., y=...)"
@@ -338,6 +340,33 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+_USER_MODULES: set[str] = set()
+"""Top-level modules dpclaims imported from a user's folder (a mechanism's file, a --registry
+folder): workers elsewhere cannot import them by name, so tasks sent there carry them by value
+(see :mod:`dpclaims.execution.backends`)."""
+
+
+@contextmanager
+def imported_from(folders: Iterable[str]) -> Iterator[None]:
+    """Record the top-level modules the block imports from ``folders`` (a ``.py`` file or a
+    package directly in one of them) as the user's (:func:`user_modules`)."""
+    homes = {Path(folder).resolve() for folder in folders}
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        origin = getattr(sys.modules[name], "__file__", None)
+        if "." in name or not origin:
+            continue
+        path = Path(origin).resolve()
+        if (path.parent.parent if path.name == "__init__.py" else path.parent) in homes:
+            _USER_MODULES.add(name)
+
+
+def user_modules() -> frozenset[str]:
+    """The names of the user's modules imported so far (see :func:`imported_from`)."""
+    return frozenset(name for name in _USER_MODULES if name in sys.modules)
+
+
 def _user_module(location: str, spec: str, role: str) -> Any:
     """Import ``location``: a module name (found from the current folder) or a .py file's path.
 
@@ -345,7 +374,8 @@ def _user_module(location: str, spec: str, role: str) -> Any:
     a file is imported from its path with its own folder first on ``sys.path`` (so it may import
     the modules beside it).  Only while the module is imported: then ``sys.path`` is restored
     exactly, so dpclaims' own later imports (matplotlib, tqdm) never run a local file of that
-    name; worker processes find the module in ``sys.modules`` (they are forked).
+    name; worker processes find the module in ``sys.modules`` (they are forked), and tasks for
+    a Dask cluster carry its code (:func:`imported_from`).
     """
     cwd = os.getcwd()
     named = f"{role} {spec!r}"
@@ -378,7 +408,7 @@ def _user_module(location: str, spec: str, role: str) -> Any:
             return importlib.import_module(location)
 
     try:
-        with _first_on_path(folder):
+        with _first_on_path(folder), imported_from([folder]):
             return load()
     except InputError:
         raise

@@ -1,6 +1,7 @@
 """Atomic writes: a file or a report directory appears whole or not at all; nothing is silently
 replaced."""
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -163,3 +164,75 @@ def test_unwritable_or_file_targets_are_input_errors(tmp_path):
         check_output_dir(tmp_path / "file")
     with pytest.raises(InputError, match="cannot be written"):
         check_output_dir(tmp_path / "file" / "report")
+
+
+# --- issue #40, N11: two runs into one --out ------------------------------------------------
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@contextlib.contextmanager
+def _held(out: Path):
+    """Hold the lock of report folder ``out`` as another process would: its own flock."""
+    import fcntl
+
+    fd = os.open(out.parent / f".{out.name}.dpclaims-lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, b"process 4242 on elsewhere\n")
+        yield
+    finally:
+        os.close(fd)
+
+
+def test_a_second_verify_into_a_locked_out_refuses_before_any_work(
+    tmp_path, make_results, monkeypatch, capsys
+):
+    from dpclaims.cli import main
+    from dpclaims.reports import write_report
+
+    out = tmp_path / "out"
+    write_report(make_results(), out)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the claims ran")
+
+    monkeypatch.setattr("dpclaims.claims.run.run_claims", no_work)
+    argv = ["verify", "--claims", "lla24.alg1.reference_eps", "--out", str(out), "--force"]
+    with _held(out):
+        before = _tree(tmp_path)
+        assert main(argv) == 2
+        assert _tree(tmp_path) == before
+    stdout, err = capsys.readouterr()
+    assert stdout == "" and err.splitlines() == [
+        f"dpclaims: error: --out {str(out)!r} is being written by another dpclaims run "
+        "(process 4242 on elsewhere); wait for it to finish, or choose another --out"
+    ]
+
+
+def test_write_report_into_a_locked_out_refuses(tmp_path, make_results):
+    from dpclaims.reports import write_report
+
+    with _held(tmp_path / "out"), pytest.raises(InputError, match="written by another dpclaims"):
+        write_report(make_results(), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_lock_is_held_while_writing_and_gone_after(tmp_path):
+    (tmp_path / "a").mkdir()
+    from dpclaims.atomic import output_lock
+
+    lock = tmp_path / "a" / ".b%report.dpclaims-lock"
+    with output_lock(tmp_path / "a" / "b" / "report"):
+        assert lock.read_text() == f"process {os.getpid()} on {os.uname().nodename}\n"
+        with staged_directory(tmp_path / "a" / "b" / "report") as staging:  # re-entrant
+            (staging / "report.md").write_text("whole")
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == [
+        "a",
+        "a/b",
+        "a/b/report",
+        f"a/b/report/{MARKER}",
+        "a/b/report/report.md",
+    ]

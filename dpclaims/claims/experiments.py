@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 
 from ..errors import DPClaimsError, InputError, called_exit, check_choice
 from ..timelimit import TimeLimitExceeded
+from ..userfiles import imported_from
 from ..vocabulary import BUDGETS
 from .model import Claim, Paper
 from .plugins import module_file
@@ -251,7 +252,8 @@ def _import(paper: Paper) -> str | None:
         added = [folder for folder in dict.fromkeys(folders) if folder not in sys.path]
         sys.path[0:0] = added
         try:
-            importlib.import_module(name)
+            with imported_from(folders):  # a Dask cluster's workers get its code with each task
+                importlib.import_module(name)
         except SystemExit as exc:
             error = called_exit(exc, "the experiments module", "fix the module")
         except TimeLimitExceeded as exc:  # recorded, so that no claim imports it again

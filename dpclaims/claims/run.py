@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import CheckpointWriteError
-from ..errors import InputError, called_exit, check_choice, check_positive
+from ..errors import InputError, called_exit, check_choice
 from ..execution import Execution
 from ..results import (
     FINDINGS,
@@ -54,7 +54,7 @@ from ..results import (
     validate_experiment_result,
     validate_results,
 )
-from ..timelimit import TimeLimitExceeded, time_limit
+from ..timelimit import TimeLimitExceeded, check_time_limit, time_limit
 from ..verdicts import Verdict
 from . import experiments as _experiments
 from .experiments import BUDGETS, NotCheckable, Skipped, import_experiments
@@ -168,8 +168,10 @@ def run_claim(
     seed : the run's seed; the experiment gets :func:`claim_seed` ``(seed, claim.id)``
     execution : where the experiment runs; a checkpoint folder gets a subfolder per claim
     confirm : rerun a finding on :func:`confirmation_seed`; keep it only when confirmed
-    claim_timeout : seconds the claim may take (its experiment and confirmation together); past
-        it the claim is ``error`` (see :mod:`dpclaims.timelimit`).  None: no limit
+    claim_timeout : seconds the claim may take (its experiment and confirmation together), at
+        most :data:`~dpclaims.timelimit.MAX_SECONDS`; past it the claim is ``error``, also when
+        the experiment kept the limit from stopping it and returned late (see
+        :mod:`dpclaims.timelimit`).  None: no limit
 
     Returns
     -------
@@ -353,14 +355,17 @@ def run_claims(
         )
     execution.check()
     if claim_timeout is not None:
-        check_positive(claim_timeout, "claim_timeout")
+        check_time_limit(claim_timeout, "claim_timeout")
     start = time.perf_counter()
     used_papers = [paper_of(claim) for claim in selected]
     used_papers = list({p.id: p for p in used_papers if p is not None}.values())
     load_errors = []
     for paper in used_papers:
-        with time_limit(claim_timeout, "--claim-timeout"):
-            failed = import_experiments([paper])
+        try:
+            with time_limit(claim_timeout, "--claim-timeout"):
+                failed = import_experiments([paper])
+        except TimeLimitExceeded as exc:
+            failed = {paper.experiments: str(exc)}
         load_errors += [{"module": name, "error": error} for name, error in failed.items()]
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     entries = []

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import cloudpickle
 
 from ..errors import InputError, check_choice
+from ..userfiles import user_modules
 
 __all__ = [
     "BACKENDS",
@@ -241,10 +242,21 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-def _dumps(obj: Any) -> bytes:
+def _dumps(obj: Any, *, by_value: bool = False) -> bytes:
     """cloudpickle bytes of ``obj``: closures and lambdas travel by value, module functions by
-    name."""
-    return cloudpickle.dumps(obj)
+    name; with ``by_value`` also the functions of the user's modules
+    (:func:`~dpclaims.userfiles.imported_from`), for workers that did not import them."""
+    if not by_value:
+        return cloudpickle.dumps(obj)
+    registered = set(cloudpickle.list_registry_pickle_by_value())
+    shipped = [sys.modules[name] for name in sorted(user_modules() - registered)]
+    for module in shipped:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        for module in shipped:
+            cloudpickle.unregister_pickle_by_value(module)
 
 
 def _picklable(obj: Any) -> bool:
@@ -259,7 +271,13 @@ def _picklable(obj: Any) -> bool:
 
 
 def _call_pickled(payload: bytes) -> Any:
-    func, args = cloudpickle.loads(payload)
+    try:
+        func, args = cloudpickle.loads(payload)
+    except Exception as exc:  # the worker lacks a module the task needs
+        raise InputError(
+            f"a worker could not load its task ({type(exc).__name__}: {_one_line(exc)}); "
+            "install what the code imports on every worker, or run without a scheduler"
+        ) from None
     return func(*args)
 
 
@@ -297,9 +315,9 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="dpclaims-parent-watch", daemon=True).start()
 
 
-def _payload(func: Callable, task: tuple, backend: str) -> bytes:
+def _payload(func: Callable, task: tuple, backend: str, *, by_value: bool = False) -> bytes:
     try:
-        return _dumps((func, task))
+        return _dumps((func, task), by_value=by_value)
     except Exception as exc:
         raise InputError(
             f"backend={backend!r} could not serialise the mechanism/experiment "
@@ -313,6 +331,7 @@ class _ProcessRunner(Runner):
 
     def __init__(self, workers: int) -> None:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self.by_value = method == "spawn"  # fresh interpreters have not imported the user's code
         self.window = 2 * workers
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
@@ -328,7 +347,8 @@ class _ProcessRunner(Runner):
 
         def submit() -> None:
             for i, task in todo:
-                futures[self.pool.submit(_call_pickled, _payload(func, task, self.name))] = i
+                payload = _payload(func, task, self.name, by_value=self.by_value)
+                futures[self.pool.submit(_call_pickled, payload)] = i
                 return
 
         try:
@@ -399,7 +419,8 @@ class _DaskRunner(Runner):
 
         def submit() -> None:
             for i, task in todo:
-                future = self.client.submit(func, *task, pure=False)
+                payload = _payload(func, task, self.name, by_value=True)
+                future = self.client.submit(_call_pickled, payload, pure=False)
                 index[future.key] = (i, future)
                 running.add(future)
                 return
