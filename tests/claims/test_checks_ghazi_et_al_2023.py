@@ -21,8 +21,8 @@ EXPECTED = {
     "ghazi23.thm51.convex_sco.statistical_term": "inconsistent",
     # thm43.sc_erm, thm36.deletion_sensitivity, thm53.sc_sco.statistical_term and
     # table1.item_sc_sco are sized to be decided at quick (issue #26 item 6): consistent
+    # lemmaC1.certificate runs a certified ridge-logistic solver with greedy deletions: consistent
     # the toolkit's own formulas evaluated: a transcription check, not behaviour (#26)
-    "ghazi23.lemmaC1.certificate": "formula",
     "ghazi23.sec6.convex_erm_eps": "formula",
     "ghazi23.lb.levy_convex_sco": "formula",
     "ghazi23.lb.convex_erm": "formula",
@@ -150,3 +150,21 @@ def test_thm51_is_restated_and_its_passing_n_sweep_is_its_own_claim():
     sweep = experiment(rate, "quick")
     assert (sweep.param, sweep.expected, sweep.bound) == ("n", -0.5, "upper")
     assert rate.extra["not_in_spec"] and "statistical term" not in rate.statement
+
+
+def test_lemma_c1_check_is_tight_enough_to_fail():
+    """ghazi23.lemmaC1.certificate (#36 item 7): on ridge-logistic data with greedy deletions the
+    set distance reaches over half of |S|γ/(μ(n−|S|)), so a bound half as large fails; the
+    solver's minimisers are certified (gradient norm ≤ 1e-12)."""
+    import numpy as np
+
+    from dpclaims.claims.checks.ghazi_et_al_2023 import lemma_c1_case, ridge_logistic_minimisers
+
+    rng = np.random.default_rng(0)
+    cases = [lemma_c1_case(rng) for _ in range(10)]
+    assert 0.5 < max(c["distance"] for c in cases) <= 1.0
+    assert 0.0 < max(c["shift"] for c in cases) <= 1.0
+    x, y = rng.normal(size=(50, 2)), np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    theta, bound = ridge_logistic_minimisers(x, y, np.ones((1, 50)), 0.1)
+    p = 1 / (1 + np.exp(y * (x @ theta[0])))
+    assert np.linalg.norm(-(p * y) @ x / 50 + 0.1 * theta[0]) <= 1e-11 and bound[0] <= 1e-11

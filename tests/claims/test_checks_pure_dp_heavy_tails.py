@@ -1,11 +1,14 @@
 """Quick-budget run of every registered experiment of pure-dp-heavy-tails, with the verdict
 expected."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from dpclaims import claims
-from dpclaims.claims.checks.pure_dp_heavy_tails import adapsg_route_runtime
+from dpclaims.algorithms.pure_dp_heavy_tails import PopLocalize
+from dpclaims.claims.checks.pure_dp_heavy_tails import adapsg_route_runtime, rt2_ratio
 from dpclaims.execution import Execution
 from dpclaims.targets.pure_dp_heavy_tails import hinge_shift_over_sensitivity, main_setup
 
@@ -23,7 +26,9 @@ INCONCLUSIVE_AT_QUICK = {
 # design (#26) while the reach was a multiple of the pair's leakage; against the claim they are
 # consistent (issue 41)
 # lowy26.sco.upper.nonprivate_term, bias held at S/sqrt(block) and log n divided out: consistent
-# lowy26.sco.upper.private_term decays faster than its O(n^-3/4) (-0.83 [-0.86, -0.79]): consistent
+# RT2 (lowy26.sco.upper.private_term, k = 4; lowy26.reduction.pop_localization, k = 2), the
+# ratio to the constant output on a family with non-shrinking members, n = 1e4..1e6: -0.92
+# [-1.00, -0.85] and -0.66 [-0.77, -0.54], consistent; ratio at 1e6 0.003 and 0.075
 IDS = [c.id for c in claims.load(paper=PAPER)]
 
 
@@ -175,3 +180,38 @@ def test_lap2_sampler_pair_exact_epsilon_is_the_claim():
     )
     ratio = np.linalg.norm(x, axis=1) - np.linalg.norm(x - s, axis=1)
     assert np.all(np.abs(ratio) <= 1 + 1e-9) and ratio[49] == pytest.approx(1.0, abs=1e-9)
+
+
+class _NoiseNotShrinking(PopLocalize):
+    """Algorithm 1 whose privacy noise stays at its n = 10^3 level (ε·n held fixed): a broken
+    variant no better than the constant output on the members whose signal does not shrink."""
+
+    @classmethod
+    def from_theorem(cls, problem, **options):
+        scaled = problem.replace(epsilon=problem.epsilon * 1e3 / problem.n)
+        return super().from_theorem(scaled, **options)
+
+
+@pytest.mark.parametrize(
+    "cid", ["lowy26.reduction.pop_localization", "lowy26.sco.upper.private_term"]
+)
+def test_rt2_fails_an_algorithm_no_better_than_the_constant_output(cid):
+    """RT2's family keeps members whose signal does not shrink (#36): Algorithm 1 sits far below
+    the constant output 0 at n = 10^6, the broken variant (noise not scaled down with n) above it,
+    and its exponent is inconsistent (the old family, whose signal shrank at the claimed rate,
+    passed every output)."""
+    experiment = claims.experiment(claims.get(cid), "quick")
+    ours = experiment.parts["below-constant-output"].run(seed=0)
+    assert ours.verdict == "consistent"
+    assert ours.evidence.checks["ratio_to_constant_output"]["value"] < 0.1
+    rate = experiment.parts["rate"]
+    broken = {
+        "rate": replace(rate, fixed={**rate.fixed, "algorithm": _NoiseNotShrinking}),
+        "ratio": rt2_ratio(
+            1_000_000, np.random.default_rng(0), k=rate.fixed["k"], algorithm=_NoiseNotShrinking
+        )
+        * 20 ** (1 - 1 / rate.fixed["k"]),
+    }
+    assert broken["ratio"] > 1.0
+    result = broken["rate"].run(seed=0, execution=SERIAL)
+    assert result.verdict == "inconsistent", result.summary

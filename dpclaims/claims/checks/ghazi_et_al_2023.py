@@ -634,40 +634,97 @@ def sweep_propb1_emp_vs_pop_in_n(claim, budget):
     )
 
 
+LEMMA_C1_TOLERANCE = 1e-12
+"""Gradient norm at which :func:`ridge_logistic_minimisers` stops: a certificate, since a
+μ-strongly convex objective's minimiser is within ‖∇‖/μ of the point."""
+
+
+def ridge_logistic_minimisers(x, y, weights, mu, *, tolerance=LEMMA_C1_TOLERANCE):
+    """Certified minimisers of ``Σ_k w_k log(1 + exp(−y_k⟨x_k, θ⟩))/Σ_k w_k + (μ/2)‖θ‖²``.
+
+    ``x (N, d)``, ``y (N,)`` in ±1, ``weights (B, N)`` (one weighted problem per row) → ``(θ
+    (B, d), certified distance bound (B,))``: Newton's method (vectorised over B) until every
+    gradient norm is at most ``tolerance``; the bound is the final gradient norm over μ.
+    """
+    w = weights / weights.sum(axis=1, keepdims=True)
+    theta = np.zeros((w.shape[0], x.shape[1]))
+    for _ in range(100):
+        margin = y * (theta @ x.T)  # (B, N)
+        p = special.expit(-margin)
+        grad = -(w * p * y) @ x + mu * theta
+        norm = np.linalg.norm(grad, axis=1)
+        if norm.max() <= tolerance:
+            return theta, norm / mu
+        curvature = w * p * (1 - p)
+        hess = np.einsum("bn,ni,nj->bij", curvature, x, x) + mu * np.eye(x.shape[1])
+        theta = theta - np.linalg.solve(hess, grad[..., None])[..., 0]
+    raise RuntimeError(f"Newton's method did not reach the gradient tolerance {tolerance:g}")
+
+
+def lemma_c1_case(rng):
+    """One random ridge-logistic user-level dataset and the greedy radius-r deletion path.
+
+    Users have their own feature centres (so γ is not small); S grows one user at a time, each
+    step deleting the user whose deletion moves θ*(x_{−S}) most (all candidates solved), up to
+    |S| = r.  Returns the largest single-deletion shift on the path over 2(r+1)γ/(μ(n−r−1))
+    (a lower-bound proxy for Δ_r θ*(x)) and the largest ‖θ*(x_{−S}) − θ*(x)‖ over
+    |S|γ/(μ(n−|S|)) on the path (|S| ≤ r+1); certified solver errors are subtracted, so a
+    ratio above 1 is a real violation.
+    """
+    n, m, d = int(rng.integers(20, 60)), int(rng.integers(1, 20)), int(rng.integers(1, 4))
+    r, mu = int(rng.integers(1, n // 2)), float(rng.uniform(0.05, 0.5))
+    centres = np.repeat(rng.normal(size=(n, d)), m, axis=0)
+    x = centres + rng.normal(size=(n * m, d))
+    y = np.where(rng.random(n * m) < special.expit(x @ rng.normal(size=d)), 1.0, -1.0)
+    owner = np.repeat(np.arange(n), m)
+    kept = np.ones(n, dtype=bool)
+    theta, err = ridge_logistic_minimisers(x, y, np.ones((1, n * m)), mu)
+    full, full_err = theta[0], err[0]
+    margin = y * (x @ full)
+    per_user = np.zeros((n, d))
+    np.add.at(per_user, owner, (-special.expit(-margin) * y)[:, None] * x + mu * full)
+    per_user /= m
+    gamma = float(np.max(np.linalg.norm(per_user - per_user.mean(axis=0), axis=1)))
+    current, current_err = full, full_err
+    shift, distance = 0.0, 0.0
+    for size in range(1, r + 2):
+        candidates = np.flatnonzero(kept)
+        weights = kept[owner][None, :] & (owner[None, :] != candidates[:, None])
+        theta, err = ridge_logistic_minimisers(x, y, weights.astype(float), mu)
+        moves = np.linalg.norm(theta - current, axis=1) - err - current_err
+        best = int(np.argmax(moves))
+        shift = max(shift, float(moves[best]))
+        away = float(np.linalg.norm(theta[best] - full) - err[best] - full_err)
+        distance = max(distance, away / (size * gamma / (mu * (n - size))))
+        kept[candidates[best]] = False
+        current, current_err = theta[best], err[best]
+    return {
+        "shift": shift / (2 * (r + 1) * gamma / (mu * (n - r - 1))),
+        "distance": distance,
+    }
+
+
 @register_experiment("ghazi23.lemmaC1.certificate")
 def value_lemmac1_certificate_bound(claim, budget):
-    cases = Budget(quick=200, standard=2000, full=20000)[budget]
+    cases = Budget(quick=20, standard=200, full=1000)[budget]
 
     def compute(rng):
-        worst = 0.0
-        for _ in range(cases):
-            n, d = int(rng.integers(30, 80)), int(rng.integers(1, 4))
-            r = int(rng.integers(1, n // 2))
-            means = rng.normal(size=(n, d))
-            radius = float(rng.choice([0.2, 1.0, 100.0]))  # active and inactive constraints
-            solver = QuadraticMinimiser(float(rng.uniform(0.5, 2.0)))
-            data = GroupedMeans.per_user(means, 1)
-            gamma = solver.user_deviation(data)
-            dom = Domain(radius)
-            one = np.ones((1, 1))
-            full = solver.minimiser(data.mean()[None], one, reg=0.0, centre=None, domain=dom)
-            size = int(rng.integers(1, r + 2))
-            gone = rng.choice(n, size=size, replace=False)
-            sub = np.delete(means, gone, axis=0).mean(axis=0)[None]
-            part = solver.minimiser(sub, one, reg=0.0, centre=None, domain=dom)
-            bound = size * gamma / (solver.strong_convexity * (n - size))
-            worst = max(worst, float(np.linalg.norm(part[0, 0] - full[0, 0]) / bound))
+        results = [lemma_c1_case(rng) for _ in range(cases)]
         return {
-            "violations": float(worst > 1 + 1e-9),
-            "worst_ratio_below_one": float(worst <= 1 + 1e-9),
+            "worst_shift_over_bound": max(c["shift"] for c in results),
+            "worst_distance_over_lemma_bound": max(c["distance"] for c in results),
         }
 
     return ValueExperiment(
         compute,
-        {"violations": 0.0, "worst_ratio_below_one": 1.0},
-        note="Lemma C.1 (explicit form): ‖θ*(x_{−S}) − θ*(x)‖ ≤ |S|γ/(μ(n−|S|)) for random "
-        "quadratic data, |S| ≤ r+1, with and without an active ball constraint.",
-        transcription=True,
+        le={"worst_shift_over_bound": 1.0, "worst_distance_over_lemma_bound": 1.0},
+        note=f"Lemma C.1 on {cases} random ridge-logistic user-level datasets (n in [20, 60), "
+        "m in [1, 20), d in 1..3, mu in [0.05, 0.5], users with their own feature centres), "
+        "certified Newton solver (gradient norm <= 1e-12, errors subtracted), greedy S (each "
+        "step deletes the user that moves the minimiser most, all candidates solved): the "
+        "largest single-deletion shift on the path vs 2(r+1)gamma/(mu(n-r-1)) (a lower-bound "
+        "proxy for Delta_r theta*), and ||theta*(x_-S) - theta*(x)|| vs |S|gamma/(mu(n-|S|)) "
+        "for |S| <= r+1",
     )
 
 

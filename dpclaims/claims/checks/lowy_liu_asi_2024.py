@@ -791,20 +791,41 @@ def sweep_alg1_risk_in_n(claim, budget):
     )
 
 
+GAP_FAMILY = {"epsilon": 10.0, "delta": 1e-6, "alpha0": 0.5, "alpha_exp": -1.0}
+"""The family both algorithms of :func:`alg1_over_alg3` run on: H1 (m = 16, d = 4) at
+α = 0.5 (4000/n), ε = 10 (the largest the theorems allow, where Algorithm 1 is not yet at
+chance: at ε = 4 its r is 0.87-1.0 on n = 4000..40000, so no gap could grow)."""
+GAP_RUNS = Budget(quick=(1, 4), standard=(1, 6))
+"""Runs of (Algorithm 1, Algorithm 3) averaged per replicate of :func:`alg1_over_alg3`: one
+run's normalised risk varies by about 3% for Algorithm 1 and about 80% for Algorithm 3."""
+
+
+def alg1_over_alg3(n, rng, *, runs=(1, 4)):
+    """Algorithm 1's mean normalised risk over Algorithm 3's on :data:`GAP_FAMILY` at ``n``
+    (``runs`` = runs of each, fresh data per run): its exponent in n is the difference of the
+    two algorithms' exponents."""
+    first, third = runs
+    alg1 = np.mean([alg1_risk(n, rng, normalised=True, **GAP_FAMILY) for _ in range(first)])
+    alg3 = np.mean([alg3_risk(n, rng, normalised=True, **GAP_FAMILY) for _ in range(third)])
+    return float(alg1 / alg3)
+
+
 @register_experiment("lla24.alg1.suboptimality")
-def sweep_alg1_normalised_risk_on_critical_family(claim, budget):
+def sweep_alg1_over_alg3_on_critical_family(claim, budget):
     return RateExperiment.for_claim(
         claim,
-        alg1_risk,
+        alg1_over_alg3,
         "n",
         _GRID_N[budget],
         replicates=_REPS_SMALL[budget],
-        fixed={"param": "n", "alpha_exp": -1.0, "normalised": True},
-        note="n sweep: Alg 1 relaxed on Alg 3's critical family alpha = 0.5 (4000/n); its "
-        "normalised risk r must rise with n. Band [0, 1] around the asymptotic sqrt(n eps) gap "
-        "exponent 1/2: consistent means r rises significantly (r <= 1 saturates, so the spec's "
-        "prototype saw +0.20). Alg 3's r on the same family rises far less: +0.245 [0.106, 0.383] "
-        "at standard (lla24.lb.lsa21.priv).",
+        fixed={"runs": GAP_RUNS[budget]},
+        note="Alg 1 (relaxed, c_eta = 300) over Alg 3 (relaxed), both on H1 m = 16, d = 4, "
+        "eps = 10, delta = 1e-6, alpha = 0.5 (4000/n) (|mu| ~ 1/n, the optimal rate's scale): "
+        "the exponent of the ratio of their mean normalised risks is the difference of their "
+        "exponents. The paper's gap sqrt(n eps) has exponent 1/2; band [0, 1]: consistent when "
+        "the ratio rises significantly (the gap is shown), inconclusive when its interval "
+        "straddles 0. r <= 2 (1 at chance) caps Alg 1's rise, so the full 1/2 cannot show "
+        "on a fixed range",
     )
 
 

@@ -266,10 +266,7 @@ _PRIVACY = {
     ),
 }
 
-_LEVEL_CATCH = (
-    "RT3 level (excess > 2× the reference at n = 2^14) and the RT8 envelope of "
-    "cgt24.v1.rate.privacy at n = 2^16 (max ratio ≈ 3× the reference)"
-)
+_LEVEL_CATCH = "the level check (excess > 2× the reference's on LS, p = 16, ε = 0.3, n = 2^14)"
 
 
 def _utility_builder(variant: type[AcceleratedDPSRGD], **knobs):
