@@ -65,8 +65,8 @@ def seed_type_of(func: Callable) -> str | None:
     if len(params) < 2:
         return None
     second = params[1]
-    for kind, annotations in _ANNOTATIONS.items():
-        if any(second.annotation is a or second.annotation == a for a in annotations):
+    for kind, marks in _ANNOTATIONS.items():
+        if any(second.annotation is a or second.annotation == a for a in marks):
             return kind
     for kind, names in _NAMES.items():
         if second.name.lower() in names:

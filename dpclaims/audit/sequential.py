@@ -30,7 +30,14 @@ from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Referenc
 from .percall import PerCall
 from .result import AuditResult
 
-__all__ = ["FIRST_LOOK", "SEQUENTIAL_TRIALS", "DECIDED", "audit_sequential", "schedule"]
+__all__ = [
+    "FIRST_LOOK",
+    "SEQUENTIAL_TRIALS",
+    "DECIDED",
+    "audit_sequential",
+    "schedule",
+    "log_stderr",
+]
 
 FIRST_LOOK = 500
 """Trials per dataset of the first look."""
@@ -119,7 +126,7 @@ def audit_sequential(
     looks = schedule(first, trials)
     look_confidence = 1.0 - (1.0 - confidence) / len(looks)
     if log is None and execution.progress:
-        log = _stderr
+        log = log_stderr
     notes = []
     if isinstance(mechanism, PerCall):
         notes.append(_estimate(mechanism, d0, looks))
@@ -155,5 +162,6 @@ def audit_sequential(
     )
 
 
-def _stderr(line: str) -> None:
+def log_stderr(line: str) -> None:
+    """Print one line of a sequential audit's log on stderr."""
     print(line, file=sys.stderr, flush=True)
