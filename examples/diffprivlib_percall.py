@@ -76,12 +76,13 @@ def histogram_ranged(data, random_state):
 
 
 def pairs(relation: str) -> tuple[np.ndarray, np.ndarray]:
-    """The given pair: nineteen records at 0.2 and one at 0.4; replace-one moves that record to
-    0.9 (another bin, a larger range), add/remove adds a record at 0.9."""
-    d0 = np.append(np.full(19, 0.2), 0.4)
+    """The given pair: nineteen records at 0.2 and one at 0; replace-one moves that record to 1
+    (the other bin, a wider range, the whole sensitivity of the bounded mean), add/remove adds
+    a record at 1."""
+    d0 = np.append(np.full(19, 0.2), 0.0)
     if relation == "replace":
-        return d0, np.append(np.full(19, 0.2), 0.9)
-    return d0, np.append(d0, 0.9)
+        return d0, np.append(np.full(19, 0.2), 1.0)
+    return d0, np.append(d0, 1.0)
 
 
 CASES = [
