@@ -8,9 +8,11 @@ does: no look's choice of statistic or threshold sees the trials that certify it
 ``J`` looks certifies at failure probability ``α / J`` (``α = 1 - confidence``); by the union
 bound every look's bound holds at once with probability at least ``confidence``, so the bound
 of the look where the audit stops holds at ``confidence`` whenever it stops (anytime valid over
-the schedule).  The audit stops at the first look whose verdict is ``violation`` or
-``consistent`` (the reach within its limit), or that shows the pair cannot be told apart
-(identical data or outputs); else it runs to the last look and reports it.
+the schedule).  The audit stops at the first look whose verdict is ``violation``, or
+``consistent`` (the reach within its limit) with the test's point estimate not above the claim,
+or that shows the pair cannot be told apart (identical data or outputs); else it runs to the
+last look and reports it.  Which look stops never changes what a look certifies, so the stopping
+rule costs no confidence.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from .result import AuditResult
 __all__ = [
     "FIRST_LOOK",
     "SEQUENTIAL_TRIALS",
-    "DECIDED",
     "audit_sequential",
     "schedule",
     "log_stderr",
@@ -44,9 +45,6 @@ FIRST_LOOK = 500
 
 SEQUENTIAL_TRIALS = 32_000
 """Default trials per dataset of the last look."""
-
-DECIDED = ("violation", "consistent")
-"""Verdicts that stop a sequential audit."""
 
 PROBE_CALLS = 32 + 32 + 256
 """Calls on d0 each look spends beside its trials (the seed check, the shape probe, the identity
@@ -83,9 +81,12 @@ def _estimate(mechanism: PerCall, data: Any, looks: list[int]) -> str:
 
 
 def _stops(result: AuditResult) -> bool:
-    """Whether more trials cannot change the answer: a decided verdict, or a pair that cannot
-    be told apart."""
-    return result.verdict in DECIDED or result.identical_outputs
+    """Whether the look decides: a violation; a ``consistent`` whose test's point estimate is
+    not above the claim (one above it says more trials may certify a violation); a pair that
+    cannot be told apart."""
+    if result.verdict == "consistent":
+        return not result.estimate_above_claim
+    return result.verdict == "violation" or result.identical_outputs
 
 
 def audit_sequential(
@@ -152,8 +153,9 @@ def audit_sequential(
             log(f"look {j + 1}/{len(looks)}: {n:,} trials, {result.verdict}")
         if _stops(result):
             break
+    stop = "decided at look" if _stops(result) else "no look decided; the last is look"
     notes.append(
-        f"sequential: stopped at look {j + 1} of {len(looks)} ({n:,} fresh trials per dataset; "
+        f"sequential: {stop} {j + 1} of {len(looks)} ({n:,} fresh trials per dataset; "
         f"{spent:,} in all); each look certified at confidence {look_confidence:.4g}, so every "
         f"look's bound holds jointly at {confidence:g}"
     )

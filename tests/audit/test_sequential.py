@@ -46,7 +46,7 @@ def test_a_leak_stops_at_the_first_look():
     assert result.trials == 500 and result.confidence == 0.95
     assert logged[0].startswith("estimate:") and "at most 15,500 trials" in logged[0]
     assert logged[1:] == ["look 1/5: 500 trials, violation"]
-    assert any("stopped at look 1 of 5" in note for note in result.warnings)
+    assert any("decided at look 1 of 5" in note for note in result.warnings)
 
 
 def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look():
