@@ -1,6 +1,8 @@
 """Per-call mechanisms (dpclaims.percall): seeding per trial, every random-source kind, the same
 outputs whatever the worker count."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,31 @@ def test_audit_of_a_per_call_leak():
         execution=Execution(workers=1),
     )
     assert result.verdict == "violation" and result.infinite
+
+
+LEAKY_MODULE = """
+import json
+
+import numpy as np
+
+def release_max(data, seed):
+    return float(data.x.max()) + np.random.default_rng(seed).normal(0.0, 0.01)
+"""
+
+
+def test_cli_runs_a_per_call_function_sequentially(tmp_path, monkeypatch, capsys):
+    from dpclaims.cli import main
+
+    (tmp_path / "percall_leak_zz.py").write_text(LEAKY_MODULE)
+    np.savez(tmp_path / "d0.npz", x=np.zeros((5, 1, 1)))
+    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 1, 1)), ((0, 4), (0, 0), (0, 0))))
+    monkeypatch.chdir(tmp_path)
+    argv = ["audit", "percall_leak_zz:release_max", "--d0", "d0.npz", "--d1", "d1.npz"]
+    argv += ["--epsilon", "1", "--delta", "0", "--trials", "4000", "--workers", "1"]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 1 and "verdict       violation" in out
+    assert "decided at look 1 of 4 (500 fresh trials per dataset" in out
+    assert err.startswith("estimate: ") and "look 1/4: 500 trials, violation" in err
+    code = main([*argv, "--fixed-trials", "--json"])
+    assert code == 1 and json.loads(capsys.readouterr().out)["trials"] == 4000
