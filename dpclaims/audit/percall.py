@@ -116,7 +116,8 @@ class PerCall:
     execution: Execution = DEFAULT_EXECUTION
 
     @property
-    def __name__(self) -> str:  # noqa: A003 (what messages and descriptions name)
+    def __name__(self) -> str:
+        """The function's name (what messages and descriptions say)."""
         return getattr(self.func, "__name__", type(self.func).__name__)
 
     def __call__(self, data: Any, rng: np.random.Generator, trials: int) -> np.ndarray:
