@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from dpclaims import PrivacyClaim
-from dpclaims.audit import audit_sequential
+from dpclaims.audit.sequential import audit_sequential, trials_spent
 from dpclaims.execution import Execution, map_tasks
 from dpclaims.gdp import gdp_delta
 
@@ -54,9 +54,7 @@ def replicate(kind: str, seed: int) -> tuple[bool, int]:
         seed=seed,
         execution=Execution(workers=1),
     )
-    note = next(w for w in result.warnings if w.startswith("sequential:"))
-    spent = int(note.split("; ")[1].split(" in all")[0].replace(",", ""))
-    return result.verdict == "violation", spent
+    return result.verdict == "violation", trials_spent(result)
 
 
 def false_violation_rate(kind: str, reps: int, *, offset: int = 0) -> dict:

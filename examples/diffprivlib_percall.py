@@ -25,6 +25,7 @@ from diffprivlib.utils import PrivacyLeakWarning
 
 from dpclaims import PrivacyClaim, audit_sequential, percall
 from dpclaims.audit import audit
+from dpclaims.audit.sequential import trials_spent
 
 EPSILON = 1.0
 FIXED_TRIALS = 20_000
@@ -113,21 +114,13 @@ def main() -> None:
                 start = time.perf_counter()
                 result = audit_case(function, relation, sequential=sequential)
                 seconds = time.perf_counter() - start
-                spent = _trials_spent(result)
+                spent = trials_spent(result)
                 mode = "sequential" if sequential else "fixed"
                 print(f"{name:30s} {relation:10s} {mode:10s} {result.verdict:16s} "
                       f"{result.epsilon_lower:7.3f} {spent:14,} {seconds:8.1f}")
                 for note in result.warnings:
                     if "add/remove" in note:
                         print(f"{'':30s} hint: {note}")
-
-
-def _trials_spent(result) -> int:
-    """Trials per dataset the audit ran: the sequential note's count, or the fixed count."""
-    for note in result.warnings:
-        if note.startswith("sequential:"):
-            return int(note.split("; ")[1].split(" in all")[0].replace(",", ""))
-    return result.trials
 
 
 if __name__ == "__main__":

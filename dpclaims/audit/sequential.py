@@ -18,6 +18,7 @@ rule costs no confidence.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "audit_sequential",
     "schedule",
     "log_stderr",
+    "trials_spent",
 ]
 
 FIRST_LOOK = 500
@@ -153,7 +155,7 @@ def audit_sequential(
             log(f"look {j + 1}/{len(looks)}: {n:,} trials, {result.verdict}")
         if _stops(result):
             break
-    stop = "decided at look" if _stops(result) else "no look decided; the last is look"
+    stop = "decided at look" if _stops(result) else "no look decided, the last was look"
     notes.append(
         f"sequential: {stop} {j + 1} of {len(looks)} ({n:,} fresh trials per dataset; "
         f"{spent:,} in all); each look certified at confidence {look_confidence:.4g}, so every "
@@ -162,6 +164,18 @@ def audit_sequential(
     return dataclasses.replace(
         result, confidence=confidence, warnings=(*result.warnings, *notes)
     )
+
+
+_SPENT = re.compile(r"^sequential: .* per dataset; ([\d,]+) in all\)")
+
+
+def trials_spent(result: AuditResult) -> int:
+    """Trials per dataset an audit ran: over all looks for a sequential one (read from its
+    note), else its ``trials``."""
+    for note in result.warnings:
+        if (found := _SPENT.match(note)) is not None:
+            return int(found[1].replace(",", ""))
+    return result.trials
 
 
 def log_stderr(line: str) -> None:
