@@ -10,6 +10,7 @@ import pytest
 from dpclaims import InputError, PrivacyClaim, percall
 from dpclaims.audit import audit, audit_sequential, schedule
 from dpclaims.audit.relation import relation_hint
+from dpclaims.audit.sequential import trials_spent
 from dpclaims.execution import Execution
 
 SERIAL = Execution(workers=1)
@@ -47,6 +48,7 @@ def test_a_leak_stops_at_the_first_look():
     assert logged[0].startswith("estimate:") and "at most 15,500 trials" in logged[0]
     assert logged[1:] == ["look 1/5: 500 trials, violation"]
     assert any("decided at look 1 of 5" in note for note in result.warnings)
+    assert trials_spent(result) == 500
 
 
 def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look():
@@ -63,6 +65,8 @@ def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look():
     )
     assert [line.split(": ")[0] for line in logged] == ["look 1/3", "look 2/3", "look 3/3"]
     assert result.trials == 400 and result.verdict != "violation"
+    assert trials_spent(result) == 700
+    assert "no look decided, the last was look 3 of 3" in result.warnings[-1]
 
 
 def test_first_above_trials_is_refused():
