@@ -106,8 +106,10 @@ def audit_case(function, relation: str, *, sequential: bool = True, seed: int = 
 
 
 def main() -> None:
-    print(f"{'function':30s} {'relation':10s} {'mode':10s} {'verdict':16s} {'ε ≥':>7s} "
-          f"{'trials/dataset':>14s} {'seconds':>8s}")
+    print(
+        f"{'function':30s} {'relation':10s} {'mode':10s} {'verdict':16s} {'ε ≥':>7s} "
+        f"{'trials/dataset':>14s} {'seconds':>8s}"
+    )
     for relation in ("replace", "add-remove"):
         for name, function in CASES:
             for sequential in (False, True):
@@ -116,8 +118,10 @@ def main() -> None:
                 seconds = time.perf_counter() - start
                 spent = trials_spent(result)
                 mode = "sequential" if sequential else "fixed"
-                print(f"{name:30s} {relation:10s} {mode:10s} {result.verdict:16s} "
-                      f"{result.epsilon_lower:7.3f} {spent:14,} {seconds:8.1f}")
+                print(
+                    f"{name:30s} {relation:10s} {mode:10s} {result.verdict:16s} "
+                    f"{result.epsilon_lower:7.3f} {spent:14,} {seconds:8.1f}"
+                )
                 for note in result.warnings:
                     if "add/remove" in note:
                         print(f"{'':30s} hint: {note}")

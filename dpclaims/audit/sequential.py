@@ -161,9 +161,7 @@ def audit_sequential(
         f"{spent:,} in all); each look certified at confidence {look_confidence:.4g}, so every "
         f"look's bound holds jointly at {confidence:g}"
     )
-    return dataclasses.replace(
-        result, confidence=confidence, warnings=(*result.warnings, *notes)
-    )
+    return dataclasses.replace(result, confidence=confidence, warnings=(*result.warnings, *notes))
 
 
 _SPENT = re.compile(r"^sequential: .* per dataset; ([\d,]+) in all\)")
