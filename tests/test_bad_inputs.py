@@ -394,8 +394,10 @@ API_CASES = [
     ),
     (
         "sequential-first-above-trials",
-        lambda t: lambda: _audit_sequential()(
-            lambda d, rng, trials: rng.random(trials), 0.0, 1.0, trials=1000, first=2000
+        lambda t: (
+            lambda: _audit_sequential()(
+                lambda d, rng, trials: rng.random(trials), 0.0, 1.0, trials=1000, first=2000
+            )
         ),
         InputError,
         "first=2,000 is more than trials=1,000",
