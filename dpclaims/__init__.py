@@ -30,6 +30,8 @@ _HOMES = {
     "AuditTest": ".audit.options",
     "Neighbours": ".audit.options",
     "Reference": ".audit.options",
+    "percall": ".audit.percall",
+    "audit_sequential": ".audit.sequential",
     "Results": ".results",
     "Verdict": ".verdicts",
 }

@@ -249,6 +249,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds,
         max_memory=None if args.max_memory_gb is None else args.max_memory_gb * 2**30,
     )
+    per_call = _per_call(mechanism, execution) if user_code else None
+    mechanism = per_call or mechanism
     test = AuditTest(method=args.method)
     if not user_code and target.statistic is not None:
         test = _fixed_statistic_test(target, args)
@@ -285,7 +287,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if found.certain:
             return _print_certain(args, description, found)
     else:
-        result = audit(
+        sequential = per_call is not None and not args.fixed_trials
+        result = (_sequential(args) if sequential else audit)(
             mechanism,
             d0,
             d1,
@@ -359,6 +362,33 @@ def _print_certain(args: argparse.Namespace, description: str, found) -> int:
             f"--d0 {args.save_pair}/d0.npz --d1 {args.save_pair}/d1.npz --replay 100)"
         )
     return 1
+
+
+def _per_call(function: Any, execution: Any) -> Any:
+    """``function`` as a per-call mechanism (:func:`dpclaims.audit.percall`, its calls spread
+    over ``execution``'s workers) when it takes one dataset and a seed or RNG (a second
+    parameter named rng, random_state or seed, or so annotated) and no trials; else None."""
+    import inspect
+
+    from .audit.percall import percall, seed_type_of
+
+    try:
+        batched = "trials" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return None
+    if batched or seed_type_of(function) is None:
+        return None
+    return percall(function, execution=execution)
+
+
+def _sequential(args: argparse.Namespace) -> Any:
+    """:func:`dpclaims.audit.audit_sequential` stating its estimate and looks on stderr (unless
+    --json)."""
+    from functools import partial
+
+    from .audit.sequential import audit_sequential, log_stderr
+
+    return partial(audit_sequential, log=None if args.json else log_stderr)
 
 
 def _check_pair_differs(d0: Any, d1: Any) -> None:
@@ -620,6 +650,8 @@ def _print_audit(args: argparse.Namespace, description: str, result, *, figure, 
         print(f"reach         {result.reach.describe()}")
     if result.infinite:
         print(f"              {result.infinite_message}")
+    for note in result.warnings:
+        print(f"note          {note}")
     if not result.reproducible:
         from .audit.result import NOT_REPRODUCIBLE
 
@@ -1255,6 +1287,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="coupled replay: run d0 and d1 on the same random stream N times (default 1000) "
         "and report identical outputs, a certain infinite epsilon or a realised sensitivity "
         "above the declared one; no statistics, no certificate (with --search: of the pair found)",
+    )
+    p.add_argument(
+        "--fixed-trials",
+        action="store_true",
+        help="run exactly --trials trials per dataset, even for a per-call function "
+        "'module:function(data, rng)' (default for those: sequential looks from 500 trials, "
+        "doubling up to --trials, stopping at the first that decides)",
     )
     p.add_argument(
         "--reference",

@@ -374,7 +374,47 @@ API_CASES = [
         InputError,
         r"has 1 finished seed\(s\); the paired t-test needs 2",
     ),
+    (
+        "percall-seed-type-unknown",
+        lambda t: lambda: _percall()(lambda data, s: 0.0),
+        InputError,
+        "pass seed_type='generator', 'random_state' or 'int'",
+    ),
+    (
+        "percall-batched",
+        lambda t: lambda: _percall()(lambda data, rng, trials: 0.0),
+        InputError,
+        "already batched; pass it to audit as it is",
+    ),
+    (
+        "percall-signature",
+        lambda t: lambda: _percall()(lambda data: 0.0),
+        InputError,
+        r"percall needs func\(data, rng\)",
+    ),
+    (
+        "sequential-first-above-trials",
+        lambda t: (
+            lambda: _audit_sequential()(
+                lambda d, rng, trials: rng.random(trials), 0.0, 1.0, trials=1000, first=2000
+            )
+        ),
+        InputError,
+        "first=2,000 is more than trials=1,000",
+    ),
 ]
+
+
+def _percall():
+    from dpclaims import percall
+
+    return percall
+
+
+def _audit_sequential():
+    from dpclaims import audit_sequential
+
+    return audit_sequential
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,9 @@ the one-run bounds);
 ``one_run_audit`` / ``one_run`` implement the one-training-run audit of Steinke, Nasr and
 Jagielski (2023), with the Gaussian-DP bound of Mahloujifar et al. (2024) and the full-ranking
 bound for independent canaries (:mod:`.one_run_rank`) beside it, each stating its assumption.
+``percall`` makes a library function that releases once per call an audited mechanism
+(:mod:`.percall`); ``audit_sequential`` stops on a schedule of looks as soon as the answer is
+known (:mod:`.sequential`).
 """
 
 from dpclaims.gdp import gdp_delta, gdp_epsilon, gdp_mu, gdp_mu_of
@@ -52,8 +55,11 @@ from .one_run import (
     one_run_p_value,
 )
 from .options import AuditTest, Neighbours, Reference
+from .percall import SEED_TYPES, PerCall, percall
+from .relation import relation_hint
 from .replay import ReplayResult, replay
 from .result import AuditResult, Provenance
+from .sequential import audit_sequential, schedule
 from .threshold import (
     Auto,
     Bonferroni,
@@ -131,4 +137,10 @@ __all__ = [
     "predicted_epsilon",
     "predicted_power",
     "Split",
+    "percall",
+    "PerCall",
+    "SEED_TYPES",
+    "audit_sequential",
+    "schedule",
+    "relation_hint",
 ]

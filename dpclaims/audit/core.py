@@ -95,6 +95,7 @@ from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
 from .methods import METHODS, AuditMethod
 from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .reach import REACH_LIMIT, Reach, reach
+from .relation import with_relation_hint
 from .result import AuditResult, Provenance
 from .scores import Score, apply_statistic, fit_score, is_discrete
 from .threshold import (
@@ -317,7 +318,7 @@ def audit(
         tradeoff=certificate.tradeoff,
         wall_time=time.perf_counter() - start,
     )
-    return _result(
+    result = _result(
         plan,
         certificate,
         provenance,
@@ -328,6 +329,7 @@ def audit(
         reach_limit=test.reach_limit,
         reproducible=same,
     )
+    return with_relation_hint(result)
 
 
 def _mechanism_notes(mechanism: Callable) -> list[str]:
