@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.evidence import control_text
 from ..verdicts import Verdict
 from .fit import fit_power_law
 from .reach import ExponentReach, tested_sides
@@ -72,11 +73,8 @@ class Control:
         return self.verdict == Verdict.INCONSISTENT
 
     def describe(self) -> str:
-        """E.g. ``"outputting the origin: inconsistent (slope 0.000 [-0.01, 0.01])"``."""
-        if self.verdict is None:
-            return f"{self.what}: {self.reason}"
-        low, high = self.interval
-        return f"{self.what}: {self.verdict} (slope {self.exponent:.3f} [{low:.3f}, {high:.3f}])"
+        """E.g. ``"outputting the origin: inconsistent (slope 0.000 [-0.010, 0.010])"``."""
+        return control_text(self.to_dict())
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
