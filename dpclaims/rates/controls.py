@@ -29,7 +29,7 @@ import numpy as np
 from ..results.evidence import control_text
 from ..verdicts import Verdict
 from .fit import fit_power_law
-from .reach import ExponentReach, tested_sides
+from .reach import ExponentReach, forbidden_sides
 from .verdict import check_exponent
 
 __all__ = [
@@ -132,7 +132,7 @@ def wrong_rate_errors(
 ) -> tuple[np.ndarray, str]:
     """The errors times ``value ** ±WRONG_RATE_SHIFT`` on the side the claim forbids (the
     slower side for an order claim), and that factor in words."""
-    sides = tested_sides(bound, limit)
+    sides = forbidden_sides(bound, limit)
     if len(sides) == 2:  # order: the slower side, as a buggy algorithm would be
         sides = ("above",) if limit == "large" else ("below",)
     power = WRONG_RATE_SHIFT if sides == ("above",) else -WRONG_RATE_SHIFT

@@ -40,7 +40,7 @@ from ..vocabulary import BOUNDS, FITS, LIMITS
 from .fit import _check_errors, _mom
 from .grid import check_grid
 
-__all__ = ["REACH_LIMIT", "REACH_POWER", "ExponentReach", "exponent_reach", "tested_sides"]
+__all__ = ["REACH_LIMIT", "REACH_POWER", "ExponentReach", "exponent_reach", "forbidden_sides"]
 
 REACH_LIMIT = 0.25
 """A rate test is ``consistent`` only when its reach is at most this exponent error; above it
@@ -108,7 +108,7 @@ class ExponentReach:
         }
 
 
-def tested_sides(bound: str, limit: str) -> tuple[str, ...]:
+def forbidden_sides(bound: str, limit: str) -> tuple[str, ...]:
     """The sides of the claimed exponent a test in direction ``bound`` as the variable goes to
     ``limit`` can call inconsistent: ``("above",)``, ``("below",)`` or both."""
     bound = check_choice(bound, BOUNDS, "bound")
@@ -249,7 +249,7 @@ def exponent_reach(
         "above": float(margin - np.quantile(low, 1 - power)),
         "below": float(margin + np.quantile(high, power)),
     }
-    sides = {side: max(reach[side], 0.0) for side in tested_sides(bound, limit)}
+    sides = {side: max(reach[side], 0.0) for side in forbidden_sides(bound, limit)}
     return ExponentReach(
         shift=max(sides.values()), sides=sides, power=power, limit=reach_limit, draws=draws
     )
