@@ -241,7 +241,8 @@ def _declared_formula(claim: Claim, outcome: Outcome) -> Outcome:
     """A claim declared ``transcription = true`` in the registry agrees as ``formula``: its check
     compares a computed quantity with the paper's formula, not an algorithm's behaviour."""
     agrees = (Verdict.CONSISTENT, Verdict.CONSISTENT_WEAK)
-    if not claim.transcription or outcome.verdict not in agrees:
+    computed = outcome.type in ("value", "rate")  # an audit is never a transcription
+    if not (claim.transcription and computed) or outcome.verdict not in agrees:
         return outcome
     summary = f"{outcome.summary}; formula: {TRANSCRIPTION}"
     return replace(outcome, verdict=Verdict.FORMULA, summary=summary)
