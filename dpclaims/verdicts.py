@@ -10,10 +10,13 @@ Severity, mildest first (a combined check reports its worst part)::
 
 * ``consistent``    — the experiment could have failed and did not;
 * ``consistent_weak`` — a privacy audit that did not fail but could only have caught a
-  violation many times the leakage its pair shows (its reach, :mod:`dpclaims.audit.reach`);
-  it passes as ``consistent`` does and is counted apart;
-* ``formula``       — a computed quantity matches the paper's formula: it checks a
-  transcription (of a constant, a bound, a step count), not an algorithm's behaviour;
+  violation many times the leakage its pair shows (its reach, :mod:`dpclaims.audit.reach`), or
+  a rate test that did not fail but is not shown to fail for a trivial output, or misses an
+  exponent error of 0.25 (its controls and reach, :mod:`dpclaims.rates.controls`); it passes
+  as ``consistent`` does and is counted apart;
+* ``formula``       — a computed quantity matches the paper's formula, or a rate sweep of a
+  deterministic schedule (replicates with zero spread) fits it: it checks a transcription (of
+  a constant, a bound, a step count), not an algorithm's behaviour;
 * ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);
 * ``not_checkable`` — no finite experiment can decide the claim (or none exists yet);
 * ``not_implemented`` — an experiment could decide it, but the algorithm or the data it needs
