@@ -621,6 +621,12 @@ def emp_vs_pop(n, rng, m=100, d=4):
     return float(np.linalg.norm(data.mean() - inst.mean))
 
 
+def pop_norm(n, rng, m=100, d=4):
+    """The trivial control of :func:`emp_vs_pop`: ‖0 − χ‖ of outputting the origin."""
+    inst = QuadraticHypercubeInstance(d, alpha=0.3, scale=1.0, strength=1.0, radius=1.0)
+    return float(np.linalg.norm(inst.mean))
+
+
 @register_experiment("ghazi23.propB1.emp_vs_pop")
 def sweep_propb1_emp_vs_pop_in_n(claim, budget):
     return RateExperiment.for_claim(
@@ -629,6 +635,7 @@ def sweep_propb1_emp_vs_pop_in_n(claim, budget):
         "n",
         [1, 10, 100, 1000, 10000],
         replicates=Budget(quick=40, standard=200, full=1000)[budget],
+        trivial=pop_norm,
         note="sweep of nm with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is "
         "loose.",
     )
