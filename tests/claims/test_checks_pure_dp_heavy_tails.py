@@ -26,6 +26,15 @@ WEAK_AT_QUICK = {
 }
 # lowy26.sco.upper.nonprivate_term, bias held at S/sqrt(block) and log n divided out: consistent
 # lowy26.sco.upper.private_term decays faster than its O(n^-3/4) (-0.83 [-0.86, -0.79]): consistent
+RATE_AT_QUICK = {
+    # issue 36: a rate test is consistent only when a trivial output fails it and its exponent
+    # reach is <= 0.25 (else consistent_weak); a zero-spread sweep (a schedule) is formula
+    "lowy26.complexity.adapsg": "formula",
+    "lowy26.complexity.structured": "formula",
+    "lowy26.reduction.pop_localization": "consistent_weak",
+    "lowy26.sco.upper.nonprivate_term": "consistent_weak",
+    "lowy26.sco.upper.private_term": "consistent_weak",
+}
 IDS = [c.id for c in claims.load(paper=PAPER)]
 
 
@@ -41,6 +50,7 @@ def test_quick_verdict(cid):
     result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
     expected = "consistent_weak" if cid in WEAK_AT_QUICK else expected
+    expected = RATE_AT_QUICK.get(cid, expected)
     assert result["verdict"] == expected, (cid, result["summary"])
 
 
