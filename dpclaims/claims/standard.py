@@ -176,8 +176,7 @@ class RateExperiment:
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from ..rates import check_exponent, fit_power_law, sweep
         from ..rates.caveats import apply_caveats, sweep_caveats
-        from ..rates.controls import deterministic, strength
-        from ..rates.reach import exponent_reach
+        from ..rates.controls import DETERMINISTIC, deterministic
 
         result = sweep(
             self.experiment,
@@ -232,6 +231,19 @@ class RateExperiment:
                 verdict = Verdict.FORMULA
                 summary += f"; formula: {DETERMINISTIC}"
             return Outcome("rate", verdict, summary, RateEvidence(evidence))
+        verdict, weak = self._strength(result, verdict, seed, execution, evidence)
+        if weak:
+            summary += f"; {verdict}: {weak}"
+        return Outcome("rate", verdict, summary, RateEvidence(evidence))
+
+    def _strength(
+        self, result: Any, verdict: str, seed: int, execution: Execution, evidence: dict
+    ) -> tuple[str, str]:
+        """The controls and exponent reach of the sweep ``result`` (recorded in ``evidence``),
+        and ``(verdict, reason)``: ``consistent_weak`` with the reason where they fall short."""
+        from ..rates.controls import strength
+        from ..rates.reach import exponent_reach
+
         test = {
             "expected": self.expected,
             "margin": self.margin,
@@ -255,15 +267,13 @@ class RateExperiment:
         evidence["reach"] = reach.to_dict()
         verdict, weak = strength(verdict, bound=self.bound, trivial=controls[0], reach=reach)
         evidence["weak"] = weak
-        if weak:
-            summary += f"; {verdict}: {weak}"
-        return Outcome("rate", verdict, summary, RateEvidence(evidence))
+        return verdict, weak
 
     def _trivial_control(self, result: Any, test: dict, execution: Execution) -> Any:
         """The test applied to the trivial algorithm (not applicable to a lower bound)."""
         from ..rates import sweep
         from ..rates.caveats import Baseline
-        from ..rates.controls import NO_TRIVIAL, run_control, unavailable
+        from ..rates.controls import NO_TRIVIAL, NOT_APPLICABLE, run_control, unavailable
 
         trivial = self.trivial if self.trivial is not None else self.baseline
         if self.bound == "lower":
@@ -288,14 +298,6 @@ class RateExperiment:
             return run_control("trivial", what, result.values, errors, **test)
         except InputError as exc:  # e.g. a zero error: no power law to fit
             return unavailable("trivial", what, f"not fitted: {exc}")
-
-
-DETERMINISTIC = (
-    "every grid value's replicates are equal (zero spread): the sweep measures a deterministic "
-    "schedule or formula, not a noisy algorithm"
-)
-
-NOT_APPLICABLE = "not applicable: a constant output meets a lower bound (Ω) too"
 
 
 def _wrong_rate(result: Any, test: dict) -> Any:

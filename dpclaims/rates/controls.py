@@ -45,6 +45,13 @@ __all__ = [
 WRONG_RATE_SHIFT = 0.25
 """The exponent error of the wrong-rate control: the errors times ``value ** ±0.25``."""
 
+DETERMINISTIC = (
+    "every grid value's replicates are equal (zero spread): the sweep measures a deterministic "
+    "schedule or formula, not a noisy algorithm"
+)
+
+NOT_APPLICABLE = "not applicable: a constant output meets a lower bound (Ω) too"
+
 NO_TRIVIAL = (
     "no trivial control: the experiment names no trivial output (a constant or the initial "
     "point), so this test is not shown to fail for one"
