@@ -88,13 +88,6 @@ class ExponentReach:
         """True when the reach is at most :attr:`limit`."""
         return self.shift <= self.limit
 
-    def describe(self) -> str:
-        """E.g. ``"catches an exponent error of 0.18 with probability 0.9 (limit 0.25)"``."""
-        return (
-            f"catches an exponent error of {self.shift:.3g} with probability {self.power:g} "
-            f"(limit {self.limit:g})"
-        )
-
     def to_dict(self) -> dict:
         """JSON-ready fields."""
         return {
