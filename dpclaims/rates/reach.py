@@ -50,8 +50,8 @@ REACH_POWER = 0.9
 """The probability with which a rate test must catch an exponent error for it to be in reach."""
 
 DRAWS = 400
-"""Synthetic sweeps the reach is computed from (its 10 % quantile has a standard error of about
-``0.015 / density``: a few thousandths of an exponent at typical noise)."""
+"""Synthetic sweeps the reach is computed from: it moves by about 0.005 between seeds (standard
+deviation over 30 seeds of a reach of 0.26, 6 values × 10 replicates, log noise 0.3)."""
 
 SCALE_CONFIDENCE = 0.9
 """The replicate noise of one sweep is an estimate: the reach takes its scale at this upper
