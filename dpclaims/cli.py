@@ -847,9 +847,25 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         figure_path = _rate_figure_path(args, claim.id)
         header = {"id": claim.id, "paper": claim.paper, "kind": claim.kind}
         title = f"claim         {claim.id} ({claim.paper}, {claim.source})"
+    if args.control is not None:
+        experiment = _with_control(experiment, args.control)
     return _run_rate(
         args, experiment, seed=seed, figure_path=figure_path, header=header, title=title
     )
+
+
+def _with_control(experiment: Any, spec: str) -> Any:
+    """``experiment`` with ``--control module:function`` as its trivial algorithm."""
+    import dataclasses
+
+    from .claims.standard import RateExperiment
+
+    if not isinstance(experiment, RateExperiment):
+        raise InputError(
+            f"--control sets the trivial algorithm of a single rate sweep; this claim's "
+            f"experiment is a {type(experiment).__name__}: run it without --control"
+        )
+    return dataclasses.replace(experiment, trivial=_load_callable(spec, role="--control"))
 
 
 def _rate_figure_path(args: argparse.Namespace, name: str):
@@ -1127,6 +1143,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--figure",
         help="PNG file for the figure (default: CLAIM_ID.png in the current folder, which must "
         "not exist)",
+    )
+    p.add_argument(
+        "--control",
+        metavar="MODULE:FUNCTION",
+        help="the trivial algorithm (constant output or initial point), called as the "
+        "experiment is, control(value, rng, **fixed) -> its error; the rate test must call it "
+        "inconsistent for a consistent verdict (default: the claim's own, if any)",
     )
     p.add_argument(
         "--force",

@@ -10,11 +10,14 @@ Severity, mildest first (a combined check reports its worst part)::
 
 * ``consistent``    — the experiment could have failed and did not;
 * ``consistent_weak`` — a privacy audit that did not fail but would only have caught a
-  mechanism leaking more than twice the *claimed* ε (its reach, :mod:`dpclaims.audit.reach`);
-  it passes ``verify`` as ``consistent`` does and is counted apart, and fails
+  mechanism leaking more than twice the *claimed* ε (its reach, :mod:`dpclaims.audit.reach`),
+  or a rate test that did not fail but is not shown to fail for a trivial output, or misses an
+  exponent error of 0.25 (its controls and reach, :mod:`dpclaims.rates.controls`); it passes
+  ``verify`` as ``consistent`` does and is counted apart, and fails
   :func:`dpclaims.testing.assert_private`;
-* ``formula``       — a computed quantity matches the paper's formula: it checks a
-  transcription (of a constant, a bound, a step count), not an algorithm's behaviour;
+* ``formula``       — a computed quantity matches the paper's formula, or a rate sweep of a
+  deterministic schedule (replicates with zero spread) fits it: it checks a transcription (of
+  a constant, a bound, a step count), not an algorithm's behaviour;
 * ``skipped``       — the budget is too small for the experiment (it runs at a larger budget);
 * ``not_checkable`` — no finite experiment can decide the claim (or none exists yet);
 * ``not_implemented`` — an experiment could decide it, but the algorithm or the data it needs

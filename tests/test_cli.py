@@ -391,6 +391,10 @@ USER_RATE = textwrap.dedent(
 
     def biased_error(n, rng):
         return 0.5 + np.abs(rng.standard_normal((200, n)).mean(axis=1))
+
+    def origin_error(n, rng, scale=1.0):
+        # the trivial algorithm: output 0 for a mean of scale; its error does not fall with n
+        return scale * (1 + 0.1 * rng.random(200))
     """
 )
 
@@ -436,11 +440,14 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     done = _launch(
         user_folder,
         *("rate", "myrate:mean_error", "--expected", "-0.5", "--bound", "upper"),
-        *("--fixed", "scale=2.5", *grid, "--json"),
+        *("--fixed", "scale=2.5", *grid, "--json", "--control", "myrate:origin_error"),
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     payload = json.loads(done.stdout)
     assert payload["verdict"] == "consistent" and payload["experiment"] == "myrate:mean_error"
+    trivial = payload["evidence"]["controls"]["trivial"]
+    assert trivial["what"] == "origin_error" and trivial["verdict"] == "inconsistent"
+    assert payload["evidence"]["reach"]["within"]
     assert payload["evidence"]["sweep"]["fixed"] == {"scale": 2.5}
     assert payload["evidence"]["sweep"]["values"] == [16, 64, 256, 1024]
     assert payload["evidence"]["check"]["bound"] == "upper"
@@ -458,6 +465,8 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     assert done.returncode == 1, done.stderr
     assert "experiment    ./myrate.py:biased_error" in done.stdout
     assert "verdict       inconsistent" in done.stdout
+    assert "wrong rate    the measured error × n^+0.25: inconsistent" in done.stdout
+    assert "trivial       trivial output: no trivial control" in done.stdout
 
 
 def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
@@ -509,6 +518,15 @@ def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(
         ),
         (["rate", "lla24.alg1.risk", "--param", "d"], "--param is for your own function"),
         (["rate", "myrate:f", "--budget", "full"], "--budget sizes a registry claim's experiment"),
+        (
+            ["rate", "myrate:mean_error", "--values", "10,100,1000,10000", "--expected", "-0.5"]
+            + ["--control", "origin_error"],
+            "--control 'origin_error' must be 'module:function'",
+        ),
+        (
+            ["rate", "cgt24.complexity.unaccelerated", "--control", "myrate:origin_error"],
+            "--control sets the trivial algorithm of a single rate sweep",
+        ),
         (
             ["rate", "m:f", "--values", "1,10,100,1000", "--expected", "1", "--margin", "-1"],
             "--margin",

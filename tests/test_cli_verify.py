@@ -33,6 +33,11 @@ def power_law(value, rng, scale=1.0):
     return scale / value * np.exp(0.1 * rng.standard_normal())
 
 
+def flat(value, rng, scale=1.0):
+    """The trivial algorithm of ``power_law``: an error that does not fall with the value."""
+    return scale * np.exp(0.1 * rng.standard_normal())
+
+
 def _audit(name, epsilon, delta, trials):
     def build():
         claim = PrivacyClaim(epsilon, delta)
@@ -83,7 +88,13 @@ FAKES = {
     AUDIT_OK: lambda claim, budget: _audit("gaussian", 1.0, 1e-5, 4000),
     AUDIT_BAD: lambda claim, budget: _audit("laplace-half-scale", 1.0, 0.0, 20000),
     RATE: lambda claim, budget: RateExperiment(
-        power_law, "n", [10, 20, 40, 80, 160, 320], expected=-1.0, replicates=4, margin=0.15
+        power_law,
+        "n",
+        [10, 20, 40, 80, 160, 320],
+        expected=-1.0,
+        replicates=4,
+        margin=0.15,
+        trivial=flat,
     ),
     VALUE: lambda claim, budget: ValueExperiment(
         lambda rng: {"sigma": 2.0, "rounds": (10.0, 9.0, 11.0)}, {"sigma": 2.0, "rounds": 10.0}

@@ -255,6 +255,10 @@ class Claim:
     caveats : tuple of Caveat
         The paper's ambiguities and errata, and the specification's reconstructions, that bear
         on the claim (listed in the report's "Ambiguities and reconstructions").
+    transcription : bool
+        The claim's check compares a computed quantity with the paper's formula (a constant, a
+        calibration, a step count): its agreement is ``formula``, not ``consistent``
+        (``transcription = true`` in the TOML).
     extra : Mapping[str, Any]
         Other fields the spec gives (e.g. ``confidence``).
     """
@@ -278,6 +282,7 @@ class Claim:
     tested: str = ""
     why: str = ""
     caveats: tuple[Caveat, ...] = ()
+    transcription: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

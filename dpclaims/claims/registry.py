@@ -36,6 +36,8 @@ File layout (see any ``*.toml`` in this folder)::
     why = "..."                          #   and why
     caveats = [{kind = "erratum", text = "..."}]  # optional: the paper's ambiguities and
                                          #   errata, the spec's reconstructions (CAVEAT_KINDS)
+    transcription = true                 # optional: the check compares a computed quantity
+                                         #   with the paper's formula: agreement is `formula`
     checkable = false                    # optional, with `reason`: context-only claims
     reason = "..."
     confidence = "high"                  # any other scalar field is kept in Claim.extra
@@ -97,6 +99,7 @@ _STRUCTURED_FIELDS = (
     "tested",
     "why",
     "caveats",
+    "transcription",
 )
 _PAPER_FIELDS = {  # name -> required
     "id": True,
@@ -177,6 +180,14 @@ def _exponents(
             path, where, f"variables {both} appear in both 'exponents' and 'symbolic_exponents'"
         )
     return {k: float(v) for k, v in numeric.items()}, dict(symbolic)
+
+
+def _flag(table: dict[str, Any], name: str, path: Path, where: str) -> bool:
+    """An optional true/false field (false when absent)."""
+    value = table.get(name, False)
+    if not isinstance(value, bool):
+        raise _fail(path, where, f"field {name!r} must be true or false, got {value!r}")
+    return value
 
 
 def _checkability(table: dict[str, Any], path: Path, where: str) -> tuple[str | None, bool]:
@@ -341,6 +352,7 @@ def _claim(table: Any, index: int, paper_id: str, path: Path) -> Claim:
         implemented=implemented,
         **rate,
         caveats=_caveats(table, path, where),
+        transcription=_flag(table, "transcription", path, where),
         extra=extra,
     )
 

@@ -225,6 +225,7 @@ def _run_claim(
         raise
     except (Exception, SystemExit) as exc:  # the report completes; the claim records the fault
         return _error(claim, exc, own_seed, start)
+    outcome = _declared_formula(claim, outcome)
     result = ClaimResult.for_claim(
         claim,
         verdict=outcome.verdict,
@@ -236,6 +237,23 @@ def _run_claim(
     if confirm and outcome.verdict in FINDINGS:
         result = _confirm(result, experiment, confirmation_seed(seed, claim.id), execution)
     return replace(result, wall_time=time.perf_counter() - start)
+
+
+def _declared_formula(claim: Claim, outcome: Outcome) -> Outcome:
+    """A claim declared ``transcription = true`` in the registry agrees as ``formula``: its check
+    compares a computed quantity with the paper's formula, not an algorithm's behaviour."""
+    agrees = (Verdict.CONSISTENT, Verdict.CONSISTENT_WEAK)
+    computed = outcome.type in ("value", "rate")  # an audit is never a transcription
+    if not (claim.transcription and computed) or outcome.verdict not in agrees:
+        return outcome
+    summary = f"{outcome.summary}; formula: {TRANSCRIPTION}"
+    return replace(outcome, verdict=Verdict.FORMULA, summary=summary)
+
+
+TRANSCRIPTION = (
+    "the registry declares this check a transcription (a computed quantity against the "
+    "paper's formula)"
+)
 
 
 def _execute(experiment: Any, seed: int, execution: Execution) -> Outcome:

@@ -3,7 +3,8 @@
 Three files: ``claims.toml`` (the paper, one privacy claim and one rate claim), the
 experiments module it names (an :class:`~dpclaims.claims.standard.AuditExperiment` of a
 Laplace mean and a :class:`~dpclaims.claims.standard.RateExperiment` of its error in
-``n``, sized with :class:`~dpclaims.claims.Budget`) and a pytest test.  As written,
+``n``, with a constant output as its trivial control, sized with
+:class:`~dpclaims.claims.Budget`) and a pytest test.  As written,
 ``dpclaims verify --registry DIR`` finds both claims consistent in seconds; the user then
 replaces the mechanism, the error function and the claims with their own.
 """
@@ -107,6 +108,12 @@ def mean_error(n: float, rng: np.random.Generator, *, draws: int = 200) -> float
     return float(np.sqrt(np.mean((values.mean(axis=1) + noise - 0.5) ** 2)))
 
 
+def constant_error(n: float, rng: np.random.Generator, *, draws: int = 200) -> float:
+    """The trivial control: the error of outputting 0 whatever the data (0.5 at every n); the
+    rate test must call it inconsistent for the claim to be more than consistent_weak."""
+    return 0.5
+
+
 @register_experiment("$paper_id.mean.privacy")
 def audit_mean_privacy(claim, budget):
     return AuditExperiment(
@@ -120,7 +127,12 @@ def audit_mean_privacy(claim, budget):
 @register_experiment("$paper_id.mean.rate")
 def sweep_mean_rate_in_n(claim, budget):
     return RateExperiment.for_claim(
-        claim, mean_error, "n", GRID[budget], replicates=REPLICATES[budget]
+        claim,
+        mean_error,
+        "n",
+        GRID[budget],
+        replicates=REPLICATES[budget],
+        trivial=constant_error,
     )
 ''')
 

@@ -114,6 +114,16 @@ class RateExperiment:
     :class:`~dpclaims.rates.caveats.Baseline`, e.g. the initial point): where the sweep does
     no better, or where its local slopes drift, an ``inconsistent`` verdict becomes
     ``inconclusive`` with the reason (:func:`~dpclaims.rates.caveats.sweep_caveats`).
+
+    Every verdict comes with its controls and exponent reach (:mod:`dpclaims.rates.controls`):
+    ``trivial`` is the trivial algorithm (the constant output or initial point the paper's
+    algorithm starts from): a callable ``trivial(value, rng, **fixed) -> error`` swept like
+    ``experiment`` on the same seeds, or a :class:`~dpclaims.rates.caveats.Baseline`; without
+    one the ``baseline`` serves.  A ``consistent`` verdict stays so only when the trivial
+    control comes out ``inconsistent`` and the reach is at most ``reach_limit`` (default
+    :data:`~dpclaims.rates.reach.REACH_LIMIT`), else it is
+    ``consistent_weak`` with the reason; a sweep whose replicates have zero spread (a
+    deterministic schedule) is ``formula`` where it would be ``consistent``.
     """
 
     experiment: Callable
@@ -129,6 +139,8 @@ class RateExperiment:
     limit: str = "large"
     stated: Any = None
     baseline: Any = None
+    trivial: Any = None
+    reach_limit: float = 0.25
 
     @classmethod
     def for_claim(
@@ -164,6 +176,7 @@ class RateExperiment:
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         from ..rates import check_exponent, fit_power_law, sweep
         from ..rates.caveats import apply_caveats, sweep_caveats
+        from ..rates.controls import DETERMINISTIC, deterministic
 
         result = sweep(
             self.experiment,
@@ -212,7 +225,90 @@ class RateExperiment:
             evidence["baseline"] = self.baseline.to_dict(result.values)
         if verdict != check.verdict:
             summary += f"; inconclusive, {'; '.join(caveats)}"
+        if deterministic(result.errors):
+            evidence["deterministic"] = True
+            if verdict == Verdict.CONSISTENT:
+                verdict = Verdict.FORMULA
+                summary += f"; formula: {DETERMINISTIC}"
+            return Outcome("rate", verdict, summary, RateEvidence(evidence))
+        verdict, weak = self._strength(result, verdict, seed, execution, evidence)
+        if weak:
+            summary += f"; {verdict}: {weak}"
         return Outcome("rate", verdict, summary, RateEvidence(evidence))
+
+    def _strength(
+        self, result: Any, verdict: str, seed: int, execution: Execution, evidence: dict
+    ) -> tuple[str, str]:
+        """The controls and exponent reach of the sweep ``result`` (recorded in ``evidence``),
+        and ``(verdict, reason)``: ``consistent_weak`` with the reason where they fall short."""
+        from ..rates.controls import strength
+        from ..rates.reach import exponent_reach
+
+        test = {
+            "expected": self.expected,
+            "margin": self.margin,
+            "bound": self.bound,
+            "limit": self.limit,
+            "method": self.method,
+            "seed": seed,
+        }
+        controls = (self._trivial_control(result, test, execution), _wrong_rate(result, test))
+        reach = exponent_reach(
+            result.values,
+            result.errors,
+            margin=self.margin,
+            bound=self.bound,
+            limit=self.limit,
+            method=self.method,
+            reach_limit=self.reach_limit,
+            seed=seed,
+        )
+        evidence["controls"] = {c.name: c.to_dict() for c in controls}
+        evidence["reach"] = reach.to_dict()
+        verdict, weak = strength(verdict, bound=self.bound, trivial=controls[0], reach=reach)
+        evidence["weak"] = weak
+        return verdict, weak
+
+    def _trivial_control(self, result: Any, test: dict, execution: Execution) -> Any:
+        """The test applied to the trivial algorithm (not applicable to a lower bound)."""
+        from ..rates import sweep
+        from ..rates.caveats import Baseline
+        from ..rates.controls import NO_TRIVIAL, NOT_APPLICABLE, run_control, unavailable
+
+        trivial = self.trivial if self.trivial is not None else self.baseline
+        if self.bound == "lower":
+            return unavailable("trivial", "trivial output", NOT_APPLICABLE)
+        if trivial is None:
+            return unavailable("trivial", "trivial output", NO_TRIVIAL)
+        if isinstance(trivial, Baseline):
+            what = trivial.name
+            errors = np.repeat(trivial.at(result.values)[:, None], result.replicates, axis=1)
+        else:
+            what = getattr(trivial, "__qualname__", type(trivial).__name__)
+            errors = sweep(
+                trivial,
+                param=self.param,
+                values=list(self.values),
+                replicates=self.replicates,
+                seed=test["seed"],
+                fixed=dict(self.fixed),
+                execution=execution.narrowed("trivial"),
+            ).errors
+        try:
+            return run_control("trivial", what, result.values, errors, **test)
+        except InputError as exc:  # e.g. a zero error: no power law to fit
+            return unavailable("trivial", what, f"not fitted: {exc}")
+
+
+def _wrong_rate(result: Any, test: dict) -> Any:
+    """The test applied to the measured errors times the swept variable to the power ±0.25."""
+    from ..rates.controls import run_control, wrong_rate_errors
+
+    errors, power = wrong_rate_errors(
+        result.values, result.errors, bound=test["bound"], limit=test["limit"]
+    )
+    what = f"the measured error × {result.param}{power}"
+    return run_control("wrong_rate", what, result.values, errors, **test)
 
 
 def _within(

@@ -275,7 +275,8 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
         "is (a derived bound, not the paper's, is never called claimed); a rate claim is "
         "<em>inconsistent</em> when the fitted "
         "exponent's interval excludes the claimed exponent ± margin, <em>inconclusive</em> when "
-        "the interval is too wide to decide.</p>",
+        "the interval is too wide to decide, <em>consistent (weak)</em> when the same test "
+        "passes a trivial output or would miss an exponent error of 0.25 (its reach).</p>",
         "<table><tr><th>claim</th><th>paper</th><th>kind</th><th>verdict</th><th>key "
         f"figure</th></tr>{rows}</table>",
     ]

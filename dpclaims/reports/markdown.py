@@ -236,7 +236,8 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
         "it is audited against: the claimed ε, or a bound named as what it is (a derived bound, "
         "not the paper's, is never called claimed); a rate claim is *inconsistent* when the "
         "fitted exponent's interval excludes the claimed exponent ± margin, *inconclusive* when "
-        "the interval is too wide to decide. "
+        "the interval is too wide to decide, *consistent (weak)* when the same test passes a "
+        "trivial output or would miss an exponent error of 0.25 (its reach). "
         "Claims without an experiment are listed as not checkable, with the reason.",
         "",
         "| claim | paper | kind | verdict | key figure |",

@@ -31,6 +31,7 @@ __all__ = [
     "CombinedEvidence",
     "Outcome",
     "allowed",
+    "control_text",
 ]
 
 Row = tuple[str, str]
@@ -308,6 +309,7 @@ class RateEvidence(Evidence):
                 + ("; slope drifts over the grid" if check.get("drifting") else ""),
             ),
         ]
+        rows += self._control_rows()
         claim = self.claim
         if claim.get("stated"):
             bound = "" if claim["bound"] == "order" else f" ({claim['bound']} bound)"
@@ -320,10 +322,49 @@ class RateEvidence(Evidence):
             rows.append(("sweep seed", str(sweep["seed"])))
         return rows
 
+    @property
+    def controls(self) -> Mapping[str, Mapping[str, Any]]:
+        """``{"trivial": ..., "wrong_rate": ...}``: the test applied to a trivial algorithm and to
+        a wrong-rate variant (:class:`dpclaims.rates.controls.Control`), or {} (a deterministic
+        sweep, or results written before controls)."""
+        return self.record.get("controls") or {}
+
+    @property
+    def reach(self) -> Mapping[str, Any]:
+        """The exponent reach (:class:`dpclaims.rates.ExponentReach`), or {}."""
+        return self.record.get("reach") or {}
+
+    def _control_rows(self) -> list[Row]:
+        rows = []
+        if self.record.get("deterministic"):
+            rows.append(("replicates", "zero spread at every value: a deterministic schedule"))
+        for name, label in (("trivial", "trivial"), ("wrong_rate", "wrong rate")):
+            control = self.controls.get(name)
+            if control:
+                rows.append((label, control_text(control)))
+        reach = self.reach
+        if reach:
+            rows.append(
+                (
+                    "reach",
+                    f"{number(reach['shift'], '.3f')}: the smallest exponent error caught with "
+                    f"probability {reach['power']:g} (limit {reach['limit']:g})",
+                )
+            )
+        if self.record.get("weak"):
+            rows.append(("why weak", self.record["weak"]))
+        return rows
+
     def key_figure(self, summary: str) -> str:
         check = self.check
         claimed = check.get("claimed") or f"{check['expected']:g} ± {check['margin']:g}"
-        return f"slope {check['exponent']:.3f} {_interval(check)} vs {claimed}"
+        figure = f"slope {check['exponent']:.3f} {_interval(check)} vs {claimed}"
+        if self.reach:
+            figure += f"; reach {number(self.reach['shift'], '.2f')}"
+        trivial = self.controls.get("trivial")
+        if trivial:
+            figure += f"; trivial control {trivial['verdict'] or 'none'}"
+        return figure
 
     def measured(self, summary: str) -> str:
         sweep, check = self.sweep, self.check
@@ -344,6 +385,17 @@ class RateEvidence(Evidence):
             "tell whether the exponent lies inside the band"
         )
         return f"{why}; also {caveats}" if caveats else why
+
+
+def control_text(control: Mapping[str, Any]) -> str:
+    """A control in words: what it is, and its verdict and slope (or why it did not run)."""
+    if control.get("verdict") is None:
+        return f"{control['what']}: {control.get('reason', '')}"
+    low, high = control["interval"]
+    return (
+        f"{control['what']}: {control['verdict']} (slope {number(control['exponent'], '.3f')} "
+        f"[{number(low, '.3f')}, {number(high, '.3f')}])"
+    )
 
 
 @dataclass(frozen=True)

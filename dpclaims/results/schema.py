@@ -121,6 +121,19 @@ AUDIT_EVIDENCE = {
 }
 """Evidence of an audit: :meth:`dpclaims.audit.AuditResult.to_dict` (further fields allowed)."""
 
+_CONTROL = {
+    "type": "object",
+    "required": ["name", "what", "verdict", "exponent", "interval", "reason"],
+    "properties": {
+        "name": _STRING,
+        "what": _STRING,
+        "verdict": {"type": ["string", "null"]},
+        "exponent": _OPT_NUMBER,
+        "interval": {"type": ["array", "null"]},
+        "reason": _STRING,
+    },
+}
+
 RATE_EVIDENCE = {
     "type": "object",
     "required": ["sweep", "fit", "check"],
@@ -159,9 +172,29 @@ RATE_EVIDENCE = {
                 "confidence": _LEVEL,
             },
         },
+        "controls": {
+            "type": "object",
+            "properties": {"trivial": _CONTROL, "wrong_rate": _CONTROL},
+        },
+        "reach": {
+            "type": "object",
+            "required": ["shift", "power", "limit", "within"],
+            "properties": {
+                "shift": {"type": "number", "minimum": 0},
+                "power": _LEVEL,
+                "limit": {"type": "number", "minimum": 0},
+                "within": {"type": "boolean"},
+            },
+        },
+        "weak": _STRING,
+        "deterministic": {"type": "boolean"},
     },
 }
-"""Evidence of a rate check: sweep, power-law fit and exponent verdict (their ``to_dict()``)."""
+"""Evidence of a rate check: sweep, power-law fit and exponent verdict (their ``to_dict()``);
+since issue 36 also its ``controls`` (the test applied to a trivial algorithm and to a
+wrong-rate variant; ``verdict`` null when a control did not run, with its ``reason``), its
+exponent ``reach``, the ``weak`` reason of a ``consistent_weak`` verdict, and ``deterministic``
+for a sweep whose replicates have zero spread (optional: older documents lack them)."""
 
 VALUE_EVIDENCE = {
     "type": "object",

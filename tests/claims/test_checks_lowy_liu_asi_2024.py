@@ -16,21 +16,7 @@ CONSISTENT = {
     "lla24.alg1.reference_eps",
     "lla24.alg2.noise_calibration",
     "lla24.alg2.reference_eps",
-    "lla24.alg1.risk",
-    "lla24.lemma23.stability",
     "lla24.lemmaB3.sgd",
-    "lla24.lemma35.variance",
-    "lla24.lemmaD1.smoothing",
-    "lla24.alg1.complexity",
-    "lla24.alg3.complexity.stat",
-    "lla24.alg3.complexity.priv",
-    "lla24.alg3.complexity.C1",
-    "lla24.alg3.complexity.headline",
-    "lla24.alg3ns.complexity",
-    "lla24.alg3ns.complexity.omitted",
-    "lla24.lemmaC4.acsa",
-    "lla24.alg3sc.complexity",
-    "lla24.alg3.risk.stat",  # 20 replicates at quick: consistent at seeds 0-3 (#26)
 }
 # privacy audits in parts (#36), all on the same pair and statistic: the paper's theorem
 # ("theorem", (2, δ)), the paper's intermediate guarantee where it states one for the released
@@ -58,11 +44,25 @@ NOT_CONTRADICTED = {
 # the spec's strongly convex wrapper (§2.5, not from the paper) is flat in m with privacy noise,
 # but at the quick budget its excess never gets below that of outputting the origin: saturated,
 # so inconclusive
-# Algorithm 1 over Algorithm 3 on one family (#36): the ratio's exponent (the difference of
-# theirs) is 0.20 [-0.18, 0.58] at quick: the interval straddles 0, the gap is not shown
 OBSERVED: dict = {
     "lla24.alg3sc.risk.priv": "inconclusive",
+    # issue 36: a rate test is consistent only when a trivial output fails it and its exponent
+    # reach is <= 0.25 (else consistent_weak); a zero-spread sweep (a schedule) is formula
+    "lla24.alg1.complexity": "formula",
+    "lla24.alg1.risk": "consistent_weak",
     "lla24.alg1.suboptimality": "inconclusive",
+    "lla24.alg3.complexity.C1": "formula",
+    "lla24.alg3.complexity.headline": "formula",
+    "lla24.alg3.complexity.priv": "formula",
+    "lla24.alg3.complexity.stat": "formula",
+    "lla24.alg3.risk.stat": "consistent_weak",
+    "lla24.alg3ns.complexity": "formula",
+    "lla24.alg3ns.complexity.omitted": "formula",
+    "lla24.alg3sc.complexity": "formula",
+    "lla24.lemma23.stability": "consistent_weak",
+    "lla24.lemma35.variance": "consistent_weak",
+    "lla24.lemmaC4.acsa": "formula",
+    "lla24.lemmaD1.smoothing": "consistent_weak",
 }
 # full Algorithm 3 sweeps: ~2 s each alone, > 5 s on a loaded machine
 SLOW = {
@@ -178,5 +178,6 @@ def test_suboptimality_compares_the_two_algorithms_on_one_family(monkeypatch):
 
     monkeypatch.setattr(checks, "alg3_risk", flat_alg3)
     result = experiment.run(seed=0, execution=SERIAL)
-    assert result.verdict == "consistent", result.summary
+    # the gap shows (not inconclusive); at quick its exponent reach (0.56) keeps it weak (#36)
+    assert result.verdict == "consistent_weak" and "reach" in result.summary, result.summary
     assert all(s == {"normalised": True, **checks.GAP_FAMILY} for s in seen)

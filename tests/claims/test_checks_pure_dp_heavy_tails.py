@@ -29,6 +29,16 @@ INCONCLUSIVE_AT_QUICK = {
 # RT2 (lowy26.sco.upper.private_term, k = 4; lowy26.reduction.pop_localization, k = 2), the
 # ratio to the constant output on a family with non-shrinking members, n = 1e4..1e6: -0.92
 # [-1.00, -0.85] and -0.66 [-0.77, -0.54], consistent; ratio at 1e6 0.003 and 0.075
+# lowy26.sco.upper.private_term decays faster than its O(n^-3/4) (-0.83 [-0.86, -0.79]): consistent
+RATE_AT_QUICK = {
+    # issue 36: a rate test is consistent only when a trivial output fails it and its exponent
+    # reach is <= 0.25 (else consistent_weak); a zero-spread sweep (a schedule) is formula
+    "lowy26.complexity.adapsg": "formula",
+    "lowy26.complexity.structured": "formula",
+    "lowy26.reduction.pop_localization": "consistent_weak",
+    "lowy26.sco.upper.nonprivate_term": "consistent_weak",
+    "lowy26.sco.upper.private_term": "consistent",  # RT2: the constant output is its control
+}
 IDS = [c.id for c in claims.load(paper=PAPER)]
 
 
@@ -43,6 +53,7 @@ def test_every_claim_has_an_experiment_or_a_reason():
 def test_quick_verdict(cid):
     result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
+    expected = RATE_AT_QUICK.get(cid, expected)
     assert result["verdict"] == expected, (cid, result["summary"])
 
 

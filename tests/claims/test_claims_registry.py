@@ -348,6 +348,7 @@ def test_every_marked_claim_lists_its_caveat(kind):
             ["exclude each other"],
         ),
         ('bound = "order"', 'bound = "order"\nimplemented = "no"', ["'implemented' must be true"]),
+        ('confidence = "high"', "transcription = 1", ["'transcription' must be true or false"]),
         ('confidence = "high"', 'caveats = "typo"', ["field 'caveats' must be a list"]),
         (
             'confidence = "high"',

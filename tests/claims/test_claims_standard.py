@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -50,10 +52,19 @@ def test_rate_experiment_verdicts(true, claimed, verdict):
         expected=claimed,
         replicates=8,
         fixed={"exponent": true},
+        trivial=constant_error,
     )
     out = exp.run(seed=2, execution=SERIAL)
     assert out["type"] == "rate" and out["verdict"] == verdict
-    assert set(out["evidence"]) >= {"sweep", "fit", "check"}
+    assert set(out["evidence"]) >= {"sweep", "fit", "check", "controls", "reach"}
+    # without a trivial control the test is not shown to fail for a constant output
+    weak = replace(exp, trivial=None).run(seed=2, execution=SERIAL)["verdict"]
+    assert weak == ("consistent_weak" if verdict == "consistent" else verdict)
+
+
+def constant_error(n, rng, exponent):
+    """The trivial algorithm of ``power_law_error``: an error that does not fall with n."""
+    return float(np.exp(0.1 * rng.standard_normal()))
 
 
 def test_value_experiment_points_and_intervals():
@@ -78,6 +89,7 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
         expected=-0.5,
         replicates=6,
         fixed={"exponent": -0.5},
+        trivial=constant_error,  # its sweep checkpoints into the part's own subfolder
     )
     bad = RateExperiment(
         power_law_error,

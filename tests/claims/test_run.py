@@ -353,3 +353,31 @@ def test_multiplicity_counts_tests_and_expected_false_findings(make_claim):
     assert out["expected_false_confirmed"] == pytest.approx(0.0075)
     assert (out["findings_confirmed"], out["findings_not_confirmed"]) == (1, 1)
     assert out["levels"] == [0.05]
+
+
+def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch):
+    """diff2gd.prop41.calibration is declared ``transcription = true``: its computed quantities
+    matching the paper's formula give ``formula``; a mismatch stays ``inconsistent``; an audit
+    is never a transcription."""
+    from dpclaims.claims.run import _declared_formula
+    from dpclaims.results import Outcome
+
+    claims.registered_experiments()
+    declared = get("diff2gd.prop41.calibration")
+    assert declared.transcription and not get(CLAIM).transcription
+    for verdict, expected in (
+        ("consistent", "formula"),
+        ("consistent_weak", "formula"),
+        ("inconsistent", "inconsistent"),
+    ):
+        experiment = Returns(_value(verdict))
+        monkeypatch.setitem(_FACTORIES, declared.id, lambda claim, budget, e=experiment: e)
+        result = run_claim(declared, execution=SERIAL, confirm=False)
+        assert result["verdict"] == expected
+        assert ("declares this check a transcription" in result["summary"]) == (
+            expected == "formula"
+        )
+    audit = Outcome.from_json(
+        {"type": "audit", "verdict": "consistent", "summary": "", "evidence": {}}
+    )
+    assert _declared_formula(declared, audit).verdict == "consistent"

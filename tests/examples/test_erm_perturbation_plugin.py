@@ -76,7 +76,8 @@ def test_rate_runs_a_plugin_claim_and_its_function(installed, tmp_path):
         "--fixed",
         "draws=100",
     ]
-    own = ["--expected", "-2", "--bound", "upper", *fixed, *grid]
+    control = ["--control", "erm_perturbation.experiments:origin_excess_risk"]
+    own = ["--expected", "-2", "--bound", "upper", *fixed, *grid, *control]
     done = _dpclaims(
         installed, tmp_path, ["rate", "erm_perturbation.experiments:alg2_excess_risk", *own]
     )

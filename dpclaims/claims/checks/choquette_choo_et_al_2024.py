@@ -185,6 +185,16 @@ def rt4_excess(
     return inst.excess_risk(algo.run(inst.sample(n, 1, rng), rng, trials).theta)
 
 
+def rt4_origin(
+    n: int, rng, d: int = 16, epsilon: float = 1.0, trials: int = 4, batch_size: int | None = None
+) -> float:
+    """The trivial control of :func:`rt4_excess`: the excess risk of outputting the origin, where
+    the algorithm starts (‖m‖ = 0.3 at every n)."""
+    mean = np.zeros(d)
+    mean[0] = 0.3
+    return float(LinearBallInstance(mean).excess_risk(np.zeros((1, d)))[0])
+
+
 def rt5_excess(
     batch_size: int, rng, n: int = 2**16, d: int = 16, epsilon: float = 1.0, trials: int = 4
 ) -> np.ndarray:
@@ -836,7 +846,7 @@ def sweep_v2_statistical_rate_in_n(claim, budget):
         quick=[2**12, 2**13, 2**14, 2**15, 2**16], standard=[2**10, 2**12, 2**14, 2**16, 2**18]
     )
     return RateExperiment.for_claim(
-        claim, rt4_excess, "n", values[budget], replicates=REPLICATES[budget]
+        claim, rt4_excess, "n", values[budget], replicates=REPLICATES[budget], trivial=rt4_origin
     )
 
 

@@ -11,6 +11,7 @@ quantities (``…_holds``) are 1.0 when an inequality the paper proves holds on 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from dpclaims.hardinstances.pure_dp_heavy_tails import (
 )
 from dpclaims.losses import AbsoluteLoss, LinearLoss, project_ball_intersection
 from dpclaims.problem import Problem
+from dpclaims.rates.caveats import Baseline
 from dpclaims.targets.pure_dp_heavy_tails import (
     ALG7_TIGHT,
     AUDIT_N,
@@ -724,6 +726,12 @@ def _alg1_n_sweep(
     )
 
 
+def rt2_constant_output_ratio(n: float, *, k: float) -> float:
+    """The constant output's value of :func:`rt2_ratio`: 1 (its excess over itself), over the
+    same log factor ceil(log2 n)^(1-1/k)."""
+    return 1.0 / math.ceil(math.log2(n)) ** (1 - 1 / k)
+
+
 def _rt2_experiment(claim, budget, *, k: float) -> CombinedExperiment:
     """RT2 at moment order ``k``: the exponent of Algorithm 1's ratio to the constant output on
     the family of :func:`rt2_ratio`, and that ratio at the largest n against
@@ -738,6 +746,7 @@ def _rt2_experiment(claim, budget, *, k: float) -> CombinedExperiment:
         at={"k": k},
         replicates=SWEEP_REPLICATES[budget],
         fixed={"k": k, "trials": trials},
+        trivial=Baseline("the constant output 0", partial(rt2_constant_output_ratio, k=k)),
         note=f"k = {k:g}, eps = 0.5: the family's worst 0.9-quantile excess of Alg 1 (J = 1) over "
         "the constant output 0's worst excess, log factor ceil(log2 n)^(1-1/k) divided out; "
         f"members p = S/(eps n), S in {{1, 10, 100}} (shrinking signal) and p in {RT2_FIXED_P} "

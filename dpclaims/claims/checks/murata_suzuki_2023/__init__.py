@@ -148,6 +148,14 @@ def utility(value, rng, *, param="N", algorithm="diff2-gd", N=4000, d=10, trials
     return inst.gradient_norm_sq(run.analysed_points()).mean(axis=1)
 
 
+def start_utility(value, rng, *, param="N", algorithm="diff2-gd", N=4000, d=10, trials=TRIALS):
+    """The trivial control of :func:`utility`: ``‖∇f(x0)‖²`` of outputting the point the
+    algorithm starts from, on the same instance."""
+    big_n, dim = (value, d) if param == "N" else (N, value)
+    inst, _ = _build(algorithm, big_n, dim)
+    return float(inst.gradient_norm_sq(inst.x0))
+
+
 def utility_ratio(value, rng, *, d=10, trials=TRIALS):
     """Remark 4.4: mean utility of DIFF2-GD over that of DP-GD at N = ``value``."""
     a = utility(value, rng, algorithm="diff2-gd", d=d, trials=trials)
@@ -661,6 +669,7 @@ def _sweep_in_d(claim, algorithm, budget):
         GRID_D[budget],
         replicates=REPLICATES[budget],
         fixed={"param": "d", "algorithm": algorithm, "N": n},
+        trivial=start_utility,
         note=f"the spec's Cauchy instance for rate tests, d sweep at N = {n} with the theory "
         "schedule at each d",
     )
@@ -677,6 +686,7 @@ def _sweep_in_n_and_d(claim, algorithm, budget, *, n_note, note):
                 GRID_N[budget],
                 replicates=REPLICATES[budget],
                 fixed={"algorithm": algorithm},
+                trivial=start_utility,
                 note=n_note,
             ),
             "d": _sweep_in_d(claim, algorithm, budget),
