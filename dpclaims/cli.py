@@ -288,7 +288,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             return _print_certain(args, description, found)
     else:
         sequential = per_call is not None and not args.fixed_trials
-        result = (_sequential(args) if sequential else audit)(
+        run = audit
+        if sequential:  # its estimate and looks on stderr, unless --json
+            from dataclasses import replace
+
+            from .audit.sequential import audit_sequential as run
+
+            execution = replace(execution, progress=not args.json)
+        result = run(
             mechanism,
             d0,
             d1,
@@ -379,16 +386,6 @@ def _per_call(function: Any, execution: Any) -> Any:
     if batched or seed_type_of(function) is None:
         return None
     return percall(function, execution=execution)
-
-
-def _sequential(args: argparse.Namespace) -> Any:
-    """:func:`dpclaims.audit.audit_sequential` stating its estimate and looks on stderr (unless
-    --json)."""
-    from functools import partial
-
-    from .audit.sequential import audit_sequential, log_stderr
-
-    return partial(audit_sequential, log=None if args.json else log_stderr)
 
 
 def _check_pair_differs(d0: Any, d1: Any) -> None:

@@ -105,15 +105,14 @@ def audit_sequential(
     neighbours: Neighbours | None = None,
     execution: Execution = DEFAULT_EXECUTION,
     reference: Reference = NO_REFERENCE,
-    log: Callable[[str], Any] | None = None,
 ) -> AuditResult:
     """:func:`~dpclaims.audit.audit` on a schedule of looks, stopping at the first that
     decides (see the module docstring).
 
     ``trials``: trials per dataset of the last look; ``first``: of the first (at least
-    :data:`~dpclaims.audit.MIN_TRIALS`).  ``log(line)`` receives the estimate (for a
-    :class:`~dpclaims.audit.percall.PerCall` mechanism, timed on a pilot) and one line per look
-    (default: stderr when ``execution.progress`` is on).  The other options are
+    :data:`~dpclaims.audit.MIN_TRIALS`).  With ``execution.progress`` on, stderr receives the
+    estimate (for a :class:`~dpclaims.audit.percall.PerCall` mechanism, timed on a pilot) and
+    one line per look, in place of the looks' own progress bars.  The other options are
     :func:`~dpclaims.audit.audit`'s, applied to every look.  The result is the stopping look's,
     its ``confidence`` the joint one, with a note naming the look and the trials spent.
     """
@@ -128,8 +127,7 @@ def audit_sequential(
         )
     looks = schedule(first, trials)
     look_confidence = 1.0 - (1.0 - confidence) / len(looks)
-    if log is None and execution.progress:
-        log = log_stderr
+    log = log_stderr if execution.progress else None
     notes = []
     if isinstance(mechanism, PerCall):
         notes.append(_estimate(mechanism, d0, looks))
@@ -147,7 +145,7 @@ def audit_sequential(
             seed=_look_seed(seed, j),
             test=test,
             neighbours=neighbours,
-            execution=execution.narrowed(f"look-{j}"),
+            execution=dataclasses.replace(execution.narrowed(f"look-{j}"), progress=False),
             reference=reference,
         )
         spent += n

@@ -202,7 +202,6 @@ def exponent_reach(
     power: float = REACH_POWER,
     reach_limit: float = REACH_LIMIT,
     draws: int = DRAWS,
-    bootstrap: int = BOOTSTRAP,
     seed: int = 0,
 ) -> ExponentReach:
     """The reach of the rate test of ``errors`` (G, R) over ``values`` (G,).
@@ -214,7 +213,7 @@ def exponent_reach(
     method, groups : the fit's (``"logs"`` or ``"mom"``)
     power : the detection probability the reach is defined at
     reach_limit : the largest reach a ``consistent`` verdict allows (reported with the reach)
-    draws, bootstrap : synthetic sweeps, and percentile-bootstrap resamples of each
+    draws : synthetic sweeps (each with :data:`BOOTSTRAP` percentile-bootstrap resamples)
     seed : seed of the draws
 
     Returns
@@ -235,7 +234,7 @@ def exponent_reach(
     rng = np.random.default_rng(child_seed(seed, 2))
     ys = _synthetic(y, x, draws, rng)
     low, high = _offsets(
-        x, ys, method=method, groups=groups, confidence=confidence, bootstrap=bootstrap, rng=rng
+        x, ys, method=method, groups=groups, confidence=confidence, bootstrap=BOOTSTRAP, rng=rng
     )
     # inconsistent above when δ + low > margin, below when -δ + high < -margin
     reach = {

@@ -14,6 +14,7 @@ from dpclaims.audit.sequential import trials_spent
 from dpclaims.execution import Execution
 
 SERIAL = Execution(workers=1)
+LOGGED = Execution(workers=1, progress=True)
 
 
 def leaky_max(data, rng):
@@ -31,8 +32,7 @@ def test_schedule_doubles_up_to_the_last_look():
     assert schedule(100, 100) == [100]
 
 
-def test_a_leak_stops_at_the_first_look():
-    logged = []
+def test_a_leak_stops_at_the_first_look(capsys):
     result = audit_sequential(
         percall(leaky_max, execution=SERIAL),
         np.zeros(5),
@@ -40,9 +40,9 @@ def test_a_leak_stops_at_the_first_look():
         PrivacyClaim(1.0, 0.0),
         trials=8000,
         first=500,
-        execution=SERIAL,
-        log=logged.append,
+        execution=LOGGED,
     )
+    logged = capsys.readouterr().err.splitlines()
     assert result.verdict == "violation"
     assert result.trials == 500 and result.confidence == 0.95
     assert logged[0].startswith("estimate:") and "at most 15,500 trials" in logged[0]
@@ -51,8 +51,7 @@ def test_a_leak_stops_at_the_first_look():
     assert trials_spent(result) == 500
 
 
-def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look():
-    logged = []
+def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look(capsys):
     result = audit_sequential(
         laplace_sum,
         np.array([0.0]),
@@ -60,9 +59,9 @@ def test_a_correct_mechanism_is_not_stopped_by_an_undecided_look():
         PrivacyClaim(8.0, 0.0),  # far above the pair's ε = 1: consistent_weak until the last
         trials=400,
         first=100,
-        execution=SERIAL,
-        log=logged.append,
+        execution=LOGGED,
     )
+    logged = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[0] for line in logged] == ["look 1/3", "look 2/3", "look 3/3"]
     assert result.trials == 400 and result.verdict != "violation"
     assert trials_spent(result) == 700
