@@ -81,9 +81,7 @@ def mixture_delta(epsilon: float, mu: float, q: float) -> float:
     """The larger hockey-stick divergence at ``epsilon`` of ``(Q, P)`` and ``(P, Q)``, exact."""
     # Q over P: L(x) > ε iff x > t, t solving L(t) = ε
     t = (math.log((math.exp(epsilon) - 1.0 + q) / q) + mu * mu / 2.0) / mu
-    forward = (1 - q) * stats.norm.sf(t) + q * stats.norm.sf(t - mu) - math.exp(epsilon) * (
-        stats.norm.sf(t)
-    )
+    forward = (1 - q - math.exp(epsilon)) * stats.norm.sf(t) + q * stats.norm.sf(t - mu)
     backward = 0.0
     low = math.exp(-epsilon) - 1.0 + q  # P over Q: L(x) < -ε iff x < s, possible when low > 0
     if low > 0:
@@ -132,9 +130,7 @@ def xiang_p_value(profile, u: int, r: int, n: int, nodes: int = 20_001, sds: flo
     a, b = float(n - r), float(r + 1)
     mean, sd = a / (a + b), math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
     w = np.linspace(max(1e-15, mean - sds * sd), min(1 - 1e-15, mean + sds * sd), nodes)
-    log_density = (
-        (a - 1) * np.log(w) + (b - 1) * np.log1p(-w) + special.betaln(a, b) * -1.0
-    )
+    log_density = (a - 1) * np.log(w) + (b - 1) * np.log1p(-w) + -special.betaln(a, b)
     rate = np.interp(w, knots, errors) / np.maximum(1.0 - w, np.finfo(float).tiny)
     log_cdf = np.zeros_like(w)
     positive = rate > 0
@@ -191,9 +187,7 @@ def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generat
         by_score = np.take_along_axis(included, np.argsort(scores, axis=1), axis=1)
         top_in = np.cumsum(by_score[:, ::-1], axis=1)  # included among the k highest
         bottom_out = np.cumsum(~by_score, axis=1)  # excluded among the k lowest
-        out["correct"].append(
-            [top_in[:, r // 2 - 1] + bottom_out[:, r - r // 2 - 1] for r in rs]
-        )
+        out["correct"].append([top_in[:, r // 2 - 1] + bottom_out[:, r - r // 2 - 1] for r in rs])
         loss = privacy_loss(scores, mu, q)
         wrong = (loss > 0) != included
         by_loss = np.take_along_axis(wrong, np.argsort(-np.abs(loss), axis=1), axis=1)
@@ -262,8 +256,9 @@ def rank_bound(pairs: int, n_in: int, n: int) -> float:
     return gdp_epsilon(rank_gdp_mu(int(pairs), int(n_in), n - int(n_in), CONFIDENCE), DELTA)
 
 
-def setting(n, r_index, mu, q, counts, true_eps, profile_true):
-    """Every method's expected-outcome bound, median, 10th percentile and coverage."""
+def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHODS):
+    """Each count-based method's (of ``methods``) expected-outcome share, median and 10th
+    percentile share, and coverage."""
     r = guesses(n, FRACTIONS[r_index])
     k_plus, k_minus = r // 2, r - r // 2
     correct, mistakes = counts["correct"][r_index], counts["mistakes"][r_index]
@@ -276,18 +271,40 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true):
         return gdp_epsilon(one_run_gdp_mu(n, r, v, CONFIDENCE), DELTA)
 
     bounds = {
-        "dpclaims": (dp_bound, correct, True, expected_correct(n, r, mu, q),
-                     lambda v: one_run_p_value(n, r, v, true_eps, DELTA) < ALPHA),
-        "GDP": (gdp_bound, correct, True, expected_correct(n, r, mu, q),
-                lambda v: one_run_gdp_rejects(n, r, v, mu_true, ALPHA)),
+        "dpclaims": (
+            dp_bound,
+            correct,
+            True,
+            expected_correct(n, r, mu, q),
+            lambda v: one_run_p_value(n, r, v, true_eps, DELTA) < ALPHA,
+        ),
+        "GDP": (
+            gdp_bound,
+            correct,
+            True,
+            expected_correct(n, r, mu, q),
+            lambda v: one_run_gdp_rejects(n, r, v, mu_true, ALPHA),
+        ),
     }
     u_expected = int(round(xiang_expected_errors(profile_true, n, r)))
-    bounds["SNJ"] = (lambda u: dp_bound(r - u), mistakes, False, u_expected,
-                     lambda u: one_run_p_value(n, r, r - u, true_eps, DELTA) < ALPHA)
-    bounds["Xiang"] = (lambda u: xiang_epsilon(u, r, n, q), mistakes, False, u_expected,
-                       lambda u: xiang_p_value(profile_true, u, r, n) < ALPHA)
+    bounds["SNJ"] = (
+        lambda u: dp_bound(r - u),
+        mistakes,
+        False,
+        u_expected,
+        lambda u: one_run_p_value(n, r, r - u, true_eps, DELTA) < ALPHA,
+    )
+    bounds["Xiang"] = (
+        lambda u: xiang_epsilon(u, r, n, q),
+        mistakes,
+        False,
+        u_expected,
+        lambda u: xiang_p_value(profile_true, u, r, n) < ALPHA,
+    )
     row = {"r": r, "k": (k_plus, k_minus), "u": u_expected}
     for name, (bound, values, larger, expected, exceeds) in bounds.items():
+        if name not in methods:
+            continue
         row[name] = {
             "expected": bound(expected) / true_eps,
             "median": bound(quantile_count(values, 0.5, larger_is_stronger=larger)) / true_eps,
@@ -299,11 +316,13 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true):
 
 def rank_row(n, mu, q, counts, true_eps):
     """The full-ranking bound (independent of r): per run, exact."""
-    found = np.array([rank_bound(p, k, n) for p, k in zip(counts["pairs"], counts["n_in"])])
+    found = np.array(
+        [rank_bound(p, k, n) for p, k in zip(counts["pairs"], counts["n_in"], strict=True)]
+    )
     mu_true = gdp_mu_of(true_eps, DELTA)
     over = [
         rank_gdp_p_value(int(p), int(k), n - int(k), mu_true) < ALPHA
-        for p, k in zip(counts["pairs"], counts["n_in"])
+        for p, k in zip(counts["pairs"], counts["n_in"], strict=True)
     ]
     auc = (1 - q) * 0.5 + q * stats.norm.cdf(mu / math.sqrt(2.0))
     expected = rank_bound(int(round(auc * (n // 2) * (n - n // 2))), n // 2, n)
@@ -340,9 +359,7 @@ def coverage_limit(reps: int) -> float:
 
 
 def row_lines(rows: list[dict]) -> list[str]:
-    head = "| mechanism | ε | n | r | " + " | ".join(
-        f"{m} exp / med / p10 / cov" for m in METHODS
-    )
+    head = "| mechanism | ε | n | r | " + " | ".join(f"{m} exp / med / p10 / cov" for m in METHODS)
     lines = [head + " |", "|" + "---|" * (4 + len(METHODS))]
     for row in rows:
         cells = [
