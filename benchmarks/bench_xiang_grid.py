@@ -260,7 +260,6 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
     """Each count-based method's (of ``methods``) expected-outcome share, median and 10th
     percentile share, and coverage."""
     r = guesses(n, FRACTIONS[r_index])
-    k_plus, k_minus = r // 2, r - r // 2
     correct, mistakes = counts["correct"][r_index], counts["mistakes"][r_index]
     mu_true = gdp_mu_of(true_eps, DELTA)
 
@@ -301,7 +300,7 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
         u_expected,
         lambda u: xiang_p_value(profile_true, u, r, n) < ALPHA,
     )
-    row = {"r": r, "k": (k_plus, k_minus), "u": u_expected}
+    row = {"r": r}
     for name, (bound, values, larger, expected, exceeds) in bounds.items():
         if name not in methods:
             continue
