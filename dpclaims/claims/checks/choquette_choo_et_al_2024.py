@@ -257,9 +257,7 @@ def gradnorm_at(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int
     return np.linalg.norm(inst.population_grad(record.points[:, t_plus_1 - 1]), axis=-1)
 
 
-def gradnorm_origin(
-    t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int = 4
-) -> float:
+def gradnorm_origin(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int = 4) -> float:
     """The trivial control of :func:`gradnorm_at`: ‖∇F(x₀)‖ of staying at the start x₀ = 0."""
     inst = NesterovChainInstance.for_steps(steps, noise=0.5)
     return float(np.linalg.norm(inst.population_grad(np.zeros((1, inst.d)))))

@@ -650,8 +650,9 @@ def rt4_origin_quantile(
     block = n // phases
     worst = max(
         float(
-            TwoPointInstance(1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(block)))
-            .excess_risk(np.zeros((1, 1)))[0]
+            TwoPointInstance(
+                1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(block))
+            ).excess_risk(np.zeros((1, 1)))[0]
         )
         for s in levels
     )
