@@ -36,6 +36,7 @@ RATE_AT_QUICK = {
     "lowy26.complexity.adapsg": "formula",
     "lowy26.complexity.structured": "formula",
     "lowy26.reduction.pop_localization": "consistent_weak",
+    # its control, the constant output 0 on the same family, decays as n^-1/2 and passes
     "lowy26.sco.upper.nonprivate_term": "consistent_weak",
     "lowy26.sco.upper.private_term": "consistent",  # RT2: the constant output is its control
 }

@@ -134,6 +134,20 @@ def rt2_excess(
     return inst.excess_risk(algo.run(inst.sample(n, 1, rng), rng, trials).theta)
 
 
+def chain_origin_excess(steps: int, **instance) -> float:
+    """The excess risk on :meth:`NesterovChainInstance.for_steps` of the origin, the point x₀ = 0
+    the algorithms start from (exact)."""
+    inst = NesterovChainInstance.for_steps(steps, **instance)
+    return float(inst.excess_risk(np.zeros((1, inst.d)))[0])
+
+
+def rt2_origin(
+    n: int, rng, trials: int = 1, interpolation: str = "accelerated", z_step_scale: float = 1.0
+) -> float:
+    """The trivial control of :func:`rt2_excess`: its start point x₀ = 0 on the same H1."""
+    return chain_origin_excess(max(1, round(n**0.25)), noise=0.5)
+
+
 def rt3_excess(
     n: int,
     rng,
@@ -202,6 +216,13 @@ def rt5_excess(
     return rt4_excess(n, rng, d=d, epsilon=epsilon, trials=trials, batch_size=batch_size)
 
 
+def rt5_origin(
+    batch_size: int, rng, n: int = 2**16, d: int = 16, epsilon: float = 1.0, trials: int = 4
+) -> float:
+    """The trivial control of :func:`rt5_excess`: the origin's excess, the same for every B."""
+    return rt4_origin(n, rng, d=d)
+
+
 def srg_error(batch_size: int, rng, steps: int = 8, trials: int = 1) -> np.ndarray:
     """RT6 / E-SRG: ‖∇_t − ∇F(x_t)‖ at t = T − 1 on H1 (s = 0.5), no noise; ∝ (B(t+1))^{-1/2}.
 
@@ -236,6 +257,12 @@ def gradnorm_at(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int
     return np.linalg.norm(inst.population_grad(record.points[:, t_plus_1 - 1]), axis=-1)
 
 
+def gradnorm_origin(t_plus_1: int, rng, n: int = 2**14, steps: int = 32, trials: int = 4) -> float:
+    """The trivial control of :func:`gradnorm_at`: ‖∇F(x₀)‖ of staying at the start x₀ = 0."""
+    inst = NesterovChainInstance.for_steps(steps, noise=0.5)
+    return float(np.linalg.norm(inst.population_grad(np.zeros((1, inst.d)))))
+
+
 def beta_excess(beta: float, rng, steps: int = 32) -> float:
     """Thm 5.1 optimisation term β R²/T²: exact gradients on H1, no noise, β swept (β ≥ M = 1)."""
     return rt1_excess(steps, rng, beta=beta)
@@ -253,6 +280,11 @@ def indep_excess(batch_size: int, rng, steps: int = 16, trials: int = 1) -> np.n
         estimator="independent",
     )
     return inst.excess_risk(algo.run(inst.sample(steps * batch_size, 1, rng), rng, trials).theta)
+
+
+def indep_origin(batch_size: int, rng, steps: int = 16, trials: int = 1) -> float:
+    """The trivial control of :func:`indep_excess`: its start point x₀ = 0 on the same H1."""
+    return chain_origin_excess(steps, noise=0.5)
 
 
 UNACCELERATED_BATCH = 4
@@ -768,6 +800,7 @@ def sweep_gradnorm_in_t(claim, budget):
         variable="t",
         replicates=REPLICATES[budget],
         fixed={"n": Budget(quick=2**13, standard=2**16)[budget]},
+        trivial=gradnorm_origin,
         note="V1 practical on Nesterov's chain quadratic (x† ∈ C), ε = 1, T = 32; the lemma's "
         "slowest term is (t+1)^{-1/4}; the sweep starts at t+1 = 2 because x_0 = 0 is fixed and "
         "has a small gradient on the chain",
@@ -786,6 +819,7 @@ def sweep_v1_statistical_rate_in_n(claim, budget):
         "n",
         values[budget],
         replicates=Budget(quick=5, standard=20)[budget],
+        trivial=rt2_origin,
     )
 
 
@@ -905,6 +939,7 @@ def sweep_v2_excess_in_B(claim, budget):
         values[budget],
         replicates=Budget(quick=3, standard=6)[budget],
         fixed={"n": n},
+        trivial=rt5_origin,
     )
 
 
@@ -917,6 +952,7 @@ def sweep_independent_estimator_in_B(claim, budget):
         "B",
         [16, 64, 256, 1024],
         replicates=Budget(quick=6, standard=20)[budget],
+        trivial=indep_origin,
         note="Nesterov's stochastic chain quadratic, s = 0.5, T = 16, β = 2, no DP noise; the √B "
         "is a loose Jensen step (as the spec notes)",
     )

@@ -836,6 +836,12 @@ def convex_erm_worst(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
     return worst
 
 
+def convex_erm_origin(n, rng, m=100, d=16, trials=200, phases=20, grid=RT6_GRID):
+    """The trivial control of :func:`convex_erm_worst`: the excess ‖x̄‖ of outputting the origin,
+    worst case over the same c (exact: max(grid)·√d/(n√m))."""
+    return max(grid) * math.sqrt(int(d)) / (int(n) * math.sqrt(int(m)))
+
+
 @register_experiment("ghazi23.thm41.convex_erm")
 def sweep_thm41_convex_erm_in_n(claim, budget):
     values = N_FROM_200[budget]
@@ -846,6 +852,7 @@ def sweep_thm41_convex_erm_in_n(claim, budget):
         values,
         replicates=Budget(quick=3, standard=8, full=20)[budget],
         fixed={"trials": Budget(quick=100, standard=400, full=2000)[budget]},
+        trivial=convex_erm_origin,
         note="ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, so the "
         "excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
     )
@@ -878,6 +885,19 @@ def convex_sco_worst(
     return worst
 
 
+def convex_sco_origin(
+    n, rng, m=100, d=1, trials=4, datasets=8, n0=64, grid=(0.25, 1.0, 4.0, 16.0, 64.0)
+):
+    """The trivial control of :func:`convex_sco_worst`: the population excess ‖χ‖ of outputting
+    the origin, worst case over the same signal strengths (exact)."""
+    n, m, d = int(n), int(m), int(d)
+    rate = max(1 / math.sqrt(n * m), math.sqrt(d) / (n * math.sqrt(m)))
+    return max(
+        float(np.linalg.norm(QuadraticHypercubeInstance(d, alpha=min(c * rate, 1.0)).mean))
+        for c in grid
+    )
+
+
 @register_experiment("ghazi23.thm51.convex_sco.privacy_term")
 def sweep_thm51_privacy_term_in_n(claim, budget):
     values = Budget(
@@ -893,6 +913,7 @@ def sweep_thm51_privacy_term_in_n(claim, budget):
         values,
         replicates=Budget(quick=3, standard=6, full=12)[budget],
         fixed={"d": d, "datasets": 1, "trials": Budget(quick=2, standard=8, full=16)[budget]},
+        trivial=convex_sco_origin,
         note=f"d sweep in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
         "N0 = 64, max-rule λ, worst case over the signal strength.",
     )
@@ -963,6 +984,7 @@ def sweep_thm51_bound_in_n(claim, budget):
         n_values,
         replicates=Budget(quick=3, standard=12, full=30)[budget],
         fixed={"datasets": Budget(quick=4, standard=20, full=40)[budget]},
+        trivial=convex_sco_origin,
         note="n sweep on the weak-signal linear loss in ORACLE mode (not private), d = 1, m = "
         "100, N0 = 64, max-rule λ, worst case over the signal strength (the worst case of noisy "
         "means is biased upwards).",
@@ -1413,6 +1435,18 @@ def item_sc_erm_excess(n, rng, d=4, trials=400):
     return 0.5 * np.sum((mech.run(data, rng, trials).theta - data.mean()) ** 2, axis=1)
 
 
+def origin_empirical_excess(n, m, rng, d=4):
+    """The trivial control of the quadratic ERM baselines: the empirical excess (μ/2)‖0 − x̄‖² of
+    outputting the origin, on the data the experiment draws first from ``rng``."""
+    inst = QuadraticHypercubeInstance(d, alpha=0.0, scale=1.0, strength=1.0, radius=1.0)
+    return 0.5 * float(np.sum(cube_group_means(inst, int(n), int(m), rng).mean() ** 2))
+
+
+def item_sc_erm_origin(n, rng, d=4, trials=400):
+    """The trivial control of :func:`item_sc_erm_excess` (m = 1)."""
+    return origin_empirical_excess(n, 1, rng, d=d)
+
+
 @register_experiment("ghazi23.table1.item_sc_erm")
 def sweep_item_sc_erm_in_n(claim, budget):
     return RateExperiment.for_claim(
@@ -1421,6 +1455,7 @@ def sweep_item_sc_erm_in_n(claim, budget):
         "n",
         [100, 400, 1600, 6400],
         replicates=Budget(quick=3, standard=10, full=30)[budget],
+        trivial=item_sc_erm_origin,
         note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.",
     )
 
@@ -1443,6 +1478,13 @@ def item_sc_sco_excess(n, rng, trials=100, datasets=1):
     )
 
 
+def item_sc_sco_origin(n, rng, trials=100, datasets=1):
+    """The trivial control of :func:`item_sc_sco_excess`: the population excess (μ/2)‖0 − χ‖² of
+    outputting the origin (exact)."""
+    inst = QuadraticHypercubeInstance(1, alpha=0.3, scale=1.0, strength=1.0, radius=1.0)
+    return 0.5 * float(np.sum(inst.mean**2))
+
+
 @register_experiment("ghazi23.table1.item_sc_sco")
 def sweep_item_sc_sco_in_n(claim, budget):
     return RateExperiment.for_claim(
@@ -1454,6 +1496,7 @@ def sweep_item_sc_sco_in_n(claim, budget):
         # quick pools 16 datasets per replicate (the log of one dataset's excess is that of a
         # χ²₁: sd ≈ 2.2); standard draws one, as before
         fixed=Budget(quick={"datasets": 16}, standard={})[budget],
+        trivial=item_sc_sco_origin,
         note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
         "output perturbation as the baseline.",
     )
@@ -1467,6 +1510,11 @@ def naive_user_excess(m, rng, n=200, d=4, trials=400):
     return 0.5 * np.sum((mech.run(data, rng, trials).theta - data.mean()) ** 2, axis=1)
 
 
+def naive_user_origin(m, rng, n=200, d=4, trials=400):
+    """The trivial control of :func:`naive_user_excess`."""
+    return origin_empirical_excess(n, m, rng, d=d)
+
+
 @register_experiment("ghazi23.baseline.naive_user_outpert")
 def sweep_naive_user_outpert_in_m(claim, budget):
     return RateExperiment.for_claim(
@@ -1475,6 +1523,7 @@ def sweep_naive_user_outpert_in_m(claim, budget):
         "m",
         [1, 10, 100, 1000, 10000],
         replicates=Budget(quick=3, standard=10, full=30)[budget],
+        trivial=naive_user_origin,
         note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.",
     )
 
@@ -1517,6 +1566,17 @@ def item_convex_erm_worst(n, rng, d=64, trials=400, grid=(0.25, 1.0, 4.0, 16.0))
     return worst
 
 
+def item_convex_erm_origin(n, rng, d=64, trials=400, grid=(0.25, 1.0, 4.0, 16.0)):
+    """The trivial control of :func:`item_convex_erm_worst`: the excess ‖x̄‖ of outputting the
+    origin, worst case over the same c (exact)."""
+    return min(max(grid) * math.sqrt(int(d)) / int(n), 1.0)
+
+
+def item_convex_erm_origin_d(d, rng, n=1000, trials=400):
+    """:func:`item_convex_erm_origin` swept in d."""
+    return item_convex_erm_origin(n, rng, d=d, trials=trials)
+
+
 def item_convex_erm_worst_d(d, rng, n=1000, trials=400):
     """:func:`item_convex_erm_worst` swept in d (the sweep passes the swept value first)."""
     return item_convex_erm_worst(n, rng, d=d, trials=trials)
@@ -1546,6 +1606,12 @@ def item_convex_sco_worst(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
     return worst
 
 
+def item_convex_sco_origin(n, rng, trials=4, datasets=200, grid=(0.5, 1.0, 2.0)):
+    """The trivial control of :func:`item_convex_sco_worst`: the population excess a of outputting
+    the origin, worst case over the same c (exact)."""
+    return min(max(grid) / math.sqrt(int(n)), 1.0)
+
+
 ITEM_DP_GD_NOTE = (
     "prior work's row run with the item-level DP-GD baseline (one noisy full-gradient step, "
     "PLD-calibrated to (1, 1e-5), linear loss on the unit ball, worst case over the signal strength"
@@ -1565,6 +1631,7 @@ def item_dp_gd_sweeps(claim, budget, *, n_variable: str, replicates: int, note: 
             variable=n_variable,
             replicates=replicates,
             fixed={"trials": trials},
+            trivial=item_convex_erm_origin,
             note=note + "d = 64",
         ),
         "d": RateExperiment.for_claim(
@@ -1574,6 +1641,7 @@ def item_dp_gd_sweeps(claim, budget, *, n_variable: str, replicates: int, note: 
             [16, 64, 256, 1024],
             replicates=replicates,
             fixed={"n": 1000, "trials": trials},
+            trivial=item_convex_erm_origin_d,
             note=note + "n = 1000",
         ),
     }
@@ -1611,6 +1679,7 @@ def sweep_item_convex_sco_in_n_and_d(claim, budget):
                 variable="n_statistical",
                 replicates=Budget(quick=3, standard=6, full=12)[budget],
                 fixed={"datasets": Budget(quick=100, standard=200, full=400)[budget]},
+                trivial=item_convex_sco_origin,
                 note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)",
             ),
             **item_dp_gd_sweeps(

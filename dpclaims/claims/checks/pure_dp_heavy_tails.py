@@ -640,6 +640,25 @@ def rt4_quantile(
     return worst / math.sqrt(phases)
 
 
+def rt4_origin_quantile(
+    n, rng, *, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=20, datasets=20, beta=0.1
+):
+    """The trivial control of :func:`rt4_quantile`: the constant output 0's excess (its every
+    quantile), worst over the same biases, over the same ``√⌈log2 n⌉`` (exact)."""
+    n = int(n)
+    phases = math.ceil(math.log2(n))
+    block = n // phases
+    worst = max(
+        float(
+            TwoPointInstance(
+                1, moment=1.0, diameter=2.0, bias=min(0.5, s / math.sqrt(block))
+            ).excess_risk(np.zeros((1, 1)))[0]
+        )
+        for s in levels
+    )
+    return worst / math.sqrt(phases)
+
+
 RT4_REPLICATES = Budget(quick=8, standard=6, full=10)
 """Replicates per sweep point of RT4."""
 RT4_DATASETS = Budget(quick=20, standard=20)
@@ -713,6 +732,7 @@ def _alg1_n_sweep(
     note: str,
     replicates: int,
     fixed: dict,
+    trivial=None,
 ) -> RateExperiment:
     """The RT4 sweep of Algorithm 1 over n in [1000, N_MAX]."""
     return RateExperiment.for_claim(
@@ -722,6 +742,7 @@ def _alg1_n_sweep(
         _grid(budget, 1000, N_MAX[budget]),
         replicates=replicates,
         fixed=fixed,
+        trivial=trivial,
         note=note,
     )
 
@@ -794,6 +815,7 @@ def sweep_alg1_nonprivate_term_rate(claim, budget):
         note=note,
         replicates=RT4_REPLICATES[budget],
         fixed={"trials": RT4_TRIALS[budget], "datasets": RT4_DATASETS[budget]},
+        trivial=rt4_origin_quantile,
     )
 
 
