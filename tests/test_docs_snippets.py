@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs, and prints what the page says.
+"""Every ```python and ```console block of README.md and docs/ runs, and prints what the page says.
 
 The blocks of one ``## `` section of a page run in order in one namespace (a later block may
 use what an earlier one defined), in a fresh interpreter whose working folder is a temporary
@@ -16,12 +16,19 @@ exactly that.  An HTML comment on the line before a block's fence opts it out:
   (an optional extra);
 - ``<!-- no-test: reason -->``: the block is not run at all, for what cannot run here (a GPU,
   a cluster); keep these few, the reason is printed in the test's skip list.
+
+A ```console block is a transcript: each ``$ dpclaims ...`` line runs (in a temporary folder,
+with the same environment) and must print the lines after it, up to the next ``$``.
+
+The README repeats a few of the site's sections word for word (its front door); a section or
+transcript identical to one on an earlier page runs once, under the first page's id.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -31,12 +38,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>```+)(?P<lang>[\w+-]*)[ \t]*$")
 MARKER = re.compile(r"^\s*<!--\s*(?P<kind>no-test|requires)\s*:\s*(?P<arg>.*?)\s*-->\s*$")
-SLOW = {"README.md#python-api", "README.md#auditing-pytorch-opacus-code"}
-"""Sections whose blocks take several seconds (audits at the README's trial counts, torch)."""
+SLOW = {
+    "README.md#audit-your-own-function",
+    "README.md#gate-ci-on-a-privacy-claim",
+    "docs/torch.md#a-training-function-as-a-mechanism",
+}
+"""Sections whose blocks take several seconds (audits at the pages' trial counts, torch)."""
 
 
 @dataclass
@@ -112,7 +123,49 @@ def sections(page: Path) -> list[Section]:
     return list(found.values())
 
 
-ALL = [s for page in PAGES for s in sections(page)]
+def _once(items, key):
+    """``items`` without those whose ``key`` an earlier one has (the README's repeats)."""
+    seen = set()
+    return [x for x in items if not (key(x) in seen or seen.add(key(x)))]
+
+
+ALL = _once(
+    [s for page in PAGES for s in sections(page)],
+    key=lambda s: tuple((b.code, b.expected, b.no_test) for b in s.blocks),
+)
+
+
+@dataclass
+class Transcript:
+    page: str
+    line: int  # 1-based line of the command
+    command: str  # what follows ``$ ``
+    expected: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def transcripts(page: Path) -> list[Transcript]:
+    """The ``$`` commands of the page's ```console blocks, each with the lines it prints."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    name = page.relative_to(ROOT).as_posix()
+    found = []
+    for start, end, indent, lang in _fences(lines):
+        if lang != "console":
+            continue
+        body = _dedent(lines[start + 1 : end], indent).splitlines()
+        commands = [k for k, line in enumerate(body) if line.startswith("$ ")]
+        for k, nxt in zip(commands, [*commands[1:], len(body)], strict=True):
+            output = "".join(line + "\n" for line in body[k + 1 : nxt])
+            found.append(Transcript(name, start + 2 + k, body[k][2:], output))
+    return found
+
+
+TRANSCRIPTS = _once(
+    [t for page in PAGES for t in transcripts(page)], key=lambda t: (t.command, t.expected)
+)
 
 DRIVER = r"""
 import contextlib, io, json, sys, traceback
@@ -173,6 +226,24 @@ def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_pa
             assert result["out"] == block.expected, f"the block at {where} prints otherwise"
 
 
+@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.id) for t in TRANSCRIPTS])
+def test_console_blocks_print_what_the_page_says(transcript: Transcript, tmp_path, example_env):
+    argv = shlex.split(transcript.command)
+    assert argv[0] == "dpclaims", f"{transcript.id}: a transcript runs dpclaims commands only"
+    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    main = "import sys; from dpclaims.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", main, *argv[1:]],
+        cwd=tmp_path,
+        env=example_env | {"OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode in (0, 1), f"{transcript.id} exited {done.returncode}:\n{done.stderr}"
+    assert done.stdout == transcript.expected, f"{transcript.id} prints otherwise"
+
+
 def test_pages_have_python_blocks_and_few_opt_outs():
     """The collector sees the pages' blocks (a changed fence syntax would silently test
     nothing) and the opt-outs stay rare."""
@@ -182,3 +253,20 @@ def test_pages_have_python_blocks_and_few_opt_outs():
     assert sum(b.no_test is not None for b in blocks) <= 2
     assert all(b.no_test.strip() for b in blocks if b.no_test is not None)
     assert any(b.expected for b in blocks)
+    assert len(TRANSCRIPTS) >= 2
+
+
+def test_every_page_is_collected_and_the_readme_repeats_the_site():
+    """The site's pages are read (a docs/ folder moved would silently test nothing), and the
+    README's runnable sections are the site's own, so what runs once holds for both."""
+    pages = {page.relative_to(ROOT).as_posix() for page in PAGES}
+    assert {"docs/index.md", "docs/python-api.md", "docs/ci.md", "docs/auditing.md"} <= pages
+    site = {
+        tuple((b.code, b.expected) for b in s.blocks)
+        for page in PAGES[1:]
+        for s in sections(page)
+    }
+    readme = [s for s in sections(ROOT / "README.md")]
+    assert readme and all(tuple((b.code, b.expected) for b in s.blocks) in site for s in readme)
+    shown = {(t.command, t.expected) for page in PAGES[1:] for t in transcripts(page)}
+    assert all((t.command, t.expected) in shown for t in transcripts(ROOT / "README.md"))

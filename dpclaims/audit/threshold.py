@@ -206,8 +206,8 @@ class Split(_Fraction):
     """Learn the score and choose one test on the first ``fraction`` of each dataset's trials
     (at most :data:`MAX_CALIBRATION_TRIALS`); certify it on the rest, no correction needed.
 
-    Measured certified / limit, median over seeds, ε ∈ {0.5, ..., 8} (README, "Audit
-    tightness"): Gaussian 0.00-0.77 at 10^3 trials, 0.00-0.91 at 10^4, 0.88-0.99 at 10^5,
+    Measured certified / limit, median over seeds, ε ∈ {0.5, ..., 8} (docs/benchmarks.md,
+    "Audit tightness"): Gaussian 0.00-0.77 at 10^3 trials, 0.00-0.91 at 10^4, 0.88-0.99 at 10^5,
     0.93-0.98 at 10^6, 0.88-0.91 at 10^7 (the calibration cap); Laplace 0.65-1.01 at 10^3,
     0.94-0.99 at 10^4, ≥ 0.97 from 10^5.  Best of all strategies for pure-ε Laplace at
     small N, worst for the Gaussian there.
