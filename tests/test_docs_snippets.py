@@ -270,3 +270,23 @@ def test_every_page_is_collected_and_the_readme_repeats_the_site():
     assert readme and all(tuple((b.code, b.expected) for b in s.blocks) in site for s in readme)
     shown = {(t.command, t.expected) for page in PAGES[1:] for t in transcripts(page)}
     assert all((t.command, t.expected) in shown for t in transcripts(ROOT / "README.md"))
+
+
+def test_readme_links_resolve():
+    """The README is not part of the site, so ``mkdocs build --strict`` does not check its
+    links: each relative one names a file of the repository, each ``#anchor`` a heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    slugs = {
+        re.sub(r"[^\w\- ]", "", line[3:].strip().lower()).replace(" ", "-")
+        for line in text.splitlines()
+        if line.startswith("## ")
+    }
+    assert targets
+    for target in targets:
+        if target.startswith(("http://", "https://")):
+            continue
+        if target.startswith("#"):
+            assert target[1:] in slugs, f"README.md links to a missing heading {target}"
+        else:
+            assert (ROOT / target.split("#")[0]).exists(), f"README.md links to a missing {target}"
