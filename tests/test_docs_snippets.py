@@ -262,11 +262,9 @@ def test_every_page_is_collected_and_the_readme_repeats_the_site():
     pages = {page.relative_to(ROOT).as_posix() for page in PAGES}
     assert {"docs/index.md", "docs/python-api.md", "docs/ci.md", "docs/auditing.md"} <= pages
     site = {
-        tuple((b.code, b.expected) for b in s.blocks)
-        for page in PAGES[1:]
-        for s in sections(page)
+        tuple((b.code, b.expected) for b in s.blocks) for page in PAGES[1:] for s in sections(page)
     }
-    readme = [s for s in sections(ROOT / "README.md")]
+    readme = sections(ROOT / "README.md")
     assert readme and all(tuple((b.code, b.expected) for b in s.blocks) in site for s in readme)
     shown = {(t.command, t.expected) for page in PAGES[1:] for t in transcripts(page)}
     assert all((t.command, t.expected) in shown for t in transcripts(ROOT / "README.md"))
