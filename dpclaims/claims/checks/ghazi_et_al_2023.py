@@ -1495,10 +1495,11 @@ def lower_bound_run(
 
 
 @register_experiment("ghazi23.thmD7.sc_sco_lb")
-def run_thmd7_sc_sco_lower_bound(claim, budget):
+def run_thmd7_sc_sco_lower_bound(claim, budget, *, estimator=None):
     return lower_bound_run(
         claim,
         budget,
+        estimator=estimator,
         error=sc_sco_lb_excess,
         bound=sc_sco_lb_bound,
         points=((200, {}), (300_000, {"d": 2, "epsilon": 4.8e-6})),
@@ -1518,13 +1519,14 @@ def run_thmd7_sc_sco_lower_bound(claim, budget):
 
 
 @register_experiment("ghazi23.thmD8.sc_erm_lb")
-def run_thmd8_sc_erm_lower_bound(claim, budget):
+def run_thmd8_sc_erm_lower_bound(claim, budget, *, estimator=None):
     return lower_bound_run(
         claim,
         budget,
+        estimator=estimator,
         error=sc_erm_lb_excess,
         bound=sc_erm_lb_bound,
-        points=((300_000, {}), (1_000_000, {})),
+        points=((300_000, {}),),
         param="n",
         grid=Budget(
             quick=[300_000, 600_000, 1_200_000, 3_000_000],
@@ -1610,10 +1612,11 @@ def fingerprinting_bound(epsilon, *, n=1000, m=16, d=16, sigma=1.0, psi=0.9) -> 
 
 
 @register_experiment("ghazi23.lemmaD5.user_fingerprinting")
-def run_lemmad5_fingerprinting(claim, budget):
+def run_lemmad5_fingerprinting(claim, budget, *, estimator=None):
     return lower_bound_run(
         claim,
         budget,
+        estimator=estimator,
         error=fingerprinting_mse,
         bound=fingerprinting_bound,
         points=((1.0, {}), (0.1, {"n": 40, "d": 1024})),
