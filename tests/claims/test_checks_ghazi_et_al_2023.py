@@ -233,6 +233,25 @@ def test_lower_bound_checks_catch_a_non_private_estimator(claim_id):
     assert result["verdict"] == "inconsistent", result["summary"]
 
 
+def root_n_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
+    """A broken estimator calibrated to ε·√(n/200): its excess falls as n^-3, not n^-2."""
+    from dpclaims.claims.checks.ghazi_et_al_2023 import clipped_gaussian_mean
+
+    scale = (len(user_means) / 200) ** 0.5
+    return clipped_gaussian_mean(
+        user_means, rng, radius=radius, epsilon=epsilon * scale, trials=trials
+    )
+
+
+def test_lower_bound_exponent_catches_an_estimator_faster_than_the_rate():
+    """Thm D.7's sweep runs where the privacy term dominates the statistical one (≥ 28× at
+    n = 2000), so an excess falling as n^-3 there is caught below Ω(n^-2)."""
+    part = _lower_bound_parts("ghazi23.thmD7.sc_sco_lb", root_n_epsilon_mean)["exponent"]
+    result = part.run(seed=0, execution=SERIAL)
+    assert result["verdict"] == "inconsistent", result["summary"]
+    assert result["evidence"]["fit"]["exponent"] < -2.5
+
+
 def test_lower_bound_exponent_catches_an_estimator_below_the_rate():
     """An estimator whose error grows as ε^-1/2 as ε → 0 fails Lemma D.5's α = Ω(1/ε)."""
     part = _lower_bound_parts("ghazi23.lemmaD5.user_fingerprinting", root_epsilon_mean)
