@@ -11,9 +11,10 @@ claim gets the finding rule of ``dpclaims verify``: :func:`~dpclaims.rates.fit.f
 ``inconsistent`` is rerun on fresh noise and stands only when the rerun is ``inconsistent`` on
 the same side.  The true exponent lies at the band's upper edge or beyond it, the side a
 one-sided upper-bound claim (in the large limit) can fail on, so the two-sided test finds what
-that one-sided test would, plus rare findings on the other side (a lower bound mirrors it).  The trivial and wrong-rate
-controls and the exponent reach (:mod:`dpclaims.rates.controls`) are not simulated: they only
-turn a ``consistent`` into ``consistent_weak`` and never make or remove a finding.
+that one-sided test would, plus rare findings on the other side (a lower bound mirrors it).
+The trivial and wrong-rate controls and the exponent reach (:mod:`dpclaims.rates.controls`) are
+not simulated: they only turn a ``consistent`` into ``consistent_weak`` and never make or remove
+a finding.
 
 * **False findings** — the claim is true with its exponent at the edge of its band
   (``slope = expected + margin``, the worst case for a band test): the fraction of claims
