@@ -4,7 +4,9 @@ Privacy claims: the ⊥-channel audit of §7(a) (exact value ≈ ε/2), the ⊥ 
 the TDLap CDF, the M3 fast-path pair, and white-box composition invariants.  Rate claims:
 the sweeps RT-1 … RT-12 of §7(b) (``oracle`` mode where the spec says paper constants make
 the excess trivial; every oracle experiment says so in its note).  Spec-suspected gaps (RT-8)
-are reported as measured, never tuned.
+are reported as measured, never tuned.  Lower bounds (Thm D.7, D.8, Lemma D.5): a reference
+user-level estimator on the hard family, whose error must stay above the bound (also where the
+non-private mean falls below it) and meet its Ω exponent.
 """
 
 from __future__ import annotations
