@@ -55,6 +55,7 @@ from dpclaims.claims.standard import (
     ValueExperiment,
 )
 from dpclaims.data import UserDataset, replace_item
+from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.hardinstances.murata_suzuki_2023 import (
     CALIBRATED_CORRELATION,
@@ -1053,6 +1054,8 @@ DP_SGD_REPLICATES = Budget(quick=3, standard=4, full=8)
 def dp_sgd_path(alg: DPSGD, data: UserDataset, rng, trials: int) -> np.ndarray:
     """The iterates θ_0 … θ_{T−1} ``(trials, T, d)`` of an unprojected item-level ``alg`` from its
     transcript: θ_{t+1} = θ_t − η/(q·nm)·(the noisy sum released at step t)."""
+    if alg.radius is not None or alg.batch_size is not None or alg.level != "item":
+        raise InputError("dp_sgd_path rebuilds unprojected item-level DP-SGD with B = q·nm only")
     released = alg.run(data, rng, trials, transcript=True).transcript
     moves = np.cumsum(released[:, :-1], axis=1) * (
         alg.step_size / (alg.sampling_rate * data.n * data.m)
@@ -1098,7 +1101,7 @@ def sweep_cited_dp_sgd_utility(claim, budget):
         replicates=DP_SGD_REPLICATES[budget],
         trivial=dp_sgd_start_utility,
         note="the cited DP-SGD row run with the item-level DP-SGD baseline (Poisson q = 1/2, PLD "
-        "calibration, random-iterate output) on the spec's Cauchy instance for rate tests, d = "
-        "10, ε = 1, started at DP-GD's x0 (‖∇f(x0)‖² = 0.089; the origin is a stationary point); "
-        "steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",
+        "calibration, random-iterate output with τ averaged out) on the spec's Cauchy instance "
+        "for rate tests, d = 10, ε = 1, started at DP-GD's x0 (‖∇f(x0)‖² = 0.089; the origin is "
+        "a stationary point); steps ⌈R/q⌉ with DP-GD's R ∝ Nε/√d",
     )
