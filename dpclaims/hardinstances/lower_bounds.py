@@ -23,6 +23,7 @@ __all__ = [
     "ghazi_thm_d7_scales",
     "ghazi_thm_d7_alpha",
     "ghazi_thm_d7_explicit_lower_bound",
+    "ghazi_thm_d8_explicit_lower_bound",
     "user_gaussian_mean_lower_bound",
     "dpsco_lower_bound",
     "item_level_erm_lower_bound",
@@ -206,6 +207,32 @@ def ghazi_thm_d7_explicit_lower_bound(
     """
     alpha = ghazi_thm_d7_alpha(n, m, d, epsilon, sigma=sigma)
     return 0.5 * check_positive(strong_convexity, "strong_convexity") * alpha**2
+
+
+def ghazi_thm_d8_explicit_lower_bound(
+    n: int,
+    m: int,
+    d: int,
+    epsilon: float,
+    sigma: float,
+    strong_convexity: float,
+    item_variance: float,
+) -> float:
+    """Thm D.8 with the proof's constants: ``(μ/2)(α²/2 − v/(nm))``, α of Thm D.7, ``v =
+    E‖x − χ^tr‖²`` the item variance (≈ dσ²).
+
+    The proof splits ``E‖χ̂ − χ^tr‖² > α²`` (Thm D.7) as ``≤ 2E‖χ̂ − x̄‖² + 2E‖x̄ − χ^tr‖²`` with
+    ``E‖x̄ − χ^tr‖² = v/(nm)``; the excess empirical risk is ``(μ/2)E‖χ̂ − x̄‖²``.  Positive only
+    for ``n < d²σ²/(2·10⁴ ε² v)`` (≈ d/(2·10⁴ ε²): the theorem's ``n ≤ c·d/ε²``); raises outside.
+    """
+    alpha = ghazi_thm_d7_alpha(n, m, d, epsilon, sigma=sigma)
+    value = alpha**2 / 2.0 - check_positive(item_variance, "item_variance") / (n * m)
+    if value <= 0:
+        raise InputError(
+            f"n = {n} is above Thm D.8's range n <= c d/eps^2 (c = 1/(2e4) with the proof's "
+            f"constants) at d = {d}, eps = {epsilon}: the bound is vacuous"
+        )
+    return 0.5 * check_positive(strong_convexity, "strong_convexity") * value
 
 
 def user_gaussian_mean_lower_bound(

@@ -8,6 +8,7 @@ last phase's privacy noise of Algorithm 4 (the proof's mechanism) does not shrin
 sweep, which passes, is its own claim ``thm51.convex_sco.rate_in_n``.
 """
 
+import numpy as np
 import pytest
 
 from dpclaims.claims import load
@@ -41,9 +42,9 @@ EXPECTED = {
     "ghazi23.sec6.convex_erm_eps": "formula",
     "ghazi23.lb.levy_convex_sco": "formula",
     "ghazi23.lb.convex_erm": "formula",
-    "ghazi23.thmD7.sc_sco_lb": "formula",
-    "ghazi23.thmD8.sc_erm_lb": "formula",
-    "ghazi23.lemmaD5.user_fingerprinting": "formula",
+    # κ is a formula check (its own part); the ⊥ frequencies of a run, consistent, are the other
+    "ghazi23.def34.tdlap": "formula",
+    # Thm D.7, D.8 and Lemma D.5 run the reference estimator on the hard family: consistent
 }
 CLAIMS = [c for c in load(paper=PAPER) if c.uncheckable_reason is None]
 
@@ -183,3 +184,88 @@ def test_lemma_c1_check_is_tight_enough_to_fail():
     theta, bound = ridge_logistic_minimisers(x, y, np.ones((1, 50)), 0.1)
     p = 1 / (1 + np.exp(y * (x @ theta[0])))
     assert np.linalg.norm(-(p * y) @ x / 50 + 0.1 * theta[0]) <= 1e-11 and bound[0] <= 1e-11
+
+
+def test_tdlap_kappa_part_is_formula_and_its_run_an_experiment():
+    claim = next(c for c in CLAIMS if c.id == "ghazi23.def34.tdlap")
+    parts = experiment(claim, "quick").run(seed=0, execution=SERIAL)["evidence"]["parts"]
+    assert parts["kappa"]["verdict"] == "formula"
+    assert parts["bottom frequencies"]["verdict"] == "consistent"
+    assert not any(k.startswith("kappa") for k in parts["bottom frequencies"]["evidence"]["checks"])
+
+
+def non_private_mean(user_means, rng, *, radius, epsilon, trials=1):
+    """A broken estimator for the lower-bound checks: the users' mean, no noise."""
+    return np.repeat(user_means.mean(axis=0)[None], trials, axis=0)
+
+
+def root_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
+    """A broken estimator calibrated to √ε, not ε: its noise grows as ε^-1/2 as ε → 0."""
+    from dpclaims.claims.checks.ghazi_et_al_2023 import clipped_gaussian_mean
+
+    return clipped_gaussian_mean(
+        user_means, rng, radius=radius, epsilon=epsilon**0.5, trials=trials
+    )
+
+
+def _lower_bound_parts(claim_id, estimator):
+    from dpclaims.claims.checks import ghazi_et_al_2023 as g
+
+    claim = next(c for c in CLAIMS if c.id == claim_id)
+    build = {
+        "ghazi23.thmD7.sc_sco_lb": g.run_thmd7_sc_sco_lower_bound,
+        "ghazi23.thmD8.sc_erm_lb": g.run_thmd8_sc_erm_lower_bound,
+        "ghazi23.lemmaD5.user_fingerprinting": g.run_lemmad5_fingerprinting,
+    }[claim_id]
+    return build(claim, "quick", estimator=estimator).parts
+
+
+@pytest.mark.parametrize(
+    "claim_id",
+    ["ghazi23.thmD7.sc_sco_lb", "ghazi23.thmD8.sc_erm_lb", "ghazi23.lemmaD5.user_fingerprinting"],
+)
+def test_lower_bound_checks_catch_a_non_private_estimator(claim_id):
+    """Each lower bound is checked where the non-private mean falls below it (Thm D.7: n = 3e5,
+    d = 2, ε = 4.8e-6, 1/30 of the bound; Lemma D.5: n = 40, d = 1024, ε = 0.1, 1/4; Thm D.8:
+    everywhere, its empirical excess being 0), so that estimator is inconsistent there."""
+    part = _lower_bound_parts(claim_id, non_private_mean)["above the bound"]
+    result = part.run(seed=0, execution=SERIAL)
+    assert result["verdict"] == "inconsistent", result["summary"]
+
+
+def root_n_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
+    """A broken estimator calibrated to ε·√(n/200): its excess falls as n^-3, not n^-2."""
+    from dpclaims.claims.checks.ghazi_et_al_2023 import clipped_gaussian_mean
+
+    scale = (len(user_means) / 200) ** 0.5
+    return clipped_gaussian_mean(
+        user_means, rng, radius=radius, epsilon=epsilon * scale, trials=trials
+    )
+
+
+def test_lower_bound_exponent_catches_an_estimator_faster_than_the_rate():
+    """Thm D.7's sweep runs where the privacy term dominates the statistical one (≥ 28× at
+    n = 2000), so an excess falling as n^-3 there is caught below Ω(n^-2)."""
+    part = _lower_bound_parts("ghazi23.thmD7.sc_sco_lb", root_n_epsilon_mean)["exponent"]
+    result = part.run(seed=0, execution=SERIAL)
+    assert result["verdict"] == "inconsistent", result["summary"]
+    assert result["evidence"]["fit"]["exponent"] < -2.5
+
+
+def test_lower_bound_exponent_catches_an_estimator_below_the_rate():
+    """An estimator whose error grows as ε^-1/2 as ε → 0 fails Lemma D.5's α = Ω(1/ε)."""
+    part = _lower_bound_parts("ghazi23.lemmaD5.user_fingerprinting", root_epsilon_mean)
+    result = part["exponent"].run(seed=0, execution=SERIAL)
+    assert result["verdict"] == "inconsistent", result["summary"]
+    assert result["evidence"]["fit"]["exponent"] > -0.6
+
+
+def test_lower_bound_instances_are_refused_outside_the_theorems_regime():
+    from dpclaims.claims.checks.ghazi_et_al_2023 import sc_erm_lb_bound, sc_sco_lb_excess
+    from dpclaims.errors import InputError
+
+    with pytest.raises(InputError, match="regime"):
+        sc_sco_lb_excess(7, np.random.default_rng(0))  # n < sqrt(d)/eps = 8
+    with pytest.raises(InputError, match="vacuous"):
+        sc_erm_lb_bound(5_000_000)  # n > d/(2e4 eps^2) = 4.3e6
+    assert sc_erm_lb_bound(4_000_000) > 0
