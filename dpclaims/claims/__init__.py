@@ -15,7 +15,7 @@ True
 
 from .experiments import (
     BUDGETS,
-    Budget,
+    BySize,
     Experiment,
     NotCheckable,
     Skipped,
@@ -39,7 +39,7 @@ from .registry import (
 __all__ = [
     "BUDGETS",
     "KINDS",
-    "Budget",
+    "BySize",
     "Claim",
     "ClaimsFileError",
     "Experiment",

@@ -18,7 +18,7 @@ for it raises :class:`Skipped`, and the claim's verdict there is ``skipped``.
 
 Example
 -------
->>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)       # doctest: +SKIP
+>>> TRIALS = BySize(quick=10**4, standard=10**5, full=10**6)       # doctest: +SKIP
 >>> @register_experiment("lla24.alg1.privacy")                     # doctest: +SKIP
 ... def audit_alg1_privacy(claim, budget):
 ...     return AuditExperiment(build=alg1_target, trials=TRIALS[budget])
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGETS",
-    "Budget",
+    "BySize",
     "NO_EXPERIMENT_YET",
     "Experiment",
     "NotCheckable",
@@ -70,14 +70,14 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Budget(Generic[T]):
+class BySize(Generic[T]):
     """One experiment setting at each budget, in one place: ``TRIALS[budget]``.
 
     ``full`` defaults to the ``standard`` value (the experiment does not grow further).
 
     Example
     -------
-    >>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)
+    >>> TRIALS = BySize(quick=10**4, standard=10**5, full=10**6)
     >>> TRIALS["standard"]
     100000
     """
