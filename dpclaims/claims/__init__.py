@@ -13,6 +13,7 @@ checked, and :mod:`.run` runs claims into a results document.
 True
 """
 
+from . import experiments
 from .experiments import (
     BUDGETS,
     BySize,
@@ -58,3 +59,10 @@ __all__ = [
     "skipped_budgets",
     "status",
 ]
+
+
+def __getattr__(name: str):
+    """``Budget``, the old name of :class:`BySize` (deprecated, with a warning)."""
+    if name == "Budget":
+        return experiments.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,7 @@ import ast
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -90,6 +91,19 @@ class BySize(Generic[T]):
         budget = check_choice(budget, BUDGETS, "budget")
         value = getattr(self, budget)
         return self.standard if value is None else value
+
+
+def __getattr__(name: str) -> Any:
+    """``Budget``, the old name of :class:`BySize`, with a ``DeprecationWarning``."""
+    if name == "Budget":
+        warnings.warn(
+            "dpclaims.claims.Budget is renamed BySize (dpclaims.vocabulary.Budget is the word set "
+            "quick/standard/full); import BySize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return BySize
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class NotCheckable(DPClaimsError):

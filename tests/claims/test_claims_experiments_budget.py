@@ -15,3 +15,12 @@ def test_budget_picks_and_full_defaults_to_standard():
 def test_unknown_budget_names_the_choices():
     with pytest.raises(InputError, match="budget must be one of 'quick', 'standard', 'full'"):
         BySize(quick=1, standard=2)["huge"]
+
+
+def test_old_name_budget_warns_and_is_by_size():
+    from dpclaims import claims
+    from dpclaims.claims import experiments
+
+    for module in (claims, experiments):
+        with pytest.warns(DeprecationWarning, match="renamed BySize"):
+            assert module.Budget is BySize
