@@ -91,7 +91,7 @@ from .certify import (
     fixed_tests,
     split_alpha,
 )
-from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
+from .collect import Collector, HeldOutputs, Layout, ScoreCounts, Streams
 from .methods import METHODS, AuditMethod
 from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .reach import REACH_LIMIT, Reach, reach
@@ -515,7 +515,7 @@ def _open_store(directory: Any, streams: Streams, plan: AuditPlan, layout: Layou
     )
 
 
-def _check_outputs(calibration: Calibration, method: AuditMethod) -> bool:
+def _check_outputs(calibration: HeldOutputs, method: AuditMethod) -> bool:
     """Whether the calibration outputs are discrete; an error when the datasets' output widths
     differ or the ``method`` cannot certify them (histogram on continuous outputs)."""
     cal0, cal1 = calibration.cal0, calibration.cal1
@@ -530,7 +530,7 @@ def _check_outputs(calibration: Calibration, method: AuditMethod) -> bool:
 
 
 def _certify_split(
-    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
+    plan: AuditPlan, collector: Collector, calibration: HeldOutputs, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
     """:class:`Split` or :class:`Bonferroni`: learn the score and fix the tests on the
     calibration outputs, count the certifying trials on the workers, certify the counts."""
@@ -548,7 +548,7 @@ def _certify_split(
 
 
 def _certify_held(
-    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
+    plan: AuditPlan, collector: Collector, calibration: HeldOutputs, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
     """A held strategy (:class:`Quantiles`, :class:`Planned`) on all held outputs (trials, k).
 

@@ -81,7 +81,7 @@ __all__ = [
     "canary_data",
     "dpsgd_target",
     "transcript_target",
-    "Limit",
+    "OptimalTest",
     "optimal_limit",
     "limit_samples",
     "limit_rates",
@@ -204,7 +204,7 @@ def dpsgd_target(
 
     ``algorithm`` is a :class:`DPSGD` (or a mutant of it) under the add/remove relation; its
     claim is the accountant's.  ``d0`` is ``data``, ``d1`` is ``data`` plus the canary (one unit
-    at the algorithm's level).  A data-dependent normaliser (``batch_size=None``) is fixed to
+    at the algorithm's unit).  A data-dependent normaliser (``batch_size=None``) is fixed to
     ``q ×`` the units of ``data`` so that it is public.  ``data``'s last coordinate should be 0
     in every example (:func:`canary_data`); otherwise the audit stays valid but falls short of
     the limit.
@@ -224,7 +224,7 @@ def dpsgd_target(
             f"{algorithm.relation!r}"
         )
     if algorithm.batch_size is None:
-        units = data.n * (data.m if algorithm.level == "item" else 1)
+        units = data.n * (data.m if algorithm.unit == "item" else 1)
         algorithm = dataclasses.replace(algorithm, batch_size=algorithm.sampling_rate * units)
     direction = np.zeros(data.d)
     direction[-1] = 1.0
@@ -279,8 +279,8 @@ def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
 
 
 def _with_input_canary(algorithm: DPSGD, data: UserDataset, x: np.ndarray) -> UserDataset:
-    if algorithm.level != "item" or data.m != 1:
-        raise InputError("the input canary is one example: use level='item' data with m = 1")
+    if algorithm.unit != "item" or data.m != 1:
+        raise InputError("the input canary is one example: use unit='item' data with m = 1")
     if isinstance(algorithm.loss, SquaredLoss):
         label = INPUT_LABEL
     elif isinstance(algorithm.loss, LogisticLoss):
@@ -341,7 +341,7 @@ def transcript_target(
 
 
 @dataclass(frozen=True)
-class Limit:
+class OptimalTest:
     """The best certified ε of a threshold test on the exact distributions, and where.
 
     epsilon : the limit at ``trials`` per dataset
@@ -375,7 +375,7 @@ def _best(fpr: np.ndarray, fnr: np.ndarray, trials: int, delta: float, confidenc
     return i, float(eps[i])
 
 
-def _limit(rates, thresholds, *, trials, delta, confidence) -> Limit:
+def _limit(rates, thresholds, *, trials, delta, confidence) -> OptimalTest:
     """Max over both directions: ``rates = (P0(s > t), P1(s <= t))`` per threshold t."""
     p0_high, p1_low = (np.clip(r, 0.0, 1.0) for r in rates)
     found = []
@@ -384,7 +384,7 @@ def _limit(rates, thresholds, *, trials, delta, confidence) -> Limit:
         ("canary-low", p1_low, p0_high),
     ):
         i, eps = _best(fpr, fnr, check_trials(trials), delta, confidence)
-        found.append(Limit(eps, float(thresholds[i]), name, float(fpr[i]), float(fnr[i])))
+        found.append(OptimalTest(eps, float(thresholds[i]), name, float(fpr[i]), float(fnr[i])))
     return max(found, key=lambda limit: limit.epsilon)
 
 
@@ -397,7 +397,7 @@ def optimal_limit(
     draws: int = 400_000,
     seed: int = 0,
     samples: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Limit:
+) -> OptimalTest:
     """The limit of the optimal test of a gradient canary's presence in the transcript.
 
     The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without
@@ -489,7 +489,7 @@ def statistic_samples(
 
 def final_limit(
     release: StepRelease, *, trials: int, delta: float, confidence: float = LIMIT_CONFIDENCE
-) -> Limit:
+) -> OptimalTest:
     """The limit of the optimal test on the final model's canary coordinate (threat model
     ``final``), exactly: the sum of the T steps, ``N(0, T s²)`` without the canary and
     ``Σ_k Binomial(k; T, q) N(k C, T s²)`` with it; its likelihood ratio is monotone in the
