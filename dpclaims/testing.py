@@ -50,6 +50,7 @@ from .errors import NotReproducibleWarning
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
+from .vocabulary import Verdict
 
 __all__ = [
     "INI_OPTIONS",
@@ -174,7 +175,7 @@ def assert_private(
         + ("" if result.reproducible else "; not reproducible: the mechanism ignores its seed")
         + ")"
     )
-    if result.verdict == "violation":
+    if result.verdict == Verdict.VIOLATION:
         raise AssertionError(
             f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
             f"confidence {result.confidence:g} {where}"
@@ -241,7 +242,7 @@ def _no_pass(result: Any) -> str:
     passes): no power (``inconclusive``), a reach beyond the limit (``consistent_weak``), or a
     test whose point estimate is above the claim by a resolved excess (its bound is not: more
     trials decide)."""
-    if result.verdict in ("inconclusive", "consistent_weak"):
+    if result.verdict in (Verdict.INCONCLUSIVE, Verdict.CONSISTENT_WEAK):
         return "privacy audit too weak to gate on"
     if _excess_resolved(result):
         return "privacy audit undecided: the test's estimate is above the claim"

@@ -54,6 +54,7 @@ import numpy as np
 
 from .data import UserDataset
 from .errors import InputError, MechanismError, check_count, check_positive, check_trials
+from .vocabulary import Relation
 
 try:
     import torch
@@ -131,7 +132,7 @@ def flat_weights(model: torch.nn.Module) -> torch.Tensor:
 
 def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any:
     """``data`` with the record ``(x, y)`` appended (add-remove) or in place of user 0."""
-    if relation not in ("add-remove", "replace"):
+    if relation not in (Relation.ADD_REMOVE, Relation.REPLACE):
         raise InputError(f"relation must be 'add-remove' or 'replace', got {relation!r}")
     if isinstance(data, UserDataset):
         if data.m != 1:
@@ -141,7 +142,7 @@ def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any
         if (data.y is None) != (y is None):
             raise InputError("the canary needs a label y exactly when the dataset has labels")
         row = np.asarray(x, dtype=float).reshape(1, 1, data.d)
-        if relation == "replace":
+        if relation == Relation.REPLACE:
             new_x = data.x.copy()
             new_x[0] = row[0]
             new_y = None if y is None else data.y.copy()
@@ -152,7 +153,7 @@ def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any
         return UserDataset(np.concatenate([data.x, row]), new_y)
     rows, _ = _records(data)
     row = np.asarray(x, dtype=float).reshape(1, rows.shape[1])
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         out = rows.copy()
         out[0] = row[0]
         return out

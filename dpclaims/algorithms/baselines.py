@@ -295,7 +295,7 @@ class DPSGD:
             )
         trials = check_trials(trials)
         transcript = _flag(transcript, "transcript")
-        units = data.n * (data.m if self.unit == "item" else 1) + (canary is not None)
+        units = data.n * (data.m if self.unit == Unit.ITEM else 1) + (canary is not None)
         normaliser = self.batch_size if self.batch_size is not None else self.sampling_rate * units
         if self.loss.glm:
             step = _GLMStep(self, data)
@@ -337,8 +337,8 @@ class DPSGD:
             theta += np.asarray(self.initial)
         total = np.zeros_like(theta)
         count = np.zeros(trials, dtype=np.int64)
-        units = data.n * (data.m if self.unit == "item" else 1)
-        cost = data.m if self.unit == "user" else 1
+        units = data.n * (data.m if self.unit == Unit.ITEM else 1)
+        cost = data.m if self.unit == Unit.USER else 1
         noise_std = self._noise_std
         released = np.empty((trials, self.steps, data.d)) if transcript else None
         pick = rng.integers(self.steps, size=trials) if self.random_iterate else None
@@ -403,7 +403,7 @@ class _GLMStep:
     def __init__(self, algo: DPSGD, data: UserDataset) -> None:
         self.algo = algo
         self.items = data.items  # (N, d)
-        self.size = data.m if algo.unit == "user" else 1  # items per unit
+        self.size = data.m if algo.unit == Unit.USER else 1  # items per unit
         units = data.x.reshape(-1, self.size, data.d)  # (U, s, d)
         self.gram = np.einsum("usd,urd->usr", units, units)  # (U, s, s)
         self.y = None if data.y is None else data.y.reshape(-1, self.size)  # (U, s)
@@ -451,7 +451,7 @@ class _GeneralStep:
     def __call__(self, theta: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         algo = self.algo
         grads = algo.loss.grad(theta, self.x, self.y)  # (T, n, m, d)
-        if algo.unit == "item":
+        if algo.unit == Unit.ITEM:
             grads = grads.reshape(theta.shape[0], -1, theta.shape[1])  # (T, N, d)
         else:
             grads = grads.mean(axis=2)  # (T, n, d): gradient of each user's average loss

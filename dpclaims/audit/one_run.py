@@ -56,6 +56,7 @@ from ..errors import (
     check_finite_array,
 )
 from ..execution import child_seed
+from ..vocabulary import Verdict
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
@@ -120,7 +121,7 @@ class OneRunResult:
 
     epsilon_lower: float
     p_value: float
-    verdict: str
+    verdict: Verdict
     epsilon: float
     delta: float
     confidence: float
@@ -442,15 +443,15 @@ def one_run_audit(
     )
 
 
-def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> str:
+def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> Verdict:
     """The verdict of one bound: the multi-run rule (a bound of 0 shows nothing)."""
     if eps_lower > epsilon:
-        return "violation"
+        return Verdict.VIOLATION
     if eps_lower <= 0:
-        return "inconclusive"
+        return Verdict.INCONCLUSIVE
     if reach is not None and not reach.factor <= REACH_LIMIT:
-        return "consistent_weak"
-    return "consistent"
+        return Verdict.CONSISTENT_WEAK
+    return Verdict.CONSISTENT
 
 
 def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_minus: int, m: int):
@@ -540,7 +541,7 @@ class OneRunAudit:
     bounds: tuple[OneRunResult, ...]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return self.bounds[0].verdict
 
     @property

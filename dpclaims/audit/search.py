@@ -79,6 +79,7 @@ from ..execution import (
 from ..execution.mechanisms import joined
 from ..privacy import PrivacyClaim
 from ..resources import FIXED_SECONDS, PROBE_SECONDS, WORKER_SHARE, _duration
+from ..vocabulary import Verdict
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, _check_neighbours, audit, same_data
 from .methods import AuditMethod
@@ -231,8 +232,8 @@ class SearchResult:
         return math.inf if self.certain else self.result.epsilon_lower
 
     @property
-    def verdict(self) -> str:
-        return "violation" if self.certain else self.result.verdict
+    def verdict(self) -> Verdict:
+        return Verdict.VIOLATION if self.certain else self.result.verdict
 
     @property
     def reason(self) -> str:
@@ -245,7 +246,12 @@ class SearchResult:
         """The audit's record plus ``search``: the chosen pair, the trace and the sample counts
         (on a :attr:`certain` pair: the verdict, its reason and ``infinite``, no audit)."""
         record = (
-            {"verdict": "violation", "reason": self.reason, "epsilon_lower": None, "infinite": True}
+            {
+                "verdict": Verdict.VIOLATION,
+                "reason": self.reason,
+                "epsilon_lower": None,
+                "infinite": True,
+            }
             if self.certain
             else self.result.to_dict()
         )

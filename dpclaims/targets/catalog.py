@@ -32,6 +32,7 @@ from dpclaims.losses import SquaredLoss
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.target import AuditTarget
 from dpclaims.targets.dpsgd import SEEN, ThreatModel, canary_data, dpsgd_target
+from dpclaims.vocabulary import Relation, Unit
 
 __all__ = ["TARGETS", "audit_target", "default_relation", "default_unit", "target_names"]
 
@@ -44,19 +45,19 @@ def _mean_pair(unit: str, relation: str, d: int = 1) -> tuple[UserDataset, UserD
 
     The clipped user-mean moves by exactly its sensitivity: 2/n (user) or 2/(n·m) (item).
     """
-    m = 1 if (unit == "item" and relation == "add-remove") else ITEMS
+    m = 1 if (unit == Unit.ITEM and relation == Relation.ADD_REMOVE) else ITEMS
     x = -np.ones((USERS, m, d))
     x[0] = 1.0
     d0 = UserDataset(x)
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         return d0, remove_user(d0, 0)
-    if unit == "user":
+    if unit == Unit.USER:
         return d0, replace_user(d0, 0, -np.ones((m, d)))
     return d0, replace_item(d0, 0, 0, -np.ones(d))
 
 
 def _mean_items(claim: PrivacyClaim) -> int:
-    return 1 if (claim.unit == "item" and claim.relation == "add-remove") else ITEMS
+    return 1 if (claim.unit == Unit.ITEM and claim.relation == Relation.ADD_REMOVE) else ITEMS
 
 
 def _gaussian(
@@ -130,9 +131,9 @@ def _dp_sgd(claim: PrivacyClaim, clip: bool, *, threat_model: str, canary: str) 
     """DP-SGD (5 steps, Poisson rate 0.5, clip 1, σ from the PLD accountant) on 20 squared-loss
     examples that leave their last coordinate to a canary, audited as the ``threat_model``
     adversary with a ``canary`` of norm 10 (:func:`~dpclaims.targets.dpsgd.dpsgd_target`)."""
-    if claim.unit != "item":
+    if claim.unit != Unit.ITEM:
         raise InputError("the dp-sgd targets clip per item; pass --unit item")
-    if claim.relation != "add-remove":
+    if claim.relation != Relation.ADD_REMOVE:
         raise InputError(
             "the dp-sgd targets add or remove one canary (the accountant's relation); pass "
             "--relation add-remove"
@@ -160,7 +161,7 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
     if name == "gaussian-half-noise":
         return (_gaussian(claim, noise_factor=0.5), *_mean_pair(claim.unit, claim.relation))
     if name == "gaussian-item-noise":
-        if claim.unit != "user" or claim.relation != "replace":
+        if claim.unit != Unit.USER or claim.relation != Relation.REPLACE:
             raise InputError(
                 "gaussian-item-noise is audited with user-level replace neighbours; pass --unit "
                 "user --relation replace"

@@ -43,7 +43,6 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -66,12 +65,25 @@ from ..audit.threshold import (
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_count, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
+from ..vocabulary import (
+    CANARIES,
+    PLANS,
+    THREAT_MODELS,
+    Canary,
+    Plan,
+    Relation,
+    ThreatModel,
+    Unit,
+)
 
 __all__ = [
     "ThreatModel",
     "THREAT_MODELS",
     "SEEN",
     "CANARIES",
+    "Canary",
+    "PLANS",
+    "Plan",
     "crafted_start",
     "INPUT_LABEL",
     "TranscriptProjections",
@@ -93,24 +105,11 @@ __all__ = [
 ]
 
 
-class ThreatModel(StrEnum):
-    """What the adversary sees of an iterative mechanism."""
-
-    FINAL = "final"
-    ALL_ITERATES = "all-iterates"
-
-
-THREAT_MODELS = tuple(t.value for t in ThreatModel)
-
 SEEN = {
     ThreatModel.FINAL: "the last model only, black box",
     ThreatModel.ALL_ITERATES: "every noisy update, as the accountant assumes",
 }
 """What the adversary of each threat model sees, in words (reports and the CLI)."""
-CANARIES = ("gradient", "input", "input-init")
-"""A gradient canary (a fixed gradient, the worst case of clipping), a crafted input example,
-or that example with a crafted start θ_0 that keeps its gradient clipped at C all along
-(:func:`crafted_start`)."""
 
 CRAFTED_START_SPREAD = 8.0
 """[DEFAULT, ours] Noise standard deviations of the canary coordinate's random walk that
@@ -195,8 +194,8 @@ def dpsgd_target(
     algorithm: DPSGD,
     data: UserDataset,
     *,
-    threat_model: str = "all-iterates",
-    canary: str = "gradient",
+    threat_model: ThreatModel = ThreatModel.ALL_ITERATES,
+    canary: Canary = Canary.GRADIENT,
     canary_scale: float = 10.0,
 ) -> AuditTarget:
     """The audit of ``algorithm`` on ``data`` with a canary added along the last coordinate,
@@ -213,26 +212,26 @@ def dpsgd_target(
         raise InputError(
             f"algorithm must be a DPSGD (or a mutant of it), got {type(algorithm).__name__}"
         )
-    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
-    check_choice(canary, CANARIES, "canary")
+    threat = check_choice(threat_model, THREAT_MODELS, "threat_model")
+    canary = check_choice(canary, CANARIES, "canary")
     scale = check_positive(canary_scale, "canary_scale")
     if not isinstance(data, UserDataset):
         raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
-    if algorithm.relation != "add-remove":
+    if algorithm.relation != Relation.ADD_REMOVE:
         raise InputError(
             "a canary audit adds one unit: the algorithm's relation must be 'add-remove', got "
             f"{algorithm.relation!r}"
         )
     if algorithm.batch_size is None:
-        units = data.n * (data.m if algorithm.unit == "item" else 1)
+        units = data.n * (data.m if algorithm.unit == Unit.ITEM else 1)
         algorithm = dataclasses.replace(algorithm, batch_size=algorithm.sampling_rate * units)
     direction = np.zeros(data.d)
     direction[-1] = 1.0
-    if canary == "gradient":
+    if canary == Canary.GRADIENT:
         d1 = GradientCanaryDataset(data, scale * algorithm.clip_norm * direction)
     else:
         d1 = _with_input_canary(algorithm, data, scale * direction)
-    if canary == "input-init":
+    if canary == Canary.INPUT_INIT:
         algorithm = dataclasses.replace(algorithm, initial=tuple(crafted_start(algorithm, data.d)))
     release = algorithm.step_release
     mechanism: Callable
@@ -279,7 +278,7 @@ def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
 
 
 def _with_input_canary(algorithm: DPSGD, data: UserDataset, x: np.ndarray) -> UserDataset:
-    if algorithm.unit != "item" or data.m != 1:
+    if algorithm.unit != Unit.ITEM or data.m != 1:
         raise InputError("the input canary is one example: use unit='item' data with m = 1")
     if isinstance(algorithm.loss, SquaredLoss):
         label = INPUT_LABEL
@@ -522,9 +521,6 @@ PLAN_SEED = 20_231_127
 """Seed of the draws under the claim that plan a test (:func:`planned_test`): a stream of its
 own, never an audit's trials."""
 
-PLANS = ("auto", "claim", "both", "violation")
-"""The plans :func:`planned_threshold` chooses among (``auto``) or is told to take."""
-
 PLAN_DRAWS = 200_000
 """Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
 
@@ -536,7 +532,7 @@ def planned_test(
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
-    plan: str = "auto",
+    plan: Plan = Plan.AUTO,
 ) -> AuditTest:
     """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
     from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
@@ -564,7 +560,7 @@ def planned_test(
         release,
         trials=trials,
         delta=target.claim.delta,
-        threat_model=threat.value,
+        threat_model=threat,
         confidence=confidence,
         violation=violation,
         draws=draws,
@@ -579,12 +575,12 @@ def planned_threshold(
     *,
     trials: int,
     delta: float,
-    threat_model: str = "all-iterates",
+    threat_model: ThreatModel = ThreatModel.ALL_ITERATES,
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
     epsilon: float | None = None,
-    plan: str = "auto",
+    plan: Plan = Plan.AUTO,
 ) -> Planned:
     """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
     dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
@@ -624,7 +620,7 @@ def planned_threshold(
     """
     if not isinstance(release, ReleaseModel):
         raise InputError(f"release must be a ReleaseModel, got {type(release).__name__}")
-    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
+    threat = check_choice(threat_model, THREAT_MODELS, "threat_model")
     if threat is ThreatModel.FINAL and not isinstance(release, StepRelease):
         raise InputError(
             "the final-model plan is for DP-SGD's steps: release must be a StepRelease, got "
@@ -634,7 +630,7 @@ def planned_threshold(
     criterion = Criterion(delta=delta)
     plan = check_choice(plan, PLANS, "plan")
     factor = None if violation is None else check_positive(violation, "violation")
-    if factor is None and plan in ("both", "violation"):
+    if factor is None and plan in (Plan.BOTH, Plan.VIOLATION):
         raise InputError(f"plan={plan!r} needs a violation to plan for: pass violation=2.0")
     actuals = [release] if factor is None else [release, release.noise_divided(factor)]
     if threat is ThreatModel.ALL_ITERATES:
@@ -656,14 +652,14 @@ def planned_threshold(
     claim_law, violation_law = laws
     both = best(claim_law, 2).tests + best(violation_law, 2).tests
     candidates = {
-        "claim": best(claim_law, 1),
-        "both": Planned(tests=tuple(dict.fromkeys(both))),
-        "violation": best(violation_law, 1),
+        Plan.CLAIM: best(claim_law, 1),
+        Plan.BOTH: Planned(tests=tuple(dict.fromkeys(both))),
+        Plan.VIOLATION: best(violation_law, 1),
     }
-    if plan != "auto":
+    if plan != Plan.AUTO:
         return candidates[plan]
     if epsilon is None:
-        return candidates["both"]
+        return candidates[Plan.BOTH]
     epsilon = check_positive(epsilon, "epsilon")
     grid = {"trials": trials, "confidence": confidence, "criterion": criterion}
     power = [

@@ -60,6 +60,7 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
     halting_time_claim,
     q1_exact,
 )
+from dpclaims.vocabulary import Budget
 
 # --------------------------------------------------------------------------------- privacy: audits
 
@@ -934,7 +935,7 @@ def _sc_origin() -> Baseline:
 
 
 def _sc_sweep(claim, budget, *, noise_mult, note):
-    if budget == "quick":
+    if budget == Budget.QUICK:
         return RateExperiment.for_claim(
             claim,
             sc_risk,

@@ -68,6 +68,7 @@ from dpclaims.targets.pure_dp_heavy_tails import (
     structured_d2_target,
     structured_target,
 )
+from dpclaims.vocabulary import Budget
 
 AUDIT_TRIALS = BySize(quick=20_000, standard=200_000, full=400_000)
 TIGHT_TRIALS = BySize(quick=150_000, standard=400_000, full=800_000)
@@ -227,7 +228,7 @@ def audit_structured_losses_privacy(claim, budget):
         "statistic min(x1, x2) (chosen before certifying)",
     )
     parts = {"d1-hinge-exact": d1, "d2-lap2-sampler": sampler}
-    if budget != "quick":
+    if budget != Budget.QUICK:
         parts["d2-absolute-pv2"] = AuditExperiment(
             structured_d2_target,
             BySize(quick=40_000, standard=40_000, full=200_000)[budget],
@@ -1144,7 +1145,7 @@ def _net_bound(rng):
 
 @register_experiment("lowy26.complexity.em_pgm")
 def check_em_pgm_net_size(claim, budget):
-    if budget == "quick":
+    if budget == Budget.QUICK:
         return ValueExperiment(
             _net_bound,
             {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},

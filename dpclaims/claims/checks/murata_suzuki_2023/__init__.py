@@ -66,6 +66,7 @@ from dpclaims.losses import WeightedSquaredDistanceLoss
 from dpclaims.problem import Problem
 from dpclaims.stats import gaussian_shift
 from dpclaims.targets.murata_suzuki_2023 import canary_audit_target
+from dpclaims.vocabulary import Verdict
 
 __all__ = [
     "RATE_PROBLEM",
@@ -948,7 +949,7 @@ class Section6Experiment:
         if headroom:
             summary_text += f" (privacy headroom: below {HEADROOM:g}x)"
         else:
-            verdict = "inconclusive" if verdict == "inconsistent" else verdict
+            verdict = "inconclusive" if verdict == Verdict.INCONSISTENT else verdict
             summary_text += (
                 f", not below {HEADROOM:g}x: not testable on this stand-in (no privacy headroom "
                 "for DIFF2-GD to recover)"
