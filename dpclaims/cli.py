@@ -437,8 +437,7 @@ def _audit_one_run_scores(args: argparse.Namespace, claim, scores: Any, included
     found = audit_one_run_scores(
         scores,
         included,
-        epsilon=claim.epsilon,
-        delta=claim.delta,
+        claim,
         confidence=args.confidence,
         seed=args.seed,
     )

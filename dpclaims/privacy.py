@@ -25,6 +25,7 @@ from .vocabulary import RELATIONS, UNITS, Relation, Unit
 
 __all__ = [
     "PrivacyClaim",
+    "claim_at_door",
     "ACCOUNTANTS",
     "gaussian_epsilon",
     "laplace_epsilon",
@@ -81,6 +82,43 @@ class PrivacyClaim:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def claim_at_door(
+    claim: Any,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
+) -> PrivacyClaim:
+    """The :class:`PrivacyClaim` an audit door was given: ``claim`` itself, or the one the loose
+    keywords build (``epsilon`` required; ``delta`` 0, ``unit`` user, ``relation`` replace by
+    default) — one or the other, never both."""
+    loose = {
+        name: value
+        for name, value in (
+            ("epsilon", epsilon), ("delta", delta), ("unit", unit), ("relation", relation)
+        )
+        if value is not None
+    }  # fmt: skip
+    if isinstance(claim, PrivacyClaim):
+        if loose:
+            raise InputError(
+                f"pass {', '.join(loose)} inside claim=PrivacyClaim(...) or instead of it, "
+                "not both"
+            )
+        return claim
+    if claim is not None:
+        raise InputError(
+            f"claim must be a PrivacyClaim, got {type(claim).__name__} {claim!r}; pass "
+            "claim=PrivacyClaim(epsilon, delta) or epsilon=..., delta=..."
+        )
+    if "epsilon" not in loose:
+        raise InputError(
+            "no claim to audit: pass claim=PrivacyClaim(epsilon, delta) or epsilon=..."
+        )
+    return PrivacyClaim(**loose)
 
 
 # --------------------------------------------------------------------------------------------

@@ -44,13 +44,18 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import NotReproducibleWarning
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
 from .vocabulary import Verdict
+
+if TYPE_CHECKING:
+    from .audit.options import AuditTest, Neighbours
+    from .execution import Execution
+    from .privacy import PrivacyClaim
 
 __all__ = [
     "INI_OPTIONS",
@@ -114,15 +119,20 @@ def assert_private(
     mechanism: Callable,
     d0: Any,
     d1: Any,
+    claim: PrivacyClaim | None = None,
     *,
-    epsilon: float,
-    delta: float,
     trials: int,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
     on_weak: str = "fail",
-    unit: str = "user",
-    relation: str = "replace",
     reproducible: bool = True,
-    **options: Any,
+    confidence: float = 0.95,
+    seed: int = 0,
+    test: AuditTest | None = None,
+    neighbours: Neighbours | None = None,
+    execution: Execution | None = None,
 ):
     """Audit ``mechanism`` on the neighbours ``d0``, ``d1``; pass only when the audit could
     have caught a violation and did not.
@@ -134,10 +144,12 @@ def assert_private(
     ``rng`` would be copied into each worker process and repeat its draws there), they are
     independent draws all the same, so the verdict means what it means in strict mode, but a
     rerun draws other trials: the result's ``reproducible`` is False, and its summary and this
-    function's messages say so.  ``unit`` and ``relation``
-    (default user/replace) state the claim's neighbour relation; ``options`` go to ``audit``:
-    ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g. ``AuditTest(reach_limit=2.0)``),
-    ``neighbours`` (array datasets that are query answers or unchecked), ``execution``.
+    function's messages say so.  ``claim`` is the
+    :class:`~dpclaims.privacy.PrivacyClaim` under test, or the loose ``epsilon``, ``delta``
+    (default 0), ``unit`` and ``relation`` (default user/replace) build it.  The other options
+    go to ``audit``: ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g.
+    ``AuditTest(reach_limit=2.0)``), ``neighbours`` (array datasets that are query answers or
+    unchecked), ``execution``.
 
     Raises ``AssertionError`` when the verdict is ``"violation"`` (ε certified, at
     ``confidence``, to exceed the claim), and, unless ``on_weak="skip"``, when the audit had
@@ -152,25 +164,24 @@ def assert_private(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     from .audit import audit
-    from .errors import InputError, check_choice
+    from .errors import check_choice
 
     check_choice(on_weak, WEAK_ACTIONS, "on_weak")
-    if "strict" in options:
-        raise InputError(
-            "assert_private has no strict option: it is strict unless reproducible=False, "
-            "which gates a mechanism that ignores its rng (its result marked not reproducible)"
-        )
+    from .audit.options import DEFAULT_TEST
     from .execution import DEFAULT_EXECUTION
-    from .privacy import PrivacyClaim
+    from .privacy import claim_at_door
 
-    claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation=relation)
-    execution = _gate_execution(options.pop("execution", DEFAULT_EXECUTION), reproducible)
+    claim = claim_at_door(claim, epsilon=epsilon, delta=delta, unit=unit, relation=relation)
+    execution = _gate_execution(execution or DEFAULT_EXECUTION, reproducible)
     with warnings.catch_warnings():
         if not reproducible:  # the result says so; the warning would only repeat it
             warnings.simplefilter("ignore", NotReproducibleWarning)
-        result = audit(mechanism, d0, d1, claim, trials=trials, execution=execution, **options)
+        result = audit(
+            mechanism, d0, d1, claim, trials=trials, confidence=confidence, seed=seed,
+            test=test or DEFAULT_TEST, neighbours=neighbours, execution=execution,
+        )  # fmt: skip
     where = (
-        f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level "
+        f"(claimed epsilon={claim.epsilon:g}, delta={claim.delta:g}, {result.unit}-level "
         f"{result.relation}, {trials} trials, seed={result.provenance.seed}"
         + ("" if result.reproducible else "; not reproducible: the mechanism ignores its seed")
         + ")"

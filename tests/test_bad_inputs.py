@@ -344,7 +344,7 @@ API_CASES = [
     ),
     (
         "one-run-one-canary",
-        lambda t: lambda: one_run_audit(np.array([0.5]), np.array([True]), 1.0),
+        lambda t: lambda: one_run_audit(np.array([0.5]), np.array([True]), epsilon=1.0),
         InputError,
         r"1 canary is too few for the guesses k_plus=1, k_minus=1 \(k_plus and k_minus by "
         r"default max\(1, m // 10\)\)",
