@@ -4,7 +4,8 @@ A setup (:func:`dpsgd_target`) is an :class:`~dpclaims.target.AuditTarget`: the 
 as the adversary of the chosen threat model sees it, the neighbouring datasets with the canary
 and without, the accountant's claim, and the test statistic, chosen from the threat model and
 the canary before any certifying trial is seen (``audit(target.mechanism, target.d0,
-target.d1, claim=target.claim, statistic=target.statistic, ...)``).
+target.d1, target.claim, test=AuditTest(statistic=target.statistic), ...)``, or the test
+planned from the claim, ``test=planned_test(target, trials=...)``).
 
 Threat models (:class:`ThreatModel`):
 
