@@ -350,6 +350,32 @@ API_CASES = [
         r"default max\(1, m // 10\)\)",
     ),
     (
+        "claim-and-loose-words",
+        lambda t: lambda: one_run_audit(
+            np.zeros(20), np.zeros(20, bool), PrivacyClaim(1.0), epsilon=2.0
+        ),
+        InputError,
+        r"pass epsilon inside claim=PrivacyClaim\(\.\.\.\) or instead of it, not both",
+    ),
+    (
+        "claim-not-a-claim",
+        lambda t: lambda: one_run_audit(np.zeros(20), np.zeros(20, bool), 1.0),
+        InputError,
+        "claim must be a PrivacyClaim, got float 1.0",
+    ),
+    (
+        "no-claim",
+        lambda t: lambda: one_run_audit(np.zeros(20), np.zeros(20, bool)),
+        InputError,
+        "no claim to audit",
+    ),
+    (
+        "word-not-in-vocabulary",
+        lambda t: lambda: PrivacyClaim(1.0, unit="group"),
+        InputError,
+        "unit must be one of 'user', 'item', got 'group'",
+    ),
+    (
         "section6-seeds-one",
         lambda t: lambda: Section6(seeds=1),
         InputError,
