@@ -105,8 +105,7 @@ def claim_at_door(
     if isinstance(claim, PrivacyClaim):
         if loose:
             raise InputError(
-                f"pass {', '.join(loose)} inside claim=PrivacyClaim(...) or instead of it, "
-                "not both"
+                f"pass {', '.join(loose)} inside claim=PrivacyClaim(...) or instead of it, not both"
             )
         return claim
     if claim is not None:

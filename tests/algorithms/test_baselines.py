@@ -85,9 +85,9 @@ def test_user_level_clips_the_average_gradient():
 
 def test_poisson_sampling_counts_and_projection():
     data = labelled(n=40, m=2)
-    run = DPSGD(
-        LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, unit="user", radius=0.2
-    ).run(data, np.random.default_rng(3), 4000)
+    run = DPSGD(LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, unit="user", radius=0.2).run(
+        data, np.random.default_rng(3), 4000
+    )
     assert run.gradient_evaluations.mean() == pytest.approx(10 * 0.25 * 40 * 2, rel=0.01)
     assert np.all(np.linalg.norm(run.theta, axis=1) <= 0.2 + 1e-12)
     assert run.to_dict()["trials"] == 4000
