@@ -27,12 +27,12 @@ from dpclaims.algorithms.mechanisms import (
     user_mean_query,
 )
 from dpclaims.data import UserDataset, remove_user, replace_item, replace_user
-from dpclaims.errors import InputError
+from dpclaims.errors import InputError, check_choice
 from dpclaims.losses import SquaredLoss
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.target import AuditTarget
-from dpclaims.targets.dpsgd import SEEN, ThreatModel, canary_data, dpsgd_target
-from dpclaims.vocabulary import Relation, Unit
+from dpclaims.targets.dpsgd import SEEN, canary_data, dpsgd_target
+from dpclaims.vocabulary import CANARIES, THREAT_MODELS, Canary, Relation, ThreatModel, Unit
 
 __all__ = ["TARGETS", "audit_target", "default_relation", "default_unit", "target_names"]
 
@@ -127,7 +127,9 @@ def _noisy_max(
     return mechanism, d0, d1
 
 
-def _dp_sgd(claim: PrivacyClaim, clip: bool, *, threat_model: str, canary: str) -> AuditTarget:
+def _dp_sgd(
+    claim: PrivacyClaim, clip: bool, *, threat_model: ThreatModel, canary: Canary
+) -> AuditTarget:
     """DP-SGD (5 steps, Poisson rate 0.5, clip 1, σ from the PLD accountant) on 20 squared-loss
     examples that leave their last coordinate to a canary, audited as the ``threat_model``
     adversary with a ``canary`` of norm 10 (:func:`~dpclaims.targets.dpsgd.dpsgd_target`)."""
@@ -226,8 +228,8 @@ def audit_target(
     name: str,
     claim: PrivacyClaim,
     *,
-    threat_model: str | None = None,
-    canary: str | None = None,
+    threat_model: ThreatModel | None = None,
+    canary: Canary | None = None,
 ) -> AuditTarget:
     """The built-in target ``name`` calibrated to ``claim``, described as in :data:`TARGETS`
     (whether it is known to be buggy is there too).
@@ -245,17 +247,16 @@ def audit_target(
         )
     description = TARGETS[name][0]
     if name.startswith("dp-sgd"):
-        threat = threat_model or ThreatModel.ALL_ITERATES.value
-        target = _dp_sgd(
-            claim, clip=name == "dp-sgd", threat_model=threat, canary=canary or "gradient"
+        threat = check_choice(
+            threat_model or ThreatModel.ALL_ITERATES, THREAT_MODELS, "threat_model"
         )
-        seen = SEEN[ThreatModel(threat)]
+        canary = check_choice(canary or Canary.GRADIENT, CANARIES, "canary")
+        target = _dp_sgd(claim, clip=name == "dp-sgd", threat_model=threat, canary=canary)
         return dataclasses.replace(
             target,
             claim=claim,  # the claim audited (the accountant's σ meets it)
             name=name,
-            description=f"{description}; threat model {threat} ({seen}), "
-            f"{canary or 'gradient'} canary",
+            description=f"{description}; threat model {threat} ({SEEN[threat]}), {canary} canary",
         )
     if threat_model is not None or canary is not None:
         raise InputError(
