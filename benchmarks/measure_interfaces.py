@@ -162,7 +162,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         ),
         "dpclaims.rates.sweep.SweepResult.fit": "fit_power_law's options, passed through",
         "dpclaims.testing.assert_exponent": "sweep's options, passed through",
-        "dpclaims.torch.OpacusConfig.describe": "TorchDPSGD's remaining fields, passed through",
         "dpclaims.targets.lowy_liu_asi_2024.audit_builder": (
             "the audited algorithm's from_theorem options, passed through"
         ),

@@ -728,8 +728,16 @@ class OpacusConfig:
             f"{self.steps} steps"
         )
 
-    def describe(self, model: torch.nn.Module, loss: Callable, **options: Any) -> TorchDPSGD:
-        """The :class:`TorchDPSGD` with these numbers, from ``model``'s parameters (θ_0)."""
+    def describe(
+        self,
+        model: torch.nn.Module,
+        loss: Callable,
+        *,
+        canary: GradientCanary | None = None,
+        ghost: bool = True,
+    ) -> TorchDPSGD:
+        """The :class:`TorchDPSGD` with these numbers, from ``model``'s parameters (θ_0), with
+        ``canary`` and ``ghost`` as there."""
         return TorchDPSGD(
             model,
             loss,
@@ -739,7 +747,8 @@ class OpacusConfig:
             noise_multiplier=self.noise_multiplier,
             sampling_rate=self.sample_rate,
             batch_size=self.normaliser,
-            **options,
+            canary=canary,
+            ghost=ghost,
         )
 
 
