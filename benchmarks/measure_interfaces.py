@@ -160,7 +160,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "dpclaims.algorithms.lowy_liu_asi_2024.core.run_summary": (
             "a run's own extra numbers, recorded under their names"
         ),
-        "dpclaims.testing.assert_exponent": "sweep's options, passed through",
         "dpclaims.targets.lowy_liu_asi_2024.audit_builder": (
             "the audited algorithm's from_theorem options, passed through"
         ),

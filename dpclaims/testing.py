@@ -42,11 +42,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotReproducibleWarning
+from .execution import DEFAULT_EXECUTION, Execution
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
@@ -54,7 +55,6 @@ from .vocabulary import Verdict
 
 if TYPE_CHECKING:
     from .audit.options import AuditTest, Neighbours
-    from .execution import Execution
     from .privacy import PrivacyClaim
 
 __all__ = [
@@ -88,20 +88,25 @@ def assert_exponent(
     method: str = "logs",
     bound: str = "order",
     limit: str = "large",
-    **sweep_options: Any,
+    replicates: int = 10,
+    fixed: Mapping[str, Any] | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
 ) -> ExponentVerdict:
     """Sweep ``experiment`` over ``values`` of ``param`` and fail unless the exponent is
     ``consistent``.
 
-    Runs :func:`~dpclaims.rates.sweep.sweep` (``seed`` and ``sweep_options``: ``replicates``,
-    ``fixed``, where it runs), :func:`~dpclaims.rates.fit.fit_power_law` (``method``) and
+    Runs :func:`~dpclaims.rates.sweep.sweep` (``seed``, ``replicates``, ``fixed``, and
+    ``execution``: where it runs), :func:`~dpclaims.rates.fit.fit_power_law` (``method``) and
     :func:`~dpclaims.rates.verdict.check_exponent` (90 % interval inside ``expected ± margin``;
     with ``bound="upper"`` for an O(·) claim only below ``expected + margin``, so decaying
     faster than claimed passes).  Returns the verdict when it is consistent; otherwise raises
     ``AssertionError`` whose message gives the fitted exponent and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
-    result = sweep(experiment, param=param, values=values, seed=seed, **sweep_options)
+    result = sweep(
+        experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed,
+        execution=execution,
+    )  # fmt: skip
     fit = fit_power_law(result.values, result.errors, method=method, seed=seed)
     verdict = check_exponent(fit, expected, margin, bound=bound, limit=limit)
     if not verdict.passed:
@@ -168,7 +173,6 @@ def assert_private(
 
     check_choice(on_weak, WEAK_ACTIONS, "on_weak")
     from .audit.options import DEFAULT_TEST
-    from .execution import DEFAULT_EXECUTION
     from .privacy import claim_at_door
 
     claim = claim_at_door(claim, epsilon=epsilon, delta=delta, unit=unit, relation=relation)
