@@ -3,7 +3,7 @@
 The issue-28 speed anchor: DP-SGD of a 256-example logistic regression (d = 10 features and
 a bias), Poisson rate 1/8, 40 steps, clip 1, batched over trials.  ``hand`` is what a user
 would write by hand: analytic per-example gradients, norms |r|·‖(x, 1)‖, one matmul per
-step, one generator for all trials.  ``adapter`` is ``dpclaims.torch.mechanism(DPSGD(...))``
+step, one generator for all trials.  ``adapter`` is ``dpclaims.torch.mechanism(TorchDPSGD(...))``
 called as the auditor calls it (seeds from the audit's rng, one generator per trial, outputs
 as numpy).  Both run on the same device, interleaved, repeated; the script prints the median
 wall-clock and CPU rate of each and their ratio.
@@ -61,7 +61,7 @@ def opacus_train(dataset_: torch.utils.data.TensorDataset, seed: int) -> torch.n
     model = torch.nn.Linear(D, 1)
     torch.nn.init.zeros_(model.weight)
     torch.nn.init.zeros_(model.bias)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    optimizer = torch.optim.SGD(model.parameters(), step_size=LR)
     loader = torch.utils.data.DataLoader(dataset_, batch_size=int(RATE * N))
     engine = PrivacyEngine(accountant="rdp")
     model, optimizer, loader = engine.make_private(
@@ -106,8 +106,14 @@ def main() -> None:
     model = torch.nn.Linear(D, 1)
     torch.nn.init.zeros_(model.weight)
     torch.nn.init.zeros_(model.bias)
-    sgd = dpt.DPSGD(
-        model, loss, steps=STEPS, lr=LR, clip_norm=CLIP, noise_multiplier=SIGMA, sample_rate=RATE
+    sgd = dpt.TorchDPSGD(
+        model,
+        loss,
+        steps=STEPS,
+        step_size=LR,
+        clip_norm=CLIP,
+        noise_multiplier=SIGMA,
+        sampling_rate=RATE,
     )
     mech = dpt.mechanism(sgd, device=device)
     gen = torch.Generator(device=device).manual_seed(0)

@@ -19,6 +19,8 @@ import os
 import signal
 import sys
 
+from .vocabulary import Relation, Verdict
+
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
     """Ctrl-C while the command's modules load: one line and exit 130, no traceback."""
@@ -183,7 +185,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     user_code = ":" in args.mechanism
     unit = args.unit or ("user" if user_code else default_unit(args.mechanism))
     given = args.relation or ("replace" if user_code else default_relation(args.mechanism))
-    array_relation = given if given in ("query", "unchecked") else None
+    array_relation = given if given in (Relation.QUERY, Relation.UNCHECKED) else None
     relation = "replace" if array_relation else given
     claim = PrivacyClaim(args.epsilon, args.delta, unit, relation)
     if claim.epsilon > MAX_AUDIT_EPSILON:
@@ -347,7 +349,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if replayed is not None:
             _print_replay(replayed)
     infinite = replayed is not None and replayed.infinite
-    return 1 if result.verdict == "violation" or infinite else 0
+    return 1 if result.verdict == Verdict.VIOLATION or infinite else 0
 
 
 def _print_certain(args: argparse.Namespace, description: str, found) -> int:
@@ -435,8 +437,7 @@ def _audit_one_run_scores(args: argparse.Namespace, claim, scores: Any, included
     found = audit_one_run_scores(
         scores,
         included,
-        epsilon=claim.epsilon,
-        delta=claim.delta,
+        claim,
         confidence=args.confidence,
         seed=args.seed,
     )
@@ -445,7 +446,7 @@ def _audit_one_run_scores(args: argparse.Namespace, claim, scores: Any, included
     else:
         print(f"scores        {args.scores}: one run, per-canary scores and inclusion")
         print(found.summary())
-    return 1 if found.verdict == "violation" else 0
+    return 1 if found.verdict == Verdict.VIOLATION else 0
 
 
 def _audit_multi_run_scores(args: argparse.Namespace, claim, s0: Any, s1: Any) -> int:
@@ -476,7 +477,7 @@ def _audit_multi_run_scores(args: argparse.Namespace, claim, s0: Any, s1: Any) -
         _print_audit(
             args, "scores of runs without (s0) and with (s1) the canary", result, figure=figure
         )
-    return 1 if result.verdict == "violation" else 0
+    return 1 if result.verdict == Verdict.VIOLATION else 0
 
 
 _AUDIT_MODES = {
@@ -1017,7 +1018,7 @@ def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: 
             print(f"{label:<13} {value}")
         print(f"verdict       {outcome.verdict}")
         print(f"figure        {figure}")
-    return 1 if outcome.verdict == "inconsistent" else 0
+    return 1 if outcome.verdict == Verdict.INCONSISTENT else 0
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, check_choice, check_count, check_finite_array
-from .vocabulary import ARRAY_RELATIONS, RELATIONS, UNITS
+from .vocabulary import ARRAY_RELATIONS, RELATIONS, UNITS, Relation, Unit
 
 __all__ = [
     "UNITS",
@@ -310,7 +310,7 @@ def _canary_distance(d0: Any, d1: Any, unit: str, relation: str) -> int | None:
         )
     base = neighbour_distance(base0, base1, unit, relation)
     g0, g1 = (getattr(d, "gradient", None) for d in (d0, d1))
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         if (g0 is None) != (g1 is None):
             return None
         changed = g0 is not None and not np.array_equal(g0, g1)
@@ -411,7 +411,7 @@ def _differing_units(d0: UserDataset, d1: UserDataset, unit: str) -> int:
     diff = np.any(d0.x != d1.x, axis=2)
     if d0.y is not None:
         diff |= d0.y != d1.y
-    return int(np.count_nonzero(np.any(diff, axis=1) if unit == "user" else diff))
+    return int(np.count_nonzero(np.any(diff, axis=1) if unit == Unit.USER else diff))
 
 
 def _is_one_removal(big: UserDataset, small: UserDataset) -> bool:
@@ -431,7 +431,7 @@ def _grouped_distance(d0: GroupedMeans, d1: GroupedMeans, unit: str, relation: s
     """:func:`neighbour_distance` on user means: a replaced user changes one row of its group."""
     if d0.m != d1.m or d0.d != d1.d:
         return None
-    if unit == "item" and d0.m > 1:
+    if unit == Unit.ITEM and d0.m > 1:
         raise InputError(
             "item-level neighbours of GroupedMeans need m = 1 (a user's mean hides which of its "
             "items changed); pass unit='user' or a UserDataset"
@@ -440,7 +440,7 @@ def _grouped_distance(d0: GroupedMeans, d1: GroupedMeans, unit: str, relation: s
         "a group pooling several users differs between d0 and d1, so how many users changed "
         "cannot be told from its mean; pass per-user statistics (GroupedMeans.per_user)"
     )
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         if not np.array_equal(d0.sizes, d1.sizes):
             return None
         changed = np.any(d0.means != d1.means, axis=1)
@@ -480,11 +480,11 @@ def neighbour_distance(
         )
     if (d0.y is None) != (d1.y is None):
         return None
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         if d0.x.shape != d1.x.shape:
             return None
         return _differing_units(d0, d1, unit)
-    if unit == "item" and max(d0.m, d1.m) > 1:
+    if unit == Unit.ITEM and max(d0.m, d1.m) > 1:
         raise InputError(
             "item-level add-remove neighbours need one item per user (m = 1); use "
             "relation='replace' for datasets with m > 1"
@@ -501,7 +501,7 @@ def shape_mismatch(d0: Dataset, d1: Dataset, relation: str = "replace") -> str |
     """Why ``d1`` cannot be reached from ``d0`` by ``relation`` changes, from their shapes alone
     (which dimension differs: n users, m items, d features, labels in only one), or None."""
     if isinstance(d0, GradientCanaryDataset) or isinstance(d1, GradientCanaryDataset):
-        if relation == "replace" and isinstance(d0, GradientCanaryDataset) != isinstance(
+        if relation == Relation.REPLACE and isinstance(d0, GradientCanaryDataset) != isinstance(
             d1, GradientCanaryDataset
         ):
             return (
@@ -511,7 +511,7 @@ def shape_mismatch(d0: Dataset, d1: Dataset, relation: str = "replace") -> str |
         d0 = d0.data if isinstance(d0, GradientCanaryDataset) else d0
         d1 = d1.data if isinstance(d1, GradientCanaryDataset) else d1
     if isinstance(d0, GroupedMeans) and isinstance(d1, GroupedMeans):
-        if relation == "replace" and d0.n == d1.n and not np.array_equal(d0.sizes, d1.sizes):
+        if relation == Relation.REPLACE and d0.n == d1.n and not np.array_equal(d0.sizes, d1.sizes):
             return (
                 f"the user groups differ: sizes {d0.sizes.tolist()} in d0, "
                 f"{d1.sizes.tolist()} in d1"
@@ -523,14 +523,14 @@ def shape_mismatch(d0: Dataset, d1: Dataset, relation: str = "replace") -> str |
         return f"the feature size differs: d = {d0.d} in d0, {d1.d} in d1"
     if d0.m != d1.m:
         return f"the items per user differ: m = {d0.m} in d0, {d1.m} in d1"
-    if d0.n != d1.n and (relation == "replace" or abs(d0.n - d1.n) != 1):
+    if d0.n != d1.n and (relation == Relation.REPLACE or abs(d0.n - d1.n) != 1):
         fix = (
             "relation='add-remove' takes one user more or fewer"
-            if relation == "replace"
+            if relation == Relation.REPLACE
             else "at most one"
         )
         return f"the number of users differs: n = {d0.n} in d0, {d1.n} in d1 ({fix})"
-    if relation == "add-remove" and d0.n == d1.n:
+    if relation == Relation.ADD_REMOVE and d0.n == d1.n:
         return (
             f"both have n = {d0.n} users but differ; add-remove neighbours differ by one user "
             "added or removed (for one user changed in place use relation='replace')"
@@ -607,10 +607,10 @@ def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = N
     from .errors import NotNeighboursError
 
     check_choice(relation, ARRAY_RELATIONS, "relation")
-    if relation == "unchecked":
+    if relation == Relation.UNCHECKED:
         return
     a0, a1 = (_rows(check_finite_array(d, name)) for d, name in ((d0, "d0"), (d1, "d1")))
-    if relation == "query":
+    if relation == Relation.QUERY:
         limit = _per_coordinate(sensitivity, a0.shape)
         if a0.shape != a1.shape:
             raise NotNeighboursError(
@@ -637,7 +637,7 @@ def check_array_neighbours(d0: Any, d1: Any, relation: str, sensitivity: Any = N
             f"{a0.shape}, {a1.shape}); records of one dataset and its neighbour have the same "
             "shape"
         )
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         if len(a0) != len(a1):
             raise NotNeighboursError(
                 f"d0 has {len(a0)} rows and d1 {len(a1)}: relation='replace' changes one row in "

@@ -132,13 +132,14 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
 
 
 def check_choice(value: Any, choices: Iterable[str], name: str) -> str:
-    """Return ``value`` after checking it is one of ``choices`` (strings, or the members of a
-    ``StrEnum``, which equal their strings and are listed as them)."""
+    """Return the choice equal to ``value`` after checking there is one: ``choices`` are
+    strings, or the members of a ``StrEnum`` (which equal their strings and are listed as them),
+    so a string naming a member comes back as the member."""
     choices = tuple(choices)
     if value not in choices:
         options = ", ".join(repr(str(c)) if isinstance(c, str) else repr(c) for c in choices)
         raise InputError(f"{name} must be one of {options}, got {value!r}")
-    return value
+    return choices[choices.index(value)]
 
 
 def check_finite_array(array: Any, name: str, ndim: int | None = None) -> np.ndarray:

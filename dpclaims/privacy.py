@@ -21,10 +21,11 @@ from .errors import (
     check_positive,
     check_trials,
 )
-from .vocabulary import RELATIONS, UNITS
+from .vocabulary import RELATIONS, UNITS, Relation, Unit
 
 __all__ = [
     "PrivacyClaim",
+    "claim_at_door",
     "ACCOUNTANTS",
     "gaussian_epsilon",
     "laplace_epsilon",
@@ -42,22 +43,22 @@ class PrivacyClaim:
     ----------
     epsilon : float > 0
     delta : float in [0, 1); 0 is pure DP
-    unit : "user" or "item"
-    relation : "replace" (same size, one unit changed) or "add-remove"
+    unit : :class:`Unit` ``"user"`` or ``"item"`` (a string is coerced to the member)
+    relation : :class:`Relation` ``"replace"`` (same size, one unit changed) or ``"add-remove"``
     source : where the claim comes from (theorem, accountant, ...), for reports
     """
 
     epsilon: float
     delta: float = 0.0
-    unit: str = "user"
-    relation: str = "replace"
+    unit: Unit = Unit.USER
+    relation: Relation = Relation.REPLACE
     source: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
-        check_choice(self.unit, UNITS, "unit")
-        check_choice(self.relation, RELATIONS, "relation")
+        object.__setattr__(self, "unit", check_choice(self.unit, UNITS, "unit"))
+        object.__setattr__(self, "relation", check_choice(self.relation, RELATIONS, "relation"))
         if not isinstance(self.source, str):
             raise InputError(
                 "source must be a string describing where the claim comes from, got "
@@ -69,8 +70,54 @@ class PrivacyClaim:
         """True for pure ε-DP (δ = 0)."""
         return self.delta == 0.0
 
+    @property
+    def is_user_level(self) -> bool:
+        """True when the unit of privacy is a user (all their items)."""
+        return self.unit is Unit.USER
+
+    @property
+    def is_add_remove(self) -> bool:
+        """True when neighbours differ by one unit added or removed (not replaced)."""
+        return self.relation is Relation.ADD_REMOVE
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def claim_at_door(
+    claim: Any,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
+) -> PrivacyClaim:
+    """The :class:`PrivacyClaim` an audit door was given: ``claim`` itself, or the one the loose
+    keywords build (``epsilon`` required; ``delta`` 0, ``unit`` user, ``relation`` replace by
+    default) — one or the other, never both."""
+    loose = {
+        name: value
+        for name, value in (
+            ("epsilon", epsilon), ("delta", delta), ("unit", unit), ("relation", relation)
+        )
+        if value is not None
+    }  # fmt: skip
+    if isinstance(claim, PrivacyClaim):
+        if loose:
+            raise InputError(
+                f"pass {', '.join(loose)} inside claim=PrivacyClaim(...) or instead of it, not both"
+            )
+        return claim
+    if claim is not None:
+        raise InputError(
+            f"claim must be a PrivacyClaim, got {type(claim).__name__} {claim!r}; pass "
+            "claim=PrivacyClaim(epsilon, delta) or epsilon=..., delta=..."
+        )
+    if "epsilon" not in loose:
+        raise InputError(
+            "no claim to audit: pass claim=PrivacyClaim(epsilon, delta) or epsilon=..."
+        )
+    return PrivacyClaim(**loose)
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,7 +182,7 @@ def _accountant(
 
 def _rdp_inputs(noise_multiplier: float, sampling_rate: float, relation: str) -> float:
     """Noise multiplier to give dp-accounting's RDP accountant, which only knows add/remove."""
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         return noise_multiplier
     if sampling_rate == 1.0:
         return (

@@ -31,7 +31,7 @@ class AuditTarget:
     statistic : callable or None
         The test statistic ``statistic(outputs (n, k)) -> (n,)`` fixed by the setup before any
         trial is seen (e.g. a white-box likelihood ratio, :mod:`dpclaims.targets`), passed to
-        ``audit(statistic=...)``; None lets the audit learn one.
+        ``audit(..., test=AuditTest(statistic=...))``; None lets the audit learn one.
     """
 
     mechanism: Callable

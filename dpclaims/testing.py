@@ -42,14 +42,20 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import NotReproducibleWarning
+from .execution import DEFAULT_EXECUTION, Execution
 from .rates.fit import fit_power_law
 from .rates.sweep import sweep
 from .rates.verdict import ExponentVerdict, check_exponent
+from .vocabulary import Verdict
+
+if TYPE_CHECKING:
+    from .audit.options import AuditTest, Neighbours
+    from .privacy import PrivacyClaim
 
 __all__ = [
     "INI_OPTIONS",
@@ -82,20 +88,25 @@ def assert_exponent(
     method: str = "logs",
     bound: str = "order",
     limit: str = "large",
-    **sweep_options: Any,
+    replicates: int = 10,
+    fixed: Mapping[str, Any] | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
 ) -> ExponentVerdict:
     """Sweep ``experiment`` over ``values`` of ``param`` and fail unless the exponent is
     ``consistent``.
 
-    Runs :func:`~dpclaims.rates.sweep.sweep` (``seed`` and ``sweep_options``: ``replicates``,
-    ``fixed``, where it runs), :func:`~dpclaims.rates.fit.fit_power_law` (``method``) and
+    Runs :func:`~dpclaims.rates.sweep.sweep` (``seed``, ``replicates``, ``fixed``, and
+    ``execution``: where it runs), :func:`~dpclaims.rates.fit.fit_power_law` (``method``) and
     :func:`~dpclaims.rates.verdict.check_exponent` (90 % interval inside ``expected ± margin``;
     with ``bound="upper"`` for an O(·) claim only below ``expected + margin``, so decaying
     faster than claimed passes).  Returns the verdict when it is consistent; otherwise raises
     ``AssertionError`` whose message gives the fitted exponent and its interval.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
-    result = sweep(experiment, param=param, values=values, seed=seed, **sweep_options)
+    result = sweep(
+        experiment, param=param, values=values, replicates=replicates, seed=seed, fixed=fixed,
+        execution=execution,
+    )  # fmt: skip
     fit = fit_power_law(result.values, result.errors, method=method, seed=seed)
     verdict = check_exponent(fit, expected, margin, bound=bound, limit=limit)
     if not verdict.passed:
@@ -113,15 +124,20 @@ def assert_private(
     mechanism: Callable,
     d0: Any,
     d1: Any,
+    claim: PrivacyClaim | None = None,
     *,
-    epsilon: float,
-    delta: float,
     trials: int,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    unit: str | None = None,
+    relation: str | None = None,
     on_weak: str = "fail",
-    unit: str = "user",
-    relation: str = "replace",
     reproducible: bool = True,
-    **options: Any,
+    confidence: float = 0.95,
+    seed: int = 0,
+    test: AuditTest | None = None,
+    neighbours: Neighbours | None = None,
+    execution: Execution | None = None,
 ):
     """Audit ``mechanism`` on the neighbours ``d0``, ``d1``; pass only when the audit could
     have caught a violation and did not.
@@ -133,10 +149,12 @@ def assert_private(
     ``rng`` would be copied into each worker process and repeat its draws there), they are
     independent draws all the same, so the verdict means what it means in strict mode, but a
     rerun draws other trials: the result's ``reproducible`` is False, and its summary and this
-    function's messages say so.  ``unit`` and ``relation``
-    (default user/replace) state the claim's neighbour relation; ``options`` go to ``audit``:
-    ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g. ``AuditTest(reach_limit=2.0)``),
-    ``neighbours`` (array datasets that are query answers or unchecked), ``execution``.
+    function's messages say so.  ``claim`` is the
+    :class:`~dpclaims.privacy.PrivacyClaim` under test, or the loose ``epsilon``, ``delta``
+    (default 0), ``unit`` and ``relation`` (default user/replace) build it.  The other options
+    go to ``audit``: ``confidence`` (0.95), ``seed`` (0), ``test`` (e.g.
+    ``AuditTest(reach_limit=2.0)``), ``neighbours`` (array datasets that are query answers or
+    unchecked), ``execution``.
 
     Raises ``AssertionError`` when the verdict is ``"violation"`` (ε certified, at
     ``confidence``, to exceed the claim), and, unless ``on_weak="skip"``, when the audit had
@@ -151,30 +169,28 @@ def assert_private(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     from .audit import audit
-    from .errors import InputError, check_choice
+    from .errors import check_choice
 
     check_choice(on_weak, WEAK_ACTIONS, "on_weak")
-    if "strict" in options:
-        raise InputError(
-            "assert_private has no strict option: it is strict unless reproducible=False, "
-            "which gates a mechanism that ignores its rng (its result marked not reproducible)"
-        )
-    from .execution import DEFAULT_EXECUTION
-    from .privacy import PrivacyClaim
+    from .audit.options import DEFAULT_TEST
+    from .privacy import claim_at_door
 
-    claim = PrivacyClaim(epsilon=epsilon, delta=delta, unit=unit, relation=relation)
-    execution = _gate_execution(options.pop("execution", DEFAULT_EXECUTION), reproducible)
+    claim = claim_at_door(claim, epsilon=epsilon, delta=delta, unit=unit, relation=relation)
+    execution = _gate_execution(execution or DEFAULT_EXECUTION, reproducible)
     with warnings.catch_warnings():
         if not reproducible:  # the result says so; the warning would only repeat it
             warnings.simplefilter("ignore", NotReproducibleWarning)
-        result = audit(mechanism, d0, d1, claim, trials=trials, execution=execution, **options)
+        result = audit(
+            mechanism, d0, d1, claim, trials=trials, confidence=confidence, seed=seed,
+            test=test or DEFAULT_TEST, neighbours=neighbours, execution=execution,
+        )  # fmt: skip
     where = (
-        f"(claimed epsilon={epsilon:g}, delta={delta:g}, {result.unit}-level "
+        f"(claimed epsilon={claim.epsilon:g}, delta={claim.delta:g}, {result.unit}-level "
         f"{result.relation}, {trials} trials, seed={result.provenance.seed}"
         + ("" if result.reproducible else "; not reproducible: the mechanism ignores its seed")
         + ")"
     )
-    if result.verdict == "violation":
+    if result.verdict == Verdict.VIOLATION:
         raise AssertionError(
             f"privacy claim violated: epsilon >= {result.epsilon_lower:.4g} certified at "
             f"confidence {result.confidence:g} {where}"
@@ -241,7 +257,7 @@ def _no_pass(result: Any) -> str:
     passes): no power (``inconclusive``), a reach beyond the limit (``consistent_weak``), or a
     test whose point estimate is above the claim by a resolved excess (its bound is not: more
     trials decide)."""
-    if result.verdict in ("inconclusive", "consistent_weak"):
+    if result.verdict in (Verdict.INCONCLUSIVE, Verdict.CONSISTENT_WEAK):
         return "privacy audit too weak to gate on"
     if _excess_resolved(result):
         return "privacy audit undecided: the test's estimate is above the claim"

@@ -21,11 +21,11 @@ One call turns a training function into what the auditor runs,
   ``"score"`` is then the model's output on it (a logit; its loss is a monotone function of
   it).  :class:`GradientCanary` is a marker record whose per-example gradient is replaced by
   a chosen vector (the white-box threat model of Nasr et al. 2023); ``"score"`` is the
-  final weights' movement along that vector.  Only :class:`DPSGD` replaces gradients; in an
+  final weights' movement along that vector.  Only :class:`TorchDPSGD` replaces gradients; in an
   Opacus loop do it by hand between ``loss.backward()`` and ``optimizer.step()``: for each
   parameter ``p``, ``p.grad_sample[rows] = part_of_the_vector`` where ``rows`` are the
   batch rows equal to the marker (Opacus clips and noises ``grad_sample`` in ``step``).
-- **Batched.**  A :class:`DPSGD` description (model, per-example loss, steps, learning rate,
+- **Batched.**  A :class:`TorchDPSGD` description (model, per-example loss, steps, learning rate,
   clip norm, noise multiplier, Poisson rate) trains all trials of a call at once with
   :func:`torch.func.vmap` over stacked parameters; it is the batched twin of a plain-torch
   or Opacus DP-SGD loop with the same numbers.  A ``train_batched(dataset, seeds) -> (trials,
@@ -45,14 +45,16 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .data import UserDataset
 from .errors import InputError, MechanismError, check_count, check_positive, check_trials
+from .vocabulary import Relation
 
 try:
     import torch
@@ -64,7 +66,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 __all__ = [
-    "DPSGD",
     "GradientCanary",
     "InputCanary",
     "LoopCheck",
@@ -73,6 +74,7 @@ __all__ = [
     "opacus_config",
     "opacus_mechanism",
     "record_opacus",
+    "TorchDPSGD",
     "TorchMechanism",
     "as_tensors",
     "default_device",
@@ -130,7 +132,7 @@ def flat_weights(model: torch.nn.Module) -> torch.Tensor:
 
 def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any:
     """``data`` with the record ``(x, y)`` appended (add-remove) or in place of user 0."""
-    if relation not in ("add-remove", "replace"):
+    if relation not in (Relation.ADD_REMOVE, Relation.REPLACE):
         raise InputError(f"relation must be 'add-remove' or 'replace', got {relation!r}")
     if isinstance(data, UserDataset):
         if data.m != 1:
@@ -140,7 +142,7 @@ def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any
         if (data.y is None) != (y is None):
             raise InputError("the canary needs a label y exactly when the dataset has labels")
         row = np.asarray(x, dtype=float).reshape(1, 1, data.d)
-        if relation == "replace":
+        if relation == Relation.REPLACE:
             new_x = data.x.copy()
             new_x[0] = row[0]
             new_y = None if y is None else data.y.copy()
@@ -151,7 +153,7 @@ def _add_record(data: Any, x: np.ndarray, y: float | None, relation: str) -> Any
         return UserDataset(np.concatenate([data.x, row]), new_y)
     rows, _ = _records(data)
     row = np.asarray(x, dtype=float).reshape(1, rows.shape[1])
-    if relation == "replace":
+    if relation == Relation.REPLACE:
         out = rows.copy()
         out[0] = row[0]
         return out
@@ -201,7 +203,7 @@ class GradientCanary:
     """A marker record whose per-example gradient is replaced by ``gradient`` (Dirac canary).
 
     Wherever the dataset holds a record with features equal to the marker ``x`` (default
-    ``MARKER`` in every feature), :class:`DPSGD` uses ``gradient`` (a vector of the model's
+    ``MARKER`` in every feature), :class:`TorchDPSGD` uses ``gradient`` (a vector of the model's
     P parameters, ``named_parameters`` order, clipped like any other) as that record's
     gradient at every step.  ``output="score"`` is ``−⟨θ_T, g⟩ / ‖g‖``: how far the weights
     went along the canary's descent direction (from a start point fixed across trials).
@@ -244,13 +246,13 @@ class GradientCanary:
 
 
 @dataclass(frozen=True)
-class DPSGD:
+class TorchDPSGD:
     """DP-SGD of a torch model, described so it can be batched over trials.
 
-    Per step: every record is in the batch independently with probability ``sample_rate``
+    Per step: every record is in the batch independently with probability ``sampling_rate``
     (Poisson); each sampled record's gradient of ``loss(model(x[None]), y[None])`` is clipped
-    to l2 norm ``clip_norm``; ``θ ← θ − lr · (Σ clipped + N(0, σ² C² I)) / B`` with ``B =
-    batch_size`` (default ``sample_rate × records``, Opacus' expected batch size — a
+    to l2 norm ``clip_norm``; ``θ ← θ − step_size · (Σ clipped + N(0, σ² C² I)) / B`` with
+    ``B = batch_size`` (default ``sampling_rate × records``, Opacus' expected batch size — a
     function of the private dataset's size; fix it for add/remove claims).  This is what
     Opacus' ``make_private(..., poisson_sampling=True)`` with plain SGD runs.  ``model``'s
     parameters when the description is made are θ_0 for every trial; its buffers are
@@ -264,11 +266,12 @@ class DPSGD:
 
     model: torch.nn.Module
     loss: Callable
+    _: KW_ONLY
     steps: int
-    lr: float
+    step_size: float
     clip_norm: float
     noise_multiplier: float
-    sample_rate: float
+    sampling_rate: float
     batch_size: float | None = None
     canary: GradientCanary | None = None
     ghost: bool = True
@@ -279,18 +282,18 @@ class DPSGD:
         if not callable(self.loss):
             raise InputError("loss must be callable: loss(outputs, targets) -> scalar tensor")
         object.__setattr__(self, "steps", check_trials(self.steps, "steps"))
-        for name in ("lr", "clip_norm"):
+        for name in ("step_size", "clip_norm"):
             object.__setattr__(self, name, check_positive(getattr(self, name), name))
         sigma = self.noise_multiplier
         if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or not sigma >= 0:
             raise InputError(f"noise_multiplier must be a number >= 0, got {sigma!r}")
-        rate = check_positive(self.sample_rate, "sample_rate")
+        rate = check_positive(self.sampling_rate, "sampling_rate")
         if rate > 1:
-            raise InputError(f"sample_rate must be in (0, 1], got {rate}")
+            raise InputError(f"sampling_rate must be in (0, 1], got {rate}")
         if self.batch_size is not None:
             object.__setattr__(self, "batch_size", check_positive(self.batch_size, "batch_size"))
         if self.canary is not None and not isinstance(self.canary, GradientCanary):
-            raise InputError("DPSGD's canary must be a GradientCanary (an InputCanary is data)")
+            raise InputError("canary must be a GradientCanary (an InputCanary is data)")
         names, shapes = [], []
         for name, p in self.model.named_parameters():
             names.append(name)
@@ -336,7 +339,7 @@ class DPSGD:
         x = tensors[0]
         y = tensors[1] if len(tensors) > 1 else torch.zeros(len(x), device=x.device)
         n = len(x)
-        normaliser = self.batch_size if self.batch_size is not None else self.sample_rate * n
+        normaliser = self.batch_size if self.batch_size is not None else self.sampling_rate * n
         if self.canary is None:
             return x, y, n, normaliser, None, None
         marker = torch.as_tensor(self.canary.marker(x.shape[1]), dtype=x.dtype, device=x.device)
@@ -348,7 +351,7 @@ class DPSGD:
         gen = torch.Generator(device=device).manual_seed(int(seed))
         u = torch.rand(self.steps, n, generator=gen, device=device)
         z = torch.randn(self.steps, self.parameters, generator=gen, device=device)
-        return u < self.sample_rate, z
+        return u < self.sampling_rate, z
 
     def _step(self, theta, grads, mask, noise, *, rows, g, normaliser):
         """One noisy step; ``grads (..., N, P)``, ``mask (..., N)``, ``noise (..., P)``."""
@@ -358,7 +361,7 @@ class DPSGD:
         factor = torch.clamp(self.clip_norm / (norms + 1e-12), max=1.0) * mask
         total = torch.einsum("...n,...np->...p", factor, grads)
         noisy = total + (self.noise_multiplier * self.clip_norm) * noise
-        return theta - (self.lr / normaliser) * noisy
+        return theta - (self.step_size / normaliser) * noisy
 
     def _widest(self) -> int:
         return max(max(m.in_features, m.out_features) for _, m in self._layers if _is_linear(m))
@@ -428,7 +431,7 @@ class DPSGD:
             clipped = g * min(1.0, self.clip_norm / float(torch.linalg.vector_norm(g)))
             total = total + (mask * rows).sum(1, keepdim=True) * clipped
         noisy = total + (self.noise_multiplier * self.clip_norm) * noise
-        return theta - (self.lr / normaliser) * noisy
+        return theta - (self.step_size / normaliser) * noisy
 
     def _loss_is_mean(self, out: torch.Tensor, y: torch.Tensor) -> bool:
         """Whether ``loss`` on a batch is the mean of its values on each row (torch's losses
@@ -497,7 +500,7 @@ class DPSGD:
             targets = y.expand(len(part), *y.shape).contiguous()  # (T, N, ...)
             mask = torch.empty(len(part), n, device=x.device)  # 1.0 where sampled
             for t in range(self.steps):
-                torch.lt(uniform[:, t], self.sample_rate, out=mask)
+                torch.lt(uniform[:, t], self.sampling_rate, out=mask)
                 if self._layers is not None:
                     theta = self._ghost_step(
                         theta, x, targets, mask, noise[:, t], rows=rows, g=g,
@@ -510,6 +513,33 @@ class DPSGD:
                 )
             out.append(theta)
         return torch.cat(out)
+
+
+def _old_dpsgd(
+    model: torch.nn.Module,
+    loss: Callable,
+    *,
+    lr: float | None = None,
+    sample_rate: float | None = None,
+    **fields: Any,
+) -> TorchDPSGD:
+    """``DPSGD(model, loss, lr=…, sample_rate=…, …)``: the old name and keywords of
+    :class:`TorchDPSGD` (``step_size``, ``sampling_rate``), with a ``DeprecationWarning``."""
+    warnings.warn(
+        "dpclaims.torch.DPSGD(lr=, sample_rate=) is renamed TorchDPSGD(step_size=, "
+        "sampling_rate=), the names of dpclaims.algorithms.baselines.DPSGD",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    old = {"step_size": lr, "sampling_rate": sample_rate}
+    return TorchDPSGD(model, loss, **{k: v for k, v in old.items() if v is not None}, **fields)
+
+
+def __getattr__(name: str) -> Any:
+    """``DPSGD``, the old name of :class:`TorchDPSGD` (deprecated, with a warning)."""
+    if name == "DPSGD":
+        return _old_dpsgd
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _is_linear(module: torch.nn.Module) -> bool:
@@ -615,7 +645,7 @@ class TorchMechanism:
         if self.model is None:
             raise InputError(
                 "output rules other than 'weights' need a model to load the weights into: "
-                "use a DPSGD description as train, or output='weights'"
+                "use a TorchDPSGD description as train, or output='weights'"
             )
         model = copy.deepcopy(self.model).to(device)
         rows = []
@@ -698,50 +728,59 @@ class OpacusConfig:
             f"{self.steps} steps"
         )
 
-    def describe(self, model: torch.nn.Module, loss: Callable, **options: Any) -> DPSGD:
-        """The :class:`DPSGD` with these numbers, from ``model``'s parameters (θ_0)."""
-        return DPSGD(
+    def describe(
+        self,
+        model: torch.nn.Module,
+        loss: Callable,
+        *,
+        canary: GradientCanary | None = None,
+        ghost: bool = True,
+    ) -> TorchDPSGD:
+        """The :class:`TorchDPSGD` with these numbers, from ``model``'s parameters (θ_0), with
+        ``canary`` and ``ghost`` as there."""
+        return TorchDPSGD(
             model,
             loss,
             steps=self.steps,
-            lr=self.lr,
+            step_size=self.lr,
             clip_norm=self.max_grad_norm,
             noise_multiplier=self.noise_multiplier,
-            sample_rate=self.sample_rate,
+            sampling_rate=self.sample_rate,
             batch_size=self.normaliser,
-            **options,
+            canary=canary,
+            ghost=ghost,
         )
 
 
 def opacus_config(optimizer: Any, data_loader: Any, *, steps: int, records: int) -> OpacusConfig:
     """Read an :class:`OpacusConfig` from the optimizer and data loader ``make_private``
-    returned; one line naming what :class:`DPSGD` cannot describe (momentum, weight decay,
+    returned; one line naming what :class:`TorchDPSGD` cannot describe (momentum, weight decay,
     another optimizer, per-layer or adaptive clipping, a loader that is not Poisson)."""
     name = type(optimizer).__name__
     if name != "DPOptimizer":
         raise InputError(
-            f"the optimizer is Opacus' {name}; DPSGD describes DPOptimizer (flat clipping): "
+            f"the optimizer is Opacus' {name}; TorchDPSGD describes DPOptimizer (flat clipping): "
             "audit the training looped with dpt.mechanism(train) instead"
         )
     inner = optimizer.original_optimizer
     if type(inner) is not torch.optim.SGD:
         raise InputError(
-            f"the optimizer wraps {type(inner).__name__}; DPSGD describes plain SGD: audit the "
-            "training looped with dpt.mechanism(train) instead"
+            f"the optimizer wraps {type(inner).__name__}; TorchDPSGD describes plain SGD: audit "
+            "the training looped with dpt.mechanism(train) instead"
         )
     if len(inner.param_groups) != 1:
-        raise InputError("the optimizer has several parameter groups; DPSGD has one lr")
+        raise InputError("the optimizer has several parameter groups; TorchDPSGD has one lr")
     group = inner.param_groups[0]
     extras = {k: group.get(k, 0) for k in ("momentum", "weight_decay", "dampening")}
     if any(extras.values()) or group.get("nesterov", False):
         raise InputError(
-            f"the SGD optimizer has {extras}; DPSGD describes plain SGD (all 0): audit the "
+            f"the SGD optimizer has {extras}; TorchDPSGD describes plain SGD (all 0): audit the "
             "training looped with dpt.mechanism(train) instead"
         )
     if type(data_loader).__name__ != "DPDataLoader":
         raise InputError(
             f"the data loader is a {type(data_loader).__name__}, not Opacus' Poisson "
-            "DPDataLoader (make_private(..., poisson_sampling=True)); DPSGD samples by Poisson"
+            "DPDataLoader (make_private(..., poisson_sampling=True)); TorchDPSGD samples by Poisson"
         )
     mean = optimizer.loss_reduction == "mean"
     return OpacusConfig(
@@ -793,7 +832,7 @@ def record_opacus(train: Callable, data: Any, *, seed: int = 0) -> tuple[OpacusC
     if "optimizer" not in seen:
         raise InputError(
             "train(dataset, seed) never called PrivacyEngine.make_private; describe its DP-SGD "
-            "with dpt.DPSGD(...) or audit it looped with dpt.mechanism(train)"
+            "with dpt.TorchDPSGD(...) or audit it looped with dpt.mechanism(train)"
         )
     config = opacus_config(
         seen["optimizer"], seen["loader"], steps=seen["steps"], records=len(dataset)
@@ -819,7 +858,7 @@ _LOOP_SEEDS = (41, 42)  # fixed: the check gives the same answer on every run
 @dataclass(frozen=True)
 class LoopCheck:
     """``runs`` looped trainings of the user's ``train`` on a dataset of ``records`` records
-    against ``reference`` batched runs of the :class:`DPSGD` that ``make_private`` configured:
+    against ``reference`` batched runs of the :class:`TorchDPSGD` that ``make_private`` configured:
     the two-sample Kolmogorov–Smirnov test of each output column; ``pvalue`` is the smallest
     p-value times the number of columns (Bonferroni), ``statistic`` and ``column`` its test's."""
 
@@ -866,7 +905,7 @@ def _loop_check(looped: np.ndarray, batched: np.ndarray, *, records: int, level:
 @dataclass
 class OpacusMechanism:
     """``mech(data, rng, trials)``: an Opacus training function run as its batched
-    :class:`DPSGD` description, checked against looped runs of the function itself (see
+    :class:`TorchDPSGD` description, checked against looped runs of the function itself (see
     :func:`opacus_mechanism`)."""
 
     train: Callable
@@ -887,8 +926,8 @@ class OpacusMechanism:
             self.configs[key] = record_opacus(self.train, data)
         return self.configs[key]
 
-    def description(self, data: Any) -> DPSGD:
-        """The :class:`DPSGD` Opacus runs on ``data`` (made once per recorded dataset)."""
+    def description(self, data: Any) -> TorchDPSGD:
+        """The :class:`TorchDPSGD` Opacus runs on ``data`` (made once per recorded dataset)."""
         config, model = self.config(data)
         key = (config, id(model))
         if key not in self.described:
@@ -977,7 +1016,7 @@ def opacus_mechanism(
     ``PrivacyEngine.make_private`` watched (:func:`record_opacus`), reads the DP-SGD it set up
     (noise multiplier, clip norm, Poisson rate, expected batch size, learning rate, optimizer
     steps: :class:`OpacusConfig`) and trains all trials of the call at once as that
-    :class:`DPSGD`, from the module ``make_private`` received.  The numbers are read per
+    :class:`TorchDPSGD`, from the module ``make_private`` received.  The numbers are read per
     dataset because Opacus computes the rate (``1 / len(data_loader)``) and the expected
     batch size from the dataset it is given: a canary added to 256 records with batches of
     32 makes the rate 1/9 and the normaliser 28 (Opacus #571, #819), and the audit sees it.
@@ -1033,17 +1072,17 @@ def mechanism(
     ----------
     train : ``train(dataset, seed) -> torch.nn.Module`` (an Opacus or plain torch loop; it
         gets a TensorDataset and an int seed, and runs under ``torch.manual_seed(seed)``), or
-        a :class:`DPSGD` description (batched over trials with vmap)
+        a :class:`TorchDPSGD` description (batched over trials with vmap)
     output : ``"weights"`` (the flattened parameters, k = P), ``"score"`` (the canary's score,
         needs ``canary``) or ``output(model) -> float or array`` (k entries)
     canary : the :class:`InputCanary` or :class:`GradientCanary` for ``output="score"``;
-        defaults to a DPSGD description's canary
+        defaults to a TorchDPSGD description's canary
     train_batched : ``train_batched(dataset, seeds) -> (trials, P)`` final weights, for your
-        own batched trainer; a DPSGD description brings its own
+        own batched trainer; a TorchDPSGD description brings its own
     device : where the tensors live; default :func:`default_device` (CUDA when present)
     progress : show a progress bar on the looped path (default: when stderr is a terminal)
     """
-    if isinstance(train, DPSGD):
+    if isinstance(train, TorchDPSGD):
         if train_batched is None:
             train_batched = train.train_batched
         if canary is None:
@@ -1069,7 +1108,7 @@ def mechanism(
         output=output,
         canary=canary,
         train_batched=train_batched,
-        model=train.model if isinstance(train, DPSGD) else None,
+        model=train.model if isinstance(train, TorchDPSGD) else None,
         device=None if device is None else torch.device(device),
         progress=progress,
     )

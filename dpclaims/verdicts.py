@@ -1,7 +1,8 @@
 """The verdicts a claim can get, and their severity order (defined here once).
 
-:class:`Verdict` is a ``StrEnum``: each member equals its string (``Verdict.CONSISTENT ==
-"consistent"``), so JSON documents and older code comparing strings read the same.
+:class:`Verdict` is a ``StrEnum`` (a :class:`Word`): each member equals its string
+(``Verdict.CONSISTENT == "consistent"``), so JSON documents and older code comparing strings
+read the same.
 
 Severity, mildest first (a combined check reports its worst part)::
 
@@ -36,6 +37,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 
 __all__ = [
+    "Word",
     "Verdict",
     "SEVERITY",
     "CHECKED",
@@ -47,7 +49,15 @@ __all__ = [
 ]
 
 
-class Verdict(StrEnum):
+class Word(StrEnum):
+    """A word of a closed set: it equals, formats, serialises *and* reprs as its string
+    (``repr(Verdict.ERROR)`` is ``'error'``), so messages and reprs read as before it was typed."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Verdict(Word):
     """One claim's verdict (see the module docstring for the meaning of each)."""
 
     CONSISTENT = "consistent"

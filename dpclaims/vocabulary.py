@@ -1,8 +1,9 @@
 """The package's vocabulary: every closed set of words, each defined here once.
 
-Each word set is a ``StrEnum``: a member equals its string (``Unit.USER == "user"``),
-formats as it (``f"{Unit.USER}"`` is ``user``) and serialises as it in JSON, so TOML files,
-``results.json`` and code comparing strings read the same. The tuples beside the enums
+Each word set is a ``StrEnum`` (a :class:`~dpclaims.verdicts.Word`): a member equals its
+string (``Unit.USER == "user"``), formats as it (``f"{Unit.USER}"`` is ``user``), reprs as it
+(``'user'``) and serialises as it in JSON, so TOML files, ``results.json``, messages and code
+comparing strings read the same. The tuples beside the enums
 (:data:`UNITS`, :data:`BUDGETS`, ...) list the values a parameter accepts, for
 :func:`dpclaims.errors.check_choice` and its messages; they are built from the enums, never
 spelt out again.
@@ -17,6 +18,8 @@ spelt out again.
 * :class:`Budget` — how large a claim's experiment is (``quick`` < ``standard`` < ``full``);
 * :class:`Fit` — how a rate sweep fits its power law (an audit's methods are objects with
   their behaviour, named in :data:`dpclaims.audit.methods.METHODS`);
+* :class:`ThreatModel`, :class:`Canary`, :class:`Plan` — a DP-SGD audit's adversary, its
+  canary, and the test it plans from the claim (:mod:`dpclaims.targets.dpsgd`);
 * :class:`~dpclaims.verdicts.Verdict` — a claim's verdict (defined in
   :mod:`dpclaims.verdicts` with its severity order, re-exported here).
 
@@ -26,9 +29,7 @@ nothing), so every layer can import it.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
-from .verdicts import FINDINGS, Verdict
+from .verdicts import FINDINGS, Verdict, Word
 
 __all__ = [
     "Unit",
@@ -48,12 +49,19 @@ __all__ = [
     "BUDGETS",
     "Fit",
     "FITS",
+    "ThreatModel",
+    "THREAT_MODELS",
+    "Canary",
+    "CANARIES",
+    "Plan",
+    "PLANS",
     "Verdict",
     "FINDINGS",
+    "Word",
 ]
 
 
-class Unit(StrEnum):
+class Unit(Word):
     """The privacy unit: one ``user`` (all their items) or one ``item``."""
 
     USER = "user"
@@ -63,7 +71,7 @@ class Unit(StrEnum):
 UNITS: tuple[Unit, ...] = tuple(Unit)
 
 
-class Relation(StrEnum):
+class Relation(Word):
     """Neighbouring relation: replace one unit, or add / remove one.
 
     Two plain arrays may also be the answers of a query whose sensitivity is stated
@@ -86,7 +94,7 @@ ARRAY_RELATIONS: tuple[Relation, ...] = tuple(Relation)
 query whose sensitivity is stated (``"query"``); or not at all (``"unchecked"``)."""
 
 
-class Bound(StrEnum):
+class Bound(Word):
     """What a claim's rate states: an O(·) upper bound, an Ω(·) lower bound, or a Θ(·) order."""
 
     UPPER = "upper"
@@ -102,7 +110,7 @@ class Bound(StrEnum):
 BOUNDS: tuple[Bound, ...] = tuple(Bound)
 
 
-class Limit(StrEnum):
+class Limit(Word):
     """The limit a claim's rate is about, per variable: growing (the default) or going to 0."""
 
     LARGE = "large"
@@ -112,7 +120,7 @@ class Limit(StrEnum):
 LIMITS: tuple[Limit, ...] = tuple(Limit)
 
 
-class ClaimKind(StrEnum):
+class ClaimKind(Word):
     """A DP guarantee, an excess-risk (or distance) bound, a non-convex utility
     (gradient-norm) bound, a cost count (gradients, rounds, time), or a lower bound."""
 
@@ -126,7 +134,7 @@ class ClaimKind(StrEnum):
 KINDS: tuple[ClaimKind, ...] = tuple(ClaimKind)
 
 
-class CaveatKind(StrEnum):
+class CaveatKind(Word):
     """What a claim's caveat records: an ambiguity of the paper (two readings of its text), an
     erratum of the paper (a typo, garbling or gap), or a reconstruction by the paper's
     specification (a value or step the paper leaves blank, filled in by the spec's authors)."""
@@ -148,7 +156,7 @@ class CaveatKind(StrEnum):
 CAVEAT_KINDS: tuple[CaveatKind, ...] = tuple(CaveatKind)
 
 
-class Budget(StrEnum):
+class Budget(Word):
     """The size of a claim's experiment, smallest first (a skipped size runs at a larger one)."""
 
     QUICK = "quick"
@@ -159,7 +167,7 @@ class Budget(StrEnum):
 BUDGETS: tuple[Budget, ...] = tuple(Budget)
 
 
-class Fit(StrEnum):
+class Fit(Word):
     """How a rate sweep fits its power law (:func:`dpclaims.rates.fit_power_law`): least
     squares on every replicate's log error, or median of means."""
 
@@ -168,3 +176,41 @@ class Fit(StrEnum):
 
 
 FITS: tuple[Fit, ...] = tuple(Fit)
+
+
+class ThreatModel(Word):
+    """What the adversary sees of an iterative mechanism: the last model only (``final``), or
+    every noisy update, as the accountant assumes (``all-iterates``)."""
+
+    FINAL = "final"
+    ALL_ITERATES = "all-iterates"
+
+
+THREAT_MODELS: tuple[ThreatModel, ...] = tuple(ThreatModel)
+
+
+class Canary(Word):
+    """A DP-SGD audit's canary: a fixed gradient (the worst case of clipping), a crafted input
+    example, or that example with a crafted start θ_0 that keeps its gradient clipped at C all
+    along (:func:`dpclaims.targets.dpsgd.crafted_start`)."""
+
+    GRADIENT = "gradient"
+    INPUT = "input"
+    INPUT_INIT = "input-init"
+
+
+CANARIES: tuple[Canary, ...] = tuple(Canary)
+
+
+class Plan(Word):
+    """The tests :func:`dpclaims.targets.dpsgd.planned_threshold` plans from the claim: the most
+    powerful under the claim, against a violation, both (a union), or the choice among them
+    (``auto``)."""
+
+    AUTO = "auto"
+    CLAIM = "claim"
+    BOTH = "both"
+    VIOLATION = "violation"
+
+
+PLANS: tuple[Plan, ...] = tuple(Plan)

@@ -5,7 +5,8 @@ The user's code is the block between the USER CODE markers: an Opacus training f
 ``dpclaims.torch.opacus_mechanism(train, loss=loss, output=...)`` is the one call that turns it
 into a mechanism: on each dataset it runs ``train`` once with ``make_private`` watched, reads
 the DP-SGD Opacus set up there (noise multiplier, clip norm, Poisson rate, expected batch size,
-learning rate, steps) and trains all trials at once as that ``DPSGD`` description.  dpclaims then
+learning rate, steps) and trains all trials at once as that ``TorchDPSGD`` description.
+dpclaims then
 
 1. audits the Opacus function itself, looped (one training per trial, a few hundred), and
    compares the canary weight's mean and sd on each dataset with the batched description's;

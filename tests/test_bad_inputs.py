@@ -344,10 +344,36 @@ API_CASES = [
     ),
     (
         "one-run-one-canary",
-        lambda t: lambda: one_run_audit(np.array([0.5]), np.array([True]), 1.0),
+        lambda t: lambda: one_run_audit(np.array([0.5]), np.array([True]), epsilon=1.0),
         InputError,
         r"1 canary is too few for the guesses k_plus=1, k_minus=1 \(k_plus and k_minus by "
         r"default max\(1, m // 10\)\)",
+    ),
+    (
+        "claim-and-loose-words",
+        lambda t: (
+            lambda: one_run_audit(np.zeros(20), np.zeros(20, bool), PrivacyClaim(1.0), epsilon=2.0)
+        ),
+        InputError,
+        r"pass epsilon inside claim=PrivacyClaim\(\.\.\.\) or instead of it, not both",
+    ),
+    (
+        "claim-not-a-claim",
+        lambda t: lambda: one_run_audit(np.zeros(20), np.zeros(20, bool), 1.0),
+        InputError,
+        "claim must be a PrivacyClaim, got float 1.0",
+    ),
+    (
+        "no-claim",
+        lambda t: lambda: one_run_audit(np.zeros(20), np.zeros(20, bool)),
+        InputError,
+        "no claim to audit",
+    ),
+    (
+        "word-not-in-vocabulary",
+        lambda t: lambda: PrivacyClaim(1.0, unit="group"),
+        InputError,
+        "unit must be one of 'user', 'item', got 'group'",
     ),
     (
         "section6-seeds-one",
@@ -1053,8 +1079,8 @@ RESOURCE_CASES = [
         lambda: assert_private(
             global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False
         ),
-        InputError,
-        "assert_private has no strict option: it is strict unless reproducible=False",
+        TypeError,
+        "unexpected keyword argument 'strict'",
     ),
     (
         "unseeded-in-workers",

@@ -287,12 +287,12 @@ def test_a_chunk_plan_covers_each_trial_of_its_range_once_in_order(trials, cut, 
 
 
 def test_a_backend_must_say_how_it_opens_and_auto_opened_unchosen_runs_serially():
-    from dpclaims.execution.backends import Auto, Backend, Runner, _ProcessRunner
+    from dpclaims.execution.backends import AutoBackend, Backend, Runner, _ProcessRunner
 
     class Nowhere(Backend):  # no open(): not a backend
         pass
 
     with pytest.raises(TypeError, match="abstract"):
         Nowhere()
-    runner = Auto().open(4)
+    runner = AutoBackend().open(4)
     assert type(runner) is Runner and not isinstance(runner, _ProcessRunner)

@@ -46,6 +46,7 @@ def test_one_vocabulary_is_defined_once(spine):
         for _, name, _ in measure.string_vocabularies(measure.package_modules(ROOT / "dpclaims"))
     }
     assert {"Unit", "Relation", "Bound", "Limit", "ClaimKind", "Budget", "Fit"} <= names
+    assert {"ThreatModel", "Canary", "Plan", "Verdict"} <= names
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -116,3 +117,65 @@ def test_check_flag_exits_one_on_findings(toy, tmp_path, capsys):
     assert "check failed: cycles 1" in capsys.readouterr().out
     clean = _package(tmp_path / "clean", {"__init__.py": "", "errors.py": "X = ('a', 'b')\n"})
     assert measure.main([str(clean), "--check"]) == 0
+
+
+@pytest.fixture
+def toy39(tmp_path, monkeypatch):
+    """A package with one finding of each issue-#39 property."""
+    monkeypatch.setattr(measure, "LAYERS", (("vocabulary",), ("data",), ("results",)))
+    monkeypatch.setattr(measure, "EXCEPTIONS", {})
+    return _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "vocabulary.py": (
+                "from enum import StrEnum\nclass Word(StrEnum):\n    pass\n"
+                "class Unit(Word):\n    USER = 'user'\n    ITEM = 'item'\n"
+                "def is_user(unit):\n    return unit == 'user'\n"
+            ),
+            "data.py": (
+                "def f(unit):\n    return unit == 'user' or unit in ('item', 'x') or unit == 'y'\n"
+                "class Pair:\n    pass\n"
+                "def g(**kwargs):\n    pass\n"
+                "def replace(**changes):\n    pass\n"
+                "def _h(**kwargs):\n    pass\n" + "\n" * measure.LONG
+            ),
+            "results/__init__.py": "",
+            "results/doc.py": (
+                "from collections.abc import Mapping\nclass Outcome(Mapping):\n    pass\n"
+                "class Pair:\n    def for_x(self, **k):\n        pass\n"
+                "    def _private(self, **k):\n        pass\n"
+            ),
+        },
+    )
+
+
+def test_property_detectors_on_a_toy_package(toy39, monkeypatch, capsys):
+    """Vocabulary literals outside vocabulary.py (a ``Word`` subclass counts as a word set),
+    one class name in two modules, a Mapping base in results/, public ``**kwargs`` outside
+    ``replace``, a long module: each found, and silenced only by a listed exception."""
+    found = measure.measure_spine(toy39).properties.findings
+    assert [(n, d.split()[-1]) for n, d in found["vocabulary literals"]] == [
+        ("pkg.data.f", "'user'"),
+        ("pkg.data.f", "'item'"),
+    ]
+    assert found["duplicate class names"] == [("Pair", "pkg.data, pkg.results.doc")]
+    assert [n for n, _ in found["Mapping bases in results"]] == ["pkg.results.doc.Outcome"]
+    assert sorted(n for n, _ in found["public **kwargs"]) == [
+        "pkg.data.g",
+        "pkg.results.doc.Pair.for_x",
+    ]
+    assert [n for n, _ in found[f"modules over {measure.LONG} lines"]] == ["pkg.data"]
+    assert measure.main([str(toy39), "--check"]) == 1
+    assert "vocabulary literals (unlisted) 2" in capsys.readouterr().out
+    listed = {check: {name: "a reason" for name, _ in pairs} for check, pairs in found.items()}
+    monkeypatch.setattr(measure, "EXCEPTIONS", {**listed, "public **kwargs": {"pkg.gone": "x"}})
+    assert measure.main([str(toy39), "--check"]) == 1  # the kwargs are no longer listed
+    monkeypatch.setattr(measure, "EXCEPTIONS", {**listed, "Mapping bases in results": {}})
+    assert measure.main([str(toy39), "--check"]) == 1
+    monkeypatch.setattr(measure, "EXCEPTIONS", {**listed, "duplicate class names": {"Old": "x"}})
+    capsys.readouterr()
+    assert measure.main([str(toy39), "--check"]) == 1
+    assert "stale exception (duplicate class names): Old" in capsys.readouterr().out
+    monkeypatch.setattr(measure, "EXCEPTIONS", listed)
+    assert measure.main([str(toy39), "--check"]) == 0

@@ -310,7 +310,7 @@ def test_assert_private_is_strict_about_randomness_outside_rng():
 
     with pytest.raises(MechanismError, match="draws randomness from somewhere other than its rng"):
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000)
-    with pytest.raises(InputError, match="no strict option.*reproducible=False"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'strict'"):
         assert_private(global_noise, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=1000, strict=False)
 
 
@@ -496,3 +496,16 @@ def test_the_plugin_gates_an_unseedable_mechanism_with_dpclaims_reproducible_fal
     assert "1 failed, 1 passed" in out, out
     assert "FAILED test_claims.py::test_the_marker_can_ask_for_reproducibility" in out, out
     assert "returned different outputs for the same seed" in out, out
+
+
+def test_assert_private_takes_a_privacy_claim_or_the_loose_words_not_both():
+    from dpclaims.privacy import PrivacyClaim
+
+    def laplace(data, rng, trials):
+        return data + rng.laplace(0.0, 1.0, size=trials)
+
+    claim = PrivacyClaim(1.0, 0.0, unit="item", relation="add-remove")
+    with pytest.raises(InputError, match="pass epsilon inside claim=PrivacyClaim"):
+        assert_private(laplace, 0.0, 1.0, claim, epsilon=1.0, trials=1000)
+    with pytest.raises(InputError, match="no claim to audit"):
+        assert_private(laplace, 0.0, 1.0, trials=1000)

@@ -31,8 +31,8 @@ def _loss(out, target):
 def _sgd(model=None, **options):
     torch.manual_seed(0)
     model = torch.nn.Linear(D, 1) if model is None else model
-    config = dict(steps=5, lr=0.5, clip_norm=0.5, noise_multiplier=1.0, sample_rate=0.25)
-    return dpt.DPSGD(model, _loss, **{**config, **options})
+    config = dict(steps=5, step_size=0.5, clip_norm=0.5, noise_multiplier=1.0, sampling_rate=0.25)
+    return dpt.TorchDPSGD(model, _loss, **{**config, **options})
 
 
 def test_shape_and_same_seed_same_outputs():
@@ -151,7 +151,9 @@ def test_halved_noise_is_caught_by_the_gradient_canary_audit():
     canary = dpt.GradientCanary(gradient)
     d0, d1 = canary.pair(_data(zero_last=True))
     for sigma, verdicts in [(4.0, {"consistent", "consistent_weak"}), (1.0, {"violation"})]:
-        sgd = _sgd(noise_multiplier=sigma, sample_rate=1.0, steps=2, batch_size=1.0, canary=canary)
+        sgd = _sgd(
+            noise_multiplier=sigma, sampling_rate=1.0, steps=2, batch_size=1.0, canary=canary
+        )
         mech = dpt.mechanism(sgd, output="score", device="cpu")
         # q = 1, T = 2, σ = 4: the sum is N(2, 2·16) against N(0, 2·16), μ = 2/√32 ≈ 0.354
         r = audit(
@@ -170,3 +172,16 @@ def test_input_canary_of_the_wrong_width_is_one_line():
     canary = dpt.InputCanary(np.ones(D + 1), y=1.0)
     with pytest.raises(InputError, match=f"InputCanary.x has {D + 1} features, the data has {D}"):
         canary.pair(_data())
+
+
+def test_old_name_and_keywords_warn_and_build_the_same_description():
+    """``dpt.DPSGD(lr=, sample_rate=)`` (the README's old spelling) still builds the
+    :class:`TorchDPSGD` with ``step_size``, ``sampling_rate``, and warns."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(D, 1)
+    with pytest.warns(DeprecationWarning, match="renamed TorchDPSGD"):
+        old = dpt.DPSGD(
+            model, _loss, steps=5, lr=0.5, clip_norm=0.5, noise_multiplier=1.0, sample_rate=0.25
+        )
+    assert isinstance(old, dpt.TorchDPSGD)
+    assert (old.step_size, old.sampling_rate) == (0.5, 0.25)

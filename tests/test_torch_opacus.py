@@ -76,7 +76,7 @@ def test_the_numbers_are_read_off_make_privates_objects_for_each_dataset():
     c1, _ = dpt.record_opacus(_train, d1)  # Opacus: rate 1/len(loader), batch int(n · rate)
     assert (c1.sample_rate, c1.normaliser, c1.records) == (1 / 5, 6.0, 33)
     described = c1.describe(model, _loss)
-    assert (described.sample_rate, described.batch_size, described.steps) == (1 / 5, 6.0, STEPS)
+    assert (described.sampling_rate, described.batch_size, described.steps) == (1 / 5, 6.0, STEPS)
 
 
 def test_what_dpsgd_cannot_describe_is_named():

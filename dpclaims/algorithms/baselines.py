@@ -39,6 +39,7 @@ from ..data import RELATIONS, UNITS, GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_delta, check_positive, check_trials
 from ..losses import project_l2_ball
 from ..privacy import PrivacyClaim, accountant_claim, calibrate_noise_multiplier
+from ..vocabulary import Relation, Unit
 from .transcript import StepRelease
 
 __all__ = ["CHUNK_BYTES", "DPSGD", "BaselineRun"]
@@ -105,7 +106,7 @@ class DPSGD:
     clip_norm : C, per-unit l2 clipping bound
     noise_multiplier : σ; the noise on the clipped sum has std σ·C per coordinate
     sampling_rate : Poisson sampling probability q in (0, 1]
-    level : "item" (clip each example's gradient) or "user" (clip the gradient of each
+    unit : "item" (clip each example's gradient) or "user" (clip the gradient of each
         user's average loss over its m items; sampling picks users)
     radius : R, project every iterate onto ``{‖θ‖ ≤ R}``; None for no projection
     delta : δ at which :attr:`privacy_claim` reports ε
@@ -128,10 +129,10 @@ class DPSGD:
     clip_norm: float
     noise_multiplier: float
     sampling_rate: float = 1.0
-    level: str = "item"
+    unit: Unit = Unit.ITEM
     radius: float | None = None
     delta: float = 1e-5
-    relation: str = "add-remove"
+    relation: Relation = Relation.ADD_REMOVE
     batch_size: float | None = None
     average: bool = False
     clip: bool = True
@@ -153,7 +154,7 @@ class DPSGD:
         if rate > 1:
             raise InputError(f"sampling_rate must be in (0, 1], got {rate}; use 1.0 for DP-GD")
         object.__setattr__(self, "sampling_rate", rate)
-        check_choice(self.level, UNITS, "level")
+        object.__setattr__(self, "unit", check_choice(self.unit, UNITS, "unit"))
         if self.radius is not None:
             object.__setattr__(self, "radius", check_positive(self.radius, "radius"))
         object.__setattr__(self, "delta", check_delta(self.delta))
@@ -161,7 +162,7 @@ class DPSGD:
             raise InputError(
                 "delta must be > 0 (the Gaussian noise gives approximate DP); pass e.g. delta=1e-5"
             )
-        check_choice(self.relation, RELATIONS, "relation")
+        object.__setattr__(self, "relation", check_choice(self.relation, RELATIONS, "relation"))
         if self.batch_size is not None:
             object.__setattr__(self, "batch_size", check_positive(self.batch_size, "batch_size"))
         object.__setattr__(self, "average", _flag(self.average, "average"))
@@ -188,12 +189,12 @@ class DPSGD:
         step_size: float,
         clip_norm: float,
         sampling_rate: float = 1.0,
-        relation: str = "add-remove",
+        relation: Relation = Relation.ADD_REMOVE,
         **options: Any,
     ) -> DPSGD:
         """DP-SGD whose σ is the smallest the PLD accountant allows for (ε, δ) after T steps.
 
-        ``options`` are the remaining fields (level, radius, batch_size, average).
+        ``options`` are the remaining fields (unit, radius, batch_size, average).
         """
         sigma = calibrate_noise_multiplier(
             epsilon, delta, sampling_rate=sampling_rate, steps=steps, relation=relation
@@ -212,7 +213,7 @@ class DPSGD:
 
     @property
     def privacy_claim(self) -> PrivacyClaim:
-        """(ε, δ) from dp-accounting's PLD accountant, at ``level`` and ``relation``.
+        """(ε, δ) from dp-accounting's PLD accountant, at ``unit`` and ``relation``.
 
         A ``clip=False`` mutant reports the same claim, which it does not satisfy.
         """
@@ -221,7 +222,7 @@ class DPSGD:
             self.sampling_rate,
             self.steps,
             self.delta,
-            unit=self.level,
+            unit=self.unit,
             relation=self.relation,
         )
 
@@ -235,7 +236,7 @@ class DPSGD:
             "clip_norm": self.clip_norm,
             "noise_multiplier": self.noise_multiplier,
             "sampling_rate": self.sampling_rate,
-            "level": self.level,
+            "unit": self.unit,
             "radius": self.radius,
             "delta": self.delta,
             "relation": self.relation,
@@ -294,7 +295,7 @@ class DPSGD:
             )
         trials = check_trials(trials)
         transcript = _flag(transcript, "transcript")
-        units = data.n * (data.m if self.level == "item" else 1) + (canary is not None)
+        units = data.n * (data.m if self.unit == Unit.ITEM else 1) + (canary is not None)
         normaliser = self.batch_size if self.batch_size is not None else self.sampling_rate * units
         if self.loss.glm:
             step = _GLMStep(self, data)
@@ -336,8 +337,8 @@ class DPSGD:
             theta += np.asarray(self.initial)
         total = np.zeros_like(theta)
         count = np.zeros(trials, dtype=np.int64)
-        units = data.n * (data.m if self.level == "item" else 1)
-        cost = data.m if self.level == "user" else 1
+        units = data.n * (data.m if self.unit == Unit.ITEM else 1)
+        cost = data.m if self.unit == Unit.USER else 1
         noise_std = self._noise_std
         released = np.empty((trials, self.steps, data.d)) if transcript else None
         pick = rng.integers(self.steps, size=trials) if self.random_iterate else None
@@ -402,7 +403,7 @@ class _GLMStep:
     def __init__(self, algo: DPSGD, data: UserDataset) -> None:
         self.algo = algo
         self.items = data.items  # (N, d)
-        self.size = data.m if algo.level == "user" else 1  # items per unit
+        self.size = data.m if algo.unit == Unit.USER else 1  # items per unit
         units = data.x.reshape(-1, self.size, data.d)  # (U, s, d)
         self.gram = np.einsum("usd,urd->usr", units, units)  # (U, s, s)
         self.y = None if data.y is None else data.y.reshape(-1, self.size)  # (U, s)
@@ -450,7 +451,7 @@ class _GeneralStep:
     def __call__(self, theta: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         algo = self.algo
         grads = algo.loss.grad(theta, self.x, self.y)  # (T, n, m, d)
-        if algo.level == "item":
+        if algo.unit == Unit.ITEM:
             grads = grads.reshape(theta.shape[0], -1, theta.shape[1])  # (T, N, d)
         else:
             grads = grads.mean(axis=2)  # (T, n, d): gradient of each user's average loss

@@ -41,6 +41,7 @@ from ..errors import (
     check_trials,
 )
 from ..privacy import PrivacyClaim
+from ..vocabulary import Relation, Unit
 
 __all__ = [
     "CALIBRATIONS",
@@ -198,7 +199,7 @@ class ClippedQuery:
     def __call__(self, data: UserDataset) -> np.ndarray:
         """The released vector, shape ``(d,)``."""
         _check_dataset(data)
-        if self.clip == "item":
+        if self.clip == Unit.ITEM:
             users = _clip_rows(data.x, self.bound, self.norm).mean(axis=1)
         else:
             users = _clip_rows(data.x.mean(axis=1), self.bound, self.norm)
@@ -212,13 +213,13 @@ class ClippedQuery:
         check_choice(unit, UNITS, "unit")
         check_choice(relation, RELATIONS, "relation")
         b = self.bound
-        if relation == "add-remove":
-            if unit == "item" and m > 1:
+        if relation == Relation.ADD_REMOVE:
+            if unit == Unit.ITEM and m > 1:
                 raise InputError(
                     "item-level add-remove neighbours need m = 1; use relation='replace' for m > 1"
                 )
             return b if self.reduce == "sum" else 2.0 * b / n
-        per_user = 2.0 * b / m if (unit == "item" and self.clip == "item") else 2.0 * b
+        per_user = 2.0 * b / m if (unit == Unit.ITEM and self.clip == Unit.ITEM) else 2.0 * b
         return per_user if self.reduce == "sum" else per_user / n
 
 
@@ -260,7 +261,7 @@ class FeatureCountQuery:
     @staticmethod
     def monotone(relation: str) -> bool:
         """True for add/remove (all counts move the same way), False for replace."""
-        return check_choice(relation, RELATIONS, "relation") == "add-remove"
+        return check_choice(relation, RELATIONS, "relation") == Relation.ADD_REMOVE
 
 
 def _check_dataset(data: Any) -> None:
@@ -301,7 +302,7 @@ def check_users(mechanism: Any, data: Any) -> None:
     users = mechanism.users
     if users is None:
         return
-    sizes = (users - 1, users) if mechanism.relation == "add-remove" else (users,)
+    sizes = (users - 1, users) if mechanism.relation == Relation.ADD_REMOVE else (users,)
     n = getattr(data, "n", None)
     if n not in sizes:
         raise MechanismError(

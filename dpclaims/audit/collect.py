@@ -32,7 +32,7 @@ from ..execution import (
 from .scores import Score
 from .threshold import Counts, counts_above
 
-__all__ = ["Streams", "Layout", "Calibration", "ScoreCounts", "Collector"]
+__all__ = ["Streams", "Layout", "HeldOutputs", "ScoreCounts", "Collector"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +81,7 @@ class Layout:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Calibration:
+class HeldOutputs:
     """The held outputs: ``cal0``, ``cal1`` (calibration, k) and the rows of the last calibration
     block past it, ``rest0``, ``rest1`` (which certify)."""
 
@@ -183,14 +183,14 @@ class Collector:
         stage = self.store and self.store.stage(name, **extra)
         return _Progress(self._bar, tasks, stage)
 
-    def calibration(self) -> Calibration:
+    def calibration(self) -> HeldOutputs:
         """The outputs of the calibration blocks of both datasets."""
         tasks = TaskGrid(self.streams.heads(), self._cal_chunks)
         parts = self._runner.map(run_blocks, tasks, self._stage("calibration", tasks))
         split = len(self._cal_chunks)
         run0, run1 = np.concatenate(parts[:split]), np.concatenate(parts[split:])
         n = self.layout.calibration
-        return Calibration(cal0=run0[:n], cal1=run1[:n], rest0=run0[n:], rest1=run1[n:])
+        return HeldOutputs(cal0=run0[:n], cal1=run1[:n], rest0=run0[n:], rest1=run1[n:])
 
     def counts(self, reducer: ScoreCounts, rest: tuple[np.ndarray, np.ndarray]) -> Counts:
         """:class:`Counts` at ``reducer.thresholds`` of every certifying trial: the ``rest``

@@ -75,6 +75,7 @@ from ..execution import (
 )
 from ..privacy import PrivacyClaim
 from ..resources import LONG_RUN, Workload, check_budget, probe
+from ..vocabulary import Relation, Unit, Verdict
 from .bounds import (
     CI_METHODS,
     alpha_per_test,
@@ -91,7 +92,7 @@ from .certify import (
     fixed_tests,
     split_alpha,
 )
-from .collect import Calibration, Collector, Layout, ScoreCounts, Streams
+from .collect import Collector, HeldOutputs, Layout, ScoreCounts, Streams
 from .methods import METHODS, AuditMethod
 from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .reach import REACH_LIMIT, Reach, reach
@@ -515,7 +516,7 @@ def _open_store(directory: Any, streams: Streams, plan: AuditPlan, layout: Layou
     )
 
 
-def _check_outputs(calibration: Calibration, method: AuditMethod) -> bool:
+def _check_outputs(calibration: HeldOutputs, method: AuditMethod) -> bool:
     """Whether the calibration outputs are discrete; an error when the datasets' output widths
     differ or the ``method`` cannot certify them (histogram on continuous outputs)."""
     cal0, cal1 = calibration.cal0, calibration.cal1
@@ -530,7 +531,7 @@ def _check_outputs(calibration: Calibration, method: AuditMethod) -> bool:
 
 
 def _certify_split(
-    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
+    plan: AuditPlan, collector: Collector, calibration: HeldOutputs, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
     """:class:`Split` or :class:`Bonferroni`: learn the score and fix the tests on the
     calibration outputs, count the certifying trials on the workers, certify the counts."""
@@ -548,7 +549,7 @@ def _certify_split(
 
 
 def _certify_held(
-    plan: AuditPlan, collector: Collector, calibration: Calibration, discrete: bool
+    plan: AuditPlan, collector: Collector, calibration: HeldOutputs, discrete: bool
 ) -> tuple[Score, dict, Certificate]:
     """A held strategy (:class:`Quantiles`, :class:`Planned`) on all held outputs (trials, k).
 
@@ -766,24 +767,24 @@ def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> 
     return joint_ceiling(n_cert, alpha=alpha, delta=delta, ci=ci, tilts=tilts)
 
 
-def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str, str]:
+def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[Verdict, str]:
     """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
     when the audit had power to see the claim and its reach (a multiple of the claim,
     :mod:`~dpclaims.audit.reach`) is within the limit, ``consistent_weak`` when it is not, else
     ``inconclusive`` with the reason."""
     if eps_lower > claimed:
-        return "violation", ""
+        return Verdict.VIOLATION, ""
     if claimed >= evidence.ceiling:
-        return "inconclusive", (
+        return Verdict.INCONCLUSIVE, (
             f"this audit cannot reach ε = {claimed:g} with {evidence.trials:,} trials; "
             f"it needs about {evidence.needed:,}"
         )
     if evidence.identical == "data":
-        return "inconclusive", (
+        return Verdict.INCONCLUSIVE, (
             "d0 and d1 are the same data: an audit needs two different neighbouring datasets"
         )
     if evidence.identical:
-        return "inconclusive", (
+        return Verdict.INCONCLUSIVE, (
             f"d0 and d1 gave identical outputs on the same {evidence.probe} random "
             "draws: the mechanism does not see where they differ, so this pair "
             "cannot show any privacy loss"
@@ -795,20 +796,20 @@ def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[str
         )
         reference = evidence.reference
         if reference == 0:
-            return "inconclusive", reason + (
+            return Verdict.INCONCLUSIVE, reason + (
                 "; the exact ε of this pair is 0, so it can only "
                 "catch a bug that makes the pair distinguishable"
             )
         if reference is not None:
-            return "inconclusive", reason + (
+            return Verdict.INCONCLUSIVE, reason + (
                 f"; the exact ε of this pair is {reference:.3g}: "
                 "more trials, or a pair nearer the claim"
             )
-        return "inconclusive", reason + ": use a pair the mechanism separates, or more trials"
+        return Verdict.INCONCLUSIVE, reason + ": use a pair the mechanism separates, or more trials"
     found = evidence.reach
     if found is not None and not found.factor <= evidence.reach_limit:
-        return "consistent_weak", weak_reason(found.factor, evidence.reach_limit)
-    return "consistent", ""
+        return Verdict.CONSISTENT_WEAK, weak_reason(found.factor, evidence.reach_limit)
+    return Verdict.CONSISTENT, ""
 
 
 def weak_reason(factor: float, limit: float) -> str:
@@ -930,7 +931,7 @@ def _check_neighbours(
             )
             raise NotNeighboursError(
                 f"d0 and d1 are not neighbours under unit={claim.unit!r}, "
-                f"relation={claim.relation!r}: {found}; {'an' if claim.unit == 'item' else 'a'} "
+                f"relation={claim.relation!r}: {found}; {'an' if claim.unit == Unit.ITEM else 'a'} "
                 f"{claim.unit}-level claim needs "
                 f"datasets differing in at most one {claim.unit}"
             )
@@ -939,10 +940,10 @@ def _check_neighbours(
     arrays = all(isinstance(d, numeric) for d in (d0, d1))
     if arrays and not any(isinstance(d, bool) for d in (d0, d1)):
         check_array_neighbours(d0, d1, relation or claim.relation, sensitivity)
-        if relation == "unchecked":
+        if relation == Relation.UNCHECKED:
             return ["the neighbour relation of d0 and d1 was not checked (relation='unchecked')"]
         return []
-    if sensitivity is not None or relation == "query":
+    if sensitivity is not None or relation == Relation.QUERY:
         raise InputError(
             "relation='query' and sensitivity= are for numpy-array datasets (query answers)"
         )

@@ -52,10 +52,11 @@ from ..errors import (
     check_confidence,
     check_count,
     check_delta,
-    check_epsilon,
     check_finite_array,
 )
 from ..execution import child_seed
+from ..privacy import PrivacyClaim, claim_at_door
+from ..vocabulary import Verdict
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
@@ -120,7 +121,7 @@ class OneRunResult:
 
     epsilon_lower: float
     p_value: float
-    verdict: str
+    verdict: Verdict
     epsilon: float
     delta: float
     confidence: float
@@ -352,9 +353,10 @@ def _correct(order: np.ndarray, included: np.ndarray, k_plus: int, k_minus: int)
 def one_run_audit(
     scores: Any,
     included: Any,
-    epsilon: float,
+    claim: PrivacyClaim | None = None,
     *,
-    delta: float = 0.0,
+    epsilon: float | None = None,
+    delta: float | None = None,
     k_plus: int | None = None,
     k_minus: int | None = None,
     confidence: float = 0.95,
@@ -367,7 +369,9 @@ def one_run_audit(
     ----------
     scores : (m,) finite; higher means "more likely included"
     included : (m,) bool, the true inclusion of each canary (each drawn with prob. 1/2)
-    epsilon, delta : the claim under test
+    claim : the :class:`~dpclaims.privacy.PrivacyClaim` under test (its ε and δ; a canary is
+        one unit added or removed)
+    epsilon, delta : the claim's ε and δ instead of ``claim`` (a convenience that builds it)
     k_plus, k_minus : guesses "in" for the ``k_plus`` highest and "out" for the
         ``k_minus`` lowest scores; fix them before seeing the scores (default ``m // 10`` each
         for ``assumption="none"``; for ``"gaussian-dp"`` the best of :data:`GUESS_FRACTIONS`
@@ -380,8 +384,8 @@ def one_run_audit(
         last two need ``delta > 0``
     """
     scores, included_arr = _checked_scores(scores, included)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
+    epsilon, delta = claim.epsilon, claim.delta
     confidence = check_confidence(confidence)
     check_choice(assumption, ASSUMPTIONS, "assumption")
     m = len(scores)
@@ -442,15 +446,15 @@ def one_run_audit(
     )
 
 
-def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> str:
+def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> Verdict:
     """The verdict of one bound: the multi-run rule (a bound of 0 shows nothing)."""
     if eps_lower > epsilon:
-        return "violation"
+        return Verdict.VIOLATION
     if eps_lower <= 0:
-        return "inconclusive"
+        return Verdict.INCONCLUSIVE
     if reach is not None and not reach.factor <= REACH_LIMIT:
-        return "consistent_weak"
-    return "consistent"
+        return Verdict.CONSISTENT_WEAK
+    return Verdict.CONSISTENT
 
 
 def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_minus: int, m: int):
@@ -540,7 +544,7 @@ class OneRunAudit:
     bounds: tuple[OneRunResult, ...]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return self.bounds[0].verdict
 
     @property
@@ -579,42 +583,44 @@ class OneRunAudit:
 def audit_one_run_scores(
     scores: Any,
     included: Any,
+    claim: PrivacyClaim | None = None,
     *,
-    epsilon: float,
-    delta: float = 0.0,
+    epsilon: float | None = None,
+    delta: float | None = None,
     confidence: float = 0.95,
     k_plus: int | None = None,
     k_minus: int | None = None,
     seed: int = 0,
 ) -> OneRunAudit:
     """The one-run bounds on per-canary ``scores (m,)`` and ``included (m,)`` computed
-    anywhere (one training run; each canary included with probability 1/2).
+    anywhere (one training run; each canary included with probability 1/2), against ``claim``
+    (or the ``epsilon``, ``delta`` that build it, as for :func:`one_run_audit`).
 
     ``k_plus``/``k_minus``, when given, fix the guesses of the two guessing bounds; otherwise
     each uses its default (see :func:`one_run_audit`).  The two Gaussian-DP bounds need
     ``delta > 0`` and are left out at ``delta = 0``.
     """
+    claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
     common = dict(
-        epsilon=epsilon,
-        delta=delta,
         confidence=confidence,
         k_plus=k_plus,
         k_minus=k_minus,
         seed=seed,
     )
-    bounds = [one_run_audit(scores, included, assumption="none", **common)]
-    if check_delta(delta) > 0:
+    bounds = [one_run_audit(scores, included, claim, assumption="none", **common)]
+    if claim.delta > 0:
         for assumption in ASSUMPTIONS[1:]:
-            bounds.append(one_run_audit(scores, included, assumption=assumption, **common))
+            bounds.append(one_run_audit(scores, included, claim, assumption=assumption, **common))
     return OneRunAudit(bounds=tuple(bounds))
 
 
 def one_run(
     mechanism: Callable,
     canaries: int,
-    epsilon: float,
+    claim: PrivacyClaim | None = None,
     *,
-    delta: float = 0.0,
+    epsilon: float | None = None,
+    delta: float | None = None,
     k_plus: int | None = None,
     k_minus: int | None = None,
     confidence: float = 0.95,
@@ -626,8 +632,10 @@ def one_run(
 
     Inclusion uses ``child_seed(seed, 0)`` (each canary in with probability 1/2), the
     mechanism ``child_seed(seed, 1)``.  The mechanism returns per-canary scores ``(m,)``,
-    or any output that ``score(output) -> (m,)`` turns into them.
+    or any output that ``score(output) -> (m,)`` turns into them.  ``claim`` (or ``epsilon``,
+    ``delta``) and the other options are as for :func:`one_run_audit`.
     """
+    claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
     canaries = int(_check_counts(canaries, 0, 0)[0])
     if canaries < 1:
         raise InputError(f"canaries must be >= 1, got {canaries}")
@@ -655,8 +663,7 @@ def one_run(
     return one_run_audit(
         raw.astype(np.float64),
         included,
-        epsilon,
-        delta=delta,
+        claim,
         k_plus=k_plus,
         k_minus=k_minus,
         confidence=confidence,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, check_choice
+from ..vocabulary import Relation
 from .bounds import CI_METHODS
 from .methods import AuditMethod, method_named
 from .reach import REACH_LIMIT
@@ -86,7 +87,7 @@ class Neighbours:
 
     def __post_init__(self) -> None:
         check_choice(self.relation, ("query", "unchecked"), "relation")
-        if self.relation == "unchecked" and self.sensitivity is not None:
+        if self.relation == Relation.UNCHECKED and self.sensitivity is not None:
             raise InputError("sensitivity= goes with relation='query', not 'unchecked'")
 
 

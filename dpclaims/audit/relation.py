@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..vocabulary import Relation
 from .result import AuditResult
 
 __all__ = ["HINT_LOW", "HINT_HIGH", "HINT_ESTIMATE", "relation_hint", "with_relation_hint"]
@@ -36,7 +37,7 @@ def relation_hint(result: AuditResult) -> str | None:
     docstring); None otherwise."""
     claimed, bound = result.epsilon, result.epsilon_lower
     fits = (
-        result.relation == "replace"
+        result.relation == Relation.REPLACE
         and result.certified
         and claimed > 0
         and HINT_LOW * claimed < bound <= HINT_HIGH * claimed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from ..vocabulary import Verdict
 from .methods import method_named
 from .reach import Reach
 
@@ -100,7 +101,7 @@ class AuditResult:
     those draws are independent.  ``provenance`` records how the audit ran (:class:`Provenance`).
     """
 
-    verdict: str
+    verdict: Verdict
     reason: str = ""
     epsilon_lower: float
     epsilon: float

@@ -66,6 +66,7 @@ from ..errors import DPClaimsError, InputError, NotNeighboursError, check_confid
 from ..execution import (
     DEFAULT_EXECUTION,
     SEED_BLOCK,
+    Execution,
     TaskGrid,
     as_batched,
     call_block,
@@ -79,10 +80,11 @@ from ..execution import (
 from ..execution.mechanisms import joined
 from ..privacy import PrivacyClaim
 from ..resources import FIXED_SECONDS, PROBE_SECONDS, WORKER_SHARE, _duration
+from ..vocabulary import Verdict
 from .bounds import epsilon_from_rates, rate_upper
 from .core import MIN_TRIALS, _check_neighbours, audit, same_data
 from .methods import AuditMethod
-from .options import DEFAULT_TEST, AuditTest, Neighbours
+from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
 from .threshold import candidate_thresholds, error_counts
@@ -231,8 +233,8 @@ class SearchResult:
         return math.inf if self.certain else self.result.epsilon_lower
 
     @property
-    def verdict(self) -> str:
-        return "violation" if self.certain else self.result.verdict
+    def verdict(self) -> Verdict:
+        return Verdict.VIOLATION if self.certain else self.result.verdict
 
     @property
     def reason(self) -> str:
@@ -245,7 +247,12 @@ class SearchResult:
         """The audit's record plus ``search``: the chosen pair, the trace and the sample counts
         (on a :attr:`certain` pair: the verdict, its reason and ``infinite``, no audit)."""
         record = (
-            {"verdict": "violation", "reason": self.reason, "epsilon_lower": None, "infinite": True}
+            {
+                "verdict": Verdict.VIOLATION,
+                "reason": self.reason,
+                "epsilon_lower": None,
+                "infinite": True,
+            }
             if self.certain
             else self.result.to_dict()
         )
@@ -296,27 +303,34 @@ class _Screener:
     chunk: int | None
 
     @classmethod
-    def of(cls, mechanism: Callable, trials: int, options: dict) -> _Screener:
-        """The screener of ``search(mechanism, trials=trials, **options)``, its statistical
-        options checked (the certifying audit checks the rest)."""
-        claim = options.get("claim")
+    def of(
+        cls,
+        mechanism: Callable,
+        trials: int,
+        *,
+        claim: Any,
+        confidence: float,
+        test: Any,
+        execution: Any,
+    ) -> _Screener:
+        """The screener of :func:`search` with these options, its statistical options checked
+        (the certifying audit checks the rest)."""
         if not isinstance(claim, PrivacyClaim):
             raise InputError(
                 "search needs the claim: pass claim=PrivacyClaim(epsilon=1.0, delta=1e-5), got "
                 f"{type(claim).__name__}"
             )
-        test = options.get("test", DEFAULT_TEST)
         if not isinstance(test, AuditTest):
             raise InputError(
                 f"test must be a dpclaims.AuditTest, got {type(test).__name__}; pass e.g. "
                 "test=AuditTest(method='threshold')"
             )
-        execution = check_execution(options.get("execution", DEFAULT_EXECUTION))
+        execution = check_execution(execution)
         return cls(
             mechanism=as_batched(mechanism),
             trials=trials,
             delta=claim.delta,
-            alpha=1.0 - math.sqrt(check_confidence(options.get("confidence", 0.95))),
+            alpha=1.0 - math.sqrt(check_confidence(confidence)),
             ci=test.ci,
             method=test.behaviour,
             statistic=test.statistic,
@@ -595,11 +609,11 @@ def save_pair(pair: Pair, folder: str | os.PathLike, *, force: bool = False) -> 
     return written[0], written[1]
 
 
-def _neighbours(pair: Pair, options: dict) -> bool:
+def _neighbours(pair: Pair, claim: PrivacyClaim, neighbours: Neighbours | None) -> bool:
     """Whether ``pair`` is checked to be neighbours under the search's claim (and its
     ``neighbours`` option): only then does a certain ε = ∞ on it refute the claim."""
     try:
-        notes = _check_neighbours(pair.d0, pair.d1, options["claim"], options.get("neighbours"))
+        notes = _check_neighbours(pair.d0, pair.d1, claim, neighbours)
     except NotNeighboursError:
         return False
     return not notes
@@ -771,15 +785,20 @@ def _screen_seeds(seed: int, count: int) -> list[int]:
 def search(
     mechanism: Callable,
     pairs: PairFamily | Sequence[Pair],
+    claim: PrivacyClaim | None = None,
     *,
     trials: int = 100_000,
+    confidence: float = 0.95,
     seed: int = 0,
+    test: AuditTest = DEFAULT_TEST,
+    neighbours: Neighbours | None = None,
+    execution: Execution = DEFAULT_EXECUTION,
+    reference: Reference = NO_REFERENCE,
     screen_trials: int = SCREEN_TRIALS,
     random_pairs: int = RANDOM_PAIRS,
     local_steps: int = LOCAL_STEPS,
     rounds: Sequence[tuple[int, int]] = ROUNDS,
     progress: bool | None = None,
-    **options: Any,
 ) -> SearchResult:
     """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
 
@@ -788,6 +807,10 @@ def search(
     mechanism : as for :func:`~dpclaims.audit.audit`
     pairs : a :class:`PairFamily` (e.g. :func:`dpclaims.targets.pairs.pairs_for`) or
         a fixed list of :class:`Pair` (no random pairs or local search then)
+    claim, confidence, test, neighbours, execution, reference : as for
+        :func:`~dpclaims.audit.audit`, the same values (the certifying audit takes them all;
+        the screens use the claim's δ, ``confidence``, the test's ``ci``, ``method`` and
+        ``statistic``, and the execution's backend, workers and chunk)
     trials, seed : trials per dataset and seed of the certifying audit (the screens draw
         their own seeds from ``seed``); the final bound holds at ``confidence`` whatever
         the screening found (module docstring)
@@ -798,10 +821,6 @@ def search(
     progress : the search's estimate on stderr, then a tqdm bar over the screens on a
         terminal or progress lines off one, then the certifying audit's bar on a terminal;
         False: none (default: ``execution.progress``, and shown when that is None too)
-    options : passed to the certifying :func:`~dpclaims.audit.audit` (``claim``,
-        ``confidence``, ``test``, ``neighbours``, ``execution``, ``reference``); the screens
-        use the claim's δ, ``confidence``, the test's ``ci``, ``method`` and ``statistic``,
-        and the execution's backend, workers and chunk
 
     Returns
     -------
@@ -824,8 +843,8 @@ def search(
             "(see dpclaims.audit.search)"
         )
     fixed = [p for p in (list(pairs) if family is None else family.patterns()) if _differs(p)]
-    if family is not None and hasattr(family, "neighbour_options"):
-        options = {"neighbours": Neighbours(**family.neighbour_options()), **options}
+    if neighbours is None and family is not None and hasattr(family, "neighbour_options"):
+        neighbours = Neighbours(**family.neighbour_options())
     if not fixed:
         raise InputError(
             "pairs must hold at least one dpclaims.audit.search.Pair whose d0 and d1 differ"
@@ -838,8 +857,9 @@ def search(
     trace: list[tuple[str, float]] = []
     skipped: list[tuple[str, str]] = []
     infinite: list[tuple[Pair, str]] = []  # valid neighbours with a certain ε = ∞
-    screener = _Screener.of(mechanism, trials, options)
-    execution = options.get("execution", DEFAULT_EXECUTION)
+    screener = _Screener.of(
+        mechanism, trials, claim=claim, confidence=confidence, test=test, execution=execution
+    )
     show = execution.progress if progress is None else progress
     scored: list[tuple[tuple[float, float], int, Pair]] = []
     sized = first + sum(min(keep, first) * factor for keep, factor in rounds)  # in screen_trials
@@ -861,7 +881,7 @@ def search(
                 value = screener.value(*out, seed_)
             except _WidthsDiffer as error:
                 skipped.append((pair.name, str(error)))
-                if _neighbours(pair, options):
+                if _neighbours(pair, claim, neighbours):
                     infinite.append((pair, str(error)))
                 values.append(None)
                 continue
@@ -928,9 +948,11 @@ def search(
         )
     chosen = max(scored)[2]
     report.certifying(chosen, trials, estimate)
-    if progress is not None:
-        options = {**options, "execution": replace(execution, progress=progress)}
-    result = audit(mechanism, chosen.d0, chosen.d1, trials=trials, seed=seed, **options)
+    certifying = execution if progress is None else replace(execution, progress=progress)
+    result = audit(
+        mechanism, chosen.d0, chosen.d1, claim, trials=trials, confidence=confidence, seed=seed,
+        test=test, neighbours=neighbours, execution=certifying, reference=reference,
+    )  # fmt: skip
     return SearchResult(
         result=result,
         pair=chosen,

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import InputError, check_confidence, check_trials
 from ..execution import DEFAULT_EXECUTION, Execution, check_execution
 from ..privacy import PrivacyClaim
+from ..vocabulary import Verdict
 from .core import MIN_TRIALS, audit
 from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .percall import PerCall
@@ -86,9 +87,9 @@ def _stops(result: AuditResult) -> bool:
     """Whether the look decides: a violation; a ``consistent`` whose test's point estimate is
     not above the claim (one above it says more trials may certify a violation); a pair that
     cannot be told apart."""
-    if result.verdict == "consistent":
+    if result.verdict == Verdict.CONSISTENT:
         return not result.estimate_above_claim
-    return result.verdict == "violation" or result.identical_outputs
+    return result.verdict == Verdict.VIOLATION or result.identical_outputs
 
 
 def audit_sequential(

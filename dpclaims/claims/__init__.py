@@ -13,9 +13,10 @@ checked, and :mod:`.run` runs claims into a results document.
 True
 """
 
+from . import experiments
 from .experiments import (
     BUDGETS,
-    Budget,
+    BySize,
     Experiment,
     NotCheckable,
     Skipped,
@@ -39,7 +40,7 @@ from .registry import (
 __all__ = [
     "BUDGETS",
     "KINDS",
-    "Budget",
+    "BySize",
     "Claim",
     "ClaimsFileError",
     "Experiment",
@@ -58,3 +59,10 @@ __all__ = [
     "skipped_budgets",
     "status",
 ]
+
+
+def __getattr__(name: str):
+    """``Budget``, the old name of :class:`BySize` (deprecated, with a warning)."""
+    if name == "Budget":
+        return experiments.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ for it raises :class:`Skipped`, and the claim's verdict there is ``skipped``.
 
 Example
 -------
->>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)       # doctest: +SKIP
+>>> TRIALS = BySize(quick=10**4, standard=10**5, full=10**6)       # doctest: +SKIP
 >>> @register_experiment("lla24.alg1.privacy")                     # doctest: +SKIP
 ... def audit_alg1_privacy(claim, budget):
 ...     return AuditExperiment(build=alg1_target, trials=TRIALS[budget])
@@ -30,6 +30,7 @@ import ast
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGETS",
-    "Budget",
+    "BySize",
     "NO_EXPERIMENT_YET",
     "Experiment",
     "NotCheckable",
@@ -70,14 +71,14 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Budget(Generic[T]):
+class BySize(Generic[T]):
     """One experiment setting at each budget, in one place: ``TRIALS[budget]``.
 
     ``full`` defaults to the ``standard`` value (the experiment does not grow further).
 
     Example
     -------
-    >>> TRIALS = Budget(quick=10**4, standard=10**5, full=10**6)
+    >>> TRIALS = BySize(quick=10**4, standard=10**5, full=10**6)
     >>> TRIALS["standard"]
     100000
     """
@@ -90,6 +91,19 @@ class Budget(Generic[T]):
         budget = check_choice(budget, BUDGETS, "budget")
         value = getattr(self, budget)
         return self.standard if value is None else value
+
+
+def __getattr__(name: str) -> Any:
+    """``Budget``, the old name of :class:`BySize`, with a ``DeprecationWarning``."""
+    if name == "Budget":
+        warnings.warn(
+            "dpclaims.claims.Budget is renamed BySize (dpclaims.vocabulary.Budget is the word set "
+            "quick/standard/full); import BySize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return BySize
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class NotCheckable(DPClaimsError):

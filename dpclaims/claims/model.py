@@ -18,8 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import InputError
-from ..vocabulary import BOUNDS, CAVEAT_KINDS, KINDS, LIMITS, Bound, CaveatKind
+from ..errors import InputError, check_choice
+from ..vocabulary import BOUNDS, CAVEAT_KINDS, KINDS, LIMITS, Bound, CaveatKind, ClaimKind, Limit
 
 __all__ = [
     "KINDS",
@@ -124,9 +124,9 @@ class RateClaim:
     ----------
     claim_id, variable : the claim and the variable whose exponent is tested
     exponent : the exponent the experiment tests (the claim's, unless ``tested`` says otherwise)
-    bound : one of :data:`BOUNDS`, the claim's direction
+    bound : :class:`Bound`, the claim's direction
     margin : tolerance of the exponent test
-    limit : ``"large"`` or ``"small"`` (the claim is about ``variable → 0``)
+    limit : :class:`Limit` ``"large"`` or ``"small"`` (the claim is about ``variable → 0``)
     stated : the claim as the paper states it, e.g. ``"O(n^-1/2)"``
     tested, why : what the experiment tests instead of ``stated``, and why (empty when it does not)
     at : parameter values a symbolic exponent was evaluated at, e.g. ``{"k": 4.0}``
@@ -135,15 +135,17 @@ class RateClaim:
     claim_id: str
     variable: str
     exponent: float
-    bound: str
+    bound: Bound
     margin: float
-    limit: str = "large"
+    limit: Limit = Limit.LARGE
     stated: str = ""
     tested: str = ""
     why: str = ""
     at: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "bound", check_choice(self.bound, BOUNDS, "bound"))
+        object.__setattr__(self, "limit", check_choice(self.limit, LIMITS, "limit"))
         object.__setattr__(self, "at", MappingProxyType(dict(self.at)))
 
     def describe(self) -> str:
@@ -226,8 +228,8 @@ class Claim:
         The spec's claim id, e.g. ``"diff2gd.prop41.calibration"``.
     paper : str
         Paper id (see ``dpclaims.claims.papers()``).
-    kind : str
-        One of :data:`KINDS`.
+    kind : ClaimKind
+        One of :data:`KINDS` (a string is coerced to the member).
     algorithm, statement, formula, regime, source : str
         As in the spec; ``source`` names the theorem / lemma.
     exponents : Mapping[str, float]
@@ -241,7 +243,7 @@ class Claim:
         False when an experiment could decide the claim but the algorithm or data it needs is
         not available here (``not_implemented``); True for a claim no finite experiment can
         decide (``not_checkable``) and for every checked claim.
-    bound : str or None
+    bound : Bound or None
         One of :data:`BOUNDS` (required when the claim has exponents): O(·), Ω(·) or Θ(·).
     margin : float or None
         Tolerance of the claim's exponent tests (required for a claim a rate experiment tests).
@@ -265,7 +267,7 @@ class Claim:
 
     id: str
     paper: str
-    kind: str
+    kind: ClaimKind
     algorithm: str
     statement: str
     formula: str
@@ -275,7 +277,7 @@ class Claim:
     symbolic_exponents: Mapping[str, str] = field(default_factory=dict)
     uncheckable_reason: str | None = None
     implemented: bool = True
-    bound: str | None = None
+    bound: Bound | None = None
     margin: float | None = None
     limits: Mapping[str, str] = field(default_factory=dict)
     tested_exponents: Mapping[str, float] = field(default_factory=dict)
@@ -289,6 +291,9 @@ class Claim:
         problem = claim_id_problem(self.id)
         if problem is not None:
             raise InputError(problem)
+        object.__setattr__(self, "kind", check_choice(self.kind, KINDS, "kind"))
+        if self.bound is not None:
+            object.__setattr__(self, "bound", check_choice(self.bound, BOUNDS, "bound"))
         object.__setattr__(self, "caveats", tuple(self.caveats))
         for name in ("exponents", "symbolic_exponents", "limits", "tested_exponents", "extra"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
@@ -375,12 +380,12 @@ class Claim:
             )
         limit = self.limits.get(variable, "large")
         if stated_exponent is None:  # an annotated value such as "-2 (privacy) / -1 (statistical)"
-            stated = f"{Bound(self.bound).symbol}(·), exponent of {variable}: {text}"
+            stated = f"{self.bound.symbol}(·), exponent of {variable}: {text}"
         else:
             plain = text.lstrip("-").replace("/", "").replace(".", "").isdigit()
             power = text if plain else f"({text})"
-            stated = f"{Bound(self.bound).symbol}({variable}^{power})"
-        stated += f" as {variable} → 0" if limit == "small" else ""
+            stated = f"{self.bound.symbol}({variable}^{power})"
+        stated += f" as {variable} → 0" if limit == Limit.SMALL else ""
         if values and variable in self.symbolic_exponents:
             stated += " at " + ", ".join(f"{k}={v:g}" for k, v in values.items())
         tested, why = "", ""

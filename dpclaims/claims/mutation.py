@@ -31,6 +31,7 @@ from dpclaims.target import AuditTarget
 from ..errors import InputError, check_choice
 from ..execution import DEFAULT_EXECUTION, Execution, check_execution
 from ..results.mutants import KILL_MATRIX_HEADER, MutationSummary, killed_by
+from ..vocabulary import Verdict
 from .experiments import BUDGETS
 
 __all__ = [
@@ -281,7 +282,7 @@ def kill_matrix(
                 claimed_epsilon=target.claim.epsilon,
                 epsilon_lower=_true(result.epsilon_lower),
                 verdict=result.verdict,
-                killed=result.verdict == "violation",
+                killed=result.verdict == Verdict.VIOLATION,
                 trials=settings["trials"],
             )
         row["seconds"] = time.perf_counter() - start

@@ -4,7 +4,7 @@ Three files: ``claims.toml`` (the paper, one privacy claim and one rate claim), 
 experiments module it names (an :class:`~dpclaims.claims.standard.AuditExperiment` of a
 Laplace mean and a :class:`~dpclaims.claims.standard.RateExperiment` of its error in
 ``n``, with a constant output as its trivial control, sized with
-:class:`~dpclaims.claims.Budget`) and a pytest test.  As written,
+:class:`~dpclaims.claims.BySize`) and a pytest test.  As written,
 ``dpclaims verify --registry DIR`` finds both claims consistent in seconds; the user then
 replaces the mechanism, the error function and the claims with their own.
 """
@@ -66,21 +66,21 @@ experiment checking one claim at the budget ``quick``, ``standard`` or ``full``.
 
 import numpy as np
 from dpclaims.target import AuditTarget
-from dpclaims.claims import Budget, register_experiment
+from dpclaims.claims import BySize, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment
 from dpclaims.data import UserDataset, replace_user
 from dpclaims.privacy import PrivacyClaim
 
 EPSILON = 1.0
 USERS = 10
-TRIALS = Budget(quick=20_000, standard=200_000, full=1_000_000)
+TRIALS = BySize(quick=20_000, standard=200_000, full=1_000_000)
 """Mechanism runs per dataset of the audit."""
-GRID = Budget(
+GRID = BySize(
     quick=[100, 200, 400, 800, 1600, 3200],
     standard=[100, 200, 400, 800, 1600, 3200, 6400, 12800],
 )
 """Values of n the error is measured at (full: as standard)."""
-REPLICATES = Budget(quick=8, standard=20, full=50)
+REPLICATES = BySize(quick=8, standard=20, full=50)
 
 
 def noisy_mean(data: UserDataset, rng: np.random.Generator, trials: int) -> np.ndarray:

@@ -4,7 +4,7 @@ Trials are cut into *seed blocks* of :data:`SEED_BLOCK` trials; block ``b`` alwa
 gets the ``numpy.random.SeedSequence`` child with spawn key ``(b,)`` of the
 experiment's seed (:mod:`.seeds`).  Blocks are grouped into *chunks*, the unit of work
 sent to a worker (:mod:`.plan`); chunking and the backend (:mod:`.backends`: ``Serial()``,
-``Processes()``, ``Dask(scheduler=...)``, ``Auto()``) only change where blocks run, never
+``Processes()``, ``Dask(scheduler=...)``, ``AutoBackend()``) only change where blocks run, never
 the random numbers, so the same seed gives bit-identical outputs for every backend, worker
 count and chunk size.  Where and how is one :class:`Execution` value (:mod:`.config`).
 
@@ -20,7 +20,7 @@ With ``Execution(checkpoint=DIR)`` every finished chunk is written atomically to
 
 from .backends import (
     BACKENDS,
-    Auto,
+    AutoBackend,
     Backend,
     Dask,
     Processes,
@@ -58,7 +58,7 @@ __all__ = [
     "check_execution",
     "Backend",
     "Runner",
-    "Auto",
+    "AutoBackend",
     "Serial",
     "Processes",
     "Dask",

@@ -4,7 +4,7 @@ subclass with a new ``name``, which also makes ``backend="<name>"`` work.
 
 :class:`Serial` runs tasks in this process, :class:`Processes` in a pool of worker processes,
 :class:`Dask` on a Dask cluster (a local one, or the scheduler at an address), and
-:class:`Auto` picks serial or processes per session.  Results never depend on the backend.
+:class:`AutoBackend` picks serial or processes per session.  Results never depend on the backend.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "Runner",
-    "Auto",
+    "AutoBackend",
     "Serial",
     "Processes",
     "Dask",
@@ -113,7 +113,7 @@ BACKENDS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class Auto(Backend):
+class AutoBackend(Backend):
     """Worker processes when there is more than one task, more than one worker and the tasks
     pickle with the standard pickle (closures and lambdas keep running serially, so their side
     effects stay visible); else serial."""

@@ -24,7 +24,7 @@ class Execution:
     Parameters
     ----------
     backend : Backend or str
-        A :class:`~dpclaims.execution.backends.Backend` (``Auto()``, ``Serial()``,
+        A :class:`~dpclaims.execution.backends.Backend` (``AutoBackend()``, ``Serial()``,
         ``Processes()``, ``Dask(scheduler=...)``) or its name: ``"auto"`` (processes when
         there is more than one worker), ``"serial"``, ``"processes"`` or ``"dask"``; a name
         is resolved to its backend here, so ``backend`` is always a ``Backend``.

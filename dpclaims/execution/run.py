@@ -92,7 +92,7 @@ def session(
     for all of them).
 
     ``tasks`` and ``probe`` (how many tasks will be mapped and an object standing for them)
-    let the backend choose (:meth:`~dpclaims.execution.backends.Backend.choose`: ``Auto()``
+    let the backend choose (:meth:`~dpclaims.execution.backends.Backend.choose`: ``AutoBackend()``
     runs worker processes when ``tasks > 1``, there is more than one worker and ``probe``
     pickles with the standard pickle, else serially).
     """

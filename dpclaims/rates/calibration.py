@@ -38,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import InputError, check_confidence, check_positive, check_trials
+from ..vocabulary import Verdict
 from .caveats import apply_caveats, sweep_caveats
 from .fit import fit_power_law
 from .verdict import check_exponent
@@ -215,7 +216,7 @@ def shapes_from_results(results: Mapping[str, Any]) -> list[SweepShape]:
     """
     shapes = []
     for entry in results["claims"]:
-        if entry["verdict"] in ("not_checkable", "not_implemented", "error"):
+        if entry["verdict"] in (Verdict.NOT_CHECKABLE, Verdict.NOT_IMPLEMENTED, Verdict.ERROR):
             continue
         for name, evidence in _rate_leaves(entry, entry["id"]):
             sweep = evidence["sweep"]
@@ -303,7 +304,7 @@ def _finding(shape: SweepShape, slope: float, rng: np.random.Generator, seed: in
     check = check_exponent(fit, 0.0, margin=shape.margin)
     band = (-shape.margin, shape.margin)
     verdict = apply_caveats(check.verdict, sweep_caveats(fit, shape.values, errors, band=band))
-    return check.direction if verdict == "inconsistent" else None
+    return check.direction if verdict == Verdict.INCONSISTENT else None
 
 
 def _run(shapes: Sequence[SweepShape], offset: float, trials: int, seed: int) -> tuple[int, int]:

@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import InputError, check_confidence, check_finite_array
+from ..vocabulary import Verdict
 from .fit import PowerLawFit
 
 __all__ = ["Baseline", "saturated_values", "sweep_caveats", "apply_caveats"]
@@ -149,4 +150,4 @@ def sweep_caveats(
 
 def apply_caveats(verdict: str, reasons: Sequence[str]) -> str:
     """``inconclusive`` for an ``inconsistent`` verdict with caveats; else ``verdict``."""
-    return "inconclusive" if verdict == "inconsistent" and reasons else verdict
+    return "inconclusive" if verdict == Verdict.INCONSISTENT and reasons else verdict

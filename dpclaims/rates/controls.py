@@ -28,6 +28,7 @@ import numpy as np
 
 from ..results.evidence import control_text
 from ..verdicts import Verdict
+from ..vocabulary import Bound, Limit
 from .fit import fit_power_law
 from .reach import ExponentReach, forbidden_sides
 from .verdict import check_exponent
@@ -141,7 +142,7 @@ def wrong_rate_errors(
     slower side for an order claim), and that factor in words."""
     sides = forbidden_sides(bound, limit)
     if len(sides) == 2:  # order: the slower side, as a buggy algorithm would be
-        sides = ("above",) if limit == "large" else ("below",)
+        sides = ("above",) if limit == Limit.LARGE else ("below",)
     power = WRONG_RATE_SHIFT if sides == ("above",) else -WRONG_RATE_SHIFT
     grid = np.asarray(values, dtype=np.float64)
     return np.asarray(errors, dtype=np.float64) * grid[:, None] ** power, f"^{power:+g}"
@@ -156,7 +157,7 @@ def strength(
     if verdict != Verdict.CONSISTENT:
         return verdict, ""
     reasons = []
-    if bound != "lower" and not trivial.caught:
+    if bound != Bound.LOWER and not trivial.caught:
         reasons.append(
             trivial.reason
             if trivial.verdict is None

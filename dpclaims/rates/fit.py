@@ -39,7 +39,7 @@ from scipy import optimize, stats
 
 from ..errors import InputError, check_choice, check_confidence, check_finite_array, check_trials
 from ..execution import child_seed
-from ..vocabulary import FITS
+from ..vocabulary import FITS, Fit
 from .grid import check_grid
 
 __all__ = ["FITS", "PowerLawFit", "TermsFit", "fit_power_law", "fit_terms", "loglog_slope"]
@@ -274,7 +274,7 @@ def fit_power_law(
     x = np.log(grid)
     resample = rng.integers(0, reps, size=(bootstrap, reps))
 
-    if method == "logs":
+    if method == Fit.LOGS:
         if groups is not None:
             raise InputError(
                 "groups only applies to method='mom'; drop groups or pass method='mom'"
@@ -334,7 +334,7 @@ def fit_power_law(
         drifting=bool(drift_p < drift_alpha),
         method=method,
         fitted_on=fitted_on,
-        groups=groups if method == "mom" else None,
+        groups=groups if method == Fit.MOM else None,
         values=tuple(float(v) for v in grid),
         replicates=reps,
         bootstrap=bootstrap,

@@ -36,7 +36,7 @@ from scipy import stats
 
 from ..errors import check_choice, check_confidence, check_trials
 from ..execution import child_seed
-from ..vocabulary import BOUNDS, FITS, LIMITS
+from ..vocabulary import BOUNDS, FITS, LIMITS, Bound, Fit, Limit
 from .fit import _check_errors, _mom
 from .grid import check_grid
 
@@ -106,9 +106,9 @@ def forbidden_sides(bound: str, limit: str) -> tuple[str, ...]:
     ``limit`` can call inconsistent: ``("above",)``, ``("below",)`` or both."""
     bound = check_choice(bound, BOUNDS, "bound")
     limit = check_choice(limit, LIMITS, "limit")
-    if bound == "order":
+    if bound == Bound.ORDER:
         return ("above", "below")
-    upper = (bound == "upper") == (limit == "large")
+    upper = (bound == Bound.UPPER) == (limit == Limit.LARGE)
     return ("above",) if upper else ("below",)
 
 
@@ -170,7 +170,7 @@ def _offsets(
     xc = x - x.mean()
     weights = xc / float(xc @ xc)
     resample = rng.integers(0, reps, size=(bootstrap, reps))
-    if method == "logs":
+    if method == Fit.LOGS:
         slope, se, df = _hc3(x, ys, reps)
         counts = np.zeros((bootstrap, reps))
         np.add.at(counts, (np.arange(bootstrap)[:, None], resample), 1.0 / reps)
@@ -229,7 +229,7 @@ def exponent_reach(
     order = np.argsort(grid)
     x, y = np.log(grid[order]), np.log(errs[order])
     reps = y.shape[1]
-    if method == "mom" and groups is None:
+    if method == Fit.MOM and groups is None:
         groups = min(reps, max(3, round(math.sqrt(reps))))
     rng = np.random.default_rng(child_seed(seed, 2))
     ys = _synthetic(y, x, draws, rng)

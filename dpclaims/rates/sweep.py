@@ -93,11 +93,24 @@ class SweepResult:
         """Replicates per grid value, R."""
         return int(self.errors.shape[1])
 
-    def fit(self, **options: Any):
-        """:func:`~dpclaims.rates.fit.fit_power_law` of these errors against the grid."""
+    def fit(
+        self,
+        *,
+        confidence: float = 0.95,
+        method: str = "logs",
+        groups: int | None = None,
+        bootstrap: int = 400,
+        drift_alpha: float = 0.01,
+        seed: int = 0,
+    ):
+        """:func:`~dpclaims.rates.fit.fit_power_law` of these errors against the grid, with its
+        options."""
         from .fit import fit_power_law
 
-        return fit_power_law(self.values, self.errors, **options)
+        return fit_power_law(
+            self.values, self.errors, confidence=confidence, method=method, groups=groups,
+            bootstrap=bootstrap, drift_alpha=drift_alpha, seed=seed,
+        )  # fmt: skip
 
     def to_dict(self) -> dict:
         """JSON-serialisable summary (values and errors as nested lists)."""

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import InputError, check_choice, check_confidence
 from ..verdicts import Verdict
-from ..vocabulary import BOUNDS, LIMITS
+from ..vocabulary import BOUNDS, LIMITS, Bound, Limit
 from .fit import PowerLawFit
 
 __all__ = ["BOUNDS", "LIMITS", "VERDICTS", "ExponentVerdict", "check_exponent"]
@@ -93,7 +93,7 @@ def _verdict(
 ) -> Verdict:
     """The verdict of ``[lo, hi]`` against a bound on the exponent (upper: exponent ≤ expected)."""
     top, bottom = expected + margin, expected - margin
-    if exponent_bound == "upper":
+    if exponent_bound == Bound.UPPER:
         return (
             Verdict.CONSISTENT
             if hi <= top
@@ -101,7 +101,7 @@ def _verdict(
             if lo > top
             else Verdict.INCONCLUSIVE
         )
-    if exponent_bound == "lower":
+    if exponent_bound == Bound.LOWER:
         return (
             Verdict.CONSISTENT
             if lo >= bottom
@@ -141,7 +141,7 @@ def _reason(
     """
     interval = f"the slope's {100 * confidence:g}% interval [{lo:.3f}, {hi:.3f}]"
     top, bottom = expected + margin, expected - margin
-    if exponent_bound == "order":
+    if exponent_bound == Bound.ORDER:
         band = f"the claimed band {expected:.4g} ± {margin:.4g} = [{bottom:.4g}, {top:.4g}]"
         if verdict == Verdict.CONSISTENT:
             return f"{interval} lies inside {band}"
@@ -155,7 +155,7 @@ def _reason(
             f"{interval} straddles {which} of {band}: this sweep cannot tell whether the "
             "exponent lies inside the band"
         )
-    upper = exponent_bound == "upper"
+    upper = exponent_bound == Bound.UPPER
     edge, name = (top, "upper") if upper else (bottom, "lower")
     sign = "+" if upper else "−"
     # what an exponent beyond the tested edge means for the quantity, in the claim's limit
@@ -219,10 +219,10 @@ def check_exponent(
     bound = check_choice(bound, BOUNDS, "bound")
     limit = check_choice(limit, LIMITS, "limit")
     flip = {"upper": "lower", "lower": "upper", "order": "order"}
-    exponent_bound = bound if limit == "large" else flip[bound]
+    exponent_bound = bound if limit == Limit.LARGE else flip[bound]
     lo, hi = fit.interval_at(confidence)
     verdict = _verdict(lo, hi, expected=expected, margin=margin, exponent_bound=exponent_bound)
-    below, above = ("faster", "slower") if limit == "large" else ("slower", "faster")
+    below, above = ("faster", "slower") if limit == Limit.LARGE else ("slower", "faster")
     direction = below if hi < expected else above if lo > expected else "indistinguishable"
     relation = (
         "indistinguishable from the claim"

@@ -27,11 +27,12 @@ from dpclaims.algorithms.mechanisms import (
     user_mean_query,
 )
 from dpclaims.data import UserDataset, remove_user, replace_item, replace_user
-from dpclaims.errors import InputError
+from dpclaims.errors import InputError, check_choice
 from dpclaims.losses import SquaredLoss
 from dpclaims.privacy import PrivacyClaim
 from dpclaims.target import AuditTarget
-from dpclaims.targets.dpsgd import SEEN, ThreatModel, canary_data, dpsgd_target
+from dpclaims.targets.dpsgd import SEEN, canary_data, dpsgd_target
+from dpclaims.vocabulary import CANARIES, THREAT_MODELS, Canary, Relation, ThreatModel, Unit
 
 __all__ = ["TARGETS", "audit_target", "default_relation", "default_unit", "target_names"]
 
@@ -44,19 +45,19 @@ def _mean_pair(unit: str, relation: str, d: int = 1) -> tuple[UserDataset, UserD
 
     The clipped user-mean moves by exactly its sensitivity: 2/n (user) or 2/(n·m) (item).
     """
-    m = 1 if (unit == "item" and relation == "add-remove") else ITEMS
+    m = 1 if (unit == Unit.ITEM and relation == Relation.ADD_REMOVE) else ITEMS
     x = -np.ones((USERS, m, d))
     x[0] = 1.0
     d0 = UserDataset(x)
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         return d0, remove_user(d0, 0)
-    if unit == "user":
+    if unit == Unit.USER:
         return d0, replace_user(d0, 0, -np.ones((m, d)))
     return d0, replace_item(d0, 0, 0, -np.ones(d))
 
 
 def _mean_items(claim: PrivacyClaim) -> int:
-    return 1 if (claim.unit == "item" and claim.relation == "add-remove") else ITEMS
+    return 1 if (claim.unit == Unit.ITEM and claim.relation == Relation.ADD_REMOVE) else ITEMS
 
 
 def _gaussian(
@@ -126,13 +127,15 @@ def _noisy_max(
     return mechanism, d0, d1
 
 
-def _dp_sgd(claim: PrivacyClaim, clip: bool, *, threat_model: str, canary: str) -> AuditTarget:
+def _dp_sgd(
+    claim: PrivacyClaim, clip: bool, *, threat_model: ThreatModel, canary: Canary
+) -> AuditTarget:
     """DP-SGD (5 steps, Poisson rate 0.5, clip 1, σ from the PLD accountant) on 20 squared-loss
     examples that leave their last coordinate to a canary, audited as the ``threat_model``
     adversary with a ``canary`` of norm 10 (:func:`~dpclaims.targets.dpsgd.dpsgd_target`)."""
-    if claim.unit != "item":
+    if claim.unit != Unit.ITEM:
         raise InputError("the dp-sgd targets clip per item; pass --unit item")
-    if claim.relation != "add-remove":
+    if claim.relation != Relation.ADD_REMOVE:
         raise InputError(
             "the dp-sgd targets add or remove one canary (the accountant's relation); pass "
             "--relation add-remove"
@@ -160,7 +163,7 @@ def _build(name: str, claim: PrivacyClaim) -> tuple[Any, UserDataset, UserDatase
     if name == "gaussian-half-noise":
         return (_gaussian(claim, noise_factor=0.5), *_mean_pair(claim.unit, claim.relation))
     if name == "gaussian-item-noise":
-        if claim.unit != "user" or claim.relation != "replace":
+        if claim.unit != Unit.USER or claim.relation != Relation.REPLACE:
             raise InputError(
                 "gaussian-item-noise is audited with user-level replace neighbours; pass --unit "
                 "user --relation replace"
@@ -225,8 +228,8 @@ def audit_target(
     name: str,
     claim: PrivacyClaim,
     *,
-    threat_model: str | None = None,
-    canary: str | None = None,
+    threat_model: ThreatModel | None = None,
+    canary: Canary | None = None,
 ) -> AuditTarget:
     """The built-in target ``name`` calibrated to ``claim``, described as in :data:`TARGETS`
     (whether it is known to be buggy is there too).
@@ -244,17 +247,16 @@ def audit_target(
         )
     description = TARGETS[name][0]
     if name.startswith("dp-sgd"):
-        threat = threat_model or ThreatModel.ALL_ITERATES.value
-        target = _dp_sgd(
-            claim, clip=name == "dp-sgd", threat_model=threat, canary=canary or "gradient"
+        threat = check_choice(
+            threat_model or ThreatModel.ALL_ITERATES, THREAT_MODELS, "threat_model"
         )
-        seen = SEEN[ThreatModel(threat)]
+        canary = check_choice(canary or Canary.GRADIENT, CANARIES, "canary")
+        target = _dp_sgd(claim, clip=name == "dp-sgd", threat_model=threat, canary=canary)
         return dataclasses.replace(
             target,
             claim=claim,  # the claim audited (the accountant's σ meets it)
             name=name,
-            description=f"{description}; threat model {threat} ({seen}), "
-            f"{canary or 'gradient'} canary",
+            description=f"{description}; threat model {threat} ({SEEN[threat]}), {canary} canary",
         )
     if threat_model is not None or canary is not None:
         raise InputError(

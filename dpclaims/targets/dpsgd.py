@@ -4,7 +4,8 @@ A setup (:func:`dpsgd_target`) is an :class:`~dpclaims.target.AuditTarget`: the 
 as the adversary of the chosen threat model sees it, the neighbouring datasets with the canary
 and without, the accountant's claim, and the test statistic, chosen from the threat model and
 the canary before any certifying trial is seen (``audit(target.mechanism, target.d0,
-target.d1, claim=target.claim, statistic=target.statistic, ...)``).
+target.d1, target.claim, test=AuditTest(statistic=target.statistic), ...)``, or the test
+planned from the claim, ``test=planned_test(target, trials=...)``).
 
 Threat models (:class:`ThreatModel`):
 
@@ -43,7 +44,6 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -66,12 +66,25 @@ from ..audit.threshold import (
 from ..data import GradientCanaryDataset, UserDataset
 from ..errors import InputError, check_choice, check_count, check_positive, check_trials
 from ..losses import LogisticLoss, SquaredLoss
+from ..vocabulary import (
+    CANARIES,
+    PLANS,
+    THREAT_MODELS,
+    Canary,
+    Plan,
+    Relation,
+    ThreatModel,
+    Unit,
+)
 
 __all__ = [
     "ThreatModel",
     "THREAT_MODELS",
     "SEEN",
     "CANARIES",
+    "Canary",
+    "PLANS",
+    "Plan",
     "crafted_start",
     "INPUT_LABEL",
     "TranscriptProjections",
@@ -81,7 +94,7 @@ __all__ = [
     "canary_data",
     "dpsgd_target",
     "transcript_target",
-    "Limit",
+    "OptimalTest",
     "optimal_limit",
     "limit_samples",
     "limit_rates",
@@ -93,24 +106,11 @@ __all__ = [
 ]
 
 
-class ThreatModel(StrEnum):
-    """What the adversary sees of an iterative mechanism."""
-
-    FINAL = "final"
-    ALL_ITERATES = "all-iterates"
-
-
-THREAT_MODELS = tuple(t.value for t in ThreatModel)
-
 SEEN = {
     ThreatModel.FINAL: "the last model only, black box",
     ThreatModel.ALL_ITERATES: "every noisy update, as the accountant assumes",
 }
 """What the adversary of each threat model sees, in words (reports and the CLI)."""
-CANARIES = ("gradient", "input", "input-init")
-"""A gradient canary (a fixed gradient, the worst case of clipping), a crafted input example,
-or that example with a crafted start θ_0 that keeps its gradient clipped at C all along
-(:func:`crafted_start`)."""
 
 CRAFTED_START_SPREAD = 8.0
 """[DEFAULT, ours] Noise standard deviations of the canary coordinate's random walk that
@@ -195,8 +195,8 @@ def dpsgd_target(
     algorithm: DPSGD,
     data: UserDataset,
     *,
-    threat_model: str = "all-iterates",
-    canary: str = "gradient",
+    threat_model: ThreatModel = ThreatModel.ALL_ITERATES,
+    canary: Canary = Canary.GRADIENT,
     canary_scale: float = 10.0,
 ) -> AuditTarget:
     """The audit of ``algorithm`` on ``data`` with a canary added along the last coordinate,
@@ -204,7 +204,7 @@ def dpsgd_target(
 
     ``algorithm`` is a :class:`DPSGD` (or a mutant of it) under the add/remove relation; its
     claim is the accountant's.  ``d0`` is ``data``, ``d1`` is ``data`` plus the canary (one unit
-    at the algorithm's level).  A data-dependent normaliser (``batch_size=None``) is fixed to
+    at the algorithm's unit).  A data-dependent normaliser (``batch_size=None``) is fixed to
     ``q ×`` the units of ``data`` so that it is public.  ``data``'s last coordinate should be 0
     in every example (:func:`canary_data`); otherwise the audit stays valid but falls short of
     the limit.
@@ -213,26 +213,26 @@ def dpsgd_target(
         raise InputError(
             f"algorithm must be a DPSGD (or a mutant of it), got {type(algorithm).__name__}"
         )
-    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
-    check_choice(canary, CANARIES, "canary")
+    threat = check_choice(threat_model, THREAT_MODELS, "threat_model")
+    canary = check_choice(canary, CANARIES, "canary")
     scale = check_positive(canary_scale, "canary_scale")
     if not isinstance(data, UserDataset):
         raise InputError(f"data must be a UserDataset, got {type(data).__name__}")
-    if algorithm.relation != "add-remove":
+    if algorithm.relation != Relation.ADD_REMOVE:
         raise InputError(
             "a canary audit adds one unit: the algorithm's relation must be 'add-remove', got "
             f"{algorithm.relation!r}"
         )
     if algorithm.batch_size is None:
-        units = data.n * (data.m if algorithm.level == "item" else 1)
+        units = data.n * (data.m if algorithm.unit == Unit.ITEM else 1)
         algorithm = dataclasses.replace(algorithm, batch_size=algorithm.sampling_rate * units)
     direction = np.zeros(data.d)
     direction[-1] = 1.0
-    if canary == "gradient":
+    if canary == Canary.GRADIENT:
         d1 = GradientCanaryDataset(data, scale * algorithm.clip_norm * direction)
     else:
         d1 = _with_input_canary(algorithm, data, scale * direction)
-    if canary == "input-init":
+    if canary == Canary.INPUT_INIT:
         algorithm = dataclasses.replace(algorithm, initial=tuple(crafted_start(algorithm, data.d)))
     release = algorithm.step_release
     mechanism: Callable
@@ -279,8 +279,8 @@ def crafted_start(algorithm: DPSGD, d: int) -> np.ndarray:
 
 
 def _with_input_canary(algorithm: DPSGD, data: UserDataset, x: np.ndarray) -> UserDataset:
-    if algorithm.level != "item" or data.m != 1:
-        raise InputError("the input canary is one example: use level='item' data with m = 1")
+    if algorithm.unit != Unit.ITEM or data.m != 1:
+        raise InputError("the input canary is one example: use unit='item' data with m = 1")
     if isinstance(algorithm.loss, SquaredLoss):
         label = INPUT_LABEL
     elif isinstance(algorithm.loss, LogisticLoss):
@@ -341,7 +341,7 @@ def transcript_target(
 
 
 @dataclass(frozen=True)
-class Limit:
+class OptimalTest:
     """The best certified ε of a threshold test on the exact distributions, and where.
 
     epsilon : the limit at ``trials`` per dataset
@@ -375,7 +375,7 @@ def _best(fpr: np.ndarray, fnr: np.ndarray, trials: int, delta: float, confidenc
     return i, float(eps[i])
 
 
-def _limit(rates, thresholds, *, trials, delta, confidence) -> Limit:
+def _limit(rates, thresholds, *, trials, delta, confidence) -> OptimalTest:
     """Max over both directions: ``rates = (P0(s > t), P1(s <= t))`` per threshold t."""
     p0_high, p1_low = (np.clip(r, 0.0, 1.0) for r in rates)
     found = []
@@ -384,7 +384,7 @@ def _limit(rates, thresholds, *, trials, delta, confidence) -> Limit:
         ("canary-low", p1_low, p0_high),
     ):
         i, eps = _best(fpr, fnr, check_trials(trials), delta, confidence)
-        found.append(Limit(eps, float(thresholds[i]), name, float(fpr[i]), float(fnr[i])))
+        found.append(OptimalTest(eps, float(thresholds[i]), name, float(fpr[i]), float(fnr[i])))
     return max(found, key=lambda limit: limit.epsilon)
 
 
@@ -397,7 +397,7 @@ def optimal_limit(
     draws: int = 400_000,
     seed: int = 0,
     samples: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Limit:
+) -> OptimalTest:
     """The limit of the optimal test of a gradient canary's presence in the transcript.
 
     The log-likelihood ratio L is drawn exactly ``draws`` times with the canary and without
@@ -489,7 +489,7 @@ def statistic_samples(
 
 def final_limit(
     release: StepRelease, *, trials: int, delta: float, confidence: float = LIMIT_CONFIDENCE
-) -> Limit:
+) -> OptimalTest:
     """The limit of the optimal test on the final model's canary coordinate (threat model
     ``final``), exactly: the sum of the T steps, ``N(0, T s²)`` without the canary and
     ``Σ_k Binomial(k; T, q) N(k C, T s²)`` with it; its likelihood ratio is monotone in the
@@ -522,9 +522,6 @@ PLAN_SEED = 20_231_127
 """Seed of the draws under the claim that plan a test (:func:`planned_test`): a stream of its
 own, never an audit's trials."""
 
-PLANS = ("auto", "claim", "both", "violation")
-"""The plans :func:`planned_threshold` chooses among (``auto``) or is told to take."""
-
 PLAN_DRAWS = 200_000
 """Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
 
@@ -536,7 +533,7 @@ def planned_test(
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
-    plan: str = "auto",
+    plan: Plan = Plan.AUTO,
 ) -> AuditTest:
     """The test of ``target`` (from :func:`dpsgd_target` or :func:`transcript_target`) planned
     from the *claim* alone for an audit of ``trials`` per dataset: the target's fixed statistic,
@@ -564,7 +561,7 @@ def planned_test(
         release,
         trials=trials,
         delta=target.claim.delta,
-        threat_model=threat.value,
+        threat_model=threat,
         confidence=confidence,
         violation=violation,
         draws=draws,
@@ -579,12 +576,12 @@ def planned_threshold(
     *,
     trials: int,
     delta: float,
-    threat_model: str = "all-iterates",
+    threat_model: ThreatModel = ThreatModel.ALL_ITERATES,
     confidence: float = 0.95,
     violation: float | None = REACH_LIMIT,
     draws: int = PLAN_DRAWS,
     epsilon: float | None = None,
-    plan: str = "auto",
+    plan: Plan = Plan.AUTO,
 ) -> Planned:
     """The :class:`~dpclaims.audit.threshold.Planned` strategy for an audit of ``trials`` per
     dataset of a gradient canary under ``threat_model``, planned from the claimed ``release``
@@ -624,7 +621,7 @@ def planned_threshold(
     """
     if not isinstance(release, ReleaseModel):
         raise InputError(f"release must be a ReleaseModel, got {type(release).__name__}")
-    threat = ThreatModel(check_choice(threat_model, THREAT_MODELS, "threat_model"))
+    threat = check_choice(threat_model, THREAT_MODELS, "threat_model")
     if threat is ThreatModel.FINAL and not isinstance(release, StepRelease):
         raise InputError(
             "the final-model plan is for DP-SGD's steps: release must be a StepRelease, got "
@@ -634,7 +631,7 @@ def planned_threshold(
     criterion = Criterion(delta=delta)
     plan = check_choice(plan, PLANS, "plan")
     factor = None if violation is None else check_positive(violation, "violation")
-    if factor is None and plan in ("both", "violation"):
+    if factor is None and plan in (Plan.BOTH, Plan.VIOLATION):
         raise InputError(f"plan={plan!r} needs a violation to plan for: pass violation=2.0")
     actuals = [release] if factor is None else [release, release.noise_divided(factor)]
     if threat is ThreatModel.ALL_ITERATES:
@@ -656,14 +653,14 @@ def planned_threshold(
     claim_law, violation_law = laws
     both = best(claim_law, 2).tests + best(violation_law, 2).tests
     candidates = {
-        "claim": best(claim_law, 1),
-        "both": Planned(tests=tuple(dict.fromkeys(both))),
-        "violation": best(violation_law, 1),
+        Plan.CLAIM: best(claim_law, 1),
+        Plan.BOTH: Planned(tests=tuple(dict.fromkeys(both))),
+        Plan.VIOLATION: best(violation_law, 1),
     }
-    if plan != "auto":
+    if plan != Plan.AUTO:
         return candidates[plan]
     if epsilon is None:
-        return candidates["both"]
+        return candidates[Plan.BOTH]
     epsilon = check_positive(epsilon, "epsilon")
     grid = {"trials": trials, "confidence": confidence, "criterion": criterion}
     power = [

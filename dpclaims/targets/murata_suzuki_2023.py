@@ -1,6 +1,6 @@
 """Audit setups of DIFF2 (Murata & Suzuki 2023, paper ``murata-suzuki-2023``; spec 004 §7(a)).
 
-* :class:`CanaryLikelihoodRatio` — the transcript statistic: DIFF2 followed by the canary's
+* :class:`DIFF2CanaryLikelihoodRatio` — the transcript statistic: DIFF2 followed by the canary's
   log-likelihood ratio.
 * :func:`canary_audit_target` — the signed quadratic canary pair with the algorithm, as an
   :class:`~dpclaims.target.AuditTarget`.
@@ -36,11 +36,11 @@ from dpclaims.problem import Problem
 from dpclaims.target import AuditTarget
 from dpclaims.targets.dpsgd import transcript_target
 
-__all__ = ["CanaryLikelihoodRatio", "canary_audit_target", "gradient_canary_target"]
+__all__ = ["DIFF2CanaryLikelihoodRatio", "canary_audit_target", "gradient_canary_target"]
 
 
 @dataclass(frozen=True)
-class CanaryLikelihoodRatio:
+class DIFF2CanaryLikelihoodRatio:
     """The transcript audit of spec 004 §7(a): DIFF2 followed by the canary's log-likelihood ratio.
 
     For the ``±(λ/2)‖θ − c‖²`` canary record (λ ≫ C1, C2) in a silo of ``n_p`` records, every
@@ -126,7 +126,8 @@ def canary_audit_target(
     Built by ``from_theorem`` on ``problem`` (its loss replaced by the canary's) with
     C1 = C2 = 1, on the signed quadratic canary pair
     (:func:`~dpclaims.hardinstances.canaries.signed_quadratic_canary_pair`); the mechanism
-    releases the canary log-likelihood ratio S of the transcript (:class:`CanaryLikelihoodRatio`)
+    releases the canary log-likelihood ratio S of the transcript
+    (:class:`DIFF2CanaryLikelihoodRatio`)
     computed with the *claimed* σ's of the paper's algorithm (DP-GD for a DP-GD subclass,
     DIFF2-GD otherwise), whose claim is the target's.  ``accumulated`` tests mutant M5's
     hypothesis (the accumulated-mean statistic).  ``silo_sizes`` (e.g. (5, 50), for M4): unequal
@@ -154,7 +155,7 @@ def canary_audit_target(
     )
     problem = problem.replace(loss=WeightedSquaredDistanceLoss(AUDIT_STRENGTH))
     reference = (DPGD if dp_gd else DIFF2GD).from_theorem(problem, **options)
-    mechanism = CanaryLikelihoodRatio(
+    mechanism = DIFF2CanaryLikelihoodRatio(
         algorithm=algorithm.from_theorem(problem, **options),
         center=np.full(problem.d, AUDIT_CENTER),
         reference=reference,

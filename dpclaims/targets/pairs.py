@@ -43,6 +43,7 @@ from dpclaims.data import (
 )
 from dpclaims.errors import InputError, check_choice, check_trials
 from dpclaims.hardinstances.canaries import extreme_item_pair, extreme_user_pair
+from dpclaims.vocabulary import Relation, Unit
 
 __all__ = ["QueryPairs", "CanaryPairs", "pairs_for", "OUTLIER_FACTOR", "MAX_CLASSES", "LABEL_PAIRS"]
 
@@ -193,7 +194,7 @@ class CanaryPairs:
             raise InputError(f"data must be a UserDataset, got {type(self.data).__name__}")
         check_choice(self.unit, UNITS, "unit")
         check_choice(self.relation, RELATIONS, "relation")
-        if self.relation == "add-remove" and self.unit == "item" and self.data.m > 1:
+        if self.relation == Relation.ADD_REMOVE and self.unit == Unit.ITEM and self.data.m > 1:
             raise InputError("item-level add-remove neighbours need m = 1; use relation='replace'")
         if self.scale is None:
             object.__setattr__(
@@ -209,7 +210,7 @@ class CanaryPairs:
     @property
     def resizes(self) -> bool:
         """Whether pairs on a dataset of another size are screened (see ``resize``)."""
-        return self.relation == "add-remove" if self.resize is None else self.resize
+        return self.relation == Relation.ADD_REMOVE if self.resize is None else self.resize
 
     def _derived(self, data: UserDataset, how: str) -> str:
         """The ``derived`` note of a pair on ``data``, made from :attr:`data` by ``how``."""
@@ -217,20 +218,20 @@ class CanaryPairs:
 
     def _original(self) -> np.ndarray:
         x = self.data.x[self.user]
-        return np.array(x if self.unit == "user" else x[self.item])
+        return np.array(x if self.unit == Unit.USER else x[self.item])
 
     def _shape(self) -> tuple:
-        return (self.data.m, self.data.d) if self.unit == "user" else (self.data.d,)
+        return (self.data.m, self.data.d) if self.unit == Unit.USER else (self.data.d,)
 
     def _label_shape(self) -> tuple:
-        return (self.data.m,) if self.unit == "user" else ()
+        return (self.data.m,) if self.unit == Unit.USER else ()
 
     def _unit_labels(self, data: UserDataset) -> np.ndarray | None:
         """The replaced unit's labels in ``data``: ``(m,)`` for a user, ``()`` for an item."""
         if data.y is None:
             return None
         y = data.y[self.user]
-        return np.array(y if self.unit == "user" else y[self.item])
+        return np.array(y if self.unit == Unit.USER else y[self.item])
 
     def _labels_of(self, spec: Any, data: UserDataset) -> np.ndarray | None:
         """The unit's labels for a pattern's label ``spec``: None keeps those of ``data``."""
@@ -241,7 +242,7 @@ class CanaryPairs:
         return np.broadcast_to(np.asarray(spec, dtype=np.float64), self._label_shape()).copy()
 
     def _with(self, data: UserDataset, value: np.ndarray, label: Any) -> UserDataset:
-        if self.unit == "user":
+        if self.unit == Unit.USER:
             return replace_user(data, self.user, np.broadcast_to(value, self._shape()), label)
         return replace_item(data, self.user, self.item, x_new=value, y_new=label)
 
@@ -271,7 +272,7 @@ class CanaryPairs:
         ):
             point, opposite = v0.reshape(-1, self.data.d)[0], v1.reshape(-1, self.data.d)[0]
             pair_labels = None if data.y is None else (l0, l1)
-            if self.unit == "user":
+            if self.unit == Unit.USER:
                 made = extreme_user_pair(
                     data, point, user=self.user, opposite=opposite, labels=pair_labels
                 )
@@ -297,7 +298,7 @@ class CanaryPairs:
         original, zero = self._original(), np.zeros(d)
         out = []
         for where, u in (("e1", axis), ("diagonal", diag)) if d > 1 else (("e1", axis),):
-            if self.relation == "add-remove":
+            if self.relation == Relation.ADD_REMOVE:
                 out += [
                     self._pair(f"maximal norm ({where}) vs removed", s * u, None),
                     self._pair(f"outlier ({where}) vs removed", OUTLIER_FACTOR * s * u, None),
@@ -310,7 +311,7 @@ class CanaryPairs:
                 self._pair(f"original vs maximal norm ({where})", original, s * u),
                 self._pair(f"original vs opposite maximal norm ({where})", original, -s * u),
             ]
-        if self.relation == "add-remove":
+        if self.relation == Relation.ADD_REMOVE:
             out += [
                 self._pair("zero vs removed", zero, None),
                 self._pair("original vs removed", original, None),
@@ -372,7 +373,7 @@ class CanaryPairs:
         tiny = self.tiny() if self.resizes else None
         if tiny is not None:
             how = self._derived(tiny, f"its first {tiny.n} users")
-            if self.relation == "add-remove":
+            if self.relation == Relation.ADD_REMOVE:
                 out += [
                     self._pair(
                         "tiny data: maximal norm (e1) vs removed",
@@ -406,10 +407,10 @@ class CanaryPairs:
         out.append(
             self._pair(
                 "opposed data: maximal norm (e1) vs removed"
-                if self.relation == "add-remove"
+                if self.relation == Relation.ADD_REMOVE
                 else "opposed data: maximal norm (e1) vs zero",
                 s * axes[0],
-                None if self.relation == "add-remove" else np.zeros(d),
+                None if self.relation == Relation.ADD_REMOVE else np.zeros(d),
                 base=opposed,
                 novel=True,
                 derived=self._derived(opposed, f"every unit at {-s:g}·e1"),
@@ -418,7 +419,7 @@ class CanaryPairs:
         tied = self.tied()
         if tied is not None:
             how = self._derived(tied, "every feature set to the first")
-            if self.relation == "add-remove":
+            if self.relation == Relation.ADD_REMOVE:
                 out.append(
                     self._pair(
                         "tied features: maximal norm (e2) vs removed",
@@ -455,14 +456,14 @@ class CanaryPairs:
     def _holders(self, label: float) -> np.ndarray:
         """Units holding ``label``: users (n,) with any item of it, or items (n, m)."""
         y = self.data.y == label
-        return np.any(y, axis=1) if self.unit == "user" else y
+        return np.any(y, axis=1) if self.unit == Unit.USER else y
 
     def _sole_holder(self, label: float, other: float) -> UserDataset:
         """``data`` with every other unit's ``label`` relabelled ``other``: the replaced unit,
         once it holds ``label``, is then the only unit of its class."""
         y = np.array(self.data.y)
         keep = np.zeros(y.shape, dtype=bool)
-        if self.unit == "user":
+        if self.unit == Unit.USER:
             keep[self.user] = True
         else:
             keep[self.user, self.item] = True
@@ -492,7 +493,7 @@ class CanaryPairs:
         e1[0] = 1.0
         original, zero, far = self._original(), np.zeros(d), OUTLIER_FACTOR * s * e1
         own = self._unit_labels(self.data)
-        removal = self.relation == "add-remove"
+        removal = self.relation == Relation.ADD_REMOVE
         classes = self.classes()
         if classes is None:
             top = max(1.0, float(np.max(np.abs(self.data.y))))
@@ -594,7 +595,7 @@ class CanaryPairs:
         """Two random canaries (random direction, norm log-uniform in [scale/10, 10·scale])."""
         v0 = self._random_value(rng)
         return self._pair(
-            "random", v0, None if self.relation == "add-remove" else self._random_value(rng)
+            "random", v0, None if self.relation == Relation.ADD_REMOVE else self._random_value(rng)
         )
 
     def perturb(self, pair: Pair, rng: np.random.Generator) -> Pair:

@@ -30,10 +30,10 @@ def labelled(n=30, m=3, d=4, seed=0):
     return UserDataset(2 * rng.standard_normal((n, m, d)), np.sign(rng.standard_normal((n, m))))
 
 
-@pytest.mark.parametrize("level", ["item", "user"])
+@pytest.mark.parametrize("unit", ["item", "user"])
 @pytest.mark.parametrize("rate", [1.0, 0.3])
 @pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
-def test_glm_fast_path_equals_per_example_gradients(level, rate, loss):
+def test_glm_fast_path_equals_per_example_gradients(unit, rate, loss):
     data = labelled()
     kwargs = dict(
         steps=8,
@@ -41,7 +41,7 @@ def test_glm_fast_path_equals_per_example_gradients(level, rate, loss):
         clip_norm=0.5,
         noise_multiplier=0.7,
         sampling_rate=rate,
-        level=level,
+        unit=unit,
         radius=1.5,
     )
     fast = DPSGD(loss, **kwargs).run(data, np.random.default_rng(1), 9)
@@ -77,17 +77,17 @@ def test_user_level_clips_the_average_gradient():
     x[0] = [[3.0], [-1.0]]  # user 0's average gradient is -1, its items' are -3 and +1
     data = UserDataset(x)
     kwargs = dict(steps=1, step_size=1.0, clip_norm=0.5, noise_multiplier=1e-3)
-    user = DPSGD(LinearLoss(), level="user", **kwargs)(data, np.random.default_rng(0), 1000).mean()
-    item = DPSGD(LinearLoss(), level="item", **kwargs)(data, np.random.default_rng(0), 1000).mean()
+    user = DPSGD(LinearLoss(), unit="user", **kwargs)(data, np.random.default_rng(0), 1000).mean()
+    item = DPSGD(LinearLoss(), unit="item", **kwargs)(data, np.random.default_rng(0), 1000).mean()
     assert user == pytest.approx(0.5 / 2, abs=1e-3)  # clip(1.0) / (n = 2 users)
     assert item == pytest.approx((0.5 - 0.5) / 4, abs=1e-3)  # clip(3) - clip(1), over 4 items
 
 
 def test_poisson_sampling_counts_and_projection():
     data = labelled(n=40, m=2)
-    run = DPSGD(
-        LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, level="user", radius=0.2
-    ).run(data, np.random.default_rng(3), 4000)
+    run = DPSGD(LogisticLoss(), 10, 5.0, 1.0, 0.5, sampling_rate=0.25, unit="user", radius=0.2).run(
+        data, np.random.default_rng(3), 4000
+    )
     assert run.gradient_evaluations.mean() == pytest.approx(10 * 0.25 * 40 * 2, rel=0.01)
     assert np.all(np.linalg.norm(run.theta, axis=1) <= 0.2 + 1e-12)
     assert run.to_dict()["trials"] == 4000
@@ -117,10 +117,10 @@ def test_sub_batching_keeps_shapes_and_sampling(monkeypatch):
 
 
 def test_privacy_claim_and_from_accountant():
-    algo = DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, sampling_rate=0.1, level="user")
+    algo = DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, sampling_rate=0.1, unit="user")
     assert algo.privacy_claim == accountant_claim(1.1, 0.1, 50, 1e-5, unit="user")
     calibrated = DPSGD.from_accountant(
-        1.0, 1e-5, LogisticLoss(), 50, 0.1, 1.0, sampling_rate=0.1, level="user"
+        1.0, 1e-5, LogisticLoss(), 50, 0.1, 1.0, sampling_rate=0.1, unit="user"
     )
     assert calibrated.privacy_claim.epsilon == pytest.approx(1.0, rel=1e-3)
     assert calibrated.privacy_claim.epsilon <= 1.0 + 1e-9
@@ -133,7 +133,7 @@ def test_privacy_claim_and_from_accountant():
         DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1, clip=False).privacy_claim
         == DPSGD(LogisticLoss(), 50, 0.1, 1.0, 1.1).privacy_claim
     )
-    assert algo.params["level"] == "user" and math.isclose(algo.to_dict()["noise_multiplier"], 1.1)
+    assert algo.params["unit"] == "user" and math.isclose(algo.to_dict()["noise_multiplier"], 1.1)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def test_privacy_claim_and_from_accountant():
         (dict(clip_norm=0.0), "clip_norm"),
         (dict(noise_multiplier=math.nan), "noise_multiplier"),
         (dict(sampling_rate=1.5), "sampling_rate"),
-        (dict(level="group"), "level"),
+        (dict(unit="group"), "unit"),
         (dict(radius=0.0), "radius"),
         (dict(delta=0.0), "delta"),
         (dict(relation="swap"), "relation"),

@@ -110,7 +110,7 @@ def test_squared_loss_and_user_level_accept_a_gradient_canary():
     x = rng.standard_normal((6, 2, 3))
     x[..., -1] = 0
     data = UserDataset(x, rng.standard_normal((6, 2)))
-    alg = _alg(level="user", relation="add-remove")
+    alg = _alg(unit="user", relation="add-remove")
     alg = dataclasses.replace(alg, loss=SquaredLoss())
     run = alg.run(GradientCanaryDataset(data, [0, 0, 3.0]), rng, 4, transcript=True)
     assert run.transcript.shape == (4, alg.steps, 3)

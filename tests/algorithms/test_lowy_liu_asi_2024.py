@@ -140,7 +140,7 @@ def test_baselines_are_configured_dpsgd():
     problem = Problem(n=100, epsilon=1.0, delta=1e-5, loss=LinearLoss())
     u = user_level_dpsgd(problem, steps=10, step_size=0.1, clip_norm=1.0)
     i = item_level_dpsgd(problem, steps=10, step_size=0.1, clip_norm=1.0)
-    assert u.level == "user" and i.level == "item" and u.relation == "replace"
+    assert u.unit == "user" and i.unit == "item" and u.relation == "replace"
     assert u.privacy_claim.epsilon == pytest.approx(1.0, abs=0.05)
 
 

@@ -59,7 +59,7 @@ def rr_canaries(included, rng):
 def test_one_run_p_values_are_super_uniform_on_an_eps_dp_mechanism():
     p_values = np.array(
         [
-            one_run(rr_canaries, 1000, EPS, k_plus=100, k_minus=100, seed=seed).p_value
+            one_run(rr_canaries, 1000, epsilon=EPS, k_plus=100, k_minus=100, seed=seed).p_value
             for seed in range(400)
         ]
     )
@@ -71,7 +71,8 @@ def test_one_run_bound_stays_below_the_true_epsilon():
     # with r = 40 guesses the exact false-alarm probability is 2.4% (binomial discreteness), so
     # ">= 95% of 400 repetitions" is a robust check rather than a coin flip at the boundary
     results = [
-        one_run(rr_canaries, 1000, EPS, k_plus=20, k_minus=20, seed=seed) for seed in range(400)
+        one_run(rr_canaries, 1000, epsilon=EPS, k_plus=20, k_minus=20, seed=seed)
+        for seed in range(400)
     ]
     assert np.mean([r.epsilon_lower <= EPS for r in results]) >= 0.95
     assert np.mean([r.verdict != "violation" for r in results]) >= 0.95
@@ -82,7 +83,7 @@ def leaky(included, rng):
 
 
 def test_one_run_detects_a_non_private_mechanism():
-    r = one_run(leaky, 1000, EPS, delta=1e-5, k_plus=100, k_minus=100, seed=0)
+    r = one_run(leaky, 1000, epsilon=EPS, delta=1e-5, k_plus=100, k_minus=100, seed=0)
     assert r.correct == r.guesses == 200
     assert r.verdict == "violation" and r.epsilon_lower > 3.0
     assert r.p_value < 0.05
@@ -92,25 +93,52 @@ def test_one_run_detects_a_non_private_mechanism():
 def test_one_run_audit_counts_guesses():
     scores = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.0])
     included = np.array([True, False, True, False, False, True])
-    r = one_run_audit(scores, included, 1.0, k_plus=2, k_minus=2)
+    r = one_run_audit(scores, included, epsilon=1.0, k_plus=2, k_minus=2)
     # top two (5, 4) guessed in: one right; bottom two (1, 0) guessed out: one right
     assert (r.guesses, r.correct) == (4, 2)
 
 
 def test_one_run_bad_input():
     with pytest.raises(InputError, match="k_plus"):
-        one_run_audit(np.zeros(10), np.zeros(10, bool), 1.0, k_plus=8, k_minus=8)
+        one_run_audit(np.zeros(10), np.zeros(10, bool), epsilon=1.0, k_plus=8, k_minus=8)
     with pytest.raises(InputError, match="included"):
-        one_run_audit(np.zeros(10), np.zeros(9, bool), 1.0)
+        one_run_audit(np.zeros(10), np.zeros(9, bool), epsilon=1.0)
     with pytest.raises(InputError, match="epsilon"):
-        one_run_audit(np.zeros(10), np.zeros(10, bool), 0.0)
+        one_run_audit(np.zeros(10), np.zeros(10, bool), epsilon=0.0)
     with pytest.raises(MechanismError, match="shape"):
-        one_run(lambda included, rng: np.zeros(3), 10, 1.0)
+        one_run(lambda included, rng: np.zeros(3), 10, epsilon=1.0)
 
 
 def test_too_few_canaries_for_the_default_guesses_says_they_are_defaults():
     """One canary: the message names the default guesses as defaults, never as if set."""
     with pytest.raises(InputError, match=r"k_plus and k_minus by default max\(1, m // 10\)"):
-        one_run_audit(np.array([0.5]), np.array([True]), 1.0)
+        one_run_audit(np.array([0.5]), np.array([True]), epsilon=1.0)
     with pytest.raises(InputError, match=r"got k_plus=3, k_minus=3"):
-        one_run_audit(np.zeros(5), np.zeros(5, bool), 1.0, k_plus=3, k_minus=3)
+        one_run_audit(np.zeros(5), np.zeros(5, bool), epsilon=1.0, k_plus=3, k_minus=3)
+
+
+def test_every_one_run_door_takes_a_privacy_claim():
+    """``claim=PrivacyClaim(...)`` and the loose ε, δ that build it give the same audit; both
+    at once, a claim of another type, or neither is one InputError naming the fix."""
+    from dpclaims.audit import audit_one_run_scores
+    from dpclaims.privacy import PrivacyClaim
+
+    rng = np.random.default_rng(0)
+    included = rng.random(200) < 0.5
+    scores = included + rng.normal(size=200)
+    claim = PrivacyClaim(1.0, 1e-5)
+    typed = one_run_audit(scores, included, claim)
+    loose = one_run_audit(scores, included, epsilon=1.0, delta=1e-5)
+    assert typed == loose and typed.verdict in ("consistent", "consistent_weak")
+    both = audit_one_run_scores(scores, included, claim)
+    assert both == audit_one_run_scores(scores, included, epsilon=1.0, delta=1e-5)
+    assert len(both.bounds) == 3
+    run = one_run(lambda inc, rng: inc + rng.normal(size=inc.shape), 200, claim, seed=1)
+    assert run == one_run(lambda inc, rng: inc + rng.normal(size=inc.shape), 200, epsilon=1.0,
+                          delta=1e-5, seed=1)  # fmt: skip
+    with pytest.raises(InputError, match="pass delta inside claim=PrivacyClaim"):
+        one_run_audit(scores, included, claim, delta=1e-6)
+    with pytest.raises(InputError, match="claim must be a PrivacyClaim, got float"):
+        one_run_audit(scores, included, 1.0)
+    with pytest.raises(InputError, match="no claim to audit"):
+        audit_one_run_scores(scores, included)

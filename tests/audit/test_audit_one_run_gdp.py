@@ -64,7 +64,7 @@ def test_each_bound_states_its_assumption():
 def test_fixed_guesses_pay_no_union_bound():
     scores, included = gaussian_run(1, 1.0)
     fixed = one_run_audit(
-        scores, included, 1.0, delta=1e-5, k_plus=50, k_minus=50, assumption="gaussian-dp"
+        scores, included, epsilon=1.0, delta=1e-5, k_plus=50, k_minus=50, assumption="gaussian-dp"
     )
     assert (fixed.grid, fixed.guesses) == (1, 100)
 
@@ -72,9 +72,9 @@ def test_fixed_guesses_pay_no_union_bound():
 def test_gdp_bound_needs_delta():
     scores, included = gaussian_run(0, 1.0)
     with pytest.raises(InputError, match="delta > 0"):
-        one_run_audit(scores, included, 1.0, assumption="gaussian-dp")
+        one_run_audit(scores, included, epsilon=1.0, assumption="gaussian-dp")
     with pytest.raises(InputError, match="assumption"):
-        one_run_audit(scores, included, 1.0, delta=1e-5, assumption="gaussian")
+        one_run_audit(scores, included, epsilon=1.0, delta=1e-5, assumption="gaussian")
     assert len(audit_one_run_scores(scores, included, epsilon=1.0).bounds) == 1
 
 
@@ -85,7 +85,7 @@ def test_null_calibration_200_runs():
     for seed in range(RUNS):
         scores, included = null_run(seed)
         for assumption in positive:
-            bound = one_run_audit(scores, included, 1.0, delta=1e-5, assumption=assumption)
+            bound = one_run_audit(scores, included, epsilon=1.0, delta=1e-5, assumption=assumption)
             positive[assumption] += bound.epsilon_lower > 0
     assert positive["none"] <= 0.05 * RUNS
     assert positive["gaussian-dp"] <= 0.05 * RUNS
@@ -100,7 +100,9 @@ def test_gdp_bound_is_valid_on_a_gaussian_dp_mechanism():
     below = 0
     for seed in range(RUNS):
         scores, included = gaussian_run(1000 + seed, mu)
-        result = one_run_audit(scores, included, true_eps, delta=delta, assumption="gaussian-dp")
+        result = one_run_audit(
+            scores, included, epsilon=true_eps, delta=delta, assumption="gaussian-dp"
+        )
         below += result.epsilon_lower <= true_eps
     assert below >= 0.95 * RUNS
 

@@ -123,10 +123,12 @@ def test_recovers_most_of_the_true_epsilon():
 
 def test_result_states_its_assumption():
     scores, included, _ = gaussian_run(3, 1.0)
-    result = one_run_audit(scores, included, 1.0, delta=1e-5, assumption="independent-gaussian-dp")
+    result = one_run_audit(
+        scores, included, epsilon=1.0, delta=1e-5, assumption="independent-gaussian-dp"
+    )
     n_in = int(included.sum())
     assert result.guesses == n_in * (1000 - n_in) and result.k_plus == result.k_minus == 0
     assert result.verdict == "violation" and result.mu_lower > 0
     assert "assumes independent canaries" in result.line() and "AUC" in result.line()
     with pytest.raises(InputError, match="delta > 0"):
-        one_run_audit(scores, included, 1.0, assumption="independent-gaussian-dp")
+        one_run_audit(scores, included, epsilon=1.0, assumption="independent-gaussian-dp")

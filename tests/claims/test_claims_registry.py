@@ -457,3 +457,18 @@ def test_rate_states_the_claim_as_the_paper_does():
     assert claims.get("lla24.alg3.complexity.stat").rate("n").stated == "O(n^9/8)"
     symbolic = claims.get("lowy26.sco.upper.private_term").rate("n", k=4.0)
     assert symbolic.exponent == -0.75 and symbolic.stated == "O(n^(-(1-1/k))) at k=4"
+
+
+def test_kind_and_bound_are_words():
+    """A claim's ``kind`` is a :class:`ClaimKind` and its ``bound`` a :class:`Bound` (coerced from
+    the TOML's strings); a rate claim's ``bound`` and ``limit`` too."""
+    from dpclaims import claims
+    from dpclaims.vocabulary import Bound, ClaimKind, Limit
+
+    every = claims.load()
+    assert all(isinstance(c.kind, ClaimKind) for c in every)
+    rated = [c for c in every if c.bound is not None]
+    assert rated and all(isinstance(c.bound, Bound) for c in rated)
+    claim = next(c for c in rated if c.exponents and c.margin is not None)
+    rate = claim.rate(next(iter(claim.exponents)))
+    assert isinstance(rate.bound, Bound) and isinstance(rate.limit, Limit)

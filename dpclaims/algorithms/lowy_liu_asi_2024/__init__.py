@@ -48,6 +48,7 @@ from dpclaims.algorithms.lowy_liu_asi_2024.schedule import (
     alg3_tau,
 )
 from dpclaims.problem import Problem
+from dpclaims.vocabulary import Unit
 
 __all__ = [
     "PAPER_ID",
@@ -74,7 +75,7 @@ __all__ = [
 def _dpsgd(
     problem: Problem,
     *,
-    level: str,
+    unit: Unit,
     steps: int,
     step_size: float,
     clip_norm: float,
@@ -89,7 +90,7 @@ def _dpsgd(
         clip_norm=clip_norm,
         sampling_rate=sampling_rate,
         relation="replace",
-        level=level,
+        unit=unit,
         radius=None if math.isinf(problem.radius) else problem.radius,
     )
 
@@ -102,7 +103,7 @@ def user_level_dpsgd(
     radius (infinite: unconstrained) are DP-SGD's."""
     return _dpsgd(
         problem,
-        level="user",
+        unit=Unit.USER,
         steps=steps,
         step_size=step_size,
         clip_norm=clip_norm,
@@ -116,7 +117,7 @@ def item_level_dpsgd(
     """Item-level DP-SGD (per-example clipping): the m = 1 notion the paper does **not** claim."""
     return _dpsgd(
         problem,
-        level="item",
+        unit=Unit.ITEM,
         steps=steps,
         step_size=step_size,
         clip_norm=clip_norm,

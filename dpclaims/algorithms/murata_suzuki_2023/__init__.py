@@ -70,8 +70,6 @@ __all__ = [
     "DIFF2GD",
     "DPGD",
     "DIFF2BVRLSGD",
-    "CanaryLikelihoodRatio",
-    "canary_audit_target",
     "AUDIT_STRENGTH",
     "AUDIT_CENTER",
     "CANARY_PROBLEM",

@@ -14,8 +14,8 @@ from dpclaims.algorithms.pure_dp_heavy_tails.domains import Ball, Ellipsoid, Pol
 from dpclaims.algorithms.pure_dp_heavy_tails.formulas import gamma_radius, lowy_claim
 from dpclaims.algorithms.pure_dp_heavy_tails.noise import l2_laplace
 from dpclaims.algorithms.pure_dp_heavy_tails.stage import (
+    CertifiedSolve,
     HeavyTailedRun,
-    Stage,
     WorstValidPoint,
     check_center,
 )
@@ -210,9 +210,9 @@ class OutPertLocalize:
         """The extension level C the certified solve uses on ``data`` (the public C)."""
         return self.clip
 
-    def stage(self, data: UserDataset) -> Stage:
+    def stage(self, data: UserDataset) -> CertifiedSolve:
         """The certified solve of ``F̂^𝒲_{C,λ}`` on ``data`` (shared with Algorithm 4's stage 2)."""
-        return Stage(
+        return CertifiedSolve(
             loss=self.loss,
             domain=self.domain,
             lam=self.lam,

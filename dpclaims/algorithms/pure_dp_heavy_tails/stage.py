@@ -16,7 +16,7 @@ from dpclaims.algorithms.pure_dp_heavy_tails.pv2 import PolyhedralTerms, pv2_min
 from dpclaims.data import UserDataset
 from dpclaims.errors import InputError, check_finite_array
 
-__all__ = ["WorstValidPoint", "HeavyTailedRun", "check_center", "Stage"]
+__all__ = ["WorstValidPoint", "HeavyTailedRun", "check_center", "CertifiedSolve"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -88,7 +88,7 @@ def check_center(center, trials: int, d: int, default: np.ndarray) -> np.ndarray
 
 
 @dataclass(frozen=True, kw_only=True)
-class Stage:
+class CertifiedSolve:
     """One certified solve of ``min_{K} F̂^{K_y}_{C,λ}`` with the harness applied; shared by
     Algorithms 2 and 4."""
 

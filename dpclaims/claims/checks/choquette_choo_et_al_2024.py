@@ -17,7 +17,7 @@ import numpy as np
 
 from dpclaims.algorithms.choquette_choo_et_al_2024 import AcceleratedDPSRGD, c_dp
 from dpclaims.algorithms.choquette_choo_et_al_2024.tree import tree_error_bound, tree_height
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -35,11 +35,11 @@ from dpclaims.stats import exceedance_interval, mean_interval
 from dpclaims.target import AuditTarget
 from dpclaims.targets.choquette_choo_et_al_2024 import canary_audit
 
-AUDIT_TRIALS = Budget(quick=300_000, standard=1_000_000, full=4_000_000)
+AUDIT_TRIALS = BySize(quick=300_000, standard=1_000_000, full=4_000_000)
 """Trials per dataset of the tree and V1 audits (B = 1 canary runs: ~3 s per 3e5 at T = 16)."""
-V2_AUDIT_TRIALS = Budget(quick=100_000, standard=300_000, full=1_000_000)
+V2_AUDIT_TRIALS = BySize(quick=100_000, standard=300_000, full=1_000_000)
 """Trials per dataset of each V2 audit part (n = 256, B = 16: ~5× the cost per trial)."""
-REPLICATES = Budget(quick=3, standard=10)
+REPLICATES = BySize(quick=3, standard=10)
 
 
 def _problem(loss, *, n: int, epsilon: float = 1.0, d: int = 16) -> Problem:
@@ -533,7 +533,7 @@ def _unclipped_exceedance(rng, n: int, trials: int, schedule: str) -> dict:
     }
 
 
-UNCLIPPED_RUNS = Budget(quick=(2**12, 16), standard=(2**16, 64))
+UNCLIPPED_RUNS = BySize(quick=(2**12, 16), standard=(2**16, 64))
 """(n, runs) of the clip-exceedance checks."""
 
 
@@ -584,7 +584,7 @@ def _lemma59(rng, n: int, trials: int) -> dict:
 @register_experiment("cgt24.v2.sensitivity.deterministic")
 def value_lemma59_difference_bound(claim, budget):
     """Lemma 5.9 per run: max_{t,d}‖δ_t(d)‖ ≤ 2(M b_max + 2M diam(C) + L) (unclipped V2, LS)."""
-    n, trials = Budget(quick=(2**12, 8), standard=(2**16, 32))[budget]
+    n, trials = BySize(quick=(2**12, 8), standard=(2**16, 32))[budget]
     return ValueExperiment(
         compute=lambda rng: _lemma59(rng, n, trials),
         le={"max_ratio_to_bound": 1.0},
@@ -602,7 +602,7 @@ def sweep_v1_sensitivity_in_t(claim, budget):
         [1, 2, 4, 8, 16],
         variable="t",
         replicates=REPLICATES[budget],
-        fixed={"n": Budget(quick=2**15, standard=2**16)[budget]},
+        fixed={"n": BySize(quick=2**15, standard=2**16)[budget]},
         note="the claim bounds the difference uniformly in t; swept over t+1 ≥ 1",
     )
 
@@ -629,7 +629,7 @@ TREE_ERROR_GRID = {
 }
 """(T, p) points of the Lemma 5.6 check: T not a power of two (3, 5, 100, 1000) beside
 2, 16, 1024; p from 1 to 1024 (cost ∝ runs·T·p)."""
-TREE_ERROR_RUNS = Budget(quick=2_000, standard=10_000)
+TREE_ERROR_RUNS = BySize(quick=2_000, standard=10_000)
 TREE_ERROR_DELTAS = (0.05, 0.01)
 TREE_ERROR_LAW_CONFIDENCE = 0.999
 
@@ -763,7 +763,7 @@ def value_tree_error_lemma(claim, budget):
 @register_experiment("cgt24.utility.deterministic_accel")
 def sweep_accelerated_excess_in_T(claim, budget):
     """RT1: F(y_T) − F* ∝ T^{-2} on H1 with k = 2T + 1, exact gradients, no noise (acceleration)."""
-    values = Budget(quick=[4, 8, 16, 32, 64], standard=[4, 8, 16, 32, 64, 128, 256])
+    values = BySize(quick=[4, 8, 16, 32, 64], standard=[4, 8, 16, 32, 64, 128, 256])
     return RateExperiment.for_claim(
         claim,
         rt1_excess,
@@ -783,7 +783,7 @@ def sweep_optimisation_term_in_beta(claim, budget):
         "beta",
         [1.0, 2.0, 4.0, 8.0, 16.0],
         replicates=2,
-        fixed={"steps": Budget(quick=16, standard=32)[budget]},
+        fixed={"steps": BySize(quick=16, standard=32)[budget]},
         note="Nesterov's chain quadratic, k = 2T+1, exact gradients; the optimisation term is an "
         "upper bound ∝ β",
     )
@@ -799,7 +799,7 @@ def sweep_gradnorm_in_t(claim, budget):
         [2, 4, 8, 16, 32],
         variable="t",
         replicates=REPLICATES[budget],
-        fixed={"n": Budget(quick=2**13, standard=2**16)[budget]},
+        fixed={"n": BySize(quick=2**13, standard=2**16)[budget]},
         trivial=gradnorm_origin,
         note="V1 practical on Nesterov's chain quadratic (x† ∈ C), ε = 1, T = 32; the lemma's "
         "slowest term is (t+1)^{-1/4}; the sweep starts at t+1 = 2 because x_0 = 0 is fixed and "
@@ -810,7 +810,7 @@ def sweep_gradnorm_in_t(claim, budget):
 @register_experiment("cgt24.v1.rate.statistical")
 def sweep_v1_statistical_rate_in_n(claim, budget):
     """RT2: T = round(n^{1/4}) steps, B = n/T: excess O(n^{-1/2}) on H1."""
-    values = Budget(
+    values = BySize(
         quick=[2**10, 2**12, 2**14, 2**16], standard=[2**10, 2**12, 2**14, 2**16, 2**18]
     )
     return RateExperiment.for_claim(
@@ -818,7 +818,7 @@ def sweep_v1_statistical_rate_in_n(claim, budget):
         rt2_excess,
         "n",
         values[budget],
-        replicates=Budget(quick=5, standard=20)[budget],
+        replicates=BySize(quick=5, standard=20)[budget],
         trivial=rt2_origin,
     )
 
@@ -827,7 +827,7 @@ V1_PRIVATE_P = 256
 V1_PRIVATE_EPSILON = 0.07
 """RT3's (p, ε): p/ε² = 52245, so the regime n ≤ p/ε² ≤ n² of Thm 5.8's privacy term holds for
 229 ≤ n ≤ 52245, where √p/(εn) ≥ 1/√n."""
-V1_PRIVATE_GRID = Budget(
+V1_PRIVATE_GRID = BySize(
     quick=(4096, 8192, 16384, 40960),
     standard=(4096, 6492, 10289, 16307, 25844, 40960),
 )
@@ -876,7 +876,7 @@ def sweep_v1_privacy_rate_in_n(claim, budget):
 @register_experiment("cgt24.v2.rate.statistical")
 def sweep_v2_statistical_rate_in_n(claim, budget):
     """RT4: LIN, V2 paper constants, B = T = √n: excess O(n^{-1/2})."""
-    values = Budget(
+    values = BySize(
         quick=[2**12, 2**13, 2**14, 2**15, 2**16], standard=[2**10, 2**12, 2**14, 2**16, 2**18]
     )
     return RateExperiment.for_claim(
@@ -912,8 +912,8 @@ def value_v2_privacy_envelope_in_eps(claim, budget):
     Bonferroni over the ε grid) exceeds 8 (an ``le`` bound on (largest mean, largest lower
     bound, largest upper bound)).
     """
-    n = Budget(quick=2**12, standard=2**16)[budget]
-    trials = Budget(quick=12, standard=48)[budget]
+    n = BySize(quick=2**12, standard=2**16)[budget]
+    trials = BySize(quick=12, standard=48)[budget]
     return ValueExperiment(
         compute=lambda rng: _v2_envelope(rng, n, trials),
         le={"max_envelope_ratio": 8.0},
@@ -926,9 +926,9 @@ def value_v2_privacy_envelope_in_eps(claim, budget):
 @register_experiment("cgt24.v2.rate.batch_flat")
 def sweep_v2_excess_in_B(claim, budget):
     """RT5: LIN, V2, excess does not grow with B for B ≤ √n (upper bound B^0)."""
-    n = Budget(quick=2**12, standard=2**16)[budget]
+    n = BySize(quick=2**12, standard=2**16)[budget]
     top = int(math.isqrt(n))
-    values = Budget(
+    values = BySize(
         quick=[top // 16, top // 8, top // 4, top // 2, top],
         standard=[top // 10, top // 5, top // 2, top],
     )
@@ -937,7 +937,7 @@ def sweep_v2_excess_in_B(claim, budget):
         rt5_excess,
         "B",
         values[budget],
-        replicates=Budget(quick=3, standard=6)[budget],
+        replicates=BySize(quick=3, standard=6)[budget],
         fixed={"n": n},
         trivial=rt5_origin,
     )
@@ -951,7 +951,7 @@ def sweep_independent_estimator_in_B(claim, budget):
         indep_excess,
         "B",
         [16, 64, 256, 1024],
-        replicates=Budget(quick=6, standard=20)[budget],
+        replicates=BySize(quick=6, standard=20)[budget],
         trivial=indep_origin,
         note="Nesterov's stochastic chain quadratic, s = 0.5, T = 16, β = 2, no DP noise; the √B "
         "is a loose Jensen step (as the spec notes)",
@@ -961,13 +961,13 @@ def sweep_independent_estimator_in_B(claim, budget):
 @register_experiment("cgt24.srg.error")
 def sweep_srg_error_in_B(claim, budget):
     """RT6: the SRG error ‖∇_t − ∇F(x_t)‖ = O(B^{-1/2}) (H1, s = 0.5, no noise)."""
-    values = Budget(quick=[16, 64, 256, 1024], standard=[16, 32, 64, 128, 256, 512, 1024])
+    values = BySize(quick=[16, 64, 256, 1024], standard=[16, 32, 64, 128, 256, 512, 1024])
     return RateExperiment.for_claim(
         claim,
         srg_error,
         "B",
         values[budget],
-        replicates=Budget(quick=10, standard=30)[budget],
+        replicates=BySize(quick=10, standard=30)[budget],
     )
 
 
@@ -1067,7 +1067,7 @@ def value_v2_schedule_constants(claim, budget):
     )
 
 
-UNACCELERATED_N = Budget(
+UNACCELERATED_N = BySize(
     quick=[2**8, 2**10, 2**12, 2**14], standard=[2**8, 2**10, 2**12, 2**14, 2**16]
 )
 
@@ -1138,7 +1138,7 @@ def _first_order_ratios(rng, values) -> dict:
 @register_experiment("cgt24.lb.first_order")
 def value_first_order_lower_bound_ratio(claim, budget):
     """[Nes04] on H1 (k = 2T + 1): noise-free Algorithm A stays within [1, 3]× the span bound."""
-    values = Budget(quick=[4, 8, 16, 32, 64], standard=[4, 8, 16, 32, 64, 128, 256])[budget]
+    values = BySize(quick=[4, 8, 16, 32, 64], standard=[4, 8, 16, 32, 64, 128, 256])[budget]
     return ValueExperiment(
         compute=lambda rng: _first_order_ratios(rng, values),
         ge={"min_ratio_to_lower_bound": 1.0},
@@ -1147,7 +1147,7 @@ def value_first_order_lower_bound_ratio(claim, budget):
     )
 
 
-DPSCO_LB_NS = Budget(quick=(2**10, 2**12, 2**14), standard=(2**10, 2**12, 2**14, 2**16))
+DPSCO_LB_NS = BySize(quick=(2**10, 2**12, 2**14), standard=(2**10, 2**12, 2**14, 2**16))
 DPSCO_LB_REGIMES = {"statistical": 1.0, "private": 0.05}
 """ε of each regime at p = 16: √p/(εn) ≪ 1/√n at ε = 1; √p/(εn) ≥ 1/√n up to n = 2^14 at 0.05."""
 DPSCO_LB_DIMENSION = 16
@@ -1212,7 +1212,7 @@ def value_dpsco_lower_bound_sanity(claim, budget):
     is (a run that can fail: ``consistent`` or ``inconsistent``); the Ω's constant is unspecified,
     so the ratios to the formula are reported and their trend tested."""
     ns = DPSCO_LB_NS[budget]
-    datasets = Budget(quick=4, standard=8)[budget]
+    datasets = BySize(quick=4, standard=8)[budget]
     ge = {f"ratio_trend_{r}": DPSCO_LB_TREND_FLOOR for r in DPSCO_LB_REGIMES}
     ge |= {f"excess_over_formula_{r}_n{n}": 0.0 for r in DPSCO_LB_REGIMES for n in ns}
     return ValueExperiment(

@@ -38,7 +38,7 @@ from dpclaims.algorithms.ghazi_et_al_2023.stability import (
     stability_profile,
 )
 from dpclaims.algorithms.mechanisms import GaussianMechanism, user_mean_query
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -86,10 +86,10 @@ from dpclaims.targets.ghazi_et_al_2023 import (
 )
 
 
-def _grid(start: int, ratio: int, *, quick: list) -> Budget:
+def _grid(start: int, ratio: int, *, quick: list) -> BySize:
     """A sweep's values: ``quick`` at the quick budget, ``start·ratio^k`` for k < 5 (standard) and
     k < 6 (full)."""
-    return Budget(
+    return BySize(
         quick=quick,
         standard=[start * ratio**k for k in range(5)],
         full=[start * ratio**k for k in range(6)],
@@ -170,7 +170,7 @@ def bottom_frequencies(rng, *, trials: int, mech: DelOutputPert) -> dict:
 
 @register_experiment("ghazi23.def34.tdlap")
 def value_def34_tdlap_and_bottom_frequencies(claim, budget):
-    trials = Budget(quick=5_000, standard=100_000, full=1_000_000)[budget]
+    trials = BySize(quick=5_000, standard=100_000, full=1_000_000)[budget]
     mech = DelOutputPert.from_theorem(BOTTOM_PROBLEM, Delta=1e-6)
     kappa = {
         "kappa_a": 28,
@@ -229,7 +229,7 @@ def quadratic_s_star(data: GroupedMeans, kappa: int, delta_target: float) -> int
 
 @register_experiment("ghazi23.obs35.stable_monotone")
 def value_obs35_stability_monotone(claim, budget):
-    pairs = Budget(quick=150, standard=1500, full=10_000)[budget]
+    pairs = BySize(quick=150, standard=1500, full=10_000)[budget]
 
     def compute(rng):
         violations, informative = 0, 0
@@ -256,7 +256,7 @@ def value_obs35_stability_monotone(claim, budget):
     )
 
 
-THM33_TRIALS = Budget(quick=2_000_000, standard=8_000_000, full=20_000_000)
+THM33_TRIALS = BySize(quick=2_000_000, standard=8_000_000, full=20_000_000)
 """Trials per dataset of the two-camp audit (about 1 s per million): the pair's exact ε is
 0.540 of the claimed 1, so the reach (≈ 2.02 at 2e5 trials, ≈ 2.0 at 1e6) needs 2e6 to stay
 below 2."""
@@ -296,7 +296,7 @@ def _deloutputpert_sigma(epsilon: float, delta: float, Delta: float) -> float:
 
 @register_experiment("ghazi23.thm33.accuracy")
 def value_thm33_accuracy_and_sigma(claim, budget):
-    trials = Budget(quick=20_000, standard=200_000, full=1_000_000)[budget]
+    trials = BySize(quick=20_000, standard=200_000, full=1_000_000)[budget]
 
     def compute(rng):
         users = 4 * inner_privacy_params(1.0, 1e-5)[2] + 8  # Δ_{4κ} f(x) = 0 ≤ Δ, ∅ unreachable
@@ -342,7 +342,7 @@ def value_thm33_accuracy_and_sigma(claim, budget):
 # --------------------------------------------------------------------------- Thm 3.1, Appendix C
 
 
-BOTTOM_TRIALS = Budget(quick=60_000, standard=200_000, full=1_000_000)
+BOTTOM_TRIALS = BySize(quick=60_000, standard=200_000, full=1_000_000)
 """Trials per dataset of the SCOutputPert ⊥-channel audits (Thm 3.1, Appendix C): the pair's
 exact ε is 0.49998 of the claimed 1, so the reach (2.05–2.08× at 2e4 trials, 1.86× at 1e5) needs
 about 6e4 trials to fall below 2."""
@@ -421,7 +421,7 @@ def noise_calibration(
 
 @register_experiment("ghazi23.thm31.noise")
 def value_thm31_noise_calibration(claim, budget):
-    trials = Budget(quick=128, standard=1024, full=8192)[budget]
+    trials = BySize(quick=128, standard=1024, full=8192)[budget]
     return ValueExperiment(
         lambda rng: noise_calibration(rng, trials=trials),
         {
@@ -486,8 +486,8 @@ def sweep_appc_fast_noise_in_m(claim, budget):
         fast_noise_error,
         "m",
         values,
-        replicates=Budget(quick=3, standard=8, full=20)[budget],
-        fixed={"trials": Budget(quick=64, standard=256, full=1024)[budget]},
+        replicates=BySize(quick=3, standard=8, full=20)[budget],
+        fixed={"trials": BySize(quick=64, standard=256, full=1024)[budget]},
         note="fast-path ‖θ̂ − θ*‖ (paper constants, certificate passes) at n = 2000, d = 4.",
     )
 
@@ -557,8 +557,8 @@ def sweep_lemma38_concentration_in_m(claim, budget):
         perm_concentration_q95,
         "m",
         [4, 16, 64, 256, 1024],
-        replicates=Budget(quick=4, standard=10, full=30)[budget],
-        fixed={"draws": Budget(quick=1000, standard=4000, full=20000)[budget]},
+        replicates=BySize(quick=4, standard=10, full=30)[budget],
+        fixed={"draws": BySize(quick=1000, standard=4000, full=20000)[budget]},
         note="the bound 5G√(m ln 20) is ≈ 8.7× the measured q0.95.",
     )
 
@@ -603,8 +603,8 @@ def sweep_thm36_deletion_sensitivity_in_n(claim, budget):
         deletion_sensitivity,
         "n",
         values,
-        replicates=Budget(quick=12, standard=20, full=40)[budget],
-        fixed={"deletions": Budget(quick=2, standard=4, full=8)[budget]},
+        replicates=BySize(quick=12, standard=20, full=40)[budget],
+        fixed={"deletions": BySize(quick=2, standard=4, full=8)[budget]},
         note="logistic + (0.1/2)‖θ‖², d = 5, m = 20, L-BFGS (gtol 1e-12).",
     )
 
@@ -637,7 +637,7 @@ def sweep_cor37_radius_sensitivity_in_n(claim, budget):
         greedy_radius_sensitivity,
         "n",
         values,
-        replicates=Budget(quick=4, standard=10, full=30)[budget],
+        replicates=BySize(quick=4, standard=10, full=30)[budget],
         note="quadratic, d = 5, m = 50, r = 4κ = 36 ((ε, δ) = (1, 0.1)); greedy lower-bound proxy "
         "for Δ_r θ*.",
     )
@@ -663,7 +663,7 @@ def sweep_propb1_emp_vs_pop_in_n(claim, budget):
         emp_vs_pop,
         "n",
         [1, 10, 100, 1000, 10000],
-        replicates=Budget(quick=40, standard=200, full=1000)[budget],
+        replicates=BySize(quick=40, standard=200, full=1000)[budget],
         trivial=pop_norm,
         note="sweep of nm with m = 100 (nm ∈ 1e2..1e6); Prop. B.1 bound 30G√(ln 40)/(μ√(nm)) is "
         "loose.",
@@ -742,7 +742,7 @@ def lemma_c1_case(rng):
 
 @register_experiment("ghazi23.lemmaC1.certificate")
 def value_lemmac1_certificate_bound(claim, budget):
-    cases = Budget(quick=20, standard=200, full=1000)[budget]
+    cases = BySize(quick=20, standard=200, full=1000)[budget]
 
     def compute(rng):
         results = [lemma_c1_case(rng) for _ in range(cases)]
@@ -879,8 +879,8 @@ def sweep_thm41_convex_erm_in_n(claim, budget):
         convex_erm_worst,
         "n",
         values,
-        replicates=Budget(quick=3, standard=8, full=20)[budget],
-        fixed={"trials": Budget(quick=100, standard=400, full=2000)[budget]},
+        replicates=BySize(quick=3, standard=8, full=20)[budget],
+        fixed={"trials": BySize(quick=100, standard=400, full=2000)[budget]},
         trivial=convex_erm_origin,
         note="ORACLE mode (not private: paper constants give C_σ ≈ 1e9–1e13 per phase, so the "
         "excess is trivial at any feasible m); m = 100, d = 16, T = 20.",
@@ -929,19 +929,19 @@ def convex_sco_origin(
 
 @register_experiment("ghazi23.thm51.convex_sco.privacy_term")
 def sweep_thm51_privacy_term_in_n(claim, budget):
-    values = Budget(
+    values = BySize(
         quick=[128, 280, 600, 1300],
         standard=[1024, 2048, 4096, 8192, 16384],
         full=[1024, 2048, 4096, 8192, 16384],
     )[budget]
-    d = Budget(quick=2**14, standard=2**15, full=2**17)[budget]
+    d = BySize(quick=2**14, standard=2**15, full=2**17)[budget]
     return RateExperiment.for_claim(
         claim,
         convex_sco_worst,
         "n",
         values,
-        replicates=Budget(quick=3, standard=6, full=12)[budget],
-        fixed={"d": d, "datasets": 1, "trials": Budget(quick=2, standard=8, full=16)[budget]},
+        replicates=BySize(quick=3, standard=6, full=12)[budget],
+        fixed={"d": d, "datasets": 1, "trials": BySize(quick=2, standard=8, full=16)[budget]},
         trivial=convex_sco_origin,
         note=f"d sweep in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
         "N0 = 64, max-rule λ, worst case over the signal strength.",
@@ -1011,8 +1011,8 @@ def sweep_thm51_bound_in_n(claim, budget):
         convex_sco_worst,
         "n",
         n_values,
-        replicates=Budget(quick=3, standard=12, full=30)[budget],
-        fixed={"datasets": Budget(quick=4, standard=20, full=40)[budget]},
+        replicates=BySize(quick=3, standard=12, full=30)[budget],
+        fixed={"datasets": BySize(quick=4, standard=20, full=40)[budget]},
         trivial=convex_sco_origin,
         note="n sweep on the weak-signal linear loss in ORACLE mode (not private), d = 1, m = "
         "100, N0 = 64, max-rule λ, worst case over the signal strength (the worst case of noisy "
@@ -1028,8 +1028,8 @@ def sweep_thm51_bound_in_m(claim, budget):
         sharp_minimum_ratio,
         "m",
         [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8],
-        replicates=Budget(quick=3, standard=8, full=20)[budget],
-        fixed={"n": n, "trials": Budget(quick=200, standard=1000, full=4000)[budget]},
+        replicates=BySize(quick=3, standard=8, full=20)[budget],
+        fixed={"n": n, "trials": BySize(quick=200, standard=1000, full=4000)[budget]},
         note=f"m sweep [finding about Algorithm 4, the proof's mechanism]: sharp minimum "
         f"ℓ = G|θ − z| on D = δ_0 (no sampling noise), n = {n}, d = 1, with the proof's "
         "schedule and a λ and a noise more favourable than the printed ones: the max-rule λ "
@@ -1124,12 +1124,12 @@ def sweep_thm53_privacy_term_in_n(claim, budget):
         sc_sco_excess,
         "n",
         [256, 512, 1024, 2048, 4096],
-        replicates=Budget(quick=3, standard=6, full=12)[budget],
+        replicates=BySize(quick=3, standard=6, full=12)[budget],
         fixed={
             "m": 10**8,
-            "d": Budget(quick=2**12, standard=2**14, full=2**15)[budget],
+            "d": BySize(quick=2**12, standard=2**14, full=2**15)[budget],
             "datasets": 1,
-            "trials": Budget(quick=4, standard=10, full=20)[budget],
+            "trials": BySize(quick=4, standard=10, full=20)[budget],
             "oracle_constant": 1000.0,
         },
         trivial=sc_sco_origin,
@@ -1146,8 +1146,8 @@ def sweep_thm53_statistical_term_in_n(claim, budget):
         sc_sco_excess,
         "n",
         [2**12, 2**13, 2**14, 2**15, 2**16],
-        replicates=Budget(quick=6, standard=12, full=30)[budget],
-        fixed={"datasets": Budget(quick=20, standard=60, full=200)[budget], "trials": 4},
+        replicates=BySize(quick=6, standard=12, full=30)[budget],
+        fixed={"datasets": BySize(quick=20, standard=60, full=200)[budget], "trials": 4},
         trivial=sc_sco_origin,
         note="statistical regime (d = 1, m = 100) in ORACLE mode (C = 1, not private).",
     )
@@ -1178,8 +1178,8 @@ def sweep_thm43_sc_erm_in_n(claim, budget):
         sc_erm_excess,
         "n",
         values,
-        replicates=Budget(quick=8, standard=4, full=10)[budget],
-        fixed={"trials": Budget(quick=20, standard=40, full=100)[budget]},
+        replicates=BySize(quick=8, standard=4, full=10)[budget],
+        fixed={"trials": BySize(quick=20, standard=40, full=100)[budget]},
         trivial=sc_erm_origin,
         note="PAPER mode (private, exact constants, fast path); m = 1e14 because with the output "
         "kept in K the excess is trivial (≈ 0.48 for every n) at the spec's m = 1e8.",
@@ -1257,7 +1257,7 @@ def sweep_remark_worst_case_sensitivity_in_m(claim, budget):
         worst_case_sensitivity,
         "m",
         [1, 10, 100, 1000, 10000],
-        replicates=Budget(quick=4, standard=10, full=30)[budget],
+        replicates=BySize(quick=4, standard=10, full=30)[budget],
         note="negative control: with m copies of one item per user the deletion sensitivity does "
         "not shrink with m (so neither can the noise), unlike the m^-1/2 of Cor 3.7 under a "
         "random permutation.",
@@ -1368,9 +1368,9 @@ def fingerprinting_mse(
     return float(np.mean(np.sum((released - chi) ** 2, axis=1)))
 
 
-def fingerprinting_rmse(epsilon, rng, **options):
-    """√ of :func:`fingerprinting_mse`: the α of Lemma D.5."""
-    return math.sqrt(fingerprinting_mse(epsilon, rng, **options))
+def fingerprinting_rmse(epsilon, rng, *, estimator=None):
+    """√ of :func:`fingerprinting_mse` at its defaults: the α of Lemma D.5."""
+    return math.sqrt(fingerprinting_mse(epsilon, rng, estimator=estimator))
 
 
 def _thm_d7_instance(n, m, d, epsilon, mu, lipschitz, rng) -> TruncatedGaussianInstance:
@@ -1478,8 +1478,8 @@ def ratio_to_bound(rng, *, error, bound, points, draws) -> dict:
     return out
 
 
-LB_DRAWS = Budget(quick=4, standard=20, full=60)
-LB_REPLICATES = Budget(quick=4, standard=10, full=20)
+LB_DRAWS = BySize(quick=4, standard=20, full=60)
+LB_REPLICATES = BySize(quick=4, standard=10, full=20)
 
 
 def lower_bound_run(
@@ -1519,7 +1519,7 @@ def run_thmd7_sc_sco_lower_bound(claim, budget, *, estimator=None):
         bound=sc_sco_lb_bound,
         points=((200, {}), (300_000, {"d": 2, "epsilon": 4.8e-6})),
         param="n",
-        grid=Budget(
+        grid=BySize(
             quick=[200, 400, 800, 2000],
             standard=[125, 250, 500, 1000, 2000, 4000],
             full=[125, 250, 500, 1000, 2000, 4000],
@@ -1543,7 +1543,7 @@ def run_thmd8_sc_erm_lower_bound(claim, budget, *, estimator=None):
         bound=sc_erm_lb_bound,
         points=((300_000, {}),),
         param="n",
-        grid=Budget(
+        grid=BySize(
             quick=[300_000, 600_000, 1_200_000, 3_000_000],
             standard=[300_000, 500_000, 800_000, 1_300_000, 2_000_000, 3_000_000],
             full=[300_000, 500_000, 800_000, 1_300_000, 2_000_000, 3_000_000],
@@ -1558,7 +1558,7 @@ def run_thmd8_sc_erm_lower_bound(claim, budget, *, estimator=None):
 
 @register_experiment("ghazi23.lemmaD2.truncation")
 def value_lemmad2_truncation_bias(claim, budget):
-    samples = Budget(quick=20_000, standard=200_000, full=2_000_000)[budget]
+    samples = BySize(quick=20_000, standard=200_000, full=2_000_000)[budget]
 
     def compute(rng):
         out = {}
@@ -1588,7 +1588,7 @@ def value_lemmad2_truncation_bias(claim, budget):
 
 @register_experiment("ghazi23.lemmaD3.user_to_item")
 def value_lemmad3_user_to_item(claim, budget):
-    n = Budget(quick=2000, standard=20000, full=100000)[budget]
+    n = BySize(quick=2000, standard=20000, full=100000)[budget]
 
     def compute(rng):
         sigma, m, d = 2.0, 8, 3
@@ -1637,7 +1637,7 @@ def run_lemmad5_fingerprinting(claim, budget, *, estimator=None):
         points=((1.0, {}), (0.1, {"n": 40, "d": 1024})),
         sweep=fingerprinting_rmse,
         param="eps",
-        grid=Budget(
+        grid=BySize(
             quick=[0.1, 0.2, 0.4, 1.0],
             standard=[0.05, 0.1, 0.2, 0.4, 1.0],
             full=[0.05, 0.1, 0.2, 0.4, 1.0],
@@ -1686,7 +1686,7 @@ def sweep_item_sc_erm_in_n(claim, budget):
         item_sc_erm_excess,
         "n",
         [100, 400, 1600, 6400],
-        replicates=Budget(quick=3, standard=10, full=30)[budget],
+        replicates=BySize(quick=3, standard=10, full=30)[budget],
         trivial=item_sc_erm_origin,
         note="item-level output perturbation (Chaudhuri et al.; m = 1) as the d/n² baseline.",
     )
@@ -1724,10 +1724,10 @@ def sweep_item_sc_sco_in_n(claim, budget):
         item_sc_sco_excess,
         "n",
         [10000, 31623, 100000, 316228],
-        replicates=Budget(quick=20, standard=100, full=400)[budget],
+        replicates=BySize(quick=20, standard=100, full=400)[budget],
         # quick pools 16 datasets per replicate (the log of one dataset's excess is that of a
         # χ²₁: sd ≈ 2.2); standard draws one, as before
-        fixed=Budget(quick={"datasets": 16}, standard={})[budget],
+        fixed=BySize(quick={"datasets": 16}, standard={})[budget],
         trivial=item_sc_sco_origin,
         note="statistical regime (d = 1, 1/n term) of the item-level SC-SCO row, item-level "
         "output perturbation as the baseline.",
@@ -1754,7 +1754,7 @@ def sweep_naive_user_outpert_in_m(claim, budget):
         naive_user_excess,
         "m",
         [1, 10, 100, 1000, 10000],
-        replicates=Budget(quick=3, standard=10, full=30)[budget],
+        replicates=BySize(quick=3, standard=10, full=30)[budget],
         trivial=naive_user_origin,
         note="σ = (2G/(μn))·analytic-Gaussian factor: the excess has the same law for every m.",
     )
@@ -1853,7 +1853,7 @@ ITEM_DP_GD_NOTE = (
 def item_dp_gd_sweeps(claim, budget, *, n_variable: str, replicates: int, note: str) -> dict:
     """The sweeps of :func:`item_convex_erm_worst` in n (d = 64; the claim's exponent of
     ``n_variable``) and in d (n = 1000), noted ``note + "d = 64"`` and ``note + "n = 1000"``."""
-    trials = Budget(quick=200, standard=1000, full=4000)[budget]
+    trials = BySize(quick=200, standard=1000, full=4000)[budget]
     return {
         n_variable: RateExperiment.for_claim(
             claim,
@@ -1886,7 +1886,7 @@ def sweep_item_convex_erm_in_n_and_d(claim, budget):
             claim,
             budget,
             n_variable="n",
-            replicates=Budget(quick=3, standard=8, full=20)[budget],
+            replicates=BySize(quick=3, standard=8, full=20)[budget],
             note=ITEM_DP_GD_NOTE + " c√d/n); ",
         ),
         note="Bassily et al. 2014's item-level DP-ERM rate RG√d/n",
@@ -1909,8 +1909,8 @@ def sweep_item_convex_sco_in_n_and_d(claim, budget):
                 "n",
                 [1000, 3000, 10000, 30000],
                 variable="n_statistical",
-                replicates=Budget(quick=3, standard=6, full=12)[budget],
-                fixed={"datasets": Budget(quick=100, standard=200, full=400)[budget]},
+                replicates=BySize(quick=3, standard=6, full=12)[budget],
+                fixed={"datasets": BySize(quick=100, standard=200, full=400)[budget]},
                 trivial=item_convex_sco_origin,
                 note=note + "; d = 1, i.i.d. ±1 items (the 1/√n term)",
             ),
@@ -1918,7 +1918,7 @@ def sweep_item_convex_sco_in_n_and_d(claim, budget):
                 claim,
                 budget,
                 n_variable="n_privacy",
-                replicates=Budget(quick=3, standard=6, full=12)[budget],
+                replicates=BySize(quick=3, standard=6, full=12)[budget],
                 note=note + point_mass + ", ",
             ),
         },

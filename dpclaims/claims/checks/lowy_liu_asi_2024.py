@@ -29,7 +29,7 @@ from dpclaims.algorithms.lowy_liu_asi_2024 import (
 )
 from dpclaims.algorithms.lowy_liu_asi_2024.core import acsa_coefficients, concentration
 from dpclaims.algorithms.lowy_liu_asi_2024.schedule import ACSA_STAGE
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -60,6 +60,7 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
     halting_time_claim,
     q1_exact,
 )
+from dpclaims.vocabulary import Budget
 
 # --------------------------------------------------------------------------------- privacy: audits
 
@@ -196,7 +197,7 @@ def audit_alg1_p1_halting(claim, budget):
         "P1",
         wrap=HaltIndicator,
         bounds=bounds,
-        trials=Budget(quick=20_000, standard=200_000, full=1_000_000)[budget],
+        trials=BySize(quick=20_000, standard=200_000, full=1_000_000)[budget],
         reference=setup.info["reference_epsilon"],
         reference_note="exact eps of P1's halt bit: (s(D) - s(D'))*eps/20 = 2(k-1)eps/(20C)",
         setting="the spec's privacy audit on the pair whose two clusters straddle the halting "
@@ -225,7 +226,7 @@ def audit_alg2_q1_tiny_tau(claim, budget):
         "Q1",
         wrap=HaltingTime,
         bounds=[_theorem("Theorem C.1 at tau = 1e-6"), *_HALTING_BOUNDS],
-        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        trials=BySize(quick=30_000, standard=200_000, full=1_000_000)[budget],
         reference=_halting_reference(setup.algorithm.steps),
         reference_note="exact pure eps of Q1's halting-time law by quadrature (halting_law)",
         setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
@@ -247,7 +248,7 @@ def audit_alg3_q1_halting_time(claim, budget):
         "Q1",
         wrap=HaltingTime,
         bounds=[_theorem("Theorems 3.1 and C.1"), *_HALTING_BOUNDS],
-        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        trials=BySize(quick=30_000, standard=200_000, full=1_000_000)[budget],
         reference=_halting_reference(setup.info["T_1"]),
         reference_note="exact pure eps of Q1's phase-1 halting-time law by quadrature",
         setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
@@ -268,7 +269,7 @@ def audit_alg2_q1_halting_step(claim, budget):
         "Q1",
         wrap=HaltingTime,
         bounds=[eq9, _HALTING],
-        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        trials=BySize(quick=30_000, standard=200_000, full=1_000_000)[budget],
         reference=_halting_reference(setup.algorithm.steps),
         reference_note="exact pure eps of Q1's halting-time law by quadrature (= ds*eps/8)",
         setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
@@ -290,7 +291,7 @@ def audit_smoothed_oracle_q1(claim, budget):
         "Q1",
         wrap=HaltingTime,
         bounds=[_theorem("Theorem 4.1"), *_HALTING_BOUNDS],
-        trials=Budget(quick=30_000, standard=200_000, full=1_000_000)[budget],
+        trials=BySize(quick=30_000, standard=200_000, full=1_000_000)[budget],
         reference=_halting_reference(6),
         reference_note="exact pure eps of Q1's halting-time law at T = 6 by quadrature",
         setting="Algorithm 2 phase with the smoothed oracle (r = 1e-3), the two-cluster pair at "
@@ -332,7 +333,7 @@ def reference_eps_experiment(
     setup = alg1_audit("P1")
     info = setup.info
     mutant = "" if algorithm is Algorithm1 else f"; mutant {algorithm.__name__}"
-    trials = Budget(quick=50_000, standard=200_000, full=1_000_000)[budget]
+    trials = BySize(quick=50_000, standard=200_000, full=1_000_000)[budget]
     return ValueExperiment(
         Alg1HaltRatio(trials, algorithm=algorithm),
         expected={"log_halt_ratio": info["reference_epsilon"], "formula": 0.177},
@@ -458,7 +459,7 @@ class Alg2HaltingLaw:
 @register_experiment("lla24.alg2.reference_eps")
 def value_alg2_q1_halting_law(claim, budget):
     return ValueExperiment(
-        Alg2HaltingLaw(Budget(quick=5_000, standard=200_000, full=400_000)[budget]),
+        Alg2HaltingLaw(BySize(quick=5_000, standard=200_000, full=400_000)[budget]),
         expected={"halting_law_fits": 1.0, "eps_exact_delta_1e-5": 0.44},
         rtol=0.15,
         note="two-cluster pair at the halting threshold (Q1): K=10^4, T=20, eps=2; exact law by "
@@ -720,11 +721,11 @@ def sc_risk(
 
 # ---------------------------------------------------------------------------- rates: registrations
 
-_GRID_N = Budget(quick=[4000, 8000, 16000, 40000], standard=[4000, 8000, 16000, 32000, 64000])
-_REPS_ALG3 = Budget(quick=2, standard=20, full=30)
-_REPS_SMALL = Budget(quick=3, standard=10, full=20)
-_GRID_N_STAT = Budget(quick=_GRID_N["standard"], standard=_GRID_N["standard"])
-_REPS_STAT = Budget(quick=20, standard=20, full=30)
+_GRID_N = BySize(quick=[4000, 8000, 16000, 40000], standard=[4000, 8000, 16000, 32000, 64000])
+_REPS_ALG3 = BySize(quick=2, standard=20, full=30)
+_REPS_SMALL = BySize(quick=3, standard=10, full=20)
+_GRID_N_STAT = BySize(quick=_GRID_N["standard"], standard=_GRID_N["standard"])
+_REPS_STAT = BySize(quick=20, standard=20, full=30)
 """The statistical term's sweep: its slope is about -0.36 to -0.58 on quick's range, against an
 upper edge of -0.35, so quick runs standard's range (to n = 64,000) and replicates (with 10, the
 90% interval's half-width is about 0.25 and seeds 2 and 3 straddled the edge)."""
@@ -795,7 +796,7 @@ GAP_FAMILY = {"epsilon": 10.0, "delta": 1e-6, "alpha0": 0.5, "alpha_exp": -1.0}
 """The family both algorithms of :func:`alg1_over_alg3` run on: H1 (m = 16, d = 4) at
 α = 0.5 (4000/n), ε = 10 (the largest the theorems allow, where Algorithm 1 is not yet at
 chance: at ε = 4 its r is 0.87-1.0 on n = 4000..40000, so no gap could grow)."""
-GAP_RUNS = Budget(quick=(1, 4), standard=(1, 6))
+GAP_RUNS = BySize(quick=(1, 4), standard=(1, 6))
 """Runs of (Algorithm 1, Algorithm 3) averaged per replicate of :func:`alg1_over_alg3`: one
 run's normalised risk varies by about 3% for Algorithm 1 and about 80% for Algorithm 3."""
 
@@ -856,7 +857,7 @@ def sweep_nonprivate_erm_risk_in_n(claim, budget):
         oracle_risk,
         "n",
         [1000, 4000, 16000, 64000],
-        replicates=Budget(quick=30, standard=200, full=400)[budget],
+        replicates=BySize(quick=30, standard=200, full=400)[budget],
         fixed={},
         note="non-private ERM on the linear loss on a hypercube (H1) at alpha ~ (nm)^-1/2: even "
         "without privacy the excess falls only as n^-1/2",
@@ -865,14 +866,14 @@ def sweep_nonprivate_erm_risk_in_n(claim, budget):
 
 @register_experiment("lla24.lemma23.stability")
 def sweep_sgd_stability_in_T(claim, budget):
-    grid = Budget(quick=[64, 256, 1024, 4096], standard=[64, 256, 1024, 4096, 16384])
+    grid = BySize(quick=[64, 256, 1024, 4096], standard=[64, 256, 1024, 4096, 16384])
     return RateExperiment.for_claim(
         claim,
         sgd_pair_distance,
         "T",
         grid[budget],
         replicates=_REPS_SMALL[budget],
-        fixed={"pairs": Budget(quick=100, standard=400, full=800)[budget]},
+        fixed={"pairs": BySize(quick=100, standard=400, full=800)[budget]},
         note="the linear loss on a hypercube (H1) with alpha = 0, d = 10, eta = 0.01",
     )
 
@@ -885,7 +886,7 @@ def sweep_minibatch_variance_in_K(claim, budget):
         "K",
         [10, 20, 40, 80, 160],
         replicates=_REPS_SMALL[budget],
-        fixed={"batches": Budget(quick=300, standard=2000, full=4000)[budget]},
+        fixed={"batches": BySize(quick=300, standard=2000, full=4000)[budget]},
         note="the linear loss on a hypercube (H1), alpha=0.3, n=4000, d=8, without replacement, "
         "divided by 1-(K-1)/(n-1)",
     )
@@ -899,12 +900,12 @@ def sweep_smoothed_curvature_in_r(claim, budget):
         "r",
         [1e-3, 1e-2, 1e-1, 1.0],
         replicates=_REPS_SMALL[budget],
-        fixed={"samples": Budget(quick=50_000, standard=400_000, full=1_000_000)[budget]},
+        fixed={"samples": BySize(quick=50_000, standard=400_000, full=1_000_000)[budget]},
         note="f = |x|_1/sqrt(d), d = 4; smoothness of f_r ~ L sqrt(d)/r",
     )
 
 
-_SC_GRID = Budget(
+_SC_GRID = BySize(
     quick=[8000, 16000, 32000, 80000],
     standard=[8000, 16000, 32000, 64000, 128000],
     full=[8000, 16000, 32000, 64000, 128000, 256000],
@@ -934,7 +935,7 @@ def _sc_origin() -> Baseline:
 
 
 def _sc_sweep(claim, budget, *, noise_mult, note):
-    if budget == "quick":
+    if budget == Budget.QUICK:
         return RateExperiment.for_claim(
             claim,
             sc_risk,

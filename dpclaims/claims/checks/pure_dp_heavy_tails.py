@@ -27,7 +27,7 @@ from dpclaims.algorithms.pure_dp_heavy_tails import (
     inexact_projection,
 )
 from dpclaims.algorithms.pure_dp_heavy_tails.em import net, net_size_bound
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -68,24 +68,25 @@ from dpclaims.targets.pure_dp_heavy_tails import (
     structured_d2_target,
     structured_target,
 )
+from dpclaims.vocabulary import Budget
 
-AUDIT_TRIALS = Budget(quick=20_000, standard=200_000, full=400_000)
-TIGHT_TRIALS = Budget(quick=150_000, standard=400_000, full=800_000)
+AUDIT_TRIALS = BySize(quick=20_000, standard=200_000, full=400_000)
+TIGHT_TRIALS = BySize(quick=150_000, standard=400_000, full=800_000)
 """Trials of the pair that attains Algorithm 7's bound: its leakage above eps/2 sits in outputs
 of small probability, so certifying 0.8x its exact eps 0.625 takes ~1.5e5 trials (0.81-0.83x at
 seeds 0-3, about 5 s)."""
 W10 = Ball.centered(1, 10.0)
-GRID_POINTS = Budget(quick=4, standard=5)
+GRID_POINTS = BySize(quick=4, standard=5)
 """Points of every geometric n grid."""
-N_MAX = Budget(quick=10_000, standard=100_000)
+N_MAX = BySize(quick=10_000, standard=100_000)
 """Largest n of the RT1/RT2/RT4 sweeps (they start at n = 1000)."""
-SWEEP_TRIALS = Budget(quick=200, standard=1000)
+SWEEP_TRIALS = BySize(quick=200, standard=1000)
 """Trials per sweep point of RT1-eps, RT2 and RT4."""
-SWEEP_REPLICATES = Budget(quick=3, standard=6, full=10)
+SWEEP_REPLICATES = BySize(quick=3, standard=6, full=10)
 """Replicates per sweep point of RT2 and RT4."""
 RT2_FIXED_P = (0.1, 0.3, 1.0)
 """Heavy-atom probabilities of RT2's members whose signal does not shrink with n (S = pεn)."""
-RT2_GRID = Budget(quick=(1e4, 1e6, 4), standard=(1e4, 1e7, 7))
+RT2_GRID = BySize(quick=(1e4, 1e6, 4), standard=(1e4, 1e7, 7))
 """RT2's geometric n grid (first, last, points).  It starts at 10^4: below it Algorithm 1's
 bound with the test constants exceeds the constant output's G_1 D at k = 2 (its worst quantile
 is 1.7x the constant output's at n = 10^3, 1.35x at 10^4), where the claimed rate is min{G_1 D,
@@ -93,9 +94,9 @@ rate} (Remark G.7), not the rate.  A run costs about 0.1 s at n = 10^6, 1.3 s at
 RT2_RATIO_LIMIT = 0.5
 """RT2's "clearly below the trivial output": the family's worst 0.9-quantile of Algorithm 1 at the
 largest n is at most half the constant output's worst excess."""
-LB_NS = Budget(quick=(1000, 10_000), standard=(1000, 4000, 16_000, 64_000))
+LB_NS = BySize(quick=(1000, 10_000), standard=(1000, 4000, 16_000, 64_000))
 """Sample sizes of the lower-bound checks (RT3)."""
-LB_TRIALS = Budget(quick=300, standard=1000)
+LB_TRIALS = BySize(quick=300, standard=1000)
 """Trials per instance of the lower-bound checks."""
 
 
@@ -227,10 +228,10 @@ def audit_structured_losses_privacy(claim, budget):
         "statistic min(x1, x2) (chosen before certifying)",
     )
     parts = {"d1-hinge-exact": d1, "d2-lap2-sampler": sampler}
-    if budget != "quick":
+    if budget != Budget.QUICK:
         parts["d2-absolute-pv2"] = AuditExperiment(
             structured_d2_target,
-            Budget(quick=40_000, standard=40_000, full=200_000)[budget],
+            BySize(quick=40_000, standard=40_000, full=200_000)[budget],
             reference_note="not derived: it depends on the minimiser shift of the box-dual solver "
             "(PV-2 in the spec) in d = 2; only the claim bounds it",
             note="d = 2 absolute loss with the certified box-dual solver (solver='pv2', harness "
@@ -659,11 +660,11 @@ def rt4_origin_quantile(
     return worst / math.sqrt(phases)
 
 
-RT4_REPLICATES = Budget(quick=8, standard=6, full=10)
+RT4_REPLICATES = BySize(quick=8, standard=6, full=10)
 """Replicates per sweep point of RT4."""
-RT4_DATASETS = Budget(quick=20, standard=20)
+RT4_DATASETS = BySize(quick=20, standard=20)
 """Fresh datasets per replicate of RT4 (its quantile is over data and algorithm)."""
-RT4_TRIALS = Budget(quick=20, standard=50)
+RT4_TRIALS = BySize(quick=20, standard=50)
 """Runs of Algorithm 1 per dataset of RT4."""
 
 
@@ -675,15 +676,15 @@ def _grid(budget, low, high):
 @register_experiment("lowy26.erm.double_output_pert_distance")
 def sweep_alg4_distance_rates(claim, budget):
     k_n = 4.0
-    k_eps = k_d = Budget(quick=2.0, standard=4.0)[budget]
+    k_eps = k_d = BySize(quick=2.0, standard=4.0)[budget]
     n_part = RateExperiment.for_claim(
         claim,
         rt1_distance,
         "n",
         _grid(budget, 1000, N_MAX[budget]),
         at={"k": k_n},
-        replicates=Budget(quick=4, standard=8, full=12)[budget],
-        fixed={"param": "n", "k": k_n, "trials": Budget(quick=200, standard=400)[budget]},
+        replicates=BySize(quick=4, standard=8, full=12)[budget],
+        fixed={"param": "n", "k": k_n, "trials": BySize(quick=200, standard=400)[budget]},
         note="n sweep at k = 4: median distance to the exact unclipped regularized ERM "
         "(Pareto(4.5))",
     )
@@ -694,11 +695,11 @@ def sweep_alg4_distance_rates(claim, budget):
         (0.25, 0.5, 1.0, 2.0, 4.0),
         variable="eps",
         at={"k": k_eps},
-        replicates=Budget(quick=3, standard=4, full=8)[budget],
+        replicates=BySize(quick=3, standard=4, full=8)[budget],
         fixed={
             "param": "epsilon",
             "k": k_eps,
-            "n": Budget(quick=3000, standard=10_000)[budget],
+            "n": BySize(quick=3000, standard=10_000)[budget],
             "trials": SWEEP_TRIALS[budget],
         },
         note=f"eps sweep at k = {k_eps:g}: same instance, eps in 1/4..4",
@@ -707,13 +708,13 @@ def sweep_alg4_distance_rates(claim, budget):
         claim,
         rt1_d_distance,
         "d",
-        Budget(quick=(1, 2, 4, 8, 16), standard=(1, 2, 4, 8, 16, 32))[budget],
+        BySize(quick=(1, 2, 4, 8, 16), standard=(1, 2, 4, 8, 16, 32))[budget],
         at={"k": k_d},
         replicates=3,
         fixed={
             "k": k_d,
-            "n": Budget(quick=1500, standard=5000)[budget],
-            "trials": Budget(quick=60, standard=200)[budget],
+            "n": BySize(quick=1500, standard=5000)[budget],
+            "trials": BySize(quick=60, standard=200)[budget],
         },
         note=f"d sweep at k = {k_d:g}: linear-loss analogue of the box solver (clipped-mean output "
         "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
@@ -955,14 +956,14 @@ def adapsg_iterations(alpha, rng, *, d=3, radius=1.0):
 
 @register_experiment("lowy26.complexity.adapsg")
 def sweep_adapsg_iterations_in_alpha(claim, budget):
-    smallest = Budget(quick=0.1, standard=0.03)[budget]
-    alphas = tuple(np.geomspace(1.0, smallest, Budget(quick=4, standard=6)[budget]))
+    smallest = BySize(quick=0.1, standard=0.03)[budget]
+    alphas = tuple(np.geomspace(1.0, smallest, BySize(quick=4, standard=6)[budget]))
     return RateExperiment.for_claim(
         claim,
         adapsg_iterations,
         "alpha",
         alphas,
-        replicates=Budget(quick=3, standard=5)[budget],
+        replicates=BySize(quick=3, standard=5)[budget],
         note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
         "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
         "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0",
@@ -1043,7 +1044,7 @@ def sweep_structured_evaluations_in_n(claim, budget):
     )
 
 
-RUNTIME_NS = Budget(quick=(5, 6, 8), standard=(5, 6, 8, 12))
+RUNTIME_NS = BySize(quick=(5, 6, 8), standard=(5, 6, 8, 12))
 """Sample sizes of the AdaPSG-route runtime check (its iterations grow like n^4 at k = 2)."""
 
 
@@ -1144,7 +1145,7 @@ def _net_bound(rng):
 
 @register_experiment("lowy26.complexity.em_pgm")
 def check_em_pgm_net_size(claim, budget):
-    if budget == "quick":
+    if budget == Budget.QUICK:
         return ValueExperiment(
             _net_bound,
             {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},

@@ -46,7 +46,7 @@ from dpclaims.claims.checks.murata_suzuki_2023.section6 import (
     Section6,
     section6_verdict,
 )
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     DEFAULT_EXECUTION,
     AuditExperiment,
@@ -67,6 +67,7 @@ from dpclaims.losses import WeightedSquaredDistanceLoss
 from dpclaims.problem import Problem
 from dpclaims.stats import gaussian_shift
 from dpclaims.targets.murata_suzuki_2023 import canary_audit_target
+from dpclaims.vocabulary import Unit, Verdict
 
 __all__ = [
     "RATE_PROBLEM",
@@ -94,20 +95,20 @@ ALGORITHMS = {"diff2-gd": DIFF2GD, "dp-gd": DPGD, "diff2-bvr": DIFF2BVRLSGD}
 TRIALS = 16
 """Trials per point of the utility sweeps (the utility is their mean)."""
 
-GRID_N = Budget(
+GRID_N = BySize(
     quick=[640, 1280, 2560, 6400],
     standard=[4000, 8000, 16000, 32000, 64000],
     full=[4000, 8000, 16000, 32000, 64000, 128000],
 )
 """N of the §7(b) sweeps in N."""
 
-REPLICATES = Budget(quick=3, standard=4, full=10)
+REPLICATES = BySize(quick=3, standard=4, full=10)
 """Replicates per point of the random sweeps."""
 
 COUNTED_REPLICATES = 3
 """Replicates of the deterministic sweeps (counted rounds and gradients: identical replicates)."""
 
-COUNT_GRID_N = Budget(quick=GRID_N.quick, standard=GRID_N.standard)
+COUNT_GRID_N = BySize(quick=GRID_N.quick, standard=GRID_N.standard)
 """N of the gradient-count sweeps (one run each; the full budget keeps the standard grid)."""
 
 
@@ -178,9 +179,9 @@ def gradient_count(value, rng, *, algorithm="diff2-gd", d=10):
 # --------------------------------------------------------------------------- privacy
 
 
-AUDIT_TRIALS = Budget(quick=500_000, standard=1_000_000, full=2_000_000)
-AUDIT_ROUNDS = Budget(quick=10, standard=20, full=200)
-AUDIT_PERIOD = Budget(quick=5, standard=4, full=5)
+AUDIT_TRIALS = BySize(quick=500_000, standard=1_000_000, full=2_000_000)
+AUDIT_ROUNDS = BySize(quick=10, standard=20, full=200)
+AUDIT_PERIOD = BySize(quick=5, standard=4, full=5)
 """The §7(a) audit: trials per dataset, R and T of the audited run (ε = 3, u = 1.25).
 
 The canary's log-likelihood ratio S is N(±μ²/2, μ²) with μ = sqrt(ε/α*) = 0.577 whatever R and T
@@ -389,7 +390,7 @@ def value_prop41_sigma_table(claim, budget):
     )
 
 
-GDP_TRIALS = Budget(quick=5_000, standard=50_000, full=200_000)
+GDP_TRIALS = BySize(quick=5_000, standard=50_000, full=200_000)
 """Trials per dataset of the canary's measured μ̂."""
 
 
@@ -603,7 +604,7 @@ def _explicit_bound(rng, *, algorithm, points, rounds=None):
     return out
 
 
-PROP_D2_POINTS = Budget(
+PROP_D2_POINTS = BySize(
     quick=((800, 10), (4000, 10)),
     standard=((4000, 10), (32000, 10), (4000, 128)),
     full=((4000, 10), (32000, 10), (128000, 10), (4000, 128), (32000, 128)),
@@ -621,12 +622,12 @@ def value_prop_d2_bound(claim, budget):
     )
 
 
-PROP_F3_POINTS = Budget(
+PROP_F3_POINTS = BySize(
     quick=((1600, 10),),
     standard=((1600, 10), (6400, 10)),
     full=((1600, 10), (6400, 10), (16000, 10)),
 )
-PROP_F3_ROUNDS = Budget(quick=150, standard=1000, full=0)
+PROP_F3_ROUNDS = BySize(quick=150, standard=1000, full=0)
 """(N, d) and R (0: the theory schedule's) where BVR's utility is compared with Prop. F.3's bound
 (the bound holds for any R)."""
 
@@ -652,12 +653,12 @@ def value_prop_f3_bound(claim, budget):
 # rates
 
 
-GRID_D = Budget(
+GRID_D = BySize(
     quick=[8, 16, 32, 64, 128],
     standard=[4, 8, 16, 32, 64, 128],
     full=[4, 8, 16, 32, 64, 128, 256],
 )
-D_SWEEP_N = Budget(quick=2400, standard=16000, full=32000)
+D_SWEEP_N = BySize(quick=2400, standard=16000, full=32000)
 """Spec §7(b) d sweeps at fixed N (quick uses a small N so that one sweep stays under ~2 s)."""
 
 
@@ -905,7 +906,7 @@ def value_remark55_per_client_cost(claim, budget):
 # (stand-in data)
 
 
-SECTION6_SETTINGS = Budget(
+SECTION6_SETTINGS = BySize(
     quick=None,
     standard=dict(name="calibrated", seeds=3, clips=(1.0, 10.0), period_fractions=(0.003, 0.01)),
     full=dict(name="calibrated", **STANDIN_GRID),
@@ -949,7 +950,7 @@ class Section6Experiment:
         if headroom:
             summary_text += f" (privacy headroom: below {HEADROOM:g}x)"
         else:
-            verdict = "inconclusive" if verdict == "inconsistent" else verdict
+            verdict = "inconclusive" if verdict == Verdict.INCONSISTENT else verdict
             summary_text += (
                 f", not below {HEADROOM:g}x: not testable on this stand-in (no privacy headroom "
                 "for DIFF2-GD to recover)"
@@ -1001,11 +1002,11 @@ def compare_section6_regression(claim, budget):
 # claims
 
 
-BVR_UTILITY_GRID = Budget(
+BVR_UTILITY_GRID = BySize(
     quick=None, standard=[1600, 3200, 6400, 16000], full=[1600, 3200, 6400, 16000, 32000]
 )
-BVR_UTILITY_REPLICATES = Budget(quick=None, standard=2, full=4)
-BVR_UTILITY_TRIALS = Budget(quick=None, standard=4, full=8)
+BVR_UTILITY_REPLICATES = BySize(quick=None, standard=2, full=4)
+BVR_UTILITY_TRIALS = BySize(quick=None, standard=4, full=8)
 """Thm 5.3 utility sweep (ε = 8, K = 10, default schedule; N ≥ 1600 for n_min ≥ 160): one run at
 N = 16000 takes ~1-2 min on 2 busy cores.  Skipped at quick (``None`` stands for standard)."""
 
@@ -1044,17 +1045,17 @@ def sweep_bvr_table1_gradient_complexity(claim, budget):
     )
 
 
-DP_SGD_GRID = Budget(
+DP_SGD_GRID = BySize(
     quick=[200, 400, 800, 2000], standard=[400, 800, 1600, 4000], full=[400, 800, 1600, 4000, 8000]
 )
-DP_SGD_REPLICATES = Budget(quick=3, standard=4, full=8)
+DP_SGD_REPLICATES = BySize(quick=3, standard=4, full=8)
 """N and replicates of the cited DP-SGD sweep."""
 
 
 def dp_sgd_path(alg: DPSGD, data: UserDataset, rng, trials: int) -> np.ndarray:
     """The iterates θ_0 … θ_{T−1} ``(trials, T, d)`` of an unprojected item-level ``alg`` from its
     transcript: θ_{t+1} = θ_t − η/(q·nm)·(the noisy sum released at step t)."""
-    if alg.radius is not None or alg.batch_size is not None or alg.level != "item":
+    if alg.radius is not None or alg.batch_size is not None or alg.unit != Unit.ITEM:
         raise InputError("dp_sgd_path rebuilds unprojected item-level DP-SGD with B = q·nm only")
     released = alg.run(data, rng, trials, transcript=True).transcript
     moves = np.cumsum(released[:, :-1], axis=1) * (

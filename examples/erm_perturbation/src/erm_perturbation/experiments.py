@@ -7,7 +7,7 @@ linear part gives the differing records gradients 2 apart (the worst case).  The
 of both algorithms (the "/2" of the noise rate forgotten) are registered here too; rate claims
 sweep n with :meth:`RateExperiment.for_claim`, which reads exponent, bound and margin from the
 TOML, with outputting 0 as their trivial control; the sizes of every experiment at each budget
-are the :class:`Budget` values below.
+are the :class:`BySize` values below.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpclaims.claims.experiments import Budget, register_experiment
+from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import AuditExperiment, RateExperiment, ValueExperiment
 from dpclaims.data import UserDataset
 from dpclaims.losses import uniform_ball
@@ -35,11 +35,11 @@ from .algorithms import (
     regularised_risk,
 )
 
-TRIALS = Budget(quick=20_000, standard=200_000, full=1_000_000)
-GRID = Budget(quick=(200, 3200, 5), standard=(200, 12_800, 7))  # n from, to, points
-REPLICATES = Budget(quick=4, standard=10)
-DRAWS = Budget(quick=100, standard=200)  # noise draws averaged per replicate
-PAIRS = Budget(quick=50, standard=500)  # random neighbouring pairs for the sensitivity check
+TRIALS = BySize(quick=20_000, standard=200_000, full=1_000_000)
+GRID = BySize(quick=(200, 3200, 5), standard=(200, 12_800, 7))  # n from, to, points
+REPLICATES = BySize(quick=4, standard=10)
+DRAWS = BySize(quick=100, standard=200)  # noise draws averaged per replicate
+PAIRS = BySize(quick=50, standard=500)  # random neighbouring pairs for the sensitivity check
 
 AUDIT = Problem(n=10, d=1, epsilon=1.0, strong_convexity=1.0)
 """The audited setting: ten records, one feature, Λ = 1, ε = 1."""
