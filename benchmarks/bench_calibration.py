@@ -419,7 +419,7 @@ def grid() -> list[tuple[str, object, int, int]]:
     for name in FINITE_PEERS:
         cells += [("search", Peer(name), n, reps) for n, reps in ((1_000, 200), (10_000, 100))]
         cells += [("replay", Peer(name), n, reps) for n, reps in ((1_000, 300), (10_000, 100))]
-    for case in (GAUSS[1], LAPLACE[1], RR, Case("clipped", 10.0)):
+    for case in (GAUSS[1], LAPLACE[1], RR, Case("clipped", 10.0), Case("clipped", 20.0)):
         cells += [("replay", case, n, 1000) for n in (100, 1_000, 10_000)]
     return cells
 
