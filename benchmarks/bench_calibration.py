@@ -94,10 +94,10 @@ class Case:
 
     ``law``: ``"gauss"`` (``d μ + N(0, 1)``, μ-GDP; the claim ``(μ, δ(μ))`` or ``(ε(δ), δ)``
     at a given ``delta``), ``"laplace"`` (``d + Lap(1/ε)``, pure ε, or its exact ε at a given
-    ``delta``), ``"rr"`` (randomized
-    response on the bit d, pure ε), ``"clipped"`` (``max(d + Lap(1/ε), 1/2)``: an atom on d0,
-    pure ε) or ``"dpsgd"`` (the projected transcript of DP-SGD with a gradient canary, T = 20,
-    q = 0.1, σ from the PLD accountant at (ε, 10⁻⁵)).
+    ``delta``), ``"rr"`` (randomized response on the bit d, pure ε), ``"clipped"``
+    (``max(d + Lap(1/ε), 1/2)``, pure ε: atoms at 1/2 of mass 1 − e^(−ε/2)/2 on d0 and
+    e^(−ε/2)/2 on d1) or ``"dpsgd"`` (the projected transcript of DP-SGD with a gradient
+    canary, T = 20, q = 0.1, σ from the PLD accountant at (ε, 10⁻⁵)).
     """
 
     law: str
@@ -157,11 +157,8 @@ class Case:
         if self.law == "rr":
             keep = rng.random(shape) < math.exp(self.param) / (1.0 + math.exp(self.param))
             return np.where(keep, bit, 1.0 - bit)
-        release = self.release
-        x = release.noise_std * rng.standard_normal((*shape, 20))
-        if bit:
-            x += release.clip_norm * (rng.random((*shape, 20)) < release.sampling_rate)
-        return x
+        draws = self.release.sample_projections(rng, math.prod(shape), canary=bool(bit))
+        return draws.reshape(*shape, 20)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
         """The audit's fixed statistic: the identity, or the transcript's exact log-likelihood
