@@ -16,8 +16,8 @@ Estimators (the public call each replicate makes):
   ``planned`` this is the whole of :func:`~dpclaims.audit.audit` on such outputs (a fixed
   score; ``audit``'s verdict is ``violation`` exactly when this bound exceeds the claim); with
   ``threshold="calibration"`` ``audit`` also picks the score (identity or a Gaussian likelihood
-  ratio) on the calibration split, which the ``audit`` rows run.  Draws are vectorised over
-  replicates;
+  ratio) on the calibration split, a choice the ``audit`` rows make on randomized response
+  (discrete outputs: the split with a learned score).  Draws are vectorised over replicates;
 - ``audit``: :func:`~dpclaims.audit.audit` end to end on the mechanism (default test; on
   discrete or multi-column outputs the score is learned on the calibration split), fewer
   replicates;
