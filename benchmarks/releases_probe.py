@@ -1,0 +1,283 @@
+"""One check of a library's public API at an installed release (issue 37, item 3).
+
+Run by ``benchmarks/bench_releases.py`` with the release's environment's Python and this
+checkout on ``PYTHONPATH``: ``python benchmarks/releases_probe.py CHECK`` prints one JSON line
+(the library's version, the outcome, the numbers behind it).  Audits are per call and
+sequential (``dpclaims.percall`` + ``dpclaims.audit_sequential``, one worker: the machine has
+two shared cores); accountant checks compare the library's reported ε with dp-accounting's PLD
+and RDP for the same configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKS = {}
+EXECUTION_OPTIONS = {"workers": 1, "progress": False}
+SEQUENTIAL_TRIALS = 4000
+"""Trials per dataset of the last look (looks of 500, 1,000, 2,000, 4,000)."""
+
+
+def check(name: str):
+    """Register a check under ``name``."""
+
+    def register(function):
+        CHECKS[name] = function
+        return function
+
+    return register
+
+
+def _sequential(function, d0, d1, claim, seed: int = 0) -> dict:
+    """The sequential per-call audit of ``function(data, random_state)`` on ``(d0, d1)``."""
+    from dpclaims import audit_sequential, percall
+    from dpclaims.audit.sequential import trials_spent
+    from dpclaims.execution import Execution
+
+    execution = Execution(**EXECUTION_OPTIONS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit_sequential(
+            percall(function, execution=execution),
+            d0,
+            d1,
+            claim,
+            trials=SEQUENTIAL_TRIALS,
+            seed=seed,
+            execution=execution,
+        )
+    return {
+        "outcome": result.verdict,
+        "epsilon_lower": round(float(result.epsilon_lower), 3),
+        "trials": trials_spent(result),
+        "failed": result.verdict == "violation",
+    }
+
+
+def _diffprivlib_example():
+    sys.path.insert(0, str(ROOT / "examples"))
+    import diffprivlib_percall
+
+    return diffprivlib_percall
+
+
+def _replace(epsilon: float = 1.0, delta: float = 0.0, relation: str = "replace"):
+    from dpclaims import PrivacyClaim
+
+    return PrivacyClaim(epsilon, delta, unit="user", relation=relation)
+
+
+@check("diffprivlib-mean-no-bounds")
+def diffprivlib_mean_no_bounds():
+    """``tools.mean`` without bounds (taken from the data) on the example's replace-one pair."""
+    dpl = _diffprivlib_example()
+    return _sequential(dpl.mean_unbounded, *dpl.pairs("replace"), _replace())
+
+
+@check("diffprivlib-mean-bounds")
+def diffprivlib_mean_bounds():
+    """``tools.mean(bounds=(0, 1))`` on the same pair."""
+    dpl = _diffprivlib_example()
+    return _sequential(dpl.mean_bounded, *dpl.pairs("replace"), _replace())
+
+
+@check("diffprivlib-histogram-no-range")
+def diffprivlib_histogram_no_range():
+    """``tools.histogram`` without ``range`` (edges from the data), add/remove pair."""
+    dpl = _diffprivlib_example()
+    claim = _replace(relation="add-remove")
+    return _sequential(dpl.histogram_unranged, *dpl.pairs("add-remove"), claim)
+
+
+@check("diffprivlib-histogram-range")
+def diffprivlib_histogram_range():
+    """``tools.histogram(range=(0, 1))``, add/remove pair (its calibration's relation)."""
+    dpl = _diffprivlib_example()
+    claim = _replace(relation="add-remove")
+    return _sequential(dpl.histogram_ranged, *dpl.pairs("add-remove"), claim)
+
+
+LINREG_N = 10
+
+
+def _linreg_pair():
+    """Ten records (x, y): one at (1, 1), the rest at (0, 0); the neighbour replaces one (0, 0)
+    by (4, 0).  Σy² and Σxy agree; only Σx², the coefficient issue #105 leaves unnoised for
+    bounds (0, U), differs (1 vs 17)."""
+    d0 = np.zeros((LINREG_N, 2))
+    d0[0] = (1.0, 1.0)
+    d1 = d0.copy()
+    d1[1] = (4.0, 0.0)
+    return d0, d1
+
+
+def _linreg(data, random_state, bounds_x):
+    from diffprivlib.accountant import BudgetAccountant
+    from diffprivlib.models import LinearRegression
+
+    data = np.asarray(getattr(data, "x", data)).reshape(LINREG_N, 2)
+    model = LinearRegression(
+        epsilon=1.0,
+        bounds_X=bounds_x,
+        bounds_y=(0.0, 1.0),
+        fit_intercept=False,
+        random_state=random_state,
+        accountant=BudgetAccountant(),
+    )
+    return model.fit(data[:, :1], data[:, 1]).coef_.ravel()
+
+
+def linreg_lower_bound_zero(data, random_state):
+    """``LinearRegression(bounds_X=(0, 4))``: the X² coefficient's sensitivity is 0 (#105)."""
+    return _linreg(data, random_state, (0.0, 4.0))
+
+
+def linreg_symmetric_bounds(data, random_state):
+    """``LinearRegression(bounds_X=(-4, 4))``: max(|L|, |L|)² = 16 is right here (control)."""
+    return _linreg(data, random_state, (-4.0, 4.0))
+
+
+@check("diffprivlib-linreg-bounds-0-4")
+def diffprivlib_linreg_bounds_0_4():
+    return _sequential(linreg_lower_bound_zero, *_linreg_pair(), _replace())
+
+
+@check("diffprivlib-linreg-bounds-sym")
+def diffprivlib_linreg_bounds_sym():
+    d0, d1 = _linreg_pair()
+    return _sequential(linreg_symmetric_bounds, d0, d1, _replace())
+
+
+CLASSES = (0.0, 1.0, 2.0)
+
+
+def _labels_pair(singleton: bool):
+    """Twenty labels; ``singleton``: the only record of class 2 relabelled 0 (class 2
+    disappears), else a record of class 1 relabelled 0 (every class stays)."""
+    y0 = np.array([2.0] + [0.0] * 10 + [1.0] * 9)
+    y1 = y0.copy()
+    y1[0 if singleton else 19] = 0.0
+    return y0, y1
+
+
+def gaussian_nb_release(data, random_state):
+    """``GaussianNB(bounds=(0, 1))`` fitted on one constant feature and the labels: the
+    release is ``len(classes_)`` and the class counts (0 for an absent class)."""
+    from diffprivlib.accountant import BudgetAccountant
+    from diffprivlib.models import GaussianNB
+
+    y = np.ravel(getattr(data, "x", data))
+    model = GaussianNB(
+        epsilon=1.0, bounds=(0.0, 1.0), random_state=random_state, accountant=BudgetAccountant()
+    ).fit(np.zeros((len(y), 1)), y)
+    counts = dict(zip(model.classes_.tolist(), model.class_count_.tolist(), strict=True))
+    return np.array([len(model.classes_)] + [counts.get(c, 0.0) for c in CLASSES])
+
+
+@check("diffprivlib-gnb-singleton-class")
+def diffprivlib_gnb_singleton_class():
+    return _sequential(gaussian_nb_release, *_labels_pair(True), _replace())
+
+
+@check("diffprivlib-gnb-classes-kept")
+def diffprivlib_gnb_classes_kept():
+    return _sequential(gaussian_nb_release, *_labels_pair(False), _replace())
+
+
+def _independent(sigma: float, rate: float, steps: int, delta: float) -> dict:
+    """dp-accounting's PLD and RDP ε for ``steps`` Poisson-subsampled Gaussian steps."""
+    from dpclaims.privacy import subsampled_gaussian_epsilon
+
+    return {
+        accountant: subsampled_gaussian_epsilon(sigma, rate, steps, delta, accountant=accountant)
+        for accountant in ("pld", "rdp")
+    }
+
+
+def _accountant_row(config: str, reported: float, independent: dict) -> dict:
+    """Flag a reported ε below the range ε ≥ 0 or below PLD's by more than 1 %."""
+    pld = independent["pld"]
+    below = reported < 0 or reported < 0.99 * pld
+    return {
+        "config": config,
+        "reported": reported,
+        "pld": pld,
+        "rdp": independent["rdp"],
+        "ratio": reported / pld if pld > 0 else None,
+        "failed": below,
+    }
+
+
+ACCOUNTANT_CONFIGS = (
+    (1.0, 1.0, 1, 0.7),
+    (1.0, 0.01, 100, 0.5),
+    (1.1, 0.01, 1000, 1e-5),
+)
+"""(σ, q, steps, δ): two at a large δ (issue #585's regime), one of a usual training run."""
+
+
+@check("opacus-accountants")
+def opacus_accountants():
+    """Opacus' RDP, PRV and GDP accountants against dp-accounting (Opacus #585, PR #844)."""
+    from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
+
+    rows = []
+    for sigma, rate, steps, delta in ACCOUNTANT_CONFIGS:
+        independent = _independent(sigma, rate, steps, delta)
+        for accountant in (RDPAccountant, PRVAccountant, GaussianAccountant):
+            config = f"{accountant.__name__}: σ={sigma}, q={rate}, steps={steps}, δ={delta}"
+            instance = accountant()
+            instance.history = [(sigma, rate, steps)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    reported = float(instance.get_epsilon(delta=delta))
+                except Exception as error:  # noqa: BLE001 - the row says what the library raised
+                    rows.append({"config": config, "error": f"{type(error).__name__}: {error}"})
+                    continue
+            rows.append(_accountant_row(config, reported, independent))
+    return {"rows": rows, "failed": any(r.get("failed") or "error" in r for r in rows)}
+
+
+@check("opendp-zcdp-to-approxdp")
+def opendp_zcdp_to_approxdp():
+    """``make_zCDP_to_approxDP(make_base_gaussian(σ))`` at δ near 1 (OpenDP #621, PR #622)."""
+    from opendp.combinators import make_zCDP_to_approxDP
+    from opendp.measurements import make_base_gaussian
+    from opendp.mod import enable_features
+
+    enable_features("contrib", "floating-point")
+    rows = []
+    for sigma, delta in ((1.0, 0.3), (1.0, 0.7), (1.0, 0.99), (4.0, 0.5)):
+        curve = make_zCDP_to_approxDP(make_base_gaussian(sigma)).map(1.0)
+        reported = float(curve.epsilon(delta))
+        config = f"Gaussian σ={sigma}, Δ=1 (ρ={1 / (2 * sigma**2):g}), δ={delta}"
+        rows.append(_accountant_row(config, reported, _independent(sigma, 1.0, 1, delta)))
+    return {"rows": rows, "failed": any(r["failed"] for r in rows)}
+
+
+def main(argv: list[str]) -> int:
+    name = argv[1]
+    library = name.split("-")[0]
+    start = time.perf_counter()
+    try:
+        result = CHECKS[name]()
+    except Exception as error:  # noqa: BLE001 - reported as the row's error
+        result = {"error": f"{type(error).__name__}: {error}"}
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    from importlib.metadata import version
+
+    result["version"] = version(library)
+    print(json.dumps(result, default=lambda v: None if v is None else float(v)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,58 @@
+"""The release corpus' checks (benchmarks/releases_probe.py, issue 37 item 3) on the libraries
+installed here: the accountant check flags a negative ε and an ε below PLD's, not an ε above
+it; Opacus' RDP accountant reports a negative ε at a large δ (Opacus #585); diffprivlib's
+LinearRegression with bounds (0, U) is a violation (diffprivlib #105) and its GaussianNB
+releases the private label set (diffprivlib #106)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "releases_probe.py"
+_SPEC = importlib.util.spec_from_file_location("releases_probe", _PATH)
+probe = importlib.util.module_from_spec(_SPEC)
+sys.modules.setdefault(_SPEC.name, probe)
+_SPEC.loader.exec_module(probe)
+
+
+@pytest.mark.parametrize(
+    ("reported", "flagged"), [(-0.5, True), (0.9, True), (0.995, False), (1.7, False)]
+)
+def test_accountant_row_flags_negative_or_below_pld(reported, flagged):
+    row = probe._accountant_row("c", reported, {"pld": 1.0, "rdp": 1.2})
+    assert row["failed"] is flagged
+    assert row["ratio"] == pytest.approx(reported)
+
+
+def test_accountant_row_without_positive_pld_has_no_ratio():
+    row = probe._accountant_row("c", -0.5, {"pld": 0.0, "rdp": 0.0})
+    assert row["failed"] and row["ratio"] is None
+
+
+def test_opacus_rdp_accountant_negative_epsilon_is_flagged():
+    accountants = pytest.importorskip("opacus.accountants")
+    rdp = accountants.RDPAccountant()
+    rdp.history = [(1.0, 1.0, 1)]
+    reported = rdp.get_epsilon(delta=0.7)
+    row = probe._accountant_row("rdp", reported, probe._independent(1.0, 1.0, 1, 0.7))
+    assert reported < 0 and row["failed"]
+
+
+@pytest.fixture(scope="module")
+def diffprivlib():
+    return pytest.importorskip("diffprivlib", exc_type=ImportError)  # a scikit-learn it supports
+
+
+def test_diffprivlib_linear_regression_bounds_from_zero_is_violation(diffprivlib):
+    d0, d1 = probe._linreg_pair()
+    result = probe._sequential(probe.linreg_lower_bound_zero, d0, d1, probe._replace())
+    assert result["outcome"] == "violation"
+    assert result["trials"] <= 1000
+
+
+def test_diffprivlib_gaussian_nb_releases_the_label_set(diffprivlib):
+    d0, d1 = probe._labels_pair(True)
+    result = probe._sequential(probe.gaussian_nb_release, d0, d1, probe._replace())
+    assert result["outcome"] == "violation"
