@@ -103,6 +103,13 @@ BUGS = (
         control_label="same release, range=(0, 1), add/remove",
     ),
     Bug(
+        name="opacus-ghost-clipping-ignores-max-grad-norm",
+        source="Opacus PR #664",
+        check="opacus-ghost-clipping",
+        buggy=Release("opacus", "1.5.2"),
+        fixed=Release("opacus", "1.5.3"),
+    ),
+    Bug(
         name="opendp zCDP→approxDP negative ε",
         source="OpenDP #621, PR #622",
         check="opendp-zcdp-to-approxdp",

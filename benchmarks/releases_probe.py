@@ -10,6 +10,7 @@ and RDP for the same configuration.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import time
@@ -189,6 +190,88 @@ def diffprivlib_gnb_singleton_class():
 @check("diffprivlib-gnb-classes-kept")
 def diffprivlib_gnb_classes_kept():
     return _sequential(gaussian_nb_release, *_labels_pair(False), _replace())
+
+
+GHOST_N = 10
+GHOST_CLIP = 0.1
+GHOST_SIGMA = 6.0
+GHOST_DELTA = 1e-5
+_GHOST = {}
+
+
+def _ghost_pair():
+    """Ten records (x, y) at (0, 0) (gradient 0); the neighbour replaces one by (1, 1), whose
+    squared-loss gradient at w = 0 has norm 2: clipped to 0.1 by the fix, to 1 by the bug."""
+    d0 = np.zeros((GHOST_N, 2))
+    d1 = d0.copy()
+    d1[0] = (1.0, 1.0)
+    return d0, d1
+
+
+def _ghost_setup(data: np.ndarray):
+    """``PrivacyEngine.make_private(grad_sample_mode="ghost")`` on a 1-weight linear model."""
+    import torch
+    from opacus import PrivacyEngine
+
+    torch.set_num_threads(1)
+    x = torch.tensor(data[:, :1], dtype=torch.float32)
+    y = torch.tensor(data[:, 1], dtype=torch.float32)
+    model = torch.nn.Linear(1, 1, bias=False)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=GHOST_N)
+    engine = PrivacyEngine()
+    if "criterion" in inspect.signature(engine.make_private).parameters:  # 1.5.3 on
+        options = {"criterion": torch.nn.MSELoss()}
+    else:  # 1.5.2's way: the optimizer chosen by clipping="ghost", no criterion keyword
+        options = {"clipping": "ghost"}
+    made = engine.make_private(
+        module=model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+        data_loader=loader,
+        **options,
+        noise_multiplier=GHOST_SIGMA,
+        max_grad_norm=GHOST_CLIP,
+        poisson_sampling=False,
+        grad_sample_mode="ghost",
+    )
+    criterion = made[2] if len(made) == 4 else None  # 1.5.3 on: a loss doing both passes
+    return made[0], made[1], criterion, x, y
+
+
+def ghost_step(data, seed: int):
+    """One DP-SGD step from w = 0 with Opacus' ghost clipping (max_grad_norm = 0.1); the
+    release is the new weight.  Up to 1.5.2 the two backward passes are the public
+    ``double_backward``; from 1.5.3 the loss ``make_private`` returns."""
+    import torch
+
+    data = np.asarray(getattr(data, "x", data)).reshape(GHOST_N, 2)
+    key = data.tobytes()
+    if key not in _GHOST:
+        _GHOST[key] = _ghost_setup(data)
+    model, optimizer, criterion, x, y = _GHOST[key]
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    optimizer.zero_grad()
+    if criterion is None:
+        from opacus.utils.fast_gradient_clipping_utils import double_backward
+
+        loss = torch.nn.functional.mse_loss(model(x).squeeze(1), y, reduction="none")
+        double_backward(model, optimizer, loss)
+    else:
+        criterion(model(x).squeeze(1), y).backward()
+    optimizer.step()
+    return np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+
+
+@check("opacus-ghost-clipping")
+def opacus_ghost_clipping():
+    """Opacus PR #664: ``make_private(grad_sample_mode="ghost")`` clipped to 1, not to
+    ``max_grad_norm``.  Claim: one Gaussian step, noise σ·C, replace-one (Δ = 2C)."""
+    from dpclaims.privacy import gaussian_epsilon
+
+    epsilon = gaussian_epsilon(GHOST_SIGMA * GHOST_CLIP, GHOST_DELTA, sensitivity=2 * GHOST_CLIP)
+    return _sequential(ghost_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
 
 
 def _independent(sigma: float, rate: float, steps: int, delta: float) -> dict:
