@@ -59,7 +59,9 @@ class Bug:
     no_fix: str = ""
     control: str | None = None
     control_label: str = ""
-    accountant: bool = False
+    kind: str = "audit"
+    """``audit`` (per-call sequential audit), ``accountant`` (ε against dp-accounting) or
+    ``delta`` (a release rate against the reported δ)."""
 
 
 DIFFPRIVLIB = Release("diffprivlib", "0.6.6", ("scikit-learn==1.8.0",))
@@ -115,7 +117,7 @@ BUGS = (
         check="opendp-zcdp-to-approxdp",
         buggy=Release("opendp", "0.6.1", NUMPY_1),
         fixed=Release("opendp", "0.6.2", NUMPY_1),
-        accountant=True,
+        kind="accountant",
     ),
     Bug(
         name="opacus accountants: negative ε, GDP below PLD",
@@ -123,7 +125,15 @@ BUGS = (
         check="opacus-accountants",
         buggy=Release("opacus", "1.6.0"),
         no_fix="none released (PR #844 open; 1.6.0 is the latest)",
-        accountant=True,
+        kind="accountant",
+    ),
+    Bug(
+        name="opendp-threshold-mass-omitted",
+        source="OpenDP #2922",
+        check="opendp-threshold-delta",
+        buggy=Release("opendp", "0.16.0"),
+        no_fix="none released (#2922 open; 0.16.0 is the latest)",
+        kind="delta",
     ),
 )
 
@@ -216,6 +226,21 @@ def accountant_cell(result: dict) -> str:
     return f"{flagged} of {len(result['rows'])} configurations flagged, {result['seconds']} s"
 
 
+def delta_cell(result: dict) -> str:
+    """A δ claim: the reported δ, the measured release rate and its lower confidence bound."""
+    if "error" in result:
+        return f"error: {result['error']}"
+    verdict = "**flagged**" if result["failed"] else "ok"
+    return (
+        f"ε = {result['epsilon']:.3g}, δ reported {result['reported']:.3g}; a key of one record "
+        f"released at rate {result['rate']:.3g} (≥ {result['lower']:.3g} at 95 %, "
+        f"{result['rate'] / result['reported']:.2f}× δ): {verdict}, {result['seconds']} s"
+    )
+
+
+CELLS = {"audit": audit_cell, "accountant": accountant_cell, "delta": delta_cell}
+
+
 def accountant_rows(bug: Bug, result: dict) -> list[str]:
     """Must-show 4: configuration, the library's ε, dp-accounting's PLD and RDP, the ratio."""
     rows = []
@@ -248,7 +273,7 @@ def run(bugs, cache: Path) -> tuple[list[str], list[str], list[str]]:
 
     table, accountants = [], []
     for bug in bugs:
-        cell = accountant_cell if bug.accountant else audit_cell
+        cell = CELLS[bug.kind]
         buggy = probe(env_of(bug.buggy), bug.check)
         if bug.fixed is not None:
             fixed = probe(env_of(bug.fixed), bug.check)
@@ -264,7 +289,7 @@ def run(bugs, cache: Path) -> tuple[list[str], list[str], list[str]]:
         )
         table.append(row)
         print(row, flush=True)
-        if bug.accountant:
+        if bug.kind == "accountant":
             for result in (buggy, fixed):
                 if result is not None:
                     accountants += accountant_rows(bug, result)

@@ -346,6 +346,38 @@ def opendp_zcdp_to_approxdp():
     return {"rows": rows, "failed": any(r["failed"] for r in rows)}
 
 
+THRESHOLD_KEYS = 100_000
+THRESHOLD_CONFIDENCE = 0.95
+
+
+@check("opendp-threshold-delta")
+def opendp_threshold_delta():
+    """OpenDP #2922: ``make_count_by >> then_laplace_threshold(scale=1, threshold=5)`` over
+    100,000 keys of one record each.  Under add/remove a key of one record is absent from the
+    neighbour, so δ is at least the rate at which such a key is released; flagged when that
+    rate's lower confidence bound exceeds the δ the library reports."""
+    import opendp.prelude as dp
+
+    from dpclaims.audit.bounds import rate_upper
+
+    dp.enable_features("contrib")
+    release = dp.t.make_count_by(
+        dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    ) >> dp.m.then_laplace_threshold(scale=1.0, threshold=5)
+    epsilon, delta = release.map(1)
+    released = len(release([f"user{i}" for i in range(THRESHOLD_KEYS)]))
+    alpha = 1.0 - THRESHOLD_CONFIDENCE
+    lower = 1.0 - float(rate_upper(THRESHOLD_KEYS - released, THRESHOLD_KEYS, alpha))
+    return {
+        "config": "count_by >> laplace_threshold(scale=1, threshold=5), keys of one record",
+        "epsilon": float(epsilon),
+        "reported": float(delta),
+        "rate": released / THRESHOLD_KEYS,
+        "lower": lower,
+        "failed": lower > delta,
+    }
+
+
 def main(argv: list[str]) -> int:
     name = argv[1]
     library = name.split("-")[0]

@@ -2,7 +2,8 @@
 installed here: the accountant check flags a negative ε and an ε below PLD's, not an ε above
 it; Opacus' RDP accountant reports a negative ε at a large δ (Opacus #585); diffprivlib's
 LinearRegression with bounds (0, U) is a violation (diffprivlib #105) and its GaussianNB
-releases the private label set (diffprivlib #106)."""
+releases the private label set (diffprivlib #106); OpenDP's thresholded counts release a key of
+one record more often than the δ they report (OpenDP #2922)."""
 
 import importlib.util
 import sys
@@ -40,6 +41,12 @@ def test_opacus_rdp_accountant_negative_epsilon_is_flagged():
     assert reported < 0 and row["failed"]
 
 
+def test_opendp_threshold_releases_single_record_keys_above_reported_delta():
+    pytest.importorskip("opendp.prelude")
+    result = probe.opendp_threshold_delta()
+    assert result["failed"] and result["lower"] > result["reported"]
+
+
 @pytest.fixture(scope="module")
 def diffprivlib():
     return pytest.importorskip("diffprivlib", exc_type=ImportError)  # a scikit-learn it supports
@@ -52,6 +59,7 @@ def test_diffprivlib_linear_regression_bounds_from_zero_is_violation(diffprivlib
     assert result["trials"] <= 1000
 
 
+@pytest.mark.slow
 def test_diffprivlib_gaussian_nb_releases_the_label_set(diffprivlib):
     d0, d1 = probe._labels_pair(True)
     result = probe._sequential(probe.gaussian_nb_release, d0, d1, probe._replace())
