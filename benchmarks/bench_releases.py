@@ -314,6 +314,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    unknown = sorted(set(args.only or ()) - {b.name for b in BUGS})
+    if unknown:
+        parser.error(f"--only: unknown bug {', '.join(unknown)}; choose from the BUGS names")
     bugs = [b for b in BUGS if not args.only or b.name in args.only]
     start = time.perf_counter()
     table, accountants, env_lines = run(bugs, args.cache)
