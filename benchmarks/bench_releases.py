@@ -112,6 +112,15 @@ BUGS = (
         fixed=Release("opacus", "1.5.3"),
     ),
     Bug(
+        name="opacus-expected-batch-size-private-n",
+        source="Opacus #571, #819",
+        check="opacus-expected-batch-size",
+        buggy=Release("opacus", "1.6.0"),
+        no_fix="none released (#571 open; 1.6.0 is the latest)",
+        control="opacus-expected-batch-size-replace",
+        control_label="same release, replace-one (equal sizes)",
+    ),
+    Bug(
         name="opendp zCDP→approxDP negative ε",
         source="OpenDP #621, PR #622",
         check="opendp-zcdp-to-approxdp",

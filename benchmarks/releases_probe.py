@@ -274,6 +274,77 @@ def opacus_ghost_clipping():
     return _sequential(ghost_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
 
 
+NORMALISER_SIGMA = 4.0
+NORMALISER_CLIP = 1.0
+_NORMALISER = {}
+
+
+def _normaliser_pair(add: bool):
+    """One record (0, 0) (gradient 0); ``add``: the neighbour adds a second (0, 0), so only the
+    dataset's size differs; else (replace-one control) it has two records either way, the
+    second (0, 0) or (1, 1) (a gradient of norm 2, clipped to 1)."""
+    d0 = np.zeros((1 if add else 2, 2))
+    d1 = np.zeros((2, 2))
+    if not add:
+        d1[1] = (1.0, 1.0)
+    return d0, d1
+
+
+def normaliser_step(data, seed: int):
+    """One DP-SGD step from w = 0 through ``make_private`` (Poisson sampling, a loader of
+    batch size 2: sample rate 1/len(loader) = 1), release the new weight.  Opacus divides the
+    noisy sum by ``expected_batch_size = int(len(dataset) * sample_rate)``: the private size."""
+    import torch
+    from opacus import PrivacyEngine
+
+    data = np.asarray(getattr(data, "x", data)).reshape(-1, 2)
+    key = data.tobytes()
+    if key not in _NORMALISER:
+        torch.set_num_threads(1)
+        x = torch.tensor(data[:, :1], dtype=torch.float32)
+        y = torch.tensor(data[:, 1], dtype=torch.float32)
+        model = torch.nn.Linear(1, 1, bias=False)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=2)
+        model, optimizer, _ = PrivacyEngine().make_private(
+            module=model,
+            optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+            data_loader=loader,
+            noise_multiplier=NORMALISER_SIGMA,
+            max_grad_norm=NORMALISER_CLIP,
+        )
+        _NORMALISER[key] = model, optimizer, x, y
+    model, optimizer, x, y = _NORMALISER[key]
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x).squeeze(1), y).backward()
+    optimizer.step()
+    return np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+
+
+def _normaliser_claim(relation: str):
+    """One Gaussian step of noise σ·C at δ = 10⁻⁵: Δ = C add/remove, 2C replace-one."""
+    from dpclaims.privacy import gaussian_epsilon
+
+    sensitivity = NORMALISER_CLIP * (1.0 if relation == "add-remove" else 2.0)
+    epsilon = gaussian_epsilon(NORMALISER_SIGMA * NORMALISER_CLIP, 1e-5, sensitivity)
+    return _replace(epsilon, 1e-5, relation)
+
+
+@check("opacus-expected-batch-size")
+def opacus_expected_batch_size():
+    """Opacus #571/#819: one record added changes only the divisor (1 → 2)."""
+    return _sequential(normaliser_step, *_normaliser_pair(True), _normaliser_claim("add-remove"))
+
+
+@check("opacus-expected-batch-size-replace")
+def opacus_expected_batch_size_replace():
+    """Control: the same step under replace-one (equal sizes, one gradient 0 → clipped norm 1)."""
+    return _sequential(normaliser_step, *_normaliser_pair(False), _normaliser_claim("replace"))
+
+
 def _independent(sigma: float, rate: float, steps: int, delta: float) -> dict:
     """dp-accounting's PLD and RDP ε for ``steps`` Poisson-subsampled Gaussian steps."""
     from dpclaims.privacy import subsampled_gaussian_epsilon
