@@ -3,7 +3,8 @@ installed here: the accountant check flags a negative ε and an ε below PLD's, 
 it; Opacus' RDP accountant reports a negative ε at a large δ (Opacus #585); diffprivlib's
 LinearRegression with bounds (0, U) is a violation (diffprivlib #105) and its GaussianNB
 releases the private label set (diffprivlib #106); OpenDP's thresholded counts release a key of
-one record more often than the δ they report (OpenDP #2922)."""
+one record more often than the δ they report (OpenDP #2922); Opacus' step divides by the private
+dataset size (Opacus #571)."""
 
 import importlib.util
 import sys
@@ -63,4 +64,13 @@ def test_diffprivlib_linear_regression_bounds_from_zero_is_violation(diffprivlib
 def test_diffprivlib_gaussian_nb_releases_the_label_set(diffprivlib):
     d0, d1 = probe._labels_pair(True)
     result = probe._sequential(probe.gaussian_nb_release, d0, d1, probe._replace())
+    assert result["outcome"] == "violation"
+
+
+@pytest.mark.slow
+def test_opacus_expected_batch_size_from_private_n_is_violation():
+    pytest.importorskip("opacus")
+    d0, d1 = probe._normaliser_pair(True)
+    claim = probe._normaliser_claim("add-remove")
+    result = probe._sequential(probe.normaliser_step, d0, d1, claim)
     assert result["outcome"] == "violation"
