@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +156,6 @@ class Environment:
     error: str = ""
     seconds: float = 0.0
     cached: bool = False
-    log: list[str] = field(default_factory=list)
 
 
 def _last_line(text: str) -> str:
@@ -304,14 +303,7 @@ def run(bugs, cache: Path) -> tuple[list[str], list[str], list[str]]:
                     accountants += accountant_rows(bug, result)
     env_lines = [
         f"- `{e.release.name}`: `pip install --no-deps --ignore-installed "
-        f"{' '.join(e.release.requirements)}` — "
-        + (
-            f"**{e.error}**"
-            if e.error
-            else "cached"
-            if e.cached
-            else f"installed in {e.seconds:.0f} s"
-        )
+        f"{' '.join(e.release.requirements)}` — {_install_note(e)}"
         for e in environments.values()
     ]
     return table, accountants, env_lines

@@ -15,6 +15,7 @@ import json
 import sys
 import time
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -458,9 +459,10 @@ def main(argv: list[str]) -> int:
     except Exception as error:  # noqa: BLE001 - reported as the row's error
         result = {"error": f"{type(error).__name__}: {error}"}
     result["seconds"] = round(time.perf_counter() - start, 1)
-    from importlib.metadata import version
-
-    result["version"] = version(library)
+    try:
+        result["version"] = metadata.version(library)
+    except metadata.PackageNotFoundError:
+        result["version"] = None
     print(json.dumps(result, default=lambda v: None if v is None else float(v)))
     return 0
 

@@ -12,11 +12,26 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "releases_probe.py"
-_SPEC = importlib.util.spec_from_file_location("releases_probe", _PATH)
-probe = importlib.util.module_from_spec(_SPEC)
-sys.modules.setdefault(_SPEC.name, probe)
-_SPEC.loader.exec_module(probe)
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+probe = _load("releases_probe")
+bench = _load("bench_releases")
+
+
+def test_a_check_that_fails_in_its_environment_is_a_row_with_the_error():
+    env = bench.Environment(bench.Release("nolib", "0"), python=Path(sys.executable))
+    assert bench.probe(env, "nolib-unknown-check")["error"] == "KeyError: 'nolib-unknown-check'"
+    missing = bench.Environment(bench.Release("nolib", "0"), error="install failed: no such")
+    assert bench.audit_cell(bench.probe(missing, "any")) == "error: install failed: no such"
 
 
 @pytest.mark.parametrize(
