@@ -112,6 +112,13 @@ BUGS = (
         fixed=Release("opacus", "1.5.3"),
     ),
     Bug(
+        name="opacus-closure-recomputes-after-noise",
+        source="Opacus PR #330",
+        check="opacus-closure",
+        buggy=Release("opacus", "1.0.1"),
+        fixed=Release("opacus", "1.0.2"),
+    ),
+    Bug(
         name="opacus-expected-batch-size-private-n",
         source="Opacus #571, #819",
         check="opacus-expected-batch-size",

@@ -275,6 +275,61 @@ def opacus_ghost_clipping():
     return _sequential(ghost_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
 
 
+_CLOSURE = {}
+
+
+def closure_step(data, seed: int):
+    """One DP-SGD step from w = 0 through ``optimizer.step(closure)`` (``make_private``, no
+    Poisson sampling, clipping 0.1, σ = 6, the pair of :func:`_ghost_pair`); the release is
+    the new weight.  Opacus PR #330: up to 1.0.1 the wrapped optimizer ran the closure again
+    after the noise, so the update used the recomputed, noiseless gradient."""
+    import torch
+    from opacus import PrivacyEngine
+
+    data = np.asarray(getattr(data, "x", data)).reshape(GHOST_N, 2)
+    key = data.tobytes()
+    if key not in _CLOSURE:
+        torch.set_num_threads(1)
+        x = torch.tensor(data[:, :1], dtype=torch.float32)
+        y = torch.tensor(data[:, 1], dtype=torch.float32)
+        model = torch.nn.Linear(1, 1, bias=False)
+        loader = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(x, y), batch_size=GHOST_N
+        )
+        model, optimizer, _ = PrivacyEngine().make_private(
+            module=model,
+            optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+            data_loader=loader,
+            noise_multiplier=GHOST_SIGMA,
+            max_grad_norm=GHOST_CLIP,
+            poisson_sampling=False,
+        )
+        _CLOSURE[key] = model, optimizer, x, y
+    model, optimizer, x, y = _CLOSURE[key]
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x).squeeze(1), y)
+        loss.backward()
+        return loss
+
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    optimizer.step(closure)
+    return np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+
+
+@check("opacus-closure")
+def opacus_closure():
+    """Opacus PR #330; the claim of :func:`opacus_ghost_clipping` (same step, same pair)."""
+    from dpclaims.privacy import gaussian_epsilon
+
+    epsilon = gaussian_epsilon(GHOST_SIGMA * GHOST_CLIP, GHOST_DELTA, sensitivity=2 * GHOST_CLIP)
+    return _sequential(closure_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
+
+
 NORMALISER_SIGMA = 4.0
 NORMALISER_CLIP = 1.0
 _NORMALISER = {}
