@@ -70,7 +70,8 @@ def _diffprivlib_example():
     return diffprivlib_percall
 
 
-def _replace(epsilon: float = 1.0, delta: float = 0.0, relation: str = "replace"):
+def _claim(epsilon: float = 1.0, delta: float = 0.0, relation: str = "replace"):
+    """The claim (ε, δ) per record (unit ``user``, one record each) under ``relation``."""
     from dpclaims import PrivacyClaim
 
     return PrivacyClaim(epsilon, delta, unit="user", relation=relation)
@@ -80,21 +81,21 @@ def _replace(epsilon: float = 1.0, delta: float = 0.0, relation: str = "replace"
 def diffprivlib_mean_no_bounds():
     """``tools.mean`` without bounds (taken from the data) on the example's replace-one pair."""
     dpl = _diffprivlib_example()
-    return _sequential(dpl.mean_unbounded, *dpl.pairs("replace"), _replace())
+    return _sequential(dpl.mean_unbounded, *dpl.pairs("replace"), _claim())
 
 
 @check("diffprivlib-mean-bounds")
 def diffprivlib_mean_bounds():
     """``tools.mean(bounds=(0, 1))`` on the same pair."""
     dpl = _diffprivlib_example()
-    return _sequential(dpl.mean_bounded, *dpl.pairs("replace"), _replace())
+    return _sequential(dpl.mean_bounded, *dpl.pairs("replace"), _claim())
 
 
 @check("diffprivlib-histogram-no-range")
 def diffprivlib_histogram_no_range():
     """``tools.histogram`` without ``range`` (edges from the data), add/remove pair."""
     dpl = _diffprivlib_example()
-    claim = _replace(relation="add-remove")
+    claim = _claim(relation="add-remove")
     return _sequential(dpl.histogram_unranged, *dpl.pairs("add-remove"), claim)
 
 
@@ -102,7 +103,7 @@ def diffprivlib_histogram_no_range():
 def diffprivlib_histogram_range():
     """``tools.histogram(range=(0, 1))``, add/remove pair (its calibration's relation)."""
     dpl = _diffprivlib_example()
-    claim = _replace(relation="add-remove")
+    claim = _claim(relation="add-remove")
     return _sequential(dpl.histogram_ranged, *dpl.pairs("add-remove"), claim)
 
 
@@ -148,13 +149,13 @@ def linreg_symmetric_bounds(data, random_state):
 
 @check("diffprivlib-linreg-bounds-0-4")
 def diffprivlib_linreg_bounds_0_4():
-    return _sequential(linreg_lower_bound_zero, *_linreg_pair(), _replace())
+    return _sequential(linreg_lower_bound_zero, *_linreg_pair(), _claim())
 
 
 @check("diffprivlib-linreg-bounds-sym")
 def diffprivlib_linreg_bounds_sym():
     d0, d1 = _linreg_pair()
-    return _sequential(linreg_symmetric_bounds, d0, d1, _replace())
+    return _sequential(linreg_symmetric_bounds, d0, d1, _claim())
 
 
 CLASSES = (0.0, 1.0, 2.0)
@@ -185,12 +186,12 @@ def gaussian_nb_release(data, random_state):
 
 @check("diffprivlib-gnb-singleton-class")
 def diffprivlib_gnb_singleton_class():
-    return _sequential(gaussian_nb_release, *_labels_pair(True), _replace())
+    return _sequential(gaussian_nb_release, *_labels_pair(True), _claim())
 
 
 @check("diffprivlib-gnb-classes-kept")
 def diffprivlib_gnb_classes_kept():
-    return _sequential(gaussian_nb_release, *_labels_pair(False), _replace())
+    return _sequential(gaussian_nb_release, *_labels_pair(False), _claim())
 
 
 GHOST_N = 10
@@ -272,7 +273,7 @@ def opacus_ghost_clipping():
     from dpclaims.privacy import gaussian_epsilon
 
     epsilon = gaussian_epsilon(GHOST_SIGMA * GHOST_CLIP, GHOST_DELTA, sensitivity=2 * GHOST_CLIP)
-    return _sequential(ghost_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
+    return _sequential(ghost_step, *_ghost_pair(), _claim(epsilon, GHOST_DELTA))
 
 
 _CLOSURE = {}
@@ -327,7 +328,7 @@ def opacus_closure():
     from dpclaims.privacy import gaussian_epsilon
 
     epsilon = gaussian_epsilon(GHOST_SIGMA * GHOST_CLIP, GHOST_DELTA, sensitivity=2 * GHOST_CLIP)
-    return _sequential(closure_step, *_ghost_pair(), _replace(epsilon, GHOST_DELTA))
+    return _sequential(closure_step, *_ghost_pair(), _claim(epsilon, GHOST_DELTA))
 
 
 NORMALISER_SIGMA = 4.0
@@ -386,7 +387,7 @@ def _normaliser_claim(relation: str):
 
     sensitivity = NORMALISER_CLIP * (1.0 if relation == "add-remove" else 2.0)
     epsilon = gaussian_epsilon(NORMALISER_SIGMA * NORMALISER_CLIP, 1e-5, sensitivity)
-    return _replace(epsilon, 1e-5, relation)
+    return _claim(epsilon, 1e-5, relation)
 
 
 @check("opacus-expected-batch-size")

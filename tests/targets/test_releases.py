@@ -70,7 +70,7 @@ def diffprivlib():
 
 def test_diffprivlib_linear_regression_bounds_from_zero_is_violation(diffprivlib):
     d0, d1 = probe._linreg_pair()
-    result = probe._sequential(probe.linreg_lower_bound_zero, d0, d1, probe._replace())
+    result = probe._sequential(probe.linreg_lower_bound_zero, d0, d1, probe._claim())
     assert result["outcome"] == "violation"
     assert result["trials"] <= 1000
 
@@ -78,7 +78,7 @@ def test_diffprivlib_linear_regression_bounds_from_zero_is_violation(diffprivlib
 @pytest.mark.slow
 def test_diffprivlib_gaussian_nb_releases_the_label_set(diffprivlib):
     d0, d1 = probe._labels_pair(True)
-    result = probe._sequential(probe.gaussian_nb_release, d0, d1, probe._replace())
+    result = probe._sequential(probe.gaussian_nb_release, d0, d1, probe._claim())
     assert result["outcome"] == "violation"
 
 
