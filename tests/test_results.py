@@ -2,7 +2,10 @@
 
 import ast
 import json
+from collections.abc import Mapping
 from pathlib import Path
+
+import pytest
 
 from dpclaims.results import (
     AuditEvidence,
@@ -11,7 +14,9 @@ from dpclaims.results import (
     Evidence,
     Outcome,
     RateEvidence,
+    RecordEvidence,
     Results,
+    ResultsError,
     ValueEvidence,
     dumps_results,
     validate_results,
@@ -25,14 +30,14 @@ def test_json_round_trip_keeps_every_key_in_order(results):
     again = Results.from_json(json.loads(text))
     assert dumps_results(again) == text
     validate_results(results)
-    assert results["counts"]["consistent"] == 2 and results.exit_code() == 0
+    assert results.counts["consistent"] == 2 and results.exit_code() == 0
 
 
 def test_each_experiment_type_gets_its_evidence_class(results, rate_record):
     audit, rate, unchecked = results.claims
     assert isinstance(audit.evidence, AuditEvidence) and audit.evidence.epsilon_lower == 0.8
     assert isinstance(rate.evidence, RateEvidence) and rate.evidence.sweep["param"] == "n"
-    assert type(unchecked.evidence) is Evidence and unchecked.parts() == [unchecked]
+    assert type(unchecked.evidence) is RecordEvidence and unchecked.parts() == [unchecked]
     value = {"type": "value", "verdict": "consistent", "summary": "1/1", "evidence": {}}
     combined = Evidence.from_json(
         "rate",
@@ -58,24 +63,33 @@ def test_parts_of_a_combined_claim_render_their_own_rows(make_claim, audit_recor
     assert entry.key_figure() == "s"  # several parts: the summary
 
 
-def test_an_outcome_reads_as_the_json_an_experiment_returned():
-    outcome = Outcome("value", "consistent", "1/1 quantities match", ValueEvidence({"checks": {}}))
-    assert outcome["verdict"] == "consistent" and dict(outcome)["evidence"] == {"checks": {}}
-    assert {**outcome, "summary": "x"}["summary"] == "x"
-    assert Outcome.from_json({**outcome}) == outcome
-    assert (
-        ClaimResult.from_json(
-            {
-                **dict.fromkeys(("id", "paper", "kind", "algorithm", "source", "statement"), "a"),
-                **outcome,
-                "reason": None,
-                "error": None,
-                "seed": 0,
-                "wall_time": 0.0,
-            }
-        ).outcome
-        == outcome
-    )
+def test_an_outcome_is_typed_and_a_returned_mapping_is_read_through_one_door():
+    evidence = ValueEvidence(checks={"c": {"value": 1.0, "expected": 1.0, "ok": True}}, note="n")
+    outcome = Outcome("value", "consistent", "1/1 quantities match", evidence)
+    for typed in (outcome, ClaimResult(**_NAMES, type="value", verdict="consistent")):
+        assert not isinstance(typed, Mapping) and not hasattr(typed, "__getitem__")
+    assert outcome.to_json()["evidence"] == {"checks": evidence.checks, "note": "n"}
+    assert Outcome.parse(outcome) is outcome
+    assert Outcome.parse(outcome.to_json()) == outcome  # a plugin's dict: validated and read
+    with pytest.raises(ResultsError, match=r"part 'p'\.verdict"):
+        Outcome.parse({**outcome.to_json(), "verdict": "skipped"}, "part 'p'")
+    entry = ClaimResult.from_json({**_NAMES, **outcome.to_json(), "reason": None, "error": None,
+                                   "seed": 0, "wall_time": 0.0})  # fmt: skip
+    assert entry.outcome == outcome and isinstance(entry.outcome.evidence, ValueEvidence)
+
+
+_NAMES = dict.fromkeys(("id", "paper", "kind", "algorithm", "source", "statement"), "a")
+
+
+def test_typed_evidence_round_trips_through_json_unchanged(audit_record, rate_record):
+    for kind, record in (("audit", audit_record()), ("rate", rate_record()), ("x", {"k": 1})):
+        evidence = Evidence.from_json(kind, record)
+        again = Evidence.from_json(kind, json.loads(json.dumps(evidence.to_json())))
+        assert again == evidence and again.to_json() == evidence.to_json()
+    audit = Evidence.from_json("audit", audit_record())
+    assert audit.counts.false_positives == 30 and audit.test.ci == "clopper-pearson"
+    assert audit.to_json()["fpr"] == 30 / 800 and audit.reach is None
+    assert audit.to_json()["reach_factor"] is None and "bound" not in audit.to_json()
 
 
 def _imports(folder):

@@ -51,7 +51,6 @@ from ..results import (
     Results,
     multiplicity,
     to_jsonable,
-    validate_experiment_result,
     validate_results,
 )
 from ..timelimit import TimeLimitExceeded, check_time_limit, time_limit
@@ -257,11 +256,9 @@ TRANSCRIPTION = (
 
 
 def _execute(experiment: Any, seed: int, execution: Execution) -> Outcome:
-    """One validated, JSON-ready run of ``experiment`` (an :class:`~dpclaims.results.Outcome`,
-    or the JSON object of one, as a plugin's experiment may return)."""
-    result = to_jsonable(experiment.run(seed=seed, execution=execution))
-    validate_experiment_result(result, "experiment result")
-    return Outcome.from_json(result)
+    """One run of ``experiment``: its :class:`~dpclaims.results.Outcome`, or the JSON object of
+    one (as a plugin's experiment may return) validated and read (:meth:`Outcome.parse`)."""
+    return Outcome.parse(experiment.run(seed=seed, execution=execution))
 
 
 def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Execution) -> ClaimResult:

@@ -1,5 +1,6 @@
 """The results document: :class:`Results` (how the run was made, one :class:`ClaimResult` per
-claim, the kill matrix when mutants ran), with ``to_json()`` / ``from_json()`` at the edge.
+claim, the kill matrix when mutants ran), with ``to_json()`` / ``from_json()`` at the edge
+(:mod:`.codec`: the JSON keys are the fields' names, in field order).
 
 The runner (:func:`dpclaims.claims.run.run_claims`) builds it; the renderers
 (:mod:`dpclaims.reports`) read it; ``results.json`` is its JSON (:mod:`.schema`).
@@ -7,13 +8,14 @@ The runner (:func:`dpclaims.claims.run.run_claims`) builds it; the renderers
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..verdicts import FINDINGS, NOT_RUN, UNCHECKED
+from ..verdicts import FINDINGS, NOT_RUN, UNCHECKED, Verdict
+from .codec import decode, encode
 from .display import brief
-from .evidence import CombinedEvidence, Evidence, Outcome
+from .evidence import CombinedEvidence, Evidence, Outcome, RecordEvidence, _read_evidence
 from .mutants import MutationSummary
 from .schema import CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS
 
@@ -64,16 +66,22 @@ class Confirmation:
         return f"rerun on the independent seed {self.seed}: {verdict} ({summary}); {outcome}"
 
 
+def _read_confirmation(data: Mapping[str, Any]) -> Confirmation | None:
+    """The ``confirmation`` of a claim's JSON object (None when absent or null)."""
+    confirmation = data.get("confirmation")
+    return Confirmation.from_json(confirmation, data["type"]) if confirmation else None
+
+
 @dataclass(frozen=True, kw_only=True)
-class ClaimResult(Mapping):
+class ClaimResult:
     """One claim's result: the claim (id, paper, kind, algorithm, source, statement), its verdict
     with a one-line summary, why it was not run (``reason``) or failed (``error``), the
     experiment's type and evidence, its seed and wall time, and the rerun of a finding.
 
-    ``evidence`` is empty (:class:`~dpclaims.results.evidence.Evidence` with no record) when
+    ``evidence`` is empty (:class:`~dpclaims.results.RecordEvidence` with no record) when
     nothing ran.  ``caveats`` are the claim's ``{"kind", "text"}`` caveats (the paper's
     ambiguities and errata, the specification's reconstructions; empty in files written before
-    they existed).  It reads as its JSON object too (``result["verdict"]``).
+    they existed).
     """
 
     id: str
@@ -82,16 +90,19 @@ class ClaimResult(Mapping):
     algorithm: str
     source: str
     statement: str
-    verdict: str = "error"
+    verdict: Verdict = Verdict.ERROR
     type: str | None = None
     summary: str = ""
     reason: str | None = None
     error: str | None = None
-    evidence: Evidence = field(default_factory=Evidence)
+    evidence: Evidence = field(default_factory=RecordEvidence, metadata={"read": _read_evidence})
     seed: int | None = None
     wall_time: float = 0.0
-    confirmation: Confirmation | None = None
+    confirmation: Confirmation | None = field(default=None, metadata={"read": _read_confirmation})
     caveats: tuple[Mapping[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     @classmethod
     def for_claim(cls, claim: Any, **fields: Any) -> ClaimResult:
@@ -109,56 +120,10 @@ class ClaimResult(Mapping):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ClaimResult:
-        confirmation = data.get("confirmation")
-        return cls(
-            id=data["id"],
-            paper=data["paper"],
-            kind=data["kind"],
-            algorithm=data["algorithm"],
-            source=data["source"],
-            statement=data["statement"],
-            verdict=data["verdict"],
-            type=data["type"],
-            summary=data["summary"],
-            reason=data["reason"],
-            error=data["error"],
-            evidence=Evidence.from_json(data["type"], data["evidence"]),
-            seed=data["seed"],
-            wall_time=data["wall_time"],
-            confirmation=(
-                Confirmation.from_json(confirmation, data["type"]) if confirmation else None
-            ),
-            caveats=tuple(dict(c) for c in data.get("caveats") or ()),
-        )
+        return decode(cls, data)
 
     def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "paper": self.paper,
-            "kind": self.kind,
-            "algorithm": self.algorithm,
-            "source": self.source,
-            "statement": self.statement,
-            "verdict": self.verdict,
-            "type": self.type,
-            "summary": self.summary,
-            "reason": self.reason,
-            "error": self.error,
-            "evidence": self.evidence.to_json(),
-            "seed": self.seed,
-            "wall_time": self.wall_time,
-            "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
-            "caveats": [dict(c) for c in self.caveats],
-        }
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_json())
-
-    def __len__(self) -> int:
-        return len(self.to_json())
+        return encode(self)
 
     @property
     def outcome(self) -> Outcome:
@@ -172,8 +137,8 @@ class ClaimResult(Mapping):
 
     @property
     def note(self) -> str:
-        """The experiment's setting in words (a combined experiment's own note)."""
-        return self.evidence.note
+        """The experiment's setting in words (a combined experiment's own note; "" when none)."""
+        return self.evidence.note or ""
 
     def parts(self) -> list[ClaimResult]:
         """``[self]``, or for a combined experiment one result per part, with the id
@@ -328,24 +293,23 @@ def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Results(Mapping):
+class Results:
     """A whole run: how it was made (version, time, settings, environment), the papers, one
     :class:`ClaimResult` per claim, the counts and tests made, and the kill matrix when mutants
-    ran.  ``to_json()`` is ``results.json``; it reads as that JSON object too
-    (``results["counts"]``)."""
+    ran.  ``to_json()`` is ``results.json``."""
 
+    schema_version: int = SCHEMA_VERSION
     dpclaims_version: str
     created: str
     settings: Mapping[str, Any]
     environment: Mapping[str, Any]
     papers: tuple[Mapping[str, str], ...]
-    claims: tuple[ClaimResult, ...]
+    counts: Mapping[str, int] | None = None
+    multiplicity: Mapping[str, Any] | None = field(default=None, metadata={"omit": True})
     load_errors: tuple[Mapping[str, str], ...] = ()
     wall_time: float = 0.0
-    counts: Mapping[str, int] | None = None
-    multiplicity: Mapping[str, Any] | None = None
-    mutants: MutationSummary | None = None
-    schema_version: int = SCHEMA_VERSION
+    claims: tuple[ClaimResult, ...]
+    mutants: MutationSummary | None = field(default=None, metadata={"omit": True})
 
     def __post_init__(self) -> None:
         if self.counts is None:
@@ -356,21 +320,7 @@ class Results(Mapping):
     def from_json(cls, data: Mapping[str, Any]) -> Results:
         """From the JSON object of ``results.json`` (validate it first:
         :func:`~dpclaims.results.validate_results`)."""
-        mutants = data.get("mutants")
-        return cls(
-            schema_version=data["schema_version"],
-            dpclaims_version=data["dpclaims_version"],
-            created=data["created"],
-            settings=data["settings"],
-            environment=data["environment"],
-            papers=tuple(data["papers"]),
-            counts=data["counts"],
-            multiplicity=data.get("multiplicity"),
-            load_errors=tuple(data["load_errors"]),
-            wall_time=data["wall_time"],
-            claims=tuple(ClaimResult.from_json(e) for e in data["claims"]),
-            mutants=MutationSummary.from_json(mutants) if mutants else None,
-        )
+        return decode(cls, data)
 
     @classmethod
     def coerce(cls, value: Results | Mapping[str, Any]) -> Results:
@@ -378,34 +328,7 @@ class Results(Mapping):
         return value if isinstance(value, cls) else cls.from_json(value)
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "schema_version": self.schema_version,
-            "dpclaims_version": self.dpclaims_version,
-            "created": self.created,
-            "settings": self.settings,
-            "environment": self.environment,
-            "papers": list(self.papers),
-            "counts": self.counts,
-        }
-        if self.multiplicity is not None:
-            out["multiplicity"] = self.multiplicity
-        out.update(
-            load_errors=list(self.load_errors),
-            wall_time=self.wall_time,
-            claims=[e.to_json() for e in self.claims],
-        )
-        if self.mutants is not None:
-            out["mutants"] = self.mutants.to_json()
-        return out
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_json())
-
-    def __len__(self) -> int:
-        return len(self.to_json())
+        return encode(self)
 
     def with_mutants(self, mutants: MutationSummary | Mapping[str, Any] | None) -> Results:
         """The same results with the kill matrix of ``dpclaims verify --mutants``."""
