@@ -107,3 +107,23 @@ def test_results_sit_below_claims_and_reports_and_reports_below_claims():
             name = module.lstrip(".").removeprefix("dpclaims.")
             up = module.startswith("..") or module.startswith("dpclaims.")
             assert not (up and name.split(".")[0] in above), (path, module)
+
+
+BEFORE = Path(__file__).resolve().parent / "data" / "results_v_before.json"
+"""The quick run at seed 0 written by dpclaims before the typed evidence (#39, main a9d8708)."""
+
+
+def test_a_results_file_from_before_the_typed_evidence_loads_and_renders():
+    from dpclaims.reports.markdown import render_markdown
+    from dpclaims.results import read_results
+
+    results = read_results(BEFORE)
+    assert dumps_results(results) == BEFORE.read_text(encoding="utf-8")  # byte for byte
+    kinds = {type(p.evidence) for e in results.claims if e.checked for p in e.parts()}
+    assert kinds == {AuditEvidence, RateEvidence, ValueEvidence}
+    assert any(isinstance(e.evidence, CombinedEvidence) for e in results.claims)
+    report = render_markdown(results, {})
+    for entry in results.claims:
+        assert f"`{entry.id}`" in report or entry.id in report
+    audit = next(e for e in results.claims if isinstance(e.evidence, AuditEvidence))
+    assert f"| lower bound | {audit.evidence.epsilon_lower:.4f} (certified) |" in report

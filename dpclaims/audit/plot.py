@@ -78,9 +78,9 @@ def plot_tradeoff(evidence: AuditEvidence, ax: Any = None) -> Any:
     if lower is not None and lower > 0:
         kind = "certified" if evidence.certified else "estimated"
         ax.plot(alpha, power(lower), ":", color="#1565c0", lw=2, label=f"{kind} ε ≥ {lower:.3f}")
-    points = np.asarray(
-        [p for p in evidence.test.tradeoff if None not in p], dtype=float
-    ).reshape(-1, 2)
+    points = np.asarray([p for p in evidence.test.tradeoff if None not in p], dtype=float).reshape(
+        -1, 2
+    )
     if points.size:
         ax.plot(
             np.maximum(points[:, 0], floor),

@@ -480,8 +480,7 @@ def _reach_text(reach: ReachRecord) -> str:
     pair, gaussian-dp family)"``."""
     if reach.factor is None:
         return (
-            "would catch no violation of the claim: its tests cannot certify above it at this "
-            "size"
+            "would catch no violation of the claim: its tests cannot certify above it at this size"
         )
     return (
         f"would catch a {reach.factor:.3g}× violation of the claim (ε ≈ "

@@ -21,6 +21,7 @@ from dpclaims.claims.checks.murata_suzuki_2023.section6 import (
 )
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
+from dpclaims.results import ClaimResult, Outcome
 
 TINY = dict(
     samples=1000,
@@ -246,7 +247,10 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
         "grad_diff2_wins",
         "test_diff2_wins",
     }
-    png = claim_figure({"id": "experiments.regression", **result})
+    outcome = Outcome.parse(result)  # this experiment returns its JSON object
+    names = dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), "")
+    entry = ClaimResult(id="experiments.regression", **names, **vars(outcome))
+    png = claim_figure(entry)
     assert png.startswith(b"\x89PNG")
 
 

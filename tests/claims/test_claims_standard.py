@@ -111,6 +111,4 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
     again = CombinedExperiment({"good": good, "bad": bad}).run(
         seed=1, execution=Execution(backend="serial", checkpoint=str(tmp_path))
     )
-    assert (
-        again.evidence.parts["bad"].evidence.fit == out.evidence.parts["bad"].evidence.fit
-    )
+    assert again.evidence.parts["bad"].evidence.fit == out.evidence.parts["bad"].evidence.fit

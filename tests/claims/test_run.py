@@ -218,10 +218,7 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
         {"module": "run_test_broken", "error": "RuntimeError: half-written"},
     )
     first, second = results.claims
-    assert (
-        first.verdict == "error"
-        and "'run_test_broken' of paper 'broken-paper'" in (first.error)
-    )
+    assert first.verdict == "error" and "'run_test_broken' of paper 'broken-paper'" in (first.error)
     assert second.verdict == "consistent" and exit_code(results) == 1
     assert [p["id"] for p in results.papers] == ["broken-paper", "fine-paper"]
     assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
@@ -376,9 +373,7 @@ def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch, audit_r
         monkeypatch.setitem(_FACTORIES, declared.id, lambda claim, budget, e=experiment: e)
         result = run_claim(declared, execution=SERIAL, confirm=False)
         assert result.verdict == expected
-        assert ("declares this check a transcription" in result.summary) == (
-            expected == "formula"
-        )
+        assert ("declares this check a transcription" in result.summary) == (expected == "formula")
     audit = Outcome.from_json(
         {"type": "audit", "verdict": "consistent", "summary": "", "evidence": audit_record()}
     )
