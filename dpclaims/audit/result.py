@@ -229,6 +229,7 @@ class AuditResult:
                 _finite(reach.factor),
                 _finite(reach.epsilon) if math.isfinite(reach.factor) else None,
                 reach.model,
+                reach.power,
             ),
             bound=bound or None,
             note=note,

@@ -217,11 +217,13 @@ class AuditTestRecord:
 class ReachRecord:
     """The smallest violation of the claim the audit would have caught
     (:class:`dpclaims.audit.reach.Reach`): a ``factor`` of the claimed ε, that ``epsilon``
-    (None when infinite: no violation within reach), read in the ``model`` family."""
+    (None when infinite: no violation within reach), read in the ``model`` family, caught with
+    probability ``power`` (not recorded in results.json: None when read from it)."""
 
     factor: float | None = None
     epsilon: float | None = None
     model: str | None = None
+    power: float | None = None
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,10 @@ class AuditEvidence(Evidence):
     certified: bool
     kind: str = field(init=False)
     test: AuditTestRecord = field(metadata={"flat": True})
-    reach: ReachRecord | None = field(default=None, metadata={"flat": True, "prefix": "reach_"})
+    reach: ReachRecord | None = field(
+        default=None,
+        metadata={"flat": True, "prefix": "reach_", "keys": ("factor", "epsilon", "model")},
+    )
     fpr: float = field(init=False)
     fnr: float = field(init=False)
     slack: float | None = field(init=False)
@@ -477,14 +482,16 @@ NOT_REPRODUCIBLE = (
 
 def _reach_text(reach: ReachRecord) -> str:
     """The reach in words, e.g. ``"would catch a 1.4× violation of the claim (ε ≈ 1.4 on this
-    pair, gaussian-dp family)"``."""
+    pair, gaussian-dp family) with probability 0.9"`` (the probability left out for a reach read
+    back from results.json, which does not record it)."""
     if reach.factor is None:
         return (
             "would catch no violation of the claim: its tests cannot certify above it at this size"
         )
+    power = "" if reach.power is None else f" with probability {reach.power:g}"
     return (
         f"would catch a {reach.factor:.3g}× violation of the claim (ε ≈ "
-        f"{number(reach.epsilon, '.3g')} on this pair, {reach.model} family)"
+        f"{number(reach.epsilon, '.3g')} on this pair, {reach.model} family){power}"
     )
 
 
