@@ -38,7 +38,7 @@ def test_each_experiment_type_gets_its_evidence_class(results, rate_record):
     assert isinstance(audit.evidence, AuditEvidence) and audit.evidence.epsilon_lower == 0.8
     assert isinstance(rate.evidence, RateEvidence) and rate.evidence.sweep["param"] == "n"
     assert type(unchecked.evidence) is RecordEvidence and unchecked.parts() == [unchecked]
-    value = {"type": "value", "verdict": "consistent", "summary": "1/1", "evidence": {}}
+    value = {"type": "value", "verdict": "consistent", "summary": "1/1", "evidence": {"checks": {}}}
     combined = Evidence.from_json(
         "rate",
         {"parts": {"r": {**value, "type": "rate", "evidence": rate_record()}, "v": value}},

@@ -25,12 +25,13 @@ import enum
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import MISSING
 from functools import cache
 from typing import Any
 
 from .jsonable import to_jsonable
 
-__all__ = ["encode", "decode"]
+__all__ = ["encode", "decode", "required"]
 
 
 def encode(value: Any) -> dict:
@@ -90,6 +91,21 @@ def decode(cls: type, data: Mapping[str, Any]) -> Any:
         elif f.name in data:
             values[f.name] = _value(hints[f.name], data[f.name])
     return cls(**values)
+
+
+def required(cls: type) -> list[str]:
+    """The JSON keys an object of the dataclass ``cls`` must hold: those of its fields without
+    a default (a flattened field's own required keys, prefixed; none for ``X | None``)."""
+    hints, keys = _hints(cls), []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.default is not MISSING or f.default_factory is not MISSING:
+            continue
+        if "flat" in f.metadata:
+            prefix = f.metadata.get("prefix", "")
+            keys += [prefix + k for k in required(_non_none(hints[f.name]))]
+        else:
+            keys.append(f.name)
+    return keys
 
 
 @cache

@@ -29,7 +29,6 @@ from ..verdicts import FINDINGS, Verdict
 from .codec import decode, encode
 from .display import join, number
 from .jsonable import to_jsonable
-from .schema import validate_experiment_result
 
 __all__ = [
     "Evidence",
@@ -190,7 +189,7 @@ class AuditCounts:
     certification_trials: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditTestRecord:
     """The test an audit certified and how it was chosen (the fields of
     :class:`dpclaims.audit.Provenance`; those a file written before them lacks are None)."""
@@ -198,18 +197,18 @@ class AuditTestRecord:
     statistic: str | None = None
     threshold: float | None = None
     direction: str | None = None
-    calibration_trials: int = 0
+    calibration_trials: int
     calibration_fraction: float | None = None
     threshold_strategy: str | None = None
     grid_size: int | None = None
-    ci: str = ""
+    ci: str
     ci_alpha: float | None = None
     ci_tilt: float | None = None
-    seed: int = 0
+    seed: int
     output_dim: int | None = None
     discrete: bool | None = None
     candidates: Mapping[str, Any] = field(default_factory=dict)
-    tradeoff: tuple[tuple[float | None, float | None], ...] = ()
+    tradeoff: tuple[tuple[float | None, float | None], ...]
     wall_time: float = 0.0
 
 
@@ -685,7 +684,7 @@ class ValueEvidence(Evidence):
 
     type: ClassVar[str] = "value"
 
-    checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    checks: Mapping[str, Mapping[str, Any]]
     rtol: float | None = field(default=None, metadata=_OMIT)
     atol: float | None = field(default=None, metadata=_OMIT)
     note: str | None = field(default=None, metadata=_OMIT)
@@ -764,6 +763,8 @@ class Outcome:
         (:func:`~dpclaims.results.validate_experiment_result`, whose
         :class:`~dpclaims.results.ResultsError` names ``where``): an outcome results.json cannot
         hold fails its claim, not the run."""
+        from .schema import validate_experiment_result  # the schema reads these classes
+
         typed = isinstance(value, cls)
         record = to_jsonable(value.to_json() if typed else value)
         validate_experiment_result(record, where)

@@ -73,7 +73,10 @@ def test_figures_are_pngs_and_deterministic(audit_entry, rate_entry):
 
 def test_figures_only_for_checked_audits_and_rates(audit_entry, rate_entry):
     assert claim_figure(replace(audit_entry(), verdict="error")) is None
-    assert claim_figure(replace(audit_entry(), type="value", evidence=ValueEvidence())) is None
+    assert (
+        claim_figure(replace(audit_entry(), type="value", evidence=ValueEvidence(checks={})))
+        is None
+    )
     assert summary_figure([rate_entry]) is None
     # an infinite bound is stored as null
     assert audit_figure(audit_entry(lower=None)).startswith(PNG)
