@@ -90,6 +90,7 @@ def test_typed_evidence_round_trips_through_json_unchanged(audit_record, rate_re
     assert audit.counts.false_positives == 30 and audit.test.ci == "clopper-pearson"
     assert audit.to_json()["fpr"] == 30 / 800 and audit.reach is None
     assert audit.to_json()["reach_factor"] is None and "bound" not in audit.to_json()
+    assert Evidence.from_json("audit", {}) == RecordEvidence()  # an audit that never ran
 
 
 def _imports(folder):

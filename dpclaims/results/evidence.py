@@ -77,8 +77,10 @@ class Evidence:
     def from_json(kind: str | None, record: Mapping[str, Any] | None) -> Evidence:
         """The evidence of an experiment of type ``kind`` read from its JSON ``record``
         (combined when the record has ``parts``; a :class:`RecordEvidence` for a type dpclaims
-        does not know)."""
+        does not know, and for an empty record: nothing ran)."""
         record = dict(record or {})
+        if not record:
+            return RecordEvidence()
         if isinstance(record.get("parts"), Mapping):
             return decode(CombinedEvidence, record)
         cls = {c.type: c for c in (AuditEvidence, RateEvidence, ValueEvidence)}.get(kind)
