@@ -665,7 +665,7 @@ def _report_summary(results, paths: dict, as_json: bool) -> None:
             {
                 "files": {name: str(path) for name, path in paths.items()},
                 "counts": results.counts,
-                "load_errors": list(results.load_errors),
+                "load_errors": [dataclasses.asdict(e) for e in results.load_errors],
                 "exit_code": results.exit_code(),
                 "wall_time": results.wall_time,
                 "claims": [
@@ -683,7 +683,7 @@ def _report_summary(results, paths: dict, as_json: bool) -> None:
         for e in shown:
             print(f"{e.id:<{width}}  {VERDICT_LABELS[e.verdict]:<13}  {e.key_figure()}")
     for failure in results.load_errors:
-        print(f"warning: check module {failure['module']} failed to import: {failure['error']}")
+        print(f"warning: check module {failure.module} failed to import: {failure.error}")
     print(f"{counts_line(results)} ({results.wall_time:.1f} s)")
     print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
 

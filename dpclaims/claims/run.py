@@ -47,8 +47,12 @@ from ..results import (
     FINDINGS,
     ClaimResult,
     Confirmation,
+    Environment,
+    LoadError,
     Outcome,
+    PaperTitle,
     Results,
+    Settings,
     multiplicity,
     to_jsonable,
     validate_results,
@@ -381,7 +385,7 @@ def run_claims(
                 failed = import_experiments([paper])
         except TimeLimitExceeded as exc:
             failed = {paper.experiments: str(exc)}
-        load_errors += [{"module": name, "error": error} for name, error in failed.items()]
+        load_errors += [LoadError(name, error) for name, error in failed.items()]
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     entries = []
     for claim in selected:
@@ -403,27 +407,27 @@ def run_claims(
     results = Results(
         dpclaims_version=versions["dpclaims"] or _package_version(),
         created=created,
-        settings={
-            "budget": budget,
-            "seed": int(seed),
-            "backend": str(execution.backend),
-            "workers": workers,
-            "papers": list(papers) if papers else None,
-            "claims": list(patterns) if patterns else None,
-            "options": {
+        settings=Settings(
+            budget=budget,
+            seed=int(seed),
+            backend=str(execution.backend),
+            workers=workers,
+            papers=tuple(papers) if papers else None,
+            claims=tuple(patterns) if patterns else None,
+            options={
                 name: str(value)
                 for name in ("scheduler", "checkpoint")
                 if (value := getattr(execution, name)) is not None
             },
-            "confirm": bool(confirm),
-        },
-        environment={
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "versions": versions,
-        },
-        papers=tuple({"id": p.id, "title": p.title} for p in used_papers if p.id in used),
+            confirm=bool(confirm),
+        ),
+        environment=Environment(
+            python=platform.python_version(),
+            platform=platform.platform(),
+            cpu_count=os.cpu_count(),
+            versions=versions,
+        ),
+        papers=tuple(PaperTitle(p.id, p.title) for p in used_papers if p.id in used),
         multiplicity=multiplicity(entries),
         load_errors=tuple(load_errors),
         wall_time=time.perf_counter() - start,

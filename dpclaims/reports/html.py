@@ -242,15 +242,15 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
         f"<style>{_CSS}</style></head><body>",
         "<h1>dpclaims verification report</h1>",
         f'<p class="meta">dpclaims {escape(results.dpclaims_version)} · budget '
-        f"{escape(results.settings['budget'])}"
-        f" · seed {results.settings['seed']} · {results.wall_time:.1f} s · "
+        f"{escape(results.settings.budget)}"
+        f" · seed {results.settings.seed} · {results.wall_time:.1f} s · "
         f"{escape(results.created)}</p>",
         f'<p class="counts">{badges}</p>',
         f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
         *(
             '<p class="warning"><strong>Warning:</strong> the check module '
-            f"<code>{escape(e['module'])}</code> failed "
-            f"to import ({escape(e['error'])}); the claims it registers are listed as not "
+            f"<code>{escape(e.module)}</code> failed "
+            f"to import ({escape(e.error)}); the claims it registers are listed as not "
             "checkable.</p>"
             for e in results.load_errors
         ),
@@ -283,11 +283,10 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
     if SUMMARY_FIGURE in figures:
         out.append(_img(figures[SUMMARY_FIGURE], "audited vs certified epsilon over all audits"))
     for paper in results.papers:
-        mine = [e for e in claims if e.paper == paper["id"]]
+        mine = [e for e in claims if e.paper == paper.id]
         checked = sum(e.checked for e in mine)
         out.append(
-            f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: '
-            f"{escape(paper['title'])}</h2>"
+            f'<h2 id="paper-{escape(paper.id)}">{escape(paper.id)}: {escape(paper.title)}</h2>'
         )
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')

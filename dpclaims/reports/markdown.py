@@ -195,15 +195,15 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
         "# dpclaims verification report",
         "",
         f"dpclaims {_cell(results.dpclaims_version)} · budget "
-        f"{_code(results.settings['budget'])} · "
-        f"seed {results.settings['seed']} · {results.wall_time:.1f} s",
+        f"{_code(results.settings.budget)} · "
+        f"seed {results.settings.seed} · {results.wall_time:.1f} s",
         "",
         f"**{counts_line(results)}.** The run {status}.",
         "",
     ]
     lines += [
-        f"**Warning:** the check module {_code(e['module'])} failed to import "
-        f"({_cell(e['error'])}); "
+        f"**Warning:** the check module {_code(e.module)} failed to import "
+        f"({_cell(e.error)}); "
         "the claims it registers are listed as not checkable."
         for e in results.load_errors
     ]
@@ -252,10 +252,10 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     if SUMMARY_FIGURE in figures:
         lines += [f"![audited vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results.papers:
-        mine = [e for e in claims if e.paper == paper["id"]]
+        mine = [e for e in claims if e.paper == paper.id]
         checked = sum(e.checked for e in mine)
         lines += [
-            f"### {_cell(paper['id'])}: {_cell(paper['title'])}",
+            f"### {_cell(paper.id)}: {_cell(paper.title)}",
             "",
             f"{plural(len(mine), 'claim')}, {checked} checked by experiment.",
             "",

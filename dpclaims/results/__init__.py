@@ -12,7 +12,18 @@ fields), in the format of :mod:`.schema` (version :data:`SCHEMA_VERSION`), read 
 This package imports nothing from the claims or reports layers.
 """
 
-from .document import FINDINGS, ClaimResult, Confirmation, Results, multiplicity
+from .document import (
+    FINDINGS,
+    ClaimResult,
+    Confirmation,
+    Environment,
+    LoadError,
+    Multiplicity,
+    PaperTitle,
+    Results,
+    Settings,
+    multiplicity,
+)
 from .evidence import (
     AuditCounts,
     AuditEvidence,
@@ -48,19 +59,24 @@ __all__ = [
     "ClaimResult",
     "CombinedEvidence",
     "Confirmation",
+    "Environment",
     "Evidence",
     "FAILING_VERDICTS",
     "FINDINGS",
     "KILL_MATRIX_HEADER",
+    "LoadError",
     "MAX_RESULTS_BYTES",
+    "Multiplicity",
     "MutationSummary",
     "Outcome",
+    "PaperTitle",
     "RateEvidence",
     "ReachRecord",
     "RecordEvidence",
     "ReferenceRecord",
     "Results",
     "ResultsError",
+    "Settings",
     "SCHEMA",
     "SCHEMA_VERSION",
     "VERDICTS",

@@ -50,8 +50,13 @@ def encode(value: Any) -> dict:
 
 
 def _plain(value: Any) -> Any:
+    """``value`` as JSON: a dataclass without ``to_json`` encoded, containers item by item."""
     if dataclasses.is_dataclass(value) and not hasattr(value, "to_json"):
         return encode(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
     return to_jsonable(value)
 
 

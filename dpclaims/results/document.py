@@ -23,7 +23,12 @@ __all__ = [
     "FINDINGS",
     "Confirmation",
     "ClaimResult",
+    "Environment",
+    "LoadError",
+    "Multiplicity",
+    "PaperTitle",
     "Results",
+    "Settings",
     "multiplicity",
 ]
 
@@ -261,7 +266,68 @@ class ClaimResult:
         return self.outcome.levels()
 
 
-def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class Multiplicity:
+    """The tests a run made and the false findings chance alone would give
+    (:func:`multiplicity`): ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level),
+    ``levels`` (the distinct α; None in a file written before they were recorded),
+    ``expected_false_first`` (Σ α), ``expected_false_confirmed`` (Σ α²), and the findings a
+    rerun confirmed or not."""
+
+    rate_tests: int
+    audit_tests: int
+    value_checks: int
+    levels: tuple[float, ...] | None = field(default=None, metadata={"omit": True})
+    expected_false_first: float
+    expected_false_confirmed: float
+    findings_confirmed: int
+    findings_not_confirmed: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run was made: budget, seed, backend and workers, the selection (papers and claim
+    patterns; None for all), the execution ``options`` (scheduler, checkpoint) and whether
+    findings were confirmed (None in a file written before it was recorded)."""
+
+    budget: str
+    seed: int
+    backend: str
+    workers: int | None
+    papers: tuple[str, ...] | None
+    claims: tuple[str, ...] | None
+    options: Mapping[str, str]
+    confirm: bool | None = field(default=None, metadata={"omit": True})
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a run was made: Python version, platform, cores, the versions of
+    :data:`~dpclaims.claims.run.VERSIONED_PACKAGES`."""
+
+    python: str
+    platform: str
+    cpu_count: int | None
+    versions: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class PaperTitle:
+    """A paper of the run: its id and title."""
+
+    id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """An experiments module that failed to import, and the error."""
+
+    module: str
+    error: str
+
+
+def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> Multiplicity:
     """How many tests a run made and how many false findings chance alone would give.
 
     A test at level α reports a false finding with probability at most α when the claim holds;
@@ -271,25 +337,22 @@ def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
 
     Returns
     -------
-    dict
-        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
-        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
-        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
+    Multiplicity
     """
     results = [e if isinstance(e, ClaimResult) else ClaimResult.from_json(e) for e in entries]
     levels = [level for e in results if e.verdict in CHECKED_VERDICTS for level in e.levels()]
     alphas = [a for _, a in levels if a is not None]
     confirmations = [e.confirmation for e in results if e.confirmation is not None]
-    return {
-        "rate_tests": sum(kind == "rate" for kind, _ in levels),
-        "audit_tests": sum(kind == "audit" for kind, _ in levels),
-        "value_checks": sum(a is None for _, a in levels),
-        "levels": sorted({round(a, 12) for a in alphas}),
-        "expected_false_first": float(sum(alphas)),
-        "expected_false_confirmed": float(sum(a * a for a in alphas)),
-        "findings_confirmed": sum(bool(c.confirmed) for c in confirmations),
-        "findings_not_confirmed": sum(not c.confirmed for c in confirmations),
-    }
+    return Multiplicity(
+        rate_tests=sum(kind == "rate" for kind, _ in levels),
+        audit_tests=sum(kind == "audit" for kind, _ in levels),
+        value_checks=sum(a is None for _, a in levels),
+        levels=tuple(sorted({round(a, 12) for a in alphas})),
+        expected_false_first=float(sum(alphas)),
+        expected_false_confirmed=float(sum(a * a for a in alphas)),
+        findings_confirmed=sum(bool(c.confirmed) for c in confirmations),
+        findings_not_confirmed=sum(not c.confirmed for c in confirmations),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -301,12 +364,12 @@ class Results:
     schema_version: int = SCHEMA_VERSION
     dpclaims_version: str
     created: str
-    settings: Mapping[str, Any]
-    environment: Mapping[str, Any]
-    papers: tuple[Mapping[str, str], ...]
+    settings: Settings
+    environment: Environment
+    papers: tuple[PaperTitle, ...]
     counts: Mapping[str, int] | None = None
-    multiplicity: Mapping[str, Any] | None = field(default=None, metadata={"omit": True})
-    load_errors: tuple[Mapping[str, str], ...] = ()
+    multiplicity: Multiplicity | None = field(default=None, metadata={"omit": True})
+    load_errors: tuple[LoadError, ...] = ()
     wall_time: float = 0.0
     claims: tuple[ClaimResult, ...]
     mutants: MutationSummary | None = field(default=None, metadata={"omit": True})
@@ -339,7 +402,7 @@ class Results:
     @property
     def confirm(self) -> bool:
         """Whether the run confirmed findings by a rerun."""
-        return bool(self.settings.get("confirm", False))
+        return bool(self.settings.confirm)
 
     def exit_code(self) -> int:
         """1 when a claim is a violation, inconsistent or an error, or an experiments module
@@ -362,7 +425,7 @@ class Results:
         entries = [e for e in self.claims if e.verdict in NOT_RUN]
         return sorted(entries, key=lambda e: e.verdict != "skipped")
 
-    def tests_made(self) -> Mapping[str, Any]:
+    def tests_made(self) -> Multiplicity:
         """:attr:`multiplicity`, or computed from the claims for files written before it was
         recorded."""
         return self.multiplicity if self.multiplicity is not None else multiplicity(self.claims)

@@ -20,7 +20,7 @@ from dpclaims.claims.run import (
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution, Serial
 from dpclaims.reports import exit_code
-from dpclaims.results import VERDICTS
+from dpclaims.results import VERDICTS, LoadError
 
 SERIAL = Execution(backend="serial")
 
@@ -214,13 +214,11 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     registry = Registry.discover(folders=[broken, fine], installed=False)
     selected = registry.select(paper="broken-paper") + registry.select(paper="fine-paper")
     results = run_claims(selected, execution=SERIAL)
-    assert results.load_errors == (
-        {"module": "run_test_broken", "error": "RuntimeError: half-written"},
-    )
+    assert results.load_errors == (LoadError("run_test_broken", "RuntimeError: half-written"),)
     first, second = results.claims
     assert first.verdict == "error" and "'run_test_broken' of paper 'broken-paper'" in (first.error)
     assert second.verdict == "consistent" and exit_code(results) == 1
-    assert [p["id"] for p in results.papers] == ["broken-paper", "fine-paper"]
+    assert [p.id for p in results.papers] == ["broken-paper", "fine-paper"]
     assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
 
 
@@ -347,11 +345,11 @@ def test_multiplicity_counts_tests_and_expected_false_findings(
     )
     skipped = make_claim("s", "not_checkable", type=None, evidence={})
     out = multiplicity([rate, audit, combined, skipped])
-    assert (out["rate_tests"], out["audit_tests"], out["value_checks"]) == (2, 1, 1)
-    assert out["expected_false_first"] == pytest.approx(0.15)
-    assert out["expected_false_confirmed"] == pytest.approx(0.0075)
-    assert (out["findings_confirmed"], out["findings_not_confirmed"]) == (1, 1)
-    assert out["levels"] == [0.05]
+    assert (out.rate_tests, out.audit_tests, out.value_checks) == (2, 1, 1)
+    assert out.expected_false_first == pytest.approx(0.15)
+    assert out.expected_false_confirmed == pytest.approx(0.0075)
+    assert (out.findings_confirmed, out.findings_not_confirmed) == (1, 1)
+    assert out.levels == (0.05,)
 
 
 def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch, audit_record):
