@@ -128,3 +128,18 @@ def test_a_results_file_from_before_the_typed_evidence_loads_and_renders():
         assert f"`{entry.id}`" in report or entry.id in report
     audit = next(e for e in results.claims if isinstance(e.evidence, AuditEvidence))
     assert f"| lower bound | {audit.evidence.epsilon_lower:.4f} (certified) |" in report
+
+
+def test_an_evidence_requires_the_keys_of_its_fields_without_a_default():
+    from dpclaims.results.codec import required
+    from dpclaims.results.schema import AUDIT_EVIDENCE
+
+    assert required(RateEvidence) == ["sweep", "fit", "check"]
+    assert required(ValueEvidence) == ["checks"]
+    assert AUDIT_EVIDENCE["required"] == required(AuditEvidence)
+    assert set(required(AuditEvidence)) == {
+        *("epsilon_lower", "epsilon", "delta", "unit", "relation", "confidence", "method"),
+        *("false_positives", "false_negatives", "n_negative", "n_positive", "fpr_upper"),
+        *("fnr_upper", "trials", "certification_trials", "certified", "calibration_trials"),
+        *("ci", "seed", "tradeoff"),
+    }  # the keys results.json has required of an audit since its first version

@@ -25,7 +25,6 @@ import enum
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING
 from functools import cache
 from typing import Any
 
@@ -103,7 +102,8 @@ def required(cls: type) -> list[str]:
     a default (a flattened field's own required keys, prefixed; none for ``X | None``)."""
     hints, keys = _hints(cls), []
     for f in dataclasses.fields(cls):
-        if not f.init or f.default is not MISSING or f.default_factory is not MISSING:
+        missing = dataclasses.MISSING
+        if not f.init or f.default is not missing or f.default_factory is not missing:
             continue
         if "flat" in f.metadata:
             prefix = f.metadata.get("prefix", "")
