@@ -958,9 +958,9 @@ def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: 
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
     from .reports import write_atomic
     from .reports.figures import rate_figure
-    from .results import ClaimResult, Outcome
+    from .results import ClaimResult, read_outcome
 
-    outcome = Outcome.parse(experiment.run(seed=seed, execution=_execution(args)))
+    outcome = read_outcome(experiment.run(seed=seed, execution=_execution(args)))
     if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
     shown = ClaimResult(

@@ -19,6 +19,7 @@ from dpclaims.results import (
     ResultsError,
     ValueEvidence,
     dumps_results,
+    read_outcome,
     validate_results,
 )
 
@@ -69,10 +70,10 @@ def test_an_outcome_is_typed_and_a_returned_mapping_is_read_through_one_door():
     for typed in (outcome, ClaimResult(**_NAMES, type="value", verdict="consistent")):
         assert not isinstance(typed, Mapping) and not hasattr(typed, "__getitem__")
     assert outcome.to_json()["evidence"] == {"checks": evidence.checks, "note": "n"}
-    assert Outcome.parse(outcome) is outcome
-    assert Outcome.parse(outcome.to_json()) == outcome  # a plugin's dict: validated and read
+    assert read_outcome(outcome) is outcome
+    assert read_outcome(outcome.to_json()) == outcome  # a plugin's dict: validated and read
     with pytest.raises(ResultsError, match=r"part 'p'\.verdict"):
-        Outcome.parse({**outcome.to_json(), "verdict": "skipped"}, "part 'p'")
+        read_outcome({**outcome.to_json(), "verdict": "skipped"}, "part 'p'")
     entry = ClaimResult.from_json({**_NAMES, **outcome.to_json(), "reason": None, "error": None,
                                    "seed": 0, "wall_time": 0.0})  # fmt: skip
     assert entry.outcome == outcome and isinstance(entry.outcome.evidence, ValueEvidence)

@@ -54,6 +54,7 @@ from ..results import (
     Results,
     Settings,
     multiplicity,
+    read_outcome,
     to_jsonable,
     validate_results,
 )
@@ -261,8 +262,8 @@ TRANSCRIPTION = (
 
 def _execute(experiment: Any, seed: int, execution: Execution) -> Outcome:
     """One run of ``experiment``: its :class:`~dpclaims.results.Outcome`, or the JSON object of
-    one (as a plugin's experiment may return) validated and read (:meth:`Outcome.parse`)."""
-    return Outcome.parse(experiment.run(seed=seed, execution=execution))
+    one (as a plugin's experiment may return) validated and read (:func:`read_outcome`)."""
+    return read_outcome(experiment.run(seed=seed, execution=execution))
 
 
 def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Execution) -> ClaimResult:

@@ -30,7 +30,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..execution import Execution
-from ..results import CombinedEvidence, Outcome, RateEvidence, ValueEvidence, to_jsonable
+from ..results import (
+    CombinedEvidence,
+    Outcome,
+    RateEvidence,
+    ValueEvidence,
+    read_outcome,
+    to_jsonable,
+)
 from ..verdicts import Verdict, worst
 
 if TYPE_CHECKING:
@@ -397,7 +404,7 @@ class CombinedExperiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         results = {
-            name: Outcome.parse(
+            name: read_outcome(
                 part.run(seed=seed, execution=execution.narrowed(name)), f"part {name!r}"
             )
             for name, part in self.parts.items()

@@ -23,6 +23,7 @@ from .document import (
     Results,
     Settings,
     multiplicity,
+    read_outcome,
 )
 from .evidence import (
     AuditCounts,
@@ -86,6 +87,7 @@ __all__ = [
     "killed_by",
     "load_results",
     "multiplicity",
+    "read_outcome",
     "read_results",
     "to_jsonable",
     "validate_experiment_result",

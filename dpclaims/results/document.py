@@ -16,8 +16,15 @@ from ..verdicts import FINDINGS, NOT_RUN, UNCHECKED, Verdict
 from .codec import decode, encode
 from .display import brief
 from .evidence import CombinedEvidence, Evidence, Outcome, RecordEvidence, _read_evidence
+from .jsonable import to_jsonable
 from .mutants import MutationSummary
-from .schema import CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS
+from .schema import (
+    CHECKED_VERDICTS,
+    FAILING_VERDICTS,
+    SCHEMA_VERSION,
+    VERDICTS,
+    validate_experiment_result,
+)
 
 __all__ = [
     "FINDINGS",
@@ -30,6 +37,7 @@ __all__ = [
     "Results",
     "Settings",
     "multiplicity",
+    "read_outcome",
 ]
 
 
@@ -69,6 +77,18 @@ class Confirmation:
         rerun = self.outcome
         verdict, summary = (rerun.verdict, rerun.summary) if rerun else ("n/a", "")
         return f"rerun on the independent seed {self.seed}: {verdict} ({summary}); {outcome}"
+
+
+def read_outcome(value: Any, where: str = "experiment result") -> Outcome:
+    """What an experiment's ``run()`` returned, as an :class:`Outcome`: the value itself, or a
+    returned mapping (a plugin's) read with :meth:`Outcome.from_json` — the one door for a
+    record from outside.  Either is checked first (:func:`validate_experiment_result`, whose
+    :class:`~dpclaims.results.ResultsError` names ``where``): an outcome results.json cannot
+    hold fails its claim, not the run."""
+    typed = isinstance(value, Outcome)
+    record = to_jsonable(value.to_json() if typed else value)
+    validate_experiment_result(record, where)
+    return value if typed else Outcome.from_json(record)
 
 
 def _read_confirmation(data: Mapping[str, Any]) -> Confirmation | None:

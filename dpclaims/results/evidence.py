@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from ..verdicts import FINDINGS, Verdict
 from .codec import decode, encode
 from .display import join, number
-from .jsonable import to_jsonable
 
 __all__ = [
     "Evidence",
@@ -742,7 +741,7 @@ class Outcome:
 
     An experiment may return its JSON object ``{"type", "verdict", "summary", "evidence"}``
     instead (a plugin's, written before this class existed): the runner validates it and reads
-    it with :meth:`from_json`, the one door for a record from outside.
+    it with :func:`~dpclaims.results.read_outcome`, the one door for a record from outside.
     """
 
     type: str
@@ -757,20 +756,6 @@ class Outcome:
     def from_json(cls, data: Mapping[str, Any]) -> Outcome:
         """From ``{"type", "verdict", "summary", "evidence"}``."""
         return decode(cls, data)
-
-    @classmethod
-    def parse(cls, value: Any, where: str = "experiment result") -> Outcome:
-        """What an experiment's ``run()`` returned, as an :class:`Outcome`: the value itself, or
-        a returned mapping read with :meth:`from_json`.  Either is checked first
-        (:func:`~dpclaims.results.validate_experiment_result`, whose
-        :class:`~dpclaims.results.ResultsError` names ``where``): an outcome results.json cannot
-        hold fails its claim, not the run."""
-        from .schema import validate_experiment_result  # the schema reads these classes
-
-        typed = isinstance(value, cls)
-        record = to_jsonable(value.to_json() if typed else value)
-        validate_experiment_result(record, where)
-        return value if typed else cls.from_json(record)
 
     def to_json(self) -> dict:
         return encode(self)

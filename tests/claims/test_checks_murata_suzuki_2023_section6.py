@@ -21,7 +21,7 @@ from dpclaims.claims.checks.murata_suzuki_2023.section6 import (
 )
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
-from dpclaims.results import ClaimResult, Outcome
+from dpclaims.results import ClaimResult, read_outcome
 
 TINY = dict(
     samples=1000,
@@ -248,7 +248,7 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
         "test_diff2_wins",
     }
     names = dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), "")
-    entry = ClaimResult(id="experiments.regression", **names, **vars(Outcome.parse(result)))
+    entry = ClaimResult(id="experiments.regression", **names, **vars(read_outcome(result)))
     png = claim_figure(entry)
     assert png.startswith(b"\x89PNG")
 
