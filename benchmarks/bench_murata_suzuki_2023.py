@@ -20,14 +20,14 @@ def audit():
     for cid in ("diff2gd.prop41.rdp_to_dp", "dpgd.calibration"):
         t0 = time.time()
         r = claims.experiment(claims.get(cid), "standard").run(seed=0)
-        print(f"{cid:40s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
+        print(f"{cid:40s} {r.verdict:13s} {r.summary}  ({time.time() - t0:.0f}s)")
 
 
 def rates():
     for cid in ("diff2gd.thm43.utility", "dpgd.utility", "diff2gd.remark44.improvement_regime"):
         t0 = time.time()
         r = claims.experiment(claims.get(cid), "standard").run(seed=0)
-        print(f"{cid:40s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)")
+        print(f"{cid:40s} {r.verdict:13s} {r.summary}  ({time.time() - t0:.0f}s)")
     for algorithm, expected in (("diff2-gd", 2 / 3), ("dp-gd", 0.5)):
         t0 = time.time()
         exp = RateExperiment(
@@ -39,9 +39,7 @@ def rates():
             fixed={"param": "d", "algorithm": algorithm, "N": 32000},
         )
         r = exp.run(seed=0)
-        print(
-            f"d sweep {algorithm:32s} {r['verdict']:13s} {r['summary']}  ({time.time() - t0:.0f}s)"
-        )
+        print(f"d sweep {algorithm:32s} {r.verdict:13s} {r.summary}  ({time.time() - t0:.0f}s)")
 
 
 def _retain_freed_memory():

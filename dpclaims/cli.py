@@ -611,12 +611,9 @@ def _fixed_statistic_test(target, args: argparse.Namespace):
 
 
 def _print_audit(args: argparse.Namespace, description: str, result, *, figure, found=None) -> None:
-    """The audit's text output: claim, pair searched, bound, ceiling, reference, verdict and why."""
+    """The audit's text output: the mechanism, the pair searched, the audit's rows (its
+    :meth:`~dpclaims.audit.AuditResult.summary`, the rows a report shows) and the figure."""
     print(f"mechanism     {args.mechanism}: {description}")
-    print(
-        f"claim         ({result.epsilon:g}, {result.delta:g})-DP, {result.unit} level, "
-        f"{result.relation}"
-    )
     if found is not None:
         print(
             f"pair          {found.pair.name} (best of {len(found.screened)} screened; "
@@ -625,35 +622,7 @@ def _print_audit(args: argparse.Namespace, description: str, result, *, figure, 
         print(f"change        {found.pair.change}")
         for name, why in found.skipped[:5]:
             print(f"skipped       {name}: {why}")
-    kind = "certified lower bound" if result.certified else "parametric estimate (not certified)"
-    print(
-        f"epsilon       {result.epsilon_lower:.4f}  ({kind} at confidence {result.confidence:g}, "
-        f"{result.trials} trials per side)"
-    )
-    print(
-        f"ceiling       {result.ceiling:.4f}  (the most {result.certification_trials:,} "
-        "certification trials per side can certify)"
-    )
-    if result.reference_epsilon is None:
-        print(
-            "reference     none given (--reference EPS: the exact epsilon of the mechanism on "
-            "this pair)"
-        )
-    else:
-        print(
-            f"reference     {result.reference_epsilon:.4f}  (exact epsilon on this pair, as given)"
-        )
-    print(f"verdict       {result.verdict_line}")
-    if result.reach is not None and result.verdict != "violation":
-        print(f"reach         {result.reach.describe()}")
-    if result.infinite:
-        print(f"              {result.infinite_message}")
-    for note in result.warnings:
-        print(f"note          {note}")
-    if not result.reproducible:
-        from .audit.result import NOT_REPRODUCIBLE
-
-        print(f"rerun         {NOT_REPRODUCIBLE}")
+    print(result.summary())
     if figure is not None:
         print(f"figure        {figure}")
 
@@ -697,7 +666,7 @@ def _report_summary(results, paths: dict, as_json: bool) -> None:
             {
                 "files": {name: str(path) for name, path in paths.items()},
                 "counts": results.counts,
-                "load_errors": list(results.load_errors),
+                "load_errors": [dataclasses.asdict(e) for e in results.load_errors],
                 "exit_code": results.exit_code(),
                 "wall_time": results.wall_time,
                 "claims": [
@@ -708,14 +677,15 @@ def _report_summary(results, paths: dict, as_json: bool) -> None:
             }
         )  # fmt: skip
         return
-    shown = [e for e in results.claims if e.verdict not in ("not_checkable", "not_implemented")]
+    unchecked = (Verdict.NOT_CHECKABLE, Verdict.NOT_IMPLEMENTED)
+    shown = [e for e in results.claims if e.verdict not in unchecked]
     if shown:
         width = max(len(e.id) for e in shown)
         print(f"{'claim':<{width}}  {'verdict':<13}  key figure")
         for e in shown:
             print(f"{e.id:<{width}}  {VERDICT_LABELS[e.verdict]:<13}  {e.key_figure()}")
     for failure in results.load_errors:
-        print(f"warning: check module {failure['module']} failed to import: {failure['error']}")
+        print(f"warning: check module {failure.module} failed to import: {failure.error}")
     print(f"{counts_line(results)} ({results.wall_time:.1f} s)")
     print(f"report: {paths['report.html']} (also report.md, results.json, figures/)")
 
@@ -990,30 +960,27 @@ def _run_rate(args, experiment, *, seed: int, figure_path, header: dict, title: 
     """Run a rate experiment; print its evidence and verdict, draw its figure."""
     from .reports import write_atomic
     from .reports.figures import rate_figure
-    from .results import ClaimResult, Outcome, to_jsonable, validate_experiment_result
+    from .results import ClaimResult, read_outcome
 
-    result = to_jsonable(experiment.run(seed=seed, execution=_execution(args)))
-    validate_experiment_result(result, "experiment result")
-    outcome = Outcome.from_json(result)
+    outcome = read_outcome(experiment.run(seed=seed, execution=_execution(args)))
     if outcome.type != "rate":
         raise InputError(_not_a_sweep(header.get("id", args.claim_id), experiment))
-    claim_id = header.get("id", args.claim_id)
-    entry = {"id": claim_id, "kind": header.get("kind"), **result, "seed": seed}
-    figure = write_atomic(figure_path, rate_figure(entry))
+    shown = ClaimResult(
+        **dict.fromkeys(("paper", "algorithm", "source", "statement"), ""),
+        id=header.get("id", args.claim_id),
+        kind=header.get("kind") or "",
+        verdict=outcome.verdict,
+        type=outcome.type,
+        summary=outcome.summary,
+        evidence=outcome.evidence,
+        seed=seed,
+        wall_time=outcome.evidence.sweep.get("wall_time", 0.0),
+    )
+    figure = write_atomic(figure_path, rate_figure(shown))
     if args.json:
-        _print_json({**header, "seed": seed, "figure": str(figure), **result})
+        _print_json({**header, "seed": seed, "figure": str(figure), **outcome.to_json()})
     else:
         print(title)
-        shown = ClaimResult(
-            **dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), ""),
-            id=claim_id,
-            verdict=outcome.verdict,
-            type=outcome.type,
-            summary=outcome.summary,
-            evidence=outcome.evidence,
-            seed=seed,
-            wall_time=outcome.evidence.sweep.get("wall_time", 0.0),
-        )
         for label, value in shown.rows():
             print(f"{label:<13} {value}")
         print(f"verdict       {outcome.verdict}")

@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from dpclaims.results import ClaimResult, Results, multiplicity
+from dpclaims.results import (
+    ClaimResult,
+    Environment,
+    PaperTitle,
+    Results,
+    Settings,
+    multiplicity,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "erm_perturbation"
@@ -122,19 +129,21 @@ def _results(claims=(), *, papers=({"id": "p", "title": "A paper"},), **settings
     return Results(
         dpclaims_version="0.1.0",
         created="2024-01-01T00:00:00Z",
-        settings={
-            "budget": "quick",
-            "seed": 0,
-            "backend": "auto",
-            "workers": None,
-            "papers": None,
-            "claims": None,
-            "options": {},
-            "confirm": True,
-            **settings_,
-        },
-        environment={"python": "3.11", "platform": "linux", "cpu_count": 2, "versions": {}},
-        papers=tuple(papers) if claims else (),
+        settings=Settings(
+            **{
+                "budget": "quick",
+                "seed": 0,
+                "backend": "auto",
+                "workers": None,
+                "papers": None,
+                "claims": None,
+                "options": {},
+                "confirm": True,
+                **settings_,
+            }
+        ),
+        environment=Environment(python="3.11", platform="linux", cpu_count=2, versions={}),
+        papers=tuple(PaperTitle(**p) for p in papers) if claims else (),
         claims=claims,
         multiplicity=multiplicity(claims),
         wall_time=1.0,

@@ -18,7 +18,7 @@ def test_default_is_all_iterates_with_a_gradient_canary_and_says_so(capsys):
     assert code == 0 and err == ""
     assert "threat model all-iterates (every noisy update" in out and "gradient canary" in out
     assert "item level, add-remove" in out
-    bound = float(out.split("epsilon       ")[1].split()[0])
+    bound = float(out.split("lower bound   ")[1].split()[0])
     assert 0.6 < bound < 2.0  # the black-box learned score of the old default got ~0.05 at ε = 1
 
 

@@ -362,7 +362,7 @@ def test_defect03_a_figure_that_fails_is_left_out_and_results_are_kept(tmp_path,
     from dpclaims.reports import writer
 
     def broken(entry):
-        raise ValueError(f"cannot draw {entry['id']}\nsecond line")
+        raise ValueError(f"cannot draw {entry.id}\nsecond line")
 
     monkeypatch.setattr(writer, "claim_figure", broken)
     registry = _registry(tmp_path / "r", "faults-files-d")

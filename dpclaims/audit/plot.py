@@ -9,10 +9,11 @@ false-positive corner, invisible on linear axes, stands above the line.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from ..results import AuditEvidence
 
 __all__ = ["tradeoff_bound", "plot_tradeoff"]
 
@@ -38,15 +39,16 @@ def tradeoff_bound(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
     )
 
 
-def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
-    """Draw an audit record (:meth:`AuditResult.to_dict`) on ``ax`` (default: a new figure).
+def plot_tradeoff(evidence: AuditEvidence, ax: Any = None) -> Any:
+    """Draw an audit's evidence (:meth:`AuditResult.evidence`) on ``ax`` (default: a new
+    figure).
 
     Returns the Axes.
 
     x: false-positive rate, y: true-positive rate (1 − false-negative rate), both
     logarithmic from ``1 / N`` (N certification trials per dataset) to 1; observed
     zero rates are drawn at ``1 / N``.  The audited (ε, δ) region (the claim's, or the
-    bound ``record['bound']`` names), the curve at the
+    bound ``evidence.bound`` names), the curve at the
     certified ε and the chosen test's conservative corner (its upper bounds) are
     drawn with the empirical points.
     """
@@ -54,14 +56,15 @@ def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(5.0, 4.6))
-    epsilon, delta, lower = record["epsilon"], record["delta"], record["epsilon_lower"]
-    floor = 1.0 / max(int(record["certification_trials"]), 1)
+    epsilon, delta, lower = evidence.epsilon, evidence.delta, evidence.epsilon_lower
+    counts = evidence.counts
+    floor = 1.0 / max(int(counts.certification_trials), 1)
     alpha = np.geomspace(floor, 1.0, 400)
 
     def power(eps):
         return np.clip(1.0 - tradeoff_bound(alpha, eps, delta), floor, 1.0)
 
-    bound = record.get("bound") or ""  # a derived or intermediate bound, not the paper's claim
+    bound = evidence.bound or ""  # a derived or intermediate bound, not the paper's claim
     ax.fill_between(
         alpha,
         power(epsilon),
@@ -73,9 +76,9 @@ def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
     against = f"{bound}:" if bound else "claimed"
     ax.plot(alpha, power(epsilon), color="#c62828", label=f"{against} ({epsilon:g}, {delta:g})-DP")
     if lower is not None and lower > 0:
-        kind = "certified" if record["certified"] else "estimated"
+        kind = "certified" if evidence.certified else "estimated"
         ax.plot(alpha, power(lower), ":", color="#1565c0", lw=2, label=f"{kind} ε ≥ {lower:.3f}")
-    points = np.asarray([p for p in record["tradeoff"] if None not in p], dtype=float).reshape(
+    points = np.asarray([p for p in evidence.test.tradeoff if None not in p], dtype=float).reshape(
         -1, 2
     )
     if points.size:
@@ -90,12 +93,12 @@ def plot_tradeoff(record: Mapping[str, Any], ax: Any = None) -> Any:
             label="empirical test (certification split; 0 drawn at 1/N)",
         )
     ax.plot(
-        [max(record["fpr_upper"], floor)],
-        [max(1.0 - record["fnr_upper"], floor)],
+        [max(counts.fpr_upper, floor)],
+        [max(1.0 - counts.fnr_upper, floor)],
         "s",
         color="#1565c0",
         ms=6,
-        label=f"chosen test, {record['confidence']:.0%} bounds",
+        label=f"chosen test, {evidence.confidence:.0%} bounds",
     )
     ax.set_xscale("log")
     ax.set_yscale("log")

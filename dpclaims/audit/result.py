@@ -1,24 +1,31 @@
 """The result of an audit: the verdict, the bound and the counts on top, how the audit ran in a
-nested :class:`Provenance`, and how to read it (:meth:`AuditResult.summary`)."""
+nested :class:`Provenance`, and its evidence (:meth:`AuditResult.evidence`), which renders it
+(:meth:`AuditResult.summary`, :meth:`AuditResult.headline`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
 
+from ..results.evidence import (
+    NOT_REPRODUCIBLE,
+    AuditCounts,
+    AuditEvidence,
+    AuditTestRecord,
+    ReachRecord,
+    ReferenceRecord,
+    format_epsilon,
+)
 from ..vocabulary import Verdict
 from .methods import method_named
 from .reach import Reach
 
-__all__ = ["AuditResult", "Provenance", "format_epsilon"]
+__all__ = ["AuditResult", "Provenance", "format_epsilon", "NOT_REPRODUCIBLE"]
 
 
-def format_epsilon(value: float) -> str:
-    """An ε for people: 3 decimals, or 2 significant digits below 0.01 (0.0004 is not 0.000),
-    "∞" when infinite."""
-    if not math.isfinite(value):
-        return "∞"
-    return f"{value:.3f}" if value == 0 or abs(value) >= 0.01 else f"{value:.2g}"
+def _finite(value: float | None) -> float | None:
+    """``value``, or None when it is infinite (as JSON records it)."""
+    return value if value is None or math.isfinite(value) else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,13 +68,6 @@ class Provenance:
         if not math.isfinite(out["threshold"]):
             out["threshold"] = None
         return out
-
-
-NOT_REPRODUCIBLE = (
-    "not reproducible: the mechanism draws randomness from outside its rng, so the same seed "
-    "gives other trials and a rerun other numbers"
-)
-"""The summary line of an audit whose mechanism ignores its seed."""
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -158,122 +158,83 @@ class AuditResult:
     @property
     def epsilon_estimate(self) -> float:
         """Point estimate ``log((1 - δ - FNR) / FPR)`` of the certified test (inf if FPR = 0)."""
-        numerator = 1.0 - self.delta - self.fnr
-        if numerator <= 0:
-            return 0.0
-        return math.log(numerator / self.fpr) if self.false_positives else math.inf
+        return self.evidence().epsilon_estimate
 
     @property
     def infinite_message(self) -> str:
         """``ε = ∞ on this pair ...`` with the evidence, or "" when :attr:`infinite` is False."""
-        if not self.infinite:
-            return ""
-        negative, positive = (
-            ("d0", "d1") if self.provenance.direction.startswith("d1") else ("d1", "d0")
-        )
-        return (
-            f"ε = ∞ on this pair as far as {self.n_negative:,} trials can show: {positive} put "
-            f"at least {1 - self.fnr_upper:.1%} of its outputs where {negative} put none of "
-            "its "
-            f"{self.n_negative:,} (so at most {self.fpr_upper:.2g}), at confidence "
-            f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold"
-        )
+        return self.evidence().infinite_message
 
     @property
     def estimate_above_claim(self) -> bool:
         """Whether the certified test's point estimate is above the claim while its bound is
         not (the verdict line then says so)."""
-        return (
-            self.certified
-            and self.verdict != "violation"
-            and not self.infinite
-            and self.epsilon_estimate > self.epsilon
-        )
+        return self.evidence().estimate_above_claim
 
     @property
     def verdict_line(self) -> str:
         """The verdict with its reason, and, when the test's estimate is above the claim, that
         warning too: a ``consistent`` never reads as a clean pass while the estimate says
         otherwise."""
-        line = self.verdict + (f": {self.reason}" if self.reason else "")
-        if self.estimate_above_claim:
-            line += (
-                f"; but the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim "
-                f"{self.epsilon:g}"
-            )
-            if self.trials_needed is not None:
-                line += (
-                    f" (if it holds, about {self.trials_needed:,} trials per dataset would certify "
-                    "a violation)"
-                )
-        return line
+        return self.evidence().verdict_line
 
     def headline(self, *, bound: str = "") -> str:
-        """One line for a report: the bound against the claim, the ceiling, the exact ε when
-        known, the reach, and what else the reader must know (a claim's ``summary``).
+        """One line for a report (:meth:`AuditEvidence.headline`): the bound against the claim,
+        the ceiling, the exact ε when known, the reach, and what else the reader must know.
         ``bound`` names the audited ε when it is not the claim's own (e.g. ``"derived bound,
         not the paper's"``); it is printed in place of "claimed"."""
-        label = "certified" if self.certified else "estimated (not certified)"
-        against = f"{bound}:" if bound else "claimed"
-        line = (
-            f"{label} eps >= {format_epsilon(self.epsilon_lower)} vs {against} "
-            f"{self.epsilon:g} (ceiling {format_epsilon(self.ceiling)}"
-        )
-        if self.reference_epsilon is not None:
-            line += f", exact implementation: ~{self.reference_epsilon:g}"
-        if self.reach is not None and math.isfinite(self.reach.factor):
-            line += f", reach {self.reach.factor:.3g}×"
-        line += ")" + (f"; {self.reason}" if self.reason else "")
-        if self.estimate_above_claim:
-            line += (
-                f"; the test's estimate ε ≈ {format_epsilon(self.epsilon_estimate)} is above "
-                "the claim"
-            )
-        if self.infinite:
-            line += f"; {self.infinite_message}"
-        return line
+        return self.evidence(bound=bound).headline()
 
     def summary(self) -> str:
-        """A few lines: claim, bound, ceiling, reference, verdict and why, test, counts."""
-        kind = "certified" if self.certified else "estimated (not certified)"
+        """The verdict and every row of the evidence (:meth:`AuditEvidence.summary`: the rows
+        a report and the command line show)."""
+        return self.evidence().summary()
+
+    def evidence(self, note: str = "", *, bound: str = "") -> AuditEvidence:
+        """This audit as the evidence of an experiment (the ``evidence`` of its result in
+        results.json), with the experiment's ``note`` and the ``bound`` the audited (ε, δ) is
+        when not the claim's own (see :meth:`headline`).  Infinite values are None (as JSON
+        records them), but for the exact ε, where None means unknown."""
         test = self.provenance
-        lines = [
-            f"claim      ({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}",
-            f"{kind:<10} ε ≥ {format_epsilon(self.epsilon_lower)} at confidence "
-            f"{self.confidence:g} "
-            f"({self.certification_trials:,} of {self.trials:,} trials per dataset certify)",
-            f"ceiling    {self.ceiling:.3f}: the most these trials can certify",
-        ]
-        reference = self.reference_epsilon
-        if reference is not None:
-            share = ""
-            if 0 < reference < math.inf:
-                share = f"; certified {self.epsilon_lower / reference:.0%} of it"
-            exact = f"{reference:.3f}" if math.isfinite(reference) else "∞"
-            below = " (below the claim)" if reference < self.epsilon else ""
-            lines.append(
-                f"reference  exact ε on this pair {exact}{below}{share}"
-                + (f" ({self.reference_note})" if self.reference_note else "")
-            )
-        elif self.reference_note:
-            lines.append(f"reference  none: {self.reference_note}")
-        lines.append(f"verdict    {self.verdict_line}")
-        if self.reach is not None and self.verdict != "violation":
-            lines.append(f"reach      {self.reach.describe()}")
-        if self.infinite:
-            lines.append(f"           {self.infinite_message}")
-        if not self.reproducible:
-            lines.append(f"rerun      {NOT_REPRODUCIBLE}")
-        lines.append(
-            f"test       {self.method}, score {test.statistic}, event {test.direction} "
-            f"(t = {test.threshold:.4g})"
+        reach = self.reach
+        return AuditEvidence(
+            verdict=self.verdict,
+            reason=self.reason,
+            epsilon_lower=_finite(self.epsilon_lower),
+            epsilon=self.epsilon,
+            delta=self.delta,
+            unit=self.unit,
+            relation=self.relation,
+            confidence=self.confidence,
+            method=self.method,
+            mu=self.mu,
+            ceiling=_finite(self.ceiling),
+            infinite=self.infinite,
+            identical_outputs=self.identical_outputs,
+            trials_needed=self.trials_needed,
+            reference=ReferenceRecord(self.reference_epsilon, self.reference_note),
+            counts=AuditCounts(**{f.name: getattr(self, f.name) for f in fields(AuditCounts)}),
+            warnings=tuple(self.warnings),
+            reproducible=self.reproducible,
+            certified=self.certified,
+            test=AuditTestRecord(
+                **{
+                    **{f.name: getattr(test, f.name) for f in fields(test)},
+                    "threshold": _finite(test.threshold),
+                    "tradeoff": tuple(tuple(point) for point in test.tradeoff),
+                }
+            ),
+            reach=None
+            if reach is None
+            else ReachRecord(
+                _finite(reach.factor),
+                _finite(reach.epsilon) if math.isfinite(reach.factor) else None,
+                reach.model,
+                reach.power,
+            ),
+            bound=bound or None,
+            note=note,
         )
-        lines.append(
-            f"counts     false positives {self.false_positives:,}/{self.n_negative:,} "
-            f"(FPR ≤ {self.fpr_upper:.3g}), false negatives {self.false_negatives:,}/"
-            f"{self.n_positive:,} (FNR ≤ {self.fnr_upper:.3g})"
-        )
-        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.summary()
@@ -293,26 +254,10 @@ class AuditResult:
         """
         from .plot import plot_tradeoff
 
-        return plot_tradeoff(self.to_dict(), ax=ax)
+        return plot_tradeoff(self.evidence(), ax=ax)
 
     def to_dict(self) -> dict:
-        """JSON-serialisable record, flat: the top fields, :attr:`certified`, :attr:`kind`, the
-        provenance fields, ``fpr``, ``fnr`` and ``slack`` (plain floats, ints, strings, lists;
-        infinite values are None)."""
-        out = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("provenance", "reach")
-        }
-        out.update(certified=self.certified, kind=self.kind, **self.provenance.to_dict())
-        out["warnings"] = list(self.warnings)
-        reach = self.reach.to_dict() if self.reach is not None else {}
-        for key in ("factor", "epsilon", "model"):
-            out[f"reach_{key}"] = reach.get(key)
-        out["fpr"] = self.fpr
-        out["fnr"] = self.fnr
-        out["slack"] = self.slack if math.isfinite(self.slack) else None
-        for key in ("ceiling", "reference_epsilon", "epsilon_lower"):
-            if out[key] is not None and not math.isfinite(out[key]):
-                out[key] = None
+        """JSON-serialisable record, flat: :meth:`evidence`'s JSON without the note."""
+        out = self.evidence().to_json()
+        del out["note"]
         return out

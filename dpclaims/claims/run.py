@@ -47,11 +47,15 @@ from ..results import (
     FINDINGS,
     ClaimResult,
     Confirmation,
+    Environment,
+    LoadError,
     Outcome,
+    PaperTitle,
     Results,
+    Settings,
     multiplicity,
+    read_outcome,
     to_jsonable,
-    validate_experiment_result,
     validate_results,
 )
 from ..timelimit import TimeLimitExceeded, check_time_limit, time_limit
@@ -257,11 +261,9 @@ TRANSCRIPTION = (
 
 
 def _execute(experiment: Any, seed: int, execution: Execution) -> Outcome:
-    """One validated, JSON-ready run of ``experiment`` (an :class:`~dpclaims.results.Outcome`,
-    or the JSON object of one, as a plugin's experiment may return)."""
-    result = to_jsonable(experiment.run(seed=seed, execution=execution))
-    validate_experiment_result(result, "experiment result")
-    return Outcome.from_json(result)
+    """One run of ``experiment``: its :class:`~dpclaims.results.Outcome`, or the JSON object of
+    one (as a plugin's experiment may return) validated and read (:func:`read_outcome`)."""
+    return read_outcome(experiment.run(seed=seed, execution=execution))
 
 
 def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Execution) -> ClaimResult:
@@ -285,7 +287,7 @@ def _confirm(result: ClaimResult, experiment: Any, seed: int, execution: Executi
     ]
     record = Confirmation(seed, bool(shared), rerun)
     if shared:
-        verdict = "violation" if "violation" in shared else "inconsistent"
+        verdict = Verdict.VIOLATION if Verdict.VIOLATION in shared else Verdict.INCONSISTENT
         return replace(result, verdict=verdict, confirmation=record)
     reason = (
         f"not confirmed: the first run was {result.verdict}, a rerun on the independent "
@@ -384,7 +386,7 @@ def run_claims(
                 failed = import_experiments([paper])
         except TimeLimitExceeded as exc:
             failed = {paper.experiments: str(exc)}
-        load_errors += [{"module": name, "error": error} for name, error in failed.items()]
+        load_errors += [LoadError(name, error) for name, error in failed.items()]
     created = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     entries = []
     for claim in selected:
@@ -406,27 +408,27 @@ def run_claims(
     results = Results(
         dpclaims_version=versions["dpclaims"] or _package_version(),
         created=created,
-        settings={
-            "budget": budget,
-            "seed": int(seed),
-            "backend": str(execution.backend),
-            "workers": workers,
-            "papers": list(papers) if papers else None,
-            "claims": list(patterns) if patterns else None,
-            "options": {
+        settings=Settings(
+            budget=budget,
+            seed=int(seed),
+            backend=str(execution.backend),
+            workers=workers,
+            papers=tuple(papers) if papers else None,
+            claims=tuple(patterns) if patterns else None,
+            options={
                 name: str(value)
                 for name in ("scheduler", "checkpoint")
                 if (value := getattr(execution, name)) is not None
             },
-            "confirm": bool(confirm),
-        },
-        environment={
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "versions": versions,
-        },
-        papers=tuple({"id": p.id, "title": p.title} for p in used_papers if p.id in used),
+            confirm=bool(confirm),
+        ),
+        environment=Environment(
+            python=platform.python_version(),
+            platform=platform.platform(),
+            cpu_count=os.cpu_count(),
+            versions=versions,
+        ),
+        papers=tuple(PaperTitle(p.id, p.title) for p in used_papers if p.id in used),
         multiplicity=multiplicity(entries),
         load_errors=tuple(load_errors),
         wall_time=time.perf_counter() - start,

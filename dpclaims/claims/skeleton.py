@@ -155,7 +155,7 @@ def test_claims_are_consistent_at_the_quick_budget():
         budget="quick",
         execution=Execution(backend="serial"),
     )
-    verdicts = {entry["id"]: entry["verdict"] for entry in results["claims"]}
+    verdicts = {entry.id: entry.verdict for entry in results.claims}
     assert verdicts == {
         "$paper_id.mean.privacy": "consistent",
         "$paper_id.mean.rate": "consistent",

@@ -15,8 +15,8 @@ Each ``run(*, seed=0, execution=Execution())`` (the
 run, and its ``checkpoint`` is a folder this experiment alone writes to) returns an
 :class:`~dpclaims.results.Outcome`: type, verdict, one-line summary and typed evidence
 (:class:`~dpclaims.results.AuditEvidence`, :class:`~dpclaims.results.RateEvidence`,
-:class:`~dpclaims.results.ValueEvidence`, :class:`~dpclaims.results.CombinedEvidence`),
-which also reads as the JSON object ``{"type", "verdict", "summary", "evidence"}``.
+:class:`~dpclaims.results.ValueEvidence`, :class:`~dpclaims.results.CombinedEvidence`), built
+here from what the experiment measured.
 """
 
 from __future__ import annotations
@@ -30,8 +30,16 @@ import numpy as np
 
 from ..errors import InputError
 from ..execution import Execution
-from ..results import AuditEvidence, CombinedEvidence, Outcome, RateEvidence, ValueEvidence
+from ..results import (
+    CombinedEvidence,
+    Outcome,
+    RateEvidence,
+    ValueEvidence,
+    read_outcome,
+    to_jsonable,
+)
 from ..verdicts import Verdict, worst
+from ..vocabulary import Bound
 
 if TYPE_CHECKING:
     from dpclaims.target import AuditTarget
@@ -94,10 +102,8 @@ class AuditExperiment:
             execution=replace(execution, progress=False),
             reference=Reference(epsilon=self.reference_epsilon, note=self.reference_note),
         )
-        summary = result.headline(bound=self.bound)
-        bound = {"bound": self.bound} if self.bound else {}
-        evidence = AuditEvidence({**result.to_dict(), **bound, "note": self.note})
-        return Outcome("audit", result.verdict, summary, evidence)
+        evidence = result.evidence(self.note, bound=self.bound)
+        return Outcome("audit", result.verdict, evidence.headline(), evidence)
 
 
 @dataclass(frozen=True)
@@ -204,25 +210,26 @@ class RateExperiment:
             f"exponent in {self.param}: {fit.exponent:.3f}, 90% CI [{low:.3f}, {high:.3f}] "
             f"vs {claimed}{relation}"
         )
-        evidence = {
-            "sweep": result.to_dict(),
-            "fit": fit.to_dict(),
-            "check": check.to_dict(),
-            "note": self.note,
-        }
+        tested = check.to_dict()
         if self.stated is not None:
-            evidence["claim"] = self.stated.to_dict()
-            evidence["check"]["claimed"] = self.stated.stated + (
+            tested["claimed"] = self.stated.stated + (
                 f", tested as exponent {self.expected:g}" if self.stated.tested else ""
             )
+        evidence = {
+            "sweep": to_jsonable(result.to_dict()),
+            "fit": to_jsonable(fit.to_dict()),
+            "check": to_jsonable(tested),
+            "note": self.note,
+            "claim": None if self.stated is None else to_jsonable(self.stated.to_dict()),
+        }
         band = (self.expected - self.margin, self.expected + self.margin)
         caveats = sweep_caveats(
             fit, result.values, result.errors, baseline=self.baseline, band=band
         )
         verdict = apply_caveats(check.verdict, caveats)
-        evidence["caveats"] = caveats
+        evidence["caveats"] = tuple(caveats)
         if self.baseline is not None:
-            evidence["baseline"] = self.baseline.to_dict(result.values)
+            evidence["baseline"] = to_jsonable(self.baseline.to_dict(result.values))
         if verdict != check.verdict:
             summary += f"; inconclusive, {'; '.join(caveats)}"
         if deterministic(result.errors):
@@ -230,11 +237,11 @@ class RateExperiment:
             if verdict == Verdict.CONSISTENT:
                 verdict = Verdict.FORMULA
                 summary += f"; formula: {DETERMINISTIC}"
-            return Outcome("rate", verdict, summary, RateEvidence(evidence))
+            return Outcome("rate", verdict, summary, RateEvidence(**evidence))
         verdict, weak = self._strength(result, verdict, seed, execution, evidence)
         if weak:
             summary += f"; {verdict}: {weak}"
-        return Outcome("rate", verdict, summary, RateEvidence(evidence))
+        return Outcome("rate", verdict, summary, RateEvidence(**evidence))
 
     def _strength(
         self, result: Any, verdict: str, seed: int, execution: Execution, evidence: dict
@@ -263,8 +270,8 @@ class RateExperiment:
             reach_limit=self.reach_limit,
             seed=seed,
         )
-        evidence["controls"] = {c.name: c.to_dict() for c in controls}
-        evidence["reach"] = reach.to_dict()
+        evidence["controls"] = to_jsonable({c.name: c.to_dict() for c in controls})
+        evidence["reach"] = to_jsonable(reach.to_dict())
         verdict, weak = strength(verdict, bound=self.bound, trivial=controls[0], reach=reach)
         evidence["weak"] = weak
         return verdict, weak
@@ -276,7 +283,7 @@ class RateExperiment:
         from ..rates.controls import NO_TRIVIAL, NOT_APPLICABLE, run_control, unavailable
 
         trivial = self.trivial if self.trivial is not None else self.baseline
-        if self.bound == "lower":
+        if self.bound == Bound.LOWER:
             return unavailable("trivial", "trivial output", NOT_APPLICABLE)
         if trivial is None:
             return unavailable("trivial", "trivial output", NO_TRIVIAL)
@@ -384,8 +391,8 @@ class ValueExperiment:
         summary = f"{len(checks) - len(failed)}/{len(checks)} quantities match" + (
             f"; off: {', '.join(failed)}" if failed else ""
         )
-        evidence = {"checks": checks, "rtol": self.rtol, "atol": self.atol, "note": self.note}
-        return Outcome("value", verdict, summary, ValueEvidence(evidence))
+        evidence = ValueEvidence(checks=checks, rtol=self.rtol, atol=self.atol, note=self.note)
+        return Outcome("value", verdict, summary, evidence)
 
 
 @dataclass(frozen=True)
@@ -398,13 +405,13 @@ class CombinedExperiment:
 
     def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         results = {
-            name: part.run(seed=seed, execution=execution.narrowed(name))
+            name: read_outcome(
+                part.run(seed=seed, execution=execution.narrowed(name)), f"part {name!r}"
+            )
             for name, part in self.parts.items()
         }
-        verdict = worst(r["verdict"] for r in results.values())
-        types = {r["type"] for r in results.values()}
-        summary = "; ".join(
-            f"{name}: {r['verdict']} ({r['summary']})" for name, r in results.items()
-        )
-        evidence = CombinedEvidence({"parts": results, "note": self.note})
+        verdict = worst(r.verdict for r in results.values())
+        types = {r.type for r in results.values()}
+        summary = "; ".join(f"{name}: {r.verdict} ({r.summary})" for name, r in results.items())
+        evidence = CombinedEvidence(results, self.note)
         return Outcome(types.pop() if len(types) == 1 else "rate", verdict, summary, evidence)

@@ -1,4 +1,4 @@
-"""Report figures (matplotlib, Agg), drawn from result entries alone and returned as PNG bytes.
+"""Report figures (matplotlib, Agg), drawn from claims' results alone and returned as PNG bytes.
 
 - :func:`rate_figure`: the log-log sweep with every replicate, the fitted power law
   with its confidence band, and the theorem's slope drawn through the data.
@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..audit.plot import plot_tradeoff, tradeoff_bound  # noqa: E402
+from ..results import AuditEvidence, ClaimResult, RateEvidence, ValueEvidence  # noqa: E402
 from ..verdicts import UNCHECKED  # noqa: E402
 from .text import SUMMARY_FIGURE  # noqa: E402
 
@@ -84,21 +85,19 @@ def _png(fig: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _title(ax: Any, entry: Mapping[str, Any]) -> None:
+def _title(ax: Any, name: str, verdict: str) -> None:
     """Claim (or part) id and verdict above the axes, wrapped onto two lines when long."""
-    text = textwrap.fill(f"{entry['id']} — {entry['verdict']}", width=60)
-    ax.set_title(
-        _literal(text), fontsize=9.5, color=_COLORS.get(entry["verdict"], "black"), loc="left"
-    )
+    text = textwrap.fill(f"{name} — {verdict}", width=60)
+    ax.set_title(_literal(text), fontsize=9.5, color=_COLORS.get(verdict, "black"), loc="left")
     if "\n" in text:
         ax.figure.subplots_adjust(top=ax.figure.subplotpars.top - 0.045)
 
 
 @_mathtext
-def rate_figure(entry: Mapping[str, Any]) -> bytes:
-    """Log-log sweep of a rate claim's entry (type ``"rate"``), as PNG bytes."""
-    evidence = entry["evidence"]
-    sweep, fit, check = evidence["sweep"], evidence["fit"], evidence["check"]
+def rate_figure(entry: ClaimResult) -> bytes:
+    """Log-log sweep of a rate claim's result (type ``"rate"``), as PNG bytes."""
+    evidence = entry.evidence
+    sweep, fit, check = evidence.sweep, evidence.fit, evidence.check
     values = np.asarray(sweep["values"], dtype=float)
     errors = np.asarray(sweep["errors"], dtype=float).reshape(values.size, -1)
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
@@ -160,10 +159,10 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
     )  # the grid itself, never crowded minor labels
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(_literal(sweep["param"]))
-    ax.set_ylabel(_MEASURED.get(entry.get("kind"), "error returned by the experiment"))
+    ax.set_ylabel(_MEASURED.get(entry.kind, "error returned by the experiment"))
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="best")
-    _title(ax, entry)
+    _title(ax, entry.id, entry.verdict)
     return _png(fig)
 
 
@@ -171,17 +170,17 @@ def rate_figure(entry: Mapping[str, Any]) -> bytes:
 def audit_figure(entry: Any) -> bytes:
     """Trade-off plot of a privacy audit as PNG bytes (log axes down to 1/N: :func:`plot_tradeoff`).
 
-    ``entry``: an :class:`~dpclaims.audit.AuditResult`, its ``to_dict()`` record, or a
-    results entry (type ``"audit"``, the record under ``"evidence"``).
+    ``entry``: an :class:`~dpclaims.audit.AuditResult`, or a claim's result of type ``"audit"``
+    (a :class:`~dpclaims.results.ClaimResult`).
     """
-    if hasattr(entry, "to_dict"):
-        entry = entry.to_dict()
-    if "evidence" not in entry:
-        entry = {"id": "audit", "verdict": entry["verdict"], "evidence": entry}
+    if isinstance(entry, ClaimResult):
+        name, evidence = entry.id, entry.evidence
+    else:
+        name, evidence = "audit", entry.evidence()
     fig, ax = plt.subplots(figsize=(5.0, 4.6))
     fig.subplots_adjust(left=0.14, right=0.97, bottom=0.11, top=0.93)
-    plot_tradeoff(entry["evidence"], ax=ax)
-    _title(ax, entry)
+    plot_tradeoff(evidence, ax=ax)
+    _title(ax, name, entry.verdict)
     return _png(fig)
 
 
@@ -252,45 +251,42 @@ def section6_figure(summaries: Mapping[str, Mapping[str, Any]]) -> bytes:
     return _png(fig)
 
 
-def claim_figure(entry: Mapping[str, Any]) -> bytes | None:
-    """The figure of a checked audit, rate or §6-comparison entry; None for any other entry."""
-    if entry["verdict"] in UNCHECKED:
+def claim_figure(entry: ClaimResult) -> bytes | None:
+    """The figure of a checked audit, rate or §6-comparison result; None for any other."""
+    if entry.verdict in UNCHECKED:
         return None
-    if entry["type"] == "rate":
+    if isinstance(entry.evidence, RateEvidence):
         return rate_figure(entry)
-    if entry["type"] == "audit":
+    if isinstance(entry.evidence, AuditEvidence):
         return audit_figure(entry)
-    if entry["type"] == "value" and "section6" in entry["evidence"]:
-        return section6_figure(entry["evidence"]["section6"])
+    if isinstance(entry.evidence, ValueEvidence) and "section6" in entry.evidence.extra:
+        return section6_figure(entry.evidence.extra["section6"])
     return None
 
 
 @_mathtext
-def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
+def summary_figure(entries: Sequence[ClaimResult]) -> bytes | None:
     """Audited ε (the claim's, or a named bound) vs certified lower bound for every checked audit
     entry; None when there is none.
 
     Pass the parts of combined experiments as entries of their own (see :func:`.text.parts`).
     """
-    audits = [e for e in entries if e["type"] == "audit" and e["verdict"] not in UNCHECKED]
+    audits = [
+        e for e in entries if isinstance(e.evidence, AuditEvidence) and e.verdict not in UNCHECKED
+    ]
     if not audits:
         return None
     height = 1.5 + 0.3 * len(audits)
     fig, ax = plt.subplots(figsize=(7.0, height))
-    label_inches = 0.3 + 0.062 * max(len(e["id"]) for e in audits)  # 8-pt labels on the y axis
+    label_inches = 0.3 + 0.062 * max(len(e.id) for e in audits)  # 8-pt labels on the y axis
     fig.subplots_adjust(
         left=min(0.6, label_inches / 7.0), right=0.97, bottom=0.95 / height, top=1 - 0.4 / height
     )
     rows = np.arange(len(audits))[::-1]
-    claimed = np.array([e["evidence"]["epsilon"] for e in audits], dtype=float)
-    lowers = np.array(
-        [
-            e["evidence"]["epsilon_lower"] if e["evidence"]["epsilon_lower"] is not None else np.nan
-            for e in audits
-        ],
-        dtype=float,
-    )
-    colors = [_COLORS.get(e["verdict"], "black") for e in audits]
+    evidence = [e.evidence for e in audits]
+    claimed = np.array([e.epsilon for e in evidence], dtype=float)
+    lowers = np.array([np.nan if e.epsilon_lower is None else e.epsilon_lower for e in evidence])
+    colors = [_COLORS.get(e.verdict, "black") for e in audits]
     ax.hlines(rows, 0, np.nan_to_num(lowers), color=colors, lw=3, alpha=0.45)
     ax.scatter(
         lowers,
@@ -299,7 +295,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
         zorder=3,
         label="certified lower bound (green: consistent, red: violation)",
     )
-    derived = np.array([bool(e["evidence"].get("bound")) for e in audits])
+    derived = np.array([bool(e.bound) for e in evidence])
     markers = (("claimed ε", ~derived, "|", 220), ("a bound, not the claim", derived, "x", 60))
     for label, mask, marker, size in markers:
         if mask.any():
@@ -307,7 +303,7 @@ def summary_figure(entries: Sequence[Mapping[str, Any]]) -> bytes | None:
                 claimed[mask], rows[mask], marker=marker, s=size, linewidths=2, color="black",
                 zorder=4, label=label,
             )  # fmt: skip
-    ax.set_yticks(rows, [_literal(e["id"]) for e in audits], fontsize=8)
+    ax.set_yticks(rows, [_literal(e.id) for e in audits], fontsize=8)
     ax.set_ylim(-0.6, len(audits) - 0.4)
     ax.set_xlim(0, 1.08 * float(np.nanmax(np.concatenate([claimed, lowers]))))
     ax.set_xlabel("ε")

@@ -112,21 +112,21 @@ _GLOSSARY = (
 def multiplicity_text(results: Results) -> str:
     """How many tests ran and how many false findings chance alone would give at their levels."""
     m = results.tests_made()
-    levels = ", ".join(f"{a:.3g}" for a in m.get("levels", [])) or "n/a"
+    levels = ", ".join(f"{a:.3g}" for a in m.levels or ()) or "n/a"
     text = (
-        f"This run made {m['rate_tests']} rate tests and {m['audit_tests']} privacy audits "
+        f"This run made {m.rate_tests} rate tests and {m.audit_tests} privacy audits "
         f"(statistical tests at level {levels}: at most this chance of a false finding when "
-        f"the claim holds) and {m['value_checks']} value checks (computed numbers compared "
+        f"the claim holds) and {m.value_checks} value checks (computed numbers compared "
         "with the paper's within a tolerance; no error level). If every claim held, chance "
-        f"alone would give at most {m['expected_false_first']:.2f} false findings on first "
+        f"alone would give at most {m.expected_false_first:.2f} false findings on first "
         "runs"
     )
     if results.confirm:
         text += (
             f"; a finding counts only when a rerun on an independent seed finds it again, "
-            f"which brings this to at most {m['expected_false_confirmed']:.3f}. "
-            f"{m['findings_confirmed']} finding(s) were confirmed, "
-            f"{m['findings_not_confirmed']} were not (listed as not decided)."
+            f"which brings this to at most {m.expected_false_confirmed:.3f}. "
+            f"{m.findings_confirmed} finding(s) were confirmed, "
+            f"{m.findings_not_confirmed} were not (listed as not decided)."
         )
     else:
         text += "; findings were not confirmed by a rerun in this run."

@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from ..results import VERDICTS, ClaimResult, Results
-from ..verdicts import NOT_RUN
+from ..verdicts import NOT_RUN, Verdict
 from .figures import SUMMARY_FIGURE
 from .findings import CAVEATS_INTRO, caveat_rows, glossary, multiplicity_text
 from .text import VERDICT_LABELS, counts_line, plural, settings_rows
@@ -94,7 +94,7 @@ def _claim(entry: ClaimResult, figures: Mapping[str, bytes]) -> str:
     ]
     if unchecked:
         parts.append(f'<p class="reason">Not checked: {escape(entry.reason)}.</p>')
-    elif verdict == "error":
+    elif verdict == Verdict.ERROR:
         parts.append(f'<p>The experiment failed:</p><p class="error">{escape(entry.error)}</p>')
         parts.append(f'<p class="reason">Seed {entry.seed}, {entry.wall_time:.2f} s.</p>')
     else:
@@ -242,15 +242,15 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
         f"<style>{_CSS}</style></head><body>",
         "<h1>dpclaims verification report</h1>",
         f'<p class="meta">dpclaims {escape(results.dpclaims_version)} · budget '
-        f"{escape(results.settings['budget'])}"
-        f" · seed {results.settings['seed']} · {results.wall_time:.1f} s · "
+        f"{escape(results.settings.budget)}"
+        f" · seed {results.settings.seed} · {results.wall_time:.1f} s · "
         f"{escape(results.created)}</p>",
         f'<p class="counts">{badges}</p>',
         f'<p class="lead"><strong>{escape(counts_line(results))}.</strong> The run {status}.</p>',
         *(
             '<p class="warning"><strong>Warning:</strong> the check module '
-            f"<code>{escape(e['module'])}</code> failed "
-            f"to import ({escape(e['error'])}); the claims it registers are listed as not "
+            f"<code>{escape(e.module)}</code> failed "
+            f"to import ({escape(e.error)}); the claims it registers are listed as not "
             "checkable.</p>"
             for e in results.load_errors
         ),
@@ -283,11 +283,10 @@ def render_html(results: Results | Mapping[str, Any], figures: Mapping[str, byte
     if SUMMARY_FIGURE in figures:
         out.append(_img(figures[SUMMARY_FIGURE], "audited vs certified epsilon over all audits"))
     for paper in results.papers:
-        mine = [e for e in claims if e.paper == paper["id"]]
+        mine = [e for e in claims if e.paper == paper.id]
         checked = sum(e.checked for e in mine)
         out.append(
-            f'<h2 id="paper-{escape(paper["id"])}">{escape(paper["id"])}: '
-            f"{escape(paper['title'])}</h2>"
+            f'<h2 id="paper-{escape(paper.id)}">{escape(paper.id)}: {escape(paper.title)}</h2>'
         )
         count = plural(len(mine), "claim")
         out.append(f'<p class="meta">{count}, {checked} checked by experiment.</p>')

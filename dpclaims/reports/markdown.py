@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 
 from ..results import ClaimResult, Results
-from ..verdicts import FAILING
+from ..verdicts import FAILING, Verdict
 from .figures import SUMMARY_FIGURE
 from .findings import CAVEATS_INTRO, caveat_rows, glossary, multiplicity_text
 from .text import VERDICT_LABELS, counts_line, plural, settings_rows
@@ -59,16 +59,16 @@ def _figure(piece: ClaimResult, figures: Mapping[str, str]) -> list[str]:
 
 def _claim_section(entry: ClaimResult, figures: Mapping[str, str]) -> list[str]:
     lines = _heading(entry, "####")
-    if entry.verdict == "not_checkable":
+    if entry.verdict == Verdict.NOT_CHECKABLE:
         return lines + [f"Not checked: {_cell(entry.reason)}.", ""]
-    if entry.verdict == "not_implemented":
+    if entry.verdict == Verdict.NOT_IMPLEMENTED:
         return lines + [f"Not implemented here: {_cell(entry.reason)}.", ""]
-    if entry.verdict == "skipped":
+    if entry.verdict == Verdict.SKIPPED:
         return lines + [
             f"Skipped at this budget (run it with a larger --budget): {_cell(entry.reason)}.",
             "",
         ]
-    if entry.verdict == "error":
+    if entry.verdict == Verdict.ERROR:
         return lines + [
             f"The experiment failed: {_cell(entry.error)}",
             "",
@@ -195,15 +195,15 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
         "# dpclaims verification report",
         "",
         f"dpclaims {_cell(results.dpclaims_version)} · budget "
-        f"{_code(results.settings['budget'])} · "
-        f"seed {results.settings['seed']} · {results.wall_time:.1f} s",
+        f"{_code(results.settings.budget)} · "
+        f"seed {results.settings.seed} · {results.wall_time:.1f} s",
         "",
         f"**{counts_line(results)}.** The run {status}.",
         "",
     ]
     lines += [
-        f"**Warning:** the check module {_code(e['module'])} failed to import "
-        f"({_cell(e['error'])}); "
+        f"**Warning:** the check module {_code(e.module)} failed to import "
+        f"({_cell(e.error)}); "
         "the claims it registers are listed as not checkable."
         for e in results.load_errors
     ]
@@ -252,10 +252,10 @@ def render_markdown(results: Results | Mapping[str, Any], figures: Mapping[str, 
     if SUMMARY_FIGURE in figures:
         lines += [f"![audited vs certified epsilon]({figures[SUMMARY_FIGURE]})", ""]
     for paper in results.papers:
-        mine = [e for e in claims if e.paper == paper["id"]]
+        mine = [e for e in claims if e.paper == paper.id]
         checked = sum(e.checked for e in mine)
         lines += [
-            f"### {_cell(paper['id'])}: {_cell(paper['title'])}",
+            f"### {_cell(paper.id)}: {_cell(paper.title)}",
             "",
             f"{plural(len(mine), 'claim')}, {checked} checked by experiment.",
             "",

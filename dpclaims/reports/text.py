@@ -74,26 +74,26 @@ def counts_line(results: Results) -> str:
 def settings_rows(results: Results) -> list[tuple[str, str]]:
     """(label, value) rows describing how the results were produced."""
     s, env = results.settings, results.environment
-    versions = ", ".join(f"{k} {v}" for k, v in env["versions"].items() if v)
+    versions = ", ".join(f"{k} {v}" for k, v in env.versions.items() if v)
     rows = [
         ("created", results.created),
-        ("budget", s["budget"]),
+        ("budget", s.budget),
         (
             "seed",
-            f"{s['seed']} (each claim runs with its own seed derived from it and the claim id)",
+            f"{s.seed} (each claim runs with its own seed derived from it and the claim id)",
         ),
-        ("backend", f"{s['backend']}, workers {s['workers'] if s['workers'] else 'all cores'}"),
+        ("backend", f"{s.backend}, workers {s.workers if s.workers else 'all cores'}"),
         (
             "selection",
-            f"papers {', '.join(s['papers']) if s['papers'] else 'all'}; "
-            f"claims {', '.join(s['claims']) if s['claims'] else 'all'}",
+            f"papers {', '.join(s.papers) if s.papers else 'all'}; "
+            f"claims {', '.join(s.claims) if s.claims else 'all'}",
         ),
     ]
-    if s["options"]:
-        rows.append(("options", ", ".join(f"{k}={v}" for k, v in s["options"].items())))
+    if s.options:
+        rows.append(("options", ", ".join(f"{k}={v}" for k, v in s.options.items())))
     rows += [
         ("wall time", f"{results.wall_time:.1f} s"),
         ("versions", versions),
-        ("python", f"{env['python']} on {env['platform']}, {env['cpu_count']} cores"),
+        ("python", f"{env.python} on {env.platform}, {env.cpu_count} cores"),
     ]
     return rows

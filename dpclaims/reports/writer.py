@@ -20,7 +20,14 @@ from dpclaims.atomic import check_output_dir, staged_directory
 
 from ..errors import InputError
 from ..execution import Execution, map_tasks
-from ..results import Results, dumps_results, validate_results
+from ..results import (
+    AuditEvidence,
+    ClaimResult,
+    RateEvidence,
+    Results,
+    dumps_results,
+    validate_results,
+)
 from ..userfiles import first_line
 from ..verdicts import UNCHECKED
 from .figures import SUMMARY_FIGURE, claim_figure, summary_figure
@@ -32,12 +39,15 @@ __all__ = ["REPORT_FILES", "render_figures", "write_report"]
 
 REPORT_FILES = ("results.json", "report.md", "report.html")
 
+_DRAWN = (AuditEvidence, RateEvidence)
+"""The evidence a claim's figure is drawn from."""
+
 
 PARALLEL_FIGURES = 16
 """From this many figures on, :func:`render_figures` draws them in worker processes."""
 
 
-def _draw(piece: Mapping[str, Any]) -> bytes | str:
+def _draw(piece: ClaimResult) -> bytes | str:
     """The PNG bytes of a claim's figure, or why it could not be drawn (one line)."""
     try:
         with np.errstate(all="ignore"):  # huge values: the figure fails as a whole, or draws
@@ -62,11 +72,11 @@ def render_figures(
             f"workers must be a positive integer, got {workers!r}; pass e.g. --workers 2"
         )
     results = Results.coerce(results)
-    pieces = [piece.to_json() for entry in results.claims for piece in entry.parts()]
+    pieces = [piece for entry in results.claims for piece in entry.parts()]
     drawn = [
         piece
         for piece in pieces
-        if piece["verdict"] not in UNCHECKED and piece["type"] in ("audit", "rate")
+        if piece.verdict not in UNCHECKED and isinstance(piece.evidence, _DRAWN)
     ]
     if workers != 1 and len(drawn) >= PARALLEL_FIGURES:
         where = Execution(backend="processes", workers=workers)
@@ -75,7 +85,7 @@ def render_figures(
         pngs = [_draw(piece) for piece in drawn]
     pngs.append(_draw_summary(pieces))
     figures = {}
-    for name, png in zip([piece["id"] for piece in drawn] + [SUMMARY_FIGURE], pngs, strict=True):
+    for name, png in zip([piece.id for piece in drawn] + [SUMMARY_FIGURE], pngs, strict=True):
         if isinstance(png, str):
             warnings.warn(f"figure of {name!r} left out of the report: {png}", stacklevel=2)
         elif png is not None:
@@ -83,7 +93,7 @@ def render_figures(
     return figures
 
 
-def _draw_summary(pieces: list[Mapping[str, Any]]) -> bytes | str | None:
+def _draw_summary(pieces: list[ClaimResult]) -> bytes | str | None:
     try:
         with np.errstate(all="ignore"):
             return summary_figure(pieces)

@@ -2,21 +2,40 @@
 
 :class:`Results` is one run: its settings and environment, one :class:`ClaimResult` per claim
 (verdict, summary, typed evidence: :class:`AuditEvidence`, :class:`RateEvidence`,
-:class:`ValueEvidence`, :class:`CombinedEvidence`), the tests made and the kill matrix
-(:class:`MutationSummary`) when mutants ran.  :func:`dpclaims.claims.run.run_claims` builds it;
-:mod:`dpclaims.reports` renders it; ``results.json`` is its ``to_json()``, in the format of
-:mod:`.schema` (version :data:`SCHEMA_VERSION`), read back by :func:`load_results`.
+:class:`ValueEvidence`, :class:`CombinedEvidence`, a plugin's :class:`RecordEvidence`), the
+tests made and the kill matrix (:class:`MutationSummary`) when mutants ran.
+:func:`dpclaims.claims.run.run_claims` builds it; :mod:`dpclaims.reports` renders it;
+``results.json`` is its ``to_json()`` (one codec, :mod:`.codec`, derived from the dataclasses'
+fields), in the format of :mod:`.schema` (version :data:`SCHEMA_VERSION`), read back by
+:func:`load_results`.
 
 This package imports nothing from the claims or reports layers.
 """
 
-from .document import FINDINGS, ClaimResult, Confirmation, Results, multiplicity
+from .document import (
+    FINDINGS,
+    ClaimResult,
+    Confirmation,
+    Environment,
+    LoadError,
+    Multiplicity,
+    PaperTitle,
+    Results,
+    Settings,
+    multiplicity,
+    read_outcome,
+)
 from .evidence import (
+    AuditCounts,
     AuditEvidence,
+    AuditTestRecord,
     CombinedEvidence,
     Evidence,
     Outcome,
     RateEvidence,
+    ReachRecord,
+    RecordEvidence,
+    ReferenceRecord,
     ValueEvidence,
 )
 from .files import MAX_RESULTS_BYTES, dumps_results, exit_code, load_results, read_results
@@ -34,21 +53,31 @@ from .schema import (
 )
 
 __all__ = [
+    "AuditCounts",
     "AuditEvidence",
+    "AuditTestRecord",
     "CHECKED_VERDICTS",
     "ClaimResult",
     "CombinedEvidence",
     "Confirmation",
+    "Environment",
     "Evidence",
     "FAILING_VERDICTS",
     "FINDINGS",
     "KILL_MATRIX_HEADER",
+    "LoadError",
     "MAX_RESULTS_BYTES",
+    "Multiplicity",
     "MutationSummary",
     "Outcome",
+    "PaperTitle",
     "RateEvidence",
+    "ReachRecord",
+    "RecordEvidence",
+    "ReferenceRecord",
     "Results",
     "ResultsError",
+    "Settings",
     "SCHEMA",
     "SCHEMA_VERSION",
     "VERDICTS",
@@ -58,6 +87,7 @@ __all__ = [
     "killed_by",
     "load_results",
     "multiplicity",
+    "read_outcome",
     "read_results",
     "to_jsonable",
     "validate_experiment_result",

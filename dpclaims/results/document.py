@@ -1,5 +1,6 @@
 """The results document: :class:`Results` (how the run was made, one :class:`ClaimResult` per
-claim, the kill matrix when mutants ran), with ``to_json()`` / ``from_json()`` at the edge.
+claim, the kill matrix when mutants ran), with ``to_json()`` / ``from_json()`` at the edge
+(:mod:`.codec`: the JSON keys are the fields' names, in field order).
 
 The runner (:func:`dpclaims.claims.run.run_claims`) builds it; the renderers
 (:mod:`dpclaims.reports`) read it; ``results.json`` is its JSON (:mod:`.schema`).
@@ -7,22 +8,36 @@ The runner (:func:`dpclaims.claims.run.run_claims`) builds it; the renderers
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..verdicts import FINDINGS, NOT_RUN, UNCHECKED
+from ..verdicts import FINDINGS, NOT_RUN, UNCHECKED, Verdict
+from .codec import decode, encode
 from .display import brief
-from .evidence import CombinedEvidence, Evidence, Outcome
+from .evidence import CombinedEvidence, Evidence, Outcome, RecordEvidence, _read_evidence
+from .jsonable import to_jsonable
 from .mutants import MutationSummary
-from .schema import CHECKED_VERDICTS, FAILING_VERDICTS, SCHEMA_VERSION, VERDICTS
+from .schema import (
+    CHECKED_VERDICTS,
+    FAILING_VERDICTS,
+    SCHEMA_VERSION,
+    VERDICTS,
+    validate_experiment_result,
+)
 
 __all__ = [
     "FINDINGS",
     "Confirmation",
     "ClaimResult",
+    "Environment",
+    "LoadError",
+    "Multiplicity",
+    "PaperTitle",
     "Results",
+    "Settings",
     "multiplicity",
+    "read_outcome",
 ]
 
 
@@ -64,16 +79,34 @@ class Confirmation:
         return f"rerun on the independent seed {self.seed}: {verdict} ({summary}); {outcome}"
 
 
+def read_outcome(value: Any, where: str = "experiment result") -> Outcome:
+    """What an experiment's ``run()`` returned, as an :class:`Outcome`: the value itself, or a
+    returned mapping (a plugin's) read with :meth:`Outcome.from_json` — the one door for a
+    record from outside.  Either is checked first (:func:`validate_experiment_result`, whose
+    :class:`~dpclaims.results.ResultsError` names ``where``): an outcome results.json cannot
+    hold fails its claim, not the run."""
+    typed = isinstance(value, Outcome)
+    record = to_jsonable(value.to_json() if typed else value)
+    validate_experiment_result(record, where)
+    return value if typed else Outcome.from_json(record)
+
+
+def _read_confirmation(data: Mapping[str, Any]) -> Confirmation | None:
+    """The ``confirmation`` of a claim's JSON object (None when absent or null)."""
+    confirmation = data.get("confirmation")
+    return Confirmation.from_json(confirmation, data["type"]) if confirmation else None
+
+
 @dataclass(frozen=True, kw_only=True)
-class ClaimResult(Mapping):
+class ClaimResult:
     """One claim's result: the claim (id, paper, kind, algorithm, source, statement), its verdict
     with a one-line summary, why it was not run (``reason``) or failed (``error``), the
     experiment's type and evidence, its seed and wall time, and the rerun of a finding.
 
-    ``evidence`` is empty (:class:`~dpclaims.results.evidence.Evidence` with no record) when
+    ``evidence`` is empty (:class:`~dpclaims.results.RecordEvidence` with no record) when
     nothing ran.  ``caveats`` are the claim's ``{"kind", "text"}`` caveats (the paper's
     ambiguities and errata, the specification's reconstructions; empty in files written before
-    they existed).  It reads as its JSON object too (``result["verdict"]``).
+    they existed).
     """
 
     id: str
@@ -82,16 +115,19 @@ class ClaimResult(Mapping):
     algorithm: str
     source: str
     statement: str
-    verdict: str = "error"
+    verdict: Verdict = Verdict.ERROR
     type: str | None = None
     summary: str = ""
     reason: str | None = None
     error: str | None = None
-    evidence: Evidence = field(default_factory=Evidence)
+    evidence: Evidence = field(default_factory=RecordEvidence, metadata={"read": _read_evidence})
     seed: int | None = None
     wall_time: float = 0.0
-    confirmation: Confirmation | None = None
+    confirmation: Confirmation | None = field(default=None, metadata={"read": _read_confirmation})
     caveats: tuple[Mapping[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     @classmethod
     def for_claim(cls, claim: Any, **fields: Any) -> ClaimResult:
@@ -109,56 +145,10 @@ class ClaimResult(Mapping):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ClaimResult:
-        confirmation = data.get("confirmation")
-        return cls(
-            id=data["id"],
-            paper=data["paper"],
-            kind=data["kind"],
-            algorithm=data["algorithm"],
-            source=data["source"],
-            statement=data["statement"],
-            verdict=data["verdict"],
-            type=data["type"],
-            summary=data["summary"],
-            reason=data["reason"],
-            error=data["error"],
-            evidence=Evidence.from_json(data["type"], data["evidence"]),
-            seed=data["seed"],
-            wall_time=data["wall_time"],
-            confirmation=(
-                Confirmation.from_json(confirmation, data["type"]) if confirmation else None
-            ),
-            caveats=tuple(dict(c) for c in data.get("caveats") or ()),
-        )
+        return decode(cls, data)
 
     def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "paper": self.paper,
-            "kind": self.kind,
-            "algorithm": self.algorithm,
-            "source": self.source,
-            "statement": self.statement,
-            "verdict": self.verdict,
-            "type": self.type,
-            "summary": self.summary,
-            "reason": self.reason,
-            "error": self.error,
-            "evidence": self.evidence.to_json(),
-            "seed": self.seed,
-            "wall_time": self.wall_time,
-            "confirmation": None if self.confirmation is None else self.confirmation.to_json(),
-            "caveats": [dict(c) for c in self.caveats],
-        }
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_json())
-
-    def __len__(self) -> int:
-        return len(self.to_json())
+        return encode(self)
 
     @property
     def outcome(self) -> Outcome:
@@ -172,8 +162,8 @@ class ClaimResult(Mapping):
 
     @property
     def note(self) -> str:
-        """The experiment's setting in words (a combined experiment's own note)."""
-        return self.evidence.note
+        """The experiment's setting in words (a combined experiment's own note; "" when none)."""
+        return self.evidence.note or ""
 
     def parts(self) -> list[ClaimResult]:
         """``[self]``, or for a combined experiment one result per part, with the id
@@ -213,7 +203,7 @@ class ClaimResult(Mapping):
         """The one number a reader looks at first, e.g. ``"ε ≥ 0.912 (claimed 1)"``."""
         if self.verdict in NOT_RUN:
             return brief(self.reason or "")
-        if self.verdict == "error":
+        if self.verdict == Verdict.ERROR:
             return brief(self.error or "")
         pieces = self.parts()
         if len(pieces) > 1:
@@ -273,7 +263,7 @@ class ClaimResult(Mapping):
 
     def why_undecided(self) -> str:
         """One sentence: why an inconclusive or failed claim was not decided."""
-        if self.verdict == "error":
+        if self.verdict == Verdict.ERROR:
             return f"the experiment failed: {self.error}"
         if self.reason:
             return self.reason
@@ -283,7 +273,7 @@ class ClaimResult(Mapping):
         return "; ".join(
             f"{p.part_name}: {p.evidence.why_inconclusive(p.summary)}"
             for p in pieces
-            if p.verdict == "inconclusive"
+            if p.verdict == Verdict.INCONCLUSIVE
         )
 
     def confirmation_line(self) -> str | None:
@@ -296,7 +286,68 @@ class ClaimResult(Mapping):
         return self.outcome.levels()
 
 
-def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class Multiplicity:
+    """The tests a run made and the false findings chance alone would give
+    (:func:`multiplicity`): ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level),
+    ``levels`` (the distinct α; None in a file written before they were recorded),
+    ``expected_false_first`` (Σ α), ``expected_false_confirmed`` (Σ α²), and the findings a
+    rerun confirmed or not."""
+
+    rate_tests: int
+    audit_tests: int
+    value_checks: int
+    levels: tuple[float, ...] | None = field(default=None, metadata={"omit": True})
+    expected_false_first: float
+    expected_false_confirmed: float
+    findings_confirmed: int
+    findings_not_confirmed: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run was made: budget, seed, backend and workers, the selection (papers and claim
+    patterns; None for all), the execution ``options`` (scheduler, checkpoint) and whether
+    findings were confirmed (None in a file written before it was recorded)."""
+
+    budget: str
+    seed: int
+    backend: str
+    workers: int | None
+    papers: tuple[str, ...] | None
+    claims: tuple[str, ...] | None
+    options: Mapping[str, str]
+    confirm: bool | None = field(default=None, metadata={"omit": True})
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a run was made: Python version, platform, cores, the versions of
+    :data:`~dpclaims.claims.run.VERSIONED_PACKAGES`."""
+
+    python: str
+    platform: str
+    cpu_count: int | None
+    versions: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class PaperTitle:
+    """A paper of the run: its id and title."""
+
+    id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """An experiments module that failed to import, and the error."""
+
+    module: str
+    error: str
+
+
+def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> Multiplicity:
     """How many tests a run made and how many false findings chance alone would give.
 
     A test at level α reports a false finding with probability at most α when the claim holds;
@@ -306,46 +357,42 @@ def multiplicity(entries: Sequence[ClaimResult | Mapping[str, Any]]) -> dict:
 
     Returns
     -------
-    dict
-        ``rate_tests``, ``audit_tests``, ``value_checks`` (no error level, not counted below),
-        ``levels`` (distinct α), ``expected_false_first`` (Σ α), ``expected_false_confirmed``
-        (Σ α²), ``findings_confirmed``, ``findings_not_confirmed``.
+    Multiplicity
     """
     results = [e if isinstance(e, ClaimResult) else ClaimResult.from_json(e) for e in entries]
     levels = [level for e in results if e.verdict in CHECKED_VERDICTS for level in e.levels()]
     alphas = [a for _, a in levels if a is not None]
     confirmations = [e.confirmation for e in results if e.confirmation is not None]
-    return {
-        "rate_tests": sum(kind == "rate" for kind, _ in levels),
-        "audit_tests": sum(kind == "audit" for kind, _ in levels),
-        "value_checks": sum(a is None for _, a in levels),
-        "levels": sorted({round(a, 12) for a in alphas}),
-        "expected_false_first": float(sum(alphas)),
-        "expected_false_confirmed": float(sum(a * a for a in alphas)),
-        "findings_confirmed": sum(bool(c.confirmed) for c in confirmations),
-        "findings_not_confirmed": sum(not c.confirmed for c in confirmations),
-    }
+    return Multiplicity(
+        rate_tests=sum(kind == "rate" for kind, _ in levels),
+        audit_tests=sum(kind == "audit" for kind, _ in levels),
+        value_checks=sum(a is None for _, a in levels),
+        levels=tuple(sorted({round(a, 12) for a in alphas})),
+        expected_false_first=float(sum(alphas)),
+        expected_false_confirmed=float(sum(a * a for a in alphas)),
+        findings_confirmed=sum(bool(c.confirmed) for c in confirmations),
+        findings_not_confirmed=sum(not c.confirmed for c in confirmations),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
-class Results(Mapping):
+class Results:
     """A whole run: how it was made (version, time, settings, environment), the papers, one
     :class:`ClaimResult` per claim, the counts and tests made, and the kill matrix when mutants
-    ran.  ``to_json()`` is ``results.json``; it reads as that JSON object too
-    (``results["counts"]``)."""
+    ran.  ``to_json()`` is ``results.json``."""
 
+    schema_version: int = SCHEMA_VERSION
     dpclaims_version: str
     created: str
-    settings: Mapping[str, Any]
-    environment: Mapping[str, Any]
-    papers: tuple[Mapping[str, str], ...]
-    claims: tuple[ClaimResult, ...]
-    load_errors: tuple[Mapping[str, str], ...] = ()
-    wall_time: float = 0.0
+    settings: Settings
+    environment: Environment
+    papers: tuple[PaperTitle, ...]
     counts: Mapping[str, int] | None = None
-    multiplicity: Mapping[str, Any] | None = None
-    mutants: MutationSummary | None = None
-    schema_version: int = SCHEMA_VERSION
+    multiplicity: Multiplicity | None = field(default=None, metadata={"omit": True})
+    load_errors: tuple[LoadError, ...] = ()
+    wall_time: float = 0.0
+    claims: tuple[ClaimResult, ...]
+    mutants: MutationSummary | None = field(default=None, metadata={"omit": True})
 
     def __post_init__(self) -> None:
         if self.counts is None:
@@ -356,21 +403,7 @@ class Results(Mapping):
     def from_json(cls, data: Mapping[str, Any]) -> Results:
         """From the JSON object of ``results.json`` (validate it first:
         :func:`~dpclaims.results.validate_results`)."""
-        mutants = data.get("mutants")
-        return cls(
-            schema_version=data["schema_version"],
-            dpclaims_version=data["dpclaims_version"],
-            created=data["created"],
-            settings=data["settings"],
-            environment=data["environment"],
-            papers=tuple(data["papers"]),
-            counts=data["counts"],
-            multiplicity=data.get("multiplicity"),
-            load_errors=tuple(data["load_errors"]),
-            wall_time=data["wall_time"],
-            claims=tuple(ClaimResult.from_json(e) for e in data["claims"]),
-            mutants=MutationSummary.from_json(mutants) if mutants else None,
-        )
+        return decode(cls, data)
 
     @classmethod
     def coerce(cls, value: Results | Mapping[str, Any]) -> Results:
@@ -378,34 +411,7 @@ class Results(Mapping):
         return value if isinstance(value, cls) else cls.from_json(value)
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "schema_version": self.schema_version,
-            "dpclaims_version": self.dpclaims_version,
-            "created": self.created,
-            "settings": self.settings,
-            "environment": self.environment,
-            "papers": list(self.papers),
-            "counts": self.counts,
-        }
-        if self.multiplicity is not None:
-            out["multiplicity"] = self.multiplicity
-        out.update(
-            load_errors=list(self.load_errors),
-            wall_time=self.wall_time,
-            claims=[e.to_json() for e in self.claims],
-        )
-        if self.mutants is not None:
-            out["mutants"] = self.mutants.to_json()
-        return out
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_json())
-
-    def __len__(self) -> int:
-        return len(self.to_json())
+        return encode(self)
 
     def with_mutants(self, mutants: MutationSummary | Mapping[str, Any] | None) -> Results:
         """The same results with the kill matrix of ``dpclaims verify --mutants``."""
@@ -416,7 +422,7 @@ class Results(Mapping):
     @property
     def confirm(self) -> bool:
         """Whether the run confirmed findings by a rerun."""
-        return bool(self.settings.get("confirm", False))
+        return bool(self.settings.confirm)
 
     def exit_code(self) -> int:
         """1 when a claim is a violation, inconsistent or an error, or an experiments module
@@ -431,15 +437,15 @@ class Results(Mapping):
 
     def undecided(self) -> list[ClaimResult]:
         """Results checked but not decided: inconclusive (unconfirmed findings too) or failed."""
-        return [e for e in self.claims if e.verdict in ("inconclusive", "error")]
+        return [e for e in self.claims if e.verdict in (Verdict.INCONCLUSIVE, Verdict.ERROR)]
 
     def unchecked(self) -> list[ClaimResult]:
         """Results not checked by experiment in this run (``skipped`` at this budget, or
         ``not_checkable`` or ``not_implemented`` at any), skipped first."""
         entries = [e for e in self.claims if e.verdict in NOT_RUN]
-        return sorted(entries, key=lambda e: e.verdict != "skipped")
+        return sorted(entries, key=lambda e: e.verdict != Verdict.SKIPPED)
 
-    def tests_made(self) -> Mapping[str, Any]:
+    def tests_made(self) -> Multiplicity:
         """:attr:`multiplicity`, or computed from the claims for files written before it was
         recorded."""
         return self.multiplicity if self.multiplicity is not None else multiplicity(self.claims)

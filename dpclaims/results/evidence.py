@@ -1,82 +1,109 @@
 """What one experiment found: :class:`Outcome` (type, verdict, summary, evidence) and the
-evidence records, one class per kind of experiment, each rendering its own rows once.
+evidence, one frozen dataclass per kind of experiment, built by the experiment that measured it
+and rendering its own rows once.
 
-- :class:`AuditEvidence`: a privacy audit (:meth:`dpclaims.audit.AuditResult.to_dict` and the
-  experiment's note);
+- :class:`AuditEvidence`: a privacy audit (:meth:`dpclaims.audit.AuditResult.evidence`): the
+  audited claim, the bound, the :class:`AuditCounts`, the :class:`AuditTestRecord`, the
+  :class:`ReachRecord` and the :class:`ReferenceRecord`;
 - :class:`RateEvidence`: a sweep, its power-law fit and the exponent test;
 - :class:`ValueEvidence`: computed quantities compared with the paper's (``checks``);
 - :class:`CombinedEvidence`: several experiments of one claim (``parts``);
-- :class:`Evidence`: the base, and the record of any other (plugin) experiment type.
+- :class:`RecordEvidence`: the JSON record of any other (plugin) experiment type, as written.
 
-An evidence object keeps its JSON record as written (``record``, key order kept, so a
-document read and written again is the same file) and reads its facts from it through typed
-properties.  Text, Markdown, HTML and the command line all render evidence through
-:meth:`Evidence.rows`, :meth:`Evidence.key_figure` and :meth:`Evidence.measured`.
+Each is written to and read from JSON by one codec (:mod:`.codec`): the JSON keys are the
+fields' names, in field order.  Non-finite numbers are recorded as None (JSON has no
+infinity), so a value read back equals the one written.  Text, Markdown, HTML and the command
+line all render evidence through :meth:`Evidence.rows`, :meth:`Evidence.key_figure` and
+:meth:`Evidence.measured`; an audit's one-line headline and its text summary too
+(:meth:`AuditEvidence.headline`, :meth:`AuditEvidence.summary`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..verdicts import FINDINGS
+from ..verdicts import FINDINGS, Verdict
+from ..vocabulary import Bound, Limit
+from .codec import decode, encode
 from .display import join, number
 
 __all__ = [
     "Evidence",
+    "AuditCounts",
+    "AuditTestRecord",
+    "ReachRecord",
+    "ReferenceRecord",
     "AuditEvidence",
     "RateEvidence",
     "ValueEvidence",
     "CombinedEvidence",
+    "RecordEvidence",
     "Outcome",
     "allowed",
     "control_text",
+    "format_epsilon",
 ]
 
 Row = tuple[str, str]
 
+_OMIT = {"omit": True}
+"""Codec metadata: the key is left out when the value is None."""
+
+
+def _extra() -> Any:
+    """A record's further keys, kept as written (codec metadata ``rest``)."""
+    return field(default_factory=dict, metadata={"rest": True})
+
+
+def format_epsilon(value: float | None) -> str:
+    """An ε for people: 3 decimals, or 2 significant digits below 0.01 (0.0004 is not 0.000),
+    "∞" when infinite (None: infinite, as JSON records it)."""
+    if value is None or not math.isfinite(value):
+        return "∞"
+    return f"{value:.3f}" if value == 0 or abs(value) >= 0.01 else f"{value:.2g}"
+
 
 @dataclass(frozen=True)
 class Evidence:
-    """The evidence record of one experiment (the ``evidence`` object of results.json).
+    """The evidence of one experiment (the ``evidence`` object of results.json): the base of
+    the typed evidence classes."""
 
-    ``record`` is the JSON object as written; the properties read its facts.  This base class
-    stands for an experiment type dpclaims does not know (a plugin's): its rows are its note.
-    """
-
-    record: Mapping[str, Any] = field(default_factory=dict)
     type: ClassVar[str | None] = None
 
     @staticmethod
     def from_json(kind: str | None, record: Mapping[str, Any] | None) -> Evidence:
-        """The evidence class for an experiment of type ``kind`` (combined when the record has
-        ``parts``), holding ``record``."""
+        """The evidence of an experiment of type ``kind`` read from its JSON ``record``
+        (combined when the record has ``parts``; a :class:`RecordEvidence` for a type dpclaims
+        does not know, and for an empty record: nothing ran)."""
         record = dict(record or {})
+        if not record:
+            return RecordEvidence()
         if isinstance(record.get("parts"), Mapping):
-            return CombinedEvidence(record)
-        cls = {c.type: c for c in (AuditEvidence, RateEvidence, ValueEvidence)}.get(kind, Evidence)
-        return cls(record)
+            return decode(CombinedEvidence, record)
+        cls = {c.type: c for c in (AuditEvidence, RateEvidence, ValueEvidence)}.get(kind)
+        return RecordEvidence(record) if cls is None else decode(cls, record)
 
     def to_json(self) -> dict:
-        """The JSON record (a copy at the top level)."""
-        return dict(self.record)
+        """The JSON record."""
+        return encode(self)
 
     @property
-    def note(self) -> str:
-        """The experiment's setting in words ("" when none)."""
-        return str(self.record.get("note") or "")
+    def note(self) -> str | None:
+        """The experiment's setting in words (None or "" when none)."""
+        return None
 
     @property
-    def caveats(self) -> list[str]:
-        """Why a rate verdict was downgraded to inconclusive (empty when it was not)."""
-        return list(self.record.get("caveats") or ())
+    def caveats(self) -> tuple[str, ...] | None:
+        """Why a rate verdict was downgraded to inconclusive (None or empty when it was not)."""
+        return None
 
     @property
     def direction(self) -> str | None:
         """The side a rate finding lies on (``"slower"``, ``"faster"``), else None."""
-        check = self.record.get("check")
-        return check.get("direction") if isinstance(check, Mapping) else None
+        return None
 
     def rows(self, seed: int | None = None) -> list[Row]:
         """(label, value) rows with every statistical choice of this evidence; ``seed`` is the
@@ -89,22 +116,54 @@ class Evidence:
     def _rows(self, seed: int | None) -> list[Row]:
         return []
 
+    def levels(self, kind: str) -> list[tuple[str, float | None]]:
+        """``(type, level)`` of the statistical test of this evidence, for an experiment of
+        type ``kind`` (see :meth:`Outcome.levels`)."""
+        return [(str(kind), None)]
+
     def key_figure(self, summary: str) -> str:
         """The one number a reader looks at first (the summary when there is none)."""
         return summary
 
     def measured(self, summary: str) -> str:
         """What the experiment measured, in a sentence (for a finding's paragraph)."""
-        off = [
-            f"{name} = {number(c.get('value', c.get('estimate')), '.6g')} against {_wanted(c)}"
-            for name, c in self.record.get("checks", {}).items()
-            if isinstance(c, Mapping) and not c.get("ok")
-        ]
-        return "the computation gives " + ("; ".join(off) if off else summary)
+        return _measured_checks({}, summary)
 
     def why_inconclusive(self, summary: str) -> str:
         """Why an inconclusive experiment did not decide."""
-        return "; ".join(self.caveats) or summary
+        return "; ".join(self.caveats or ()) or summary
+
+
+def _measured_checks(checks: Mapping[str, Any], summary: str) -> str:
+    """The value checks that are off, in a sentence (the summary when none is)."""
+    off = [
+        f"{name} = {number(c.get('value', c.get('estimate')), '.6g')} against {_wanted(c)}"
+        for name, c in checks.items()
+        if isinstance(c, Mapping) and not c.get("ok")
+    ]
+    return "the computation gives " + ("; ".join(off) if off else summary)
+
+
+@dataclass(frozen=True)
+class RecordEvidence(Evidence):
+    """The evidence of an experiment type dpclaims does not know (a plugin's), kept as the JSON
+    record it wrote (key order kept); empty when nothing ran.  Its rows are its note."""
+
+    record: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return dict(self.record)
+
+    @property
+    def note(self) -> str:
+        return str(self.record.get("note") or "")
+
+    @property
+    def caveats(self) -> tuple[str, ...]:
+        return tuple(self.record.get("caveats") or ())
+
+    def measured(self, summary: str) -> str:
+        return _measured_checks(self.record.get("checks") or {}, summary)
 
 
 def _wanted(check: Mapping[str, Any]) -> str:
@@ -117,94 +176,283 @@ def _wanted(check: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class AuditCounts:
+    """The certification split's counts at the chosen test: the negative dataset's trials
+    inside the event (false positives), the positive dataset's outside it (false negatives),
+    their joint upper bounds, and the trials (per dataset, and of them certifying)."""
+
+    false_positives: int
+    false_negatives: int
+    n_negative: int
+    n_positive: int
+    fpr_upper: float
+    fnr_upper: float
+    trials: int
+    certification_trials: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditTestRecord:
+    """The test an audit certified and how it was chosen (the fields of
+    :class:`dpclaims.audit.Provenance`; those a file written before them lacks are None)."""
+
+    statistic: str | None = None
+    threshold: float | None = None
+    direction: str | None = None
+    calibration_trials: int
+    calibration_fraction: float | None = None
+    threshold_strategy: str | None = None
+    grid_size: int | None = None
+    ci: str
+    ci_alpha: float | None = None
+    ci_tilt: float | None = None
+    seed: int
+    output_dim: int | None = None
+    discrete: bool | None = None
+    candidates: Mapping[str, Any] = field(default_factory=dict)
+    tradeoff: tuple[tuple[float | None, float | None], ...]
+    wall_time: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReachRecord:
+    """The smallest violation of the claim the audit would have caught
+    (:class:`dpclaims.audit.reach.Reach`): a ``factor`` of the claimed ε, that ``epsilon``
+    (None when infinite: no violation within reach), read in the ``model`` family, caught with
+    probability ``power`` (not recorded in results.json: None when read from it)."""
+
+    factor: float | None = None
+    epsilon: float | None = None
+    model: str | None = None
+    power: float | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceRecord:
+    """The exact ε of the mechanism on the pair when known (None otherwise; ``math.inf``
+    allowed, which JSON records as null, read back as unknown), and ``note``: where it comes
+    from, or why there is none."""
+
+    epsilon: float | None = None
+    note: str | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditEvidence(Evidence):
-    """A privacy audit: the certified bound against the claim, the test, the counts."""
+    """A privacy audit: the certified bound (``epsilon_lower``, None when infinite) against the
+    audited claim (``epsilon``, ``delta``, ``unit``, ``relation``: the claim's, or the bound
+    :attr:`bound` names; the relation an array audit checked), the :class:`AuditCounts`, the
+    :class:`AuditTestRecord`, the :class:`ReachRecord` and the :class:`ReferenceRecord`, built
+    by :meth:`dpclaims.audit.AuditResult.evidence`.
+
+    ``bound`` names the audited (ε, δ) when it is not the paper's claim as stated (e.g.
+    ``"derived bound, not the paper's"``; None when it is the claim); ``kind``, ``fpr``,
+    ``fnr`` and ``slack`` are computed from the other fields.  Its JSON record is flat: the
+    counts' and test's fields at the top, the reach's and reference's with the prefix
+    ``reach_`` and ``reference_``.
+    """
 
     type: ClassVar[str] = "audit"
 
-    @property
-    def epsilon_lower(self) -> float | None:
-        """The certified lower bound on ε (None when infinite)."""
-        return self.record["epsilon_lower"]
+    verdict: Verdict | None = None
+    reason: str = ""
+    epsilon_lower: float | None
+    epsilon: float
+    delta: float
+    unit: str
+    relation: str
+    confidence: float
+    method: str
+    mu: float | None = None
+    ceiling: float | None = None
+    infinite: bool = False
+    identical_outputs: bool = False
+    trials_needed: int | None = None
+    reference: ReferenceRecord = field(
+        default_factory=ReferenceRecord, metadata={"flat": True, "prefix": "reference_"}
+    )
+    counts: AuditCounts = field(metadata={"flat": True})
+    warnings: tuple[str, ...] = ()
+    reproducible: bool = True
+    certified: bool
+    kind: str = field(init=False)
+    test: AuditTestRecord = field(metadata={"flat": True})
+    reach: ReachRecord | None = field(
+        default=None,
+        metadata={"flat": True, "prefix": "reach_", "keys": ("factor", "epsilon", "model")},
+    )
+    fpr: float = field(init=False)
+    fnr: float = field(init=False)
+    slack: float | None = field(init=False)
+    bound: str | None = field(default=None, metadata=_OMIT)
+    note: str | None = field(default=None, metadata=_OMIT)
+    extra: Mapping[str, Any] = _extra()
+    """Further keys of the record (a file written by another version), kept as written."""
+
+    def __post_init__(self) -> None:
+        counts, lower = self.counts, self.epsilon_lower
+        slack = 0.0 if lower is None else self.epsilon / lower if lower > 0 else None
+        computed = {
+            "verdict": None if self.verdict is None else Verdict(self.verdict),
+            "kind": "certified" if self.certified else "estimate",
+            "fpr": counts.false_positives / counts.n_negative,
+            "fnr": counts.false_negatives / counts.n_positive,
+            "slack": slack,
+        }
+        for name, value in computed.items():
+            object.__setattr__(self, name, value)
 
     @property
-    def epsilon(self) -> float:
-        """The audited ε: the claim's, or the bound :attr:`bound` names."""
-        return self.record["epsilon"]
+    def trials(self) -> int:
+        """Trials per dataset."""
+        return self.counts.trials
 
     @property
-    def delta(self) -> float:
-        """The audited δ: the claim's, or the bound :attr:`bound` names."""
-        return self.record["delta"]
+    def seed(self) -> int:
+        """The audit's own seed."""
+        return self.test.seed
 
     @property
-    def bound(self) -> str:
-        """What the audited (ε, δ) is when it is not the paper's claim as stated (e.g.
-        ``"derived bound, not the paper's"``); "" when it is the claim."""
-        return str(self.record.get("bound") or "")
+    def epsilon_estimate(self) -> float:
+        """Point estimate ``log((1 - δ - FNR) / FPR)`` of the certified test (inf if FPR = 0)."""
+        numerator = 1.0 - self.delta - self.fnr
+        if numerator <= 0:
+            return 0.0
+        return math.log(numerator / self.fpr) if self.counts.false_positives else math.inf
+
+    @property
+    def estimate_above_claim(self) -> bool:
+        """Whether the certified test's point estimate is above the claim while its bound is
+        not (the verdict line then says so)."""
+        return (
+            self.certified
+            and self.verdict != Verdict.VIOLATION
+            and not self.infinite
+            and self.epsilon_estimate > self.epsilon
+        )
+
+    @property
+    def infinite_message(self) -> str:
+        """``ε = ∞ on this pair ...`` with the evidence, or "" when :attr:`infinite` is False."""
+        if not self.infinite:
+            return ""
+        counts = self.counts
+        negative, positive = (
+            ("d0", "d1") if str(self.test.direction).startswith("d1") else ("d1", "d0")
+        )
+        return (
+            f"ε = ∞ on this pair as far as {counts.n_negative:,} trials can show: {positive} put "
+            f"at least {1 - counts.fnr_upper:.1%} of its outputs where {negative} put none of "
+            f"its {counts.n_negative:,} (so at most {counts.fpr_upper:.2g}), at confidence "
+            f"{self.confidence:g}; more trials raise the bound by ln 10 per tenfold"
+        )
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict with its reason, and, when the test's estimate is above the claim, that
+        warning too: a ``consistent`` never reads as a clean pass while the estimate says
+        otherwise."""
+        line = f"{self.verdict}" + (f": {self.reason}" if self.reason else "")
+        if self.estimate_above_claim:
+            line += (
+                f"; but the test's estimate ε ≈ {self.epsilon_estimate:.3f} is above the claim "
+                f"{self.epsilon:g}"
+            )
+            if self.trials_needed is not None:
+                line += (
+                    f" (if it holds, about {self.trials_needed:,} trials per dataset would certify "
+                    "a violation)"
+                )
+        return line
 
     def _against(self) -> str:
         """The words before the audited ε: "claimed", or the bound's name and a colon."""
         return f"{self.bound}:" if self.bound else "claimed"
 
-    @property
-    def certified(self) -> bool:
-        """Whether the bound is certified (False for a parametric estimate)."""
-        return bool(self.record["certified"])
-
-    @property
-    def confidence(self) -> float:
-        return self.record["confidence"]
-
-    @property
-    def trials(self) -> int:
-        """Trials per dataset."""
-        return self.record["trials"]
-
-    @property
-    def seed(self) -> int:
-        """The audit's own seed."""
-        return self.record["seed"]
+    def headline(self) -> str:
+        """One line for a report (a claim's ``summary``): the bound against the claim, the
+        ceiling, the exact ε when known, the reach, and what else the reader must know."""
+        label = "certified" if self.certified else "estimated (not certified)"
+        line = (
+            f"{label} eps >= {format_epsilon(self.epsilon_lower)} vs {self._against()} "
+            f"{self.epsilon:g} (ceiling {format_epsilon(self.ceiling)}"
+        )
+        if self.reference.epsilon is not None:
+            line += f", exact implementation: ~{self.reference.epsilon:g}"
+        if self.reach is not None and self.reach.factor is not None:
+            line += f", reach {self.reach.factor:.3g}×"
+        line += ")" + (f"; {self.reason}" if self.reason else "")
+        if self.estimate_above_claim:
+            line += (
+                f"; the test's estimate ε ≈ {format_epsilon(self.epsilon_estimate)} is above "
+                "the claim"
+            )
+        if self.infinite:
+            line += f"; {self.infinite_message}"
+        return line
 
     def _rows(self, seed: int | None) -> list[Row]:
-        ev = self.record
-        audited = f"({ev['epsilon']:g}, {ev['delta']:g})-DP, {ev['unit']} level, {ev['relation']}"
+        counts, test = self.counts, self.test
+        audited = f"({self.epsilon:g}, {self.delta:g})-DP, {self.unit} level, {self.relation}"
         rows = [
             ("audited bound", f"{self.bound}: {audited}") if self.bound else ("claim", audited),
             (
                 "lower bound",
-                f"{number(ev['epsilon_lower'], '.4f')} "
-                f"({'certified' if ev['certified'] else 'parametric estimate, not certified'})",
+                f"{number(self.epsilon_lower, '.4f')} "
+                f"({'certified' if self.certified else 'parametric estimate, not certified'})",
             ),
-            ("method", f"{ev['method']}; interval {ev['ci']} at confidence {ev['confidence']:g}"),
+            ("method", f"{self.method}; interval {test.ci} at confidence {self.confidence:g}"),
             (
                 "trials",
-                f"{ev['trials']} per dataset: {ev['calibration_trials']} calibration, "
-                f"{ev['certification_trials']} certification",
+                f"{counts.trials} per dataset: {test.calibration_trials} calibration, "
+                f"{counts.certification_trials} certification",
             ),
             (
                 "test",
-                f"{ev.get('statistic', 'n/a')}; {ev.get('direction', 'n/a')}, threshold "
-                f"{number(ev.get('threshold'))}",
+                f"{test.statistic or 'n/a'}; {test.direction or 'n/a'}, threshold "
+                f"{number(test.threshold)}",
             ),
             (
                 "errors",
-                f"FP {ev['false_positives']}/{ev['n_negative']} (upper {ev['fpr_upper']:.4g}), "
-                f"FN {ev['false_negatives']}/{ev['n_positive']} (upper {ev['fnr_upper']:.4g})",
+                f"FP {counts.false_positives}/{counts.n_negative} (upper "
+                f"{counts.fpr_upper:.4g}), FN {counts.false_negatives}/{counts.n_positive} "
+                f"(upper {counts.fnr_upper:.4g})",
             ),
         ]
-        if ev.get("reference_epsilon") is not None:
-            rows.append(("exact implementation", f"ε ≈ {ev['reference_epsilon']:g}"))
-        elif ev.get("reference_note"):
-            rows.append(("exact implementation", f"none: {ev['reference_note']}"))
-        if ev.get("ceiling") is not None:
-            ceiling = number(ev["ceiling"], ".4f")
+        exact = self.reference.epsilon
+        if exact is not None:
+            rows.append(("exact implementation", f"ε ≈ {format(exact, 'g').replace('inf', '∞')}"))
+        elif self.reference.note:
+            rows.append(("exact implementation", f"none: {self.reference.note}"))
+        if self.ceiling is not None:
+            ceiling = number(self.ceiling, ".4f")
             rows.append(("ceiling", f"{ceiling} (the most these trials can certify)"))
-        if ev.get("reason"):
-            rows.append(("why", ev["reason"]))
-        if ev["seed"] != seed:
-            rows.append(("audit seed", str(ev["seed"])))
+        if self.reason:
+            rows.append(("why", self.reason))
+        if self.seed != seed:
+            rows.append(("audit seed", str(self.seed)))
         return rows
+
+    def verdict_rows(self) -> list[Row]:
+        """The verdict with its reason, the reach, ε = ∞ when shown, whether a rerun gives the
+        same numbers, and the audit's warnings: the rows a report shows in the claim's
+        summary line and a reader of one audit sees first (:meth:`summary`)."""
+        rows = [("verdict", self.verdict_line)]
+        reach = self.reach
+        if reach is not None and self.verdict != Verdict.VIOLATION:
+            rows.append(("reach", _reach_text(reach)))
+        if self.infinite:
+            rows.append(("", self.infinite_message))
+        if not self.reproducible:
+            rows.append(("rerun", NOT_REPRODUCIBLE))
+        rows += [("note", warning) for warning in self.warnings]
+        return rows
+
+    def summary(self) -> str:
+        """The audit in lines of ``label  value``: :meth:`verdict_rows`, then :meth:`rows` (but
+        the reason, which the verdict row gives)."""
+        rows = [row for row in self.rows(self.seed) if row[0] != "why"]
+        return rows_text(self.verdict_rows() + rows)
 
     def key_figure(self, summary: str) -> str:
         sign = "≥" if self.certified else "≈"
@@ -222,6 +470,36 @@ class AuditEvidence(Evidence):
             f"against the {self._against()} ({self.epsilon:g}, {self.delta:g})-DP"
         )
 
+    def levels(self, kind: str) -> list[tuple[str, float | None]]:
+        return [("audit", 1 - float(self.confidence))]
+
+
+NOT_REPRODUCIBLE = (
+    "not reproducible: the mechanism draws randomness from outside its rng, so the same seed "
+    "gives other trials and a rerun other numbers"
+)
+"""The rerun row of an audit whose mechanism ignores its seed."""
+
+
+def _reach_text(reach: ReachRecord) -> str:
+    """The reach in words, e.g. ``"would catch a 1.4× violation of the claim (ε ≈ 1.4 on this
+    pair, gaussian-dp family) with probability 0.9"`` (the probability left out for a reach read
+    back from results.json, which does not record it)."""
+    if reach.factor is None:
+        return (
+            "would catch no violation of the claim: its tests cannot certify above it at this size"
+        )
+    power = "" if reach.power is None else f" with probability {reach.power:g}"
+    return (
+        f"would catch a {reach.factor:.3g}× violation of the claim (ε ≈ "
+        f"{number(reach.epsilon, '.3g')} on this pair, {reach.model} family){power}"
+    )
+
+
+def rows_text(rows: list[Row]) -> str:
+    """``(label, value)`` rows as lines, labels in a column 13 wide (the command line's)."""
+    return "\n".join(f"{label:<13} {value}" for label, value in rows)
+
 
 _TESTS = {
     "order": "equivalence to {e:g} ± {m:g}",
@@ -233,7 +511,7 @@ _TESTS = {
 def _exponent_bound(check: Mapping[str, Any]) -> str:
     """The side of ``expected`` the exponent keeps (an upper bound as the parameter → 0: below)."""
     bound = check.get("bound", "order")
-    if check.get("limit") == "small" and bound != "order":
+    if check.get("limit") == Limit.SMALL and bound != Bound.ORDER:
         return {"upper": "lower", "lower": "upper"}[bound]
     return bound
 
@@ -242,7 +520,7 @@ def allowed(check: Mapping[str, Any]) -> str:
     """The exponents a rate check's claim allows, read with its bound (an upper bound allows any
     faster rate): ``"-1 ± 0.1"``, ``"at most 0.15"`` or ``"at least 0.9"``."""
     expected, margin = check["expected"], check["margin"]
-    small = check.get("limit") == "small"  # a rate as the variable goes to 0: the sides flip
+    small = check.get("limit") == Limit.SMALL  # a rate as the variable goes to 0: the sides flip
     upper = {"upper": not small, "lower": small}.get(check.get("bound", "order"))
     if upper is None:
         return f"{expected:g} ± {margin:g}"
@@ -254,38 +532,52 @@ def _interval(check: Mapping[str, Any]) -> str:
     return f"[{number(low, '.3f')}, {number(high, '.3f')}]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RateEvidence(Evidence):
-    """A rate check: the sweep, its power-law fit and the exponent test in the claim's direction."""
+    """A rate check: the sweep, its power-law fit and the exponent test in the claim's direction,
+    with the registry's rate ``claim``, the ``caveats`` that made it inconclusive, the trivial
+    ``baseline``, its ``controls`` and exponent ``reach`` (:mod:`dpclaims.rates`; each the JSON
+    object its ``to_dict()`` gives), the ``weak`` reason of a ``consistent_weak`` verdict, and
+    ``deterministic`` for a sweep whose replicates have zero spread.  Built by
+    :class:`dpclaims.claims.RateExperiment`; the optional keys are absent when None (a file
+    written before them lacks them too)."""
 
     type: ClassVar[str] = "rate"
 
-    @property
-    def sweep(self) -> Mapping[str, Any]:
-        """``param``, ``values``, ``errors`` (one row of replicates per value), ``replicates``,
-        ``seed`` (:meth:`dpclaims.rates.SweepResult.to_dict`)."""
-        return self.record["sweep"]
-
-    @property
-    def fit(self) -> Mapping[str, Any]:
-        """``exponent``, ``intercept``, ``interval``, ``confidence``, ``method``."""
-        return self.record["fit"]
-
-    @property
-    def check(self) -> Mapping[str, Any]:
-        """``verdict``, ``exponent``, ``interval``, ``expected``, ``margin``, ``confidence``,
-        ``bound``, ``direction``, ... (:meth:`dpclaims.rates.ExponentCheck.to_dict`)."""
-        return self.record["check"]
-
-    @property
-    def claim(self) -> Mapping[str, Any]:
-        """The registry's rate claim (``stated``, ``bound``, ``tested``, ``why``), or {}."""
-        return self.record.get("claim") or {}
+    sweep: Mapping[str, Any]
+    """``param``, ``values``, ``errors`` (one row of replicates per value), ``replicates``,
+    ``seed`` (:meth:`dpclaims.rates.SweepResult.to_dict`)."""
+    fit: Mapping[str, Any]
+    """``exponent``, ``intercept``, ``interval``, ``confidence``, ``method``."""
+    check: Mapping[str, Any]
+    """``verdict``, ``exponent``, ``interval``, ``expected``, ``margin``, ``confidence``,
+    ``bound``, ``direction``, ... (:meth:`dpclaims.rates.ExponentCheck.to_dict`)."""
+    note: str | None = field(default=None, metadata=_OMIT)
+    claim: Mapping[str, Any] | None = field(default=None, metadata=_OMIT)
+    """The registry's rate claim (``stated``, ``bound``, ``tested``, ``why``)."""
+    caveats: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
+    baseline: Mapping[str, Any] | None = field(default=None, metadata=_OMIT)
+    deterministic: bool | None = field(default=None, metadata=_OMIT)
+    controls: Mapping[str, Mapping[str, Any]] | None = field(default=None, metadata=_OMIT)
+    """``{"trivial": ..., "wrong_rate": ...}``: the test applied to a trivial algorithm and to a
+    wrong-rate variant (:class:`dpclaims.rates.controls.Control`)."""
+    reach: Mapping[str, Any] | None = field(default=None, metadata=_OMIT)
+    """The exponent reach (:class:`dpclaims.rates.ExponentReach`)."""
+    weak: str | None = field(default=None, metadata=_OMIT)
+    extra: Mapping[str, Any] = _extra()
+    """Further keys of the record, kept as written."""
 
     @property
     def confidence(self) -> float:
         """The level of the exponent test."""
         return self.check["confidence"]
+
+    @property
+    def direction(self) -> str | None:
+        return self.check.get("direction")
+
+    def levels(self, kind: str) -> list[tuple[str, float | None]]:
+        return [("rate", (1 - float(self.confidence)) / 2)]
 
     def _rows(self, seed: int | None) -> list[Row]:
         sweep, fit, check = self.sweep, self.fit, self.check
@@ -310,9 +602,9 @@ class RateEvidence(Evidence):
             ),
         ]
         rows += self._control_rows()
-        claim = self.claim
+        claim = self.claim or {}
         if claim.get("stated"):
-            bound = "" if claim["bound"] == "order" else f" ({claim['bound']} bound)"
+            bound = "" if claim["bound"] == Bound.ORDER else f" ({claim['bound']} bound)"
             rows.insert(0, ("claim", claim["stated"] + bound))
         if claim.get("tested"):
             rows.insert(1, ("tested", f"{claim['tested']} — why: {claim['why']}"))
@@ -322,24 +614,12 @@ class RateEvidence(Evidence):
             rows.append(("sweep seed", str(sweep["seed"])))
         return rows
 
-    @property
-    def controls(self) -> Mapping[str, Mapping[str, Any]]:
-        """``{"trivial": ..., "wrong_rate": ...}``: the test applied to a trivial algorithm and to
-        a wrong-rate variant (:class:`dpclaims.rates.controls.Control`), or {} (a deterministic
-        sweep, or results written before controls)."""
-        return self.record.get("controls") or {}
-
-    @property
-    def reach(self) -> Mapping[str, Any]:
-        """The exponent reach (:class:`dpclaims.rates.ExponentReach`), or {}."""
-        return self.record.get("reach") or {}
-
     def _control_rows(self) -> list[Row]:
         rows = []
-        if self.record.get("deterministic"):
+        if self.deterministic:
             rows.append(("replicates", "zero spread at every value: a deterministic schedule"))
         for name, label in (("trivial", "trivial"), ("wrong_rate", "wrong rate")):
-            control = self.controls.get(name)
+            control = (self.controls or {}).get(name)
             if control:
                 rows.append((label, control_text(control)))
         reach = self.reach
@@ -351,8 +631,8 @@ class RateEvidence(Evidence):
                     f"probability {reach['power']:g} (limit {reach['limit']:g})",
                 )
             )
-        if self.record.get("weak"):
-            rows.append(("why weak", self.record["weak"]))
+        if self.weak:
+            rows.append(("why weak", self.weak))
         return rows
 
     def key_figure(self, summary: str) -> str:
@@ -361,7 +641,7 @@ class RateEvidence(Evidence):
         figure = f"slope {check['exponent']:.3f} {_interval(check)} vs {claimed}"
         if self.reach:
             figure += f"; reach {number(self.reach['shift'], '.2f')}"
-        trivial = self.controls.get("trivial")
+        trivial = (self.controls or {}).get("trivial")
         if trivial:
             figure += f"; trivial control {trivial['verdict'] or 'none'}"
         return figure
@@ -376,8 +656,9 @@ class RateEvidence(Evidence):
         )
 
     def why_inconclusive(self, summary: str) -> str:
-        check, caveats = self.check, "; ".join(self.caveats)
-        if caveats and check["verdict"] == "inconsistent":  # the caveats alone made it undecided
+        check, caveats = self.check, "; ".join(self.caveats or ())
+        # the caveats alone made it undecided
+        if caveats and check["verdict"] == Verdict.INCONSISTENT:
             return caveats
         why = check.get("reason") or (  # results written before checks carried their reason
             f"the slope's {check['confidence']:.0%} interval {_interval(check)} straddles an "
@@ -398,16 +679,20 @@ def control_text(control: Mapping[str, Any]) -> str:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ValueEvidence(Evidence):
     """Computed quantities against the paper's: ``checks`` ``{name: {value or estimate, low,
-    high; expected, le or ge; ok}}`` and the tolerances."""
+    high; expected, le or ge; ok}}``, the tolerances (absent when None: a plugin's record may
+    lack them) and the note.  Built by :class:`dpclaims.claims.ValueExperiment`."""
 
     type: ClassVar[str] = "value"
 
-    @property
-    def checks(self) -> Mapping[str, Mapping[str, Any]]:
-        return self.record.get("checks", {})
+    checks: Mapping[str, Mapping[str, Any]]
+    rtol: float | None = field(default=None, metadata=_OMIT)
+    atol: float | None = field(default=None, metadata=_OMIT)
+    note: str | None = field(default=None, metadata=_OMIT)
+    extra: Mapping[str, Any] = _extra()
+    """Further keys of the record, kept as written (e.g. the §6 comparison's ``section6``)."""
 
     def _rows(self, seed: int | None) -> list[Row]:
         rows = []
@@ -430,72 +715,58 @@ class ValueEvidence(Evidence):
                 )
         return rows
 
+    def measured(self, summary: str) -> str:
+        return _measured_checks(self.checks, summary)
+
 
 @dataclass(frozen=True)
 class CombinedEvidence(Evidence):
-    """Several experiments checking one claim: ``{"parts": {name: outcome}, "note": ...}``."""
+    """Several experiments checking one claim: each part's :class:`Outcome` by name, in order,
+    and the note.  Built by :class:`dpclaims.claims.CombinedExperiment`."""
 
-    type: ClassVar[str | None] = None
+    parts: Mapping[str, Outcome]
+    note: str | None = field(default=None, metadata=_OMIT)
 
-    @property
-    def parts(self) -> dict[str, Outcome]:
-        """Each part's outcome, by name, in order."""
-        return {name: Outcome.from_json(part) for name, part in self.record["parts"].items()}
+    def levels(self, kind: str) -> list[tuple[str, float | None]]:
+        return [level for part in self.parts.values() for level in part.levels()]
+
+
+def _read_evidence(data: Mapping[str, Any]) -> Evidence:
+    """The ``evidence`` of a JSON object holding an experiment's ``type`` too."""
+    return Evidence.from_json(data.get("type"), data.get("evidence"))
 
 
 @dataclass(frozen=True)
-class Outcome(Mapping):
+class Outcome:
     """What one run of an experiment returns: its type (``"audit"``, ``"rate"``, ``"value"``,
-    or a plugin's), a checked verdict, a one-line summary and the evidence.
+    or a plugin's), a checked verdict, a one-line summary and the typed evidence.
 
-    It reads as the JSON object ``{"type", "verdict", "summary", "evidence"}`` too
-    (``outcome["verdict"]``), the shape experiments returned before it existed.
+    An experiment may return its JSON object ``{"type", "verdict", "summary", "evidence"}``
+    instead (a plugin's, written before this class existed): the runner validates it and reads
+    it with :func:`~dpclaims.results.read_outcome`, the one door for a record from outside.
     """
 
     type: str
-    verdict: str
+    verdict: Verdict
     summary: str
-    evidence: Evidence
+    evidence: Evidence = field(metadata={"read": _read_evidence})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Outcome:
         """From ``{"type", "verdict", "summary", "evidence"}``."""
-        return cls(
-            type=data["type"],
-            verdict=data["verdict"],
-            summary=data["summary"],
-            evidence=Evidence.from_json(data["type"], data["evidence"]),
-        )
+        return decode(cls, data)
 
     def to_json(self) -> dict:
-        return {
-            "type": self.type,
-            "verdict": str(self.verdict),
-            "summary": self.summary,
-            "evidence": self.evidence.to_json(),
-        }
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("type", "verdict", "summary", "evidence"))
-
-    def __len__(self) -> int:
-        return 4
+        return encode(self)
 
     def levels(self) -> list[tuple[str, float | None]]:
         """``(type, level)`` of every test: a rate's one-sided TOST level ``(1 - confidence)/2``,
         an audit's ``1 - confidence``, a value check's None (a computation compared within a
         tolerance)."""
-        evidence = self.evidence
-        if isinstance(evidence, CombinedEvidence):
-            return [level for part in evidence.parts.values() for level in part.levels()]
-        if self.type == "rate":
-            return [("rate", (1 - float(evidence.record["check"]["confidence"])) / 2)]
-        if self.type == "audit":
-            return [("audit", 1 - float(evidence.record["confidence"]))]
-        return [(str(self.type), None)]
+        return self.evidence.levels(self.type)
 
     def findings(self, path: str = "") -> dict[str, str]:
         """``{part path: verdict}`` of every finding (combined experiments' parts too).

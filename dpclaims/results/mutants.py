@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .codec import decode, encode
+
 __all__ = ["KILL_MATRIX_HEADER", "MutationSummary", "killed_by"]
 
 KILL_MATRIX_HEADER = ("mutant", "audit", "true ε", "audited ε", "certified ε ≥", "verdict", "s")
@@ -50,30 +52,18 @@ class MutationSummary:
     audited: int
     killed: int
     matrix: tuple[Mapping[str, Any], ...]
-    audits: Mapping[str, Mapping[str, list]]
+    audits: Mapping[str, Mapping[str, list]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.audits is None:  # a file written before the audits were recorded
+            object.__setattr__(self, "audits", killed_by(self.matrix))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MutationSummary:
-        return cls(
-            budget=data["budget"],
-            mutation_score=data["mutation_score"],
-            privacy_mutants=data["privacy_mutants"],
-            audited=data["audited"],
-            killed=data["killed"],
-            matrix=tuple(data["matrix"]),
-            audits=data.get("audits") or killed_by(data["matrix"]),
-        )
+        return decode(cls, data)
 
     def to_json(self) -> dict:
-        return {
-            "budget": self.budget,
-            "mutation_score": self.mutation_score,
-            "privacy_mutants": self.privacy_mutants,
-            "audited": self.audited,
-            "killed": self.killed,
-            "matrix": [dict(row) for row in self.matrix],
-            "audits": {k: dict(v) for k, v in self.audits.items()},
-        }
+        return encode(self)
 
     def cells(self) -> list[tuple[str, ...]]:
         """One tuple of display strings per mutant, in the order of :data:`KILL_MATRIX_HEADER`."""

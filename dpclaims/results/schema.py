@@ -7,7 +7,10 @@ among object, array, string, number, integer, boolean, null), ``enum``, ``const`
 :func:`validate_results` applies it, then the rules a schema cannot state: a ``skipped`` or
 ``not_checkable`` result has a reason, an ``error`` result a message, a checked audit or rate
 result the evidence its figure is drawn from, a sweep one row of replicates per value, all of
-one length, the counts add up and ids are unique.
+one length, the counts add up and ids are unique.  The keys an audit's, a rate check's or a
+value check's evidence must hold are its class's fields without a default
+(:func:`.codec.required` of :class:`~dpclaims.results.AuditEvidence`, ...): the schema adds
+the ranges of their values.
 
 Version history: 1 — first release; 2 — the ``skipped`` verdict (budget too small), split
 from ``not_checkable``.  Later additions are
@@ -23,6 +26,8 @@ from typing import Any
 from ..errors import InputError
 from ..verdicts import CHECKED, FAILING, NOT_RUN, Verdict
 from ..vocabulary import CAVEAT_KINDS
+from .codec import required
+from .evidence import AuditEvidence, RateEvidence, ValueEvidence
 from .jsonable import to_jsonable
 
 __all__ = [
@@ -74,28 +79,7 @@ _LEVEL = {"type": "number", "above": 0, "below": 1}
 
 AUDIT_EVIDENCE = {
     "type": "object",
-    "required": [
-        "epsilon_lower",
-        "epsilon",
-        "delta",
-        "confidence",
-        "method",
-        "certified",
-        "ci",
-        "trials",
-        "seed",
-        "tradeoff",
-        "false_positives",
-        "false_negatives",
-        "n_negative",
-        "n_positive",
-        "fpr_upper",
-        "fnr_upper",
-        "calibration_trials",
-        "certification_trials",
-        "unit",
-        "relation",
-    ],
+    "required": required(AuditEvidence),
     "properties": {
         "epsilon_lower": _OPT_NUMBER,
         "epsilon": _EPSILON,
@@ -119,7 +103,8 @@ AUDIT_EVIDENCE = {
         "relation": _STRING,
     },
 }
-"""Evidence of an audit: :meth:`dpclaims.audit.AuditResult.to_dict` (further fields allowed)."""
+"""Evidence of an audit (:class:`~dpclaims.results.AuditEvidence`, whose fields without a default
+are the required keys; further keys allowed): the ranges of its values."""
 
 _CONTROL = {
     "type": "object",
@@ -136,7 +121,7 @@ _CONTROL = {
 
 RATE_EVIDENCE = {
     "type": "object",
-    "required": ["sweep", "fit", "check"],
+    "required": required(RateEvidence),
     "properties": {
         "sweep": {
             "type": "object",
@@ -198,7 +183,7 @@ for a sweep whose replicates have zero spread (optional: older documents lack th
 
 VALUE_EVIDENCE = {
     "type": "object",
-    "required": ["checks"],
+    "required": required(ValueEvidence),
     "properties": {"checks": {"type": "object"}},
 }
 """Evidence of a value check: ``{"checks": {name: {..., "ok": bool}}}``.
@@ -565,7 +550,7 @@ def validate_results(results: Any) -> None:
         verdict = entry["verdict"]
         if verdict in NOT_RUN and not entry["reason"]:
             raise ResultsError(f"results {where}.reason: a {verdict} claim needs the reason")
-        if verdict == "error" and not entry["error"]:
+        if verdict == Verdict.ERROR and not entry["error"]:
             raise ResultsError(f"results {where}.error: an error result needs the message")
         if verdict in CHECKED_VERDICTS:
             validate_experiment_result(entry, where)

@@ -419,10 +419,10 @@ def test_m6_unaccelerated_fails_the_registered_rt1_rate_check():
     mutated = replace(experiment, fixed={**experiment.fixed, **change}).run(
         seed=0, execution=SERIAL
     )
-    assert mutated["verdict"] == "inconsistent", mutated["summary"]
-    assert mutated["evidence"]["fit"]["exponent"] > -1.6
+    assert mutated.verdict == "inconsistent", mutated.summary
+    assert mutated.evidence.fit["exponent"] > -1.6
     # the faithful schedule is deterministic (zero replicate spread): formula (#36)
-    assert experiment.run(seed=0, execution=SERIAL)["verdict"] == "formula"
+    assert experiment.run(seed=0, execution=SERIAL).verdict == "formula"
 
 
 def test_utility_mutants_are_caught():

@@ -359,8 +359,8 @@ def test_m3c_caught_by_reference_eps_check():
     )  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
     honest = reference_eps_experiment("quick").run(seed=0)
     bad = reference_eps_experiment("quick", algorithm=Laplace2Algorithm1).run(seed=0)
-    assert honest["verdict"] == "consistent" and bad["verdict"] == "inconsistent"
-    assert not bad["evidence"]["checks"]["log_halt_ratio"]["ok"]
+    assert honest.verdict == "consistent" and bad.verdict == "inconsistent"
+    assert not bad.evidence.checks["log_halt_ratio"]["ok"]
     # against the halt bit's tight ε ≈ 0.2 (proof of Thm B.1 step 2) the audit kills it
     t = get_mutant("lla24-m3c-alg1-laplace-2").build()
     res = audit(

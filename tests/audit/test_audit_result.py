@@ -38,19 +38,31 @@ def result():
 
 def test_summary_has_the_claim_bound_ceiling_reference_verdict_and_counts(result):
     lines = result.summary().splitlines()
-    assert len(lines) <= 9
+    assert len(lines) <= 12
     text = result.summary()
     for piece in (
-        "claim      (1, 1e-05)-DP",
-        f"ε ≥ {result.epsilon_lower:.3f}",
-        f"ceiling    {result.ceiling:.3f}",
-        "reference  exact ε on this pair ∞",
-        f"verdict    {result.verdict}",
-        f"false positives {result.false_positives:,}/{result.n_negative:,}",
+        f"verdict       {result.verdict}",
+        "claim         (1, 1e-05)-DP",
+        f"lower bound   {result.epsilon_lower:.4f} (certified)",
+        f"ceiling       {result.ceiling:.4f}",
+        "exact implementation ε ≈ ∞",
+        f"FP {result.false_positives}/{result.n_negative}",
         result.provenance.statistic,
     ):
         assert piece in text
     assert str(result) == text
+
+
+def test_summary_headline_command_line_and_report_render_the_same_rows(result, capsys):
+    """One formatter (#39 item 5): the summary is the evidence's verdict rows and report rows,
+    the headline is the evidence's, and the command line prints the same rows."""
+    evidence = result.evidence()
+    rows = evidence.verdict_rows() + [r for r in evidence.rows(evidence.seed) if r[0] != "why"]
+    assert result.summary() == "\n".join(f"{label:<13} {value}" for label, value in rows)
+    assert result.headline() == evidence.headline()
+    code = main(["audit", "gaussian", "--trials", "2000", "--backend", "serial", "--seed", "1"])
+    out = capsys.readouterr().out
+    assert code == 0 and all(f"{label:<13}" in out for label in ("verdict", "lower bound", "test"))
 
 
 def test_repr_is_one_short_line_without_the_tradeoff(result):
@@ -76,9 +88,8 @@ def test_plot_uses_log_axes_down_to_one_over_n(result):
     assert ax.get_ylim() == pytest.approx((1 / result.certification_trials, 1.0))
 
 
-def test_audit_figure_takes_the_result_or_its_record(result):
+def test_audit_figure_takes_the_result(result):
     assert audit_figure(result).startswith(PNG)
-    assert audit_figure(result.to_dict()).startswith(PNG)
 
 
 def test_identical_data_and_a_pair_the_mechanism_ignores_are_inconclusive():
@@ -176,7 +187,7 @@ def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys
     assert code == 0 and path.read_bytes().startswith(PNG)
     assert (
         "\nceiling       " in out
-        and "reference     1.0000" in out
+        and "exact implementation ε ≈ 1\n" in out
         and f"figure        {path}" in out
     )
 

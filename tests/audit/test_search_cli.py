@@ -44,7 +44,7 @@ def test_search_prints_saves_and_reproduces_the_label_leak(capsys, plain):
     assert sorted(p.name for p in found.iterdir()) == ["d0.npz", "d1.npz"]
     with np.load(found / "d0.npz") as d0:
         assert set(d0.files) == {"x", "y"} and np.count_nonzero(d0["y"] == 0) == 1
-    bound = next(line for line in out.splitlines() if line.startswith("epsilon"))
+    bound = next(line for line in out.splitlines() if line.startswith("lower bound"))
     pair = ("--d0", found / "d0.npz", "--d1", found / "d1.npz")
     code, again, _ = run(capsys, "audit", mech, "--trials", 4_000, *pair)
     assert code == 1 and bound in again  # the saved pair reproduces the certified bound

@@ -77,7 +77,7 @@ def test_every_claim_has_an_experiment_or_a_reason():
 def test_quick_experiment_verdict(claim_id):
     claim = next(c for c in load(paper=PAPER) if c.id == claim_id)
     result = experiment_of(claim, "quick").run(seed=0, execution=SERIAL)
-    assert result["verdict"] == EXPECTED[claim_id], result["summary"]
+    assert result.verdict == EXPECTED[claim_id], result.summary
 
 
 class _NoiseNotShrinking(AcceleratedDPSRGD):
@@ -104,7 +104,7 @@ def test_v1_privacy_rate_runs_in_its_regime_and_fails_noise_that_does_not_shrink
     small = replace(experiment, replicates=2)
     broken = replace(small, fixed={"variant": _NoiseNotShrinking}).run(seed=0, execution=SERIAL)
     assert broken.verdict == "inconsistent", broken.summary
-    assert broken["evidence"]["fit"]["exponent"] > -1.0 + 0.15  # above the claimed edge
+    assert broken.evidence.fit["exponent"] > -1.0 + 0.15  # above the claimed edge
 
 
 def test_unaccelerated_counters_catch_a_second_pass():
@@ -137,8 +137,8 @@ def test_unaccelerated_rounds_fit_fails_for_a_sqrt_n_schedule():
     rounds = experiment_of(claim, "quick").parts["rounds_in_n"]
     assert isinstance(rounds, RateExperiment) and rounds.expected == 1.0
     sqrt_rounds = replace(rounds, experiment=_sqrt_rounds)
-    assert sqrt_rounds.run(seed=0, execution=SERIAL)["verdict"] == "inconsistent"
-    assert rounds.run(seed=0, execution=SERIAL)["verdict"] == "formula"  # a schedule (#36)
+    assert sqrt_rounds.run(seed=0, execution=SERIAL).verdict == "inconsistent"
+    assert rounds.run(seed=0, execution=SERIAL).verdict == "formula"  # a schedule (#36)
 
 
 def _sqrt_rounds(n, rng):
@@ -169,10 +169,10 @@ def test_printed_sigma_claim_states_the_finding_and_the_lemma56_claim_holds():
     """Issue #26 item 9: Cor. 5.7 split; the printed-σ claim carries the exact numbers."""
     claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.v1.privacy.printed_sigma")
     result = experiment_of(claim, "quick").run(seed=0)
-    assert result["verdict"] == "inconsistent"
+    assert result.verdict == "inconsistent"
     for text in ("1.581", "2.705 at δ/2", "2.603 at δ", "0.00036", "√(2(1+⌈log₂T⌉)/log₂T)"):
-        assert text in result["summary"], text
-    checks = result["evidence"]["checks"]
+        assert text in result.summary, text
+    checks = result.evidence.checks
     assert checks["delta_at_claimed_epsilon"]["value"] == pytest.approx(3.63e-4, rel=1e-2)
     assert checks["sigma_shortfall"]["ok"]
     assert not checks["epsilon_at_delta/2"]["ok"] and not checks["epsilon_at_delta"]["ok"]
@@ -254,7 +254,7 @@ class _SigmaWithoutLogFactor(AcceleratedDPSRGD):
 
 def _tree_error_checks(variant):
     result = tree_error_experiment("quick", variant).run(seed=0)
-    return result["verdict"], {k for k, c in result["evidence"]["checks"].items() if not c["ok"]}
+    return result.verdict, {k for k, c in result.evidence.checks.items() if not c["ok"]}
 
 
 def test_tree_error_checks_lemma56_as_stated():

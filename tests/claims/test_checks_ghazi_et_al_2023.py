@@ -58,7 +58,7 @@ def test_every_claim_has_an_experiment_or_a_reason():
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
 def test_quick_experiment_verdict(claim):
     result = experiment(claim, "quick").run(seed=0, execution=SERIAL)
-    assert result["verdict"] == EXPECTED.get(claim.id, "consistent"), result["summary"]
+    assert result.verdict == EXPECTED.get(claim.id, "consistent"), result.summary
 
 
 def test_bottom_channel_audits_reach_half_epsilon():
@@ -66,9 +66,9 @@ def test_bottom_channel_audits_reach_half_epsilon():
     certified within 0.05 of it, reach ≤ 2 at quick (6e4 trials)."""
     for cid in ("ghazi23.thm31.scoutputpert_dp", "ghazi23.appC.fast_equivalence"):
         claim = next(c for c in CLAIMS if c.id == cid)
-        evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL)["evidence"]
-        assert 0.45 <= evidence["epsilon_lower"] <= evidence["reference_epsilon"] <= 0.5
-        assert evidence["reach_factor"] <= 2.0
+        evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence
+        assert 0.45 <= evidence.epsilon_lower <= evidence.reference.epsilon <= 0.5
+        assert evidence.reach.factor <= 2.0
 
 
 def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
@@ -104,9 +104,9 @@ def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
 
 def test_two_camp_audit_is_consistent_with_reach_below_2():
     claim = next(c for c in CLAIMS if c.id == "ghazi23.thm33.deloutputpert_dp")
-    evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL)["evidence"]
-    assert 0.5 <= evidence["epsilon_lower"] <= evidence["reference_epsilon"] == 0.5399
-    assert evidence["reach_factor"] <= 2.0
+    evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence
+    assert 0.5 <= evidence.epsilon_lower <= evidence.reference.epsilon == 0.5399
+    assert evidence.reach.factor <= 2.0
 
 
 def test_rt8_floor_is_the_last_phase_noise_and_flat_in_m():

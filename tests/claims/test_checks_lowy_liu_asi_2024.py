@@ -123,30 +123,28 @@ def test_quick_verdict(claim_id):
     if claim_id in WITHIN_REACH:
         _check_privacy_parts(claim_id, result)
     elif claim_id in CONSISTENT:
-        assert result["verdict"] == "consistent", result["summary"]
+        assert result.verdict == "consistent", result.summary
     elif claim_id in POWERLESS:
-        assert result["verdict"] == "inconclusive", result["summary"]
-        assert result["evidence"]["reason"]
+        assert result.verdict == "inconclusive", result.summary
+        assert result.evidence.reason
     elif claim_id in OBSERVED:
-        assert result["verdict"] == OBSERVED[claim_id], result["summary"]
+        assert result.verdict == OBSERVED[claim_id], result.summary
     else:
-        assert result["verdict"] in ("consistent", "consistent_weak", "inconclusive"), result[
-            "summary"
-        ]
+        assert result.verdict in ("consistent", "consistent_weak", "inconclusive"), result.summary
 
 
 def _check_privacy_parts(claim_id, result):
     exact, derived, intermediate, paper_eps = WITHIN_REACH[claim_id]
     parts = result.evidence.parts
     weakest = "consistent_weak" if any(p.verdict != "consistent" for p in parts.values()) else ""
-    assert result["verdict"] == (weakest or "consistent"), result["summary"]
+    assert result.verdict == (weakest or "consistent"), result.summary
     for part in parts.values():
-        assert part.evidence.record["reference_epsilon"] == pytest.approx(exact, abs=1e-3)
+        assert part.evidence.reference.epsilon == pytest.approx(exact, abs=1e-3)
     low = parts["derived"]
     if claim_id in DERIVED_OUT_OF_REACH:  # reach against the small derived ε (#41) is > 2
-        assert low.verdict == "consistent_weak" and low.evidence.record["reach_factor"] > 2.0
+        assert low.verdict == "consistent_weak" and low.evidence.reach.factor > 2.0
     else:
-        assert low.verdict == "consistent" and low.evidence.record["reach_factor"] <= 2.0
+        assert low.verdict == "consistent" and low.evidence.reach.factor <= 2.0
     assert low.evidence.bound == DERIVED and low.evidence.epsilon == pytest.approx(derived, 1e-3)
     assert f"vs {DERIVED}: " in low.summary and "claimed" not in low.summary
     assert parts[intermediate].evidence.epsilon == pytest.approx(paper_eps, abs=1e-3)
@@ -156,9 +154,7 @@ def _check_privacy_parts(claim_id, result):
         assert theorem.verdict == "consistent_weak" and "vs claimed 2 " in theorem.summary
     else:  # lla24.alg2.abovethreshold: the claim is eq. (9) itself
         assert "vs claimed 1 " in parts[intermediate].summary
-    assert "TIGHT" not in str(result["evidence"]) and "conservative by" not in str(
-        result["evidence"]
-    )
+    assert "TIGHT" not in str(result.evidence) and "conservative by" not in str(result.evidence)
 
 
 def test_suboptimality_compares_the_two_algorithms_on_one_family(monkeypatch):

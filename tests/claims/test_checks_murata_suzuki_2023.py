@@ -67,14 +67,14 @@ def test_quick_verdict(claim_id):
             claims.experiment(claims.get(claim_id), "quick")
         return
     result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
-    assert result["verdict"] == EXPECTED[claim_id], result["summary"]
-    if result["type"] == "audit":  # a consistent audit catches a 2× violation of its pair
-        assert result["evidence"]["reach_factor"] <= 2.0, result["summary"]
+    assert result.verdict == EXPECTED[claim_id], result.summary
+    if result.type == "audit":  # a consistent audit catches a 2× violation of its pair
+        assert result.evidence.reach.factor <= 2.0, result.summary
     if claim_id in (
         "diff2gd.thm43.utility",
         "dpgd.utility",
     ):  # the d sweep of spec §7(b): +2/3 and +1/2, which a constant output meets too
-        assert result["evidence"]["parts"]["d"]["verdict"] == "consistent_weak", result["summary"]
+        assert result.evidence.parts["d"].verdict == "consistent_weak", result.summary
 
 
 def test_prop41_is_loose_not_failing():

@@ -21,6 +21,7 @@ from dpclaims.claims.checks.murata_suzuki_2023.section6 import (
 )
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
+from dpclaims.results import ClaimResult, read_outcome
 
 TINY = dict(
     samples=1000,
@@ -240,13 +241,15 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
 
     monkeypatch.setattr(Section6, "run", lambda self, **kw: _summary(*levels))
     result = Section6Experiment({}).run(seed=0)
-    assert result["verdict"] == verdict, result["summary"]
-    assert set(result["evidence"]["checks"]) == {
+    assert result.verdict == verdict, result.summary
+    assert set(result.evidence.checks) == {
         "train_diff2_wins",
         "grad_diff2_wins",
         "test_diff2_wins",
     }
-    png = claim_figure({"id": "experiments.regression", **result})
+    names = dict.fromkeys(("paper", "kind", "algorithm", "source", "statement"), "")
+    entry = ClaimResult(id="experiments.regression", **names, **vars(read_outcome(result)))
+    png = claim_figure(entry)
     assert png.startswith(b"\x89PNG")
 
 
@@ -264,17 +267,17 @@ def test_section6_experiment_runs_on_the_calibrated_standin_and_reports_its_head
     monkeypatch.setattr(Section6, "run", fake_run)
     levels, gd_level = (2.0, 1.0), 0.5  # DP-GD wins, GD at half of DP-GD: headroom
     result = Section6Experiment(SECTION6_SETTINGS["standard"]).run(seed=0)
-    assert names == ["calibrated"] and result["verdict"] == "inconsistent"
-    evidence = result["evidence"]
+    assert names == ["calibrated"] and result.verdict == "inconsistent"
+    evidence = result.evidence.extra
     assert evidence["standin"] == "calibrated" and evidence["privacy_headroom"]
     assert evidence["headroom_ratio"] == pytest.approx(0.5, abs=0.05)
-    assert f"is {evidence['headroom_ratio']:.2f}x DP-GD's (privacy headroom" in result["summary"]
-    assert "calibrated stand-in (2,000 records" in evidence["note"]
+    assert f"is {evidence['headroom_ratio']:.2f}x DP-GD's (privacy headroom" in result.summary
+    assert "calibrated stand-in (2,000 records" in result.evidence.note
     levels, gd_level = (2.0, 1.0), 1.2  # GD above DP-GD: no headroom, not testable
     result = Section6Experiment({"name": "gas_like"}).run(seed=0)
-    assert result["verdict"] == "inconclusive" and not result["evidence"]["privacy_headroom"]
-    assert "not testable on this stand-in" in result["summary"]
-    assert "gas_like stand-in" in result["evidence"]["note"]
+    assert result.verdict == "inconclusive" and not result.evidence.extra["privacy_headroom"]
+    assert "not testable on this stand-in" in result.summary
+    assert "gas_like stand-in" in result.evidence.note
 
 
 def _tests_from_minima(diff2, dpgd):

@@ -55,7 +55,7 @@ def test_quick_verdict(cid):
     result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
     expected = RATE_AT_QUICK.get(cid, expected)
-    assert result["verdict"] == expected, (cid, result["summary"])
+    assert result.verdict == expected, (cid, result.summary)
 
 
 def test_adapsg_runtime_tracks_prop29_cap():
@@ -76,7 +76,7 @@ def test_alg7_is_consistent_against_its_proved_bound():
     result = claims.experiment(claims.get("lowy26.privacy.localized_approx_em"), "quick").run(
         seed=0, execution=SERIAL
     )
-    verdicts = {name: part["verdict"] for name, part in result["evidence"]["parts"].items()}
+    verdicts = {name: part.verdict for name, part in result.evidence.parts.items()}
     # the outlier pair shows about half the claim; the reach against the claim is within 2x at
     # quick, so all four parts are consistent (issue 41; grid and rejection were consistent_weak)
     assert verdicts == {
@@ -87,7 +87,7 @@ def test_alg7_is_consistent_against_its_proved_bound():
     }
     parts = result.evidence.parts
     tight = parts["grid-proved-bound"]
-    assert tight["evidence"]["epsilon_lower"] >= 0.8 * 0.625, tight["summary"]  # ≥ 0.8× the tight ε
+    assert tight.evidence.epsilon_lower >= 0.8 * 0.625, tight.summary  # ≥ 0.8× the tight ε
     # the proved 5ε/8 is the exact-sampler variant's, labelled as derived, never "claimed" (#36)
     for name in ("grid-proved-bound", "rejection-proved-bound"):
         assert parts[name].evidence.bound.startswith("derived bound") and "not the paper's" in (

@@ -33,12 +33,12 @@ def test_audit_experiment_reports_verdict_and_reference():
     out = AuditExperiment(build_gaussian, trials=100_000, reference_epsilon=1.0).run(
         seed=0, execution=SERIAL
     )
-    assert out["type"] == "audit" and out["verdict"] == "consistent"
-    assert out["evidence"]["reference_epsilon"] == 1.0 and "claimed 1" in out["summary"]
+    assert out.type == "audit" and out.verdict == "consistent"
+    assert out.evidence.reference.epsilon == 1.0 and "claimed 1" in out.summary
     bad = AuditExperiment(lambda: build_gaussian("gaussian-half-noise"), trials=50_000).run(
         seed=0, execution=SERIAL
     )
-    assert bad["verdict"] == "violation"
+    assert bad.verdict == "violation"
 
 
 @pytest.mark.parametrize(
@@ -55,10 +55,10 @@ def test_rate_experiment_verdicts(true, claimed, verdict):
         trivial=constant_error,
     )
     out = exp.run(seed=2, execution=SERIAL)
-    assert out["type"] == "rate" and out["verdict"] == verdict
-    assert set(out["evidence"]) >= {"sweep", "fit", "check", "controls", "reach"}
+    assert out.type == "rate" and out.verdict == verdict
+    assert set(out.evidence.to_json()) >= {"sweep", "fit", "check", "controls", "reach"}
     # without a trivial control the test is not shown to fail for a constant output
-    weak = replace(exp, trivial=None).run(seed=2, execution=SERIAL)["verdict"]
+    weak = replace(exp, trivial=None).run(seed=2, execution=SERIAL).verdict
     assert weak == ("consistent_weak" if verdict == "consistent" else verdict)
 
 
@@ -74,9 +74,9 @@ def test_value_experiment_points_and_intervals():
         rtol=1e-5,
     )
     out = exp.run()
-    assert out["verdict"] == "consistent" and out["summary"].startswith("2/2")
+    assert out.verdict == "consistent" and out.summary.startswith("2/2")
     off = ValueExperiment(lambda rng: {"sigma": 3.0}, expected={"sigma": 3.73}).run()
-    assert off["verdict"] == "inconsistent" and "sigma" in off["summary"]
+    assert off.verdict == "inconsistent" and "sigma" in off.summary
     with pytest.raises(InputError, match="did not return"):
         ValueExperiment(lambda rng: {}, expected={"sigma": 1.0}).run()
 
@@ -102,8 +102,8 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
     out = CombinedExperiment({"good": good, "bad": bad}).run(
         seed=1, execution=Execution(backend="serial", checkpoint=str(tmp_path))
     )
-    assert out["verdict"] == "inconsistent" and out["type"] == "rate"
-    assert [out["evidence"]["parts"][k]["verdict"] for k in ("good", "bad")] == [
+    assert out.verdict == "inconsistent" and out.type == "rate"
+    assert [out.evidence.parts[k].verdict for k in ("good", "bad")] == [
         "consistent",
         "inconsistent",
     ]
@@ -111,7 +111,4 @@ def test_combined_experiment_takes_the_worst_verdict_and_gives_each_part_its_che
     again = CombinedExperiment({"good": good, "bad": bad}).run(
         seed=1, execution=Execution(backend="serial", checkpoint=str(tmp_path))
     )
-    assert (
-        again["evidence"]["parts"]["bad"]["evidence"]["fit"]
-        == out["evidence"]["parts"]["bad"]["evidence"]["fit"]
-    )
+    assert again.evidence.parts["bad"].evidence.fit == out.evidence.parts["bad"].evidence.fit

@@ -15,6 +15,7 @@ from dpclaims.claims.run import run_claims
 from dpclaims.cli import main
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
+from dpclaims.results import PaperTitle
 
 ROOT = Path(__file__).resolve().parents[2]
 SERIAL = Execution(backend="serial")
@@ -84,8 +85,8 @@ def test_an_installed_entry_point_is_discovered_without_importing_it(tmp_path, m
     assert claims.status(claim) == "checkable" and "plugtest_ep" not in sys.modules
     assert module_file("plugtest_ep.experiments") == folder / "experiments.py"
     results = run_claims([claim], execution=SERIAL)
-    assert results["claims"][0]["verdict"] == "consistent"
-    assert results["papers"] == [{"id": "ep-paper", "title": "A plugin paper"}]
+    assert results.claims[0].verdict == "consistent"
+    assert results.papers == (PaperTitle("ep-paper", "A plugin paper"),)
     assert "plugtest_ep.experiments" in sys.modules
 
 

@@ -20,7 +20,7 @@ from dpclaims.claims.run import (
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution, Serial
 from dpclaims.reports import exit_code
-from dpclaims.results import VERDICTS
+from dpclaims.results import VERDICTS, LoadError
 
 SERIAL = Execution(backend="serial")
 
@@ -82,7 +82,7 @@ def test_the_experiment_gets_its_claim_seed(register):
         )
     )
     entry = run_claim(get(CLAIM), seed=5, execution=SERIAL)
-    assert entry["summary"] == str(claim_seed(5, CLAIM)) == str(entry["seed"])
+    assert entry.summary == str(claim_seed(5, CLAIM)) == str(entry.seed)
 
 
 @pytest.mark.parametrize(
@@ -107,26 +107,26 @@ def test_the_experiment_gets_its_claim_seed(register):
 def test_faults_become_error_entries(register, factory, fragment):
     register(factory)
     entry = run_claim(get(CLAIM), execution=SERIAL)
-    assert entry["verdict"] == "error" and fragment in entry["error"]
+    assert entry.verdict == "error" and fragment in entry.error
 
 
 def test_no_experiment_and_context_only_claims_are_not_checkable(monkeypatch):
     claims.registered_experiments()
     monkeypatch.delitem(_FACTORIES, CLAIM, raising=False)
     results = run_claims([get(CLAIM), get("lowerbound.none_for_nonconvex")], execution=SERIAL)
-    reasons = [e["reason"] for e in results["claims"]]
+    reasons = [e.reason for e in results.claims]
     assert reasons[0] == "no experiment yet" and "open problem" in reasons[1]
-    assert results["counts"]["not_checkable"] == 2 and exit_code(results) == 0
+    assert results.counts["not_checkable"] == 2 and exit_code(results) == 0
 
 
 def test_a_budget_skip_is_skipped_not_not_checkable():
     selected = [get("experiments.regression"), get("cited.dp_srm")]
     quick = run_claims(selected, budget="quick", execution=SERIAL)
-    skipped, unchecked = quick["claims"]
-    assert skipped["verdict"] == "skipped" and "R = 2000 rounds" in skipped["reason"]
-    assert "--budget standard or full" in skipped["summary"] and skipped["seed"] is None
-    assert unchecked["verdict"] == "not_implemented"  # a cited algorithm not implemented here
-    assert quick["counts"]["skipped"] == 1 and quick["counts"]["not_implemented"] == 1
+    skipped, unchecked = quick.claims
+    assert skipped.verdict == "skipped" and "R = 2000 rounds" in skipped.reason
+    assert "--budget standard or full" in skipped.summary and skipped.seed is None
+    assert unchecked.verdict == "not_implemented"  # a cited algorithm not implemented here
+    assert quick.counts["skipped"] == 1 and quick.counts["not_implemented"] == 1
     assert exit_code(quick) == 0
 
 
@@ -147,7 +147,7 @@ def test_numpy_evidence_is_made_plain(register):
         )
     )
     entry = run_claim(get(CLAIM))
-    assert entry["evidence"] == {"checks": {}, "a": [0, 1, 2], "b": 0.5, "c": [None, True]}
+    assert entry.evidence.to_json() == {"checks": {}, "a": [0, 1, 2], "b": 0.5, "c": [None, True]}
 
 
 def test_to_jsonable():
@@ -214,16 +214,11 @@ def test_a_broken_experiments_module_is_reported_and_does_not_hide_the_others(tm
     registry = Registry.discover(folders=[broken, fine], installed=False)
     selected = registry.select(paper="broken-paper") + registry.select(paper="fine-paper")
     results = run_claims(selected, execution=SERIAL)
-    assert results["load_errors"] == [
-        {"module": "run_test_broken", "error": "RuntimeError: half-written"}
-    ]
-    first, second = results["claims"]
-    assert (
-        first["verdict"] == "error"
-        and "'run_test_broken' of paper 'broken-paper'" in (first["error"])
-    )
-    assert second["verdict"] == "consistent" and exit_code(results) == 1
-    assert [p["id"] for p in results["papers"]] == ["broken-paper", "fine-paper"]
+    assert results.load_errors == (LoadError("run_test_broken", "RuntimeError: half-written"),)
+    first, second = results.claims
+    assert first.verdict == "error" and "'run_test_broken' of paper 'broken-paper'" in (first.error)
+    assert second.verdict == "consistent" and exit_code(results) == 1
+    assert [p.id for p in results.papers] == ["broken-paper", "fine-paper"]
     assert claims.status(selected[0]).startswith("error: experiments module 'run_test_broken'")
 
 
@@ -253,19 +248,19 @@ def test_a_finding_a_rerun_does_not_repeat_is_inconclusive_with_both_runs(regist
     first = claim_seed(3, CLAIM)
     register(_seeded(lambda seed: "inconsistent" if seed == first else "consistent"))
     entry = run_claim(get(CLAIM), seed=3, execution=SERIAL)
-    assert entry["verdict"] == "inconclusive" and entry["reason"].startswith("not confirmed")
-    confirmation = entry["confirmation"]
-    assert confirmation["seed"] == confirmation_seed(3, CLAIM) != entry["seed"]
-    assert confirmation["confirmed"] is False and confirmation["verdict"] == "consistent"
-    assert entry["evidence"]["checks"] and confirmation["evidence"]["checks"]
+    assert entry.verdict == "inconclusive" and entry.reason.startswith("not confirmed")
+    confirmation = entry.confirmation
+    assert confirmation.seed == confirmation_seed(3, CLAIM) != entry.seed
+    assert confirmation.confirmed is False and confirmation.outcome.verdict == "consistent"
+    assert entry.evidence.checks and confirmation.outcome.evidence.checks
 
 
 def test_a_repeated_finding_stands_and_confirmation_can_be_switched_off(register):
     register(_seeded(lambda seed: "violation"))
     entry = run_claim(get(CLAIM), seed=0, execution=SERIAL)
-    assert entry["verdict"] == "violation" and entry["confirmation"]["confirmed"] is True
+    assert entry.verdict == "violation" and entry.confirmation.confirmed is True
     unconfirmed = run_claim(get(CLAIM), seed=0, execution=SERIAL, confirm=False)
-    assert unconfirmed["verdict"] == "violation" and unconfirmed["confirmation"] is None
+    assert unconfirmed.verdict == "violation" and unconfirmed.confirmation is None
 
 
 def _rate(verdict, direction="slower"):
@@ -315,26 +310,28 @@ def test_only_the_same_part_and_direction_confirm_a_finding(register):
         }
 
     register(lambda claim, budget: Returns(combined))
-    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconclusive"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL).verdict == "inconclusive"
     first = claim_seed(0, CLAIM)
     register(
         lambda claim, budget: Returns(
             lambda seed: _rate("inconsistent", "slower" if seed == first else "faster")
         )
     )
-    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconclusive"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL).verdict == "inconclusive"
     register(lambda claim, budget: Returns(lambda seed: _rate("inconsistent")))
-    assert run_claim(get(CLAIM), seed=0, execution=SERIAL)["verdict"] == "inconsistent"
+    assert run_claim(get(CLAIM), seed=0, execution=SERIAL).verdict == "inconsistent"
 
 
-def test_multiplicity_counts_tests_and_expected_false_findings(make_claim):
-    check = {"check": {"confidence": 0.9}}
+def test_multiplicity_counts_tests_and_expected_false_findings(
+    make_claim, audit_record, rate_record
+):
+    check = rate_record()  # its test at confidence 0.9: one-sided level 0.05
     rate = make_claim("r", type="rate", evidence=check)
     audit = make_claim(
         "a",
         "violation",
         type="audit",
-        evidence={"confidence": 0.95},
+        evidence=audit_record(),  # at confidence 0.95
         confirmation={"seed": 1, "confirmed": True},
     )
     parts = {"r": {**_value("consistent"), "type": "rate", "evidence": check}}
@@ -348,14 +345,14 @@ def test_multiplicity_counts_tests_and_expected_false_findings(make_claim):
     )
     skipped = make_claim("s", "not_checkable", type=None, evidence={})
     out = multiplicity([rate, audit, combined, skipped])
-    assert (out["rate_tests"], out["audit_tests"], out["value_checks"]) == (2, 1, 1)
-    assert out["expected_false_first"] == pytest.approx(0.15)
-    assert out["expected_false_confirmed"] == pytest.approx(0.0075)
-    assert (out["findings_confirmed"], out["findings_not_confirmed"]) == (1, 1)
-    assert out["levels"] == [0.05]
+    assert (out.rate_tests, out.audit_tests, out.value_checks) == (2, 1, 1)
+    assert out.expected_false_first == pytest.approx(0.15)
+    assert out.expected_false_confirmed == pytest.approx(0.0075)
+    assert (out.findings_confirmed, out.findings_not_confirmed) == (1, 1)
+    assert out.levels == (0.05,)
 
 
-def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch):
+def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch, audit_record):
     """diff2gd.prop41.calibration is declared ``transcription = true``: its computed quantities
     matching the paper's formula give ``formula``; a mismatch stays ``inconsistent``; an audit
     is never a transcription."""
@@ -373,11 +370,9 @@ def test_a_claim_declared_a_transcription_agrees_as_formula(monkeypatch):
         experiment = Returns(_value(verdict))
         monkeypatch.setitem(_FACTORIES, declared.id, lambda claim, budget, e=experiment: e)
         result = run_claim(declared, execution=SERIAL, confirm=False)
-        assert result["verdict"] == expected
-        assert ("declares this check a transcription" in result["summary"]) == (
-            expected == "formula"
-        )
+        assert result.verdict == expected
+        assert ("declares this check a transcription" in result.summary) == (expected == "formula")
     audit = Outcome.from_json(
-        {"type": "audit", "verdict": "consistent", "summary": "", "evidence": {}}
+        {"type": "audit", "verdict": "consistent", "summary": "", "evidence": audit_record()}
     )
     assert _declared_formula(declared, audit).verdict == "consistent"

@@ -88,11 +88,11 @@ def test_exact_epsilon_of_objective_perturbation_on_the_huber_flip_pair(experime
 @pytest.mark.parametrize("claim_id", ["cms11.alg1.privacy", "cms11.alg2.privacy"])
 def test_correct_algorithms_are_consistent_within_reach_at_quick(experiments, claim_id):
     result = claims.experiment(claims.get(claim_id), "quick").run(seed=0)
-    evidence = result["evidence"]
-    assert result["verdict"] == "consistent", result["summary"]
-    assert evidence["reach_factor"] <= REACH_LIMIT
-    assert evidence["reference_epsilon"] >= 0.9  # the pair leaks (nearly) the claim
-    assert evidence["epsilon_lower"] <= evidence["reference_epsilon"]
+    evidence = result.evidence
+    assert result.verdict == "consistent", result.summary
+    assert evidence.reach.factor <= REACH_LIMIT
+    assert evidence.reference.epsilon >= 0.9  # the pair leaks (nearly) the claim
+    assert evidence.epsilon_lower <= evidence.reference.epsilon
 
 
 def test_beta_x2_mutants_are_registered_and_killed_at_quick(experiments):

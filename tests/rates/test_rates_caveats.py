@@ -55,7 +55,7 @@ def noisy_floor(n, rng, level):
 
 def test_rate_experiment_with_a_baseline_cannot_fail_on_a_saturated_sweep():
     base = RateExperiment(noisy_floor, "n", GRID, expected=-1.0, replicates=6, fixed={"level": 0.1})
-    assert base.run(seed=0, execution=SERIAL)["verdict"] == "inconsistent"
+    assert base.run(seed=0, execution=SERIAL).verdict == "inconsistent"
     named = RateExperiment(
         noisy_floor,
         "n",
@@ -66,6 +66,6 @@ def test_rate_experiment_with_a_baseline_cannot_fail_on_a_saturated_sweep():
         baseline=Baseline("outputting the origin", 0.09),
     )
     out = named.run(seed=0, execution=SERIAL)
-    assert out["verdict"] == "inconclusive" and "saturated" in out["summary"]
-    assert out["evidence"]["check"]["verdict"] == "inconsistent"
-    assert out["evidence"]["baseline"]["name"] == "outputting the origin"
+    assert out.verdict == "inconclusive" and "saturated" in out.summary
+    assert out.evidence.check["verdict"] == "inconsistent"
+    assert out.evidence.baseline["name"] == "outputting the origin"

@@ -137,23 +137,23 @@ def _run(experiment, **options):
 def test_consistent_needs_a_caught_trivial_control_and_a_reach_within_limit():
     strong = _run(precise, trivial=origin)
     assert strong.verdict == "consistent", strong.summary
-    record = strong.evidence.record
-    assert record["controls"]["trivial"]["verdict"] == "inconsistent"
-    assert record["controls"]["wrong_rate"]["verdict"] == "inconsistent"
-    assert record["reach"]["within"] and record["weak"] == ""
+    evidence = strong.evidence
+    assert evidence.controls["trivial"]["verdict"] == "inconsistent"
+    assert evidence.controls["wrong_rate"]["verdict"] == "inconsistent"
+    assert evidence.reach["within"] and evidence.weak == ""
 
     missing = _run(precise)
     assert missing.verdict == "consistent_weak"
-    assert missing.evidence.record["weak"].startswith("no trivial control")
+    assert missing.evidence.weak.startswith("no trivial control")
 
     # a trivial output whose error falls as fast as claimed: the test cannot tell them apart
     fooled = _run(precise, baseline=Baseline("the origin", lambda n: n**-0.5))
     assert fooled.verdict == "consistent_weak"
-    assert "a constant output passes this test" in fooled.evidence.record["weak"]
+    assert "a constant output passes this test" in fooled.evidence.weak
 
     blunt = _run(noisy, trivial=origin)
     assert blunt.verdict == "consistent_weak", blunt.summary
-    assert "exponent reach" in blunt.evidence.record["weak"]
+    assert "exponent reach" in blunt.evidence.weak
 
     stricter = _run(precise, trivial=origin, reach_limit=0.05)
     assert stricter.verdict == "consistent_weak"
@@ -161,7 +161,7 @@ def test_consistent_needs_a_caught_trivial_control_and_a_reach_within_limit():
 
 def test_a_lower_bound_needs_no_trivial_control():
     result = _run(precise, bound="lower")
-    trivial = result.evidence.record["controls"]["trivial"]
+    trivial = result.evidence.controls["trivial"]
     assert trivial["verdict"] is None and trivial["reason"].startswith("not applicable")
     assert result.verdict == "consistent"
 
@@ -171,8 +171,8 @@ def test_a_zero_spread_sweep_is_formula_without_controls():
         seed=0, execution=SERIAL
     )
     assert result.verdict == "formula", result.summary
-    assert result.evidence.record["deterministic"] is True
-    assert "controls" not in result.evidence.record
+    assert result.evidence.deterministic is True
+    assert "controls" not in result.evidence.to_json()
     assert any(label == "replicates" for label, _ in result.evidence.rows())
 
 

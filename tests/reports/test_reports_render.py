@@ -21,7 +21,7 @@ from dpclaims.reports.figures import (
 from dpclaims.reports.html import render_html
 from dpclaims.reports.markdown import render_markdown
 from dpclaims.reports.text import figure_name
-from dpclaims.results import AuditEvidence
+from dpclaims.results import ValueEvidence
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -65,18 +65,21 @@ def test_tradeoff_bound_is_a_valid_tradeoff_curve(epsilon, delta):
 
 def test_figures_are_pngs_and_deterministic(audit_entry, rate_entry):
     for draw, entry in ((audit_figure, audit_entry()), (rate_figure, rate_entry)):
-        png = draw(entry.to_json())
-        assert png.startswith(PNG) and png == draw(entry.to_json())
+        png = draw(entry)
+        assert png.startswith(PNG) and png == draw(entry)
     entries = [audit_entry(), audit_entry("violation", 1.7), rate_entry]
-    assert summary_figure([e.to_json() for e in entries]).startswith(PNG)
+    assert summary_figure(entries).startswith(PNG)
 
 
 def test_figures_only_for_checked_audits_and_rates(audit_entry, rate_entry):
-    assert claim_figure({**audit_entry().to_json(), "verdict": "error"}) is None
-    assert claim_figure({**audit_entry().to_json(), "type": "value"}) is None
-    assert summary_figure([rate_entry.to_json()]) is None
+    assert claim_figure(replace(audit_entry(), verdict="error")) is None
+    assert (
+        claim_figure(replace(audit_entry(), type="value", evidence=ValueEvidence(checks={})))
+        is None
+    )
+    assert summary_figure([rate_entry]) is None
     # an infinite bound is stored as null
-    assert audit_figure(audit_entry(lower=None).to_json()).startswith(PNG)
+    assert audit_figure(audit_entry(lower=None)).startswith(PNG)
 
 
 def test_key_figures_and_rows(audit_entry, rate_entry):
@@ -98,7 +101,7 @@ def test_small_bounds_keep_their_digits(audit_entry):
     """0.0004 is not 0.000: a bound that 3 (or 4) decimals would round to zero keeps 2
     significant digits, in the key figure, the evidence rows and the findings' sentences."""
     entry = audit_entry(lower=0.0004)
-    entry = replace(entry, evidence=AuditEvidence({**entry.evidence.record, "ceiling": 4e-5}))
+    entry = replace(entry, evidence=replace(entry.evidence, ceiling=4e-5))
     assert entry.key_figure() == "ε ≥ 0.0004 (claimed 1)"
     rows = dict(entry.rows())
     assert rows["lower bound"].startswith("0.0004 ") and rows["ceiling"].startswith("4e-05 ")
@@ -146,9 +149,14 @@ def test_log_axes_draw_their_tick_labels_as_numbers_and_user_text_literally(
     """Tick labels of log axes are formulas drawn as 10^k, never their source text, while a
     ``$`` in an id, a parameter or a claimed rate is drawn as written; the y axis names what
     is measured."""
-    entry = make_claim("p.$x$.rate", kind="excess_risk").to_json()
-    entry["evidence"]["sweep"]["param"] = "$n$"
-    entry["evidence"]["check"]["claimed"] = "O($n^{-1}$)"
+    entry = make_claim("p.$x$.rate", kind="excess_risk")
+    evidence = entry.evidence
+    evidence = replace(
+        evidence,
+        sweep={**evidence.sweep, "param": "$n$"},
+        check={**evidence.check, "claimed": "O($n^{-1}$)"},
+    )
+    entry = replace(entry, evidence=evidence)
     fig = _drawn(monkeypatch, rate_figure, entry)
     ax = fig.axes[0]
     ticks = [t for t in ax.get_yticklabels() if t.get_text()]
@@ -160,8 +168,7 @@ def test_log_axes_draw_their_tick_labels_as_numbers_and_user_text_literally(
     assert ax.get_ylabel() == "excess risk (or distance)"
     legend = [_shown(t) for t in ax.get_legend().get_texts()]
     assert "claimed O($n^{-1}$) (order, margin 0.1)" in legend
-    audit = audit_entry().to_json()
-    audit["id"] = "a.$\\alpha_{$"
+    audit = replace(audit_entry(), id="a.$\\alpha_{$")
     ax = _drawn(monkeypatch, audit_figure, audit).axes[0]
     assert all(_shown(t) == "<formula>" for t in ax.get_xticklabels() if t.get_text())
     assert _shown(ax.get_title(loc="left")) == "a.$\\alpha_{$ — consistent"
@@ -260,13 +267,13 @@ def test_a_derived_bound_is_never_printed_as_claimed():
 def test_figures_never_call_a_derived_bound_claimed(monkeypatch, audit_entry):
     """An audit against a bound that is not the paper's claim is drawn under that bound's name:
     in its trade-off legend and as its own marker in the summary chart."""
-    entry = audit_entry().to_json()
-    entry["evidence"]["bound"] = "derived bound, not the paper's"
+    entry = audit_entry()
+    entry = replace(entry, evidence=replace(entry.evidence, bound="derived bound, not the paper's"))
     axes = _drawn(monkeypatch, audit_figure, entry).axes[0]
     legend = [t.get_text() for t in axes.get_legend().texts]
     assert not any(text.startswith("claimed") for text in legend)
     assert any(text.startswith("derived bound, not the paper's:") for text in legend)
-    plain = audit_entry().to_json()
+    plain = audit_entry()
     summary = _drawn(monkeypatch, summary_figure, [entry, plain])
     labels = [t.get_text() for t in summary.legends[0].texts]
     assert "claimed ε" in labels and "a bound, not the claim" in labels

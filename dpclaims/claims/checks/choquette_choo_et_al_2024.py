@@ -31,6 +31,7 @@ from dpclaims.hardinstances.quadratic import LeastSquaresInstance, NesterovChain
 from dpclaims.losses import LinearLoss
 from dpclaims.problem import Problem
 from dpclaims.rates.caveats import Baseline
+from dpclaims.results import Outcome
 from dpclaims.stats import exceedance_interval, mean_interval
 from dpclaims.target import AuditTarget
 from dpclaims.targets.choquette_choo_et_al_2024 import canary_audit
@@ -407,9 +408,9 @@ class _FindingValue(ValueExperiment):
 
     headline: str = ""
 
-    def run(self, **kwargs) -> dict:
+    def run(self, **kwargs) -> Outcome:
         out = super().run(**kwargs)
-        return {**out, "summary": f"{self.headline}; {out['summary']}"}
+        return replace(out, summary=f"{self.headline}; {out.summary}")
 
 
 @register_experiment("cgt24.v1.privacy.printed_sigma")

@@ -65,6 +65,7 @@ from dpclaims.hardinstances.murata_suzuki_2023 import (
 from dpclaims.hardinstances.murata_suzuki_2023.nonconvex import CauchyCircleInstance
 from dpclaims.losses import WeightedSquaredDistanceLoss
 from dpclaims.problem import Problem
+from dpclaims.results import Outcome, ValueEvidence
 from dpclaims.stats import gaussian_shift
 from dpclaims.targets.murata_suzuki_2023 import canary_audit_target
 from dpclaims.vocabulary import Unit, Verdict
@@ -931,7 +932,7 @@ class Section6Experiment:
 
     settings: dict
 
-    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> dict:
+    def run(self, *, seed: int = 0, execution: Execution = DEFAULT_EXECUTION) -> Outcome:
         setup = Section6(seed=seed, **self.settings)
         summary = setup.run(execution=execution)
         verdict, checks = section6_verdict(summary["tests"])
@@ -955,15 +956,17 @@ class Section6Experiment:
                 f", not below {HEADROOM:g}x: not testable on this stand-in (no privacy headroom "
                 "for DIFF2-GD to recover)"
             )
-        evidence = {
-            "checks": checks,
-            "privacy_headroom": headroom,
-            "headroom_ratio": float(ratio),
-            "standin": setup.name,
-            "note": _standin_note(setup),
-            "section6": {setup.name: summary},
-        }
-        return {"type": "value", "verdict": verdict, "summary": summary_text, "evidence": evidence}
+        evidence = ValueEvidence(
+            checks=checks,
+            note=_standin_note(setup),
+            extra={
+                "privacy_headroom": headroom,
+                "headroom_ratio": float(ratio),
+                "standin": setup.name,
+                "section6": {setup.name: summary},
+            },
+        )
+        return Outcome("value", verdict, summary_text, evidence)
 
 
 def _standin_note(setup: Section6) -> str:
