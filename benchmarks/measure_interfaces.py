@@ -118,8 +118,7 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "dpclaims.testing._gate_execution": "'auto' is a backend's name, not a plan",
     },
     "duplicate class names": {},
-    "Mapping bases in results": {
-    },
+    "Mapping bases in results": {},
     "public **kwargs": {
         "dpclaims.algorithms.baselines.DPSGD.from_accountant": (
             "a from_theorem-style constructor: the accountant's σ, the other fields as given"

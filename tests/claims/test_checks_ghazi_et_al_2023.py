@@ -188,10 +188,10 @@ def test_lemma_c1_check_is_tight_enough_to_fail():
 
 def test_tdlap_kappa_part_is_formula_and_its_run_an_experiment():
     claim = next(c for c in CLAIMS if c.id == "ghazi23.def34.tdlap")
-    parts = experiment(claim, "quick").run(seed=0, execution=SERIAL)["evidence"]["parts"]
-    assert parts["kappa"]["verdict"] == "formula"
-    assert parts["bottom frequencies"]["verdict"] == "consistent"
-    assert not any(k.startswith("kappa") for k in parts["bottom frequencies"]["evidence"]["checks"])
+    parts = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence.parts
+    assert parts["kappa"].verdict == "formula"
+    assert parts["bottom frequencies"].verdict == "consistent"
+    assert not any(k.startswith("kappa") for k in parts["bottom frequencies"].evidence.checks)
 
 
 def non_private_mean(user_means, rng, *, radius, epsilon, trials=1):
@@ -230,7 +230,7 @@ def test_lower_bound_checks_catch_a_non_private_estimator(claim_id):
     everywhere, its empirical excess being 0), so that estimator is inconsistent there."""
     part = _lower_bound_parts(claim_id, non_private_mean)["above the bound"]
     result = part.run(seed=0, execution=SERIAL)
-    assert result["verdict"] == "inconsistent", result["summary"]
+    assert result.verdict == "inconsistent", result.summary
 
 
 def root_n_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
@@ -248,16 +248,16 @@ def test_lower_bound_exponent_catches_an_estimator_faster_than_the_rate():
     n = 2000), so an excess falling as n^-3 there is caught below Ω(n^-2)."""
     part = _lower_bound_parts("ghazi23.thmD7.sc_sco_lb", root_n_epsilon_mean)["exponent"]
     result = part.run(seed=0, execution=SERIAL)
-    assert result["verdict"] == "inconsistent", result["summary"]
-    assert result["evidence"]["fit"]["exponent"] < -2.5
+    assert result.verdict == "inconsistent", result.summary
+    assert result.evidence.fit["exponent"] < -2.5
 
 
 def test_lower_bound_exponent_catches_an_estimator_below_the_rate():
     """An estimator whose error grows as ε^-1/2 as ε → 0 fails Lemma D.5's α = Ω(1/ε)."""
     part = _lower_bound_parts("ghazi23.lemmaD5.user_fingerprinting", root_epsilon_mean)
     result = part["exponent"].run(seed=0, execution=SERIAL)
-    assert result["verdict"] == "inconsistent", result["summary"]
-    assert result["evidence"]["fit"]["exponent"] > -0.6
+    assert result.verdict == "inconsistent", result.summary
+    assert result.evidence.fit["exponent"] > -0.6
 
 
 def test_lower_bound_instances_are_refused_outside_the_theorems_regime():
