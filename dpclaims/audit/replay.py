@@ -11,16 +11,18 @@ idea of Re:cord-play, PETS 2026).  It then reports what needs no statistics:
 - *point-mass* — a column is one constant on every trial of one dataset while the other
   dataset's column is continuous and never took that value: ε = ∞ if the other side cannot
   give it, but not seeing an atom in N trials does not make its probability 0, so the replay
-  reports the finite bound the counts certify (:func:`_point_mass_bound`: ≈ ln(N / 4.4), 5.43
-  at N = 1,000, on a one-column output at confidence 0.95); discrete rows seen on one side only are reported as a support difference
-  *seen* (not certain: a rare value may just not have come up);
+  reports the finite bound the counts certify (:func:`_point_mass_bound`: ≈ ln(N / 4.4),
+  5.43 at N = 1,000, on a one-column output at confidence 0.95); discrete rows seen on one
+  side only are reported as a support difference *seen* (not certain: a rare value may just
+  not have come up);
 - *sensitivity* — for mechanisms that draw their noise through :mod:`dpclaims.noise`, the
   sensitivity each noisy release realises on this pair (the distance of the two noiseless
   values under the same noise, in the declared norm) exceeds the declared one;
 - *differs* — the outputs differ and nothing above is seen: audit the pair for a bound.
 
 It is a falsification check, never a certification: "identical" or "differs" say nothing
-about ε; :attr:`ReplayResult.epsilon_lower` is the lower bound on ε it certifies on the pair.  It answers in the time of ``2 × trials`` mechanism runs.
+about ε; :attr:`ReplayResult.epsilon_lower` is the lower bound on ε it certifies on the pair.
+It answers in the time of ``2 × trials`` mechanism runs.
 """
 
 from __future__ import annotations
@@ -322,6 +324,7 @@ def replay(
             "(no leakage on it; other pairs may leak)"
         ]
     lines += [c.describe() for c in checks if not c.exceeded]
+    bound = math.inf if found.get("infinite") else max((b for b, _ in masses), default=0.0)
     return ReplayResult(
         finding=finding,
         lines=tuple(lines),
@@ -329,7 +332,7 @@ def replay(
         seed=int(seed),
         differing_trials=differing,
         sensitivity=tuple(checks),
-        epsilon_lower=math.inf if finding == "infinite" else max((b for b, _ in masses), default=0.0),
+        epsilon_lower=bound,
         confidence=confidence,
         delta=delta,
     )
