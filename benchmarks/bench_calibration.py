@@ -28,8 +28,9 @@ Estimators (the public call each replicate makes):
 - ``search``: :func:`~dpclaims.audit.search.search` over :class:`~dpclaims.targets.pairs.QueryPairs`
   (screening, selection and certifying audit) on the peers' mechanisms with a finite ε
   (``benchmarks/bench_audit_blackbox.py``);
-- ``replay``: :func:`~dpclaims.audit.replay`'s "ε = ∞ (certain)" finding (``result.infinite``)
-  on every pattern pair; its rate must be 0 on a mechanism with finite ε;
+- ``replay``: :func:`~dpclaims.audit.replay` refuting the claim (``result.refutes``: a certain
+  ε = ∞, or a point mass's bound above the claimed ε) on any pattern pair; its rate must be 0
+  on a mechanism with finite ε;
 - ``reach``: the reach of replicate 0's ``audit_scores`` result (a mechanism leaking ``k`` times
   the claim in the reach's model family); the fraction of replicates of that leaking mechanism
   certified above the claim must be ≥ 0.9 − 3 se (se = sqrt(0.9 · 0.1 / reps));
@@ -343,18 +344,25 @@ def run_search(peer: Peer, n: int, reps: int, seed: int) -> dict:
 
 
 def run_replay(target, n: int, reps: int, seed: int) -> dict:
-    """Any ε = ∞ finding over the pattern pairs (a peer) or the pair 0, 1 (a case)."""
+    """Any refutation of the claim over the pattern pairs (a peer) or the pair 0, 1 (a case)."""
     if isinstance(target, Peer):
         mechanism, k = target.spec[:2]
         pairs = [(p.d0, p.d1) for p in QueryPairs(k).patterns()]
     else:
         mechanism, pairs = target, [PAIR]
+    claim = target.claim
     hits = np.array(
         [
-            any(replay(mechanism, d0, d1, trials=n, seed=seed + i).infinite for d0, d1 in pairs)
+            any(
+                replay(
+                    mechanism, d0, d1, trials=n, seed=seed + i, confidence=CONFIDENCE,
+                    delta=claim.delta,
+                ).refutes(claim.epsilon)
+                for d0, d1 in pairs
+            )
             for i in range(reps)
         ]
-    )
+    )  # fmt: skip
     return {"": (hits, np.full(reps, np.nan))}
 
 

@@ -329,8 +329,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from .audit import replay
 
         replayed = replay(
-            mechanism, found.pair.d0, found.pair.d1, trials=args.replay, seed=args.seed
-        )
+            mechanism, found.pair.d0, found.pair.d1, trials=args.replay, seed=args.seed,
+            confidence=args.confidence, delta=claim.delta,
+        )  # fmt: skip
     if args.json:
         record = found.to_dict() if found is not None else result.to_dict()
         extra = {} if figure is None else {"figure": str(figure)}
@@ -347,9 +348,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 f"--d0 {args.save_pair}/d0.npz --d1 {args.save_pair}/d1.npz)"
             )
         if replayed is not None:
-            _print_replay(replayed)
-    infinite = replayed is not None and replayed.infinite
-    return 1 if result.verdict == Verdict.VIOLATION or infinite else 0
+            _print_replay(replayed, claim)
+    refuted = replayed is not None and replayed.refutes(claim.epsilon)
+    return 1 if result.verdict == Verdict.VIOLATION or refuted else 0
 
 
 def _print_certain(args: argparse.Namespace, description: str, found) -> int:
@@ -536,7 +537,8 @@ def _replay(
     args: argparse.Namespace, mechanism: Any, d0: Any, d1: Any, description: str, claim: Any
 ) -> int:
     """``audit --replay`` without --search: the coupled replay of the given pair, no audit; a
-    certain ε = ∞ is a violation (exit 1) of the claim, whose neighbours the pair must be."""
+    bound it certifies above the claimed ε (a certain ε = ∞, or a point mass's) is a violation
+    (exit 1) of the claim, whose neighbours the pair must be."""
     from .audit import replay
     from .audit.core import _check_neighbours
     from .data import DATASETS
@@ -548,18 +550,21 @@ def _replay(
         from .audit.search import Pair, save_pair
 
         save_pair(Pair("given", d0, d1), args.save_pair, force=args.force)
-    replayed = replay(mechanism, d0, d1, trials=args.replay, seed=args.seed)
+    replayed = replay(
+        mechanism, d0, d1, trials=args.replay, seed=args.seed, confidence=args.confidence,
+        delta=claim.delta,
+    )  # fmt: skip
     if args.json:
         _print_json(
             {"mechanism": args.mechanism, "description": description, "replay": replayed.to_dict()}
         )
     else:
         print(f"mechanism     {args.mechanism}: {description}")
-        _print_replay(replayed)
-    return 1 if replayed.infinite else 0
+        _print_replay(replayed, claim)
+    return 1 if replayed.refutes(claim.epsilon) else 0
 
 
-def _print_replay(replayed) -> None:
+def _print_replay(replayed, claim) -> None:
     print(
         f"replay        {replayed.finding} ({replayed.trials} coupled trials, seed "
         f"{replayed.seed}; same random stream on d0 and d1)"
@@ -569,6 +574,17 @@ def _print_replay(replayed) -> None:
     print("              not a certificate: a falsification check on this one pair")
     if replayed.infinite:
         print("verdict       violation: the replay shows ε = ∞ on this neighbouring pair, certain")
+    elif replayed.refutes(claim.epsilon):
+        print(
+            f"verdict       violation: the replay certifies ε >= {replayed.epsilon_lower:.4g} > "
+            f"{claim.epsilon:g} claimed on this neighbouring pair (at confidence "
+            f"{replayed.confidence:g})"
+        )
+    elif replayed.finding == "point-mass":
+        print(
+            f"bound         ε >= {replayed.epsilon_lower:.4g} from the point mass, within the "
+            f"claimed {claim.epsilon:g}: no violation shown"
+        )
 
 
 def _describe(function: Any) -> str:
@@ -1273,8 +1289,9 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="coupled replay: run d0 and d1 on the same random stream N times (default 1000) "
-        "and report identical outputs, a certain infinite epsilon or a realised sensitivity "
-        "above the declared one; no statistics, no certificate (with --search: of the pair found)",
+        "and report identical outputs, a certain infinite epsilon (output widths differ), a "
+        "point mass's epsilon bound at --confidence or a realised sensitivity above the "
+        "declared one; no certificate of privacy (with --search: of the pair found)",
     )
     p.add_argument(
         "--fixed-trials",

@@ -668,7 +668,9 @@ def _result(
         reach=found,
         reach_limit=reach_limit,
     )
-    verdict, reason = _verdict(float(eps_lower), claim.epsilon, evidence)
+    verdict, reason = _verdict(
+        float(eps_lower), claim.epsilon, evidence, certified=plan.method.certified
+    )
     if plan.method.certified and reference.epsilon is not None and eps_lower > reference.epsilon:
         notes = [*notes, _above_reference(float(eps_lower), reference.epsilon, plan.confidence)]
     return AuditResult(
@@ -767,11 +769,20 @@ def _ceiling(n_cert: int, alpha: float, ci: str, delta: float, tilts: tuple) -> 
     return joint_ceiling(n_cert, alpha=alpha, delta=delta, ci=ci, tilts=tilts)
 
 
-def _verdict(eps_lower: float, claimed: float, evidence: _Evidence) -> tuple[Verdict, str]:
-    """``(verdict, reason)``: a violation when the bound exceeds the claim; ``consistent`` only
-    when the audit had power to see the claim and its reach (a multiple of the claim,
-    :mod:`~dpclaims.audit.reach`) is within the limit, ``consistent_weak`` when it is not, else
-    ``inconclusive`` with the reason."""
+def _verdict(
+    eps_lower: float, claimed: float, evidence: _Evidence, *, certified: bool = True
+) -> tuple[Verdict, str]:
+    """``(verdict, reason)``: a violation when the certified bound exceeds the claim (an
+    uncertified estimate above it is ``inconclusive``); ``consistent`` only when the audit had
+    power to see the claim and its reach (a multiple of the claim, :mod:`~dpclaims.audit.reach`)
+    is within the limit, ``consistent_weak`` when it is not, else ``inconclusive`` with the
+    reason."""
+    if eps_lower > claimed and not certified:
+        return Verdict.INCONCLUSIVE, (
+            f"the Gaussian-DP estimate ε ≈ {eps_lower:.4g} exceeds the claim, but it assumes a "
+            "Gaussian trade-off curve and is not certified: audit with method='threshold' to "
+            "certify"
+        )
     if eps_lower > claimed:
         return Verdict.VIOLATION, ""
     if claimed >= evidence.ceiling:

@@ -24,7 +24,8 @@ conservative), and ``k`` is found by bisection.
 
 The Gaussian-DP method (``method="gdp"``) gets its reach under its own model alone: the
 violation is μ-GDP at ``ε(μ, δ) = k ε_claim``, a test "certifying" when the μ of its upper rates
-exceeds the claim's (``objective="mu"``).
+exceeds the claim's (``objective="mu"``).  The estimate being uncertified, "caught" there
+means an estimate above the claim, which the verdict reports as ``inconclusive``.
 
 For Gaussian mechanisms the model is exact; for mechanisms whose likelihood ratio is bounded
 (Laplace, randomized response) the Laplace family describes them (``tests/audit/test_reach.py``

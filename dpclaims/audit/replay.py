@@ -6,22 +6,28 @@ idea of Re:cord-play, PETS 2026).  It then reports what needs no statistics:
 
 - *identical* — the outputs are equal on every trial: this pair shows nothing (other pairs
   may leak: replay never certifies privacy);
-- *infinite* — the outputs' widths differ, or a column is one constant on every trial of one
-  dataset while the other dataset's column is continuous and never takes that value: an
-  output one dataset gives and the other cannot, ε = ∞ on this pair, certain; discrete rows
-  seen on one side only are reported as a support difference *seen* (not certain: a rare
-  value may just not have come up);
+- *infinite* — the outputs' widths differ: an output one dataset gives and the other cannot,
+  ε = ∞ on this pair, certain;
+- *point-mass* — a column is one constant on every trial of one dataset while the other
+  dataset's column is continuous and never took that value: ε = ∞ if the other side cannot
+  give it, but not seeing an atom in N trials does not make its probability 0, so the replay
+  reports the finite bound the counts certify (:func:`_point_mass_bound`: ≈ ln(N / 4.4),
+  5.43 at N = 1,000, on a one-column output at confidence 0.95); discrete rows seen on one
+  side only are reported as a support difference *seen* (not certain: a rare value may just
+  not have come up);
 - *sensitivity* — for mechanisms that draw their noise through :mod:`dpclaims.noise`, the
   sensitivity each noisy release realises on this pair (the distance of the two noiseless
   values under the same noise, in the declared norm) exceeds the declared one;
 - *differs* — the outputs differ and nothing above is seen: audit the pair for a bound.
 
 It is a falsification check, never a certification: "identical" or "differs" say nothing
-about ε.  It answers in the time of ``2 × trials`` mechanism runs.
+about ε; :attr:`ReplayResult.epsilon_lower` is the lower bound on ε it certifies on the pair.
+It answers in the time of ``2 × trials`` mechanism runs.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +35,9 @@ import numpy as np
 
 from .. import noise
 from ..data import read_only
-from ..errors import InputError, check_trials
+from ..errors import InputError, check_confidence, check_delta, check_trials
 from ..execution import as_batched, call_block, child_seed
+from .bounds import alpha_per_test, epsilon_from_rates, rate_upper
 from .scores import is_discrete, unique_rows
 
 __all__ = ["replay", "ReplayResult", "SensitivityCheck", "NOT_A_CERTIFICATE"]
@@ -39,7 +46,7 @@ NOT_A_CERTIFICATE = (
     "a coupled replay is a falsification check on this one pair, never a certification of privacy"
 )
 
-REPLAY_FINDINGS = ("infinite", "sensitivity", "support", "differs", "identical")
+REPLAY_FINDINGS = ("infinite", "point-mass", "sensitivity", "support", "differs", "identical")
 """The headline finding, most telling first."""
 
 _TOLERANCE = 1e-9
@@ -109,7 +116,9 @@ class SensitivityCheck:
 class ReplayResult:
     """What a coupled replay saw: the headline ``finding`` (one of :data:`REPLAY_FINDINGS`), the
     lines that say it, how many trials differ, and the sensitivity of each recorded release.
-    ``certified`` is always False (:data:`NOT_A_CERTIFICATE`)."""
+    ``epsilon_lower``: the ε the replay certifies on this pair at ``confidence`` for a claim's
+    ``delta`` (∞ when the widths differ, the largest point-mass bound, else 0).
+    ``certified`` is always False: it never certifies privacy (:data:`NOT_A_CERTIFICATE`)."""
 
     finding: str
     lines: tuple
@@ -117,12 +126,19 @@ class ReplayResult:
     seed: int
     differing_trials: int
     sensitivity: tuple = ()
+    epsilon_lower: float = 0.0
+    confidence: float = 0.95
+    delta: float = 0.0
     certified: bool = False
 
     @property
     def infinite(self) -> bool:
-        """ε = ∞ on this pair, certain (widths, or a point mass the other side cannot reach)."""
+        """ε = ∞ on this pair, certain (the outputs' widths differ)."""
         return self.finding == "infinite"
+
+    def refutes(self, epsilon: float) -> bool:
+        """Whether the replay's bound refutes a claimed ``epsilon`` (at ``delta``)."""
+        return self.epsilon_lower > epsilon
 
     def summary(self) -> str:
         return "\n".join([*self.lines, f"note: {NOT_A_CERTIFICATE}"])
@@ -135,6 +151,9 @@ class ReplayResult:
             "seed": self.seed,
             "differing_trials": self.differing_trials,
             "sensitivity": [check.to_dict() for check in self.sensitivity],
+            "epsilon_lower": None if self.infinite else self.epsilon_lower,
+            "confidence": self.confidence,
+            "delta": self.delta,
             "certified": False,
             "note": NOT_A_CERTIFICATE,
         }
@@ -146,9 +165,24 @@ def _run(mechanism, data, seed: int, trials: int) -> tuple[np.ndarray, list]:
     return outputs, releases
 
 
-def _point_masses(x0: np.ndarray, x1: np.ndarray) -> list[str]:
-    """Columns constant on every trial of one side whose other side is continuous (all values
-    distinct) and never that constant."""
+def _point_mass_bound(n_a: int, n_b: int, alpha: float, delta: float) -> float:
+    """The ε a point mass certifies: side A gave the constant ``c`` on all ``n_a`` trials (the
+    first chose ``c``, so ``n_a - 1`` count), side B on none of its ``n_b``.  Exact one-sided
+    Clopper–Pearson bounds, failing with probability ``alpha / 2`` each (the two sides share a
+    random stream, so a union bound), give ``p_A >= p_A_low``, ``p_B <= p_B_high`` and
+    ``ε >= ln((p_A_low - δ) / p_B_high)`` (0 when the numerator is not positive)."""
+    p_b_high = rate_upper(0, n_b, alpha / 2)
+    p_a_miss = rate_upper(0, n_a - 1, alpha / 2)  # 1 - p_A_low
+    return float(epsilon_from_rates(p_b_high, p_a_miss, delta))
+
+
+def _point_masses(
+    x0: np.ndarray, x1: np.ndarray, confidence: float, delta: float
+) -> list[tuple[float, str]]:
+    """``(ε bound, line)`` of each column constant on every trial of one side whose other side
+    is continuous (all values distinct) and never that constant; the bounds hold jointly at
+    ``confidence`` (a union bound over the 2 × width column-and-side candidates)."""
+    alpha = alpha_per_test(confidence, 2 * x0.shape[1])
     out = []
     for j in range(x0.shape[1]):
         for (a, na), (b, nb) in (((x0, "d0"), (x1, "d1")), ((x1, "d1"), (x0, "d0"))):
@@ -159,10 +193,16 @@ def _point_masses(x0: np.ndarray, x1: np.ndarray) -> list[str]:
                 and len(np.unique(other)) == len(other)
                 and not np.any(other == column[0])
             ):
+                bound = _point_mass_bound(len(column), len(other), alpha, delta)
                 out.append(
-                    f"column {j} is {column[0]:g} on every trial of {na}, a value {nb} never "
-                    f"gives (continuous there: {len(other)} distinct values; trial 0: "
-                    f"{other[0]:.6g})"
+                    (
+                        bound,
+                        f"point mass: ε >= {bound:.4g} at confidence {confidence:g} on this "
+                        f"pair (δ = {delta:g}): column {j} is {column[0]:g} on every trial of "
+                        f"{na}, a value {nb} never gave in {len(other)} trials (continuous "
+                        f"there; trial 0: {other[0]:.6g}); ε = ∞ only if {nb} cannot give it "
+                        "(seen, not certain)",
+                    )
                 )
     return out
 
@@ -215,7 +255,16 @@ def _sensitivity(r0: list, r1: list, trials: int) -> tuple[list, list[str]]:
     return checks, []
 
 
-def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int = 0) -> ReplayResult:
+def replay(
+    mechanism: Any,
+    d0: Any,
+    d1: Any,
+    *,
+    trials: int = 1_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    delta: float = 0.0,
+) -> ReplayResult:
     """Run ``d0`` and ``d1`` on the same random stream and report what needs no statistics.
 
     Parameters
@@ -225,18 +274,22 @@ def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int =
     d0, d1 : the pair (any data the mechanism takes)
     trials : coupled trials (each a run on d0 and one on d1 with the same seed)
     seed : both runs draw from ``child_seed(seed, 0)``
+    confidence : of the point-mass bounds (jointly)
+    delta : the claim's δ, for the point-mass bounds
 
     Returns
     -------
     ReplayResult — a falsification, never a certificate (module docstring)
     """
     trials = check_trials(trials, "trials")
+    confidence, delta = check_confidence(confidence), check_delta(delta)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
     batched = as_batched(mechanism)
     x0, r0 = _run(batched, d0, int(seed), trials)
     x1, r1 = _run(batched, d1, int(seed), trials)
     checks: list = []
+    masses: list = []
     if x0.shape[1] != x1.shape[1]:
         differing = trials
         found = {
@@ -248,15 +301,16 @@ def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int =
     else:
         differing = int(np.count_nonzero(np.any(x0 != x1, axis=1)))
         checks, notes = _sensitivity(r0, r1, trials)
+        masses = _point_masses(x0, x1, confidence, delta)
         found = {
-            "infinite": [f"ε = ∞ on this pair (certain): {m}" for m in _point_masses(x0, x1)],
+            "point-mass": [line for _, line in masses],
             "sensitivity": [c.describe() for c in checks if c.exceeded],
             "support": _support(x0, x1),
         }
         found["differs"] = notes
         if differing:
             gap = float(np.max(np.abs(x0 - x1)))
-            stronger = any(found[kind] for kind in ("infinite", "sensitivity", "support"))
+            stronger = any(found[kind] for kind in ("point-mass", "sensitivity", "support"))
             found["differs"].append(
                 f"the outputs differ on {differing} of {trials} coupled trials (by up to "
                 f"{gap:.4g})"
@@ -270,6 +324,7 @@ def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int =
             "(no leakage on it; other pairs may leak)"
         ]
     lines += [c.describe() for c in checks if not c.exceeded]
+    bound = math.inf if found.get("infinite") else max((b for b, _ in masses), default=0.0)
     return ReplayResult(
         finding=finding,
         lines=tuple(lines),
@@ -277,4 +332,7 @@ def replay(mechanism: Any, d0: Any, d1: Any, *, trials: int = 1_000, seed: int =
         seed=int(seed),
         differing_trials=differing,
         sensitivity=tuple(checks),
+        epsilon_lower=bound,
+        confidence=confidence,
+        delta=delta,
     )

@@ -77,7 +77,8 @@ class AuditResult:
     ``epsilon_lower`` is a lower bound on ε holding with probability ``confidence``
     when :attr:`certified` (every method but ``"gdp"``); for ``method="gdp"`` it is a
     parametric *estimate* (:attr:`kind` ``"estimate"``).
-    ``verdict`` is ``"violation"`` iff ``epsilon_lower > epsilon``; otherwise
+    ``verdict`` is ``"violation"`` iff a certified ``epsilon_lower > epsilon`` (a GDP estimate
+    above the claim is ``"inconclusive"``: it assumes a Gaussian trade-off curve); otherwise
     ``"consistent"`` only when the audit had power to see the claim, else
     ``"inconclusive"`` with the ``reason`` (claim above the ``ceiling``, identical
     outputs on the pair, nothing separated).  ``ceiling`` is the largest ε these

@@ -378,13 +378,13 @@ def _audit(target: AuditTarget, *, trials: int, method: str = "threshold"):
 
 @pytest.mark.parametrize("name", [m.name for m in list_mutants(paper=PAPER, kind="privacy")])
 def test_privacy_mutants_are_caught_by_the_audit(name):
-    from dpclaims.targets.mutants.choquette_choo_et_al_2024 import AUDIT_METHODS
+    from dpclaims.targets.mutants.choquette_choo_et_al_2024 import AUDIT_TRIALS
 
     mutant = get_mutant(name)
     target = mutant.build()
     assert isinstance(target, AuditTarget)
-    result = _audit(target, trials=30_000, method=AUDIT_METHODS[name])
-    assert result.verdict == "violation"
+    result = _audit(target, trials=AUDIT_TRIALS[name])
+    assert result.verdict == "violation" and result.certified
     assert result.epsilon_lower <= mutant.true_epsilon
 
 
