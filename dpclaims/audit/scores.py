@@ -117,10 +117,11 @@ def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def candidate_scores(k: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
-    """Names of the candidate scores for ``k``-dimensional outputs; ``nonlinear=False`` leaves
-    out the spline and boosting scores of several columns (the cheap set)."""
+    """Names of the candidate scores for ``k``-dimensional outputs.  Continuous outputs of
+    several columns add the spline and boosting scores unless ``nonlinear=False`` (the cheap
+    set); discrete ones have ``histogram_lr``, their likelihood ratio estimated outright."""
     names = ("identity", "gaussian_lr") if k == 1 else ("lda", "logistic")
-    if k > 1 and nonlinear:
+    if k > 1 and nonlinear and not discrete:
         names = (*names, "column_lr", "pooled_column_lr", *_boosting())
     return (*names, "histogram_lr") if discrete else names
 

@@ -154,3 +154,10 @@ def test_learned_scores_are_fitted_on_calibration_outputs_only(monkeypatch):
     assert len(certifying) == 2
     seen = {row.tobytes() for x in fitted for row in x}
     assert not any(row.tobytes() in seen for x in certifying for row in x)
+
+
+def test_the_nonlinear_scores_are_candidates_of_continuous_columns_only():
+    assert candidate_scores(1, False) == ("identity", "gaussian_lr")
+    assert candidate_scores(3, True) == ("lda", "logistic", "histogram_lr")
+    assert candidate_scores(3, False, nonlinear=False) == ("lda", "logistic")
+    assert {"column_lr", "pooled_column_lr"} <= set(candidate_scores(3, False))
