@@ -573,6 +573,7 @@ def _certify_held(
             n_cert=len(run0) - n_fit,
             rng=rng,
             alpha=alpha_per_test(plan.confidence),
+            held=True,
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     certificate = certify_quantile_scores(
@@ -594,36 +595,46 @@ def _learn(
     n_cert: int,
     rng,
     alpha: float | None = None,
+    held: bool = False,
 ) -> tuple[Score, dict]:
-    """The score: the user's ``statistic``, or the candidate fitted on the first half of the
-    ``calibration`` outputs ``(cal0, cal1)`` that predicts the largest value on the second half.
+    """The score: the user's ``statistic``, or the candidate fitted on half the
+    ``calibration`` outputs ``(cal0, cal1)`` that predicts the largest value on the other half.
 
-    The test of the chosen score is then fixed on the whole calibration split (by
-    :func:`~dpclaims.audit.certify.fixed_tests`): a choice that also looks at the fitting half
-    can only cost power, never validity, since certification uses other trials.  Returns the
-    :class:`Score` and ``{name: predicted value}`` for every candidate.
+    Split strategies fit on the first half, predict on the second and keep that fit: their test
+    is then fixed on the whole calibration split (by
+    :func:`~dpclaims.audit.certify.fixed_tests`), a choice that also looks at the fitting half
+    and so can only cost power, never validity, since certification uses other trials.
+    ``held`` strategies fix no test on the calibration split, so each candidate is cross-fitted
+    (its two predictions, fitted on either half, averaged: less noise in the choice) and the
+    chosen one refitted on the whole split.  Returns the :class:`Score` and ``{name: predicted
+    value}`` for every candidate.
     """
     if plan.statistic is not None:
         return _user_score(plan.statistic), {}
     cal0, cal1 = calibration
     alpha = plan.alpha if alpha is None else alpha
-    names = plan.method.candidates(cal0.shape[1], discrete)
     half = len(cal0) // 2
-    best = None
-    candidates = {}
-    for name in names:
-        score = fit_score(name, cal0[:half], cal1[:half], rng)
-        choice = choose_threshold(
-            score(cal0[half:]),
-            score(cal1[half:]),
-            n_certify=(n_cert, n_cert),
-            alpha=alpha,
-            criterion=plan.criterion,
-        )
-        candidates[name] = choice.predicted
-        if best is None or choice.predicted > best[1].predicted:
-            best = (score, choice)
-    return best[0], candidates
+    folds = [(slice(None, half), slice(half, None))]
+    if held:
+        folds.append((slice(half, None), slice(None, half)))
+    fitted, candidates = {}, {}
+    for name in plan.method.candidates(cal0.shape[1], discrete):
+        predictions = []
+        for fit, other in folds:
+            score = fit_score(name, cal0[fit], cal1[fit], rng)
+            fitted.setdefault(name, score)
+            choice = choose_threshold(
+                score(cal0[other]),
+                score(cal1[other]),
+                n_certify=(n_cert, n_cert),
+                alpha=alpha,
+                criterion=plan.criterion,
+            )
+            predictions.append(choice.predicted)
+        candidates[name] = float(np.mean(predictions))
+    best = max(candidates, key=candidates.get)  # the first of equals, in candidate order
+    score = fit_score(best, cal0, cal1, rng) if held else fitted[best]
+    return score, candidates
 
 
 def _result(
