@@ -604,10 +604,14 @@ def _learn(
     is then fixed on the whole calibration split (by
     :func:`~dpclaims.audit.certify.fixed_tests`), a choice that also looks at the fitting half
     and so can only cost power, never validity, since certification uses other trials.
-    ``held`` strategies fix no test on the calibration split, so each candidate is cross-fitted
-    (its two predictions, fitted on either half, averaged: less noise in the choice) and the
-    chosen one refitted on the whole split.  Returns the :class:`Score` and ``{name: predicted
-    value}`` for every candidate.
+    ``held`` strategies (Auto's for continuous outputs without ties) also try the nonlinear
+    candidates (``nonlinear`` of :func:`~dpclaims.audit.scores.candidate_scores`) and fix no
+    test on the calibration split, so each candidate is cross-fitted (its two predictions,
+    fitted on either half, averaged: less noise in the choice) and the chosen one refitted on
+    the whole split.
+    Split strategies keep the cheap set: their outputs tie (a lattice, as the sparse vector's)
+    or stream, where the spline and boosting fits cost more than they find.  Returns the
+    :class:`Score` and ``{name: predicted value}`` for every candidate.
     """
     if plan.statistic is not None:
         return _user_score(plan.statistic), {}
@@ -618,7 +622,7 @@ def _learn(
     if held:
         folds.append((slice(half, None), slice(None, half)))
     fitted, candidates = {}, {}
-    for name in plan.method.candidates(cal0.shape[1], discrete):
+    for name in plan.method.candidates(cal0.shape[1], discrete, nonlinear=held):
         predictions = []
         for fit, other in folds:
             score = fit_score(name, cal0[fit], cal1[fit], rng)

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from dpclaims.algorithms.transcript import StepRelease
-from dpclaims.audit import audit, certify_scores
+from dpclaims.audit import AuditTest, audit, certify_scores
 from dpclaims.audit import core as audit_core
 from dpclaims.audit.scores import Score, candidate_scores, fit_score
 from dpclaims.audit.threshold import Quantiles
@@ -162,3 +162,16 @@ def test_the_nonlinear_scores_are_candidates_of_continuous_columns_only():
     assert candidate_scores(3, True) == ("lda", "logistic", "histogram_lr")
     assert candidate_scores(3, False, nonlinear=False) == ("lda", "logistic")
     assert {"column_lr", "pooled_column_lr"} <= set(candidate_scores(3, False))
+
+
+def test_split_strategies_keep_the_cheap_candidates():
+    r = audit(
+        lambda data, rng, trials: rng.standard_normal((trials, 3)) + 0.5 * data,
+        0,
+        1,
+        claim=PrivacyClaim(epsilon=1.0, delta=1e-5),
+        trials=4000,
+        test=AuditTest(threshold="calibration"),
+        execution=Execution(backend="serial"),
+    )
+    assert set(r.provenance.candidates) == {"lda", "logistic"}
