@@ -119,10 +119,11 @@ def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def candidate_scores(k: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
     """Names of the candidate scores for ``k``-dimensional outputs.  Continuous outputs of
     several columns add the spline and boosting scores unless ``nonlinear=False`` (the cheap
-    set); discrete ones have ``histogram_lr``, their likelihood ratio estimated outright."""
+    set), the whole set ordered by number of parameters (k, 8, 2k, 8k, trees); discrete ones
+    have ``histogram_lr``, their likelihood ratio estimated outright."""
+    if k > 1 and nonlinear and not discrete:  # by number of parameters
+        return ("lda", "pooled_column_lr", "logistic", "column_lr", *_boosting())
     names = ("identity", "gaussian_lr") if k == 1 else ("lda", "logistic")
-    if k > 1 and nonlinear and not discrete:
-        names = (*names, "column_lr", "pooled_column_lr", *_boosting())
     return (*names, "histogram_lr") if discrete else names
 
 
