@@ -46,9 +46,10 @@ class AuditMethod:
     def check_outputs(self, discrete: bool) -> None:
         """An :class:`InputError` when this method cannot certify such outputs."""
 
-    def candidates(self, width: int, discrete: bool) -> tuple[str, ...]:
-        """Names of the scores to learn on outputs ``(n, width)``."""
-        return candidate_scores(width, discrete)
+    def candidates(self, width: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
+        """Names of the scores to learn on outputs ``(n, width)`` (``nonlinear``: see
+        :func:`~dpclaims.audit.scores.candidate_scores`)."""
+        return candidate_scores(width, discrete, nonlinear=nonlinear)
 
     def fixed_score(self, width: int) -> bool:
         """Whether outputs ``(n, width)`` are scored as they are (the identity), unlearned."""
@@ -87,7 +88,7 @@ class Histogram(AuditMethod):
                 "the calibration split); use method='threshold' for continuous outputs"
             )
 
-    def candidates(self, width: int, discrete: bool) -> tuple[str, ...]:
+    def candidates(self, width: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
         return ("histogram_lr",)
 
     def fixed_score(self, width: int) -> bool:

@@ -10,12 +10,25 @@ defines the test.  Candidates (each fitted on calibration outputs only):
   ``x @ Σ^{-1}(m1 - m0)``, Σ the pooled covariance shrunk towards a multiple of I.
 - ``logistic``: L2-penalised logistic regression on standardised ``[x, x**2]``,
   fitted by a trust-region Newton method on a subsample.
+- ``column_lr``: the sum over columns of each column's 1-D log density ratio, the likelihood
+  ratio when the columns are independent given the dataset (a DP-SGD transcript's steps given
+  the canary).  Each ratio is estimated directly, by a ridge-penalised logistic regression of
+  the dataset on a natural cubic spline of the column (knots at pooled quantiles
+  :data:`SPLINE_LEVELS`): smooth where a ratio of two density estimates is noisy, and linear
+  beyond the outer knots (as a Gaussian's log ratio is), so the tails are extrapolated, never
+  fitted to a handful of extreme points.
+- ``pooled_column_lr``: the same with one ratio shared by every column, fitted on all columns'
+  values at once: the likelihood ratio when the columns are also identically distributed (the
+  steps of a transcript), estimated from k times the data.
+- ``boosting``: scikit-learn's ``HistGradientBoostingClassifier`` (its log-odds), for
+  dependent columns and nonlinear effects; a candidate only when scikit-learn is installed.
 - ``histogram_lr``: the exact likelihood ratio of discrete outputs, estimated by
   counting each distinct output row (with add-1/2 smoothing).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +58,30 @@ LOGISTIC_SUBSAMPLE = 5000
 
 LOGISTIC_PENALTY = 1e-4
 """L2 penalty (per row) on the logistic coefficients, excluding the intercept."""
+
+SPLINE_LEVELS = (0.01, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 0.99)
+"""Quantile levels of the pooled column values at which ``column_lr`` and
+``pooled_column_lr`` place their spline knots (linear beyond the outer two)."""
+
+SPLINE_PENALTY = 1e-3
+"""L2 penalty (per row) on the spline coefficients of ``column_lr``, excluding the intercept."""
+
+COLUMN_SUBSAMPLE = 10_000
+"""Rows per dataset used to fit ``column_lr`` (drawn without replacement); ``pooled_column_lr``
+fits on at most this many times 20 column values per dataset."""
+
+NEWTON_STEPS = 50
+"""Most Newton steps of the spline fits (each halved until the penalised loss falls)."""
+
+BLOCK_VALUES = 1 << 20
+"""Output values scored at once by ``column_lr`` (bounds its basis array)."""
+
+BOOSTING_SUBSAMPLE = 5_000
+"""Rows per dataset used to fit ``boosting`` (drawn without replacement)."""
+
+BOOSTING_OPTIONS = {"max_iter": 100, "learning_rate": 0.1, "early_stopping": True}
+"""Options of scikit-learn's ``HistGradientBoostingClassifier`` for ``boosting`` (early
+stopping on a tenth of its fitting rows)."""
 
 
 @dataclass(frozen=True)
@@ -79,10 +116,20 @@ def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], inverse
 
 
-def candidate_scores(k: int, discrete: bool) -> tuple[str, ...]:
-    """Names of the candidate scores for ``k``-dimensional outputs."""
+def candidate_scores(k: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
+    """Names of the candidate scores for ``k``-dimensional outputs.  Continuous outputs of
+    several columns add the spline and boosting scores unless ``nonlinear=False`` (the cheap
+    set), the whole set ordered by number of parameters (k, 8, 2k, 8k, trees); discrete ones
+    have ``histogram_lr``, their likelihood ratio estimated outright."""
+    if k > 1 and nonlinear and not discrete:  # by number of parameters
+        return ("lda", "pooled_column_lr", "logistic", "column_lr", *_boosting())
     names = ("identity", "gaussian_lr") if k == 1 else ("lda", "logistic")
     return (*names, "histogram_lr") if discrete else names
+
+
+def _boosting() -> tuple[str, ...]:
+    """``("boosting",)`` when scikit-learn is installed, else ``()``."""
+    return ("boosting",) if importlib.util.find_spec("sklearn") is not None else ()
 
 
 def fit_score(name: str, x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Score:
@@ -92,6 +139,9 @@ def fit_score(name: str, x0: np.ndarray, x1: np.ndarray, rng: np.random.Generato
         "gaussian_lr": lambda: _fit_gaussian_lr(x0[:, 0], x1[:, 0]),
         "lda": lambda: _fit_lda(x0, x1),
         "logistic": lambda: _fit_logistic(x0, x1, rng),
+        "column_lr": lambda: _fit_column_lr(x0, x1, rng),
+        "pooled_column_lr": lambda: _fit_pooled_column_lr(x0, x1, rng),
+        "boosting": lambda: _fit_boosting(x0, x1, rng),
         "histogram_lr": lambda: _fit_histogram(x0, x1),
     }
     if name not in fitters:
@@ -198,6 +248,152 @@ def _fit_logistic(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
     weights = linear - 2.0 * center * square
     offset = float(center**2 @ square - center @ linear - beta[k + 1 :].sum())
     return lambda x: x @ weights + (x * x) @ square + offset
+
+
+def _subsample(x: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``size`` rows of ``x``, drawn without replacement."""
+    return x if len(x) <= size else x[rng.choice(len(x), size, replace=False)]
+
+
+@dataclass(frozen=True)
+class _Spline:
+    """A natural cubic spline basis of one variable standardised as ``(x - center) / spread``,
+    with knots ``knots`` (K,) on that scale: ``(n,) -> (n, K - 1)`` (Hastie et al., *Elements
+    of Statistical Learning* eq. 5.4-5.5; linear, ``x`` alone, when fewer than 3 knots)."""
+
+    center: float
+    spread: float
+    knots: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> _Spline:
+        """The basis whose scale and knots are those of the pooled ``values``."""
+        center, spread = float(np.mean(values)), float(np.std(values))
+        spread = spread if spread > 0 else 1.0
+        knots = np.unique(np.quantile((values - center) / spread, SPLINE_LEVELS))
+        return cls(center, spread, knots)
+
+    @property
+    def width(self) -> int:
+        """Columns of the basis."""
+        return len(self.knots) - 1 if len(self.knots) >= 3 else 1
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        z = (x - self.center) / self.spread
+        knots = self.knots
+        if self.width == 1:
+            return z[:, None]
+
+        def d(k: np.ndarray) -> np.ndarray:
+            cube = (
+                np.maximum(z[:, None] - k, 0.0) ** 3 - np.maximum(z[:, None] - knots[-1], 0.0) ** 3
+            )
+            return cube / (knots[-1] - k)
+
+        return np.concatenate([z[:, None], d(knots[:-2]) - d(knots[-2:-1])], axis=1)
+
+
+def _fit_logistic_batch(design: np.ndarray, labels: np.ndarray, penalty: float) -> np.ndarray:
+    """Ridge-penalised logistic regressions of ``labels`` (n,) on each ``design[m]`` (n, p) with
+    an intercept, by damped Newton steps: the coefficients (m, p), intercepts left out."""
+    m, n, p = design.shape
+    design = np.concatenate([np.ones((m, n, 1)), design], axis=2)
+    ridge = np.full(p + 1, penalty * n)
+    ridge[0] = 0.0
+
+    def loss(beta: np.ndarray) -> np.ndarray:
+        eta = np.einsum("mnp,mp->mn", design, beta)
+        return np.sum(np.logaddexp(0.0, eta) - labels * eta, axis=1) + 0.5 * (beta**2) @ ridge
+
+    beta = np.zeros((m, p + 1))
+    current = loss(beta)
+    for _ in range(NEWTON_STEPS):
+        prob = special.expit(np.einsum("mnp,mp->mn", design, beta))
+        grad = np.einsum("mnp,mn->mp", design, prob - labels) + ridge * beta
+        hess = np.einsum("mnp,mnq->mpq", design * (prob * (1.0 - prob))[:, :, None], design)
+        step = np.linalg.solve(hess + np.diag(ridge + 1e-12), grad[:, :, None])[:, :, 0]
+        size = np.ones(m)
+        for _ in range(30):
+            trial = loss(beta - size[:, None] * step)
+            worse = ~(trial <= current)
+            if not np.any(worse):
+                break
+            size = np.where(worse, size / 2, size)
+        beta, previous = beta - size[:, None] * step, current
+        current = np.minimum(trial, current)
+        if np.all(previous - current <= 1e-9 * (1.0 + np.abs(current))):
+            break
+    return beta[:, 1:]
+
+
+def _labels(n0: int, n1: int) -> np.ndarray:
+    return np.concatenate([np.zeros(n0), np.ones(n1)])
+
+
+def _fit_column_lr(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
+    a, b = _subsample(x0, COLUMN_SUBSAMPLE, rng), _subsample(x1, COLUMN_SUBSAMPLE, rng)
+    pooled = np.concatenate([a, b])
+    bases = [_Spline.of(column) for column in pooled.T]
+    width = max(basis.width for basis in bases)
+    design = np.zeros((len(bases), len(pooled), width))
+    for j, basis in enumerate(bases):
+        design[j, :, : basis.width] = basis(pooled[:, j])
+    beta = _fit_logistic_batch(design, _labels(len(a), len(b)), SPLINE_PENALTY)
+
+    def block(x: np.ndarray) -> np.ndarray:
+        return sum(basis(x[:, j]) @ beta[j, : basis.width] for j, basis in enumerate(bases))
+
+    return lambda x: _in_blocks(block, x, width)
+
+
+def _fit_pooled_column_lr(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
+    rows = max(1, 20 * COLUMN_SUBSAMPLE // x0.shape[1])
+    a, b = _subsample(x0, rows, rng).ravel(), _subsample(x1, rows, rng).ravel()
+    pooled = np.concatenate([a, b])
+    basis = _Spline.of(pooled)
+    beta = _fit_logistic_batch(basis(pooled)[None], _labels(len(a), len(b)), SPLINE_PENALTY)[0]
+
+    def block(x: np.ndarray) -> np.ndarray:
+        return (basis(x.ravel()) @ beta).reshape(x.shape).sum(axis=1)
+
+    return lambda x: _in_blocks(block, x, len(beta))
+
+
+def _in_blocks(block: Callable, x: np.ndarray, width: int) -> np.ndarray:
+    """``block`` applied to row blocks of ``x (n, k)`` holding at most :data:`BLOCK_VALUES`
+    basis values ``(rows, k, width)`` each, concatenated ``(n,)``."""
+    rows = max(1, BLOCK_VALUES // (x.shape[1] * width))
+    out = np.zeros(len(x))
+    for start in range(0, len(x), rows):
+        out[start : start + rows] = block(x[start : start + rows])
+    return out
+
+
+def _fit_boosting(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
+    """Boosted trees on one OpenMP thread: on busy shared cores its threads spin-wait (a
+    2,000-row fit took 24 s on 2 loaded cores with the default threads, 0.2 s with one)."""
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        raise InputError(
+            "the boosting score needs scikit-learn; pip install scikit-learn, or choose "
+            "another score"
+        ) from None
+    a, b = _subsample(x0, BOOSTING_SUBSAMPLE, rng), _subsample(x1, BOOSTING_SUBSAMPLE, rng)
+    model = HistGradientBoostingClassifier(
+        **BOOSTING_OPTIONS, random_state=int(rng.integers(2**31 - 1))
+    )
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model.fit(np.concatenate([a, b]), _labels(len(a), len(b)))
+
+    def score(x: np.ndarray) -> np.ndarray:
+        if len(x) == 0:
+            return np.zeros(0)
+        with threadpool_limits(limits=1, user_api="openmp"):
+            return model.decision_function(x)
+
+    return score
 
 
 def _fit_histogram(x0: np.ndarray, x1: np.ndarray) -> Callable:

@@ -380,7 +380,7 @@ class _Screener:
         names = (
             self.method.candidates(width, discrete)
             if discrete
-            else candidate_scores(width, discrete)
+            else candidate_scores(width, discrete, nonlinear=False)
         )
         best = (0.0, 0.0)
         for name in names:

@@ -1,0 +1,226 @@
+"""The default black-box audit against the exact likelihood-ratio statistic on DP-SGD
+transcripts (issue #38, item 3 and must-show 3).
+
+Each trial releases a Poisson-subsampled Gaussian transcript along a gradient canary's
+direction (:meth:`dpclaims.algorithms.transcript.StepRelease.sample_projections`): T steps,
+each ``N(0, s²)`` plus the clipped canary ``C = 1`` with probability q on d1; s = σ·C, σ the
+PLD accountant's smallest for (ε, δ = 1e-5) after T steps (``calibrate_noise_multiplier``),
+or half of it (``noise ½``: the true ε is about twice the claim or more).
+
+Per cell and seed, two audits on the same trials (same seed, 10⁴ per side by default):
+
+- ``default``: ``audit(mechanism, d0, d1, claim=...)`` with no statistic: the black box, its
+  score learned on the calibration split (the candidates of :mod:`dpclaims.audit.scores`);
+- ``LLR``: the same audit given the exact log-likelihood ratio of the mechanism actually run
+  (:meth:`StepRelease.log_likelihood_ratio` at the true noise: the Neyman–Pearson statistic,
+  which certifies on every trial).
+
+Columns: medians over seeds of both certified ε, ``ratio`` = Σ default / Σ LLR over the seeds
+(the goal: ≥ 0.85), ``LLR cert.`` the exact statistic certified on the default audit's
+certifying trials alone (the 80% its calibration split leaves: what a perfectly learned score
+could reach) and ``default / LLR cert.`` (the learned score's own shortfall), the learned score
+chosen most often, the halved noise's ``violation``
+count of each (the goal: the default says ``violation`` wherever the LLR does), and the
+default audit's mean wall seconds.
+
+Run: ``python benchmarks/bench_blackbox_llr.py [--steps 10,20,50] [--rates 0.05,0.1,0.5]
+[--eps 1,2,4] [--noise 1,2] [--trials 1e4] [--seeds 3] [--out PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpclaims.algorithms.transcript import StepRelease
+from dpclaims.audit import AuditTest, Quantiles, audit, certify_scores
+from dpclaims.execution import Execution
+from dpclaims.privacy import PrivacyClaim, calibrate_noise_multiplier
+
+DELTA = 1e-5
+GOAL = 0.85
+SERIAL = Execution(backend="serial")
+
+
+@dataclass(frozen=True)
+class Transcripts:
+    """``(data, rng, trials) -> (trials, T)``: ``release``'s step projections, with the canary
+    when ``data`` is 1."""
+
+    release: StepRelease
+
+    def __call__(self, data: int, rng: np.random.Generator, trials: int) -> np.ndarray:
+        return self.release.sample_projections(rng, trials, canary=bool(data))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid cell: T, q, the claimed ε and the factor the noise is divided by."""
+
+    steps: int
+    rate: float
+    epsilon: float
+    factor: float
+
+    def release(self) -> StepRelease:
+        sigma = calibrate_noise_multiplier(
+            self.epsilon, DELTA, sampling_rate=self.rate, steps=self.steps
+        )
+        claimed = StepRelease(
+            steps=self.steps, sampling_rate=self.rate, clip_norm=1.0, noise_std=sigma
+        )
+        return claimed.noise_divided(self.factor)
+
+
+class Recording:
+    """A statistic that keeps the outputs it scores (the trials the audit held)."""
+
+    def __init__(self, statistic) -> None:
+        self.statistic, self.seen = statistic, []
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        self.seen.append(outputs)
+        return self.statistic(outputs)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Both audits of one cell over its seeds."""
+
+    cell: Cell
+    default: tuple
+    llr: tuple
+    llr_certifying: tuple
+    default_violations: int
+    llr_violations: int
+    statistic: str
+    seconds: float
+
+    @property
+    def ratio(self) -> float:
+        return _share(self.default, self.llr)
+
+    @property
+    def score_ratio(self) -> float:
+        return _share(self.default, self.llr_certifying)
+
+
+def _share(found: tuple, reference: tuple) -> float:
+    return sum(found) / sum(reference) if sum(reference) > 0 else float("nan")
+
+
+def run_cell(cell: Cell, *, trials: int, seeds: int) -> Outcome:
+    """The default and the LLR audit of ``cell`` on the same trials, for each seed."""
+    release = cell.release()
+    mechanism = Transcripts(release)
+    claim = PrivacyClaim(epsilon=cell.epsilon, delta=DELTA)
+    default, llr, certifying, seconds = [], [], [], []
+    chosen = collections.Counter()
+    for seed in range(seeds):
+        start = time.perf_counter()
+        learned = audit(mechanism, 0, 1, claim=claim, trials=trials, seed=seed, execution=SERIAL)
+        seconds.append(time.perf_counter() - start)
+        statistic = Recording(release.log_likelihood_ratio)
+        test = AuditTest(statistic=statistic)
+        exact = audit(
+            mechanism, 0, 1, claim=claim, trials=trials, seed=seed, test=test, execution=SERIAL
+        )
+        held = [statistic(x[learned.provenance.calibration_trials :]) for x in statistic.seen[-2:]]
+        certifying.append(certify_scores(*held, strategy=Quantiles()).epsilon_lower)
+        default.append(learned)
+        llr.append(exact)
+        chosen[learned.provenance.statistic] += 1
+    return Outcome(
+        cell=cell,
+        default=tuple(r.epsilon_lower for r in default),
+        llr=tuple(r.epsilon_lower for r in llr),
+        llr_certifying=tuple(certifying),
+        default_violations=sum(r.verdict == "violation" for r in default),
+        llr_violations=sum(r.verdict == "violation" for r in llr),
+        statistic=chosen.most_common(1)[0][0],
+        seconds=float(np.mean(seconds)),
+    )
+
+
+HEADER = (
+    "| T | q | claimed ε | noise | default | LLR | ratio | LLR cert. | default / LLR cert. "
+    "| score | violation: default / LLR | default s |\n" + "|---" * 12 + "|"
+)
+
+
+def row(outcome: Outcome, seeds: int) -> str:
+    c = outcome.cell
+    noise = "claimed" if c.factor == 1 else f"1/{c.factor:g}"
+    return (
+        f"| {c.steps} | {c.rate:g} | {c.epsilon:g} | {noise} | {np.median(outcome.default):.3f} "
+        f"| {np.median(outcome.llr):.3f} | {outcome.ratio:.2f} "
+        f"| {np.median(outcome.llr_certifying):.3f} | {outcome.score_ratio:.2f} "
+        f"| {outcome.statistic} "
+        f"| {outcome.default_violations}/{seeds} / {outcome.llr_violations}/{seeds} "
+        f"| {outcome.seconds:.2f} |"
+    )
+
+
+def summary(outcomes: list[Outcome], seeds: int, wall: float) -> str:
+    ratios = np.array([o.ratio for o in outcomes if np.isfinite(o.ratio)])
+    total = sum(sum(o.default) for o in outcomes) / sum(sum(o.llr) for o in outcomes)
+    missed = [o for o in outcomes if o.cell.factor != 1 and o.default_violations < o.llr_violations]
+    below = sum(r < GOAL for r in ratios)
+    scores = np.array([o.score_ratio for o in outcomes if np.isfinite(o.score_ratio)])
+    return "\n".join(
+        [
+            f"- cells: {len(outcomes)}, {seeds} seeds each; grid wall time {wall:.0f} s",
+            f"- ratio (Σ default / Σ LLR per cell): median {np.median(ratios):.2f}, "
+            f"worst {ratios.min():.2f}, pooled over the grid {total:.2f}; "
+            f"{below} of {len(ratios)} cells below {GOAL}",
+            f"- default / LLR on the certifying trials: median {np.median(scores):.2f}, worst "
+            f"{scores.min():.2f}",
+            f"- halved-noise cells where the default says `violation` on fewer seeds than the "
+            f"LLR: {len(missed)}"
+            + "".join(
+                f"\n  - T = {o.cell.steps}, q = {o.cell.rate:g}, ε = {o.cell.epsilon:g}: "
+                f"{o.default_violations} vs {o.llr_violations}"
+                for o in missed
+            ),
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ints = lambda s: [int(float(v)) for v in s.split(",")]  # noqa: E731
+    floats = lambda s: [float(v) for v in s.split(",")]  # noqa: E731
+    parser.add_argument("--steps", type=ints, default=[10, 20, 50])
+    parser.add_argument("--rates", type=floats, default=[0.05, 0.1, 0.5])
+    parser.add_argument("--eps", type=floats, default=[1.0, 2.0, 4.0])
+    parser.add_argument("--noise", type=floats, default=[1.0, 2.0], help="noise divided by")
+    parser.add_argument("--trials", type=lambda s: int(float(s)), default=10_000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--out", default=None, help="also write the table (markdown) here")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    lines, outcomes = [HEADER], []
+    print(HEADER, flush=True)
+    for steps in args.steps:
+        for rate in args.rates:
+            for epsilon in args.eps:
+                for factor in args.noise:
+                    outcome = run_cell(
+                        Cell(steps, rate, epsilon, factor), trials=args.trials, seeds=args.seeds
+                    )
+                    outcomes.append(outcome)
+                    lines.append(row(outcome, args.seeds))
+                    print(lines[-1], flush=True)
+    lines.append("\n" + summary(outcomes, args.seeds, time.perf_counter() - start))
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "x", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
