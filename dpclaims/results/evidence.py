@@ -421,9 +421,9 @@ class AuditEvidence(Evidence):
         ]
         exact = self.reference.epsilon
         if exact is not None:
-            rows.append(("exact implementation", f"ε ≈ {format(exact, 'g').replace('inf', '∞')}"))
+            rows.append(("reference", f"exact ε ≈ {format(exact, 'g').replace('inf', '∞')} on this pair"))
         elif self.reference.note:
-            rows.append(("exact implementation", f"none: {self.reference.note}"))
+            rows.append(("reference", f"none: {self.reference.note}"))
         if self.ceiling is not None:
             ceiling = number(self.ceiling, ".4f")
             rows.append(("ceiling", f"{ceiling} (the most these trials can certify)"))

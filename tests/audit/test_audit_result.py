@@ -45,7 +45,7 @@ def test_summary_has_the_claim_bound_ceiling_reference_verdict_and_counts(result
         "claim         (1, 1e-05)-DP",
         f"lower bound   {result.epsilon_lower:.4f} (certified)",
         f"ceiling       {result.ceiling:.4f}",
-        "exact implementation ε ≈ ∞",
+        "reference     exact ε ≈ ∞ on this pair",
         f"FP {result.false_positives}/{result.n_negative}",
         result.provenance.statistic,
     ):
@@ -187,7 +187,7 @@ def test_cli_prints_ceiling_and_reference_and_writes_the_figure(tmp_path, capsys
     assert code == 0 and path.read_bytes().startswith(PNG)
     assert (
         "\nceiling       " in out
-        and "exact implementation ε ≈ 1\n" in out
+        and "reference     exact ε ≈ 1 on this pair\n" in out
         and f"figure        {path}" in out
     )
 
