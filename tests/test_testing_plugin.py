@@ -471,7 +471,7 @@ UNSEEDED_TESTS = textwrap.dedent(
 
 
     def unseeded(data, rng, trials):
-        return data.x.sum() + np.random.default_rng().laplace(0.0, 1.25, size=trials)
+        return data.x.sum() + np.random.default_rng().laplace(0.0, 2.5, size=trials)  # ε = 0.4
 
 
     @pytest.mark.dpclaims_privacy

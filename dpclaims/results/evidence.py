@@ -421,7 +421,9 @@ class AuditEvidence(Evidence):
         ]
         exact = self.reference.epsilon
         if exact is not None:
-            rows.append(("reference", f"exact ε ≈ {format(exact, 'g').replace('inf', '∞')} on this pair"))
+            rows.append(
+                ("reference", f"exact ε ≈ {format(exact, 'g').replace('inf', '∞')} on this pair")
+            )
         elif self.reference.note:
             rows.append(("reference", f"none: {self.reference.note}"))
         if self.ceiling is not None:
