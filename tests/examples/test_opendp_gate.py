@@ -33,7 +33,12 @@ def test_the_strict_gate_refuses_opendp_and_names_the_mode():
 
 @pytest.mark.slow
 def test_the_laplace_release_at_opendps_scale_passes():
-    result = recipe.gate(recipe.laplace_sum(), delta=0.0, trials=10_000, confidence=0.999)
+    """OpenDP's scale for ε = 0.8 under the claim ε = 1: a release calibrated exactly at the
+    claim is tight on this pair, and the gate's estimate rule (a ``consistent`` whose estimate
+    is resolved above the claim fails) can flag it on an unseeded run (estimate 1.065 at
+    10,000 trials in one suite run); with a fifth of headroom it is not flagged."""
+    release = recipe.laplace_sum(recipe.EPSILON / 0.8)
+    result = recipe.gate(release, delta=0.0, trials=10_000, confidence=0.999)
     assert result.verdict == "consistent" and not result.reproducible
     assert "not reproducible" in result.summary()
 
