@@ -161,6 +161,10 @@ class Experiment(Protocol):
 
 ExperimentFactory = Callable[[Claim, str], Experiment]
 
+DECLARING_NAMES = frozenset({"sweep", "audit", "value", "built"})
+"""The functions of :mod:`dpclaims.claims.declare` whose calls :func:`status` reads from a
+table's source (``declare.<name>("claim.id", …, skip={…})``)."""
+
 _FACTORIES: dict[str, ExperimentFactory] = {}
 _SKIPS: dict[str, dict[str, str]] = {}
 _IMPORTED: dict[str, str | None] = {}
@@ -168,7 +172,10 @@ _IMPORTED: dict[str, str | None] = {}
 
 
 def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
-    """True for the same function, also after a module reload re-created it."""
+    """True for the same function, also after a module reload re-created it (a declaration:
+    the same claim's, :mod:`dpclaims.claims.declare`)."""
+    from .declare import Declared
+
 
     def where(f: Callable[..., Any]) -> tuple[Any, ...]:
         code = getattr(f, "__code__", None)
@@ -179,7 +186,17 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
             id(f) if code is None and not isinstance(f, type) else None,
         )
 
+    if isinstance(a, Declared) and isinstance(b, Declared):  # a table imported again
+        return a.claim_id == b.claim_id
     return a is b or where(a) == where(b)
+
+
+def _describe(factory: ExperimentFactory) -> str:
+    """``module.function``, or where a declaration's builder comes from."""
+    make = getattr(factory, "make", None)
+    if make is not None:  # a declaration
+        return f"declared in a table, built by {_describe(make)}"
+    return f"{factory.__module__}.{getattr(factory, '__qualname__', type(factory).__name__)}"
 
 
 def register_experiment(
@@ -235,7 +252,7 @@ def register_experiment(
         if previous is not None and not replace and not _same_function(previous, factory):
             raise InputError(
                 f"claim {claim_id!r} already has the experiment "
-                f"{previous.__module__}.{previous.__qualname__}; "
+                f"{_describe(previous)}; "
                 "register one factory per claim, or pass replace=True"
             )
         _FACTORIES[claim_id] = factory
@@ -329,10 +346,23 @@ def _reason(node: ast.expr, names: Mapping[str, str], module: str) -> str:
     return f"see {module}"
 
 
+def _registers(func: ast.expr) -> bool:
+    """True for a call of ``register_experiment`` or of a declaration, ``declare.sweep`` etc."""
+    if isinstance(func, ast.Name):
+        return func.id == "register_experiment"
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "register_experiment":
+        return True
+    owner = func.value
+    return isinstance(owner, ast.Name) and owner.id == "declare" and func.attr in DECLARING_NAMES
+
+
 @lru_cache(maxsize=64)
 def _declared(path: Path, mtime_ns: int, module: str) -> dict[str, dict[str, str]]:
-    """``{claim id: {budget: skip reason}}`` of the ``register_experiment("id", skip=...)``
-    calls in a module's source, read without importing it."""
+    """``{claim id: {budget: skip reason}}`` of the ``register_experiment("id", skip=...)`` and
+    ``declare.sweep("id", ..., skip=...)`` calls in a module's source, read without importing
+    it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = {
         node.targets[0].id: node.value.value
@@ -347,10 +377,8 @@ def _declared(path: Path, mtime_ns: int, module: str) -> dict[str, dict[str, str
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not node.args:
             continue
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
         first = node.args[0]
-        if called != "register_experiment" or not isinstance(first, ast.Constant):
+        if not _registers(node.func) or not isinstance(first, ast.Constant):
             continue
         skips: dict[str, str] = {}
         for keyword in node.keywords:
@@ -452,7 +480,7 @@ def experiment(claim: Claim, budget: str = "standard") -> Experiment:
     built = factory(claim, budget)
     if not isinstance(built, Experiment):
         raise DPClaimsError(
-            f"the experiment factory {factory.__module__}.{factory.__qualname__} for claim "
+            f"the experiment factory {_describe(factory)} for claim "
             f"{claim.id!r} returned {type(built).__name__}, which has no "
             "run(*, seed, execution) method"
         )
