@@ -173,8 +173,7 @@ _IMPORTED: dict[str, str | None] = {}
 
 def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
     """True for the same function, also after a module reload re-created it (a declaration:
-    the same claim's, :mod:`dpclaims.claims.declare`)."""
-    from .declare import Declared
+    the same claim's, :class:`dpclaims.claims.declare.Declared`)."""
 
 
     def where(f: Callable[..., Any]) -> tuple[Any, ...]:
@@ -186,8 +185,9 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
             id(f) if code is None and not isinstance(f, type) else None,
         )
 
-    if isinstance(a, Declared) and isinstance(b, Declared):  # a table imported again
-        return a.claim_id == b.claim_id
+    claims = getattr(a, "claim_id", None), getattr(b, "claim_id", None)
+    if None not in claims:  # two declarations: a table imported again
+        return claims[0] == claims[1]
     return a is b or where(a) == where(b)
 
 
