@@ -123,8 +123,8 @@ def headroom(seeds=range(10, 15), repetitions=3):
     100–102): per (seed, repetition), non-private GD's and DP-GD's train-loss minima under App. A's
     tuning at the standard grid, their ratio (the §6 experiment needs < HEADROOM), GD's η and GD's
     loss drop over its last 500 rounds (converged: a few percent)."""
-    from dpclaims.claims.checks.murata_suzuki_2023 import SECTION6_SETTINGS
     from dpclaims.claims.checks.murata_suzuki_2023.section6 import HEADROOM, Section6
+    from dpclaims.claims.tables.murata_suzuki_2023 import SECTION6_SETTINGS
 
     ratios = []
     for seed in seeds:

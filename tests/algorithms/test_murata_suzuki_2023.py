@@ -424,7 +424,7 @@ def test_calibration_mutants_change_only_their_line():
 def test_mutant_audits_run_at_the_quick_registry_setting():
     """The mutants' canary audits use the quick registry audit's R and T (M2: R = 20, T = 2);
     their true ε is the GDP ε of the σ's they use (M3 halves both: μ doubles to 1.155)."""
-    from dpclaims.claims.checks.murata_suzuki_2023 import AUDIT_PERIOD, AUDIT_ROUNDS
+    from dpclaims.claims.tables.murata_suzuki_2023 import AUDIT_PERIOD, AUDIT_ROUNDS
     from dpclaims.targets.mutants.murata_suzuki_2023 import M2_AUDIT, MUTANT_AUDIT
 
     assert MUTANT_AUDIT == {"rounds": AUDIT_ROUNDS["quick"], "period": AUDIT_PERIOD["quick"]}

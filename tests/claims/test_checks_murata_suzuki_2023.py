@@ -80,8 +80,9 @@ def test_quick_verdict(claim_id):
 def test_prop41_is_loose_not_failing():
     """Issue #16: Prop. 4.1's (3, 1e-5) holds; the tight μ-GDP ε is 2.341, loose by 0.66 (1.28×)."""
     from dpclaims.claims.checks.murata_suzuki_2023 import prop41_slack
+    from dpclaims.claims.tables.murata_suzuki_2023 import AUDIT_PERIOD, AUDIT_ROUNDS
 
-    slack = prop41_slack("standard")
+    slack = prop41_slack(rounds=AUDIT_ROUNDS["standard"], period=AUDIT_PERIOD["standard"])
     assert slack["tight"] == pytest.approx(2.341, abs=1e-3) and slack["claimed"] == 3.0
     assert slack["loose_by"] == pytest.approx(0.659, abs=1e-3)
     assert slack["ratio"] == pytest.approx(1.281, abs=1e-3)
@@ -126,7 +127,7 @@ def test_canary_statistic_is_the_exact_gaussian_llr():
     privacy loss), so the pair's exact ε is the GDP one."""
     import numpy as np
 
-    from dpclaims.claims.checks.murata_suzuki_2023 import AUDIT_PERIOD, AUDIT_ROUNDS
+    from dpclaims.claims.tables.murata_suzuki_2023 import AUDIT_PERIOD, AUDIT_ROUNDS
     from dpclaims.targets.murata_suzuki_2023 import canary_audit_target
 
     target = canary_audit_target(rounds=AUDIT_ROUNDS["quick"], period=AUDIT_PERIOD["quick"])

@@ -254,7 +254,8 @@ def test_section6_verdict_rule(monkeypatch, levels, verdict):
 
 
 def test_section6_experiment_runs_on_the_calibrated_standin_and_reports_its_headroom(monkeypatch):
-    from dpclaims.claims.checks.murata_suzuki_2023 import SECTION6_SETTINGS, Section6Experiment
+    from dpclaims.claims.checks.murata_suzuki_2023 import Section6Experiment
+    from dpclaims.claims.tables.murata_suzuki_2023 import SECTION6_SETTINGS
 
     assert SECTION6_SETTINGS["standard"]["name"] == SECTION6_SETTINGS["full"]["name"]
     assert SECTION6_SETTINGS["standard"]["name"] == "calibrated"

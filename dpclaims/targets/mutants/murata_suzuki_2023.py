@@ -115,7 +115,7 @@ class MeanSiloSize(DIFF2GD):
 
 MUTANT_AUDIT = {"rounds": 10, "period": 5}
 """R and T of the mutants' canary audits: the quick registry audit's (``AUDIT_ROUNDS``
-and ``AUDIT_PERIOD`` of :mod:`dpclaims.claims.checks.murata_suzuki_2023`); S's law does not
+and ``AUDIT_PERIOD`` of :mod:`dpclaims.claims.tables.murata_suzuki_2023`); S's law does not
 depend on them for a correct implementation, and a trial costs ≈ 0.5 µs per round."""
 
 M2_AUDIT = {"rounds": 20, "period": 2}

@@ -1,7 +1,7 @@
 """DIFF2's experiment (paper §6 and App. A; spec 004 §6): DIFF2-GD vs DP-GD vs non-private GD.
 
-The experiment protocol behind the claim ``experiments.regression`` (registered in
-:mod:`dpclaims.claims.checks.murata_suzuki_2023`).  One *task* is a (seed, method, configuration)
+The experiment protocol behind the claim ``experiments.regression`` (declared in
+:mod:`dpclaims.claims.tables.murata_suzuki_2023`).  One *task* is a (seed, method, configuration)
 cell of App.
 A's grid: it walks the η ladder from the largest η down with the paper's early stopping and keeps
 the curves of the first η that survives all R rounds.  Tasks are independent (their random streams
