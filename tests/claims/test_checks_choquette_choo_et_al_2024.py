@@ -104,6 +104,14 @@ def test_v1_privacy_rate_runs_in_its_regime_and_fails_noise_that_does_not_shrink
     assert broken.evidence.fit["exponent"] > -1.0 + 0.15  # above the claimed edge
 
 
+@pytest.mark.parametrize("budget", ["quick", "standard"])
+def test_v2_batch_sweep_stays_below_sqrt_n_and_reaches_it(budget):
+    """RT5's B grid is data in the table: B <= √n (the claim's regime), up to B = √n."""
+    experiment = experiment_of(get("cgt24.v2.rate.batch_flat"), budget)
+    top = math.isqrt(experiment.fixed["n"])
+    assert max(experiment.values) == top and min(experiment.values) >= 1
+
+
 def test_unaccelerated_counters_catch_a_second_pass():
     """cgt24.complexity.unaccelerated fails when the schedule is not single-epoch at B = O(1)."""
 
