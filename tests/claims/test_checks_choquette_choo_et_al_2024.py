@@ -9,14 +9,11 @@ import pytest
 from dpclaims.algorithms.choquette_choo_et_al_2024 import AcceleratedDPSRGD
 from dpclaims.algorithms.choquette_choo_et_al_2024.tree import TreeNoise, TreeState, tree_height
 from dpclaims.claims import experiment as experiment_of
-from dpclaims.claims import load, status
-from dpclaims.claims.checks.choquette_choo_et_al_2024 import (
-    TREE_ERROR_GRID,
-    V1_PRIVATE_EPSILON,
-    V1_PRIVATE_P,
-    tree_error_experiment,
-)
+from dpclaims.claims import get, load, status
+from dpclaims.claims.checks.choquette_choo_et_al_2024 import V1_PRIVATE_EPSILON, V1_PRIVATE_P
+from dpclaims.claims.checks.choquette_choo_et_al_2024.privacy import tree_error_experiment
 from dpclaims.claims.standard import RateExperiment
+from dpclaims.claims.tables.choquette_choo_et_al_2024 import TREE_ERROR_GRID, TREE_ERROR_RUNS
 from dpclaims.execution import Execution
 from dpclaims.hardinstances.quadratic import LeastSquaresInstance
 from dpclaims.targets.mutants.choquette_choo_et_al_2024 import (
@@ -107,6 +104,14 @@ def test_v1_privacy_rate_runs_in_its_regime_and_fails_noise_that_does_not_shrink
     assert broken.evidence.fit["exponent"] > -1.0 + 0.15  # above the claimed edge
 
 
+@pytest.mark.parametrize("budget", ["quick", "standard"])
+def test_v2_batch_sweep_stays_below_sqrt_n_and_reaches_it(budget):
+    """RT5's B grid is data in the table: B <= √n (the claim's regime), up to B = √n."""
+    experiment = experiment_of(get("cgt24.v2.rate.batch_flat"), budget)
+    top = math.isqrt(experiment.fixed["n"])
+    assert max(experiment.values) == top and min(experiment.values) >= 1
+
+
 def test_unaccelerated_counters_catch_a_second_pass():
     """cgt24.complexity.unaccelerated fails when the schedule is not single-epoch at B = O(1)."""
 
@@ -149,7 +154,7 @@ def test_printed_sigmas_of_cor57_and_cor511():
     """Issue #16: Cor. 5.7's σ is too small by sqrt(2(1+⌈log₂T⌉)/log₂T) (true ε 2.71 at δ/2, 2.60 at
     δ, T = 16, claimed 2); Cor. 5.11's over-noises by 2·sqrt(log₂T/(1+⌈log₂T⌉)) = 1.79
     (conservative)."""
-    from dpclaims.claims.checks.choquette_choo_et_al_2024 import printed_sigma_epsilons
+    from dpclaims.claims.checks.choquette_choo_et_al_2024.privacy import printed_sigma_epsilons
 
     v1, v2 = printed_sigma_epsilons("v1"), printed_sigma_epsilons("v2")
     assert (
@@ -185,15 +190,15 @@ def test_audit_pairs_exact_epsilons():
     """The reference ε's passed to the audits are the exact GDP ε of the pairs (Dong-Roth-Su
     δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), μ = h·s/(sqrt(h)σ) = sqrt(h)s/σ for the node
     statistic of the first-batch canary, h = 5 nodes at T = 16)."""
-    from dpclaims.claims.checks.choquette_choo_et_al_2024 import (
+    from dpclaims.claims.checks.choquette_choo_et_al_2024.privacy import (
         _paper_clipped_audit,
-        _tree_audit,
         _v2_printed_audit,
         _v2_relaxed_audit,
+        tree_audit,
     )
     from dpclaims.gdp import gdp_delta, gdp_epsilon
 
-    tree = _tree_audit().mechanism.algorithm
+    tree = tree_audit().mechanism.algorithm
     assert tree.batch_size == 1
     assert tree.mu == pytest.approx(tree.leaf_sensitivity * 5**0.5 / tree.sigma)
     assert gdp_epsilon(tree.mu, 1e-5) == pytest.approx(2.0, abs=1e-6)
@@ -253,7 +258,13 @@ class _SigmaWithoutLogFactor(AcceleratedDPSRGD):
 
 
 def _tree_error_checks(variant):
-    result = tree_error_experiment("quick", variant).run(seed=0)
+    experiment = tree_error_experiment(
+        get("cgt24.tree.error"),
+        grid=TREE_ERROR_GRID["quick"],
+        runs=TREE_ERROR_RUNS["quick"],
+        variant=variant,
+    )
+    result = experiment.run(seed=0)
     return result.verdict, {k for k, c in result.evidence.checks.items() if not c["ok"]}
 
 
