@@ -91,9 +91,14 @@ def _geometric(low: float, high, points) -> BySize:
     return BySize(quick=at("quick"), standard=at("standard"), full=at("full"))
 
 
-def _at_k(template: str, k: BySize) -> BySize:
-    """``template`` with ``{k}`` filled at each budget."""
-    return BySize(quick=template.format(k=k.quick), standard=template.format(k=k.standard))
+def _filled(template: str, **fields) -> BySize:
+    """``template`` formatted at each budget with ``fields`` (each may be a :class:`BySize`)
+    taken at that budget."""
+
+    def at(budget: str) -> str:
+        return template.format(**declare.at_budget(fields, budget))
+
+    return BySize(quick=at("quick"), standard=at("standard"), full=at("full"))
 
 
 # --------------------------------------------------------------------------- budgets
@@ -320,7 +325,7 @@ RATES = (
                     "n": BySize(quick=3000, standard=10_000),
                     "trials": SWEEP_TRIALS,
                 },
-                "note": _at_k("eps sweep at k = {k:g}: same instance, eps in 1/4..4", RT1_K),
+                "note": _filled("eps sweep at k = {k:g}: same instance, eps in 1/4..4", k=RT1_K),
             },
             "d": {
                 "experiment": rt1_d_distance,
@@ -333,11 +338,11 @@ RATES = (
                     "n": BySize(quick=1500, standard=5000),
                     "trials": BySize(quick=60, standard=200),
                 },
-                "note": _at_k(
+                "note": _filled(
                     "d sweep at k = {k:g}: linear-loss analogue of the box solver (clipped-mean "
                     "output perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), "
                     "mean distance",
-                    RT1_K,
+                    k=RT1_K,
                 ),
             },
         },
@@ -448,10 +453,7 @@ COMPLEXITY = (
         compute=adapsg_route_runtime,
         options={"ns": RUNTIME_NS},
         le={"evaluations_over_prop29_cap": 1.0, "evaluations_over_event_polynomial": 1.0},
-        note=BySize(
-            quick=RUNTIME_NOTE.format(ns=RUNTIME_NS.quick),
-            standard=RUNTIME_NOTE.format(ns=RUNTIME_NS.standard),
-        ),
+        note=_filled(RUNTIME_NOTE, ns=RUNTIME_NS),
     ),
     declare.sweep(
         "lowy26.complexity.structured",
