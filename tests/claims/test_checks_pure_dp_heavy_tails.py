@@ -9,6 +9,7 @@ import pytest
 from dpclaims import claims
 from dpclaims.algorithms.pure_dp_heavy_tails import PopLocalize
 from dpclaims.claims.checks.pure_dp_heavy_tails import adapsg_route_runtime, rt2_ratio
+from dpclaims.claims.standard import RateExperiment, ValueExperiment
 from dpclaims.execution import Execution
 from dpclaims.targets.pure_dp_heavy_tails import hinge_shift_over_sensitivity, main_setup
 
@@ -227,3 +228,24 @@ def test_rt2_fails_an_algorithm_no_better_than_the_constant_output(cid):
     assert broken["ratio"] > 1.0
     result = broken["rate"].run(seed=0, execution=SERIAL)
     assert result.verdict == "inconsistent", result.summary
+
+
+def test_declarations_differ_by_budget_where_the_table_says():
+    """The table's budget-dependent declarations: the d = 2 box-dual audit only beyond quick,
+    the net check a value at quick and a sweep in 1/γ beyond, RT1's eps sweep at k = 2 then 4,
+    the runtime check's sample sizes in its compute and its note."""
+    structured = claims.get("lowy26.privacy.structured")
+    quick = claims.experiment(structured, "quick").parts
+    assert list(quick) == ["d1-hinge-exact", "d2-lap2-sampler"]
+    full = claims.experiment(structured, "full").parts
+    assert full["d2-absolute-pv2"].trials == 200_000 and full["d1-hinge-exact"].trials == 400_000
+    net = claims.get("lowy26.complexity.em_pgm")
+    assert isinstance(claims.experiment(net, "quick"), ValueExperiment)
+    assert isinstance(claims.experiment(net, "standard"), RateExperiment)
+    distance = claims.get("lowy26.erm.double_output_pert_distance")
+    for budget, k in (("quick", 2.0), ("standard", 4.0)):
+        eps = claims.experiment(distance, budget).parts["eps"]
+        assert eps.fixed["k"] == k and eps.note.startswith(f"eps sweep at k = {k:g}:")
+    runtime = claims.experiment(claims.get("lowy26.complexity.main_runtime"), "standard")
+    assert runtime.compute.keywords == {"ns": (5, 6, 8, 12)}
+    assert "n in (5, 6, 8, 12)," in runtime.note

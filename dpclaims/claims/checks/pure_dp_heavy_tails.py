@@ -1,4 +1,5 @@
-"""Experiments for the claims of ``pure-dp-heavy-tails`` (Lowy 2026, spec 003).
+"""The measuring code of ``pure-dp-heavy-tails`` (Lowy 2026, spec 003); its experiments are
+declared in :mod:`dpclaims.claims.tables.pure_dp_heavy_tails`.
 
 Privacy claims: audits at the §7(a) pairs (δ = 0) with the worst-valid-point harness.  Rate claims:
 the §7(b) tests RT1 (Prop 3.2 distance, Pareto family), RT2 (Thm 3.1 private term, full pipeline,
@@ -27,7 +28,6 @@ from dpclaims.algorithms.pure_dp_heavy_tails import (
     inexact_projection,
 )
 from dpclaims.algorithms.pure_dp_heavy_tails.em import net, net_size_bound
-from dpclaims.claims.experiments import BySize, register_experiment
 from dpclaims.claims.standard import (
     AuditExperiment,
     CombinedExperiment,
@@ -51,53 +51,22 @@ from dpclaims.targets.pure_dp_heavy_tails import (
     AUDIT_N,
     EM_PGM_KINK,
     EM_PGM_LAM,
-    alg2_target,
-    alg4_joint_target,
     alg7_bound_target,
     alg7_exact_epsilon,
     alg7_rejection_bound_target,
     alg7_rejection_target,
     alg7_target,
     audit_problem,
-    audit_sampler,
     em_pgm_exact_epsilon,
     em_pgm_setup,
     em_pgm_target,
-    main_last_call_target,
-    main_transcript_target,
-    structured_d2_target,
-    structured_target,
 )
-from dpclaims.vocabulary import Budget
 
-AUDIT_TRIALS = BySize(quick=20_000, standard=200_000, full=400_000)
-TIGHT_TRIALS = BySize(quick=150_000, standard=400_000, full=800_000)
-"""Trials of the pair that attains Algorithm 7's bound: its leakage above eps/2 sits in outputs
-of small probability, so certifying 0.8x its exact eps 0.625 takes ~1.5e5 trials (0.81-0.83x at
-seeds 0-3, about 5 s)."""
-W10 = Ball.centered(1, 10.0)
-GRID_POINTS = BySize(quick=4, standard=5)
-"""Points of every geometric n grid."""
-N_MAX = BySize(quick=10_000, standard=100_000)
-"""Largest n of the RT1/RT2/RT4 sweeps (they start at n = 1000)."""
-SWEEP_TRIALS = BySize(quick=200, standard=1000)
-"""Trials per sweep point of RT1-eps, RT2 and RT4."""
-SWEEP_REPLICATES = BySize(quick=3, standard=6, full=10)
-"""Replicates per sweep point of RT2 and RT4."""
 RT2_FIXED_P = (0.1, 0.3, 1.0)
 """Heavy-atom probabilities of RT2's members whose signal does not shrink with n (S = pεn)."""
-RT2_GRID = BySize(quick=(1e4, 1e6, 4), standard=(1e4, 1e7, 7))
-"""RT2's geometric n grid (first, last, points).  It starts at 10^4: below it Algorithm 1's
-bound with the test constants exceeds the constant output's G_1 D at k = 2 (its worst quantile
-is 1.7x the constant output's at n = 10^3, 1.35x at 10^4), where the claimed rate is min{G_1 D,
-rate} (Remark G.7), not the rate.  A run costs about 0.1 s at n = 10^6, 1.3 s at 10^7."""
 RT2_RATIO_LIMIT = 0.5
 """RT2's "clearly below the trivial output": the family's worst 0.9-quantile of Algorithm 1 at the
 largest n is at most half the constant output's worst excess."""
-LB_NS = BySize(quick=(1000, 10_000), standard=(1000, 4000, 16_000, 64_000))
-"""Sample sizes of the lower-bound checks (RT3)."""
-LB_TRIALS = BySize(quick=300, standard=1000)
-"""Trials per instance of the lower-bound checks."""
 
 
 def _problem(n: int, *, epsilon: float = 1.0, d: int = 1, radius: float = 10.0, loss=None):
@@ -143,109 +112,11 @@ def _pareto(d: int, alpha: float, *, radius: float = 10.0) -> ParetoRadiusInstan
     return ParetoRadiusInstance(d, alpha, scale=1.0, radius=radius, half_width=0.5)
 
 
-# --------------------------------------------------------------------------- privacy
+# --------------------------------------------------------------------------- builders
+# (named by declare.built in dpclaims/claims/tables/pure_dp_heavy_tails.py)
 
 
-@register_experiment("lowy26.privacy.alg2")
-def audit_alg2_privacy(claim, budget):
-    return AuditExperiment(
-        alg2_target,
-        AUDIT_TRIALS[budget],
-        reference_epsilon=1.0,
-        reference_note="exact on this pair: the harness's solver output moves by exactly Delta = "
-        "4C/(lambda n) (exact minimiser 2C/(lambda n) plus the certified solver's 2 tau; "
-        "lowy26.privacy.sensitivity) and the release is Laplace of scale Delta/eps1, so the "
-        "pair loses eps1 = 1 in its tails",
-        note="Algorithm 2 alone at eps1 = 1 on the spec's outlier pair, worst-valid-point harness "
-        "(shift = Delta)",
-    )
-
-
-@register_experiment("lowy26.privacy.double_output_pert")
-def audit_alg4_privacy(claim, budget):
-    return AuditExperiment(
-        alg4_joint_target,
-        AUDIT_TRIALS[budget],
-        reference_epsilon=1.0,
-        reference_note="exact on this pair: both stages' solver outputs move by exactly their "
-        "Delta (harness, as in lowy26.privacy.main's last call), each Laplace stage at eps/2, so "
-        "the joint release loses eps/2 + eps/2 = 1 where both noises exceed the shift, in the "
-        "far tail of the event {max(w_tilde, w_out) <= t}",
-        note="joint (w_tilde, w_out) of Algorithm 4, the spec's outlier pair, harness, event "
-        "{max(w_tilde, w_out) <= t}; the spec's prototype certified 0.88 at 4e5 trials, a lower "
-        "bound, not the exact eps (benchmark: 0.963 at 1e5, 0.981 at 1e6)",
-    )
-
-
-@register_experiment("lowy26.privacy.main")
-def audit_alg1_privacy(claim, budget):
-    trials = AUDIT_TRIALS[budget]
-    transcript = AuditExperiment(
-        main_transcript_target,
-        trials,
-        reference_epsilon=1.0,
-        reference_note="exact on this pair: the last call's two Laplace stages each see a shift "
-        "of exactly Delta = 4C/(lambda_I m) (harness; lowy26.privacy.sensitivity), so the joint "
-        "loss is eps/2 + eps/2 where both noises exceed it (Laplace log-ratio Delta/b)",
-        note="white box: Algorithm 1 (test constants, J = 1, I = ceil(log2 n) = 8, blocks of 25) "
-        "releasing every call's (w_tilde_i, w_i); outlier and harness in the last block; fixed "
-        "event {max(w_tilde_I, w_I) - w_(I-1) <= t}.  Algorithm 1 itself releases only the w_i: "
-        "there w_tilde_I is hidden and the bulk leakage is eps/2 (learned score: 0.25, reach 3.1x)",
-    )
-    last = AuditExperiment(
-        main_last_call_target,
-        trials,
-        reference_epsilon=1.0,
-        reference_note="exact: both Laplace stages see a shift of exactly Delta (harness), "
-        "eps/2 each",
-        note="white box: the last phase's Algorithm 4 call alone (lambda_I, 25 records) at the "
-        "data-independent centre 0, joint (w_tilde, w_out), event {max <= t}",
-    )
-    return CombinedExperiment(
-        {"transcript": transcript, "last-call": last},
-        note="Thm 3.1 (parallel composition): the call holding the outlier carries all the loss",
-    )
-
-
-@register_experiment("lowy26.privacy.structured")
-def audit_structured_losses_privacy(claim, budget):
-    d1 = AuditExperiment(
-        structured_target,
-        AUDIT_TRIALS[budget],
-        reference_epsilon=1.0,
-        reference_note="exact on this pair: both stages' minimizers move by exactly Delta = "
-        "4C/(lambda n) (hinge_shift_over_sensitivity), so each Laplace stage loses eps/2",
-        note="hinge loss (Cor D.7), exact polyhedral 1-d solver (breakpoints), lambda = 10, "
-        "outlier (40, +-1), harness towards the pair's gap; joint event {max(w_tilde, w_out) <= t}",
-    )
-    sampler = AuditExperiment(
-        audit_sampler,
-        AUDIT_TRIALS[budget],
-        reference_epsilon=1.0,
-        reference_note="exact: l2 Laplace, shift Delta = 1 along the diagonal, scale b = 1/eps: "
-        "log-ratio |‖x‖ - ‖x - s‖|/b <= Delta/b = eps, approached in the orthant's far tail",
-        note="the d >= 2 Lap2 sampler of every structured route (d = 2), fixed quadrant "
-        "statistic min(x1, x2) (chosen before certifying)",
-    )
-    parts = {"d1-hinge-exact": d1, "d2-lap2-sampler": sampler}
-    if budget != Budget.QUICK:
-        parts["d2-absolute-pv2"] = AuditExperiment(
-            structured_d2_target,
-            BySize(quick=40_000, standard=40_000, full=200_000)[budget],
-            reference_note="not derived: it depends on the minimiser shift of the box-dual solver "
-            "(PV-2 in the spec) in d = 2; only the claim bounds it",
-            note="d = 2 absolute loss with the certified box-dual solver (solver='pv2', harness "
-            "tau/2); event {max(w_tilde_1, w_out_1) <= t}; about 0.45 at 2e4 trials, 16 s",
-        )
-    return CombinedExperiment(
-        parts,
-        note="structured losses: exact 1-d solver, the d-dim Lap2 sampler, and (standard) the "
-        "box-dual route in d = 2",
-    )
-
-
-@register_experiment("lowy26.privacy.em_pgm")
-def audit_em_pgm_privacy(claim, budget):
+def em_pgm_audit(claim, *, trials: int) -> AuditExperiment:
     """EM-PGM on the step pair, whose exact ε (computed on the net) is 0.93 of the claim; the
     spec's outlier pair shows only ε/2 (a location shift of the score), see
     :func:`~dpclaims.targets.pure_dp_heavy_tails.em_pgm_target`."""
@@ -254,7 +125,7 @@ def audit_em_pgm_privacy(claim, budget):
     spec = em_pgm_setup(heavy_outlier_pair(AUDIT_N), lam=1.0)
     return AuditExperiment(
         em_pgm_target,
-        AUDIT_TRIALS[budget],
+        trials,
         reference_epsilon=round(exact, 4),
         reference_note="exact on this pair: max over the net of |log P_D(w) - log P_D'(w)| "
         "(finite output); the score falls by 2C/n left of the kink and rises by 2C/n right of it",
@@ -265,8 +136,7 @@ def audit_em_pgm_privacy(claim, budget):
     )
 
 
-@register_experiment("lowy26.privacy.localized_approx_em")
-def audit_alg7_privacy(claim, budget):
+def alg7_audits(claim, *, trials: int, tight_trials: int) -> CombinedExperiment:
     """Algorithm 7 (d = 1) with exact samplers in place of [LL25]'s inexact one, under the spec's
     split: against the paper's ε and against the bound ε/2 + ε_em/2 = 5ε/8 proved for this
     variant (``LocalizedGridEM.epsilon_bound``, labelled as derived); the derived parts would
@@ -308,14 +178,14 @@ def audit_alg7_privacy(claim, budget):
     parts = {
         "grid": AuditExperiment(
             alg7_target,
-            AUDIT_TRIALS[budget],
+            trials,
             reference_epsilon=round(exact["grid"], 4),
             reference_note=why["grid"],
             note=notes["grid"],
         ),
         "grid-proved-bound": AuditExperiment(
             alg7_bound_target,
-            TIGHT_TRIALS[budget],
+            tight_trials,
             reference_epsilon=round(attained, 4),
             reference_note=tight_note,
             bound=label,
@@ -324,14 +194,14 @@ def audit_alg7_privacy(claim, budget):
         ),
         "rejection": AuditExperiment(
             alg7_rejection_target,
-            AUDIT_TRIALS[budget],
+            trials,
             reference_epsilon=round(exact["rejection"], 4),
             reference_note=why["rejection"],
             note=notes["rejection"],
         ),
         "rejection-proved-bound": AuditExperiment(
             alg7_rejection_bound_target,
-            AUDIT_TRIALS[budget],
+            trials,
             reference_epsilon=round(exact["rejection"], 4),
             reference_note=why["rejection"],
             bound=label,
@@ -354,7 +224,71 @@ def audit_alg7_privacy(claim, budget):
     )
 
 
-def _sensitivity(rng):
+def rt2_experiment(
+    claim, *, k: float, grid: tuple[int, ...], trials: int, replicates: int
+) -> CombinedExperiment:
+    """RT2 at moment order ``k``: the exponent of Algorithm 1's ratio to the constant output on
+    the family of :func:`rt2_ratio` over the n ``grid``, and that ratio at the largest n against
+    :data:`RT2_RATIO_LIMIT`."""
+    rate = RateExperiment.for_claim(
+        claim,
+        rt2_ratio,
+        "n",
+        grid,
+        at={"k": k},
+        replicates=replicates,
+        fixed={"k": k, "trials": trials},
+        trivial=Baseline("the constant output 0", partial(rt2_constant_output_ratio, k=k)),
+        note=f"k = {k:g}, eps = 0.5: the family's worst 0.9-quantile excess of Alg 1 (J = 1) over "
+        "the constant output 0's worst excess, log factor ceil(log2 n)^(1-1/k) divided out; "
+        f"members p = S/(eps n), S in {{1, 10, 100}} (shrinking signal) and p in {RT2_FIXED_P} "
+        "(S = p eps n, a signal that does not shrink)",
+    )
+    n_max = grid[-1]
+    below = ValueExperiment(
+        lambda rng: {
+            "ratio_to_constant_output": rt2_ratio(n_max, rng, k=k, trials=trials)
+            * math.ceil(math.log2(n_max)) ** (1 - 1 / k)
+        },
+        le={"ratio_to_constant_output": RT2_RATIO_LIMIT},
+        note=f"at n = {n_max}: the family's worst 0.9-quantile excess of Alg 1 over the constant "
+        "output 0's worst excess (no log factor divided out); an algorithm whose noise does not "
+        "shrink with n stays above 1",
+    )
+    return CombinedExperiment(
+        {"rate": rate, "below-constant-output": below},
+        note="the family keeps members whose signal does not shrink, so the constant output's "
+        "worst excess is the same at every n and an algorithm no better than it fails both parts",
+    )
+
+
+def net_size_check(claim, *, sweep: bool) -> ValueExperiment | RateExperiment:
+    """The net's size bound and cover property checked (``sweep`` False), or its size swept in
+    1/γ."""
+    if not sweep:
+        return ValueExperiment(
+            net_size_and_cover,
+            {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
+            note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2",
+        )
+    return RateExperiment.for_claim(
+        claim,
+        net_points,
+        "1/gamma",
+        tuple(np.geomspace(10, 300, 6)),
+        at={"d": 2},
+        replicates=2,
+        fixed={"d": 2},
+        note="net size vs 1/gamma in d = 2 (exponential in d)",
+    )
+
+
+# --------------------------------------------------------------------------- privacy
+
+
+def minimizer_sensitivity(rng):
+    """White box: the exact and the certified (harness) minimizer shifts on the spec's outlier
+    pair, over 2C/(λn) and 4C/(λn), and 200 random heavy-tailed neighbour pairs against 2C/(λn)."""
     d0, d1 = heavy_outlier_pair(AUDIT_N)
     lam, clip = 1.0, clip_level(AUDIT_N, 1, 1.0, moment_k=1.0, k=2, beta0=0.1)
     loc = OutPertLocalize.from_theorem(audit_problem(epsilon=0.5), lam=lam, clip=clip, beta=0.1)
@@ -387,26 +321,12 @@ def _sensitivity(rng):
     }
 
 
-@register_experiment("lowy26.privacy.sensitivity")
-def value_minimizer_sensitivity(claim, budget):
-    return ValueExperiment(
-        _sensitivity,
-        {
-            "exact_shift_over_2C_lambda_n": 1.0,
-            "harness_shift_over_4C_lambda_n": 1.0,
-            "random_pairs_within_2C_lambda_n_holds": 1.0,
-        },
-        rtol=1e-9,
-        note="white box: exact minimizers shift by exactly 2C/(λn) on the spec's outlier pair, "
-        "certified (harness) ones by 4C/(λn); 200 random heavy-tailed neighbour pairs stay within "
-        "2C/(λn)",
-    )
-
-
 # --------------------------------------------------------------------------- formulas
 
 
-def _bias(rng):
+def extension_bias(rng):
+    """Lemma 2.2's 1-d clipping identity, the extension's bias bound and the Markov layer-cake
+    bound on a Pareto(2.5) absolute-loss sample."""
     k, alpha = 2.0, 2.5
     inst = _pareto(1, alpha)
     data = inst.sample(150, 1, rng)
@@ -430,22 +350,8 @@ def _bias(rng):
     }
 
 
-@register_experiment("lowy26.bias.extension")
-def value_extension_bias(claim, budget):
-    return ValueExperiment(
-        _bias,
-        {
-            "identity_matches_definition_holds": 1.0,
-            "bias_between_0_and_bound_holds": 1.0,
-            "markov_layer_cake_bound_holds": 1.0,
-        },
-        note="Pareto(2.5) absolute-loss sample, K = [-0.4, 0.6], C = 3: 1-d clipping identity vs "
-        "the "
-        "min-over-K definition, 0 <= bias <= D_K mean(L - C)_+, E(L - C)_+ <= G_k^k/((k-1)C^(k-1))",
-    )
-
-
-def _containment(rng, trials=20_000):
+def localization_containment(rng, trials=20_000):
+    """Lemma 2.3: the localization radius against its formula, and P(ŵ_C ∈ W_loc) ≥ 1 − β."""
     inst = _pareto(1, 2.5)
     data = inst.sample(200, 1, rng)
     clip = clip_level(200, 1, 1.0, moment_k=inst.moment_parameter(2), k=2, beta0=0.1)
@@ -462,17 +368,9 @@ def _containment(rng, trials=20_000):
     }
 
 
-@register_experiment("lowy26.localization.containment")
-def value_localization_containment(claim, budget):
-    return ValueExperiment(
-        _containment,
-        {"radius_matches_formula": 1.0, "coverage_at_least_1_minus_beta_holds": 1.0},
-        rtol=1e-9,
-        note="r = C/(λn) + 16C(d + ln 1/β)/(λεn) with ε1 = ε/2; empirical P(ŵ_C ∈ W_loc) ≥ 1 − β",
-    )
-
-
-def _trivial(rng):
+def trivial_upper_bound(rng):
+    """The trivial bound: fixed points of the domain have excess ≤ G_1 D on both lower-bound
+    families."""
     ok = []
     for inst in (
         TwoPointInstance(2, moment=1.0, diameter=2.0, bias=0.3),
@@ -485,15 +383,6 @@ def _trivial(rng):
         g1 = inst.moment(1.0)
         ok.append(float(np.max(inst.excess_risk(w)) <= g1 * inst.diameter + 1e-12))
     return {"fixed_points_within_G1_D_holds": min(ok)}
-
-
-@register_experiment("lowy26.sco.upper.trivial")
-def value_trivial_upper_bound(claim, budget):
-    return ValueExperiment(
-        _trivial,
-        {"fixed_points_within_G1_D_holds": 1.0},
-        note="200 fixed points of the domain on the two lower-bound families: excess <= G_1 D",
-    )
 
 
 # --------------------------------------------------------------------------- rate experiments
@@ -611,6 +500,12 @@ def rt2_ratio(
     return worst / trivial / math.ceil(math.log2(n)) ** (1 - 1 / k)
 
 
+def rt2_constant_output_ratio(n: float, *, k: float) -> float:
+    """The constant output's value of :func:`rt2_ratio`: 1 (its excess over itself), over the
+    same log factor ceil(log2 n)^(1-1/k)."""
+    return 1.0 / math.ceil(math.log2(n)) ** (1 - 1 / k)
+
+
 def rt4_quantile(
     n, rng, *, levels=(0.3, 1.0, 3.0), epsilon=1000.0, trials=20, datasets=20, beta=0.1
 ):
@@ -660,170 +555,12 @@ def rt4_origin_quantile(
     return worst / math.sqrt(phases)
 
 
-RT4_REPLICATES = BySize(quick=8, standard=6, full=10)
-"""Replicates per sweep point of RT4."""
-RT4_DATASETS = BySize(quick=20, standard=20)
-"""Fresh datasets per replicate of RT4 (its quantile is over data and algorithm)."""
-RT4_TRIALS = BySize(quick=20, standard=50)
-"""Runs of Algorithm 1 per dataset of RT4."""
-
-
-def _grid(budget, low, high):
-    points = GRID_POINTS[budget]
-    return tuple(int(v) for v in np.rint(np.geomspace(low, high, points)))
-
-
-@register_experiment("lowy26.erm.double_output_pert_distance")
-def sweep_alg4_distance_rates(claim, budget):
-    k_n = 4.0
-    k_eps = k_d = BySize(quick=2.0, standard=4.0)[budget]
-    n_part = RateExperiment.for_claim(
-        claim,
-        rt1_distance,
-        "n",
-        _grid(budget, 1000, N_MAX[budget]),
-        at={"k": k_n},
-        replicates=BySize(quick=4, standard=8, full=12)[budget],
-        fixed={"param": "n", "k": k_n, "trials": BySize(quick=200, standard=400)[budget]},
-        note="n sweep at k = 4: median distance to the exact unclipped regularized ERM "
-        "(Pareto(4.5))",
-    )
-    eps_part = RateExperiment.for_claim(
-        claim,
-        rt1_distance,
-        "epsilon",
-        (0.25, 0.5, 1.0, 2.0, 4.0),
-        variable="eps",
-        at={"k": k_eps},
-        replicates=BySize(quick=3, standard=4, full=8)[budget],
-        fixed={
-            "param": "epsilon",
-            "k": k_eps,
-            "n": BySize(quick=3000, standard=10_000)[budget],
-            "trials": SWEEP_TRIALS[budget],
-        },
-        note=f"eps sweep at k = {k_eps:g}: same instance, eps in 1/4..4",
-    )
-    d_part = RateExperiment.for_claim(
-        claim,
-        rt1_d_distance,
-        "d",
-        BySize(quick=(1, 2, 4, 8, 16), standard=(1, 2, 4, 8, 16, 32))[budget],
-        at={"k": k_d},
-        replicates=3,
-        fixed={
-            "k": k_d,
-            "n": BySize(quick=1500, standard=5000)[budget],
-            "trials": BySize(quick=60, standard=200)[budget],
-        },
-        note=f"d sweep at k = {k_d:g}: linear-loss analogue of the box solver (clipped-mean output "
-        "perturbation, NOT the paper's extension), C = G_k(eps n/d)^(1/k), mean distance",
-    )
-    return CombinedExperiment(
-        {"n": n_part, "eps": eps_part, "d": d_part},
-        note="Prop 3.2 distance bound: n, eps and d exponents of the private term",
-    )
-
-
-def _alg1_n_sweep(
-    claim,
-    budget,
-    measure,
-    *,
-    note: str,
-    replicates: int,
-    fixed: dict,
-    trivial=None,
-) -> RateExperiment:
-    """The RT4 sweep of Algorithm 1 over n in [1000, N_MAX]."""
-    return RateExperiment.for_claim(
-        claim,
-        measure,
-        "n",
-        _grid(budget, 1000, N_MAX[budget]),
-        replicates=replicates,
-        fixed=fixed,
-        trivial=trivial,
-        note=note,
-    )
-
-
-def rt2_constant_output_ratio(n: float, *, k: float) -> float:
-    """The constant output's value of :func:`rt2_ratio`: 1 (its excess over itself), over the
-    same log factor ceil(log2 n)^(1-1/k)."""
-    return 1.0 / math.ceil(math.log2(n)) ** (1 - 1 / k)
-
-
-def _rt2_experiment(claim, budget, *, k: float) -> CombinedExperiment:
-    """RT2 at moment order ``k``: the exponent of Algorithm 1's ratio to the constant output on
-    the family of :func:`rt2_ratio`, and that ratio at the largest n against
-    :data:`RT2_RATIO_LIMIT`."""
-    grid = tuple(int(v) for v in np.rint(np.geomspace(*RT2_GRID[budget])))
-    trials = SWEEP_TRIALS[budget]
-    rate = RateExperiment.for_claim(
-        claim,
-        rt2_ratio,
-        "n",
-        grid,
-        at={"k": k},
-        replicates=SWEEP_REPLICATES[budget],
-        fixed={"k": k, "trials": trials},
-        trivial=Baseline("the constant output 0", partial(rt2_constant_output_ratio, k=k)),
-        note=f"k = {k:g}, eps = 0.5: the family's worst 0.9-quantile excess of Alg 1 (J = 1) over "
-        "the constant output 0's worst excess, log factor ceil(log2 n)^(1-1/k) divided out; "
-        f"members p = S/(eps n), S in {{1, 10, 100}} (shrinking signal) and p in {RT2_FIXED_P} "
-        "(S = p eps n, a signal that does not shrink)",
-    )
-    n_max = grid[-1]
-    below = ValueExperiment(
-        lambda rng: {
-            "ratio_to_constant_output": rt2_ratio(n_max, rng, k=k, trials=trials)
-            * math.ceil(math.log2(n_max)) ** (1 - 1 / k)
-        },
-        le={"ratio_to_constant_output": RT2_RATIO_LIMIT},
-        note=f"at n = {n_max}: the family's worst 0.9-quantile excess of Alg 1 over the constant "
-        "output 0's worst excess (no log factor divided out); an algorithm whose noise does not "
-        "shrink with n stays above 1",
-    )
-    return CombinedExperiment(
-        {"rate": rate, "below-constant-output": below},
-        note="the family keeps members whose signal does not shrink, so the constant output's "
-        "worst excess is the same at every n and an algorithm no better than it fails both parts",
-    )
-
-
-@register_experiment("lowy26.reduction.pop_localization")
-def sweep_alg1_excess_rate_k2(claim, budget):
-    return _rt2_experiment(claim, budget, k=2.0)
-
-
-@register_experiment("lowy26.sco.upper.private_term")
-def sweep_alg1_private_term_rate_k4(claim, budget):
-    return _rt2_experiment(claim, budget, k=4.0)
-
-
-@register_experiment("lowy26.sco.upper.nonprivate_term")
-def sweep_alg1_nonprivate_term_rate(claim, budget):
-    note = (
-        "two-point family at delta = S/sqrt(m), m = floor(n/ceil(log2 n)) the phase block, S in "
-        "{0.3, 1, 3}, eps = 1000, Alg 1 J = 1; max over S of the 0.9-quantile over data and "
-        "algorithm, log factor divided out (quantile / sqrt(ceil(log2 n)))"
-    )
-    return _alg1_n_sweep(
-        claim,
-        budget,
-        rt4_quantile,
-        note=note,
-        replicates=RT4_REPLICATES[budget],
-        fixed={"trials": RT4_TRIALS[budget], "datasets": RT4_DATASETS[budget]},
-        trivial=rt4_origin_quantile,
-    )
-
-
 # --------------------------------------------------------------------------- lower bounds
 
 
-def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, k=2.0):
+def private_lower_bound(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.0, k=2.0):
+    """RT3: Algorithm 1's worst (1 − β)-quantile excess on the heavy packing against the private
+    lower bound and against 10× the upper bound."""
     packing = sphere_packing(1, 1.0)
     below, ratios_up = [], []
     for n in ns:
@@ -855,18 +592,9 @@ def _lb_private(rng, *, ns=(1000, 4000, 16000), trials=400, beta=0.1, epsilon=1.
     }
 
 
-@register_experiment("lowy26.lb.sco")
-def value_private_lower_bound(claim, budget):
-    ns = LB_NS[budget]
-    return ValueExperiment(
-        lambda rng: _lb_private(rng, ns=ns, trials=LB_TRIALS[budget]),
-        {"quantile_above_lower_bound_holds": 1.0, "quantile_within_10x_upper_bound_holds": 1.0},
-        note="heavy_packing d = 1, beta = 0.1; max over v of the 0.9-quantile excess of Alg 1 vs "
-        "(s_V^2/16) G D p^(1-1/k) and vs G D (d ln(1/beta)/(eps n))^(1-1/k) ceil(log2 n)",
-    )
-
-
-def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
+def nonprivate_lower_bound(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
+    """The non-private lower bound's formula, and Algorithm 1's worst (1 − β)-quantile excess on
+    the two-point family above it."""
     above = []
     for n in ns:
         worst = 0.0
@@ -889,21 +617,8 @@ def _lb_np(rng, *, ns=(1000, 10_000), trials=400, beta=0.1):
     }
 
 
-@register_experiment("lowy26.lb.sco.nonprivate")
-def value_nonprivate_lower_bound(claim, budget):
-    return ValueExperiment(
-        lambda rng: _lb_np(
-            rng,
-            ns=LB_NS[budget],
-            trials=LB_TRIALS[budget],
-        ),
-        {"formula_at_n1000_beta01": 1.0, "quantile_above_lower_bound_holds": 1.0},
-        rtol=1e-9,
-        note="(G D/4) sqrt(ln(1/(4 beta))/(3n)); Alg 1's 0.9-quantile (max over v) must exceed it",
-    )
-
-
-def _mean_lb(rng):
+def mean_estimation_lower_bound(rng):
+    """Lemma G.1's reduction checked pointwise, and the private term's formula."""
     # Lemma G.1: F_P(w) − F* ≥ (D/(4ρ))‖μ̂ − μ‖² with μ̂ = (2ρ/D) w, pointwise on B(0, D/2)
     d, diameter, rho = 3, 2.0, 0.7
     mu = rho * np.eye(d)[0]
@@ -920,17 +635,6 @@ def _mean_lb(rng):
         "lemma_G1_reduction_holds": float(lemma),
         "private_term_formula": private / ((5 + math.log(10)) / 1000) ** (2 - 2 / 3),
     }
-
-
-@register_experiment("lowy26.lb.mean_estimation")
-def value_mean_estimation_lower_bound(claim, budget):
-    return ValueExperiment(
-        _mean_lb,
-        {"lemma_G1_reduction_holds": 1.0, "private_term_formula": 1.0},
-        rtol=1e-9,
-        note="Lemma G.1 SCO -> mean-estimation reduction checked pointwise; private term formula "
-        "(c = 1) at n = 1000, d = 5, k = 3, beta = 0.1",
-    )
 
 
 # --------------------------------------------------------------------------- complexity
@@ -954,23 +658,9 @@ def adapsg_iterations(alpha, rng, *, d=3, radius=1.0):
     return float(res.iterations[0])
 
 
-@register_experiment("lowy26.complexity.adapsg")
-def sweep_adapsg_iterations_in_alpha(claim, budget):
-    smallest = BySize(quick=0.1, standard=0.03)[budget]
-    alphas = tuple(np.geomspace(1.0, smallest, BySize(quick=4, standard=6)[budget]))
-    return RateExperiment.for_claim(
-        claim,
-        adapsg_iterations,
-        "alpha",
-        alphas,
-        replicates=BySize(quick=3, standard=5)[budget],
-        note="certified stop on h = ||x - a|| over the unit ball (d = 3, a outside K so "
-        "||g|| = L_h = 1 at every iterate): iterations vs alpha; the bound "
-        "ceil((5 R L/(2 alpha))^2) has exponent -2 as alpha -> 0",
-    )
-
-
-def _proj(rng):
+def projection_accuracy(rng):
+    """Inexact projection onto 𝒲 ∩ B(c, r) on 500 random points: accuracy, feasibility and calls
+    against the formula."""
     dom = Ball.centered(3, 2.0)
     c = dom.project(rng.standard_normal((500, 3)))
     u = 6.0 * rng.standard_normal((500, 3))
@@ -1000,17 +690,6 @@ def _proj(rng):
     }
 
 
-@register_experiment("lowy26.complexity.inexact_projection")
-def value_inexact_projection(claim, budget):
-    return ValueExperiment(
-        _proj,
-        {"within_zeta_of_exact_holds": 1.0, "output_in_K_holds": 1.0, "calls_over_formula": 1.0},
-        rtol=1e-9,
-        note="500 random (u, c) in d = 3, W = B(0, 2), r = 0.5, zeta = 1e-6, against "
-        "dpclaims.losses.project_ball_intersection",
-    )
-
-
 def structured_evaluations(n, rng, *, weight=1e12):
     """Subgradient evaluations of Algorithm 4's exact polyhedral solver with an L = 10¹² record (d
     = 1)."""
@@ -1028,24 +707,6 @@ def structured_evaluations(n, rng, *, weight=1e12):
         output="final",
     )
     return float(alg.run(UserDataset(x, y), rng, 4).gradient_evaluations[0])
-
-
-@register_experiment("lowy26.complexity.structured")
-def sweep_structured_evaluations_in_n(claim, budget):
-    return RateExperiment.for_claim(
-        claim,
-        structured_evaluations,
-        "n",
-        _grid(budget, 100, 10_000),
-        replicates=3,
-        note="absolute loss (Cor D.7) in d = 1 with an L = 1e12 record: the deterministic exact "
-        "breakpoint solver costs n subgradients per stage whatever L (exponent 1 in n); d >= 2 "
-        "uses the certified box-dual solver (solver='pv2'), whose iteration count is not swept",
-    )
-
-
-RUNTIME_NS = BySize(quick=(5, 6, 8), standard=(5, 6, 8, 12))
-"""Sample sizes of the AdaPSG-route runtime check (its iterations grow like n^4 at k = 2)."""
 
 
 def _adapsg_stage_iterations(alg: DoubleOutputPert, lipschitz: float) -> int:
@@ -1109,26 +770,13 @@ def adapsg_route_runtime(rng, *, ns=(5, 6, 8), trials=4, radius=0.25, beta=0.1):
     }
 
 
-@register_experiment("lowy26.complexity.main_runtime")
-def value_alg4_adapsg_runtime(claim, budget):
-    ns = RUNTIME_NS[budget]
-    return ValueExperiment(
-        lambda rng: adapsg_route_runtime(rng, ns=ns),
-        le={"evaluations_over_prop29_cap": 1.0, "evaluations_over_event_polynomial": 1.0},
-        note=f"in part: Algorithm 4 via certified AdaPSG on Phi (Lemma 2.7) at alpha = "
-        f"C^2/(2 lambda n^2), n in {ns}, d = 1, W = B(0, 0.25), Pareto(2.5) absolute loss: "
-        "gradient evaluations vs n x Prop 2.9's cap ceil((5 R L_h/(2 alpha))^2) per stage at "
-        "the realized L, and at L_z <= G_k (n/beta)^(1/k) (the w.p. >= 1 - beta event, a "
-        "polynomial in n); larger n are out of reach (about n^4 iterations)",
-    )
-
-
 def net_points(inv_gamma, rng, *, d=2):
     """Points of :func:`net` of 𝒲 = B(0, 1) in d dimensions at γ = 1/inv_gamma."""
     return float(net(Ball.centered(d, 1.0), 1.0 / inv_gamma).shape[0])
 
 
-def _net_bound(rng):
+def net_size_and_cover(rng):
+    """The net's size within (3D/γ)^d for d = 1, 2, 3 and its γ-cover property in d = 2."""
     ok = [
         net(Ball.centered(d, 1.0), g).shape[0] <= net_size_bound(2.0, g, d)
         for d in (1, 2, 3)
@@ -1141,23 +789,3 @@ def _net_bound(rng):
         "net_size_within_bound_holds": float(all(ok)),
         "net_covers_at_gamma_holds": float(cover),
     }
-
-
-@register_experiment("lowy26.complexity.em_pgm")
-def check_em_pgm_net_size(claim, budget):
-    if budget == Budget.QUICK:
-        return ValueExperiment(
-            _net_bound,
-            {"net_size_within_bound_holds": 1.0, "net_covers_at_gamma_holds": 1.0},
-            note="|N_gamma| <= (3D/gamma)^d for d = 1, 2, 3 and the gamma-cover property in d = 2",
-        )
-    return RateExperiment.for_claim(
-        claim,
-        net_points,
-        "1/gamma",
-        tuple(np.geomspace(10, 300, 6)),
-        at={"d": 2},
-        replicates=2,
-        fixed={"d": 2},
-        note="net size vs 1/gamma in d = 2 (exponential in d)",
-    )
