@@ -1,9 +1,9 @@
 """The experiments of Ghazi et al. (2023), declared (paper id ``ghazi-et-al-2023``, spec 001 §7).
 
-Measuring code: :mod:`dpclaims.claims.checks.ghazi_et_al_2023` (:mod:`~.privacy`,
-:mod:`~.blocks`, :mod:`~.rates`, :mod:`~.lower_bounds`, :mod:`~.baselines`).  Privacy claims: the
-⊥-channel audits of §7(a) (exact value ≈ ε/2) and white-box composition invariants; rate claims:
-the sweeps RT-1 … RT-12 of §7(b) (``oracle`` mode where the spec says paper constants make the
+Measuring code: :mod:`dpclaims.claims.checks.ghazi_et_al_2023` (its modules ``privacy``,
+``blocks``, ``rates``, ``lower_bounds`` and ``baselines``).  Privacy claims: the ⊥-channel
+audits of §7(a) (exact value ≈ ε/2) and white-box composition invariants; rate claims: the
+sweeps RT-1 … RT-12 of §7(b) (``oracle`` mode where the spec says paper constants make the
 excess trivial; every oracle experiment says so in its note); lower bounds: a reference
 user-level estimator on Appendix D's hard family.
 """
@@ -11,7 +11,7 @@ user-level estimator on Appendix D's hard family.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from dpclaims.claims import declare
 from dpclaims.claims.checks.ghazi_et_al_2023 import value_with_exponents
@@ -80,7 +80,7 @@ from dpclaims.hardinstances.lower_bounds import (
 )
 
 
-def sized(compute: Callable, **sizes: BySize) -> BySize:
+def _sized(compute: Callable, sizes: Mapping[str, BySize]) -> BySize:
     """``compute`` with each keyword of ``sizes`` taken at the budget: a computation that grows
     with the budget, as a :class:`BySize` of partials."""
 
@@ -90,7 +90,7 @@ def sized(compute: Callable, **sizes: BySize) -> BySize:
     return BySize(quick=at("quick"), standard=at("standard"), full=at("full"))
 
 
-def noted(note: str, **sizes: BySize) -> BySize:
+def _noted(note: str, sizes: Mapping[str, BySize]) -> BySize:
     """``note`` formatted with each keyword of ``sizes`` taken at the budget."""
 
     def at(budget: str) -> str:
@@ -133,7 +133,9 @@ PRIVACY = (
     ),
     declare.value(
         "ghazi23.obs35.stable_monotone",
-        compute=sized(stability_violations, pairs=BySize(quick=150, standard=1500, full=10_000)),
+        compute=_sized(
+            stability_violations, {"pairs": BySize(quick=150, standard=1500, full=10_000)}
+        ),
         expected={"violations": 0.0, "informative_fraction": 0.5},
         atol=0.0,
         note="Observation 3.5 ⟺ s*(x) ≤ s*(x') + 1 for replace-one-user neighbours; random "
@@ -144,8 +146,9 @@ PRIVACY = (
     declare.built(
         "ghazi23.thm33.accuracy",
         value_with_exponents,
-        compute=sized(
-            deloutputpert_accuracy, trials=BySize(quick=20_000, standard=200_000, full=1_000_000)
+        compute=_sized(
+            deloutputpert_accuracy,
+            {"trials": BySize(quick=20_000, standard=200_000, full=1_000_000)},
         ),
         expected={"bottom_rate": 0.0, "variance_over_sigma2": 1.0},
         exponents={"sigma_Delta_exponent": "Delta", "sigma_eps_exponent": "eps"},
@@ -162,7 +165,7 @@ PRIVACY = (
     declare.built(
         "ghazi23.thm31.noise",
         value_with_exponents,
-        compute=sized(noise_calibration, trials=BySize(quick=128, standard=1024, full=8192)),
+        compute=_sized(noise_calibration, {"trials": BySize(quick=128, standard=1024, full=8192)}),
         expected={"variance_over_sigma2": 1.0, "certificate_pass_rate": 1.0},
         exponents={"n_exponent": "n"},
         rtol=1e-9,
@@ -239,9 +242,9 @@ BLOCKS = (
     ),
     declare.value(
         "ghazi23.lemmaC1.certificate",
-        compute=sized(lemma_c1_worst, cases=LEMMA_C1_CASES),
+        compute=_sized(lemma_c1_worst, {"cases": LEMMA_C1_CASES}),
         le={"worst_shift_over_bound": 1.0, "worst_distance_over_lemma_bound": 1.0},
-        note=noted(LEMMA_C1_NOTE, cases=LEMMA_C1_CASES),
+        note=_noted(LEMMA_C1_NOTE, {"cases": LEMMA_C1_CASES}),
     ),
 )
 
@@ -282,10 +285,10 @@ RATES = (
             "trials": BySize(quick=2, standard=8, full=16),
         },
         trivial=convex_sco_origin,
-        note=noted(
+        note=_noted(
             "d sweep in ORACLE mode (not private), d = {d} (privacy-dominated), m = 100, "
             "N0 = 64, max-rule λ, worst case over the signal strength.",
-            d=SCO_PRIVACY_D,
+            {"d": SCO_PRIVACY_D},
         ),
     ),
     declare.sweep(
@@ -392,11 +395,10 @@ LOWER_BOUND_VARIABLES = {"n": "n", "m": "m", "d": "d", "epsilon": "eps"}
 LB_DRAWS = BySize(quick=4, standard=20, full=60)
 LB_REPLICATES = BySize(quick=4, standard=10, full=20)
 
-# Appendix D's lower bounds, run: the reference user-level estimator on the hard family.  A lower
-# bound holds for every (ε, δ)-DP algorithm, which no run can show; what is checked is that the
-# family behaves as the proof needs (the theorem's conditions hold, the truncation is inactive)
-# and that a known-good estimator's error is above the bound and scales with its exponents
-# (lower_bound_run: the estimator's error over the bound at points, and its sweep's exponent).
+# The cited bounds (Levy et al. 2021, the user-level ERM bound): their formulas' exponents.
+# Appendix D's bounds (Thm D.7, D.8, Lemma D.5), run by lower_bound_run: the reference user-level
+# estimator's error over the bound at ``points`` (draws of the hard family each) and its sweep of
+# ``param`` against the Ω exponent; Lemmas D.2 and D.3: the hard family's construction.
 
 LOWER_BOUNDS = (
     declare.built(
@@ -473,8 +475,9 @@ LOWER_BOUNDS = (
     ),
     declare.value(
         "ghazi23.lemmaD2.truncation",
-        compute=sized(
-            truncation_bias, samples=BySize(quick=20_000, standard=200_000, full=2_000_000)
+        compute=_sized(
+            truncation_bias,
+            {"samples": BySize(quick=20_000, standard=200_000, full=2_000_000)},
         ),
         expected={
             **{f"bias_over_sigma_d{d}": 0.0 for d in (2, 8, 32)},
@@ -486,7 +489,7 @@ LOWER_BOUNDS = (
     ),
     declare.value(
         "ghazi23.lemmaD3.user_to_item",
-        compute=sized(user_to_item, n=BySize(quick=2000, standard=20000, full=100000)),
+        compute=_sized(user_to_item, {"n": BySize(quick=2000, standard=20000, full=100000)}),
         expected={"mean_identity": 0.0, "item_variance": 1.0, "user_mean_variance_times_m": 1.0},
         atol=1e-12,
         note="x_ij = y_i + σ(w_ij − w̄_i): user means are exactly y_i ~ N(χ, σ²/m) and items have "

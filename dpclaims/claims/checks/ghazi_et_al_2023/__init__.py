@@ -17,16 +17,31 @@ non-private mean falls below it) and meet its Ω exponent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from dpclaims.claims.standard import ValueExperiment
 
 
 def value_with_exponents(
-    claim, *, exponents: Mapping[str, str], expected: Mapping[str, float] | None = None, **fields
+    claim,
+    *,
+    compute: Callable,
+    exponents: Mapping[str, str],
+    expected: Mapping[str, float] | None = None,
+    rtol: float = 1e-6,
+    atol: float = 0.0,
+    note: str = "",
+    transcription: bool = False,
 ) -> ValueExperiment:
-    """A :class:`ValueExperiment` expecting ``expected`` and, for each ``key: variable`` of
-    ``exponents``, the claim's exponent of ``variable`` (read from the claim rather than restated
-    in the table)."""
+    """A :class:`ValueExperiment` of ``compute`` expecting ``expected`` and, for each
+    ``key: variable`` of ``exponents``, the claim's exponent of ``variable`` (read from the claim
+    rather than restated in the table)."""
     claimed = {key: float(claim.exponents[variable]) for key, variable in exponents.items()}
-    return ValueExperiment(expected={**(expected or {}), **claimed}, **fields)
+    return ValueExperiment(
+        compute,
+        {**(expected or {}), **claimed},
+        rtol=rtol,
+        atol=atol,
+        note=note,
+        transcription=transcription,
+    )
