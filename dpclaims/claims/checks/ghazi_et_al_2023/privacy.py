@@ -234,6 +234,9 @@ def deloutputpert_accuracy(rng, *, trials: int) -> dict:
     }
 
 
+# ------------------------------------------------------------------ Thm 3.1, Appendix C, §6
+
+
 def scoutputpert_bottom_audit(claim, *, trials: int) -> AuditExperiment:
     """Thm 3.1: the ⊥ channel of SCOutputPert on the outlier pair leaking the most."""
     mech = sc_bottom_mechanism()
