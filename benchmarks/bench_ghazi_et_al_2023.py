@@ -18,7 +18,8 @@ import numpy as np
 
 from dpclaims.algorithms.ghazi_et_al_2023 import BottomChannel, DelOutputPert
 from dpclaims.audit import audit
-from dpclaims.claims.checks.ghazi_et_al_2023 import best_bottom_k, sharp_minimum_excess
+from dpclaims.claims.checks.ghazi_et_al_2023.privacy import best_bottom_k
+from dpclaims.claims.checks.ghazi_et_al_2023.rates import sharp_minimum_excess
 from dpclaims.hardinstances.canaries import outlier_count_pair
 from dpclaims.problem import Problem
 from dpclaims.targets.ghazi_et_al_2023 import outlier_means_pair, sc_bottom_mechanism

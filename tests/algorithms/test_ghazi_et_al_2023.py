@@ -33,12 +33,8 @@ from dpclaims.algorithms.ghazi_et_al_2023.stability import (
     kappa_fn,
 )
 from dpclaims.audit import audit
-from dpclaims.claims.checks.ghazi_et_al_2023 import (
-    noise_calibration,
-    phased_erm_budget,
-    phased_sco_blocks_check,
-    quadratic_s_star,
-)
+from dpclaims.claims.checks.ghazi_et_al_2023.privacy import noise_calibration, quadratic_s_star
+from dpclaims.claims.checks.ghazi_et_al_2023.rates import phased_erm_budget, phased_sco_blocks_check
 from dpclaims.data import GroupedMeans
 from dpclaims.errors import InputError, MechanismError
 from dpclaims.hardinstances.canaries import outlier_count_pair

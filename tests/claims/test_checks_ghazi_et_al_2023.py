@@ -89,7 +89,7 @@ def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
     assert (s0, s1) == (s, s + 1)
     assert (float(f0[0]), float(f1[0])) == (-(s + 2.0), s + 1.0)
     # the closed form reduces to the ⊥-channel formula (no shift) and to the Gaussian mechanism
-    from dpclaims.claims.checks.ghazi_et_al_2023 import _reference_bottom_epsilon
+    from dpclaims.claims.checks.ghazi_et_al_2023.privacy import _reference_bottom_epsilon
     from dpclaims.privacy import gaussian_epsilon
     from dpclaims.targets.ghazi_et_al_2023 import bottom_gaussian_pair_epsilon
 
@@ -115,7 +115,7 @@ def test_rt8_floor_is_the_last_phase_noise_and_flat_in_m():
     in m."""
     import math
 
-    from dpclaims.claims.checks.ghazi_et_al_2023 import sharp_minimum_floor
+    from dpclaims.claims.checks.ghazi_et_al_2023.rates import sharp_minimum_floor
 
     n = 4096
     closed = math.sqrt(2 / math.pi) * 2 * 1.0 * 1.0 * 2.0 * 64 / n**1.5
@@ -136,7 +136,7 @@ def test_rt8_ratio_grows_like_sqrt_m_and_matches_the_floor():
 
     import numpy as np
 
-    from dpclaims.claims.checks.ghazi_et_al_2023 import (
+    from dpclaims.claims.checks.ghazi_et_al_2023.rates import (
         sharp_minimum_excess,
         sharp_minimum_floor,
         sharp_minimum_ratio,
@@ -174,7 +174,10 @@ def test_lemma_c1_check_is_tight_enough_to_fail():
     solver's minimisers are certified (gradient norm ≤ 1e-12)."""
     import numpy as np
 
-    from dpclaims.claims.checks.ghazi_et_al_2023 import lemma_c1_case, ridge_logistic_minimisers
+    from dpclaims.claims.checks.ghazi_et_al_2023.blocks import (
+        lemma_c1_case,
+        ridge_logistic_minimisers,
+    )
 
     rng = np.random.default_rng(0)
     cases = [lemma_c1_case(rng) for _ in range(10)]
@@ -201,7 +204,7 @@ def non_private_mean(user_means, rng, *, radius, epsilon, trials=1):
 
 def root_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
     """A broken estimator calibrated to √ε, not ε: its noise grows as ε^-1/2 as ε → 0."""
-    from dpclaims.claims.checks.ghazi_et_al_2023 import clipped_gaussian_mean
+    from dpclaims.claims.checks.ghazi_et_al_2023.lower_bounds import clipped_gaussian_mean
 
     return clipped_gaussian_mean(
         user_means, rng, radius=radius, epsilon=epsilon**0.5, trials=trials
@@ -209,15 +212,13 @@ def root_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
 
 
 def _lower_bound_parts(claim_id, estimator):
-    from dpclaims.claims.checks import ghazi_et_al_2023 as g
+    """The quick parts of a lower bound's declared experiment, run with ``estimator``."""
+    from dpclaims.claims.declare import at_budget
+    from dpclaims.claims.tables.ghazi_et_al_2023 import LOWER_BOUNDS
 
     claim = next(c for c in CLAIMS if c.id == claim_id)
-    build = {
-        "ghazi23.thmD7.sc_sco_lb": g.run_thmd7_sc_sco_lower_bound,
-        "ghazi23.thmD8.sc_erm_lb": g.run_thmd8_sc_erm_lower_bound,
-        "ghazi23.lemmaD5.user_fingerprinting": g.run_lemmad5_fingerprinting,
-    }[claim_id]
-    return build(claim, "quick", estimator=estimator).parts
+    declared = next(d for d in LOWER_BOUNDS if d.claim_id == claim_id)
+    return declared.make(claim, **at_budget(declared.params, "quick"), estimator=estimator).parts
 
 
 @pytest.mark.parametrize(
@@ -235,7 +236,7 @@ def test_lower_bound_checks_catch_a_non_private_estimator(claim_id):
 
 def root_n_epsilon_mean(user_means, rng, *, radius, epsilon, trials=1):
     """A broken estimator calibrated to ε·√(n/200): its excess falls as n^-3, not n^-2."""
-    from dpclaims.claims.checks.ghazi_et_al_2023 import clipped_gaussian_mean
+    from dpclaims.claims.checks.ghazi_et_al_2023.lower_bounds import clipped_gaussian_mean
 
     scale = (len(user_means) / 200) ** 0.5
     return clipped_gaussian_mean(
@@ -261,7 +262,10 @@ def test_lower_bound_exponent_catches_an_estimator_below_the_rate():
 
 
 def test_lower_bound_instances_are_refused_outside_the_theorems_regime():
-    from dpclaims.claims.checks.ghazi_et_al_2023 import sc_erm_lb_bound, sc_sco_lb_excess
+    from dpclaims.claims.checks.ghazi_et_al_2023.lower_bounds import (
+        sc_erm_lb_bound,
+        sc_sco_lb_excess,
+    )
     from dpclaims.errors import InputError
 
     with pytest.raises(InputError, match="regime"):
