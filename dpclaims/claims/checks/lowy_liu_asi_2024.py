@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,7 +55,7 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
 
 
 # Every Algorithm-1/2/3 privacy claim is audited in parts (:func:`privacy_audit`), each on the
-# same pair and statistic and each held to one :class:`Bound`; the bounds are declared in
+# same pair and statistic and each held to one :class:`AuditPart`; the bounds are declared in
 # :mod:`dpclaims.claims.tables.lowy_liu_asi_2024`.
 
 
@@ -87,7 +87,7 @@ def halting_pattern_claim(algorithm) -> PrivacyClaim:
 
 
 @dataclass(frozen=True)
-class Bound:
+class AuditPart:
     """One part of a privacy audit: what the pair is held to (``claim_of(algorithm)``; None for
     the paper's theorem), its label in reports (``bound``: "" for the theorem) and its note, in
     which ``{figure}`` stands for ``figure(algorithm)`` when ``figure`` is given."""
@@ -126,10 +126,11 @@ def privacy_audit(
     reference: Callable[[AuditSetup], float],
     reference_note: str,
     setting: str,
-    **options,
+    options: Mapping[str, Any] | None = None,
 ) -> CombinedExperiment:
     """The pair ``audit(pair, **options)`` audited against each of ``bounds`` in turn (the
     mechanism wrapped by ``wrap``), its exact ε ``reference(setup)``."""
+    options = dict(options or {})
     setup = audit(pair, **options)
     exact = reference(setup)
     parts = {
@@ -231,9 +232,9 @@ def score_sensitivity(rng):
     }
 
 
-def score_test_experiment(claim, **fields) -> ValueExperiment:
-    """The score-test check of :func:`score_sensitivity` (``fields``: ``rtol``, ``note``), its
-    P1 ratio expected at 2(k−1)/C over 2(C−1)/C for the P1 pair's k and C."""
+def score_test_experiment(claim, *, rtol: float, note: str) -> ValueExperiment:
+    """The score-test check of :func:`score_sensitivity`, its P1 ratio expected at 2(k−1)/C
+    over 2(C−1)/C for the P1 pair's k and C."""
     setup = alg1_audit("P1")
     k, C = setup.info["k"], setup.algorithm.C
     return ValueExperiment(
@@ -243,7 +244,8 @@ def score_test_experiment(claim, **fields) -> ValueExperiment:
             "p1_sensitivity_over_bound": (k - 1) / (C - 1),
             "eps_test_over_eps": 0.1,
         },
-        **fields,
+        rtol=rtol,
+        note=note,
     )
 
 

@@ -19,10 +19,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from dpclaims.claims import declare
+from dpclaims.claims import BySize, declare
 from dpclaims.claims.checks.lowy_liu_asi_2024 import (
     Alg2HaltingLaw,
-    Bound,
+    AuditPart,
     acsa_iterations,
     alg1_count,
     alg1_eq2_claim,
@@ -49,7 +49,6 @@ from dpclaims.claims.checks.lowy_liu_asi_2024 import (
     sgd_pair_distance,
     smoothing_curvature,
 )
-from dpclaims.claims.experiments import BySize
 from dpclaims.targets.lowy_liu_asi_2024 import (
     HaltIndicator,
     HaltingTime,
@@ -72,14 +71,14 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
 
 DERIVED = "derived bound, not the paper's"
 
-ALG1_DERIVED = Bound(
+ALG1_DERIVED = AuditPart(
     "derived",
     alg1_halt_claim,
     DERIVED,
     "derived here: the score test s_1 + Lap(20/eps) on sensitivity 2(C-1)/C is "
     "eps(C-1)/(10C)-DP (the paper books eps/4 for it), plus x_1's Gaussian part",
 )
-EQ2_HALT_BIT = Bound(
+EQ2_HALT_BIT = AuditPart(
     "eq. (2) halt bit",
     alg1_eq2_claim,
     "the paper's eq. (2) plus x_1's Gaussian part",
@@ -88,14 +87,14 @@ EQ2_HALT_BIT = Bound(
     "moved user only through x_1)",
     figure=alg1_gaussian_part,
 )
-EQ9 = Bound(
+EQ9 = AuditPart(
     "eq. (9) halting pattern",
     halting_pattern_claim,
     "the paper's eq. (9)",
     "held to the paper's intermediate guarantee: the halting pattern is eps/2-DP (proof of "
     "Theorem C.1, eq. (9); AboveThreshold, Lemma A.9), and the halting time is a function of it",
 )
-HALTING = Bound(
+HALTING = AuditPart(
     "derived",
     halting_time_claim,
     DERIVED,
@@ -107,9 +106,9 @@ HALTING = Bound(
 )
 
 
-def _theorem(theorem: str) -> Bound:
+def _theorem(theorem: str) -> AuditPart:
     """The part held to the paper's own claim, ``theorem``."""
-    return Bound(
+    return AuditPart(
         "theorem",
         None,
         "",
@@ -155,7 +154,7 @@ PRIVACY = (
         reference_note="exact pure eps of Q1's halting-time law by quadrature (halting_law)",
         setting="the spec's privacy audit on the two-cluster pair at the halting threshold (Q1 "
         "in the spec) with tau = 1e-6 (Algorithm 2, K = 10^4, T = 20), white-box halting time",
-        tau=1e-6,
+        options={"tau": 1e-6},
     ),
     # Q1 in phase 1 of Algorithm 3 end-to-end (paper constants), white-box halting time.  The
     # later phases' users are filler at 0 whose linear-loss gradients do not depend on the
@@ -207,8 +206,7 @@ PRIVACY = (
         reference_note="exact pure eps of Q1's halting-time law at T = 6 by quadrature",
         setting="Algorithm 2 phase with the smoothed oracle (r = 1e-3), the two-cluster pair at "
         "the halting threshold (Q1), T = 6, white-box halting time",
-        smoothing=1e-3,
-        steps=6,
+        options={"smoothing": 1e-3, "steps": 6},
     ),
 )
 
