@@ -55,7 +55,7 @@ from dpclaims.targets.lowy_liu_asi_2024 import (
 
 
 # Every Algorithm-1/2/3 privacy claim is audited in parts (:func:`privacy_audit`), each on the
-# same pair and statistic and each held to one :class:`AuditPart`; the bounds are declared in
+# same pair and statistic and each held to one :class:`AuditPart`; the parts are declared in
 # :mod:`dpclaims.claims.tables.lowy_liu_asi_2024`.
 
 
