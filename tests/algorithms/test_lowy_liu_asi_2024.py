@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpclaims import claims
 from dpclaims.algorithms.lowy_liu_asi_2024 import (
     Algorithm1,
     Algorithm2,
@@ -33,6 +34,7 @@ from dpclaims.claims.checks.lowy_liu_asi_2024 import (
     Alg3Level,
     reference_eps_experiment,
 )
+from dpclaims.claims.tables.lowy_liu_asi_2024 import REFERENCE_EPS_TRIALS
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
 from dpclaims.hardinstances.linear import LinearHypercubeInstance
@@ -357,8 +359,10 @@ def test_m3c_caught_by_reference_eps_check():
     assert (
         out["log_halt_ratio"][1] > 5 * out["formula"]
     )  # ε̂ ≈ 1.77 vs 0.177: a calibration deviation
-    honest = reference_eps_experiment("quick").run(seed=0)
-    bad = reference_eps_experiment("quick", algorithm=Laplace2Algorithm1).run(seed=0)
+    claim = claims.get("lla24.alg1.reference_eps")
+    honest = claims.experiment(claim, "quick").run(seed=0)
+    trials = REFERENCE_EPS_TRIALS["quick"]
+    bad = reference_eps_experiment(claim, trials=trials, algorithm=Laplace2Algorithm1).run(seed=0)
     assert honest.verdict == "consistent" and bad.verdict == "inconsistent"
     assert not bad.evidence.checks["log_halt_ratio"]["ok"]
     # against the halt bit's tight ε ≈ 0.2 (proof of Thm B.1 step 2) the audit kills it
