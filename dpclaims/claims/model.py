@@ -195,7 +195,7 @@ class Paper:
         As in the TOML's ``[paper]`` table.
     experiments : str
         Dotted name of the module registering the paper's experiments, e.g.
-        ``"dpclaims.claims.checks.murata_suzuki_2023"``; imported only when an experiment is needed.
+        ``"dpclaims.claims.tables.murata_suzuki_2023"``; imported only when an experiment is needed.
     file : Path
         The claims TOML.
     source : str

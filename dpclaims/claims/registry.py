@@ -17,7 +17,7 @@ File layout (see any ``*.toml`` in this folder)::
     [paper]
     id = "murata-suzuki-2023"          # paper id, unique across all sources
     title = "DIFF2: ..."
-    experiments = "dpclaims.claims.checks.murata_suzuki_2023"  # module registering the experiments
+    experiments = "dpclaims.claims.tables.murata_suzuki_2023"  # module registering the experiments
     spec = "004_murata_suzuki_diff2.md"  # optional: the spec transcribed
     notes = "..."                        # optional: the spec's remarks on its registry
 

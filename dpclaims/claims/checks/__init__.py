@@ -1,7 +1,7 @@
-"""One module per packaged paper registering the experiments that check its claims.
+"""The measuring code of each packaged paper's experiments: the swept functions, audit targets,
+value computations and the builders its table names.
 
-Each packaged claims TOML names its module here (``[paper] experiments =
-"dpclaims.claims.checks.murata_suzuki_2023"``); the module is imported the first time one of its
-experiments is needed (:func:`dpclaims.claims.experiment`), and decorates its factories
-with :func:`dpclaims.claims.register_experiment`.
+The experiments themselves are declared in the paper's table, :mod:`dpclaims.claims.tables`
+(the module the paper's TOML names as ``experiments``, imported the first time one of its
+experiments is needed: :func:`dpclaims.claims.experiment`).
 """
