@@ -21,6 +21,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ..errors import InputError, check_choice, check_confidence, check_count, check_delta
+from .scores import unique_rows
 
 __all__ = [
     "CI_METHODS",
@@ -67,8 +68,11 @@ def rate_upper(count, n, alpha, ci: str = "clopper-pearson") -> np.ndarray:
     full = count >= n
     upper = np.ones(count.shape)
     if np.any(~full):
-        k, size = count[~full], n[~full]
-        upper[~full] = stats.beta.ppf(1.0 - alpha[~full], k + shift, size - k + (1.0 - shift))
+        # each distinct (count, n, alpha) once: a threshold scan repeats them several times
+        rows, where = unique_rows(np.stack([count[~full], n[~full], alpha[~full]], axis=1))
+        k, size, level = rows.T
+        # the Beta quantile as scipy.stats.beta.ppf computes it, without its wrapper's cost
+        upper[~full] = special.betaincinv(k + shift, size - k + (1.0 - shift), 1.0 - level)[where]
     # Jeffreys at a large alpha can fall below the point estimate; raising it keeps coverage.
     return np.maximum(upper, count / n)
 

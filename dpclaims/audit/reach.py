@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from ..errors import check_choice
 from ..gdp import gdp_mu, gdp_mu_of
@@ -268,7 +268,7 @@ def detection_probability(
     statistic of ``n`` negatives is Beta(r + 1, n - r): averaged over it at
     :data:`FPR_NODES` quantiles."""
     levels = (np.arange(FPR_NODES) + 0.5) / FPR_NODES
-    fpr = stats.beta.ppf(levels[:, None], ranks + 1.0, n_negative - ranks)
+    fpr = special.betaincinv(ranks + 1.0, n_negative - ranks, levels[:, None])  # Beta quantiles
     fnr = 1.0 - MODELS[model][1](fpr, param)
     power = stats.binom.cdf(largest, n_positive, fnr).mean(axis=0)
     power = np.where(largest >= 0, power, 0.0)
