@@ -35,6 +35,7 @@ from .standard import AuditExperiment, RateExperiment, ValueExperiment
 
 __all__ = ["Declared", "at_budget", "audit", "built", "register", "sweep", "value"]
 
+
 def at_budget(value: Any, budget: str) -> Any:
     """``value`` at ``budget``: a :class:`BySize` picks its entry, a mapping is resolved entry
     by entry (so ``fixed={"pairs": BySize(...)}`` works), anything else is returned as is."""

@@ -175,7 +175,6 @@ def _same_function(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
     """True for the same function, also after a module reload re-created it (a declaration:
     the same claim's, :class:`dpclaims.claims.declare.Declared`)."""
 
-
     def where(f: Callable[..., Any]) -> tuple[Any, ...]:
         code = getattr(f, "__code__", None)
         return (
