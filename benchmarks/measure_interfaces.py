@@ -161,7 +161,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "dpclaims.claims.checks.lowy_liu_asi_2024": _DECLARATIONS,
         "dpclaims.claims.checks.pure_dp_heavy_tails": _DECLARATIONS,
         "dpclaims.claims.checks.murata_suzuki_2023": _DECLARATIONS,
-        "dpclaims.cli": "to be split by command (cli/verify.py, cli/audit.py, ...: #39 item 6)",
         "dpclaims.algorithms.ghazi_et_al_2023": (
             "one paper's algorithms in one module; to split by algorithm as alg1..alg3 of "
             "lowy_liu_asi_2024 are"
