@@ -76,12 +76,14 @@ def run(args: argparse.Namespace) -> int:
     found = None
     if args.search:
         found = _search(args, request, mechanism, d0, d1, test=test, execution=execution)
-        result = found.result
         if found.certain:
             return print_certain(args, description, found)
+        result = found.result
     else:
-        result = _audit(args, request, mechanism, d0, d1, test=test, execution=execution,
-                        sequential=request.sequential(per_call=per_call is not None))  # fmt: skip
+        sequential = request.sequential(per_call=per_call is not None)
+        result = _audit(
+            args, request, mechanism, d0, d1, test=test, execution=execution, sequential=sequential
+        )
     if args.save_pair and found is None:
         from ..audit.search import Pair, save_pair
 
@@ -92,16 +94,16 @@ def run(args: argparse.Namespace) -> int:
         from ..reports.figures import audit_figure
 
         figure = write_atomic(figure_path, audit_figure(result))
-    replayed = None
-    if args.replay is not None:
-        from ..audit import replay
-
-        replayed = replay(
-            mechanism, found.pair.d0, found.pair.d1, trials=args.replay, seed=args.seed,
-            confidence=args.confidence, delta=request.claim.delta,
-        )  # fmt: skip
-    _show(args, description, result, claim=request.claim, figure=figure, found=found,
-          replayed=replayed)  # fmt: skip
+    replayed = None if args.replay is None else _replay_found(args, request, mechanism, found)
+    _show(
+        args,
+        description,
+        result,
+        claim=request.claim,
+        figure=figure,
+        found=found,
+        replayed=replayed,
+    )
     refuted = replayed is not None and replayed.refutes(request.claim.epsilon)
     return 1 if result.verdict == Verdict.VIOLATION or refuted else 0
 
@@ -190,6 +192,16 @@ def _audit(args: argparse.Namespace, request, mechanism, d0, d1, *, test, execut
         execution=execution,
         reference=Reference(epsilon=args.reference),
     )
+
+
+def _replay_found(args: argparse.Namespace, request, mechanism, found):
+    """``--replay`` with ``--search``: the coupled replay of the pair found."""
+    from ..audit import replay
+
+    return replay(
+        mechanism, found.pair.d0, found.pair.d1, trials=args.replay, seed=args.seed,
+        confidence=args.confidence, delta=request.claim.delta,
+    )  # fmt: skip
 
 
 def _show(args: argparse.Namespace, description: str, result, *, claim, figure, found, replayed):
