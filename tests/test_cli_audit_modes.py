@@ -132,5 +132,5 @@ def test_scores_near_the_float_limit_raise_no_numpy_warning(capsys, files):
 
 def test_the_mode_table_names_only_audit_options():
     defaults = vars(cli._build_parser().parse_args(["audit"]))
-    for reads, _, _ in cli._AUDIT_MODES.values():
+    for reads, _, _ in cli.audit_options.MODES.values():
         assert set(reads) <= set(defaults)

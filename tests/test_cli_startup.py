@@ -96,7 +96,7 @@ def test_out_of_memory_while_a_command_imports_is_not_a_bug(exc, monkeypatch, ca
     def command(args):
         raise exc
 
-    monkeypatch.setattr(cli, "_cmd_list", command)
+    monkeypatch.setattr(cli.listing, "run", command)
     assert main(["list"]) == 3
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "a bug" not in err
@@ -108,7 +108,7 @@ def test_a_memory_error_names_the_options_that_size_the_run(monkeypatch, capsys)
     def command(args):
         raise MemoryError
 
-    monkeypatch.setattr(cli, "_cmd_list", command)
+    monkeypatch.setattr(cli.listing, "run", command)
     assert main(["list"]) == 3
     assert capsys.readouterr().err.startswith(
         "dpclaims: error: MemoryError: the run ran out of memory or a worker process was killed"

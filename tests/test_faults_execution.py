@@ -290,7 +290,7 @@ def test_defect07_memory_error_names_the_commands_options(
     def out_of_memory(*args, **kwargs):
         raise MemoryError
 
-    for name in ("_run_rate", "_print_audit", "_report_summary"):
+    for name in ("rate.run_rate", "audit.print_audit", "verify.report_summary"):
         monkeypatch.setattr(f"dpclaims.cli.{name}", out_of_memory)
     monkeypatch.setattr("dpclaims.claims.run.run_claims", out_of_memory)
     assert main([*argv, "--backend", "serial"] + (["--trials", "1000"] if "audit" in argv else []))

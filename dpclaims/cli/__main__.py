@@ -1,0 +1,8 @@
+"""``python -m dpclaims.cli``: the ``dpclaims`` command."""
+
+import sys
+
+from . import main
+
+if __name__ == "__main__":
+    sys.exit(main())
