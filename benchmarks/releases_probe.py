@@ -640,10 +640,11 @@ COVARIANCE_N = 1000
 def _covariance_pair():
     """1,000 records (x, y) at the corners (±1, ±1) in equal numbers (variances 1, covariance
     0: the noisy matrix stays positive definite), both columns declared in [−1, 1]; the
-    neighbour replaces the record (1, 1) by (100, 100), which the fix clamps back to (1, 1)."""
+    neighbour replaces a record (−1, −1) by (100, 100), which the fix clamps to (1, 1): the
+    largest change within the bounds."""
     d0 = np.tile([[1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]], (COVARIANCE_N // 4, 1))
     d1 = d0.copy()
-    d1[0] = (100.0, 100.0)
+    d1[3] = (100.0, 100.0)
     return d0, d1
 
 
