@@ -182,6 +182,13 @@ BUGS = (
         kind="accountant",
     ),
     Bug(
+        name="opendp-sized-sum-sensitivity",
+        source="OpenDP #314",
+        check="opendp-sized-sum-sensitivity",
+        buggy=Release("opendp", "0.3.0"),
+        fixed=Release("opendp", "0.4.0", NUMPY_1),
+    ),
+    Bug(
         name="opendp-threshold-mass-omitted",
         source="OpenDP #2922",
         check="opendp-threshold-delta",
