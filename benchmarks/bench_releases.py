@@ -1,6 +1,7 @@
-"""Release corpus (issue 37, item 3): each bug of the real-bug corpus (and the accountant bugs
-of the field scan) audited through the library's public API at its buggy release and at its
-fixed one, each release installed from the package index into its own cached environment.
+"""Release corpus (issue 37, item 3): each bug of the real-bug corpus (and the accountant and
+sampler bugs of the field scan) checked through the library's public API at its buggy release
+and at its fixed one, each release installed from the package index into its own cached
+environment.
 
 An environment is ``python -m venv --system-site-packages`` (numpy, scipy, torch, dp-accounting
 come from the running interpreter) plus ``pip install --no-deps --ignore-installed`` of the

@@ -5,7 +5,8 @@ checkout on ``PYTHONPATH``: ``python benchmarks/releases_probe.py CHECK`` prints
 (the library's version, the outcome, the numbers behind it).  Audits are per call and
 sequential (``dpclaims.percall`` + ``dpclaims.audit_sequential``, one worker: the machine has
 two shared cores); accountant checks compare the library's reported ε with dp-accounting's PLD
-and RDP for the same configuration.
+and RDP for the same configuration; sampler checks test draws against their exact law (χ²) or
+each record's inclusion rate against the accounted rate (binomial).
 """
 
 from __future__ import annotations
