@@ -706,8 +706,8 @@ def smartnoise_covariance(data, seed: int):
 
 
 def _sklearn_linear_model_base() -> None:
-    """smartnoise-synth 1.0.5 imports ``sklearn.linear_model.base``, renamed ``_base`` in
-    scikit-learn 0.22 (no release of those installs on Python 3.11): alias it."""
+    """smartnoise-synth 1.0.5 imports ``sklearn.linear_model.base``, private ``_base`` since
+    scikit-learn 0.22 and gone in 0.24 (no release that has it installs on Python 3.11)."""
     import sklearn.linear_model._base as base
 
     sys.modules.setdefault("sklearn.linear_model.base", base)
