@@ -190,6 +190,14 @@ BUGS = (
         fixed=Release("opendp", "0.4.0", NUMPY_1),
     ),
     Bug(
+        name="tensorflow-privacy-rdp-order-near-one",
+        source="TF Privacy #166",
+        check="tensorflow_privacy-rdp-order-near-one",
+        buggy=Release("tensorflow-privacy", "0.6.1"),
+        no_fix="none released (#166 open)",
+        kind="accountant",
+    ),
+    Bug(
         name="opendp-threshold-mass-omitted",
         source="OpenDP #2922",
         check="opendp-threshold-delta",

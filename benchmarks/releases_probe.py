@@ -459,6 +459,35 @@ def opacus_accountants():
     return {"rows": rows, "failed": any(r.get("failed") or "error" in r for r in rows)}
 
 
+TF_PRIVACY_ORDERS = [1 + 1e-8] + [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
+"""The issue's orders: one at 1 + 10⁻⁸, then the library's usual ones."""
+TF_PRIVACY_CONFIGS = (
+    (1.0, 105 / 100_000, 1, 1e-3),
+    (1.0, 0.01, 100, 1e-5),
+    (1.1, 0.01, 1000, 1e-5),
+)
+"""(σ, q, steps, δ): the issue's configuration, then two of usual training runs."""
+
+
+@check("tensorflow_privacy-rdp-order-near-one")
+def tensorflow_privacy_rdp_order_near_one():
+    """TF Privacy #166: ``get_privacy_spent`` returns ε = 0 when an order near 1 is among the
+    orders (its KL-divergence case).  ``sys.skip_tf_privacy_import`` is the library's own switch
+    for using the analysis without TensorFlow."""
+    sys.skip_tf_privacy_import = True
+    from tensorflow_privacy.privacy.analysis.rdp_accountant import compute_rdp, get_privacy_spent
+
+    rows = []
+    for sigma, rate, steps, delta in TF_PRIVACY_CONFIGS:
+        rdp = compute_rdp(q=rate, noise_multiplier=sigma, steps=steps, orders=TF_PRIVACY_ORDERS)
+        epsilon, _, order = get_privacy_spent(TF_PRIVACY_ORDERS, rdp, target_delta=delta)
+        config = f"RDP, orders from 1+1e-8 (chose {order:.9g}): σ={sigma}, q={rate:g}, "
+        config += f"steps={steps}, δ={delta:g}"
+        independent = _independent(sigma, rate, steps, delta)
+        rows.append(_accountant_row(config, float(epsilon), independent))
+    return {"rows": rows, "failed": any(r["failed"] for r in rows)}
+
+
 @check("opendp-zcdp-to-approxdp")
 def opendp_zcdp_to_approxdp():
     """``make_zCDP_to_approxDP(make_base_gaussian(σ))`` at δ near 1 (OpenDP #621, PR #622)."""
