@@ -1,6 +1,7 @@
-"""Release corpus (issue 37, item 3): each bug of the real-bug corpus (and the accountant bugs
-of the field scan) audited through the library's public API at its buggy release and at its
-fixed one, each release installed from the package index into its own cached environment.
+"""Release corpus (issue 37, item 3): each bug of the real-bug corpus (and the accountant and
+sampler bugs of the field scan) checked through the library's public API at its buggy release
+and at its fixed one, each release installed from the package index into its own cached
+environment.
 
 An environment is ``python -m venv --system-site-packages`` (numpy, scipy, torch, dp-accounting
 come from the running interpreter) plus ``pip install --no-deps --ignore-installed`` of the
@@ -60,12 +61,33 @@ class Bug:
     control: str | None = None
     control_label: str = ""
     kind: str = "audit"
-    """``audit`` (per-call sequential audit), ``accountant`` (ε against dp-accounting) or
-    ``delta`` (a release rate against the reported δ)."""
+    """``audit`` (per-call sequential audit), ``accountant`` (ε against dp-accounting),
+    ``delta`` (a release rate against the reported δ) or ``sampler`` (χ² against the exact law)."""
 
 
 DIFFPRIVLIB = Release("diffprivlib", "0.6.6", ("scikit-learn==1.8.0",))
 NUMPY_1 = ("numpy==1.26.4",)  # OpenDP 0.6 reads np.bool8, gone in numpy 2
+SMARTNOISE = (  # what `import snsynth` needs beyond the interpreter's packages
+    "smartnoise-sql==1.0.10",
+    "SQLAlchemy==2.1.9",
+    "antlr4-python3-runtime==4.9.3",
+    "graphviz==0.21",
+    "Faker==40.63.0",
+)
+JAX = (  # jax_privacy 2.0.0's dependencies and keras (its keras_api imports it) not already here
+    "jax==0.10.2",
+    "jaxlib==0.10.2",
+    "ml_dtypes==0.7.0",
+    "chex==0.1.92",
+    "optax==0.2.8",
+    "keras==3.15.1",
+    "h5py==3.16.0",
+    "namex==0.1.0",
+    "optree==0.20.0",
+    "rich==15.0.0",
+    "markdown-it-py==4.3.0",
+    "mdurl==0.1.2",
+)
 
 BUGS = (
     Bug(
@@ -128,6 +150,23 @@ BUGS = (
         control_label="same release, replace-one (equal sizes)",
     ),
     Bug(
+        name="opacus-weighted-sampler-rate",
+        source="Opacus #813",
+        check="opacus-weighted-sampler",
+        buggy=Release("opacus", "1.6.0"),
+        no_fix="none released (#813 open; PRs #814–#816 not merged; 1.6.0 is the latest)",
+        control="opacus-weighted-sampler-poisson",
+        control_label="same release, poisson_sampling=True (the default)",
+        kind="sampler",
+    ),
+    Bug(
+        name="smartnoise-covariance-unclipped",
+        source="SmartNoise #622",
+        check="smartnoise_synth-covariance-unclipped",
+        buggy=Release("smartnoise-synth", "1.0.5", SMARTNOISE),
+        fixed=Release("smartnoise-synth", "1.0.6", SMARTNOISE),
+    ),
+    Bug(
         name="opendp zCDP→approxDP negative ε",
         source="OpenDP #621, PR #622",
         check="opendp-zcdp-to-approxdp",
@@ -144,12 +183,43 @@ BUGS = (
         kind="accountant",
     ),
     Bug(
+        name="opendp-sized-sum-sensitivity",
+        source="OpenDP #314",
+        check="opendp-sized-sum-sensitivity",
+        buggy=Release("opendp", "0.3.0"),
+        fixed=Release("opendp", "0.4.0", NUMPY_1),
+    ),
+    Bug(
+        name="tensorflow-privacy-rdp-order-near-one",
+        source="TF Privacy #166",
+        check="tensorflow_privacy-rdp-order-near-one",
+        buggy=Release("tensorflow-privacy", "0.6.1"),
+        no_fix="none released (#166 open)",
+        kind="accountant",
+    ),
+    Bug(
         name="opendp-threshold-mass-omitted",
         source="OpenDP #2922",
         check="opendp-threshold-delta",
         buggy=Release("opendp", "0.16.0"),
         no_fix="none released (#2922 open; 0.16.0 is the latest)",
         kind="delta",
+    ),
+    Bug(
+        name="opendp-sampler-bias",
+        source="OpenDP #2638, PR #2639",
+        check="opendp-sampler-bias",
+        buggy=Release("opendp", "0.14.1"),
+        fixed=Release("opendp", "0.14.2"),
+        kind="sampler",
+    ),
+    Bug(
+        name="jax_privacy-sigma-validated-at-physical-batch",
+        source="jax_privacy PR #287",
+        check="jax_privacy-noise-multiplier-validation",
+        buggy=Release("jax-privacy", "2.0.0", JAX),
+        no_fix="none released (PR #287 merged after 2.0.0, the latest)",
+        kind="accountant",
     ),
 )
 
@@ -253,7 +323,23 @@ def delta_cell(result: dict) -> str:
     )
 
 
-CELLS = {"audit": audit_cell, "accountant": accountant_cell, "delta": delta_cell}
+def sampler_cell(result: dict) -> str:
+    """Each sampler test's configuration and numbers, flagged when it fails."""
+    if "error" in result:
+        return f"error: {result['error']}"
+    tests = "; ".join(
+        f"{r['config']}: {r['line']}" + (" **flagged**" if r["failed"] else " ok")
+        for r in result["rows"]
+    )
+    return f"{tests}, {result['seconds']} s"
+
+
+CELLS = {
+    "audit": audit_cell,
+    "accountant": accountant_cell,
+    "delta": delta_cell,
+    "sampler": sampler_cell,
+}
 
 
 def accountant_rows(bug: Bug, result: dict) -> list[str]:
@@ -262,6 +348,8 @@ def accountant_rows(bug: Bug, result: dict) -> list[str]:
     for r in result.get("rows", []):
         if "error" in r:
             cells = f"raised {r['error']} | — | — | — | flagged (no ε)"
+        elif "rejected" in r:
+            cells = f"rejected ({r['rejected']}) | {r['pld']:.4g} | {r['rdp']:.4g} | — | ok"
         else:
             ratio = "—" if r["ratio"] is None else f"{r['ratio']:.3f}"
             cells = f"{r['reported']:.4g} | {r['pld']:.4g} | {r['rdp']:.4g} | {ratio} | " + (
@@ -297,7 +385,7 @@ def run(bugs, cache: Path) -> tuple[list[str], list[str], list[str]]:
             fixed, fixed_cell = None, bug.no_fix
         control = "—"
         if bug.control:
-            control = f"{bug.control_label}: {audit_cell(probe(env_of(bug.buggy), bug.control))}"
+            control = f"{bug.control_label}: {cell(probe(env_of(bug.buggy), bug.control))}"
         row = (
             f"| {bug.buggy.library} | {bug.name} ({bug.source}) | "
             f"{bug.buggy.version}: {cell(buggy)} | {fixed_cell} | {control} |"

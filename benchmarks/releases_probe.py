@@ -5,7 +5,8 @@ checkout on ``PYTHONPATH``: ``python benchmarks/releases_probe.py CHECK`` prints
 (the library's version, the outcome, the numbers behind it).  Audits are per call and
 sequential (``dpclaims.percall`` + ``dpclaims.audit_sequential``, one worker: the machine has
 two shared cores); accountant checks compare the library's reported ε with dp-accounting's PLD
-and RDP for the same configuration.
+and RDP for the same configuration; sampler checks test draws against their exact law (χ²) or
+each record's inclusion rate against the accounted rate (binomial).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def check(name: str):
     return register
 
 
-def _sequential(function, d0, d1, claim, seed: int = 0) -> dict:
-    """The sequential per-call audit of ``function(data, random_state)`` on ``(d0, d1)``."""
+def _sequential(function, d0, d1, claim, seed: int = 0, trials: int = SEQUENTIAL_TRIALS) -> dict:
+    """The sequential per-call audit of ``function(data, random_state)`` on ``(d0, d1)``, looks
+    up to ``trials`` per dataset."""
     from dpclaims import audit_sequential, percall
     from dpclaims.audit.sequential import trials_spent
     from dpclaims.execution import Execution
@@ -51,7 +53,7 @@ def _sequential(function, d0, d1, claim, seed: int = 0) -> dict:
             d0,
             d1,
             claim,
-            trials=SEQUENTIAL_TRIALS,
+            trials=trials,
             seed=seed,
             execution=execution,
         )
@@ -457,6 +459,35 @@ def opacus_accountants():
     return {"rows": rows, "failed": any(r.get("failed") or "error" in r for r in rows)}
 
 
+TF_PRIVACY_ORDERS = [1 + 1e-8] + [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
+"""The issue's orders: one at 1 + 10⁻⁸, then the library's usual ones."""
+TF_PRIVACY_CONFIGS = (
+    (1.0, 105 / 100_000, 1, 1e-3),
+    (1.0, 0.01, 100, 1e-5),
+    (1.1, 0.01, 1000, 1e-5),
+)
+"""(σ, q, steps, δ): the issue's configuration, then two of usual training runs."""
+
+
+@check("tensorflow_privacy-rdp-order-near-one")
+def tensorflow_privacy_rdp_order_near_one():
+    """TF Privacy #166: ``get_privacy_spent`` returns ε = 0 when an order near 1 is among the
+    orders (its KL-divergence case).  ``sys.skip_tf_privacy_import`` is the library's own switch
+    for using the analysis without TensorFlow."""
+    sys.skip_tf_privacy_import = True
+    from tensorflow_privacy.privacy.analysis.rdp_accountant import compute_rdp, get_privacy_spent
+
+    rows = []
+    for sigma, rate, steps, delta in TF_PRIVACY_CONFIGS:
+        rdp = compute_rdp(q=rate, noise_multiplier=sigma, steps=steps, orders=TF_PRIVACY_ORDERS)
+        epsilon, _, order = get_privacy_spent(TF_PRIVACY_ORDERS, rdp, target_delta=delta)
+        config = f"RDP, orders from 1+1e-8 (chose {order:.9g}): σ={sigma}, q={rate:g}, "
+        config += f"steps={steps}, δ={delta:g}"
+        independent = _independent(sigma, rate, steps, delta)
+        rows.append(_accountant_row(config, float(epsilon), independent))
+    return {"rows": rows, "failed": any(r["failed"] for r in rows)}
+
+
 @check("opendp-zcdp-to-approxdp")
 def opendp_zcdp_to_approxdp():
     """``make_zCDP_to_approxDP(make_base_gaussian(σ))`` at δ near 1 (OpenDP #621, PR #622)."""
@@ -472,6 +503,47 @@ def opendp_zcdp_to_approxdp():
         config = f"Gaussian σ={sigma}, Δ=1 (ρ={1 / (2 * sigma**2):g}), δ={delta}"
         rows.append(_accountant_row(config, reported, _independent(sigma, 1.0, 1, delta)))
     return {"rows": rows, "failed": any(r["failed"] for r in rows)}
+
+
+SUM_N = 10
+_SUM_CHAIN = []
+
+
+def _sum_pair():
+    """Ten integers in [0, 1], all 0; the neighbour replaces one by 1 (symmetric distance 2)."""
+    d0 = np.zeros(SUM_N)
+    d1 = d0.copy()
+    d1[0] = 1.0
+    return d0, d1
+
+
+def _sum_chain():
+    """``make_sized_bounded_sum(10, (0, 1), T=int) >> make_base_geometric(scale)`` at the scale
+    OpenDP's ``binary_search_param`` picks for ε = 1 at d_in = 2 (one record replaced)."""
+    from opendp.meas import make_base_geometric
+    from opendp.mod import binary_search_param, enable_features
+    from opendp.trans import make_sized_bounded_sum
+
+    enable_features("contrib")
+    total = make_sized_bounded_sum(SUM_N, (0, 1), T=int)
+    scale = binary_search_param(lambda s: total >> make_base_geometric(s), d_in=2, d_out=1.0)
+    return total >> make_base_geometric(scale), scale
+
+
+def opendp_sized_sum(data, seed: int):
+    """One release of :func:`_sum_chain` (OpenDP draws from the OS: ``seed`` is not used)."""
+    if not _SUM_CHAIN:
+        _SUM_CHAIN.extend(_sum_chain())
+    return np.array([_SUM_CHAIN[0]([int(v) for v in np.ravel(getattr(data, "x", data))])])
+
+
+@check("opendp-sized-sum-sensitivity")
+def opendp_sized_sum_sensitivity():
+    """OpenDP #314: the sized bounded sum's stability ``d_in · (U − L) / 2`` truncated in integer
+    arithmetic, 0 for bounds (0, 1), so the calibration search returns a scale near 0.
+    Claim: ε = 1 replace-one (the search's target)."""
+    result = _sequential(opendp_sized_sum, *_sum_pair(), _claim())
+    return result | {"scale": _SUM_CHAIN[1]}
 
 
 THRESHOLD_KEYS = 100_000
@@ -504,6 +576,225 @@ def opendp_threshold_delta():
         "lower": lower,
         "failed": lower > delta,
     }
+
+
+SAMPLER_DRAWS = 200_000
+SAMPLER_SCALE = 3.0
+SAMPLER_ALPHA = 1e-3
+"""Level of each sampler's χ² test (two samplers: at most 0.002 together when both are exact)."""
+
+
+def _folded_law(log_weight, scale: float) -> np.ndarray:
+    """The exact law of ``|X|`` on 0..40·scale, for P(X = x) ∝ exp(log_weight(|x|))."""
+    k = np.arange(int(40 * scale) + 1)
+    law = np.exp(log_weight(k)) * np.where(k == 0, 1.0, 2.0)
+    return law / law.sum()
+
+
+def _sampler_row(config: str, draws: np.ndarray, law: np.ndarray) -> dict:
+    """χ² goodness of fit of ``|draws|`` against ``law`` (cells expected below 5 pooled)."""
+    from dpclaims.stats import pooled_chisquare_pvalue
+
+    counts = np.bincount(np.minimum(np.abs(draws), law.size - 1), minlength=law.size)
+    p_value = pooled_chisquare_pvalue(counts, law)
+    line = f"p = {p_value:.2g} (level {SAMPLER_ALPHA:g})"
+    return {"config": config, "line": line, "p": p_value, "failed": p_value < SAMPLER_ALPHA}
+
+
+@check("opendp-sampler-bias")
+def opendp_sampler_bias():
+    """OpenDP #2638 (fix PR #2639): Dashu's rational ÷ integer returned a wrong denominator,
+    and the CKS20 Bernoulli(exp(−x)) sampler divides x by k that way, so the integer Laplace
+    and Gaussian mechanisms drew from a biased law.  Each mechanism, released on 200,000
+    zeros, is tested against its exact law P(x) ∝ exp(−|x|/s), exp(−x²/2s²)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    domain = dp.vector_domain(dp.atom_domain(T=int))
+    scale = SAMPLER_SCALE
+    mechanisms = (
+        ("make_laplace", dp.l1_distance(T=int), lambda k: -k / scale),
+        ("make_gaussian", dp.l2_distance(T=int), lambda k: -(k**2) / (2 * scale**2)),
+    )
+    rows = []
+    for name, metric, log_weight in mechanisms:
+        measurement = getattr(dp.m, name)(domain, metric, scale=scale)
+        draws = np.asarray(measurement([0] * SAMPLER_DRAWS))
+        config = f"{name}(int, scale={scale:g}): {SAMPLER_DRAWS:,} draws, χ² vs the exact law"
+        rows.append(_sampler_row(config, draws, _folded_law(log_weight, scale)))
+    return {"rows": rows, "failed": any(r["failed"] for r in rows)}
+
+
+WEIGHTED_LABELS = np.array([2] + [0] * 60 + [1] * 39)
+"""100 records in three classes, one of them a single record (the corpus' pair)."""
+WEIGHTED_BATCH = 10
+WEIGHTED_STEPS = 4000
+
+
+def _weighted_loader(poisson_sampling: bool):
+    """``make_private`` on a loader with a class-balancing ``WeightedRandomSampler`` (weight
+    1/class size, 100 draws with replacement, batches of 10): the returned loader, yielding
+    record indices, and the rate Opacus accounts, ``1 / len(data_loader)``."""
+    import torch
+    from opacus import PrivacyEngine
+
+    torch.set_num_threads(1)
+    labels = torch.tensor(WEIGHTED_LABELS)
+    weights = 1.0 / torch.bincount(labels)[labels].double()
+    dataset = torch.utils.data.TensorDataset(torch.arange(len(labels)), labels)
+    sampler = torch.utils.data.WeightedRandomSampler(weights, len(labels), replacement=True)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=WEIGHTED_BATCH, sampler=sampler)
+    model = torch.nn.Linear(1, 1)
+    _, _, private = PrivacyEngine().make_private(
+        module=model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=1.0),
+        data_loader=loader,
+        noise_multiplier=1.0,
+        max_grad_norm=1.0,
+        poisson_sampling=poisson_sampling,
+    )
+    return private, 1.0 / len(loader)
+
+
+def _inclusion_row(poisson_sampling: bool) -> dict:
+    """Each record's inclusion rate over 4,000 batches of the private loader against the rate
+    the accountant uses (:func:`dpclaims.audit.sampler.inclusion_check`, 95 %, Bonferroni)."""
+    import torch
+
+    from dpclaims.audit.sampler import inclusion_check
+
+    loader, rate = _weighted_loader(poisson_sampling)
+
+    def batches(data, rng, draws):
+        torch.manual_seed(int(rng.integers(2**31)))
+        masks = np.zeros((draws, len(data)), dtype=bool)
+        step = 0
+        while step < draws:
+            for indices, _ in loader:
+                masks[step, indices.numpy()] = True
+                step += 1
+                if step == draws:
+                    break
+        return masks
+
+    finding = inclusion_check(batches, WEIGHTED_LABELS, rate=rate, draws=WEIGHTED_STEPS)
+    n = finding.numbers
+    line = (
+        f"accounted q = {rate:g}; record {n['worst_unit']} included at "
+        f"{n['worst_frequency']:.3f} (p = {n['worst_p']:.2g}), all records at "
+        f"{n['overall_frequency']:.3f}; {n['units_above']} of {len(WEIGHTED_LABELS)} above q "
+        "at 95 % (Bonferroni)"
+    )
+    config = f"make_private(poisson_sampling={poisson_sampling})"
+    return {"config": config, "line": line, "failed": not finding.passed}
+
+
+@check("opacus-weighted-sampler")
+def opacus_weighted_sampler():
+    """Opacus #813: with a ``WeightedRandomSampler``, Opacus accounts at q = 1/len(loader).
+    ``poisson_sampling=False`` keeps the user's sampler, which includes the single-record
+    class in most batches."""
+    row = _inclusion_row(poisson_sampling=False)
+    return {"rows": [row], "failed": row["failed"]}
+
+
+@check("opacus-weighted-sampler-poisson")
+def opacus_weighted_sampler_poisson():
+    """Control: the default ``poisson_sampling=True`` replaces the sampler by Poisson sampling
+    at the accounted rate (#813's complaint there is the silent replacement, not a leak)."""
+    row = _inclusion_row(poisson_sampling=True)
+    return {"rows": [row], "failed": row["failed"]}
+
+
+COVARIANCE_N = 100
+
+
+def _covariance_pair():
+    """100 records (x, y) at the corners (±1, ±1) in equal numbers (variances 1, covariance
+    0: the noisy matrix stays positive definite), both columns declared in [−1, 1]; the
+    neighbour replaces a record (−1, −1) by (100, 100), which the fix clamps to (1, 1): the
+    largest change within the bounds."""
+    d0 = np.tile([[1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]], (COVARIANCE_N // 4, 1))
+    d1 = d0.copy()
+    d1[3] = (100.0, 100.0)
+    return d0, d1
+
+
+def smartnoise_covariance(data, seed: int):
+    """``snsynth.models.dp_covariance.DPcovariance(n, cols, bounds, global_eps=1).release``:
+    the Laplace-noised covariance matrix (lower triangle) behind ``DPLinearRegression``, whose
+    own regression step fails on numpy 2 (``np.where`` on a 0-d array).  The library draws its
+    noise from numpy's global generator, seeded here."""
+    import pandas as pd
+    from snsynth.models.dp_covariance import DPcovariance
+
+    np.random.seed(seed)
+    frame = pd.DataFrame(np.asarray(getattr(data, "x", data)).reshape(-1, 2), columns=["x", "y"])
+    bounds = pd.DataFrame({"x": [-1.0, 1.0], "y": [-1.0, 1.0]})
+    return np.asarray(DPcovariance(len(frame), ["x", "y"], bounds, 1.0).release(frame))
+
+
+def _sklearn_linear_model_base() -> None:
+    """smartnoise-synth 1.0.5 imports ``sklearn.linear_model.base``, private ``_base`` since
+    scikit-learn 0.22 and gone in 0.24 (no release that has it installs on Python 3.11)."""
+    import sklearn.linear_model._base as base
+
+    sys.modules.setdefault("sklearn.linear_model.base", base)
+
+
+@check("smartnoise_synth-covariance-unclipped")
+def smartnoise_covariance_unclipped():
+    """SmartNoise #622: ``DPcovariance.release`` clamps the data, then computes the covariance
+    on the unclamped copy.  Claim: ε = 1 (the ``budget``) replace-one, n public.  Looks up to
+    2,000 trials per dataset: a call takes ~6 ms (pandas), and the fixed release's noise (scaled
+    for a change of 2(U − L)²/n per entry) is far above what the pair moves."""
+    _sklearn_linear_model_base()
+    return _sequential(smartnoise_covariance, *_covariance_pair(), _claim(), trials=2000)
+
+
+JAX_PRIVACY_CONFIG = {
+    "epsilon": 1.1,
+    "delta": 1e-5,
+    "clipping_norm": 1.0,
+    "batch_size": 10,
+    "gradient_accumulation_steps": 8,
+    "train_steps": 100,
+    "train_size": 1000,
+    "noise_multiplier": 1.0,
+}
+"""PR #287's configuration: σ = 1 for 100 updates of 80 examples (10 × 8 accumulated) of 1,000."""
+
+
+@check("jax_privacy-noise-multiplier-validation")
+def jax_privacy_noise_multiplier_validation():
+    """jax_privacy PR #287: ``DPKerasConfig`` validates a given ``noise_multiplier`` at the
+    physical batch size (q = 10/1,000) while training samples the effective one (q = 80/1,000);
+    a configuration it accepts claims ε ≤ its target, checked against dp-accounting at the
+    effective rate."""
+    import os
+
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    try:
+        from jax_privacy.keras_api import DPKerasConfig
+    except ImportError:  # 1.0.0's layout
+        from jax_privacy.keras.keras_api import DPKerasConfig
+
+    c = JAX_PRIVACY_CONFIG
+    rate = c["batch_size"] * c["gradient_accumulation_steps"] / c["train_size"]
+    config = (
+        f"DPKerasConfig: σ={c['noise_multiplier']}, batch {c['batch_size']} × "
+        f"{c['gradient_accumulation_steps']} accumulated (q={rate:g}), "
+        f"{c['train_steps']} steps, δ={c['delta']:g}, target ε={c['epsilon']}"
+    )
+    independent = _independent(c["noise_multiplier"], rate, c["train_steps"], c["delta"])
+    try:
+        DPKerasConfig(**c)
+    except ValueError as error:
+        row = {"config": config, "rejected": str(error).split(".")[0], "failed": False}
+        row |= {"pld": independent["pld"], "rdp": independent["rdp"]}
+        return {"rows": [row], "failed": False}
+    row = _accountant_row(config, c["epsilon"], independent)
+    return {"rows": [row], "failed": row["failed"]}
 
 
 def main(argv: list[str]) -> int:
