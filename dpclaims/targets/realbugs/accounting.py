@@ -50,7 +50,9 @@ register_bug(
     RealBug(
         name="accounting-rdp-order-near-one",
         library="accounting",
-        source="TF Privacy issue #166 (ε ≈ 0 reported at an RDP order near 1)",
+        source="a textbook RDP→DP conversion error at an order near 1 (TF Privacy issue #166 "
+        "asked about ε ≈ 0 there; its release 0.6.1 is sound: benchmarks/results/"
+        "bench_releases.md)",
         description="the RDP→DP conversion at an order near 1 loses its log(1/δ)/(α−1) term, "
         "so the accountant reports ε = 1 for σ ≈ 1.42 (Δ = 2)",
         fix="the analytic Gaussian calibration (or orders bounded away from 1)",
@@ -86,8 +88,9 @@ register_bug(
     RealBug(
         name="accounting-add-remove-sensitivity-for-replace",
         library="accounting",
-        source="off-by-one sensitivity: add/remove Δ used for a replace claim (e.g. OpenDP "
-        "issue #314, sized bounded sum sensitivity underestimated)",
+        source="off-by-one sensitivity: add/remove Δ used for a replace claim (OpenDP issue "
+        "#314 was worse: 0.3.0's sized bounded sum lost the whole sensitivity at bounds (0, 1), "
+        "audited as released in benchmarks/results/bench_releases.md)",
         description="noise scaled to the add-remove sensitivity 1 while the claim is for "
         "replace-one neighbours (sensitivity 2)",
         fix="scale to the sensitivity of the claimed relation",
