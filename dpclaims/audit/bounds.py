@@ -245,9 +245,15 @@ def joint_upper(
         at = nearest == index
         a, b = joint_levels(float(alpha), TILTS[index])
         fpr_levels[:, at], fnr_levels[:, at] = np.array(a)[:, None], np.array(b)[:, None]
-    fpr = rate_upper(fp, n_neg, fpr_levels, ci)  # one call over all corners and tests
-    fnr = rate_upper(fn, n_pos, fnr_levels, ci)
-    fpr, fnr = fpr.reshape(JOINT_CORNERS, *shape), fnr.reshape(JOINT_CORNERS, *shape)
+    # one call over all corners, tests and both rates: in a threshold scan one direction's
+    # false negatives are another's false positives at the mirrored levels, bounded once
+    both = rate_upper(
+        np.stack([fp, fn])[:, None],
+        np.stack([n_neg, n_pos])[:, None],
+        np.stack([fpr_levels, fnr_levels]),
+        ci,
+    )
+    fpr, fnr = both.reshape(2, JOINT_CORNERS, *shape)
     return fpr, fnr
 
 

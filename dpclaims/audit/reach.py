@@ -116,12 +116,12 @@ class Reach:
 
 def _gaussian_tpr(fpr: np.ndarray, mu: float) -> np.ndarray:
     """True-positive rate of the μ-GDP trade-off at false-positive rate ``fpr``."""
-    return stats.norm.sf(stats.norm.isf(fpr) - mu)
+    return special.ndtr(special.ndtri(fpr) + mu)  # norm.sf(norm.isf(fpr) - mu), unwrapped
 
 
 def _gaussian_param(fpr: np.ndarray, tpr: np.ndarray) -> np.ndarray:
     """The μ of the Gaussian-DP curve through (``fpr``, ``tpr``)."""
-    return stats.norm.isf(fpr) - stats.norm.isf(tpr)
+    return special.ndtri(tpr) - special.ndtri(fpr)  # norm.isf(fpr) - norm.isf(tpr)
 
 
 def _laplace_threshold(fpr: np.ndarray) -> np.ndarray:

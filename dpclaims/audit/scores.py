@@ -28,6 +28,7 @@ defines the test.  Candidates (each fitted on calibration outputs only):
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -374,7 +375,6 @@ def _fit_boosting(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
     2,000-row fit took 24 s on 2 loaded cores with the default threads, 0.2 s with one)."""
     try:
         from sklearn.ensemble import HistGradientBoostingClassifier
-        from threadpoolctl import threadpool_limits
     except ImportError:
         raise InputError(
             "the boosting score needs scikit-learn; pip install scikit-learn, or choose "
@@ -384,16 +384,25 @@ def _fit_boosting(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> C
     model = HistGradientBoostingClassifier(
         **BOOSTING_OPTIONS, random_state=int(rng.integers(2**31 - 1))
     )
-    with threadpool_limits(limits=1, user_api="openmp"):
+    with _openmp().limit(limits=1, user_api="openmp"):
         model.fit(np.concatenate([a, b]), _labels(len(a), len(b)))
 
     def score(x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
             return np.zeros(0)
-        with threadpool_limits(limits=1, user_api="openmp"):
+        with _openmp().limit(limits=1, user_api="openmp"):
             return model.decision_function(x)
 
     return score
+
+
+@functools.lru_cache(maxsize=1)
+def _openmp():
+    """One ``threadpoolctl.ThreadpoolController`` (after scikit-learn is loaded): finding the
+    thread pools scans the loaded libraries, ~10 ms a time."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def _fit_histogram(x0: np.ndarray, x1: np.ndarray) -> Callable:
