@@ -482,7 +482,8 @@ def statistic_samples(
         for start in range(0, draws, block):
             x = actual.sample_projections(rng, min(block, draws - start), canary=canary)
             parts_l.append(actual.log_likelihood_ratio(x))
-            parts_s.append(claimed.log_likelihood_ratio(x))
+            same = actual is claimed  # the claimed mechanism's own ratio is the statistic
+            parts_s.append(parts_l[-1] if same else claimed.log_likelihood_ratio(x))
         own.append(np.concatenate(parts_l))
         stat.append(np.concatenate(parts_s))
     return (own[0], own[1]), (stat[0], stat[1])
