@@ -41,6 +41,7 @@ privacy-loss distribution at N trials (``final_limit`` the same for the final mo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -481,7 +482,8 @@ def statistic_samples(
         for start in range(0, draws, block):
             x = actual.sample_projections(rng, min(block, draws - start), canary=canary)
             parts_l.append(actual.log_likelihood_ratio(x))
-            parts_s.append(claimed.log_likelihood_ratio(x))
+            same = actual is claimed  # the claimed mechanism's own ratio is the statistic
+            parts_s.append(parts_l[-1] if same else claimed.log_likelihood_ratio(x))
         own.append(np.concatenate(parts_l))
         stat.append(np.concatenate(parts_s))
     return (own[0], own[1]), (stat[0], stat[1])
@@ -524,6 +526,22 @@ own, never an audit's trials."""
 
 PLAN_DRAWS = 200_000
 """Draws of the log-likelihood ratio per dataset that plan an all-iterates test."""
+
+
+def _plan_law(
+    claimed: ReleaseModel, actual: ReleaseModel, draws: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The law of ``claimed``'s log-likelihood ratio on a mechanism meeting ``actual``, drawn
+    ``draws`` times on the stream :data:`PLAN_SEED` (:func:`limit_rates`'s output, read-only)."""
+    own, stat = statistic_samples(claimed, actual, draws=draws, seed=PLAN_SEED)
+    law = limit_rates(*own, statistic=stat)
+    for array in law:
+        array.setflags(write=False)
+    return law
+
+
+_cached_plan_law = functools.lru_cache(maxsize=16)(_plan_law)
+"""Plans of a :class:`StepRelease` (a frozen value) share their draws: the same numbers."""
 
 
 def planned_test(
@@ -635,10 +653,8 @@ def planned_threshold(
         raise InputError(f"plan={plan!r} needs a violation to plan for: pass violation=2.0")
     actuals = [release] if factor is None else [release, release.noise_divided(factor)]
     if threat is ThreatModel.ALL_ITERATES:
-        laws = []
-        for actual in actuals:
-            own, stat = statistic_samples(release, actual, draws=draws, seed=PLAN_SEED)
-            laws.append(limit_rates(*own, statistic=stat))
+        law = _cached_plan_law if isinstance(release, StepRelease) else _plan_law
+        laws = [law(release, actual, draws) for actual in actuals]
     else:
         laws = [_final_laws(actual) for actual in actuals]
 

@@ -67,7 +67,10 @@ def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [b.name for b in BUGS if b.name not in FAST])
-def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(name):
+def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_two_seeds(name):
+    """Two seeds of the twin: at four (0..3) every twin stayed below its claim ε = 1 (highest:
+    unary encoding 0.97, 0.96 | 0.95, 0.94), seeds 2 and 3 never above seeds 0 and 1 by 0.1 or
+    more; a twin that kept its bug is caught at seed 0, as the bug is here."""
     bug = get_bug(name)
     settings = {**audit_settings(f"realbug:{name}", "quick"), **bug.audit_options()}
     t = bug.target()
@@ -82,7 +85,7 @@ def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_four_seeds(
     )
     assert caught.verdict == "violation"
     twin = bug.target(twin=True)
-    for seed in range(4):
+    for seed in range(2):
         result = audit(
             twin.mechanism,
             twin.d0,
