@@ -71,9 +71,8 @@ def test_every_claim_has_an_experiment_or_a_reason():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("claim_id", sorted(EXPECTED))
-def test_quick_experiment_verdict(claim_id):
-    claim = next(c for c in load(paper=PAPER) if c.id == claim_id)
-    result = experiment_of(claim, "quick").run(seed=0, execution=SERIAL)
+def test_quick_experiment_verdict(claim_id, quick_outcome):
+    result = quick_outcome(claim_id)
     assert result.verdict == EXPECTED[claim_id], result.summary
 
 
@@ -170,10 +169,10 @@ def test_printed_sigmas_of_cor57_and_cor511():
     assert v2["epsilon_at_delta/2"] < v2["claimed_epsilon"]
 
 
-def test_printed_sigma_claim_states_the_finding_and_the_lemma56_claim_holds():
+def test_printed_sigma_claim_states_the_finding_and_the_lemma56_claim_holds(quick_outcome):
     """Issue #26 item 9: Cor. 5.7 split; the printed-σ claim carries the exact numbers."""
     claim = next(c for c in load(paper=PAPER) if c.id == "cgt24.v1.privacy.printed_sigma")
-    result = experiment_of(claim, "quick").run(seed=0)
+    result = quick_outcome(claim.id)
     assert result.verdict == "inconsistent"
     for text in ("1.581", "2.705 at δ/2", "2.603 at δ", "0.00036", "√(2(1+⌈log₂T⌉)/log₂T)"):
         assert text in result.summary, text

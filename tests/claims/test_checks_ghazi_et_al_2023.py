@@ -56,17 +56,16 @@ def test_every_claim_has_an_experiment_or_a_reason():
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
-def test_quick_experiment_verdict(claim):
-    result = experiment(claim, "quick").run(seed=0, execution=SERIAL)
+def test_quick_experiment_verdict(claim, quick_outcome):
+    result = quick_outcome(claim.id)
     assert result.verdict == EXPECTED.get(claim.id, "consistent"), result.summary
 
 
-def test_bottom_channel_audits_reach_half_epsilon():
+def test_bottom_channel_audits_reach_half_epsilon(quick_outcome):
     """Thm 3.1 and Appendix C (fast path, exact fallback) on the ⊥-channel pair: exact ε 0.49998,
     certified within 0.05 of it, reach ≤ 2 at quick (6e4 trials)."""
     for cid in ("ghazi23.thm31.scoutputpert_dp", "ghazi23.appC.fast_equivalence"):
-        claim = next(c for c in CLAIMS if c.id == cid)
-        evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence
+        evidence = quick_outcome(cid).evidence
         assert 0.45 <= evidence.epsilon_lower <= evidence.reference.epsilon <= 0.5
         assert evidence.reach.factor <= 2.0
 
@@ -102,9 +101,8 @@ def test_two_camp_pair_attains_algorithm_1s_tight_epsilon():
     )
 
 
-def test_two_camp_audit_is_consistent_with_reach_below_2():
-    claim = next(c for c in CLAIMS if c.id == "ghazi23.thm33.deloutputpert_dp")
-    evidence = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence
+def test_two_camp_audit_is_consistent_with_reach_below_2(quick_outcome):
+    evidence = quick_outcome("ghazi23.thm33.deloutputpert_dp").evidence
     assert 0.5 <= evidence.epsilon_lower <= evidence.reference.epsilon == 0.5399
     assert evidence.reach.factor <= 2.0
 
@@ -189,9 +187,8 @@ def test_lemma_c1_check_is_tight_enough_to_fail():
     assert np.linalg.norm(-(p * y) @ x / 50 + 0.1 * theta[0]) <= 1e-11 and bound[0] <= 1e-11
 
 
-def test_tdlap_kappa_part_is_formula_and_its_run_an_experiment():
-    claim = next(c for c in CLAIMS if c.id == "ghazi23.def34.tdlap")
-    parts = experiment(claim, "quick").run(seed=0, execution=SERIAL).evidence.parts
+def test_tdlap_kappa_part_is_formula_and_its_run_an_experiment(quick_outcome):
+    parts = quick_outcome("ghazi23.def34.tdlap").evidence.parts
     assert parts["kappa"].verdict == "formula"
     assert parts["bottom frequencies"].verdict == "consistent"
     assert not any(k.startswith("kappa") for k in parts["bottom frequencies"].evidence.checks)

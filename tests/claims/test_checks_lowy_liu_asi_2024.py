@@ -118,8 +118,8 @@ def _params():
 
 
 @pytest.mark.parametrize("claim_id", list(_params()))
-def test_quick_verdict(claim_id):
-    result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
+def test_quick_verdict(claim_id, quick_outcome):
+    result = quick_outcome(claim_id)
     if claim_id in WITHIN_REACH:
         _check_privacy_parts(claim_id, result)
     elif claim_id in CONSISTENT:

@@ -61,12 +61,12 @@ def test_every_claim_has_an_experiment_or_a_reason():
 @pytest.mark.parametrize(
     "claim_id", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in EXPECTED]
 )
-def test_quick_verdict(claim_id):
+def test_quick_verdict(claim_id, quick_outcome):
     if EXPECTED[claim_id] == "skipped":
         with pytest.raises(claims.Skipped, match="standard budget"):
             claims.experiment(claims.get(claim_id), "quick")
         return
-    result = claims.experiment(claims.get(claim_id), "quick").run(seed=0, execution=SERIAL)
+    result = quick_outcome(claim_id)
     assert result.verdict == EXPECTED[claim_id], result.summary
     if result.type == "audit":  # a consistent audit catches a 2× violation of its pair
         assert result.evidence.reach.factor <= 2.0, result.summary

@@ -52,8 +52,8 @@ def test_every_claim_has_an_experiment_or_a_reason():
 
 
 @pytest.mark.parametrize("cid", [c for c in IDS if c not in NOT_CHECKABLE])
-def test_quick_verdict(cid):
-    result = claims.experiment(claims.get(cid), "quick").run(seed=0, execution=SERIAL)
+def test_quick_verdict(cid, quick_outcome):
+    result = quick_outcome(cid)
     expected = "inconclusive" if cid in INCONCLUSIVE_AT_QUICK else "consistent"
     expected = RATE_AT_QUICK.get(cid, expected)
     assert result.verdict == expected, (cid, result.summary)
@@ -73,10 +73,8 @@ def test_hinge_pair_attains_the_sensitivity():
     assert hinge_shift_over_sensitivity() == pytest.approx(1.0, rel=1e-9)
 
 
-def test_alg7_is_consistent_against_its_proved_bound():
-    result = claims.experiment(claims.get("lowy26.privacy.localized_approx_em"), "quick").run(
-        seed=0, execution=SERIAL
-    )
+def test_alg7_is_consistent_against_its_proved_bound(quick_outcome):
+    result = quick_outcome("lowy26.privacy.localized_approx_em")
     verdicts = {name: part.verdict for name, part in result.evidence.parts.items()}
     # the outlier pair shows about half the claim; the reach against the claim is within 2x at
     # quick, so all four parts are consistent (issue 41; grid and rejection were consistent_weak)

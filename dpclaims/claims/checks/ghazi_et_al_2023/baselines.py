@@ -4,6 +4,7 @@ naive user-level output perturbation, and item-level DP-GD (convex ERM and SCO).
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -78,6 +79,7 @@ def naive_user_origin(m, rng, n=200, d=4, trials=400):
     return origin_empirical_excess(n, m, rng, d=d)
 
 
+@cache
 def _item_dp_gd():
     """Item-level DP-GD (:class:`DPSGD`, q = 1, T = 1, replace-one, σ from the PLD accountant at (1,
     1e-5)) on the linear loss −⟨θ, x⟩ over the unit ball (G = 1, diameter R = 2).  The step η = 1e6

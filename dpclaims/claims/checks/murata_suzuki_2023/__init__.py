@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 
@@ -619,7 +619,16 @@ def dp_sgd_utility(value, rng, *, d=10, sampling_rate=0.5, trials=4):
     C1 = G of DP-GD's theory schedule, started at DP-GD's x0 (the origin is a stationary point
     of the instance)."""
     inst, ref = _build("dp-gd", int(value), d)
-    alg = DPSGD.from_accountant(
+    alg = _dp_sgd(int(value), d, sampling_rate)
+    return inst.gradient_norm_sq(dp_sgd_path(alg, _data(inst, ref), rng, trials)).mean(axis=1)
+
+
+@cache
+def _dp_sgd(big_n: int, d: int, sampling_rate: float) -> DPSGD:
+    """The DP-SGD of :func:`dp_sgd_utility` at N = ``big_n``, built once per setting (its σ is a
+    PLD calibration, the same for every replicate)."""
+    inst, ref = _build("dp-gd", big_n, d)
+    return DPSGD.from_accountant(
         epsilon=RATE_PROBLEM.epsilon,
         delta=RATE_PROBLEM.delta,
         loss=inst.loss,
@@ -630,7 +639,6 @@ def dp_sgd_utility(value, rng, *, d=10, sampling_rate=0.5, trials=4):
         relation="replace",
         initial=tuple(inst.x0),
     )
-    return inst.gradient_norm_sq(dp_sgd_path(alg, _data(inst, ref), rng, trials)).mean(axis=1)
 
 
 def dp_sgd_start_utility(value, rng, *, d=10):
