@@ -31,6 +31,9 @@ from ..gdp import gdp_epsilon
 
 __all__ = [
     "FAMILIES",
+    "privacy_loss",
+    "family_profile",
+    "profile_p_value",
     "family_p_value",
     "family_mu",
     "family_epsilon",
@@ -45,19 +48,19 @@ _MU_RANGE = (0.0, 32.0)
 _BISECTION_STEPS = 40
 
 
-def _privacy_loss(x: np.ndarray, mu: float, q: float) -> np.ndarray:
+def privacy_loss(x: np.ndarray, mu: float, q: float) -> np.ndarray:
     """``log dQ/dP`` of ``Q = (1 - q) N(0, 1) + q N(μ, 1)`` against ``P = N(0, 1)``."""
     tilt = mu * x - mu * mu / 2.0
     return tilt if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + tilt)
 
 
-@lru_cache(maxsize=256)
-def _profile(mu: float, q: float, cells: int = 100_000, span: float = 14.0):
+@lru_cache(maxsize=8)
+def family_profile(mu: float, q: float, cells: int = 100_000, span: float = 14.0):
     """Knots ``w`` (mixture quantiles by decreasing error), ``G(w)`` the error mass above ``w``,
     and ``E γ``: Xiang et al.'s ``ScoreProfile`` of the family member ``(μ, q)``."""
     edges = np.linspace(-span - mu, mu + span, cells + 1)
     x = 0.5 * (edges[:-1] + edges[1:])
-    loss = _privacy_loss(x, mu, q)
+    loss = privacy_loss(x, mu, q)
     density = stats.norm.pdf(x)
     mass = 0.5 * (density + density * np.exp(np.clip(loss, -700.0, 700.0)))
     mass /= mass.sum()
@@ -72,8 +75,14 @@ def _profile(mu: float, q: float, cells: int = 100_000, span: float = 14.0):
 
 def family_p_value(u: int, r: int, n: int, mu: float, *, q: float = 1.0) -> float:
     """``P[T <= u]``: ``u`` or fewer mistakes of ``r`` guesses on ``n`` canaries under the family
-    member ``(μ, q)`` (Xiang et al.'s ``exact_tail``)."""
-    knots, errors, mean_error = _profile(float(mu), float(q))
+    member ``(μ, q)``."""
+    return profile_p_value(family_profile(float(mu), float(q)), u, r, n)
+
+
+def profile_p_value(profile, u: int, r: int, n: int) -> float:
+    """``P[T <= u]`` under the member whose :func:`family_profile` is ``profile`` (Xiang et
+    al.'s ``exact_tail``)."""
+    knots, errors, mean_error = profile
     if u >= r:
         return 1.0
     if r == n:
