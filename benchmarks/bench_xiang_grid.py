@@ -18,12 +18,17 @@ increasing in the score, so ranking by score is ranking by privacy loss.  From o
   verdict bound (Steinke et al.'s theorem, no assumption; :func:`one_run_epsilon`), beside it
   the Gaussian-DP bound of Mahloujifar et al. (:func:`one_run_gdp_mu`, same guesses) and the
   full-ranking bound (:func:`rank_gdp_mu`, independent of r); the last two assume a
-  Gaussian-DP mechanism, which the subsampled Gaussian is not.
+  Gaussian-DP mechanism, which the subsampled Gaussian is not.  Its **family** bound, on the
+  same guesses, is Xiang et al.'s test as the library computes it
+  (:mod:`dpclaims.audit.one_run_family`: ``one_run_audit(..., family="gaussian")`` on the
+  Gaussian rows; on the subsampled rows ``family_mu(..., q=q)`` with the true q, the known
+  family, as Xiang's column assumes).
 * **Xiang's guesses**: the r canaries with the largest ``|L|``, each guessed by the sign of
   ``L`` (as in their code), and their ``u`` mistakes, read by
   - **SNJ 2023**: Steinke et al.'s theorem (dpclaims' :func:`one_run_epsilon`) at ``v = r - u``;
   - **Xiang**: their test, reimplemented from their ``onerun/tail.py``, ``profile.py``,
-    ``mechanisms.py`` and ``audit.py``: ``P[T <= u] = E_W[BinCDF(u; r, γ̄(W))]``,
+    ``mechanisms.py`` and ``audit.py`` (the math now in :mod:`dpclaims.audit.one_run_family`):
+    ``P[T <= u] = E_W[BinCDF(u; r, γ̄(W))]``,
     ``W ~ Beta(n - r, r + 1)`` (``r = n``: ``Binomial(n, E γ)``), with ``γ̄(w)`` the mean error
     ``1/(1 + e^{|L|})`` above mixture quantile ``w`` of the null mechanism, computed on their
     grid (100 000 cells, span 14) and quadrature (20 001 nodes over ±18 sd); the bound bisects
@@ -47,10 +52,17 @@ import math
 import time
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
 from dpclaims.audit import one_run_epsilon, one_run_gdp_mu
 from dpclaims.audit.one_run import one_run_gdp_rejects, one_run_p_value
+from dpclaims.audit.one_run_family import (
+    family_mu,
+    family_profile,
+    privacy_loss,
+    profile_p_value,
+    subsampled_gaussian_epsilon,
+)
 from dpclaims.audit.one_run_rank import rank_gdp_mu, rank_gdp_p_value
 from dpclaims.gdp import gdp_epsilon, gdp_mu_of
 
@@ -65,81 +77,22 @@ MECHANISMS = (
 )
 CANARIES = (1_000, 10_000, 100_000)
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
-METHODS = ("dpclaims", "GDP", "rank", "SNJ", "Xiang")
-"""dpclaims' verdict bound, its Gaussian-DP and full-ranking bounds, SNJ 2023 and Xiang et al.
-on Xiang's guesses."""
+METHODS = ("dpclaims", "family", "GDP", "rank", "SNJ", "Xiang")
+"""dpclaims' verdict bound, its family bound (``family="gaussian"``; the subsampled-Gaussian
+family with the true q on the SGM rows), its Gaussian-DP and full-ranking bounds, SNJ 2023 and
+Xiang et al. on Xiang's guesses."""
 CHUNK = 2_000_000  # scores drawn at once
 
 
-def privacy_loss(x: np.ndarray, mu: float, q: float) -> np.ndarray:
-    """``log dQ/dP`` of the mixture ``Q = (1 - q) N(0, 1) + q N(μ, 1)`` against ``P = N(0, 1)``."""
-    tilt = mu * x - mu * mu / 2.0
-    return tilt if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + tilt)
-
-
-def mixture_delta(epsilon: float, mu: float, q: float) -> float:
-    """The larger hockey-stick divergence at ``epsilon`` of ``(Q, P)`` and ``(P, Q)``, exact."""
-    # Q over P: L(x) > ε iff x > t, t solving L(t) = ε
-    t = (math.log((math.exp(epsilon) - 1.0 + q) / q) + mu * mu / 2.0) / mu
-    forward = (1 - q - math.exp(epsilon)) * stats.norm.sf(t) + q * stats.norm.sf(t - mu)
-    backward = 0.0
-    low = math.exp(-epsilon) - 1.0 + q  # P over Q: L(x) < -ε iff x < s, possible when low > 0
-    if low > 0:
-        s = (math.log(low / q) + mu * mu / 2.0) / mu
-        backward = stats.norm.cdf(s) - math.exp(epsilon) * (
-            (1 - q) * stats.norm.cdf(s) + q * stats.norm.cdf(s - mu)
-        )
-    return max(forward, backward, 0.0)
+xiang_profile = family_profile
+"""Their ``ScoreProfile`` of the null mechanism (``dpclaims.audit.one_run_family``)."""
+xiang_p_value = profile_p_value
+"""``P[T <= u]`` (their ``exact_tail``, ``dpclaims.audit.one_run_family``)."""
 
 
 def mixture_epsilon(mu: float, q: float, delta: float = DELTA) -> float:
     """ε at ``delta`` of the subsampled Gaussian (the Gaussian at q = 1)."""
-    if mixture_delta(0.0, mu, q) <= delta:
-        return 0.0
-    return optimize.brentq(lambda e: mixture_delta(e, mu, q) - delta, 0.0, 200.0, xtol=1e-10)
-
-
-# --- Xiang et al.'s test, reimplemented -------------------------------------------------------
-
-
-def xiang_profile(mu: float, q: float, cells: int = 100_000, span: float = 14.0):
-    """Their ``ScoreProfile`` of the null mechanism: knots ``w`` (mixture quantiles by
-    decreasing error) and ``G(w)``, the error mass above ``w``; and ``E γ``."""
-    edges = np.linspace(-span - mu, mu + span, cells + 1)
-    x = 0.5 * (edges[:-1] + edges[1:])
-    loss = privacy_loss(x, mu, q)
-    density = stats.norm.pdf(x)
-    mass = 0.5 * (density + density * np.exp(np.clip(loss, -700.0, 700.0)))
-    mass /= mass.sum()
-    gamma = np.exp(-np.abs(loss) - np.logaddexp(0.0, -np.abs(loss)))
-    order = np.argsort(-gamma, kind="stable")
-    gamma, mass = gamma[order], mass[order]
-    error = gamma * mass
-    above = error[::-1].cumsum()[::-1] - error
-    knots = np.concatenate([[0.0], np.cumsum(mass)])
-    return knots, np.concatenate([[error.sum()], above]), float(error.sum())
-
-
-def xiang_p_value(profile, u: int, r: int, n: int, nodes: int = 20_001, sds: float = 18.0):
-    """``P[T <= u]`` for ``u`` mistakes of the ``r`` released guesses (their ``exact_tail``)."""
-    knots, errors, mean_error = profile
-    if u >= r:
-        return 1.0
-    if r == n:
-        return float(stats.binom.cdf(u, r, mean_error))
-    a, b = float(n - r), float(r + 1)
-    mean, sd = a / (a + b), math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
-    w = np.linspace(max(1e-15, mean - sds * sd), min(1 - 1e-15, mean + sds * sd), nodes)
-    log_density = (a - 1) * np.log(w) + (b - 1) * np.log1p(-w) + -special.betaln(a, b)
-    rate = np.interp(w, knots, errors) / np.maximum(1.0 - w, np.finfo(float).tiny)
-    log_cdf = np.zeros_like(w)
-    positive = rate > 0
-    log_cdf[positive] = stats.binom.logcdf(u, r, rate[positive])
-    terms = log_density + log_cdf
-    top = terms.max()
-    if top == -np.inf:
-        return 0.0
-    return min(1.0, float(np.exp(top) * np.trapezoid(np.exp(terms - top), w)))
+    return subsampled_gaussian_epsilon(mu, q, delta)
 
 
 def xiang_epsilon(u: int, r: int, n: int, q: float) -> float:
@@ -147,7 +100,7 @@ def xiang_epsilon(u: int, r: int, n: int, q: float) -> float:
     the ε at δ of the midpoint (0 when μ = 0.01 is not rejected)."""
 
     def rejects(mu: float) -> bool:
-        return xiang_p_value(xiang_profile(mu, q), u, r, n) < ALPHA
+        return profile_p_value(family_profile(mu, q), u, r, n) < ALPHA
 
     low, high = 0.01, 32.0
     if not rejects(low):
@@ -266,6 +219,9 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
     def dp_bound(v):
         return one_run_epsilon(n, r, v, delta=DELTA, confidence=CONFIDENCE)
 
+    def family_bound(v):
+        return mixture_epsilon(family_mu(n, r, v, CONFIDENCE, q=q), q)
+
     def gdp_bound(v):
         return gdp_epsilon(one_run_gdp_mu(n, r, v, CONFIDENCE), DELTA)
 
@@ -276,6 +232,13 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
             True,
             expected_correct(n, r, mu, q),
             lambda v: one_run_p_value(n, r, v, true_eps, DELTA) < ALPHA,
+        ),
+        "family": (
+            family_bound,
+            correct,
+            True,
+            expected_correct(n, r, mu, q),
+            lambda v: xiang_p_value(profile_true, r - v, r, n) < ALPHA,
         ),
         "GDP": (
             gdp_bound,

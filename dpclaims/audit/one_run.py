@@ -31,6 +31,11 @@ of the ranking: on Gaussian scores the Gaussian-DP bound cannot exceed about 0.7
 ε even at 1e5 canaries (``benchmarks/bench_one_run.py`` computes this ceiling).  The third
 bound (``assumption="independent-gaussian-dp"``, :mod:`.one_run_rank`) uses the full ranking
 and assumes more: canaries that do not interact, each a μ-GDP channel.
+
+``family="gaussian"`` (:mod:`.one_run_family`, Xiang et al. 2025) replaces the decision by a
+bound that assumes the mechanism is μ-GDP for some μ with independent canaries and certifies
+the smallest μ consistent with the guesses: far tighter, but valid only under that assumption,
+so its verdict is worded "assuming μ-GDP".  The default (``family=None``) assumes nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from ..errors import (
 from ..execution import child_seed
 from ..privacy import PrivacyClaim, claim_at_door
 from ..vocabulary import Verdict
+from .one_run_family import FAMILIES, family_epsilon, family_p_value
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
@@ -88,11 +94,14 @@ _BOUND_NAMES = {
     "none": "Steinke et al. 2023",
     "gaussian-dp": "Mahloujifar et al. 2024",
     "independent-gaussian-dp": "full-ranking Mann-Whitney bound",
+    "gaussian-family": "Xiang et al. 2025 family test",
 }
 _ASSUMES = {
     "none": "no assumption",
     "gaussian-dp": "assumes a Gaussian-DP mechanism",
     "independent-gaussian-dp": "assumes independent canaries, each a Gaussian-DP channel",
+    "gaussian-family": "valid only if the mechanism is μ-GDP (the Gaussian family) with "
+    "independent canaries",
 }
 
 GUESS_FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
@@ -110,7 +119,9 @@ class OneRunResult:
 
     For the full-ranking bound (``assumption="independent-gaussian-dp"``) the guesses are the
     ``n_in · n_out`` (in, out) pairs and ``correct`` those ranked in above out (Mann-Whitney
-    ``U``; ``k_plus``, ``k_minus`` are 0).
+    ``U``; ``k_plus``, ``k_minus`` are 0).  Under ``family="gaussian"`` (``assumption``
+    ``"gaussian-family"``) the bound and the verdict hold only if the mechanism is μ-GDP:
+    :meth:`line` says so ("violation assuming μ-GDP").
 
     ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
     ``inconclusive`` when it is 0 (the guesses showed nothing), else ``consistent`` when the
@@ -135,6 +146,7 @@ class OneRunResult:
     mu_lower: float | None = None
     grid: int = 1
     reach: Reach | None = None
+    family: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite; the
@@ -150,8 +162,8 @@ class OneRunResult:
 
     @property
     def bound_name(self) -> str:
-        """Whose bound: ``"Steinke et al. 2023"``, ``"Mahloujifar et al. 2024"`` or
-        ``"full-ranking Mann-Whitney bound"``."""
+        """Whose bound: ``"Steinke et al. 2023"``, ``"Mahloujifar et al. 2024"``,
+        ``"full-ranking Mann-Whitney bound"`` or ``"Xiang et al. 2025 family test"``."""
         return _BOUND_NAMES[self.assumption]
 
     def line(self) -> str:
@@ -166,8 +178,14 @@ class OneRunResult:
         reach = "" if self.reach is None else f", reach {self.reach.factor:.3g}×"
         return (
             f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
-            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict}{reach}"
+            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict_text}{reach}"
         )
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict, conditional on the family when one is assumed ("violation assuming
+        μ-GDP")."""
+        return f"{self.verdict} assuming μ-GDP" if self.family else str(self.verdict)
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
@@ -362,6 +380,7 @@ def one_run_audit(
     confidence: float = 0.95,
     seed: int = 0,
     assumption: str = "none",
+    family: str | None = None,
 ) -> OneRunResult:
     """Audit one run from per-canary scores.
 
@@ -382,17 +401,35 @@ def one_run_audit(
         (Mahloujifar et al. with the Gaussian family) or ``"independent-gaussian-dp"`` (the
         full-ranking bound of :mod:`.one_run_rank`, which ignores ``k_plus``/``k_minus``); the
         last two need ``delta > 0``
+    family : None (default: no family assumed), or one of :data:`FAMILIES`: ``"gaussian"``
+        certifies the smallest μ consistent with the ``k_plus``/``k_minus`` guesses of a μ-GDP
+        mechanism with independent canaries (:mod:`.one_run_family`, Xiang et al. 2025) and its
+        ε at ``delta > 0``; the bound and its verdict hold only under that assumption, which
+        the result carries (``assumption="gaussian-family"``) and its line states
     """
     scores, included_arr = _checked_scores(scores, included)
     claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
     epsilon, delta = claim.epsilon, claim.delta
     confidence = check_confidence(confidence)
     check_choice(assumption, ASSUMPTIONS, "assumption")
+    if family is not None:
+        check_choice(family, FAMILIES, "family")
+        if assumption != "none":
+            raise InputError(
+                f"family={family!r} is its own assumption: drop assumption={assumption!r}"
+            )
+        _gdp_delta(delta)
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
     mu_lower, grid = None, 1
-    if assumption == "none":
+    if family is not None:
+        k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
+        correct = _correct(order, included_arr, k_plus, k_minus)
+        r, assumption = k_plus + k_minus, "gaussian-family"
+        mu_lower, eps_lower = family_epsilon(m, r, correct, delta, confidence, family=family)
+        p_value = family_p_value(r - correct, r, m, gdp_mu_of(epsilon, delta))
+    elif assumption == "none":
         k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
         correct = _correct(order, included_arr, k_plus, k_minus)
         r = k_plus + k_minus
@@ -443,6 +480,7 @@ def one_run_audit(
         mu_lower=mu_lower,
         grid=grid,
         reach=reach,
+        family=family,
     )
 
 
@@ -627,6 +665,7 @@ def one_run(
     seed: int = 0,
     score: Callable | None = None,
     assumption: str = "none",
+    family: str | None = None,
 ) -> OneRunResult:
     """Draw canary inclusion, run ``mechanism(included (m,) bool, rng)`` once, audit it.
 
@@ -669,4 +708,5 @@ def one_run(
         confidence=confidence,
         seed=seed,
         assumption=assumption,
+        family=family,
     )
