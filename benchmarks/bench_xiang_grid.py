@@ -18,11 +18,13 @@ increasing in the score, so ranking by score is ranking by privacy loss.  From o
   verdict bound (Steinke et al.'s theorem, no assumption; :func:`one_run_epsilon`), beside it
   the Gaussian-DP bound of Mahloujifar et al. (:func:`one_run_gdp_mu`, same guesses) and the
   full-ranking bound (:func:`rank_gdp_mu`, independent of r); the last two assume a
-  Gaussian-DP mechanism, which the subsampled Gaussian is not.  Its **family** bound, on the
-  same guesses, is Xiang et al.'s test as the library computes it
-  (:mod:`dpclaims.audit.one_run_family`: ``one_run_audit(..., family="gaussian")`` on the
-  Gaussian rows; on the subsampled rows ``family_mu(..., q=q)`` with the true q, the known
-  family, as Xiang's column assumes).
+  Gaussian-DP mechanism, which the subsampled Gaussian is not.  Its **family** bound is
+  Xiang et al.'s test as the library computes it (:mod:`dpclaims.audit.one_run_family`): on
+  the Gaussian rows ``one_run_audit(..., family="gaussian")``, on the same symmetric guesses;
+  on the subsampled rows ``one_run_audit(..., family="subsampled-gaussian", sampling_rate=q)``
+  with the true q and the claimed member the true one (as Xiang's column assumes), whose
+  guesses are the library's :func:`family_guesses` (the r largest |L| of the claimed member,
+  by its sign) and whose bound is :func:`family_epsilon`.
 * **Xiang's guesses**: the r canaries with the largest ``|L|``, each guessed by the sign of
   ``L`` (as in their code), and their ``u`` mistakes, read by
   - **SNJ 2023**: Steinke et al.'s theorem (dpclaims' :func:`one_run_epsilon`) at ``v = r - u``;
@@ -57,6 +59,8 @@ from scipy import optimize, stats
 from dpclaims.audit import one_run_epsilon, one_run_gdp_mu
 from dpclaims.audit.one_run import one_run_gdp_rejects, one_run_p_value
 from dpclaims.audit.one_run_family import (
+    family_epsilon,
+    family_guesses,
     family_mu,
     family_profile,
     privacy_loss,
@@ -78,8 +82,8 @@ MECHANISMS = (
 CANARIES = (1_000, 10_000, 100_000)
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
 METHODS = ("dpclaims", "family", "GDP", "rank", "SNJ", "Xiang")
-"""dpclaims' verdict bound, its family bound (``family="gaussian"``; the subsampled-Gaussian
-family with the true q on the SGM rows), its Gaussian-DP and full-ranking bounds, SNJ 2023 and
+"""dpclaims' verdict bound, its family bound (``family="gaussian"``; on the SGM rows
+``family="subsampled-gaussian"`` with the true q, guessing by the claimed member's |L|), its Gaussian-DP and full-ranking bounds, SNJ 2023 and
 Xiang et al. on Xiang's guesses."""
 CHUNK = 2_000_000  # scores drawn at once
 
@@ -127,10 +131,12 @@ def xiang_expected_errors(profile, n: int, r: int) -> float:
 
 
 def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generator) -> dict:
-    """Per run: dpclaims' correct guesses (k = r/2 each end) and Xiang's mistakes (top r by
-    ``|L|``) for each r of :data:`FRACTIONS`, the Mann-Whitney ``U`` and ``n_in``."""
+    """Per run: dpclaims' correct guesses (k = r/2 each end), Xiang's mistakes (top r by
+    ``|L|``) and, on the subsampled rows, the family bound's correct guesses
+    (:func:`family_guesses` of the true member) for each r of :data:`FRACTIONS`, the
+    Mann-Whitney ``U`` and ``n_in``."""
     rs = [guesses(n, f) for f in FRACTIONS]
-    out = {"correct": [], "mistakes": [], "pairs": [], "n_in": []}
+    out = {"correct": [], "mistakes": [], "family": [], "pairs": [], "n_in": []}
     per = max(1, CHUNK // n)
     for start in range(0, reps, per):
         size = min(per, reps - start)
@@ -145,6 +151,10 @@ def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generat
         wrong = (loss > 0) != included
         by_loss = np.take_along_axis(wrong, np.argsort(-np.abs(loss), axis=1), axis=1)
         out["mistakes"].append(np.cumsum(by_loss, axis=1)[:, np.array(rs) - 1].T)
+        if q < 1.0:
+            chosen, guess_in = family_guesses(scores, n, mu, q)
+            right = np.cumsum(guess_in == np.take_along_axis(included, chosen, axis=1), axis=1)
+            out["family"].append(right[:, np.array(rs) - 1].T)
         n_in = by_score.sum(axis=1)
         rank_sum = (by_score * np.arange(1, n + 1)).sum(axis=1)
         out["pairs"].append(rank_sum - n_in * (n_in + 1) // 2)
@@ -152,6 +162,7 @@ def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generat
     return {
         "correct": np.concatenate([np.array(c) for c in out["correct"]], axis=1),
         "mistakes": np.concatenate(out["mistakes"], axis=1),
+        "family": np.concatenate(out["family"], axis=1) if q < 1.0 else None,
         "pairs": np.concatenate(out["pairs"]),
         "n_in": np.concatenate(out["n_in"]),
     }
@@ -220,11 +231,18 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
         return one_run_epsilon(n, r, v, delta=DELTA, confidence=CONFIDENCE)
 
     def family_bound(v):
+        if q < 1.0:
+            options = dict(family="subsampled-gaussian", sampling_rate=q)
+            return family_epsilon(n, r, v, DELTA, CONFIDENCE, **options)[1]
         return mixture_epsilon(family_mu(n, r, v, CONFIDENCE, q=q), q)
 
     def gdp_bound(v):
         return gdp_epsilon(one_run_gdp_mu(n, r, v, CONFIDENCE), DELTA)
 
+    u_expected = int(round(xiang_expected_errors(profile_true, n, r)))
+    family_counts, family_expected = correct, expected_correct(n, r, mu, q)
+    if q < 1.0:
+        family_counts, family_expected = counts["family"][r_index], r - u_expected
     bounds = {
         "dpclaims": (
             dp_bound,
@@ -235,9 +253,9 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
         ),
         "family": (
             family_bound,
-            correct,
+            family_counts,
             True,
-            expected_correct(n, r, mu, q),
+            family_expected,
             lambda v: xiang_p_value(profile_true, r - v, r, n) < ALPHA,
         ),
         "GDP": (
@@ -248,7 +266,6 @@ def setting(n, r_index, mu, q, counts, true_eps, profile_true, *, methods=METHOD
             lambda v: one_run_gdp_rejects(n, r, v, mu_true, ALPHA),
         ),
     }
-    u_expected = int(round(xiang_expected_errors(profile_true, n, r)))
     bounds["SNJ"] = (
         lambda u: dp_bound(r - u),
         mistakes,

@@ -35,7 +35,10 @@ and assumes more: canaries that do not interact, each a μ-GDP channel.
 ``family="gaussian"`` (:mod:`.one_run_family`, Xiang et al. 2025) replaces the decision by a
 bound that assumes the mechanism is μ-GDP for some μ with independent canaries and certifies
 the smallest μ consistent with the guesses: far tighter, but valid only under that assumption,
-so its verdict is worded "assuming μ-GDP".  The default (``family=None``) assumes nothing.
+so its verdict is worded "assuming μ-GDP".  ``family="subsampled-gaussian"`` with
+``sampling_rate=q`` assumes the Poisson-subsampled Gaussian of rate q instead, and guesses the
+canaries with the largest |privacy loss| of the claimed member (its scores must be on the
+family's scale).  The default (``family=None``) assumes nothing.
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ from ..errors import (
 from ..execution import child_seed
 from ..privacy import PrivacyClaim, claim_at_door
 from ..vocabulary import Verdict
-from .one_run_family import FAMILIES, family_epsilon, family_p_value
+from .one_run_family import (
+    FAMILIES,
+    check_sampling_rate,
+    family_epsilon,
+    family_guesses,
+    family_p_value,
+    subsampled_gaussian_mu,
+)
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
@@ -95,6 +105,7 @@ _BOUND_NAMES = {
     "gaussian-dp": "Mahloujifar et al. 2024",
     "independent-gaussian-dp": "full-ranking Mann-Whitney bound",
     "gaussian-family": "Xiang et al. 2025 family test",
+    "subsampled-gaussian-family": "Xiang et al. 2025 family test",
 }
 _ASSUMES = {
     "none": "no assumption",
@@ -102,6 +113,9 @@ _ASSUMES = {
     "independent-gaussian-dp": "assumes independent canaries, each a Gaussian-DP channel",
     "gaussian-family": "valid only if the mechanism is μ-GDP (the Gaussian family) with "
     "independent canaries",
+    "subsampled-gaussian-family": "valid only if the mechanism is the subsampled Gaussian with "
+    "rate q = {q:g}, its scores on the family's scale (N(0, 1) when excluded), with independent "
+    "canaries",
 }
 
 GUESS_FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
@@ -121,7 +135,10 @@ class OneRunResult:
     ``n_in · n_out`` (in, out) pairs and ``correct`` those ranked in above out (Mann-Whitney
     ``U``; ``k_plus``, ``k_minus`` are 0).  Under ``family="gaussian"`` (``assumption``
     ``"gaussian-family"``) the bound and the verdict hold only if the mechanism is μ-GDP:
-    :meth:`line` says so ("violation assuming μ-GDP").
+    :meth:`line` says so ("violation assuming μ-GDP"); under ``family="subsampled-gaussian"``
+    (``"subsampled-gaussian-family"``) only if it is the subsampled Gaussian of rate
+    ``sampling_rate``, and ``k_plus``/``k_minus`` count the guesses "in" and "out" that its
+    privacy loss chose.
 
     ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
     ``inconclusive`` when it is 0 (the guesses showed nothing), else ``consistent`` when the
@@ -147,6 +164,7 @@ class OneRunResult:
     grid: int = 1
     reach: Reach | None = None
     family: str | None = None
+    sampling_rate: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite; the
@@ -176,16 +194,21 @@ class OneRunResult:
             union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
             evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
         reach = "" if self.reach is None else f", reach {self.reach.factor:.3g}×"
+        assumes = _ASSUMES[self.assumption].format(q=self.sampling_rate)
         return (
             f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
-            f"{_ASSUMES[self.assumption]}): {evidence}; {self.verdict_text}{reach}"
+            f"{assumes}): {evidence}; {self.verdict_text}{reach}"
         )
 
     @property
     def verdict_text(self) -> str:
         """The verdict, conditional on the family when one is assumed ("violation assuming
-        μ-GDP")."""
-        return f"{self.verdict} assuming μ-GDP" if self.family else str(self.verdict)
+        μ-GDP", "violation assuming the subsampled Gaussian with q = 0.01")."""
+        if self.family is None:
+            return str(self.verdict)
+        if self.sampling_rate is None:
+            return f"{self.verdict} assuming μ-GDP"
+        return f"{self.verdict} assuming the subsampled Gaussian with q = {self.sampling_rate:g}"
 
 
 def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
@@ -381,6 +404,7 @@ def one_run_audit(
     seed: int = 0,
     assumption: str = "none",
     family: str | None = None,
+    sampling_rate: float | None = None,
 ) -> OneRunResult:
     """Audit one run from per-canary scores.
 
@@ -405,7 +429,14 @@ def one_run_audit(
         certifies the smallest μ consistent with the ``k_plus``/``k_minus`` guesses of a μ-GDP
         mechanism with independent canaries (:mod:`.one_run_family`, Xiang et al. 2025) and its
         ε at ``delta > 0``; the bound and its verdict hold only under that assumption, which
-        the result carries (``assumption="gaussian-family"``) and its line states
+        the result carries (``assumption="gaussian-family"``) and its line states;
+        ``"subsampled-gaussian"`` (with ``sampling_rate``) assumes the Poisson-subsampled
+        Gaussian of that rate instead and guesses the ``k_plus + k_minus`` canaries with the
+        largest |privacy loss| of the claimed member (μ exactly (ε, δ)-DP at that rate), each
+        by its sign (:func:`~.one_run_family.family_guesses`), so ``k_plus``/``k_minus`` fix
+        only their number; its scores must be on the family's scale (an excluded canary
+        scores N(0, 1), a sampled included one N(μ, 1))
+    sampling_rate : q, the family's rate, in (0, 1]; only with ``family="subsampled-gaussian"``
     """
     scores, included_arr = _checked_scores(scores, included)
     claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
@@ -419,11 +450,23 @@ def one_run_audit(
                 f"family={family!r} is its own assumption: drop assumption={assumption!r}"
             )
         _gdp_delta(delta)
+    sampling_rate = check_sampling_rate(family, sampling_rate)
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
     mu_lower, grid = None, 1
-    if family is not None:
+    if sampling_rate is not None:
+        r = sum(_guess_counts(m, k_plus, k_minus))
+        mu_claim = subsampled_gaussian_mu(epsilon, sampling_rate, delta)
+        chosen, guess_in = family_guesses(scores, r, mu_claim, sampling_rate, ties=ties)
+        correct = int(np.count_nonzero(guess_in == included_arr[chosen]))
+        k_plus = int(np.count_nonzero(guess_in))
+        k_minus, assumption = r - k_plus, "subsampled-gaussian-family"
+        mu_lower, eps_lower = family_epsilon(
+            m, r, correct, delta, confidence, family=family, sampling_rate=sampling_rate
+        )
+        p_value = family_p_value(r - correct, r, m, mu_claim, q=sampling_rate)
+    elif family is not None:
         k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
         correct = _correct(order, included_arr, k_plus, k_minus)
         r, assumption = k_plus + k_minus, "gaussian-family"
@@ -481,6 +524,7 @@ def one_run_audit(
         grid=grid,
         reach=reach,
         family=family,
+        sampling_rate=sampling_rate,
     )
 
 
@@ -666,6 +710,7 @@ def one_run(
     score: Callable | None = None,
     assumption: str = "none",
     family: str | None = None,
+    sampling_rate: float | None = None,
 ) -> OneRunResult:
     """Draw canary inclusion, run ``mechanism(included (m,) bool, rng)`` once, audit it.
 
@@ -709,4 +754,5 @@ def one_run(
         seed=seed,
         assumption=assumption,
         family=family,
+        sampling_rate=sampling_rate,
     )

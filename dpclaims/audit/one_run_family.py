@@ -14,6 +14,14 @@ code (``onerun/tail.py``, ``profile.py``): a grid of 100 000 cells over ±14 of 
 20 001-node quadrature of ``W`` over ±18 standard deviations.  The bound is the largest μ
 rejected at ``1 - confidence`` (bisection, the conservative end) and its ε at δ.
 
+Under the subsampled family (``q < 1``) the loss is lopsided: a high score is strong evidence
+of "in", a low one only weak evidence of "out" (``L >= log(1 - q)``).  So the guesses are
+Xiang et al.'s (:func:`family_guesses`): the ``r`` canaries with the largest ``|L|`` of the
+*claimed* member, each guessed by the sign of ``L``.  They are a fixed function of the scores,
+chosen before the inclusions are seen, and the test's ``P[T <= u]`` assumes the best guesses of
+the member tested, which no other guesses beat: the level holds.  The scores must be on the
+family's scale: an excluded canary scores ``N(0, 1)``, an included one ``N(μ, 1)`` when sampled.
+
 It is valid only if the mechanism lies in the family, with independent canaries: a result
 computed under it carries that assumption and words its verdict as conditional on it.
 """
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -31,7 +40,9 @@ from ..gdp import gdp_epsilon
 
 __all__ = [
     "FAMILIES",
+    "check_sampling_rate",
     "privacy_loss",
+    "family_guesses",
     "family_profile",
     "profile_p_value",
     "family_p_value",
@@ -39,19 +50,57 @@ __all__ = [
     "family_epsilon",
     "subsampled_gaussian_delta",
     "subsampled_gaussian_epsilon",
+    "subsampled_gaussian_mu",
 ]
 
-FAMILIES = ("gaussian",)
-"""Families a one-run audit may assume (``family=``): ``"gaussian"``, μ-GDP."""
+FAMILIES = ("gaussian", "subsampled-gaussian")
+"""Families a one-run audit may assume (``family=``): ``"gaussian"``, μ-GDP, and
+``"subsampled-gaussian"``, the Poisson-subsampled Gaussian of a given ``sampling_rate``."""
 
 _MU_RANGE = (0.0, 32.0)
 _BISECTION_STEPS = 40
+
+
+def check_sampling_rate(family: str | None, sampling_rate: Any) -> float | None:
+    """The family's sampling rate q: given, in (0, 1], exactly when ``family`` is
+    ``"subsampled-gaussian"`` (None for the other families)."""
+    if family != "subsampled-gaussian":
+        if sampling_rate is not None:
+            raise InputError(
+                f"sampling_rate={sampling_rate!r} is the rate of family='subsampled-gaussian': "
+                f"pass that family or drop sampling_rate"
+            )
+        return None
+    if sampling_rate is None:
+        raise InputError(
+            "family='subsampled-gaussian' needs sampling_rate=, the probability that an "
+            "included canary is sampled (e.g. sampling_rate=0.01)"
+        )
+    ok = isinstance(sampling_rate, (int, float, np.integer, np.floating))
+    if isinstance(sampling_rate, bool) or not ok or not 0.0 < sampling_rate <= 1.0:
+        raise InputError(
+            f"sampling_rate must be a number in (0, 1], got {sampling_rate!r}; pass e.g. "
+            f"sampling_rate=0.01"
+        )
+    return float(sampling_rate)
 
 
 def privacy_loss(x: np.ndarray, mu: float, q: float) -> np.ndarray:
     """``log dQ/dP`` of ``Q = (1 - q) N(0, 1) + q N(μ, 1)`` against ``P = N(0, 1)``."""
     tilt = mu * x - mu * mu / 2.0
     return tilt if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + tilt)
+
+
+def family_guesses(
+    scores: np.ndarray, r: int, mu: float, q: float, *, ties: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Xiang et al.'s guesses of the member ``(μ, q)`` along the last axis of ``scores`` (on
+    the family's scale): the positions of the ``r`` largest ``|L|`` (ties broken by larger
+    ``ties``) and whether each is guessed "in" (``L > 0``)."""
+    loss = privacy_loss(np.asarray(scores, dtype=np.float64), mu, q)
+    keys = (-np.abs(loss),) if ties is None else (-np.broadcast_to(ties, loss.shape), -np.abs(loss))
+    chosen = np.lexsort(keys, axis=-1)[..., :r]
+    return chosen, np.take_along_axis(loss, chosen, axis=-1) > 0
 
 
 @lru_cache(maxsize=8)
@@ -153,6 +202,19 @@ def subsampled_gaussian_epsilon(mu: float, q: float, delta: float) -> float:
     )
 
 
+def subsampled_gaussian_mu(epsilon: float, q: float, delta: float) -> float:
+    """The μ of the member ``(μ, q)`` that is exactly (``epsilon``, ``delta``)-DP (δ(ε) grows
+    with μ; the top of the bisection range when even it meets the claim)."""
+    low, high = 1e-9, _MU_RANGE[1]
+    if subsampled_gaussian_delta(epsilon, high, q) <= delta:
+        return high
+    if subsampled_gaussian_delta(epsilon, low, q) >= delta:
+        return low
+    return optimize.brentq(
+        lambda mu: subsampled_gaussian_delta(epsilon, mu, q) - delta, low, high, xtol=1e-12
+    )
+
+
 def family_epsilon(
     m: int,
     r: int,
@@ -161,8 +223,14 @@ def family_epsilon(
     confidence: float = 0.95,
     *,
     family: str = "gaussian",
+    sampling_rate: float | None = None,
 ) -> tuple[float, float]:
-    """``(μ, ε at delta)`` of :func:`family_mu` for ``family`` (of :data:`FAMILIES`)."""
+    """``(μ, ε at delta)`` of :func:`family_mu` for ``family`` (of :data:`FAMILIES`; the
+    subsampled Gaussian's ``sampling_rate`` as for :func:`check_sampling_rate`)."""
     check_choice(family, FAMILIES, "family")
-    mu = family_mu(m, r, v, confidence)
-    return mu, gdp_epsilon(mu, delta)
+    q = check_sampling_rate(family, sampling_rate)
+    if q is None:
+        mu = family_mu(m, r, v, confidence)
+        return mu, gdp_epsilon(mu, delta)
+    mu = family_mu(m, r, v, confidence, q=q)
+    return mu, subsampled_gaussian_epsilon(mu, q, delta)
