@@ -83,8 +83,8 @@ CANARIES = (1_000, 10_000, 100_000)
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
 METHODS = ("dpclaims", "family", "GDP", "rank", "SNJ", "Xiang")
 """dpclaims' verdict bound, its family bound (``family="gaussian"``; on the SGM rows
-``family="subsampled-gaussian"`` with the true q, guessing by the claimed member's |L|), its Gaussian-DP and full-ranking bounds, SNJ 2023 and
-Xiang et al. on Xiang's guesses."""
+``family="subsampled-gaussian"`` with the true q, guessing by the claimed member's |L|), its
+Gaussian-DP and full-ranking bounds, SNJ 2023 and Xiang et al. on Xiang's guesses."""
 CHUNK = 2_000_000  # scores drawn at once
 
 

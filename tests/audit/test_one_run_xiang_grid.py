@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpclaims.audit import one_run_audit
+
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_xiang_grid.py"
 _SPEC = importlib.util.spec_from_file_location("bench_xiang_grid", _PATH)
 bench = importlib.util.module_from_spec(_SPEC)
@@ -60,3 +62,25 @@ def test_xiang_worst_cell_reproduced():
     u = round(bench.xiang_expected_errors(profile, 1000, 500))
     assert u == 199
     assert bench.xiang_epsilon(u, 500, 1000, 0.2) == pytest.approx(2.8572, abs=1e-3)
+
+
+def test_subsampled_family_guesses_are_xiangs_at_the_true_claim():
+    """Claiming the true member, ``family="subsampled-gaussian"`` guesses as Xiang et al. (the r
+    largest |L|, by its sign): its correct count is r minus their mistakes on the same run."""
+    n, r, mu, q = 1_000, 250, 2.0, 0.2
+    rng = np.random.default_rng(11)
+    included = rng.random(n) < 0.5
+    scores = rng.standard_normal(n) + mu * (included & (rng.random(n) < q))
+    loss = bench.privacy_loss(scores, mu, q)
+    mistakes = int(((loss > 0) != included)[np.argsort(-np.abs(loss))[:r]].sum())
+    result = one_run_audit(
+        scores,
+        included,
+        epsilon=bench.mixture_epsilon(mu, q),
+        delta=bench.DELTA,
+        k_plus=r // 2,
+        k_minus=r - r // 2,
+        family="subsampled-gaussian",
+        sampling_rate=q,
+    )
+    assert result.correct == r - mistakes and result.guesses == r
