@@ -59,6 +59,8 @@ FAMILIES = ("gaussian", "subsampled-gaussian")
 
 _MU_RANGE = (0.0, 32.0)
 _BISECTION_STEPS = 40
+_MAX_EPSILON = 700.0
+"""Largest ε the subsampled Gaussian's curve is solved to (``e^ε`` overflows past 709)."""
 
 
 def check_sampling_rate(family: str | None, sampling_rate: Any) -> float | None:
@@ -194,11 +196,17 @@ def subsampled_gaussian_delta(epsilon: float, mu: float, q: float) -> float:
 
 
 def subsampled_gaussian_epsilon(mu: float, q: float, delta: float) -> float:
-    """ε at ``delta`` of the family member ``(μ, q)`` (0 when μ is 0 or δ already holds)."""
+    """ε at ``delta`` of the family member ``(μ, q)`` (0 when μ is 0 or δ already holds; at
+    most :data:`_MAX_EPSILON`, a lower bound there)."""
     if mu <= 0 or subsampled_gaussian_delta(0.0, mu, q) <= delta:
         return 0.0
+    high = 1.0
+    while subsampled_gaussian_delta(high, mu, q) > delta:
+        if high == _MAX_EPSILON:
+            return high
+        high = min(2.0 * high, _MAX_EPSILON)
     return optimize.brentq(
-        lambda e: subsampled_gaussian_delta(e, mu, q) - delta, 0.0, 200.0, xtol=1e-10
+        lambda e: subsampled_gaussian_delta(e, mu, q) - delta, 0.0, high, xtol=1e-10
     )
 
 

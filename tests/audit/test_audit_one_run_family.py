@@ -163,3 +163,11 @@ def test_subsampled_family_guesses_by_loss_beat_symmetric_guesses():
     assert result.assumption == "subsampled-gaussian-family" and result.sampling_rate == q
     assert "subsampled Gaussian with rate q = 0.2" in result.line()
     assert result.to_dict()["sampling_rate"] == q
+
+
+def test_subsampled_family_epsilon_is_finite_at_the_top_of_its_range():
+    """Every guess right at q = 0.2 rejects even μ = 32 (ε ≈ 600): reported, not a crash."""
+    options = dict(family="subsampled-gaussian", sampling_rate=0.2)
+    mu, eps = family_epsilon(10_000, 2_500, 2_500, DELTA, **options)
+    assert mu == 32.0 and 500.0 < eps <= 700.0
+    assert subsampled_gaussian_epsilon(1.0, 0.5, DELTA) == pytest.approx(3.534, abs=5e-4)
