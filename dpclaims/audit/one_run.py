@@ -67,6 +67,7 @@ from ..privacy import PrivacyClaim, claim_at_door
 from ..vocabulary import Verdict
 from .one_run_family import (
     FAMILIES,
+    FAMILY_MU_MAX,
     check_sampling_rate,
     family_epsilon,
     family_guesses,
@@ -141,7 +142,8 @@ class OneRunResult:
     privacy loss chose.
 
     ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
-    ``inconclusive`` when it is 0 (the guesses showed nothing), else ``consistent`` when the
+    ``inconclusive`` when it is 0 (the guesses showed nothing) or when a family bound's
+    guesses reject its whole family (:attr:`family_refuted`), else ``consistent`` when the
     ``reach`` (:func:`one_run_reach`, a multiple of the claim) is within
     :data:`~dpclaims.audit.reach.REACH_LIMIT` and ``consistent_weak`` when it is not.  The
     reach is computed for the assumption-free bound, which decides; the others have none.
@@ -194,11 +196,23 @@ class OneRunResult:
             union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
             evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
         reach = "" if self.reach is None else f", reach {self.reach.factor:.3g}×"
+        if self.family_refuted:
+            evidence += (
+                f"; they reject every member of the family up to μ = {FAMILY_MU_MAX:g}, so they "
+                f"do not fit it (check the family, its rate and the scores' scale)"
+            )
         assumes = _ASSUMES[self.assumption].format(q=self.sampling_rate)
         return (
             f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
             f"{assumes}): {evidence}; {self.verdict_text}{reach}"
         )
+
+    @property
+    def family_refuted(self) -> bool:
+        """Whether the guesses reject the whole family searched (μ up to
+        :data:`~.one_run_family.FAMILY_MU_MAX`): the assumption, not the claim, is then in
+        doubt, and the verdict is ``inconclusive``."""
+        return self.family is not None and self.mu_lower >= FAMILY_MU_MAX
 
     @property
     def verdict_text(self) -> str:
@@ -509,7 +523,9 @@ def one_run_audit(
     return OneRunResult(
         epsilon_lower=eps_lower,
         p_value=p_value,
-        verdict=_one_run_verdict(eps_lower, epsilon, reach),
+        verdict=_one_run_verdict(
+            eps_lower, epsilon, reach, refuted=family is not None and mu_lower >= FAMILY_MU_MAX
+        ),
         epsilon=epsilon,
         delta=delta,
         confidence=confidence,
@@ -528,8 +544,13 @@ def one_run_audit(
     )
 
 
-def _one_run_verdict(eps_lower: float, epsilon: float, reach: Reach | None) -> Verdict:
-    """The verdict of one bound: the multi-run rule (a bound of 0 shows nothing)."""
+def _one_run_verdict(
+    eps_lower: float, epsilon: float, reach: Reach | None, *, refuted: bool = False
+) -> Verdict:
+    """The verdict of one bound: the multi-run rule (a bound of 0 shows nothing; nor does a
+    family bound whose guesses ``refuted`` its family)."""
+    if refuted:
+        return Verdict.INCONCLUSIVE
     if eps_lower > epsilon:
         return Verdict.VIOLATION
     if eps_lower <= 0:

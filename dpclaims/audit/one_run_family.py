@@ -40,6 +40,7 @@ from ..gdp import gdp_epsilon
 
 __all__ = [
     "FAMILIES",
+    "FAMILY_MU_MAX",
     "check_sampling_rate",
     "privacy_loss",
     "family_guesses",
@@ -57,7 +58,10 @@ FAMILIES = ("gaussian", "subsampled-gaussian")
 """Families a one-run audit may assume (``family=``): ``"gaussian"``, μ-GDP, and
 ``"subsampled-gaussian"``, the Poisson-subsampled Gaussian of a given ``sampling_rate``."""
 
-_MU_RANGE = (0.0, 32.0)
+FAMILY_MU_MAX = 32.0
+"""Top of the μ range searched: guesses that reject even this member do not fit the family
+(for the subsampled Gaussian, more accurate than its rate allows at any μ)."""
+_MU_RANGE = (0.0, FAMILY_MU_MAX)
 _BISECTION_STEPS = 40
 _MAX_EPSILON = 700.0
 """Largest ε the subsampled Gaussian's curve is solved to (``e^ε`` overflows past 709)."""

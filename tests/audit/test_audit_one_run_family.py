@@ -171,3 +171,17 @@ def test_subsampled_family_epsilon_is_finite_at_the_top_of_its_range():
     mu, eps = family_epsilon(10_000, 2_500, 2_500, DELTA, **options)
     assert mu == 32.0 and 500.0 < eps <= 700.0
     assert subsampled_gaussian_epsilon(1.0, 0.5, DELTA) == pytest.approx(3.534, abs=5e-4)
+
+
+def test_guesses_beyond_the_family_are_inconclusive_not_a_violation():
+    """A Gaussian mechanism (μ = 2, ε ≈ 10) audited as the subsampled Gaussian with q = 0.2:
+    its guesses are more accurate than any member allows, so the bound (μ = 32, ε ≈ 600)
+    says the family does not fit instead of a violation of ε = 1."""
+    n = 2_000
+    rng = np.random.default_rng(4)
+    included = rng.random(n) < 0.5
+    scores = rng.standard_normal(n) + 2.0 * included
+    options = dict(family="subsampled-gaussian", sampling_rate=0.2, k_plus=250, k_minus=250)
+    result = one_run_audit(scores, included, epsilon=1.0, delta=DELTA, **options)
+    assert result.family_refuted and result.mu_lower == 32.0
+    assert result.verdict == "inconclusive" and "do not fit it" in result.line()
