@@ -174,10 +174,11 @@ def guesses(n: int, fraction: float) -> int:
 
 
 def quantile_count(counts: np.ndarray, p: float, *, larger_is_stronger: bool = True) -> int:
-    """The observed count at which a bound non-decreasing in its evidence takes its p-quantile."""
-    if larger_is_stronger:
-        return int(np.quantile(counts, p, method="inverted_cdf"))
-    return int(np.quantile(counts, 1.0 - p, method="inverted_cdf"))
+    """The observed count at which a bound monotone in it takes its p-quantile over the runs
+    (``inverted_cdf`` of the bounds, so a count of mistakes and its count of correct guesses
+    give the same run)."""
+    sign = 1 if larger_is_stronger else -1
+    return sign * int(np.quantile(sign * counts, p, method="inverted_cdf"))
 
 
 def coverage(counts: np.ndarray, exceeds) -> float:
