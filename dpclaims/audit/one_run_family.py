@@ -19,8 +19,9 @@ of "in", a low one only weak evidence of "out" (``L >= log(1 - q)``).  So the gu
 Xiang et al.'s (:func:`family_guesses`): the ``r`` canaries with the largest ``|L|`` of the
 *claimed* member, each guessed by the sign of ``L``.  They are a fixed function of the scores,
 chosen before the inclusions are seen, and the test's ``P[T <= u]`` assumes the best guesses of
-the member tested, which no other guesses beat: the level holds.  The scores must be on the
-family's scale: an excluded canary scores ``N(0, 1)``, an included one ``N(μ, 1)`` when sampled.
+the member tested, which no other guesses beat (Xiang et al.'s argument): the level holds.
+The scores must be on the family's scale: an excluded canary scores ``N(0, 1)``, an included
+one ``N(μ, 1)`` when sampled.
 
 It is valid only if the mechanism lies in the family, with independent canaries: a result
 computed under it carries that assumption and words its verdict as conditional on it.
@@ -201,7 +202,7 @@ def subsampled_gaussian_delta(epsilon: float, mu: float, q: float) -> float:
 
 def subsampled_gaussian_epsilon(mu: float, q: float, delta: float) -> float:
     """ε at ``delta`` of the family member ``(μ, q)`` (0 when μ is 0 or δ already holds; at
-    most :data:`_MAX_EPSILON`, a lower bound there)."""
+    most 700, where ``e^ε`` nears overflow: a lower bound there)."""
     if mu <= 0 or subsampled_gaussian_delta(0.0, mu, q) <= delta:
         return 0.0
     high = 1.0
