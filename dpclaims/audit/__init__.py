@@ -54,6 +54,7 @@ from .one_run import (
     one_run_gdp_rejects,
     one_run_p_value,
 )
+from .one_run_family import SubsampledGaussian
 from .options import AuditTest, Neighbours, Reference
 from .percall import SEED_TYPES, PerCall, percall
 from .relation import relation_hint
@@ -116,6 +117,7 @@ __all__ = [
     "gdp_mu_of",
     "one_run",
     "one_run_audit",
+    "SubsampledGaussian",
     "one_run_p_value",
     "one_run_epsilon",
     "OneRunResult",

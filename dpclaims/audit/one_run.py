@@ -35,8 +35,8 @@ and assumes more: canaries that do not interact, each a μ-GDP channel.
 ``family="gaussian"`` (:mod:`.one_run_family`, Xiang et al. 2025) replaces the decision by a
 bound that assumes the mechanism is μ-GDP for some μ with independent canaries and certifies
 the smallest μ consistent with the guesses: far tighter, but valid only under that assumption,
-so its verdict is worded "assuming μ-GDP".  ``family="subsampled-gaussian"`` with
-``sampling_rate=q`` assumes the Poisson-subsampled Gaussian of rate q instead, and guesses the
+so its verdict is worded "assuming μ-GDP".  ``family=SubsampledGaussian(sampling_rate=q)``
+assumes the Poisson-subsampled Gaussian of rate q instead, and guesses the
 canaries with the largest |privacy loss| of the claimed member (its scores must be on the
 family's scale).  The default (``family=None``) assumes nothing.
 """
@@ -66,9 +66,9 @@ from ..execution import child_seed
 from ..privacy import PrivacyClaim, claim_at_door
 from ..vocabulary import Verdict
 from .one_run_family import (
-    FAMILIES,
     FAMILY_MU_MAX,
-    check_sampling_rate,
+    SubsampledGaussian,
+    family_at_door,
     family_epsilon,
     family_guesses,
     family_p_value,
@@ -136,8 +136,9 @@ class OneRunResult:
     ``n_in · n_out`` (in, out) pairs and ``correct`` those ranked in above out (Mann-Whitney
     ``U``; ``k_plus``, ``k_minus`` are 0).  Under ``family="gaussian"`` (``assumption``
     ``"gaussian-family"``) the bound and the verdict hold only if the mechanism is μ-GDP:
-    :meth:`line` says so ("violation assuming μ-GDP"); under ``family="subsampled-gaussian"``
-    (``"subsampled-gaussian-family"``) only if it is the subsampled Gaussian of rate
+    :meth:`line` says so ("violation assuming μ-GDP"); under a
+    :class:`~.one_run_family.SubsampledGaussian` family (``family="subsampled-gaussian"``,
+    ``"subsampled-gaussian-family"``) only if it is the subsampled Gaussian of rate
     ``sampling_rate``, and ``k_plus``/``k_minus`` count the guesses "in" and "out" that its
     privacy loss chose.
 
@@ -417,8 +418,7 @@ def one_run_audit(
     confidence: float = 0.95,
     seed: int = 0,
     assumption: str = "none",
-    family: str | None = None,
-    sampling_rate: float | None = None,
+    family: str | SubsampledGaussian | None = None,
 ) -> OneRunResult:
     """Audit one run from per-canary scores.
 
@@ -439,32 +439,31 @@ def one_run_audit(
         (Mahloujifar et al. with the Gaussian family) or ``"independent-gaussian-dp"`` (the
         full-ranking bound of :mod:`.one_run_rank`, which ignores ``k_plus``/``k_minus``); the
         last two need ``delta > 0``
-    family : None (default: no family assumed), or one of :data:`FAMILIES`: ``"gaussian"``
+    family : None (default: no family assumed), ``"gaussian"`` or a
+        :class:`~.one_run_family.SubsampledGaussian`: ``"gaussian"``
         certifies the smallest μ consistent with the ``k_plus``/``k_minus`` guesses of a μ-GDP
         mechanism with independent canaries (:mod:`.one_run_family`, Xiang et al. 2025) and its
         ε at ``delta > 0``; the bound and its verdict hold only under that assumption, which
         the result carries (``assumption="gaussian-family"``) and its line states;
-        ``"subsampled-gaussian"`` (with ``sampling_rate``) assumes the Poisson-subsampled
-        Gaussian of that rate instead and guesses the ``k_plus + k_minus`` canaries with the
+        ``SubsampledGaussian(sampling_rate=q)`` assumes the Poisson-subsampled Gaussian of
+        rate q instead and guesses the ``k_plus + k_minus`` canaries with the
         largest |privacy loss| of the claimed member (μ exactly (ε, δ)-DP at that rate), each
         by its sign (:func:`~.one_run_family.family_guesses`), so ``k_plus``/``k_minus`` fix
         only their number; its scores must be on the family's scale (an excluded canary
         scores N(0, 1), a sampled included one N(μ, 1))
-    sampling_rate : q, the family's rate, in (0, 1]; only with ``family="subsampled-gaussian"``
     """
     scores, included_arr = _checked_scores(scores, included)
     claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
     epsilon, delta = claim.epsilon, claim.delta
     confidence = check_confidence(confidence)
     check_choice(assumption, ASSUMPTIONS, "assumption")
+    family, sampling_rate = family_at_door(family)
     if family is not None:
-        check_choice(family, FAMILIES, "family")
         if assumption != "none":
             raise InputError(
                 f"family={family!r} is its own assumption: drop assumption={assumption!r}"
             )
         _gdp_delta(delta)
-    sampling_rate = check_sampling_rate(family, sampling_rate)
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
@@ -730,8 +729,7 @@ def one_run(
     seed: int = 0,
     score: Callable | None = None,
     assumption: str = "none",
-    family: str | None = None,
-    sampling_rate: float | None = None,
+    family: str | SubsampledGaussian | None = None,
 ) -> OneRunResult:
     """Draw canary inclusion, run ``mechanism(included (m,) bool, rng)`` once, audit it.
 
@@ -775,5 +773,4 @@ def one_run(
         seed=seed,
         assumption=assumption,
         family=family,
-        sampling_rate=sampling_rate,
     )

@@ -30,6 +30,7 @@ computed under it carries that assumption and words its verdict as conditional o
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -42,7 +43,9 @@ from ..gdp import gdp_epsilon
 __all__ = [
     "FAMILIES",
     "FAMILY_MU_MAX",
+    "SubsampledGaussian",
     "check_sampling_rate",
+    "family_at_door",
     "privacy_loss",
     "family_guesses",
     "family_profile",
@@ -56,8 +59,9 @@ __all__ = [
 ]
 
 FAMILIES = ("gaussian", "subsampled-gaussian")
-"""Families a one-run audit may assume (``family=``): ``"gaussian"``, μ-GDP, and
-``"subsampled-gaussian"``, the Poisson-subsampled Gaussian of a given ``sampling_rate``."""
+"""The families a one-run audit may assume: ``"gaussian"`` (``family="gaussian"``), μ-GDP, and
+``"subsampled-gaussian"`` (``family=SubsampledGaussian(sampling_rate=q)``), the
+Poisson-subsampled Gaussian of rate q."""
 
 FAMILY_MU_MAX = 32.0
 """Top of the μ range searched: guesses that reject even this member do not fit the family
@@ -80,8 +84,8 @@ def check_sampling_rate(family: str | None, sampling_rate: Any) -> float | None:
         return None
     if sampling_rate is None:
         raise InputError(
-            "family='subsampled-gaussian' needs sampling_rate=, the probability that an "
-            "included canary is sampled (e.g. sampling_rate=0.01)"
+            "family='subsampled-gaussian' needs sampling_rate=, a number in (0, 1]: the "
+            "probability that an included canary is sampled (e.g. sampling_rate=0.01)"
         )
     ok = isinstance(sampling_rate, (int, float, np.integer, np.floating))
     if isinstance(sampling_rate, bool) or not ok or not 0.0 < sampling_rate <= 1.0:
@@ -90,6 +94,33 @@ def check_sampling_rate(family: str | None, sampling_rate: Any) -> float | None:
             f"sampling_rate=0.01"
         )
     return float(sampling_rate)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubsampledGaussian:
+    """The Poisson-subsampled Gaussian family of rate ``sampling_rate`` (q in (0, 1]: the
+    probability that an included canary is sampled), for ``one_run_audit(...,
+    family=SubsampledGaussian(sampling_rate=q))``."""
+
+    sampling_rate: float
+
+    def __post_init__(self) -> None:
+        rate = check_sampling_rate("subsampled-gaussian", self.sampling_rate)
+        object.__setattr__(self, "sampling_rate", rate)
+
+
+def family_at_door(family: Any) -> tuple[str | None, float | None]:
+    """``(name, q)`` of a one-run audit's ``family=``: None, ``"gaussian"`` or a
+    :class:`SubsampledGaussian` (q None but for the last)."""
+    if isinstance(family, SubsampledGaussian):
+        return "subsampled-gaussian", family.sampling_rate
+    if family == "subsampled-gaussian":
+        raise InputError(
+            "family='subsampled-gaussian' needs its sampling rate: pass "
+            "family=SubsampledGaussian(sampling_rate=q), q the probability that an included "
+            "canary is sampled"
+        )
+    return (None if family is None else check_choice(family, FAMILIES, "family")), None
 
 
 def privacy_loss(x: np.ndarray, mu: float, q: float) -> np.ndarray:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpclaims.audit import one_run, one_run_audit
+from dpclaims.audit import SubsampledGaussian, one_run, one_run_audit
 from dpclaims.audit.one_run_family import (
     family_epsilon,
     family_guesses,
@@ -83,14 +83,11 @@ def test_family_violation_is_worded_as_conditional():
         ),
         (dict(family="gaussian", assumption="gaussian-dp"), "drop assumption='gaussian-dp'"),
         (dict(family="gaussian", delta=0.0), "needs delta > 0"),
-        (dict(family="subsampled-gaussian"), "needs sampling_rate="),
-        (dict(family="subsampled-gaussian", sampling_rate=0.0), "sampling_rate must be a"),
-        (dict(family="subsampled-gaussian", sampling_rate=1.5), "in (0, 1], got 1.5"),
-        (dict(family="subsampled-gaussian", sampling_rate="0.1"), "in (0, 1], got '0.1'"),
-        (dict(family="subsampled-gaussian", sampling_rate=True), "in (0, 1], got True"),
-        (dict(family="subsampled-gaussian", sampling_rate=math.nan), "got nan"),
-        (dict(sampling_rate=0.1), "pass that family or drop sampling_rate"),
-        (dict(family="gaussian", sampling_rate=0.1), "rate of family='subsampled-gaussian'"),
+        (dict(family="subsampled-gaussian"), "SubsampledGaussian(sampling_rate=q)"),
+        (
+            dict(family=SubsampledGaussian(sampling_rate=0.1), assumption="gaussian-dp"),
+            "family='subsampled-gaussian' is its own assumption",
+        ),
     ],
 )
 def test_family_input_checks_name_the_argument(kwargs, needle):
@@ -150,8 +147,7 @@ def test_subsampled_family_guesses_by_loss_beat_symmetric_guesses():
         delta=DELTA,
         k_plus=k,
         k_minus=k,
-        family="subsampled-gaussian",
-        sampling_rate=q,
+        family=SubsampledGaussian(sampling_rate=q),
     )
     ranked = included[np.argsort(scores)]
     symmetric = int(ranked[n - k :].sum() + (~ranked[:k]).sum())
@@ -181,7 +177,15 @@ def test_guesses_beyond_the_family_are_inconclusive_not_a_violation():
     rng = np.random.default_rng(4)
     included = rng.random(n) < 0.5
     scores = rng.standard_normal(n) + 2.0 * included
-    options = dict(family="subsampled-gaussian", sampling_rate=0.2, k_plus=250, k_minus=250)
+    options = dict(family=SubsampledGaussian(sampling_rate=0.2), k_plus=250, k_minus=250)
     result = one_run_audit(scores, included, epsilon=1.0, delta=DELTA, **options)
     assert result.family_refuted and result.mu_lower == 32.0
     assert result.verdict == "inconclusive" and "do not fit it" in result.line()
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.5, "0.1", True, math.nan, None])
+def test_subsampled_family_rate_is_checked_at_the_door(rate):
+    with pytest.raises(InputError) as caught:
+        SubsampledGaussian(sampling_rate=rate)
+    message = str(caught.value)
+    assert "sampling_rate" in message and "(0, 1]" in message and "\n" not in message
