@@ -21,10 +21,11 @@ increasing in the score, so ranking by score is ranking by privacy loss.  From o
   Gaussian-DP mechanism, which the subsampled Gaussian is not.  Its **family** bound is
   Xiang et al.'s test as the library computes it (:mod:`dpclaims.audit.one_run_family`): on
   the Gaussian rows ``one_run_audit(..., family="gaussian")``, on the same symmetric guesses;
-  on the subsampled rows ``one_run_audit(..., family="subsampled-gaussian", sampling_rate=q)``
+  on the subsampled rows ``one_run_audit(..., family=SubsampledGaussian(sampling_rate=q))``
   with the true q and the claimed member the true one (as Xiang's column assumes), whose
   guesses are the library's :func:`family_guesses` (the r largest |L| of the claimed member,
-  by its sign) and whose bound is :func:`family_epsilon`.
+  by its sign) and whose bound is :func:`family_epsilon` (its two steps, called here per
+  count).
 * **Xiang's guesses**: the r canaries with the largest ``|L|``, each guessed by the sign of
   ``L`` (as in their code), and their ``u`` mistakes, read by
   - **SNJ 2023**: Steinke et al.'s theorem (dpclaims' :func:`one_run_epsilon`) at ``v = r - u``;
@@ -83,7 +84,7 @@ CANARIES = (1_000, 10_000, 100_000)
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
 METHODS = ("dpclaims", "family", "GDP", "rank", "SNJ", "Xiang")
 """dpclaims' verdict bound, its family bound (``family="gaussian"``; on the SGM rows
-``family="subsampled-gaussian"`` with the true q, guessing by the claimed member's |L|), its
+``SubsampledGaussian(sampling_rate=q)`` with the true q, guessing by the claimed member's |L|), its
 Gaussian-DP and full-ranking bounds, SNJ 2023 and Xiang et al. on Xiang's guesses."""
 CHUNK = 2_000_000  # scores drawn at once
 
