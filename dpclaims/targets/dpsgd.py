@@ -414,6 +414,7 @@ def optimal_limit(
 
 
 def _optimal_limit(release, trials, delta, confidence, draws, seed, samples=None) -> OptimalTest:
+    """:func:`optimal_limit`, positional (the cache's key)."""
     l0, l1 = samples if samples is not None else limit_samples(release, draws=draws, seed=seed)
     thresholds, p0_high, p1_high = limit_rates(l0, l1)
     return _limit(
