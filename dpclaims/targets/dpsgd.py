@@ -408,11 +408,22 @@ def optimal_limit(
     counts, its two rates bounded jointly as the audit bounds one test (no union over tests),
     in either direction.  ``samples = (L0, L1)`` reuses draws across N.
     """
+    if samples is None and isinstance(release, StepRelease):
+        return _cached_optimal_limit(release, trials, delta, confidence, draws, seed)
+    return _optimal_limit(release, trials, delta, confidence, draws, seed, samples)
+
+
+def _optimal_limit(release, trials, delta, confidence, draws, seed, samples=None) -> OptimalTest:
+    """:func:`optimal_limit`, positional (the cache's key)."""
     l0, l1 = samples if samples is not None else limit_samples(release, draws=draws, seed=seed)
     thresholds, p0_high, p1_high = limit_rates(l0, l1)
     return _limit(
         (p0_high, 1.0 - p1_high), thresholds, trials=trials, delta=delta, confidence=confidence
     )
+
+
+_cached_optimal_limit = functools.lru_cache(maxsize=16)(_optimal_limit)
+"""Limits of a :class:`StepRelease` (a frozen value) from its own draws: the same numbers."""
 
 
 def limit_rates(

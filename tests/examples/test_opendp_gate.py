@@ -3,8 +3,8 @@ is gated with ``reproducible=False``; the Laplace release at OpenDP's scale pass
 and Gaussian releases scaled for sensitivity 1 (the clamp bound forgotten) fail.  OpenDP draws
 from the OS's entropy, so these audits are not seeded: the passing one runs at confidence 0.999
 (a correct release fails it with probability at most 0.001; it certified 0.89-0.90 in three
-runs) and the failing ones certify ε far above the claim of 1 (3.4-3.5 and 1.8-2.2 with half
-their trials)."""
+runs) and the failing ones certify ε far above the claim of 1 (Laplace: 3.4-3.5 with half its
+3,000 trials; Gaussian: 1.8-2.2 at its 5,000, four runs 1.81, 1.87, 1.99, 2.12)."""
 
 import sys
 from pathlib import Path
@@ -45,7 +45,7 @@ def test_the_laplace_release_at_opendps_scale_passes():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "make, delta, trials", [("laplace_sum", 0.0, 3000), ("gaussian_sum", recipe.DELTA, 10_000)]
+    "make, delta, trials", [("laplace_sum", 0.0, 3000), ("gaussian_sum", recipe.DELTA, 5000)]
 )
 def test_a_release_scaled_for_sensitivity_one_fails(make, delta, trials):
     measurement = getattr(recipe, make)(1 / recipe.BOUND)

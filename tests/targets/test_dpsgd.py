@@ -2,12 +2,10 @@
 test (issue #27, items 1 and 2)."""
 
 import dataclasses
-import functools
 
 import numpy as np
 import pytest
 
-from dpclaims.algorithms.baselines import DPSGD
 from dpclaims.algorithms.transcript import StepRelease
 from dpclaims.audit import AuditTest, audit
 from dpclaims.data import GradientCanaryDataset
@@ -26,15 +24,6 @@ from dpclaims.targets.dpsgd import (
 from dpclaims.targets.mutants.baselines import half_noise, no_clip
 
 
-@functools.cache
-def _alg(loss=None, *, epsilon=2.0, steps=10, rate=1 / 8):
-    """DP-SGD with σ from the PLD accountant at (ε, 1e-5), cached per setting."""
-    return DPSGD.from_accountant(
-        epsilon, 1e-5, loss or LogisticLoss(), steps=steps, step_size=0.5, clip_norm=1.0,
-        sampling_rate=rate,
-    )  # fmt: skip
-
-
 def _audit(target, trials, seed=0):
     return audit(
         target.mechanism,
@@ -49,8 +38,8 @@ def _audit(target, trials, seed=0):
 
 @pytest.mark.parametrize("threat", THREAT_MODELS)
 @pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
-def test_setup_views_and_statistics(threat, loss):
-    alg = _alg(loss)
+def test_setup_views_and_statistics(threat, loss, dpsgd):
+    alg = dpsgd(loss)
     data = canary_data(loss, n=16, d=3)
     target = dpsgd_target(alg, data, threat_model=threat)
     assert target.d0 is data and isinstance(target.d1, GradientCanaryDataset)
@@ -61,22 +50,22 @@ def test_setup_views_and_statistics(threat, loss):
     assert target.mechanism.algorithm.batch_size == pytest.approx(16 / 8)  # made public
 
 
-def test_setup_rejects_what_it_cannot_audit():
+def test_setup_rejects_what_it_cannot_audit(dpsgd):
     data = canary_data(LogisticLoss(), n=8, d=3)
     with pytest.raises(InputError, match="threat_model"):
-        dpsgd_target(_alg(), data, threat_model="hidden-state")
+        dpsgd_target(dpsgd(), data, threat_model="hidden-state")
     with pytest.raises(InputError, match="canary"):
-        dpsgd_target(_alg(), data, canary="membership")
-    replace = dataclasses.replace(_alg(), relation="replace")
+        dpsgd_target(dpsgd(), data, canary="membership")
+    replace = dataclasses.replace(dpsgd(), relation="replace")
     with pytest.raises(InputError, match="add-remove"):
         dpsgd_target(replace, data)
     with pytest.raises(InputError, match="DPSGD"):
         dpsgd_target(lambda data, rng, trials: None, data)
 
 
-def test_squared_loss_input_canary_is_the_gradient_canary():
+def test_squared_loss_input_canary_is_the_gradient_canary(dpsgd):
     """x = 10 e, y = −1e6: the residual stays positive, so the clipped gradient is C e."""
-    alg = _alg(SquaredLoss())
+    alg = dpsgd(SquaredLoss())
     data = canary_data(SquaredLoss(), n=16, d=3)
     grad = dpsgd_target(alg, data, threat_model="all-iterates")
     inp = dpsgd_target(alg, data, threat_model="all-iterates", canary="input")
@@ -86,7 +75,7 @@ def test_squared_loss_input_canary_is_the_gradient_canary():
     assert abs(a.mean() - b.mean()) < 0.08 and abs(a.std() - b.std()) < 0.08
 
 
-def test_limit_is_the_gaussian_limit_at_full_batch_and_final_equals_all_iterates_at_one_step():
+def test_limit_is_the_gaussian_limit_at_full_batch_and_final_equals_all_iterates_at_one_step(dpsgd):
     gauss = StepRelease(steps=4, sampling_rate=1.0, clip_norm=1.0, noise_std=2.0)
     all_iterates = optimal_limit(gauss, trials=10_000, delta=1e-5, draws=200_000)
     final = final_limit(gauss, trials=10_000, delta=1e-5)
@@ -96,16 +85,15 @@ def test_limit_is_the_gaussian_limit_at_full_batch_and_final_equals_all_iterates
         final_limit(one, trials=10_000, delta=1e-5).epsilon, rel=0.03
     )
     # many steps of a subsampled mixture: the transcript shows more than the final sum
-    release = _alg(epsilon=4.0).step_release
-    samples = limit_samples(release, draws=100_000)
+    release = dpsgd(epsilon=4.0).step_release
     assert (
-        optimal_limit(release, trials=10_000, delta=1e-5, samples=samples).epsilon
+        optimal_limit(release, trials=10_000, delta=1e-5, draws=100_000).epsilon
         > 1.15 * final_limit(release, trials=10_000, delta=1e-5).epsilon
     )
 
 
-def test_limit_grows_with_trials_and_stays_below_the_accountant():
-    alg = _alg(epsilon=2.0)
+def test_limit_grows_with_trials_and_stays_below_the_accountant(dpsgd):
+    alg = dpsgd(epsilon=2.0)
     samples = limit_samples(alg.step_release, draws=100_000)
     limits = [
         optimal_limit(alg.step_release, trials=n, delta=1e-5, samples=samples).epsilon
@@ -114,9 +102,9 @@ def test_limit_grows_with_trials_and_stays_below_the_accountant():
     assert 0 < limits[0] < limits[1] < limits[2] < alg.privacy_claim.epsilon
 
 
-def test_all_iterates_audit_is_near_the_limit():
+def test_all_iterates_audit_is_near_the_limit(dpsgd):
     """Median over 5 seeds at 10^4 trials (the benchmark's median over 9: 0.88-0.91)."""
-    alg = _alg(epsilon=4.0)
+    alg = dpsgd(epsilon=4.0)
     target = dpsgd_target(alg, canary_data(LogisticLoss(), n=16, d=3))
     certified = np.median([_audit(target, 10_000, seed).epsilon_lower for seed in range(5)])
     limit = optimal_limit(alg.step_release, trials=10_000, delta=1e-5, draws=100_000).epsilon
@@ -125,35 +113,35 @@ def test_all_iterates_audit_is_near_the_limit():
 
 @pytest.mark.parametrize("mutant", [half_noise, no_clip], ids=["half-noise", "no-clip"])
 @pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()])
-def test_mutants_are_violations_at_ten_thousand_trials(mutant, loss):
-    target = dpsgd_target(mutant(_alg(loss)), canary_data(loss, n=16, d=3))
+def test_mutants_are_violations_at_ten_thousand_trials(mutant, loss, dpsgd):
+    target = dpsgd_target(mutant(dpsgd(loss)), canary_data(loss, n=16, d=3))
     result = _audit(target, 10_000)
     assert result.verdict == "violation", result.summary()
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_correct_dpsgd_is_never_a_violation(seed):
-    target = dpsgd_target(_alg(epsilon=1.0), canary_data(LogisticLoss(), n=16, d=3))
+def test_correct_dpsgd_is_never_a_violation(seed, dpsgd):
+    target = dpsgd_target(dpsgd(epsilon=1.0), canary_data(LogisticLoss(), n=16, d=3))
     assert _audit(target, 10_000, seed).verdict != "violation"
 
 
-def test_final_model_black_box_falls_short_of_all_iterates():
-    alg = _alg(epsilon=8.0)
+def test_final_model_black_box_falls_short_of_all_iterates(dpsgd):
+    alg = dpsgd(epsilon=8.0)
     data = canary_data(LogisticLoss(), n=16, d=3)
     white = _audit(dpsgd_target(alg, data), 10_000).epsilon_lower
     black = _audit(dpsgd_target(alg, data, threat_model="final"), 10_000).epsilon_lower
     assert black < white
 
 
-def test_audit_target_checks_its_statistic():
-    target = dpsgd_target(_alg(), canary_data(LogisticLoss(), n=8, d=3))
+def test_audit_target_checks_its_statistic(dpsgd):
+    target = dpsgd_target(dpsgd(), canary_data(LogisticLoss(), n=8, d=3))
     with pytest.raises(InputError, match="statistic"):
         dataclasses.replace(target, statistic="lr")
 
 
-def test_logistic_input_canary_fades_below_the_gradient_canary():
+def test_logistic_input_canary_fades_below_the_gradient_canary(dpsgd):
     """An input canary's logistic gradient shrinks as the model learns it: a weaker canary."""
-    alg = _alg(epsilon=4.0)
+    alg = dpsgd(epsilon=4.0)
     data = canary_data(LogisticLoss(), n=16, d=3)
     grad = dpsgd_target(alg, data)
     inp = dpsgd_target(alg, data, canary="input")
@@ -162,12 +150,12 @@ def test_logistic_input_canary_fades_below_the_gradient_canary():
     assert b.mean() < 0.8 * a.mean()
 
 
-def test_a_crafted_start_keeps_the_logistic_input_canary_at_the_gradient_canarys_law():
+def test_a_crafted_start_keeps_the_logistic_input_canary_at_the_gradient_canarys_law(dpsgd):
     """``input-init`` (Annamalai & De Cristofaro 2024): θ_0 on the canary's coordinate keeps
     the example misclassified, so the final model moves as under the gradient canary, and the
     black-box final-model audit reaches its limit (T = 10, ε = 4, 10^4 trials, 5 seeds: median
     1.37 against a limit of 1.25, the gradient canary 1.42; the plain input canary 0)."""
-    alg = _alg(epsilon=4.0)
+    alg = dpsgd(epsilon=4.0)
     data = canary_data(LogisticLoss(), n=16, d=3)
     grad = dpsgd_target(alg, data, threat_model="final")
     crafted = dpsgd_target(alg, data, threat_model="final", canary="input-init")
@@ -193,16 +181,16 @@ def test_a_crafted_start_keeps_the_logistic_input_canary_at_the_gradient_canarys
     assert results["input-init"] > 0.9 * limit > 3 * results["input"]
 
 
-def test_the_start_is_public_and_checked():
-    alg = dataclasses.replace(_alg(), initial=(0.0, 0.0, 2.5))
+def test_the_start_is_public_and_checked(dpsgd):
+    alg = dataclasses.replace(dpsgd(), initial=(0.0, 0.0, 2.5))
     data = canary_data(LogisticLoss(), n=16, d=3)
     theta = alg.run(data, np.random.default_rng(0), 2000).theta
     # the data leave the last coordinate at 0: it moves by the noise alone, around θ_0's 2.5
     assert abs(theta[:, -1].mean() - 2.5) < 0.1
     for bad in ("abc", (1.0, float("nan")), (True, 0.0), 3.0):
         with pytest.raises(InputError, match="initial"):
-            dataclasses.replace(_alg(), initial=bad)
+            dataclasses.replace(dpsgd(), initial=bad)
     with pytest.raises(InputError, match="batch_size"):
-        crafted_start(_alg(), 3)  # B = q × the data's size is not public until fixed
+        crafted_start(dpsgd(), 3)  # B = q × the data's size is not public until fixed
     with pytest.raises(InputError, match="initial has 2 entries"):
-        dataclasses.replace(_alg(), initial=(0.0, 1.0)).run(data, np.random.default_rng(0), 5)
+        dataclasses.replace(dpsgd(), initial=(0.0, 1.0)).run(data, np.random.default_rng(0), 5)

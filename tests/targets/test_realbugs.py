@@ -70,9 +70,16 @@ def test_fast_bugs_are_caught_on_their_crafted_pair_and_their_twins_are_not(name
 def test_every_other_bug_is_caught_and_its_twin_never_a_violation_at_two_seeds(name):
     """Two seeds of the twin: at four (0..3) every twin stayed below its claim ε = 1 (highest:
     unary encoding 0.97, 0.96 | 0.95, 0.94), seeds 2 and 3 never above seeds 0 and 1 by 0.1 or
-    more; a twin that kept its bug is caught at seed 0, as the bug is here."""
+    more; a twin that kept its bug is caught at seed 0, as the bug is here.
+
+    A quarter of the quick budget's trials: each bug is still a violation at seed 0 with ε far
+    above its claim of 1 (lowest: histogram replace sensitivity 1.52, composition not split
+    1.80, unary encoding 1.81, add-remove sensitivity 1.83, shuffled batches 1.85; 1.83, 1.83,
+    1.91, 1.90, 3.07 at the whole budget), and no twin is a violation at seeds 0 and 1 (highest
+    ε: add-remove sensitivity 0.93, 0.87; unary encoding 0.87, 0.91)."""
     bug = get_bug(name)
     settings = {**audit_settings(f"realbug:{name}", "quick"), **bug.audit_options()}
+    settings["trials"] //= 4
     t = bug.target()
     caught = audit(
         t.mechanism,
@@ -174,19 +181,19 @@ def test_the_shuffled_and_poisson_transcripts_have_the_batch_laws_they_claim():
         accounting.shuffled_batches(records(np.ones((n + 1, 2))), rng, 2)
 
 
-def _search_plain(bug, seed=0, twin=False):
+def _search_plain(bug):
     from dpclaims.audit import AuditTest
     from dpclaims.audit.search import search
     from dpclaims.targets.pairs import CanaryPairs
 
     family = CanaryPairs(bug.plain(), unit=bug.claim.unit, relation=bug.claim.relation)
     return search(
-        bug.twin if twin else bug.mechanism,
+        bug.mechanism,
         family,
         claim=bug.claim,
-        trials=200_000,  # the CLI's default, with its screens of 10,000
+        trials=bug.trials,  # what the crafted pair needs; the CLI's screens of 10,000
         screen_trials=10_000,
-        seed=seed,
+        seed=0,
         test=AuditTest(statistic=bug.statistic),
         execution=Execution(progress=False),
     )
@@ -204,7 +211,9 @@ def _search_plain(bug, seed=0, twin=False):
 def test_search_from_the_plain_dataset_catches_the_bugs_that_need_derived_data(name, pair):
     """Answers tied at a threshold (SVT), a key held by one record (OpenDP), a dataset of two
     (a normaliser from the private size), every other record opposed (shuffled batches): the
-    search's derived-data and label pairs reach what the plain data's canaries cannot."""
+    search's derived-data and label pairs reach what the plain data's canaries cannot.  The
+    found pair is certified at the bug's own trials (20,000 / 100,000 / 20,000 / 200,000), not
+    the CLI's 200,000: ε ≥ 6.61, 3.07, 7.44 (9.66 at 200,000) and 3.07 at seed 0, claims 1."""
     found = _search_plain(get_bug(name))
     assert found.verdict == "violation", (found.epsilon_lower, found.pair.name)
     screened = [n for n, _ in found.screened if n.startswith(pair)]
