@@ -40,6 +40,7 @@ so its verdict is worded "assuming μ-GDP".  The default (``family=None``) assum
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -520,6 +521,7 @@ def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_min
     return right / (k_plus + k_minus)
 
 
+@functools.lru_cache(maxsize=256)
 def one_run_reach(
     m: int,
     k_plus: int,
@@ -539,6 +541,8 @@ def one_run_reach(
     ``1 - confidence``); the correct guesses of the violation are read as Binomial(r,
     :func:`_guess_accuracy`) in the Gaussian-DP family when ``delta > 0`` (DP-SGD's canaries),
     in the randomized-response family (the most accurate ε-DP guesses) when ``delta = 0``.
+    It depends on the guess counts and the claim only, never on the scores: cached (audits
+    of many runs with the same guesses ask it again and again).
     """
     r = k_plus + k_minus
     significance = 1.0 - confidence
