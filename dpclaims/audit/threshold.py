@@ -925,7 +925,7 @@ def choose_threshold(
     # each direction's false negatives are another direction's false positives
     predicted = (fp_pred, neg_cert, fp_pred[_SWAP], neg_cert[_SWAP])
     tilts = tilt_of(*predicted)
-    value, _ = _bounded(*predicted, alpha, criterion, tilts)
+    value, _ = _bounded(*predicted, alpha, criterion, tilts, corner=False)
     direction, index = np.unravel_index(int(np.argmax(value)), value.shape)
     return ThresholdChoice(
         float(thresholds[index]),
@@ -965,20 +965,25 @@ def certify_counts(
     return _best_test(events, errors, alpha=alpha, criterion=criterion)
 
 
-def _bounded(fp, n_neg, fn, n_pos, alpha: float, criterion: Criterion, tilts) -> tuple:
+def _bounded(
+    fp, n_neg, fn, n_pos, alpha: float, criterion: Criterion, tilts, *, corner: bool = True
+) -> tuple:
     """Each test's certified value from its error counts (broadcast shape S), with the joint
     bound on its two rates at failure probability ``alpha``, shaped by ``tilts`` (S,)
     (:func:`~dpclaims.audit.bounds.joint_upper`): the smallest value over the corners.
 
     Returns ``value`` (S,) (ε, or μ for ``objective="mu"``) and, at the corner that gives it,
-    ``(fpr_upper, fnr_upper, epsilon, mu)``, each (S,).
+    ``(fpr_upper, fnr_upper, epsilon, mu)``, each (S,); None instead with ``corner=False``
+    (the value alone, for ranking: an ε objective then computes no μ).
     """
     fpr_u, fnr_u = joint_upper(fp, n_neg, fn, n_pos, alpha, criterion.ci, tilts)  # (J, S)
     eps = epsilon_from_rates(fpr_u, fnr_u, criterion.delta)
+    if not corner and criterion.objective != "mu":
+        return np.min(eps, axis=0), None
     mu = gdp_mu(fpr_u, fnr_u)
     values = mu if criterion.objective == "mu" else eps
-    corner = np.expand_dims(np.argmin(values, axis=0), 0)
-    at = [np.take_along_axis(v, corner, axis=0)[0] for v in (fpr_u, fnr_u, eps, mu)]
+    smallest = np.expand_dims(np.argmin(values, axis=0), 0)
+    at = [np.take_along_axis(v, smallest, axis=0)[0] for v in (fpr_u, fnr_u, eps, mu)]
     return np.min(values, axis=0), tuple(at)
 
 
