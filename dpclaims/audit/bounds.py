@@ -224,11 +224,20 @@ def tilt_of(false_positives, n_negative, false_negatives, n_positive) -> np.ndar
 
 
 def joint_upper(
-    false_positives, n_negative, false_negatives, n_positive, alpha: float, ci: str, tilt=1.0
+    false_positives,
+    n_negative,
+    false_negatives,
+    n_positive,
+    alpha: float,
+    ci: str,
+    tilt=1.0,
+    *,
+    corners=slice(None),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Upper bounds on both rates at every corner of :func:`joint_levels` ``(alpha, tilt)``.
 
     ``tilt``: a number or an array of the counts' shape (each rounded to :data:`TILTS`).
+    ``corners``: an index of the corners to bound (default all J).
     Returns ``fpr_upper``, ``fnr_upper``: (J, ...) for counts of broadcast shape (...,).
     """
     check_choice(ci, CI_METHODS, "ci")
@@ -247,10 +256,10 @@ def joint_upper(
     nearest = np.abs(np.log(tilts)[:, None] - np.log(TILTS)).argmin(axis=1)
     used, region = np.unique(nearest, return_inverse=True)
     levels = np.array([joint_levels(float(alpha), TILTS[i]) for i in used])
-    levels = levels.reshape(len(used), 2, JOINT_CORNERS)  # (regions, both rates, corners)
+    levels = levels.reshape(len(used), 2, JOINT_CORNERS)[:, :, corners]  # (regions, 2, J)
     fpr = _side_upper(fp, n_neg, region, levels[:, 0], ci)
     fnr = _side_upper(fn, n_pos, region, levels[:, 1], ci)
-    return fpr.reshape(JOINT_CORNERS, *shape), fnr.reshape(JOINT_CORNERS, *shape)
+    return fpr.reshape(levels.shape[-1], *shape), fnr.reshape(levels.shape[-1], *shape)
 
 
 def _side_upper(count, n, region, levels: np.ndarray, ci: str) -> np.ndarray:
