@@ -61,18 +61,23 @@ def rate_upper(count, n, alpha, ci: str = "clopper-pearson") -> np.ndarray:
         1 where ``count == n``.
     """
     check_choice(ci, CI_METHODS, "ci")
-    count = np.asarray(count, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    count, n, alpha = np.broadcast_arrays(count, n, np.asarray(alpha, dtype=np.float64))
+    count, n, alpha = (np.asarray(v, dtype=np.float64) for v in (count, n, alpha))
+    count, n, alpha = np.broadcast_arrays(count, n, alpha)
+    # each distinct (count, n, alpha) once: a threshold scan repeats them several times
+    rows, where = unique_rows(np.stack([count.ravel(), n.ravel(), alpha.ravel()], axis=1))
+    return _upper(*rows.T, ci)[where].reshape(count.shape)[()]  # [()]: a 0-d result as a scalar
+
+
+def _upper(count: np.ndarray, n: np.ndarray, alpha: np.ndarray, ci: str) -> np.ndarray:
+    """:func:`rate_upper` element by element, for float arrays that broadcast together."""
+    count, n, alpha = np.broadcast_arrays(count, n, alpha)
     shift = 1.0 if ci == "clopper-pearson" else 0.5
-    full = count >= n
+    open_ = count < n
     upper = np.ones(count.shape)
-    if np.any(~full):
-        # each distinct (count, n, alpha) once: a threshold scan repeats them several times
-        rows, where = unique_rows(np.stack([count[~full], n[~full], alpha[~full]], axis=1))
-        k, size, level = rows.T
+    if np.any(open_):
+        k, size, level = count[open_], n[open_], alpha[open_]
         # the Beta quantile as scipy.stats.beta.ppf computes it, without its wrapper's cost
-        upper[~full] = special.betaincinv(k + shift, size - k + (1.0 - shift), 1.0 - level)[where]
+        upper[open_] = special.betaincinv(k + shift, size - k + (1.0 - shift), 1.0 - level)
     # Jeffreys at a large alpha can fall below the point estimate; raising it keeps coverage.
     return np.maximum(upper, count / n)
 
@@ -219,13 +224,23 @@ def tilt_of(false_positives, n_negative, false_negatives, n_positive) -> np.ndar
 
 
 def joint_upper(
-    false_positives, n_negative, false_negatives, n_positive, alpha: float, ci: str, tilt=1.0
+    false_positives,
+    n_negative,
+    false_negatives,
+    n_positive,
+    alpha: float,
+    ci: str,
+    tilt=1.0,
+    *,
+    corners=slice(None),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Upper bounds on both rates at every corner of :func:`joint_levels` ``(alpha, tilt)``.
 
     ``tilt``: a number or an array of the counts' shape (each rounded to :data:`TILTS`).
+    ``corners``: an index of the corners to bound (default all J).
     Returns ``fpr_upper``, ``fnr_upper``: (J, ...) for counts of broadcast shape (...,).
     """
+    check_choice(ci, CI_METHODS, "ci")
     counts = np.broadcast_arrays(
         *(np.asarray(v, dtype=np.float64) for v in (false_positives, n_negative)),
         *(np.asarray(v, dtype=np.float64) for v in (false_negatives, n_positive)),
@@ -239,22 +254,21 @@ def joint_upper(
             "errors, e.g. from tilt_of); pass tilt=1.0 for a balanced region"
         )
     nearest = np.abs(np.log(tilts)[:, None] - np.log(TILTS)).argmin(axis=1)
-    fpr_levels = np.empty((JOINT_CORNERS, len(fp)))
-    fnr_levels = np.empty_like(fpr_levels)
-    for index in np.unique(nearest):
-        at = nearest == index
-        a, b = joint_levels(float(alpha), TILTS[index])
-        fpr_levels[:, at], fnr_levels[:, at] = np.array(a)[:, None], np.array(b)[:, None]
-    # one call over all corners, tests and both rates: in a threshold scan one direction's
-    # false negatives are another's false positives at the mirrored levels, bounded once
-    both = rate_upper(
-        np.stack([fp, fn])[:, None],
-        np.stack([n_neg, n_pos])[:, None],
-        np.stack([fpr_levels, fnr_levels]),
-        ci,
-    )
-    fpr, fnr = both.reshape(2, JOINT_CORNERS, *shape)
-    return fpr, fnr
+    used, region = np.unique(nearest, return_inverse=True)
+    levels = np.array([joint_levels(float(alpha), TILTS[i]) for i in used])
+    levels = levels.reshape(len(used), 2, JOINT_CORNERS)[:, :, corners]  # (regions, 2, J)
+    fpr = _side_upper(fp, n_neg, region, levels[:, 0], ci)
+    fnr = _side_upper(fn, n_pos, region, levels[:, 1], ci)
+    return fpr.reshape(levels.shape[-1], *shape), fnr.reshape(levels.shape[-1], *shape)
+
+
+def _side_upper(count, n, region, levels: np.ndarray, ci: str) -> np.ndarray:
+    """Upper bounds (J, N) on one rate of N tests, test ``i`` at the J levels
+    ``levels[region[i]]`` of its region: each distinct (count, n, region) once (in a threshold
+    scan, a direction's tests often share their counts with another's)."""
+    rows, where = unique_rows(np.stack([count, n, region], axis=1))
+    k, size, index = rows.T
+    return _upper(k, size, levels[index.astype(np.int64)].T, ci)[:, where]
 
 
 def epsilon_from_counts(

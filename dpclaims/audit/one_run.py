@@ -43,6 +43,7 @@ family's scale).  The default (``family=None``) assumes nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -584,6 +585,7 @@ def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_min
     return right / (k_plus + k_minus)
 
 
+@functools.lru_cache(maxsize=256)
 def one_run_reach(
     m: int,
     k_plus: int,
@@ -603,6 +605,8 @@ def one_run_reach(
     ``1 - confidence``); the correct guesses of the violation are read as Binomial(r,
     :func:`_guess_accuracy`) in the Gaussian-DP family when ``delta > 0`` (DP-SGD's canaries),
     in the randomized-response family (the most accurate ε-DP guesses) when ``delta = 0``.
+    It depends on the guess counts and the claim only, never on the scores: cached (audits
+    of many runs with the same guesses ask it again and again).
     """
     r = k_plus + k_minus
     significance = 1.0 - confidence

@@ -56,6 +56,7 @@ __all__ = [
     "Reach",
     "reach",
     "detection_probability",
+    "fpr_nodes",
     "violation_param",
 ]
 
@@ -253,22 +254,25 @@ def violation_param(model: str, epsilon: float, delta: float) -> float:
     return epsilon - 2.0 * math.log1p(-delta)
 
 
+def fpr_nodes(ranks: np.ndarray, n_negative: int) -> np.ndarray:
+    """The true false-positive rate at the ``r``-th order statistic of ``n`` negatives is
+    Beta(r + 1, n - r): its :data:`FPR_NODES` quantiles (FPR_NODES, R) for ``ranks`` (R,)."""
+    levels = (np.arange(FPR_NODES) + 0.5) / FPR_NODES
+    return special.betaincinv(ranks + 1.0, n_negative - ranks, levels[:, None])
+
+
 def detection_probability(
     param: float,
     *,
     model: str,
-    ranks: np.ndarray,
-    n_negative: int,
+    fpr: np.ndarray,
     largest: np.ndarray,
     n_positive: int,
 ) -> tuple[float, int]:
     """The probability that the best rank certifies above the claim when the pair's ``model``
     parameter is ``param``, and that rank's index (``largest``: per rank, the largest
-    certifying false-negative count).  The true false-positive rate at the ``r``-th order
-    statistic of ``n`` negatives is Beta(r + 1, n - r): averaged over it at
-    :data:`FPR_NODES` quantiles."""
-    levels = (np.arange(FPR_NODES) + 0.5) / FPR_NODES
-    fpr = special.betaincinv(ranks + 1.0, n_negative - ranks, levels[:, None])  # Beta quantiles
+    certifying false-negative count), averaged over the rank's true false-positive rate at
+    its :func:`fpr_nodes` ``fpr`` (computed once: they do not depend on ``param``)."""
     fnr = 1.0 - MODELS[model][1](fpr, param)
     power = stats.binom.cdf(largest, n_positive, fnr).mean(axis=0)
     power = np.where(largest >= 0, power, 0.0)
@@ -345,10 +349,9 @@ def reach(
     fits = {model: _fit(model, points, n_negative, n_positive) for model in MODELS}
     mu = fits["gaussian-dp"][0]
     factors = {}
+    fpr = fpr_nodes(ranks, n_negative)
     for model in models:
-        options = dict(
-            model=model, ranks=ranks, n_negative=n_negative, largest=largest, n_positive=n_positive
-        )
+        options = dict(model=model, fpr=fpr, largest=largest, n_positive=n_positive)
 
         def scale(k: float, model: str = model) -> float:
             return violation_param(model, k * claim, delta)

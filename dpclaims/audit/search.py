@@ -400,12 +400,12 @@ class _Screener:
         thresholds = candidate_thresholds(np.concatenate([s0, s1]), SCREEN_THRESHOLDS_PER_TAIL)
         fp = error_counts(s0, s1, thresholds)[0]  # (4, T), each direction's n negatives = n
         expected = rate_upper(fp, n, SCREEN_PREDICTION_ALPHA, self.ci) * self.trials
-        values = []
-        for count, size in ((expected, self.trials), (fp, n)):
-            fpr = rate_upper(count, size, self.alpha, self.ci)
-            fnr = fpr[_SWAP]  # each direction's false negatives: another's false positives
-            values.append(float(np.max(epsilon_from_rates(fpr, fnr, self.delta))))
-        return values[0], values[1]
+        sizes = np.array([self.trials, n], dtype=np.float64)[:, None, None]
+        # (2, 4, T): the projected counts at the final size, the screen's own at its size
+        both = rate_upper(np.stack([expected, fp]), sizes, self.alpha, self.ci)
+        # each direction's false negatives are another's false positives
+        projected, own = (float(np.max(epsilon_from_rates(f, f[_SWAP], self.delta))) for f in both)
+        return projected, own
 
 
 def _blocks_or_error(

@@ -124,7 +124,13 @@ def test_pairs_of_the_same_data_are_never_screened_nor_certified():
 
 @pytest.mark.slow
 def test_search_keeps_its_confidence_on_identical_mechanisms():
-    """Must-show 2: ε_lb > 0 in at most 5% of 200 searches when no pair leaks (confidence 0.95)."""
+    """Must-show 2: ε_lb > 0 in at most 5% of 100 searches when no pair leaks (confidence 0.95).
+
+    Power (exact binomial): 'at most 5 of 100' fails a search whose false-positive rate is 10%
+    (2x nominal) with probability 0.94 and one at 15% (3x) with 0.998; it is stricter than
+    α + 3 se = 11.5% at 100.  On these seeds the rate is far below 5%: 1 of the first 200
+    searches is positive (seed 1), so 100 searches keep the verdict at half the cost (200 at
+    'at most 10' failed 10% with probability 0.99)."""
     positives = sum(
         search(
             _blind,
@@ -140,9 +146,9 @@ def test_search_keeps_its_confidence_on_identical_mechanisms():
             execution=Execution(backend="serial"),
         ).epsilon_lower
         > 0
-        for seed in range(200)
+        for seed in range(100)
     )
-    assert positives <= 10
+    assert positives <= 5
 
 
 def _spread(q, rng, trials):
