@@ -416,23 +416,83 @@ def _launch(tmp_path, *argv):
     )
 
 
-@pytest.fixture
-def user_folder(tmp_path):
+FORKS = """\
+import json, os, sys, traceback
+from dpclaims.cli import main
+
+outputs = sys.argv[2]
+for module in {warm!r}:  # what each command imports before it loads user code anyway
+    __import__(module)
+for k, argv in enumerate(json.loads(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:  # the console script's state after its imports, fresh for each command
+        for fd, name in ((1, "out"), (2, "err")):
+            path = os.path.join(outputs, f"{{k}}.{{name}}")
+            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        sys.argv[1:] = argv
+        try:
+            code = main()
+        except SystemExit as exit:
+            code = exit.code
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)  # not into a child
+"""
+
+
+def _launch_each(cwd, argvs, *, warm=()):
+    """``_launch(cwd, *argv)`` for each of ``argvs`` in turn, from one interpreter: it imports
+    what the console script imports (and ``warm``: modules the commands import before they
+    load user code) once, then forks a fresh process per command."""
+    launcher = cwd.parent / f"{cwd.name}-bin" / "dpclaims_forks.py"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text(FORKS.format(warm=tuple(warm)))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    commands = json.dumps([[str(a) for a in argv] for argv in argvs])
+    done = subprocess.run(
+        [sys.executable, str(launcher), commands, str(launcher.parent)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    codes = [int(line) for line in done.stdout.split()]
+    assert done.stderr == "" and len(codes) == len(argvs), done.stdout + done.stderr
+    outputs = [
+        [launcher.with_name(f"{k}.{name}").read_text() for name in ("out", "err")]
+        for k in range(len(argvs))
+    ]
+    return [
+        subprocess.CompletedProcess(argv, code, out, err)
+        for argv, code, (out, err) in zip(argvs, codes, outputs, strict=True)
+    ]
+
+
+def _user_folder(folder):
     """A user's folder: a rate experiment module, a mechanism in a sub-folder that imports its
     neighbour, neighbouring datasets, and broken modules."""
-    (tmp_path / "myrate.py").write_text(USER_RATE)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "sigma_zz.py").write_text("SIGMA = 1.0\n")
+    folder.mkdir(exist_ok=True)
+    (folder / "myrate.py").write_text(USER_RATE)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "sigma_zz.py").write_text("SIGMA = 1.0\n")
     mechanism = USER_MECHANISM.replace("import numpy as np", "import numpy as np\nimport sigma_zz")
-    (tmp_path / "sub" / "mech.py").write_text(mechanism.replace("SIGMA", "sigma_zz.SIGMA"))
-    (tmp_path / "boom.py").write_text("x = 1\nraise RuntimeError('no GPU found\\nsecond line')\n")
-    (tmp_path / "needs.py").write_text("import no_such_package_zzz\n")
-    (tmp_path / "random.py").write_text(
-        "def f(data, rng, trials):\n    return rng.random(trials)\n"
-    )
-    np.savez(tmp_path / "d0.npz", x=np.zeros((10, 2, 1)))
-    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
-    return tmp_path
+    (folder / "sub" / "mech.py").write_text(mechanism.replace("SIGMA", "sigma_zz.SIGMA"))
+    (folder / "boom.py").write_text("x = 1\nraise RuntimeError('no GPU found\\nsecond line')\n")
+    (folder / "needs.py").write_text("import no_such_package_zzz\n")
+    (folder / "random.py").write_text("def f(data, rng, trials):\n    return rng.random(trials)\n")
+    np.savez(folder / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(folder / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    return folder
+
+
+@pytest.fixture
+def user_folder(tmp_path):
+    return _user_folder(tmp_path)
 
 
 def test_rate_of_a_user_function_from_the_current_folder(user_folder):
@@ -479,31 +539,42 @@ def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
     assert json.loads(done.stdout)["verdict"] in PASSING
 
 
-@pytest.mark.parametrize(
-    "spec, fragment",
-    [
-        ("nosuch_zz:f", "no module 'nosuch_zz' in the current folder ("),
-        ("./nosuch_zz.py:f", "file './nosuch_zz.py' of {role} './nosuch_zz.py:f' does not exist"),
-        ("myrate:nope", "'myrate' has no attribute 'nope' ({role} 'myrate:nope')"),
-        ("boom:f", "failed at {folder}/boom.py:2: RuntimeError: no GPU found; fix the module"),
-        ("needs:f", "it needs module 'no_such_package_zzz', which is not installed"),
-        ("random:f", "not random.py in the current folder; to use that, pass random.py:function"),
-        ("myrate:np", "'np' in 'myrate' is not callable (it is of type module)"),
-    ],
-)
-@pytest.mark.parametrize("command", ["audit", "rate"])
-def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(
-    user_folder, command, spec, fragment
-):
-    options = {
-        "audit": ["--d0", "d0.npz", "--d1", "d1.npz"],
-        "rate": ["--values", "10,100,1000,10000", "--expected", "-0.5"],
-    }[command]
-    done = _launch(user_folder, command, spec, *options)
+UNLOADABLE = {
+    "nosuch_zz:f": "no module 'nosuch_zz' in the current folder (",
+    "./nosuch_zz.py:f": "file './nosuch_zz.py' of {role} './nosuch_zz.py:f' does not exist",
+    "myrate:nope": "'myrate' has no attribute 'nope' ({role} 'myrate:nope')",
+    "boom:f": "failed at {folder}/boom.py:2: RuntimeError: no GPU found; fix the module",
+    "needs:f": "it needs module 'no_such_package_zzz', which is not installed",
+    "random:f": "not random.py in the current folder; to use that, pass random.py:function",
+    "myrate:np": "'np' in 'myrate' is not callable (it is of type module)",
+}
+"""User code that cannot be loaded, and a fragment of the one line that says why."""
+
+LOAD_OPTIONS = {
+    "audit": ["--d0", "d0.npz", "--d1", "d1.npz"],
+    "rate": ["--values", "10,100,1000,10000", "--expected", "-0.5"],
+}
+
+
+@pytest.fixture(scope="module")
+def unloadable(tmp_path_factory):
+    """``(folder, {(command, spec): completed process})``: each command on each unloadable
+    spec, run as the console script runs it (a process forked per command)."""
+    folder = _user_folder(tmp_path_factory.mktemp("unloadable") / "user")
+    cases = [(command, spec) for command in LOAD_OPTIONS for spec in UNLOADABLE]
+    warm = ["dpclaims.targets.request", "dpclaims.claims.standard", "dpclaims.rates"]
+    argvs = [[command, spec, *LOAD_OPTIONS[command]] for command, spec in cases]
+    return folder, dict(zip(cases, _launch_each(folder, argvs, warm=warm), strict=True))
+
+
+@pytest.mark.parametrize("spec", UNLOADABLE)
+@pytest.mark.parametrize("command", LOAD_OPTIONS)
+def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(unloadable, command, spec):
+    folder, done = unloadable[0], unloadable[1][command, spec]
     role = "mechanism" if command == "audit" else "experiment"
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("dpclaims: error: ")
-    assert fragment.format(role=role, folder=user_folder) in done.stderr, done.stderr
+    assert UNLOADABLE[spec].format(role=role, folder=folder) in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(
