@@ -353,3 +353,22 @@ def fork_server(tmp_path_factory):
     yield server
     for each in servers.values():
         each.close()
+
+
+EXAMPLE_WARM = (
+    "dpclaims",
+    "dpclaims.audit",
+    "dpclaims.claims",
+    "dpclaims.rates",
+    "dpclaims.cli",
+    "matplotlib.pyplot",
+    "statsmodels.api",
+)
+"""What the docs' blocks and the example's commands import: the example server imports it once."""
+
+
+@pytest.fixture(scope="session")
+def example_server(fork_server, example_env) -> ForkServer:
+    """The :class:`ForkServer` of ``example_env`` with matplotlib's ``Agg`` backend and one
+    thread per library (torch oversubscribes a shared machine)."""
+    return fork_server(example_env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}, EXAMPLE_WARM)

@@ -2,7 +2,7 @@
 
 The blocks of one ``## `` section of a page run in order in one namespace (a later block may
 use what an earlier one defined), in a fresh process (forked from one that imported dpclaims
-and its libraries once: the ``fork_server`` fixture) whose working folder is a temporary
+and its libraries once: the ``example_server`` fixture) whose working folder is a temporary
 folder with the repository's ``examples/`` linked in (the pages' paths are relative to the
 repository root, as their shell commands are), with the example paper installed (the
 ``example_env`` fixture: as ``pip install -e examples/erm_perturbation`` would leave it),
@@ -187,25 +187,6 @@ json.dump(results, open(sys.argv[2], "w", encoding="utf-8"))
 """
 
 
-WARM = (
-    "dpclaims",
-    "dpclaims.audit",
-    "dpclaims.claims",
-    "dpclaims.rates",
-    "dpclaims.cli",
-    "matplotlib.pyplot",
-    "statsmodels.api",
-)
-"""What the pages' blocks import, imported once by the fork server that runs them."""
-
-
-@pytest.fixture(scope="module")
-def pages_server(fork_server, example_env):
-    """The fork server the blocks run in: the example installed, matplotlib's ``Agg`` backend,
-    one thread per library (torch oversubscribes a shared machine)."""
-    return fork_server(example_env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}, WARM)
-
-
 def run_blocks(blocks: list[Block], workdir: Path, server) -> list[dict]:
     """Run ``blocks`` in order in one namespace of a fresh process in ``workdir``."""
     (workdir / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
@@ -222,14 +203,14 @@ def _param(section: Section):
 
 
 @pytest.mark.parametrize("section", [_param(s) for s in ALL])
-def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_path, pages_server):
+def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_path, example_server):
     missing = [m for b in section.blocks for m in b.requires if find_spec(m) is None]
     if missing:
         pytest.skip(f"{section.id} needs {', '.join(sorted(set(missing)))} (an optional extra)")
     blocks = [b for b in section.blocks if b.no_test is None]
     if not blocks:
         pytest.skip("; ".join(f"{b.page}:{b.line}: {b.no_test}" for b in section.blocks))
-    for block, result in zip(blocks, run_blocks(blocks, tmp_path, pages_server), strict=False):
+    for block, result in zip(blocks, run_blocks(blocks, tmp_path, example_server), strict=False):
         where = f"{block.page}:{block.line}"
         assert result["error"] is None, f"the block at {where} raised:\n{result['error']}"
         if block.expected is not None:
@@ -237,11 +218,11 @@ def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_pa
 
 
 @pytest.mark.parametrize("transcript", [pytest.param(t, id=t.id) for t in TRANSCRIPTS])
-def test_console_blocks_print_what_the_page_says(transcript: Transcript, tmp_path, pages_server):
+def test_console_blocks_print_what_the_page_says(transcript: Transcript, tmp_path, example_server):
     argv = shlex.split(transcript.command)
     assert argv[0] == "dpclaims", f"{transcript.id}: a transcript runs dpclaims commands only"
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
-    done = pages_server.run(argv, cwd=tmp_path, module="dpclaims.cli", timeout=600)
+    done = example_server.run(argv, cwd=tmp_path, module="dpclaims.cli", timeout=600)
     assert done.returncode in (0, 1), f"{transcript.id} exited {done.returncode}:\n{done.stderr}"
     assert done.stdout == transcript.expected, f"{transcript.id} prints otherwise"
 
