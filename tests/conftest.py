@@ -355,7 +355,7 @@ def fork_server(tmp_path_factory):
         each.close()
 
 
-EXAMPLE_WARM = (
+WARM = (
     "dpclaims",
     "dpclaims.audit",
     "dpclaims.claims",
@@ -364,11 +364,30 @@ EXAMPLE_WARM = (
     "matplotlib.pyplot",
     "statsmodels.api",
 )
-"""What the docs' blocks and the example's commands import: the example server imports it once."""
+"""What the docs' blocks and dpclaims' commands import: a fork server of them imports it once."""
 
 
 @pytest.fixture(scope="session")
 def example_server(fork_server, example_env) -> ForkServer:
     """The :class:`ForkServer` of ``example_env`` with matplotlib's ``Agg`` backend and one
     thread per library (torch oversubscribes a shared machine)."""
-    return fork_server(example_env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}, EXAMPLE_WARM)
+    return fork_server(example_env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}, WARM)
+
+
+CONSOLE_SCRIPT = "import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n"
+
+
+@pytest.fixture(scope="session")
+def console(fork_server):
+    """``console(cwd, *argv, timeout=300)``: ``dpclaims ARGV`` run in ``cwd`` as the console
+    script runs it (``sys.path[0]`` is the script's folder, not the working folder), in a fresh
+    process forked from one that imported dpclaims (:class:`ForkServer`)."""
+    server = fork_server({**os.environ, "PYTHONPATH": str(ROOT)}, WARM)
+
+    def run(cwd: Path, *argv, timeout: float = 300) -> subprocess.CompletedProcess:
+        script = cwd.parent / f"{cwd.name}-bin" / "dpclaims"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(CONSOLE_SCRIPT)
+        return server.run([script, *argv], cwd=cwd, timeout=timeout)
+
+    return run

@@ -399,80 +399,6 @@ USER_RATE = textwrap.dedent(
 )
 
 
-def _launch(tmp_path, *argv):
-    """``dpclaims ARGV`` run in ``tmp_path`` as the console script runs it: ``sys.path[0]`` is the
-    script's folder, not the current one."""
-    launcher = tmp_path.parent / f"{tmp_path.name}-bin" / "dpclaims_launcher.py"
-    launcher.parent.mkdir(exist_ok=True)
-    launcher.write_text("import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.run(
-        [sys.executable, str(launcher), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-FORKS = """\
-import json, os, sys, traceback
-from dpclaims.cli import main
-
-outputs = sys.argv[2]
-for module in {warm!r}:  # what each command imports before it loads user code anyway
-    __import__(module)
-for k, argv in enumerate(json.loads(sys.argv[1])):
-    pid = os.fork()
-    if pid == 0:  # the console script's state after its imports, fresh for each command
-        for fd, name in ((1, "out"), (2, "err")):
-            path = os.path.join(outputs, f"{{k}}.{{name}}")
-            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
-        sys.argv[1:] = argv
-        try:
-            code = main()
-        except SystemExit as exit:
-            code = exit.code
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)  # not into a child
-"""
-
-
-def _launch_each(cwd, argvs, *, warm=()):
-    """``_launch(cwd, *argv)`` for each of ``argvs`` in turn, from one interpreter: it imports
-    what the console script imports (and ``warm``: modules the commands import before they
-    load user code) once, then forks a fresh process per command."""
-    launcher = cwd.parent / f"{cwd.name}-bin" / "dpclaims_forks.py"
-    launcher.parent.mkdir(exist_ok=True)
-    launcher.write_text(FORKS.format(warm=tuple(warm)))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    commands = json.dumps([[str(a) for a in argv] for argv in argvs])
-    done = subprocess.run(
-        [sys.executable, str(launcher), commands, str(launcher.parent)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    codes = [int(line) for line in done.stdout.split()]
-    assert done.stderr == "" and len(codes) == len(argvs), done.stdout + done.stderr
-    outputs = [
-        [launcher.with_name(f"{k}.{name}").read_text() for name in ("out", "err")]
-        for k in range(len(argvs))
-    ]
-    return [
-        subprocess.CompletedProcess(argv, code, out, err)
-        for argv, code, (out, err) in zip(argvs, codes, outputs, strict=True)
-    ]
-
-
 def _user_folder(folder):
     """A user's folder: a rate experiment module, a mechanism in a sub-folder that imports its
     neighbour, neighbouring datasets, and broken modules."""
@@ -495,9 +421,9 @@ def user_folder(tmp_path):
     return _user_folder(tmp_path)
 
 
-def test_rate_of_a_user_function_from_the_current_folder(user_folder):
+def test_rate_of_a_user_function_from_the_current_folder(user_folder, console):
     grid = ["--values", "16,64,256,1024", "--replicates", "4", "--backend", "serial"]
-    done = _launch(
+    done = console(
         user_folder,
         *("rate", "myrate:mean_error", "--expected", "-0.5", "--bound", "upper"),
         *("--fixed", "scale=2.5", *grid, "--json", "--control", "myrate:origin_error"),
@@ -512,7 +438,7 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     assert payload["evidence"]["sweep"]["values"] == [16, 64, 256, 1024]
     assert payload["evidence"]["check"]["bound"] == "upper"
     assert (user_folder / "myrate.mean_error.png").read_bytes().startswith(b"\x89PNG")
-    done = _launch(
+    done = console(
         user_folder,
         "rate",
         "./myrate.py:biased_error",
@@ -529,8 +455,8 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     assert "trivial       trivial output: no trivial control" in done.stdout
 
 
-def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
-    done = _launch(
+def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder, console):
+    done = console(
         user_folder,
         *("audit", "sub/mech.py:noisy_mean", "--d0", "d0.npz", "--d1", "d1.npz"),
         *("--trials", "2000", "--backend", "serial", "--json"),
@@ -557,14 +483,15 @@ LOAD_OPTIONS = {
 
 
 @pytest.fixture(scope="module")
-def unloadable(tmp_path_factory):
+def unloadable(tmp_path_factory, console):
     """``(folder, {(command, spec): completed process})``: each command on each unloadable
-    spec, run as the console script runs it (a process forked per command)."""
+    spec, run as the console script runs it."""
     folder = _user_folder(tmp_path_factory.mktemp("unloadable") / "user")
     cases = [(command, spec) for command in LOAD_OPTIONS for spec in UNLOADABLE]
-    warm = ["dpclaims.targets.request", "dpclaims.claims.standard", "dpclaims.rates"]
-    argvs = [[command, spec, *LOAD_OPTIONS[command]] for command, spec in cases]
-    return folder, dict(zip(cases, _launch_each(folder, argvs, warm=warm), strict=True))
+    return folder, {
+        (command, spec): console(folder, command, spec, *LOAD_OPTIONS[command])
+        for command, spec in cases
+    }
 
 
 @pytest.mark.parametrize("spec", UNLOADABLE)
@@ -671,17 +598,17 @@ def test_list_takes_several_papers(capsys):
     assert code == 2 and "nobody-2099" in err
 
 
-def test_verify_registry_finds_the_experiments_module_in_the_current_folder(tmp_path):
+def test_verify_registry_finds_the_experiments_module_in_the_current_folder(tmp_path, console):
     """As ``audit`` and ``rate`` find ``module:function``: the TOML in a sub-folder, its
     experiments module in the folder the command runs in, the console script's sys.path."""
-    done = _launch(tmp_path, "new-paper", "cwd-paper-2025", "claims")
+    done = console(tmp_path, "new-paper", "cwd-paper-2025", "claims")
     assert done.returncode == 0, done.stderr
     (tmp_path / "claims" / "cwd_paper_2025_experiments.py").rename(
         tmp_path / "cwd_paper_2025_experiments.py"
     )
-    done = _launch(tmp_path, "list", "--registry", "claims", "--paper", "cwd-paper-2025")
+    done = console(tmp_path, "list", "--registry", "claims", "--paper", "cwd-paper-2025")
     assert done.returncode == 0 and done.stdout.count("checkable") == 2, done.stdout + done.stderr
     argv = ["--registry", "claims", "--paper", "cwd-paper-2025", "--out", "report", "--json"]
-    done = _launch(tmp_path, "verify", *argv, "--claims", "*.rate", "--backend", "serial")
+    done = console(tmp_path, "verify", *argv, "--claims", "*.rate", "--backend", "serial")
     assert done.returncode == 0, done.stderr
     assert [c["verdict"] for c in json.loads(done.stdout)["claims"]] == ["consistent"]
