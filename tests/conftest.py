@@ -378,11 +378,17 @@ CONSOLE_SCRIPT = "import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n"
 
 
 @pytest.fixture(scope="session")
-def console(fork_server):
+def cli_server(fork_server) -> ForkServer:
+    """The :class:`ForkServer` of this checkout's dpclaims (``PYTHONPATH``) and :data:`WARM`."""
+    return fork_server({**os.environ, "PYTHONPATH": str(ROOT)}, WARM)
+
+
+@pytest.fixture(scope="session")
+def console(cli_server):
     """``console(cwd, *argv, timeout=300)``: ``dpclaims ARGV`` run in ``cwd`` as the console
     script runs it (``sys.path[0]`` is the script's folder, not the working folder), in a fresh
     process forked from one that imported dpclaims (:class:`ForkServer`)."""
-    server = fork_server({**os.environ, "PYTHONPATH": str(ROOT)}, WARM)
+    server = cli_server
 
     def run(cwd: Path, *argv, timeout: float = 300) -> subprocess.CompletedProcess:
         script = cwd.parent / f"{cwd.name}-bin" / "dpclaims"
@@ -391,3 +397,21 @@ def console(fork_server):
         return server.run([script, *argv], cwd=cwd, timeout=timeout)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """The address of a local Dask cluster of two single-threaded worker processes that import
+    this checkout's dpclaims (shared by the tests that need worker processes)."""
+    distributed = pytest.importorskip("distributed")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(ROOT))  # the worker processes import this dpclaims
+        with distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster:
+            yield cluster.scheduler_address
