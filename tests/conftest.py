@@ -325,9 +325,9 @@ class ForkServer:
         line, deadline = b"", time.monotonic() + timeout
         while not line.endswith(b"\n"):
             ready, _, _ = select.select([self.process.stdout], [], [], deadline - time.monotonic())
-            chunk = os.read(self.process.stdout.fileno(), 1) if ready else b""
             if not ready:
                 raise subprocess.TimeoutExpired("fork server", timeout)
+            chunk = os.read(self.process.stdout.fileno(), 1)
             if not chunk:
                 raise RuntimeError((self.folder / "server.err").read_text() or "fork server ended")
             line += chunk
@@ -406,12 +406,13 @@ def process_cluster():
     distributed = pytest.importorskip("distributed")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(ROOT))  # the worker processes import this dpclaims
-        with distributed.LocalCluster(
+        cluster = distributed.LocalCluster(
             n_workers=2,
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
             silence_logs=40,
-        ) as cluster:
-            yield cluster.scheduler_address
+        )
+    with cluster:  # the session's other tests keep their PYTHONPATH
+        yield cluster.scheduler_address
