@@ -245,7 +245,7 @@ SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path):
+def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path, cli_server):
     script = tmp_path / "run_audit.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -263,9 +263,8 @@ def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path
     process.wait()
     survivors = {p: p.stat().st_mtime_ns for p in chunk_files(checkpoint)}
     assert 5 <= sum("certification" in p.name for p in survivors) < 32
-    resumed = subprocess.run(
-        [sys.executable, str(script), str(checkpoint)], env=env, capture_output=True, check=True
-    )
+    resumed = cli_server.run([script, checkpoint], cwd=tmp_path)  # a fresh process, forked
+    assert resumed.returncode == 0, resumed.stderr
     plain = audit(  # uninterrupted, in this process: the same mechanism without its sleep
         gauss,
         0.0,
