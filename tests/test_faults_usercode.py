@@ -9,11 +9,13 @@ nothing half-written, and a CI gate never passes silently.
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -289,17 +291,48 @@ def _forged_npy(shape: bytes) -> bytes:
     return _npy(np.zeros((1, 1, 1))).replace(b"(1, 1, 1), }" + b" " * grow, shape + b", }", 1)
 
 
+def _bomb(path: Path, header: bytes, *, zeros: int) -> None:
+    """A zip (zip64) of one deflated member ``x.npy``: ``header`` and ``zeros`` zero bytes.
+
+    A full flush resets the compressor, so every 16 MiB block of zeros deflates to the same
+    bytes: one block compressed, repeated (what ``zipfile`` writes, without its 4 s).
+    """
+    block, compressor = bytes(2**24), zlib.compressobj(1, zlib.DEFLATED, -15)
+    head = compressor.compress(header) + compressor.flush(zlib.Z_FULL_FLUSH)
+    repeated = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count, rest = divmod(zeros, len(block))
+    tail = compressor.compress(bytes(rest)) + compressor.flush()
+    crc = zlib.crc32(header)
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    crc = zlib.crc32(bytes(rest), crc)
+    size, packed = len(header) + zeros, len(head) + count * len(repeated) + len(tail)
+    name, sizes = b"x.npy", struct.pack("<HHQQ", 1, 16, size, packed)  # the zip64 extra field
+    common = struct.pack("<HHHHHIII", 45, 0, 8, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF)
+    local = b"PK\x03\x04" + common + struct.pack("<HH", len(name), len(sizes)) + name + sizes
+    central = (
+        b"PK\x01\x02"
+        + struct.pack("<H", 45)
+        + common
+        + struct.pack("<HHHHHII", len(name), len(sizes), 0, 0, 0, 0, 0)
+        + name
+        + sizes
+    )
+    start = len(local) + packed  # where the central directory begins
+    record = struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, 1, 1, len(central), start)
+    locator = struct.pack("<IIQI", 0x07064B50, 0, start + len(central), 1)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), start, 0)
+    with open(path, "wb") as stream:
+        stream.write(local + head)
+        for _ in range(count):
+            stream.write(repeated)
+        stream.write(tail + central + record + locator + end)
+
+
 def _bad_npz(case: str, path: Path) -> None:
     """Write the hostile dataset ``case`` to ``path``."""
-    if case == "bomb":  # 10 MB on disk, 2.2 GB inflated (built in about 4 s)
-        header = _forged_npy(b"(275000000, 1, 1)")[:128]
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-            with archive.open("x.npy", "w", force_zip64=True) as member:
-                member.write(header)
-                chunk = bytes(2**24)
-                for _ in range(2_200_000_000 // 2**24):
-                    member.write(chunk)
-                member.write(bytes(2_200_000_000 % 2**24))
+    if case == "bomb":  # 10 MB on disk, 2.2 GB inflated
+        _bomb(path, _forged_npy(b"(275000000, 1, 1)")[:128], zeros=2_200_000_000)
     elif case == "lying-header":  # a small member whose header declares 8 TB
         _zip(path, {"x.npy": _forged_npy(b"(10000000000000, 1, 1)")})
     elif case == "duplicate":  # numpy takes the last of two x.npy members
