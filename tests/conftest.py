@@ -4,8 +4,11 @@ Hypothesis runs derandomized, so every machine gets the same result.  Fixtures s
 test folders: ``make_claim`` and ``make_results`` build results documents
 (:class:`dpclaims.results.Results`) the way the runner does, counts and tests made included;
 ``results`` is a small one; ``user_pair`` (a small user-level neighbouring pair),
-``gaussian_target`` (the Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim) and
-``example_env`` (the example paper installed, for subprocesses).
+``gaussian_target`` (the Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim),
+``example_env`` (the example paper installed, for subprocesses), ``fork_server`` /
+``cli_server`` / ``example_server`` / ``console`` (commands as fresh processes forked from one
+interpreter that imported dpclaims once: :class:`ForkServer`) and ``process_cluster`` (a Dask
+cluster of two worker processes for the session).
 """
 
 import importlib.metadata
