@@ -4,12 +4,21 @@ Hypothesis runs derandomized, so every machine gets the same result.  Fixtures s
 test folders: ``make_claim`` and ``make_results`` build results documents
 (:class:`dpclaims.results.Results`) the way the runner does, counts and tests made included;
 ``results`` is a small one; ``user_pair`` (a small user-level neighbouring pair),
-``gaussian_target`` (the Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim) and
-``example_env`` (the example paper installed, for subprocesses).
+``gaussian_target`` (the Gaussian mechanism on the numbers 0 and 1 against a (1, 1e-5) claim),
+``example_env`` (the example paper installed, for subprocesses), ``fork_server`` /
+``cli_server`` / ``example_server`` / ``console`` (commands as fresh processes forked from one
+interpreter that imported dpclaims once: :class:`ForkServer`) and ``process_cluster`` (a Dask
+cluster of two worker processes for the session).
 """
 
 import importlib.metadata
+import json
 import os
+import select
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -249,3 +258,164 @@ def example_env(tmp_path_factory) -> dict[str, str]:
         )
         path.insert(0, str(site))
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+FORK_SERVER = """\
+import json, os, runpy, sys
+
+for module in json.loads(sys.argv[1]):  # imported once, before any request
+    __import__(module)
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:  # as `python SCRIPT ARGS` (or `python -m MODULE ARGS`) in the request's folder
+        os.chdir(request["cwd"])
+        for fd, path in enumerate((os.devnull, request["out"], request["err"])):
+            flags = os.O_RDONLY if fd == 0 else os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            os.dup2(os.open(path, flags, 0o600), fd)
+        sys.argv = request["argv"]
+        if request["module"]:
+            sys.path[0] = os.getcwd()
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        else:
+            sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        sys.exit(0)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+class ForkServer:
+    """Runs Python commands as fresh processes (``python SCRIPT ARGS``, ``python -m MODULE
+    ARGS``) without their start-up: one interpreter imports ``warm`` once, under ``env``, and
+    forks a process per command.  Only for commands whose subject is not what they import
+    (a module shadowed by a local file, start-up itself): those run in a plain subprocess."""
+
+    def __init__(self, env: dict[str, str], warm: tuple[str, ...], folder: Path):
+        self.folder, self.count = folder, 0
+        script = folder / "fork_server.py"
+        script.write_text(FORK_SERVER)
+        self.process = subprocess.Popen(
+            [sys.executable, str(script), json.dumps(warm)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=(folder / "server.err").open("w"),
+            env=env,
+            cwd=folder,
+        )
+
+    def run(self, argv, *, cwd, module=None, timeout=300) -> subprocess.CompletedProcess:
+        """``argv`` (``argv[0]`` the script, or ``module`` with ``argv[0]`` ignored) in ``cwd``:
+        its exit code, stdout and stderr, as ``subprocess.run(..., capture_output=True,
+        text=True)`` gives them."""
+        self.count += 1
+        out, err = (self.folder / f"{self.count}.{name}" for name in ("out", "err"))
+        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "module": module}
+        request |= {"out": str(out), "err": str(err)}
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        self.process.stdin.flush()
+        pid = int(self._line(60))
+        try:
+            code = int(self._line(timeout))
+        except subprocess.TimeoutExpired:
+            os.kill(pid, signal.SIGKILL)
+            self._line(60)
+            raise subprocess.TimeoutExpired(argv, timeout) from None
+        return subprocess.CompletedProcess(argv, code, out.read_text(), err.read_text())
+
+    def _line(self, timeout: float) -> str:
+        line, deadline = b"", time.monotonic() + timeout
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([self.process.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                raise subprocess.TimeoutExpired("fork server", timeout)
+            chunk = os.read(self.process.stdout.fileno(), 1)
+            if not chunk:
+                raise RuntimeError((self.folder / "server.err").read_text() or "fork server ended")
+            line += chunk
+        return line.decode()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(60)
+
+
+@pytest.fixture(scope="session")
+def fork_server(tmp_path_factory):
+    """``fork_server(env, warm)``: the :class:`ForkServer` of those environment variables and
+    modules, started on first use and shared by the session's tests."""
+    servers: dict = {}
+
+    def server(env: dict[str, str], warm=()) -> ForkServer:
+        key = (tuple(sorted(env.items())), tuple(warm))
+        if key not in servers:
+            servers[key] = ForkServer(env, tuple(warm), tmp_path_factory.mktemp("forks"))
+        return servers[key]
+
+    yield server
+    for each in servers.values():
+        each.close()
+
+
+WARM = (
+    "dpclaims",
+    "dpclaims.audit",
+    "dpclaims.claims",
+    "dpclaims.rates",
+    "dpclaims.cli",
+    "matplotlib.pyplot",
+    "statsmodels.api",
+)
+"""What the docs' blocks and dpclaims' commands import: a fork server of them imports it once."""
+
+
+@pytest.fixture(scope="session")
+def example_server(fork_server, example_env) -> ForkServer:
+    """The :class:`ForkServer` of ``example_env`` with matplotlib's ``Agg`` backend and one
+    thread per library (torch oversubscribes a shared machine)."""
+    return fork_server(example_env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}, WARM)
+
+
+CONSOLE_SCRIPT = "import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n"
+
+
+@pytest.fixture(scope="session")
+def cli_server(fork_server) -> ForkServer:
+    """The :class:`ForkServer` of this checkout's dpclaims (``PYTHONPATH``) and :data:`WARM`."""
+    return fork_server({**os.environ, "PYTHONPATH": str(ROOT)}, WARM)
+
+
+@pytest.fixture(scope="session")
+def console(cli_server):
+    """``console(cwd, *argv, timeout=300)``: ``dpclaims ARGV`` run in ``cwd`` as the console
+    script runs it (``sys.path[0]`` is the script's folder, not the working folder), in a fresh
+    process forked from one that imported dpclaims (:class:`ForkServer`)."""
+    server = cli_server
+
+    def run(cwd: Path, *argv, timeout: float = 300) -> subprocess.CompletedProcess:
+        script = cwd.parent / f"{cwd.name}-bin" / "dpclaims"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(CONSOLE_SCRIPT)
+        return server.run([script, *argv], cwd=cwd, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """The address of a local Dask cluster of two single-threaded worker processes that import
+    this checkout's dpclaims (shared by the tests that need worker processes)."""
+    distributed = pytest.importorskip("distributed")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(ROOT))  # the worker processes import this dpclaims
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        )
+    with cluster:  # the session's other tests keep their PYTHONPATH
+        yield cluster.scheduler_address

@@ -216,8 +216,10 @@ def test_stage_refuses_chunks_of_other_inputs(tmp_path):
     )
 
 
+TRIALS, CHUNK = 20 * 8192, 8192
+
 SCRIPT = textwrap.dedent(
-    """
+    f"""
     import json, sys, time
     from dpclaims import PrivacyClaim
     from dpclaims.audit import AuditTest, audit
@@ -232,11 +234,9 @@ SCRIPT = textwrap.dedent(
             return data + rng.standard_normal(trials)
 
     if __name__ == "__main__":
-        checkpoint = None if sys.argv[1] == "-" else sys.argv[1]
-        mechanism = Slow(0.0 if checkpoint is None else 0.04)
-        result = audit(mechanism, 0.0, 1.0, PrivacyClaim(epsilon=1.0, delta=1e-5),
-                       trials=20 * 8192, seed=3, test=AuditTest(threshold="calibration"),
-                       execution=Execution(chunk=8192, backend="serial", checkpoint=checkpoint))
+        result = audit(Slow(0.04), 0.0, 1.0, PrivacyClaim(epsilon=1.0, delta=1e-5),
+                       trials={TRIALS}, seed=3, test=AuditTest(threshold="calibration"),
+                       execution=Execution(chunk={CHUNK}, backend="serial", checkpoint=sys.argv[1]))
         record = result.to_dict()
         record.pop("wall_time")
         print(json.dumps(record))
@@ -245,7 +245,7 @@ SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path):
+def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path, cli_server):
     script = tmp_path / "run_audit.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -263,12 +263,18 @@ def test_audit_killed_with_sigkill_resumes_to_the_uninterrupted_numbers(tmp_path
     process.wait()
     survivors = {p: p.stat().st_mtime_ns for p in chunk_files(checkpoint)}
     assert 5 <= sum("certification" in p.name for p in survivors) < 32
-    resumed = subprocess.run(
-        [sys.executable, str(script), str(checkpoint)], env=env, capture_output=True, check=True
+    resumed = cli_server.run([script, checkpoint], cwd=tmp_path)  # a fresh process, forked
+    assert resumed.returncode == 0, resumed.stderr
+    plain = audit(  # uninterrupted, in this process: the same mechanism without its sleep
+        gauss,
+        0.0,
+        1.0,
+        PrivacyClaim(epsilon=1.0, delta=1e-5),
+        trials=TRIALS,
+        seed=3,
+        test=AuditTest(threshold="calibration"),
+        execution=Execution(chunk=CHUNK, backend="serial"),
     )
-    plain = subprocess.run(
-        [sys.executable, str(script), "-"], env=env, capture_output=True, check=True
-    )
-    assert json.loads(resumed.stdout) == json.loads(plain.stdout)
+    assert json.loads(resumed.stdout) == json.loads(json.dumps(without_time(plain)))
     assert all(p.stat().st_mtime_ns == t for p, t in survivors.items())
     assert len(chunk_files(checkpoint)) == 2 * 4 + 2 * 16

@@ -399,45 +399,31 @@ USER_RATE = textwrap.dedent(
 )
 
 
-def _launch(tmp_path, *argv):
-    """``dpclaims ARGV`` run in ``tmp_path`` as the console script runs it: ``sys.path[0]`` is the
-    script's folder, not the current one."""
-    launcher = tmp_path.parent / f"{tmp_path.name}-bin" / "dpclaims_launcher.py"
-    launcher.parent.mkdir(exist_ok=True)
-    launcher.write_text("import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.run(
-        [sys.executable, str(launcher), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def _user_folder(folder):
+    """A user's folder: a rate experiment module, a mechanism in a sub-folder that imports its
+    neighbour, neighbouring datasets, and broken modules."""
+    folder.mkdir(exist_ok=True)
+    (folder / "myrate.py").write_text(USER_RATE)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "sigma_zz.py").write_text("SIGMA = 1.0\n")
+    mechanism = USER_MECHANISM.replace("import numpy as np", "import numpy as np\nimport sigma_zz")
+    (folder / "sub" / "mech.py").write_text(mechanism.replace("SIGMA", "sigma_zz.SIGMA"))
+    (folder / "boom.py").write_text("x = 1\nraise RuntimeError('no GPU found\\nsecond line')\n")
+    (folder / "needs.py").write_text("import no_such_package_zzz\n")
+    (folder / "random.py").write_text("def f(data, rng, trials):\n    return rng.random(trials)\n")
+    np.savez(folder / "d0.npz", x=np.zeros((10, 2, 1)))
+    np.savez(folder / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
+    return folder
 
 
 @pytest.fixture
 def user_folder(tmp_path):
-    """A user's folder: a rate experiment module, a mechanism in a sub-folder that imports its
-    neighbour, neighbouring datasets, and broken modules."""
-    (tmp_path / "myrate.py").write_text(USER_RATE)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "sigma_zz.py").write_text("SIGMA = 1.0\n")
-    mechanism = USER_MECHANISM.replace("import numpy as np", "import numpy as np\nimport sigma_zz")
-    (tmp_path / "sub" / "mech.py").write_text(mechanism.replace("SIGMA", "sigma_zz.SIGMA"))
-    (tmp_path / "boom.py").write_text("x = 1\nraise RuntimeError('no GPU found\\nsecond line')\n")
-    (tmp_path / "needs.py").write_text("import no_such_package_zzz\n")
-    (tmp_path / "random.py").write_text(
-        "def f(data, rng, trials):\n    return rng.random(trials)\n"
-    )
-    np.savez(tmp_path / "d0.npz", x=np.zeros((10, 2, 1)))
-    np.savez(tmp_path / "d1.npz", x=np.pad(np.ones((1, 2, 1)), ((0, 9), (0, 0), (0, 0))))
-    return tmp_path
+    return _user_folder(tmp_path)
 
 
-def test_rate_of_a_user_function_from_the_current_folder(user_folder):
+def test_rate_of_a_user_function_from_the_current_folder(user_folder, console):
     grid = ["--values", "16,64,256,1024", "--replicates", "4", "--backend", "serial"]
-    done = _launch(
+    done = console(
         user_folder,
         *("rate", "myrate:mean_error", "--expected", "-0.5", "--bound", "upper"),
         *("--fixed", "scale=2.5", *grid, "--json", "--control", "myrate:origin_error"),
@@ -452,7 +438,7 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     assert payload["evidence"]["sweep"]["values"] == [16, 64, 256, 1024]
     assert payload["evidence"]["check"]["bound"] == "upper"
     assert (user_folder / "myrate.mean_error.png").read_bytes().startswith(b"\x89PNG")
-    done = _launch(
+    done = console(
         user_folder,
         "rate",
         "./myrate.py:biased_error",
@@ -469,8 +455,8 @@ def test_rate_of_a_user_function_from_the_current_folder(user_folder):
     assert "trivial       trivial output: no trivial control" in done.stdout
 
 
-def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
-    done = _launch(
+def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder, console):
+    done = console(
         user_folder,
         *("audit", "sub/mech.py:noisy_mean", "--d0", "d0.npz", "--d1", "d1.npz"),
         *("--trials", "2000", "--backend", "serial", "--json"),
@@ -479,31 +465,43 @@ def test_audit_of_a_file_path_whose_module_imports_its_neighbour(user_folder):
     assert json.loads(done.stdout)["verdict"] in PASSING
 
 
-@pytest.mark.parametrize(
-    "spec, fragment",
-    [
-        ("nosuch_zz:f", "no module 'nosuch_zz' in the current folder ("),
-        ("./nosuch_zz.py:f", "file './nosuch_zz.py' of {role} './nosuch_zz.py:f' does not exist"),
-        ("myrate:nope", "'myrate' has no attribute 'nope' ({role} 'myrate:nope')"),
-        ("boom:f", "failed at {folder}/boom.py:2: RuntimeError: no GPU found; fix the module"),
-        ("needs:f", "it needs module 'no_such_package_zzz', which is not installed"),
-        ("random:f", "not random.py in the current folder; to use that, pass random.py:function"),
-        ("myrate:np", "'np' in 'myrate' is not callable (it is of type module)"),
-    ],
-)
-@pytest.mark.parametrize("command", ["audit", "rate"])
-def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(
-    user_folder, command, spec, fragment
-):
-    options = {
-        "audit": ["--d0", "d0.npz", "--d1", "d1.npz"],
-        "rate": ["--values", "10,100,1000,10000", "--expected", "-0.5"],
-    }[command]
-    done = _launch(user_folder, command, spec, *options)
+UNLOADABLE = {
+    "nosuch_zz:f": "no module 'nosuch_zz' in the current folder (",
+    "./nosuch_zz.py:f": "file './nosuch_zz.py' of {role} './nosuch_zz.py:f' does not exist",
+    "myrate:nope": "'myrate' has no attribute 'nope' ({role} 'myrate:nope')",
+    "boom:f": "failed at {folder}/boom.py:2: RuntimeError: no GPU found; fix the module",
+    "needs:f": "it needs module 'no_such_package_zzz', which is not installed",
+    "random:f": "not random.py in the current folder; to use that, pass random.py:function",
+    "myrate:np": "'np' in 'myrate' is not callable (it is of type module)",
+}
+"""User code that cannot be loaded, and a fragment of the one line that says why."""
+
+LOAD_OPTIONS = {
+    "audit": ["--d0", "d0.npz", "--d1", "d1.npz"],
+    "rate": ["--values", "10,100,1000,10000", "--expected", "-0.5"],
+}
+
+
+@pytest.fixture(scope="module")
+def unloadable(tmp_path_factory, console):
+    """``(folder, {(command, spec): completed process})``: each command on each unloadable
+    spec, run as the console script runs it."""
+    folder = _user_folder(tmp_path_factory.mktemp("unloadable") / "user")
+    cases = [(command, spec) for command in LOAD_OPTIONS for spec in UNLOADABLE]
+    return folder, {
+        (command, spec): console(folder, command, spec, *LOAD_OPTIONS[command])
+        for command, spec in cases
+    }
+
+
+@pytest.mark.parametrize("spec", UNLOADABLE)
+@pytest.mark.parametrize("command", LOAD_OPTIONS)
+def test_user_code_that_cannot_be_loaded_is_one_line_and_exit_two(unloadable, command, spec):
+    folder, done = unloadable[0], unloadable[1][command, spec]
     role = "mechanism" if command == "audit" else "experiment"
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("dpclaims: error: ")
-    assert fragment.format(role=role, folder=user_folder) in done.stderr, done.stderr
+    assert UNLOADABLE[spec].format(role=role, folder=folder) in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -600,17 +598,17 @@ def test_list_takes_several_papers(capsys):
     assert code == 2 and "nobody-2099" in err
 
 
-def test_verify_registry_finds_the_experiments_module_in_the_current_folder(tmp_path):
+def test_verify_registry_finds_the_experiments_module_in_the_current_folder(tmp_path, console):
     """As ``audit`` and ``rate`` find ``module:function``: the TOML in a sub-folder, its
     experiments module in the folder the command runs in, the console script's sys.path."""
-    done = _launch(tmp_path, "new-paper", "cwd-paper-2025", "claims")
+    done = console(tmp_path, "new-paper", "cwd-paper-2025", "claims")
     assert done.returncode == 0, done.stderr
     (tmp_path / "claims" / "cwd_paper_2025_experiments.py").rename(
         tmp_path / "cwd_paper_2025_experiments.py"
     )
-    done = _launch(tmp_path, "list", "--registry", "claims", "--paper", "cwd-paper-2025")
+    done = console(tmp_path, "list", "--registry", "claims", "--paper", "cwd-paper-2025")
     assert done.returncode == 0 and done.stdout.count("checkable") == 2, done.stdout + done.stderr
     argv = ["--registry", "claims", "--paper", "cwd-paper-2025", "--out", "report", "--json"]
-    done = _launch(tmp_path, "verify", *argv, "--claims", "*.rate", "--backend", "serial")
+    done = console(tmp_path, "verify", *argv, "--claims", "*.rate", "--backend", "serial")
     assert done.returncode == 0, done.stderr
     assert [c["verdict"] for c in json.loads(done.stdout)["claims"]] == ["consistent"]

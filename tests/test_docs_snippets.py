@@ -1,12 +1,13 @@
 """Every ```python and ```console block of README.md and docs/ runs, and prints what the page says.
 
 The blocks of one ``## `` section of a page run in order in one namespace (a later block may
-use what an earlier one defined), in a fresh interpreter whose working folder is a temporary
+use what an earlier one defined), in a fresh process (forked from one that imported dpclaims
+and its libraries once: the ``example_server`` fixture) whose working folder is a temporary
 folder with the repository's ``examples/`` linked in (the pages' paths are relative to the
 repository root, as their shell commands are), with the example paper installed (the
 ``example_env`` fixture: as ``pip install -e examples/erm_perturbation`` would leave it),
 matplotlib's ``Agg`` backend and one thread per library (torch oversubscribes a shared
-machine).  A fresh interpreter keeps what a page registers (a paper's claims, its
+machine).  A fresh process keeps what a page registers (a paper's claims, its
 experiments) out of the other tests.
 
 A block followed by a paragraph that reads ``prints`` and a plain fenced block must print
@@ -29,8 +30,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -188,20 +187,12 @@ json.dump(results, open(sys.argv[2], "w", encoding="utf-8"))
 """
 
 
-def run_blocks(blocks: list[Block], workdir: Path, env: dict[str, str]) -> list[dict]:
-    """Run ``blocks`` in order in one namespace of a fresh interpreter in ``workdir``."""
+def run_blocks(blocks: list[Block], workdir: Path, server) -> list[dict]:
+    """Run ``blocks`` in order in one namespace of a fresh process in ``workdir``."""
     (workdir / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     (workdir / "blocks.json").write_text(json.dumps([b.__dict__ for b in blocks]), encoding="utf-8")
     (workdir / "driver.py").write_text(DRIVER, encoding="utf-8")
-    env = env | {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}  # one thread: torch oversubscribes
-    done = subprocess.run(
-        [sys.executable, "driver.py", "blocks.json", "results.json"],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = server.run(["driver.py", "blocks.json", "results.json"], cwd=workdir, timeout=600)
     assert done.returncode == 0, f"the snippet driver failed:\n{done.stdout}\n{done.stderr}"
     return json.loads((workdir / "results.json").read_text(encoding="utf-8"))
 
@@ -212,14 +203,14 @@ def _param(section: Section):
 
 
 @pytest.mark.parametrize("section", [_param(s) for s in ALL])
-def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_path, example_env):
+def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_path, example_server):
     missing = [m for b in section.blocks for m in b.requires if find_spec(m) is None]
     if missing:
         pytest.skip(f"{section.id} needs {', '.join(sorted(set(missing)))} (an optional extra)")
     blocks = [b for b in section.blocks if b.no_test is None]
     if not blocks:
         pytest.skip("; ".join(f"{b.page}:{b.line}: {b.no_test}" for b in section.blocks))
-    for block, result in zip(blocks, run_blocks(blocks, tmp_path, example_env), strict=False):
+    for block, result in zip(blocks, run_blocks(blocks, tmp_path, example_server), strict=False):
         where = f"{block.page}:{block.line}"
         assert result["error"] is None, f"the block at {where} raised:\n{result['error']}"
         if block.expected is not None:
@@ -227,19 +218,11 @@ def test_python_blocks_run_and_print_what_the_page_says(section: Section, tmp_pa
 
 
 @pytest.mark.parametrize("transcript", [pytest.param(t, id=t.id) for t in TRANSCRIPTS])
-def test_console_blocks_print_what_the_page_says(transcript: Transcript, tmp_path, example_env):
+def test_console_blocks_print_what_the_page_says(transcript: Transcript, tmp_path, example_server):
     argv = shlex.split(transcript.command)
     assert argv[0] == "dpclaims", f"{transcript.id}: a transcript runs dpclaims commands only"
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
-    main = "import sys; from dpclaims.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run(
-        [sys.executable, "-c", main, *argv[1:]],
-        cwd=tmp_path,
-        env=example_env | {"OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = example_server.run(argv, cwd=tmp_path, module="dpclaims.cli", timeout=600)
     assert done.returncode in (0, 1), f"{transcript.id} exited {done.returncode}:\n{done.stderr}"
     assert done.stdout == transcript.expected, f"{transcript.id} prints otherwise"
 

@@ -24,16 +24,19 @@ STARTUP = 60.0
 """Seconds the scheduler and workers get to start (generous: the test machine may be busy)."""
 
 
-def _stop(processes: list) -> None:
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-    for process in processes:
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+def _stop(workers: list, scheduler: subprocess.Popen) -> None:
+    """End the workers, then the scheduler: a worker whose scheduler is gone first waits for it
+    (about 10 s) before it exits."""
+    for group in (workers, [scheduler]):
+        for process in group:
+            if process.poll() is None:
+                process.terminate()
+        for process in group:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
 
 
 @pytest.fixture()
@@ -98,7 +101,7 @@ def cluster(tmp_path):
         assert len(pids) == 2 and os.getpid() not in pids and pids <= {p.pid for p in processes[1:]}
         yield address
     finally:
-        _stop(processes[::-1])
+        _stop(processes[1:], processes[0])
 
 
 def gaussian_pair():

@@ -8,9 +8,7 @@ code by value, and the numbers are the serial run's, bit for bit.  What the work
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,19 +49,9 @@ def noisy_sum(data, rng, trials):
 
 
 @pytest.fixture(scope="module")
-def scheduler():
+def scheduler(process_cluster):
     """The address of a local cluster of two single-threaded worker processes."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(REPO))  # the worker processes import this dpclaims
-        with distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=40,
-        ) as cluster:
-            yield cluster.scheduler_address
+    return process_cluster
 
 
 def _importable_on_workers(address: str, name: str) -> bool:
@@ -81,11 +69,16 @@ def _pair(folder: Path) -> list[str]:
     return ["--d0", str(folder / "d0.npz"), "--d1", str(folder / "d1.npz")]
 
 
-def _on_cluster(*argv) -> subprocess.CompletedProcess:
-    """``dpclaims ARGV`` in a process of its own, which must end within :data:`TIMEOUT`."""
-    command = [sys.executable, "-m", "dpclaims.cli", *map(str, argv)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+@pytest.fixture
+def on_cluster(cli_server):
+    """``on_cluster(*argv)``: ``python -m dpclaims.cli ARGV`` in a process of its own (forked
+    from one that imported dpclaims), which must end within :data:`TIMEOUT`."""
+
+    def run(*argv) -> subprocess.CompletedProcess:
+        argv = ["dpclaims", *argv]
+        return cli_server.run(argv, cwd=Path.cwd(), module="dpclaims.cli", timeout=TIMEOUT)
+
+    return run
 
 
 def _numbers(stdout: str) -> dict:
@@ -94,12 +87,14 @@ def _numbers(stdout: str) -> dict:
     return record
 
 
-def test_a_mechanism_from_a_file_runs_on_workers_that_cannot_import_it(scheduler, tmp_path, capsys):
+def test_a_mechanism_from_a_file_runs_on_workers_that_cannot_import_it(
+    scheduler, on_cluster, tmp_path, capsys
+):
     (tmp_path / "n3_shipped_mechs.py").write_text(MECHANISM)
     (tmp_path / "n3_shipped_helper.py").write_text(HELPER)
     spec = f"{tmp_path / 'n3_shipped_mechs.py'}:noisy_sum"
     argv = ["audit", spec, *_pair(tmp_path), "--trials", "20000", "--seed", "3", "--json"]
-    done = _on_cluster(*argv, "--scheduler", scheduler)
+    done = on_cluster(*argv, "--scheduler", scheduler)
     assert not _importable_on_workers(scheduler, "n3_shipped_mechs")
     assert not _importable_on_workers(scheduler, "n3_shipped_helper")
     assert done.returncode == 1 and _numbers(done.stdout)["verdict"] == "violation", done.stderr
@@ -108,14 +103,14 @@ def test_a_mechanism_from_a_file_runs_on_workers_that_cannot_import_it(scheduler
 
 
 def test_a_registry_folder_experiment_runs_on_workers_that_cannot_import_it(
-    scheduler, tmp_path, capsys
+    scheduler, on_cluster, tmp_path, capsys
 ):
     from dpclaims.claims.skeleton import write_skeleton
 
     write_skeleton("n3-shipped-paper", str(tmp_path / "registry"))
     claim = "n3-shipped-paper.mean.privacy"
     argv = ["verify", "--registry", str(tmp_path / "registry"), "--claims", claim, "--quiet"]
-    done = _on_cluster(*argv, "--out", tmp_path / "cluster", "--scheduler", scheduler)
+    done = on_cluster(*argv, "--out", tmp_path / "cluster", "--scheduler", scheduler)
     assert done.returncode == 0, done.stdout + done.stderr
     assert main([*argv, "--out", str(tmp_path / "serial"), "--backend", "serial"]) == 0
     capsys.readouterr()
@@ -128,13 +123,13 @@ def test_a_registry_folder_experiment_runs_on_workers_that_cannot_import_it(
     assert evidence[0]["epsilon_lower"] == evidence[1]["epsilon_lower"]
 
 
-def test_a_module_the_workers_lack_is_one_line_naming_it(scheduler, tmp_path):
+def test_a_module_the_workers_lack_is_one_line_naming_it(scheduler, on_cluster, tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "n3_elsewhere.py").write_text(HELPER)
     mechanisms = tmp_path / "n3_elsewhere_mechs.py"
     mechanisms.write_text(ELSEWHERE.format(folder=str(tmp_path / "lib")))
     argv = ["audit", f"{mechanisms}:noisy_sum", *_pair(tmp_path), "--trials", "2000"]
-    done = _on_cluster(*argv, "--scheduler", scheduler)
+    done = on_cluster(*argv, "--scheduler", scheduler)
     out, err = done.stdout, done.stderr
     assert done.returncode == 2 and out == "" and len(err.splitlines()) == 1, err
     assert err.startswith("dpclaims: error: a worker could not load its task (")

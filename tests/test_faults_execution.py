@@ -210,20 +210,10 @@ def test_defect17_audit_checkpoint_resumes_after_sigkill(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_defect17_audit_scheduler_runs_on_a_two_worker_cluster(monkeypatch, capsys):
-    distributed = pytest.importorskip("distributed")
-    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the worker processes import this dpclaims
+def test_defect17_audit_scheduler_runs_on_a_two_worker_cluster(process_cluster, capsys):
     argv = ["audit", "gaussian", "--seed", "5", "--json", "--trials", "300000"]
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=40,
-    ) as cluster:
-        assert main([*argv, "--scheduler", cluster.scheduler_address]) == 0
-        on_cluster = _numbers(capsys.readouterr().out)
+    assert main([*argv, "--scheduler", process_cluster]) == 0
+    on_cluster = _numbers(capsys.readouterr().out)
     assert main([*argv, "--backend", "serial"]) == 0
     assert on_cluster == _numbers(capsys.readouterr().out)
 

@@ -15,7 +15,6 @@ import shutil
 import signal
 import socket
 import stat
-import subprocess
 import sys
 import threading
 
@@ -432,7 +431,7 @@ def _report_text(out):
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_report(
-    tmp_path, exchange
+    tmp_path, exchange, fork_server
 ):
     from dpclaims.atomic import check_output_dir, staged_directory
 
@@ -442,10 +441,11 @@ def test_defect14_a_kill_at_every_step_of_the_report_write_never_loses_the_repor
     folder.mkdir()
     out = folder / "report"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    server = fork_server(env, ["dpclaims.atomic"])  # a fresh process per step, no start-up
 
     def write(text, kill_at):
-        argv = [sys.executable, str(script), str(out), text, str(kill_at), str(int(exchange))]
-        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        argv = [script, out, text, kill_at, int(exchange)]
+        return server.run(argv, cwd=tmp_path, timeout=120)
 
     assert write("old", 0).returncode == 0 and _report_text(out) == "old"
     kill_at = 1

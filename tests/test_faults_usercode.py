@@ -9,11 +9,13 @@ nothing half-written, and a CI gate never passes silently.
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +99,8 @@ def run(capsys, *argv):
 
 def _launch(cwd, *argv, timeout=120):
     """``dpclaims ARGV`` in ``cwd`` as the console script runs it (``sys.path[0]`` is the
-    script's folder, not the working folder)."""
+    script's folder, not the working folder), in a fresh interpreter: for what dpclaims imports
+    after user code (defect 12); the ``console`` fixture runs the others without the start-up."""
     launcher = cwd.parent / f"{cwd.name}-bin" / "dpclaims_launcher.py"
     launcher.parent.mkdir(exist_ok=True)
     launcher.write_text("import sys\nfrom dpclaims.cli import main\nsys.exit(main())\n")
@@ -146,7 +149,9 @@ def _one_line(err: str) -> str:
 # --- defect 2: sys.exit() in user code ---------------------------------------------------
 
 
-def test_defect02_sys_exit_in_a_mechanism_is_a_mechanism_error(tmp_path, monkeypatch, capsys):
+def test_defect02_sys_exit_in_a_mechanism_is_a_mechanism_error(
+    tmp_path, monkeypatch, capsys, console
+):
     monkeypatch.chdir(tmp_path)
     quitter = "import sys\n\ndef noisy(data, rng, trials):\n    sys.exit(0)\n"
     (tmp_path / "quitter.py").write_text(quitter)
@@ -159,7 +164,7 @@ def test_defect02_sys_exit_in_a_mechanism_is_a_mechanism_error(tmp_path, monkeyp
         "dpclaims: error: the mechanism called sys.exit(0); a mechanism must return its outputs"
     )
     assert sorted(os.listdir(tmp_path)) == before
-    done = _launch(tmp_path, *argv[:-1], "processes", "--workers", 2)
+    done = console(tmp_path, *argv[:-1], "processes", "--workers", 2)
     assert done.returncode == 2 and done.stdout == ""
     assert "the mechanism called sys.exit(0)" in _one_line(done.stderr)
 
@@ -175,19 +180,19 @@ def test_defect02_sys_exit_while_importing_user_code_is_one_line(tmp_path, monke
     )
 
 
-def test_defect02_sys_exit_in_an_experiments_module_is_a_claim_error(tmp_path, capsys):
+def test_defect02_sys_exit_in_an_experiments_module_is_a_claim_error(tmp_path, capsys, console):
     folder = _paper(tmp_path / "exit-at-import", "exit-at-import", at_import="sys.exit(0)")
     code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
     assert code == 1, (out, err)
     results = json.loads((tmp_path / "report" / "results.json").read_text())
     assert [e["verdict"] for e in results["claims"]] == ["error", "error"]
     assert "the experiments module called sys.exit(0)" in results["claims"][0]["error"]
-    done = _launch(tmp_path, *_verify(folder, tmp_path / "report2"))
+    done = console(tmp_path, *_verify(folder, tmp_path / "report2"))
     assert done.returncode == 1, done.stderr
     assert "2 claims: 2 error" in done.stdout and (tmp_path / "report2" / "report.html").is_file()
 
 
-def test_defect02_sys_exit_in_an_experiment_run_is_a_claim_error(tmp_path, capsys):
+def test_defect02_sys_exit_in_an_experiment_run_is_a_claim_error(tmp_path, capsys, console):
     folder = _paper(tmp_path / "exit-in-run", "exit-in-run", experiment="Exits()")
     code, out, err = run(capsys, *_verify(folder, tmp_path / "report"))
     assert code == 1, (out, err)
@@ -196,7 +201,7 @@ def test_defect02_sys_exit_in_an_experiment_run_is_a_claim_error(tmp_path, capsy
     assert value["error"] == (
         "the experiment called sys.exit(0); an experiment must return its result"
     )
-    done = _launch(tmp_path, *_verify(folder, tmp_path / "report2"))
+    done = console(tmp_path, *_verify(folder, tmp_path / "report2"))
     assert done.returncode == 1 and " 1 error" in done.stdout, done.stderr
 
 
@@ -223,7 +228,9 @@ def test_defect02_keyboard_interrupt_in_user_code_still_stops(tmp_path, monkeypa
 # --- defect 9: --json stdout corrupted by user output -------------------------------------
 
 
-def test_defect09_json_stdout_stays_json_when_user_code_prints(tmp_path, monkeypatch, capsys):
+def test_defect09_json_stdout_stays_json_when_user_code_prints(
+    tmp_path, monkeypatch, capsys, console
+):
     monkeypatch.chdir(tmp_path)
     chatty = MECHANISM.replace(
         "def noisy(data, rng, trials):",
@@ -239,7 +246,7 @@ def test_defect09_json_stdout_stays_json_when_user_code_prints(tmp_path, monkeyp
         "inconclusive",
     )
     assert "loading the model" in err and "running" in err
-    done = _launch(tmp_path, *argv, "--backend", "processes", "--workers", 2)
+    done = console(tmp_path, *argv, "--backend", "processes", "--workers", 2)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["mechanism"] == "chatty:noisy"
     assert "from a child process" in done.stderr and "running" in done.stderr
@@ -284,17 +291,48 @@ def _forged_npy(shape: bytes) -> bytes:
     return _npy(np.zeros((1, 1, 1))).replace(b"(1, 1, 1), }" + b" " * grow, shape + b", }", 1)
 
 
+def _bomb(path: Path, header: bytes, *, zeros: int) -> None:
+    """A zip (zip64) of one deflated member ``x.npy``: ``header`` and ``zeros`` zero bytes.
+
+    A full flush resets the compressor, so every 16 MiB block of zeros deflates to the same
+    bytes: one block compressed, repeated (what ``zipfile`` writes, without its 4 s).
+    """
+    block, compressor = bytes(2**24), zlib.compressobj(1, zlib.DEFLATED, -15)
+    head = compressor.compress(header) + compressor.flush(zlib.Z_FULL_FLUSH)
+    repeated = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count, rest = divmod(zeros, len(block))
+    tail = compressor.compress(bytes(rest)) + compressor.flush()
+    crc = zlib.crc32(header)
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    crc = zlib.crc32(bytes(rest), crc)
+    size, packed = len(header) + zeros, len(head) + count * len(repeated) + len(tail)
+    name, sizes = b"x.npy", struct.pack("<HHQQ", 1, 16, size, packed)  # the zip64 extra field
+    common = struct.pack("<HHHHHIII", 45, 0, 8, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF)
+    local = b"PK\x03\x04" + common + struct.pack("<HH", len(name), len(sizes)) + name + sizes
+    central = (
+        b"PK\x01\x02"
+        + struct.pack("<H", 45)
+        + common
+        + struct.pack("<HHHHHII", len(name), len(sizes), 0, 0, 0, 0, 0)
+        + name
+        + sizes
+    )
+    start = len(local) + packed  # where the central directory begins
+    record = struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, 1, 1, len(central), start)
+    locator = struct.pack("<IIQI", 0x07064B50, 0, start + len(central), 1)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), start, 0)
+    with open(path, "wb") as stream:
+        stream.write(local + head)
+        for _ in range(count):
+            stream.write(repeated)
+        stream.write(tail + central + record + locator + end)
+
+
 def _bad_npz(case: str, path: Path) -> None:
     """Write the hostile dataset ``case`` to ``path``."""
-    if case == "bomb":  # 10 MB on disk, 2.2 GB inflated (built in about 4 s)
-        header = _forged_npy(b"(275000000, 1, 1)")[:128]
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-            with archive.open("x.npy", "w", force_zip64=True) as member:
-                member.write(header)
-                chunk = bytes(2**24)
-                for _ in range(2_200_000_000 // 2**24):
-                    member.write(chunk)
-                member.write(bytes(2_200_000_000 % 2**24))
+    if case == "bomb":  # 10 MB on disk, 2.2 GB inflated
+        _bomb(path, _forged_npy(b"(275000000, 1, 1)")[:128], zeros=2_200_000_000)
     elif case == "lying-header":  # a small member whose header declares 8 TB
         _zip(path, {"x.npy": _forged_npy(b"(10000000000000, 1, 1)")})
     elif case == "duplicate":  # numpy takes the last of two x.npy members
@@ -348,11 +386,11 @@ def test_defect07_npz_cap_can_be_lowered(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
-def test_defect08_a_fifo_dataset_or_claims_file_never_blocks(tmp_path):
+def test_defect08_a_fifo_dataset_or_claims_file_never_blocks(tmp_path, console):
     (tmp_path / "mymech.py").write_text(MECHANISM)
     files = _datasets(tmp_path)
     os.mkfifo(tmp_path / "fifo.npz")
-    done = _launch(tmp_path, "audit", "mymech:noisy", "--d0", "fifo.npz", *files[2:], timeout=60)
+    done = console(tmp_path, "audit", "mymech:noisy", "--d0", "fifo.npz", *files[2:], timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert _one_line(done.stderr) == (
         "dpclaims: error: --d0 file 'fifo.npz' is not a regular file (it is a FIFO); "
@@ -360,7 +398,7 @@ def test_defect08_a_fifo_dataset_or_claims_file_never_blocks(tmp_path):
     )
     folder = _paper(tmp_path / "fifo-paper", "fifo-paper")
     os.mkfifo(folder / "more.toml")
-    done = _launch(tmp_path, "list", "--registry", folder, timeout=60)
+    done = console(tmp_path, "list", "--registry", folder, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert _one_line(done.stderr) == (
         f"dpclaims: error: {folder / 'more.toml'}: file: not a regular file (it is a FIFO); "
@@ -386,11 +424,11 @@ def test_defect07_a_device_or_huge_claims_file_is_refused(tmp_path, monkeypatch,
 # --- defect 8: an experiment that never ends ----------------------------------------------
 
 
-def test_defect08_a_claim_over_its_time_limit_is_an_error_and_the_run_goes_on(tmp_path):
+def test_defect08_a_claim_over_its_time_limit_is_an_error_and_the_run_goes_on(tmp_path, console):
     loop = "while True:\n            pass"
     folder = _paper(tmp_path / "loops-in-run", "loops-in-run", in_compute=loop)
     argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 2, "--json"]
-    done = _launch(tmp_path, *argv, timeout=60)
+    done = console(tmp_path, *argv, timeout=60)
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
     assert [c["verdict"] for c in summary["claims"]] == ["error", "not_checkable"]
@@ -412,7 +450,7 @@ def test_defect08_an_experiments_module_that_never_finishes_importing(tmp_path, 
     assert results["wall_time"] < 10  # the module is tried once, not once per claim
 
 
-def test_defect08_worker_processes_stuck_in_a_mechanism_are_ended(tmp_path, capsys):
+def test_defect08_worker_processes_stuck_in_a_mechanism_are_ended(tmp_path, capsys, console):
     assert main(["new-paper", "stuck-workers", str(tmp_path / "stuck-workers")]) == 0
     module = tmp_path / "stuck-workers" / "stuck_workers_experiments.py"
     source = module.read_text().replace(
@@ -423,7 +461,7 @@ def test_defect08_worker_processes_stuck_in_a_mechanism_are_ended(tmp_path, caps
     module.write_text("import os\n\nPARENT = os.getpid()\n" + source)
     folder = tmp_path / "stuck-workers"
     argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 5]
-    done = _launch(tmp_path, *argv, "--backend", "processes", "--workers", 2, timeout=120)
+    done = console(tmp_path, *argv, "--backend", "processes", "--workers", 2, timeout=120)
     assert done.returncode == 1, done.stderr
     results = json.loads((tmp_path / "report" / "results.json").read_text())
     verdicts = {e["id"]: (e["verdict"], e["summary"]) for e in results["claims"]}

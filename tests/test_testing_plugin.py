@@ -79,6 +79,8 @@ def run_pytest(project, *args, autoload=True, pythonpath=None):
     }
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    else:  # the entry points load, but not those of the other plugins this suite uses
+        args = (*OTHER_PLUGINS, *args)
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(pythonpath)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
@@ -97,6 +99,19 @@ def run_pytest(project, *args, autoload=True, pythonpath=None):
     return subprocess.run(
         command, cwd=project, env=env, capture_output=True, text=True, timeout=300
     )
+
+
+OTHER_PLUGINS = tuple(
+    option
+    for name in ("hypothesispytest", "xdist", "xdist.looponfail", "benchmark")
+    for option in ("-p", f"no:{name}")
+)
+"""The other plugins installed with dpclaims' test extras, blocked by name (about 1 s of
+start-up each run): an outside project has its own."""
+
+ONLY_THE_PLUGIN = ("-p", "dpclaims.testing")
+"""A run that checks the plugin's fixtures and ini options loads it alone; its entry points
+are the loading tests' subject."""
 
 
 def check_rate_run(run, passed, deselected):
@@ -435,7 +450,7 @@ def test_fixtures_use_the_ini_options_and_marker_arguments(tmp_path):
     the marker asks, a check that cannot fail."""
     (tmp_path / "pytest.ini").write_text("[pytest]\ndpclaims_seed = 7\ndpclaims_trials = 60000\n")
     (tmp_path / "test_claims.py").write_text(FIXTURE_TESTS)
-    run = run_pytest(tmp_path)
+    run = run_pytest(tmp_path, *ONLY_THE_PLUGIN, autoload=False)
     out = run.stdout + run.stderr
     assert "1 failed, 2 passed, 1 skipped" in out, out
     assert "FAILED test_claims.py::test_noise_halved_must_fail" in out, out
@@ -491,7 +506,7 @@ def test_the_plugin_gates_an_unseedable_mechanism_with_dpclaims_reproducible_fal
     ini = "[pytest]\ndpclaims_trials = 20000\ndpclaims_reproducible = false\n"
     (tmp_path / "pytest.ini").write_text(ini)
     (tmp_path / "test_claims.py").write_text(UNSEEDED_TESTS)
-    run = run_pytest(tmp_path)
+    run = run_pytest(tmp_path, *ONLY_THE_PLUGIN, autoload=False)
     out = run.stdout + run.stderr
     assert "1 failed, 1 passed" in out, out
     assert "FAILED test_claims.py::test_the_marker_can_ask_for_reproducibility" in out, out

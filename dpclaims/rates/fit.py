@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import statsmodels.api as sm
 from scipy import optimize, stats
 
 from ..errors import InputError, check_choice, check_confidence, check_finite_array, check_trials
@@ -103,7 +102,10 @@ def _theil_sen(xs: np.ndarray, ys: np.ndarray, confidence: float, seed: int):
 
 
 def _hc3(y: np.ndarray, design: np.ndarray):
-    """statsmodels OLS with HC3 standard errors and t intervals."""
+    """statsmodels OLS with HC3 standard errors and t intervals (statsmodels is imported here,
+    on the first fit: about a second that a command stopped by bad input never spends)."""
+    import statsmodels.api as sm
+
     return sm.OLS(y, design).fit(cov_type="HC3", use_t=True)
 
 
@@ -302,7 +304,7 @@ def fit_power_law(
             f"({n_values} values)"
         )
 
-    linear = _hc3(ys, sm.add_constant(xs))
+    linear = _hc3(ys, np.column_stack([np.ones_like(xs), xs]))
     xc = xs - x.mean()
     quadratic = _hc3(ys, np.column_stack([np.ones_like(xc), xc, xc**2]))
     slope, se = float(linear.params[1]), float(linear.bse[1])

@@ -8,8 +8,6 @@ and is what dpclaims reads.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,20 +25,14 @@ CLAIMS = [
 
 
 @pytest.fixture(scope="module")
-def installed(example_env):
-    """Environment variables under which the example is an installed distribution."""
-    return example_env
+def installed(example_server):
+    """Runs ``python -m dpclaims.cli`` where the example is an installed distribution (a fresh
+    process forked from one that imported dpclaims)."""
+    return example_server
 
 
-def _dpclaims(env, cwd, argv):
-    return subprocess.run(
-        [sys.executable, "-m", "dpclaims.cli", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def _dpclaims(server, cwd, argv):
+    return server.run(["dpclaims", *argv], cwd=cwd, module="dpclaims.cli", timeout=600)
 
 
 def test_list_shows_the_example_paper(installed, tmp_path):
