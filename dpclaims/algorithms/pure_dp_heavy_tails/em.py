@@ -82,6 +82,10 @@ REJECTION_BATCH = 32
 _EVAL_BLOCK = 4_000_000
 """Largest ``rows × points × n`` block of score evaluations held in memory at once (≈ 32 MB)."""
 
+_CACHE_BLOCK = 32_768
+"""Score evaluations per pass of the PV-2 objective (≈ 256 KB, cache-resident: ~5x faster than
+one pass over an :data:`_EVAL_BLOCK`; each row's value is the same at any block size)."""
+
 
 def gibbs_rejection(
     psi,
@@ -615,14 +619,18 @@ class LocalizedGridEM:
 
         def objective(w):
             """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at
-            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
+            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _CACHE_BLOCK evaluations."""
             flat = w.reshape(-1, w.shape[-1])
-            step = max(1, _EVAL_BLOCK // n)
+            step = max(1, _CACHE_BLOCK // n)
             out = np.empty(flat.shape[0])
+            upper = np.empty((min(step, flat.shape[0]), n))
             for i in range(0, flat.shape[0], step):
                 u = flat[i : i + step] @ a.T
                 u += e
-                out[i : i + step] = np.maximum(u * lo, u * hi) @ c / n
+                v = upper[: u.shape[0]]
+                np.multiply(u, hi, out=v)
+                u *= lo
+                out[i : i + step] = np.maximum(u, v, out=u) @ c / n
             return out.reshape(w.shape[:-1]) + 0.5 * loc.lam * np.sum((w - wbar) ** 2, axis=-1)
 
         anchor_value = objective(w_tilde[:, None, :])[:, 0]
