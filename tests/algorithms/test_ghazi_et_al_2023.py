@@ -264,7 +264,7 @@ def test_l1_minimiser_is_the_same_at_any_block_of_centres(monkeypatch, weights):
     rng = np.random.default_rng(0)
     values = rng.standard_normal((5, 1))
     w = rng.integers(0, 9, (3, 5)) if weights == "counts" else rng.random((3, 5))
-    centres = rng.uniform(-1, 1, (40, 1))
+    centres = rng.uniform(-1, 1, (6, 1))
 
     def solve():
         return L1Minimiser(1.0).minimiser(values, w, reg=0.7, centre=centres, domain=Domain(1.0))
