@@ -92,7 +92,7 @@ def _row_blocks(grid: np.ndarray, values) -> np.ndarray:
     """``values(grid[rows], rows)`` for row blocks of ≤ :data:`_CACHE_BLOCK` entries of ``grid
     (T, P)``, assembled ``(T, P)`` (row-wise values: the same at any block size)."""
     out = np.empty_like(grid)
-    step = max(1, _CACHE_BLOCK // grid.shape[1])
+    step = max(1, _CACHE_BLOCK // max(1, grid.shape[1]))
     for i in range(0, grid.shape[0], step):
         rows = slice(i, i + step)
         out[rows] = values(grid[rows], rows)
