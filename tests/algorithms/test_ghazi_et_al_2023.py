@@ -255,6 +255,25 @@ def test_closed_form_minimisers():
     assert out[:, 0, 0] == pytest.approx([1.5, 0.0], abs=1e-9)  # soft-threshold at G/λ = 0.5
 
 
+@pytest.mark.parametrize("weights", ["counts", "fractions"])
+def test_l1_minimiser_is_the_same_at_any_block_of_centres(monkeypatch, weights):
+    """The bisection runs over cache-sized blocks of centres; every centre's midpoints are the
+    same bits at any block size (here one centre per block)."""
+    from dpclaims.algorithms.ghazi_et_al_2023 import stability
+
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((5, 1))
+    w = rng.integers(0, 9, (3, 5)) if weights == "counts" else rng.random((3, 5))
+    centres = rng.uniform(-1, 1, (6, 1))
+
+    def solve():
+        return L1Minimiser(1.0).minimiser(values, w, reg=0.7, centre=centres, domain=Domain(1.0))
+
+    whole = solve()
+    monkeypatch.setattr(stability, "_CACHE_BLOCK", 1)
+    assert np.array_equal(solve(), whole)
+
+
 # --------------------------------------------------------------------------- runs
 
 

@@ -82,6 +82,27 @@ REJECTION_BATCH = 32
 _EVAL_BLOCK = 4_000_000
 """Largest ``rows × points × n`` block of score evaluations held in memory at once (≈ 32 MB)."""
 
+_CACHE_BLOCK = 32_768
+"""Score evaluations per pass of the PV-2 objective and of the d = 1 grid law (≈ 256 KB,
+cache-resident: ~3x faster than one pass over an :data:`_EVAL_BLOCK`; each row's value is the
+same at any block size)."""
+
+
+def _row_blocks(grid: np.ndarray, values) -> np.ndarray:
+    """``values(grid[rows], rows)`` for row blocks of ≤ :data:`_CACHE_BLOCK` entries of ``grid
+    (T, P)``, assembled ``(T, P)`` (row-wise values: the same at any block size)."""
+    out = np.empty_like(grid)
+    step = max(1, _CACHE_BLOCK // max(1, grid.shape[1]))
+    for i in range(0, grid.shape[0], step):
+        rows = slice(i, i + step)
+        out[rows] = values(grid[rows], rows)
+    return out
+
+
+def _log_normalised(logits: np.ndarray) -> np.ndarray:
+    """Row-wise ``logits − logsumexp(logits)``: log-probabilities ``(T, P)``."""
+    return logits - special.logsumexp(logits, axis=1, keepdims=True)
+
 
 def gibbs_rejection(
     psi,
@@ -581,8 +602,7 @@ class LocalizedGridEM:
             raise InputError("grid_log_probabilities is the d = 1 grid law; use d = 1")
         lo, hi, psi, _ = self._potential_1d(data, w_tilde)
         grid = self._grid_1d(lo, hi, self.points if points is None else points)
-        logits = -psi(grid)
-        return grid, logits - special.logsumexp(logits, axis=1, keepdims=True)
+        return grid, _row_blocks(grid, lambda w, rows: _log_normalised(-psi(w, rows)))
 
     def _stage2_1d(self, data: UserDataset, rng: np.random.Generator, w_tilde: np.ndarray):
         """d = 1: exact clipped-slope score; the rejection bound is the exact minimum (clipped
@@ -596,7 +616,8 @@ class LocalizedGridEM:
             w_out = gibbs_rejection_1d(psi, lo=lo, hi=hi, psi_min=psi_min, rng=rng)[:, None]
         else:
             grid = self._grid_1d(lo, hi, self.points)
-            pick = np.argmax(-psi(grid) + rng.gumbel(size=grid.shape), axis=1)
+            logits = _row_blocks(grid, lambda w, rows: -psi(w, rows))
+            pick = np.argmax(logits + rng.gumbel(size=grid.shape), axis=1)
             w_out = grid[np.arange(grid.shape[0]), pick][:, None]
         return w_out, float(slopes.n)
 
@@ -615,14 +636,18 @@ class LocalizedGridEM:
 
         def objective(w):
             """``(1/n)Σ c_i max(lo_i u_i, hi_i u_i) + (λ/2)‖w − w̄‖²``, ``u_i = ⟨a_i, w⟩ + e_i``, at
-            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _EVAL_BLOCK evaluations."""
+            ``w (T', B, d)`` → ``(T', B)``, in row blocks of ≤ _CACHE_BLOCK evaluations."""
             flat = w.reshape(-1, w.shape[-1])
-            step = max(1, _EVAL_BLOCK // n)
+            step = max(1, _CACHE_BLOCK // n)
             out = np.empty(flat.shape[0])
+            upper = np.empty((min(step, flat.shape[0]), n))
             for i in range(0, flat.shape[0], step):
                 u = flat[i : i + step] @ a.T
                 u += e
-                out[i : i + step] = np.maximum(u * lo, u * hi) @ c / n
+                v = upper[: u.shape[0]]
+                np.multiply(u, hi, out=v)
+                u *= lo
+                out[i : i + step] = np.maximum(u, v, out=u) @ c / n
             return out.reshape(w.shape[:-1]) + 0.5 * loc.lam * np.sum((w - wbar) ** 2, axis=-1)
 
         anchor_value = objective(w_tilde[:, None, :])[:, 0]
