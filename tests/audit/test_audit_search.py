@@ -292,8 +292,3 @@ def test_a_sequential_search_never_calls_a_correct_per_call_mechanism_a_violatio
             sequential=True,
         )
         assert found.verdict != "violation"
-
-
-def test_sequential_must_be_a_flag():
-    with pytest.raises(InputError, match=r"^sequential must be True or False, got 'yes'$"):
-        search(_leaky_last, QueryPairs(2), PrivacyClaim(1.0), sequential="yes")
