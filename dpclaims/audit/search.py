@@ -778,13 +778,17 @@ class _Report:
             f"{_duration(elapsed * (1.0 / share - 1.0))} left"
         )
 
-    def certifying(self, pair: Pair, trials: int, estimate: SearchEstimate | None) -> None:
+    def certifying(
+        self, pair: Pair, trials: int, estimate: SearchEstimate | None, *, sequential: bool
+    ) -> None:
         self.bar.close()
         took = _duration(time.perf_counter() - self.start)
-        cost = "" if estimate is None else f", about {_duration(estimate.certifying(trials))}"
+        bound = "at most about" if sequential else "about"
+        cost = "" if estimate is None else f", {bound} {_duration(estimate.certifying(trials))}"
+        looks = f"in looks of {min(FIRST_LOOK, trials):,} up to " if sequential else "on "
         self.say(
-            f"search: screened {self.screened} pairs in {took}; certifying {pair.name!r} on "
-            f"{trials:,} trials per dataset{cost}"
+            f"search: screened {self.screened} pairs in {took}; certifying {pair.name!r} "
+            f"{looks}{trials:,} trials per dataset{cost}"
         )
 
 
@@ -975,7 +979,7 @@ def search(
             certain=infinite[0][1],
         )
     chosen = max(scored)[2]
-    report.certifying(chosen, trials, estimate)
+    report.certifying(chosen, trials, estimate, sequential=sequential)
     certifying = execution if progress is None else replace(execution, progress=progress)
     certify = partial(audit_sequential, first=min(FIRST_LOOK, trials)) if sequential else audit
     result = certify(
