@@ -8,13 +8,16 @@ diffprivlib takes them from the data, which leaks the data (ε = ∞ on a pair w
 record differs); with them the release is correct.  ``histogram(range=(0, 1))`` is calibrated for
 add/remove neighbours, so under replace-one (a record moves from one bin to another) it is
 2ε-DP, and the audit says which relation fits.  Run ``python examples/diffprivlib_percall.py``
-for the table of verdicts, before (20,000 fixed trials) and after (sequential).  From the
+for the table of verdicts, before (20,000 fixed trials) and after (sequential), and
+``python examples/diffprivlib_percall.py search`` for the search from the plain dataset (no pair
+given: :func:`plain`), fixed screens and certification against the sequential search.  From the
 command line: ``dpclaims audit examples/diffprivlib_percall.py:mean_unbounded --d0 d0.npz
 --d1 d1.npz --epsilon 1 --delta 0`` (datasets as .npz with an array ``x``).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -25,7 +28,10 @@ from diffprivlib.utils import PrivacyLeakWarning
 
 from dpclaims import PrivacyClaim, audit_sequential, percall
 from dpclaims.audit import audit
+from dpclaims.audit.search import search
 from dpclaims.audit.sequential import trials_spent
+from dpclaims.data import UserDataset
+from dpclaims.targets.pairs import pairs_for
 
 EPSILON = 1.0
 FIXED_TRIALS = 20_000
@@ -105,6 +111,51 @@ def audit_case(function, relation: str, *, sequential: bool = True, seed: int = 
     return audit(mechanism, d0, d1, claim, trials=FIXED_TRIALS, seed=seed)
 
 
+SEARCH_TRIALS = 20_000
+"""Trials per dataset of the search's certifying audit (its last look when sequential); the
+screens get a tenth, as ``dpclaims audit --search --trials 20000``."""
+
+
+def plain() -> UserDataset:
+    """The plain dataset of issue 37: 40 users, one value each, spread over [0.25, 0.75]."""
+    return UserDataset(np.linspace(0.25, 0.75, 40)[:, None, None])
+
+
+def search_case(function, *, sequential: bool = True, seed: int = 0):
+    """The search from :func:`plain` (replace-one, ε = 1, pure), as ``dpclaims audit --search``
+    runs it."""
+    claim = PrivacyClaim(EPSILON, 0.0, unit="user", relation="replace")
+    return search(
+        percall(function),
+        pairs_for(plain()),
+        claim,
+        trials=SEARCH_TRIALS,
+        seed=seed,
+        screen_trials=SEARCH_TRIALS // 10,
+        progress=False,
+        sequential=sequential,
+    )
+
+
+def main_search(modes: tuple[bool, ...] = (False, True)) -> None:
+    """The table of :func:`search_case`: verdict, ε, calls per dataset (screens and
+    certification, over all pairs), seconds."""
+    print(
+        f"{'function':30s} {'mode':10s} {'verdict':16s} {'ε ≥':>7s} {'calls/dataset':>14s} "
+        f"{'certified':>10s} {'seconds':>8s}"
+    )
+    for name, function in CASES:
+        for sequential in modes:
+            found = search_case(function, sequential=sequential)
+            certified = found.samples // 2 - found.screening_samples // 2
+            mode = "sequential" if sequential else "fixed"
+            print(
+                f"{name:30s} {mode:10s} {found.verdict:16s} {found.epsilon_lower:7.3f} "
+                f"{found.samples // 2:14,} {certified:10,} {found.wall_time:8.1f}",
+                flush=True,
+            )
+
+
 def main() -> None:
     print(
         f"{'function':30s} {'relation':10s} {'mode':10s} {'verdict':16s} {'ε ≥':>7s} "
@@ -128,4 +179,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["search"]:
+        main_search((True,) if sys.argv[2:3] == ["sequential"] else (False, True))
+    else:
+        main()

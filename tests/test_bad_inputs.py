@@ -428,6 +428,19 @@ API_CASES = [
         InputError,
         "first=2,000 is more than trials=1,000",
     ),
+    (
+        "search-sequential-not-a-flag",
+        lambda t: (
+            lambda: _search()(
+                lambda q, rng, trials: rng.random((trials, 1)),
+                [_search_pair()("one", np.zeros(1), np.ones(1))],
+                PrivacyClaim(1.0),
+                sequential="yes",
+            )
+        ),
+        InputError,
+        r"^sequential must be True or False, got 'yes'$",
+    ),
 ]
 
 
@@ -441,6 +454,18 @@ def _audit_sequential():
     from dpclaims import audit_sequential
 
     return audit_sequential
+
+
+def _search():
+    from dpclaims.audit.search import search
+
+    return search
+
+
+def _search_pair():
+    from dpclaims.audit.search import Pair
+
+    return Pair
 
 
 @pytest.mark.parametrize(

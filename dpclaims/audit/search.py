@@ -19,6 +19,16 @@
    two datasets shows ε = ∞, certain: the search stops after its round of screens and returns
    that pair with the verdict ``violation`` (:attr:`SearchResult.certain`), no audit.
 
+Sequential search (``sequential=True``, the CLI's default for a per-call function).  The first
+screens run on :data:`~dpclaims.audit.sequential.FIRST_LOOK` trials per dataset (or
+``screen_trials`` when smaller), and the screening stops early, after any phase (the fixed
+patterns, the random pairs and local steps, each successive-halving round), once the best pair's
+screen already shows a violation: its bound at the screen's own size exceeds the claimed ε.
+That is a selection rule only (the screens choose, they never certify).  The chosen pair is then
+certified by :func:`~dpclaims.audit.sequential.audit_sequential` with the seed ``seed`` (looks
+from ``FIRST_LOOK`` to ``trials`` trials per dataset, each on fresh trials of its own seed,
+independent of the screens' seeds), so the argument below holds for each look.
+
 Why the final bound keeps its confidence.  The certifying audit draws from
 ``SeedSequence(seed)`` (spawn keys 0, 1, 2) and every screen from
 ``SeedSequence(s)`` for another integer ``s``: the streams are independent, as long as
@@ -53,6 +63,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -87,6 +98,7 @@ from .methods import AuditMethod
 from .options import DEFAULT_TEST, NO_REFERENCE, AuditTest, Neighbours, Reference
 from .result import AuditResult
 from .scores import Score, apply_statistic, candidate_scores, fit_score, is_discrete
+from .sequential import FIRST_LOOK, audit_sequential, trials_spent
 from .threshold import candidate_thresholds, error_counts
 
 __all__ = [
@@ -766,13 +778,17 @@ class _Report:
             f"{_duration(elapsed * (1.0 / share - 1.0))} left"
         )
 
-    def certifying(self, pair: Pair, trials: int, estimate: SearchEstimate | None) -> None:
+    def certifying(
+        self, pair: Pair, trials: int, estimate: SearchEstimate | None, *, sequential: bool
+    ) -> None:
         self.bar.close()
         took = _duration(time.perf_counter() - self.start)
-        cost = "" if estimate is None else f", about {_duration(estimate.certifying(trials))}"
+        bound = "at most about" if sequential else "about"
+        cost = "" if estimate is None else f", {bound} {_duration(estimate.certifying(trials))}"
+        looks = f"in looks of {min(FIRST_LOOK, trials):,} up to " if sequential else "on "
         self.say(
-            f"search: screened {self.screened} pairs in {took}; certifying {pair.name!r} on "
-            f"{trials:,} trials per dataset{cost}"
+            f"search: screened {self.screened} pairs in {took}; certifying {pair.name!r} "
+            f"{looks}{trials:,} trials per dataset{cost}"
         )
 
 
@@ -799,6 +815,7 @@ def search(
     local_steps: int = LOCAL_STEPS,
     rounds: Sequence[tuple[int, int]] = ROUNDS,
     progress: bool | None = None,
+    sequential: bool = False,
 ) -> SearchResult:
     """Find a neighbouring pair on which ``mechanism`` leaks most, then certify it on fresh trials.
 
@@ -821,6 +838,9 @@ def search(
     progress : the search's estimate on stderr, then a tqdm bar over the screens on a
         terminal or progress lines off one, then the certifying audit's bar on a terminal;
         False: none (default: ``execution.progress``, and shown when that is None too)
+    sequential : screens from ``FIRST_LOOK`` trials that stop once the best pair's screen shows
+        a violation, and the chosen pair certified by
+        :func:`~dpclaims.audit.sequential.audit_sequential` (module docstring)
 
     Returns
     -------
@@ -831,6 +851,10 @@ def search(
     screen_trials = check_trials(screen_trials, "screen_trials", minimum=MIN_TRIALS)
     random_pairs = check_trials(random_pairs, "random_pairs", minimum=0)
     local_steps = check_trials(local_steps, "local_steps", minimum=0)
+    if not isinstance(sequential, (bool, np.bool_)):
+        raise InputError(f"sequential must be True or False, got {sequential!r}")
+    if sequential:
+        screen_trials = min(screen_trials, FIRST_LOOK)
     rounds = tuple(
         (check_trials(k, "rounds keep"), check_trials(f, "rounds factor")) for k, f in rounds
     )
@@ -896,6 +920,10 @@ def search(
             values.append(value)
         return values
 
+    def shown() -> bool:
+        """Sequential: the best pair's screen bound (at its own size) exceeds the claim."""
+        return sequential and bool(scored) and max(scored)[0][1] > claim.epsilon
+
     def add(pairs: list[Pair]) -> None:
         # the same data on both sides can only win a screen by luck
         differ = [pair for pair in pairs if _differs(pair)]
@@ -924,12 +952,16 @@ def search(
                 "no pair could be screened: "
                 + "; ".join(f"{name}: {why}" for name, why in skipped[:3])
             )
-        if family is not None and not infinite:
+        if family is not None and not infinite and not shown():
             add([family.random(rng) for _ in range(random_pairs)])
             for _ in range(local_steps):
+                if shown():
+                    break
                 add([family.perturb(max(scored)[2], rng)])
         spent = 2 * screen_trials * (len(scored) + len(skipped))
         for keep, factor in rounds if len(scored) > 1 and not infinite else ():
+            if shown():
+                break
             best = [(i, p) for _, i, p in sorted(scored, reverse=True)[:keep]]
             again = screen([p for _, p in best], factor * screen_trials)
             scored = [(v, -i, p) for v, (i, p) in zip(again, best, strict=True) if v is not None]
@@ -947,9 +979,10 @@ def search(
             certain=infinite[0][1],
         )
     chosen = max(scored)[2]
-    report.certifying(chosen, trials, estimate)
+    report.certifying(chosen, trials, estimate, sequential=sequential)
     certifying = execution if progress is None else replace(execution, progress=progress)
-    result = audit(
+    certify = partial(audit_sequential, first=min(FIRST_LOOK, trials)) if sequential else audit
+    result = certify(
         mechanism, chosen.d0, chosen.d1, claim, trials=trials, confidence=confidence, seed=seed,
         test=test, neighbours=neighbours, execution=certifying, reference=reference,
     )  # fmt: skip
@@ -960,6 +993,6 @@ def search(
         skipped=tuple(skipped),
         screen_trials=screen_trials,
         screening_samples=spent,
-        samples=spent + 2 * trials,
+        samples=spent + 2 * (trials_spent(result) if sequential else trials),
         wall_time=time.perf_counter() - start,
     )

@@ -74,13 +74,15 @@ def run(args: argparse.Namespace) -> int:
     mechanism = per_call or mechanism
     test = request.test(target)
     found = None
+    sequential = request.sequential(per_call=per_call is not None)
     if args.search:
-        found = _search(args, request, mechanism, d0, d1, test=test, execution=execution)
+        found = _search(
+            args, request, mechanism, d0, d1, test=test, execution=execution, sequential=sequential
+        )
         if found.certain:
             return print_certain(args, description, found)
         result = found.result
     else:
-        sequential = request.sequential(per_call=per_call is not None)
         result = _audit(
             args, request, mechanism, d0, d1, test=test, execution=execution, sequential=sequential
         )
@@ -148,9 +150,9 @@ def _load(args: argparse.Namespace, request) -> tuple[Any, Any, Any, str, Any]:
     return target.mechanism, target.d0, target.d1, target.description, target
 
 
-def _search(args: argparse.Namespace, request, mechanism, d0, d1, *, test, execution):
+def _search(args: argparse.Namespace, request, mechanism, d0, d1, *, test, execution, sequential):
     """``--search``: the pairs around ``d0`` screened, the best audited (and saved with
-    ``--save-pair``)."""
+    ``--save-pair``); screens that stop early and sequential looks when ``sequential``."""
     from ..audit.search import save_pair, search
 
     found = search(
@@ -163,6 +165,7 @@ def _search(args: argparse.Namespace, request, mechanism, d0, d1, *, test, execu
         test=test,
         execution=execution,
         screen_trials=request.screen_trials,
+        sequential=sequential,
     )
     if args.save_pair:
         save_pair(found.pair, args.save_pair, force=args.force)

@@ -115,7 +115,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run exactly --trials trials per dataset, even for a per-call function "
         "'module:function(data, rng)' (default for those: sequential looks from 500 trials, "
-        "doubling up to --trials, stopping at the first that decides)",
+        "doubling up to --trials, stopping at the first that decides; with --search, screens "
+        "from 500 trials that stop once one shows a violation, then those looks)",
     )
     p.add_argument(
         "--reference",

@@ -9,7 +9,8 @@ and ``replace``; ``query`` and ``unchecked`` check array pairs under a ``replace
 DP-SGD options (threat model and canary: DP-SGD built-ins only), where the pair comes from
 (``d0`` and ``d1`` for user code, the built-in's own otherwise), the test, and what runs: a
 coupled replay alone (``replay`` without ``search``), a search over pairs, or an audit of the
-given pair with sequential looks for a per-call function (unless ``fixed_trials``).
+given pair or a search with sequential looks for a per-call function (unless
+``fixed_trials``).
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ class AuditRequest:
         return max(MIN_TRIALS, min(SCREEN_TRIALS, self.trials // 10))
 
     def sequential(self, *, per_call: bool) -> bool:
-        """Whether the audit of the given pair looks sequentially: a per-call function's,
-        unless ``fixed_trials``."""
+        """Whether the audit looks sequentially (the given pair's, or the search's screens and
+        certification: ``search(..., sequential=True)``): a per-call function's, unless
+        ``fixed_trials``."""
         return per_call and not self.fixed_trials
 
     def check_target(self, target: AuditTarget | None) -> None:

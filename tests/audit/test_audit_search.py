@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from dpclaims.audit import AuditTest, Neighbours
+from dpclaims.audit import AuditTest, Neighbours, percall
 from dpclaims.audit.search import Pair, search
+from dpclaims.audit.sequential import FIRST_LOOK
 from dpclaims.data import UserDataset, are_neighbours
 from dpclaims.errors import InputError
 from dpclaims.execution import Execution
@@ -239,3 +240,55 @@ def test_outcome_codes_keep_distinct_rows_distinct():
     assert codes.shape == (len(rows), 1) and len(np.unique(codes)) == len(rows)
     single = np.arange(5.0)[:, None]
     assert _outcome_codes(single) is single
+
+
+def _max_leak(data, rng):
+    """One release per call: the largest value, barely noised (ε = ∞ on a pair moving it)."""
+    return data.x.max() + rng.laplace(0.0, 0.01)
+
+
+def _max_leak_batched(data, rng, trials):
+    return data.x.max() + rng.laplace(0.0, 0.01, (trials, 1))
+
+
+def _clipped_mean(data, rng):
+    """One release per call: the mean of values clipped to [0, 1], Laplace for ε = 1 (correct
+    under replace-one)."""
+    values = np.clip(data.x, 0.0, 1.0)
+    return values.mean() + rng.laplace(0.0, 1.0 / len(values))
+
+
+_PLAIN = UserDataset(np.linspace(0.25, 0.75, 10)[:, None, None])
+
+
+def test_a_sequential_search_stops_at_a_leak_with_far_fewer_calls():
+    serial = Execution(backend="serial", progress=False)
+    claim = PrivacyClaim(1.0, 0.0)
+    options = dict(trials=20_000, screen_trials=2_000, seed=4, execution=serial)
+    fixed = search(_max_leak_batched, pairs_for(_PLAIN), claim, **options)
+    found = search(
+        percall(_max_leak, execution=serial), pairs_for(_PLAIN), claim, sequential=True, **options
+    )
+    assert fixed.verdict == found.verdict == "violation"
+    assert fixed.samples == fixed.screening_samples + 2 * 20_000 and fixed.screen_trials == 2_000
+    assert found.screen_trials == FIRST_LOOK and "decided at look 1 " in found.result.warnings[-1]
+    assert found.samples == found.screening_samples + 2 * FIRST_LOOK
+    assert found.samples * 20 < fixed.samples
+
+
+def test_a_sequential_search_never_calls_a_correct_per_call_mechanism_a_violation():
+    serial = Execution(backend="serial", progress=False)
+    for seed in range(3):
+        found = search(
+            percall(_clipped_mean, execution=serial),
+            pairs_for(_PLAIN),
+            PrivacyClaim(1.0, 0.0),
+            trials=2_000,
+            random_pairs=1,
+            local_steps=2,
+            rounds=((2, 2),),
+            seed=seed,
+            execution=serial,
+            sequential=True,
+        )
+        assert found.verdict != "violation"

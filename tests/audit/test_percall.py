@@ -141,3 +141,22 @@ def test_cli_runs_a_per_call_function_sequentially(tmp_path, monkeypatch, capsys
     assert err.startswith("estimate: ") and "look 1/4: 500 trials, violation" in err
     code = main([*argv, "--fixed-trials", "--json"])
     assert code == 1 and json.loads(capsys.readouterr().out)["trials"] == 4000
+
+
+def test_cli_searches_for_a_per_call_function_sequentially(tmp_path, monkeypatch, capsys):
+    from dpclaims.cli import main
+
+    (tmp_path / "percall_leak_zy.py").write_text(LEAKY_MODULE)
+    np.savez(tmp_path / "d0.npz", x=np.linspace(0.25, 0.75, 5)[:, None, None])
+    monkeypatch.chdir(tmp_path)
+    argv = ["audit", "percall_leak_zy:release_max", "--d0", "d0.npz", "--d1", "d0.npz"]
+    argv += ["--epsilon", "1", "--delta", "0", "--workers", "1", "--search", "--json"]
+    code = main([*argv, "--trials", "20000"])  # fixed: screens of 2,000
+    record = json.loads(capsys.readouterr().out)
+    assert code == 1 and record["verdict"] == "violation"
+    found = record["search"]
+    assert found["screen_trials"] == 500 and record["trials"] == 500  # the first look decided
+    assert found["samples"] == found["screening_samples"] + 2 * 500
+    code = main([*argv, "--trials", "1000", "--fixed-trials"])
+    record = json.loads(capsys.readouterr().out)
+    assert code == 1 and record["search"]["screen_trials"] == 100 and record["trials"] == 1000
