@@ -338,7 +338,11 @@ class ForkServer:
 
     def close(self) -> None:
         self.process.stdin.close()
-        self.process.wait(60)
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:  # never leave the server behind the session
+            self.process.kill()
+            self.process.wait()
 
 
 @pytest.fixture(scope="session")
