@@ -62,7 +62,8 @@ class Bug:
     control_label: str = ""
     kind: str = "audit"
     """``audit`` (per-call sequential audit), ``accountant`` (ε against dp-accounting),
-    ``delta`` (a release rate against the reported δ) or ``sampler`` (χ² against the exact law)."""
+    ``delta`` (a release rate against the reported δ), ``sampler`` (χ² against the exact law)
+    or ``sensitivity`` (a library's sensitivity against a brute-force maximum)."""
 
 
 DIFFPRIVLIB = Release("diffprivlib", "0.6.6", ("scikit-learn==1.8.0",))
@@ -221,6 +222,19 @@ BUGS = (
         no_fix="none released (PR #287 merged after 2.0.0, the latest)",
         kind="accountant",
     ),
+    Bug(
+        name="jax_privacy-minsep-sensitivity-without-n",
+        source="jax_privacy PR #238",
+        check="jax_privacy-minsep-sensitivity-example-call",
+        buggy=Release("jax-privacy", "2.0.0", JAX),
+        no_fix=(
+            "no release has it: the call is in `examples/dpmf_strategy_optimization.py`, "
+            "which the wheel does not ship; the released function is right when given n"
+        ),
+        control="jax_privacy-minsep-sensitivity-with-n",
+        control_label="same release, n passed (the PR's fix)",
+        kind="sensitivity",
+    ),
 )
 
 
@@ -323,8 +337,8 @@ def delta_cell(result: dict) -> str:
     )
 
 
-def sampler_cell(result: dict) -> str:
-    """Each sampler test's configuration and numbers, flagged when it fails."""
+def tests_cell(result: dict) -> str:
+    """Each test's configuration and numbers, flagged when it fails."""
     if "error" in result:
         return f"error: {result['error']}"
     tests = "; ".join(
@@ -338,7 +352,8 @@ CELLS = {
     "audit": audit_cell,
     "accountant": accountant_cell,
     "delta": delta_cell,
-    "sampler": sampler_cell,
+    "sampler": tests_cell,
+    "sensitivity": tests_cell,
 }
 
 

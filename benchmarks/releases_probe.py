@@ -797,6 +797,75 @@ def jax_privacy_noise_multiplier_validation():
     return {"rows": [row], "failed": row["failed"]}
 
 
+MINSEP_CONFIGS = ((12, 3), (20, 4))
+"""(iterations n, bands = min separation): up to ⌈n / sep⌉ participations of a user."""
+
+
+def _minsep_sensitivity_squared_brute_force(coef: np.ndarray, n: int, min_sep: int) -> float:
+    """max ‖C x‖² over every participation pattern (iterations ≥ ``min_sep`` apart) and every
+    sign of each participation's unit contribution; C is the n × n lower-triangular Toeplitz
+    matrix whose first column is ``coef`` padded with zeros.  Independent of the library's
+    closed form (no monotonicity assumed)."""
+    from itertools import combinations, product
+
+    column = np.zeros(n)
+    column[: len(coef)] = coef
+    strategy = np.zeros((n, n))
+    for j in range(n):
+        strategy[j:, j] = column[: n - j]
+    best = 0.0
+    for size in range(1, -(-n // min_sep) + 1):
+        for rounds in combinations(range(n), size):
+            if np.any(np.diff(rounds) < min_sep):
+                continue
+            signs = np.array(list(product((1.0, -1.0), repeat=size)))  # (2^size, size)
+            released = strategy[:, rounds] @ signs.T  # (n, 2^size)
+            best = max(best, float(np.max(np.sum(released**2, axis=0))))
+    return best
+
+
+def _minsep_rows(pass_n: bool) -> dict:
+    """The banded-Toeplitz strategy of ``examples/dpmf_strategy_optimization.py`` (the
+    released ``optimize_banded_toeplitz(n, bands=sep)``, ``sep`` coefficients) and its
+    multi-participation sensitivity by the released ``minsep_sensitivity_squared``, called as
+    the example did before PR #238 (``n`` omitted: the matrix taken as sep × sep) or with
+    ``n``; flagged when below the brute-force maximum by more than 10⁻⁹ relative."""
+    import os
+
+    os.environ.setdefault("JAX_ENABLE_X64", "1")
+    from jax_privacy.matrix_factorization import toeplitz
+
+    rows = []
+    for n, sep in MINSEP_CONFIGS:
+        coef = np.asarray(toeplitz.optimize_banded_toeplitz(n, bands=sep, max_optimizer_steps=1000))
+        options = {"n": n} if pass_n else {}
+        reported = float(toeplitz.minsep_sensitivity_squared(coef, min_sep=sep, **options))
+        exact = _minsep_sensitivity_squared_brute_force(coef, n, sep)
+        call = "with n" if pass_n else "n omitted (the example's call)"
+        rows.append(
+            {
+                "config": f"n={n}, bands=min_sep={sep}, {call}",
+                "line": f"sensitivity² {reported:.4g} vs brute force {exact:.4g} "
+                f"({reported / exact:.3f}×)",
+                "failed": reported < exact * (1 - 1e-9),
+            }
+        )
+    return {"rows": rows, "failed": any(row["failed"] for row in rows)}
+
+
+@check("jax_privacy-minsep-sensitivity-example-call")
+def jax_privacy_minsep_sensitivity_example_call():
+    """jax_privacy #238: the example passed ``sep`` coefficients without ``n``, so the
+    released function sized C by the coefficients and counted one participation."""
+    return _minsep_rows(pass_n=False)
+
+
+@check("jax_privacy-minsep-sensitivity-with-n")
+def jax_privacy_minsep_sensitivity_with_n():
+    """Control: the same release and strategy with ``n`` passed (PR #238's fix)."""
+    return _minsep_rows(pass_n=True)
+
+
 def main(argv: list[str]) -> int:
     name = argv[1]
     library = name.split("-")[0]

@@ -8,7 +8,9 @@ dataset size (Opacus #571); the sampler check's χ² flags a discrete Laplace of
 and passes the exact one, and OpenDP's integer Laplace and Gaussian fit their laws (the bias of
 OpenDP #2638 is fixed in the installed release); Opacus keeps a class-weighted sampler that
 includes a one-record class far above the rate it accounts (Opacus #813) unless it replaces it
-by Poisson sampling; a configuration jax_privacy rejects is a row that says so."""
+by Poisson sampling; a configuration jax_privacy rejects is a row that says so; the brute-force
+multi-participation sensitivity that checks jax_privacy PR #238 is right on matrices worked by
+hand."""
 
 import importlib.util
 import math
@@ -134,3 +136,17 @@ def test_a_rejected_configuration_is_an_accountant_row_that_is_not_flagged():
     rejected = {"config": "c", "rejected": "Provided σ", "pld": 5.6, "rdp": 6.3, "failed": False}
     (row,) = bench.accountant_rows(bug, {"version": "2.0.0", "rows": [rejected]})
     assert "rejected (Provided σ) | 5.6 | 6.3 | — | ok" in row
+
+
+@pytest.mark.parametrize(
+    ("coef", "n", "min_sep", "expected"),
+    [
+        ([1.0], 7, 3, 3.0),  # identity: ⌈7/3⌉ = 3 participations, each adds 1
+        ([1.0, 1.0, 1.0], 3, 1, 14.0),  # prefix sums, all three rounds: ‖(1, 2, 3)‖²
+        ([1.0, 1.0, 1.0], 3, 2, 6.0),  # rounds 0 and 2: ‖(1, 1, 2)‖²
+        ([1.0, -1.0], 2, 1, 5.0),  # signs matter off the monotone case: x = (1, −1) → (1, −2)
+    ],
+)
+def test_minsep_brute_force_sensitivity_on_hand_worked_matrices(coef, n, min_sep, expected):
+    found = probe._minsep_sensitivity_squared_brute_force(np.array(coef), n, min_sep)
+    assert found == pytest.approx(expected)
