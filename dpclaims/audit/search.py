@@ -648,7 +648,8 @@ class SearchEstimate:
     certifying ones, each run taking ``seconds_per_run`` (the wall time of a pilot batch), on
     ``workers`` worker processes (each beyond the first adding ``WORKER_SHARE`` of a speed-up,
     as the audit's estimate), plus :data:`SCREEN_SECONDS` a screen and the audit's
-    ``FIXED_SECONDS``."""
+    ``FIXED_SECONDS``.  A sequential search also states ``first_look_runs``: the runs when the
+    fixed patterns' screens show a violation and the first look certifies it."""
 
     screens: int
     screen_runs: int
@@ -656,6 +657,7 @@ class SearchEstimate:
     screen_trials: int
     seconds_per_run: float
     workers: int
+    first_look_runs: int | None = None
 
     def seconds(self, trials: int | None = None) -> float:
         """Estimated wall seconds of the search, or of the same search with ``trials``
@@ -679,12 +681,19 @@ class SearchEstimate:
     def describe(self) -> str:
         """One line: the runs, their cost, the time, and a smaller trial count when long."""
         workers = "1 worker" if self.workers == 1 else f"{self.workers} workers"
+        most = "about" if self.first_look_runs is None else "at most about"
         line = (
-            f"search: about {self.screen_runs + self.certify_runs:,} mechanism runs "
+            f"search: {most} {self.screen_runs + self.certify_runs:,} mechanism runs "
             f"({self.screen_runs:,} screening, {self.certify_runs:,} certifying) of "
-            f"{1e3 * self.seconds_per_run:.2g} ms each on {workers}: about "
+            f"{1e3 * self.seconds_per_run:.2g} ms each on {workers}: {most} "
             f"{_duration(self.seconds())}"
         )
+        if self.first_look_runs is not None:
+            first = self._runs(self.first_look_runs) + FIXED_SECONDS
+            line += (
+                f"; a violation the first screens show stops it after about "
+                f"{self.first_look_runs:,} runs, about {_duration(first)}"
+            )
         smaller = [t for t in HINT_TRIALS if 2 * t < self.certify_runs]
         if self.seconds() <= HINT_SECONDS or not smaller:
             return line
@@ -702,6 +711,7 @@ def _estimate(
     trials: int,
     screen_trials: int,
     workers: int,
+    first_look_runs: int | None,
 ) -> SearchEstimate | None:
     """The :class:`SearchEstimate` of a search, its mechanism timed on ``data``: a pilot batch
     of 32 trials, then 4× more until a call takes ``PROBE_SECONDS`` or one seed block (wall
@@ -725,6 +735,7 @@ def _estimate(
         screen_trials=screen_trials,
         seconds_per_run=elapsed / size,
         workers=workers,
+        first_look_runs=first_look_runs,
     )
 
 
@@ -944,6 +955,11 @@ def search(
                 trials=trials,
                 screen_trials=screen_trials,
                 workers=1 if runner.backend == "serial" else screener.workers,
+                first_look_runs=(
+                    2 * screen_trials * len(fixed) + 2 * min(FIRST_LOOK, trials)
+                    if sequential
+                    else None
+                ),
             )
         report.estimate(estimate)
         add(fixed)

@@ -95,3 +95,14 @@ def test_the_cli_search_prints_its_estimate_first_in_a_log(capsys, tmp_path):
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("search: about ") and " mechanism runs (" in err[0]
     assert any(line.startswith("search: screening ") for line in err)
+
+
+def test_a_sequential_search_states_its_most_and_its_first_look(capsys):
+    """QueryPairs(2)'s fixed patterns screened at 400 trials, then a first look of 500."""
+    found = _search(execution=Execution(backend="serial"), sequential=True)
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("search: at most about ") and "on 1 worker: at most about " in first
+    patterns = sum(not np.array_equal(p.d0, p.d1) for p in QueryPairs(2).patterns())
+    runs = 2 * 400 * patterns + 2 * 500
+    assert f"; a violation the first screens show stops it after about {runs:,} runs" in first
+    assert found.samples <= found.screening_samples + 2 * 2_000
