@@ -41,6 +41,7 @@ __all__ = [
     "describe_bytes",
     "physical_memory",
     "probe",
+    "refine_above",
 ]
 
 MAX_SECONDS = 24 * 3600.0
@@ -50,7 +51,8 @@ MEMORY_SHARE = 0.5
 """Default memory limit: this share of the machine's physical memory."""
 
 LONG_RUN = 10.0
-"""Runs estimated to take longer (seconds) get a refined time probe and a logged estimate."""
+"""Runs estimated to take longer (seconds) get a logged estimate, refined by a time probe
+when the log is shown (:func:`refine_above`)."""
 
 PROBE_SECONDS = 0.2
 """A time probe quadruples its call size (up to one seed block) until one call takes this long."""
@@ -217,6 +219,16 @@ def _fit(small: int, t_small: float, large: int, t_large: float) -> tuple[float,
     if slope <= 0.0:
         return 0.0, t_large / large
     return max(t_large - slope * large, 0.0), slope
+
+
+def refine_above(limits: Limits) -> float:
+    """The estimate (seconds) above which :func:`probe` refines its time: :data:`LONG_RUN`
+    when the estimate is logged (logger ``"dpclaims"`` at INFO, as ``dpclaims audit`` shows
+    it), else the time limit, the only decision it changes (the cold estimate counts all of
+    a first call's time per trial: a refined one is lower)."""
+    if log.isEnabledFor(logging.INFO):
+        return min(LONG_RUN, limits.max_seconds)
+    return limits.max_seconds
 
 
 def probe(

@@ -341,6 +341,21 @@ def test_defect16_estimate_is_calibrated(monkeypatch):
     assert true / 1.5 <= stream <= 1.5 * true  # the cold call alone: 5 s per 32 trials
 
 
+def test_the_probe_refines_for_the_shown_log_or_the_limit(caplog):
+    """Warm timing calls only where they change something: the logged estimate of a run over
+    LONG_RUN when the log is shown, else the refusal at the time limit."""
+    import logging
+
+    from dpclaims.resources import LONG_RUN, Limits, refine_above
+
+    limits = Limits(max_seconds=600.0, max_memory=float("inf"))
+    caplog.set_level(logging.WARNING, logger="dpclaims")
+    assert refine_above(limits) == 600.0
+    caplog.set_level(logging.INFO, logger="dpclaims")
+    assert refine_above(limits) == LONG_RUN
+    assert refine_above(Limits(max_seconds=5.0, max_memory=1.0)) == 5.0
+
+
 def test_defect05_a_failed_checkpoint_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     """A full disk while a chunk is written: one error naming the checkpoint folder (the CLI
     prints it as one line, exit 2) and the checkpoint folder holds no partial .tmp file."""

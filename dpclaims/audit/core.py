@@ -74,7 +74,7 @@ from ..execution import (
     strict_default,
 )
 from ..privacy import PrivacyClaim
-from ..resources import LONG_RUN, Workload, check_budget, probe
+from ..resources import Workload, check_budget, probe, refine_above
 from ..vocabulary import Relation, Unit, Verdict
 from .bounds import (
     CI_METHODS,
@@ -477,7 +477,7 @@ def _check_resources(streams, plan, layout, *, execution, limits, first) -> None
     seed_0 = child_seed(plan.seed, 0)
     stand_in = np.linspace(-3.0, 3.0, TRADEOFF_POINTS + 2)  # counted, as certification does
     trials, workers = plan.trials, layout.workers
-    long_run = min(LONG_RUN, limits.max_seconds)
+    long_run = refine_above(limits)
 
     def probe_call(n: int) -> np.ndarray:
         outputs = call_block(streams.mechanism, streams.d0, seed_0, index=0, size=n)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, check_trials
-from ..resources import LONG_RUN, Workload, check_budget, probe
+from ..resources import Workload, check_budget, probe, refine_above
 from ..timelimit import TimeLimitExceeded
 from .config import DEFAULT_EXECUTION, Execution, check_execution
 from .mechanisms import (
@@ -161,7 +161,7 @@ def _start(job: _Job, execution: Execution) -> _Started:
     if not same:
         ignores_rng(batched, strict_default(execution.strict))
     limits = execution.limits()
-    long_run = min(LONG_RUN, limits.max_seconds)
+    long_run = refine_above(limits)
     work = Workload(
         trials=trials,
         held=job.held,
