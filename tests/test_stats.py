@@ -13,6 +13,7 @@ from statsmodels.stats.multitest import multipletests
 
 from dpclaims.errors import InputError
 from dpclaims.stats import (
+    binom_cdf,
     exceedance_interval,
     gaussian_shift,
     holm,
@@ -121,3 +122,16 @@ def test_degenerate_inputs_name_the_argument():
         mean_interval(np.ones(1))
     with pytest.raises(InputError, match="hits0 must be a whole number >= 1"):
         log_ratio_interval(0, 5, 100, 100)
+
+
+def test_binom_cdf_is_scipys_value_for_value():
+    """The reach's binomial CDF without scipy's wrapper: the same numbers, edges included
+    (k below 0, k at and above n, p at 0 and 1, tiny p)."""
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, 100_000, 200_000).astype(float)
+    k = np.floor(rng.random(n.size) * (n + 3)) - 1
+    p = rng.random(n.size)
+    p[::5], p[1::9] = 0.0, 1.0
+    p[2::7] **= 30
+    assert np.array_equal(binom_cdf(k, n, p), stats.binom.cdf(k, n, p))
+    assert binom_cdf([[-1.0, 3.0, 10.0]], 10, [[0.5], [0.0]]).shape == (2, 3)

@@ -569,18 +569,18 @@ def _guess_accuracy(model: str, epsilon: float, delta: float, k_plus: int, k_min
     if model == "randomized-response":
         return 1.0 / (1.0 + math.exp(-min(epsilon, 700.0)))
     mu = gdp_mu_of(epsilon, delta)
-    right = 0.0
+    right = 0.0  # Φ = ndtr and Φ̄(x) = ndtr(−x), as scipy.stats.norm computes them
     if k_plus:
         top = optimize.brentq(
-            lambda t: 0.5 * (stats.norm.sf(t) + stats.norm.sf(t - mu)) - k_plus / m, -40, 40 + mu
+            lambda t: 0.5 * (special.ndtr(-t) + special.ndtr(mu - t)) - k_plus / m, -40, 40 + mu
         )
-        inside, outside = stats.norm.sf(top - mu), stats.norm.sf(top)
+        inside, outside = special.ndtr(mu - top), special.ndtr(-top)
         right += k_plus * inside / (inside + outside)
     if k_minus:
         low = optimize.brentq(
-            lambda t: 0.5 * (stats.norm.cdf(t) + stats.norm.cdf(t - mu)) - k_minus / m, -40, 40 + mu
+            lambda t: 0.5 * (special.ndtr(t) + special.ndtr(t - mu)) - k_minus / m, -40, 40 + mu
         )
-        outside, inside = stats.norm.cdf(low), stats.norm.cdf(low - mu)
+        outside, inside = special.ndtr(low), special.ndtr(low - mu)
         right += k_minus * outside / (inside + outside)
     return right / (k_plus + k_minus)
 

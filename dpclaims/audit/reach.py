@@ -43,10 +43,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from ..errors import check_choice
 from ..gdp import gdp_mu, gdp_mu_of
+from ..stats import binom_cdf
 from .bounds import epsilon_from_rates, joint_upper, tilt_of
 from .threshold import QUANTILE_TRUE_POSITIVES, default_grid, quantile_ranks
 
@@ -274,7 +275,7 @@ def detection_probability(
     certifying false-negative count), averaged over the rank's true false-positive rate at
     its :func:`fpr_nodes` ``fpr`` (computed once: they do not depend on ``param``)."""
     fnr = 1.0 - MODELS[model][1](fpr, param)
-    power = stats.binom.cdf(largest, n_positive, fnr).mean(axis=0)
+    power = binom_cdf(largest, n_positive, fnr).mean(axis=0)
     power = np.where(largest >= 0, power, 0.0)
     best = int(np.argmax(power))
     return float(power[best]), best

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 
 from dpclaims.algorithms.ghazi_et_al_2023 import (
     BottomChannel,
@@ -55,7 +55,8 @@ def _hockey_stick(eps: float, p: float, q: float, mu: float) -> float:
     if mu == 0:
         return out + max((1 - p) - math.exp(eps) * (1 - q), 0.0)
     t = (eps + math.log((1 - q) / (1 - p))) / mu + mu / 2  # (1−p)φ(x−μ) > e^ε(1−q)φ(x) ⟺ x > t
-    return out + (1 - p) * stats.norm.sf(t - mu) - math.exp(eps) * (1 - q) * stats.norm.sf(t)
+    # Φ̄(x) as scipy.stats.norm.sf computes it (ndtr(−x)), without its wrapper's cost per call
+    return out + (1 - p) * special.ndtr(mu - t) - math.exp(eps) * (1 - q) * special.ndtr(-t)
 
 
 def bottom_gaussian_pair_epsilon(p: float, q: float, mu: float, delta: float) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import integrate, stats
+from scipy import integrate, special
 
 from dpclaims.algorithms.lowy_liu_asi_2024.alg1 import Algorithm1
 from dpclaims.algorithms.lowy_liu_asi_2024.alg2 import Algorithm2
@@ -326,9 +326,7 @@ def gaussian_dp_epsilon(mu: float, delta: float) -> float:
         return 0.0
 
     def excess(eps):
-        return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(
-            -eps / mu - mu / 2
-        )
+        return special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)
 
     lo, hi = 0.0, max(1.0, 20.0 * mu)
     if excess(lo) <= delta:

@@ -460,6 +460,38 @@ def test_m3d_is_reported_as_an_ambiguity_of_the_paper():
 # ------------------------------------------------------------------- exact ε of the audit pairs
 
 
+def test_halting_law_is_the_quadrature_of_scipys_laplace_bit_for_bit():
+    """The integrand's closed forms are scipy.stats.laplace's sf and pdf float for float."""
+    from scipy import integrate, stats
+
+    from dpclaims.algorithms.lowy_liu_asi_2024.schedule import (
+        ALG2_QUERY_LAPLACE,
+        ALG2_THRESHOLD_LAPLACE,
+    )
+    from dpclaims.targets.lowy_liu_asi_2024 import halting_law
+
+    score, K, steps, epsilon = 7.3, 11, 4, 0.7
+    b_thr, b_q = ALG2_THRESHOLD_LAPLACE / epsilon, ALG2_QUERY_LAPLACE / epsilon
+
+    def moment(f):
+        return sum(
+            integrate.quad(
+                lambda xi: (
+                    f(stats.laplace.sf(0.8 * K + xi - score, scale=b_q))
+                    * stats.laplace.pdf(xi, scale=b_thr)
+                ),
+                lo,
+                hi,
+                limit=200,
+            )[0]
+            for lo, hi in ((-np.inf, 0.0), (0.0, np.inf))
+        )
+
+    expected = [moment(lambda r: r**steps)]
+    expected += [moment(lambda r, t=t: r ** (t - 1) * (1 - r)) for t in range(1, steps + 1)]
+    assert np.array_equal(halting_law(score, K, steps, epsilon), expected)
+
+
 @pytest.mark.parametrize("steps", [6, 14, 20])
 def test_q1_exact_epsilon_is_the_threshold_shift(steps):
     """Q1's halting-time law is pure Δs·ε/8-DP exactly (constant scores: s shifts ξ ~ Lap(8/ε))."""
