@@ -1,7 +1,7 @@
 """The small statistics the claims' experiments share: paired t-tests, Holm's correction,
 confidence intervals (a Gaussian shift, binomial log ratios, a Gaussian scale, a mean, an
-exceedance fraction), a pooled chi-square goodness-of-fit test, and the binomial CDF without
-its distribution wrapper's cost.
+exceedance fraction) and a pooled chi-square goodness-of-fit test; and the binomial CDF
+without its distribution wrapper's cost (the audit's reach calls it thousands of times).
 
 Each interval is returned as ``(estimate, lower, upper)``, the shape a
 :class:`~dpclaims.claims.standard.ValueExperiment` compares against an expected value;
