@@ -20,7 +20,7 @@ from scipy import stats
 
 from .errors import InputError, check_confidence, check_count
 
-try:  # the boost function scipy.stats.binom.cdf evaluates (SciPy >= 1.12)
+try:  # the boost function scipy.stats.binom.cdf evaluates (where SciPy keeps it)
     from scipy.special._ufuncs import _binom_cdf
 except ImportError:  # pragma: no cover - older SciPy: the public wrapper
     _binom_cdf = None
