@@ -304,6 +304,15 @@ def calibrate_noise_multiplier(
     steps = check_trials(steps, "steps")
     check_choice(relation, RELATIONS, "relation")
     tol = check_positive(tol, "tol")
+    return _calibrated(float(epsilon), float(delta), float(rate), int(steps), str(relation), tol)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated(
+    epsilon: float, delta: float, rate: float, steps: int, relation: str, tol: float
+) -> float:
+    """:func:`calibrate_noise_multiplier` on checked arguments, once per process for each (a
+    calibration costs up to a second; tests and experiments ask for the same ones again)."""
 
     def fresh() -> dp_accounting.PrivacyAccountant:
         return _accountant("pld", relation, _CALIBRATION_DISCRETIZATION)
