@@ -455,19 +455,19 @@ def test_defect08_worker_processes_stuck_in_a_mechanism_are_ended(tmp_path, caps
     module = tmp_path / "stuck-workers" / "stuck_workers_experiments.py"
     source = module.read_text().replace(
         "    values = np.clip(",
-        "    while os.getpid() != PARENT:  # only the worker processes loop\n"
-        "        pass\n    values = np.clip(",
+        "    while os.getpid() != PARENT:  # only the workers hang (asleep: no core spun)\n"
+        "        time.sleep(0.05)\n    values = np.clip(",
     )
-    module.write_text("import os\n\nPARENT = os.getpid()\n" + source)
+    module.write_text("import os\nimport time\n\nPARENT = os.getpid()\n" + source)
     folder = tmp_path / "stuck-workers"
-    argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 5]
+    argv = [*_verify(folder, tmp_path / "report"), "--claim-timeout", 3]
     done = console(tmp_path, *argv, "--backend", "processes", "--workers", 2, timeout=120)
     assert done.returncode == 1, done.stderr
     results = json.loads((tmp_path / "report" / "results.json").read_text())
     verdicts = {e["id"]: (e["verdict"], e["summary"]) for e in results["claims"]}
     assert verdicts["stuck-workers.mean.privacy"] == (
         "error",
-        "error: exceeded the time limit of 5 s (--claim-timeout)",
+        "error: exceeded the time limit of 3 s (--claim-timeout)",
     )
     assert verdicts["stuck-workers.mean.rate"][0] in ("consistent", "inconclusive")
 
