@@ -69,6 +69,7 @@ from dpclaims.audit.one_run_family import (
     subsampled_gaussian_epsilon,
 )
 from dpclaims.audit.one_run_rank import rank_gdp_mu, rank_gdp_p_value
+from dpclaims.audit.one_run_score import score_mu, score_p_value
 from dpclaims.gdp import gdp_epsilon, gdp_mu_of
 
 DELTA, CONFIDENCE = 1e-5, 0.95
@@ -82,10 +83,12 @@ MECHANISMS = (
 )
 CANARIES = (1_000, 10_000, 100_000)
 FRACTIONS = (0.10, 0.25, 0.50, 1.00)
-METHODS = ("dpclaims", "family", "GDP", "rank", "SNJ", "Xiang")
+METHODS = ("dpclaims", "family", "scores", "GDP", "rank", "SNJ", "Xiang")
 """dpclaims' verdict bound, its family bound (``family="gaussian"``; on the SGM rows
-``SubsampledGaussian(sampling_rate=q)`` with the true q, guessing by the claimed member's |L|), its
-Gaussian-DP and full-ranking bounds, SNJ 2023 and Xiang et al. on Xiang's guesses."""
+``SubsampledGaussian(sampling_rate=q)`` with the true q, guessing by the claimed member's |L|),
+the same family reading every score (no guesses: the full ranking on the Gaussian rows, the
+score test of :mod:`dpclaims.audit.one_run_score` on the SGM rows), its Gaussian-DP and
+full-ranking bounds, SNJ 2023 and Xiang et al. on Xiang's guesses."""
 CHUNK = 2_000_000  # scores drawn at once
 
 
@@ -137,7 +140,7 @@ def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generat
     (:func:`family_guesses` of the true member) for each r of :data:`FRACTIONS`, the
     Mann-Whitney ``U`` and ``n_in``."""
     rs = [guesses(n, f) for f in FRACTIONS]
-    out = {"correct": [], "mistakes": [], "family": [], "pairs": [], "n_in": []}
+    out = {"correct": [], "mistakes": [], "family": [], "pairs": [], "n_in": [], "difference": []}
     per = max(1, CHUNK // n)
     for start in range(0, reps, per):
         size = min(per, reps - start)
@@ -160,12 +163,16 @@ def sample_counts(n: int, mu: float, q: float, reps: int, rng: np.random.Generat
         rank_sum = (by_score * np.arange(1, n + 1)).sum(axis=1)
         out["pairs"].append(rank_sum - n_in * (n_in + 1) // 2)
         out["n_in"].append(n_in)
+        out["difference"].append(
+            (loss * included).sum(axis=1) / n_in - (loss * ~included).sum(axis=1) / (n - n_in)
+        )
     return {
         "correct": np.concatenate([np.array(c) for c in out["correct"]], axis=1),
         "mistakes": np.concatenate(out["mistakes"], axis=1),
         "family": np.concatenate(out["family"], axis=1) if q < 1.0 else None,
         "pairs": np.concatenate(out["pairs"]),
         "n_in": np.concatenate(out["n_in"]),
+        "difference": np.concatenate(out["difference"]),
     }
 
 
@@ -315,6 +322,36 @@ def rank_row(n, mu, q, counts, true_eps):
     }
 
 
+def scores_row(n, mu, q, counts, true_eps):
+    """The family reading every score (independent of r): on the Gaussian rows the full
+    ranking (:func:`rank_row`), on the SGM rows the score test of the claimed (true) member, per
+    run, with its expected outcome at ``D``'s mean and n/2 canaries a side."""
+    if q == 1.0:
+        return rank_row(n, mu, q, counts, true_eps)
+    sides = [(int(k), n - int(k)) for k in counts["n_in"]]
+
+    def bound(difference, n_in, n_out):
+        found = score_mu(difference, n_in, n_out, mu_claim=mu, q=q, confidence=CONFIDENCE)
+        return subsampled_gaussian_epsilon(found, q, DELTA)
+
+    found = [bound(d, *side) for d, side in zip(counts["difference"], sides, strict=True)]
+    over = [
+        score_p_value(d, *side, mu, mu_claim=mu, q=q) < ALPHA
+        for d, side in zip(counts["difference"], sides, strict=True)
+    ]
+    x, w = np.polynomial.hermite_e.hermegauss(160)
+    w = w / w.sum()
+    loss_out = w @ privacy_loss(x, mu, q)
+    loss_in = (1 - q) * loss_out + q * (w @ privacy_loss(x + mu, mu, q))
+    expected = bound(float(loss_in - loss_out), n // 2, n - n // 2)
+    return {
+        "expected": expected / true_eps,
+        "median": float(np.quantile(found, 0.5, method="inverted_cdf")) / true_eps,
+        "p10": float(np.quantile(found, 0.1, method="inverted_cdf")) / true_eps,
+        "coverage": float(np.mean(over)),
+    }
+
+
 # --- the grid and its tables ------------------------------------------------------------------
 
 
@@ -327,9 +364,11 @@ def grid(canaries, reps: int, seed: int = 0) -> list[dict]:
         for n in canaries:
             counts = sample_counts(n, mu, q, reps, np.random.default_rng([seed, index, n]))
             rank = rank_row(n, mu, q, counts, true_eps)
+            scores = scores_row(n, mu, q, counts, true_eps)
             for r_index, fraction in enumerate(FRACTIONS):
                 row = setting(n, r_index, mu, q, counts, true_eps, profile)
-                row.update(mechanism=name, true_eps=true_eps, n=n, fraction=fraction, rank=rank)
+                row.update(mechanism=name, true_eps=true_eps, n=n, fraction=fraction)
+                row.update(rank=rank, scores=scores)
                 rows.append(row)
     return rows
 

@@ -76,6 +76,7 @@ from .one_run_family import (
     subsampled_gaussian_mu,
 )
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
+from .one_run_score import score_test
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
 __all__ = [
@@ -141,7 +142,7 @@ class OneRunResult:
     :class:`~.one_run_family.SubsampledGaussian` family (``family="subsampled-gaussian"``,
     ``"subsampled-gaussian-family"``) only if it is the subsampled Gaussian of rate
     ``sampling_rate``, and ``k_plus``/``k_minus`` count the guesses "in" and "out" that its
-    privacy loss chose.
+    privacy loss chose; with none fixed, its score test's statistic is ``loss_difference``.
 
     ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
     ``inconclusive`` when it is 0 (the guesses showed nothing) or when a family bound's
@@ -169,6 +170,7 @@ class OneRunResult:
     reach: Reach | None = None
     family: str | None = None
     sampling_rate: float | None = None
+    loss_difference: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite; the
@@ -185,7 +187,10 @@ class OneRunResult:
     @property
     def bound_name(self) -> str:
         """Whose bound: ``"Steinke et al. 2023"``, ``"Mahloujifar et al. 2024"``,
-        ``"full-ranking Mann-Whitney bound"`` or ``"Xiang et al. 2025 family test"``."""
+        ``"full-ranking Mann-Whitney bound"``, ``"Xiang et al. 2025 family test"`` or
+        ``"family score test"``."""
+        if self.loss_difference is not None:
+            return "family score test"
         return _BOUND_NAMES[self.assumption]
 
     def line(self) -> str:
@@ -194,6 +199,11 @@ class OneRunResult:
         if self.assumption == "independent-gaussian-dp":
             auc = self.correct / self.guesses if self.guesses else 0.0
             evidence = f"AUC {auc:.4f} over {self.guesses:,} (in, out) pairs"
+        elif self.loss_difference is not None:
+            evidence = (
+                f"mean privacy loss {self.loss_difference:.4f} higher on the included canaries "
+                f"than on the excluded ones, over {self.canaries:,} scores"
+            )
         else:
             union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
             evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
@@ -433,7 +443,7 @@ def one_run_audit(
     k_plus, k_minus : guesses "in" for the ``k_plus`` highest and "out" for the
         ``k_minus`` lowest scores; fix them before seeing the scores (default ``m // 10`` each
         for ``assumption="none"``; for ``"gaussian-dp"`` the best of :data:`GUESS_FRACTIONS`
-        under a union bound)
+        under a union bound; under a ``family``, none: every score is read, see ``family``)
     confidence : level of the ε lower bound
     seed : ties in ``scores`` are broken at random with ``child_seed(seed, 2)``
     assumption : one of :data:`ASSUMPTIONS`: ``"none"`` (Steinke et al.), ``"gaussian-dp"``
@@ -451,7 +461,9 @@ def one_run_audit(
         largest |privacy loss| of the claimed member (μ exactly (ε, δ)-DP at that rate), each
         by its sign (:func:`~.one_run_family.family_guesses`), so ``k_plus``/``k_minus`` fix
         only their number; its scores must be on the family's scale (an excluded canary
-        scores N(0, 1), a sampled included one N(μ, 1))
+        scores N(0, 1), a sampled included one N(μ, 1)).  With no guesses fixed, every score
+        is read: ``"gaussian"`` by the full ranking (:mod:`.one_run_rank`), the subsampled
+        family by its claimed member's privacy loss (:mod:`.one_run_score`)
     """
     scores, included_arr = _checked_scores(scores, included)
     claim = claim_at_door(claim, epsilon=epsilon, delta=delta)
@@ -468,8 +480,13 @@ def one_run_audit(
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
-    mu_lower, grid = None, 1
-    if sampling_rate is not None:
+    mu_lower, grid, difference = None, 1, None
+    every_score = family is not None and k_plus is None and k_minus is None
+    if sampling_rate is not None and every_score:
+        test = score_test(scores, included_arr, claim, sampling_rate, confidence)
+        difference, mu_lower, eps_lower, p_value = test
+        r, correct, k_plus, k_minus, assumption = 0, 0, 0, 0, "subsampled-gaussian-family"
+    elif sampling_rate is not None:
         r = sum(_guess_counts(m, k_plus, k_minus))
         mu_claim = subsampled_gaussian_mu(epsilon, sampling_rate, delta)
         chosen, guess_in = family_guesses(scores, r, mu_claim, sampling_rate, ties=ties)
@@ -480,26 +497,27 @@ def one_run_audit(
             m, r, correct, delta, confidence, family=family, sampling_rate=sampling_rate
         )
         p_value = family_p_value(r - correct, r, m, mu_claim, q=sampling_rate)
-    elif family is not None:
+    elif family is not None and not every_score:
         k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
         correct = _correct(order, included_arr, k_plus, k_minus)
         r, assumption = k_plus + k_minus, "gaussian-family"
         mu_lower, eps_lower = family_epsilon(m, r, correct, delta, confidence, family=family)
         p_value = family_p_value(r - correct, r, m, gdp_mu_of(epsilon, delta))
-    elif assumption == "none":
-        k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
-        correct = _correct(order, included_arr, k_plus, k_minus)
-        r = k_plus + k_minus
-        p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
-        eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
-    elif assumption == "independent-gaussian-dp":
+    elif assumption == "independent-gaussian-dp" or every_score:
         _gdp_delta(delta)
+        assumption = "independent-gaussian-dp"
         n_in = int(np.count_nonzero(included_arr))
         correct = mann_whitney_pairs(order, included_arr)
         r, k_plus, k_minus = n_in * (m - n_in), 0, 0
         mu_lower = rank_gdp_mu(correct, n_in, m - n_in, confidence)
         eps_lower = gdp_epsilon(mu_lower, delta)
         p_value = rank_gdp_p_value(correct, n_in, m - n_in, gdp_mu_of(epsilon, delta))
+    elif assumption == "none":
+        k_plus, k_minus = _guess_counts(m, k_plus, k_minus)
+        correct = _correct(order, included_arr, k_plus, k_minus)
+        r = k_plus + k_minus
+        p_value = one_run_p_value(m, r, correct, epsilon=epsilon, delta=delta)
+        eps_lower = one_run_epsilon(m, r, correct, delta=delta, confidence=confidence)
     else:
         _gdp_delta(delta)
         if k_plus is None and k_minus is None:
@@ -541,6 +559,7 @@ def one_run_audit(
         reach=reach,
         family=family,
         sampling_rate=sampling_rate,
+        loss_difference=difference,
     )
 
 

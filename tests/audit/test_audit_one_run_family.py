@@ -66,10 +66,16 @@ def test_family_violation_is_worded_as_conditional():
     def leaky(included, rng):
         return rng.standard_normal(included.size) + 2.0 * included
 
-    result = one_run(leaky, 2_000, epsilon=1.0, delta=DELTA, family="gaussian")
+    guesses = dict(k_plus=250, k_minus=250)
+    result = one_run(leaky, 2_000, epsilon=1.0, delta=DELTA, family="gaussian", **guesses)
     assert result.verdict == "violation"
     line = result.line()
     assert "violation assuming μ-GDP" in line and "valid only if the mechanism is μ-GDP" in line
+    assert "Xiang et al. 2025 family test" in line
+    # with no guesses fixed the family reads every score: the full ranking, still conditional
+    ranked = one_run(leaky, 2_000, epsilon=1.0, delta=DELTA, family="gaussian")
+    assert ranked.assumption == "independent-gaussian-dp" and ranked.family == "gaussian"
+    assert "violation assuming μ-GDP" in ranked.line() and "(in, out) pairs" in ranked.line()
     default = one_run(leaky, 2_000, epsilon=1.0, delta=DELTA)
     assert default.family is None and "assuming" not in default.line()
 
