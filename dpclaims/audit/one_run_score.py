@@ -56,7 +56,7 @@ NODES = 160
 
 SCORE_MIN_PER_SIDE = 50
 """Fewest included and excluded canaries for which the score test is computed (its level is
-checked by simulation from 150 a side); below it the bound is 0."""
+tested from 150 a side); below it the bound is 0 and the claim's p-value 1 (not tested)."""
 
 _BISECTION_STEPS = 40
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -66,7 +66,9 @@ _LOG_WEIGHTS = np.log(_WEIGHTS / _WEIGHTS.sum())
 
 def loss_difference(scores: np.ndarray, included: np.ndarray, mu_claim: float, q: float) -> float:
     """``D``: the mean privacy loss of member ``(mu_claim, q)`` over the included canaries minus
-    that over the excluded ones; ``scores (m,)``, ``included (m,)`` bool."""
+    that over the excluded ones; ``scores (m,)``, ``included (m,)`` bool, both groups non-empty."""
+    if included.all() or not included.any():
+        raise InputError("the score test needs both included and excluded canaries")
     loss = privacy_loss(np.asarray(scores, dtype=np.float64), mu_claim, q)
     return float(loss[included].mean() - loss[~included].mean())
 
@@ -159,10 +161,14 @@ def score_test(
     scores: np.ndarray, included: np.ndarray, claim: PrivacyClaim, q: float, confidence: float
 ) -> tuple[float, float, float, float]:
     """``(D, μ bound, its ε at the claim's δ, p-value of the claim)`` of the score test on
-    ``scores (m,)`` and ``included (m,)`` bool, read through the claimed member."""
+    ``scores (m,)`` and ``included (m,)`` bool, read through the claimed member (``D`` 0 when a
+    group is empty)."""
     mu_claim = subsampled_gaussian_mu(claim.epsilon, q, claim.delta)
     n_in = int(np.count_nonzero(included))
     n_out = len(included) - n_in
+    if min(n_in, n_out) < SCORE_MIN_PER_SIDE:
+        found = loss_difference(scores, included, mu_claim, q) if min(n_in, n_out) else 0.0
+        return found, 0.0, 0.0, 1.0
     difference = loss_difference(scores, included, mu_claim, q)
     mu = score_mu(difference, n_in, n_out, mu_claim=mu_claim, q=q, confidence=confidence)
     p_value = score_p_value(difference, n_in, n_out, mu_claim, mu_claim=mu_claim, q=q)
