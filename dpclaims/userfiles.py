@@ -349,10 +349,16 @@ folder): workers elsewhere cannot import them by name, so tasks sent there carry
 @contextmanager
 def imported_from(folders: Iterable[str]) -> Iterator[None]:
     """Record the top-level modules the block imports from ``folders`` (a ``.py`` file or a
-    package directly in one of them) as the user's (:func:`user_modules`)."""
+    package directly in one of them) as the user's (:func:`user_modules`).  Python writes no
+    bytecode while it runs: no ``__pycache__`` appears in the user's folders, which dpclaims
+    leaves as it found them."""
     homes = {Path(folder).resolve() for folder in folders}
     before = set(sys.modules)
-    yield
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = writes
     for name in set(sys.modules) - before:
         origin = getattr(sys.modules[name], "__file__", None)
         if "." in name or not origin:

@@ -270,6 +270,21 @@ def test_defect12_local_modules_do_not_shadow_dpclaims_imports(tmp_path, monkeyp
     assert (tmp_path / "trade-off.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_importing_the_users_code_writes_no_bytecode_in_their_folder(tmp_path, monkeypatch, capsys):
+    """Whether or not ``PYTHONDONTWRITEBYTECODE`` is set: Python would leave ``__pycache__``
+    beside the user's module (and its own imports), a folder dpclaims did not make."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helper.py").write_text("SHIFT = 0.0\n")
+    (tmp_path / "mymech.py").write_text("from helper import SHIFT\n" + MECHANISM)
+    files = _datasets(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    argv = ["audit", "mymech.py:noisy", *files, "--trials", 1000, "--backend", "serial"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert sorted(os.listdir(tmp_path)) == before and sys.dont_write_bytecode is False
+
+
 # --- defects 7, 8 and 16: hostile .npz datasets and claims TOMLs ---------------------------
 
 
