@@ -67,7 +67,6 @@ from ..execution import child_seed
 from ..privacy import PrivacyClaim, claim_at_door
 from ..vocabulary import Verdict
 from .one_run_family import (
-    FAMILY_MU_MAX,
     SubsampledGaussian,
     family_at_door,
     family_epsilon,
@@ -76,7 +75,7 @@ from .one_run_family import (
     subsampled_gaussian_mu,
 )
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
-from .one_run_score import score_test
+from .one_run_score import misfit_text, refutes, score_test
 from .reach import MAX_FACTOR, REACH_LIMIT, REACH_POWER, Reach
 
 __all__ = [
@@ -142,7 +141,7 @@ class OneRunResult:
     :class:`~.one_run_family.SubsampledGaussian` family (``family="subsampled-gaussian"``,
     ``"subsampled-gaussian-family"``) only if it is the subsampled Gaussian of rate
     ``sampling_rate``, and ``k_plus``/``k_minus`` count the guesses "in" and "out" that its
-    privacy loss chose; with none fixed, its score test's statistic is ``loss_difference``.
+    privacy loss chose; with none fixed, the score test's ``loss_difference`` and ``fit_p_value``.
 
     ``verdict``: as a multi-run audit's, ``violation`` when the bound exceeds the claim,
     ``inconclusive`` when it is 0 (the guesses showed nothing) or when a family bound's
@@ -171,6 +170,7 @@ class OneRunResult:
     family: str | None = None
     sampling_rate: float | None = None
     loss_difference: float | None = None
+    fit_p_value: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable record of the audit (``epsilon_lower`` None when infinite; the
@@ -200,19 +200,14 @@ class OneRunResult:
             auc = self.correct / self.guesses if self.guesses else 0.0
             evidence = f"AUC {auc:.4f} over {self.guesses:,} (in, out) pairs"
         elif self.loss_difference is not None:
-            evidence = (
-                f"mean privacy loss {self.loss_difference:.4f} higher on the included canaries "
-                f"than on the excluded ones, over {self.canaries:,} scores"
-            )
+            evidence = f"mean privacy loss {self.loss_difference:.4f} higher on the included "
+            evidence += f"canaries than on the excluded ones, over {self.canaries:,} scores"
         else:
             union = f", best of {self.grid} guess counts" if self.grid > 1 else ""
             evidence = f"{self.correct:,} of {self.guesses:,} guesses correct{union}"
         reach = "" if self.reach is None else f", reach {self.reach.factor:.3g}×"
         if self.family_refuted:
-            evidence += (
-                f"; they reject every member of the family up to μ = {FAMILY_MU_MAX:g}, so they "
-                f"do not fit it (check the family, its rate and the scores' scale)"
-            )
+            evidence += misfit_text(self.fit_p_value)
         assumes = _ASSUMES[self.assumption].format(q=self.sampling_rate)
         return (
             f"ε ≥ {self.epsilon_lower:.4f}{mu} ({self.bound_name}; "
@@ -222,9 +217,10 @@ class OneRunResult:
     @property
     def family_refuted(self) -> bool:
         """Whether the guesses reject the whole family searched (μ up to
-        :data:`~.one_run_family.FAMILY_MU_MAX`): the assumption, not the claim, is then in
-        doubt, and the verdict is ``inconclusive``."""
-        return self.family is not None and self.mu_lower >= FAMILY_MU_MAX
+        :data:`~.one_run_family.FAMILY_MU_MAX`) or the scores fail its fit check
+        (:func:`~.one_run_score.family_fit`): the assumption, not the claim, is then in doubt,
+        and the verdict is ``inconclusive``."""
+        return self.family is not None and refutes(self.mu_lower, self.fit_p_value)
 
     @property
     def verdict_text(self) -> str:
@@ -480,11 +476,11 @@ def one_run_audit(
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
-    mu_lower, grid, difference = None, 1, None
+    mu_lower, grid, difference, fit = None, 1, None, None
     every_score = family is not None and k_plus is None and k_minus is None
     if sampling_rate is not None and every_score:
         test = score_test(scores, included_arr, claim, sampling_rate, confidence)
-        difference, mu_lower, eps_lower, p_value = test
+        difference, mu_lower, eps_lower, p_value, fit = test
         r, correct, k_plus, k_minus, assumption = 0, 0, 0, 0, "subsampled-gaussian-family"
     elif sampling_rate is not None:
         r = sum(_guess_counts(m, k_plus, k_minus))
@@ -542,7 +538,7 @@ def one_run_audit(
         epsilon_lower=eps_lower,
         p_value=p_value,
         verdict=_one_run_verdict(
-            eps_lower, epsilon, reach, refuted=family is not None and mu_lower >= FAMILY_MU_MAX
+            eps_lower, epsilon, reach, refuted=family is not None and refutes(mu_lower, fit)
         ),
         epsilon=epsilon,
         delta=delta,
@@ -560,6 +556,7 @@ def one_run_audit(
         family=family,
         sampling_rate=sampling_rate,
         loss_difference=difference,
+        fit_p_value=fit,
     )
 
 

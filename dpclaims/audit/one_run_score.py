@@ -24,6 +24,12 @@ Butler 2007, §1.2) of the tail of ``D`` from its exact cumulant generating func
 quadrature (:data:`NODES` nodes), which holds its level on the same runs (4.7-5.6 %; 0.8-1.2 %
 at 1 %; tested).  The μ bound is the largest μ rejected at ``1 - confidence`` (bisection over
 ``[0, FAMILY_MU_MAX]``), and its ε at δ is the member's (:func:`.subsampled_gaussian_epsilon`).
+
+A wrong family can make that bound overstate ε (a Gaussian mechanism with μ = 2, read as the
+subsampled Gaussian with q = 0.2, would certify ε ≥ 32 against its true 10), so the test first
+checks that the scores fit *some* member (:func:`family_fit`: the excluded scores ``N(0, 1)``,
+at least ``(1 - q)/2`` of the included ones at or below 0); below :data:`FIT_LEVEL` the family
+is refuted and the verdict is ``inconclusive``, as when guesses reject every member.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 from ..errors import InputError, check_confidence
 from ..privacy import PrivacyClaim
@@ -49,6 +55,10 @@ __all__ = [
     "score_p_value",
     "score_mu",
     "score_test",
+    "FIT_LEVEL",
+    "family_fit",
+    "misfit_text",
+    "refutes",
 ]
 
 NODES = 160
@@ -57,6 +67,11 @@ NODES = 160
 SCORE_MIN_PER_SIDE = 50
 """Fewest included and excluded canaries for which the score test is computed (its level is
 tested from 150 a side); below it the bound is 0 and the claim's p-value 1 (not tested)."""
+
+FIT_LEVEL = 1e-3
+"""Level below which :func:`family_fit` says the scores do not fit the family: the test then
+certifies nothing (``inconclusive``), at a cost in power of at most this share of the runs of a
+mechanism in the family."""
 
 _BISECTION_STEPS = 40
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -71,6 +86,37 @@ def loss_difference(scores: np.ndarray, included: np.ndarray, mu_claim: float, q
         raise InputError("the score test needs both included and excluded canaries")
     loss = privacy_loss(np.asarray(scores, dtype=np.float64), mu_claim, q)
     return float(loss[included].mean() - loss[~included].mean())
+
+
+def family_fit(scores: np.ndarray, included: np.ndarray, q: float) -> float:
+    """P-value that ``scores (m,)`` come from some member of the family (Bonferroni over two
+    checks, each valid for every μ): the excluded scores' law ``N(0, 1)`` (Kolmogorov-Smirnov)
+    and the share of included scores at or below 0, at least ``(1 - q)/2`` under every member
+    (the binomial lower tail of their count)."""
+    inside, outside = scores[included], scores[~included]
+    fitted = stats.ks_1samp(outside, special.ndtr).pvalue
+    low = stats.binom.cdf(np.count_nonzero(inside <= 0.0), len(inside), (1.0 - q) / 2.0)
+    return float(min(1.0, 2.0 * min(fitted, low)))
+
+
+def refutes(mu_lower: float, fit_p_value: float | None) -> bool:
+    """Whether a family bound's evidence refutes the family itself: its μ at the top of the
+    range searched, or its scores' fit (:func:`family_fit`) below :data:`FIT_LEVEL`."""
+    return mu_lower >= FAMILY_MU_MAX or (fit_p_value is not None and fit_p_value < FIT_LEVEL)
+
+
+def misfit_text(fit_p_value: float | None) -> str:
+    """The line's words for a refuted family: by :func:`family_fit` or, when it did not refute
+    it, by guesses that reject every member searched."""
+    if fit_p_value is not None and fit_p_value < FIT_LEVEL:
+        why = (
+            f"the scores do not fit any member (p = {fit_p_value:.2g} that the excluded scores "
+            "are N(0, 1) and at least (1 - q)/2 of the included ones at or below 0)"
+        )
+    else:
+        why = f"they reject every member of the family up to μ = {FAMILY_MU_MAX:g}, so they"
+        why += " do not fit it"
+    return f"; {why} (check the family, its rate and the scores' scale)"
 
 
 def _law(mu_claim: float, q: float, mu: float) -> tuple[np.ndarray, np.ndarray]:
@@ -159,17 +205,18 @@ def score_mu(
 
 def score_test(
     scores: np.ndarray, included: np.ndarray, claim: PrivacyClaim, q: float, confidence: float
-) -> tuple[float, float, float, float]:
-    """``(D, μ bound, its ε at the claim's δ, p-value of the claim)`` of the score test on
-    ``scores (m,)`` and ``included (m,)`` bool, read through the claimed member (``D`` 0 when a
-    group is empty)."""
+) -> tuple[float, float, float, float, float | None]:
+    """``(D, μ bound, its ε at the claim's δ, p-value of the claim, p-value of the family's fit)``
+    of the score test on ``scores (m,)`` and ``included (m,)`` bool, read through the claimed
+    member (``D`` 0 when a group is empty; no fit checked below the minimum a side)."""
     mu_claim = subsampled_gaussian_mu(claim.epsilon, q, claim.delta)
     n_in = int(np.count_nonzero(included))
     n_out = len(included) - n_in
     if min(n_in, n_out) < SCORE_MIN_PER_SIDE:
         found = loss_difference(scores, included, mu_claim, q) if min(n_in, n_out) else 0.0
-        return found, 0.0, 0.0, 1.0
+        return found, 0.0, 0.0, 1.0, None
     difference = loss_difference(scores, included, mu_claim, q)
     mu = score_mu(difference, n_in, n_out, mu_claim=mu_claim, q=q, confidence=confidence)
     p_value = score_p_value(difference, n_in, n_out, mu_claim, mu_claim=mu_claim, q=q)
-    return difference, mu, subsampled_gaussian_epsilon(mu, q, claim.delta), p_value
+    epsilon = subsampled_gaussian_epsilon(mu, q, claim.delta)
+    return difference, mu, epsilon, p_value, family_fit(scores, included, q)

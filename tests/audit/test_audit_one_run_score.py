@@ -16,7 +16,9 @@ from dpclaims.audit.one_run_family import (
     subsampled_gaussian_mu,
 )
 from dpclaims.audit.one_run_score import (
+    FIT_LEVEL,
     SCORE_MIN_PER_SIDE,
+    family_fit,
     loss_difference,
     score_mu,
     score_p_value,
@@ -108,3 +110,35 @@ def test_score_test_needs_enough_canaries_a_side():
     difference, n_in, n_out = _runs(2 * SCORE_MIN_PER_SIDE - 2, 3.0, 0.5, 1, 0)
     assert score_mu(float(difference[0]), int(n_in[0]), int(n_out[0]), mu_claim=3.0, q=0.5) == 0
     assert score_mu(5.0, SCORE_MIN_PER_SIDE, SCORE_MIN_PER_SIDE, mu_claim=3.0, q=0.5) > 0
+
+
+@pytest.mark.parametrize(
+    "shift,spread,rate",
+    [(2.0, 1.0, 1.0), (2.0, 2.0, 0.2)],
+    ids=["a Gaussian mechanism", "scores off the family's scale"],
+)
+def test_scores_that_fit_no_member_are_inconclusive_not_a_violation(shift, spread, rate):
+    """Read as the subsampled Gaussian with q = 0.2, a Gaussian mechanism (μ = 2: every included
+    canary shifted) would certify ε ≥ 32 against its true 10, and scores twice the family's scale
+    ε ≥ 4.9: both say the family does not fit instead of a violation of ε = 1."""
+    rng = np.random.default_rng(1)
+    included = rng.random(2_000) < 0.5
+    sampled = included & (rng.random(2_000) < rate)
+    scores = spread * rng.standard_normal(2_000) + shift * sampled
+    family = SubsampledGaussian(sampling_rate=0.2)
+    result = one_run_audit(scores, included, epsilon=1.0, delta=DELTA, family=family)
+    assert result.family_refuted and result.fit_p_value < FIT_LEVEL
+    assert result.verdict == "inconclusive" and "do not fit any member" in result.line()
+
+
+def test_the_fit_check_rarely_refutes_the_true_family():
+    """400 runs of the subsampled Gaussian (μ = 2, q = 0.2, 10³ canaries): the fit's p-value is
+    below FIT_LEVEL in none (at most 1 % allowed; 0.1 % expected at most), and the same runs'
+    scores scaled by 1.5 fail it in most (99 %; 1.3: 31 %, 1.1: 0.5 %)."""
+    rng = np.random.default_rng(2)
+    included = rng.random((400, 1_000)) < 0.5
+    sampled = included & (rng.random((400, 1_000)) < 0.2)
+    scores = rng.standard_normal((400, 1_000)) + 2.0 * sampled
+    fits = np.array([family_fit(s, i, 0.2) for s, i in zip(scores, included, strict=True)])
+    scaled = np.array([family_fit(1.5 * s, i, 0.2) for s, i in zip(scores, included, strict=True)])
+    assert np.mean(fits < FIT_LEVEL) <= 0.01 and np.mean(scaled < FIT_LEVEL) > 0.9
