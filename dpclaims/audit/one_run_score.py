@@ -107,23 +107,24 @@ def refutes(mu_lower: float, fit_p_value: float | None) -> bool:
 
 def misfit_text(fit_p_value: float | None) -> str:
     """The line's words for a refuted family: by :func:`family_fit` or, when it did not refute
-    it, by guesses that reject every member searched."""
+    it, by evidence (guesses or scores) that rejects every member searched."""
     if fit_p_value is not None and fit_p_value < FIT_LEVEL:
         why = (
             f"the scores do not fit any member (p = {fit_p_value:.2g} that the excluded scores "
             "are N(0, 1) and at least (1 - q)/2 of the included ones at or below 0)"
         )
     else:
-        why = f"they reject every member of the family up to μ = {FAMILY_MU_MAX:g}, so they"
-        why += " do not fit it"
+        why = f"every member up to μ = {FAMILY_MU_MAX:g} is rejected, so the family does not fit"
     return f"; {why} (check the family, its rate and the scores' scale)"
 
 
 def _law(mu_claim: float, q: float, mu: float) -> tuple[np.ndarray, np.ndarray]:
     """Quadrature of the claimed loss ``L`` under an included canary of member ``(μ, q)``
     (``μ = 0``: an excluded one): the values of ``L`` and their log weights."""
-    if mu == 0.0 or q == 1.0:
-        return privacy_loss(_STANDARD_NODES + mu * (q == 1.0), mu_claim, q), _LOG_WEIGHTS
+    if q == 1.0:  # the Gaussian family: every included canary is shifted
+        return privacy_loss(_STANDARD_NODES + mu, mu_claim, q), _LOG_WEIGHTS
+    if mu == 0.0:
+        return privacy_loss(_STANDARD_NODES, mu_claim, q), _LOG_WEIGHTS
     values = privacy_loss(np.concatenate([_STANDARD_NODES, _STANDARD_NODES + mu]), mu_claim, q)
     weights = np.concatenate([_LOG_WEIGHTS + math.log1p(-q), _LOG_WEIGHTS + math.log(q)])
     return values, weights
