@@ -25,6 +25,9 @@ Estimators (the public call each replicate makes):
 - ``audit_scores``: :func:`~dpclaims.audit.audit_scores` (``dpclaims audit --scores``) verdicts;
 - ``one-run``: :func:`~dpclaims.audit.audit_one_run_scores` on m canaries, each in with
   probability 1/2 (Steinke et al., the Gaussian-DP bound, the full-ranking bound);
+- ``one-run family``: ``one_run_audit(..., family=SubsampledGaussian(sampling_rate=q))`` with no
+  guesses (the family's score test, :mod:`dpclaims.audit.one_run_score`) on the subsampled
+  Gaussian it assumes, at its exact ε;
 - ``search``: :func:`~dpclaims.audit.search.search` over :class:`~dpclaims.targets.pairs.QueryPairs`
   (screening, selection and certifying audit) on the peers' mechanisms with a finite ε
   (``benchmarks/bench_audit_blackbox.py``);
@@ -65,15 +68,18 @@ from dpclaims.audit import (
     AuditTest,
     Criterion,
     Gdp,
+    SubsampledGaussian,
     audit,
     audit_one_run_scores,
     audit_scores,
     certify_scores,
     gdp_delta,
     gdp_epsilon,
+    one_run_audit,
     plan_quantile_tests,
     replay,
 )
+from dpclaims.audit.one_run_family import subsampled_gaussian_epsilon
 from dpclaims.audit.reach import REACH_POWER, violation_param
 from dpclaims.audit.search import search
 from dpclaims.execution import Execution, map_tasks
@@ -307,6 +313,37 @@ def run_one_run(case: Case, m: int, reps: int, seed: int) -> dict:
 
 
 @dataclass(frozen=True)
+class Family:
+    """The Poisson-subsampled Gaussian of rate ``q``: an included canary scores ``N(μ, 1)`` with
+    probability q, else ``N(0, 1)``, as an excluded one does; claimed at its exact ε."""
+
+    mu: float
+    q: float
+
+    @property
+    def name(self) -> str:
+        return f"subsampled Gaussian μ = {self.mu:g}, q = {self.q:g}, δ = 1e-05"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim(subsampled_gaussian_epsilon(self.mu, self.q, 1e-5), 1e-5)
+
+
+def run_one_run_family(target: Family, m: int, reps: int, seed: int) -> dict:
+    """The family's score test (no guesses) on m canaries of the family it assumes."""
+    rng = np.random.default_rng(seed)
+    family, claim = SubsampledGaussian(sampling_rate=target.q), target.claim
+    found = []
+    for _ in range(reps):
+        included = rng.random(m) < 0.5
+        sampled = included & (rng.random(m) < target.q)
+        scores = rng.standard_normal(m) + target.mu * sampled
+        found.append(one_run_audit(scores, included, claim, family=family))
+    hits = np.array([r.verdict == "violation" for r in found])
+    return {"": (hits, np.array([r.epsilon_lower for r in found]))}
+
+
+@dataclass(frozen=True)
 class Peer:
     """One of the peers' mechanisms with a finite ε (``bench_audit_blackbox.CASES``)."""
 
@@ -390,6 +427,7 @@ ESTIMATORS = {
     "histogram": end_to_end("histogram"),
     "audit_scores": run_audit_scores,
     "one-run": run_one_run,
+    "one-run family": run_one_run_family,
     "search": run_search,
     "replay": run_replay,
     "reach": run_reach,
@@ -426,6 +464,10 @@ def grid() -> list[tuple[str, object, int, int]]:
         cells += [("gdp", case, n, 1000) for n in N3]
     for case in (Case("gauss", 1.0, 1e-5), Case("gauss", 2.0, 1e-5), LAPLACE[1]):
         cells += [("one-run", case, m, reps) for m, reps in zip(N3, (1000, 300, 100), strict=True)]
+    for target in (Family(2.0, 0.2), Family(1.0, 0.5)):
+        cells += [
+            ("one-run family", target, m, r) for m, r in zip(N3, (1000, 300, 100), strict=True)
+        ]
     for name in FINITE_PEERS:
         cells += [("search", Peer(name), n, reps) for n, reps in ((1_000, 200), (10_000, 100))]
         cells += [("replay", Peer(name), n, reps) for n, reps in ((1_000, 300), (10_000, 100))]

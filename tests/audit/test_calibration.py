@@ -25,6 +25,7 @@ CELLS = [
     ("audit_scores", LAPLACE, 1_000, 100),
     ("histogram", bench.RR, 1_000, 100),
     ("one-run", bench.Case("gauss", 1.0, 1e-5), 1_000, 60),
+    ("one-run family", bench.Family(2.0, 0.2), 1_000, 60),
     ("search", bench.Peer("noisy-max index"), 1_000, 12),
     ("reach", GAUSS, 10_000, 100),
     ("reach", LAPLACE, 1_000, 100),
