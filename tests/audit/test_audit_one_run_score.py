@@ -119,8 +119,9 @@ def test_score_test_needs_enough_canaries_a_side():
 )
 def test_scores_that_fit_no_member_are_inconclusive_not_a_violation(shift, spread, rate):
     """Read as the subsampled Gaussian with q = 0.2, a Gaussian mechanism (μ = 2: every included
-    canary shifted) would certify ε ≥ 32 against its true 10, and scores twice the family's scale
-    ε ≥ 4.9: both say the family does not fit instead of a violation of ε = 1."""
+    canary shifted) certifies ε ≥ 31.6 against its true 10, and scores at twice the family's
+    scale ε ≥ 6.7: both now say the family does not fit (p = 2e-177, 4e-27) instead of a
+    violation of ε = 1."""
     rng = np.random.default_rng(1)
     included = rng.random(2_000) < 0.5
     sampled = included & (rng.random(2_000) < rate)
