@@ -148,7 +148,8 @@ class OneRunResult:
     guesses reject its whole family (:attr:`family_refuted`), else ``consistent`` when the
     ``reach`` (:func:`one_run_reach`, a multiple of the claim) is within
     :data:`~dpclaims.audit.reach.REACH_LIMIT` and ``consistent_weak`` when it is not.  The
-    reach is computed for the assumption-free bound, which decides; the others have none.
+    reach is computed for the assumption-free bound and the family's score test; the others
+    have none.
     """
 
     epsilon_lower: float
@@ -476,11 +477,11 @@ def one_run_audit(
     m = len(scores)
     ties = np.random.default_rng(child_seed(seed, 2)).random(m)
     order = np.lexsort((ties, scores))
-    mu_lower, grid, difference, fit = None, 1, None, None
+    mu_lower, grid, difference, fit, reach = None, 1, None, None, None
     every_score = family is not None and k_plus is None and k_minus is None
     if sampling_rate is not None and every_score:
-        test = score_test(scores, included_arr, claim, sampling_rate, confidence)
-        difference, mu_lower, eps_lower, p_value, fit = test
+        test = score_test(scores, included_arr, claim, q=sampling_rate, confidence=confidence)
+        difference, mu_lower, eps_lower, p_value, fit, reach = test
         r, correct, k_plus, k_minus, assumption = 0, 0, 0, 0, "subsampled-gaussian-family"
     elif sampling_rate is not None:
         r = sum(_guess_counts(m, k_plus, k_minus))
@@ -529,7 +530,6 @@ def one_run_audit(
         r = k_plus + k_minus
         eps_lower = gdp_epsilon(mu_lower, delta)
         p_value = _gdp_p_value(m, r, correct, gdp_mu_of(epsilon, delta), grid)
-    reach = None
     if assumption == "none":
         reach = one_run_reach(
             m, k_plus, k_minus, epsilon=epsilon, delta=delta, confidence=confidence

@@ -30,6 +30,7 @@ computed under it carries that assumption and words its verdict as conditional o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "profile_p_value",
     "family_p_value",
     "family_mu",
+    "largest_rejected_mu",
     "family_epsilon",
     "subsampled_gaussian_delta",
     "subsampled_gaussian_epsilon",
@@ -206,8 +208,15 @@ def family_mu(m: int, r: int, v: int, confidence: float = 0.95, *, q: float = 1.
     def rejects(mu: float) -> bool:
         return family_p_value(r - v, r, m, mu, q=q) < significance
 
+    return largest_rejected_mu(rejects, first=1e-9)
+
+
+def largest_rejected_mu(rejects: Callable[[float], bool], *, first: float = 0.0) -> float:
+    """Largest μ in ``[0, FAMILY_MU_MAX]`` (bisection, rounded down) that ``rejects``, for a
+    test whose rejections fall as μ grows: 0 if μ = ``first`` is not rejected, the top of the
+    range if it is."""
     low, high = _MU_RANGE
-    if not rejects(1e-9):
+    if not rejects(first):
         return 0.0
     if rejects(high):
         return high

@@ -35,6 +35,7 @@ is refuted and the verdict is ``inconclusive``, as when guesses reject every mem
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -43,10 +44,12 @@ from ..errors import InputError, check_confidence
 from ..privacy import PrivacyClaim
 from .one_run_family import (
     FAMILY_MU_MAX,
+    largest_rejected_mu,
     privacy_loss,
     subsampled_gaussian_epsilon,
     subsampled_gaussian_mu,
 )
+from .reach import REACH_POWER, Reach
 
 __all__ = [
     "NODES",
@@ -54,7 +57,9 @@ __all__ = [
     "loss_difference",
     "score_p_value",
     "score_mu",
+    "score_reach",
     "score_test",
+    "ScoreTest",
     "FIT_LEVEL",
     "family_fit",
     "misfit_text",
@@ -193,31 +198,75 @@ def score_mu(
     def rejects(mu: float) -> bool:
         return score_p_value(difference, n_in, n_out, mu, mu_claim=mu_claim, q=q) < significance
 
-    low, high = 0.0, FAMILY_MU_MAX
-    if not rejects(low):
-        return 0.0
-    if rejects(high):
-        return high
+    return largest_rejected_mu(rejects)
+
+
+def score_reach(
+    n_in: int, n_out: int, claim: PrivacyClaim, *, q: float, confidence: float = 0.95
+) -> Reach:
+    """The reach of the score test (:mod:`.reach`'s meaning): the smallest multiple of the
+    claimed ε whose member of the family the test certifies above the claim with probability
+    :data:`~.reach.REACH_POWER`, for these group sizes.  The bound exceeds the claim when ``D``
+    passes ``d*``, where the claimed member's tail is ``1 - confidence``; a member's power is
+    its own tail at ``d*`` (the saddlepoint, as for the p-value); the smallest member with
+    enough power is bisected (rounded up)."""
+    mu_claim = subsampled_gaussian_mu(claim.epsilon, q, claim.delta)
+    options = dict(mu_claim=mu_claim, q=q)
+    significance = 1.0 - check_confidence(confidence)
+    model = f"subsampled-gaussian (q = {q:g})"
+    never = Reach(factor=math.inf, epsilon=math.inf, mu=None, model=model)
+    if min(n_in, n_out) < SCORE_MIN_PER_SIDE:
+        return never
+    law = _law(mu_claim, q, mu_claim), _law(mu_claim, q, 0.0)
+    spread = math.sqrt(_cumulants(law[0], 0.0)[2] / n_in + _cumulants(law[1], 0.0)[2] / n_out)
+    low = _cumulants(law[0], 0.0)[1] - _cumulants(law[1], 0.0)[1]
+    high = low + spread
+    while score_p_value(high, n_in, n_out, mu_claim, **options) >= significance:
+        low, high = high, high + spread
+    critical = optimize.brentq(
+        lambda d: score_p_value(d, n_in, n_out, mu_claim, **options) - significance, low, high
+    )
+
+    def caught(mu: float) -> bool:
+        return score_p_value(critical, n_in, n_out, mu, **options) >= REACH_POWER
+
+    low, high = mu_claim, FAMILY_MU_MAX
+    if not caught(high):
+        return never
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (low + high)
-        low, high = (mid, high) if rejects(mid) else (low, mid)
-    return low
+        low, high = (low, mid) if caught(mid) else (mid, high)
+    epsilon = subsampled_gaussian_epsilon(high, q, claim.delta)
+    return Reach(factor=epsilon / claim.epsilon, epsilon=epsilon, mu=None, model=model)
+
+
+class ScoreTest(NamedTuple):
+    """What the score test found: ``difference`` D, the ``mu`` bound and its ``epsilon`` at the
+    claim's δ, the claim's ``p_value``, the family's ``fit_p_value`` (None below the minimum a
+    side) and the test's ``reach``."""
+
+    difference: float
+    mu: float
+    epsilon: float
+    p_value: float
+    fit_p_value: float | None
+    reach: Reach
 
 
 def score_test(
-    scores: np.ndarray, included: np.ndarray, claim: PrivacyClaim, q: float, confidence: float
-) -> tuple[float, float, float, float, float | None]:
-    """``(D, μ bound, its ε at the claim's δ, p-value of the claim, p-value of the family's fit)``
-    of the score test on ``scores (m,)`` and ``included (m,)`` bool, read through the claimed
-    member (``D`` 0 when a group is empty; no fit checked below the minimum a side)."""
+    scores: np.ndarray, included: np.ndarray, claim: PrivacyClaim, *, q: float, confidence: float
+) -> ScoreTest:
+    """The score test on ``scores (m,)`` and ``included (m,)`` bool, read through the claimed
+    member (``D`` 0 when a group is empty; below the minimum a side it tests nothing)."""
     mu_claim = subsampled_gaussian_mu(claim.epsilon, q, claim.delta)
     n_in = int(np.count_nonzero(included))
     n_out = len(included) - n_in
+    reach = score_reach(n_in, n_out, claim, q=q, confidence=confidence)
     if min(n_in, n_out) < SCORE_MIN_PER_SIDE:
         found = loss_difference(scores, included, mu_claim, q) if min(n_in, n_out) else 0.0
-        return found, 0.0, 0.0, 1.0, None
+        return ScoreTest(found, 0.0, 0.0, 1.0, None, reach)
     difference = loss_difference(scores, included, mu_claim, q)
     mu = score_mu(difference, n_in, n_out, mu_claim=mu_claim, q=q, confidence=confidence)
     p_value = score_p_value(difference, n_in, n_out, mu_claim, mu_claim=mu_claim, q=q)
     epsilon = subsampled_gaussian_epsilon(mu, q, claim.delta)
-    return difference, mu, epsilon, p_value, family_fit(scores, included, q)
+    return ScoreTest(difference, mu, epsilon, p_value, family_fit(scores, included, q), reach)

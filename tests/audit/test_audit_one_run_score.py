@@ -22,7 +22,9 @@ from dpclaims.audit.one_run_score import (
     loss_difference,
     score_mu,
     score_p_value,
+    score_reach,
 )
+from dpclaims.privacy import PrivacyClaim
 
 DELTA, ALPHA = 1e-5, 0.05
 
@@ -143,3 +145,40 @@ def test_the_fit_check_rarely_refutes_the_true_family():
     fits = np.array([family_fit(s, i, 0.2) for s, i in zip(scores, included, strict=True)])
     scaled = np.array([family_fit(1.5 * s, i, 0.2) for s, i in zip(scores, included, strict=True)])
     assert np.mean(fits < FIT_LEVEL) <= 0.01 and np.mean(scaled < FIT_LEVEL) > 0.9
+
+
+def test_the_reach_is_the_smallest_member_caught_nine_times_in_ten():
+    """10³ canaries, SGM μ = 2, q = 0.2 claimed at its exact ε: the reach (about 1.38×) is
+    caught in 0.9 of 400 runs (0.89 measured; at least 0.9 − 3 se), the member halfway to it in
+    0.47, and a consistent verdict carries it."""
+    n, mu, q = 1_000, 2.0, 0.2
+    claim = PrivacyClaim(subsampled_gaussian_epsilon(mu, q, DELTA), DELTA)
+    reach = score_reach(500, 500, claim, q=q)
+    assert 1.1 < reach.factor < 2.0 and "subsampled-gaussian (q = 0.2)" in reach.describe()
+    member = subsampled_gaussian_mu(reach.epsilon, q, DELTA)
+
+    def caught(leak):
+        rng = np.random.default_rng(3)
+        included = rng.random((400, n)) < 0.5
+        sampled = included & (rng.random((400, n)) < q)
+        loss = privacy_loss(rng.standard_normal((400, n)) + leak * sampled, mu, q)
+        n_in = included.sum(axis=1)
+        d = (loss * included).sum(axis=1) / n_in - (loss * ~included).sum(axis=1) / (n - n_in)
+        rejects = [
+            score_p_value(x, int(i), n - int(i), mu, mu_claim=mu, q=q) < ALPHA
+            for x, i in zip(d, n_in, strict=True)
+        ]
+        return np.mean(rejects)
+
+    assert caught(member) >= 0.9 - 3 * math.sqrt(0.09 / 400)
+    assert caught(0.5 * (mu + member)) < 0.7
+    result = one_run_audit(*_sgm_run(n, mu, q, 0), epsilon=claim.epsilon, delta=DELTA,
+                           family=SubsampledGaussian(sampling_rate=q))  # fmt: skip
+    assert result.verdict == "consistent" and 1.1 < result.reach.factor < 2.0
+    assert result.line().endswith("reach 1.39×")
+
+
+def _sgm_run(n, mu, q, seed):
+    rng = np.random.default_rng(seed)
+    included = rng.random(n) < 0.5
+    return rng.standard_normal(n) + mu * (included & (rng.random(n) < q)), included
