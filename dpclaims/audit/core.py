@@ -148,8 +148,8 @@ IDENTITY_PROBE = 256
 SELECTION_TOLERANCE = 0.05
 """A held strategy's learned score is the first candidate (fewest parameters) whose cross-fitted
 prediction is within this share of the best one's: a flexible score that wins by noise alone
-costs power (the README's two-column example: 0.517 with the sum of column ratios against 0.552
-with LDA, the likelihood ratio's own form)."""
+costs power (the README's two-column example, with a 20% split: 0.517 with the sum of column
+ratios against 0.552 with LDA, the likelihood ratio's own form)."""
 
 INFINITE_MARGIN = math.log(10)
 """A bound with no false positive within this of the ceiling reads as ε = ∞ on the pair (as far
@@ -616,7 +616,7 @@ def _learn(
     test on the calibration split, so each candidate is cross-fitted (its two predictions,
     fitted on either half, averaged: less noise in the choice) and the first candidate (they
     come in order of parameters) predicting within :data:`SELECTION_TOLERANCE` of the best is
-    chosen, its fit on the first half kept.
+    chosen and refitted on the whole split (twice the rows of either half's fit).
     Split strategies keep the cheap set: their outputs tie (a lattice, as the sparse vector's)
     or stream, where the spline and boosting fits cost more than they find.  Returns the
     :class:`Score` and ``{name: predicted value}`` for every candidate.
@@ -648,6 +648,7 @@ def _learn(
     if held:
         top = candidates[best]
         best = next(n for n, v in candidates.items() if v >= top - SELECTION_TOLERANCE * abs(top))
+        return fit_score(best, cal0, cal1, rng), candidates
     return fitted[best], candidates
 
 
