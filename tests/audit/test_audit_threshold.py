@@ -11,7 +11,10 @@ from dpclaims.audit import AuditTest, audit
 from dpclaims.audit.bounds import epsilon_from_rates, joint_upper, rate_upper, tilt_of
 from dpclaims.audit.threshold import (
     DIRECTIONS,
+    LEARNED_FRACTION,
+    MIN_SPLIT,
     QUANTILE_TRUE_POSITIVES,
+    Auto,
     Criterion,
     Quantiles,
     Split,
@@ -179,6 +182,37 @@ def test_auto_picks_the_strategy_from_the_outputs():
         test=AuditTest(threshold=Quantiles(fraction=0.25)),
     )
     assert learned.provenance.calibration_trials == 500 and learned.certification_trials == 1500
+
+
+def test_the_default_learns_on_a_tenth_and_splits_a_fifth_and_keeps_a_given_fraction():
+    """Auto keeps each strategy's own share (a score learned on held outputs: 10%, at least
+    MIN_SPLIT trials; the split: 20%) unless it is given one, which both then take."""
+
+    def gauss3(data, rng, trials):
+        return data + rng.standard_normal((trials, 3))
+
+    def coin(data, rng, trials):
+        return (rng.random((trials, 2)) < 0.25 + 0.5 * data).astype(float)
+
+    def calibration(mechanism, trials, threshold="auto"):
+        r = audit(
+            mechanism,
+            0.0,
+            1.0,
+            trials=trials,
+            seed=0,
+            claim=PrivacyClaim(epsilon=1.0),
+            execution=Execution(backend="serial"),
+            test=AuditTest(threshold=threshold),
+        )
+        return r.provenance.threshold_strategy, r.provenance.calibration_trials
+
+    assert calibration(gauss3, 2000) == ("quantiles", 200)
+    assert calibration(gauss3, 100) == ("quantiles", MIN_SPLIT)  # 10 would learn noise
+    assert calibration(coin, 2000) == ("calibration", 400)
+    assert calibration(gauss3, 2000, Auto(fraction=0.3)) == ("quantiles", 600)
+    assert calibration(coin, 2000, Auto(fraction=0.3)) == ("calibration", 600)
+    assert Quantiles().fraction == LEARNED_FRACTION == 0.1 and Split().fraction == 0.2
 
 
 def test_strategy_values_and_strings_agree():
