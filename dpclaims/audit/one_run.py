@@ -72,6 +72,7 @@ from .one_run_family import (
     family_epsilon,
     family_guesses,
     family_p_value,
+    family_reach,
     subsampled_gaussian_mu,
 )
 from .one_run_rank import mann_whitney_pairs, rank_gdp_mu, rank_gdp_p_value
@@ -147,9 +148,8 @@ class OneRunResult:
     ``inconclusive`` when it is 0 (the guesses showed nothing) or when a family bound's
     guesses reject its whole family (:attr:`family_refuted`), else ``consistent`` when the
     ``reach`` (:func:`one_run_reach`, a multiple of the claim) is within
-    :data:`~dpclaims.audit.reach.REACH_LIMIT` and ``consistent_weak`` when it is not.  The
-    reach is computed for the assumption-free bound and the family's score test; the others
-    have none.
+    :data:`~dpclaims.audit.reach.REACH_LIMIT` and ``consistent_weak`` when it is not (the
+    assumption-free bound and the family tests have a reach; the Gaussian-DP bounds none).
     """
 
     epsilon_lower: float
@@ -533,6 +533,10 @@ def one_run_audit(
     if assumption == "none":
         reach = one_run_reach(
             m, k_plus, k_minus, epsilon=epsilon, delta=delta, confidence=confidence
+        )
+    elif family is not None and not every_score:
+        reach = family_reach(
+            m, r, q=sampling_rate or 1.0, epsilon=epsilon, delta=delta, confidence=confidence
         )
     return OneRunResult(
         epsilon_lower=eps_lower,

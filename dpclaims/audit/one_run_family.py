@@ -39,7 +39,8 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ..errors import InputError, check_choice, check_confidence
-from ..gdp import gdp_epsilon
+from ..gdp import gdp_epsilon, gdp_mu_of
+from .reach import REACH_POWER, Reach
 
 __all__ = [
     "FAMILIES",
@@ -282,9 +283,51 @@ def family_epsilon(
     """``(μ, ε at delta)`` of :func:`family_mu` for ``family`` (of :data:`FAMILIES`; the
     subsampled Gaussian's ``sampling_rate`` as for :func:`check_sampling_rate`)."""
     check_choice(family, FAMILIES, "family")
-    q = check_sampling_rate(family, sampling_rate)
-    if q is None:
-        mu = family_mu(m, r, v, confidence)
-        return mu, gdp_epsilon(mu, delta)
+    q = check_sampling_rate(family, sampling_rate) or 1.0
     mu = family_mu(m, r, v, confidence, q=q)
-    return mu, subsampled_gaussian_epsilon(mu, q, delta)
+    return mu, member_epsilon(mu, q, delta)
+
+
+def member_epsilon(mu: float, q: float, delta: float) -> float:
+    """ε at ``delta`` of the member ``(μ, q)`` (``q = 1``: μ-GDP)."""
+    return gdp_epsilon(mu, delta) if q == 1.0 else subsampled_gaussian_epsilon(mu, q, delta)
+
+
+def family_reach(
+    m: int, r: int, *, q: float, epsilon: float, delta: float, confidence: float
+) -> Reach:
+    """The reach of the guesses' family test (:mod:`.reach`'s meaning): the smallest multiple of
+    the claimed ``epsilon`` whose member makes ``r`` guesses on ``m`` canaries certify above the
+    claim with probability :data:`~.reach.REACH_POWER`.  The bound exceeds
+    the claim when the mistakes are at most ``u*``, the most whose p-value at the claimed member
+    is below ``1 - confidence``; a member's power is its own ``P[T <= u*]``
+    (:func:`family_p_value`); the smallest member with enough power is bisected (rounded up)."""
+    model = "gaussian-dp" if q == 1.0 else f"subsampled-gaussian (q = {q:g})"
+    mu_claim = gdp_mu_of(epsilon, delta) if q == 1.0 else subsampled_gaussian_mu(epsilon, q, delta)
+    never = Reach(factor=math.inf, epsilon=math.inf, mu=None, model=model)
+    significance = 1.0 - confidence
+    if family_p_value(0, r, m, mu_claim, q=q) >= significance:
+        return never
+    low, high = 0, r  # the p-value at the claim: below significance at low, not at high (1)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (
+            (mid, high)
+            if family_p_value(mid, r, m, mu_claim, q=q) < significance
+            else (
+                low,
+                mid,
+            )
+        )
+
+    def caught(mu: float) -> bool:
+        return family_p_value(low, r, m, mu, q=q) >= REACH_POWER
+
+    below, above = mu_claim, FAMILY_MU_MAX
+    if not caught(above):
+        return never
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (below + above)
+        below, above = (below, mid) if caught(mid) else (mid, above)
+    found = member_epsilon(above, q, delta)
+    return Reach(factor=found / epsilon, epsilon=found, mu=None, model=model)
