@@ -293,15 +293,17 @@ def member_epsilon(mu: float, q: float, delta: float) -> float:
     return gdp_epsilon(mu, delta) if q == 1.0 else subsampled_gaussian_epsilon(mu, q, delta)
 
 
+@lru_cache(maxsize=256)
 def family_reach(
     m: int, r: int, *, q: float, epsilon: float, delta: float, confidence: float
 ) -> Reach:
     """The reach of the guesses' family test (:mod:`.reach`'s meaning): the smallest multiple of
     the claimed ``epsilon`` whose member makes ``r`` guesses on ``m`` canaries certify above the
-    claim with probability :data:`~.reach.REACH_POWER`.  The bound exceeds
-    the claim when the mistakes are at most ``u*``, the most whose p-value at the claimed member
-    is below ``1 - confidence``; a member's power is its own ``P[T <= u*]``
-    (:func:`family_p_value`); the smallest member with enough power is bisected (rounded up)."""
+    claim with probability :data:`~.reach.REACH_POWER`.  The bound exceeds the claim when the
+    mistakes are at most ``u*``, the most whose p-value at the claimed member is below
+    ``1 - confidence``; a member's power is its own ``P[T <= u*]`` (:func:`family_p_value`); the
+    smallest member with enough power is bisected (rounded up).  It depends on the counts and
+    the claim only, never on the scores: cached."""
     model = "gaussian-dp" if q == 1.0 else f"subsampled-gaussian (q = {q:g})"
     mu_claim = gdp_mu_of(epsilon, delta) if q == 1.0 else subsampled_gaussian_mu(epsilon, q, delta)
     never = Reach(factor=math.inf, epsilon=math.inf, mu=None, model=model)
