@@ -313,14 +313,10 @@ def family_reach(
     low, high = 0, r  # the p-value at the claim: below significance at low, not at high (1)
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (
-            (mid, high)
-            if family_p_value(mid, r, m, mu_claim, q=q) < significance
-            else (
-                low,
-                mid,
-            )
-        )
+        if family_p_value(mid, r, m, mu_claim, q=q) < significance:
+            low = mid
+        else:
+            high = mid
 
     def caught(mu: float) -> bool:
         return family_p_value(low, r, m, mu, q=q) >= REACH_POWER

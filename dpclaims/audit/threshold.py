@@ -378,6 +378,8 @@ class Auto(_Fraction):
             _check_fraction(self.fraction)
 
     def calibration_size(self, trials: int, *, cap: float = MAX_CALIBRATION_TRIALS) -> int:
+        """The split's (the most either strategy takes), for the check of ``trials`` made
+        before the outputs choose one."""
         return Split(**self._options()).calibration_size(trials, cap=cap)
 
     def for_audit(
@@ -392,9 +394,6 @@ class Auto(_Fraction):
 
     def for_scores(self) -> ThresholdStrategy:
         return Quantiles(**self._options())
-
-    def calibration_share(self, trials: int, certification_trials: int) -> float:
-        return Split(**self._options()).calibration_share(trials, certification_trials)
 
     def _options(self) -> dict:
         return {} if self.fraction is None else {"fraction": self.fraction}
