@@ -227,6 +227,18 @@ def largest_rejected_mu(rejects: Callable[[float], bool], *, first: float = 0.0)
     return low
 
 
+def smallest_caught_mu(caught: Callable[[float], bool], *, first: float) -> float:
+    """Smallest μ in ``[first, FAMILY_MU_MAX]`` (bisection, rounded up) that ``caught``, for a
+    power that grows with μ: ``inf`` when even the top of the range is not caught."""
+    low, high = first, FAMILY_MU_MAX
+    if not caught(high):
+        return math.inf
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (low + high)
+        low, high = (low, mid) if caught(mid) else (mid, high)
+    return high
+
+
 def subsampled_gaussian_delta(epsilon: float, mu: float, q: float) -> float:
     """The larger hockey-stick divergence at ``epsilon`` of ``(Q, P)`` and ``(P, Q)``, exact."""
     t = (math.log((math.exp(epsilon) - 1.0 + q) / q) + mu * mu / 2.0) / mu
@@ -321,11 +333,8 @@ def family_reach(
     def caught(mu: float) -> bool:
         return family_p_value(low, r, m, mu, q=q) >= REACH_POWER
 
-    below, above = mu_claim, FAMILY_MU_MAX
-    if not caught(above):
+    member = smallest_caught_mu(caught, first=mu_claim)
+    if math.isinf(member):
         return never
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (below + above)
-        below, above = (below, mid) if caught(mid) else (mid, above)
-    found = member_epsilon(above, q, delta)
+    found = member_epsilon(member, q, delta)
     return Reach(factor=found / epsilon, epsilon=found, mu=None, model=model)

@@ -46,6 +46,7 @@ from .one_run_family import (
     FAMILY_MU_MAX,
     largest_rejected_mu,
     privacy_loss,
+    smallest_caught_mu,
     subsampled_gaussian_epsilon,
     subsampled_gaussian_mu,
 )
@@ -78,7 +79,6 @@ FIT_LEVEL = 1e-3
 certifies nothing (``inconclusive``), at a cost in power of at most this share of the runs of a
 mechanism in the family."""
 
-_BISECTION_STEPS = 40
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _STANDARD_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(NODES)
 _LOG_WEIGHTS = np.log(_WEIGHTS / _WEIGHTS.sum())
@@ -230,13 +230,10 @@ def score_reach(
     def caught(mu: float) -> bool:
         return score_p_value(critical, n_in, n_out, mu, **options) >= REACH_POWER
 
-    low, high = mu_claim, FAMILY_MU_MAX
-    if not caught(high):
+    member = smallest_caught_mu(caught, first=mu_claim)
+    if math.isinf(member):
         return never
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (low + high)
-        low, high = (low, mid) if caught(mid) else (mid, high)
-    epsilon = subsampled_gaussian_epsilon(high, q, claim.delta)
+    epsilon = subsampled_gaussian_epsilon(member, q, claim.delta)
     return Reach(factor=epsilon / claim.epsilon, epsilon=epsilon, mu=None, model=model)
 
 
