@@ -17,7 +17,7 @@ Per cell and seed, two audits on the same trials (same seed, 10⁴ per side by d
 
 Columns: medians over seeds of both certified ε, ``ratio`` = Σ default / Σ LLR over the seeds
 (the goal: ≥ 0.85), ``LLR cert.`` the exact statistic certified on the default audit's
-certifying trials alone (the 80% its calibration split leaves: what a perfectly learned score
+certifying trials alone (the 90% its calibration split leaves: what a perfectly learned score
 could reach) and ``default / LLR cert.`` (the learned score's own shortfall), the learned score
 chosen most often, the halved noise's ``violation``
 count of each (the goal: the default says ``violation`` wherever the LLR does), and the

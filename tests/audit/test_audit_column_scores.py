@@ -1,5 +1,6 @@
 """The nonlinear learned scores: per-column log density ratios, their pooled form, boosting."""
 
+import collections
 import importlib.util
 import sys
 
@@ -68,6 +69,50 @@ def test_pooled_column_lr_recovers_the_transcript_likelihood_ratio():
     assert rank_correlation(pooled, exact) > rank_correlation(linear, exact) + 0.02
 
 
+def test_pooled_column_softplus_certifies_near_the_likelihood_ratio_on_a_rare_shift():
+    """DP-SGD steps at q = 0.05 with the noise for ε = 1 after 20 steps: each step's log ratio
+    ``log(1 − q + q·exp((x − 1/2)/s²))`` bends at x = 1/2 + s²·log(1/q) ≈ 6, four standard
+    deviations out, beyond the splines' outer knot (the 99th percentile).  Fitted on 2,000
+    trials a side, four times, the softplus form certifies on 40,000 fresh ones nearly what the
+    exact ratio does (measured 0.99 of it), more than the spline (0.92)."""
+    release = StepRelease(steps=20, sampling_rate=0.05, clip_norm=1.0, noise_std=1.365)
+    certified = collections.defaultdict(float)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        x0, x1 = (release.sample_projections(rng, 2000, canary=c) for c in (False, True))
+        h0, h1 = (release.sample_projections(rng, 40_000, canary=c) for c in (False, True))
+        scores = {
+            name: fit_score(name, x0, x1, np.random.default_rng(1))
+            for name in ("pooled_column_softplus", "pooled_column_lr")
+        }
+        scores["exact"] = release.log_likelihood_ratio
+        for name, score in scores.items():
+            bound = certify_scores(score(h0), score(h1), strategy=Quantiles()).epsilon_lower
+            certified[name] += bound
+    assert certified["pooled_column_softplus"] > 0.95 * certified["exact"]
+    assert certified["pooled_column_softplus"] > 1.04 * certified["pooled_column_lr"]
+
+
+def test_pooled_column_softplus_finds_a_downward_shift():
+    rng = np.random.default_rng(10)
+    x0 = rng.standard_normal((5000, 5))
+    x1 = rng.standard_normal((5000, 5)) - 3.0 * (rng.random((5000, 5)) < 0.1)
+    score = fit_score("pooled_column_softplus", x0, x1, np.random.default_rng(11))
+    fresh = np.zeros((3, 5))
+    fresh[:, 0] = [-6.0, 0.0, 3.0]
+    assert score(fresh)[0] > score(fresh)[1] + 2.0 and abs(score(fresh)[2] - score(fresh)[1]) < 0.2
+
+
+def test_the_candidates_come_in_order_of_parameters():
+    assert candidate_scores(2, False)[:2] == ("lda", "pooled_column_softplus")
+    assert candidate_scores(10, False)[:3] == (
+        "pooled_column_softplus",
+        "pooled_column_lr",
+        "lda",
+    )
+    assert candidate_scores(10, False)[-1] == "boosting"
+
+
 def test_column_lr_tails_are_linear_and_finite():
     rng = np.random.default_rng(4)
     x0, x1 = independent_columns(rng, 2000, False), independent_columns(rng, 2000, True)
@@ -113,7 +158,13 @@ def test_boosting_is_skipped_without_scikit_learn(monkeypatch):
         lambda name, *a: None if name == "sklearn" else find_spec(name, *a),
     )
     monkeypatch.setitem(sys.modules, "sklearn.ensemble", None)
-    assert candidate_scores(3, False) == ("lda", "pooled_column_lr", "logistic", "column_lr")
+    assert candidate_scores(3, False) == (
+        "lda",
+        "pooled_column_softplus",
+        "logistic",
+        "pooled_column_lr",
+        "column_lr",
+    )
     r = audit(
         lambda data, rng, trials: data + rng.standard_normal((trials, 3)),
         0.0,
@@ -148,7 +199,7 @@ def test_learned_scores_are_fitted_on_calibration_outputs_only(monkeypatch):
         execution=Execution(backend="serial"),
     )
     n_cal, n_cert = r.provenance.calibration_trials, r.certification_trials
-    assert n_cal + n_cert == trials and len(r.provenance.candidates) == 5
+    assert n_cal + n_cert == trials and len(r.provenance.candidates) == 6
     halves = [x for x in fitted if len(x) == n_cal // 2]
     assert len(halves) == 2 * 2 * len(r.provenance.candidates)  # cross-fitted: both halves
     assert [len(x) for x in fitted if len(x) != n_cal // 2] == [n_cal, n_cal]  # the refit
@@ -162,7 +213,9 @@ def test_the_nonlinear_scores_are_candidates_of_continuous_columns_only():
     assert candidate_scores(1, False) == ("identity", "gaussian_lr")
     assert candidate_scores(3, True) == ("lda", "logistic", "histogram_lr")
     assert candidate_scores(3, False, nonlinear=False) == ("lda", "logistic")
-    assert {"column_lr", "pooled_column_lr"} <= set(candidate_scores(3, False))
+    assert {"column_lr", "pooled_column_lr", "pooled_column_softplus"} <= set(
+        candidate_scores(3, False)
+    )
 
 
 def test_split_strategies_keep_the_cheap_candidates():
