@@ -136,17 +136,17 @@ def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def candidate_scores(k: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
     """Names of the candidate scores for ``k``-dimensional outputs.  Continuous outputs of
     several columns add the column and boosting scores unless ``nonlinear=False`` (the cheap
-    set), the whole set ordered by number of parameters (:func:`parameters`; ties in the order
+    set), the whole set ordered by number of parameters (:func:`_parameters`; ties in the order
     listed there); discrete ones have ``histogram_lr``, their likelihood ratio estimated
     outright."""
     if k > 1 and nonlinear and not discrete:
         names = ("lda", "pooled_column_softplus", "pooled_column_lr", "logistic", "column_lr")
-        return (*sorted(names, key=lambda name: parameters(name, k)), *_boosting())
+        return (*sorted(names, key=lambda name: _parameters(name, k)), *_boosting())
     names = ("identity", "gaussian_lr") if k == 1 else ("lda", "logistic")
     return (*names, "histogram_lr") if discrete else names
 
 
-def parameters(name: str, k: int) -> int:
+def _parameters(name: str, k: int) -> int:
     """The number of fitted parameters of the candidate ``name`` on ``k`` columns, intercepts
     left out: ``lda`` k, ``pooled_column_softplus`` 3, ``pooled_column_lr`` one per spline
     basis column (7), ``logistic`` 2k, ``column_lr`` 7k (``boosting``, trees, comes last)."""
@@ -381,12 +381,20 @@ def _fit_column_lr(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> 
     return lambda x: _in_blocks(block, x, width)
 
 
-def _fit_pooled_column_lr(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
+def _pooled_values(
+    x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """All columns' values of at most ``20 * COLUMN_SUBSAMPLE / k`` rows of each dataset, pooled
+    ``(m,)``, and their datasets' labels ``(m,)`` (0 for d0, 1 for d1)."""
     rows = max(1, 20 * COLUMN_SUBSAMPLE // x0.shape[1])
     a, b = _subsample(x0, rows, rng).ravel(), _subsample(x1, rows, rng).ravel()
-    pooled = np.concatenate([a, b])
+    return np.concatenate([a, b]), _labels(len(a), len(b))
+
+
+def _fit_pooled_column_lr(x0: np.ndarray, x1: np.ndarray, rng: np.random.Generator) -> Callable:
+    pooled, labels = _pooled_values(x0, x1, rng)
     basis = _Spline.of(pooled)
-    beta = _fit_logistic_batch(basis(pooled)[None], _labels(len(a), len(b)), SPLINE_PENALTY)[0]
+    beta = _fit_logistic_batch(basis(pooled)[None], labels, SPLINE_PENALTY)[0]
 
     def block(x: np.ndarray) -> np.ndarray:
         return (basis(x.ravel()) @ beta).reshape(x.shape).sum(axis=1)
@@ -402,12 +410,10 @@ def _fit_pooled_column_softplus(
     (:func:`_fit_softplus_ratio`): :data:`SOFTPLUS_PROBE_STEPS` steps from each of three starts
     (a bend at either outer 1 % of the values, and nearly linear), then the best of them to
     convergence."""
-    rows = max(1, 20 * COLUMN_SUBSAMPLE // x0.shape[1])
-    a, b = _subsample(x0, rows, rng).ravel(), _subsample(x1, rows, rng).ravel()
-    pooled = np.concatenate([a, b])
+    pooled, labels = _pooled_values(x0, x1, rng)
     center, spread = float(np.mean(pooled)), float(np.std(pooled))
     spread = spread if spread > 0 else 1.0
-    z, labels = (pooled - center) / spread, _labels(len(a), len(b))
+    z = (pooled - center) / spread
     low, high = np.quantile(z, [0.01, 0.99])
     starts = ((2.0, -2.0 * high), (-2.0, 2.0 * low), (1.0, 4.0))  # (a, c)
     probes = [
