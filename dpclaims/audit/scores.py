@@ -136,9 +136,9 @@ def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def candidate_scores(k: int, discrete: bool, *, nonlinear: bool = True) -> tuple[str, ...]:
     """Names of the candidate scores for ``k``-dimensional outputs.  Continuous outputs of
     several columns add the column and boosting scores unless ``nonlinear=False`` (the cheap
-    set), the whole set ordered by number of parameters (:func:`_parameters`; ties in the order
-    listed there); discrete ones have ``histogram_lr``, their likelihood ratio estimated
-    outright."""
+    set), the whole set ordered by number of parameters (:func:`_parameters`; equals keep the
+    order LDA, softplus, spline, logistic, per-column); discrete ones have ``histogram_lr``,
+    their likelihood ratio estimated outright."""
     if k > 1 and nonlinear and not discrete:
         names = ("lda", "pooled_column_softplus", "pooled_column_lr", "logistic", "column_lr")
         return (*sorted(names, key=lambda name: _parameters(name, k)), *_boosting())
