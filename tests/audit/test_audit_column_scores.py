@@ -6,6 +6,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpclaims.algorithms.transcript import StepRelease
@@ -101,6 +103,30 @@ def test_pooled_column_softplus_finds_a_downward_shift():
     fresh = np.zeros((3, 5))
     fresh[:, 0] = [-6.0, 0.0, 3.0]
     assert score(fresh)[0] > score(fresh)[1] + 2.0 and abs(score(fresh)[2] - score(fresh)[1]) < 0.2
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    scale=st.sampled_from([1e-6, 1.0, 1e6]),
+    shift=st.floats(-3.0, 3.0),
+    rate=st.floats(0.0, 1.0),
+)
+def test_pooled_column_softplus_is_finite_and_monotone_in_each_column(seed, scale, shift, rate):
+    """Whatever the data (a shift by ``shift`` in a share ``rate`` of d1's values, at any scale),
+    the fitted score is finite and moves one way along every column: the hinge is monotone."""
+    rng = np.random.default_rng(seed)
+    x0 = scale * rng.standard_normal((200, 4))
+    x1 = scale * (rng.standard_normal((200, 4)) + shift * (rng.random((200, 4)) < rate))
+    score = fit_score("pooled_column_softplus", x0, x1, np.random.default_rng(seed))
+    line = np.zeros((41, 4))
+    line[:, 2] = scale * np.linspace(-10.0, 10.0, 41)
+    values = score(line)
+    assert np.all(np.isfinite(values)) and np.all(np.isfinite(score(x0)))
+    steps = np.diff(values)
+    assert np.all(steps >= -1e-9 * np.abs(values).max()) or np.all(
+        steps <= 1e-9 * np.abs(values).max()
+    )
 
 
 def test_the_candidates_come_in_order_of_parameters():
