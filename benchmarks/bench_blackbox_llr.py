@@ -15,13 +15,18 @@ Per cell and seed, two audits on the same trials (same seed, 10⁴ per side by d
   (:meth:`StepRelease.log_likelihood_ratio` at the true noise: the Neyman–Pearson statistic,
   which certifies on every trial).
 
-Columns: medians over seeds of both certified ε, ``ratio`` = Σ default / Σ LLR over the seeds
-(the goal: ≥ 0.85), ``LLR cert.`` the exact statistic certified on the default audit's
-certifying trials alone (the 90% its calibration split leaves: what a perfectly learned score
-could reach) and ``default / LLR cert.`` (the learned score's own shortfall), the learned score
-chosen most often, the halved noise's ``violation``
-count of each (the goal: the default says ``violation`` wherever the LLR does), and the
-default audit's mean wall seconds.
+A learned score estimates log p1/p0, so the default certifies it in its two Neyman–Pearson
+directions only (``ORIENTED_DIRECTIONS``); a user's statistic is certified in all four.  So
+that the learned score's orientation is not mistaken for its quality, the LLR is also certified
+in its two directions (``certify_scores(..., oriented=True)``), on all trials (``LLR, NP``) and
+on the default audit's certifying trials alone (``LLR, NP cert.``: the 90 % its calibration
+split leaves, what a perfectly learned score could reach).
+
+Columns: medians over seeds of the certified ε, ``ratio`` = Σ default / Σ LLR over the seeds
+(the goal: ≥ 0.85), the same against both oriented LLR figures (the latter the learned score's
+own shortfall), the learned score chosen most often, the ``violation`` count of each (the
+goal: the default says ``violation`` wherever the LLR does), and the default audit's mean wall
+seconds.
 
 Run: ``python benchmarks/bench_blackbox_llr.py [--steps 10,20,50] [--rates 0.05,0.1,0.5]
 [--eps 1,2,4] [--noise 1,2] [--trials 1e4] [--seeds 3] [--out PATH]``
@@ -94,15 +99,21 @@ class Outcome:
     cell: Cell
     default: tuple
     llr: tuple
+    llr_oriented: tuple
     llr_certifying: tuple
     default_violations: int
     llr_violations: int
+    oriented_violations: int
     statistic: str
     seconds: float
 
     @property
     def ratio(self) -> float:
         return _share(self.default, self.llr)
+
+    @property
+    def oriented_ratio(self) -> float:
+        return _share(self.default, self.llr_oriented)
 
     @property
     def score_ratio(self) -> float:
@@ -113,12 +124,17 @@ def _share(found: tuple, reference: tuple) -> float:
     return sum(found) / sum(reference) if sum(reference) > 0 else float("nan")
 
 
+def _beyond(epsilon_lower: float, claim: float) -> bool:
+    """The certified bound exceeds the claim: what an audit calls ``violation``."""
+    return epsilon_lower > claim
+
+
 def run_cell(cell: Cell, *, trials: int, seeds: int) -> Outcome:
     """The default and the LLR audit of ``cell`` on the same trials, for each seed."""
     release = cell.release()
     mechanism = Transcripts(release)
     claim = PrivacyClaim(epsilon=cell.epsilon, delta=DELTA)
-    default, llr, certifying, seconds = [], [], [], []
+    default, llr, oriented, certifying, seconds = [], [], [], [], []
     chosen = collections.Counter()
     for seed in range(seeds):
         start = time.perf_counter()
@@ -129,8 +145,10 @@ def run_cell(cell: Cell, *, trials: int, seeds: int) -> Outcome:
         exact = audit(
             mechanism, 0, 1, claim=claim, trials=trials, seed=seed, test=test, execution=SERIAL
         )
-        held = [statistic(x[learned.provenance.calibration_trials :]) for x in statistic.seen[-2:]]
-        certifying.append(certify_scores(*held, strategy=Quantiles()).epsilon_lower)
+        every = [statistic(x) for x in statistic.seen[-2:]]
+        held = [s[learned.provenance.calibration_trials :] for s in every]
+        oriented.append(certify_scores(*every, strategy=Quantiles(), oriented=True).epsilon_lower)
+        certifying.append(certify_scores(*held, strategy=Quantiles(), oriented=True).epsilon_lower)
         default.append(learned)
         llr.append(exact)
         chosen[learned.provenance.statistic] += 1
@@ -138,17 +156,20 @@ def run_cell(cell: Cell, *, trials: int, seeds: int) -> Outcome:
         cell=cell,
         default=tuple(r.epsilon_lower for r in default),
         llr=tuple(r.epsilon_lower for r in llr),
+        llr_oriented=tuple(oriented),
         llr_certifying=tuple(certifying),
         default_violations=sum(r.verdict == "violation" for r in default),
         llr_violations=sum(r.verdict == "violation" for r in llr),
+        oriented_violations=sum(_beyond(value, cell.epsilon) for value in oriented),
         statistic=chosen.most_common(1)[0][0],
         seconds=float(np.mean(seconds)),
     )
 
 
 HEADER = (
-    "| T | q | claimed ε | noise | default | LLR | ratio | LLR cert. | default / LLR cert. "
-    "| score | violation: default / LLR | default s |\n" + "|---" * 12 + "|"
+    "| T | q | claimed ε | noise | default | LLR | ratio | LLR, NP | default / LLR, NP "
+    "| LLR, NP cert. | default / LLR, NP cert. | score "
+    "| violation: default / LLR / LLR, NP | default s |\n" + "|---" * 14 + "|"
 )
 
 
@@ -158,27 +179,42 @@ def row(outcome: Outcome, seeds: int) -> str:
     return (
         f"| {c.steps} | {c.rate:g} | {c.epsilon:g} | {noise} | {np.median(outcome.default):.3f} "
         f"| {np.median(outcome.llr):.3f} | {outcome.ratio:.2f} "
+        f"| {np.median(outcome.llr_oriented):.3f} | {outcome.oriented_ratio:.2f} "
         f"| {np.median(outcome.llr_certifying):.3f} | {outcome.score_ratio:.2f} "
         f"| {outcome.statistic} "
         f"| {outcome.default_violations}/{seeds} / {outcome.llr_violations}/{seeds} "
+        f"/ {outcome.oriented_violations}/{seeds} "
         f"| {outcome.seconds:.2f} |"
     )
 
 
 def summary(outcomes: list[Outcome], seeds: int, wall: float) -> str:
+    def pooled(reference: str) -> float:
+        return sum(sum(o.default) for o in outcomes) / sum(
+            sum(getattr(o, reference)) for o in outcomes
+        )
+
     ratios = np.array([o.ratio for o in outcomes if np.isfinite(o.ratio)])
-    total = sum(sum(o.default) for o in outcomes) / sum(sum(o.llr) for o in outcomes)
+    oriented = np.array([o.oriented_ratio for o in outcomes if np.isfinite(o.oriented_ratio)])
     missed = [o for o in outcomes if o.cell.factor != 1 and o.default_violations < o.llr_violations]
-    below = sum(r < GOAL for r in ratios)
     scores = np.array([o.score_ratio for o in outcomes if np.isfinite(o.score_ratio)])
+    violations = [
+        sum(getattr(o, name) for o in outcomes)
+        for name in ("default_violations", "llr_violations", "oriented_violations")
+    ]
     return "\n".join(
         [
             f"- cells: {len(outcomes)}, {seeds} seeds each; grid wall time {wall:.0f} s",
             f"- ratio (Σ default / Σ LLR per cell): median {np.median(ratios):.2f}, "
-            f"worst {ratios.min():.2f}, pooled over the grid {total:.2f}; "
-            f"{below} of {len(ratios)} cells below {GOAL}",
-            f"- default / LLR on the certifying trials: median {np.median(scores):.2f}, worst "
-            f"{scores.min():.2f}",
+            f"worst {ratios.min():.2f}, pooled over the grid {pooled('llr'):.2f}; "
+            f"{sum(ratios < GOAL)} of {len(ratios)} cells below {GOAL}",
+            f"- default / LLR in its two Neyman–Pearson directions: median "
+            f"{np.median(oriented):.2f}, worst {oriented.min():.2f}, pooled "
+            f"{pooled('llr_oriented'):.2f}; {sum(oriented < GOAL)} cells below {GOAL}",
+            f"- default / LLR (NP directions) on the certifying trials: median "
+            f"{np.median(scores):.2f}, worst {scores.min():.2f}",
+            f"- seed-level `violation`s: default {violations[0]}, LLR {violations[1]}, "
+            f"LLR in its NP directions {violations[2]}",
             f"- halved-noise cells where the default says `violation` on fewer seeds than the "
             f"LLR: {len(missed)}"
             + "".join(

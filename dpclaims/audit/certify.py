@@ -167,12 +167,14 @@ def certify_quantile_scores(
     strategy: ThresholdStrategy,
     confidence: float,
     criterion: Criterion,
+    oriented: bool = False,
 ) -> Certificate:
     """A held strategy (:class:`~dpclaims.audit.threshold.Quantiles` or
     :class:`~dpclaims.audit.threshold.Planned`) on certifying scores ``s0 (n0,)``, ``s1 (n1,)``
-    (its ``certify_held``), with the trade-off curve at the pooled quantiles."""
+    (its ``certify_held``; ``oriented``: the score estimates log p1/p0), with the trade-off
+    curve at the pooled quantiles."""
     test, alpha, tilts, grid = strategy.certify_held(
-        s0, s1, confidence=confidence, criterion=criterion
+        s0, s1, confidence=confidence, criterion=criterion, oriented=oriented
     )
     curve = tradeoff_thresholds(np.concatenate([s0, s1]), TRADEOFF_POINTS)
     counts = Counts.of(s0, s1, curve)
@@ -193,6 +195,7 @@ def certify_scores(
     strategy: str | ThresholdStrategy = "auto",
     confidence: float = 0.95,
     criterion: Criterion = DEFAULT_CRITERION,
+    oriented: bool = False,
 ) -> Certificate:
     """Certify scores computed anywhere: ``s0 (n0,)``, ``s1 (n1,)`` are a fixed score of
     independent trials of the mechanism on d0 and on d1.
@@ -200,6 +203,9 @@ def certify_scores(
     The score must not have been chosen on these trials.  :class:`Quantiles` and
     :class:`Auto` certify on every score; :class:`Split` and :class:`Bonferroni` fix their
     tests on the first ``fraction`` of each array and certify them on the rest.
+    ``oriented=True`` says the score estimates log p1/p0 (larger on d1, e.g. a log-likelihood
+    ratio): :class:`Quantiles` then tests only its two Neyman–Pearson directions
+    (:data:`~dpclaims.audit.threshold.ORIENTED_DIRECTIONS`), half the union bound.
     """
     strategy = strategy_named(strategy).for_scores()
     confidence = check_confidence(confidence)
@@ -208,7 +214,12 @@ def certify_scores(
         raise InputError("certify_scores needs at least 2 scores of each dataset")
     if strategy.held:
         return certify_quantile_scores(
-            s0, s1, strategy=strategy, confidence=confidence, criterion=criterion
+            s0,
+            s1,
+            strategy=strategy,
+            confidence=confidence,
+            criterion=criterion,
+            oriented=oriented,
         )
     n_cal = strategy.calibration_size(min(len(s0), len(s1)), cap=math.inf)
     n_certify = min(len(s0), len(s1)) - n_cal

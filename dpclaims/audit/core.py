@@ -584,7 +584,12 @@ def _certify_held(
         )
     s0, s1 = score(run0[n_fit:]), score(run1[n_fit:])
     certificate = certify_quantile_scores(
-        s0, s1, strategy=plan.strategy, confidence=plan.confidence, criterion=plan.criterion
+        s0,
+        s1,
+        strategy=plan.strategy,
+        confidence=plan.confidence,
+        criterion=plan.criterion,
+        oriented=score.oriented,
     )
     return score, candidates, certificate
 

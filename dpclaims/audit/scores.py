@@ -103,10 +103,13 @@ stopping on a tenth of its fitting rows)."""
 
 @dataclass(frozen=True)
 class Score:
-    """A fitted score: ``name`` and ``func(outputs (n, k)) -> (n,)``."""
+    """A fitted score: ``name``, ``func(outputs (n, k)) -> (n,)`` and ``oriented``: True when it
+    estimates the log ratio log p1/p0 (larger on d1), as every learned candidate but the
+    identity does."""
 
     name: str
     func: Callable[[np.ndarray], np.ndarray]
+    oriented: bool = False
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.func(outputs)
@@ -181,7 +184,7 @@ def fit_score(name: str, x0: np.ndarray, x1: np.ndarray, rng: np.random.Generato
     }
     if name not in fitters:
         raise InputError(f"unknown score {name!r}; choose one of {', '.join(fitters)}")
-    return Score(name, fitters[name]())
+    return Score(name, fitters[name](), oriented=name != "identity")
 
 
 def apply_statistic(statistic: Callable, outputs: np.ndarray) -> np.ndarray:

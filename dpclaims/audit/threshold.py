@@ -41,6 +41,8 @@ from .bounds import (
 
 __all__ = [
     "DIRECTIONS",
+    "ALL_DIRECTIONS",
+    "ORIENTED_DIRECTIONS",
     "Split",
     "Bonferroni",
     "Quantiles",
@@ -81,6 +83,16 @@ __all__ = [
 
 DIRECTIONS = ("d1 if score > t", "d1 if score <= t", "d0 if score > t", "d0 if score <= t")
 """The four tests: which dataset is called "positive" and on which side of ``t``."""
+
+ALL_DIRECTIONS = (0, 1, 2, 3)
+"""Every direction: a score of unknown orientation (a user's statistic, the identity)."""
+
+ORIENTED_DIRECTIONS = (0, 3)
+"""The directions of a score that estimates the log ratio log p1/p0 (every learned score): d1
+above a threshold, d0 below one.  By the Neyman–Pearson lemma these are the most powerful tests
+of d0 against d1 and of d1 against d0 on the exact ratio; the two others call the dataset the
+score leans *away from* positive.  Dropping them halves the union bound of a
+:class:`Quantiles` audit on a learned score (``benchmarks/bench_blackbox_llr.py``)."""
 
 PREDICTION_ALPHA = 0.02
 """Calibration rates are replaced by their 98% upper bounds when predicting what a test certifies
@@ -302,7 +314,9 @@ class Quantiles(_Fraction):
     and a union bound over the ``4 * len(ranks)`` tests (4 directions × ranks) makes the best
     of them valid at ``confidence``.  A fixed score (a user
     ``statistic``, or the identity on 1-D outputs) needs no split; a learned score is fitted
-    on the first ``fraction`` of the trials, which then do not certify.  All scores are held
+    on the first ``fraction`` of the trials, which then do not certify, and, since it
+    estimates log p1/p0, is tested in its two :data:`ORIENTED_DIRECTIONS` only
+    (``2 * len(ranks)`` tests).  All scores are held
     in memory (8 bytes per trial and dataset).
 
     ``grid``: ranks per tail (``None``: :func:`default_grid` of the trial count).
@@ -347,13 +361,26 @@ class Quantiles(_Fraction):
         return (trials - certification_trials) / trials
 
     def certify_held(
-        self, s0: np.ndarray, s1: np.ndarray, *, confidence: float, criterion: Criterion
+        self,
+        s0: np.ndarray,
+        s1: np.ndarray,
+        *,
+        confidence: float,
+        criterion: Criterion,
+        oriented: bool = False,
     ) -> tuple[Certified, float, np.ndarray, int]:
         """Certify at order statistics of the certifying scores ``s0 (n0,)``, ``s1 (n1,)``:
-        ``(best test, alpha per test, tilts (tests,), grid)`` (:func:`certify_quantiles`)."""
+        ``(best test, alpha per test, tilts (tests,), grid)`` (:func:`certify_quantiles`).
+        ``oriented``: the score estimates log p1/p0, so only its :data:`ORIENTED_DIRECTIONS`
+        are tested."""
         grid = self.grid or default_grid(len(s0))
         test, alpha, tilts = certify_quantiles(
-            s0, s1, grid=grid, confidence=confidence, criterion=criterion
+            s0,
+            s1,
+            grid=grid,
+            confidence=confidence,
+            criterion=criterion,
+            directions=ORIENTED_DIRECTIONS if oriented else ALL_DIRECTIONS,
         )
         return test, alpha, tilts, grid
 
@@ -560,10 +587,17 @@ class Planned(Quantiles):
         return len(self.tests)
 
     def certify_held(
-        self, s0: np.ndarray, s1: np.ndarray, *, confidence: float, criterion: Criterion
+        self,
+        s0: np.ndarray,
+        s1: np.ndarray,
+        *,
+        confidence: float,
+        criterion: Criterion,
+        oriented: bool = False,
     ) -> tuple[Certified, float, np.ndarray, int]:
         """Certify the planned tests on scores ``s0 (n0,)``, ``s1 (n1,)``: ``(best test,
-        alpha per test, tilts (tests,), number of tests)``."""
+        alpha per test, tilts (tests,), number of tests)``.  The plan's directions are its own
+        (``oriented`` changes nothing)."""
         alpha = (1.0 - confidence) / len(self.tests)
         directions = np.array([t.direction for t in self.tests])
         ranks = np.array([t.rank for t in self.tests])
@@ -764,18 +798,21 @@ def certify_quantiles(
     grid: int,
     confidence: float,
     criterion: Criterion = DEFAULT_CRITERION,
+    directions: tuple[int, ...] = ALL_DIRECTIONS,
 ) -> tuple[Certified, float, np.ndarray]:
-    """Certify the :class:`Quantiles` tests on certifying scores ``s0 (n0,)``, ``s1 (n1,)``.
+    """Certify the :class:`Quantiles` tests in ``directions`` on certifying scores
+    ``s0 (n0,)``, ``s1 (n1,)``.
 
     Returns the best test (its ``false_positives`` is the rank ``k`` the bound uses; with
     ties the event may hold fewer), the failure probability of each test's joint bound
-    ``(1 - confidence) / (4 * len(ranks))`` and the tests' tilts (4 * len(ranks),).
+    ``(1 - confidence) / (len(directions) * len(ranks))`` and the tests' tilts
+    (len(directions) * len(ranks),).
     """
     n0, n1 = len(s0), len(s1)
     ranks = quantile_ranks(min(n0, n1), grid)
-    alpha = (1.0 - confidence) / (4 * len(ranks))
-    directions = np.repeat(np.arange(len(DIRECTIONS)), len(ranks))
-    fp = np.tile(ranks, len(DIRECTIONS))
+    alpha = (1.0 - confidence) / (len(directions) * len(ranks))
+    directions = np.repeat(np.asarray(directions, dtype=np.int64), len(ranks))
+    fp = np.tile(ranks, len(directions) // len(ranks))
     n_neg = np.where(directions < 2, n0, n1)
     n_pos = np.where(directions < 2, n1, n0)
     tilts = tilt_of(fp, n_neg, n_pos - np.minimum(fp + QUANTILE_TRUE_POSITIVES, n_pos), n_pos)

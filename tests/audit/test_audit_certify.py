@@ -37,6 +37,16 @@ def test_scores_computed_elsewhere_certify_a_valid_tight_bound(strategy):
     assert found.test.n_negative + found.test.n_positive <= 200_000
 
 
+def test_scores_said_to_be_oriented_pay_half_the_union_and_stay_valid():
+    # the Laplace scores rise with d1 (a monotone function of their log ratio): oriented, the
+    # bound is at least as large, still below the true ε = 1, at twice the per-test alpha
+    s0, s1 = laplace_scores(100_000, seed=0)
+    every = certify_scores(s0, s1, strategy=Quantiles())
+    oriented = certify_scores(s0, s1, strategy=Quantiles(), oriented=True)
+    assert oriented.alpha == pytest.approx(2 * every.alpha)
+    assert every.epsilon_lower <= oriented.epsilon_lower <= 1.0
+
+
 def test_scores_of_one_law_rarely_certify_anything():
     positive = [
         certify_scores(*np.random.default_rng(i).laplace(size=(2, 500))).epsilon_lower > 0

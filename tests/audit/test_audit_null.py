@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 from dpclaims.audit import AuditTest, audit
-from dpclaims.audit.threshold import Quantiles, certify_quantiles, default_grid
+from dpclaims.audit.threshold import (
+    ALL_DIRECTIONS,
+    ORIENTED_DIRECTIONS,
+    Quantiles,
+    certify_quantiles,
+    default_grid,
+)
 from dpclaims.execution import Execution
 from dpclaims.privacy import PrivacyClaim
 
@@ -59,14 +65,20 @@ def test_identical_datasets_rarely_give_positive_bound(mechanism, method):
     assert np.mean(bounds == 0) >= 0.95
 
 
+@pytest.mark.parametrize("directions", [ALL_DIRECTIONS, ORIENTED_DIRECTIONS])
 @pytest.mark.parametrize("trials", [100, 1000, 10_000])
-def test_quantile_tests_on_identical_laws_rarely_certify(trials):
-    # Quantiles certifies on all trials with a union bound: a positive bound stays <= 5% likely
+def test_quantile_tests_on_identical_laws_rarely_certify(trials, directions):
+    # Quantiles certifies on all trials with a union bound over its directions and ranks: a
+    # positive bound stays <= 5% likely, whichever directions are tested
     rng = np.random.default_rng(trials)
     grid = default_grid(trials)
     positive = [
         certify_quantiles(
-            rng.laplace(size=trials), rng.laplace(size=trials), grid=grid, confidence=0.95
+            rng.laplace(size=trials),
+            rng.laplace(size=trials),
+            grid=grid,
+            confidence=0.95,
+            directions=directions,
         )[0].epsilon_lower
         > 0
         for _ in range(AUDITS)

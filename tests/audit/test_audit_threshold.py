@@ -12,6 +12,7 @@ from dpclaims.audit.bounds import epsilon_from_rates, joint_upper, rate_upper, t
 from dpclaims.audit.threshold import (
     DIRECTIONS,
     LEARNED_FRACTION,
+    ORIENTED_DIRECTIONS,
     MIN_SPLIT,
     QUANTILE_TRUE_POSITIVES,
     Auto,
@@ -249,6 +250,41 @@ def test_quantile_tests_match_brute_force():
                 bounds = joint_upper(k, len(neg), fn, len(pos), alpha, "clopper-pearson", tilt)
                 best = max(best, float(np.min(epsilon_from_rates(*bounds, 1e-5))))
     assert cert.epsilon_lower == pytest.approx(best)
+
+
+def test_an_oriented_score_is_tested_in_its_two_neyman_pearson_directions():
+    # on a log ratio (here of N(1, 1) against N(0, 1)) the best of all four directions is one
+    # of the two oriented ones, so testing only those halves the union and certifies more
+    rng = np.random.default_rng(3)
+    s0, s1 = rng.standard_normal(5000), rng.standard_normal(5000) + 1.0
+    kwargs = dict(grid=12, confidence=0.95, criterion=Criterion(delta=1e-5))
+    every, alpha_every, _ = certify_quantiles(s0, s1, **kwargs)
+    oriented, alpha_oriented, tilts = certify_quantiles(
+        s0, s1, **kwargs, directions=ORIENTED_DIRECTIONS
+    )
+    assert every.direction in ORIENTED_DIRECTIONS and oriented.direction == every.direction
+    assert alpha_oriented == pytest.approx(2 * alpha_every)
+    assert len(tilts) == 2 * len(quantile_ranks(5000, 12))
+    assert oriented.epsilon_lower > every.epsilon_lower
+
+
+def test_the_audit_orients_its_learned_score_and_not_a_statistic():
+    # a learned score (3 columns) pays a union over 2 directions x ranks; the user's statistic,
+    # of unknown orientation, over all 4
+    kwargs = dict(claim=PrivacyClaim(epsilon=1.0, delta=1e-5), trials=4000, seed=0)
+    kwargs["execution"] = Execution(backend="serial")
+
+    def gauss3(data, rng, trials):
+        return data + rng.standard_normal((trials, 3))
+
+    learned = audit(gauss3, 0.0, 1.0, **kwargs)
+    given = audit(gauss3, 0.0, 1.0, **kwargs, test=AuditTest(statistic=lambda x: x.sum(axis=1)))
+    n_learned = 4000 - learned.provenance.calibration_trials
+    ranks = len(quantile_ranks(n_learned, learned.provenance.grid_size))
+    assert learned.provenance.ci_alpha == pytest.approx(0.05 / (2 * ranks))
+    ranks = len(quantile_ranks(4000, given.provenance.grid_size))
+    assert given.provenance.ci_alpha == pytest.approx(0.05 / (4 * ranks))
+    assert DIRECTIONS.index(learned.provenance.direction) in ORIENTED_DIRECTIONS
 
 
 @pytest.mark.parametrize(("trials", "k"), [(200, 0), (200, 7), (1000, 30)])
