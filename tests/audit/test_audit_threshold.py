@@ -12,8 +12,8 @@ from dpclaims.audit.bounds import epsilon_from_rates, joint_upper, rate_upper, t
 from dpclaims.audit.threshold import (
     DIRECTIONS,
     LEARNED_FRACTION,
-    ORIENTED_DIRECTIONS,
     MIN_SPLIT,
+    ORIENTED_DIRECTIONS,
     QUANTILE_TRUE_POSITIVES,
     Auto,
     Criterion,
