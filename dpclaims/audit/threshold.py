@@ -810,9 +810,10 @@ def certify_quantiles(
     """
     n0, n1 = len(s0), len(s1)
     ranks = quantile_ranks(min(n0, n1), grid)
-    alpha = (1.0 - confidence) / (len(directions) * len(ranks))
-    directions = np.repeat(np.asarray(directions, dtype=np.int64), len(ranks))
-    fp = np.tile(ranks, len(directions) // len(ranks))
+    tested = np.asarray(directions, dtype=np.int64)
+    alpha = (1.0 - confidence) / (len(tested) * len(ranks))
+    directions = np.repeat(tested, len(ranks))
+    fp = np.tile(ranks, len(tested))
     n_neg = np.where(directions < 2, n0, n1)
     n_pos = np.where(directions < 2, n1, n0)
     tilts = tilt_of(fp, n_neg, n_pos - np.minimum(fp + QUANTILE_TRUE_POSITIVES, n_pos), n_pos)
