@@ -209,6 +209,11 @@ def certify_scores(
     """
     strategy = strategy_named(strategy).for_scores()
     confidence = check_confidence(confidence)
+    if not isinstance(oriented, bool):
+        raise InputError(
+            f"oriented must be True or False, got {oriented!r}: True only for a score that "
+            "estimates log p1/p0 (larger on d1)"
+        )
     s0, s1 = (np.asarray(s, dtype=np.float64).ravel() for s in (s0, s1))
     if min(len(s0), len(s1)) < 2:
         raise InputError("certify_scores needs at least 2 scores of each dataset")

@@ -810,7 +810,7 @@ def certify_quantiles(
     """
     n0, n1 = len(s0), len(s1)
     ranks = quantile_ranks(min(n0, n1), grid)
-    tested = np.asarray(directions, dtype=np.int64)
+    tested = _check_directions(directions)
     alpha = (1.0 - confidence) / (len(tested) * len(ranks))
     directions = np.repeat(tested, len(ranks))
     fp = np.tile(ranks, len(tested))
@@ -819,6 +819,22 @@ def certify_quantiles(
     tilts = tilt_of(fp, n_neg, n_pos - np.minimum(fp + QUANTILE_TRUE_POSITIVES, n_pos), n_pos)
     test = certify_ranked(s0, s1, directions, fp, tilts, alpha=alpha, criterion=criterion)
     return test, alpha, tilts
+
+
+def _check_directions(directions: Any) -> np.ndarray:
+    """``directions`` as int64 (D,): distinct indices into :data:`DIRECTIONS`, at least one."""
+    tested = np.asarray(directions).ravel()
+    if (
+        len(tested) == 0
+        or tested.dtype.kind not in "iu"
+        or len(np.unique(tested)) != len(tested)
+        or not np.all((tested >= 0) & (tested < len(DIRECTIONS)))
+    ):
+        raise InputError(
+            f"directions must be distinct integers among 0-3 (indices into DIRECTIONS), got "
+            f"{directions!r}; use ALL_DIRECTIONS or ORIENTED_DIRECTIONS"
+        )
+    return tested.astype(np.int64)
 
 
 def certify_ranked(

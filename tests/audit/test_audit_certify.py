@@ -47,6 +47,12 @@ def test_scores_said_to_be_oriented_pay_half_the_union_and_stay_valid():
     assert every.epsilon_lower <= oriented.epsilon_lower <= 1.0
 
 
+def test_oriented_must_be_a_bool():
+    s0, s1 = laplace_scores(100, seed=0)
+    with pytest.raises(InputError, match="oriented must be True or False"):
+        certify_scores(s0, s1, oriented="yes")
+
+
 def test_scores_of_one_law_rarely_certify_anything():
     positive = [
         certify_scores(*np.random.default_rng(i).laplace(size=(2, 500))).epsilon_lower > 0

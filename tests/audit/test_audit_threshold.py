@@ -268,6 +268,13 @@ def test_an_oriented_score_is_tested_in_its_two_neyman_pearson_directions():
     assert oriented.epsilon_lower > every.epsilon_lower
 
 
+@pytest.mark.parametrize("directions", [(), (0, 0), (0, 4), (-1,), (0.0, 3.0)])
+def test_directions_outside_the_four_are_refused(directions):
+    s = np.arange(100.0)
+    with pytest.raises(InputError, match="directions must be distinct integers among 0-3"):
+        certify_quantiles(s, s, grid=4, confidence=0.95, directions=directions)
+
+
 def test_the_audit_orients_its_learned_score_and_not_a_statistic():
     # a learned score (3 columns) pays a union over 2 directions x ranks; the user's statistic,
     # of unknown orientation, over all 4
