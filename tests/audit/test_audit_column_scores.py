@@ -255,3 +255,29 @@ def test_split_strategies_keep_the_cheap_candidates():
         execution=Execution(backend="serial"),
     )
     assert set(r.provenance.candidates) == {"lda", "logistic"}
+
+
+def test_the_choice_takes_the_simplest_candidate_within_the_best_ones_standard_error():
+    """The best mean (1.2) is one standard error (|1.5 - 0.9| / 2 = 0.3) from the first
+    candidate (1.0): the cross-fit cannot tell them apart, so the simpler wins; with folds
+    that agree the margin is the tolerance alone and the best wins."""
+    noisy = {"simple": [1.0, 1.0], "flexible": [1.5, 0.9]}
+    assert audit_core._within_noise(noisy) == "simple"
+    steady = {"simple": [1.0, 1.0], "flexible": [1.2, 1.2]}
+    assert audit_core._within_noise(steady) == "flexible"
+    tolerated = {"simple": [1.0, 1.0], "flexible": [1.04, 1.04]}
+    assert audit_core._within_noise(tolerated) == "simple"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5)), min_size=1, max_size=6))
+def test_the_choice_is_the_first_candidate_within_the_margin(folds):
+    predicted = {f"c{i}": list(pair) for i, pair in enumerate(folds)}
+    means = {name: np.mean(p) for name, p in predicted.items()}
+    top = max(means.values())
+    best = max(means, key=means.get)
+    margin = max(audit_core.SELECTION_TOLERANCE * abs(top), abs(np.subtract(*predicted[best])) / 2)
+    chosen = audit_core._within_noise(predicted)
+    names = list(predicted)
+    assert means[chosen] >= top - margin - 1e-12
+    assert all(means[n] < top - margin + 1e-12 for n in names[: names.index(chosen)])
