@@ -26,7 +26,8 @@ Columns: medians over seeds of the certified ε, ``ratio`` = Σ default / Σ LLR
 (the goal: ≥ 0.85), the same against both oriented LLR figures (the latter the learned score's
 own shortfall), the learned score chosen most often, the ``violation`` count of each (the
 goal: the default says ``violation`` wherever the LLR does), and the default audit's mean wall
-seconds.
+seconds.  The summary pairs the two audits' verdicts seed-run by seed-run and tests, with
+McNemar's exact test, whether the default's power to say ``violation`` differs from the LLR's.
 
 Run: ``python benchmarks/bench_blackbox_llr.py [--steps 10,20,50] [--rates 0.05,0.1,0.5]
 [--eps 1,2,4] [--noise 1,2] [--trials 1e4] [--seeds 3] [--out PATH]``
@@ -40,6 +41,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import binomtest
 
 from dpclaims.algorithms.transcript import StepRelease
 from dpclaims.audit import AuditTest, Quantiles, audit, certify_scores
@@ -101,11 +103,19 @@ class Outcome:
     llr: tuple
     llr_oriented: tuple
     llr_certifying: tuple
-    default_violations: int
-    llr_violations: int
+    default_caught: tuple
+    llr_caught: tuple
     oriented_violations: int
     statistic: str
     seconds: float
+
+    @property
+    def default_violations(self) -> int:
+        return sum(self.default_caught)
+
+    @property
+    def llr_violations(self) -> int:
+        return sum(self.llr_caught)
 
     @property
     def ratio(self) -> float:
@@ -158,8 +168,8 @@ def run_cell(cell: Cell, *, trials: int, seeds: int) -> Outcome:
         llr=tuple(r.epsilon_lower for r in llr),
         llr_oriented=tuple(oriented),
         llr_certifying=tuple(certifying),
-        default_violations=sum(r.verdict == "violation" for r in default),
-        llr_violations=sum(r.verdict == "violation" for r in llr),
+        default_caught=tuple(r.verdict == "violation" for r in default),
+        llr_caught=tuple(r.verdict == "violation" for r in llr),
         oriented_violations=sum(_beyond(value, cell.epsilon) for value in oriented),
         statistic=chosen.most_common(1)[0][0],
         seconds=float(np.mean(seconds)),
@@ -202,6 +212,12 @@ def summary(outcomes: list[Outcome], seeds: int, wall: float) -> str:
         sum(getattr(o, name) for o in outcomes)
         for name in ("default_violations", "llr_violations", "oriented_violations")
     ]
+    llr_only, default_only, p_value = discordant(outcomes)
+    unreachable = sum(
+        r and not d and not _beyond(c, o.cell.epsilon)
+        for o in outcomes
+        for d, r, c in zip(o.default_caught, o.llr_caught, o.llr_certifying, strict=True)
+    )
     return "\n".join(
         [
             f"- cells: {len(outcomes)}, {seeds} seeds each; grid wall time {wall:.0f} s",
@@ -215,6 +231,11 @@ def summary(outcomes: list[Outcome], seeds: int, wall: float) -> str:
             f"{np.median(scores):.2f}, worst {scores.min():.2f}",
             f"- seed-level `violation`s: default {violations[0]}, LLR {violations[1]}, "
             f"LLR in its NP directions {violations[2]}",
+            f"- paired seed-runs where one audit says `violation` and the other not: LLR only "
+            f"{llr_only}, default only {default_only} (exact McNemar test of equal power: "
+            f"p = {p_value:.2f}); of the LLR's {llr_only}, {unreachable} where the LLR itself, "
+            f"on the default's certifying trials in its NP directions, stays at or below the "
+            f"claim (out of reach of any score learned on the split)",
             f"- halved-noise cells where the default says `violation` on fewer seeds than the "
             f"LLR: {len(missed)}"
             + "".join(
@@ -224,6 +245,18 @@ def summary(outcomes: list[Outcome], seeds: int, wall: float) -> str:
             ),
         ]
     )
+
+
+def discordant(outcomes: list[Outcome]) -> tuple[int, int, float]:
+    """Seed-runs where only the LLR audit says ``violation``, where only the default does, and
+    the exact McNemar test's two-sided p-value that both are equally likely (a binomial test of
+    the discordant pairs at 1/2; 1 when there are none)."""
+    pairs = [(d, r) for o in outcomes for d, r in zip(o.default_caught, o.llr_caught, strict=True)]
+    llr_only = sum(r and not d for d, r in pairs)
+    default_only = sum(d and not r for d, r in pairs)
+    if llr_only + default_only == 0:
+        return 0, 0, 1.0
+    return llr_only, default_only, binomtest(llr_only, llr_only + default_only).pvalue
 
 
 def main() -> None:

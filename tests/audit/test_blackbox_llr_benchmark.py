@@ -29,3 +29,28 @@ def test_default_audit_is_near_the_likelihood_ratio(cell):
     outcome = bench.run_cell(cell, trials=10_000, seeds=1)
     assert outcome.ratio >= bench.GOAL
     assert outcome.default_violations >= outcome.llr_violations
+
+
+def _outcome(default_caught, llr_caught):
+    none = (0.0,) * len(default_caught)
+    return bench.Outcome(
+        cell=CELLS[0],
+        default=none,
+        llr=none,
+        llr_oriented=none,
+        llr_certifying=none,
+        default_caught=tuple(default_caught),
+        llr_caught=tuple(llr_caught),
+        oriented_violations=0,
+        statistic="lda",
+        seconds=0.0,
+    )
+
+
+def test_the_paired_verdicts_are_tested_by_mcnemars_exact_test():
+    balanced = _outcome([True, False, True, True], [True, True, True, False])
+    assert bench.discordant([balanced]) == (1, 1, 1.0)
+    assert bench.discordant([_outcome([True, False], [True, False])]) == (0, 0, 1.0)
+    llr_only, default_only, p = bench.discordant([_outcome([False] * 8, [True] * 8)])
+    assert (llr_only, default_only) == (8, 0) and p == pytest.approx(2 * 0.5**8)
+    assert balanced.default_violations == 3 and balanced.llr_violations == 3
